@@ -1,0 +1,1006 @@
+//! Parses the optional `#!lua flags=` line and the `---` header block at the top of a script.
+//!
+//! Parsing never stops at the first problem: every malformed line is reported, and tags are
+//! kept (with what could be read) so that the body checks still line up with `KEYS`/`ARGV`.
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{Arg, ArgType, Clock, ErrorCode, Header, Key, Return, ReturnType};
+
+/// The flags Redis 7 accepts on the `#!lua flags=` line.
+pub(crate) const FLAGS: &[&str] = &[
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
+
+const TAGS: &[&str] = &["key", "arg", "return", "error", "clock", "complexity"];
+
+const ARG_TYPES: &[(&str, ArgType)] = &[
+    ("string", ArgType::String),
+    ("bytes", ArgType::Bytes),
+    ("int", ArgType::Int),
+    ("uint", ArgType::Uint),
+    ("float", ArgType::Float),
+    ("bool", ArgType::Bool),
+    ("ms", ArgType::Ms),
+    ("json", ArgType::Json),
+];
+
+/// Scalars: the only types a tuple may hold, and (with `nil`) plain return types.
+const SCALARS: &[(&str, ReturnType)] = &[
+    ("bool", ReturnType::Bool),
+    ("int", ReturnType::Int),
+    ("int?", ReturnType::OptInt),
+    ("float", ReturnType::Float),
+    ("float?", ReturnType::OptFloat),
+    ("string", ReturnType::String),
+    ("string?", ReturnType::OptString),
+    ("bytes?", ReturnType::OptBytes),
+];
+
+/// Non-scalar return types, written without spaces.
+const LISTS: &[(&str, ReturnType)] = &[
+    ("[string]", ReturnType::Strings),
+    ("[bytes]", ReturnType::BytesList),
+    ("[int]", ReturnType::Ints),
+    ("[(string,float)]", ReturnType::ScoredStrings),
+];
+
+/// Collects the diagnostics of one file.
+pub(crate) struct Report<'a> {
+    path: &'a str,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Report<'a> {
+    pub(crate) fn new(path: &'a str) -> Self {
+        Report {
+            path,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub(crate) fn error(
+        &mut self,
+        line: usize,
+        col: usize,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.diagnostics.push(Diagnostic {
+            path: self.path.to_string(),
+            line,
+            col,
+            message: message.into(),
+            hint: hint.into(),
+        });
+    }
+}
+
+/// A position in the file: 1-based line and character column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+/// An `@key` tag as read; `name_ok` is false when the name is unusable.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyTag {
+    pub key: Key,
+    pub at: Pos,
+    pub name_ok: bool,
+}
+
+/// An `@arg` tag as read; `ty` is `None` when the type is unknown.
+#[derive(Debug, Clone)]
+pub(crate) struct ArgTag {
+    pub name: String,
+    pub ty: Option<ArgType>,
+    pub doc: String,
+    pub variadic: bool,
+    pub at: Pos,
+    pub name_ok: bool,
+}
+
+/// An `@error` tag as read.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorTag {
+    pub error: ErrorCode,
+    pub at: Pos,
+}
+
+/// The header as far as it could be read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Parsed {
+    /// Whether there is a `---` block at all; without one the body is not checked against it.
+    pub found: bool,
+    pub flags: Vec<String>,
+    pub summary: Option<String>,
+    pub description: Vec<String>,
+    pub keys: Vec<KeyTag>,
+    pub args: Vec<ArgTag>,
+    /// `None` inside when the tag is present but its type did not parse.
+    pub returns: Option<(Pos, Option<Return>)>,
+    pub errors: Vec<ErrorTag>,
+    pub clock: Option<(Pos, Clock)>,
+    pub complexity: Option<(Pos, String)>,
+}
+
+impl Parsed {
+    /// The model value; `None` if something required is missing (which has been reported).
+    pub(crate) fn into_header(self) -> Option<Header> {
+        let returns = self.returns.and_then(|(_, r)| r)?;
+        let args = self
+            .args
+            .into_iter()
+            .map(|a| {
+                Some(Arg {
+                    name: a.name,
+                    ty: a.ty?,
+                    doc: a.doc,
+                    variadic: a.variadic,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Header {
+            flags: self.flags,
+            summary: self.summary?,
+            description: self.description,
+            keys: self.keys.into_iter().map(|k| k.key).collect(),
+            args,
+            returns,
+            errors: self.errors.into_iter().map(|e| e.error).collect(),
+            clock: self.clock.map(|(_, c)| c),
+            complexity: self.complexity?.1,
+        })
+    }
+}
+
+/// Reads the shebang line and the header block of `source`, reporting every problem.
+pub(crate) fn parse(source: &str, report: &mut Report) -> Parsed {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut parsed = Parsed::default();
+    let mut next = 0;
+    if let Some(first) = lines.first().filter(|l| l.starts_with("#!")) {
+        parsed.flags = shebang(first.trim_end(), report);
+        next = 1;
+    }
+    let start = next;
+    while lines.get(next).is_some_and(|l| l.starts_with("---")) {
+        next += 1;
+    }
+    if start == next {
+        report.error(
+            1,
+            1,
+            "the script has no header",
+            "begin the file (after any `#!lua` line) with `---` comment lines: a one-sentence \
+             summary, then the `@key`, `@arg`, `@return`, `@error`, `@clock` and `@complexity` tags",
+        );
+        return parsed;
+    }
+    parsed.found = true;
+    let mut block = Block::default();
+    for (i, line) in lines.iter().enumerate().take(next).skip(start) {
+        block.line(&mut parsed, i + 1, line, report);
+    }
+    let last = next; // 1-based number of the last header line
+    if parsed.returns.is_none() {
+        report.error(
+            last,
+            1,
+            "the header has no `@return`",
+            "declare the reply with `--- @return <type> <doc>`; the header ends at the first \
+             line that does not start with `---`",
+        );
+    }
+    if parsed.complexity.is_none() {
+        report.error(
+            last,
+            1,
+            "the header has no `@complexity`",
+            "state the cost with `--- @complexity <text>`; the header ends at the first line \
+             that does not start with `---`",
+        );
+    }
+    parsed.description = trim_blank(std::mem::take(&mut block.prose));
+    check_variadic_and_names(&parsed, report);
+    if let Some((at, Clock::Caller)) = parsed.clock
+        && !parsed.args.iter().any(|a| a.name == "now")
+    {
+        report.error(
+            at.line,
+            at.col,
+            "`@clock caller` needs an argument named `now`",
+            "declare the caller's time with `--- @arg now <type> <unit and epoch>`",
+        );
+    }
+    parsed
+}
+
+/// `#!lua` or `#!lua flags=a,b`; returns the known flags.
+fn shebang(line: &str, report: &mut Report) -> Vec<String> {
+    let mut flags = Vec::new();
+    let Some(rest) = line
+        .strip_prefix("#!lua")
+        .filter(|r| r.is_empty() || r.starts_with(' '))
+    else {
+        report.error(
+            1,
+            1,
+            format!("unknown shebang `{line}`"),
+            "a script may begin with `#!lua` or `#!lua flags=<flag>,<flag>`",
+        );
+        return flags;
+    };
+    let mut col = "#!lua".len() + 1;
+    for (i, option) in rest.split(' ').enumerate() {
+        if i > 0 {
+            col += 1;
+        }
+        let option_col = col;
+        col += option.chars().count();
+        if option.is_empty() {
+            continue;
+        }
+        let Some(list) = option.strip_prefix("flags=") else {
+            report.error(
+                1,
+                option_col,
+                format!("unknown shebang option `{option}`"),
+                "the only option is `flags=`, its flags separated by commas without spaces: \
+                 `#!lua flags=no-writes,allow-stale`",
+            );
+            continue;
+        };
+        let mut flag_col = option_col + "flags=".len();
+        for flag in list.split(',') {
+            if flag.is_empty() {
+                report.error(
+                    1,
+                    flag_col,
+                    "empty flag in `flags=`",
+                    "separate flags with single commas: `#!lua flags=no-writes,allow-stale`; \
+                     write `#!lua` alone for none",
+                );
+            } else if !FLAGS.contains(&flag) {
+                report.error(
+                    1,
+                    flag_col,
+                    format!("unknown flag `{flag}`"),
+                    format!(
+                        "{}the flags are {}",
+                        did_you_mean(flag, FLAGS, ""),
+                        list_of(FLAGS)
+                    ),
+                );
+            } else if flags.iter().any(|f| f == flag) {
+                report.error(
+                    1,
+                    flag_col,
+                    format!("flag `{flag}` is listed twice"),
+                    "list each flag once",
+                );
+            } else {
+                flags.push(flag.to_string());
+            }
+            flag_col += flag.chars().count() + 1;
+        }
+    }
+    flags
+}
+
+/// State while reading the `---` lines.
+#[derive(Default)]
+struct Block {
+    seen_summary: bool,
+    /// Set while the previous line was a summary that does not end a sentence.
+    open_summary: bool,
+    in_tags: bool,
+    prose: Vec<String>,
+}
+
+impl Block {
+    fn line(&mut self, parsed: &mut Parsed, line_no: usize, line: &str, report: &mut Report) {
+        // `---` then one optional space; the rest is the content.
+        let after = &line[3..];
+        let (content, base) = match after.strip_prefix(' ') {
+            Some(c) => (c, 4),
+            None => (after, 3),
+        };
+        let content = content.trim_end();
+        let mut cur = Cursor::new(content, base);
+        cur.skip_ws();
+        let is_tag = cur.peek() == Some('@');
+        if !self.seen_summary {
+            self.seen_summary = true;
+            if content.trim().is_empty() {
+                report.error(
+                    line_no,
+                    1,
+                    "the header's first line is empty",
+                    "begin the header with a one-sentence summary: `--- Does this and that.`",
+                );
+                return;
+            }
+            if !is_tag {
+                let summary = content.trim();
+                self.open_summary = !summary.ends_with(['.', '!', '?']);
+                parsed.summary = Some(summary.to_string());
+                return;
+            }
+            report.error(
+                line_no,
+                1,
+                "the header has no summary",
+                "begin the header with a one-sentence summary, above the tags",
+            );
+        }
+        if std::mem::take(&mut self.open_summary) && !is_tag && !content.trim().is_empty() {
+            // The model keeps one summary line; a wrapped one would be cut mid-sentence.
+            report.error(
+                line_no,
+                cur.col(),
+                "the summary runs onto a second line",
+                "fit the one-sentence summary on the first line, then a blank `---` line and \
+                 the description",
+            );
+        }
+        if !is_tag {
+            if !self.in_tags {
+                self.prose.push(content.to_string());
+            } else if !content.trim().is_empty() {
+                // Blank `---` lines between tag groups are harmless and kept out of the docs.
+                report.error(
+                    line_no,
+                    cur.col(),
+                    "prose after the tags",
+                    "move it above the first tag, into the description",
+                );
+            }
+            return;
+        }
+        self.in_tags = true;
+        tag(parsed, line_no, &mut cur, report);
+    }
+}
+
+/// A cursor over the characters of one header line's content, for columns.
+struct Cursor {
+    chars: Vec<char>,
+    pos: usize,
+    /// Characters before the content on the line (`--- `).
+    base: usize,
+}
+
+impl Cursor {
+    fn new(content: &str, base: usize) -> Self {
+        Cursor {
+            chars: content.chars().collect(),
+            pos: 0,
+            base,
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn col(&self) -> usize {
+        self.base + self.pos + 1
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next whitespace-delimited word and its column. Inside `(…)` and `[…]` whitespace
+    /// does not end the word, so `[(string, float)]` is one word.
+    fn word(&mut self) -> Option<(usize, String)> {
+        self.skip_ws();
+        let col = self.col();
+        let mut depth = 0usize;
+        let mut word = String::new();
+        while let Some(c) = self.peek() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth = depth.saturating_sub(1),
+                c if c.is_whitespace() && depth == 0 => break,
+                _ => {}
+            }
+            word.push(c);
+            self.pos += 1;
+        }
+        (!word.is_empty()).then_some((col, word))
+    }
+
+    /// The rest of the line, trimmed.
+    fn rest(&mut self) -> String {
+        self.skip_ws();
+        let rest: String = self.chars[self.pos.min(self.chars.len())..]
+            .iter()
+            .collect();
+        self.pos = self.chars.len();
+        rest.trim().to_string()
+    }
+}
+
+fn tag(parsed: &mut Parsed, line: usize, cur: &mut Cursor, report: &mut Report) {
+    let Some((col, word)) = cur.word() else {
+        return;
+    };
+    let at = Pos { line, col };
+    let name = &word[1..];
+    match name {
+        "key" => key_tag(parsed, at, cur, report),
+        "arg" => arg_tag(parsed, at, cur, report),
+        "return" => return_tag(parsed, at, cur, report),
+        "error" => error_tag(parsed, at, cur, report),
+        "clock" => clock_tag(parsed, at, cur, report),
+        "complexity" => {
+            let text = cur.rest();
+            if text.is_empty() {
+                report.error(
+                    line,
+                    col,
+                    "`@complexity` is empty",
+                    "state the cost in terms the caller controls: `--- @complexity O(log N + M), M = limit`",
+                );
+            }
+            if let Some((first, _)) = &parsed.complexity {
+                twice(report, at, "@complexity", *first);
+            } else {
+                parsed.complexity = Some((at, text));
+            }
+        }
+        _ => report.error(
+            line,
+            col,
+            format!("unknown tag `{word}`"),
+            format!(
+                "{}the tags are {}",
+                did_you_mean(name, TAGS, "@"),
+                list_of(&TAGS.iter().map(|t| format!("@{t}")).collect::<Vec<_>>())
+            ),
+        ),
+    }
+}
+
+fn twice(report: &mut Report, at: Pos, tag: &str, first: Pos) {
+    report.error(
+        at.line,
+        at.col,
+        format!("`{tag}` is declared twice"),
+        format!(
+            "a script has one `{tag}`; the first is on line {}",
+            first.line
+        ),
+    );
+}
+
+fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let Some((name_col, raw)) = cur.word() else {
+        report.error(
+            at.line,
+            at.col,
+            "`@key` needs a name and a doc",
+            "write `--- @key <name> <what the key holds>`",
+        );
+        // Kept as a placeholder so later keys keep their `KEYS` index.
+        parsed.keys.push(KeyTag {
+            key: Key {
+                name: String::new(),
+                doc: String::new(),
+                variadic: false,
+            },
+            at,
+            name_ok: false,
+        });
+        return;
+    };
+    let (name, variadic) = match raw.strip_suffix("...") {
+        Some(n) => (n.to_string(), true),
+        None => (raw.clone(), false),
+    };
+    let name_ok = check_name(&name, &raw, name_col, at.line, report, false);
+    let doc = cur.rest();
+    if doc.is_empty() {
+        report.error(
+            at.line,
+            at.col,
+            format!("`@key {name}` has no doc"),
+            format!("say what the key holds: `--- @key {raw} <doc>`"),
+        );
+    }
+    parsed.keys.push(KeyTag {
+        key: Key {
+            name,
+            doc,
+            variadic,
+        },
+        at,
+        name_ok,
+    });
+}
+
+fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let Some((name_col, name)) = cur.word() else {
+        report.error(
+            at.line,
+            at.col,
+            "`@arg` needs a name, a type and a doc",
+            "write `--- @arg <name> <type> <what it means>`",
+        );
+        // Kept as a placeholder so later arguments keep their `ARGV` index.
+        parsed.args.push(ArgTag {
+            name: String::new(),
+            ty: None,
+            doc: String::new(),
+            variadic: false,
+            at,
+            name_ok: false,
+        });
+        return;
+    };
+    let name_ok = check_name(&name, &name, name_col, at.line, report, true);
+    let mut tag = ArgTag {
+        name: name.clone(),
+        ty: None,
+        doc: String::new(),
+        variadic: false,
+        at,
+        name_ok,
+    };
+    match cur.word() {
+        None => report.error(
+            at.line,
+            at.col,
+            format!("`@arg {name}` has no type"),
+            format!("write `--- @arg {name} <type> <doc>`; {}", arg_types()),
+        ),
+        Some((ty_col, raw)) => {
+            let (ty, variadic) = match raw.strip_suffix("...") {
+                Some(t) => (t, true),
+                None => (raw.as_str(), false),
+            };
+            tag.variadic = variadic;
+            tag.ty = ARG_TYPES.iter().find(|(n, _)| *n == ty).map(|(_, t)| *t);
+            if tag.ty.is_none() {
+                let names: Vec<&str> = ARG_TYPES.iter().map(|(n, _)| *n).collect();
+                report.error(
+                    at.line,
+                    ty_col,
+                    format!("unknown type `{raw}`"),
+                    format!("{}{}", did_you_mean(ty, &names, ""), arg_types()),
+                );
+            }
+            tag.doc = cur.rest();
+            if tag.doc.is_empty() {
+                report.error(
+                    at.line,
+                    at.col,
+                    format!("`@arg {name}` has no doc"),
+                    format!("say what the argument means: `--- @arg {name} {raw} <doc>`"),
+                );
+            }
+        }
+    }
+    parsed.args.push(tag);
+}
+
+fn arg_types() -> String {
+    let names: Vec<&str> = ARG_TYPES.iter().map(|(n, _)| *n).collect();
+    format!(
+        "the argument types are {}; `...` after the last argument's type makes it variadic",
+        list_of(&names)
+    )
+}
+
+/// Checks a key or argument name; `raw` is the name as written (with any `...`).
+fn check_name(
+    name: &str,
+    raw: &str,
+    col: usize,
+    line: usize,
+    report: &mut Report,
+    is_arg: bool,
+) -> bool {
+    if is_arg && let Some(stem) = raw.strip_suffix("...") {
+        report.error(
+            line,
+            col,
+            format!("`{raw}` is not a valid name"),
+            format!(
+                "a variadic argument marks its type, not its name: `--- @arg {stem} <type>... <doc>`"
+            ),
+        );
+        return false;
+    }
+    if !is_snake(name) {
+        report.error(
+            line,
+            col,
+            format!("`{raw}` is not a valid name"),
+            "names are snake_case: a lower-case letter, then lower-case letters, digits and `_`",
+        );
+        return false;
+    }
+    if crate::lua::is_keyword(name) {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is a Lua keyword"),
+            "pick another name: the script binds it to a local of the same name",
+        );
+        return false;
+    }
+    if matches!(name, "self" | "super" | "crate") {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is reserved in Rust"),
+            "pick another name: the generated wrapper takes a parameter of the same name",
+        );
+        return false;
+    }
+    true
+}
+
+fn return_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let Some((ty_col, raw)) = cur.word() else {
+        report.error(
+            at.line,
+            at.col,
+            "`@return` needs a type and a doc",
+            "write `--- @return <type> <what the reply means>`",
+        );
+        if parsed.returns.is_none() {
+            parsed.returns = Some((at, None));
+        }
+        return;
+    };
+    let ty = return_type(&raw, at.line, ty_col, report);
+    let doc = cur.rest();
+    if doc.is_empty() {
+        report.error(
+            at.line,
+            at.col,
+            format!("`@return {raw}` has no doc"),
+            format!("say what the reply means: `--- @return {raw} <doc>`"),
+        );
+    }
+    if let Some((first, _)) = &parsed.returns {
+        twice(report, at, "@return", *first);
+    } else {
+        parsed.returns = Some((at, ty.map(|ty| Return { ty, doc })));
+    }
+}
+
+fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Option<ReturnType> {
+    let compact: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+    let known = std::iter::once(("nil", ReturnType::Nil))
+        .chain(SCALARS.iter().cloned())
+        .chain(LISTS.iter().cloned())
+        .find(|(n, _)| *n == compact)
+        .map(|(_, t)| t);
+    if known.is_some() {
+        return known;
+    }
+    let scalars: Vec<&str> = SCALARS.iter().map(|(n, _)| *n).collect();
+    if let Some(inner) = compact.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
+        let parts: Vec<&str> = inner.split(',').collect();
+        let mut elems = Vec::new();
+        for part in &parts {
+            match SCALARS.iter().find(|(n, _)| n == part) {
+                Some((_, t)) => elems.push(t.clone()),
+                None => {
+                    report.error(
+                        line,
+                        col,
+                        format!("unknown type `{part}` in the tuple `{raw}`"),
+                        format!(
+                            "{}tuple elements are {}",
+                            did_you_mean(part, &scalars, ""),
+                            list_of(&scalars)
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        if elems.len() < 2 {
+            report.error(
+                line,
+                col,
+                format!("the tuple `{raw}` has fewer than two elements"),
+                "return a plain type instead, or list two or more elements: `(int, string?)`",
+            );
+            return None;
+        }
+        return Some(ReturnType::Tuple(elems));
+    }
+    let mut all = vec!["nil"];
+    all.extend(&scalars);
+    all.extend(["[string]", "[bytes]", "[int]", "[(string, float)]"]);
+    report.error(
+        line,
+        col,
+        format!("unknown return type `{raw}`"),
+        format!(
+            "{}the return types are {}, and tuples of scalars such as `(int, string?)`",
+            did_you_mean(&compact, &all, ""),
+            list_of(&all)
+        ),
+    );
+    None
+}
+
+fn error_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let Some((code_col, code)) = cur.word() else {
+        report.error(
+            at.line,
+            at.col,
+            "`@error` needs a code and a doc",
+            "write `--- @error <CODE> <when the script raises it>`",
+        );
+        return;
+    };
+    let doc = cur.rest();
+    if !is_upper_snake(&code) {
+        report.error(
+            at.line,
+            code_col,
+            format!("`{code}` is not a valid error code"),
+            "codes are UPPER_SNAKE: an upper-case letter, then upper-case letters, digits and `_`",
+        );
+    }
+    if doc.is_empty() {
+        report.error(
+            at.line,
+            at.col,
+            format!("`@error {code}` has no doc"),
+            format!("say when the script raises it: `--- @error {code} <doc>`"),
+        );
+    }
+    if let Some(first) = parsed.errors.iter().find(|e| e.error.code == code) {
+        report.error(
+            at.line,
+            at.col,
+            format!("error `{code}` is declared twice"),
+            format!(
+                "declare each code once; the first is on line {}",
+                first.at.line
+            ),
+        );
+        return;
+    }
+    parsed.errors.push(ErrorTag {
+        error: ErrorCode { code, doc },
+        at,
+    });
+}
+
+fn clock_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let hint = "`@clock server` when the script reads `redis.call('TIME')`, `@clock caller` \
+                when the caller passes the time as the `now` argument";
+    let clock = match cur.word() {
+        None => {
+            report.error(at.line, at.col, "`@clock` needs `server` or `caller`", hint);
+            return;
+        }
+        Some((_, w)) if w == "server" => Clock::Server,
+        Some((_, w)) if w == "caller" => Clock::Caller,
+        Some((col, w)) => {
+            report.error(at.line, col, format!("unknown clock `{w}`"), hint);
+            return;
+        }
+    };
+    if let Some((col, extra)) = cur.word() {
+        report.error(
+            at.line,
+            col,
+            format!("unexpected `{extra}` after `@clock`"),
+            "`@clock` takes `server` or `caller` and nothing else",
+        );
+    }
+    if let Some((first, _)) = &parsed.clock {
+        twice(report, at, "@clock", *first);
+    } else {
+        parsed.clock = Some((at, clock));
+    }
+}
+
+/// Variadic entries must be last; key and argument names must be distinct (the wrapper takes
+/// them all as parameters).
+fn check_variadic_and_names(parsed: &Parsed, report: &mut Report) {
+    let key_count = parsed.keys.len();
+    for (i, key) in parsed.keys.iter().enumerate() {
+        if key.key.variadic && i + 1 != key_count {
+            report.error(
+                key.at.line,
+                key.at.col,
+                format!(
+                    "only the last `@key` may be variadic, not `{}`",
+                    key.key.name
+                ),
+                "remove the `...`, or move this key to the end",
+            );
+        }
+    }
+    let arg_count = parsed.args.len();
+    for (i, arg) in parsed.args.iter().enumerate() {
+        if arg.variadic && i + 1 != arg_count {
+            report.error(
+                arg.at.line,
+                arg.at.col,
+                format!("only the last `@arg` may be variadic, not `{}`", arg.name),
+                "remove the `...`, or move this argument to the end",
+            );
+        }
+    }
+    let names = parsed
+        .keys
+        .iter()
+        .filter(|k| k.name_ok)
+        .map(|k| (k.key.name.as_str(), k.at))
+        .chain(
+            parsed
+                .args
+                .iter()
+                .filter(|a| a.name_ok)
+                .map(|a| (a.name.as_str(), a.at)),
+        )
+        .collect::<Vec<_>>();
+    for (i, (name, at)) in names.iter().enumerate() {
+        if let Some((_, first)) = names[..i].iter().find(|(n, _)| n == name) {
+            report.error(
+                at.line,
+                at.col,
+                format!("`{name}` is declared twice"),
+                format!(
+                    "each key and argument needs its own name; the first `{name}` is on line {}",
+                    first.line
+                ),
+            );
+        }
+    }
+}
+
+fn trim_blank(mut lines: Vec<String>) -> Vec<String> {
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    let lead = lines.iter().take_while(|l| l.trim().is_empty()).count();
+    lines.drain(..lead);
+    // Blank lines are kept as `""`, not as whatever spaces they held.
+    lines
+        .into_iter()
+        .map(|l| {
+            if l.trim().is_empty() {
+                String::new()
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+/// `[a-z][a-z0-9_]*`
+pub(crate) fn is_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `[A-Z][A-Z0-9_]*`
+pub(crate) fn is_upper_snake(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// "`a`, `b` and `c`"
+fn list_of<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("`{}`", s.as_ref())).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// "did you mean `x`? " when a candidate is close to `word` (a typo, or an abbreviation or
+/// extension such as `str` or `integer`), else "".
+fn did_you_mean(word: &str, candidates: &[&str], prefix: &str) -> String {
+    let lower = word.to_lowercase();
+    let typo = candidates
+        .iter()
+        .map(|c| (distance(&lower, c), *c))
+        .filter(|(d, c)| *d <= 2 && *d < c.chars().count())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c);
+    let stem = || {
+        candidates.iter().copied().find(|c| {
+            let (short, long) = if c.len() < lower.len() {
+                (*c, lower.as_str())
+            } else {
+                (lower.as_str(), *c)
+            };
+            short.len() >= 3 && long.starts_with(short)
+        })
+    };
+    typo.or_else(stem)
+        .map(|c| format!("did you mean `{prefix}{c}`? "))
+        .unwrap_or_default()
+}
+
+/// Edit distance counting a swap of two neighbours as one edit (`retrun` is one from `return`).
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance() {
+        assert_eq!(distance("retrun", "return"), 1);
+        assert_eq!(distance("ky", "key"), 1);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(
+            did_you_mean("retrun", TAGS, "@"),
+            "did you mean `@return`? "
+        );
+        assert_eq!(did_you_mean("zzz", TAGS, "@"), "");
+    }
+
+    #[test]
+    fn lists() {
+        assert_eq!(list_of(&["a"]), "`a`");
+        assert_eq!(list_of(&["a", "b", "c"]), "`a`, `b` and `c`");
+    }
+
+    #[test]
+    fn return_types_ignore_spaces_inside_brackets() {
+        let mut report = Report::new("x.lua");
+        assert_eq!(
+            return_type("[(string, float)]", 1, 1, &mut report),
+            Some(ReturnType::ScoredStrings)
+        );
+        assert_eq!(
+            return_type("(int,string?)", 1, 1, &mut report),
+            Some(ReturnType::Tuple(vec![
+                ReturnType::Int,
+                ReturnType::OptString
+            ]))
+        );
+        assert_eq!(report.diagnostics, []);
+    }
+}

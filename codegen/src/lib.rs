@@ -1,0 +1,277 @@
+//! The generator behind `redis-patterns`: it parses the header of every Lua script in a
+//! folder, checks each header against its script's body, and renders one typed Rust
+//! function per script.
+//!
+//! `redis-patterns` runs it from its `build.rs`; an app can do the same for its own
+//! scripts, as it would with `prost-build`:
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     println!("cargo::rerun-if-changed=scripts");
+//!     let out = std::path::Path::new(&std::env::var_os("OUT_DIR").unwrap()).join("scripts.rs");
+//!     if let Err(err) = redis_patterns_codegen::Config::new().compile("scripts", &out) {
+//!         eprintln!("{err}");
+//!         std::process::exit(1);
+//!     }
+//! }
+//! ```
+//!
+//! and then, in the app, `mod scripts { include!(concat!(env!("OUT_DIR"), "/scripts.rs")); }`.
+//! The header grammar and the checks are described in the `redis-patterns` README.
+//! Every problem in every script is reported at once, as
+//! `scripts/<family>/<op>.lua:LINE:COL: error: …` followed by a hint.
+
+#![warn(missing_docs)]
+
+mod check;
+pub mod diagnostic;
+mod header;
+mod lua;
+pub mod model;
+mod render;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use check::analyze;
+pub use diagnostic::Diagnostic;
+pub use render::GENERATED_HEADER;
+
+use model::{Script, ScriptFile};
+
+/// How to generate: the path of the runtime crate the generated code calls.
+#[derive(Debug, Clone)]
+pub struct Config {
+    runtime: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            runtime: "::redis_patterns".into(),
+        }
+    }
+}
+
+/// Why generation failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The scripts have problems; every one found is listed.
+    Scripts(Vec<Diagnostic>),
+    /// A file could not be read or written.
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The generator produced code it cannot format: a bug in the generator.
+    Render(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Scripts(diagnostics) => {
+                for d in diagnostics {
+                    writeln!(f, "{d}")?;
+                }
+                let n = diagnostics.len();
+                write!(f, "{n} problem{} in the scripts", if n == 1 { "" } else { "s" })
+            }
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Render(msg) => write!(f, "redis-patterns-codegen bug: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Config {
+    /// The defaults: generated code calls `::redis_patterns`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The path by which generated code names the runtime crate: `crate` inside
+    /// `redis-patterns` itself, `::redis_patterns` (the default) elsewhere.
+    pub fn runtime(&mut self, path: impl Into<String>) -> &mut Self {
+        self.runtime = path.into();
+        self
+    }
+
+    /// Reads every `<family>/<op>.lua` under `dir`, sorted by path. `dir` is relative to
+    /// the package root (where `build.rs` runs), and appears so in diagnostics and in the
+    /// generated `include_str!` paths.
+    pub fn read(&self, dir: impl AsRef<Path>) -> Result<Vec<ScriptFile>, Error> {
+        let dir = dir.as_ref();
+        let mut files = Vec::new();
+        for family in sorted_entries(dir)? {
+            if !family.is_dir() {
+                continue;
+            }
+            for path in sorted_entries(&family)? {
+                if path.extension().is_none_or(|e| e != "lua") {
+                    continue;
+                }
+                let source = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                files.push(ScriptFile {
+                    family: file_name(&family),
+                    op: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+                    path: display_path(&path),
+                    source,
+                });
+            }
+        }
+        Ok(files)
+    }
+
+    /// Parses and checks `files`: the scripts, or every problem of every file.
+    pub fn analyze(&self, files: &[ScriptFile]) -> Result<Vec<Script>, Error> {
+        let mut scripts = Vec::new();
+        let mut problems = Vec::new();
+        for file in files {
+            problems.extend(check_names(file));
+            match analyze(file) {
+                Ok(script) => {
+                    problems.extend(check_params(&script));
+                    scripts.push(script);
+                }
+                Err(found) => problems.extend(found),
+            }
+        }
+        if problems.is_empty() {
+            Ok(scripts)
+        } else {
+            problems.sort();
+            Err(Error::Scripts(problems))
+        }
+    }
+
+    /// Renders checked scripts into formatted Rust source. Pure: the same scripts give the
+    /// same bytes.
+    pub fn generate(&self, scripts: &[Script]) -> Result<String, Error> {
+        render::render(scripts, &self.runtime).map_err(Error::Render)
+    }
+
+    /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,
+    /// leaving `out` untouched when it already holds the same bytes.
+    pub fn compile(&self, dir: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<(), Error> {
+        let files = self.read(dir)?;
+        let code = self.generate(&self.analyze(&files)?)?;
+        let out = out.as_ref();
+        if std::fs::read_to_string(out).is_ok_and(|old| old == code) {
+            return Ok(());
+        }
+        std::fs::write(out, code).map_err(|source| Error::Io {
+            path: out.to_path_buf(),
+            source,
+        })
+    }
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let io = |source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut paths = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(io)?;
+    paths.sort();
+    Ok(paths)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `/`-separated whatever the platform, so diagnostics and generated code are the same
+/// everywhere.
+fn display_path(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Rust keywords, which can name neither a module, a function nor a parameter.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum",
+    "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
+    "move", "mut", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
+    "try", "type", "unsafe", "use", "where", "while", "yield",
+];
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !KEYWORDS.contains(&name)
+}
+
+/// The family and op become a module and a function, so they must be Rust identifiers.
+fn check_names(file: &ScriptFile) -> Vec<Diagnostic> {
+    [("family folder", &file.family), ("file name", &file.op)]
+        .into_iter()
+        .filter(|(_, name)| !is_identifier(name))
+        .map(|(what, name)| Diagnostic {
+            path: file.path.clone(),
+            line: 1,
+            col: 1,
+            message: format!("the {what} `{name}` is not a snake_case Rust identifier"),
+            hint: "rename it to lower-case letters, digits and `_`, starting with a letter, and not a Rust keyword".into(),
+        })
+        .collect()
+}
+
+/// Keys and arguments become the parameters of one function.
+fn check_params(script: &Script) -> Vec<Diagnostic> {
+    let h = &script.header;
+    let names: Vec<&str> = h.keys.iter().map(|k| k.name.as_str()).chain(h.args.iter().map(|a| a.name.as_str())).collect();
+    let mut problems = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let (line, col) = tag_position(&script.file.source, name);
+        if KEYWORDS.contains(name) {
+            problems.push(Diagnostic {
+                path: script.file.path.clone(),
+                line,
+                col,
+                message: format!("`{name}` is a Rust keyword and cannot name a parameter"),
+                hint: "choose another name, and bind the script's local to it".into(),
+            });
+        } else if names[..i].contains(name) {
+            problems.push(Diagnostic {
+                path: script.file.path.clone(),
+                line,
+                col,
+                message: format!("`{name}` names both a key and an argument"),
+                hint: "give the key and the argument different names".into(),
+            });
+        }
+    }
+    problems
+}
+
+/// Where the last `@key`/`@arg` tag naming `name` is, for diagnostics found after parsing.
+fn tag_position(source: &str, name: &str) -> (usize, usize) {
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let mut words = line.trim_start_matches('-').split_whitespace();
+            matches!(words.next(), Some("@key" | "@arg"))
+                && words.next().map(|w| w.trim_end_matches("...")) == Some(name)
+        })
+        .last()
+        .map(|(i, line)| (i + 1, line.find(name).map_or(1, |c| c + 1)))
+        .unwrap_or((1, 1))
+}

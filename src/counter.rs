@@ -1,0 +1,359 @@
+//! Counters: 《Redis 应用实例》 chapter 6 (`Counter`, `HashCounter`, and the unlisted
+//! `CompactCounter`) and the 2011 Redis Cookbook's counters.
+//!
+//! Every operation but [`HashCounter::reset`] is one native command. The hash reset is the
+//! script `scripts/counter/hash_reset.lua`: it returns the old value and refuses to
+//! overwrite a field that holds no integer.
+//!
+//! The 2011 cookbook's string `Counter(name)` is [`Counter`]: `incr(n)`/`decr(n)` are
+//! [`increase`](Counter::increase)/[`decrease`](Counter::decrease), `get()` is
+//! [`get`](Counter::get), and both `set(value)` and `reset()` are
+//! [`reset`](Counter::reset) (which also returns the old value). Its hash
+//! `Counter(field, key='counter')` is [`HashCounter::new("counter", field)`](HashCounter::new).
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let views = Counter::new("page:views");
+//! views.increase(10).run(&mut con)?;
+//! assert_eq!(views.reset(0).run(&mut con)?, 10); // the old value
+//!
+//! let likes = HashCounter::new("post:7", "likes");
+//! assert_eq!(likes.increase(1).run(&mut con)?, 1);
+//!
+//! // 8-bit counters packed in one string; at 255 an increase is refused, not wrapped.
+//! let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Fail);
+//! hits.increase(200).run(&mut con)?;
+//! assert!(hits.increase(100).run(&mut con).is_err());
+//! # Ok(()) }
+//! ```
+
+use crate::error::Error;
+use crate::input;
+use crate::op::Op;
+use crate::scripts;
+
+/// A counter in one string key (`INCRBY`, `DECRBY`, `GET`, `SET … GET`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counter {
+    key: String,
+}
+
+impl Counter {
+    /// The counter stored at `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        Counter { key: key.into() }
+    }
+
+    /// The counter's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Adds `n` (which may be negative) and returns the new value.
+    pub fn increase(&self, n: i64) -> Op<i64> {
+        self.by("INCRBY", n)
+    }
+
+    /// Subtracts `n` (which may be negative) and returns the new value.
+    pub fn decrease(&self, n: i64) -> Op<i64> {
+        self.by("DECRBY", n)
+    }
+
+    fn by(&self, command: &str, n: i64) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd(command);
+            cmd.arg(input::key("key", &self.key)?).arg(n);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// The value; 0 when the key is missing.
+    pub fn get(&self) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(input::key("key", &self.key)?);
+            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+        })
+    }
+
+    /// Sets the value to `n` and returns the old one (0 when the key was missing), in one
+    /// command (`SET key n GET`, Redis 6.2).
+    pub fn reset(&self, n: i64) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(input::key("key", &self.key)?).arg(n).arg("GET");
+            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+        })
+    }
+}
+
+/// A counter in one field of a hash (`HINCRBY`, `HGET`), so that many counters share a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashCounter {
+    key: String,
+    field: String,
+}
+
+impl HashCounter {
+    /// The counter in field `field` of the hash at `key`.
+    pub fn new(key: impl Into<String>, field: impl Into<String>) -> Self {
+        HashCounter {
+            key: key.into(),
+            field: field.into(),
+        }
+    }
+
+    /// The hash's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The counter's field.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// Adds `n` (which may be negative) and returns the new value.
+    pub fn increase(&self, n: i64) -> Op<i64> {
+        self.by(Ok(n))
+    }
+
+    /// Subtracts `n` and returns the new value (`HINCRBY key field -n`).
+    pub fn decrease(&self, n: i64) -> Op<i64> {
+        self.by(input::negate("n", n))
+    }
+
+    fn by(&self, n: crate::Result<i64>) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("HINCRBY");
+            cmd.arg(input::key("key", &self.key)?)
+                .arg(input::key("field", &self.field)?)
+                .arg(n?);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// The value; 0 when the field is missing.
+    pub fn get(&self) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("HGET");
+            cmd.arg(input::key("key", &self.key)?)
+                .arg(input::key("field", &self.field)?);
+            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+        })
+    }
+
+    /// Sets the value to `n` and returns the old one (0 when the field was missing).
+    ///
+    /// One script (`counter/hash_reset`): unlike the book's MULTI/HGET/HSET/EXEC, it fails
+    /// with the script error `NOT_INTEGER`, writing nothing, when the field holds
+    /// something other than an integer.
+    pub fn reset(&self, n: i64) -> Op<i64> {
+        Op::try_build(|| {
+            Ok(scripts::counter::hash_reset(
+                input::key("key", &self.key)?,
+                input::key("field", &self.field)?,
+                n,
+            ))
+        })
+    }
+}
+
+/// The integer type of a [`CompactCounter`], as BITFIELD spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// Signed 8-bit: -128 to 127.
+    I8,
+    /// Signed 16-bit.
+    I16,
+    /// Signed 32-bit.
+    I32,
+    /// Signed 64-bit.
+    I64,
+    /// Unsigned 8-bit: 0 to 255.
+    U8,
+    /// Unsigned 16-bit.
+    U16,
+    /// Unsigned 32-bit.
+    U32,
+    /// Unsigned 63-bit, the widest unsigned type BITFIELD has.
+    U63,
+}
+
+impl Width {
+    /// BITFIELD's name for the type (`u8`, `i64`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Width::I8 => "i8",
+            Width::I16 => "i16",
+            Width::I32 => "i32",
+            Width::I64 => "i64",
+            Width::U8 => "u8",
+            Width::U16 => "u16",
+            Width::U32 => "u32",
+            Width::U63 => "u63",
+        }
+    }
+
+    /// How many bits the type takes.
+    pub fn bits(self) -> u64 {
+        match self {
+            Width::I8 | Width::U8 => 8,
+            Width::I16 | Width::U16 => 16,
+            Width::I32 | Width::U32 => 32,
+            Width::I64 => 64,
+            Width::U63 => 63,
+        }
+    }
+
+    /// The smallest and largest value the type holds.
+    pub fn range(self) -> (i64, i64) {
+        match self {
+            Width::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Width::I16 => (i16::MIN.into(), i16::MAX.into()),
+            Width::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Width::I64 => (i64::MIN, i64::MAX),
+            Width::U8 => (0, u8::MAX.into()),
+            Width::U16 => (0, u16::MAX.into()),
+            Width::U32 => (0, u32::MAX.into()),
+            Width::U63 => (0, i64::MAX),
+        }
+    }
+}
+
+/// What a [`CompactCounter`] does when a change would leave its type's range.
+///
+/// The book's counter always wraps, silently (a `u8` at 0 plus 300 gives 44); here the
+/// choice is explicit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Overflow {
+    /// Wrap around, as machine integers do.
+    Wrap,
+    /// Stop at the type's smallest or largest value.
+    Sat,
+    /// Refuse the change: the operation fails with [`Error::Overflow`] and the counter
+    /// keeps its value.
+    Fail,
+}
+
+impl Overflow {
+    fn as_str(self) -> &'static str {
+        match self {
+            Overflow::Wrap => "WRAP",
+            Overflow::Sat => "SAT",
+            Overflow::Fail => "FAIL",
+        }
+    }
+}
+
+/// A small counter packed at slot `index` of a string with many others (`BITFIELD`):
+/// a million `u8` counters take 1 MB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactCounter {
+    key: String,
+    index: u64,
+    width: Width,
+    overflow: Overflow,
+}
+
+impl CompactCounter {
+    /// The counter at slot `index` (`#index`: counted in counters, not bits) of the string
+    /// at `key`.
+    pub fn new(key: impl Into<String>, index: u64, width: Width, overflow: Overflow) -> Self {
+        CompactCounter {
+            key: key.into(),
+            index,
+            width,
+            overflow,
+        }
+    }
+
+    /// The string's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Adds `n` (which may be negative) and returns the new value, under the counter's
+    /// [`Overflow`] policy.
+    pub fn increase(&self, n: i64) -> Op<i64> {
+        self.by(Ok(n))
+    }
+
+    /// Subtracts `n` and returns the new value, under the counter's [`Overflow`] policy.
+    pub fn decrease(&self, n: i64) -> Op<i64> {
+        self.by(input::negate("n", n))
+    }
+
+    fn by(&self, n: crate::Result<i64>) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("BITFIELD");
+            cmd.arg(input::key("key", &self.key)?)
+                .arg("OVERFLOW")
+                .arg(self.overflow.as_str())
+                .arg("INCRBY")
+                .arg(self.width.as_str())
+                .arg(self.slot()?)
+                .arg(n?);
+            let (key, slot) = (self.key.clone(), self.describe());
+            // BITFIELD answers one entry per subcommand; OVERFLOW FAIL makes it nil.
+            Ok(Op::<(Option<i64>,)>::native(cmd)
+                .map(move |(value,)| value.ok_or(Error::Overflow { key, slot })))
+        })
+    }
+
+    /// The value; 0 when the key is missing (`BITFIELD_RO … GET`).
+    pub fn get(&self) -> Op<i64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("BITFIELD_RO");
+            cmd.arg(input::key("key", &self.key)?)
+                .arg("GET")
+                .arg(self.width.as_str())
+                .arg(self.slot()?);
+            Ok(Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value)))
+        })
+    }
+
+    /// Sets the value to `n` and returns the old one; `n` must fit the counter's type.
+    pub fn reset(&self, n: i64) -> Op<i64> {
+        Op::try_build(|| {
+            let (min, max) = self.width.range();
+            if !(min..=max).contains(&n) {
+                return Err(Error::invalid(
+                    "n",
+                    format!("{n} does not fit a {} counter ({min} to {max})", self.width.as_str()),
+                ));
+            }
+            let mut cmd = redis::cmd("BITFIELD");
+            cmd.arg(input::key("key", &self.key)?)
+                .arg("SET")
+                .arg(self.width.as_str())
+                .arg(self.slot()?)
+                .arg(n);
+            Ok(Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value)))
+        })
+    }
+
+    /// `#index`, checked against BITFIELD's limit: a string holds at most 2^32 bits.
+    fn slot(&self) -> crate::Result<String> {
+        let bits = self.width.bits();
+        match self.index.checked_mul(bits) {
+            Some(offset) if offset + bits <= 1 << 32 => Ok(format!("#{}", self.index)),
+            _ => Err(Error::invalid(
+                "index",
+                format!(
+                    "{} {} counters do not fit in a string (at most 2^32 bits); use a smaller index",
+                    self.index,
+                    self.width.as_str()
+                ),
+            )),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("{} #{}", self.width.as_str(), self.index)
+    }
+}

@@ -1,0 +1,108 @@
+//! Checks on caller input, made before any I/O so that bad input never reaches Redis.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// The longest lease a script accepts: 15 decimal digits of milliseconds (about 31,700
+/// years), far below the point where Redis rejects an expiry as out of range.
+pub(crate) const MAX_TTL_MS: u64 = 999_999_999_999_999;
+
+/// A key or name must not be empty.
+pub(crate) fn key<'a>(what: &'static str, key: &'a str) -> Result<&'a str> {
+    if key.is_empty() {
+        return Err(Error::invalid(what, "must not be empty"));
+    }
+    Ok(key)
+}
+
+/// A token must not be empty: an empty token would match a lock taken by a client that
+/// stored nothing.
+pub(crate) fn token<'a>(what: &'static str, token: &'a str) -> Result<&'a str> {
+    if token.is_empty() {
+        return Err(Error::invalid(
+            what,
+            "must not be empty; IdentityLock::random_token() makes a fresh one",
+        ));
+    }
+    Ok(token)
+}
+
+/// A lease in whole milliseconds (rounded down), from 1 ms to [`MAX_TTL_MS`].
+pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
+    let ms = ttl.as_millis();
+    if ms == 0 {
+        return Err(Error::invalid(
+            "ttl",
+            format!("must be at least 1 ms, got {ttl:?}"),
+        ));
+    }
+    match u64::try_from(ms) {
+        Ok(ms) if ms <= MAX_TTL_MS => Ok(ms),
+        _ => Err(Error::invalid(
+            "ttl",
+            format!("must be at most {MAX_TTL_MS} ms, got {ttl:?}"),
+        )),
+    }
+}
+
+/// A count Redis stores as a signed 64-bit integer.
+pub(crate) fn int64(what: &'static str, n: u64) -> Result<i64> {
+    i64::try_from(n).map_err(|_| Error::invalid(what, format!("must be at most {}, got {n}", i64::MAX)))
+}
+
+/// `-n`, for the `decrease` operations that send a negative increment.
+pub(crate) fn negate(what: &'static str, n: i64) -> Result<i64> {
+    n.checked_neg()
+        .ok_or_else(|| Error::invalid(what, format!("must be greater than {}", i64::MIN)))
+}
+
+/// The name of an auxiliary key of the pattern instance `name`, in the same cluster hash
+/// slot as `name` itself: `{name}:suffix`, or `name:suffix` when `name` already holds a
+/// hash tag.
+pub(crate) fn aux_key(name: &str, suffix: &str) -> Result<String> {
+    let name = key("name", name)?;
+    if has_hash_tag(name) {
+        Ok(format!("{name}:{suffix}"))
+    } else if name.contains('}') {
+        // `{a}b}:x` would hash by `a`, while `a}b` hashes whole: different slots.
+        Err(Error::invalid(
+            "name",
+            format!("`{name}` holds a `}}` but no hash tag; add one, as in `{{{name}}}`, or drop the `}}`"),
+        ))
+    } else {
+        Ok(format!("{{{name}}}:{suffix}"))
+    }
+}
+
+/// Redis Cluster's rule: the text between the first `{` and the next `}`, if not empty.
+fn has_hash_tag(key: &str) -> bool {
+    key.find('{')
+        .and_then(|open| key[open + 1..].find('}'))
+        .is_some_and(|len| len > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aux_keys_share_the_names_slot() {
+        assert_eq!(aux_key("lock:1", "fence").unwrap(), "{lock:1}:fence");
+        assert_eq!(aux_key("{user:7}:lock", "fence").unwrap(), "{user:7}:lock:fence");
+        assert_eq!(aux_key("a{b", "fence").unwrap(), "{a{b}:fence");
+        // An empty tag is no tag, and wrapping would make `a{` the tag.
+        assert!(matches!(aux_key("a{}b", "fence"), Err(Error::InvalidInput { what: "name", .. })));
+        assert!(matches!(aux_key("a}b", "fence"), Err(Error::InvalidInput { what: "name", .. })));
+        assert!(matches!(aux_key("", "fence"), Err(Error::InvalidInput { what: "name", .. })));
+    }
+
+    #[test]
+    fn ttl_is_whole_milliseconds_in_range() {
+        assert_eq!(ttl_ms(Duration::from_micros(1500)).unwrap(), 1);
+        assert_eq!(ttl_ms(Duration::from_millis(MAX_TTL_MS)).unwrap(), MAX_TTL_MS);
+        assert!(ttl_ms(Duration::from_micros(999)).is_err());
+        assert!(ttl_ms(Duration::from_millis(MAX_TTL_MS + 1)).is_err());
+        assert!(ttl_ms(Duration::MAX).is_err());
+    }
+}

@@ -1,0 +1,169 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
+use redis_patterns::scripts::counter as script;
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+/// The book's examples (chapter 6), the unlisted `CompactCounter` with each overflow
+/// policy, and the 2011 cookbook's counters through the same types.
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let counter = Counter::new("counter:page_view");
+    let _ = step!(t, con, counter.get());
+    let _ = step!(t, con, counter.increase(1));
+    let _ = step!(t, con, counter.increase(10));
+    let _ = step!(t, con, counter.decrease(1));
+    let _ = step!(t, con, counter.decrease(5));
+    let _ = step!(t, con, counter.get());
+    let _ = step!(t, con, counter.reset(0));
+    let _ = step!(t, con, counter.get());
+    let _ = step!(t, con, counter.reset(100));
+
+    let likes = HashCounter::new("article:10086:counters", "like");
+    let _ = step!(t, con, likes.get());
+    let _ = step!(t, con, likes.increase(1));
+    let _ = step!(t, con, likes.increase(3));
+    let _ = step!(t, con, likes.decrease(2));
+    let _ = step!(t, con, likes.reset(0));
+    let _ = step!(t, con, likes.get());
+    let _ = step!(t, con, HashCounter::new("article:10086:counters", "view").reset(9));
+
+    t.note("CompactCounter: the book's u8 counter wraps silently (0 + 300 = 44)");
+    let wrap = CompactCounter::new("compact:counters", 0, Width::U8, Overflow::Wrap);
+    let _ = step!(t, con, wrap.increase(300));
+    let sat = CompactCounter::new("compact:counters", 1, Width::U8, Overflow::Sat);
+    let _ = step!(t, con, sat.increase(300));
+    let _ = step!(t, con, sat.decrease(1000));
+    let fail = CompactCounter::new("compact:counters", 2, Width::U8, Overflow::Fail);
+    let _ = step!(t, con, fail.increase(200));
+    let _ = step!(t, con, fail.increase(100));
+    let _ = step!(t, con, fail.get());
+    let _ = step!(t, con, fail.reset(7));
+    let _ = step!(t, con, fail.get());
+    let signed = CompactCounter::new("compact:counters", 3, Width::I64, Overflow::Fail);
+    let _ = step!(t, con, signed.decrease(5));
+    let _ = step!(t, con, signed.increase(i64::MAX));
+    let _ = step!(t, con, wrap.get());
+
+    t.note("2011 cookbook: Counter('hits') incr/decr/set/get/reset, and Counter('hits', key='counter')");
+    let hits = Counter::new("hits");
+    let _ = step!(t, con, hits.increase(2));
+    let _ = step!(t, con, hits.decrease(1));
+    let _ = step!(t, con, hits.reset(42));
+    let _ = step!(t, con, hits.get());
+    let _ = step!(t, con, hits.reset(0));
+    let _ = step!(t, con, HashCounter::new("counter", "hits").increase(1));
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    assert_snapshot("counter__scenario", &scenario(&mut db.con()));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot("counter__scenario", &scenario(&mut harness::cluster_con()));
+}
+
+/// 8 clients add 1000 each while a ninth resets the counter over and over: the old values
+/// the resets return plus the final value account for every increment.
+#[test]
+fn hash_reset_loses_no_increment() {
+    let db = Arc::new(harness::fresh_db());
+    let done = Arc::new(AtomicBool::new(false));
+    let resetter = {
+        let (db, done) = (db.clone(), done.clone());
+        thread::spawn(move || {
+            let mut con = db.con();
+            let counter = HashCounter::new("stats", "hits");
+            let (mut taken, mut resets) = (0, 0);
+            while !done.load(Ordering::SeqCst) {
+                taken += counter.reset(0).run(&mut con).unwrap();
+                resets += 1;
+            }
+            (taken, resets)
+        })
+    };
+    let adders: Vec<_> = (0..8)
+        .map(|_| {
+            let db = db.clone();
+            thread::spawn(move || {
+                let mut con = db.con();
+                let counter = HashCounter::new("stats", "hits");
+                for _ in 0..1000 {
+                    counter.increase(1).run(&mut con).unwrap();
+                }
+            })
+        })
+        .collect();
+    for adder in adders {
+        adder.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    let (taken, resets) = resetter.join().unwrap();
+    let left = HashCounter::new("stats", "hits").get().run(&mut db.con()).unwrap();
+    assert!(resets > 1, "the reset never overlapped the increments");
+    assert_eq!(taken + left, 8000);
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let _: () = redis::cmd("HSET").arg("a:hash").arg("text").arg("abc").query(&mut con).unwrap();
+    let _: () = redis::cmd("HSET").arg("a:hash").arg("n").arg("5").query(&mut con).unwrap();
+    let _: () = redis::cmd("SET").arg("a:string").arg("abc").query(&mut con).unwrap();
+    let _: () = redis::cmd("SET").arg("compact").arg("\u{1}\u{2}").query(&mut con).unwrap();
+    let before = harness::dump(&mut con);
+
+    assert_invalid(Counter::new("").increase(1).run(&mut con), "key");
+    assert_invalid(Counter::new("").get().run(&mut con), "key");
+    assert_invalid(HashCounter::new("", "f").increase(1).run(&mut con), "key");
+    assert_invalid(HashCounter::new("a:hash", "").reset(0).run(&mut con), "field");
+    assert_invalid(HashCounter::new("a:hash", "n").decrease(i64::MIN).run(&mut con), "n");
+    let compact = CompactCounter::new("compact", 0, Width::U8, Overflow::Fail);
+    assert_invalid(compact.reset(256).run(&mut con), "n");
+    assert_invalid(compact.reset(-1).run(&mut con), "n");
+    assert_invalid(compact.decrease(i64::MIN).run(&mut con), "n");
+    assert_invalid(CompactCounter::new("compact", 1 << 29, Width::U8, Overflow::Fail).get().run(&mut con), "index");
+    assert_invalid(CompactCounter::new("", 0, Width::U8, Overflow::Fail).get().run(&mut con), "key");
+
+    // The wrong type of key, or a value that is no integer.
+    assert_code(Counter::new("a:hash").increase(1).run(&mut con), "WRONGTYPE");
+    assert_code(Counter::new("a:hash").reset(1).run(&mut con), "WRONGTYPE");
+    assert_code(HashCounter::new("a:string", "f").reset(1).run(&mut con), "WRONGTYPE");
+    assert_code(CompactCounter::new("a:hash", 0, Width::U8, Overflow::Wrap).increase(1).run(&mut con), "WRONGTYPE");
+    assert_code(Counter::new("a:string").increase(1).run(&mut con), "ERR");
+    assert_code(HashCounter::new("a:hash", "text").increase(1).run(&mut con), "ERR");
+    assert_code(HashCounter::new("a:hash", "text").reset(0).run(&mut con), "NOT_INTEGER");
+    assert_code(HashCounter::new("a:hash", "n").increase(i64::MAX).run(&mut con), "ERR");
+    assert!(matches!(
+        compact.increase(1000).run(&mut con),
+        Err(redis_patterns::Error::Overflow { .. })
+    ));
+
+    for value in ["abc", "1.5", "", "-0", "01", "9223372036854775808", "-9223372036854775809", "1e3"] {
+        let reply = harness::eval(&mut con, &script::HASH_RESET, &["a:hash"], &["n", value]);
+        assert_code(reply, "BAD_VALUE");
+    }
+
+    assert_eq!(harness::dump(&mut con), before);
+}
+
+/// The script's own range check agrees with Rust's i64 at both ends.
+#[test]
+fn hash_reset_round_trips_the_whole_i64_range() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let counter = HashCounter::new("h", "f");
+    for n in [i64::MIN, -1, 0, 1, 1 << 53, (1 << 53) + 1, i64::MAX] {
+        counter.reset(n).run(&mut con).unwrap();
+        assert_eq!(counter.reset(0).run(&mut con).unwrap(), n);
+    }
+}

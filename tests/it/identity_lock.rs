@@ -1,0 +1,133 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use redis_patterns::identity_lock::{IdentityLock, Lease};
+use redis_patterns::scripts::identity_lock as script;
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+/// The book's example (chapter 4), then what the book cannot do: leases, extend, and a
+/// stale holder that cannot free its successor's lock.
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let lock = IdentityLock::new("IdentityLock:10086");
+    let _ = step!(t, con, lock.acquire("top_secret", None));
+    let _ = step!(t, con, lock.acquire("wrong_password", None));
+    let _ = step!(t, con, lock.release("wrong_password"));
+    let _ = step!(t, con, lock.lease("top_secret"));
+    let _ = step!(t, con, lock.release("top_secret"));
+    let _ = step!(t, con, lock.release("top_secret"));
+
+    let _ = step!(t, con, lock.acquire("alice", Some(Duration::from_millis(50))));
+    let _ = step!(t, con, lock.extend("bob", Duration::from_secs(60)));
+    let _ = step!(t, con, lock.extend("alice", Duration::from_secs(60)));
+    match lock.lease("alice").run(con) {
+        Ok(Lease::Expires(left)) if left > Duration::from_secs(59) => t.note("lease(\"alice\") is about 60 s"),
+        other => panic!("extend did not set the lease: {other:?}"),
+    }
+    let _ = step!(t, con, lock.extend("alice", Duration::from_millis(50)));
+    thread::sleep(Duration::from_millis(120));
+    t.note("sleep 120 ms: alice's lease runs out");
+    let _ = step!(t, con, lock.lease("alice"));
+    let _ = step!(t, con, lock.acquire("bob", None));
+    let _ = step!(t, con, lock.release("alice"));
+    let _ = step!(t, con, lock.extend("alice", Duration::from_secs(1)));
+    let _ = step!(t, con, lock.release("bob"));
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    assert_snapshot("identity_lock__scenario", &scenario(&mut db.con()));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot("identity_lock__scenario", &scenario(&mut harness::cluster_con()));
+}
+
+#[test]
+fn random_tokens_are_fresh_hex() {
+    let (a, b) = (IdentityLock::random_token(), IdentityLock::random_token());
+    assert_eq!(a.len(), 32);
+    assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_ne!(a, b);
+}
+
+/// 16 clients × 500 acquire attempts; whoever gets the lock extends and releases it, and
+/// everyone else tries to release it with their own token. Never two holders, never a
+/// release or extend by a non-holder.
+#[test]
+fn never_two_holders() {
+    let db = Arc::new(harness::fresh_db());
+    let holders = Arc::new(AtomicUsize::new(0));
+    let acquired = Arc::new(AtomicUsize::new(0));
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let (db, holders, acquired) = (db.clone(), holders.clone(), acquired.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                let lock = IdentityLock::new("contended");
+                let token = IdentityLock::random_token();
+                for _ in 0..500 {
+                    if lock.acquire(&token, Some(Duration::from_secs(60))).run(&mut con).unwrap() {
+                        assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                        acquired.fetch_add(1, Ordering::Relaxed);
+                        assert!(lock.extend(&token, Duration::from_secs(60)).run(&mut con).unwrap());
+                        holders.fetch_sub(1, Ordering::SeqCst);
+                        assert!(lock.release(&token).run(&mut con).unwrap(), "the holder's release failed");
+                    } else {
+                        assert!(!lock.release(&token).run(&mut con).unwrap(), "a non-holder released the lock");
+                        assert!(!lock.extend(&token, Duration::from_secs(1)).run(&mut con).unwrap());
+                    }
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    assert!(acquired.load(Ordering::Relaxed) > 0);
+    assert!(!redis::cmd("EXISTS").arg("contended").query::<bool>(&mut db.con()).unwrap());
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let _: () = redis::cmd("HSET").arg("a:hash").arg("f").arg("v").query(&mut con).unwrap();
+    let held = IdentityLock::new("held");
+    assert!(held.acquire("secret", Some(Duration::from_secs(100))).run(&mut con).unwrap());
+    let before = harness::dump(&mut con);
+
+    assert_invalid(IdentityLock::new("").acquire("t", None).run(&mut con), "key");
+    assert_invalid(held.acquire("", None).run(&mut con), "token");
+    assert_invalid(held.acquire("t", Some(Duration::ZERO)).run(&mut con), "ttl");
+    assert_invalid(held.acquire("t", Some(Duration::from_micros(999))).run(&mut con), "ttl");
+    assert_invalid(held.acquire("t", Some(Duration::MAX)).run(&mut con), "ttl");
+    assert_invalid(held.release("").run(&mut con), "token");
+    assert_invalid(IdentityLock::new("").release("t").run(&mut con), "key");
+    assert_invalid(held.extend("secret", Duration::ZERO).run(&mut con), "ttl");
+    assert_invalid(held.extend("", Duration::from_secs(1)).run(&mut con), "token");
+    assert_invalid(held.lease("").run(&mut con), "token");
+
+    let wrong_type = IdentityLock::new("a:hash");
+    assert_code(wrong_type.release("t").run(&mut con), "WRONGTYPE");
+    assert_code(wrong_type.extend("t", Duration::from_secs(1)).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_type.lease("t").run(&mut con), "WRONGTYPE");
+
+    // What a non-Rust caller can send: the scripts check it themselves.
+    assert_code(script::release("held", "").run(&mut con), "BAD_TOKEN");
+    assert_code(script::lease("held", "").run(&mut con), "BAD_TOKEN");
+    for ttl in ["-5", "0", "000", "1e3", "0x10", "1.5", "abc", "", "1000000000000000"] {
+        let reply = harness::eval(&mut con, &script::EXTEND, &["held"], &["secret", ttl]);
+        assert_code(reply, "BAD_TTL");
+    }
+    assert_code(harness::eval(&mut con, &script::EXTEND, &["held"], &["", "100"]), "BAD_TOKEN");
+
+    assert_eq!(harness::dump(&mut con), before);
+}

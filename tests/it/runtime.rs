@@ -1,0 +1,194 @@
+//! The machinery every family shares: loading, NOSCRIPT recovery, batches, async
+//! connections, the catalogue and the generated code.
+
+use std::time::Duration;
+
+use redis_patterns::counter::{Counter, HashCounter};
+use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::{Batch, Error, catalog, scripts};
+
+use crate::harness::{self, assert_code, assert_invalid};
+
+fn script_flush(con: &mut dyn redis::ConnectionLike) {
+    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(con).unwrap();
+}
+
+fn loaded(con: &mut dyn redis::ConnectionLike, script: &redis_patterns::Script) -> bool {
+    // On a cluster, SCRIPT EXISTS asks every primary and answers for all of them.
+    let found: Vec<bool> = redis::cmd("SCRIPT").arg("EXISTS").arg(script.sha1).query(con).unwrap();
+    found == [true]
+}
+
+#[test]
+fn load_all_loads_every_script_with_its_build_time_sha1() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    script_flush(&mut con);
+    redis_patterns::load_all(&mut con).unwrap();
+    for script in catalog::scripts() {
+        assert!(loaded(&mut con, script), "{} not loaded", script.name);
+    }
+}
+
+#[test]
+fn load_all_reaches_every_cluster_node() {
+    let mut con = harness::cluster_con();
+    redis_patterns::load_all(&mut con).unwrap();
+    for node in &harness::cluster().nodes {
+        let mut node = redis::Client::open(node.url(0)).unwrap().get_connection().unwrap();
+        for script in catalog::scripts() {
+            assert!(loaded(&mut node, script), "{} not on every node", script.name);
+        }
+    }
+}
+
+#[test]
+fn a_flushed_script_is_loaded_again_and_run_once() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let lock = IdentityLock::new("lock");
+    assert!(lock.acquire("t", None).run(&mut con).unwrap());
+    script_flush(&mut con);
+    assert!(!loaded(&mut con, &scripts::identity_lock::RELEASE));
+    assert!(lock.release("t").run(&mut con).unwrap());
+    assert!(loaded(&mut con, &scripts::identity_lock::RELEASE));
+}
+
+#[tokio::test]
+async fn async_connections_run_and_recover_from_noscript() {
+    let db = harness::fresh_db();
+    let lock = IdentityLock::new("lock");
+
+    let mut multiplexed = db.multiplexed().await;
+    script_flush(&mut db.con());
+    assert!(lock.acquire("t", None).run_async(&mut multiplexed).await.unwrap());
+    assert!(lock.release("t").run_async(&mut multiplexed).await.unwrap());
+
+    let mut manager = redis::aio::ConnectionManager::new(db.client.clone()).await.unwrap();
+    script_flush(&mut db.con());
+    assert!(lock.acquire("t", None).run_async(&mut manager).await.unwrap());
+    assert!(lock.release("t").run_async(&mut manager).await.unwrap());
+    assert_invalid(lock.release("").run_async(&mut manager).await, "token");
+
+    let mut cluster = harness::cluster_client().get_async_connection().await.unwrap();
+    let lock = IdentityLock::new("runtime:async:lock");
+    script_flush(&mut harness::cluster_con());
+    assert!(lock.acquire("t", None).run_async(&mut cluster).await.unwrap());
+    assert_eq!(
+        lock.lease("t").run_async(&mut cluster).await.unwrap(),
+        redis_patterns::identity_lock::Lease::Forever
+    );
+    assert!(lock.release("t").run_async(&mut cluster).await.unwrap());
+    redis_patterns::load_all_async(&mut cluster).await.unwrap();
+}
+
+#[test]
+fn read_only_scripts_run_with_evalsha_ro() {
+    let op = IdentityLock::new("lock").lease("t");
+    let script = op.script().unwrap();
+    assert!(script.is_read_only());
+    let packed = String::from_utf8_lossy(&op.cmd().unwrap().get_packed_command()).into_owned();
+    assert!(packed.contains("EVALSHA_RO"), "{packed}");
+    let packed = IdentityLock::new("lock").release("t").cmd().unwrap().get_packed_command();
+    assert!(!String::from_utf8_lossy(&packed).contains("EVALSHA_RO"));
+}
+
+#[test]
+fn a_batch_loads_its_scripts_and_decodes_each_reply() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let _: () = redis::cmd("HSET").arg("a:hash").arg("f").arg("v").query(&mut con).unwrap();
+    script_flush(&mut con);
+
+    let lock = IdentityLock::new("lock");
+    let mut batch = Batch::new();
+    let acquired = batch.add(lock.acquire("t", Some(Duration::from_secs(10))));
+    let count = batch.add(Counter::new("n").increase(5));
+    let wrong = batch.add(Counter::new("a:hash").increase(1));
+    let reset = batch.add(HashCounter::new("h", "f").reset(3));
+    let released = batch.add(lock.release("t"));
+    assert_eq!(batch.len(), 5);
+    let mut replies = batch.run(&mut con).unwrap();
+    assert!(acquired.take(&mut replies).unwrap());
+    assert_eq!(count.take(&mut replies).unwrap(), 5);
+    assert_code(wrong.take(&mut replies), "WRONGTYPE");
+    assert_eq!(reset.take(&mut replies).unwrap(), 0);
+    assert!(released.take(&mut replies).unwrap());
+}
+
+#[tokio::test]
+async fn a_transaction_runs_async_and_maps_script_errors() {
+    let db = harness::fresh_db();
+    let mut con = db.multiplexed().await;
+    let _: () = redis::cmd("HSET").arg("h").arg("text").arg("abc").query(&mut db.con()).unwrap();
+    script_flush(&mut db.con());
+
+    let mut batch = Batch::transaction();
+    let refused = batch.add(HashCounter::new("h", "text").reset(1));
+    let count = batch.add(Counter::new("n").increase(2));
+    let mut replies = batch.run_async(&mut con).await.unwrap();
+    match refused.take(&mut replies) {
+        Err(Error::Script { script, code, .. }) => {
+            assert_eq!((script, code.as_str()), ("counter/hash_reset", "NOT_INTEGER"))
+        }
+        other => panic!("expected NOT_INTEGER, got {other:?}"),
+    }
+    assert_eq!(count.take(&mut replies).unwrap(), 2);
+}
+
+#[test]
+fn a_batch_with_bad_input_sends_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let mut batch = Batch::transaction();
+    let _ = batch.add(Counter::new("n").increase(1));
+    let _ = batch.add(IdentityLock::new("lock").release(""));
+    assert_invalid(batch.run(&mut con), "token");
+    assert!(harness::dump(&mut con).is_empty());
+}
+
+#[test]
+fn the_catalogue_lists_every_script_with_its_embedded_source() {
+    let names: Vec<&str> = catalog::scripts().iter().map(|s| s.name).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    assert!(names.len() >= 5, "{names:?}");
+    for script in catalog::scripts() {
+        assert_eq!(catalog::find(script.name), Some(*script));
+        assert_eq!(script.path, format!("scripts/{}.lua", script.name));
+        let file = catalog::SCRIPTS_DIR
+            .get_file(format!("{}.lua", script.name))
+            .unwrap_or_else(|| panic!("{} is not in SCRIPTS_DIR", script.name));
+        assert_eq!(file.contents_utf8(), Some(script.source), "{} drifted", script.name);
+    }
+    assert_eq!(catalog::find("no/such"), None);
+
+    let release = catalog::find("identity_lock/release").unwrap();
+    assert_eq!((release.keys.len(), release.args.len()), (1, 1));
+    assert_eq!((release.keys[0].name, release.args[0].name, release.args[0].ty), ("lock", "token", "string"));
+    assert_eq!(release.returns.ty, "bool");
+    assert_eq!(release.errors.iter().map(|e| e.code).collect::<Vec<_>>(), ["BAD_TOKEN"]);
+    assert!(!release.is_read_only());
+}
+
+#[test]
+fn export_writes_every_script() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    catalog::export(&dir).unwrap();
+    for script in catalog::scripts() {
+        let written = std::fs::read_to_string(dir.join(format!("{}.lua", script.name))).unwrap();
+        assert_eq!(written, script.source);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn generated_code_is_pinned() {
+    let generated = include_str!(concat!(env!("OUT_DIR"), "/scripts.rs"));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("generated_scripts", generated));
+}

@@ -1,0 +1,261 @@
+//! Throwaway `redis-server` processes on free loopback ports: one standalone server, or
+//! three of them joined into a Redis Cluster. Shared by the tests and `examples/tour.rs`.
+//!
+//! The `redis-test` crate does much of this for redis-rs itself, but it takes its binary
+//! from `REDISRS_SERVER_BIN` while probing the version with a hard-coded `redis-server`,
+//! starts without waiting for the server to answer, and forms clusters through
+//! `redis-cli`; here the servers are also killed with the process that started them,
+//! which lets one server be shared by every test of a binary.
+
+#![allow(dead_code)] // the tour uses only part of it
+
+use std::io::{self, ErrorKind};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The binary to run: `$REDIS_SERVER_BIN`, or `redis-server` from the `PATH`.
+pub fn server_bin() -> String {
+    std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// A running `redis-server`, killed when dropped (or when this process dies).
+pub struct RedisProcess {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl RedisProcess {
+    /// Starts a server with `extra` arguments on a free port, and waits until it answers.
+    pub fn start(extra: &[&str]) -> RedisProcess {
+        let mut last_log = String::new();
+        // The free port can be taken by someone else before the server binds it.
+        for _ in 0..5 {
+            let port = free_port();
+            let dir = scratch_dir().join(format!("redis-{}-{port}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("cannot create the server's folder");
+            let mut cmd = Command::new(server_bin());
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .arg("--logfile")
+                .arg(dir.join("redis.log"))
+                .args(extra)
+                .current_dir(&dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = match spawn_tied_to_this_process(cmd) {
+                Ok(child) => child,
+                Err(err) if err.kind() == ErrorKind::NotFound => missing_server(),
+                Err(err) => panic!("cannot start {}: {err}", server_bin()),
+            };
+            let mut server = RedisProcess { child, port, dir };
+            match server.wait_until_ready() {
+                Ok(()) => return server,
+                Err(log) => last_log = log,
+            }
+        }
+        panic!("redis-server did not start; its last log:\n{last_log}");
+    }
+
+    /// The port it listens on, at 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:<port>/<db>`.
+    pub fn url(&self, db: u32) -> String {
+        format!("redis://127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    fn wait_until_ready(&mut self) -> Result<(), String> {
+        let client = redis::Client::open(self.url(0)).expect("a valid url");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return Err(self.log());
+            }
+            let answered = client.get_connection().and_then(|mut con| {
+                redis::cmd("PING").query::<String>(&mut con)
+            });
+            if answered.is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                return Err(self.log());
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Three masters sharing the 16384 slots.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisProcess>,
+}
+
+impl RedisCluster {
+    /// Starts three cluster-enabled servers and joins them, without `redis-cli`: each
+    /// node takes a third of the slots, the first meets the others, and the cluster is
+    /// ready once every node sees all three and reports `cluster_state:ok`.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisProcess> = (0..3)
+            .map(|_| {
+                RedisProcess::start(&[
+                    "--cluster-enabled", "yes",
+                    "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "5000",
+                ])
+            })
+            .collect();
+        let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+        for (node, (first, last)) in nodes.iter().zip(ranges) {
+            let mut con = connect(node);
+            let _: () = redis::cmd("CLUSTER")
+                .arg("ADDSLOTSRANGE")
+                .arg(first)
+                .arg(last)
+                .query(&mut con)
+                .expect("CLUSTER ADDSLOTSRANGE");
+        }
+        let mut first = connect(&nodes[0]);
+        for node in &nodes[1..] {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("MEET")
+                .arg("127.0.0.1")
+                .arg(node.port())
+                .query(&mut first)
+                .expect("CLUSTER MEET");
+        }
+        let cluster = RedisCluster { nodes };
+        cluster.wait_until_ready();
+        cluster
+    }
+
+    /// The nodes' URLs, for `redis::cluster::ClusterClient::new`.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.url(0)).collect()
+    }
+
+    fn wait_until_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for node in &self.nodes {
+            let mut con = connect(node);
+            loop {
+                let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut con).expect("CLUSTER INFO");
+                let slots: Vec<redis::Value> =
+                    redis::cmd("CLUSTER").arg("SLOTS").query(&mut con).expect("CLUSTER SLOTS");
+                if info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") && slots.len() == 3 {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "the cluster did not form:\n{info}\n{}", node.log());
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+fn connect(node: &RedisProcess) -> redis::Connection {
+    redis::Client::open(node.url(0))
+        .and_then(|c| c.get_connection())
+        .expect("connect to a test server")
+}
+
+/// Stops the whole run with one line: every test needs the server.
+fn missing_server() -> ! {
+    eprintln!(
+        "error: `{}` not found; install it with `sudo apt-get install redis-server` (Debian, Ubuntu), or set REDIS_SERVER_BIN to its path",
+        server_bin()
+    );
+    std::process::exit(1)
+}
+
+/// A port nobody listens on right now (the OS picks it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free port on 127.0.0.1")
+}
+
+fn scratch_dir() -> PathBuf {
+    // Cargo gives integration tests a scratch folder under target/; the tour has none.
+    option_env!("CARGO_TARGET_TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
+
+/// Spawns `cmd` so that it is killed when this process exits, even by a panic or a
+/// signal: servers shared through statics are never dropped.
+///
+/// Linux delivers the parent-death signal when the *thread* that forked the child exits,
+/// so every server is forked by one thread that lives as long as the process.
+fn spawn_tied_to_this_process(cmd: Command) -> io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        thread::Builder::new()
+            .name("redis-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    tie_to_parent(&mut cmd);
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("cannot start the spawner thread");
+        Mutex::new(tx)
+    });
+    let (tx, rx) = mpsc::channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((cmd, tx))
+        .expect("the spawner thread is gone");
+    rx.recv().expect("the spawner thread is gone")
+}
+
+#[cfg(target_os = "linux")]
+fn tie_to_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: prctl and getppid are async-signal-safe, and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                return Err(io::Error::other("the test process is gone"));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tie_to_parent(_cmd: &mut Command) {
+    // Elsewhere the servers outlive a crashed test run; Drop still stops them otherwise.
+}
