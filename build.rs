@@ -5,7 +5,8 @@ use std::path::PathBuf;
 fn main() {
     // Cargo watches the whole folder, so an added or edited script regenerates the code.
     println!("cargo::rerun-if-changed=scripts");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("scripts.rs");
+    let out =
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("scripts.rs");
     if let Err(err) = redis_patterns_codegen::Config::new()
         .runtime("crate")
         .compile("scripts", &out)

@@ -74,10 +74,10 @@ impl Batch {
         let script = match op.request {
             Ok(request) => {
                 let script = request.script();
-                if let Some(script) = script {
-                    if !self.scripts.iter().any(|s| s.sha1 == script.sha1) {
-                        self.scripts.push(script);
-                    }
+                if let Some(script) = script
+                    && !self.scripts.iter().any(|s| s.sha1 == script.sha1)
+                {
+                    self.scripts.push(script);
                 }
                 self.pipe.add_command(request.cmd().clone());
                 script

@@ -324,7 +324,10 @@ impl CompactCounter {
             if !(min..=max).contains(&n) {
                 return Err(Error::invalid(
                     "n",
-                    format!("{n} does not fit a {} counter ({min} to {max})", self.width.as_str()),
+                    format!(
+                        "{n} does not fit a {} counter ({min} to {max})",
+                        self.width.as_str()
+                    ),
                 ));
             }
             let mut cmd = redis::cmd("BITFIELD");

@@ -65,11 +65,13 @@ impl FencedLock {
         Op::try_build(|| {
             input::ttl_ms(ttl)?;
             let fence = self.fence_key()?;
-            Ok(scripts::fenced_lock::acquire(&self.name, &fence, ttl).map(|token| {
-                token
-                    .map(|t| u64::try_from(t).map_err(|_| negative_token(t)))
-                    .transpose()
-            }))
+            Ok(
+                scripts::fenced_lock::acquire(&self.name, &fence, ttl).map(|token| {
+                    token
+                        .map(|t| u64::try_from(t).map_err(|_| negative_token(t)))
+                        .transpose()
+                }),
+            )
         })
     }
 
@@ -103,7 +105,10 @@ impl FencedLock {
 /// Tokens start at 1; 0 can never be held.
 fn fence_token(token: u64) -> crate::Result<String> {
     if token == 0 {
-        return Err(Error::invalid("token", "fencing tokens start at 1; 0 is never held"));
+        return Err(Error::invalid(
+            "token",
+            "fencing tokens start at 1; 0 is never held",
+        ));
     }
     Ok(token.to_string())
 }

@@ -48,7 +48,8 @@ pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
 
 /// A count Redis stores as a signed 64-bit integer.
 pub(crate) fn int64(what: &'static str, n: u64) -> Result<i64> {
-    i64::try_from(n).map_err(|_| Error::invalid(what, format!("must be at most {}, got {n}", i64::MAX)))
+    i64::try_from(n)
+        .map_err(|_| Error::invalid(what, format!("must be at most {}, got {n}", i64::MAX)))
 }
 
 /// `-n`, for the `decrease` operations that send a negative increment.
@@ -68,7 +69,9 @@ pub(crate) fn aux_key(name: &str, suffix: &str) -> Result<String> {
         // `{a}b}:x` would hash by `a`, while `a}b` hashes whole: different slots.
         Err(Error::invalid(
             "name",
-            format!("`{name}` holds a `}}` but no hash tag; add one, as in `{{{name}}}`, or drop the `}}`"),
+            format!(
+                "`{name}` holds a `}}` but no hash tag; add one, as in `{{{name}}}`, or drop the `}}`"
+            ),
         ))
     } else {
         Ok(format!("{{{name}}}:{suffix}"))
@@ -89,18 +92,33 @@ mod tests {
     #[test]
     fn aux_keys_share_the_names_slot() {
         assert_eq!(aux_key("lock:1", "fence").unwrap(), "{lock:1}:fence");
-        assert_eq!(aux_key("{user:7}:lock", "fence").unwrap(), "{user:7}:lock:fence");
+        assert_eq!(
+            aux_key("{user:7}:lock", "fence").unwrap(),
+            "{user:7}:lock:fence"
+        );
         assert_eq!(aux_key("a{b", "fence").unwrap(), "{a{b}:fence");
         // An empty tag is no tag, and wrapping would make `a{` the tag.
-        assert!(matches!(aux_key("a{}b", "fence"), Err(Error::InvalidInput { what: "name", .. })));
-        assert!(matches!(aux_key("a}b", "fence"), Err(Error::InvalidInput { what: "name", .. })));
-        assert!(matches!(aux_key("", "fence"), Err(Error::InvalidInput { what: "name", .. })));
+        assert!(matches!(
+            aux_key("a{}b", "fence"),
+            Err(Error::InvalidInput { what: "name", .. })
+        ));
+        assert!(matches!(
+            aux_key("a}b", "fence"),
+            Err(Error::InvalidInput { what: "name", .. })
+        ));
+        assert!(matches!(
+            aux_key("", "fence"),
+            Err(Error::InvalidInput { what: "name", .. })
+        ));
     }
 
     #[test]
     fn ttl_is_whole_milliseconds_in_range() {
         assert_eq!(ttl_ms(Duration::from_micros(1500)).unwrap(), 1);
-        assert_eq!(ttl_ms(Duration::from_millis(MAX_TTL_MS)).unwrap(), MAX_TTL_MS);
+        assert_eq!(
+            ttl_ms(Duration::from_millis(MAX_TTL_MS)).unwrap(),
+            MAX_TTL_MS
+        );
         assert!(ttl_ms(Duration::from_micros(999)).is_err());
         assert!(ttl_ms(Duration::from_millis(MAX_TTL_MS + 1)).is_err());
         assert!(ttl_ms(Duration::MAX).is_err());

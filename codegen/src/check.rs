@@ -14,189 +14,28 @@ use crate::model::{Clock, Script, ScriptFile};
 
 /// Commands a `no-writes` script may not run: Redis marks them `write` (or `may-replicate`,
 /// like `PUBLISH`) and rejects them from read-only scripts.
-const WRITE_COMMANDS: &[&str] = &[
-    "SET",
-    "SETNX",
-    "SETEX",
-    "PSETEX",
-    "GETSET",
-    "GETDEL",
-    "GETEX",
-    "APPEND",
-    "INCR",
-    "INCRBY",
-    "INCRBYFLOAT",
-    "DECR",
-    "DECRBY",
-    "DEL",
-    "UNLINK",
-    "EXPIRE",
-    "PEXPIRE",
-    "EXPIREAT",
-    "PEXPIREAT",
-    "PERSIST",
-    "RENAME",
-    "RENAMENX",
-    "MSET",
-    "MSETNX",
-    "SETRANGE",
-    "SETBIT",
-    "BITFIELD",
-    "BITOP",
-    "HSET",
-    "HSETNX",
-    "HMSET",
-    "HDEL",
-    "HINCRBY",
-    "HINCRBYFLOAT",
-    "HEXPIRE",
-    "HPEXPIRE",
-    "HEXPIREAT",
-    "HPEXPIREAT",
-    "HPERSIST",
-    "HGETDEL",
-    "HGETEX",
-    "HSETEX",
-    "LPUSH",
-    "RPUSH",
-    "LPUSHX",
-    "RPUSHX",
-    "LPOP",
-    "RPOP",
-    "LSET",
-    "LREM",
-    "LTRIM",
-    "LINSERT",
-    "LMOVE",
-    "LMPOP",
-    "RPOPLPUSH",
-    "BLPOP",
-    "BRPOP",
-    "BLMOVE",
-    "BLMPOP",
-    "BRPOPLPUSH",
-    "SADD",
-    "SREM",
-    "SPOP",
-    "SMOVE",
-    "SINTERSTORE",
-    "SUNIONSTORE",
-    "SDIFFSTORE",
-    "ZADD",
-    "ZREM",
-    "ZINCRBY",
-    "ZPOPMIN",
-    "ZPOPMAX",
-    "BZPOPMIN",
-    "BZPOPMAX",
-    "ZMPOP",
-    "BZMPOP",
-    "ZREMRANGEBYSCORE",
-    "ZREMRANGEBYRANK",
-    "ZREMRANGEBYLEX",
-    "ZUNIONSTORE",
-    "ZINTERSTORE",
-    "ZDIFFSTORE",
-    "ZRANGESTORE",
-    "XADD",
-    "XDEL",
-    "XTRIM",
-    "XACK",
-    "XCLAIM",
-    "XAUTOCLAIM",
-    "XGROUP",
-    "XREADGROUP",
-    "XSETID",
-    "PFADD",
-    "PFMERGE",
-    "PFCOUNT",
-    "GEOADD",
-    "GEOSEARCHSTORE",
-    "GEORADIUS",
-    "GEORADIUSBYMEMBER",
-    "COPY",
-    "RESTORE",
-    "MOVE",
-    "SORT",
-    "FLUSHDB",
-    "FLUSHALL",
-    "SWAPDB",
-    "PUBLISH",
-    "SPUBLISH",
-];
+const WRITE_COMMANDS: &str = "\
+    SET SETNX SETEX PSETEX GETSET GETDEL GETEX APPEND INCR INCRBY INCRBYFLOAT DECR DECRBY \
+    DEL UNLINK EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST RENAME RENAMENX MSET MSETNX \
+    SETRANGE SETBIT BITFIELD BITOP HSET HSETNX HMSET HDEL HINCRBY HINCRBYFLOAT HEXPIRE \
+    HPEXPIRE HEXPIREAT HPEXPIREAT HPERSIST HGETDEL HGETEX HSETEX LPUSH RPUSH LPUSHX RPUSHX \
+    LPOP RPOP LSET LREM LTRIM LINSERT LMOVE LMPOP RPOPLPUSH BLPOP BRPOP BLMOVE BLMPOP \
+    BRPOPLPUSH SADD SREM SPOP SMOVE SINTERSTORE SUNIONSTORE SDIFFSTORE ZADD ZREM ZINCRBY \
+    ZPOPMIN ZPOPMAX BZPOPMIN BZPOPMAX ZMPOP BZMPOP ZREMRANGEBYSCORE ZREMRANGEBYRANK \
+    ZREMRANGEBYLEX ZUNIONSTORE ZINTERSTORE ZDIFFSTORE ZRANGESTORE XADD XDEL XTRIM XACK \
+    XCLAIM XAUTOCLAIM XGROUP XREADGROUP XSETID PFADD PFMERGE PFCOUNT GEOADD GEOSEARCHSTORE \
+    GEORADIUS GEORADIUSBYMEMBER COPY RESTORE MOVE SORT FLUSHDB FLUSHALL SWAPDB PUBLISH \
+    SPUBLISH";
 
 /// Commands whose first argument is not a key (a subcommand, a number of keys, a channel, or
 /// nothing); the key-built-in-Lua check skips them.
-const KEYLESS_FIRST: &[&str] = &[
-    "TIME",
-    "PING",
-    "ECHO",
-    "INFO",
-    "DBSIZE",
-    "SCRIPT",
-    "CLIENT",
-    "CONFIG",
-    "COMMAND",
-    "EVAL",
-    "EVALSHA",
-    "EVAL_RO",
-    "EVALSHA_RO",
-    "FCALL",
-    "FCALL_RO",
-    "FUNCTION",
-    "PUBLISH",
-    "SPUBLISH",
-    "PUBSUB",
-    "LASTSAVE",
-    "ROLE",
-    "LOLWUT",
-    "MEMORY",
-    "OBJECT",
-    "XINFO",
-    "XGROUP",
-    "XREAD",
-    "XREADGROUP",
-    "CLUSTER",
-    "SELECT",
-    "SWAPDB",
-    "FLUSHDB",
-    "FLUSHALL",
-    "RANDOMKEY",
-    "KEYS",
-    "SCAN",
-    "WAIT",
-    "WAITAOF",
-    "BITOP",
-    "ZUNION",
-    "ZINTER",
-    "ZDIFF",
-    "ZINTERCARD",
-    "SINTERCARD",
-    "LMPOP",
-    "ZMPOP",
-    "BLMPOP",
-    "BZMPOP",
-    "MIGRATE",
-    "ACL",
-    "DEBUG",
-    "SLOWLOG",
-    "LATENCY",
-    "MODULE",
-    "READONLY",
-    "READWRITE",
-    "HELLO",
-    "AUTH",
-    "RESET",
-    "SAVE",
-    "BGSAVE",
-    "BGREWRITEAOF",
-    "SHUTDOWN",
-    "MONITOR",
-    "REPLICAOF",
-    "SLAVEOF",
-    "SYNC",
-    "PSYNC",
-];
+const KEYLESS_FIRST: &str = "\
+    TIME PING ECHO INFO DBSIZE SCRIPT CLIENT CONFIG COMMAND EVAL EVALSHA EVAL_RO \
+    EVALSHA_RO FCALL FCALL_RO FUNCTION PUBLISH SPUBLISH PUBSUB LASTSAVE ROLE LOLWUT MEMORY \
+    OBJECT XINFO XGROUP XREAD XREADGROUP CLUSTER SELECT SWAPDB FLUSHDB FLUSHALL RANDOMKEY \
+    KEYS SCAN WAIT WAITAOF BITOP ZUNION ZINTER ZDIFF ZINTERCARD SINTERCARD LMPOP ZMPOP \
+    BLMPOP BZMPOP MIGRATE ACL DEBUG SLOWLOG LATENCY MODULE READONLY READWRITE HELLO AUTH \
+    RESET SAVE BGSAVE BGREWRITEAOF SHUTDOWN MONITOR REPLICAOF SLAVEOF SYNC PSYNC";
 
 /// Globals that load code from elsewhere or at run time.
 const LOADERS: &[&str] = &["require", "dofile", "loadfile", "loadstring", "load"];
@@ -296,7 +135,7 @@ impl<'t> Body<'t> {
         i > 0 && (self.op(i - 1, ".") || self.op(i - 1, ":"))
     }
 
-    /// Whether token `i` is the variable `name` (not a field, not a local's shadow).
+    /// Whether token `i` is the variable `name`, not a field of that name.
     fn is_global_ref(&self, i: usize, name: &str) -> bool {
         self.tok(i).is_some_and(|t| t.is_name(name)) && !self.is_field(i)
     }
@@ -414,16 +253,14 @@ impl<'t> Body<'t> {
         for (i, t) in self.tokens.iter().enumerate() {
             match (t.kind, t.text.as_str()) {
                 (Kind::Op, open @ ("(" | "[" | "{")) => stack.push(open),
-                (Kind::Op, ")" | "]" | "}") => {
-                    if stack.last().is_some_and(|s| matches!(*s, "(" | "[" | "{")) {
-                        stack.pop();
-                    }
+                (Kind::Op, ")" | "]" | "}")
+                    if stack.last().is_some_and(|s| matches!(*s, "(" | "[" | "{")) =>
+                {
+                    stack.pop();
                 }
                 (Kind::Keyword, "do" | "if" | "repeat") => stack.push("block"),
-                (Kind::Keyword, "end" | "until") => {
-                    if stack.last().is_some_and(|s| *s == "block") {
-                        stack.pop();
-                    }
+                (Kind::Keyword, "end" | "until") if stack.last().is_some_and(|s| *s == "block") => {
+                    stack.pop();
                 }
                 (Kind::Keyword, "local") => {
                     if let Some(stmt) = self.local_stmt(i) {
@@ -452,28 +289,26 @@ impl<'t> Body<'t> {
                         j += 1;
                     }
                 }
-                (Kind::Op, "=") => {
-                    if stack.last().is_none_or(|s| *s == "block") {
-                        self.assignment(i, &locals, report);
-                    }
+                (Kind::Op, "=") if stack.last().is_none_or(|s| *s == "block") => {
+                    self.assignment(i, &locals, report);
                 }
-                (Kind::Name, name) if LOADERS.contains(&name) => {
-                    if !self.is_field(i) && !locals.contains(name) {
-                        let (message, hint) = if name.starts_with("load") && name != "loadfile" {
-                            (
-                                format!("`{name}` compiles code at run time"),
-                                "write the code out in the script, where it can be read and \
-                                 checked",
-                            )
-                        } else {
-                            (
-                                format!("`{name}` loads code from outside the script"),
-                                "scripts are self-contained so they can be copied and run \
-                                 alone; inline the code",
-                            )
-                        };
-                        report.error(t.line, t.col, message, hint);
-                    }
+                (Kind::Name, name)
+                    if LOADERS.contains(&name) && !self.is_field(i) && !locals.contains(name) =>
+                {
+                    let (message, hint) = if name.starts_with("load") && name != "loadfile" {
+                        (
+                            format!("`{name}` compiles code at run time"),
+                            "write the code out in the script, where it can be read and \
+                             checked",
+                        )
+                    } else {
+                        (
+                            format!("`{name}` loads code from outside the script"),
+                            "scripts are self-contained so they can be copied and run \
+                             alone; inline the code",
+                        )
+                    };
+                    report.error(t.line, t.col, message, hint);
                 }
                 _ => {}
             }
@@ -657,7 +492,10 @@ impl<'t> Body<'t> {
         let args = if next.is_op("(") {
             self.call_args(i + 3)
         } else if next.kind == Kind::Str {
-            vec![i + 3..i + 4]
+            vec![Range {
+                start: i + 3,
+                end: i + 4,
+            }]
         } else {
             return None;
         };
@@ -708,7 +546,7 @@ impl<'t> Body<'t> {
                         continue;
                     };
                     let command = lit.text.to_ascii_uppercase();
-                    if no_writes && WRITE_COMMANDS.contains(&command.as_str()) {
+                    if no_writes && is_listed(WRITE_COMMANDS, &command) {
                         report.error(
                             lit.line,
                             lit.col,
@@ -731,7 +569,7 @@ impl<'t> Body<'t> {
                         ),
                         _ => {}
                     }
-                    if !KEYLESS_FIRST.contains(&command.as_str())
+                    if !is_listed(KEYLESS_FIRST, &command)
                         && let Some(key) = args.get(1)
                     {
                         self.check_key(&command, key.clone(), i, report);
@@ -1047,6 +885,11 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
             report.error(at.line, at.col, message, hint);
         }
     }
+}
+
+/// Whether `word` is one of the whitespace-separated `list`.
+fn is_listed(list: &str, word: &str) -> bool {
+    list.split_whitespace().any(|w| w == word)
 }
 
 /// How a token changes the nesting depth: brackets, and blocks (`while`/`for` open with their

@@ -178,7 +178,8 @@ pub(crate) fn parse(source: &str, report: &mut Report) -> Parsed {
             1,
             "the script has no header",
             "begin the file (after any `#!lua` line) with `---` comment lines: a one-sentence \
-             summary, then the `@key`, `@arg`, `@return`, `@error`, `@clock` and `@complexity` tags",
+             summary, then the `@key`, `@arg`, `@return`, `@error`, `@clock` and \
+             `@complexity` tags",
         );
         return parsed;
     }
@@ -449,7 +450,8 @@ fn tag(parsed: &mut Parsed, line: usize, cur: &mut Cursor, report: &mut Report) 
                     line,
                     col,
                     "`@complexity` is empty",
-                    "state the cost in terms the caller controls: `--- @complexity O(log N + M), M = limit`",
+                    "state the cost in terms the caller controls: \
+                     `--- @complexity O(log N + M), M = limit`",
                 );
             }
             if let Some((first, _)) = &parsed.complexity {
@@ -616,7 +618,8 @@ fn check_name(
             col,
             format!("`{raw}` is not a valid name"),
             format!(
-                "a variadic argument marks its type, not its name: `--- @arg {stem} <type>... <doc>`"
+                "a variadic argument marks its type, not its name: \
+                 `--- @arg {stem} <type>... <doc>`"
             ),
         );
         return false;
@@ -639,11 +642,11 @@ fn check_name(
         );
         return false;
     }
-    if matches!(name, "self" | "super" | "crate") {
+    if is_rust_keyword(name) {
         report.error(
             line,
             col,
-            format!("`{name}` is reserved in Rust"),
+            format!("`{name}` is a Rust keyword"),
             "pick another name: the generated wrapper takes a parameter of the same name",
         );
         return false;
@@ -890,6 +893,17 @@ fn trim_blank(mut lines: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// Strict and reserved Rust keywords (2024 edition) that are also snake_case; none can name
+/// a parameter without `r#`, and `self`/`super`/`crate` not even with it.
+fn is_rust_keyword(name: &str) -> bool {
+    const RUST_KEYWORDS: &str = "\
+        abstract as async await become box break const continue crate do dyn else enum \
+        extern false final fn for gen if impl in let loop macro match mod move mut override \
+        priv pub ref return self static struct super trait true try type typeof unsafe \
+        unsized use virtual where while yield";
+    RUST_KEYWORDS.split_whitespace().any(|k| k == name)
+}
+
 /// `[a-z][a-z0-9_]*`
 pub(crate) fn is_snake(s: &str) -> bool {
     let mut chars = s.chars();
@@ -947,8 +961,8 @@ fn distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

@@ -7,13 +7,11 @@
 //!
 //! ```no_run
 //! // build.rs
-//! fn main() {
-//!     println!("cargo::rerun-if-changed=scripts");
-//!     let out = std::path::Path::new(&std::env::var_os("OUT_DIR").unwrap()).join("scripts.rs");
-//!     if let Err(err) = redis_patterns_codegen::Config::new().compile("scripts", &out) {
-//!         eprintln!("{err}");
-//!         std::process::exit(1);
-//!     }
+//! println!("cargo::rerun-if-changed=scripts");
+//! let out = std::path::Path::new(&std::env::var_os("OUT_DIR").unwrap()).join("scripts.rs");
+//! if let Err(err) = redis_patterns_codegen::Config::new().compile("scripts", &out) {
+//!     eprintln!("{err}");
+//!     std::process::exit(1);
 //! }
 //! ```
 //!
@@ -78,7 +76,11 @@ impl fmt::Display for Error {
                     writeln!(f, "{d}")?;
                 }
                 let n = diagnostics.len();
-                write!(f, "{n} problem{} in the scripts", if n == 1 { "" } else { "s" })
+                write!(
+                    f,
+                    "{n} problem{} in the scripts",
+                    if n == 1 { "" } else { "s" }
+                )
             }
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Render(msg) => write!(f, "redis-patterns-codegen bug: {msg}"),
@@ -121,7 +123,10 @@ impl Config {
                 })?;
                 files.push(ScriptFile {
                     family: file_name(&family),
-                    op: path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+                    op: path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
                     path: display_path(&path),
                     source,
                 });
@@ -137,10 +142,7 @@ impl Config {
         for file in files {
             problems.extend(check_names(file));
             match analyze(file) {
-                Ok(script) => {
-                    problems.extend(check_params(&script));
-                    scripts.push(script);
-                }
+                Ok(script) => scripts.push(script),
                 Err(found) => problems.extend(found),
             }
         }
@@ -231,47 +233,4 @@ fn check_names(file: &ScriptFile) -> Vec<Diagnostic> {
             hint: "rename it to lower-case letters, digits and `_`, starting with a letter, and not a Rust keyword".into(),
         })
         .collect()
-}
-
-/// Keys and arguments become the parameters of one function.
-fn check_params(script: &Script) -> Vec<Diagnostic> {
-    let h = &script.header;
-    let names: Vec<&str> = h.keys.iter().map(|k| k.name.as_str()).chain(h.args.iter().map(|a| a.name.as_str())).collect();
-    let mut problems = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let (line, col) = tag_position(&script.file.source, name);
-        if KEYWORDS.contains(name) {
-            problems.push(Diagnostic {
-                path: script.file.path.clone(),
-                line,
-                col,
-                message: format!("`{name}` is a Rust keyword and cannot name a parameter"),
-                hint: "choose another name, and bind the script's local to it".into(),
-            });
-        } else if names[..i].contains(name) {
-            problems.push(Diagnostic {
-                path: script.file.path.clone(),
-                line,
-                col,
-                message: format!("`{name}` names both a key and an argument"),
-                hint: "give the key and the argument different names".into(),
-            });
-        }
-    }
-    problems
-}
-
-/// Where the last `@key`/`@arg` tag naming `name` is, for diagnostics found after parsing.
-fn tag_position(source: &str, name: &str) -> (usize, usize) {
-    source
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| {
-            let mut words = line.trim_start_matches('-').split_whitespace();
-            matches!(words.next(), Some("@key" | "@arg"))
-                && words.next().map(|w| w.trim_end_matches("...")) == Some(name)
-        })
-        .last()
-        .map(|(i, line)| (i + 1, line.find(name).map_or(1, |c| c + 1)))
-        .unwrap_or((1, 1))
 }

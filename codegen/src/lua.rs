@@ -54,14 +54,12 @@ pub(crate) struct LexError {
     pub hint: String,
 }
 
-const KEYWORDS: &[&str] = &[
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local",
-    "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
-];
+const KEYWORDS: &str = "and break do else elseif end false for function if in \
+    local nil not or repeat return then true until while";
 
 /// Whether `word` is reserved in Lua 5.1.
 pub(crate) fn is_keyword(word: &str) -> bool {
-    KEYWORDS.contains(&word)
+    KEYWORDS.split_whitespace().any(|k| k == word)
 }
 
 /// Splits `source` into tokens. Comments and whitespace are dropped; a `#!` first line is
@@ -199,12 +197,8 @@ impl Lexer {
     }
 
     fn operator(&self) -> Option<&'static str> {
-        const OPS: &[&str] = &[
-            "...", "..", "==", "~=", "<=", ">=", "+", "-", "*", "/", "%", "^", "#", "<", ">", "=",
-            "(", ")", "{", "}", "[", "]", ";", ":", ",", ".",
-        ];
-        OPS.iter()
-            .copied()
+        const OPS: &str = "... .. == ~= <= >= + - * / % ^ # < > = ( ) { } [ ] ; : , .";
+        OPS.split_whitespace()
             .find(|op| op.chars().enumerate().all(|(i, c)| self.peek(i) == Some(c)))
     }
 

@@ -110,29 +110,43 @@ pub(crate) fn render(scripts: &[Script], rt: &str) -> Result<String, String> {
         .map_err(|e| format!("template error: {e}"))?;
     let file = syn::parse_file(&text)
         .map_err(|e| format!("generated code does not parse: {e}\n{text}"))?;
-    Ok(format!("{GENERATED_HEADER}{}", prettyplease::unparse(&file)))
+    Ok(format!(
+        "{GENERATED_HEADER}{}",
+        prettyplease::unparse(&file)
+    ))
 }
 
 fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
     let h = &script.header;
     let file = &script.file;
     let name = format!("{}/{}", file.family, file.op);
-    let sha1 = sha1_smol::Sha1::from(file.source.as_bytes()).digest().to_string();
+    let sha1 = sha1_smol::Sha1::from(file.source.as_bytes())
+        .digest()
+        .to_string();
 
     let mut params = Vec::new();
     let mut calls = Vec::new();
     for key in &h.keys {
         if key.variadic {
-            params.push(RustParam { name: key.name.clone(), ty: "&[&str]".into() });
+            params.push(RustParam {
+                name: key.name.clone(),
+                ty: "&[&str]".into(),
+            });
             calls.push(format!("keys({})", key.name));
         } else {
-            params.push(RustParam { name: key.name.clone(), ty: "&str".into() });
+            params.push(RustParam {
+                name: key.name.clone(),
+                ty: "&str".into(),
+            });
             calls.push(format!("key({})", key.name));
         }
     }
     for arg in &h.args {
         let (ty, call) = arg_rust(arg.ty, arg.variadic);
-        params.push(RustParam { name: arg.name.clone(), ty: ty.into() });
+        params.push(RustParam {
+            name: arg.name.clone(),
+            ty: ty.into(),
+        });
         calls.push(format!("{call}({})", arg.name));
     }
 
@@ -150,7 +164,10 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
         static_name: file.op.to_uppercase(),
         fn_name: file.op.clone(),
         static_doc,
-        fn_doc: fn_doc(script, &name, &sha1).iter().map(|l| doc_lit(l)).collect(),
+        fn_doc: fn_doc(script, &name, &sha1)
+            .iter()
+            .map(|l| doc_lit(l))
+            .collect(),
         name: lit(&name),
         path: lit(&file.path),
         sha1: lit(&sha1),
@@ -318,7 +335,11 @@ fn return_type_name(ty: &ReturnType) -> String {
         ReturnType::ScoredStrings => "[(string, float)]".into(),
         ReturnType::Tuple(items) => format!(
             "({})",
-            items.iter().map(return_type_name).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(return_type_name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -354,7 +375,11 @@ fn lit(s: &str) -> String {
 
 /// A doc attribute's literal: rustdoc lines read `/// text`, with the space.
 fn doc_lit(line: &str) -> String {
-    if line.is_empty() { lit("") } else { lit(&format!(" {line}")) }
+    if line.is_empty() {
+        lit("")
+    } else {
+        lit(&format!(" {line}"))
+    }
 }
 
 /// Header prose as Markdown that rustdoc reads literally: outside code spans, brackets
@@ -393,6 +418,9 @@ mod tests {
 
     #[test]
     fn one_element_tuples_stay_tuples() {
-        assert_eq!(return_rust(&ReturnType::Tuple(vec![ReturnType::Int])), "(i64,)");
+        assert_eq!(
+            return_rust(&ReturnType::Tuple(vec![ReturnType::Int])),
+            "(i64,)"
+        );
     }
 }

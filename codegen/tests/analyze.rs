@@ -305,7 +305,7 @@ fn crlf_line_endings() {
     );
 }
 
-/// A script that fails checks it never reaches still reports nothing it should not.
+/// Idiomatic Lua (table fields, methods, loops, long strings, comments) raises nothing.
 #[test]
 fn shebang_without_flags_and_idioms_that_are_not_globals() {
     let source = r#"#!lua
@@ -707,31 +707,33 @@ scripts/bad/tag_syntax.lua:4:5: error: only the last `@key` may be variadic, not
   = hint: remove the `...`, or move this key to the end
 scripts/bad/tag_syntax.lua:5:5: error: `@key dest` has no doc
   = hint: say what the key holds: `--- @key dest <doc>`
-scripts/bad/tag_syntax.lua:6:5: error: `@arg` needs a name, a type and a doc
-  = hint: write `--- @arg <name> <type> <what it means>`
-scripts/bad/tag_syntax.lua:7:5: error: `@arg count` has no type
-  = hint: write `--- @arg count <type> <doc>`; the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
-scripts/bad/tag_syntax.lua:8:10: error: `ids...` is not a valid name
-  = hint: a variadic argument marks its type, not its name: `--- @arg ids <type>... <doc>`
-scripts/bad/tag_syntax.lua:9:10: error: `end` is a Lua keyword
-  = hint: pick another name: the script binds it to a local of the same name
-scripts/bad/tag_syntax.lua:10:10: error: `self` is reserved in Rust
+scripts/bad/tag_syntax.lua:6:10: error: `type` is a Rust keyword
   = hint: pick another name: the generated wrapper takes a parameter of the same name
-scripts/bad/tag_syntax.lua:11:5: error: only the last `@arg` may be variadic, not `rest`
+scripts/bad/tag_syntax.lua:7:5: error: `@arg` needs a name, a type and a doc
+  = hint: write `--- @arg <name> <type> <what it means>`
+scripts/bad/tag_syntax.lua:8:5: error: `@arg count` has no type
+  = hint: write `--- @arg count <type> <doc>`; the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
+scripts/bad/tag_syntax.lua:9:10: error: `ids...` is not a valid name
+  = hint: a variadic argument marks its type, not its name: `--- @arg ids <type>... <doc>`
+scripts/bad/tag_syntax.lua:10:10: error: `end` is a Lua keyword
+  = hint: pick another name: the script binds it to a local of the same name
+scripts/bad/tag_syntax.lua:11:10: error: `self` is a Rust keyword
+  = hint: pick another name: the generated wrapper takes a parameter of the same name
+scripts/bad/tag_syntax.lua:12:5: error: only the last `@arg` may be variadic, not `rest`
   = hint: remove the `...`, or move this argument to the end
-scripts/bad/tag_syntax.lua:13:5: error: `@return` needs a type and a doc
+scripts/bad/tag_syntax.lua:14:5: error: `@return` needs a type and a doc
   = hint: write `--- @return <type> <what the reply means>`
-scripts/bad/tag_syntax.lua:14:12: error: `bad_input` is not a valid error code
+scripts/bad/tag_syntax.lua:15:12: error: `bad_input` is not a valid error code
   = hint: codes are UPPER_SNAKE: an upper-case letter, then upper-case letters, digits and `_`
-scripts/bad/tag_syntax.lua:15:5: error: `@error NO_DOC` has no doc
+scripts/bad/tag_syntax.lua:16:5: error: `@error NO_DOC` has no doc
   = hint: say when the script raises it: `--- @error NO_DOC <doc>`
-scripts/bad/tag_syntax.lua:16:5: error: `@error` needs a code and a doc
+scripts/bad/tag_syntax.lua:17:5: error: `@error` needs a code and a doc
   = hint: write `--- @error <CODE> <when the script raises it>`
-scripts/bad/tag_syntax.lua:17:5: error: `@clock` needs `server` or `caller`
+scripts/bad/tag_syntax.lua:18:5: error: `@clock` needs `server` or `caller`
   = hint: `@clock server` when the script reads `redis.call('TIME')`, `@clock caller` when the caller passes the time as the `now` argument
-scripts/bad/tag_syntax.lua:18:12: error: unknown clock `sever`
+scripts/bad/tag_syntax.lua:19:12: error: unknown clock `sever`
   = hint: `@clock server` when the script reads `redis.call('TIME')`, `@clock caller` when the caller passes the time as the `now` argument
-scripts/bad/tag_syntax.lua:19:5: error: `@complexity` is empty
+scripts/bad/tag_syntax.lua:20:5: error: `@complexity` is empty
   = hint: state the cost in terms the caller controls: `--- @complexity O(log N + M), M = limit`"#
     );
 }

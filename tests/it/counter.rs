@@ -30,7 +30,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, likes.decrease(2));
     let _ = step!(t, con, likes.reset(0));
     let _ = step!(t, con, likes.get());
-    let _ = step!(t, con, HashCounter::new("article:10086:counters", "view").reset(9));
+    let _ = step!(
+        t,
+        con,
+        HashCounter::new("article:10086:counters", "view").reset(9)
+    );
 
     t.note("CompactCounter: the book's u8 counter wraps silently (0 + 300 = 44)");
     let wrap = CompactCounter::new("compact:counters", 0, Width::U8, Overflow::Wrap);
@@ -107,7 +111,10 @@ fn hash_reset_loses_no_increment() {
     }
     done.store(true, Ordering::SeqCst);
     let (taken, resets) = resetter.join().unwrap();
-    let left = HashCounter::new("stats", "hits").get().run(&mut db.con()).unwrap();
+    let left = HashCounter::new("stats", "hits")
+        .get()
+        .run(&mut db.con())
+        .unwrap();
     assert!(resets > 1, "the reset never overlapped the increments");
     assert_eq!(taken + left, 8000);
 }
@@ -116,39 +123,106 @@ fn hash_reset_loses_no_increment() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET").arg("a:hash").arg("text").arg("abc").query(&mut con).unwrap();
-    let _: () = redis::cmd("HSET").arg("a:hash").arg("n").arg("5").query(&mut con).unwrap();
-    let _: () = redis::cmd("SET").arg("a:string").arg("abc").query(&mut con).unwrap();
-    let _: () = redis::cmd("SET").arg("compact").arg("\u{1}\u{2}").query(&mut con).unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("a:hash")
+        .arg("text")
+        .arg("abc")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("a:hash")
+        .arg("n")
+        .arg("5")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("a:string")
+        .arg("abc")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("compact")
+        .arg("\u{1}\u{2}")
+        .query(&mut con)
+        .unwrap();
     let before = harness::dump(&mut con);
 
     assert_invalid(Counter::new("").increase(1).run(&mut con), "key");
     assert_invalid(Counter::new("").get().run(&mut con), "key");
     assert_invalid(HashCounter::new("", "f").increase(1).run(&mut con), "key");
-    assert_invalid(HashCounter::new("a:hash", "").reset(0).run(&mut con), "field");
-    assert_invalid(HashCounter::new("a:hash", "n").decrease(i64::MIN).run(&mut con), "n");
+    assert_invalid(
+        HashCounter::new("a:hash", "").reset(0).run(&mut con),
+        "field",
+    );
+    assert_invalid(
+        HashCounter::new("a:hash", "n")
+            .decrease(i64::MIN)
+            .run(&mut con),
+        "n",
+    );
     let compact = CompactCounter::new("compact", 0, Width::U8, Overflow::Fail);
     assert_invalid(compact.reset(256).run(&mut con), "n");
     assert_invalid(compact.reset(-1).run(&mut con), "n");
     assert_invalid(compact.decrease(i64::MIN).run(&mut con), "n");
-    assert_invalid(CompactCounter::new("compact", 1 << 29, Width::U8, Overflow::Fail).get().run(&mut con), "index");
-    assert_invalid(CompactCounter::new("", 0, Width::U8, Overflow::Fail).get().run(&mut con), "key");
+    assert_invalid(
+        CompactCounter::new("compact", 1 << 29, Width::U8, Overflow::Fail)
+            .get()
+            .run(&mut con),
+        "index",
+    );
+    assert_invalid(
+        CompactCounter::new("", 0, Width::U8, Overflow::Fail)
+            .get()
+            .run(&mut con),
+        "key",
+    );
 
     // The wrong type of key, or a value that is no integer.
-    assert_code(Counter::new("a:hash").increase(1).run(&mut con), "WRONGTYPE");
+    assert_code(
+        Counter::new("a:hash").increase(1).run(&mut con),
+        "WRONGTYPE",
+    );
     assert_code(Counter::new("a:hash").reset(1).run(&mut con), "WRONGTYPE");
-    assert_code(HashCounter::new("a:string", "f").reset(1).run(&mut con), "WRONGTYPE");
-    assert_code(CompactCounter::new("a:hash", 0, Width::U8, Overflow::Wrap).increase(1).run(&mut con), "WRONGTYPE");
+    assert_code(
+        HashCounter::new("a:string", "f").reset(1).run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(
+        CompactCounter::new("a:hash", 0, Width::U8, Overflow::Wrap)
+            .increase(1)
+            .run(&mut con),
+        "WRONGTYPE",
+    );
     assert_code(Counter::new("a:string").increase(1).run(&mut con), "ERR");
-    assert_code(HashCounter::new("a:hash", "text").increase(1).run(&mut con), "ERR");
-    assert_code(HashCounter::new("a:hash", "text").reset(0).run(&mut con), "NOT_INTEGER");
-    assert_code(HashCounter::new("a:hash", "n").increase(i64::MAX).run(&mut con), "ERR");
+    assert_code(
+        HashCounter::new("a:hash", "text").increase(1).run(&mut con),
+        "ERR",
+    );
+    assert_code(
+        HashCounter::new("a:hash", "text").reset(0).run(&mut con),
+        "NOT_INTEGER",
+    );
+    assert_code(
+        HashCounter::new("a:hash", "n")
+            .increase(i64::MAX)
+            .run(&mut con),
+        "ERR",
+    );
     assert!(matches!(
         compact.increase(1000).run(&mut con),
         Err(redis_patterns::Error::Overflow { .. })
     ));
 
-    for value in ["abc", "1.5", "", "-0", "01", "9223372036854775808", "-9223372036854775809", "1e3"] {
+    for value in [
+        "abc",
+        "1.5",
+        "",
+        "-0",
+        "01",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "1e3",
+    ] {
         let reply = harness::eval(&mut con, &script::HASH_RESET, &["a:hash"], &["n", value]);
         assert_code(reply, "BAD_VALUE");
     }

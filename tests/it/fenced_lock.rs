@@ -38,7 +38,10 @@ fn scenario_standalone() {
 
 #[test]
 fn scenario_cluster() {
-    assert_snapshot("fenced_lock__scenario", &scenario(&mut harness::cluster_con()));
+    assert_snapshot(
+        "fenced_lock__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
 }
 
 /// The lock and its counter are in one hash slot, so the script runs on a cluster.
@@ -47,7 +50,13 @@ fn fence_key_shares_the_locks_slot() {
     let mut con = harness::cluster_con();
     for name in ["invoice:42", "{user:7}:lock", "a{b"] {
         let lock = FencedLock::new(name);
-        let mut slot = |key: &str| -> i64 { redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(&mut con).unwrap() };
+        let mut slot = |key: &str| -> i64 {
+            redis::cmd("CLUSTER")
+                .arg("KEYSLOT")
+                .arg(key)
+                .query(&mut con)
+                .unwrap()
+        };
         let (lock_slot, fence_slot) = (slot(lock.key()), slot(&lock.fence_key().unwrap()));
         assert_eq!(lock_slot, fence_slot, "{name}");
     }
@@ -63,17 +72,28 @@ fn tokens_never_repeat_nor_go_backwards() {
     let tokens = Arc::new(Mutex::new(Vec::new()));
     let clients: Vec<_> = (0..16)
         .map(|_| {
-            let (db, holders, last, tokens) = (db.clone(), holders.clone(), last.clone(), tokens.clone());
+            let (db, holders, last, tokens) =
+                (db.clone(), holders.clone(), last.clone(), tokens.clone());
             thread::spawn(move || {
                 let mut con = db.con();
                 let lock = FencedLock::new("contended");
                 for _ in 0..200 {
-                    if let Some(token) = lock.acquire(Duration::from_secs(60)).run(&mut con).unwrap() {
-                        assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                    if let Some(token) =
+                        lock.acquire(Duration::from_secs(60)).run(&mut con).unwrap()
+                    {
+                        assert_eq!(
+                            holders.fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "two holders at once"
+                        );
                         let previous = last.swap(token, Ordering::SeqCst);
                         assert!(previous < token, "token {token} after {previous}");
                         tokens.lock().unwrap().push(token);
-                        assert!(lock.extend(token, Duration::from_secs(60)).run(&mut con).unwrap());
+                        assert!(
+                            lock.extend(token, Duration::from_secs(60))
+                                .run(&mut con)
+                                .unwrap()
+                        );
                         holders.fetch_sub(1, Ordering::SeqCst);
                         assert!(lock.release(token).run(&mut con).unwrap());
                     }
@@ -87,7 +107,11 @@ fn tokens_never_repeat_nor_go_backwards() {
     let mut tokens = tokens.lock().unwrap().clone();
     let n = tokens.len() as u64;
     assert!(n > 0);
-    assert_eq!(tokens.iter().collect::<HashSet<_>>().len() as u64, n, "a token repeated");
+    assert_eq!(
+        tokens.iter().collect::<HashSet<_>>().len() as u64,
+        n,
+        "a token repeated"
+    );
     tokens.sort_unstable();
     assert_eq!(tokens, (1..=n).collect::<Vec<_>>());
 }
@@ -96,28 +120,79 @@ fn tokens_never_repeat_nor_go_backwards() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("SET").arg("{damaged}:fence").arg("abc").query(&mut con).unwrap();
-    let _: () = redis::cmd("SET").arg("{too_far}:fence").arg("9007199254740992").query(&mut con).unwrap();
-    let _: () = redis::cmd("HSET").arg("{hashed}:fence").arg("f").arg("v").query(&mut con).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("{damaged}:fence")
+        .arg("abc")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("{too_far}:fence")
+        .arg("9007199254740992")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("{hashed}:fence")
+        .arg("f")
+        .arg("v")
+        .query(&mut con)
+        .unwrap();
     let held = FencedLock::new("held");
-    assert_eq!(held.acquire(Duration::from_secs(100)).run(&mut con).unwrap(), Some(1));
+    assert_eq!(
+        held.acquire(Duration::from_secs(100))
+            .run(&mut con)
+            .unwrap(),
+        Some(1)
+    );
     let before = harness::dump(&mut con);
 
-    assert_invalid(FencedLock::new("").acquire(Duration::from_secs(1)).run(&mut con), "name");
-    assert_invalid(FencedLock::new("a}b").acquire(Duration::from_secs(1)).run(&mut con), "name");
+    assert_invalid(
+        FencedLock::new("")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "name",
+    );
+    assert_invalid(
+        FencedLock::new("a}b")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "name",
+    );
     assert_invalid(held.acquire(Duration::ZERO).run(&mut con), "ttl");
     assert_invalid(held.release(0).run(&mut con), "token");
-    assert_invalid(held.extend(0, Duration::from_secs(1)).run(&mut con), "token");
+    assert_invalid(
+        held.extend(0, Duration::from_secs(1)).run(&mut con),
+        "token",
+    );
     assert_invalid(held.extend(1, Duration::ZERO).run(&mut con), "ttl");
     assert_invalid(FencedLock::new("").release(1).run(&mut con), "name");
 
     // A counter that holds no token count, or no string, fails before anything is written.
-    assert_code(FencedLock::new("damaged").acquire(Duration::from_secs(1)).run(&mut con), "BAD_FENCE");
-    assert_code(FencedLock::new("too_far").acquire(Duration::from_secs(1)).run(&mut con), "BAD_FENCE");
-    assert_code(FencedLock::new("hashed").acquire(Duration::from_secs(1)).run(&mut con), "WRONGTYPE");
+    assert_code(
+        FencedLock::new("damaged")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "BAD_FENCE",
+    );
+    assert_code(
+        FencedLock::new("too_far")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "BAD_FENCE",
+    );
+    assert_code(
+        FencedLock::new("hashed")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "WRONGTYPE",
+    );
 
     for ttl in ["-1", "0", "1e3", "abc", "", "1000000000000000"] {
-        let reply = harness::eval(&mut con, &script::ACQUIRE, &["free", "{free}:fence"], &[ttl]);
+        let reply = harness::eval(
+            &mut con,
+            &script::ACQUIRE,
+            &["free", "{free}:fence"],
+            &[ttl],
+        );
         assert_code(reply, "BAD_TTL");
     }
 

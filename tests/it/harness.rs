@@ -27,7 +27,9 @@ pub struct Db {
 
 impl Db {
     pub fn con(&self) -> redis::Connection {
-        self.client.get_connection().expect("connect to the test server")
+        self.client
+            .get_connection()
+            .expect("connect to the test server")
     }
 
     pub async fn multiplexed(&self) -> redis::aio::MultiplexedConnection {
@@ -59,7 +61,9 @@ pub fn cluster_client() -> redis::cluster::ClusterClient {
 }
 
 pub fn cluster_con() -> redis::cluster::ClusterConnection {
-    cluster_client().get_connection().expect("connect to the test cluster")
+    cluster_client()
+        .get_connection()
+        .expect("connect to the test cluster")
 }
 
 /// Every key of the connection's database with its serialised value (`DUMP`) and whether
@@ -92,7 +96,10 @@ impl Transcript {
     pub fn step<T: Debug>(&mut self, call: &str, result: Result<T, Error>) -> Result<T, Error> {
         let shown = match &result {
             Ok(value) => format!("{value:?}"),
-            Err(err) => format!("error {}: {err}", err.code().unwrap_or("-")),
+            Err(err) => match err.code() {
+                Some(code) => format!("error {code}: {err}"),
+                None => format!("error: {err}"),
+            },
         };
         self.steps.push(Step {
             call: call.to_owned(),

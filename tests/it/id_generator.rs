@@ -43,7 +43,10 @@ fn scenario_standalone() {
 
 #[test]
 fn scenario_cluster() {
-    assert_snapshot("id_generator__scenario", &scenario(&mut harness::cluster_con()));
+    assert_snapshot(
+        "id_generator__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
 }
 
 /// 16 clients × 500 ids from each generator: exactly 1..=8000, none twice.
@@ -65,9 +68,19 @@ fn ids_never_repeat() {
             })
         })
         .collect();
-    let produced: Vec<(i64, i64)> = clients.into_iter().flat_map(|c| c.join().unwrap()).collect();
-    for ids in [produced.iter().map(|p| p.0).collect::<Vec<_>>(), produced.iter().map(|p| p.1).collect()] {
-        assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 8000, "an id repeated");
+    let produced: Vec<(i64, i64)> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    for ids in [
+        produced.iter().map(|p| p.0).collect::<Vec<_>>(),
+        produced.iter().map(|p| p.1).collect(),
+    ] {
+        assert_eq!(
+            ids.iter().collect::<HashSet<_>>().len(),
+            8000,
+            "an id repeated"
+        );
         let mut sorted = ids;
         sorted.sort_unstable();
         assert_eq!(sorted, (1..=8000).collect::<Vec<_>>());
@@ -78,22 +91,60 @@ fn ids_never_repeat() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("RPUSH").arg("a:list").arg("x").query(&mut con).unwrap();
-    let _: () = redis::cmd("SET").arg("not:number").arg("abc").query(&mut con).unwrap();
-    let _: () = redis::cmd("HSET").arg("gens").arg("bad").arg("abc").query(&mut con).unwrap();
+    let _: () = redis::cmd("RPUSH")
+        .arg("a:list")
+        .arg("x")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("not:number")
+        .arg("abc")
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("gens")
+        .arg("bad")
+        .arg("abc")
+        .query(&mut con)
+        .unwrap();
     let before = harness::dump(&mut con);
 
     assert_invalid(IdGenerator::new("").produce().run(&mut con), "name");
     assert_invalid(IdGenerator::new("ids").reserve(u64::MAX).run(&mut con), "n");
     assert_invalid(HashIdGenerator::new("").produce("a").run(&mut con), "key");
-    assert_invalid(HashIdGenerator::new("gens").produce("").run(&mut con), "name");
-    assert_invalid(HashIdGenerator::new("gens").reserve("a", 1 << 63).run(&mut con), "n");
+    assert_invalid(
+        HashIdGenerator::new("gens").produce("").run(&mut con),
+        "name",
+    );
+    assert_invalid(
+        HashIdGenerator::new("gens")
+            .reserve("a", 1 << 63)
+            .run(&mut con),
+        "n",
+    );
 
-    assert_code(IdGenerator::new("a:list").produce().run(&mut con), "WRONGTYPE");
-    assert_code(HashIdGenerator::new("a:list").produce("a").run(&mut con), "WRONGTYPE");
-    assert_code(IdGenerator::new("not:number").produce().run(&mut con), "ERR");
-    assert_code(HashIdGenerator::new("gens").produce("bad").run(&mut con), "ERR");
-    assert!(!IdGenerator::new("not:number").reserve(7).run(&mut con).unwrap());
+    assert_code(
+        IdGenerator::new("a:list").produce().run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(
+        HashIdGenerator::new("a:list").produce("a").run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(
+        IdGenerator::new("not:number").produce().run(&mut con),
+        "ERR",
+    );
+    assert_code(
+        HashIdGenerator::new("gens").produce("bad").run(&mut con),
+        "ERR",
+    );
+    assert!(
+        !IdGenerator::new("not:number")
+            .reserve(7)
+            .run(&mut con)
+            .unwrap()
+    );
 
     assert_eq!(harness::dump(&mut con), before);
 }

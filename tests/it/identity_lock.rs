@@ -21,11 +21,17 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, lock.release("top_secret"));
     let _ = step!(t, con, lock.release("top_secret"));
 
-    let _ = step!(t, con, lock.acquire("alice", Some(Duration::from_millis(50))));
+    let _ = step!(
+        t,
+        con,
+        lock.acquire("alice", Some(Duration::from_millis(50)))
+    );
     let _ = step!(t, con, lock.extend("bob", Duration::from_secs(60)));
     let _ = step!(t, con, lock.extend("alice", Duration::from_secs(60)));
     match lock.lease("alice").run(con) {
-        Ok(Lease::Expires(left)) if left > Duration::from_secs(59) => t.note("lease(\"alice\") is about 60 s"),
+        Ok(Lease::Expires(left)) if left > Duration::from_secs(59) => {
+            t.note("lease(\"alice\") is about 60 s")
+        }
         other => panic!("extend did not set the lease: {other:?}"),
     }
     let _ = step!(t, con, lock.extend("alice", Duration::from_millis(50)));
@@ -47,7 +53,10 @@ fn scenario_standalone() {
 
 #[test]
 fn scenario_cluster() {
-    assert_snapshot("identity_lock__scenario", &scenario(&mut harness::cluster_con()));
+    assert_snapshot(
+        "identity_lock__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
 }
 
 #[test]
@@ -74,15 +83,38 @@ fn never_two_holders() {
                 let lock = IdentityLock::new("contended");
                 let token = IdentityLock::random_token();
                 for _ in 0..500 {
-                    if lock.acquire(&token, Some(Duration::from_secs(60))).run(&mut con).unwrap() {
-                        assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders at once");
+                    if lock
+                        .acquire(&token, Some(Duration::from_secs(60)))
+                        .run(&mut con)
+                        .unwrap()
+                    {
+                        assert_eq!(
+                            holders.fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "two holders at once"
+                        );
                         acquired.fetch_add(1, Ordering::Relaxed);
-                        assert!(lock.extend(&token, Duration::from_secs(60)).run(&mut con).unwrap());
+                        assert!(
+                            lock.extend(&token, Duration::from_secs(60))
+                                .run(&mut con)
+                                .unwrap()
+                        );
                         holders.fetch_sub(1, Ordering::SeqCst);
-                        assert!(lock.release(&token).run(&mut con).unwrap(), "the holder's release failed");
+                        assert!(
+                            lock.release(&token).run(&mut con).unwrap(),
+                            "the holder's release failed"
+                        );
                     } else {
-                        assert!(!lock.release(&token).run(&mut con).unwrap(), "a non-holder released the lock");
-                        assert!(!lock.extend(&token, Duration::from_secs(1)).run(&mut con).unwrap());
+                        assert!(
+                            !lock.release(&token).run(&mut con).unwrap(),
+                            "a non-holder released the lock"
+                        );
+                        assert!(
+                            !lock
+                                .extend(&token, Duration::from_secs(1))
+                                .run(&mut con)
+                                .unwrap()
+                        );
                     }
                 }
             })
@@ -92,42 +124,82 @@ fn never_two_holders() {
         client.join().unwrap();
     }
     assert!(acquired.load(Ordering::Relaxed) > 0);
-    assert!(!redis::cmd("EXISTS").arg("contended").query::<bool>(&mut db.con()).unwrap());
+    assert!(
+        !redis::cmd("EXISTS")
+            .arg("contended")
+            .query::<bool>(&mut db.con())
+            .unwrap()
+    );
 }
 
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET").arg("a:hash").arg("f").arg("v").query(&mut con).unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("a:hash")
+        .arg("f")
+        .arg("v")
+        .query(&mut con)
+        .unwrap();
     let held = IdentityLock::new("held");
-    assert!(held.acquire("secret", Some(Duration::from_secs(100))).run(&mut con).unwrap());
+    assert!(
+        held.acquire("secret", Some(Duration::from_secs(100)))
+            .run(&mut con)
+            .unwrap()
+    );
     let before = harness::dump(&mut con);
 
-    assert_invalid(IdentityLock::new("").acquire("t", None).run(&mut con), "key");
+    assert_invalid(
+        IdentityLock::new("").acquire("t", None).run(&mut con),
+        "key",
+    );
     assert_invalid(held.acquire("", None).run(&mut con), "token");
     assert_invalid(held.acquire("t", Some(Duration::ZERO)).run(&mut con), "ttl");
-    assert_invalid(held.acquire("t", Some(Duration::from_micros(999))).run(&mut con), "ttl");
+    assert_invalid(
+        held.acquire("t", Some(Duration::from_micros(999)))
+            .run(&mut con),
+        "ttl",
+    );
     assert_invalid(held.acquire("t", Some(Duration::MAX)).run(&mut con), "ttl");
     assert_invalid(held.release("").run(&mut con), "token");
     assert_invalid(IdentityLock::new("").release("t").run(&mut con), "key");
     assert_invalid(held.extend("secret", Duration::ZERO).run(&mut con), "ttl");
-    assert_invalid(held.extend("", Duration::from_secs(1)).run(&mut con), "token");
+    assert_invalid(
+        held.extend("", Duration::from_secs(1)).run(&mut con),
+        "token",
+    );
     assert_invalid(held.lease("").run(&mut con), "token");
 
     let wrong_type = IdentityLock::new("a:hash");
     assert_code(wrong_type.release("t").run(&mut con), "WRONGTYPE");
-    assert_code(wrong_type.extend("t", Duration::from_secs(1)).run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong_type.extend("t", Duration::from_secs(1)).run(&mut con),
+        "WRONGTYPE",
+    );
     assert_code(wrong_type.lease("t").run(&mut con), "WRONGTYPE");
 
     // What a non-Rust caller can send: the scripts check it themselves.
     assert_code(script::release("held", "").run(&mut con), "BAD_TOKEN");
     assert_code(script::lease("held", "").run(&mut con), "BAD_TOKEN");
-    for ttl in ["-5", "0", "000", "1e3", "0x10", "1.5", "abc", "", "1000000000000000"] {
+    for ttl in [
+        "-5",
+        "0",
+        "000",
+        "1e3",
+        "0x10",
+        "1.5",
+        "abc",
+        "",
+        "1000000000000000",
+    ] {
         let reply = harness::eval(&mut con, &script::EXTEND, &["held"], &["secret", ttl]);
         assert_code(reply, "BAD_TTL");
     }
-    assert_code(harness::eval(&mut con, &script::EXTEND, &["held"], &["", "100"]), "BAD_TOKEN");
+    assert_code(
+        harness::eval(&mut con, &script::EXTEND, &["held"], &["", "100"]),
+        "BAD_TOKEN",
+    );
 
     assert_eq!(harness::dump(&mut con), before);
 }

@@ -49,9 +49,24 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     assert_invalid(Lock::new("").acquire().run(&mut con), "key");
     assert_invalid(Lock::new("").release().run(&mut con), "key");
-    assert_invalid(AutoReleaseLock::new("").acquire(Duration::from_secs(1)).run(&mut con), "key");
-    assert_invalid(AutoReleaseLock::new("free").acquire(Duration::ZERO).run(&mut con), "ttl");
-    assert_invalid(AutoReleaseLock::new("free").acquire(Duration::MAX).run(&mut con), "ttl");
+    assert_invalid(
+        AutoReleaseLock::new("")
+            .acquire(Duration::from_secs(1))
+            .run(&mut con),
+        "key",
+    );
+    assert_invalid(
+        AutoReleaseLock::new("free")
+            .acquire(Duration::ZERO)
+            .run(&mut con),
+        "ttl",
+    );
+    assert_invalid(
+        AutoReleaseLock::new("free")
+            .acquire(Duration::MAX)
+            .run(&mut con),
+        "ttl",
+    );
 
     assert_eq!(harness::dump(&mut con), before);
 }

@@ -15,7 +15,11 @@ fn script_flush(con: &mut dyn redis::ConnectionLike) {
 
 fn loaded(con: &mut dyn redis::ConnectionLike, script: &redis_patterns::Script) -> bool {
     // On a cluster, SCRIPT EXISTS asks every primary and answers for all of them.
-    let found: Vec<bool> = redis::cmd("SCRIPT").arg("EXISTS").arg(script.sha1).query(con).unwrap();
+    let found: Vec<bool> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(script.sha1)
+        .query(con)
+        .unwrap();
     found == [true]
 }
 
@@ -35,9 +39,16 @@ fn load_all_reaches_every_cluster_node() {
     let mut con = harness::cluster_con();
     redis_patterns::load_all(&mut con).unwrap();
     for node in &harness::cluster().nodes {
-        let mut node = redis::Client::open(node.url(0)).unwrap().get_connection().unwrap();
+        let mut node = redis::Client::open(node.url(0))
+            .unwrap()
+            .get_connection()
+            .unwrap();
         for script in catalog::scripts() {
-            assert!(loaded(&mut node, script), "{} not on every node", script.name);
+            assert!(
+                loaded(&mut node, script),
+                "{} not on every node",
+                script.name
+            );
         }
     }
 }
@@ -61,19 +72,39 @@ async fn async_connections_run_and_recover_from_noscript() {
 
     let mut multiplexed = db.multiplexed().await;
     script_flush(&mut db.con());
-    assert!(lock.acquire("t", None).run_async(&mut multiplexed).await.unwrap());
+    assert!(
+        lock.acquire("t", None)
+            .run_async(&mut multiplexed)
+            .await
+            .unwrap()
+    );
     assert!(lock.release("t").run_async(&mut multiplexed).await.unwrap());
 
-    let mut manager = redis::aio::ConnectionManager::new(db.client.clone()).await.unwrap();
+    let mut manager = redis::aio::ConnectionManager::new(db.client.clone())
+        .await
+        .unwrap();
     script_flush(&mut db.con());
-    assert!(lock.acquire("t", None).run_async(&mut manager).await.unwrap());
+    assert!(
+        lock.acquire("t", None)
+            .run_async(&mut manager)
+            .await
+            .unwrap()
+    );
     assert!(lock.release("t").run_async(&mut manager).await.unwrap());
     assert_invalid(lock.release("").run_async(&mut manager).await, "token");
 
-    let mut cluster = harness::cluster_client().get_async_connection().await.unwrap();
+    let mut cluster = harness::cluster_client()
+        .get_async_connection()
+        .await
+        .unwrap();
     let lock = IdentityLock::new("runtime:async:lock");
     script_flush(&mut harness::cluster_con());
-    assert!(lock.acquire("t", None).run_async(&mut cluster).await.unwrap());
+    assert!(
+        lock.acquire("t", None)
+            .run_async(&mut cluster)
+            .await
+            .unwrap()
+    );
     assert_eq!(
         lock.lease("t").run_async(&mut cluster).await.unwrap(),
         redis_patterns::identity_lock::Lease::Forever
@@ -89,7 +120,11 @@ fn read_only_scripts_run_with_evalsha_ro() {
     assert!(script.is_read_only());
     let packed = String::from_utf8_lossy(&op.cmd().unwrap().get_packed_command()).into_owned();
     assert!(packed.contains("EVALSHA_RO"), "{packed}");
-    let packed = IdentityLock::new("lock").release("t").cmd().unwrap().get_packed_command();
+    let packed = IdentityLock::new("lock")
+        .release("t")
+        .cmd()
+        .unwrap()
+        .get_packed_command();
     assert!(!String::from_utf8_lossy(&packed).contains("EVALSHA_RO"));
 }
 
@@ -97,7 +132,12 @@ fn read_only_scripts_run_with_evalsha_ro() {
 fn a_batch_loads_its_scripts_and_decodes_each_reply() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET").arg("a:hash").arg("f").arg("v").query(&mut con).unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("a:hash")
+        .arg("f")
+        .arg("v")
+        .query(&mut con)
+        .unwrap();
     script_flush(&mut con);
 
     let lock = IdentityLock::new("lock");
@@ -120,7 +160,12 @@ fn a_batch_loads_its_scripts_and_decodes_each_reply() {
 async fn a_transaction_runs_async_and_maps_script_errors() {
     let db = harness::fresh_db();
     let mut con = db.multiplexed().await;
-    let _: () = redis::cmd("HSET").arg("h").arg("text").arg("abc").query(&mut db.con()).unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg("h")
+        .arg("text")
+        .arg("abc")
+        .query(&mut db.con())
+        .unwrap();
     script_flush(&mut db.con());
 
     let mut batch = Batch::transaction();
@@ -129,7 +174,10 @@ async fn a_transaction_runs_async_and_maps_script_errors() {
     let mut replies = batch.run_async(&mut con).await.unwrap();
     match refused.take(&mut replies) {
         Err(Error::Script { script, code, .. }) => {
-            assert_eq!((script, code.as_str()), ("counter/hash_reset", "NOT_INTEGER"))
+            assert_eq!(
+                (script, code.as_str()),
+                ("counter/hash_reset", "NOT_INTEGER")
+            )
         }
         other => panic!("expected NOT_INTEGER, got {other:?}"),
     }
@@ -160,21 +208,37 @@ fn the_catalogue_lists_every_script_with_its_embedded_source() {
         let file = catalog::SCRIPTS_DIR
             .get_file(format!("{}.lua", script.name))
             .unwrap_or_else(|| panic!("{} is not in SCRIPTS_DIR", script.name));
-        assert_eq!(file.contents_utf8(), Some(script.source), "{} drifted", script.name);
+        assert_eq!(
+            file.contents_utf8(),
+            Some(script.source),
+            "{} drifted",
+            script.name
+        );
     }
     assert_eq!(catalog::find("no/such"), None);
 
     let release = catalog::find("identity_lock/release").unwrap();
     assert_eq!((release.keys.len(), release.args.len()), (1, 1));
-    assert_eq!((release.keys[0].name, release.args[0].name, release.args[0].ty), ("lock", "token", "string"));
+    assert_eq!(
+        (
+            release.keys[0].name,
+            release.args[0].name,
+            release.args[0].ty
+        ),
+        ("lock", "token", "string")
+    );
     assert_eq!(release.returns.ty, "bool");
-    assert_eq!(release.errors.iter().map(|e| e.code).collect::<Vec<_>>(), ["BAD_TOKEN"]);
+    assert_eq!(
+        release.errors.iter().map(|e| e.code).collect::<Vec<_>>(),
+        ["BAD_TOKEN"]
+    );
     assert!(!release.is_read_only());
 }
 
 #[test]
 fn export_writes_every_script() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("export-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     catalog::export(&dir).unwrap();
     for script in catalog::scripts() {

@@ -86,9 +86,9 @@ impl RedisProcess {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return Err(self.log());
             }
-            let answered = client.get_connection().and_then(|mut con| {
-                redis::cmd("PING").query::<String>(&mut con)
-            });
+            let answered = client
+                .get_connection()
+                .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
             if answered.is_ok() {
                 return Ok(());
             }
@@ -122,9 +122,12 @@ impl RedisCluster {
         let nodes: Vec<RedisProcess> = (0..3)
             .map(|_| {
                 RedisProcess::start(&[
-                    "--cluster-enabled", "yes",
-                    "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "5000",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
                 ])
             })
             .collect();
@@ -162,13 +165,25 @@ impl RedisCluster {
         for node in &self.nodes {
             let mut con = connect(node);
             loop {
-                let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut con).expect("CLUSTER INFO");
-                let slots: Vec<redis::Value> =
-                    redis::cmd("CLUSTER").arg("SLOTS").query(&mut con).expect("CLUSTER SLOTS");
-                if info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") && slots.len() == 3 {
+                let info: String = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query(&mut con)
+                    .expect("CLUSTER INFO");
+                let slots: Vec<redis::Value> = redis::cmd("CLUSTER")
+                    .arg("SLOTS")
+                    .query(&mut con)
+                    .expect("CLUSTER SLOTS");
+                if info.contains("cluster_state:ok")
+                    && info.contains("cluster_known_nodes:3")
+                    && slots.len() == 3
+                {
                     break;
                 }
-                assert!(Instant::now() < deadline, "the cluster did not form:\n{info}\n{}", node.log());
+                assert!(
+                    Instant::now() < deadline,
+                    "the cluster did not form:\n{info}\n{}",
+                    node.log()
+                );
                 thread::sleep(Duration::from_millis(20));
             }
         }
