@@ -101,7 +101,13 @@ impl<T: 'static> Op<T> {
     pub(crate) fn rejected(err: Error) -> Self {
         Op {
             request: Err(err),
-            decode: Box::new(|_| unreachable!("a rejected Op never decodes a reply")),
+            // Only reachable through a Slot read from another batch's replies.
+            decode: Box::new(|_| {
+                Err(Error::Redis(redis::RedisError::from((
+                    redis::ErrorKind::UnexpectedReturnType,
+                    "this operation's input was rejected, so it has no reply",
+                ))))
+            }),
         }
     }
 

@@ -67,9 +67,9 @@ fn random_tokens_are_fresh_hex() {
     assert_ne!(a, b);
 }
 
-/// 16 clients × 500 acquire attempts; whoever gets the lock extends and releases it, and
-/// everyone else tries to release it with their own token. Never two holders, never a
-/// release or extend by a non-holder.
+/// 16 clients × 500 acquire attempts; whoever gets the lock extends it, reads its lease
+/// and releases it, and everyone else tries the same with their own token. Never two
+/// holders, never a release, extend or lease by a non-holder.
 #[test]
 fn never_two_holders() {
     let db = Arc::new(harness::fresh_db());

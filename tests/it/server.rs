@@ -198,7 +198,11 @@ fn connect(node: &RedisProcess) -> redis::Connection {
 
 /// Stops the whole run with one line: every test needs the server.
 fn missing_server() -> ! {
-    eprintln!(
+    use std::io::Write;
+    // Straight to the process's stderr: the test harness captures `eprintln!`, and
+    // exiting would lose what it captured.
+    let _ = writeln!(
+        io::stderr(),
         "error: `{}` not found; install it with `sudo apt-get install redis-server` (Debian, Ubuntu), or set REDIS_SERVER_BIN to its path",
         server_bin()
     );

@@ -1,0 +1,168 @@
+//! What the scripted `IdentityLock::release` costs, side by side in one run:
+//!
+//! - the crate's wrapper (`EVALSHA` through an `Op`);
+//! - a raw `EVALSHA` through redis-rs's `Script` (the wrapper's overhead);
+//! - the book's WATCH, GET, MULTI, DEL, EXEC (three round trips);
+//! - pipelined: a `Batch` of releases against `redis-benchmark` sending the same `EVALSHA`.
+//!
+//! ```sh
+//! cargo bench --bench identity_lock            # 20,000 releases per way
+//! ROUNDS=100000 cargo bench --bench identity_lock
+//! ```
+//!
+//! Each release is preceded by an untimed `SET NX` that takes the lock. Timings are noisy
+//! on a shared machine; the ratios are what to read.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::{Batch, scripts};
+
+#[path = "../tests/it/server.rs"]
+mod server;
+
+const KEY: &str = "bench:lock";
+const TOKEN: &str = "bench-token";
+
+fn take(con: &mut redis::Connection) {
+    let _: Option<String> = redis::cmd("SET")
+        .arg(KEY)
+        .arg(TOKEN)
+        .arg("NX")
+        .query(con)
+        .unwrap();
+}
+
+/// Mean time of `release` over `rounds`, each after an untimed acquire.
+fn measure(
+    con: &mut redis::Connection,
+    rounds: u32,
+    mut release: impl FnMut(&mut redis::Connection) -> bool,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..rounds {
+        take(con);
+        let start = Instant::now();
+        let released = release(con);
+        total += start.elapsed();
+        assert!(released, "a release failed");
+    }
+    total / rounds
+}
+
+fn book_release(con: &mut redis::Connection) -> bool {
+    let _: () = redis::cmd("WATCH").arg(KEY).query(con).unwrap();
+    let value: Option<String> = redis::cmd("GET").arg(KEY).query(con).unwrap();
+    if value.as_deref() != Some(TOKEN) {
+        let _: () = redis::cmd("UNWATCH").query(con).unwrap();
+        return false;
+    }
+    let deleted: Option<(i64,)> = redis::pipe()
+        .atomic()
+        .cmd("DEL")
+        .arg(KEY)
+        .query(con)
+        .unwrap();
+    deleted == Some((1,))
+}
+
+fn main() {
+    let rounds: u32 = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(20_000);
+    let server = server::RedisProcess::start(&[]);
+    let mut con = redis::Client::open(server.url(0))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    redis_patterns::load_all(&mut con).unwrap();
+
+    let lock = IdentityLock::new(KEY);
+    let raw = redis::Script::new(scripts::identity_lock::RELEASE.source);
+    // Warm up the connection, the server and the caches.
+    measure(&mut con, 1000, |con| lock.release(TOKEN).run(con).unwrap());
+
+    let crate_op = measure(&mut con, rounds, |con| {
+        lock.release(TOKEN).run(con).unwrap()
+    });
+    let raw_script = measure(&mut con, rounds, |con| {
+        raw.key(KEY).arg(TOKEN).invoke(con).unwrap()
+    });
+    let book = measure(&mut con, rounds, book_release);
+
+    println!("IdentityLock::release, mean of {rounds} each (one connection, loopback):");
+    let row = |name: &str, t: Duration| {
+        println!(
+            "  {name:<44} {:>8.1} µs  {:>5.2}× the crate's",
+            t.as_secs_f64() * 1e6,
+            t.as_secs_f64() / crate_op.as_secs_f64()
+        );
+    };
+    row("crate: lock.release(token).run(&mut con)", crate_op);
+    row("redis-rs Script::invoke (raw EVALSHA)", raw_script);
+    row("book: WATCH GET MULTI DEL EXEC", book);
+
+    // Pipelined: the releases go 100 to a batch; redis-benchmark sends the same EVALSHA
+    // with -P 100. Its releases find the lock free (nothing re-takes it), ours find it
+    // held: the script's work differs by one DEL.
+    let batches = (rounds / 100).max(1);
+    let mut total = Duration::ZERO;
+    for _ in 0..batches {
+        let mut take_all = redis::pipe();
+        let mut batch = Batch::new();
+        let mut slots = Vec::new();
+        for i in 0..100 {
+            let key = format!("bench:lock:{i}");
+            take_all.cmd("SET").arg(&key).arg(TOKEN).ignore();
+            slots.push(batch.add(IdentityLock::new(key).release(TOKEN)));
+        }
+        let _: () = take_all.query(&mut con).unwrap();
+        let start = Instant::now();
+        let mut replies = batch.run(&mut con).unwrap();
+        total += start.elapsed();
+        for slot in slots {
+            assert!(slot.take(&mut replies).unwrap());
+        }
+    }
+    let ours = f64::from(batches * 100) / total.as_secs_f64();
+    println!("\nPipelined, 100 releases per round trip:");
+    println!("  crate: Batch of 100 (+1 SCRIPT LOAD each)    {ours:>10.0} releases/s");
+    let output = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &server.port().to_string(),
+            "-n",
+            &(batches * 100).to_string(),
+            "-P",
+            "100",
+            "-q",
+        ])
+        .args([
+            "EVALSHA",
+            scripts::identity_lock::RELEASE.sha1,
+            "1",
+            KEY,
+            TOKEN,
+        ])
+        .output();
+    match output {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            // `-q` prints `<command>: <n> requests per second, p50=...`.
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let rps = words
+                .windows(2)
+                .find(|w| w[1] == "requests")
+                .and_then(|w| w[0].parse::<f64>().ok())
+                .unwrap_or(f64::NAN);
+            println!("  redis-benchmark -P 100, same EVALSHA          {rps:>10.0} releases/s");
+            println!(
+                "  ratio (redis-benchmark / crate)               {:>10.2}",
+                rps / ours
+            );
+        }
+        _ => println!("  redis-benchmark not found: install redis-tools to compare"),
+    }
+}
