@@ -3,7 +3,8 @@
 //! - the crate's wrapper (`EVALSHA` through an `Op`);
 //! - a raw `EVALSHA` through redis-rs's `Script` (the wrapper's overhead);
 //! - the book's WATCH, GET, MULTI, DEL, EXEC (three round trips);
-//! - pipelined: a `Batch` of releases against `redis-benchmark` sending the same `EVALSHA`.
+//! - pipelined: a `Batch` of releases against `redis-benchmark` sending the same `EVALSHA`
+//!   on one connection.
 //!
 //! ```sh
 //! cargo bench --bench identity_lock            # 20,000 releases per way
@@ -34,21 +35,22 @@ fn take(con: &mut redis::Connection) {
         .unwrap();
 }
 
-/// Mean time of `release` over `rounds`, each after an untimed acquire.
-fn measure(
-    con: &mut redis::Connection,
-    rounds: u32,
-    mut release: impl FnMut(&mut redis::Connection) -> bool,
-) -> Duration {
-    let mut total = Duration::ZERO;
+type Release<'a> = Box<dyn FnMut(&mut redis::Connection) -> bool + 'a>;
+
+/// Mean time of each way's release over `rounds`, each after an untimed acquire. The ways
+/// take turns round by round, so that a noisy moment on the machine hits them alike.
+fn measure(con: &mut redis::Connection, rounds: u32, ways: &mut [Release<'_>]) -> Vec<Duration> {
+    let mut totals = vec![Duration::ZERO; ways.len()];
     for _ in 0..rounds {
-        take(con);
-        let start = Instant::now();
-        let released = release(con);
-        total += start.elapsed();
-        assert!(released, "a release failed");
+        for (way, total) in ways.iter_mut().zip(&mut totals) {
+            take(con);
+            let start = Instant::now();
+            let released = way(con);
+            *total += start.elapsed();
+            assert!(released, "a release failed");
+        }
     }
-    total / rounds
+    totals.into_iter().map(|t| t / rounds).collect()
 }
 
 fn book_release(con: &mut redis::Connection) -> bool {
@@ -81,16 +83,16 @@ fn main() {
 
     let lock = IdentityLock::new(KEY);
     let raw = redis::Script::new(scripts::identity_lock::RELEASE.source);
+    let mut ways: [Release<'_>; 3] = [
+        Box::new(|con| lock.release(TOKEN).run(con).unwrap()),
+        Box::new(|con| raw.key(KEY).arg(TOKEN).invoke(con).unwrap()),
+        Box::new(book_release),
+    ];
     // Warm up the connection, the server and the caches.
-    measure(&mut con, 1000, |con| lock.release(TOKEN).run(con).unwrap());
-
-    let crate_op = measure(&mut con, rounds, |con| {
-        lock.release(TOKEN).run(con).unwrap()
-    });
-    let raw_script = measure(&mut con, rounds, |con| {
-        raw.key(KEY).arg(TOKEN).invoke(con).unwrap()
-    });
-    let book = measure(&mut con, rounds, book_release);
+    measure(&mut con, 1000, &mut ways);
+    let [crate_op, raw_script, book] = measure(&mut con, rounds, &mut ways)[..] else {
+        unreachable!("one mean per way")
+    };
 
     println!("IdentityLock::release, mean of {rounds} each (one connection, loopback):");
     let row = |name: &str, t: Duration| {
@@ -133,6 +135,8 @@ fn main() {
         .args([
             "-p",
             &server.port().to_string(),
+            "-c",
+            "1",
             "-n",
             &(batches * 100).to_string(),
             "-P",
@@ -157,7 +161,7 @@ fn main() {
                 .find(|w| w[1] == "requests")
                 .and_then(|w| w[0].parse::<f64>().ok())
                 .unwrap_or(f64::NAN);
-            println!("  redis-benchmark -P 100, same EVALSHA          {rps:>10.0} releases/s");
+            println!("  redis-benchmark -c 1 -P 100, same EVALSHA     {rps:>10.0} releases/s");
             println!(
                 "  ratio (redis-benchmark / crate)               {:>10.2}",
                 rps / ours
