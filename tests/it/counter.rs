@@ -123,28 +123,10 @@ fn hash_reset_loses_no_increment() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET")
-        .arg("a:hash")
-        .arg("text")
-        .arg("abc")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("HSET")
-        .arg("a:hash")
-        .arg("n")
-        .arg("5")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("SET")
-        .arg("a:string")
-        .arg("abc")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("SET")
-        .arg("compact")
-        .arg("\u{1}\u{2}")
-        .query(&mut con)
-        .unwrap();
+    harness::cmd(&mut con, &["HSET", "a:hash", "text", "abc"]);
+    harness::cmd(&mut con, &["HSET", "a:hash", "n", "5"]);
+    harness::cmd(&mut con, &["SET", "a:string", "abc"]);
+    harness::cmd(&mut con, &["SET", "compact", "\u{1}\u{2}"]);
     let before = harness::dump(&mut con);
 
     assert_invalid(Counter::new("").increase(1).run(&mut con), "key");

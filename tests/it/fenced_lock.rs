@@ -120,22 +120,9 @@ fn tokens_never_repeat_nor_go_backwards() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("SET")
-        .arg("{damaged}:fence")
-        .arg("abc")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("SET")
-        .arg("{too_far}:fence")
-        .arg("9007199254740992")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("HSET")
-        .arg("{hashed}:fence")
-        .arg("f")
-        .arg("v")
-        .query(&mut con)
-        .unwrap();
+    harness::cmd(&mut con, &["SET", "{damaged}:fence", "abc"]);
+    harness::cmd(&mut con, &["SET", "{too_far}:fence", "9007199254740992"]);
+    harness::cmd(&mut con, &["HSET", "{hashed}:fence", "f", "v"]);
     let held = FencedLock::new("held");
     assert_eq!(
         held.acquire(Duration::from_secs(100))

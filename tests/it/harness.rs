@@ -156,3 +156,11 @@ pub fn eval(
     cmd.arg(script.source).arg(keys.len()).arg(keys).arg(args);
     cmd.query(con).map_err(Error::Redis)
 }
+
+/// Sends one command whose reply does not matter, for setting a test up.
+pub fn cmd(con: &mut dyn redis::ConnectionLike, args: &[&str]) {
+    redis::cmd(args[0])
+        .arg(&args[1..])
+        .exec(con)
+        .unwrap_or_else(|err| panic!("{args:?}: {err}"));
+}

@@ -91,22 +91,9 @@ fn ids_never_repeat() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("RPUSH")
-        .arg("a:list")
-        .arg("x")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("SET")
-        .arg("not:number")
-        .arg("abc")
-        .query(&mut con)
-        .unwrap();
-    let _: () = redis::cmd("HSET")
-        .arg("gens")
-        .arg("bad")
-        .arg("abc")
-        .query(&mut con)
-        .unwrap();
+    harness::cmd(&mut con, &["RPUSH", "a:list", "x"]);
+    harness::cmd(&mut con, &["SET", "not:number", "abc"]);
+    harness::cmd(&mut con, &["HSET", "gens", "bad", "abc"]);
     let before = harness::dump(&mut con);
 
     assert_invalid(IdGenerator::new("").produce().run(&mut con), "name");

@@ -136,12 +136,7 @@ fn never_two_holders() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET")
-        .arg("a:hash")
-        .arg("f")
-        .arg("v")
-        .query(&mut con)
-        .unwrap();
+    harness::cmd(&mut con, &["HSET", "a:hash", "f", "v"]);
     let held = IdentityLock::new("held");
     assert!(
         held.acquire("secret", Some(Duration::from_secs(100)))

@@ -10,7 +10,7 @@ use redis_patterns::{Batch, Error, catalog, scripts};
 use crate::harness::{self, assert_code, assert_invalid};
 
 fn script_flush(con: &mut dyn redis::ConnectionLike) {
-    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query(con).unwrap();
+    harness::cmd(con, &["SCRIPT", "FLUSH"]);
 }
 
 fn loaded(con: &mut dyn redis::ConnectionLike, script: &redis_patterns::Script) -> bool {
@@ -132,12 +132,7 @@ fn read_only_scripts_run_with_evalsha_ro() {
 fn a_batch_loads_its_scripts_and_decodes_each_reply() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let _: () = redis::cmd("HSET")
-        .arg("a:hash")
-        .arg("f")
-        .arg("v")
-        .query(&mut con)
-        .unwrap();
+    harness::cmd(&mut con, &["HSET", "a:hash", "f", "v"]);
     script_flush(&mut con);
 
     let lock = IdentityLock::new("lock");
@@ -160,12 +155,7 @@ fn a_batch_loads_its_scripts_and_decodes_each_reply() {
 async fn a_transaction_runs_async_and_maps_script_errors() {
     let db = harness::fresh_db();
     let mut con = db.multiplexed().await;
-    let _: () = redis::cmd("HSET")
-        .arg("h")
-        .arg("text")
-        .arg("abc")
-        .query(&mut db.con())
-        .unwrap();
+    harness::cmd(&mut db.con(), &["HSET", "h", "text", "abc"]);
     script_flush(&mut db.con());
 
     let mut batch = Batch::transaction();
