@@ -895,7 +895,7 @@ fn trim_blank(mut lines: Vec<String>) -> Vec<String> {
 
 /// Strict and reserved Rust keywords (2024 edition) that are also snake_case; none can name
 /// a parameter without `r#`, and `self`/`super`/`crate` not even with it.
-fn is_rust_keyword(name: &str) -> bool {
+pub(crate) fn is_rust_keyword(name: &str) -> bool {
     const RUST_KEYWORDS: &str = "\
         abstract as async await become box break const continue crate do dyn else enum \
         extern false final fn for gen if impl in let loop macro match mod move mut override \

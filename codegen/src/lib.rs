@@ -205,19 +205,8 @@ fn display_path(path: &Path) -> String {
         .join("/")
 }
 
-/// Rust keywords, which can name neither a module, a function nor a parameter.
-const KEYWORDS: &[&str] = &[
-    "as", "async", "await", "box", "break", "const", "continue", "crate", "dyn", "else", "enum",
-    "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
-    "move", "mut", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true",
-    "try", "type", "unsafe", "use", "where", "while", "yield",
-];
-
 fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !KEYWORDS.contains(&name)
+    header::is_snake(name) && !header::is_rust_keyword(name)
 }
 
 /// The family and op become a module and a function, so they must be Rust identifiers.
