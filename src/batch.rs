@@ -79,7 +79,7 @@ impl Batch {
                 {
                     self.scripts.push(script);
                 }
-                self.pipe.add_command(request.cmd().clone());
+                self.pipe.add_command(request.into_cmd());
                 script
             }
             Err(err) => {
@@ -150,10 +150,10 @@ impl<T> Slot<T> {
             .get_mut(self.index)
             .and_then(Option::take)
             .ok_or_else(|| {
-                Error::Redis(redis::RedisError::from((
-                    redis::ErrorKind::UnexpectedReturnType,
-                    "no reply for this slot: it was taken already, or belongs to another batch",
-                )))
+                Error::unexpected_reply(
+                    "no reply for this slot",
+                    "it was taken already, or belongs to another batch",
+                )
             })?;
         let value = value
             .extract_error()

@@ -68,10 +68,9 @@ fn check_sha1(script: &Script, reply: Value) -> Result<()> {
     };
     match digests.iter().find(|d| d.as_str() != script.sha1) {
         None => Ok(()),
-        Some(digest) => Err(Error::Redis(redis::RedisError::from((
-            redis::ErrorKind::UnexpectedReturnType,
+        Some(digest) => Err(Error::unexpected_reply(
             "SCRIPT LOAD returned another SHA1 than the one computed at build time",
             format!("{}: expected {}, got {digest}", script.name, script.sha1),
-        )))),
+        )),
     }
 }

@@ -76,7 +76,7 @@ impl Counter {
         Op::try_build(|| {
             let mut cmd = redis::cmd("GET");
             cmd.arg(input::key("key", &self.key)?);
-            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+            Ok(zero_if_missing(cmd))
         })
     }
 
@@ -86,7 +86,7 @@ impl Counter {
         Op::try_build(|| {
             let mut cmd = redis::cmd("SET");
             cmd.arg(input::key("key", &self.key)?).arg(n).arg("GET");
-            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+            Ok(zero_if_missing(cmd))
         })
     }
 }
@@ -143,7 +143,7 @@ impl HashCounter {
             let mut cmd = redis::cmd("HGET");
             cmd.arg(input::key("key", &self.key)?)
                 .arg(input::key("field", &self.field)?);
-            Ok(Op::<Option<i64>>::native(cmd).map(|v| Ok(v.unwrap_or(0))))
+            Ok(zero_if_missing(cmd))
         })
     }
 
@@ -313,7 +313,7 @@ impl CompactCounter {
                 .arg("GET")
                 .arg(self.width.as_str())
                 .arg(self.slot()?);
-            Ok(Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value)))
+            Ok(only_entry(cmd))
         })
     }
 
@@ -336,7 +336,7 @@ impl CompactCounter {
                 .arg(self.width.as_str())
                 .arg(self.slot()?)
                 .arg(n);
-            Ok(Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value)))
+            Ok(only_entry(cmd))
         })
     }
 
@@ -359,4 +359,14 @@ impl CompactCounter {
     fn describe(&self) -> String {
         format!("{} #{}", self.width.as_str(), self.index)
     }
+}
+
+/// A command whose nil reply (a missing key or field) reads as 0, as the book's counters do.
+fn zero_if_missing(cmd: redis::Cmd) -> Op<i64> {
+    Op::<Option<i64>>::native(cmd).map(|value| Ok(value.unwrap_or(0)))
+}
+
+/// A BITFIELD with one subcommand: its reply is a one-entry array.
+fn only_entry(cmd: redis::Cmd) -> Op<i64> {
+    Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value))
 }

@@ -47,6 +47,16 @@ impl Error {
         }
     }
 
+    /// A reply that is not what the operation expects (a client-side check, not a server
+    /// error reply).
+    pub(crate) fn unexpected_reply(what: &'static str, detail: impl Into<String>) -> Self {
+        Error::Redis(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            what,
+            detail.into(),
+        )))
+    }
+
     pub(crate) fn invalid(what: &'static str, why: impl Into<String>) -> Self {
         Error::InvalidInput {
             what,

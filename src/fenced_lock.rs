@@ -114,9 +114,8 @@ fn fence_token(token: u64) -> crate::Result<String> {
 }
 
 fn negative_token(token: i64) -> Error {
-    Error::Redis(redis::RedisError::from((
-        redis::ErrorKind::UnexpectedReturnType,
+    Error::unexpected_reply(
         "fenced_lock/acquire returned a negative token",
         token.to_string(),
-    )))
+    )
 }

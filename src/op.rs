@@ -61,6 +61,12 @@ impl Request {
         }
     }
 
+    pub(crate) fn into_cmd(self) -> Cmd {
+        match self {
+            Request::Script { cmd, .. } | Request::Native(cmd) => cmd,
+        }
+    }
+
     pub(crate) fn script(&self) -> Option<&'static Script> {
         match self {
             Request::Script { script, .. } => Some(script),
@@ -103,10 +109,10 @@ impl<T: 'static> Op<T> {
             request: Err(err),
             // Only reachable through a Slot read from another batch's replies.
             decode: Box::new(|_| {
-                Err(Error::Redis(redis::RedisError::from((
-                    redis::ErrorKind::UnexpectedReturnType,
-                    "this operation's input was rejected, so it has no reply",
-                ))))
+                Err(Error::unexpected_reply(
+                    "no reply for a rejected operation",
+                    "its input was rejected before it was sent",
+                ))
             }),
         }
     }
