@@ -85,6 +85,17 @@ fn has_hash_tag(key: &str) -> bool {
         .is_some_and(|len| len > 0)
 }
 
+/// A batch size: from 1 to `i64::MAX` (a count of 0 would never make progress).
+pub(crate) fn count(what: &'static str, n: usize) -> Result<u64> {
+    match u64::try_from(n) {
+        Ok(n) if (1..=i64::MAX as u64).contains(&n) => Ok(n),
+        _ => Err(Error::invalid(
+            what,
+            format!("must be from 1 to {}, got {n}", i64::MAX),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

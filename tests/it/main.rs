@@ -8,8 +8,10 @@ mod counter;
 mod fenced_lock;
 mod id_generator;
 mod identity_lock;
+mod keyspace;
 mod lock;
 mod runtime;
+mod stream_iterator;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
 /// in the code.

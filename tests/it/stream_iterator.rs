@@ -1,0 +1,311 @@
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use futures_util::TryStreamExt;
+use redis_patterns::stream_iterator::{EntryId, StreamEntry, XrangeIterator, XreadIterator};
+use redis_patterns::{Error, Result};
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+
+/// Records a call that is not an `Op`, written as in the code, with entries shown as
+/// `id field=value …`.
+macro_rules! call {
+    ($t:expr, $call:expr) => {
+        $t.step(stringify!($call), show($call))
+    };
+}
+
+fn show(batch: Result<Vec<StreamEntry>>) -> Result<Vec<String>> {
+    batch.map(|entries| entries.iter().map(line).collect())
+}
+
+fn line(entry: &StreamEntry) -> String {
+    let fields: Vec<String> = entry
+        .fields
+        .iter()
+        .map(|(f, v)| format!("{f}={v}"))
+        .collect();
+    format!("{} {}", entry.id, fields.join(" "))
+}
+
+/// The book's examples (chapter 13) on a stream of temperature readings with fixed ids:
+/// the XRANGE iterator (exclusive cursor, new entries picked up, rewind), then the XREAD
+/// one (with a block that times out).
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let key = "stream_iterator:temperature";
+    harness::cmd(con, &["DEL", key]);
+    for (id, value) in [
+        ("1-1", "20"),
+        ("1-2", "21"),
+        ("1-3", "19"),
+        ("2-1", "22"),
+        ("2-2", "18"),
+    ] {
+        harness::cmd(con, &["XADD", key, id, "celsius", value, "room", "lab"]);
+    }
+    t.note("XADD 1-1, 1-2, 1-3, 2-1, 2-2 (celsius, room)");
+
+    let mut it = XrangeIterator::new(key);
+    let _ = call!(t, it.next(con, 2));
+    let _ = t.step("it.cursor()", Ok::<_, Error>(it.cursor()));
+    let _ = call!(t, it.next(con, 2));
+    let _ = call!(t, it.next(con, 2));
+    let _ = call!(t, it.next(con, 2));
+    harness::cmd(con, &["XADD", key, "3-1", "celsius", "25", "room", "hall"]);
+    t.note("XADD 3-1: the iterator picks it up");
+    let _ = call!(t, it.next(con, 2));
+    it.rewind();
+    t.note("it.rewind()");
+    let _ = call!(t, it.next(con, 3));
+    let _ = t.step("it.rewind_to(\"2\")", it.rewind_to("2"));
+    let _ = call!(t, it.next(con, 10));
+    let _ = t.step("it.rewind_to(\"(1-3\")", it.rewind_to("(1-3"));
+    let _ = call!(t, it.next(con, 1));
+    let _ = call!(
+        t,
+        XrangeIterator::new("stream_iterator:missing").next(con, 10)
+    );
+    let _ = call!(
+        t,
+        XrangeIterator::new(key)
+            .entries(con, 4)
+            .collect::<Result<Vec<_>>>()
+    );
+
+    let mut reader = XreadIterator::new(key);
+    let _ = call!(t, reader.next(con, 2, None));
+    let _ = t.step(
+        "reader.cursor()",
+        Ok::<_, Error>(reader.cursor().to_string()),
+    );
+    let _ = call!(t, reader.next(con, 10, None));
+    let _ = call!(t, reader.next(con, 10, None));
+    let _ = call!(t, reader.next(con, 10, Some(Duration::from_millis(20))));
+    let _ = t.step("reader.rewind_to(\"2-2\")", reader.rewind_to("2-2"));
+    let _ = call!(t, reader.next(con, 10, None));
+    reader.rewind();
+    t.note("reader.rewind()");
+    let _ = call!(t, reader.next(con, 1, None));
+    let _ = call!(
+        t,
+        XreadIterator::new("stream_iterator:missing").next(con, 10, None)
+    );
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    assert_snapshot("stream_iterator__scenario", &scenario(&mut db.con()));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "stream_iterator__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// 4 producers append 300 entries each while an XRANGE reader and an XREAD reader (blocking
+/// 50 ms) walk the stream: each reader sees all 1200 entries exactly once, in id order, and
+/// each producer's entries in the order it added them.
+#[test]
+fn readers_see_every_entry_once_in_order_while_producers_append() {
+    const PRODUCERS: usize = 4;
+    const EACH: usize = 300;
+    let db = Arc::new(harness::fresh_db());
+    let key = "events";
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let db = db.clone();
+            thread::spawn(move || {
+                let mut con = db.con();
+                for i in 0..EACH {
+                    redis::cmd("XADD")
+                        .arg(key)
+                        .arg("*")
+                        .arg("producer")
+                        .arg(p)
+                        .arg("n")
+                        .arg(i)
+                        .exec(&mut con)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = [false, true]
+        .into_iter()
+        .map(|xread| {
+            let db = db.clone();
+            thread::spawn(move || {
+                let mut con = db.con();
+                let mut range = XrangeIterator::new(key);
+                let mut read = XreadIterator::new(key);
+                let mut seen = Vec::new();
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while seen.len() < PRODUCERS * EACH && Instant::now() < deadline {
+                    let batch = if xread {
+                        read.next(&mut con, 37, Some(Duration::from_millis(50)))
+                    } else {
+                        range.next(&mut con, 37)
+                    };
+                    seen.extend(batch.unwrap());
+                }
+                // Nothing more comes after the last entry.
+                let rest = if xread {
+                    read.next(&mut con, 37, None)
+                } else {
+                    range.next(&mut con, 37)
+                };
+                assert!(rest.unwrap().is_empty());
+                seen
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    for reader in readers {
+        let seen = reader.join().unwrap();
+        assert_eq!(seen.len(), PRODUCERS * EACH);
+        assert!(
+            seen.windows(2).all(|w| w[0].id < w[1].id),
+            "ids strictly increase: none twice, none out of order"
+        );
+        for p in 0..PRODUCERS {
+            let ns: Vec<usize> = seen
+                .iter()
+                .filter(|e| e.get("producer") == Some(&p.to_string()))
+                .map(|e| e.get("n").unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(ns, (0..EACH).collect::<Vec<_>>());
+        }
+    }
+}
+
+#[tokio::test]
+async fn async_iterators_and_long_blocks() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for i in 1..=7 {
+        harness::cmd(
+            &mut con,
+            &["XADD", "s", &format!("{i}-0"), "i", &i.to_string()],
+        );
+    }
+    let mut multiplexed = db.multiplexed().await;
+    let ids = |entries: Vec<StreamEntry>| entries.into_iter().map(|e| e.id.ms).collect::<Vec<_>>();
+    let all: Vec<StreamEntry> = XrangeIterator::new("s")
+        .entry_stream(&mut multiplexed, 3)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(ids(all), (1..=7).collect::<Vec<_>>());
+    let mut reader = XreadIterator::new("s");
+    reader.rewind_to("5").unwrap();
+    let rest: Vec<StreamEntry> = reader
+        .entry_stream(&mut multiplexed, 1, None)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(ids(rest), vec![6, 7]);
+
+    // A block longer than the connection's response timeout (500 ms by default) fails on
+    // the client, and leaves the cursor where it was.
+    let mut reader = XreadIterator::new("s");
+    reader.rewind_to("7-0").unwrap();
+    let started = Instant::now();
+    let timed_out = reader
+        .next_async(&mut multiplexed, 10, Some(Duration::from_secs(2)))
+        .await;
+    assert!(
+        matches!(&timed_out, Err(Error::Redis(err)) if err.is_timeout()),
+        "{timed_out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert_eq!(reader.cursor(), EntryId::new(7, 0));
+
+    // A connection without a response timeout waits for the entry a producer adds.
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    let mut patient = db
+        .client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .unwrap();
+    let producer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        harness::cmd(&mut con, &["XADD", "s", "8-0", "i", "8"]);
+    });
+    let started = Instant::now();
+    let fresh = reader
+        .next_async(&mut patient, 10, Some(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    assert_eq!(ids(fresh), vec![8]);
+    assert!(started.elapsed() >= Duration::from_millis(600));
+    assert_eq!(reader.cursor(), EntryId::new(8, 0));
+    producer.await.unwrap();
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    harness::cmd(&mut con, &["XADD", "s", "1-1", "a", "1"]);
+    harness::cmd(&mut con, &["RPUSH", "a:list", "x"]);
+    let before = harness::dump(&mut con);
+
+    let mut it = XrangeIterator::new("s");
+    it.rewind_to("(1-1").unwrap();
+    for bad in [
+        "abc",
+        "(abc",
+        "1-",
+        "-1",
+        "1-1-1",
+        "+",
+        "$",
+        "",
+        "(",
+        "18446744073709551616",
+    ] {
+        assert_invalid(it.rewind_to(bad), "cursor");
+    }
+    assert_eq!(it.cursor(), "(1-1", "a refused cursor does not move it");
+    assert_invalid(it.next(&mut con, 0), "count");
+    assert_invalid(XrangeIterator::new("").next(&mut con, 1), "key");
+    assert_code(XrangeIterator::new("a:list").next(&mut con, 1), "WRONGTYPE");
+    it.rewind_to(&EntryId::MAX.to_string()).unwrap();
+    assert!(it.next(&mut con, 1).unwrap().is_empty());
+    it.rewind_to(&format!("({}", EntryId::MAX)).unwrap();
+    assert!(it.next(&mut con, 1).unwrap().is_empty(), "past the last id");
+
+    let mut reader = XreadIterator::new("s");
+    for bad in ["abc", "$", "(1-1", "-", "1-x"] {
+        assert_invalid(reader.rewind_to(bad), "cursor");
+    }
+    assert_eq!(reader.cursor(), EntryId::MIN);
+    assert_invalid(reader.next(&mut con, 0, None), "count");
+    assert_invalid(reader.next(&mut con, 1, Some(Duration::ZERO)), "block");
+    assert_invalid(
+        reader.next(&mut con, 1, Some(Duration::from_micros(900))),
+        "block",
+    );
+    assert_invalid(reader.next(&mut con, 1, Some(Duration::MAX)), "block");
+    assert_invalid(XreadIterator::new("").next(&mut con, 1, None), "key");
+    assert_code(
+        XreadIterator::new("a:list").next(&mut con, 1, None),
+        "WRONGTYPE",
+    );
+    {
+        let mut entries = XreadIterator::new("s").entries(&mut con, 0, None);
+        assert_invalid(entries.next().unwrap(), "count");
+        assert!(entries.next().is_none(), "the iterator ends after an error");
+    }
+
+    assert_eq!(harness::dump(&mut con), before);
+}
