@@ -169,6 +169,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    keyspace(con)?;
+    stream_iterator(con)?;
+
     section(
         "Batch: several operations in one round trip",
         "Scripts it calls are loaded first.",
@@ -205,5 +208,86 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .chain(["{tour:fenced_lock}:fence".to_owned()])
         .collect();
     let _: () = redis::cmd("DEL").arg(&keys).query(con)?;
+    Ok(())
+}
+
+fn keyspace(con: &mut Con) -> redis_patterns::Result<()> {
+    use redis_patterns::keyspace::{DbIterator, DbSampler, KeyType, RandomKeyGenerator};
+    let say = |call: &str, result: String| println!("    {call:<52} → {result}");
+
+    section(
+        "Keyspace (book ch. 12): SCAN a batch at a time, sample the types",
+        "Several round trips by nature; SCAN may repeat keys, and returns every key that stays.",
+    );
+    let keys = RandomKeyGenerator::new("tour:keys", 42).generate(con, 30)?;
+    say(
+        "RandomKeyGenerator::new(\"tour:keys\", 42).generate(30)",
+        format!("{} keys, the first {:?}", keys.len(), keys[0]),
+    );
+    let mut it = DbIterator::new(10).matching("tour:keys:*");
+    while let Some(batch) = it.next(con)? {
+        say("it.next()", format!("{} keys", batch.len()));
+    }
+    say(
+        "it.next()  (the walk is done)",
+        format!("{:?}", it.next(con)?),
+    );
+    let lists = DbIterator::new(10)
+        .matching("tour:keys:*")
+        .of_type(KeyType::List)
+        .keys(con)
+        .collect::<redis_patterns::Result<Vec<_>>>()?;
+    say(
+        "DbIterator…of_type(List).keys().count()",
+        lists.len().to_string(),
+    );
+    let mut sampler = DbSampler::from_iterator(DbIterator::new(10).matching("tour:keys:*"));
+    while sampler.sample(con)?.is_some() {}
+    for line in sampler.stats().to_string().lines() {
+        say("sampler.stats()", line.to_owned());
+    }
+    Ok(())
+}
+
+fn stream_iterator(con: &mut Con) -> redis_patterns::Result<()> {
+    use redis_patterns::stream_iterator::{XrangeIterator, XreadIterator};
+    let say = |call: &str, result: String| println!("    {call:<52} → {result}");
+
+    section(
+        "Stream iterators (book ch. 13): XRANGE with an exclusive cursor, XREAD with a block",
+        "One command per batch; entries appended between calls are picked up.",
+    );
+    let _: () = redis::cmd("DEL").arg("tour:stream").query(con)?;
+    for n in 1..=5 {
+        let _: () = redis::cmd("XADD")
+            .arg("tour:stream")
+            .arg(format!("{n}-1"))
+            .arg("reading")
+            .arg(n * 10)
+            .query(con)?;
+    }
+    let mut it = XrangeIterator::new("tour:stream");
+    for _ in 0..3 {
+        let ids: Vec<String> = it.next(con, 2)?.iter().map(|e| e.id.to_string()).collect();
+        say("it.next(2)", format!("{ids:?}, cursor now {}", it.cursor()));
+    }
+    let mut reader = XreadIterator::new("tour:stream");
+    reader.rewind_to("4-1")?;
+    let fresh = reader.next(con, 10, Some(Duration::from_millis(100)))?;
+    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get("reading")).collect();
+    say(
+        "reader.rewind_to(\"4-1\"); reader.next(10, 100 ms)",
+        format!("{readings:?}"),
+    );
+    let none = reader.next(con, 10, Some(Duration::from_millis(100)))?;
+    say(
+        "reader.next(10, 100 ms)  (nothing new)",
+        format!("{none:?}"),
+    );
+    let bad = reader.rewind_to("abc").unwrap_err();
+    say(
+        "reader.rewind_to(\"abc\")  (no I/O)",
+        format!("error: {bad}"),
+    );
     Ok(())
 }
