@@ -503,7 +503,9 @@ impl DbSampler {
 
     /// Samples one more batch: the number of keys sampled in it (possibly 0), or `None`
     /// once the walk is done. Two round trips: `SCAN`, then the pipeline of `TYPE`s
-    /// (skipped for an empty batch).
+    /// (skipped for an empty batch). If the `TYPE`s fail, the error is returned and that
+    /// batch is not counted; the walk has moved past it, so the next call samples the next
+    /// batch.
     pub fn sample(&mut self, con: &mut dyn redis::ConnectionLike) -> Result<Option<usize>> {
         let Some(keys) = self.walk.next(con)? else {
             return Ok(None);
