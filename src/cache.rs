@@ -796,9 +796,9 @@ impl CategoryCache {
                 Ok(match ms {
                     -2 => Ttl::Missing,
                     -1 => Ttl::Forever,
-                    ms => Ttl::Expires(Duration::from_millis(u64::try_from(ms).map_err(
-                        |_| Error::unexpected_reply("PTTL returned a negative ttl", ms.to_string()),
-                    )?)),
+                    ms => Ttl::Expires(Duration::from_millis(u64::try_from(ms).map_err(|_| {
+                        Error::unexpected_reply("PTTL returned a negative ttl", ms.to_string())
+                    })?)),
                 })
             }))
         })
