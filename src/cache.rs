@@ -6,7 +6,7 @@
 //! | Book | Here | What differs |
 //! |---|---|---|
 //! | `Cache.set(name, content, ttl=None)` (`SET [EX]`) | [`Cache::set`] (`SET [PX]`) | the ttl is a `Duration` (whole ms); the book's `ttl=0` server error is [`Error::InvalidInput`] before any I/O |
-//! | `Cache.get(name)` | [`Cache::get`] | |
+//! | `Cache.get(name)`, 2011 `get(name)` | [`Cache::get`] | |
 //! | 2011 `delete(name)` (`DEL`) | [`Cache::delete`] | returns whether an entry was removed |
 //! | 2011 `set(name, value, ttl)` (`SETEX`) | [`Cache::set`] | the recipe's SETEX argument order is wrong on redis-py ≥ 3 (value and ttl swapped); not here |
 //! | `JsonCache.set` / `get` | [`JsonCache::set`] / [`JsonCache::get`] | typed through serde; a cached JSON `null` is told apart from a miss; a value that does not decode is an error |
@@ -15,6 +15,7 @@
 //! | `BinaryCache.set(name, path, ttl=None)` | [`BinaryCache::set_file`] (and [`BinaryCache::set`] for bytes in memory) | an unreadable file is an `io::Error` and nothing is sent, as in the book |
 //! | `BinaryCache.get(name)` | [`BinaryCache::get`] | |
 //! | `cache_usage.py`: GET, build on a miss, SET EX | [`Cache::get_or_compute`] | the book rebuilds the value in every client that misses (a stampede); here one computes and the others wait for its result |
+//! | 2011 `@cache` decorator (broken: wrong key, value never stored) | [`Cache::get_or_compute`] | a closure instead of a decorator; the key is the caller's |
 //! | 2011 hash `set/get/delete(category, name…)`, `expire/ttl/size(category)` | [`CategoryCache`] | `delete` and `expire` say whether they did something; `ttl` tells "no expiry" from "no such category" ([`Ttl`]) |
 //!
 //! A `set` with a ttl takes whole milliseconds (`PX`), from 1 ms to 10^15 - 1 ms; `None`

@@ -94,8 +94,8 @@ impl fmt::Display for Error {
             Error::Timeout { what, waited } => write!(
                 f,
                 "gave up waiting for {what} after {waited:?}: another client was still computing it; \
-                 raise the max wait above the computation's usual time, or shorten the lease so that \
-                 a crashed client's claim runs out sooner"
+                 raise the max wait above the computation's usual time, and keep it above the lease \
+                 so that a crashed client's claim runs out while the others still wait"
             ),
             Error::Redis(err) => write!(f, "redis: {err}"),
         }
