@@ -703,6 +703,19 @@ impl BinaryCache {
 }
 
 /// How long a [`CategoryCache`] stays ([`CategoryCache::ttl`]).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::cache::{CategoryCache, Ttl};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// match CategoryCache::new("page_cache").ttl().run(&mut con)? {
+///     Ttl::Missing => println!("no such category"),
+///     Ttl::Forever => println!("never expires"),
+///     Ttl::Expires(left) => println!("expires in {left:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ttl {
     /// The category does not exist (it has no entries, or it expired).
