@@ -171,6 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     keyspace(con)?;
     stream_iterator(con)?;
+    cache(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -289,5 +290,90 @@ fn stream_iterator(con: &mut Con) -> redis_patterns::Result<()> {
         "reader.rewind_to(\"abc\")  (no I/O)",
         format!("error: {bad}"),
     );
+/// Caches (book ch. 1 and 2, the 2011 cookbook's category cache), and a cache-aside read
+/// that computes a missing value once.
+fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
+    use redis_patterns::cache::{BinaryCache, Cache, CategoryCache, HashCache, JsonCache};
+
+        "Caches (book ch. 1, 2; 2011 cookbook): native commands, one script for hashes",
+        "HashCache::set replaces the entry and its ttl atomically; JsonCache tells null from a miss.",
+    let cache = Cache::new();
+    let minute = Some(Duration::from_secs(60));
+    show(
+        con,
+        "cache.set(\"tour:greeting\", \"hello\", 60 s)",
+        cache.set("tour:greeting", "hello", minute),
+    )?;
+    show(
+        con,
+        "cache.get(\"tour:greeting\")",
+        cache.get("tour:greeting"),
+    )?;
+    let _ = show(
+        con,
+        "cache.set(.., ttl 0)",
+        cache.set("tour:greeting", "hello", Some(Duration::ZERO)),
+
+    let json = JsonCache::<Option<Vec<u32>>>::new();
+    show(
+        con,
+        "json.set(\"tour:json\", &None, None)",
+        json.set("tour:json", &None, None),
+    )?;
+    show(
+        con,
+        "json.get(\"tour:json\")  (a cached null)",
+        json.get("tour:json"),
+    )?;
+    show(
+        con,
+        "json.get(\"tour:json:missing\")",
+        json.get("tour:json:missing"),
+    )?;
+
+    let hashes = HashCache::new();
+    show(
+        con,
+        "hashes.set(\"tour:user\", id+name, 60 s)",
+        hashes.set("tour:user", [("id", "10086"), ("name", "peter")], minute),
+    )?;
+    show(
+        con,
+        "hashes.set(\"tour:user\", name only, 60 s)",
+        hashes.set("tour:user", [("name", "jack")], minute),
+    )?;
+    show(
+        con,
+        "hashes.get(\"tour:user\")  (replaced, not merged)",
+        hashes.get("tour:user"),
+    )?;
+
+    let binary = BinaryCache::new();
+    show(
+        con,
+        "binary.set(\"tour:bytes\", [0, 159, 255])",
+        binary.set("tour:bytes", &[0, 159, 255], None),
+    )?;
+    show(con, "binary.get(\"tour:bytes\")", binary.get("tour:bytes"))?;
+
+    let page = cache.get_or_compute(con, "tour:page:10086", minute, || {
+        Ok::<_, redis_patterns::Error>("<html>10086</html>".to_owned())
+    })?;
+    println!(
+        "    {:<52} → {page:?}",
+        "cache.get_or_compute(\"tour:page:10086\", render)"
+
+    let pages = CategoryCache::new("tour:page_cache");
+    show(
+        con,
+        "pages.set(\"/topic/123\", \"hello\")",
+        pages.set("/topic/123", "hello"),
+    )?;
+    show(
+        con,
+        "pages.expire(3 s)",
+        pages.expire(Duration::from_secs(3)),
+    )?;
+    show(con, "pages.size()", pages.size())?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The crate's one error type.
 
 use std::fmt;
+use std::time::Duration;
 
 /// What a `redis-patterns` operation can fail with.
 #[derive(Debug)]
@@ -30,6 +31,15 @@ pub enum Error {
         key: String,
         /// The slot and type, as BITFIELD spells them (`u8 #3`).
         slot: String,
+    },
+    /// A bounded wait ran out: another client was still at work when the time was up
+    /// (for [`Cache::get_or_compute`](crate::cache::Cache::get_or_compute): another client
+    /// held the computing marker for the whole wait).
+    Timeout {
+        /// What was waited for (`cache entry "page:1"`).
+        what: String,
+        /// How long the caller waited before giving up.
+        waited: Duration,
     },
     /// Redis, the connection or the reply failed: an I/O error, a server error such as
     /// `WRONGTYPE`, or a reply that did not decode to the expected type.
@@ -80,6 +90,12 @@ impl fmt::Display for Error {
             Error::Overflow { key, slot } => write!(
                 f,
                 "counter `{key}` {slot} would overflow, so nothing was written; use a wider type or Overflow::Sat"
+            ),
+            Error::Timeout { what, waited } => write!(
+                f,
+                "gave up waiting for {what} after {waited:?}: another client was still computing it; \
+                 raise the max wait above the computation's usual time, and keep it above the lease \
+                 so that a crashed client's claim runs out while the others still wait"
             ),
             Error::Redis(err) => write!(f, "redis: {err}"),
         }

@@ -1,0 +1,825 @@
+//! Caches: 《Redis 应用实例》 chapters 1 and 2 (`Cache`, `JsonCache`, `HashCache`,
+//! `BinaryCache`, the cache-aside example `cache_usage.py`), the 2011 Redis Cookbook's
+//! string and hash caches, and [`Cache::get_or_compute`], a cache-aside read that computes
+//! a missing value once however many clients miss it at the same moment.
+//!
+//! | Book | Here | What differs |
+//! |---|---|---|
+//! | `Cache.set(name, content, ttl=None)` (`SET [EX]`) | [`Cache::set`] (`SET [PX]`) | the ttl is a `Duration` (whole ms); the book's `ttl=0` server error is [`Error::InvalidInput`] before any I/O |
+//! | `Cache.get(name)`, 2011 `get(name)` | [`Cache::get`] | |
+//! | 2011 `delete(name)` (`DEL`) | [`Cache::delete`] | returns whether an entry was removed |
+//! | 2011 `set(name, value, ttl)` (`SETEX`) | [`Cache::set`] | the recipe's SETEX argument order is wrong on redis-py ≥ 3 (value and ttl swapped); not here |
+//! | `JsonCache.set` / `get` | [`JsonCache::set`] / [`JsonCache::get`] | typed through serde; a cached JSON `null` is told apart from a miss; a value that does not decode is an error |
+//! | `HashCache.set(name, dict, ttl=None)` (`HSET`, `MULTI HSET EXPIRE`) | [`HashCache::set`] (script `cache/hash_set`) | **replaces** the whole entry (the book's HSET merges and keeps stale fields, and a set without ttl keeps the old ttl); an empty map is [`Error::InvalidInput`] |
+//! | `HashCache.get(name)` (`HGETALL`) | [`HashCache::get`] | |
+//! | `BinaryCache.set(name, path, ttl=None)` | [`BinaryCache::set_file`] (and [`BinaryCache::set`] for bytes in memory) | an unreadable file is an `io::Error` and nothing is sent, as in the book |
+//! | `BinaryCache.get(name)` | [`BinaryCache::get`] | |
+//! | `cache_usage.py`: GET, build on a miss, SET EX | [`Cache::get_or_compute`] | the book rebuilds the value in every client that misses (a stampede); here one computes and the others wait for its result |
+//! | 2011 `@cache` decorator (broken: wrong key, value never stored) | [`Cache::get_or_compute`] | a closure instead of a decorator; the key is the caller's |
+//! | 2011 hash `set/get/delete(category, name…)`, `expire/ttl/size(category)` | [`CategoryCache`] | `delete` and `expire` say whether they did something; `ttl` tells "no expiry" from "no such category" ([`Ttl`]) |
+//!
+//! A `set` with a ttl takes whole milliseconds (`PX`), from 1 ms to 10^15 - 1 ms; `None`
+//! keeps the entry until it is replaced or deleted. Every operation is one native command,
+//! except [`HashCache::set`] (one script, so no reader sees the hash without its time to
+//! live) and [`Cache::get_or_compute`] (scripts, several round trips; see there).
+//!
+//! [`JsonCache`] needs the `json` feature (serde and serde_json), which is on by default;
+//! `default-features = false` builds the crate without it.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::cache::{Cache, HashCache};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let cache = Cache::new();
+//! cache.set("greeting", "hello", Some(Duration::from_secs(60))).run(&mut con)?;
+//! assert_eq!(cache.get("greeting").run(&mut con)?.as_deref(), Some("hello"));
+//!
+//! // Cache-aside without a stampede: however many clients miss, one renders the page.
+//! let page = cache.get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
+//!     Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
+//! })?;
+//!
+//! let users = HashCache::new();
+//! users.set("user:10086", [("id", "10086"), ("name", "peter")], None).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::identity_lock::IdentityLock;
+use crate::input;
+use crate::op::Op;
+use crate::scripts;
+
+/// The ttl as the `cache/*` scripts take it: whole milliseconds, or empty for no expiry.
+fn ttl_arg(ttl: Option<Duration>) -> Result<String> {
+    match ttl {
+        None => Ok(String::new()),
+        Some(ttl) => Ok(input::ttl_ms(ttl)?.to_string()),
+    }
+}
+
+/// `SET name content [PX ttl]`.
+fn set_op(name: &str, content: &[u8], ttl: Option<Duration>) -> Op<()> {
+    Op::try_build(|| {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(input::key("name", name)?).arg(content);
+        if let Some(ttl) = ttl {
+            cmd.arg("PX").arg(input::ttl_ms(ttl)?);
+        }
+        Ok(Op::native(cmd))
+    })
+}
+
+fn get_op<T: redis::FromRedisValue + 'static>(name: &str) -> Op<Option<T>> {
+    Op::try_build(|| {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(input::key("name", name)?);
+        Ok(Op::native(cmd))
+    })
+}
+
+/// How [`Cache::get_or_compute`] waits while another client computes a missing value.
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::cache::{Cache, ComputeOptions};
+///
+/// // A report that takes up to a minute to build.
+/// let cache = Cache::with_options(ComputeOptions {
+///     lease: Duration::from_secs(90),
+///     max_wait: Duration::from_secs(100),
+///     ..ComputeOptions::default()
+/// });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComputeOptions {
+    /// How long a client's claim to compute a value lasts. It must cover the computation:
+    /// once it runs out, another client computes too. If the computing client crashes,
+    /// the others compute after this long. Default 10 s.
+    pub lease: Duration,
+    /// How long a client waits for another's result before giving up with
+    /// [`Error::Timeout`]. Keep it above `lease`, so that a waiter outlives a crashed
+    /// client's claim and computes the value itself. Default 12 s.
+    pub max_wait: Duration,
+    /// The first pause between two looks at the entry while waiting; it doubles after
+    /// each look, up to 8 times this. Default 10 ms.
+    pub poll: Duration,
+}
+
+impl Default for ComputeOptions {
+    fn default() -> Self {
+        ComputeOptions {
+            lease: Duration::from_secs(10),
+            max_wait: Duration::from_secs(12),
+            poll: Duration::from_millis(10),
+        }
+    }
+}
+
+/// A cache of string values, one string key per entry (`SET`, `GET`, `DEL`).
+///
+/// The book's `Cache(client)` and the 2011 cookbook's string cache; the key is the
+/// caller's `name`, with no prefix.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::cache::Cache;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let cache = Cache::new();
+/// cache.set("phone", "10086", Some(Duration::from_secs(3))).run(&mut con)?;
+/// assert_eq!(cache.get("phone").run(&mut con)?, Some("10086".to_owned()));
+/// assert!(cache.delete("phone").run(&mut con)?);
+/// assert_eq!(cache.get("phone").run(&mut con)?, None);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cache {
+    options: ComputeOptions,
+}
+
+impl Cache {
+    /// A cache with the default [`ComputeOptions`]. Cheap: no I/O.
+    pub fn new() -> Self {
+        Cache::default()
+    }
+
+    /// A cache whose [`get_or_compute`](Cache::get_or_compute) waits as `options` say.
+    pub fn with_options(options: ComputeOptions) -> Self {
+        Cache { options }
+    }
+
+    /// The options of [`get_or_compute`](Cache::get_or_compute).
+    pub fn options(&self) -> &ComputeOptions {
+        &self.options
+    }
+
+    /// Stores `content` at `name` (`SET name content [PX ttl]`), replacing any value.
+    ///
+    /// With a `ttl` (whole milliseconds, from 1 ms) the entry expires; without, it stays
+    /// until replaced or deleted. A zero ttl is [`Error::InvalidInput`].
+    pub fn set(&self, name: &str, content: &str, ttl: Option<Duration>) -> Op<()> {
+        set_op(name, content.as_bytes(), ttl)
+    }
+
+    /// The value at `name` (`GET`), or `None` when missing or expired.
+    pub fn get(&self, name: &str) -> Op<Option<String>> {
+        get_op(name)
+    }
+
+    /// Removes the entry (`DEL`): true if there was one.
+    pub fn delete(&self, name: &str) -> Op<bool> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("DEL");
+            cmd.arg(input::key("name", name)?);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// The value at `name`; on a miss, `compute`s it once, stores it with `ttl`, and
+    /// returns it, even when many clients miss at the same moment.
+    ///
+    /// The first client to miss claims the entry (a marker at `{name}:computing`, which
+    /// lasts [`lease`](ComputeOptions::lease)) and runs `compute`; the others wait,
+    /// looking again after a short pause that doubles each time, and return the value it
+    /// stores. If `compute` fails, its error is returned and the claim is released at
+    /// once, so a waiting client computes instead; if the computing client crashes, one
+    /// of the waiters computes when the lease runs out. A waiter that has waited
+    /// [`max_wait`](ComputeOptions::max_wait) gives up with [`Error::Timeout`].
+    ///
+    /// This is inherently several round trips (scripts `cache/claim` and `cache/fill`,
+    /// and `identity_lock/release` on failure), so it takes a connection instead of
+    /// returning an [`Op`], and cannot run in a [`Batch`](crate::Batch). The error type
+    /// is the caller's, as long as the crate's [`Error`] converts into it (`anyhow`
+    /// errors and the crate's own both do).
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::cache::Cache;
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let page = Cache::new().get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
+    ///     // Runs in one client only, however many miss at once.
+    ///     Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_or_compute<E: From<Error>>(
+        &self,
+        con: &mut dyn redis::ConnectionLike,
+        name: &str,
+        ttl: Option<Duration>,
+        compute: impl FnOnce() -> std::result::Result<String, E>,
+    ) -> std::result::Result<String, E> {
+        let job = Job::new(name, ttl, &self.options)?;
+        let mut wait = Wait::new(name, &self.options);
+        loop {
+            match job.claim().run(con)? {
+                Claim::Hit(value) => return Ok(value),
+                Claim::Compute => {
+                    return match compute() {
+                        Ok(value) => {
+                            job.fill(&value).run(con)?;
+                            Ok(value)
+                        }
+                        Err(err) => {
+                            // The caller's error matters more; an unreleased claim
+                            // runs out after its lease anyway.
+                            let _ = job.release().run(con);
+                            Err(err)
+                        }
+                    };
+                }
+                Claim::Wait => std::thread::sleep(wait.next_pause()?),
+            }
+        }
+    }
+
+    /// [`get_or_compute`](Cache::get_or_compute) on an async connection, with an async
+    /// `compute`. The pauses need no particular runtime (a timer thread of the crate
+    /// wakes the task).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::cache::Cache;
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut con = client.get_multiplexed_async_connection().await?;
+    /// let page = Cache::new()
+    ///     .get_or_compute_async(&mut con, "page:10086", Some(Duration::from_secs(60)), || async {
+    ///         Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_or_compute_async<C, F, Fut, E>(
+        &self,
+        con: &mut C,
+        name: &str,
+        ttl: Option<Duration>,
+        compute: F,
+    ) -> std::result::Result<String, E>
+    where
+        C: redis::aio::ConnectionLike,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = std::result::Result<String, E>>,
+        E: From<Error>,
+    {
+        let job = Job::new(name, ttl, &self.options)?;
+        let mut wait = Wait::new(name, &self.options);
+        loop {
+            match job.claim().run_async(con).await? {
+                Claim::Hit(value) => return Ok(value),
+                Claim::Compute => {
+                    return match compute().await {
+                        Ok(value) => {
+                            job.fill(&value).run_async(con).await?;
+                            Ok(value)
+                        }
+                        Err(err) => {
+                            let _ = job.release().run_async(con).await;
+                            Err(err)
+                        }
+                    };
+                }
+                Claim::Wait => timer::sleep(wait.next_pause()?).await,
+            }
+        }
+    }
+}
+
+/// What `cache/claim` answered.
+enum Claim {
+    Hit(String),
+    Compute,
+    Wait,
+}
+
+/// The keys, token and arguments of one `get_or_compute` call, checked once.
+struct Job {
+    value: String,
+    marker: String,
+    token: String,
+    ttl: String,
+    lease: Duration,
+}
+
+impl Job {
+    fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
+        let marker = input::aux_key(name, "computing")?;
+        input::ttl_ms(options.lease).map_err(|_| {
+            Error::invalid(
+                "lease",
+                format!(
+                    "must be from 1 ms to {} ms, got {:?}",
+                    input::MAX_TTL_MS,
+                    options.lease
+                ),
+            )
+        })?;
+        Ok(Job {
+            value: name.to_owned(),
+            marker,
+            token: IdentityLock::random_token(),
+            ttl: ttl_arg(ttl)?,
+            lease: options.lease,
+        })
+    }
+
+    fn claim(&self) -> Op<Claim> {
+        scripts::cache::claim(&self.value, &self.marker, &self.token, self.lease).map(
+            |(answer, value)| match (answer.as_str(), value) {
+                ("hit", Some(value)) => Ok(Claim::Hit(value)),
+                ("compute", None) => Ok(Claim::Compute),
+                ("wait", None) => Ok(Claim::Wait),
+                (answer, value) => Err(Error::unexpected_reply(
+                    "cache/claim answered neither hit, compute nor wait",
+                    format!("{answer:?}, {value:?}"),
+                )),
+            },
+        )
+    }
+
+    fn fill(&self, content: &str) -> Op<bool> {
+        scripts::cache::fill(&self.value, &self.marker, &self.token, content, &self.ttl)
+    }
+
+    fn release(&self) -> Op<bool> {
+        scripts::identity_lock::release(&self.marker, &self.token)
+    }
+}
+
+/// The pauses of one waiting client, bounded by `max_wait`.
+struct Wait {
+    what: String,
+    started: Instant,
+    max_wait: Duration,
+    pause: Duration,
+    max_pause: Duration,
+}
+
+impl Wait {
+    fn new(name: &str, options: &ComputeOptions) -> Wait {
+        let poll = options.poll.max(Duration::from_millis(1));
+        Wait {
+            what: format!("cache entry {name:?}"),
+            started: Instant::now(),
+            max_wait: options.max_wait,
+            pause: poll,
+            max_pause: poll.saturating_mul(8),
+        }
+    }
+
+    /// How long to pause before the next look, or the timeout once `max_wait` is spent.
+    fn next_pause(&mut self) -> Result<Duration> {
+        let waited = self.started.elapsed();
+        if waited >= self.max_wait {
+            return Err(Error::Timeout {
+                what: std::mem::take(&mut self.what),
+                waited,
+            });
+        }
+        let pause = self.pause.min(self.max_wait - waited);
+        self.pause = self.pause.saturating_mul(2).min(self.max_pause);
+        Ok(pause)
+    }
+}
+
+/// A sleep for async code that works on any runtime: one background thread of the
+/// crate, started on first use, wakes each sleeping task at its deadline.
+mod timer {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+    use std::task::{Context, Poll, Waker};
+    use std::time::{Duration, Instant};
+
+    pub(super) fn sleep(pause: Duration) -> Sleep {
+        Sleep {
+            deadline: Instant::now() + pause,
+        }
+    }
+
+    pub(super) struct Sleep {
+        deadline: Instant,
+    }
+
+    impl Future for Sleep {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            if Instant::now() >= self.deadline {
+                return Poll::Ready(());
+            }
+            // A spurious poll registers again; the extra wake-up is harmless.
+            if timer().send((self.deadline, cx.waker().clone())).is_err() {
+                // No timer thread: fall back to waking at once (a busy wait, not a hang).
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        }
+    }
+
+    fn timer() -> &'static Sender<(Instant, Waker)> {
+        static TIMER: OnceLock<Sender<(Instant, Waker)>> = OnceLock::new();
+        TIMER.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<(Instant, Waker)>();
+            // If the thread cannot start, the closure and its receiver are dropped, so
+            // every send fails and Sleep wakes at once.
+            let _ = std::thread::Builder::new()
+                .name("redis-patterns-timer".into())
+                .spawn(move || {
+                    let mut sleepers: Vec<(Instant, Waker)> = Vec::new();
+                    loop {
+                        let next = sleepers.iter().map(|(at, _)| *at).min();
+                        let received = match next {
+                            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                            Some(at) => {
+                                rx.recv_timeout(at.saturating_duration_since(Instant::now()))
+                            }
+                        };
+                        match received {
+                            Ok(sleeper) => sleepers.push(sleeper),
+                            Err(RecvTimeoutError::Timeout) => {}
+                            Err(RecvTimeoutError::Disconnected) => return,
+                        }
+                        let now = Instant::now();
+                        sleepers.retain(|(at, waker)| {
+                            let due = *at <= now;
+                            if due {
+                                waker.wake_by_ref();
+                            }
+                            !due
+                        });
+                    }
+                });
+            tx
+        })
+    }
+}
+
+/// A cache of any serde value, stored as JSON text in one string key.
+///
+/// The book's `JsonCache`, typed. A cached JSON `null` is a value, not a miss: with
+/// `T = Option<U>`, [`get`](JsonCache::get) gives `Some(None)` for a cached `null` and
+/// `None` for a miss (the book gives `None` for both). A stored value that does not
+/// decode as `T` is an error ([`Error::Redis`], kind `UnexpectedReturnType`), not a panic.
+/// Needs the `json` feature (on by default).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::collections::BTreeMap;
+/// use redis_patterns::cache::JsonCache;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let users = JsonCache::<BTreeMap<String, String>>::new();
+/// let peter = BTreeMap::from([("name".to_owned(), "peter".to_owned())]);
+/// users.set("user:10086", &peter, None).run(&mut con)?;
+/// assert_eq!(users.get("user:10086").run(&mut con)?, Some(peter));
+///
+/// // A cached "nothing" is not a miss.
+/// let lookups = JsonCache::<Option<u64>>::new();
+/// lookups.set("owner:of:tmp", &None, None).run(&mut con)?;
+/// assert_eq!(lookups.get("owner:of:tmp").run(&mut con)?, Some(None));
+/// assert_eq!(lookups.get("owner:of:etc").run(&mut con)?, None);
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "json")]
+pub struct JsonCache<T> {
+    _value: std::marker::PhantomData<fn() -> T>,
+}
+
+#[cfg(feature = "json")]
+impl<T> std::fmt::Debug for JsonCache<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JsonCache<{}>", std::any::type_name::<T>())
+    }
+}
+
+#[cfg(feature = "json")]
+impl<T> Clone for JsonCache<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+#[cfg(feature = "json")]
+impl<T> Copy for JsonCache<T> {}
+
+#[cfg(feature = "json")]
+impl<T> Default for JsonCache<T> {
+    fn default() -> Self {
+        JsonCache {
+            _value: std::marker::PhantomData,
+        }
+    }
+}
+
+#[cfg(feature = "json")]
+impl<T: serde::Serialize + serde::de::DeserializeOwned + 'static> JsonCache<T> {
+    /// A cache of `T` values. Cheap: no I/O.
+    pub fn new() -> Self {
+        JsonCache::default()
+    }
+
+    /// Stores `content` as JSON at `name` (`SET name json [PX ttl]`).
+    ///
+    /// A value serde_json cannot write (a map whose keys are not strings, a failing
+    /// `Serialize`) is [`Error::InvalidInput`] about `content`.
+    pub fn set(&self, name: &str, content: &T, ttl: Option<Duration>) -> Op<()> {
+        match serde_json::to_vec(content) {
+            Ok(json) => set_op(name, &json, ttl),
+            Err(err) => Op::rejected(Error::invalid(
+                "content",
+                format!("must serialise to JSON: {err}"),
+            )),
+        }
+    }
+
+    /// The value at `name` (`GET`, then JSON-decoded), or `None` when missing or expired.
+    pub fn get(&self, name: &str) -> Op<Option<T>> {
+        let key = name.to_owned();
+        get_op::<Vec<u8>>(name).map(move |json| {
+            json.map(|json| {
+                serde_json::from_slice(&json).map_err(|err| {
+                    Error::unexpected_reply(
+                        "a cached value does not decode as the JsonCache's type",
+                        format!(
+                            "{key:?} holds {:?}, which is not JSON of type {}: {err}",
+                            String::from_utf8_lossy(&json),
+                            std::any::type_name::<T>()
+                        ),
+                    )
+                })
+            })
+            .transpose()
+        })
+    }
+}
+
+/// A cache whose entries are hashes of strings: one hash per entry.
+///
+/// The book's `HashCache`. [`set`](HashCache::set) **replaces** the whole entry in one
+/// script (`cache/hash_set`): the old fields are gone and the new ttl (or none) applies,
+/// where the book's HSET merges into the old hash, keeping stale fields, and keeps the
+/// old ttl when given none. No reader ever sees the hash half-written or without its ttl.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::cache::HashCache;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let cache = HashCache::new();
+/// cache.set("user:10086", [("id", "10086"), ("name", "peter")], Some(Duration::from_secs(60)))
+///     .run(&mut con)?;
+/// let user = cache.get("user:10086").run(&mut con)?.unwrap();
+/// assert_eq!(user["name"], "peter");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HashCache;
+
+impl HashCache {
+    /// A cache of hashes. Cheap: no I/O.
+    pub fn new() -> Self {
+        HashCache
+    }
+
+    /// Replaces the entry at `name` with `fields` (a map, or any field/value pairs), with
+    /// `ttl` or no expiry, in one script (`cache/hash_set`).
+    ///
+    /// No fields is [`Error::InvalidInput`] (Redis has no empty hash). A key that holds
+    /// another type fails with `WRONGTYPE`, and is left as it is.
+    pub fn set<K, V>(
+        &self,
+        name: &str,
+        fields: impl IntoIterator<Item = (K, V)>,
+        ttl: Option<Duration>,
+    ) -> Op<()>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let fields: Vec<(K, V)> = fields.into_iter().collect();
+        Op::try_build(|| {
+            let name = input::key("name", name)?;
+            if fields.is_empty() {
+                return Err(Error::invalid(
+                    "fields",
+                    "must hold at least one field: Redis has no empty hash; delete the entry instead",
+                ));
+            }
+            let flat: Vec<&str> = fields
+                .iter()
+                .flat_map(|(k, v)| [k.as_ref(), v.as_ref()])
+                .collect();
+            Ok(scripts::cache::hash_set(name, &ttl_arg(ttl)?, &flat))
+        })
+    }
+
+    /// The entry at `name` (`HGETALL`), or `None` when missing or expired.
+    pub fn get(&self, name: &str) -> Op<Option<HashMap<String, String>>> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("HGETALL");
+            cmd.arg(input::key("name", name)?);
+            Ok(Op::native(cmd)
+                .map(|map: HashMap<String, String>| Ok((!map.is_empty()).then_some(map))))
+        })
+    }
+
+    /// Removes the entry (`DEL`): true if there was one.
+    pub fn delete(&self, name: &str) -> Op<bool> {
+        Cache::new().delete(name)
+    }
+}
+
+/// A cache of bytes, one string key per entry: images, compressed pages, anything.
+///
+/// The book's `BinaryCache` (chapter 2). Values come back byte for byte; they are capped
+/// by the server's `proto-max-bulk-len` (512 MB by default).
+///
+/// ```no_run
+/// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use redis_patterns::cache::BinaryCache;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let cache = BinaryCache::new();
+/// // The file is read before anything is sent: an unreadable one is an io::Error.
+/// cache.set_file("logo.png", "static/logo.png", Some(Duration::from_secs(3600)))?
+///     .run(&mut con)?;
+/// let png: Option<Vec<u8>> = cache.get("logo.png").run(&mut con)?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BinaryCache;
+
+impl BinaryCache {
+    /// A cache of bytes. Cheap: no I/O.
+    pub fn new() -> Self {
+        BinaryCache
+    }
+
+    /// Stores `content` at `name` (`SET name bytes [PX ttl]`).
+    pub fn set(&self, name: &str, content: &[u8], ttl: Option<Duration>) -> Op<()> {
+        set_op(name, content, ttl)
+    }
+
+    /// Reads the file at `path`, then returns the operation that stores its bytes at
+    /// `name`: the book's `BinaryCache.set(name, path, ttl)`. A file that cannot be read
+    /// is an `io::Error`, and nothing is sent.
+    pub fn set_file(
+        &self,
+        name: &str,
+        path: impl AsRef<Path>,
+        ttl: Option<Duration>,
+    ) -> std::io::Result<Op<()>> {
+        let content = std::fs::read(path)?;
+        Ok(self.set(name, &content, ttl))
+    }
+
+    /// The bytes at `name` (`GET`), or `None` when missing or expired.
+    pub fn get(&self, name: &str) -> Op<Option<Vec<u8>>> {
+        get_op(name)
+    }
+
+    /// Removes the entry (`DEL`): true if there was one.
+    pub fn delete(&self, name: &str) -> Op<bool> {
+        Cache::new().delete(name)
+    }
+}
+
+/// How long a [`CategoryCache`] stays ([`CategoryCache::ttl`]).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::cache::{CategoryCache, Ttl};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// match CategoryCache::new("page_cache").ttl().run(&mut con)? {
+///     Ttl::Missing => println!("no such category"),
+///     Ttl::Forever => println!("never expires"),
+///     Ttl::Expires(left) => println!("expires in {left:?}"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ttl {
+    /// The category does not exist (it has no entries, or it expired).
+    Missing,
+    /// The category exists and does not expire.
+    Forever,
+    /// The category expires in this long (to the millisecond).
+    Expires(Duration),
+}
+
+/// The 2011 Redis Cookbook's hash cache: the entries of one category in one hash, with
+/// one ttl for the whole category (`HSET`, `HGET`, `HDEL`, `PEXPIRE`, `PTTL`, `HLEN`).
+///
+/// The cookbook's functions took the category as their first argument; here it is the
+/// constructor's, as in its earlier `Cache(category)` class.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::cache::{CategoryCache, Ttl};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let pages = CategoryCache::new("page_cache");
+/// pages.set("/topic/123", "hello").run(&mut con)?;
+/// assert_eq!(pages.size().run(&mut con)?, 1);
+/// assert_eq!(pages.ttl().run(&mut con)?, Ttl::Forever);
+/// pages.expire(Duration::from_secs(3)).run(&mut con)?;
+/// assert_eq!(pages.get("/topic/123").run(&mut con)?.as_deref(), Some("hello"));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CategoryCache {
+    category: String,
+}
+
+impl CategoryCache {
+    /// The category stored in the hash at `category`. Cheap: no I/O.
+    pub fn new(category: impl Into<String>) -> Self {
+        CategoryCache {
+            category: category.into(),
+        }
+    }
+
+    /// The category's key.
+    pub fn category(&self) -> &str {
+        &self.category
+    }
+
+    fn cmd(&self, command: &str, name: Option<&str>) -> Result<redis::Cmd> {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(input::key("category", &self.category)?);
+        if let Some(name) = name {
+            cmd.arg(input::key("name", name)?);
+        }
+        Ok(cmd)
+    }
+
+    /// Stores `value` under `name` (`HSET category name value`). The category's ttl, if
+    /// any, is left as it is.
+    pub fn set(&self, name: &str, value: &str) -> Op<()> {
+        Op::try_build(|| {
+            let mut cmd = self.cmd("HSET", Some(name))?;
+            cmd.arg(value);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// The value under `name` (`HGET`), or `None`.
+    pub fn get(&self, name: &str) -> Op<Option<String>> {
+        Op::try_build(|| Ok(Op::native(self.cmd("HGET", Some(name))?)))
+    }
+
+    /// Removes `name` (`HDEL`): true if it was there.
+    pub fn delete(&self, name: &str) -> Op<bool> {
+        Op::try_build(|| Ok(Op::native(self.cmd("HDEL", Some(name))?)))
+    }
+
+    /// Makes the whole category expire in `ttl` (`PEXPIRE`, whole milliseconds): true if
+    /// the category exists, false if it does not (then nothing is set).
+    pub fn expire(&self, ttl: Duration) -> Op<bool> {
+        Op::try_build(|| {
+            let mut cmd = self.cmd("PEXPIRE", None)?;
+            cmd.arg(input::ttl_ms(ttl)?);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// How long the category stays (`PTTL`).
+    pub fn ttl(&self) -> Op<Ttl> {
+        Op::try_build(|| {
+            Ok(Op::native(self.cmd("PTTL", None)?).map(|ms: i64| {
+                Ok(match ms {
+                    -2 => Ttl::Missing,
+                    -1 => Ttl::Forever,
+                    ms => Ttl::Expires(Duration::from_millis(u64::try_from(ms).map_err(|_| {
+                        Error::unexpected_reply("PTTL returned a negative ttl", ms.to_string())
+                    })?)),
+                })
+            }))
+        })
+    }
+
+    /// The number of entries (`HLEN`); 0 when the category is missing.
+    pub fn size(&self) -> Op<u64> {
+        Op::try_build(|| Ok(Op::native(self.cmd("HLEN", None)?)))
+    }
+}
