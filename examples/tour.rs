@@ -171,6 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     keyspace(con)?;
     stream_iterator(con)?;
+
     cache(con)?;
 
     section(
@@ -290,13 +291,18 @@ fn stream_iterator(con: &mut Con) -> redis_patterns::Result<()> {
         "reader.rewind_to(\"abc\")  (no I/O)",
         format!("error: {bad}"),
     );
+    Ok(())
+}
+
 /// Caches (book ch. 1 and 2, the 2011 cookbook's category cache), and a cache-aside read
 /// that computes a missing value once.
 fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
     use redis_patterns::cache::{BinaryCache, Cache, CategoryCache, HashCache, JsonCache};
 
+    section(
         "Caches (book ch. 1, 2; 2011 cookbook): native commands, one script for hashes",
         "HashCache::set replaces the entry and its ttl atomically; JsonCache tells null from a miss.",
+    );
     let cache = Cache::new();
     let minute = Some(Duration::from_secs(60));
     show(
@@ -313,6 +319,7 @@ fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
         con,
         "cache.set(.., ttl 0)",
         cache.set("tour:greeting", "hello", Some(Duration::ZERO)),
+    );
 
     let json = JsonCache::<Option<Vec<u32>>>::new();
     show(
@@ -362,6 +369,7 @@ fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "    {:<52} → {page:?}",
         "cache.get_or_compute(\"tour:page:10086\", render)"
+    );
 
     let pages = CategoryCache::new("tour:page_cache");
     show(
