@@ -9,6 +9,7 @@ mod fenced_lock;
 mod id_generator;
 mod identity_lock;
 mod lock;
+mod rate_limiter;
 mod runtime;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
