@@ -17,6 +17,12 @@
 //! limiter would be full again, so an idle client costs no memory. A refused attempt is
 //! not counted and writes nothing.
 //!
+//! The sliding window and GCRA read the server's clock once per call (`TIME`), so their
+//! answers do not depend on the callers' clocks being in sync; a server that forbids
+//! `TIME` in scripts (some managed offerings restrict it) cannot run them. When Redis
+//! itself fails, the operation returns the error and the caller decides whether to fail
+//! open (admit) or closed; for an API, failing open is the usual advice.
+//!
 //! Keys are per client and action, as in the book: `RateLimiter:<uid>:<action>`,
 //! `SlidingWindowLimiter:<uid>:<action>` and `GcraLimiter:<uid>:<action>`, or another
 //! prefix set with `with_prefix`. Each call touches one key, so they work on a cluster as

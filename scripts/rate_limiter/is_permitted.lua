@@ -9,8 +9,7 @@
 --- admitted together or not at all. A counter left without an expiry (by PERSIST, or a
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
 --- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
---- attempt can be admitted (-1 when allowed), microseconds until the window resets
---- (0 when the key is missing).
+--- attempt can be admitted (-1 when allowed), microseconds until the window resets.
 --- @key counter              the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint         attempts admitted per window, from 1 to 10^15 - 1
 --- @arg interval ms          the window's length in milliseconds, from 1 to 10^10
