@@ -15,6 +15,7 @@ use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
+use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -173,6 +174,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     stream_iterator(con)?;
 
     cache(con)?;
+
+    rate_limiter(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -383,5 +386,59 @@ fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
         pages.expire(Duration::from_secs(3)),
     )?;
     show(con, "pages.size()", pages.size())?;
+    Ok(())
+}
+
+/// Rate limiters (book ch. 8 and beyond): the book's fixed window, a sliding window, GCRA.
+fn rate_limiter(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "RateLimiter (book ch. 8): a fixed window; refused attempts are not counted",
+        "Peter may try to log in 3 times per hour; is_permitted is one script.",
+    );
+    let login =
+        RateLimiter::new("login", Duration::from_secs(3600), 3).with_prefix("tour:RateLimiter");
+    for _ in 0..4 {
+        show(
+            con,
+            "login.is_permitted(\"Peter\")",
+            login.is_permitted("Peter"),
+        )?;
+    }
+    show(con, "login.remaining(\"Peter\")", login.remaining("Peter"))?;
+    show(con, "login.duration(\"Peter\")", login.duration("Peter"))?;
+    show(con, "login.revoke(\"Peter\")", login.revoke("Peter"))?;
+
+    section(
+        "SlidingWindowLimiter and GcraLimiter: one Limiter trait, a Decision on the server's clock",
+        "Sliding window: exact, one entry per request. GCRA: a burst, then a steady rate, one string.",
+    );
+    let messages = SlidingWindowLimiter::new("message", 2, Duration::from_secs(1))
+        .with_prefix("tour:SlidingWindowLimiter");
+    for _ in 0..3 {
+        show(
+            con,
+            "messages.attempt(\"Peter\", 1)",
+            messages.attempt("Peter", 1),
+        )?;
+    }
+    let api =
+        GcraLimiter::new("api", 3, 10, Duration::from_secs(1)).with_prefix("tour:GcraLimiter");
+    show(
+        con,
+        "api.attempt(\"Peter\", 3)  (the burst)",
+        api.attempt("Peter", 3),
+    )?;
+    show(con, "api.attempt(\"Peter\", 1)", api.attempt("Peter", 1))?;
+    std::thread::sleep(Duration::from_millis(100));
+    show(
+        con,
+        "api.attempt(\"Peter\", 1)  (100 ms later)",
+        api.attempt("Peter", 1),
+    )?;
+    println!(
+        "    keys: {}, {}",
+        messages.key("Peter")?,
+        api.key("Peter")?
+    );
     Ok(())
 }

@@ -11,6 +11,7 @@ mod id_generator;
 mod identity_lock;
 mod keyspace;
 mod lock;
+mod rate_limiter;
 mod runtime;
 mod stream_iterator;
 

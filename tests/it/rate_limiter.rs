@@ -1,0 +1,584 @@
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use redis_patterns::rate_limiter::{
+    Decision, GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter,
+};
+use redis_patterns::scripts::rate_limiter as script;
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+/// The parts of a decision that do not depend on timing: allowed, remaining, and whether
+/// a retry-after came with it. The durations are checked against bounds instead.
+fn shape(d: Decision) -> (bool, u64, bool) {
+    (d.allowed, d.remaining, d.retry_after.is_some())
+}
+
+#[track_caller]
+fn within(what: &str, d: Duration, low: Duration, high: Duration) {
+    assert!(
+        low < d && d <= high,
+        "{what}: {d:?} not in ({low:?}, {high:?}]"
+    );
+}
+
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+
+    // The book: Peter may try to log in 3 times per hour.
+    let login = RateLimiter::new("login", Duration::from_secs(3600), 3);
+    t.step("login.key(\"Peter\")", login.key("Peter")).unwrap();
+    step!(t, con, login.revoke("Peter")).unwrap();
+    step!(t, con, login.remaining("Peter")).unwrap();
+    step!(t, con, login.duration("Peter")).unwrap();
+    for _ in 0..3 {
+        step!(t, con, login.is_permitted("Peter")).unwrap();
+        step!(t, con, login.remaining("Peter")).unwrap();
+    }
+    step!(t, con, login.is_permitted("Peter")).unwrap();
+    step!(t, con, login.remaining("Peter")).unwrap();
+    let left = login.duration("Peter").run(con).unwrap().unwrap();
+    within(
+        "duration",
+        left,
+        Duration::from_secs(3590),
+        Duration::from_secs(3600),
+    );
+    t.note("login.duration(\"Peter\") is Some, within (3590 s, 3600 s]");
+    step!(t, con, login.is_permitted("Tom")).unwrap();
+    step!(t, con, login.revoke("Peter")).unwrap();
+    step!(t, con, login.is_permitted("Peter")).unwrap();
+    // The same limiter through the trait, with a cost.
+    let d = login.attempt("Peter", 3).run(con).unwrap();
+    t.step("shape(login.attempt(\"Peter\", 3))", Ok(shape(d)))
+        .unwrap();
+    within(
+        "fixed retry_after",
+        d.retry_after.unwrap(),
+        Duration::from_secs(3590),
+        Duration::from_secs(3600),
+    );
+    let d = login.attempt("Peter", 2).run(con).unwrap();
+    t.step("shape(login.attempt(\"Peter\", 2))", Ok(shape(d)))
+        .unwrap();
+    step!(t, con, login.revoke("Peter")).unwrap();
+    step!(t, con, login.revoke("Tom")).unwrap();
+
+    // A sliding window: 3 messages in any 300 ms.
+    let messages = SlidingWindowLimiter::new("message", 3, Duration::from_millis(300));
+    step!(t, con, messages.reset("Peter")).unwrap();
+    for _ in 0..3 {
+        let d = messages.attempt("Peter", 1).run(con).unwrap();
+        t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
+            .unwrap();
+        assert_eq!(d.reset_after, Duration::from_millis(300));
+    }
+    let d = messages.attempt("Peter", 1).run(con).unwrap();
+    t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
+        .unwrap();
+    within(
+        "sliding retry_after",
+        d.retry_after.unwrap(),
+        Duration::from_millis(100),
+        Duration::from_millis(300),
+    );
+    assert!(d.reset_after >= d.retry_after.unwrap());
+    thread::sleep(Duration::from_millis(350));
+    t.note("sleep 350 ms: the window is empty again");
+    let d = messages.attempt("Peter", 2).run(con).unwrap();
+    t.step("shape(messages.attempt(\"Peter\", 2))", Ok(shape(d)))
+        .unwrap();
+    let d = messages.attempt("Peter", 2).run(con).unwrap();
+    t.step("shape(messages.attempt(\"Peter\", 2))", Ok(shape(d)))
+        .unwrap();
+    step!(t, con, messages.reset("Peter")).unwrap();
+
+    // GCRA: a burst of 3, then 5 per second (one every 200 ms).
+    let api = GcraLimiter::new("api", 3, 5, Duration::from_secs(1));
+    t.step("api.emission_interval()", Ok(api.emission_interval()))
+        .unwrap();
+    step!(t, con, api.reset("Peter")).unwrap();
+    for _ in 0..3 {
+        let d = api.attempt("Peter", 1).run(con).unwrap();
+        t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
+            .unwrap();
+    }
+    let d = api.attempt("Peter", 1).run(con).unwrap();
+    t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
+        .unwrap();
+    within(
+        "gcra retry_after",
+        d.retry_after.unwrap(),
+        Duration::from_millis(100),
+        Duration::from_millis(200),
+    );
+    within(
+        "gcra reset_after",
+        d.reset_after,
+        Duration::from_millis(500),
+        Duration::from_millis(600),
+    );
+    let d = api.attempt("Peter", 3).run(con).unwrap();
+    t.step("shape(api.attempt(\"Peter\", 3))", Ok(shape(d)))
+        .unwrap();
+    within(
+        "gcra retry_after for 3",
+        d.retry_after.unwrap(),
+        Duration::from_millis(500),
+        Duration::from_millis(600),
+    );
+    thread::sleep(Duration::from_millis(300));
+    t.note("sleep 300 ms: one request regained");
+    let d = api.attempt("Peter", 1).run(con).unwrap();
+    t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
+        .unwrap();
+    let d = api.attempt("Peter", 1).run(con).unwrap();
+    t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
+        .unwrap();
+    step!(t, con, api.reset("Peter")).unwrap();
+    step!(t, con, api.reset("Peter")).unwrap();
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    assert_snapshot("rate_limiter__scenario", &scenario(&mut db.con()));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "rate_limiter__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// Idle clients cost nothing: each key expires when its limiter is full again.
+#[test]
+fn keys_expire_when_full_again() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let pttl = |con: &mut redis::Connection, key: &str| -> i64 {
+        redis::cmd("PTTL").arg(key).query(con).unwrap()
+    };
+    let fixed = RateLimiter::new("a", Duration::from_secs(10), 5);
+    assert!(fixed.is_permitted("u").run(&mut con).unwrap());
+    let ttl = pttl(&mut con, &fixed.key("u").unwrap());
+    assert!((9_900..=10_000).contains(&ttl), "{ttl}");
+
+    let sliding = SlidingWindowLimiter::new("a", 5, Duration::from_secs(10));
+    assert!(sliding.attempt("u", 3).run(&mut con).unwrap().allowed);
+    let key = sliding.key("u").unwrap();
+    let ttl = pttl(&mut con, &key);
+    assert!((9_900..=10_000).contains(&ttl), "{ttl}");
+    // Three entries in one microsecond, each its own member.
+    let n: i64 = redis::cmd("ZCARD").arg(&key).query(&mut con).unwrap();
+    assert_eq!(n, 3);
+
+    // 4 of a bucket of 10 that regains 1 per second: full again in 4 s.
+    let gcra = GcraLimiter::new("a", 10, 1, Duration::from_secs(1));
+    let d = gcra.attempt("u", 4).run(&mut con).unwrap();
+    assert_eq!(shape(d), (true, 6, false));
+    within(
+        "gcra reset_after",
+        d.reset_after,
+        Duration::from_millis(3_990),
+        Duration::from_secs(4),
+    );
+    let ttl = pttl(&mut con, &gcra.key("u").unwrap());
+    assert!((3_900..=4_000).contains(&ttl), "{ttl}");
+}
+
+const CLIENTS: usize = 16;
+
+/// A limiter script's raw reply: allowed, remaining, retry-after µs, reset-after µs.
+type Reply = (bool, i64, i64, i64);
+
+/// Runs `attempt` on `CLIENTS` threads, each with its own connection, until `run` has
+/// passed, and gathers what they return.
+fn hammer<T: Send + 'static>(
+    db: &Arc<harness::Db>,
+    run: Duration,
+    attempt: impl Fn(&mut redis::Connection) -> Option<T> + Send + Sync + 'static,
+) -> (Vec<T>, usize) {
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let attempts = Arc::new(Mutex::new(0usize));
+    let attempt = Arc::new(attempt);
+    let mut con = db.con();
+    redis_patterns::load_all(&mut con).unwrap();
+    let deadline = Instant::now() + run;
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (db, results, attempts, attempt) = (
+                db.clone(),
+                results.clone(),
+                attempts.clone(),
+                attempt.clone(),
+            );
+            thread::spawn(move || {
+                let mut con = db.con();
+                let (mut mine, mut n) = (Vec::new(), 0);
+                while Instant::now() < deadline {
+                    n += 1;
+                    if let Some(r) = attempt(&mut con) {
+                        mine.push(r);
+                    }
+                }
+                results.lock().unwrap().extend(mine);
+                *attempts.lock().unwrap() += n;
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    let results = std::mem::take(&mut *results.lock().unwrap());
+    let attempts = *attempts.lock().unwrap();
+    (results, attempts)
+}
+
+/// Runs a transaction that calls a script. Other tests of the binary flush the script
+/// cache (`SCRIPT FLUSH`) now and then, so on NOSCRIPT it loads the scripts again and
+/// retries, as `Op` does.
+fn transaction<T: redis::FromRedisValue>(con: &mut redis::Connection, pipe: &redis::Pipeline) -> T {
+    for _ in 0..100 {
+        match pipe.query(con) {
+            Err(err) if err.to_string().contains("NoScript") => {
+                redis_patterns::load_all(con).unwrap();
+            }
+            reply => return reply.unwrap(),
+        }
+    }
+    panic!("the scripts were flushed 100 times in a row");
+}
+
+fn micros((secs, micros): (u64, u64)) -> u64 {
+    secs * 1_000_000 + micros
+}
+
+/// 16 clients for 0.6 s against 20 per 100 ms: every window admits exactly 20 (the last
+/// at most 20), counted 1..=20 with none lost or doubled, and windows are at least
+/// 100 ms apart.
+#[test]
+fn fixed_window_never_admits_more_than_maximum() {
+    let db = Arc::new(harness::fresh_db());
+    let (maximum, interval) = (20u64, Duration::from_millis(100));
+    let limiter = RateLimiter::new("hammer", interval, maximum);
+    let key = limiter.key("u").unwrap();
+    // Each admitted attempt: the server's time just after it, and the count it made.
+    let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
+        let op = limiter.attempt("u", 1);
+        let (reply, count, time): (Reply, u64, (u64, u64)) = transaction(
+            con,
+            redis::pipe()
+                .atomic()
+                .add_command(op.cmd().unwrap().clone())
+                .cmd("GET")
+                .arg(&key)
+                .cmd("TIME"),
+        );
+        reply.0.then_some((micros(time), count))
+    });
+    let mut admitted = admitted;
+    admitted.sort_unstable();
+    let mut windows: Vec<(u64, u64)> = Vec::new(); // (start µs, admitted)
+    for &(at, count) in &admitted {
+        if count == 1 {
+            windows.push((at, 0));
+        }
+        let window = windows.last_mut().expect("a window starts at count 1");
+        window.1 += 1;
+        assert_eq!(count, window.1, "count {count} out of order at {at}");
+        assert!(count <= maximum);
+    }
+    for pair in windows.windows(2) {
+        assert!(
+            pair[1].0 - pair[0].0 >= 99_000,
+            "windows {pair:?} closer than the interval"
+        );
+    }
+    let (last, full) = windows.split_last().unwrap();
+    for w in full {
+        assert_eq!(w.1, maximum, "a window admitted {} of {maximum}", w.1);
+    }
+    assert!(last.1 <= maximum);
+    eprintln!(
+        "fixed window: {CLIENTS} clients, {attempts} attempts, {} admitted in {} windows of {interval:?} (maximum {maximum}), per window {:?}",
+        admitted.len(),
+        windows.len(),
+        windows.iter().map(|w| w.1).collect::<Vec<_>>()
+    );
+}
+
+/// 16 clients for 0.6 s against 10 per 100 ms: no span of 100 ms, at any alignment,
+/// holds more than 10 admitted requests (checked from the scores the script logged),
+/// every member is distinct, and the limit is reached.
+#[test]
+fn sliding_window_never_admits_more_than_limit_in_any_window() {
+    let db = Arc::new(harness::fresh_db());
+    let (limit, period) = (10usize, Duration::from_millis(100));
+    let limiter = SlidingWindowLimiter::new("hammer", limit as u64, period);
+    let key = limiter.key("u").unwrap();
+    // Each admitted request: the entry it logged (the newest, in the same transaction).
+    let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
+        let op = limiter.attempt("u", 1);
+        let (reply, newest): (Reply, Vec<(String, u64)>) = transaction(
+            con,
+            redis::pipe()
+                .atomic()
+                .add_command(op.cmd().unwrap().clone())
+                .cmd("ZRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(0)
+                .arg("REV")
+                .arg("WITHSCORES"),
+        );
+        reply.0.then(|| newest.into_iter().next().unwrap())
+    });
+    let members: HashSet<&String> = admitted.iter().map(|(m, _)| m).collect();
+    assert_eq!(members.len(), admitted.len(), "a member was logged twice");
+    let mut stamps: Vec<u64> = admitted.iter().map(|&(_, s)| s).collect();
+    stamps.sort_unstable();
+    let span = period.as_micros() as u64;
+    let mut busiest = 0;
+    for (i, &end) in stamps.iter().enumerate() {
+        // The window (end - span, end]: the densest ones end at an admission.
+        let start = stamps.partition_point(|&s| s + span <= end);
+        let inside = i + 1 - start;
+        assert!(
+            inside <= limit,
+            "{inside} admitted in the 100 ms ending at {end}"
+        );
+        busiest = busiest.max(inside);
+    }
+    assert_eq!(busiest, limit, "the limit was never reached");
+    let elapsed = stamps.last().unwrap() - stamps[0];
+    let full_windows = (elapsed / span) as usize;
+    assert!(
+        stamps.len() >= limit * full_windows,
+        "{} admitted over {full_windows} full windows",
+        stamps.len()
+    );
+    eprintln!(
+        "sliding window: {CLIENTS} clients, {attempts} attempts, {} admitted over {elapsed} µs (limit {limit} per {period:?}), busiest window {busiest}",
+        stamps.len()
+    );
+}
+
+/// 16 clients for 1 s against a bucket of 10 refilled at 50 per second: the admitted
+/// count is burst + rate × elapsed, within one request, elapsed measured on the server
+/// from the first admission to the last attempt.
+#[test]
+fn gcra_admits_burst_plus_rate_times_elapsed() {
+    let db = Arc::new(harness::fresh_db());
+    let (burst, count, period) = (10u64, 50u64, Duration::from_secs(1));
+    let limiter = GcraLimiter::new("hammer", burst, count, period);
+    let emission = limiter.emission_interval().as_micros() as u64;
+    let (attempts, _) = hammer(&db, Duration::from_secs(1), move |con| {
+        let op = limiter.attempt("u", 1);
+        let (reply, time): (Reply, (u64, u64)) = transaction(
+            con,
+            redis::pipe()
+                .atomic()
+                .add_command(op.cmd().unwrap().clone())
+                .cmd("TIME"),
+        );
+        Some((micros(time), reply.0))
+    });
+    let first = attempts.iter().filter(|a| a.1).map(|a| a.0).min().unwrap();
+    let last = attempts.iter().map(|a| a.0).max().unwrap();
+    let admitted = attempts.iter().filter(|a| a.1).count() as u64;
+    let expected = burst + (last - first) / emission;
+    assert!(
+        admitted.abs_diff(expected) <= 1,
+        "admitted {admitted}, expected {expected} = {burst} + {} µs / {emission} µs",
+        last - first
+    );
+    eprintln!(
+        "gcra: {CLIENTS} clients, {} attempts, {admitted} admitted over {} µs; burst {burst} + {count}/{period:?} × elapsed = {expected}",
+        attempts.len(),
+        last - first
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    harness::cmd(&mut con, &["SET", "RateLimiter:garbled:login", "abc"]);
+    harness::cmd(&mut con, &["HSET", "RateLimiter:hashed:login", "f", "v"]);
+    harness::cmd(&mut con, &["SET", "SlidingWindowLimiter:string:a", "x"]);
+    harness::cmd(&mut con, &["SET", "GcraLimiter:garbled:a", "soon"]);
+    harness::cmd(&mut con, &["SET", "GcraLimiter:huge:a", "1e400"]);
+    harness::cmd(&mut con, &["LPUSH", "GcraLimiter:listed:a", "x"]);
+    let login = RateLimiter::new("login", Duration::from_secs(60), 3);
+    assert!(login.is_permitted("Peter").run(&mut con).unwrap());
+    let before = harness::dump(&mut con);
+
+    let sec = Duration::from_secs(1);
+    let huge = Duration::from_secs(u64::MAX);
+    // Rust refuses before any I/O.
+    assert_invalid(login.is_permitted("").run(&mut con), "uid");
+    assert_invalid(login.remaining("").run(&mut con), "uid");
+    assert_invalid(login.duration("").run(&mut con), "uid");
+    assert_invalid(login.revoke("").run(&mut con), "uid");
+    let no_action = RateLimiter::new("", sec, 3);
+    assert_invalid(no_action.is_permitted("Peter").run(&mut con), "action");
+    assert_invalid(no_action.reset("Peter").run(&mut con), "action");
+    let no_prefix = GcraLimiter::new("a", 5, 10, sec).with_prefix("");
+    assert_invalid(no_prefix.attempt("u", 1).run(&mut con), "prefix");
+    for bad in [
+        RateLimiter::new("login", sec, 0),
+        RateLimiter::new("login", sec, u64::MAX),
+    ] {
+        assert_invalid(bad.is_permitted("Peter").run(&mut con), "maximum");
+        assert_invalid(bad.remaining("Peter").run(&mut con), "maximum");
+        assert_invalid(bad.duration("Peter").run(&mut con), "maximum");
+    }
+    for interval in [Duration::ZERO, Duration::from_micros(999), huge] {
+        let bad = RateLimiter::new("login", interval, 3);
+        assert_invalid(bad.is_permitted("Peter").run(&mut con), "interval");
+    }
+    assert_invalid(login.attempt("Peter", 0).run(&mut con), "cost");
+    assert_invalid(login.attempt("Peter", 4).run(&mut con), "cost");
+
+    let sliding = SlidingWindowLimiter::new("a", 5, sec);
+    assert_invalid(sliding.attempt("", 1).run(&mut con), "uid");
+    for limit in [0, 1_000_001] {
+        let bad = SlidingWindowLimiter::new("a", limit, sec);
+        assert_invalid(bad.attempt("u", 1).run(&mut con), "limit");
+    }
+    for period in [Duration::ZERO, huge] {
+        let bad = SlidingWindowLimiter::new("a", 5, period);
+        assert_invalid(bad.attempt("u", 1).run(&mut con), "period");
+    }
+    assert_invalid(sliding.attempt("u", 0).run(&mut con), "cost");
+    assert_invalid(sliding.attempt("u", 6).run(&mut con), "cost");
+
+    let gcra = GcraLimiter::new("a", 5, 10, sec);
+    for burst in [0, u64::MAX] {
+        let bad = GcraLimiter::new("a", burst, 10, sec);
+        assert_invalid(bad.attempt("u", 1).run(&mut con), "burst");
+    }
+    for count in [0, u64::MAX] {
+        let bad = GcraLimiter::new("a", 5, count, sec);
+        assert_invalid(bad.attempt("u", 1).run(&mut con), "count");
+    }
+    for period in [Duration::ZERO, huge] {
+        let bad = GcraLimiter::new("a", 5, 10, period);
+        assert_invalid(bad.attempt("u", 1).run(&mut con), "period");
+    }
+    // A bucket of 10^6 refilled once a day would take 10^6 days to fill.
+    let slow = GcraLimiter::new("a", 1_000_000, 1, Duration::from_secs(86_400));
+    assert_invalid(slow.attempt("u", 1).run(&mut con), "period");
+    assert_invalid(gcra.attempt("u", 0).run(&mut con), "cost");
+    assert_invalid(gcra.attempt("u", 6).run(&mut con), "cost");
+
+    // Damaged or foreign keys fail before anything is written.
+    assert_code(login.is_permitted("garbled").run(&mut con), "BAD_COUNTER");
+    assert_code(login.duration("garbled").run(&mut con), "BAD_COUNTER");
+    assert!(matches!(
+        login.remaining("garbled").run(&mut con),
+        Err(redis_patterns::Error::Redis(_))
+    ));
+    assert_code(login.is_permitted("hashed").run(&mut con), "WRONGTYPE");
+    assert_code(login.duration("hashed").run(&mut con), "WRONGTYPE");
+    assert_code(sliding.attempt("string", 1).run(&mut con), "WRONGTYPE");
+    assert_code(gcra.attempt("garbled", 1).run(&mut con), "BAD_TAT");
+    assert_code(gcra.attempt("huge", 1).run(&mut con), "BAD_TAT");
+    assert_code(gcra.attempt("listed", 1).run(&mut con), "WRONGTYPE");
+
+    // Raw arguments, as a caller in another language would send them.
+    let bad_counts = [
+        "0",
+        "-1",
+        "1e3",
+        "0x10",
+        "abc",
+        "",
+        "1.5",
+        "1000000000000000",
+    ];
+    let bad_periods = ["0", "-1", "1e3", "abc", "", "10000000001"];
+    let k = "RateLimiter:raw:login";
+    for m in bad_counts {
+        assert_code(
+            harness::eval(&mut con, &script::IS_PERMITTED, &[k], &[m, "1000", "1"]),
+            "BAD_MAXIMUM",
+        );
+        assert_code(
+            harness::eval(&mut con, &script::DURATION, &[k], &[m]),
+            "BAD_MAXIMUM",
+        );
+    }
+    for p in bad_periods {
+        assert_code(
+            harness::eval(&mut con, &script::IS_PERMITTED, &[k], &["3", p, "1"]),
+            "BAD_INTERVAL",
+        );
+    }
+    for c in ["0", "4", "abc", ""] {
+        assert_code(
+            harness::eval(&mut con, &script::IS_PERMITTED, &[k], &["3", "1000", c]),
+            "BAD_COST",
+        );
+    }
+    let k = "SlidingWindowLimiter:raw:a";
+    for l in bad_counts.iter().copied().chain(["1000001"]) {
+        assert_code(
+            harness::eval(&mut con, &script::SLIDING_WINDOW, &[k], &[l, "1000", "1"]),
+            "BAD_LIMIT",
+        );
+    }
+    for p in bad_periods {
+        assert_code(
+            harness::eval(&mut con, &script::SLIDING_WINDOW, &[k], &["5", p, "1"]),
+            "BAD_PERIOD",
+        );
+    }
+    for c in ["0", "6", "abc"] {
+        assert_code(
+            harness::eval(&mut con, &script::SLIDING_WINDOW, &[k], &["5", "1000", c]),
+            "BAD_COST",
+        );
+    }
+    let k = "GcraLimiter:raw:a";
+    for b in bad_counts {
+        assert_code(
+            harness::eval(&mut con, &script::GCRA, &[k], &[b, "10", "1000", "1"]),
+            "BAD_BURST",
+        );
+        assert_code(
+            harness::eval(&mut con, &script::GCRA, &[k], &["5", b, "1000", "1"]),
+            "BAD_RATE",
+        );
+    }
+    for p in bad_periods {
+        assert_code(
+            harness::eval(&mut con, &script::GCRA, &[k], &["5", "10", p, "1"]),
+            "BAD_PERIOD",
+        );
+    }
+    assert_code(
+        harness::eval(
+            &mut con,
+            &script::GCRA,
+            &[k],
+            &["1000000", "1", "86400000", "1"],
+        ),
+        "BAD_PERIOD",
+    );
+    for c in ["0", "6", "abc"] {
+        assert_code(
+            harness::eval(&mut con, &script::GCRA, &[k], &["5", "10", "1000", c]),
+            "BAD_COST",
+        );
+    }
+
+    assert_eq!(harness::dump(&mut con), before);
+}
