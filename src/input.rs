@@ -85,6 +85,41 @@ fn has_hash_tag(key: &str) -> bool {
         .is_some_and(|len| len > 0)
 }
 
+/// The items of a push: at least one, since a push of nothing is a Redis error.
+pub(crate) fn items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+    if items.is_empty() {
+        return Err(Error::invalid(
+            "items",
+            "must hold at least one item; pass a slice such as &[\"a\", \"b\"]",
+        ));
+    }
+    Ok(items.iter().map(AsRef::as_ref).collect())
+}
+
+/// The timeout of a blocking command (BLPOP, BZPOPMIN, BLMOVE, …) as the seconds Redis
+/// takes, to the millisecond: `None` waits forever (sent as `0`); `Some(t)` must be from
+/// 1 ms (a zero `Duration` would also mean forever to Redis, so it is refused) to
+/// [`MAX_TTL_MS`], and is rounded down to whole milliseconds.
+pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
+    let Some(timeout) = timeout else {
+        return Ok("0".to_owned());
+    };
+    let ms = timeout.as_millis();
+    if ms == 0 {
+        return Err(Error::invalid(
+            "timeout",
+            format!("must be at least 1 ms, got {timeout:?}; use None to wait forever"),
+        ));
+    }
+    if ms > u128::from(MAX_TTL_MS) {
+        return Err(Error::invalid(
+            "timeout",
+            format!("must be at most {MAX_TTL_MS} ms, got {timeout:?}; use None to wait forever"),
+        ));
+    }
+    Ok(format!("{}.{:03}", ms / 1000, ms % 1000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ mod script;
 
 pub mod counter;
 pub mod fenced_lock;
+pub mod fifo_queue;
 pub mod id_generator;
 pub mod identity_lock;
 pub mod lock;

@@ -6,6 +6,7 @@ mod server;
 
 mod counter;
 mod fenced_lock;
+mod fifo_queue;
 mod id_generator;
 mod identity_lock;
 mod lock;
