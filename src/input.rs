@@ -120,6 +120,20 @@ pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
     Ok(format!("{}.{:03}", ms / 1000, ms % 1000))
 }
 
+/// The most items a bounded queue may hold: 15 decimal digits, as its scripts accept.
+pub(crate) const MAX_LENGTH: u64 = 999_999_999_999_999;
+
+/// A queue's `max_length`: from 1 to [`MAX_LENGTH`].
+pub(crate) fn max_length(n: u64) -> Result<u64> {
+    if !(1..=MAX_LENGTH).contains(&n) {
+        return Err(Error::invalid(
+            "max_length",
+            format!("must be from 1 to {MAX_LENGTH}, got {n}"),
+        ));
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

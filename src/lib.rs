@@ -12,6 +12,7 @@ mod script;
 pub mod counter;
 pub mod fenced_lock;
 pub mod fifo_queue;
+pub mod fixed_length_queue;
 pub mod id_generator;
 pub mod identity_lock;
 pub mod lock;

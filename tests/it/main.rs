@@ -7,6 +7,7 @@ mod server;
 mod counter;
 mod fenced_lock;
 mod fifo_queue;
+mod fixed_length_queue;
 mod id_generator;
 mod identity_lock;
 mod lock;
