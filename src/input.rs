@@ -134,6 +134,24 @@ pub(crate) fn max_length(n: u64) -> Result<u64> {
     Ok(n)
 }
 
+/// A sorted-set score: any `f64` but NaN, which Redis refuses. Infinities are sent as
+/// `+inf`/`-inf`, finite values in Rust's shortest round-trip form.
+pub(crate) fn score(what: &'static str, score: f64) -> Result<String> {
+    if score.is_nan() {
+        return Err(Error::invalid(
+            what,
+            "must be a number, not NaN; infinities are accepted",
+        ));
+    }
+    Ok(if score == f64::INFINITY {
+        "+inf".to_owned()
+    } else if score == f64::NEG_INFINITY {
+        "-inf".to_owned()
+    } else {
+        format!("{score:?}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
