@@ -152,6 +152,19 @@ pub(crate) fn score(what: &'static str, score: f64) -> Result<String> {
     })
 }
 
+/// [`items`], no two equal.
+pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+    let items = self::items(items)?;
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    if let Some(twice) = items.iter().find(|item| !seen.insert(**item)) {
+        return Err(Error::invalid(
+            "items",
+            format!("must be distinct, but {twice:?} is passed more than once"),
+        ));
+    }
+    Ok(items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ mod input;
 mod op;
 mod script;
 
+pub mod circular_queue;
 pub mod counter;
 pub mod fenced_lock;
 pub mod fifo_queue;

@@ -4,6 +4,7 @@
 mod harness;
 mod server;
 
+mod circular_queue;
 mod counter;
 mod fenced_lock;
 mod fifo_queue;
