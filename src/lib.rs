@@ -17,6 +17,7 @@ pub mod fixed_length_queue;
 pub mod id_generator;
 pub mod identity_lock;
 pub mod lock;
+pub mod log;
 pub mod priority_queue;
 pub mod stack;
 

@@ -12,6 +12,7 @@ mod fixed_length_queue;
 mod id_generator;
 mod identity_lock;
 mod lock;
+mod log;
 mod priority_queue;
 mod runtime;
 mod stack;
