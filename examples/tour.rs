@@ -16,6 +16,12 @@ use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
+use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
+use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
+use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
+use redis_patterns::log::Log;
+use redis_patterns::priority_queue::PriorityQueue;
+use redis_patterns::stack::Stack;
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -176,6 +182,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cache(con)?;
 
     rate_limiter(con)?;
+
+    queues(con)?;
+    log(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -440,5 +449,130 @@ fn rate_limiter(con: &mut Con) -> redis_patterns::Result<()> {
         messages.key("Peter")?,
         api.key("Peter")?
     );
+    Ok(())
+}
+
+/// Queues (book ch. 26–30): FIFO, bounded, stack, priority and circular.
+fn queues(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "Queues (book ch. 26–30): FIFO, fixed-length, stack, priority, circular",
+        "Blocking pops need a connection that waits as long: see the fifo_queue docs.",
+    );
+    let fifo = FifoQueue::new("tour:fifo");
+    show(
+        con,
+        "fifo.enqueue(&[\"a\", \"b\"])",
+        fifo.enqueue(&["a", "b"]),
+    )?;
+    show(con, "fifo.dequeue()", fifo.dequeue())?;
+    show(
+        con,
+        "fifo.dequeue_blocking(Some(100 ms))",
+        fifo.dequeue_blocking(Some(Duration::from_millis(100))),
+    )?;
+    show(
+        con,
+        "fifo.dequeue_blocking(Some(100 ms))  (empty)",
+        fifo.dequeue_blocking(Some(Duration::from_millis(100))),
+    )?;
+    let reversed = ReversedFifoQueue::new("tour:fifo_r");
+    show(
+        con,
+        "reversed.enqueue(&[\"a\", \"b\"])",
+        reversed.enqueue(&["a", "b"]),
+    )?;
+    show(con, "reversed.dequeue()", reversed.dequeue())?;
+
+    let oldest = FixedLengthQueue::new("tour:oldest", 3);
+    show(
+        con,
+        "oldest(3).enqueue(&[a, b])",
+        oldest.enqueue(&["a", "b"]),
+    )?;
+    show(
+        con,
+        "oldest(3).enqueue(&[c, d, e])  (new items kept)",
+        oldest.enqueue(&["c", "d", "e"]),
+    )?;
+    let newest = FadedQueue::new("tour:newest", 3);
+    show(
+        con,
+        "newest(3).enqueue(&[a, b])",
+        newest.enqueue(&["a", "b"]),
+    )?;
+    show(
+        con,
+        "newest(3).enqueue_counted(&[c, d, e])",
+        newest.enqueue_counted(&["c", "d", "e"]),
+    )?;
+    show(con, "newest.dequeue()", newest.dequeue())?;
+
+    let stack = Stack::new("tour:stack");
+    for item in ["1", "2", "3"] {
+        show(con, &format!("stack.push({item:?})"), stack.push(item))?;
+    }
+    show(con, "stack.pop()", stack.pop())?;
+    show(con, "stack.trim(1)", stack.trim(1))?;
+    show(
+        con,
+        "stack.as_lifo_queue().dequeue()",
+        stack.as_lifo_queue().dequeue(),
+    )?;
+
+    let tasks = PriorityQueue::new("tour:tasks");
+    show(
+        con,
+        "tasks.insert(\"docs\", 3.0)",
+        tasks.insert("docs", 3.0),
+    )?;
+    show(
+        con,
+        "tasks.insert(\"outage\", 1.0)",
+        tasks.insert("outage", 1.0),
+    )?;
+    show(con, "tasks.pop_min()", tasks.pop_min())?;
+    let _ = show(
+        con,
+        "tasks.insert(\"x\", f64::NAN)  (checked before any I/O)",
+        tasks.insert("x", f64::NAN),
+    );
+
+    let ring = CircularQueue::new("tour:ring");
+    show(
+        con,
+        "ring.insert(&[s1, s2, s3])",
+        ring.insert(&["s1", "s2", "s3"]),
+    )?;
+    show(con, "ring.rotate()", ring.rotate())?;
+    show(con, "ring.rotate()", ring.rotate())?;
+    show(con, "ring.front()", ring.front())?;
+    let unique = UniqueCircularQueue::new("tour:unique_ring");
+    show(
+        con,
+        "unique.insert(&[a, b, c])",
+        unique.insert(&["a", "b", "c"]),
+    )?;
+    show(
+        con,
+        "unique.insert(&[a])  (moves a to the rear, one script)",
+        unique.insert(&["a"]),
+    )?;
+    let _ = show(con, "unique.insert(&[d, d])", unique.insert(&["d", "d"]));
+    Ok(())
+}
+
+/// The 2011 cookbook's log, newest first.
+fn log(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "Log (2011 cookbook): a list, newest entry first",
+        "keep(n) keeps the newest n; keep(0) empties it (the cookbook's kept everything).",
+    );
+    let log = Log::new("tour:log");
+    for entry in ["boot", "login", "logout"] {
+        show(con, &format!("log.append({entry:?})"), log.append(entry))?;
+    }
+    show(con, "log.read(0, 1)", log.read(0, 1))?;
+    show(con, "log.keep(1)", log.keep(1))?;
+    show(con, "log.read(0, -1)", log.read(0, -1))?;
     Ok(())
 }

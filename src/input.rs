@@ -96,6 +96,86 @@ pub(crate) fn count(what: &'static str, n: usize) -> Result<u64> {
     }
 }
 
+/// The items of a push: at least one, since a push of nothing is a Redis error.
+pub(crate) fn items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+    if items.is_empty() {
+        return Err(Error::invalid(
+            "items",
+            "must hold at least one item; pass a slice such as &[\"a\", \"b\"]",
+        ));
+    }
+    Ok(items.iter().map(AsRef::as_ref).collect())
+}
+
+/// The timeout of a blocking command (BLPOP, BZPOPMIN, BLMOVE, …) as the seconds Redis
+/// takes, to the millisecond: `None` waits forever (sent as `0`); `Some(t)` must be from
+/// 1 ms (a zero `Duration` would also mean forever to Redis, so it is refused) to
+/// [`MAX_TTL_MS`], and is rounded down to whole milliseconds.
+pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
+    let Some(timeout) = timeout else {
+        return Ok("0".to_owned());
+    };
+    let ms = timeout.as_millis();
+    if ms == 0 {
+        return Err(Error::invalid(
+            "timeout",
+            format!("must be at least 1 ms, got {timeout:?}; use None to wait forever"),
+        ));
+    }
+    if ms > u128::from(MAX_TTL_MS) {
+        return Err(Error::invalid(
+            "timeout",
+            format!("must be at most {MAX_TTL_MS} ms, got {timeout:?}; use None to wait forever"),
+        ));
+    }
+    Ok(format!("{}.{:03}", ms / 1000, ms % 1000))
+}
+
+/// The most items a bounded queue may hold: 15 decimal digits, as its scripts accept.
+pub(crate) const MAX_LENGTH: u64 = 999_999_999_999_999;
+
+/// A queue's `max_length`: from 1 to [`MAX_LENGTH`].
+pub(crate) fn max_length(n: u64) -> Result<u64> {
+    if !(1..=MAX_LENGTH).contains(&n) {
+        return Err(Error::invalid(
+            "max_length",
+            format!("must be from 1 to {MAX_LENGTH}, got {n}"),
+        ));
+    }
+    Ok(n)
+}
+
+/// A sorted-set score: any `f64` but NaN, which Redis refuses. Infinities are sent as
+/// `+inf`/`-inf`, finite values in Rust's shortest round-trip form.
+pub(crate) fn score(what: &'static str, score: f64) -> Result<String> {
+    if score.is_nan() {
+        return Err(Error::invalid(
+            what,
+            "must be a number, not NaN; infinities are accepted",
+        ));
+    }
+    Ok(if score == f64::INFINITY {
+        "+inf".to_owned()
+    } else if score == f64::NEG_INFINITY {
+        "-inf".to_owned()
+    } else {
+        format!("{score:?}")
+    })
+}
+
+/// [`items`], no two equal.
+pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+    let items = self::items(items)?;
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    if let Some(twice) = items.iter().find(|item| !seen.insert(**item)) {
+        return Err(Error::invalid(
+            "items",
+            format!("must be distinct, but {twice:?} is passed more than once"),
+        ));
+    }
+    Ok(items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

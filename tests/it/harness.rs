@@ -164,3 +164,137 @@ pub fn cmd(con: &mut dyn redis::ConnectionLike, args: &[&str]) {
         .exec(con)
         .unwrap_or_else(|err| panic!("{args:?}: {err}"));
 }
+
+/// What [`produce_and_consume`] saw: each push with its batch and what it returned, and
+/// the items each consumer popped, in the order it popped them.
+pub struct Traffic<R> {
+    pub pushes: Vec<(Vec<String>, R)>,
+    pub popped: Vec<Vec<String>>,
+}
+
+impl<R> Traffic<R> {
+    /// Every item popped, sorted.
+    pub fn all_popped(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.popped.iter().flatten().cloned().collect();
+        all.sort();
+        all
+    }
+
+    /// Every item pushed, sorted.
+    pub fn all_pushed(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.pushes.iter().flat_map(|(b, _)| b.clone()).collect();
+        all.sort();
+        all
+    }
+}
+
+/// `producers` threads each push their batches (`batches(p)`, items named uniquely by the
+/// caller) with `push`, while `consumers` threads pop with `pop` (given the consumer's
+/// index, so consumers can pop differently) until the producers are done and a pop finds
+/// nothing. Every thread has its own connection to `db`.
+pub fn produce_and_consume<R: Send>(
+    db: &Db,
+    producers: usize,
+    consumers: usize,
+    batches: impl Fn(usize) -> Vec<Vec<String>> + Sync,
+    push: impl Fn(&mut redis::Connection, &[String]) -> R + Sync,
+    pop: impl Fn(&mut redis::Connection, usize) -> Option<String> + Sync,
+) -> Traffic<R> {
+    use std::sync::atomic::AtomicBool;
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let popping: Vec<_> = (0..consumers)
+            .map(|c| {
+                let (done, pop) = (&done, &pop);
+                s.spawn(move || {
+                    let mut con = db.con();
+                    let mut popped = Vec::new();
+                    loop {
+                        // Read the flag first: a pop that finds nothing after the last
+                        // push finished means the queue stays empty.
+                        let finished = done.load(Ordering::SeqCst);
+                        match pop(&mut con, c) {
+                            Some(item) => popped.push(item),
+                            None if finished => return popped,
+                            None => std::thread::yield_now(),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let pushing: Vec<_> = (0..producers)
+            .map(|p| {
+                let (batches, push) = (&batches, &push);
+                s.spawn(move || {
+                    let mut con = db.con();
+                    batches(p)
+                        .into_iter()
+                        .map(|batch| {
+                            let reply = push(&mut con, &batch);
+                            (batch, reply)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let pushes = pushing
+            .into_iter()
+            .flat_map(|h| h.join().expect("a producer panicked"))
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        let popped = popping
+            .into_iter()
+            .map(|h| h.join().expect("a consumer panicked"))
+            .collect();
+        Traffic { pushes, popped }
+    })
+}
+
+/// A small deterministic generator (xorshift64*) for test inputs.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+}
+
+/// Producer `p`'s `count` batches of 1 to `max_len` items, named `p<p>:<n>` with `n`
+/// counting up (zero-padded, so names sort in push order).
+pub fn numbered_batches(p: usize, count: usize, max_len: u64) -> Vec<Vec<String>> {
+    let mut rng = Rng::new(p as u64 + 1);
+    let mut n = 0;
+    (0..count)
+        .map(|_| {
+            (0..=rng.below(max_len))
+                .map(|_| {
+                    n += 1;
+                    format!("p{p}:{n:05}")
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Asserts that each consumer saw each producer's items (named by [`numbered_batches`])
+/// in the order they were pushed: what a FIFO queue promises.
+#[track_caller]
+pub fn assert_fifo_per_consumer(popped: &[Vec<String>]) {
+    for items in popped {
+        let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+        for item in items {
+            let (producer, _) = item.split_once(':').expect("a numbered item");
+            if let Some(prev) = last.insert(producer, item) {
+                assert!(prev < item.as_str(), "{item} came out after {prev}");
+            }
+        }
+    }
+}

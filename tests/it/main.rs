@@ -5,14 +5,20 @@ mod harness;
 mod server;
 
 mod cache;
+mod circular_queue;
 mod counter;
 mod fenced_lock;
+mod fifo_queue;
+mod fixed_length_queue;
 mod id_generator;
 mod identity_lock;
 mod keyspace;
 mod lock;
+mod log;
+mod priority_queue;
 mod rate_limiter;
 mod runtime;
+mod stack;
 mod stream_iterator;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as

@@ -1,0 +1,192 @@
+//! Stacks and last-in, first-out queues: 《Redis 应用实例》 chapter 28 (`Stack`, and the
+//! unlisted `LifoQueue`).
+//!
+//! Both are one list, pushed and popped on the right, so the last item in is the first
+//! out. Every operation is one native command, so there is no script here.
+//!
+//! | Book | Here | Command |
+//! |---|---|---|
+//! | `Stack.push(item)` → `None` | [`Stack::push`] → the new size | `RPUSH` |
+//! | `Stack.pop()` | [`Stack::pop`] | `RPOP` |
+//! | `Stack.top()` | [`Stack::top`] | `LINDEX key -1` |
+//! | `Stack.size()` | [`Stack::size`] | `LLEN` |
+//! | `Stack.trim(n)` | [`Stack::trim`]: keeps the newest `n` | `LTRIM key -n -1`; `DEL` for 0 |
+//! | `LifoQueue.enqueue(*items)` → length | [`LifoQueue::enqueue`] | `RPUSH` |
+//! | `LifoQueue.dequeue()` | [`LifoQueue::dequeue`] | `RPOP` |
+//! | | [`LifoQueue::dequeue_blocking`] | `BRPOP` |
+//! | `LifoQueue.length()` | [`LifoQueue::length`] | `LLEN` |
+//!
+//! [`LifoQueue`] is a second type, not an alias of [`Stack`]: the book gives it queue
+//! names (`enqueue` of many items, `dequeue`, `length`) and a stack its own (`push` of one,
+//! `pop`, `top`, `size`, `trim`), and an alias would have to carry both sets. They store
+//! the same thing, a list whose right end is the top, so a `Stack` and a `LifoQueue` on
+//! one key are two views of one stack: [`Stack::as_lifo_queue`] and
+//! [`LifoQueue::as_stack`] switch between them.
+//!
+//! What differs from the book, and why:
+//!
+//! - `push` returns the stack's new size (what `RPUSH` answers) instead of discarding it.
+//! - `enqueue` of no items is refused with [`Error::InvalidInput`](crate::Error) before
+//!   any I/O, as is a `trim` size beyond what `LTRIM` takes (`i64::MAX`).
+//! - `LifoQueue` also has a blocking pop, as the FIFO queues do; see
+//!   [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts) about
+//!   connection timeouts.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::stack::Stack;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let undo = Stack::new("editor:undo");
+//! for edit in ["type a", "type b", "delete"] {
+//!     undo.push(edit).run(&mut con)?;
+//! }
+//! assert_eq!(undo.top().run(&mut con)?.as_deref(), Some("delete"));
+//! assert_eq!(undo.pop().run(&mut con)?.as_deref(), Some("delete"));
+//! undo.trim(1).run(&mut con)?; // keep only the newest
+//! assert_eq!(undo.size().run(&mut con)?, 1);
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use crate::fifo_queue;
+use crate::input;
+use crate::op::Op;
+
+/// A stack in one list whose right end is the top.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::stack::Stack;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let s = Stack::new("history");
+/// s.push("page:1").run(&mut con)?;
+/// assert_eq!(s.push("page:2").run(&mut con)?, 2);
+/// assert_eq!(s.pop().run(&mut con)?.as_deref(), Some("page:2"));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stack {
+    key: String,
+}
+
+impl Stack {
+    /// The stack stored at `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        Stack { key: key.into() }
+    }
+
+    /// The stack's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The same list seen as a [`LifoQueue`].
+    pub fn as_lifo_queue(&self) -> LifoQueue {
+        LifoQueue::new(self.key.clone())
+    }
+
+    /// Puts `item` on top (`RPUSH`) and returns the stack's new size.
+    pub fn push(&self, item: &str) -> Op<u64> {
+        fifo_queue::push("RPUSH", &self.key, &[item])
+    }
+
+    /// Takes the top item (`RPOP`), or `None` when the stack is empty.
+    pub fn pop(&self) -> Op<Option<String>> {
+        fifo_queue::one_key("RPOP", &self.key)
+    }
+
+    /// The top item without taking it (`LINDEX key -1`), or `None` when the stack is
+    /// empty.
+    pub fn top(&self) -> Op<Option<String>> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("LINDEX");
+            cmd.arg(input::key("key", &self.key)?).arg(-1);
+            Ok(Op::native(cmd))
+        })
+    }
+
+    /// How many items the stack holds (`LLEN`).
+    pub fn size(&self) -> Op<u64> {
+        fifo_queue::length(&self.key)
+    }
+
+    /// Keeps the `n` newest items (those nearest the top) and drops the rest
+    /// (`LTRIM key -n -1`); `0` empties the stack (`DEL`).
+    pub fn trim(&self, n: u64) -> Op<()> {
+        Op::try_build(|| {
+            let key = input::key("key", &self.key)?;
+            let n = input::int64("n", n)?;
+            let mut cmd;
+            if n == 0 {
+                cmd = redis::cmd("DEL");
+                cmd.arg(key);
+            } else {
+                cmd = redis::cmd("LTRIM");
+                cmd.arg(key).arg(-n).arg(-1);
+            }
+            Ok(Op::native(cmd))
+        })
+    }
+}
+
+/// A last-in, first-out queue (the book's unlisted `LifoQueue`): the same list as a
+/// [`Stack`], with queue names.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::stack::LifoQueue;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let q = LifoQueue::new("notifications");
+/// assert_eq!(q.enqueue(&["old", "new"]).run(&mut con)?, 2);
+/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("new"));
+/// assert_eq!(q.as_stack().top().run(&mut con)?.as_deref(), Some("old"));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifoQueue {
+    key: String,
+}
+
+impl LifoQueue {
+    /// The queue stored at `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        LifoQueue { key: key.into() }
+    }
+
+    /// The queue's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The same list seen as a [`Stack`].
+    pub fn as_stack(&self) -> Stack {
+        Stack::new(self.key.clone())
+    }
+
+    /// Adds `items`, in order (the last one ends on top), with `RPUSH`, and returns the
+    /// queue's new length. At least one item.
+    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+        fifo_queue::push("RPUSH", &self.key, items)
+    }
+
+    /// Takes the newest item (`RPOP`), or `None` when the queue is empty.
+    pub fn dequeue(&self) -> Op<Option<String>> {
+        fifo_queue::one_key("RPOP", &self.key)
+    }
+
+    /// Takes the newest item, waiting up to `timeout` (`None`: forever) for one
+    /// (`BRPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
+    /// about connection timeouts.
+    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+        fifo_queue::blocking_pop("BRPOP", &self.key, timeout)
+    }
+
+    /// How many items the queue holds (`LLEN`).
+    pub fn length(&self) -> Op<u64> {
+        fifo_queue::length(&self.key)
+    }
+}
