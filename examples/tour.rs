@@ -15,6 +15,7 @@ use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
+use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -169,6 +170,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    unique_counter(con)?;
+
     section(
         "Batch: several operations in one round trip",
         "Scripts it calls are loaded first.",
@@ -205,5 +208,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .chain(["{tour:fenced_lock}:fence".to_owned()])
         .collect();
     let _: () = redis::cmd("DEL").arg(&keys).query(con)?;
+    Ok(())
+}
+
+fn unique_counter(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "UniqueCounter, HllUniqueCounter (book ch. 7): count each item once",
+        "Union and difference are counted in Redis: no member is sent back.",
+    );
+    let monday = UniqueCounter::new("tour:{visits}:monday");
+    let tuesday = UniqueCounter::new("tour:{visits}:tuesday");
+    show(con, "monday.include(\"Peter\")", monday.include("Peter"))?;
+    show(
+        con,
+        "monday.include(\"Peter\")  (again)",
+        monday.include("Peter"),
+    )?;
+    show(con, "tuesday.include(\"Jack\")", tuesday.include("Jack"))?;
+    show(con, "tuesday.include(\"Peter\")", tuesday.include("Peter"))?;
+    show(
+        con,
+        "UniqueCounter::union(&[&monday, &tuesday])",
+        UniqueCounter::union(&[&monday, &tuesday]),
+    )?;
+    show(
+        con,
+        "UniqueCounter::diff(&tuesday, &monday)",
+        UniqueCounter::diff(&tuesday, &monday),
+    )?;
+    let _ = show(
+        con,
+        "UniqueCounter::inter(&[&monday, \"other\"])  (two slots)",
+        UniqueCounter::inter(&[&monday, &UniqueCounter::new("tour:other")]),
+    );
+    let hll = HllUniqueCounter::new("tour:hll_visits");
+    for who in ["Peter", "Jack", "Tom", "Tom"] {
+        show(con, &format!("hll.include(\"{who}\")"), hll.include(who))?;
+    }
+    show(con, "hll.count()  (approximate)", hll.count())?;
+    let _ = show(con, "hll.exclude(\"Tom\")", hll.exclude("Tom"));
     Ok(())
 }

@@ -10,6 +10,7 @@ mod id_generator;
 mod identity_lock;
 mod lock;
 mod runtime;
+mod unique_counter;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
 /// in the code.
