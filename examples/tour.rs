@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
 use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
@@ -171,6 +172,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     unique_counter(con)?;
+    binary_recorder(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -247,5 +249,24 @@ fn unique_counter(con: &mut Con) -> redis_patterns::Result<()> {
     }
     show(con, "hll.count()  (approximate)", hll.count())?;
     let _ = show(con, "hll.exclude(\"Tom\")", hll.exclude("Tom"));
+    Ok(())
+}
+
+fn binary_recorder(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "BinaryRecorder (book ch. 9): one bit per day, a year in 46 bytes",
+        "setbit returns the old bit; countbits bounds are inclusive bit indexes.",
+    );
+    let sign_in = BinaryRecorder::new("tour:User:256512:sign_in");
+    show(con, "sign_in.setbit(1)", sign_in.setbit(1))?;
+    show(con, "sign_in.setbit(1)  (already set)", sign_in.setbit(1))?;
+    show(con, "sign_in.setbit(3)", sign_in.setbit(3))?;
+    show(con, "sign_in.getbit(2)", sign_in.getbit(2))?;
+    show(con, "sign_in.countbits(0, 6)", sign_in.countbits(0, 6))?;
+    let _ = show(
+        con,
+        "sign_in.setbit(1 << 32)  (past a string's 2^32 bits)",
+        sign_in.setbit(1 << 32),
+    );
     Ok(())
 }

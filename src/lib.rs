@@ -9,6 +9,7 @@ mod input;
 mod op;
 mod script;
 
+pub mod binary_recorder;
 pub mod counter;
 pub mod fenced_lock;
 pub mod id_generator;

@@ -4,6 +4,7 @@
 mod harness;
 mod server;
 
+mod binary_recorder;
 mod counter;
 mod fenced_lock;
 mod id_generator;
