@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use redis_patterns::binary_recorder::BinaryRecorder;
+use redis_patterns::compact_string::CompactString;
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
 use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
@@ -173,6 +174,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     unique_counter(con)?;
     binary_recorder(con)?;
+    compact_string(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -268,5 +270,36 @@ fn binary_recorder(con: &mut Con) -> redis_patterns::Result<()> {
         "sign_in.setbit(1 << 32)  (past a string's 2^32 bits)",
         sign_in.setbit(1 << 32),
     );
+    Ok(())
+}
+
+fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "CompactString (book ch. 11): short items packed in one string",
+        "Items are bytes; an item that would break the framing is refused.",
+    );
+    let log = CompactString::new("tour:log");
+    show(
+        con,
+        "log.append(\"HTTP/1.1 200 OK\")",
+        log.append("HTTP/1.1 200 OK"),
+    )?;
+    show(
+        con,
+        "log.append(\"Server: nginx\")",
+        log.append("Server: nginx"),
+    )?;
+    let as_text = |items: Vec<Vec<u8>>| {
+        Ok(items
+            .iter()
+            .map(|item| String::from_utf8_lossy(item).into_owned())
+            .collect::<Vec<_>>())
+    };
+    show(
+        con,
+        "log.get_bytes(0, 20)  (bytes, shown as text)",
+        log.get_bytes(0, 20).map(as_text),
+    )?;
+    let _ = show(con, "log.append(\"two\\nlines\")", log.append("two\nlines"));
     Ok(())
 }

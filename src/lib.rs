@@ -10,6 +10,7 @@ mod op;
 mod script;
 
 pub mod binary_recorder;
+pub mod compact_string;
 pub mod counter;
 pub mod fenced_lock;
 pub mod id_generator;

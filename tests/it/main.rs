@@ -5,6 +5,7 @@ mod harness;
 mod server;
 
 mod binary_recorder;
+mod compact_string;
 mod counter;
 mod fenced_lock;
 mod id_generator;
