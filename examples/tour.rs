@@ -17,6 +17,7 @@ use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
+use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::{Batch, Op, catalog};
 
@@ -175,6 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     unique_counter(con)?;
     binary_recorder(con)?;
     compact_string(con)?;
+    resource_pool(con)?;
 
     section(
         "Batch: several operations in one round trip",
@@ -301,5 +303,45 @@ fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
         log.get_bytes(0, 20).map(as_text),
     )?;
     let _ = show(con, "log.append(\"two\\nlines\")", log.append("two\nlines"));
+    Ok(())
+}
+
+fn resource_pool(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "ResourcePool (book ch. 10, plus leases): take a resource, give it back",
+        "One script each: None only when every resource is held; a lease returns a crashed client's resource.",
+    );
+    let pool = ResourcePool::new("tour:{printers}");
+    show(
+        con,
+        "pool.associate(\"printer-1\")",
+        pool.associate("printer-1"),
+    )?;
+    show(
+        con,
+        "pool.associate(\"printer-1\")  (again)",
+        pool.associate("printer-1"),
+    )?;
+    let printer = show(con, "pool.acquire()", pool.acquire())?;
+    show(con, "pool.acquire()  (every printer held)", pool.acquire())?;
+    if let Some(printer) = printer {
+        show(con, "pool.release(printer)", pool.release(&printer))?;
+    }
+    let lease = show(
+        con,
+        "pool.acquire_with_lease(100 ms)",
+        pool.acquire_with_lease(Duration::from_millis(100)),
+    )?;
+    std::thread::sleep(Duration::from_millis(150));
+    println!("    (the holder crashes; 150 ms pass)");
+    show(con, "pool.acquire()  (the lease ran out)", pool.acquire())?;
+    if let Some(lease) = lease {
+        show(
+            con,
+            "pool.release_lease(&stale)",
+            pool.release_lease(&lease),
+        )?;
+    }
+    show(con, "pool.total_count()", pool.total_count())?;
     Ok(())
 }

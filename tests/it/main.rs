@@ -11,6 +11,7 @@ mod fenced_lock;
 mod id_generator;
 mod identity_lock;
 mod lock;
+mod resource_pool;
 mod runtime;
 mod unique_counter;
 
