@@ -186,6 +186,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     queues(con)?;
     log(con)?;
 
+    unique_counter(con)?;
+    binary_recorder(con)?;
+    compact_string(con)?;
+    resource_pool(con)?;
+
     section(
         "Batch: several operations in one round trip",
         "Scripts it calls are loaded first.",
@@ -574,5 +579,134 @@ fn log(con: &mut Con) -> redis_patterns::Result<()> {
     show(con, "log.read(0, 1)", log.read(0, 1))?;
     show(con, "log.keep(1)", log.keep(1))?;
     show(con, "log.read(0, -1)", log.read(0, -1))?;
+    Ok(())
+}
+
+fn unique_counter(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "UniqueCounter, HllUniqueCounter (book ch. 7): count each item once",
+        "Union and difference are counted in Redis: no member is sent back.",
+    );
+    let monday = UniqueCounter::new("tour:{visits}:monday");
+    let tuesday = UniqueCounter::new("tour:{visits}:tuesday");
+    show(con, "monday.include(\"Peter\")", monday.include("Peter"))?;
+    show(
+        con,
+        "monday.include(\"Peter\")  (again)",
+        monday.include("Peter"),
+    )?;
+    show(con, "tuesday.include(\"Jack\")", tuesday.include("Jack"))?;
+    show(con, "tuesday.include(\"Peter\")", tuesday.include("Peter"))?;
+    show(
+        con,
+        "UniqueCounter::union(&[&monday, &tuesday])",
+        UniqueCounter::union(&[&monday, &tuesday]),
+    )?;
+    show(
+        con,
+        "UniqueCounter::diff(&tuesday, &monday)",
+        UniqueCounter::diff(&tuesday, &monday),
+    )?;
+    let _ = show(
+        con,
+        "UniqueCounter::inter(&[&monday, \"other\"])  (two slots)",
+        UniqueCounter::inter(&[&monday, &UniqueCounter::new("tour:other")]),
+    );
+    let hll = HllUniqueCounter::new("tour:hll_visits");
+    for who in ["Peter", "Jack", "Tom", "Tom"] {
+        show(con, &format!("hll.include(\"{who}\")"), hll.include(who))?;
+    }
+    show(con, "hll.count()  (approximate)", hll.count())?;
+    let _ = show(con, "hll.exclude(\"Tom\")", hll.exclude("Tom"));
+    Ok(())
+}
+
+fn binary_recorder(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "BinaryRecorder (book ch. 9): one bit per day, a year in 46 bytes",
+        "setbit returns the old bit; countbits bounds are inclusive bit indexes.",
+    );
+    let sign_in = BinaryRecorder::new("tour:User:256512:sign_in");
+    show(con, "sign_in.setbit(1)", sign_in.setbit(1))?;
+    show(con, "sign_in.setbit(1)  (already set)", sign_in.setbit(1))?;
+    show(con, "sign_in.setbit(3)", sign_in.setbit(3))?;
+    show(con, "sign_in.getbit(2)", sign_in.getbit(2))?;
+    show(con, "sign_in.countbits(0, 6)", sign_in.countbits(0, 6))?;
+    let _ = show(
+        con,
+        "sign_in.setbit(1 << 32)  (past a string's 2^32 bits)",
+        sign_in.setbit(1 << 32),
+    );
+    Ok(())
+}
+
+fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "CompactString (book ch. 11): short items packed in one string",
+        "Items are bytes; an item that would break the framing is refused.",
+    );
+    let log = CompactString::new("tour:log");
+    show(
+        con,
+        "log.append(\"HTTP/1.1 200 OK\")",
+        log.append("HTTP/1.1 200 OK"),
+    )?;
+    show(
+        con,
+        "log.append(\"Server: nginx\")",
+        log.append("Server: nginx"),
+    )?;
+    let as_text = |items: Vec<Vec<u8>>| {
+        Ok(items
+            .iter()
+            .map(|item| String::from_utf8_lossy(item).into_owned())
+            .collect::<Vec<_>>())
+    };
+    show(
+        con,
+        "log.get_bytes(0, 20)  (bytes, shown as text)",
+        log.get_bytes(0, 20).map(as_text),
+    )?;
+    let _ = show(con, "log.append(\"two\\nlines\")", log.append("two\nlines"));
+    Ok(())
+}
+
+fn resource_pool(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "ResourcePool (book ch. 10, plus leases): take a resource, give it back",
+        "One script each: None only when every resource is held; a lease returns a crashed client's resource.",
+    );
+    let pool = ResourcePool::new("tour:{printers}");
+    show(
+        con,
+        "pool.associate(\"printer-1\")",
+        pool.associate("printer-1"),
+    )?;
+    show(
+        con,
+        "pool.associate(\"printer-1\")  (again)",
+        pool.associate("printer-1"),
+    )?;
+    let printer = show(con, "pool.acquire()", pool.acquire())?;
+    show(con, "pool.acquire()  (every printer held)", pool.acquire())?;
+    if let Some(printer) = printer {
+        show(con, "pool.release(printer)", pool.release(&printer))?;
+    }
+    let lease = show(
+        con,
+        "pool.acquire_with_lease(100 ms)",
+        pool.acquire_with_lease(Duration::from_millis(100)),
+    )?;
+    std::thread::sleep(Duration::from_millis(150));
+    println!("    (the holder crashes; 150 ms pass)");
+    show(con, "pool.acquire()  (the lease ran out)", pool.acquire())?;
+    if let Some(lease) = lease {
+        show(
+            con,
+            "pool.release_lease(&stale)",
+            pool.release_lease(&lease),
+        )?;
+    }
+    show(con, "pool.total_count()", pool.total_count())?;
     Ok(())
 }

@@ -176,6 +176,59 @@ pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
     Ok(items)
 }
 
+/// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole
+/// key when it has none, modulo 16384.
+pub(crate) fn hash_slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let hashed = key
+        .find('{')
+        .and_then(|open| {
+            let rest = &bytes[open + 1..];
+            rest.iter()
+                .position(|&b| b == b'}')
+                .filter(|&len| len > 0)
+                .map(|len| &rest[..len])
+        })
+        .unwrap_or(bytes);
+    let mut crc: u16 = 0;
+    for &byte in hashed {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc % 16384
+}
+
+/// The keys of one multi-key call: none empty, and all in one cluster hash slot, so that
+/// the call behaves the same on a standalone server and on a cluster.
+pub(crate) fn same_slot(what: &'static str, keys: &[&str]) -> Result<()> {
+    let Some((first, rest)) = keys.split_first() else {
+        return Ok(());
+    };
+    key(what, first)?;
+    let slot = hash_slot(first);
+    for other in rest {
+        key(what, other)?;
+        let other_slot = hash_slot(other);
+        if other_slot != slot {
+            return Err(Error::invalid(
+                what,
+                format!(
+                    "`{first}` (slot {slot}) and `{other}` (slot {other_slot}) are in different \
+                     cluster hash slots; give the keys one hash tag, as in `{{visits}}:monday` \
+                     and `{{visits}}:tuesday`"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

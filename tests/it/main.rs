@@ -4,8 +4,10 @@
 mod harness;
 mod server;
 
+mod binary_recorder;
 mod cache;
 mod circular_queue;
+mod compact_string;
 mod counter;
 mod fenced_lock;
 mod fifo_queue;
@@ -17,9 +19,11 @@ mod lock;
 mod log;
 mod priority_queue;
 mod rate_limiter;
+mod resource_pool;
 mod runtime;
 mod stack;
 mod stream_iterator;
+mod unique_counter;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
 /// in the code.

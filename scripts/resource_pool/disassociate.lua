@@ -1,0 +1,32 @@
+--- Removes `resource` from the pool, available or held, with its lease if it has one.
+---
+--- 《Redis 应用实例》 chapter 10 (`ResourcePool.disassociate`). The book removes it from
+--- both sets; this also drops its lease and its holder's token, so that an expired lease
+--- cannot bring it back into the pool later.
+--- @key available          the set of resources free to acquire
+--- @key occupied           the set of resources held
+--- @key leases             sorted set: leased resource -> lease deadline (ms, server clock)
+--- @key holders            hash: leased resource -> its holder's token
+--- @arg resource string    the resource's name; not empty
+--- @return bool            1 when the pool had it; 0 when it did not
+--- @error BAD_RESOURCE     `resource` is empty
+--- @complexity O(log N), N = the leases
+local available = KEYS[1]
+local occupied = KEYS[2]
+local leases = KEYS[3]
+local holders = KEYS[4]
+local resource = ARGV[1]
+
+if resource == '' then
+  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', available)
+redis.call('SCARD', occupied)
+redis.call('ZCARD', leases)
+redis.call('HLEN', holders)
+
+local removed = redis.call('SREM', available, resource) + redis.call('SREM', occupied, resource)
+redis.call('ZREM', leases, resource)
+redis.call('HDEL', holders, resource)
+return removed > 0 and 1 or 0

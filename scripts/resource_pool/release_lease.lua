@@ -1,0 +1,41 @@
+--- Returns a leased resource to the pool if, and only if, it is still held with `token`.
+---
+--- Beyond the book. After the lease ran out and the resource was reclaimed (and perhaps
+--- acquired again under another token), the old token releases nothing. The lease
+--- deadline is not checked: a holder whose lease has passed but was not reclaimed yet
+--- still holds the resource.
+--- @key available          the set of resources free to acquire
+--- @key occupied           the set of resources held
+--- @key leases             sorted set: leased resource -> lease deadline (ms, server clock)
+--- @key holders            hash: leased resource -> its holder's token
+--- @arg resource string    the resource's name; not empty
+--- @arg token string       the token it was acquired with; not empty
+--- @return bool            1 when it was held with `token` and is now available; 0 otherwise
+--- @error BAD_RESOURCE     `resource` is empty
+--- @error BAD_TOKEN        `token` is empty
+--- @complexity O(log N), N = the leases
+local available = KEYS[1]
+local occupied = KEYS[2]
+local leases = KEYS[3]
+local holders = KEYS[4]
+local resource = ARGV[1]
+local token = ARGV[2]
+
+if resource == '' then
+  return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', available)
+redis.call('SCARD', occupied)
+redis.call('ZCARD', leases)
+
+if redis.call('HGET', holders, resource) ~= token then
+  return 0
+end
+redis.call('HDEL', holders, resource)
+redis.call('ZREM', leases, resource)
+redis.call('SMOVE', occupied, available, resource)
+return 1

@@ -1,0 +1,458 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use redis_patterns::Batch;
+use redis_patterns::scripts::unique_counter as script;
+use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+/// The book's examples (chapter 7: `VisitCounter` and `HllVisitCounter` with Peter, Jack
+/// and Tom), the static set operations and the unlisted merger.
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let counter = UniqueCounter::new("unique_counter:VisitCounter");
+    let _ = step!(t, con, counter.include("Peter"));
+    let _ = step!(t, con, counter.include("Jack"));
+    let _ = step!(t, con, counter.include("Tom"));
+    let _ = step!(t, con, counter.include("Tom"));
+    let _ = step!(t, con, counter.count());
+    let _ = step!(t, con, counter.exclude("Peter"));
+    let _ = step!(t, con, counter.exclude("Peter"));
+    let _ = step!(t, con, counter.count());
+
+    let hll = HllUniqueCounter::new("unique_counter:HllVisitCounter");
+    let _ = step!(t, con, hll.include("Peter"));
+    let _ = step!(t, con, hll.include("Jack"));
+    let _ = step!(t, con, hll.include("Tom"));
+    let _ = step!(t, con, hll.include("Tom"));
+    let _ = step!(t, con, hll.count());
+    let _ = step!(t, con, hll.exclude("Tom"));
+
+    t.note("set operations: the counters share the hash tag {unique_counter:visits}");
+    let monday = UniqueCounter::new("{unique_counter:visits}:monday");
+    let tuesday = UniqueCounter::new("{unique_counter:visits}:tuesday");
+    let nobody = UniqueCounter::new("{unique_counter:visits}:nobody");
+    let _ = step!(t, con, monday.include("Peter"));
+    let _ = step!(t, con, monday.include("Jack"));
+    let _ = step!(t, con, monday.include("Tom"));
+    let _ = step!(t, con, tuesday.include("Jack"));
+    let _ = step!(t, con, tuesday.include("Tom"));
+    let _ = step!(t, con, tuesday.include("Mary"));
+    let _ = step!(t, con, tuesday.include("David"));
+    let _ = step!(t, con, UniqueCounter::inter(&[&monday, &tuesday]));
+    let _ = step!(t, con, UniqueCounter::union(&[&monday, &tuesday]));
+    let _ = step!(t, con, UniqueCounter::diff(&monday, &tuesday));
+    let _ = step!(t, con, UniqueCounter::diff(&tuesday, &monday));
+    let _ = step!(t, con, UniqueCounter::inter(&[&monday, &tuesday, &nobody]));
+    let _ = step!(t, con, UniqueCounter::union(&[&monday, &tuesday, &nobody]));
+    let _ = step!(t, con, UniqueCounter::diff(&nobody, &monday));
+    let _ = step!(t, con, UniqueCounter::union(&[&nobody]));
+    t.step("monday.scratch_key()", monday.scratch_key())
+        .unwrap();
+    let _ = step!(t, con, UniqueCounter::inter(&[&counter, &monday]));
+
+    t.note("HllUniqueCounterMerger: merge into a result counter");
+    let web = HllUniqueCounter::new("{unique_counter:hll}:web");
+    let app = HllUniqueCounter::new("{unique_counter:hll}:app");
+    let all = HllUniqueCounter::new("{unique_counter:hll}:all");
+    let _ = step!(t, con, web.include("Peter"));
+    let _ = step!(t, con, web.include("Jack"));
+    let _ = step!(t, con, app.include("Jack"));
+    let _ = step!(t, con, app.include("Tom"));
+    let _ = step!(t, con, HllUniqueCounter::union(&[&web, &app]));
+    let _ = step!(t, con, all.count());
+    let _ = step!(t, con, all.merge(&[&web, &app]));
+    let _ = step!(t, con, all.count());
+    let _ = step!(
+        t,
+        con,
+        all.merge(&[&HllUniqueCounter::new("{unique_counter:hll}:none")])
+    );
+    let _ = step!(t, con, all.count());
+
+    redis::cmd("DEL")
+        .arg("unique_counter:VisitCounter")
+        .arg("unique_counter:HllVisitCounter")
+        .exec(con)
+        .unwrap();
+    redis::cmd("DEL")
+        .arg(monday.key())
+        .arg(tuesday.key())
+        .exec(con)
+        .unwrap();
+    redis::cmd("DEL")
+        .arg(web.key())
+        .arg(app.key())
+        .arg(all.key())
+        .exec(con)
+        .unwrap();
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("unique_counter__scenario", &scenario(&mut con));
+    assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "unique_counter__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// The slot check made in Rust before any I/O agrees with the cluster's `CLUSTER KEYSLOT`,
+/// and the union's scratch key shares the first counter's slot.
+#[test]
+fn slot_check_agrees_with_the_cluster() {
+    let mut con = harness::cluster_con();
+    let mut slot = |key: &str| -> i64 {
+        redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut con)
+            .unwrap()
+    };
+    let names = [
+        "a",
+        "b",
+        "foo",
+        "{user1000}.following",
+        "user1000",
+        "{}x",
+        "x{}",
+        "{a}{b}",
+        "{b}",
+        "a{b}c",
+        "访问",
+        "{访问}:x",
+        "{",
+        "}",
+        "{{a}}",
+        "{a",
+        "{a}",
+    ];
+    let (mut same, mut different) = (0, 0);
+    for x in names {
+        for y in names {
+            let (cx, cy) = (UniqueCounter::new(x), UniqueCounter::new(y));
+            let result = UniqueCounter::inter(&[&cx, &cy]).cmd().is_some();
+            assert_eq!(result, slot(x) == slot(y), "{x} and {y}");
+            if result { same += 1 } else { different += 1 }
+        }
+        let counter = UniqueCounter::new(x);
+        if let Ok(scratch) = counter.scratch_key() {
+            assert_eq!(slot(&scratch), slot(x), "{x}");
+        }
+    }
+    assert!(same > names.len() && different > 0);
+}
+
+/// A tiny deterministic generator, so the threads need no dependency.
+fn next(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+/// 8 clients move 200 items between two sets with SMOVE (each item is always in exactly
+/// one), 4 clients × 300 unions see exactly 200 every time, sharing one scratch key
+/// without ever colliding, and a watcher never sees the scratch key.
+#[test]
+fn union_counts_in_one_step() {
+    const ITEMS: u64 = 200;
+    let db = Arc::new(harness::fresh_db());
+    let x = UniqueCounter::new("{u}:x");
+    let y = UniqueCounter::new("{u}:y");
+    {
+        let mut con = db.con();
+        for i in 0..ITEMS {
+            x.include(&i.to_string()).run(&mut con).unwrap();
+        }
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let movers: Vec<_> = (0..8u64)
+        .map(|seed| {
+            let (db, done) = (db.clone(), done.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                let mut state = seed;
+                while !done.load(Ordering::SeqCst) {
+                    let item = (next(&mut state) % ITEMS).to_string();
+                    let (from, to) = if next(&mut state).is_multiple_of(2) {
+                        ("{u}:x", "{u}:y")
+                    } else {
+                        ("{u}:y", "{u}:x")
+                    };
+                    let _: bool = redis::cmd("SMOVE")
+                        .arg(from)
+                        .arg(to)
+                        .arg(&item)
+                        .query(&mut con)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let watcher = {
+        let (db, done) = (db.clone(), done.clone());
+        let scratch = x.scratch_key().unwrap();
+        thread::spawn(move || {
+            let mut con = db.con();
+            let mut looks = 0;
+            while !done.load(Ordering::SeqCst) {
+                let seen: bool = redis::cmd("EXISTS").arg(&scratch).query(&mut con).unwrap();
+                assert!(!seen, "the scratch key was visible");
+                looks += 1;
+            }
+            looks
+        })
+    };
+    let counters: Vec<_> = (0..4)
+        .map(|_| {
+            let (db, x, y) = (db.clone(), x.clone(), y.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                for _ in 0..300 {
+                    assert_eq!(
+                        UniqueCounter::union(&[&x, &y]).run(&mut con).unwrap(),
+                        ITEMS
+                    );
+                }
+            })
+        })
+        .collect();
+    for counter in counters {
+        counter.join().unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    for mover in movers {
+        mover.join().unwrap();
+    }
+    assert!(watcher.join().unwrap() > 0);
+    let mut con = db.con();
+    let (in_x, in_y) = (
+        x.count().run(&mut con).unwrap(),
+        y.count().run(&mut con).unwrap(),
+    );
+    assert_eq!(in_x + in_y, ITEMS);
+    assert!(in_y > 0, "the movers never moved anything");
+    assert_eq!(harness::dump(&mut con).len(), 2, "only x and y remain");
+}
+
+/// 8 clients add and remove items of `all` (200 items) to and from `some`, so `some` is
+/// always a subset of `all`: 4 clients × 300 reads of `diff(some, all)` are always 0 (a
+/// SCARD and SINTERCARD taken at two moments would disagree), and `diff(all, some)` plus
+/// `some.count()` in one transaction is always 200.
+#[test]
+fn diff_counts_in_one_step() {
+    const ITEMS: u64 = 200;
+    let db = Arc::new(harness::fresh_db());
+    let all = UniqueCounter::new("{d}:all");
+    let some = UniqueCounter::new("{d}:some");
+    {
+        let mut con = db.con();
+        for i in 0..ITEMS {
+            all.include(&i.to_string()).run(&mut con).unwrap();
+        }
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..8u64)
+        .map(|seed| {
+            let (db, done, some) = (db.clone(), done.clone(), some.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                let mut state = seed + 100;
+                while !done.load(Ordering::SeqCst) {
+                    let item = (next(&mut state) % ITEMS).to_string();
+                    if next(&mut state).is_multiple_of(2) {
+                        some.include(&item).run(&mut con).unwrap();
+                    } else {
+                        some.exclude(&item).run(&mut con).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (db, all, some) = (db.clone(), all.clone(), some.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                let mut sizes = std::collections::HashSet::new();
+                for _ in 0..300 {
+                    assert_eq!(UniqueCounter::diff(&some, &all).run(&mut con).unwrap(), 0);
+                    let mut batch = Batch::transaction();
+                    let missing = batch.add(UniqueCounter::diff(&all, &some));
+                    let size = batch.add(some.count());
+                    let mut replies = batch.run(&mut con).unwrap();
+                    let (missing, size) = (
+                        missing.take(&mut replies).unwrap(),
+                        size.take(&mut replies).unwrap(),
+                    );
+                    assert_eq!(missing + size, ITEMS);
+                    sizes.insert(size);
+                }
+                sizes.len()
+            })
+        })
+        .collect();
+    let mut distinct = 0;
+    for reader in readers {
+        distinct = distinct.max(reader.join().unwrap());
+    }
+    done.store(true, Ordering::SeqCst);
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert!(distinct > 1, "the reads never overlapped the writes");
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    harness::cmd(&mut con, &["SADD", "{s}:a", "1", "2"]);
+    harness::cmd(&mut con, &["SADD", "{s}:b", "2", "3"]);
+    harness::cmd(&mut con, &["SET", "{s}:string", "abc"]);
+    harness::cmd(&mut con, &["SET", "{s}:a:union_scratch", "precious"]);
+    harness::cmd(&mut con, &["PFADD", "{h}:hll", "x"]);
+    harness::cmd(&mut con, &["SADD", "{h}:set", "x"]);
+    let before = harness::dump(&mut con);
+
+    let a = UniqueCounter::new("{s}:a");
+    let b = UniqueCounter::new("{s}:b");
+    let string = UniqueCounter::new("{s}:string");
+    let elsewhere = UniqueCounter::new("elsewhere");
+    let empty = UniqueCounter::new("");
+
+    assert_invalid(empty.include("x").run(&mut con), "key");
+    assert_invalid(empty.exclude("x").run(&mut con), "key");
+    assert_invalid(empty.count().run(&mut con), "key");
+    assert_invalid(UniqueCounter::inter(&[]).run(&mut con), "counters");
+    assert_invalid(UniqueCounter::union(&[]).run(&mut con), "counters");
+    assert_invalid(
+        UniqueCounter::inter(&[&a, &empty]).run(&mut con),
+        "counters",
+    );
+    assert_invalid(
+        UniqueCounter::inter(&[&a, &elsewhere]).run(&mut con),
+        "counters",
+    );
+    assert_invalid(
+        UniqueCounter::union(&[&a, &elsewhere]).run(&mut con),
+        "counters",
+    );
+    assert_invalid(
+        UniqueCounter::diff(&elsewhere, &a).run(&mut con),
+        "counters",
+    );
+    assert_invalid(
+        UniqueCounter::union(&[&UniqueCounter::new("a}b")]).run(&mut con),
+        "name",
+    );
+    let many = vec![&a; 1001];
+    assert_invalid(UniqueCounter::union(&many).run(&mut con), "counters");
+    assert_invalid(UniqueCounter::inter(&many).run(&mut con), "counters");
+
+    let hll = HllUniqueCounter::new("{h}:hll");
+    assert_invalid(hll.exclude("x").run(&mut con), "exclude");
+    assert_invalid(HllUniqueCounter::new("").include("x").run(&mut con), "key");
+    assert_invalid(
+        HllUniqueCounter::new("").merge(&[&hll]).run(&mut con),
+        "key",
+    );
+    assert_invalid(hll.merge(&[]).run(&mut con), "counters");
+    assert_invalid(
+        hll.merge(&[&HllUniqueCounter::new("elsewhere")])
+            .run(&mut con),
+        "counters",
+    );
+    assert_invalid(HllUniqueCounter::union(&[]).run(&mut con), "counters");
+
+    // The scratch key holds data: the union refuses rather than overwrite and delete it.
+    assert_code(
+        UniqueCounter::union(&[&a, &b]).run(&mut con),
+        "SCRATCH_IN_USE",
+    );
+    // The wrong type of key.
+    assert_code(string.include("x").run(&mut con), "WRONGTYPE");
+    assert_code(string.count().run(&mut con), "WRONGTYPE");
+    assert_code(
+        UniqueCounter::inter(&[&a, &string]).run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(
+        UniqueCounter::union(&[&b, &string]).run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(UniqueCounter::diff(&a, &string).run(&mut con), "WRONGTYPE");
+    assert_code(UniqueCounter::diff(&string, &a).run(&mut con), "WRONGTYPE");
+    let set_as_hll = HllUniqueCounter::new("{h}:set");
+    assert_code(set_as_hll.include("x").run(&mut con), "WRONGTYPE");
+    assert_code(set_as_hll.count().run(&mut con), "WRONGTYPE");
+    assert_code(hll.merge(&[&set_as_hll]).run(&mut con), "WRONGTYPE");
+    assert_code(
+        HllUniqueCounter::new("{s}:string")
+            .include("x")
+            .run(&mut con),
+        "WRONGTYPE",
+    );
+
+    // Raw calls, as a non-Rust caller would make them.
+    assert_code(
+        harness::eval(&mut con, &script::UNION_COUNT, &["{s}:scratch"], &[]),
+        "NO_COUNTERS",
+    );
+    let mut too_many = vec!["{s}:scratch"];
+    too_many.extend(std::iter::repeat_n("{s}:a", 1001));
+    assert_code(
+        harness::eval(&mut con, &script::UNION_COUNT, &too_many, &[]),
+        "NO_COUNTERS",
+    );
+    assert_code(
+        harness::eval(
+            &mut con,
+            &script::UNION_COUNT,
+            &["{s}:a:union_scratch", "{s}:a"],
+            &[],
+        ),
+        "SCRATCH_IN_USE",
+    );
+    assert_code(
+        harness::eval(
+            &mut con,
+            &script::UNION_COUNT,
+            &["{s}:scratch", "{s}:a", "{s}:string"],
+            &[],
+        ),
+        "WRONGTYPE",
+    );
+    assert_code(
+        harness::eval(&mut con, &script::DIFF_COUNT, &["{s}:string", "{s}:a"], &[]),
+        "WRONGTYPE",
+    );
+
+    assert_eq!(harness::dump(&mut con), before);
+
+    // The raw scripts give the same answers as the typed calls.
+    let raw = harness::eval(
+        &mut con,
+        &script::UNION_COUNT,
+        &["{s}:scratch", "{s}:a", "{s}:b"],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(raw, redis::Value::Int(3));
+    let raw = harness::eval(&mut con, &script::DIFF_COUNT, &["{s}:a", "{s}:b"], &[]).unwrap();
+    assert_eq!(raw, redis::Value::Int(1));
+    assert_eq!(harness::dump(&mut con), before);
+}
