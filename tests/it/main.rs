@@ -9,6 +9,8 @@ mod fenced_lock;
 mod id_generator;
 mod identity_lock;
 mod lock;
+mod logical_matrix;
+mod matrix;
 mod runtime;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
