@@ -515,18 +515,18 @@ pub(crate) fn check_shape(rows: usize, cols: usize, string: Option<(usize, Width
             format!("{rows} × {cols} cells overflow usize"),
         ));
     }
-    if let Some((cells, width)) = string {
-        if cells as u128 * u128::from(width.bits()) > MAX_BITS {
-            return Err(Error::invalid(
+    match string {
+        Some((cells, width)) if cells as u128 * u128::from(width.bits()) > MAX_BITS => {
+            Err(Error::invalid(
                 "cols",
                 format!(
                     "{cells} {} cells take more than the 2^32 bits a string holds; use fewer cells or a narrower type",
                     width.as_str()
                 ),
-            ));
+            ))
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// `index < len`.

@@ -6,7 +6,8 @@
 --- writes one row per round trip, so two clients can both pass the check; and its
 --- `init(None)` writes nothing, so the matrix does not exist afterwards. This script
 --- checks every key and writes them all in one atomic step, or writes nothing; with no
---- values it writes zeros, so that the matrix exists.
+--- values it writes zeros, so that the matrix exists. Each string is created at its full
+--- size (cells × bits / 8 bytes, rounded up) in one allocation.
 --- @key strings...       the strings, first cell first; at least one, all in one hash slot
 --- @arg cell_type string the cell type as BITFIELD spells it: i8, i16, i32, i64, u8, u16, u32 or u63
 --- @arg cells uint       the cells per string, at least 1; cells × the type's bits at most 2^32
@@ -79,22 +80,22 @@ for i = 1, #strings, 500 do
   end
 end
 
+-- Each string is first SET to its full size in zeros, so that it is allocated once at
+-- its exact size: BITFIELD grows a string greedily (doubling it), which would leave up to
+-- half of it unused for good.
+local zeros = string.rep('\0', math.ceil(n * bits / 8))
 for k = 1, #strings do
-  if given == 0 then
-    -- Setting the last cell to 0 makes the whole string, all zero bits.
-    redis.call('BITFIELD', strings[k], 'SET', cell_type, '#' .. (n - 1), 0)
-  else
-    -- In batches of 500 cells: unpack() of a long list would overflow Lua's stack.
-    for c = 0, n - 1, 500 do
-      local args = {}
-      for i = c, math.min(c + 499, n - 1) do
-        args[#args + 1] = 'SET'
-        args[#args + 1] = cell_type
-        args[#args + 1] = '#' .. i
-        args[#args + 1] = ARGV[2 + (k - 1) * n + i + 1]
-      end
-      redis.call('BITFIELD', strings[k], unpack(args))
+  redis.call('SET', strings[k], zeros)
+  -- In batches of 500 cells: unpack() of a long list would overflow Lua's stack.
+  for c = 0, given > 0 and n - 1 or -1, 500 do
+    local args = {}
+    for i = c, math.min(c + 499, n - 1) do
+      args[#args + 1] = 'SET'
+      args[#args + 1] = cell_type
+      args[#args + 1] = '#' .. i
+      args[#args + 1] = ARGV[2 + (k - 1) * n + i + 1]
     end
+    redis.call('BITFIELD', strings[k], unpack(args))
   end
 end
 return nil

@@ -169,7 +169,7 @@ fn init_race_has_one_winner() {
 fn concurrent_sets_of_distinct_cells_lose_nothing() {
     const CLIENTS: usize = 8;
     let (rows, cols) = (17, 21);
-    let value = |cell: usize| cell % 3 == 0;
+    let value = |cell: usize| cell.is_multiple_of(3);
     let db = Arc::new(harness::fresh_db());
     for form in Form::both("sets", rows, cols) {
         form.init(&mut db.con(), &vec![vec![true; cols]; rows])
@@ -210,12 +210,12 @@ fn compact_rows_straddle_bytes() {
     m.init(Some(&elements)).run(&mut con).unwrap();
     assert_eq!(c.get_all().run(&mut con).unwrap(), elements);
     assert_eq!(m.get_all().run(&mut con).unwrap(), elements);
-    for r in 0..rows {
-        assert_eq!(c.get_row(r).run(&mut con).unwrap(), elements[r]);
-        assert_eq!(m.get_row(r).run(&mut con).unwrap(), elements[r]);
-        for col in 0..cols {
-            assert_eq!(c.get(r, col).run(&mut con).unwrap(), elements[r][col]);
-            assert_eq!(m.get(r, col).run(&mut con).unwrap(), elements[r][col]);
+    for (r, row) in elements.iter().enumerate() {
+        assert_eq!(&c.get_row(r).run(&mut con).unwrap(), row);
+        assert_eq!(&m.get_row(r).run(&mut con).unwrap(), row);
+        for (col, &cell) in row.iter().enumerate() {
+            assert_eq!(c.get(r, col).run(&mut con).unwrap(), cell);
+            assert_eq!(m.get(r, col).run(&mut con).unwrap(), cell);
         }
     }
     // The packed bitmap is exactly what SETBIT numbering gives: 55 bits in 7 bytes.

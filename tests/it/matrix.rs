@@ -255,18 +255,12 @@ fn cell_types_round_trip_at_their_limits() {
         single.init(Some(&elements)).run(&mut con).unwrap();
         assert_eq!(bitmap.get_all().run(&mut con).unwrap(), elements, "{name}");
         assert_eq!(single.get_all().run(&mut con).unwrap(), elements, "{name}");
-        for row in 0..2 {
-            assert_eq!(bitmap.get_row(row).run(&mut con).unwrap(), elements[row]);
-            assert_eq!(single.get_row(row).run(&mut con).unwrap(), elements[row]);
-            for col in 0..3 {
-                assert_eq!(
-                    bitmap.get(row, col).run(&mut con).unwrap(),
-                    elements[row][col]
-                );
-                assert_eq!(
-                    single.get(row, col).run(&mut con).unwrap(),
-                    elements[row][col]
-                );
+        for (r, row) in elements.iter().enumerate() {
+            assert_eq!(&bitmap.get_row(r).run(&mut con).unwrap(), row);
+            assert_eq!(&single.get_row(r).run(&mut con).unwrap(), row);
+            for (c, &cell) in row.iter().enumerate() {
+                assert_eq!(bitmap.get(r, c).run(&mut con).unwrap(), cell);
+                assert_eq!(single.get(r, c).run(&mut con).unwrap(), cell);
             }
         }
         assert_eq!(single.set(1, 2, min).run(&mut con).unwrap(), max - 1);
@@ -297,7 +291,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     let list = ListMatrix::new("m", 2, 3);
     let bitmap = BitmapMatrix::new("m", 2, 3, Width::U8);
     let single = Matrix::new("m", 2, 3, Width::I8);
-    let two_by_three = vec![vec![1, 2, 3], vec![4, 5, 6]];
+    let two_by_three = [vec![1, 2, 3], vec![4, 5, 6]];
 
     // Shapes: zero dimensions, the wrong number of rows or cells, too many bits.
     assert_invalid(ListMatrix::new("m", 0, 3).init(None).run(&mut con), "rows");
