@@ -23,6 +23,7 @@
 //! | `CompactLogicalMatrix(client, id, row_size, col_size)` | [`CompactLogicalMatrix::new(key, rows, cols)`](CompactLogicalMatrix::new) | no I/O |
 //! | `init` / `set` / `get` | [`init`](CompactLogicalMatrix::init) / [`set`](CompactLogicalMatrix::set) / [`get`](CompactLogicalMatrix::get) | script `logical_matrix/init` (one `SET`) / `SETBIT` / `GETBIT` |
 //! | `get_row` / `get_all` | [`get_row`](CompactLogicalMatrix::get_row) / [`get_all`](CompactLogicalMatrix::get_all) | `GETRANGE` / `GET`, decoded in Rust |
+//! | (beyond the book) | [`LogicalMatrix::set_row`], [`CompactLogicalMatrix::set_row`] | `SETRANGE` / one `BITFIELD` with a `SET u1` per cell: a whole row in one command |
 //!
 //! ## What differs from the book, and why
 //!
@@ -186,6 +187,20 @@ impl LogicalMatrix {
         })
     }
 
+    /// Rewrites a whole row in one command (`SETRANGE row 0 <packed bits>`), so a
+    /// concurrent [`get_all`](Self::get_all) sees the row before or after, never half of
+    /// each. Beyond the book.
+    pub fn set_row(&self, row: usize, values: &[bool]) -> Op<()> {
+        Op::try_build(|| {
+            self.check_shape()?;
+            check_index("row", row, self.rows)?;
+            check_row(values, self.cols)?;
+            let mut cmd = redis::cmd("SETRANGE");
+            cmd.arg(self.row_key(row)?).arg(0).arg(pack(values));
+            Ok(Op::<i64>::native(cmd).map(|_| Ok(())))
+        })
+    }
+
     /// One cell (`GETBIT row col`); `false` when never written.
     pub fn get(&self, row: usize, col: usize) -> Op<bool> {
         Op::try_build(|| {
@@ -298,6 +313,23 @@ impl CompactLogicalMatrix {
         })
     }
 
+    /// Rewrites a whole row in one command (`BITFIELD key SET u1 <bit> 0|1 …`, one `SET`
+    /// per cell: a row need not start on a byte boundary), so a concurrent
+    /// [`get_all`](Self::get_all) sees the row before or after, never half of each.
+    /// Beyond the book.
+    pub fn set_row(&self, row: usize, values: &[bool]) -> Op<()> {
+        Op::try_build(|| {
+            let first = self.bit(row, 0)?;
+            check_row(values, self.cols)?;
+            let mut cmd = redis::cmd("BITFIELD");
+            cmd.arg(input::key("key", &self.key)?);
+            for (bit, &value) in (first..).zip(values) {
+                cmd.arg("SET").arg("u1").arg(bit).arg(u8::from(value));
+            }
+            Ok(Op::<Vec<i64>>::native(cmd).map(|_| Ok(())))
+        })
+    }
+
     /// One cell (`GETBIT key row×cols+col`); `false` when never written.
     pub fn get(&self, row: usize, col: usize) -> Op<bool> {
         Op::try_build(|| {
@@ -358,6 +390,17 @@ fn check_bitmap(rows: usize, cols: usize, bits: usize) -> Result<()> {
         return Err(Error::invalid(
             "cols",
             format!("{bits} cells take more than the 2^32 bits a bitmap holds; use fewer cells"),
+        ));
+    }
+    Ok(())
+}
+
+/// `values` is one row of `cols` cells.
+fn check_row(values: &[bool], cols: usize) -> Result<()> {
+    if values.len() != cols {
+        return Err(Error::invalid(
+            "values",
+            format!("must be one row of {cols} cells, got {}", values.len()),
         ));
     }
     Ok(())

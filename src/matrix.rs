@@ -34,6 +34,7 @@
 //! | `Matrix(client, key, M, N, type)` | [`Matrix::new(key, M, N, Width)`](Matrix::new) | no I/O |
 //! | `init` / `set` (old value) / `get` | [`init`](Matrix::init) / [`set`](Matrix::set) / [`get`](Matrix::get) | script `matrix/bitfield_init` / `BITFIELD` / `BITFIELD_RO` |
 //! | `get_row` / `get_all` | [`get_row`](Matrix::get_row) / [`get_all`](Matrix::get_all) | `GETRANGE` / `GET`, decoded in Rust |
+//! | (beyond the book) | [`BitmapMatrix::set_row`], [`Matrix::set_row`] | one `BITFIELD` with a `SET` per cell |
 //!
 //! ## What differs from the book, and why
 //!
@@ -52,7 +53,10 @@
 //!   not fit the type. Shapes are checked too: at least one row and one column, and the
 //!   bitfield forms must fit BITFIELD's 2^32 bits per string.
 //! - **`get_all` is one consistent snapshot**, in one round trip: the book sends one
-//!   command per row, so a write in between shows a matrix that never existed.
+//!   command per row, so a write in between shows a matrix that never existed. The
+//!   bitfield forms add `set_row`, one command, so a reader never sees half a row
+//!   rewritten. [`ListMatrix`] has no `set_row`: rewriting a list in place takes a command
+//!   per cell (`LSET`) or a delete and a push, so it would need a script of its own.
 //! - **Typed cells.** The book's ListMatrix holds whatever `int()` accepts; here cells are
 //!   `i64` (checked by the script too, for callers in other languages).
 //! - **Rows are read as bytes.** `get_row`/`get_all` of the bitfield forms read the string
@@ -313,6 +317,18 @@ impl BitmapMatrix {
         })
     }
 
+    /// Rewrites a whole row in one command (`BITFIELD row SET type #0 v0 SET type #1 v1 …`),
+    /// so a concurrent [`get_all`](Self::get_all) sees the row before or after, never
+    /// half of each. Beyond the book. Every value must fit the cell type.
+    pub fn set_row(&self, row: usize, values: &[i64]) -> Op<()> {
+        Op::try_build(|| {
+            self.check_shape()?;
+            check_index("row", row, self.rows)?;
+            check_row(values, self.cols, self.width)?;
+            Ok(bitfield_set_all(self.row_key(row)?, self.width, 0, values))
+        })
+    }
+
     /// One cell (`BITFIELD_RO row GET type #col`); 0 when never written.
     pub fn get(&self, row: usize, col: usize) -> Op<i64> {
         Op::try_build(|| {
@@ -433,6 +449,22 @@ impl Matrix {
                 self.width,
                 offset,
                 value,
+            ))
+        })
+    }
+
+    /// Rewrites a whole row in one command (`BITFIELD key SET type #o v …`, one `SET` per
+    /// cell), so a concurrent [`get_all`](Self::get_all) sees the row before or after,
+    /// never half of each. Beyond the book. Every value must fit the cell type.
+    pub fn set_row(&self, row: usize, values: &[i64]) -> Op<()> {
+        Op::try_build(|| {
+            let first = self.offset(row, 0)?;
+            check_row(values, self.cols, self.width)?;
+            Ok(bitfield_set_all(
+                input::key("key", &self.key)?.to_owned(),
+                self.width,
+                first,
+                values,
             ))
         })
     }
@@ -602,6 +634,33 @@ fn bitfield_set(key: String, width: Width, index: u64, value: i64) -> Op<i64> {
         .arg(format!("#{index}"))
         .arg(value);
     Op::<(i64,)>::native(cmd).map(|(old,)| Ok(old))
+}
+
+/// `values` is one row: `cols` values, each within the cell type.
+fn check_row(values: &[i64], cols: usize, width: Width) -> Result<()> {
+    if values.len() != cols {
+        return Err(Error::invalid(
+            "values",
+            format!("must be one row of {cols} cells, got {}", values.len()),
+        ));
+    }
+    for (c, &value) in values.iter().enumerate() {
+        fits(width, value).map_err(|why| Error::invalid("values", format!("cell {c}: {why}")))?;
+    }
+    Ok(())
+}
+
+/// One BITFIELD setting `values` at cells `#first`, `#first + 1`, …
+fn bitfield_set_all(key: String, width: Width, first: u64, values: &[i64]) -> Op<()> {
+    let mut cmd = redis::cmd("BITFIELD");
+    cmd.arg(key);
+    for (i, value) in (first..).zip(values) {
+        cmd.arg("SET")
+            .arg(width.as_str())
+            .arg(format!("#{i}"))
+            .arg(value);
+    }
+    Op::<Vec<i64>>::native(cmd).map(|_| Ok(()))
 }
 
 fn bitfield_get(key: String, width: Width, index: u64) -> Op<i64> {

@@ -113,6 +113,13 @@ impl Form {
         }
     }
 
+    fn set_row(&self, con: &mut redis::Connection, row: usize, values: &[bool]) {
+        match self {
+            Form::Rows(m) => m.set_row(row, values).run(con).unwrap(),
+            Form::Compact(m) => m.set_row(row, values).run(con).unwrap(),
+        }
+    }
+
     fn get_all(&self, con: &mut redis::Connection) -> Vec<Vec<bool>> {
         match self {
             Form::Rows(m) => m.get_all().run(con).unwrap(),
@@ -193,6 +200,52 @@ fn concurrent_sets_of_distinct_cells_lose_nothing() {
             .collect();
         assert_eq!(form.get_all(&mut db.con()), expected);
     }
+}
+
+/// 4 clients rewrite whole rows of a 6 × 45 matrix (300 rewrites each, every row all
+/// true or all false) while a fifth reads get_all over and over: no snapshot ever holds
+/// a row that is half old, half new.
+#[test]
+fn get_all_never_shows_a_torn_row() {
+    const WRITERS: usize = 4;
+    let (rows, cols) = (6, 45);
+    let db = Arc::new(harness::fresh_db());
+    let [by_rows, compact] = Form::both("torn", rows, cols);
+    for form in [&by_rows, &compact] {
+        form.init(&mut db.con(), &vec![vec![false; cols]; rows])
+            .unwrap();
+    }
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (db, by_rows, compact, done) =
+                (db.clone(), by_rows.clone(), compact.clone(), done.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                for i in 0..300 {
+                    let row = (i * 5 + writer) % rows;
+                    let value = vec![(i + writer) % 2 == 0; cols];
+                    by_rows.set_row(&mut con, row, &value);
+                    compact.set_row(&mut con, row, &value);
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let mut con = db.con();
+    let mut snapshots = 0;
+    while done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS {
+        for form in [&by_rows, &compact] {
+            for row in form.get_all(&mut con) {
+                assert!(row.iter().all(|v| *v == row[0]), "torn row {row:?}");
+            }
+        }
+        snapshots += 1;
+    }
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert!(snapshots > 1, "the reader never overlapped the writers");
 }
 
 /// Rows that do not start on a byte boundary read back exactly through every call.
@@ -284,6 +337,10 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(m.get(2, 0).run(&mut con), "row");
     assert_invalid(m.set(0, 3, true).run(&mut con), "col");
     assert_invalid(m.get_row(2).run(&mut con), "row");
+    assert_invalid(m.set_row(0, &[true; 4]).run(&mut con), "values");
+    assert_invalid(m.set_row(2, &[true; 3]).run(&mut con), "row");
+    assert_invalid(c.set_row(1, &[true; 2]).run(&mut con), "values");
+    assert_invalid(c.set_row(2, &[true; 3]).run(&mut con), "row");
     assert_invalid(c.get(0, 3).run(&mut con), "col");
     assert_invalid(c.set(1, 3, true).run(&mut con), "col");
     assert_invalid(c.get_row(2).run(&mut con), "row");
@@ -299,11 +356,16 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(wrong.get(1, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong.set(1, 0, true).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_row(1).run(&mut con), "WRONGTYPE");
+    assert_code(wrong.set_row(1, &[true; 3]).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong.init(None).run(&mut con), "EXISTS");
     let wrong_compact = CompactLogicalMatrix::new("wrong_compact", 2, 3);
     assert_code(wrong_compact.get(1, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong_compact.get_row(1).run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong_compact.set_row(1, &[true; 3]).run(&mut con),
+        "WRONGTYPE",
+    );
     assert_code(wrong_compact.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong_compact.init(None).run(&mut con), "EXISTS");
     assert_code(

@@ -229,6 +229,60 @@ fn concurrent_sets_of_distinct_cells_lose_nothing() {
     }
 }
 
+/// 4 clients rewrite whole rows of a 6 × 40 matrix (300 rewrites each, every row uniform:
+/// all 40 cells the same value) while a fifth reads get_all over and over: no snapshot
+/// ever holds a row with two values (half old, half new).
+#[test]
+fn get_all_never_shows_a_torn_row() {
+    const WRITERS: i64 = 4;
+    let (rows, cols) = (6, 40);
+    let db = Arc::new(harness::fresh_db());
+    let bitmap = BitmapMatrix::new("torn:bitmap", rows, cols, Width::I32);
+    let single = Matrix::new("torn:single", rows, cols, Width::I32);
+    bitmap.init(None).run(&mut db.con()).unwrap();
+    single.init(None).run(&mut db.con()).unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (db, bitmap, single, done) =
+                (db.clone(), bitmap.clone(), single.clone(), done.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                for i in 0..300 {
+                    let value = writer * 1000 + i;
+                    let row = (i as usize * 7 + writer as usize) % rows;
+                    bitmap
+                        .set_row(row, &vec![value; cols])
+                        .run(&mut con)
+                        .unwrap();
+                    single
+                        .set_row(row, &vec![-value; cols])
+                        .run(&mut con)
+                        .unwrap();
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let mut con = db.con();
+    let mut snapshots = 0;
+    while done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS as usize {
+        for matrix in [
+            bitmap.get_all().run(&mut con).unwrap(),
+            single.get_all().run(&mut con).unwrap(),
+        ] {
+            for row in &matrix {
+                assert!(row.iter().all(|v| *v == row[0]), "torn row {row:?}");
+            }
+        }
+        snapshots += 1;
+    }
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert!(snapshots > 1, "the reader never overlapped the writers");
+}
+
 /// The extremes of each cell type survive init, set, get, get_row and get_all, also
 /// where cells do not start on a byte boundary (u63) or straddle bytes.
 #[test]
@@ -347,6 +401,12 @@ fn bad_input_is_refused_and_writes_nothing() {
             .run(&mut con),
         "elements",
     );
+    assert_invalid(bitmap.set_row(0, &[1, 2]).run(&mut con), "values");
+    assert_invalid(bitmap.set_row(0, &[1, 2, 256]).run(&mut con), "values");
+    assert_invalid(bitmap.set_row(2, &[1, 2, 3]).run(&mut con), "row");
+    assert_invalid(single.set_row(0, &[1, 2, 3, 4]).run(&mut con), "values");
+    assert_invalid(single.set_row(1, &[1, -129, 3]).run(&mut con), "values");
+    assert_invalid(single.set_row(2, &[1, 2, 3]).run(&mut con), "row");
     assert_invalid(single.get(0, 3).run(&mut con), "col");
     assert_invalid(single.get_row(2).run(&mut con), "row");
     assert_invalid(single.set(1, 1, 128).run(&mut con), "value");
@@ -385,6 +445,8 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(wrong_bitmap.init(None).run(&mut con), "EXISTS");
     let wrong_single = Matrix::new("wrong_single", 2, 1, Width::U8);
     assert_code(wrong_single.set(0, 0, 1).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.set_row(0, &[1]).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_bitmap.set_row(1, &[1]).run(&mut con), "WRONGTYPE");
     assert_code(wrong_single.get(0, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong_single.get_row(1).run(&mut con), "WRONGTYPE");
     assert_code(wrong_single.get_all().run(&mut con), "WRONGTYPE");
