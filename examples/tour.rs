@@ -148,6 +148,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hashed = HashIdGenerator::new("tour:ids");
     show(con, "hashed.produce(\"post\")", hashed.produce("post"))?;
 
+    matrix(con)?;
+    logical_matrix(con)?;
+
     section(
         "Counters (book ch. 6; the 2011 cookbook's counters)",
         "HashCounter::reset is one script that refuses to overwrite a non-integer.",
@@ -708,5 +711,63 @@ fn resource_pool(con: &mut Con) -> redis_patterns::Result<()> {
         )?;
     }
     show(con, "pool.total_count()", pool.total_count())?;
+    Ok(())
+}
+
+fn matrix(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "Matrices (book ch. 31): lists, one BITFIELD per row, or one BITFIELD",
+        "init is one script, all or nothing; every index and value is checked before any I/O.",
+    );
+    let elements = [vec![1, 2, 3], vec![4, 5, 6]];
+    let list = ListMatrix::new("tour:{list_matrix}", 2, 3);
+    show(
+        con,
+        "list.init(Some([[1, 2, 3], [4, 5, 6]]))",
+        list.init(Some(&elements)),
+    )?;
+    let _ = show(con, "list.init(None)  (exists)", list.init(None));
+    show(con, "list.set(1, 1, -50)", list.set(1, 1, -50))?;
+    show(con, "list.get_all()", list.get_all())?;
+    let bitmap = BitmapMatrix::new("tour:{bitmap_matrix}", 2, 3, Width::U8);
+    show(con, "bitmap.init(None)", bitmap.init(None))?;
+    show(con, "bitmap.set(0, 2, 255)", bitmap.set(0, 2, 255))?;
+    let _ = show(
+        con,
+        "bitmap.set(0, 2, 256)  (not a u8)",
+        bitmap.set(0, 2, 256),
+    );
+    show(con, "bitmap.get_row(0)", bitmap.get_row(0))?;
+    let single = Matrix::new("tour:matrix", 2, 3, Width::I16);
+    show(con, "single.init(Some(..))", single.init(Some(&elements)))?;
+    show(
+        con,
+        "single.set(1, 2, -7)  (old value)",
+        single.set(1, 2, -7),
+    )?;
+    let _ = show(con, "single.get(0, 3)  (no column 3)", single.get(0, 3));
+    show(con, "single.get_all()", single.get_all())?;
+    Ok(())
+}
+
+fn logical_matrix(con: &mut Con) -> redis_patterns::Result<()> {
+    section(
+        "Logical matrices (book ch. 32): one bitmap per row, or one bitmap",
+        "init SETs packed bitmaps; rows are read as bytes and decoded in Rust. \
+         `cargo run --example matrix_memory` measures the memory of every form.",
+    );
+    let elements = [vec![true, false, true], vec![false, true, false]];
+    let rows = LogicalMatrix::new("tour:{logical_matrix}", 2, 3);
+    show(con, "rows.init(Some(..))", rows.init(Some(&elements)))?;
+    show(con, "rows.set(1, 2, true)", rows.set(1, 2, true))?;
+    show(con, "rows.get_all()", rows.get_all())?;
+    let compact = CompactLogicalMatrix::new("tour:compact_logical_matrix", 2, 3);
+    show(con, "compact.init(Some(..))", compact.init(Some(&elements)))?;
+    show(con, "compact.get_row(1)", compact.get_row(1))?;
+    let _ = show(
+        con,
+        "compact.get(0, 3)  (the book reads row 1 here)",
+        compact.get(0, 3),
+    );
     Ok(())
 }

@@ -22,6 +22,8 @@ pub mod identity_lock;
 pub mod keyspace;
 pub mod lock;
 pub mod log;
+pub mod logical_matrix;
+pub mod matrix;
 pub mod priority_queue;
 pub mod rate_limiter;
 pub mod resource_pool;

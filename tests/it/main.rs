@@ -17,6 +17,8 @@ mod identity_lock;
 mod keyspace;
 mod lock;
 mod log;
+mod logical_matrix;
+mod matrix;
 mod priority_queue;
 mod rate_limiter;
 mod resource_pool;

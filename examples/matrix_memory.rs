@@ -1,0 +1,168 @@
+//! How much memory each matrix layout of chapters 31 and 32 takes for the same matrix,
+//! measured with `MEMORY USAGE key SAMPLES 0` (exact, every element counted) summed over
+//! the matrix's keys.
+//!
+//! ```sh
+//! cargo run --example matrix_memory                                  # a throwaway redis-server
+//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example matrix_memory   # yours
+//! ```
+//!
+//! Against `REDIS_URL` it writes only keys whose names start with `memory:` or `{memory:`,
+//! and deletes them at the end. The numbers go into the docs of
+//! `redis_patterns::logical_matrix`.
+
+use redis_patterns::Op;
+use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
+use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix, Width};
+
+#[path = "../tests/it/server.rs"]
+mod server;
+
+const SIZES: &[usize] = &[10, 100, 1000];
+
+/// The integer cells: (r × 7 + c × 3) % 100.
+fn ints(n: usize) -> Vec<Vec<i64>> {
+    (0..n)
+        .map(|r| (0..n).map(|c| ((r * 7 + c * 3) % 100) as i64).collect())
+        .collect()
+}
+
+/// The boolean cells: (r × 7 + c × 3) % 5 == 0, a fifth of them true.
+fn bools(n: usize) -> Vec<Vec<bool>> {
+    (0..n)
+        .map(|r| (0..n).map(|c| (r * 7 + c * 3) % 5 == 0).collect())
+        .collect()
+}
+
+/// One layout: its name, and how to build an n × n matrix under `name`, returning its keys.
+type Build = fn(&mut redis::Connection, &str, usize) -> Vec<String>;
+
+fn rows(id: &str, n: usize) -> Vec<String> {
+    (0..n).map(|r| format!("{{{id}}}:row:{r}")).collect()
+}
+
+fn run(con: &mut redis::Connection, op: Op<()>) {
+    op.run(con).expect("building the matrix");
+}
+
+const FORMS: &[(&str, Build)] = &[
+    ("ListMatrix (i64 lists)", |con, id, n| {
+        run(con, ListMatrix::new(id, n, n).init(Some(&ints(n))));
+        rows(id, n)
+    }),
+    ("BitmapMatrix i64", |con, id, n| {
+        run(
+            con,
+            BitmapMatrix::new(id, n, n, Width::I64).init(Some(&ints(n))),
+        );
+        rows(id, n)
+    }),
+    ("Matrix i64", |con, id, n| {
+        run(con, Matrix::new(id, n, n, Width::I64).init(Some(&ints(n))));
+        vec![id.to_owned()]
+    }),
+    ("BitmapMatrix u8", |con, id, n| {
+        run(
+            con,
+            BitmapMatrix::new(id, n, n, Width::U8).init(Some(&ints(n))),
+        );
+        rows(id, n)
+    }),
+    ("Matrix u8", |con, id, n| {
+        run(con, Matrix::new(id, n, n, Width::U8).init(Some(&ints(n))));
+        vec![id.to_owned()]
+    }),
+    ("LogicalMatrix", |con, id, n| {
+        run(con, LogicalMatrix::new(id, n, n).init(Some(&bools(n))));
+        rows(id, n)
+    }),
+    ("CompactLogicalMatrix", |con, id, n| {
+        run(
+            con,
+            CompactLogicalMatrix::new(id, n, n).init(Some(&bools(n))),
+        );
+        vec![id.to_owned()]
+    }),
+];
+
+fn memory_usage(con: &mut redis::Connection, keys: &[String]) -> u64 {
+    keys.iter()
+        .map(|key| {
+            let bytes: Option<u64> = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query(con)
+                .expect("MEMORY USAGE");
+            bytes.expect("the key exists")
+        })
+        .sum()
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (_server, url) = match std::env::var("REDIS_URL") {
+        Ok(url) => (None, url),
+        Err(_) => {
+            let server = server::RedisProcess::start(&[]);
+            let url = server.url(0);
+            (Some(server), url)
+        }
+    };
+    let mut con = redis::Client::open(url.as_str())?.get_connection()?;
+    let version: String = redis::cmd("INFO").arg("server").query(&mut con)?;
+    let version = version
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .unwrap_or("?")
+        .to_owned();
+    println!("MEMORY USAGE … SAMPLES 0, summed over each matrix's keys (Redis {version}, {url})\n");
+
+    // totals[form][size]
+    let mut totals = vec![vec![0u64; SIZES.len()]; FORMS.len()];
+    for (s, &n) in SIZES.iter().enumerate() {
+        for (f, (_, build)) in FORMS.iter().enumerate() {
+            let id = format!("memory:{f}:{n}");
+            let keys = build(&mut con, &id, n);
+            totals[f][s] = memory_usage(&mut con, &keys);
+            for chunk in keys.chunks(500) {
+                let _: () = redis::cmd("DEL").arg(chunk).query(&mut con)?;
+            }
+        }
+    }
+
+    let compact = FORMS.len() - 1;
+    print!("| Form |");
+    for n in SIZES {
+        print!(" {n} × {n} |");
+    }
+    println!();
+    print!("|---|");
+    for _ in SIZES {
+        print!("---:|");
+    }
+    println!();
+    for ((name, _), form) in FORMS.iter().zip(&totals) {
+        print!("| {name} |");
+        for (&bytes, &base) in form.iter().zip(&totals[compact]) {
+            let ratio = bytes as f64 / base as f64;
+            print!(" {} B (×{ratio:.1}) |", grouped(bytes));
+        }
+        println!();
+    }
+    println!("\n×: the form's total divided by CompactLogicalMatrix's for the same size.");
+    Ok(())
+}

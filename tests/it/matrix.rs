@@ -1,0 +1,541 @@
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix, Width};
+use redis_patterns::scripts::matrix as script;
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+/// The book's examples (chapter 31) for the three forms: init, set, get, get_row,
+/// get_all, a second init, and reads before init.
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let elements = vec![vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]];
+
+    t.note("ListMatrix: one list per row");
+    let list = ListMatrix::new("matrix:list", 3, 3);
+    let _ = step!(t, con, list.get(0, 0));
+    let _ = step!(t, con, list.get_all());
+    let _ = step!(t, con, list.set(0, 0, 1));
+    let _ = step!(t, con, list.init(Some(&elements)));
+    let _ = step!(t, con, list.get(1, 1));
+    let _ = step!(t, con, list.set(1, 1, -50));
+    let _ = step!(t, con, list.get_row(1));
+    let _ = step!(t, con, list.get_all());
+    let _ = step!(t, con, list.init(None));
+    let zeros = ListMatrix::new("matrix:list_zeros", 2, 4);
+    let _ = step!(t, con, zeros.init(None));
+    let _ = step!(t, con, zeros.get_all());
+
+    t.note(
+        "BitmapMatrix: one BITFIELD string per row; its own keys (the book's all share one set)",
+    );
+    let bitmap = BitmapMatrix::new("matrix:bitmap", 3, 3, Width::I64);
+    let other = BitmapMatrix::new("matrix:bitmap_other", 3, 3, Width::I64);
+    let _ = step!(t, con, bitmap.get(2, 2));
+    let _ = step!(t, con, bitmap.init(Some(&elements)));
+    let _ = step!(t, con, other.init(None));
+    let _ = step!(t, con, bitmap.set(0, 2, i64::MIN));
+    let _ = step!(t, con, bitmap.get(0, 2));
+    let _ = step!(t, con, bitmap.get_row(0));
+    let _ = step!(t, con, bitmap.get_all());
+    let _ = step!(t, con, other.get_all());
+    let _ = step!(t, con, bitmap.init(None));
+    let small = BitmapMatrix::new("matrix:bitmap_u8", 2, 2, Width::U8);
+    let _ = step!(t, con, small.set(1, 1, 255));
+    let _ = step!(t, con, small.get_all());
+    let _ = step!(t, con, small.set(1, 1, 256));
+
+    t.note("Matrix (unlisted): one BITFIELD string, offset row*N+col");
+    let single = Matrix::new("matrix:single", 3, 3, Width::I64);
+    let _ = step!(t, con, single.get_row(1));
+    let _ = step!(t, con, single.init(Some(&elements)));
+    let _ = step!(t, con, single.set(1, 2, 60));
+    let _ = step!(t, con, single.get(1, 2));
+    let _ = step!(t, con, single.get_row(1));
+    let _ = step!(t, con, single.get_all());
+    let _ = step!(t, con, single.get(3, 0));
+    let _ = step!(t, con, single.init(None));
+    let odd = Matrix::new("matrix:single_u63", 2, 3, Width::U63);
+    let _ = step!(t, con, odd.set(1, 1, i64::MAX));
+    let _ = step!(t, con, odd.get_row(1));
+    let _ = step!(t, con, odd.get_all());
+    t
+}
+
+const SCENARIO_KEYS: &[&str] = &[
+    "matrix:single",
+    "matrix:single_u63",
+    "{matrix:list}:row:0",
+    "{matrix:list}:row:1",
+    "{matrix:list}:row:2",
+    "{matrix:list_zeros}:row:0",
+    "{matrix:list_zeros}:row:1",
+    "{matrix:bitmap}:row:0",
+    "{matrix:bitmap}:row:1",
+    "{matrix:bitmap}:row:2",
+    "{matrix:bitmap_other}:row:0",
+    "{matrix:bitmap_other}:row:1",
+    "{matrix:bitmap_other}:row:2",
+    "{matrix:bitmap_u8}:row:0",
+    "{matrix:bitmap_u8}:row:1",
+];
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("matrix__scenario", &scenario(&mut con));
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    keys.sort();
+    let mut expected: Vec<&str> = SCENARIO_KEYS.to_vec();
+    expected.retain(|k| *k != "{matrix:bitmap_u8}:row:0"); // only row 1 was set
+    expected.sort();
+    assert_eq!(keys, expected);
+}
+
+#[test]
+fn scenario_cluster() {
+    let mut con = harness::cluster_con();
+    for key in SCENARIO_KEYS {
+        harness::cmd(&mut con, &["DEL", key]);
+    }
+    assert_snapshot("matrix__scenario", &scenario(&mut con));
+}
+
+/// The three forms behind one interface, for the concurrency tests.
+#[derive(Clone)]
+enum Form {
+    List(ListMatrix),
+    Bitmap(BitmapMatrix),
+    Single(Matrix),
+}
+
+impl Form {
+    fn all(name: &str, rows: usize, cols: usize) -> Vec<Form> {
+        vec![
+            Form::List(ListMatrix::new(format!("{name}:list"), rows, cols)),
+            Form::Bitmap(BitmapMatrix::new(
+                format!("{name}:bitmap"),
+                rows,
+                cols,
+                Width::I32,
+            )),
+            Form::Single(Matrix::new(
+                format!("{name}:single"),
+                rows,
+                cols,
+                Width::I32,
+            )),
+        ]
+    }
+
+    fn init(
+        &self,
+        con: &mut redis::Connection,
+        elements: &[Vec<i64>],
+    ) -> redis_patterns::Result<()> {
+        match self {
+            Form::List(m) => m.init(Some(elements)).run(con),
+            Form::Bitmap(m) => m.init(Some(elements)).run(con),
+            Form::Single(m) => m.init(Some(elements)).run(con),
+        }
+    }
+
+    fn set(&self, con: &mut redis::Connection, row: usize, col: usize, value: i64) {
+        match self {
+            Form::List(m) => m.set(row, col, value).run(con).unwrap(),
+            Form::Bitmap(m) => m.set(row, col, value).run(con).unwrap(),
+            Form::Single(m) => {
+                m.set(row, col, value).run(con).unwrap();
+            }
+        }
+    }
+
+    fn get_all(&self, con: &mut redis::Connection) -> Vec<Vec<i64>> {
+        match self {
+            Form::List(m) => m.get_all().run(con).unwrap().expect("initialised"),
+            Form::Bitmap(m) => m.get_all().run(con).unwrap(),
+            Form::Single(m) => m.get_all().run(con).unwrap(),
+        }
+    }
+}
+
+/// 8 clients race to init the same 20 × 30 matrix, 10 times per form: exactly one wins
+/// each race, the others get `EXISTS`, and the matrix holds exactly the winner's cells
+/// (a double fill would leave ListMatrix rows of 60 cells, which `get_all` refuses).
+#[test]
+fn init_race_has_one_winner_and_no_double_fill() {
+    const CLIENTS: i64 = 8;
+    let db = Arc::new(harness::fresh_db());
+    for round in 0..10 {
+        for form in Form::all(&format!("race:{round}"), 20, 30) {
+            let barrier = Arc::new(Barrier::new(CLIENTS as usize));
+            let racers: Vec<_> = (1..=CLIENTS)
+                .map(|client| {
+                    let (db, barrier, form) = (db.clone(), barrier.clone(), form.clone());
+                    thread::spawn(move || {
+                        let mut con = db.con();
+                        let elements = vec![vec![client; 30]; 20];
+                        barrier.wait();
+                        (client, form.init(&mut con, &elements))
+                    })
+                })
+                .collect();
+            let results: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+            let winners: Vec<i64> = results
+                .iter()
+                .filter(|(_, r)| r.is_ok())
+                .map(|(client, _)| *client)
+                .collect();
+            assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+            for (_, result) in results.into_iter().filter(|(_, r)| r.is_err()) {
+                assert_code(result, "EXISTS");
+            }
+            assert_eq!(form.get_all(&mut db.con()), vec![vec![winners[0]; 30]; 20]);
+        }
+    }
+}
+
+/// 8 clients each set their own 1/8 of the cells of a 16 × 25 matrix (400 sets in all,
+/// per form): get_all then shows every one of them.
+#[test]
+fn concurrent_sets_of_distinct_cells_lose_nothing() {
+    const CLIENTS: usize = 8;
+    let (rows, cols) = (16, 25);
+    let db = Arc::new(harness::fresh_db());
+    for form in Form::all("sets", rows, cols) {
+        form.init(&mut db.con(), &vec![vec![0; cols]; rows])
+            .unwrap();
+        let writers: Vec<_> = (0..CLIENTS)
+            .map(|client| {
+                let (db, form) = (db.clone(), form.clone());
+                thread::spawn(move || {
+                    let mut con = db.con();
+                    for cell in (client..rows * cols).step_by(CLIENTS) {
+                        form.set(&mut con, cell / cols, cell % cols, cell as i64 + 1);
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let expected: Vec<Vec<i64>> = (0..rows)
+            .map(|r| (0..cols).map(|c| (r * cols + c) as i64 + 1).collect())
+            .collect();
+        assert_eq!(form.get_all(&mut db.con()), expected);
+    }
+}
+
+/// 4 clients rewrite whole rows of a 6 × 40 matrix (300 rewrites each, every row uniform:
+/// all 40 cells the same value) while a fifth reads get_all over and over: no snapshot
+/// ever holds a row with two values (half old, half new).
+#[test]
+fn get_all_never_shows_a_torn_row() {
+    const WRITERS: i64 = 4;
+    let (rows, cols) = (6, 40);
+    let db = Arc::new(harness::fresh_db());
+    let bitmap = BitmapMatrix::new("torn:bitmap", rows, cols, Width::I32);
+    let single = Matrix::new("torn:single", rows, cols, Width::I32);
+    bitmap.init(None).run(&mut db.con()).unwrap();
+    single.init(None).run(&mut db.con()).unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|writer| {
+            let (db, bitmap, single, done) =
+                (db.clone(), bitmap.clone(), single.clone(), done.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                for i in 0..300 {
+                    let value = writer * 1000 + i;
+                    let row = (i as usize * 7 + writer as usize) % rows;
+                    bitmap
+                        .set_row(row, &vec![value; cols])
+                        .run(&mut con)
+                        .unwrap();
+                    single
+                        .set_row(row, &vec![-value; cols])
+                        .run(&mut con)
+                        .unwrap();
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            })
+        })
+        .collect();
+    let mut con = db.con();
+    let mut snapshots = 0;
+    while done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS as usize {
+        for matrix in [
+            bitmap.get_all().run(&mut con).unwrap(),
+            single.get_all().run(&mut con).unwrap(),
+        ] {
+            for row in &matrix {
+                assert!(row.iter().all(|v| *v == row[0]), "torn row {row:?}");
+            }
+        }
+        snapshots += 1;
+    }
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert!(snapshots > 1, "the reader never overlapped the writers");
+}
+
+/// The extremes of each cell type survive init, set, get, get_row and get_all, also
+/// where cells do not start on a byte boundary (u63) or straddle bytes.
+#[test]
+fn cell_types_round_trip_at_their_limits() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for width in [
+        Width::I8,
+        Width::I16,
+        Width::I32,
+        Width::I64,
+        Width::U8,
+        Width::U16,
+        Width::U32,
+        Width::U63,
+    ] {
+        let (min, max) = width.range();
+        let small = if min < 0 { -1 } else { 1 };
+        let elements = vec![vec![min, max, 0], vec![1, small, max - 1]];
+        let name = format!("limits:{}", width.as_str());
+        let bitmap = BitmapMatrix::new(format!("{name}:bitmap"), 2, 3, width);
+        let single = Matrix::new(format!("{name}:single"), 2, 3, width);
+        bitmap.init(Some(&elements)).run(&mut con).unwrap();
+        single.init(Some(&elements)).run(&mut con).unwrap();
+        assert_eq!(bitmap.get_all().run(&mut con).unwrap(), elements, "{name}");
+        assert_eq!(single.get_all().run(&mut con).unwrap(), elements, "{name}");
+        for (r, row) in elements.iter().enumerate() {
+            assert_eq!(&bitmap.get_row(r).run(&mut con).unwrap(), row);
+            assert_eq!(&single.get_row(r).run(&mut con).unwrap(), row);
+            for (c, &cell) in row.iter().enumerate() {
+                assert_eq!(bitmap.get(r, c).run(&mut con).unwrap(), cell);
+                assert_eq!(single.get(r, c).run(&mut con).unwrap(), cell);
+            }
+        }
+        assert_eq!(single.set(1, 2, min).run(&mut con).unwrap(), max - 1);
+        bitmap.set(1, 2, min).run(&mut con).unwrap();
+        assert_eq!(single.get_row(1).run(&mut con).unwrap()[2], min);
+        assert_eq!(bitmap.get_row(1).run(&mut con).unwrap()[2], min);
+    }
+    let list = ListMatrix::new("limits:list", 1, 2);
+    list.init(Some(&[vec![i64::MIN, i64::MAX]]))
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(
+        list.get_all().run(&mut con).unwrap(),
+        Some(vec![vec![i64::MIN, i64::MAX]])
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    harness::cmd(&mut con, &["SET", "{wrong}:row:0", "text"]);
+    harness::cmd(&mut con, &["RPUSH", "{wrong_bitmap}:row:1", "1"]);
+    harness::cmd(&mut con, &["RPUSH", "wrong_single", "1"]);
+    harness::cmd(&mut con, &["RPUSH", "{taken}:row:1", "1", "2"]);
+    let before = harness::dump(&mut con);
+
+    let list = ListMatrix::new("m", 2, 3);
+    let bitmap = BitmapMatrix::new("m", 2, 3, Width::U8);
+    let single = Matrix::new("m", 2, 3, Width::I8);
+    let two_by_three = [vec![1, 2, 3], vec![4, 5, 6]];
+
+    // Shapes: zero dimensions, the wrong number of rows or cells, too many bits.
+    assert_invalid(ListMatrix::new("m", 0, 3).init(None).run(&mut con), "rows");
+    assert_invalid(ListMatrix::new("m", 2, 0).get(0, 0).run(&mut con), "cols");
+    assert_invalid(
+        BitmapMatrix::new("m", 0, 3, Width::U8)
+            .get_all()
+            .run(&mut con),
+        "rows",
+    );
+    assert_invalid(
+        Matrix::new("m", 2, 0, Width::U8).get_row(0).run(&mut con),
+        "cols",
+    );
+    assert_invalid(
+        list.init(Some(&two_by_three[..1])).run(&mut con),
+        "elements",
+    );
+    assert_invalid(
+        list.init(Some(&[vec![1, 2, 3], vec![4, 5]])).run(&mut con),
+        "elements",
+    );
+    assert_invalid(
+        bitmap
+            .init(Some(&[vec![1, 2, 3, 4], vec![4, 5, 6, 7]]))
+            .run(&mut con),
+        "elements",
+    );
+    assert_invalid(single.init(Some(&[])).run(&mut con), "elements");
+    assert_invalid(
+        BitmapMatrix::new("m", 1, (1 << 29) + 1, Width::U8)
+            .init(None)
+            .run(&mut con),
+        "cols",
+    );
+    assert_invalid(
+        Matrix::new("m", 1 << 16, (1 << 10) + 1, Width::I64)
+            .get(0, 0)
+            .run(&mut con),
+        "cols",
+    );
+    // Bounds: rows, columns, values outside the cell type.
+    assert_invalid(list.get(2, 0).run(&mut con), "row");
+    assert_invalid(list.set(0, 3, 1).run(&mut con), "col");
+    assert_invalid(list.get_row(5).run(&mut con), "row");
+    assert_invalid(bitmap.set(2, 0, 1).run(&mut con), "row");
+    assert_invalid(bitmap.get(0, 3).run(&mut con), "col");
+    assert_invalid(bitmap.set(0, 0, 256).run(&mut con), "value");
+    assert_invalid(bitmap.set(0, 0, -1).run(&mut con), "value");
+    assert_invalid(
+        bitmap
+            .init(Some(&[vec![1, 2, 3], vec![4, 5, 300]]))
+            .run(&mut con),
+        "elements",
+    );
+    assert_invalid(bitmap.set_row(0, &[1, 2]).run(&mut con), "values");
+    assert_invalid(bitmap.set_row(0, &[1, 2, 256]).run(&mut con), "values");
+    assert_invalid(bitmap.set_row(2, &[1, 2, 3]).run(&mut con), "row");
+    assert_invalid(single.set_row(0, &[1, 2, 3, 4]).run(&mut con), "values");
+    assert_invalid(single.set_row(1, &[1, -129, 3]).run(&mut con), "values");
+    assert_invalid(single.set_row(2, &[1, 2, 3]).run(&mut con), "row");
+    assert_invalid(single.get(0, 3).run(&mut con), "col");
+    assert_invalid(single.get_row(2).run(&mut con), "row");
+    assert_invalid(single.set(1, 1, 128).run(&mut con), "value");
+    assert_invalid(
+        single
+            .init(Some(&[vec![-129, 0, 0], vec![0; 3]]))
+            .run(&mut con),
+        "elements",
+    );
+    // Names.
+    assert_invalid(ListMatrix::new("", 1, 1).get(0, 0).run(&mut con), "name");
+    assert_invalid(
+        BitmapMatrix::new("a}b", 1, 1, Width::U8)
+            .get_all()
+            .run(&mut con),
+        "name",
+    );
+    assert_invalid(
+        Matrix::new("", 1, 1, Width::U8).get_all().run(&mut con),
+        "key",
+    );
+
+    // A ListMatrix set before init fails: LSET needs the list.
+    assert_code(list.set(0, 0, 1).run(&mut con), "ERR");
+
+    // The wrong type of key, and init over an existing key.
+    let wrong = ListMatrix::new("wrong", 2, 1);
+    assert_code(wrong.get(0, 0).run(&mut con), "WRONGTYPE");
+    assert_code(wrong.get_row(0).run(&mut con), "WRONGTYPE");
+    assert_code(wrong.get_all().run(&mut con), "WRONGTYPE");
+    assert_code(wrong.init(None).run(&mut con), "EXISTS");
+    let wrong_bitmap = BitmapMatrix::new("wrong_bitmap", 2, 1, Width::U8);
+    assert_code(wrong_bitmap.get(1, 0).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_bitmap.get_row(1).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_bitmap.get_all().run(&mut con), "WRONGTYPE");
+    assert_code(wrong_bitmap.init(None).run(&mut con), "EXISTS");
+    let wrong_single = Matrix::new("wrong_single", 2, 1, Width::U8);
+    assert_code(wrong_single.set(0, 0, 1).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.set_row(0, &[1]).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_bitmap.set_row(1, &[1]).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.get(0, 0).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.get_row(1).run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.get_all().run(&mut con), "WRONGTYPE");
+    assert_code(wrong_single.init(None).run(&mut con), "EXISTS");
+    // Only row 1 of `taken` exists: init checks every row, not just row 0.
+    assert_code(
+        ListMatrix::new("taken", 2, 2).init(None).run(&mut con),
+        "EXISTS",
+    );
+
+    // Raw arguments, as a caller in another language would send them.
+    let rows = ["{r}:row:0", "{r}:row:1"];
+    let list_init = |con: &mut redis::Connection, keys: &[&str], args: &[&str]| {
+        harness::eval(con, &script::LIST_INIT, keys, args)
+    };
+    assert_code(list_init(&mut con, &[], &["1"]), "BAD_SHAPE");
+    for cols in [
+        "0",
+        "-1",
+        "1.5",
+        "abc",
+        "",
+        "01",
+        "4294967297",
+        "99999999999",
+    ] {
+        assert_code(list_init(&mut con, &rows, &[cols]), "BAD_SHAPE");
+    }
+    assert_code(
+        list_init(&mut con, &rows, &["2", "1", "2", "3"]),
+        "BAD_SHAPE",
+    );
+    for value in [
+        "abc",
+        "1.5",
+        "",
+        "-0",
+        "01",
+        "1e3",
+        "9223372036854775808",
+        "-9223372036854775809",
+    ] {
+        assert_code(list_init(&mut con, &rows, &["1", "1", value]), "BAD_VALUE");
+    }
+    assert_code(
+        list_init(&mut con, &["{taken}:row:0", "{taken}:row:1"], &["1"]),
+        "EXISTS",
+    );
+
+    let bitfield_init = |con: &mut redis::Connection, keys: &[&str], args: &[&str]| {
+        harness::eval(con, &script::BITFIELD_INIT, keys, args)
+    };
+    for cell_type in ["i65", "u64", "I8", "", "u0"] {
+        assert_code(
+            bitfield_init(&mut con, &rows, &[cell_type, "1"]),
+            "BAD_TYPE",
+        );
+    }
+    assert_code(bitfield_init(&mut con, &[], &["u8", "1"]), "BAD_SHAPE");
+    for cells in ["0", "x", "-3", "536870913"] {
+        assert_code(bitfield_init(&mut con, &rows, &["u8", cells]), "BAD_SHAPE");
+    }
+    assert_code(
+        bitfield_init(&mut con, &rows, &["u8", "2", "1", "2", "3"]),
+        "BAD_SHAPE",
+    );
+    for (cell_type, value) in [
+        ("u8", "256"),
+        ("u8", "-1"),
+        ("i8", "-129"),
+        ("i8", "128"),
+        ("u32", "4294967296"),
+        ("i32", "-2147483649"),
+        ("i16", "99999999999"),
+        ("u63", "-1"),
+        ("u63", "9223372036854775808"),
+        ("i64", "-9223372036854775809"),
+        ("i64", "1e3"),
+        ("u8", "01"),
+    ] {
+        assert_code(
+            bitfield_init(&mut con, &rows, &[cell_type, "1", "0", value]),
+            "BAD_VALUE",
+        );
+    }
+    assert_code(
+        bitfield_init(&mut con, &["{wrong}:row:0"], &["u8", "1"]),
+        "EXISTS",
+    );
+
+    assert_eq!(harness::dump(&mut con), before);
+}
