@@ -10,18 +10,24 @@
 
 use std::time::Duration;
 
+use redis_patterns::binary_recorder::BinaryRecorder;
+use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
+use redis_patterns::compact_string::CompactString;
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
 use redis_patterns::fenced_lock::FencedLock;
+use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
+use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
-use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
-use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
-use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
-use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 use redis_patterns::log::Log;
+use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
+use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix};
 use redis_patterns::priority_queue::PriorityQueue;
+use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
+use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::stack::Stack;
+use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -648,7 +654,7 @@ fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
         "CompactString (book ch. 11): short items packed in one string",
         "Items are bytes; an item that would break the framing is refused.",
     );
-    let log = CompactString::new("tour:log");
+    let log = CompactString::new("tour:access_log");
     show(
         con,
         "log.append(\"HTTP/1.1 200 OK\")",
