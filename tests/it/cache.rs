@@ -170,8 +170,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 
     // Ch 2: BinaryCache, from a file.
     let binary = BinaryCache::new();
-    let path =
-        std::env::temp_dir().join(format!("redis-patterns-cache-{}.png", std::process::id()));
+    // The standalone and cluster scenarios run at once: each writes a file of its own.
+    static FILES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "redis-patterns-cache-{}-{n}.png",
+        std::process::id()
+    ));
     std::fs::write(&path, b"\x89PNG\r\n\x1a\n").unwrap();
     let op = binary
         .set_file("cache:logo.png", &path, Some(Duration::from_secs(60)))

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use redis_patterns::Error;
 use serde::Serialize;
@@ -57,13 +57,61 @@ pub fn cluster() -> &'static RedisCluster {
 }
 
 pub fn cluster_client() -> redis::cluster::ClusterClient {
-    redis::cluster::ClusterClient::new(cluster().urls()).expect("a valid cluster client")
+    client_of(cluster())
+}
+
+fn client_of(cluster: &RedisCluster) -> redis::cluster::ClusterClient {
+    redis::cluster::ClusterClient::new(cluster.urls()).expect("a valid cluster client")
 }
 
 pub fn cluster_con() -> redis::cluster::ClusterConnection {
     cluster_client()
         .get_connection()
         .expect("connect to the test cluster")
+}
+
+/// A standalone server and a cluster of their own, for the tests that flush or inspect the
+/// script cache. `SCRIPT FLUSH` empties a whole server's cache: on the shared servers it
+/// would make other tests' pipelines and transactions fail with NOSCRIPT. Holding one of
+/// these also makes those tests take turns, so a flush never lands between another
+/// script-cache test's load and its check.
+pub struct ScriptCacheServers {
+    _turn: MutexGuard<'static, ()>,
+}
+
+pub fn script_cache_servers() -> ScriptCacheServers {
+    static TURN: Mutex<()> = Mutex::new(());
+    // A test that failed while holding the turn leaves nothing behind that matters.
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    ScriptCacheServers { _turn: turn }
+}
+
+impl ScriptCacheServers {
+    pub fn db(&self) -> Db {
+        static SERVER: OnceLock<RedisProcess> = OnceLock::new();
+        let server = SERVER.get_or_init(|| RedisProcess::start(&[]));
+        let db = Db {
+            client: redis::Client::open(server.url(0)).expect("a valid url"),
+        };
+        // Each test starts from an empty keyspace, whatever the one before it left.
+        cmd(&mut db.con(), &["FLUSHDB"]);
+        db
+    }
+
+    pub fn cluster_client(&self) -> redis::cluster::ClusterClient {
+        client_of(self.cluster())
+    }
+
+    pub fn cluster_con(&self) -> redis::cluster::ClusterConnection {
+        self.cluster_client()
+            .get_connection()
+            .expect("connect to the script-cache cluster")
+    }
+
+    pub fn cluster(&self) -> &'static RedisCluster {
+        static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
+        CLUSTER.get_or_init(RedisCluster::start)
+    }
 }
 
 /// Every key of the connection's database with its serialised value (`DUMP`) and whether

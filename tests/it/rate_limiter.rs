@@ -241,19 +241,10 @@ fn hammer<T: Send + 'static>(
     (results, attempts)
 }
 
-/// Runs a transaction that calls a script. Other tests of the binary flush the script
-/// cache (`SCRIPT FLUSH`) now and then, so on NOSCRIPT it loads the scripts again and
-/// retries, as `Op` does.
+/// Runs a transaction that calls a script. A transaction cannot recover from NOSCRIPT:
+/// `hammer` loads the scripts before the clients start.
 fn transaction<T: redis::FromRedisValue>(con: &mut redis::Connection, pipe: &redis::Pipeline) -> T {
-    for _ in 0..100 {
-        match pipe.query(con) {
-            Err(err) if err.to_string().contains("NoScript") => {
-                redis_patterns::load_all(con).unwrap();
-            }
-            reply => return reply.unwrap(),
-        }
-    }
-    panic!("the scripts were flushed 100 times in a row");
+    pipe.query(con).unwrap()
 }
 
 fn micros((secs, micros): (u64, u64)) -> u64 {

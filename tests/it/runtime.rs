@@ -25,8 +25,8 @@ fn loaded(con: &mut dyn redis::ConnectionLike, script: &redis_patterns::Script) 
 
 #[test]
 fn load_all_loads_every_script_with_its_build_time_sha1() {
-    let db = harness::fresh_db();
-    let mut con = db.con();
+    let servers = harness::script_cache_servers();
+    let mut con = servers.db().con();
     script_flush(&mut con);
     redis_patterns::load_all(&mut con).unwrap();
     for script in catalog::scripts() {
@@ -36,9 +36,11 @@ fn load_all_loads_every_script_with_its_build_time_sha1() {
 
 #[test]
 fn load_all_reaches_every_cluster_node() {
-    let mut con = harness::cluster_con();
+    let servers = harness::script_cache_servers();
+    let mut con = servers.cluster_con();
+    script_flush(&mut con);
     redis_patterns::load_all(&mut con).unwrap();
-    for node in &harness::cluster().nodes {
+    for node in &servers.cluster().nodes {
         let mut node = redis::Client::open(node.url(0))
             .unwrap()
             .get_connection()
@@ -55,8 +57,8 @@ fn load_all_reaches_every_cluster_node() {
 
 #[test]
 fn a_flushed_script_is_loaded_again_and_run_once() {
-    let db = harness::fresh_db();
-    let mut con = db.con();
+    let servers = harness::script_cache_servers();
+    let mut con = servers.db().con();
     let lock = IdentityLock::new("lock");
     assert!(lock.acquire("t", None).run(&mut con).unwrap());
     script_flush(&mut con);
@@ -65,52 +67,58 @@ fn a_flushed_script_is_loaded_again_and_run_once() {
     assert!(loaded(&mut con, &scripts::identity_lock::RELEASE));
 }
 
-#[tokio::test]
-async fn async_connections_run_and_recover_from_noscript() {
-    let db = harness::fresh_db();
-    let lock = IdentityLock::new("lock");
+/// A sync test driving its own runtime, so that it holds its turn on the script-cache
+/// servers outside the async code.
+#[test]
+fn async_connections_run_and_recover_from_noscript() {
+    let servers = harness::script_cache_servers();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let db = servers.db();
+        let lock = IdentityLock::new("lock");
 
-    let mut multiplexed = db.multiplexed().await;
-    script_flush(&mut db.con());
-    assert!(
-        lock.acquire("t", None)
-            .run_async(&mut multiplexed)
-            .await
-            .unwrap()
-    );
-    assert!(lock.release("t").run_async(&mut multiplexed).await.unwrap());
+        let mut multiplexed = db.multiplexed().await;
+        script_flush(&mut db.con());
+        assert!(
+            lock.acquire("t", None)
+                .run_async(&mut multiplexed)
+                .await
+                .unwrap()
+        );
+        assert!(lock.release("t").run_async(&mut multiplexed).await.unwrap());
 
-    let mut manager = redis::aio::ConnectionManager::new(db.client.clone())
-        .await
-        .unwrap();
-    script_flush(&mut db.con());
-    assert!(
-        lock.acquire("t", None)
-            .run_async(&mut manager)
+        let mut manager = redis::aio::ConnectionManager::new(db.client.clone())
             .await
-            .unwrap()
-    );
-    assert!(lock.release("t").run_async(&mut manager).await.unwrap());
-    assert_invalid(lock.release("").run_async(&mut manager).await, "token");
+            .unwrap();
+        script_flush(&mut db.con());
+        assert!(
+            lock.acquire("t", None)
+                .run_async(&mut manager)
+                .await
+                .unwrap()
+        );
+        assert!(lock.release("t").run_async(&mut manager).await.unwrap());
+        assert_invalid(lock.release("").run_async(&mut manager).await, "token");
 
-    let mut cluster = harness::cluster_client()
-        .get_async_connection()
-        .await
-        .unwrap();
-    let lock = IdentityLock::new("runtime:async:lock");
-    script_flush(&mut harness::cluster_con());
-    assert!(
-        lock.acquire("t", None)
-            .run_async(&mut cluster)
+        let mut cluster = servers
+            .cluster_client()
+            .get_async_connection()
             .await
-            .unwrap()
-    );
-    assert_eq!(
-        lock.lease("t").run_async(&mut cluster).await.unwrap(),
-        redis_patterns::identity_lock::Lease::Forever
-    );
-    assert!(lock.release("t").run_async(&mut cluster).await.unwrap());
-    redis_patterns::load_all_async(&mut cluster).await.unwrap();
+            .unwrap();
+        let lock = IdentityLock::new("runtime:async:lock");
+        script_flush(&mut servers.cluster_con());
+        assert!(
+            lock.acquire("t", None)
+                .run_async(&mut cluster)
+                .await
+                .unwrap()
+        );
+        assert_eq!(
+            lock.lease("t").run_async(&mut cluster).await.unwrap(),
+            redis_patterns::identity_lock::Lease::Forever
+        );
+        assert!(lock.release("t").run_async(&mut cluster).await.unwrap());
+    });
 }
 
 #[test]
