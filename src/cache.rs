@@ -246,8 +246,8 @@ impl Cache {
     }
 
     /// [`get_or_compute`](Cache::get_or_compute) on an async connection, with an async
-    /// `compute`. The pauses need no particular runtime (a timer thread of the crate
-    /// wakes the task).
+    /// `compute`. It waits with `tokio::time::sleep`, so it runs inside a tokio runtime,
+    /// as redis-rs's async connections do.
     ///
     /// ```no_run
     /// # async fn demo() -> redis_patterns::Result<()> {
@@ -293,7 +293,7 @@ impl Cache {
                         }
                     };
                 }
-                Claim::Wait => timer::sleep(wait.next_pause()?).await,
+                Claim::Wait => tokio::time::sleep(wait.next_pause()?).await,
             }
         }
     }
@@ -393,80 +393,6 @@ impl Wait {
         let pause = self.pause.min(self.max_wait - waited);
         self.pause = self.pause.saturating_mul(2).min(self.max_pause);
         Ok(pause)
-    }
-}
-
-/// A sleep for async code that works on any runtime: one background thread of the
-/// crate, started on first use, wakes each sleeping task at its deadline.
-mod timer {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::sync::OnceLock;
-    use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-    use std::task::{Context, Poll, Waker};
-    use std::time::{Duration, Instant};
-
-    pub(super) fn sleep(pause: Duration) -> Sleep {
-        Sleep {
-            deadline: Instant::now() + pause,
-        }
-    }
-
-    pub(super) struct Sleep {
-        deadline: Instant,
-    }
-
-    impl Future for Sleep {
-        type Output = ();
-
-        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-            if Instant::now() >= self.deadline {
-                return Poll::Ready(());
-            }
-            // A spurious poll registers again; the extra wake-up is harmless.
-            if timer().send((self.deadline, cx.waker().clone())).is_err() {
-                // No timer thread: fall back to waking at once (a busy wait, not a hang).
-                cx.waker().wake_by_ref();
-            }
-            Poll::Pending
-        }
-    }
-
-    fn timer() -> &'static Sender<(Instant, Waker)> {
-        static TIMER: OnceLock<Sender<(Instant, Waker)>> = OnceLock::new();
-        TIMER.get_or_init(|| {
-            let (tx, rx) = mpsc::channel::<(Instant, Waker)>();
-            // If the thread cannot start, the closure and its receiver are dropped, so
-            // every send fails and Sleep wakes at once.
-            let _ = std::thread::Builder::new()
-                .name("redis-patterns-timer".into())
-                .spawn(move || {
-                    let mut sleepers: Vec<(Instant, Waker)> = Vec::new();
-                    loop {
-                        let next = sleepers.iter().map(|(at, _)| *at).min();
-                        let received = match next {
-                            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                            Some(at) => {
-                                rx.recv_timeout(at.saturating_duration_since(Instant::now()))
-                            }
-                        };
-                        match received {
-                            Ok(sleeper) => sleepers.push(sleeper),
-                            Err(RecvTimeoutError::Timeout) => {}
-                            Err(RecvTimeoutError::Disconnected) => return,
-                        }
-                        let now = Instant::now();
-                        sleepers.retain(|(at, waker)| {
-                            let due = *at <= now;
-                            if due {
-                                waker.wake_by_ref();
-                            }
-                            !due
-                        });
-                    }
-                });
-            tx
-        })
     }
 }
 
