@@ -39,6 +39,18 @@ pub struct Batch {
 }
 
 /// Where one operation's reply will be in a batch's [`Replies`].
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::{Batch, Slot, counter::Counter};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let mut batch = Batch::new();
+/// let views: Slot<i64> = batch.add(Counter::new("page:views").increase(1));
+/// let mut replies = batch.run(&mut con)?;
+/// let views: i64 = views.take(&mut replies)?; // decoded as the op's reply type
+/// # Ok(()) }
+/// ```
 #[must_use = "a Slot is how the reply of its operation is read"]
 pub struct Slot<T> {
     index: usize,
@@ -48,6 +60,21 @@ pub struct Slot<T> {
 }
 
 /// The replies of a batch, read through the [`Slot`]s that [`Batch::add`] returned.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::{Batch, counter::Counter};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let views = Counter::new("page:views");
+/// let mut batch = Batch::transaction();
+/// let before = batch.add(views.get());
+/// let after = batch.add(views.increase(5));
+/// let mut replies = batch.run(&mut con)?;
+/// // Slots may be read in any order; each reply is taken once.
+/// assert_eq!(after.take(&mut replies)?, before.take(&mut replies)? + 5);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Replies {
     values: Vec<Option<Value>>,

@@ -37,6 +37,19 @@ use crate::op::Op;
 use crate::scripts;
 
 /// A counter in one string key (`INCRBY`, `DECRBY`, `GET`, `SET … GET`).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::counter::Counter;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let views = Counter::new("page:views");
+/// assert_eq!(views.increase(10).run(&mut con)?, 10);
+/// assert_eq!(views.decrease(3).run(&mut con)?, 7);
+/// assert_eq!(views.reset(0).run(&mut con)?, 7); // the old value
+/// assert_eq!(views.get().run(&mut con)?, 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counter {
     key: String,
@@ -92,6 +105,20 @@ impl Counter {
 }
 
 /// A counter in one field of a hash (`HINCRBY`, `HGET`), so that many counters share a key.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::counter::HashCounter;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let likes = HashCounter::new("post:7", "likes");
+/// let shares = HashCounter::new("post:7", "shares"); // same hash, another field
+/// assert_eq!(likes.increase(2).run(&mut con)?, 2);
+/// assert_eq!(shares.increase(1).run(&mut con)?, 1);
+/// assert_eq!(likes.reset(0).run(&mut con)?, 2); // the old value
+/// assert_eq!(likes.get().run(&mut con)?, 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashCounter {
     key: String,
@@ -164,6 +191,16 @@ impl HashCounter {
 }
 
 /// The integer type of a [`CompactCounter`], as BITFIELD spells it.
+///
+/// ```
+/// use redis_patterns::counter::Width;
+///
+/// assert_eq!(Width::U8.as_str(), "u8");
+/// assert_eq!(Width::U8.bits(), 8);
+/// assert_eq!(Width::U8.range(), (0, 255));
+/// assert_eq!(Width::I16.range(), (-32_768, 32_767));
+/// assert_eq!(Width::U63.range(), (0, i64::MAX));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Width {
     /// Signed 8-bit: -128 to 127.
@@ -229,6 +266,21 @@ impl Width {
 ///
 /// The book's counter always wraps, silently (a `u8` at 0 plus 300 gives 44); here the
 /// choice is explicit.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::{Error, counter::{CompactCounter, Overflow, Width}};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let wrap = CompactCounter::new("hits:u8", 0, Width::U8, Overflow::Wrap);
+/// assert_eq!(wrap.increase(300).run(&mut con)?, 44);
+/// let sat = CompactCounter::new("hits:u8", 1, Width::U8, Overflow::Sat);
+/// assert_eq!(sat.increase(300).run(&mut con)?, 255);
+/// let fail = CompactCounter::new("hits:u8", 2, Width::U8, Overflow::Fail);
+/// assert!(matches!(fail.increase(300).run(&mut con), Err(Error::Overflow { .. })));
+/// assert_eq!(fail.get().run(&mut con)?, 0); // unchanged
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Overflow {
     /// Wrap around, as machine integers do.
@@ -252,6 +304,20 @@ impl Overflow {
 
 /// A small counter packed at slot `index` of a string with many others (`BITFIELD`):
 /// a million `u8` counters take 1 MB.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::counter::{CompactCounter, Overflow, Width};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// // Slot 3 of a string of 8-bit counters, stopping at 0 and 255.
+/// let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Sat);
+/// assert_eq!(hits.increase(200).run(&mut con)?, 200);
+/// assert_eq!(hits.increase(100).run(&mut con)?, 255); // saturated
+/// assert_eq!(hits.decrease(5).run(&mut con)?, 250);
+/// assert_eq!(hits.reset(0).run(&mut con)?, 250); // the old value
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactCounter {
     key: String,

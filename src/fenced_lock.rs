@@ -37,6 +37,24 @@ use crate::op::Op;
 use crate::scripts;
 
 /// A lease-based lock that hands out strictly increasing fencing tokens.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::fenced_lock::FencedLock;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let lock = FencedLock::new("invoice:42");
+/// assert_eq!(lock.fence_key()?, "{invoice:42}:fence");
+///
+/// let ttl = Duration::from_secs(30);
+/// let first = lock.acquire(ttl).run(&mut con)?.expect("the lock is free");
+/// assert_eq!(lock.acquire(ttl).run(&mut con)?, None); // held
+/// assert!(lock.release(first).run(&mut con)?);
+/// let second = lock.acquire(ttl).run(&mut con)?.expect("the lock is free again");
+/// assert!(second > first); // the storage now refuses writes that carry `first`
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FencedLock {
     name: String,

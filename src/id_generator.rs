@@ -28,6 +28,18 @@ use crate::input;
 use crate::op::Op;
 
 /// Ids from one string key (`INCR name`).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::id_generator::IdGenerator;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let ids = IdGenerator::new("OrderID");
+/// assert_eq!(ids.produce().run(&mut con)?, 1); // first use
+/// assert_eq!(ids.produce().run(&mut con)?, 2);
+/// assert!(!ids.reserve(1_000).run(&mut con)?); // too late: ids were produced
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdGenerator {
     name: String,
@@ -67,6 +79,18 @@ impl IdGenerator {
 }
 
 /// Many generators in one hash, one field each (`HINCRBY key name 1`).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::id_generator::HashIdGenerator;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let ids = HashIdGenerator::new("auid");
+/// assert!(ids.reserve("user", 10_000).run(&mut con)?);
+/// assert_eq!(ids.produce("user").run(&mut con)?, 10_001);
+/// assert_eq!(ids.produce("order").run(&mut con)?, 1); // another generator, same hash
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HashIdGenerator {
     key: String,

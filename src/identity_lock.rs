@@ -33,6 +33,27 @@ use crate::op::Op;
 use crate::scripts;
 
 /// How long a lock stays held with a given token ([`IdentityLock::lease`]).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::identity_lock::{IdentityLock, Lease};
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let lock = IdentityLock::new("report:lock");
+/// let token = IdentityLock::random_token();
+/// if lock.acquire(&token, Some(Duration::from_secs(30))).run(&mut con)? {
+///     // ... part of the work; then, before the next part:
+///     match lock.lease(&token).run(&mut con)? {
+///         Lease::NotHeld => return Ok(()), // the lease ran out: stop
+///         Lease::Expires(left) if left < Duration::from_secs(5) => {
+///             lock.extend(&token, Duration::from_secs(30)).run(&mut con)?;
+///         }
+///         Lease::Expires(_) | Lease::Forever => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lease {
     /// The lock is free, or held with another token.
@@ -44,6 +65,21 @@ pub enum Lease {
 }
 
 /// A lock whose release and extend check the holder's token.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::identity_lock::IdentityLock;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let lock = IdentityLock::new("report:lock");
+/// let token = IdentityLock::random_token();
+/// if lock.acquire(&token, Some(Duration::from_secs(30))).run(&mut con)? {
+///     // ... the work ...
+///     assert!(lock.release(&token).run(&mut con)?); // only with the holder's token
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdentityLock {
     key: String,

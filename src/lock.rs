@@ -31,6 +31,19 @@ use crate::input;
 use crate::op::Op;
 
 /// A lock that stays held until released (`SET key "" NX`, `DEL key`).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::lock::Lock;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let lock = Lock::new("Lock:10086");
+/// if lock.acquire().run(&mut con)? {
+///     // ... the work ...
+///     lock.release().run(&mut con)?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
     key: String,
@@ -59,6 +72,20 @@ impl Lock {
 }
 
 /// A lock that Redis frees by itself after a lease (`SET key "" NX PX ttl`, `DEL key`).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::lock::AutoReleaseLock;
+///
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+/// let lock = AutoReleaseLock::new("Lock:10087");
+/// if lock.acquire(Duration::from_secs(10)).run(&mut con)? {
+///     // ... the work, within 10 s: after that Redis frees the lock ...
+///     lock.release().run(&mut con)?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutoReleaseLock {
     key: String,

@@ -5,6 +5,19 @@
 ///
 /// Every script of the crate has a `static` of this type in [`crate::scripts`], next to
 /// the typed function that calls it. [`crate::catalog`] lists them all.
+///
+/// ```
+/// use redis_patterns::{catalog, identity_lock::IdentityLock, scripts::identity_lock::RELEASE};
+///
+/// assert_eq!(RELEASE.path, "scripts/identity_lock/release.lua");
+/// assert!(!RELEASE.is_read_only()); // it deletes: EVALSHA, not EVALSHA_RO
+/// assert!(RELEASE.declares_error("BAD_TOKEN"));
+/// assert_eq!(catalog::find("identity_lock/release"), Some(&RELEASE));
+///
+/// // An op names the script it calls; building it sends nothing.
+/// let op = IdentityLock::new("report:lock").release("secret");
+/// assert_eq!(op.script(), Some(&RELEASE));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Script {
     /// `<family>/<op>`, such as `identity_lock/release`.
@@ -49,6 +62,17 @@ impl Script {
 }
 
 /// A `@key` or `@arg` line.
+///
+/// ```
+/// use redis_patterns::scripts::identity_lock::EXTEND;
+///
+/// assert_eq!(EXTEND.keys[0].name, "lock");
+/// assert_eq!(EXTEND.keys[0].ty, ""); // keys have no type
+/// let names: Vec<&str> = EXTEND.args.iter().map(|arg| arg.name).collect();
+/// assert_eq!(names, ["token", "ttl"]);
+/// assert_eq!(EXTEND.args[1].ty, "ms");
+/// assert!(!EXTEND.args[1].variadic);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
     /// Its name, as the script's local and the Rust parameter are called.
@@ -62,6 +86,13 @@ pub struct Param {
 }
 
 /// The `@return` line.
+///
+/// ```
+/// use redis_patterns::scripts::identity_lock::{LEASE, RELEASE};
+///
+/// assert_eq!(RELEASE.returns.ty, "bool");
+/// assert_eq!(LEASE.returns.ty, "int?"); // nil when not held with the token
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Returns {
     /// The header type (`bool`, `int?`, `[string]`, …).
@@ -71,6 +102,13 @@ pub struct Returns {
 }
 
 /// An `@error` line.
+///
+/// ```
+/// let extend = redis_patterns::catalog::find("identity_lock/extend").unwrap();
+/// let codes: Vec<&str> = extend.errors.iter().map(|e| e.code).collect();
+/// // An error reply with one of these codes becomes `Error::Script { code, .. }`.
+/// assert_eq!(codes, ["BAD_TOKEN", "BAD_TTL"]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ErrorDoc {
     /// The code: the first word of the error reply.
@@ -80,6 +118,15 @@ pub struct ErrorDoc {
 }
 
 /// Where a script's notion of "now" comes from (`@clock`).
+///
+/// ```
+/// use redis_patterns::{Clock, catalog};
+///
+/// let gcra = catalog::find("rate_limiter/gcra").unwrap();
+/// assert_eq!(gcra.clock, Some(Clock::Server)); // it reads the server's TIME
+/// let release = catalog::find("identity_lock/release").unwrap();
+/// assert_eq!(release.clock, None); // it never looks at the time
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
     /// The server's `TIME`: one clock for every client.
