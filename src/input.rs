@@ -28,22 +28,23 @@ pub(crate) fn token<'a>(what: &'static str, token: &'a str) -> Result<&'a str> {
     Ok(token)
 }
 
+/// `d` in whole milliseconds (rounded down), if that is from 1 to `max`.
+pub(crate) fn millis_in(d: Duration, max: u64) -> Option<u64> {
+    u64::try_from(d.as_millis())
+        .ok()
+        .filter(|ms| (1..=max).contains(ms))
+}
+
 /// A lease in whole milliseconds (rounded down), from 1 ms to [`MAX_TTL_MS`].
 pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
-    let ms = ttl.as_millis();
-    if ms == 0 {
-        return Err(Error::invalid(
-            "ttl",
-            format!("must be at least 1 ms, got {ttl:?}"),
-        ));
-    }
-    match u64::try_from(ms) {
-        Ok(ms) if ms <= MAX_TTL_MS => Ok(ms),
-        _ => Err(Error::invalid(
-            "ttl",
-            format!("must be at most {MAX_TTL_MS} ms, got {ttl:?}"),
-        )),
-    }
+    millis_in(ttl, MAX_TTL_MS).ok_or_else(|| {
+        let why = if ttl.as_millis() == 0 {
+            format!("must be at least 1 ms, got {ttl:?}")
+        } else {
+            format!("must be at most {MAX_TTL_MS} ms, got {ttl:?}")
+        };
+        Error::invalid("ttl", why)
+    })
 }
 
 /// A count Redis stores as a signed 64-bit integer.
@@ -78,11 +79,15 @@ pub(crate) fn aux_key(name: &str, suffix: &str) -> Result<String> {
     }
 }
 
-/// Redis Cluster's rule: the text between the first `{` and the next `}`, if not empty.
 fn has_hash_tag(key: &str) -> bool {
-    key.find('{')
-        .and_then(|open| key[open + 1..].find('}'))
-        .is_some_and(|len| len > 0)
+    hash_tag(key).is_some()
+}
+
+/// Redis Cluster's rule: the text between the first `{` and the next `}`, if not empty.
+fn hash_tag(key: &str) -> Option<&str> {
+    let open = key.find('{')?;
+    let len = key[open + 1..].find('}')?;
+    (len > 0).then(|| &key[open + 1..open + 1 + len])
 }
 
 /// A batch size: from 1 to `i64::MAX` (a count of 0 would never make progress).
@@ -115,19 +120,14 @@ pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
     let Some(timeout) = timeout else {
         return Ok("0".to_owned());
     };
-    let ms = timeout.as_millis();
-    if ms == 0 {
-        return Err(Error::invalid(
-            "timeout",
-            format!("must be at least 1 ms, got {timeout:?}; use None to wait forever"),
-        ));
-    }
-    if ms > u128::from(MAX_TTL_MS) {
-        return Err(Error::invalid(
-            "timeout",
-            format!("must be at most {MAX_TTL_MS} ms, got {timeout:?}; use None to wait forever"),
-        ));
-    }
+    let ms = millis_in(timeout, MAX_TTL_MS).ok_or_else(|| {
+        let why = if timeout.as_millis() == 0 {
+            format!("must be at least 1 ms, got {timeout:?}; use None to wait forever")
+        } else {
+            format!("must be at most {MAX_TTL_MS} ms, got {timeout:?}; use None to wait forever")
+        };
+        Error::invalid("timeout", why)
+    })?;
     Ok(format!("{}.{:03}", ms / 1000, ms % 1000))
 }
 
@@ -179,19 +179,9 @@ pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
 /// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole
 /// key when it has none, modulo 16384.
 pub(crate) fn hash_slot(key: &str) -> u16 {
-    let bytes = key.as_bytes();
-    let hashed = key
-        .find('{')
-        .and_then(|open| {
-            let rest = &bytes[open + 1..];
-            rest.iter()
-                .position(|&b| b == b'}')
-                .filter(|&len| len > 0)
-                .map(|len| &rest[..len])
-        })
-        .unwrap_or(bytes);
+    let hashed = hash_tag(key).unwrap_or(key);
     let mut crc: u16 = 0;
-    for &byte in hashed {
+    for &byte in hashed.as_bytes() {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
             crc = if crc & 0x8000 != 0 {

@@ -459,13 +459,12 @@ fn count(what: &'static str, n: u64, max: u64) -> crate::Result<u64> {
 
 /// A period in whole milliseconds (rounded down), from 1 to [`MAX_PERIOD_MS`].
 fn period(what: &'static str, period: Duration) -> crate::Result<u64> {
-    match u64::try_from(period.as_millis()) {
-        Ok(ms) if (1..=MAX_PERIOD_MS).contains(&ms) => Ok(ms),
-        _ => Err(Error::invalid(
+    input::millis_in(period, MAX_PERIOD_MS).ok_or_else(|| {
+        Error::invalid(
             what,
             format!("must be from 1 ms to {MAX_PERIOD_MS} ms (whole milliseconds), got {period:?}"),
-        )),
-    }
+        )
+    })
 }
 
 /// A cost from 1 to the limiter's size: a larger one could never be admitted.

@@ -541,16 +541,15 @@ impl XreadIterator {
 
 /// The longest block: as for leases, far below where Redis rejects a timeout.
 fn block_ms(block: Duration) -> Result<u64> {
-    match u64::try_from(block.as_millis()) {
-        Ok(ms) if (1..=input::MAX_TTL_MS).contains(&ms) => Ok(ms),
-        _ => Err(Error::invalid(
+    input::millis_in(block, input::MAX_TTL_MS).ok_or_else(|| {
+        Error::invalid(
             "block",
             format!(
                 "must be from 1 ms to {} ms (None does not block), got {block:?}",
                 input::MAX_TTL_MS
             ),
-        )),
-    }
+        )
+    })
 }
 
 /// Yields the items of each batch `next` returns, until an empty batch or an error.
