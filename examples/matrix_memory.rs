@@ -114,14 +114,7 @@ fn grouped(n: u64) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, url) = match std::env::var("REDIS_URL") {
-        Ok(url) => (None, url),
-        Err(_) => {
-            let server = server::RedisProcess::start(&[]);
-            let url = server.url(0);
-            (Some(server), url)
-        }
-    };
+    let (_server, url) = server::env_url_or_throwaway();
     let mut con = redis::Client::open(url.as_str())?.get_connection()?;
     let version: String = redis::cmd("INFO").arg("server").query(&mut con)?;
     let version = version

@@ -55,14 +55,7 @@ fn section(title: &str, note: &str) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Keep the throwaway server alive until the end of main.
-    let (_server, url) = match std::env::var("REDIS_URL") {
-        Ok(url) => (None, url),
-        Err(_) => {
-            let server = server::RedisProcess::start(&[]);
-            let url = server.url(0);
-            (Some(server), url)
-        }
-    };
+    let (_server, url) = server::env_url_or_throwaway();
     let mut con = redis::Client::open(url.as_str())?.get_connection()?;
     println!("redis-patterns tour, on {url}");
     let con = &mut con;
