@@ -1,18 +1,31 @@
 //! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction.
 
+use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use redis::{Pipeline, Value};
+use redis::{Cmd, Pipeline, Value};
 
 use crate::error::{Error, Result};
-use crate::op::{Decode, Op, load_cmd, server_error};
+use crate::input::hash_slot;
+use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, is_noscript, load_cmd, server_error};
 use crate::script::Script;
 
-/// Operations sent together as one pipeline, optionally as one MULTI/EXEC transaction.
+/// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///
-/// A pipeline cannot recover from `NOSCRIPT` halfway (the commands before it have already
-/// run), so [`run`](Self::run) first sends one `SCRIPT LOAD` for each distinct script the
-/// batch calls, and only then the batch.
+/// The scripts the batch calls are loaded in the same round trip: each distinct script's
+/// `SCRIPT LOAD` goes first, inside the pipeline or the transaction, so a batch never needs
+/// a round trip of its own to load them, even right after a `SCRIPT FLUSH`, a restart or a
+/// failover. In a transaction the loads run in the same atomic step as the calls, so a
+/// transaction is applied whole or not at all; it is never cut short by a missing script.
+/// In a plain pipeline another client's flush can still land between the load and a call;
+/// the calls that got `NOSCRIPT` did not run, and they alone are sent again (after the
+/// rest of the batch, so they run later than their place in the batch).
+///
+/// On a Redis Cluster every operation of a batch must be in one hash slot (a batch runs on
+/// one node): give the keys one hash tag, such as `{user:7}:cart` and `{user:7}:views`.
+/// A batch that spans slots is refused before anything is sent. On a standalone server
+/// any keys may share a batch.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -29,13 +42,59 @@ use crate::script::Script;
 ///     views.take(&mut replies)?, likes.take(&mut replies)?);
 /// # Ok(()) }
 /// ```
-#[derive(Default)]
 #[must_use = "a Batch does nothing until it is run"]
 pub struct Batch {
-    pipe: Pipeline,
+    id: u64,
+    atomic: bool,
+    entries: Vec<Entry>,
+    /// The distinct scripts the batch calls, in the order they are first used.
     scripts: Vec<&'static Script>,
     rejected: Option<Error>,
-    len: usize,
+    /// The first operation with a key, and the first whose slot differs from its.
+    first: Option<Keyed>,
+    stray: Option<Keyed>,
+}
+
+struct Entry {
+    cmd: Cmd,
+    script: Option<&'static Script>,
+}
+
+/// An operation's place in the batch, its key and that key's hash slot.
+#[derive(Debug, Clone)]
+struct Keyed {
+    index: usize,
+    key: String,
+    slot: u16,
+}
+
+impl fmt::Debug for Batch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch")
+            .field("transaction", &self.atomic)
+            .field("len", &self.entries.len())
+            .field(
+                "scripts",
+                &self.scripts.iter().map(|s| s.name).collect::<Vec<_>>(),
+            )
+            .field("rejected", &self.rejected)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Batch {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            atomic: false,
+            entries: Vec::new(),
+            scripts: Vec::new(),
+            rejected: None,
+            first: None,
+            stray: None,
+        }
+    }
 }
 
 /// Where one operation's reply will be in a batch's [`Replies`].
@@ -53,10 +112,20 @@ pub struct Batch {
 /// ```
 #[must_use = "a Slot is how the reply of its operation is read"]
 pub struct Slot<T> {
+    batch: u64,
     index: usize,
     script: Option<&'static Script>,
     decode: Decode<T>,
     _reply: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for Slot<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("index", &self.index)
+            .field("script", &self.script.map(|s| s.name))
+            .finish_non_exhaustive()
+    }
 }
 
 /// The replies of a batch, read through the [`Slot`]s that [`Batch::add`] returned.
@@ -77,6 +146,7 @@ pub struct Slot<T> {
 /// ```
 #[derive(Debug)]
 pub struct Replies {
+    batch: u64,
     values: Vec<Option<Value>>,
 }
 
@@ -87,17 +157,18 @@ impl Batch {
     }
 
     /// A MULTI/EXEC transaction: one round trip, all commands run together with no other
-    /// client's command in between. Not available on a Redis Cluster.
+    /// client's command in between, and never only some of them. On a Redis Cluster all
+    /// its keys must share one hash slot, as for any batch.
     pub fn transaction() -> Self {
-        let mut batch = Self::default();
-        batch.pipe.atomic();
-        batch
+        Batch {
+            atomic: true,
+            ..Self::default()
+        }
     }
 
     /// Adds `op`; its reply is read from the [`Replies`] with the returned [`Slot`].
     pub fn add<T>(&mut self, op: Op<T>) -> Slot<T> {
-        let index = self.len;
-        self.len += 1;
+        let index = self.entries.len();
         let script = match op.request {
             Ok(request) => {
                 let script = request.script();
@@ -106,16 +177,39 @@ impl Batch {
                 {
                     self.scripts.push(script);
                 }
-                self.pipe.add_command(request.into_cmd());
+                if let Some(key) = request.route() {
+                    let keyed = Keyed {
+                        index,
+                        key: String::from_utf8_lossy(key).into_owned(),
+                        slot: hash_slot(key),
+                    };
+                    match &self.first {
+                        None => self.first = Some(keyed),
+                        Some(first) if first.slot != keyed.slot && self.stray.is_none() => {
+                            self.stray = Some(keyed);
+                        }
+                        Some(_) => {}
+                    }
+                }
+                let cmd = match request {
+                    crate::op::Request::Script { cmd, .. }
+                    | crate::op::Request::Native { cmd, .. } => cmd,
+                };
+                self.entries.push(Entry { cmd, script });
                 script
             }
             Err(err) => {
                 // The first rejected input fails the whole batch before any I/O.
                 self.rejected.get_or_insert(err);
+                self.entries.push(Entry {
+                    cmd: redis::cmd("PING"),
+                    script: None,
+                });
                 None
             }
         };
         Slot {
+            batch: self.id,
             index,
             script,
             decode: op.decode,
@@ -125,45 +219,176 @@ impl Batch {
 
     /// How many operations the batch holds.
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len()
     }
 
     /// Whether the batch holds no operation.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 
-    /// Runs the batch on a sync connection.
-    pub fn run(mut self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
-        if let Some(err) = self.rejected.take() {
-            return Err(err);
+    /// The error a cluster gets for a batch over several hash slots, before any I/O.
+    fn cross_slot(&self) -> Option<Error> {
+        let (first, stray) = (self.first.as_ref()?, self.stray.as_ref()?);
+        Some(Error::invalid(
+            "batch",
+            format!(
+                "operation {} uses `{}` (hash slot {}) and operation {} uses `{}` (hash slot {}); \
+                 a batch runs on one cluster node, so its keys must share a hash slot: give \
+                 them one hash tag, as in `{{{}}}:a` and `{{{}}}:b`",
+                first.index,
+                first.key,
+                first.slot,
+                stray.index,
+                stray.key,
+                stray.slot,
+                first.key,
+                first.key
+            ),
+        ))
+    }
+
+    /// The pipeline that runs the operations at `indices`: the loads of their scripts
+    /// first, then the operations; `anchor` puts a read of the batch's first key in front
+    /// (see `run`). Also returns how many replies come before the operations'.
+    fn pipeline(&self, indices: &[usize], anchor: bool) -> (Pipeline, usize) {
+        let mut pipe = redis::pipe();
+        if self.atomic {
+            pipe.atomic();
+        }
+        let mut prefix = 0;
+        if anchor && let Some(first) = &self.first {
+            pipe.cmd("EXISTS").arg(first.key.as_bytes());
+            prefix += 1;
         }
         for script in &self.scripts {
-            load_cmd(script).query::<Value>(con)?;
+            if indices.iter().any(|&i| self.entries[i].script == Some(*script)) {
+                pipe.add_command(load_cmd(script));
+                prefix += 1;
+            }
         }
-        let values: Vec<Value> = self.pipe.ignore_errors().query(con)?;
-        Ok(Replies::new(values))
+        for &i in indices {
+            pipe.add_command(self.entries[i].cmd.clone());
+        }
+        (pipe, prefix)
     }
 
-    /// Runs the batch on an async connection.
-    pub async fn run_async<C>(mut self, con: &mut C) -> Result<Replies>
+    /// Runs the batch on a sync connection: `redis::Connection`, a cluster connection, a
+    /// pooled one.
+    pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
+        if let Some(err) = self.rejected {
+            return Err(err);
+        }
+        // redis-rs's sync cluster connection is the one that takes no pipeline through
+        // `Pipeline::query`; it routes a packed pipeline by its first command.
+        let cluster = !con.supports_pipelining();
+        if cluster && let Some(err) = self.cross_slot() {
+            return Err(err);
+        }
+        let mut values = vec![Value::Nil; self.entries.len()];
+        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
+        for _ in 0..=NOSCRIPT_ATTEMPTS {
+            if pending.is_empty() {
+                break;
+            }
+            let (pipe, prefix) = self.pipeline(&pending, cluster);
+            let replies = if cluster {
+                query_packed(con, &pipe, self.atomic)?
+            } else {
+                pipe.clone().ignore_errors().query::<Vec<Value>>(con)?
+            };
+            pending = self.settle(&pending, replies, prefix, &mut values)?;
+        }
+        Ok(Replies::new(self.id, values))
+    }
+
+    /// Runs the batch on an async connection: `MultiplexedConnection`,
+    /// `ConnectionManager`, an async cluster connection, a pooled one.
+    pub async fn run_async<C>(self, con: &mut C) -> Result<Replies>
     where
         C: redis::aio::ConnectionLike,
     {
-        if let Some(err) = self.rejected.take() {
+        if let Some(err) = self.rejected {
             return Err(err);
         }
-        for script in &self.scripts {
-            load_cmd(script).query_async::<Value>(con).await?;
+        let mut values = vec![Value::Nil; self.entries.len()];
+        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
+        for _ in 0..=NOSCRIPT_ATTEMPTS {
+            if pending.is_empty() {
+                break;
+            }
+            let (pipe, prefix) = self.pipeline(&pending, false);
+            let replies = match pipe.clone().ignore_errors().query_async::<Vec<Value>>(con).await
+            {
+                // The async cluster connection refuses a pipeline over several slots
+                // before sending it; say which keys and how to fix it.
+                Err(err)
+                    if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
+                {
+                    return Err(self.cross_slot().unwrap_or(Error::Redis(err)));
+                }
+                reply => reply?,
+            };
+            pending = self.settle(&pending, replies, prefix, &mut values)?;
         }
-        let values: Vec<Value> = self.pipe.ignore_errors().query_async(con).await?;
-        Ok(Replies::new(values))
+        Ok(Replies::new(self.id, values))
+    }
+
+    /// Files the replies of the operations at `sent` into `values`; returns those that got
+    /// `NOSCRIPT` in a plain pipeline (they did not run, and are sent again).
+    fn settle(
+        &self,
+        sent: &[usize],
+        replies: Vec<Value>,
+        prefix: usize,
+        values: &mut [Value],
+    ) -> Result<Vec<usize>> {
+        if replies.len() != prefix + sent.len() {
+            return Err(Error::unexpected_reply(
+                "a batch got another number of replies than it sent commands",
+                format!("sent {}, got {}", prefix + sent.len(), replies.len()),
+            ));
+        }
+        let mut again = Vec::new();
+        for (&index, value) in sent.iter().zip(replies.into_iter().skip(prefix)) {
+            let missing_script = matches!(&value, Value::ServerError(e)
+                if is_noscript(&redis::RedisError::from(e.clone())));
+            if missing_script && !self.atomic {
+                again.push(index);
+            }
+            values[index] = value;
+        }
+        Ok(again)
+    }
+}
+
+/// Sends a packed pipeline with `req_packed_commands`, the way `Pipeline::query` does,
+/// for the connection that routes it itself (the sync cluster connection, by the first
+/// command, which `Batch::pipeline`'s anchor keys).
+fn query_packed(
+    con: &mut dyn redis::ConnectionLike,
+    pipe: &Pipeline,
+    atomic: bool,
+) -> Result<Vec<Value>> {
+    let packed = pipe.get_packed_pipeline();
+    let n = pipe.len();
+    if !atomic {
+        return Ok(con.req_packed_commands(&packed, 0, n)?);
+    }
+    match con.req_packed_commands(&packed, n + 1, 1)?.pop() {
+        Some(Value::Array(items)) => Ok(items),
+        Some(Value::ServerError(err)) => Err(Error::Redis(err.into())),
+        other => Err(Error::unexpected_reply(
+            "EXEC did not answer with the transaction's replies",
+            format!("{other:?}"),
+        )),
     }
 }
 
 impl Replies {
-    fn new(values: Vec<Value>) -> Self {
+    fn new(batch: u64, values: Vec<Value>) -> Self {
         Replies {
+            batch,
             values: values.into_iter().map(Some).collect(),
         }
     }
@@ -172,15 +397,18 @@ impl Replies {
 impl<T> Slot<T> {
     /// Decodes this slot's reply, or returns the error its command got.
     pub fn take(self, replies: &mut Replies) -> Result<T> {
+        if replies.batch != self.batch {
+            return Err(Error::unexpected_reply(
+                "a slot was read against another batch's replies",
+                "read each slot from the replies of the batch that returned it",
+            ));
+        }
         let value = replies
             .values
             .get_mut(self.index)
             .and_then(Option::take)
             .ok_or_else(|| {
-                Error::unexpected_reply(
-                    "no reply for this slot",
-                    "it was taken already, or belongs to another batch",
-                )
+                Error::unexpected_reply("no reply for this slot", "it was taken already")
             })?;
         let value = value
             .extract_error()

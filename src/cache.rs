@@ -59,11 +59,12 @@ use crate::op::Op;
 use crate::scripts;
 
 /// The ttl as the `cache/*` scripts take it: whole milliseconds, or empty for no expiry.
-fn ttl_arg(ttl: Option<Duration>) -> Result<String> {
-    match ttl {
-        None => Ok(String::new()),
-        Some(ttl) => Ok(input::ttl_ms(ttl)?.to_string()),
+/// A time to live, checked before the computation rather than when the value is stored.
+fn checked_ttl(ttl: Option<Duration>) -> Result<Option<Duration>> {
+    if let Some(ttl) = ttl {
+        input::ttl_ms(ttl)?;
     }
+    Ok(ttl)
 }
 
 /// `SET name content [PX ttl]`.
@@ -311,7 +312,7 @@ struct Job {
     value: String,
     marker: String,
     token: String,
-    ttl: String,
+    ttl: Option<Duration>,
     lease: Duration,
 }
 
@@ -332,7 +333,7 @@ impl Job {
             value: name.to_owned(),
             marker,
             token: IdentityLock::random_token(),
-            ttl: ttl_arg(ttl)?,
+            ttl: checked_ttl(ttl)?,
             lease: options.lease,
         })
     }
@@ -352,7 +353,7 @@ impl Job {
     }
 
     fn fill(&self, content: &str) -> Op<bool> {
-        scripts::cache::fill(&self.value, &self.marker, &self.token, content, &self.ttl)
+        scripts::cache::fill(&self.value, &self.marker, &self.token, content, self.ttl)
     }
 
     fn release(&self) -> Op<bool> {
@@ -527,8 +528,9 @@ impl HashCache {
     /// Replaces the entry at `name` with `fields` (a map, or any field/value pairs), with
     /// `ttl` or no expiry, in one script (`cache/hash_set`).
     ///
-    /// No fields is [`Error::InvalidInput`] (Redis has no empty hash). A key that holds
-    /// another type fails with `WRONGTYPE`, and is left as it is.
+    /// From 1 to 1000 fields, or [`Error::InvalidInput`] (Redis has no empty hash; one
+    /// call stays short). A key that holds another type fails with `WRONGTYPE`, and is
+    /// left as it is.
     pub fn set<K, V>(
         &self,
         name: &str,
@@ -542,17 +544,11 @@ impl HashCache {
         let fields: Vec<(K, V)> = fields.into_iter().collect();
         Op::try_build(|| {
             let name = input::key("name", name)?;
-            if fields.is_empty() {
-                return Err(Error::invalid(
-                    "fields",
-                    "must hold at least one field: Redis has no empty hash; delete the entry instead",
-                ));
-            }
             let flat: Vec<&str> = fields
                 .iter()
                 .flat_map(|(k, v)| [k.as_ref(), v.as_ref()])
                 .collect();
-            Ok(scripts::cache::hash_set(name, &ttl_arg(ttl)?, &flat))
+            Ok(scripts::cache::hash_set(name, ttl, &flat))
         })
     }
 

@@ -81,7 +81,6 @@ impl FencedLock {
     /// One atomic script (`fenced_lock/acquire`).
     pub fn acquire(&self, ttl: Duration) -> Op<Option<u64>> {
         Op::try_build(|| {
-            input::ttl_ms(ttl)?;
             let fence = self.fence_key()?;
             Ok(
                 scripts::fenced_lock::acquire(&self.name, &fence, ttl).map(|token| {
@@ -109,7 +108,6 @@ impl FencedLock {
     /// for another token or a free lock.
     pub fn extend(&self, token: u64, ttl: Duration) -> Op<bool> {
         Op::try_build(|| {
-            input::ttl_ms(ttl)?;
             let token = fence_token(token)?;
             Ok(scripts::identity_lock::extend(
                 input::key("name", &self.name)?,

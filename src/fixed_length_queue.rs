@@ -131,8 +131,8 @@ impl FixedLengthQueue {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::enqueue(
                 input::key("key", &self.key)?,
-                input::max_length(self.max_length)?,
-                &input::items(items)?,
+                self.max_length,
+                &items.iter().map(AsRef::as_ref).collect::<Vec<&str>>(),
             );
             Ok(op.map(enqueued))
         })
@@ -209,8 +209,8 @@ impl FadedQueue {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::faded_enqueue(
                 input::key("key", &self.key)?,
-                input::max_length(self.max_length)?,
-                &input::items(items)?,
+                self.max_length,
+                &items.iter().map(AsRef::as_ref).collect::<Vec<&str>>(),
             );
             Ok(op.map(enqueued))
         })

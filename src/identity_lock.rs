@@ -161,10 +161,9 @@ impl IdentityLock {
     /// must stop). One atomic script (`identity_lock/extend`).
     pub fn extend(&self, token: &str, ttl: Duration) -> Op<bool> {
         Op::try_build(|| {
-            input::ttl_ms(ttl)?;
             Ok(scripts::identity_lock::extend(
                 input::key("key", &self.key)?,
-                input::token("token", token)?,
+                token,
                 ttl,
             ))
         })

@@ -3,6 +3,120 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::script::{Count, Param, Rule};
+
+// The rules of script arguments, applied to the metadata of each `@arg` line (see
+// `call::ScriptCall`); the scripts apply the same rules in their generated input checks.
+
+/// How a bound reads in messages: `2^63-1` rather than nineteen digits, as the scripts
+/// write it.
+fn bound(n: i64) -> String {
+    match n {
+        i64::MAX => "2^63-1".to_string(),
+        i64::MIN => "-2^63".to_string(),
+        n => n.to_string(),
+    }
+}
+
+/// The range an integer argument accepts: its declared one, or its type's.
+fn range_of(param: &Param) -> (i64, i64) {
+    match param.rule {
+        Rule::Range { min, max } => (min, max),
+        _ if matches!(param.ty, "uint" | "ms") => (0, i64::MAX),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// An `int` or `uint` value.
+pub(crate) fn check_int(param: &Param, value: i128) -> std::result::Result<(), String> {
+    let (min, max) = range_of(param);
+    if (i128::from(min)..=i128::from(max)).contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be an integer from {} to {}, got {value}",
+            bound(min),
+            bound(max)
+        ))
+    }
+}
+
+/// An `ms` value: whole milliseconds (rounded down) within the range; the milliseconds.
+pub(crate) fn check_ms(param: &Param, value: Duration) -> std::result::Result<u64, String> {
+    let (min, max) = range_of(param);
+    match u64::try_from(value.as_millis()) {
+        Ok(ms) if (min as u64..=max as u64).contains(&ms) => Ok(ms),
+        _ => Err(format!(
+            "must be whole milliseconds from {} to {}, got {value:?}",
+            bound(min),
+            bound(max)
+        )),
+    }
+}
+
+/// A `float` value: finite, as the scripts' rule for floats has no inf or NaN.
+pub(crate) fn check_float(_param: &Param, value: f64) -> std::result::Result<(), String> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("must be a finite number, got {value}"))
+    }
+}
+
+/// A `string` value.
+pub(crate) fn check_str(param: &Param, value: &str) -> std::result::Result<(), String> {
+    if let Rule::OneOf(options) = param.rule
+        && !options.contains(&value)
+    {
+        let shown: String = value.chars().take(32).collect();
+        return Err(format!(
+            "must be one of {}, got {shown:?}",
+            options
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    check_bytes(param, value.as_bytes())
+}
+
+/// A `bytes` (or `string`, or `json`) value.
+pub(crate) fn check_bytes(param: &Param, value: &[u8]) -> std::result::Result<(), String> {
+    if param.rule == Rule::NonEmpty && value.is_empty() {
+        Err("must not be empty".to_string())
+    } else {
+        Ok(())
+    }
+}
+
+/// `value` passes the rule of a script's argument: for a native command that takes the
+/// same setting as a script (a limiter's `maximum`, a lock's `ttl`), so that both refuse
+/// the same values.
+pub(crate) fn check_param(param: &Param, value: impl crate::call::ScriptArg) -> Result<()> {
+    value
+        .encode(param)
+        .map(drop)
+        .map_err(|why| Error::invalid(param.name, why))
+}
+
+/// How many values a variadic key or argument was given.
+pub(crate) fn check_count(
+    param: &Param,
+    given: usize,
+    noun: &str,
+) -> std::result::Result<(), String> {
+    let Count { min, max } = param.count;
+    let fits = given >= min as usize && max.is_none_or(|max| given <= max as usize);
+    if fits {
+        return Ok(());
+    }
+    Err(match max {
+        Some(max) if max == min => format!("takes {min} {noun}, got {given}"),
+        Some(max) => format!("takes from {min} to {max} {noun}, got {given}"),
+        None => format!("takes at least {min} {noun}, got {given}"),
+    })
+}
 
 /// The longest lease a script accepts: 15 decimal digits of milliseconds (about 31,700
 /// years), far below the point where Redis rejects an expiry as out of range.
@@ -80,13 +194,13 @@ pub(crate) fn aux_key(name: &str, suffix: &str) -> Result<String> {
 }
 
 fn has_hash_tag(key: &str) -> bool {
-    hash_tag(key).is_some()
+    hash_tag(key.as_bytes()).is_some()
 }
 
-/// Redis Cluster's rule: the text between the first `{` and the next `}`, if not empty.
-fn hash_tag(key: &str) -> Option<&str> {
-    let open = key.find('{')?;
-    let len = key[open + 1..].find('}')?;
+/// Redis Cluster's rule: the bytes between the first `{` and the next `}`, if not empty.
+fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let len = key[open + 1..].iter().position(|&b| b == b'}')?;
     (len > 0).then(|| &key[open + 1..open + 1 + len])
 }
 
@@ -131,20 +245,6 @@ pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
     Ok(format!("{}.{:03}", ms / 1000, ms % 1000))
 }
 
-/// The most items a bounded queue may hold: 15 decimal digits, as its scripts accept.
-pub(crate) const MAX_LENGTH: u64 = 999_999_999_999_999;
-
-/// A queue's `max_length`: from 1 to [`MAX_LENGTH`].
-pub(crate) fn max_length(n: u64) -> Result<u64> {
-    if !(1..=MAX_LENGTH).contains(&n) {
-        return Err(Error::invalid(
-            "max_length",
-            format!("must be from 1 to {MAX_LENGTH}, got {n}"),
-        ));
-    }
-    Ok(n)
-}
-
 /// A sorted-set score: any `f64` but NaN, which Redis refuses. Infinities are sent as
 /// `+inf`/`-inf`, finite values in Rust's shortest round-trip form.
 pub(crate) fn score(what: &'static str, score: f64) -> Result<String> {
@@ -178,10 +278,10 @@ pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
 
 /// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole
 /// key when it has none, modulo 16384.
-pub(crate) fn hash_slot(key: &str) -> u16 {
+pub(crate) fn hash_slot(key: &[u8]) -> u16 {
     let hashed = hash_tag(key).unwrap_or(key);
     let mut crc: u16 = 0;
-    for &byte in hashed.as_bytes() {
+    for &byte in hashed {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
             crc = if crc & 0x8000 != 0 {
@@ -201,10 +301,10 @@ pub(crate) fn same_slot(what: &'static str, keys: &[&str]) -> Result<()> {
         return Ok(());
     };
     key(what, first)?;
-    let slot = hash_slot(first);
+    let slot = hash_slot(first.as_bytes());
     for other in rest {
         key(what, other)?;
-        let other_slot = hash_slot(other);
+        let other_slot = hash_slot(other.as_bytes());
         if other_slot != slot {
             return Err(Error::invalid(
                 what,

@@ -3,6 +3,7 @@
 #![cfg_attr(not(test), forbid(clippy::print_stdout))]
 
 mod batch;
+mod call;
 pub mod catalog;
 mod error;
 mod input;
@@ -46,5 +47,5 @@ pub use catalog::{load_all, load_all_async};
 pub use error::{Error, Result};
 pub use op::Op;
 #[doc(hidden)]
-pub use op::ScriptCall;
-pub use script::{Clock, ErrorDoc, Param, Returns, Script};
+pub use call::{ScriptArg, ScriptCall};
+pub use script::{Clock, Count, ErrorDoc, Param, Returns, Rule, Script};

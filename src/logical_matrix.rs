@@ -101,14 +101,16 @@
 //! # Ok(()) }
 //! ```
 
+use std::ops::Range;
+
 use crate::error::{Error, Result};
 use crate::input;
-use crate::matrix::{check_index, check_shape, flatten, row_keys};
+use crate::matrix::{
+    MAX_BYTES_PER_CALL, MAX_STRING_BITS, check_index, check_range, check_read, check_shape,
+    flatten, row_chunks, row_keys, single,
+};
 use crate::op::Op;
 use crate::scripts;
-
-/// A bitmap holds at most 2^32 bits (512 MB).
-const MAX_BITS: u128 = 1 << 32;
 
 /// A boolean matrix with one bitmap per row (`{id}:row:<r>`), the book's `LogicalMatrix`.
 ///
@@ -133,7 +135,7 @@ pub struct LogicalMatrix {
 
 impl LogicalMatrix {
     /// The `rows` × `cols` matrix named `id`. No I/O; the shape is checked when an
-    /// operation is built (a row must fit in 2^32 bits).
+    /// operation is built (a row must fit in 1 MiB).
     pub fn new(id: impl Into<String>, rows: usize, cols: usize) -> Self {
         LogicalMatrix {
             id: id.into(),
@@ -156,27 +158,39 @@ impl LogicalMatrix {
     ///
     /// One script (`logical_matrix/init`): one `SET` per row, every row or none. Fails
     /// with the script error `EXISTS` when a row exists (also one created by
-    /// [`set`](Self::set)), writing nothing; with
-    /// [`Error::InvalidInput`] (`elements`) for a wrong shape.
+    /// [`set`](Self::set)), writing nothing; with [`Error::InvalidInput`] (`elements`)
+    /// for a wrong shape, or when the matrix takes more than 1 MiB (or 4096 rows), what
+    /// one call writes: build that one with [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<bool>]>) -> Op<()> {
-        Op::try_build(|| {
-            self.check_shape()?;
-            let packed: Vec<Vec<u8>> = match elements {
-                Some(rows) => {
-                    let cells = flatten(rows, self.rows, self.cols, |_| Ok(()))?;
-                    cells.chunks(self.cols).map(pack).collect()
-                }
-                None => vec![vec![0; self.cols.div_ceil(8)]; self.rows],
-            };
-            let packed: Vec<&[u8]> = packed.iter().map(Vec::as_slice).collect();
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            Ok(scripts::logical_matrix::init(
-                &keys,
-                self.cols as u64,
-                &packed,
-            ))
-        })
+        Op::try_build(|| single(self.init_ops(elements)?, MAX_BYTES_PER_CALL, "bytes"))
+    }
+
+    /// Creates the matrix in calls of at most 1 MiB and 4096 rows each, whole rows each:
+    /// run the operations in order. The first holds row 0, so of two clients building the
+    /// same matrix the second fails at its first call (`EXISTS`) and writes nothing. The
+    /// build is not atomic as a whole: readers see `false` in the rows not written yet.
+    pub fn init_chunks(&self, elements: Option<&[Vec<bool>]>) -> Vec<Op<()>> {
+        self.init_ops(elements)
+            .unwrap_or_else(|err| vec![Op::rejected(err)])
+    }
+
+    fn init_ops(&self, elements: Option<&[Vec<bool>]>) -> Result<Vec<Op<()>>> {
+        self.check_shape()?;
+        let packed: Vec<Vec<u8>> = match elements {
+            Some(rows) => flatten(rows, self.rows, self.cols, |_| Ok(()))?
+                .chunks(self.cols)
+                .map(pack)
+                .collect(),
+            None => vec![Vec::new(); self.rows],
+        };
+        let keys = row_keys(&self.id, self.rows)?;
+        Ok(row_chunks(self.rows, self.cols.div_ceil(8))
+            .map(|rows| {
+                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
+                scripts::logical_matrix::init(&keys, self.cols as u64, &packed)
+            })
+            .collect())
     }
 
     /// Sets one cell (`SETBIT row col 0|1`).
@@ -223,12 +237,22 @@ impl LogicalMatrix {
     }
 
     /// Every cell, as a vector of rows, in one consistent read (script
-    /// `logical_matrix/get_all`); `false` where never written.
+    /// `logical_matrix/get_all`); `false` where never written. One call reads at most
+    /// 1 MiB and 4096 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Vec<Vec<bool>>> {
+        self.get_rows(0..self.rows)
+    }
+
+    /// The rows in `rows`, in one consistent read of at most 1 MiB and 4096 rows (script
+    /// `logical_matrix/get_all`). Reads of several ranges are each consistent, not
+    /// consistent together: a write between two of them shows.
+    pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<bool>>> {
         Op::try_build(|| {
             self.check_shape()?;
+            check_range(&rows, self.rows)?;
+            check_read(rows.len(), self.cols.div_ceil(8))?;
             let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
             let cols = self.cols;
             Ok(scripts::logical_matrix::get_all(&keys)
                 .map(move |rows| Ok(rows.iter().map(|bytes| unpack(bytes, 0, cols)).collect())))
@@ -270,7 +294,7 @@ pub struct CompactLogicalMatrix {
 
 impl CompactLogicalMatrix {
     /// The `rows` × `cols` matrix stored at `key`. No I/O; the shape is checked when an
-    /// operation is built (the matrix must fit in 2^32 bits).
+    /// operation is built (the matrix must fit in 1 MiB).
     pub fn new(key: impl Into<String>, rows: usize, cols: usize) -> Self {
         CompactLogicalMatrix {
             key: key.into(),
@@ -295,7 +319,7 @@ impl CompactLogicalMatrix {
             let cells = self.rows * self.cols;
             let packed = match elements {
                 Some(rows) => pack(&flatten(rows, self.rows, self.cols, |_| Ok(()))?),
-                None => vec![0; cells.div_ceil(8)],
+                None => Vec::new(),
             };
             Ok(scripts::logical_matrix::init(
                 &[input::key("key", &self.key)?],
@@ -383,13 +407,16 @@ impl CompactLogicalMatrix {
     }
 }
 
-/// At least one row and one column, and `bits` within one bitmap's 2^32 bits.
+/// At least one row and one column, and `bits` within one bitmap's 2^23 bits (1 MiB).
 fn check_bitmap(rows: usize, cols: usize, bits: usize) -> Result<()> {
     check_shape(rows, cols, None)?;
-    if bits as u128 > MAX_BITS {
+    if bits as u128 > MAX_STRING_BITS {
         return Err(Error::invalid(
             "cols",
-            format!("{bits} cells take more than the 2^32 bits a bitmap holds; use fewer cells"),
+            format!(
+                "{bits} cells take more than the 2^23 bits (1 MiB) one bitmap of a matrix \
+                 holds; use fewer cells, or a LogicalMatrix (a bitmap per row)"
+            ),
         ));
     }
     Ok(())

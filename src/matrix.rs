@@ -50,8 +50,15 @@
 //! - **Bounds checks.** Every row, column and value is checked before any I/O and fails
 //!   with [`Error::InvalidInput`]: the book's ListMatrix `get` raises `TypeError` past the
 //!   end, and its bitmap forms read or write any offset, silently wrapping values that do
-//!   not fit the type. Shapes are checked too: at least one row and one column, and the
-//!   bitfield forms must fit BITFIELD's 2^32 bits per string.
+//!   not fit the type. Shapes are checked too: at least one row and one column, a
+//!   string of a bitfield form holds at most 1 MiB, and a [`ListMatrix`] has at most
+//!   8,192 columns.
+//! - **Bounded calls.** One script call writes or reads at most 8,192 cells
+//!   ([`ListMatrix::init`]), 16,384 cells ([`ListMatrix::get_all`]) or 1 MiB and 4096
+//!   rows (the bitfield and logical forms), so that no call holds Redis up for long. A
+//!   bigger matrix is built with `init_chunks` (several calls, whole rows each, the first
+//!   one holding row 0, so a concurrent `init` still fails) and read with `get_rows`, a
+//!   range of rows at a time: each call is one consistent read, several calls are not.
 //! - **`get_all` is one consistent snapshot**, in one round trip: the book sends one
 //!   command per row, so a write in between shows a matrix that never existed. The
 //!   bitfield forms add `set_row`, one command, so a reader never sees half a row
@@ -89,6 +96,8 @@
 //! # Ok(()) }
 //! ```
 
+use std::ops::Range;
+
 use crate::error::{Error, Result};
 use crate::input;
 use crate::op::Op;
@@ -96,8 +105,22 @@ use crate::scripts;
 
 pub use crate::counter::Width;
 
-/// BITFIELD's limit: a string holds at most 2^32 bits (512 MB).
-const MAX_BITS: u128 = 1 << 32;
+/// The most bits one string of a matrix holds: 2^23 bits, 1 MiB, what one script call
+/// writes or reads at most, so that it stays short.
+pub(crate) const MAX_STRING_BITS: u128 = 1 << 23;
+
+/// The most bytes one `init` or `get_all` script call writes or reads (the scripts' cap).
+pub(crate) const MAX_BYTES_PER_CALL: usize = 1 << 20;
+
+/// The most keys one call of those scripts takes (their `@key` count).
+pub(crate) const MAX_KEYS_PER_CALL: usize = 4096;
+
+/// The most cells one `matrix/list_init` call writes (the script's cap), and the most
+/// columns a [`ListMatrix`] has.
+const LIST_INIT_CELLS: usize = 8192;
+
+/// The most cells one `matrix/list_get_all` call reads (the script's cap).
+const LIST_READ_CELLS: usize = 16384;
 
 /// A matrix of `i64` with one list per row (`{id}:row:<r>`), the book's `ListMatrix`.
 ///
@@ -145,18 +168,45 @@ impl ListMatrix {
     ///
     /// One script (`matrix/list_init`): every row or none. Fails with the script error
     /// `EXISTS` when a row of the matrix exists, writing nothing; with
-    /// [`Error::InvalidInput`] (`elements`) when the shape is not rows × cols.
+    /// [`Error::InvalidInput`] (`elements`) when the shape is not rows × cols, or when
+    /// the matrix has more than 8,192 cells, what one call writes: build that one with
+    /// [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
-        Op::try_build(|| {
-            self.check_shape()?;
-            let values = match elements {
-                Some(rows) => flatten(rows, self.rows, self.cols, |_| Ok(()))?,
-                None => Vec::new(),
-            };
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            Ok(scripts::matrix::list_init(&keys, self.cols as u64, &values))
-        })
+        Op::try_build(|| single(self.init_ops(elements)?, LIST_INIT_CELLS, "cells"))
+    }
+
+    /// Creates the matrix in calls of at most 8,192 cells each, whole rows each: run the
+    /// operations in order. The first holds row 0, so of two clients building the same
+    /// matrix the second fails at its first call (`EXISTS`) and writes nothing. The
+    /// build is not atomic as a whole: readers see the rows written so far, and a client
+    /// that stops halfway leaves a partial matrix (its remaining rows missing), which
+    /// [`get_all`](Self::get_all) reports as damaged.
+    pub fn init_chunks(&self, elements: Option<&[Vec<i64>]>) -> Vec<Op<()>> {
+        self.init_ops(elements)
+            .unwrap_or_else(|err| vec![Op::rejected(err)])
+    }
+
+    fn init_ops(&self, elements: Option<&[Vec<i64>]>) -> Result<Vec<Op<()>>> {
+        self.check_shape()?;
+        let values = match elements {
+            Some(rows) => flatten(rows, self.rows, self.cols, |_| Ok(()))?,
+            None => Vec::new(),
+        };
+        let keys = row_keys(&self.id, self.rows)?;
+        let per_call = (LIST_INIT_CELLS / self.cols).max(1);
+        Ok((0..self.rows)
+            .step_by(per_call)
+            .map(|first| {
+                let rows = first..(first + per_call).min(self.rows);
+                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                let values = if values.is_empty() {
+                    &[][..]
+                } else {
+                    &values[rows.start * self.cols..rows.end * self.cols]
+                };
+                scripts::matrix::list_init(&keys, self.cols as u64, values)
+            })
+            .collect())
     }
 
     /// Sets one cell (`LSET`). Fails with the server's `ERR no such key` when the matrix
@@ -199,34 +249,51 @@ impl ListMatrix {
     }
 
     /// Every cell, as a vector of rows, in one consistent read (script
-    /// `matrix/list_get_all`); `None` when the matrix was not initialised.
+    /// `matrix/list_get_all`); `None` when the matrix was not initialised. One call reads
+    /// at most 16,384 cells: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Option<Vec<Vec<i64>>>> {
+        self.get_rows(0..self.rows)
+    }
+
+    /// The rows in `rows`, in one consistent read of at most 16,384 cells (script
+    /// `matrix/list_get_all`); `None` when none of them exists. Reads of several ranges
+    /// are each consistent, not consistent together: a write between two of them shows.
+    pub fn get_rows(&self, rows: Range<usize>) -> Op<Option<Vec<Vec<i64>>>> {
         Op::try_build(|| {
             self.check_shape()?;
+            check_range(&rows, self.rows)?;
+            if rows.len() * self.cols > LIST_READ_CELLS {
+                return Err(too_many(rows.len(), self.cols, "cells", LIST_READ_CELLS));
+            }
             let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            let (rows, cols) = (self.rows, self.cols);
-            Ok(
-                scripts::matrix::list_get_all(&keys).map(move |cells| match cells.len() {
-                    0 => Ok(None),
-                    n if n == rows * cols => {
-                        Ok(Some(cells.chunks(cols).map(<[i64]>::to_vec).collect()))
-                    }
-                    n => Err(damaged(format!(
-                        "the rows hold {n} cells in all, not {rows} × {cols}"
+            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
+            let cols = self.cols;
+            Ok(scripts::matrix::list_get_all(&keys).map(move |rows| {
+                if rows.iter().all(Vec::is_empty) {
+                    return Ok(None);
+                }
+                match rows.iter().position(|row| row.len() != cols) {
+                    None => Ok(Some(rows)),
+                    Some(r) => Err(damaged(format!(
+                        "row {r} of the range holds {} cells, not {cols}: the matrix is \
+                         partly built, or changed by other means",
+                        rows[r].len()
                     ))),
-                }),
-            )
+                }
+            }))
         })
     }
 
-    /// At least one row and column, and no more columns than the script accepts.
+    /// At least one row and column, and no more columns than one call writes.
     fn check_shape(&self) -> Result<()> {
         check_shape(self.rows, self.cols, None)?;
-        if self.cols as u128 > MAX_BITS {
+        if self.cols > LIST_INIT_CELLS {
             return Err(Error::invalid(
                 "cols",
-                format!("must be at most 2^32, got {}", self.cols),
+                format!(
+                    "must be at most {LIST_INIT_CELLS} (a row is written in one call), got {}",
+                    self.cols
+                ),
             ));
         }
         Ok(())
@@ -264,7 +331,7 @@ pub struct BitmapMatrix {
 
 impl BitmapMatrix {
     /// The `rows` × `cols` matrix named `id`, with cells of type `width`. No I/O; the shape
-    /// is checked when an operation is built (a row must fit in 2^32 bits).
+    /// is checked when an operation is built (a row must fit in 1 MiB).
     pub fn new(id: impl Into<String>, rows: usize, cols: usize, width: Width) -> Self {
         BitmapMatrix {
             id: id.into(),
@@ -289,23 +356,39 @@ impl BitmapMatrix {
     /// One script (`matrix/bitfield_init`): every row or none. Fails with the script error
     /// `EXISTS` when a row exists (also one created by [`set`](Self::set)), writing
     /// nothing; with [`Error::InvalidInput`] (`elements`) for a wrong shape or a value
-    /// outside the cell type.
+    /// outside the cell type, or when the matrix takes more than 1 MiB (or 4096 rows),
+    /// what one call writes: build that one with [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
-        Op::try_build(|| {
-            self.check_shape()?;
-            let values = match elements {
-                Some(rows) => flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?,
-                None => Vec::new(),
-            };
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            Ok(scripts::matrix::bitfield_init(
-                &keys,
-                self.width.as_str(),
-                self.cols as u64,
-                &values,
-            ))
-        })
+        Op::try_build(|| single(self.init_ops(elements)?, MAX_BYTES_PER_CALL, "bytes"))
+    }
+
+    /// Creates the matrix in calls of at most 1 MiB and 4096 rows each, whole rows each:
+    /// run the operations in order. The first holds row 0, so of two clients building the
+    /// same matrix the second fails at its first call (`EXISTS`) and writes nothing. The
+    /// build is not atomic as a whole: readers see zeros in the rows not written yet.
+    pub fn init_chunks(&self, elements: Option<&[Vec<i64>]>) -> Vec<Op<()>> {
+        self.init_ops(elements)
+            .unwrap_or_else(|err| vec![Op::rejected(err)])
+    }
+
+    fn init_ops(&self, elements: Option<&[Vec<i64>]>) -> Result<Vec<Op<()>>> {
+        self.check_shape()?;
+        let packed: Vec<Vec<u8>> = match elements {
+            Some(rows) => flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?
+                .chunks(self.cols)
+                .map(|row| encode(row, self.width))
+                .collect(),
+            None => vec![Vec::new(); self.rows],
+        };
+        let keys = row_keys(&self.id, self.rows)?;
+        let row_bytes = self.row_bytes();
+        Ok(row_chunks(self.rows, row_bytes)
+            .map(|rows| {
+                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
+                scripts::matrix::bitfield_init(&keys, self.width.as_str(), self.cols as u64, &packed)
+            })
+            .collect())
     }
 
     /// Sets one cell (`BITFIELD row SET type #col value`); `value` must fit the cell type.
@@ -351,12 +434,22 @@ impl BitmapMatrix {
     }
 
     /// Every cell, as a vector of rows, in one consistent read (script
-    /// `matrix/bitmap_get_all`); zeros where never written.
+    /// `matrix/bitmap_get_all`); zeros where never written. One call reads at most 1 MiB
+    /// and 4096 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Vec<Vec<i64>>> {
+        self.get_rows(0..self.rows)
+    }
+
+    /// The rows in `rows`, in one consistent read of at most 1 MiB and 4096 rows (script
+    /// `matrix/bitmap_get_all`). Reads of several ranges are each consistent, not
+    /// consistent together: a write between two of them shows.
+    pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<i64>>> {
         Op::try_build(|| {
             self.check_shape()?;
+            check_range(&rows, self.rows)?;
+            check_read(rows.len(), self.row_bytes())?;
             let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
             let (width, cols) = (self.width, self.cols);
             Ok(scripts::matrix::bitmap_get_all(&keys).map(move |rows| {
                 Ok(rows
@@ -365,6 +458,11 @@ impl BitmapMatrix {
                     .collect())
             }))
         })
+    }
+
+    /// The bytes of one row's string.
+    fn row_bytes(&self) -> usize {
+        (self.cols * self.width.bits() as usize).div_ceil(8)
     }
 
     fn check_shape(&self) -> Result<()> {
@@ -402,7 +500,7 @@ pub struct Matrix {
 
 impl Matrix {
     /// The `rows` × `cols` matrix stored at `key`, with cells of type `width`. No I/O; the
-    /// shape is checked when an operation is built (the matrix must fit in 2^32 bits).
+    /// shape is checked when an operation is built (the matrix must fit in 1 MiB).
     pub fn new(key: impl Into<String>, rows: usize, cols: usize, width: Width) -> Self {
         Matrix {
             key: key.into(),
@@ -425,15 +523,18 @@ impl Matrix {
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
         Op::try_build(|| {
             self.check_shape()?;
-            let values = match elements {
-                Some(rows) => flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?,
+            let packed = match elements {
+                Some(rows) => encode(
+                    &flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?,
+                    self.width,
+                ),
                 None => Vec::new(),
             };
             Ok(scripts::matrix::bitfield_init(
                 &[input::key("key", &self.key)?],
                 self.width.as_str(),
                 (self.rows * self.cols) as u64,
-                &values,
+                &[&packed],
             ))
         })
     }
@@ -533,7 +634,7 @@ impl Matrix {
 }
 
 /// At least one row and one column, and, for a bitfield form, `(cells, width)` of one
-/// string within BITFIELD's 2^32 bits.
+/// string within [`MAX_STRING_BITS`] (1 MiB).
 pub(crate) fn check_shape(rows: usize, cols: usize, string: Option<(usize, Width)>) -> Result<()> {
     if rows == 0 {
         return Err(Error::invalid("rows", "must be at least 1, got 0"));
@@ -548,11 +649,12 @@ pub(crate) fn check_shape(rows: usize, cols: usize, string: Option<(usize, Width
         ));
     }
     match string {
-        Some((cells, width)) if cells as u128 * u128::from(width.bits()) > MAX_BITS => {
+        Some((cells, width)) if cells as u128 * u128::from(width.bits()) > MAX_STRING_BITS => {
             Err(Error::invalid(
                 "cols",
                 format!(
-                    "{cells} {} cells take more than the 2^32 bits a string holds; use fewer cells or a narrower type",
+                    "{cells} {} cells take more than the 1 MiB (2^23 bits) one string of a \
+                     matrix holds; use fewer cells, a narrower type, or a key per row",
                     width.as_str()
                 ),
             ))
@@ -570,6 +672,67 @@ pub(crate) fn check_index(what: &'static str, index: usize, len: usize) -> Resul
         ));
     }
     Ok(())
+}
+
+/// `rows` is a non-empty range of rows of a matrix of `len` rows.
+pub(crate) fn check_range(rows: &Range<usize>, len: usize) -> Result<()> {
+    if rows.is_empty() || rows.end > len {
+        return Err(Error::invalid(
+            "rows",
+            format!(
+                "must be a non-empty range within 0..{len}, got {}..{}",
+                rows.start, rows.end
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A read of `rows` strings of `row_bytes` each fits one call.
+pub(crate) fn check_read(rows: usize, row_bytes: usize) -> Result<()> {
+    if rows > MAX_KEYS_PER_CALL {
+        return Err(too_many(rows, 1, "rows", MAX_KEYS_PER_CALL));
+    }
+    if rows * row_bytes > MAX_BYTES_PER_CALL {
+        return Err(too_many(rows, row_bytes, "bytes", MAX_BYTES_PER_CALL));
+    }
+    Ok(())
+}
+
+/// `rows` × `each` of something is more than one call takes.
+pub(crate) fn too_many(rows: usize, each: usize, what: &str, most: usize) -> Error {
+    Error::invalid(
+        "rows",
+        format!(
+            "{rows} rows take {} {what}, more than one call handles ({most}); read them with \
+             `get_rows`, a range at a time, or build the matrix with `init_chunks`",
+            rows * each
+        ),
+    )
+}
+
+/// The only operation of `ops`, or why the matrix needs several: more than `most` `what`.
+pub(crate) fn single(mut ops: Vec<Op<()>>, most: usize, what: &str) -> Result<Op<()>> {
+    if ops.len() == 1 {
+        return Ok(ops.pop().expect("one op"));
+    }
+    Err(Error::invalid(
+        "elements",
+        format!(
+            "the matrix takes {} calls of at most {most} {what} each; build it with \
+             `init_chunks`, which returns them in order",
+            ops.len()
+        ),
+    ))
+}
+
+/// Ranges of consecutive rows whose strings of `row_bytes` each fit one call, the first
+/// starting at row 0.
+pub(crate) fn row_chunks(rows: usize, row_bytes: usize) -> impl Iterator<Item = Range<usize>> {
+    let per_call = (MAX_BYTES_PER_CALL / row_bytes.max(1)).clamp(1, MAX_KEYS_PER_CALL);
+    (0..rows)
+        .step_by(per_call)
+        .map(move |first| first..(first + per_call).min(rows))
 }
 
 /// The keys `{id}:row:0` … `{id}:row:<rows-1>`.
@@ -672,6 +835,23 @@ fn bitfield_get(key: String, width: Width, index: u64) -> Op<i64> {
     Op::<(i64,)>::native(cmd).map(|(value,)| Ok(value))
 }
 
+/// `values` packed as BITFIELD stores cells of type `width`: cell i at bit i × bits,
+/// big-endian, two's complement for the signed types, the unused bits of the last byte 0.
+fn encode(values: &[i64], width: Width) -> Vec<u8> {
+    let bits = width.bits() as usize;
+    let mut bytes = vec![0u8; (values.len() * bits).div_ceil(8)];
+    for (i, &value) in values.iter().enumerate() {
+        let raw = value as u64;
+        for j in 0..bits {
+            if (raw >> (bits - 1 - j)) & 1 == 1 {
+                let bit = i * bits + j;
+                bytes[bit / 8] |= 0x80 >> (bit % 8);
+            }
+        }
+    }
+    bytes
+}
+
 /// `count` cells of type `width` from `bytes`, the first one starting at bit `first_bit`,
 /// as BITFIELD stores them: big-endian, most significant bit first, two's complement for
 /// the signed types; bits past the end of `bytes` are 0.
@@ -705,6 +885,30 @@ fn damaged(detail: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_is_what_decode_reads() {
+        for width in [
+            Width::I8,
+            Width::I16,
+            Width::I32,
+            Width::I64,
+            Width::U8,
+            Width::U16,
+            Width::U32,
+            Width::U63,
+        ] {
+            let (min, max) = width.range();
+            let values = [min, max, 0, 1, max / 3, min / 7];
+            assert_eq!(
+                decode(&encode(&values, width), 0, values.len(), width),
+                values,
+                "{width:?}"
+            );
+        }
+        assert_eq!(encode(&[1, -1], Width::I8), [0x01, 0xff]);
+        assert_eq!(encode(&[0xabc], Width::U16), [0x0a, 0xbc]);
+    }
 
     #[test]
     fn decode_reads_big_endian_fields_at_any_bit() {

@@ -1,9 +1,7 @@
 //! The one place that runs commands and scripts: an [`Op`] is built once and can run on a
 //! sync connection, on an async one, or inside a [`Batch`](crate::Batch).
 
-use std::time::Duration;
-
-use redis::{Cmd, FromRedisValue, ToRedisArgs, Value};
+use redis::{Cmd, FromRedisValue, Value};
 
 use crate::error::{Error, Result};
 use crate::script::Script;
@@ -49,29 +47,71 @@ pub struct Op<T> {
 
 pub(crate) enum Request {
     /// `EVALSHA` (or `EVALSHA_RO`) of `script`.
-    Script { script: &'static Script, cmd: Cmd },
+    Script {
+        script: &'static Script,
+        cmd: Cmd,
+        /// Its first key, which decides its cluster hash slot.
+        route: Option<Vec<u8>>,
+    },
     /// Any other command.
-    Native(Cmd),
+    Native {
+        cmd: Cmd,
+        /// Its first key, which decides its cluster hash slot.
+        route: Option<Vec<u8>>,
+    },
 }
 
 impl Request {
     pub(crate) fn cmd(&self) -> &Cmd {
         match self {
-            Request::Script { cmd, .. } | Request::Native(cmd) => cmd,
-        }
-    }
-
-    pub(crate) fn into_cmd(self) -> Cmd {
-        match self {
-            Request::Script { cmd, .. } | Request::Native(cmd) => cmd,
+            Request::Script { cmd, .. } | Request::Native { cmd, .. } => cmd,
         }
     }
 
     pub(crate) fn script(&self) -> Option<&'static Script> {
         match self {
             Request::Script { script, .. } => Some(script),
-            Request::Native(_) => None,
+            Request::Native { .. } => None,
         }
+    }
+
+    /// The key whose hash slot the command goes to, if it has keys.
+    pub(crate) fn route(&self) -> Option<&[u8]> {
+        match self {
+            Request::Script { route, .. } | Request::Native { route, .. } => route.as_deref(),
+        }
+    }
+}
+
+/// The first key of a native command: its first argument, but for the few commands that
+/// the crate sends whose keys sit elsewhere (after a key count, after `STREAMS`) or that
+/// have none. All keys of one command share a slot (checked where it is built), so the
+/// first decides where it goes.
+fn first_key(cmd: &Cmd) -> Option<Vec<u8>> {
+    let mut args = cmd.args_iter().map(|arg| match arg {
+        redis::Arg::Simple(bytes) => bytes,
+        _ => b"0",
+    });
+    let name = args.next()?.to_ascii_uppercase();
+    match name.as_slice() {
+        // `<numkeys> <key>...`, after the script or function for the EVAL family.
+        b"SINTERCARD" | b"ZINTERCARD" | b"LMPOP" | b"ZMPOP" | b"ZUNION" | b"ZINTER"
+        | b"ZDIFF" | b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL"
+        | b"FCALL_RO" => {
+            if name.starts_with(b"EVAL") || name.starts_with(b"FCALL") {
+                args.next()?;
+            }
+            let numkeys = args.next()?;
+            (numkeys != b"0").then(|| args.next().map(<[u8]>::to_vec))?
+        }
+        b"XREAD" | b"XREADGROUP" => {
+            let mut args = args.skip_while(|a| !a.eq_ignore_ascii_case(b"STREAMS"));
+            args.next()?;
+            args.next().map(<[u8]>::to_vec)
+        }
+        b"SCAN" | b"CLUSTER" | b"SCRIPT" | b"PING" | b"INFO" | b"TIME" | b"ECHO"
+        | b"FUNCTION" | b"COMMAND" | b"CONFIG" | b"CLIENT" | b"DBSIZE" | b"RANDOMKEY" => None,
+        _ => args.next().map(<[u8]>::to_vec),
     }
 }
 
@@ -88,21 +128,34 @@ pub(crate) fn server_error(script: Option<&'static Script>, err: redis::RedisErr
     }
 }
 
-fn decode_as<T: FromRedisValue>(value: Value) -> Result<T> {
+pub(crate) fn decode_as<T: FromRedisValue>(value: Value) -> Result<T> {
     Ok(T::from_redis_value(value)?)
 }
+
+/// How many times one operation sends `SCRIPT LOAD` and its `EVALSHA` again after a
+/// `NOSCRIPT`: a flush can land between the load and the call, but not this many times in
+/// a row unless something flushes continuously.
+pub(crate) const NOSCRIPT_ATTEMPTS: usize = 5;
 
 impl<T: FromRedisValue + 'static> Op<T> {
     /// A native command whose reply decodes straight into `T`.
     pub(crate) fn native(cmd: Cmd) -> Self {
-        Op {
-            request: Ok(Request::Native(cmd)),
-            decode: Box::new(decode_as::<T>),
-        }
+        let route = first_key(&cmd);
+        Op::from_parts(Ok(Request::Native { cmd, route }), decode_as::<T>)
     }
 }
 
 impl<T: 'static> Op<T> {
+    pub(crate) fn from_parts(
+        request: Result<Request>,
+        decode: impl FnOnce(Value) -> Result<T> + Send + 'static,
+    ) -> Self {
+        Op {
+            request,
+            decode: Box::new(decode),
+        }
+    }
+
     /// An operation whose input was rejected: running it returns `err` without any I/O.
     pub(crate) fn rejected(err: Error) -> Self {
         Op {
@@ -145,20 +198,23 @@ impl<T: 'static> Op<T> {
     ///
     /// A script runs with `EVALSHA` (`EVALSHA_RO` when it writes nothing). If the server
     /// answers `NOSCRIPT` (it restarted, failed over, or ran `SCRIPT FLUSH`), the script
-    /// is loaded with `SCRIPT LOAD` (on every node of a cluster) and sent once more.
+    /// is loaded with `SCRIPT LOAD` (on every node of a cluster) and sent again, up to
+    /// five times; a call that got `NOSCRIPT` did not run, so nothing runs twice.
     pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
         let request = self.request?;
         let script = request.script();
-        let reply = match request.cmd().query::<Value>(con) {
-            Err(err) if is_noscript(&err) => match script {
-                Some(script) => {
-                    load_cmd(script).query::<Value>(con)?;
-                    request.cmd().query::<Value>(con)
+        let mut reply = request.cmd().query::<Value>(con);
+        if let Some(script) = script {
+            for _ in 0..NOSCRIPT_ATTEMPTS {
+                match &reply {
+                    Err(err) if is_noscript(err) => {
+                        load_cmd(script).query::<Value>(con)?;
+                        reply = request.cmd().query::<Value>(con);
+                    }
+                    _ => break,
                 }
-                None => Err(err),
-            },
-            reply => reply,
-        };
+            }
+        }
         (self.decode)(reply.map_err(|err| server_error(script, err))?)
     }
 
@@ -170,21 +226,23 @@ impl<T: 'static> Op<T> {
     {
         let request = self.request?;
         let script = request.script();
-        let reply = match request.cmd().query_async::<Value>(con).await {
-            Err(err) if is_noscript(&err) => match script {
-                Some(script) => {
-                    load_cmd(script).query_async::<Value>(con).await?;
-                    request.cmd().query_async::<Value>(con).await
+        let mut reply = request.cmd().query_async::<Value>(con).await;
+        if let Some(script) = script {
+            for _ in 0..NOSCRIPT_ATTEMPTS {
+                match &reply {
+                    Err(err) if is_noscript(err) => {
+                        load_cmd(script).query_async::<Value>(con).await?;
+                        reply = request.cmd().query_async::<Value>(con).await;
+                    }
+                    _ => break,
                 }
-                None => Err(err),
-            },
-            reply => reply,
-        };
+            }
+        }
         (self.decode)(reply.map_err(|err| server_error(script, err))?)
     }
 }
 
-fn is_noscript(err: &redis::RedisError) -> bool {
+pub(crate) fn is_noscript(err: &redis::RedisError) -> bool {
     err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
@@ -195,107 +253,28 @@ pub(crate) fn load_cmd(script: &Script) -> Cmd {
     cmd
 }
 
-/// Builds a call of one script; the generated functions in [`crate::scripts`] use it, so
-/// every script is called the same way.
-#[doc(hidden)]
-#[must_use]
-pub struct ScriptCall {
-    script: &'static Script,
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl ScriptCall {
-    /// Starts a call of `script`.
-    pub fn new(script: &'static Script) -> Self {
-        ScriptCall {
-            script,
-            keys: Vec::with_capacity(script.keys.len()),
-            args: Vec::with_capacity(script.args.len()),
-        }
+    fn key_of(args: &[&str]) -> Option<String> {
+        let mut cmd = redis::cmd(args[0]);
+        cmd.arg(&args[1..]);
+        first_key(&cmd).map(|k| String::from_utf8(k).unwrap())
     }
 
-    /// Adds the next `KEYS` entry.
-    pub fn key(mut self, key: &str) -> Self {
-        self.keys.push(key.as_bytes().to_vec());
-        self
-    }
-
-    /// Adds the remaining `KEYS` entries (a variadic `@key`).
-    pub fn keys(mut self, keys: &[&str]) -> Self {
-        self.keys.extend(keys.iter().map(|k| k.as_bytes().to_vec()));
-        self
-    }
-
-    /// Adds the next `ARGV` entry (`string`, `bytes`, `int`, `uint`, `float`).
-    pub fn arg(mut self, arg: impl ToRedisArgs) -> Self {
-        self.args.extend(arg.to_redis_args());
-        self
-    }
-
-    /// Adds the remaining `ARGV` entries (a variadic `@arg`).
-    pub fn args<A: ToRedisArgs>(mut self, args: &[A]) -> Self {
-        for arg in args {
-            self.args.extend(arg.to_redis_args());
-        }
-        self
-    }
-
-    /// Adds a `bool` argument, sent as `1` or `0`.
-    pub fn arg_bool(self, arg: bool) -> Self {
-        self.arg(u8::from(arg))
-    }
-
-    /// Adds an `ms` argument: whole milliseconds, rounded down.
-    pub fn arg_ms(self, arg: Duration) -> Self {
-        self.arg(arg.as_millis().to_string())
-    }
-
-    /// Adds the remaining `bool` arguments (a variadic `@arg`).
-    pub fn args_bool(self, args: &[bool]) -> Self {
-        args.iter().fold(self, |call, &arg| call.arg_bool(arg))
-    }
-
-    /// Adds the remaining `ms` arguments (a variadic `@arg`).
-    pub fn args_ms(self, args: &[Duration]) -> Self {
-        args.iter().fold(self, |call, &arg| call.arg_ms(arg))
-    }
-
-    /// Adds a `json` argument: the value serialised as JSON text.
-    ///
-    /// # Panics
-    ///
-    /// If the value's `Serialize` implementation fails, which for plain data it never does.
-    #[cfg(feature = "json")]
-    pub fn arg_json(self, arg: &impl serde::Serialize) -> Self {
-        let text = serde_json::to_string(arg).expect("a json argument failed to serialise");
-        self.arg(text)
-    }
-
-    /// Adds the remaining `json` arguments (a variadic `@arg`).
-    #[cfg(feature = "json")]
-    pub fn args_json(self, args: &[impl serde::Serialize]) -> Self {
-        args.iter().fold(self, |call, arg| call.arg_json(arg))
-    }
-
-    /// Finishes the call; the reply decodes into `T`.
-    pub fn finish<T: FromRedisValue + 'static>(self) -> Op<T> {
-        let script = self.script;
-        let mut cmd = redis::cmd(if script.is_read_only() {
-            "EVALSHA_RO"
-        } else {
-            "EVALSHA"
-        });
-        cmd.arg(script.sha1).arg(self.keys.len());
-        for key in &self.keys {
-            cmd.arg(key);
-        }
-        for arg in &self.args {
-            cmd.arg(arg);
-        }
-        Op {
-            request: Ok(Request::Script { script, cmd }),
-            decode: Box::new(decode_as::<T>),
-        }
+    #[test]
+    fn first_keys_of_native_commands() {
+        assert_eq!(key_of(&["GET", "a"]).as_deref(), Some("a"));
+        assert_eq!(key_of(&["LMOVE", "a", "a", "LEFT", "RIGHT"]).as_deref(), Some("a"));
+        assert_eq!(key_of(&["SINTERCARD", "2", "x", "y"]).as_deref(), Some("x"));
+        assert_eq!(key_of(&["EVALSHA", "abc", "0"]), None);
+        assert_eq!(key_of(&["EVALSHA", "abc", "1", "k", "a"]).as_deref(), Some("k"));
+        assert_eq!(
+            key_of(&["XREAD", "COUNT", "1", "STREAMS", "s", "0"]).as_deref(),
+            Some("s")
+        );
+        assert_eq!(key_of(&["SCAN", "0", "MATCH", "x"]), None);
+        assert_eq!(key_of(&["CLUSTER", "SHARDS"]), None);
     }
 }

@@ -72,15 +72,9 @@ use crate::input;
 use crate::op::Op;
 use crate::scripts;
 
-/// The longest window or period the limiters accept: 10^10 ms, about 115 days.
-pub const MAX_PERIOD_MS: u64 = 10_000_000_000;
-
-/// The largest count (maximum, burst, rate) the limiters accept: 10^15 - 1, which Lua
-/// holds exactly.
-pub const MAX_COUNT: u64 = 999_999_999_999_999;
-
-/// The largest `limit` of a [`SlidingWindowLimiter`]: its memory grows with it.
-pub const MAX_SLIDING_LIMIT: u64 = 1_000_000;
+/// The longest time a GCRA bucket may take to refill (`burst × period / count`), in
+/// milliseconds: the longest `period` the scripts accept, about 115 days.
+const MAX_REFILL_MS: u64 = 10_000_000_000;
 
 /// What a limiter answered to one [`attempt`](Limiter::attempt), computed on the server's
 /// clock; enough for the `RateLimit-*` and `Retry-After` headers of an HTTP 429.
@@ -184,8 +178,9 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// At most `maximum` attempts of `action` per `interval` (whole milliseconds, from
-    /// 1 ms to [`MAX_PERIOD_MS`]) for each client. Checked when an operation is built.
+    /// At most `maximum` attempts of `action` (from 1 to 10^15 - 1) per `interval` (whole
+    /// milliseconds, from 1 ms to 10^10 ms, about 115 days) for each client: the ranges
+    /// of `rate_limiter/is_permitted`, checked when an operation is built.
     pub fn new(action: impl Into<String>, interval: Duration, maximum: u64) -> Self {
         RateLimiter {
             prefix: "RateLimiter".to_owned(),
@@ -217,7 +212,8 @@ impl RateLimiter {
     /// running, 0 when it is used up (`GET`).
     pub fn remaining(&self, uid: &str) -> Op<u64> {
         Op::try_build(|| {
-            let maximum = count("maximum", self.maximum, MAX_COUNT)?;
+            let maximum = self.maximum;
+            input::check_param(&scripts::rate_limiter::IS_PERMITTED.args[0], maximum)?;
             let mut cmd = redis::cmd("GET");
             cmd.arg(self.key(uid)?);
             Ok(Op::<Option<u64>>::native(cmd)
@@ -229,9 +225,8 @@ impl RateLimiter {
     /// attempts are admitted. One read-only script (`rate_limiter/duration`, `EVALSHA_RO`).
     pub fn duration(&self, uid: &str) -> Op<Option<Duration>> {
         Op::try_build(|| {
-            let maximum = count("maximum", self.maximum, MAX_COUNT)?;
             Ok(
-                scripts::rate_limiter::duration(&self.key(uid)?, maximum).map(|ms| {
+                scripts::rate_limiter::duration(&self.key(uid)?, self.maximum).map(|ms| {
                     Ok(ms
                         .and_then(|ms| u64::try_from(ms).ok())
                         .map(Duration::from_millis))
@@ -250,8 +245,7 @@ impl RateLimiter {
     }
 
     fn attempt_op(&self, uid: &str, cost: u64) -> crate::Result<Op<Decision>> {
-        let maximum = count("maximum", self.maximum, MAX_COUNT)?;
-        period("interval", self.interval)?;
+        let maximum = self.maximum;
         check_cost(cost, "maximum", maximum)?;
         Ok(
             scripts::rate_limiter::is_permitted(&self.key(uid)?, maximum, self.interval, cost)
@@ -274,9 +268,10 @@ impl Limiter for RateLimiter {
 /// An exact sliding window: at most `limit` attempts in any span of `period`, whatever
 /// its alignment. Beyond the book.
 ///
-/// The log is a sorted set with one entry per admitted unit, so memory is O(`limit`) per
-/// client (at most [`MAX_SLIDING_LIMIT`]): meant for small limits such as login attempts
-/// or messages per minute. For large ones, [`GcraLimiter`] keeps one string.
+/// The log is a sorted set with one entry per admitted attempt in the window, so memory
+/// grows with the traffic (at most `limit` entries, `limit` at most 10^6): meant for
+/// limits such as login attempts or messages per minute. Each attempt costs O(log N)
+/// whatever its `cost`. For large limits, [`GcraLimiter`] keeps one string.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -299,8 +294,9 @@ pub struct SlidingWindowLimiter {
 }
 
 impl SlidingWindowLimiter {
-    /// At most `limit` attempts of `action` (from 1 to [`MAX_SLIDING_LIMIT`]) in any span
-    /// of `period` (whole milliseconds, from 1 ms to [`MAX_PERIOD_MS`]) for each client.
+    /// At most `limit` attempts of `action` (from 1 to 10^6) in any span of `period`
+    /// (whole milliseconds, from 1 ms to 10^10 ms) for each client: the ranges of
+    /// `rate_limiter/sliding_window`, checked when an operation is built.
     pub fn new(action: impl Into<String>, limit: u64, period: Duration) -> Self {
         SlidingWindowLimiter {
             prefix: "SlidingWindowLimiter".to_owned(),
@@ -332,8 +328,7 @@ impl Limiter for SlidingWindowLimiter {
     /// One atomic script (`rate_limiter/sliding_window`).
     fn attempt(&self, uid: &str, cost: u64) -> Op<Decision> {
         Op::try_build(|| {
-            let limit = count("limit", self.limit, MAX_SLIDING_LIMIT)?;
-            period("period", self.period)?;
+            let limit = self.limit;
             check_cost(cost, "limit", limit)?;
             Ok(
                 scripts::rate_limiter::sliding_window(&self.key(uid)?, limit, self.period, cost)
@@ -375,9 +370,9 @@ pub struct GcraLimiter {
 
 impl GcraLimiter {
     /// A bucket of `burst` attempts of `action` per client that regains `count` attempts
-    /// per `period` (whole milliseconds). `burst` and `count` go from 1 to
-    /// [`MAX_COUNT`], `period` from 1 ms to [`MAX_PERIOD_MS`], and the time to refill
-    /// the whole bucket (`burst × period / count`) is at most [`MAX_PERIOD_MS`].
+    /// per `period` (whole milliseconds). `burst` and `count` go from 1 to 10^15 - 1,
+    /// `period` from 1 ms to 10^10 ms (the ranges of `rate_limiter/gcra`), and the time to
+    /// refill the whole bucket (`burst × period / count`) is at most 10^10 ms.
     pub fn new(action: impl Into<String>, burst: u64, count: u64, period: Duration) -> Self {
         GcraLimiter {
             prefix: "GcraLimiter".to_owned(),
@@ -416,16 +411,18 @@ impl Limiter for GcraLimiter {
     /// One atomic script (`rate_limiter/gcra`).
     fn attempt(&self, uid: &str, cost: u64) -> Op<Decision> {
         Op::try_build(|| {
-            let burst = count("burst", self.burst, MAX_COUNT)?;
-            let rate = count("count", self.count, MAX_COUNT)?;
-            let period_ms = period("period", self.period)?;
-            if u128::from(burst) * u128::from(period_ms)
-                > u128::from(MAX_PERIOD_MS) * u128::from(rate)
-            {
+            let (burst, rate) = (self.burst, self.count);
+            let gcra = &scripts::rate_limiter::GCRA;
+            input::check_param(&gcra.args[0], burst)?;
+            input::check_param(&gcra.args[1], rate)?;
+            input::check_param(&gcra.args[2], self.period)?;
+            // The one rule over several settings, after each alone.
+            let period_ms = self.period.as_millis();
+            if u128::from(burst) * period_ms > u128::from(MAX_REFILL_MS) * u128::from(rate) {
                 return Err(Error::invalid(
                     "period",
                     format!(
-                        "the bucket would take burst × period / count = {burst} × {period_ms} ms / {rate} to refill; at most {MAX_PERIOD_MS} ms"
+                        "the bucket would take burst × period / count = {burst} × {period_ms} ms / {rate} to refill; at most {MAX_REFILL_MS} ms"
                     ),
                 ));
             }
@@ -446,30 +443,10 @@ fn per_client_key(prefix: &str, uid: &str, action: &str) -> crate::Result<String
     Ok(format!("{prefix}:{uid}:{action}"))
 }
 
-/// A count from 1 to `max`.
-fn count(what: &'static str, n: u64, max: u64) -> crate::Result<u64> {
-    if n == 0 || n > max {
-        return Err(Error::invalid(
-            what,
-            format!("must be from 1 to {max}, got {n}"),
-        ));
-    }
-    Ok(n)
-}
-
-/// A period in whole milliseconds (rounded down), from 1 to [`MAX_PERIOD_MS`].
-fn period(what: &'static str, period: Duration) -> crate::Result<u64> {
-    input::millis_in(period, MAX_PERIOD_MS).ok_or_else(|| {
-        Error::invalid(
-            what,
-            format!("must be from 1 ms to {MAX_PERIOD_MS} ms (whole milliseconds), got {period:?}"),
-        )
-    })
-}
-
-/// A cost from 1 to the limiter's size: a larger one could never be admitted.
+/// A cost up to the limiter's size: a larger one could never be admitted. (A cost of 0,
+/// like a size of 0, is refused by the script's own ranges, with the call.)
 fn check_cost(cost: u64, size: &str, max: u64) -> crate::Result<()> {
-    if cost == 0 || cost > max {
+    if cost > max && max > 0 {
         return Err(Error::invalid(
             "cost",
             format!("must be from 1 to the limiter's {size} ({max}), got {cost}"),

@@ -34,7 +34,7 @@
 //!   the resource goes back to the pool, so a client that crashed cannot keep it forever.
 //!   Expired leases are reclaimed in bounded batches: each acquire first reclaims up to
 //!   [`RECLAIM_ON_ACQUIRE`] of them, and [`reclaim(limit)`](ResourcePool::reclaim) does it
-//!   on demand (at most [`MAX_RECLAIM`] per call). Until then an expired resource still
+//!   on demand (at most 1000 per call). Until then an expired resource still
 //!   counts as occupied, and its holder can still release it.
 //! - **How the two APIs meet.** Both hand out resources from the same `available` set and
 //!   count held ones in the same `occupied` set. [`release`](ResourcePool::release) frees
@@ -80,9 +80,6 @@ use crate::scripts::resource_pool as script;
 
 /// How many expired leases each acquire reclaims before it picks a resource.
 pub const RECLAIM_ON_ACQUIRE: u64 = 10;
-
-/// The most expired leases one [`ResourcePool::reclaim`] call takes back.
-pub const MAX_RECLAIM: u64 = 1000;
 
 /// A resource held under a lease: what [`ResourcePool::acquire_with_lease`] returns, and
 /// what releases or extends it.
@@ -188,11 +185,7 @@ impl ResourcePool {
     pub fn associate(&self, resource: &str) -> Op<bool> {
         Op::try_build(|| {
             let k = self.keys()?;
-            Ok(script::associate(
-                &k.available,
-                &k.occupied,
-                checked(resource)?,
-            ))
+            Ok(script::associate(&k.available, &k.occupied, resource))
         })
     }
 
@@ -206,7 +199,7 @@ impl ResourcePool {
                 &k.occupied,
                 &k.leases,
                 &k.holders,
-                checked(resource)?,
+                resource,
             ))
         })
     }
@@ -234,7 +227,6 @@ impl ResourcePool {
     /// (`resource_pool/acquire_lease`).
     pub fn acquire_with_lease(&self, ttl: Duration) -> Op<Option<Lease>> {
         Op::try_build(|| {
-            input::ttl_ms(ttl)?;
             let k = self.keys()?;
             let token = IdentityLock::random_token();
             let op = script::acquire_lease(
@@ -260,7 +252,7 @@ impl ResourcePool {
                 &k.available,
                 &k.occupied,
                 &k.holders,
-                checked(resource)?,
+                resource,
             ))
         })
     }
@@ -276,8 +268,8 @@ impl ResourcePool {
                 &k.occupied,
                 &k.leases,
                 &k.holders,
-                checked(&lease.resource)?,
-                input::token("token", &lease.token)?,
+                &lease.resource,
+                &lease.token,
             ))
         })
     }
@@ -287,30 +279,29 @@ impl ResourcePool {
     /// (`resource_pool/extend_lease`).
     pub fn extend_lease(&self, lease: &Lease, ttl: Duration) -> Op<bool> {
         Op::try_build(|| {
-            input::ttl_ms(ttl)?;
             let k = self.keys()?;
             Ok(script::extend_lease(
                 &k.leases,
                 &k.holders,
-                checked(&lease.resource)?,
-                input::token("token", &lease.token)?,
+                &lease.resource,
+                &lease.token,
                 ttl,
             ))
         })
     }
 
-    /// Returns up to `limit` (1 to [`MAX_RECLAIM`]) resources whose lease ran out to the
-    /// pool; how many it returned. One script (`resource_pool/reclaim`).
+    /// Returns up to `limit` (1 to 1000) resources whose lease ran out to the pool; how
+    /// many it returned. One script (`resource_pool/reclaim`).
     pub fn reclaim(&self, limit: u64) -> Op<u64> {
         Op::try_build(|| {
-            if !(1..=MAX_RECLAIM).contains(&limit) {
-                return Err(Error::invalid(
-                    "limit",
-                    format!("must be from 1 to {MAX_RECLAIM}, got {limit}"),
-                ));
-            }
             let k = self.keys()?;
-            Ok(script::reclaim(&k.available, &k.occupied, &k.leases, &k.holders, limit).map(count))
+            Ok(script::reclaim(
+                &k.available,
+                &k.occupied,
+                &k.leases,
+                &k.holders,
+                limit,
+            ))
         })
     }
 
@@ -329,7 +320,10 @@ impl ResourcePool {
     /// read-only script (`resource_pool/total_count`).
     pub fn total_count(&self) -> Op<u64> {
         Op::try_build(|| {
-            Ok(script::total_count(&self.available_key()?, &self.occupied_key()?).map(count))
+            Ok(script::total_count(
+                &self.available_key()?,
+                &self.occupied_key()?,
+            ))
         })
     }
 
@@ -350,13 +344,13 @@ impl ResourcePool {
             Ok(script::has(
                 &self.available_key()?,
                 &self.occupied_key()?,
-                checked(resource)?,
+                resource,
             ))
         })
     }
 }
 
-/// A resource name is never empty.
+/// A resource name is never empty (the scripts' `resource` rule, for the native reads).
 fn checked(resource: &str) -> crate::Result<&str> {
     if resource.is_empty() {
         return Err(Error::invalid(
@@ -381,8 +375,4 @@ fn sismember(key: crate::Result<String>, resource: &str) -> Op<bool> {
         cmd.arg(key?).arg(checked(resource)?);
         Ok(Op::native(cmd))
     })
-}
-
-fn count(n: i64) -> crate::Result<u64> {
-    u64::try_from(n).map_err(|_| Error::unexpected_reply("a negative count", n.to_string()))
 }

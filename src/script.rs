@@ -61,28 +61,80 @@ impl Script {
     }
 }
 
-/// A `@key` or `@arg` line.
+/// A `@key` or `@arg` line: a name, a type, and what its values must be.
+///
+/// The generated function of a script checks every argument against these before any I/O
+/// (failing with [`Error::InvalidInput`](crate::Error::InvalidInput)), and the script
+/// checks them again with the same rules, so a caller in another language gets the same
+/// answer (`BAD_ARGS`, `BAD_<NAME>`).
 ///
 /// ```
-/// use redis_patterns::scripts::identity_lock::EXTEND;
+/// use redis_patterns::{Rule, scripts::identity_lock::EXTEND};
 ///
 /// assert_eq!(EXTEND.keys[0].name, "lock");
-/// assert_eq!(EXTEND.keys[0].ty, ""); // keys have no type
+/// assert_eq!(EXTEND.keys[0].ty, "string"); // what the key holds
 /// let names: Vec<&str> = EXTEND.args.iter().map(|arg| arg.name).collect();
 /// assert_eq!(names, ["token", "ttl"]);
+/// assert_eq!(EXTEND.args[0].rule, Rule::NonEmpty);
 /// assert_eq!(EXTEND.args[1].ty, "ms");
+/// assert_eq!(EXTEND.args[1].rule, Rule::Range { min: 1, max: 999_999_999_999_999 });
 /// assert!(!EXTEND.args[1].variadic);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Param {
     /// Its name, as the script's local and the Rust parameter are called.
     pub name: &'static str,
-    /// The header type (`string`, `ms`, …); empty for keys.
+    /// For an `@arg`, its header type without `?` or `...` (`string`, `ms`, …); for a
+    /// `@key`, the Redis type it holds (`string`, `hash`, `zset`, …).
     pub ty: &'static str,
+    /// `<type>?`: an empty string stands for none.
+    pub optional: bool,
     /// Whether it takes any number of values (the last `@key`/`@arg` only).
     pub variadic: bool,
+    /// How many values it takes: exactly one unless it is variadic.
+    pub count: Count,
+    /// What each value must be.
+    pub rule: Rule,
     /// What it is.
     pub doc: &'static str,
+}
+
+/// What an argument's values must be, besides their type's form (the header's
+/// constraint words).
+///
+/// Integers (`int`, `uint`, `ms`) are always decimal digits with an optional leading `-`
+/// and no leading zero: the one rule for numbers, which every script applies the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Any value of the type.
+    Any,
+    /// `non-empty`.
+    NonEmpty,
+    /// `A..=B`: an integer (whole milliseconds for `ms`) from `min` to `max`, both included.
+    Range {
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+    },
+    /// `a|b|c`: one of these strings.
+    OneOf(&'static [&'static str]),
+}
+
+/// How many values a key or argument takes, both ends included.
+///
+/// ```
+/// let union = redis_patterns::catalog::find("unique_counter/union_count").unwrap();
+/// let counters = union.keys.last().unwrap();
+/// assert!(counters.variadic);
+/// assert_eq!((counters.count.min, counters.count.max), (1, Some(100)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    /// The fewest.
+    pub min: u32,
+    /// The most; `None` for no bound.
+    pub max: Option<u32>,
 }
 
 /// The `@return` line.

@@ -151,7 +151,7 @@ impl UniqueCounter {
         Op::try_build(|| {
             let keys = counter_keys(counters)?;
             let scratch = counters[0].scratch_key()?;
-            Ok(scripts::unique_counter::union_count(&scratch, &keys).map(non_negative))
+            Ok(scripts::unique_counter::union_count(&scratch, &keys))
         })
     }
 
@@ -162,7 +162,7 @@ impl UniqueCounter {
     pub fn diff(x: &UniqueCounter, y: &UniqueCounter) -> Op<u64> {
         Op::try_build(|| {
             counter_keys(&[x, y])?;
-            Ok(scripts::unique_counter::diff_count(&x.key, &y.key).map(non_negative))
+            Ok(scripts::unique_counter::diff_count(&x.key, &y.key))
         })
     }
 }
@@ -287,8 +287,4 @@ fn check_keys<'a>(keys: Vec<&'a str>, dest: Option<&str>) -> crate::Result<Vec<&
     all.extend(&keys);
     input::same_slot("counters", &all)?;
     Ok(keys)
-}
-
-fn non_negative(n: i64) -> crate::Result<u64> {
-    u64::try_from(n).map_err(|_| Error::unexpected_reply("a negative count", n.to_string()))
 }

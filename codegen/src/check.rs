@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
+use crate::contract;
 use crate::diagnostic::Diagnostic;
 use crate::header::{self, Parsed, Report};
 use crate::lua::{self, Kind, Token};
@@ -56,6 +57,9 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
         body.check_indexes(&parsed, &mut report);
         body.check_bindings(&parsed, &mut report);
         check_errors_and_clock(&parsed, &calls, &mut report);
+        if let Some(header) = parsed.clone().into_header() {
+            check_contract(&file.source, &header, &mut report);
+        }
     }
     let mut diagnostics = report.diagnostics;
     if diagnostics.is_empty() {
@@ -668,6 +672,10 @@ impl<'t> Body<'t> {
             if !self.is_global_ref(i, table) {
                 continue;
             }
+            // `#KEYS`, `#ARGV`: their counts, which the input checks test.
+            if i > 0 && self.op(i - 1, "#") && !self.op(i + 1, "[") {
+                continue;
+            }
             let Some(text) = self.literal_index(i) else {
                 if variadic {
                     if let Some(u) = used.last_mut() {
@@ -884,6 +892,33 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
         for at in &calls.time {
             report.error(at.line, at.col, message, hint);
         }
+    }
+}
+
+/// The input checks at the top of the body must be the ones the header declares.
+fn check_contract(source: &str, header: &crate::model::Header, report: &mut Report) {
+    let Some((line, expected, found)) = contract::mismatch(source, header) else {
+        return;
+    };
+    let fix = "run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them \
+               from the header";
+    if expected == contract::BEGIN {
+        report.error(
+            line,
+            1,
+            "the script does not start with the input checks its header declares",
+            format!(
+                "every script checks its key and argument counts and every argument right \
+                 after the header, with code generated from it; {fix}"
+            ),
+        );
+    } else {
+        report.error(
+            line,
+            1,
+            "the input checks differ from what the header declares",
+            format!("expected `{expected}` here, found `{found}`; {fix}"),
+        );
     }
 }
 

@@ -4,7 +4,9 @@
 //! kept (with what could be read) so that the body checks still line up with `KEYS`/`ARGV`.
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Arg, ArgType, Clock, ErrorCode, Header, Key, Return, ReturnType};
+use crate::model::{
+    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Return, ReturnType, Rule,
+};
 
 /// The flags Redis 7 accepts on the `#!lua flags=` line.
 pub(crate) const FLAGS: &[&str] = &[
@@ -28,11 +30,26 @@ const ARG_TYPES: &[(&str, ArgType)] = &[
     ("json", ArgType::Json),
 ];
 
+const KEY_TYPES: &[(&str, KeyType)] = &[
+    ("string", KeyType::String),
+    ("hash", KeyType::Hash),
+    ("list", KeyType::List),
+    ("set", KeyType::Set),
+    ("zset", KeyType::Zset),
+    ("stream", KeyType::Stream),
+];
+
+/// The types that may take `?`: an empty string stands for none.
+const OPTIONAL_TYPES: &[ArgType] = &[ArgType::Int, ArgType::Uint, ArgType::Float, ArgType::Ms];
+
 /// Scalars: the only types a tuple may hold, and (with `nil`) plain return types.
 const SCALARS: &[(&str, ReturnType)] = &[
     ("bool", ReturnType::Bool),
     ("int", ReturnType::Int),
     ("int?", ReturnType::OptInt),
+    ("uint", ReturnType::Uint),
+    ("decimal", ReturnType::Decimal),
+    ("decimal?", ReturnType::OptDecimal),
     ("float", ReturnType::Float),
     ("float?", ReturnType::OptFloat),
     ("string", ReturnType::String),
@@ -45,6 +62,8 @@ const LISTS: &[(&str, ReturnType)] = &[
     ("[string]", ReturnType::Strings),
     ("[bytes]", ReturnType::BytesList),
     ("[int]", ReturnType::Ints),
+    ("[decimal]", ReturnType::Decimals),
+    ("[[decimal]]", ReturnType::DecimalRows),
     ("[(string,float)]", ReturnType::ScoredStrings),
 ];
 
@@ -99,8 +118,11 @@ pub(crate) struct KeyTag {
 pub(crate) struct ArgTag {
     pub name: String,
     pub ty: Option<ArgType>,
+    pub optional: bool,
+    pub rule: Rule,
     pub doc: String,
     pub variadic: bool,
+    pub count: Count,
     pub at: Pos,
     pub name_ok: bool,
 }
@@ -140,8 +162,11 @@ impl Parsed {
                 Some(Arg {
                     name: a.name,
                     ty: a.ty?,
+                    optional: a.optional,
+                    rule: a.rule,
                     doc: a.doc,
                     variadic: a.variadic,
+                    count: a.count,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -420,6 +445,14 @@ impl Cursor {
         (!word.is_empty()).then_some((col, word))
     }
 
+    /// The next word and its column, without moving past it.
+    fn peek_word(&mut self) -> Option<(usize, String)> {
+        let pos = self.pos;
+        let word = self.word();
+        self.pos = pos;
+        word
+    }
+
     /// The rest of the line, trimmed.
     fn rest(&mut self) -> String {
         self.skip_ws();
@@ -490,15 +523,17 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
         report.error(
             at.line,
             at.col,
-            "`@key` needs a name and a doc",
-            "write `--- @key <name> <what the key holds>`",
+            "`@key` needs a name, a type and a doc",
+            "write `--- @key <name> <type> <what the key holds>`",
         );
         // Kept as a placeholder so later keys keep their `KEYS` index.
         parsed.keys.push(KeyTag {
             key: Key {
                 name: String::new(),
+                ty: KeyType::String,
                 doc: String::new(),
                 variadic: false,
+                count: Count::ONE,
             },
             at,
             name_ok: false,
@@ -510,24 +545,74 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
         None => (raw.clone(), false),
     };
     let name_ok = check_name(&name, &raw, name_col, at.line, report, false);
+    let mut ty = None;
+    match cur.word() {
+        None => report.error(
+            at.line,
+            at.col,
+            format!("`@key {name}` has no type"),
+            format!("write `--- @key {raw} <type> <doc>`; {}", key_types()),
+        ),
+        Some((ty_col, word)) => {
+            ty = KEY_TYPES.iter().find(|(n, _)| *n == word).map(|(_, t)| *t);
+            if ty.is_none() {
+                let names: Vec<&str> = KEY_TYPES.iter().map(|(n, _)| *n).collect();
+                report.error(
+                    at.line,
+                    ty_col,
+                    format!("unknown key type `{word}`"),
+                    format!("{}{}", did_you_mean(&word, &names, ""), key_types()),
+                );
+            }
+        }
+    }
+    let mut count = if variadic { Count::ANY } else { Count::ONE };
+    if let Some((col, word)) = cur.peek_word()
+        && looks_like_range(&word)
+    {
+        cur.word();
+        if !variadic {
+            report.error(
+                at.line,
+                col,
+                format!("`{word}` on a key that is not variadic"),
+                format!(
+                    "a range after the type counts the keys of a variadic key: \
+                     `--- @key {name}... <type> {word} <doc>`"
+                ),
+            );
+        } else if let Some(c) = parse_count(&word, at.line, col, report) {
+            count = c;
+        }
+    }
     let doc = cur.rest();
     if doc.is_empty() {
         report.error(
             at.line,
             at.col,
             format!("`@key {name}` has no doc"),
-            format!("say what the key holds: `--- @key {raw} <doc>`"),
+            format!("say what the key holds: `--- @key {raw} <type> <doc>`"),
         );
     }
     parsed.keys.push(KeyTag {
         key: Key {
             name,
+            ty: ty.unwrap_or(KeyType::String),
             doc,
             variadic,
+            count,
         },
         at,
-        name_ok,
+        name_ok: name_ok && ty.is_some(),
     });
+}
+
+fn key_types() -> String {
+    let names: Vec<&str> = KEY_TYPES.iter().map(|(n, _)| *n).collect();
+    format!(
+        "the key types are {}: what `TYPE` answers for the key",
+        list_of(&names)
+    )
 }
 
 fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
@@ -542,8 +627,11 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
         parsed.args.push(ArgTag {
             name: String::new(),
             ty: None,
+            optional: false,
+            rule: Rule::Any,
             doc: String::new(),
             variadic: false,
+            count: Count::ONE,
             at,
             name_ok: false,
         });
@@ -553,52 +641,338 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
     let mut tag = ArgTag {
         name: name.clone(),
         ty: None,
+        optional: false,
+        rule: Rule::Any,
         doc: String::new(),
         variadic: false,
+        count: Count::ONE,
         at,
         name_ok,
     };
-    match cur.word() {
-        None => report.error(
+    let Some((ty_col, raw)) = cur.word() else {
+        report.error(
             at.line,
             at.col,
             format!("`@arg {name}` has no type"),
             format!("write `--- @arg {name} <type> <doc>`; {}", arg_types()),
-        ),
-        Some((ty_col, raw)) => {
-            let (ty, variadic) = match raw.strip_suffix("...") {
-                Some(t) => (t, true),
-                None => (raw.as_str(), false),
+        );
+        parsed.args.push(tag);
+        return;
+    };
+    let (ty, variadic) = match raw.strip_suffix("...") {
+        Some(t) => (t, true),
+        None => (raw.as_str(), false),
+    };
+    let (ty, optional) = match ty.strip_suffix('?') {
+        Some(t) => (t, true),
+        None => (ty, false),
+    };
+    tag.variadic = variadic;
+    tag.optional = optional;
+    if variadic {
+        tag.count = Count::ANY;
+    }
+    tag.ty = ARG_TYPES.iter().find(|(n, _)| *n == ty).map(|(_, t)| *t);
+    match tag.ty {
+        None => {
+            let names: Vec<&str> = ARG_TYPES.iter().map(|(n, _)| *n).collect();
+            report.error(
+                at.line,
+                ty_col,
+                format!("unknown type `{raw}`"),
+                format!("{}{}", did_you_mean(ty, &names, ""), arg_types()),
+            );
+        }
+        Some(t) if optional && (variadic || !OPTIONAL_TYPES.contains(&t)) => {
+            let hint = if variadic {
+                "a variadic argument takes no `?`: pass no values for none".to_string()
+            } else {
+                format!(
+                    "`?` (an empty string for none) goes with `int`, `uint`, `float` and `ms`; \
+                     write `{ty}` and accept an empty `{ty}` instead"
+                )
             };
-            tag.variadic = variadic;
-            tag.ty = ARG_TYPES.iter().find(|(n, _)| *n == ty).map(|(_, t)| *t);
-            if tag.ty.is_none() {
-                let names: Vec<&str> = ARG_TYPES.iter().map(|(n, _)| *n).collect();
-                report.error(
-                    at.line,
-                    ty_col,
-                    format!("unknown type `{raw}`"),
-                    format!("{}{}", did_you_mean(ty, &names, ""), arg_types()),
-                );
+            report.error(
+                at.line,
+                ty_col,
+                format!("`{raw}` cannot be optional"),
+                hint,
+            );
+        }
+        Some(_) => {}
+    }
+    constraints(&mut tag, cur, report);
+    if let Some(ty) = tag.ty
+        && tag.rule == Rule::Any
+        && !variadic
+        && ty == ArgType::Ms
+    {
+        report.error(
+            at.line,
+            ty_col,
+            format!("`@arg {name} {raw}` needs a range"),
+            format!(
+                "say which durations are accepted, in milliseconds: \
+                 `--- @arg {name} {raw} 1..=10^15-1 <doc>`"
+            ),
+        );
+    }
+    tag.doc = cur.rest();
+    if tag.doc.is_empty() {
+        report.error(
+            at.line,
+            at.col,
+            format!("`@arg {name}` has no doc"),
+            format!("say what the argument means: `--- @arg {name} {raw} <doc>`"),
+        );
+    }
+    parsed.args.push(tag);
+}
+
+/// The words between an argument's type and its doc: a range (the value's, or the count
+/// of a variadic's values), `non-empty`, or `a|b|c`.
+fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
+    let line = tag.at.line;
+    while let Some((col, word)) = cur.peek_word() {
+        if looks_like_range(&word) {
+            cur.word();
+            if tag.variadic {
+                if tag.count != Count::ANY {
+                    twice_constraint(report, line, col, &word);
+                } else if let Some(count) = parse_count(&word, line, col, report) {
+                    tag.count = count;
+                }
+                continue;
             }
-            tag.doc = cur.rest();
-            if tag.doc.is_empty() {
+            if tag.rule != Rule::Any {
+                twice_constraint(report, line, col, &word);
+                continue;
+            }
+            let Some(ty) = tag.ty else { continue };
+            let Some((min, max)) = parse_range(&word, line, col, report) else {
+                continue;
+            };
+            let (lo, hi) = full_range(ty);
+            let what = match ty {
+                ArgType::Int | ArgType::Uint | ArgType::Ms => None,
+                _ => Some("ranges go with `int`, `uint` and `ms`"),
+            };
+            if let Some(hint) = what {
+                report.error(line, col, format!("a range on a `{}` argument", type_name(ty)), hint);
+            } else if min > max {
                 report.error(
-                    at.line,
-                    at.col,
-                    format!("`@arg {name}` has no doc"),
-                    format!("say what the argument means: `--- @arg {name} {raw} <doc>`"),
+                    line,
+                    col,
+                    format!("the range `{word}` is empty"),
+                    "write the smaller bound first: `1..=1000`",
                 );
+            } else if min < lo || max > hi {
+                report.error(
+                    line,
+                    col,
+                    format!("the range `{word}` goes beyond what `{}` holds", type_name(ty)),
+                    format!("`{}` holds {lo} to {hi}", type_name(ty)),
+                );
+            } else if ty == ArgType::Ms && max > MAX_EXACT {
+                report.error(
+                    line,
+                    col,
+                    format!("the range `{word}` goes beyond 2^53 - 1 ms"),
+                    "a duration stays below 2^53 ms, where Lua's numbers are exact; \
+                     Redis refuses expiries long before that",
+                );
+            } else {
+                tag.rule = Rule::Range { min, max };
+            }
+        } else if word == "non-empty" {
+            cur.word();
+            match tag.ty {
+                Some(ArgType::String | ArgType::Bytes | ArgType::Json) if tag.rule == Rule::Any => {
+                    tag.rule = Rule::NonEmpty;
+                }
+                Some(ArgType::String | ArgType::Bytes | ArgType::Json) => {
+                    twice_constraint(report, line, col, &word);
+                }
+                Some(ty) => report.error(
+                    line,
+                    col,
+                    format!("`non-empty` on a `{}` argument", type_name(ty)),
+                    "`non-empty` goes with `string`, `bytes` and `json`",
+                ),
+                None => {}
+            }
+        } else if word.contains('|') {
+            cur.word();
+            let options: Vec<String> = word.split('|').map(str::to_string).collect();
+            if options.iter().any(|o| o.is_empty()) {
+                report.error(
+                    line,
+                    col,
+                    format!("`{word}` has an empty choice"),
+                    "separate the accepted strings with single `|`: `sum|min|max`",
+                );
+            } else if tag.ty != Some(ArgType::String) {
+                if let Some(ty) = tag.ty {
+                    report.error(
+                        line,
+                        col,
+                        format!("a list of choices on a `{}` argument", type_name(ty)),
+                        "a list of choices (`a|b|c`) goes with `string`",
+                    );
+                }
+            } else if tag.rule != Rule::Any {
+                twice_constraint(report, line, col, &word);
+            } else {
+                tag.rule = Rule::OneOf(options);
+            }
+        } else {
+            break;
+        }
+    }
+}
+
+fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
+    report.error(
+        line,
+        col,
+        format!("`{word}` constrains the argument a second time"),
+        "give one constraint on the values (a range, `non-empty` or `a|b|c`) and, on a \
+         variadic argument, one range for how many values it takes",
+    );
+}
+
+/// The largest integer Lua's numbers (doubles) hold exactly, and its negation.
+pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
+
+/// What a type holds when no range is declared.
+pub(crate) fn full_range(ty: ArgType) -> (i64, i64) {
+    match ty {
+        ArgType::Uint | ArgType::Ms => (0, i64::MAX),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// `A..=B` or `A..`, a first look: digits, `^`, `_`, `+`, `-` around `..`.
+fn looks_like_range(word: &str) -> bool {
+    word.contains("..")
+        && word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '-')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_digit() || "^_+-.=".contains(c))
+}
+
+/// `A..=B` or `A..` (no upper bound) into its bounds, `i64::MAX` standing for none.
+fn parse_range(word: &str, line: usize, col: usize, report: &mut Report) -> Option<(i64, i64)> {
+    let hint = "write a range as `A..=B` (or `A..` for no upper bound), with bounds such as \
+                `1000`, `10_000`, `2^32` or `10^15-1`";
+    let (a, b) = match word.split_once("..=") {
+        Some((a, b)) => (a, Some(b)),
+        None => match word.strip_suffix("..") {
+            Some(a) => (a, None),
+            None => {
+                report.error(line, col, format!("`{word}` is not a range"), hint);
+                return None;
+            }
+        },
+    };
+    let bound = |text: &str| eval_bound(text).filter(|v| i64::try_from(*v).is_ok());
+    let min = bound(a);
+    let max = match b {
+        Some(b) => bound(b),
+        None => Some(i128::from(i64::MAX)),
+    };
+    match (min, max) {
+        (Some(min), Some(max)) => Some((min as i64, max as i64)),
+        _ => {
+            report.error(
+                line,
+                col,
+                format!("`{word}` is not a range of 64-bit integers"),
+                hint,
+            );
+            None
+        }
+    }
+}
+
+/// A count range: both ends from 0 to 2^32 - 1.
+fn parse_count(word: &str, line: usize, col: usize, report: &mut Report) -> Option<Count> {
+    let (min, max) = parse_range(word, line, col, report)?;
+    let max = (max != i64::MAX).then_some(max);
+    let fits = |n: i64| u32::try_from(n).ok();
+    match (fits(min), max.map(fits)) {
+        (Some(min), None) => Some(Count { min, max: None }),
+        (Some(min), Some(Some(max))) if min <= max => Some(Count {
+            min,
+            max: Some(max),
+        }),
+        _ => {
+            report.error(
+                line,
+                col,
+                format!("`{word}` is not a count"),
+                "count the values of a variadic from 0 to 2^32 - 1, smaller bound first: \
+                 `1..=1000`",
+            );
+            None
+        }
+    }
+}
+
+/// `-`? then terms joined by `+`/`-`; a term is `N` or `N^E`; `_` separates digits.
+fn eval_bound(text: &str) -> Option<i128> {
+    let text = text.replace('_', "");
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.as_str()),
+    };
+    let mut total: i128 = 0;
+    let mut sign: i128 = if negative { -1 } else { 1 };
+    let mut term = String::new();
+    let mut chars = rest.chars().peekable();
+    loop {
+        match chars.next() {
+            Some(c @ ('+' | '-')) => {
+                total = total.checked_add(sign.checked_mul(eval_term(&term)?)?)?;
+                term.clear();
+                sign = if c == '+' { 1 } else { -1 };
+            }
+            Some(c) => term.push(c),
+            None => {
+                return total.checked_add(sign.checked_mul(eval_term(&term)?)?);
             }
         }
     }
-    parsed.args.push(tag);
+}
+
+fn eval_term(term: &str) -> Option<i128> {
+    let digits = |s: &str| {
+        (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<i128>().ok())
+            .flatten()
+    };
+    match term.split_once('^') {
+        None => digits(term),
+        Some((base, exp)) => digits(base)?.checked_pow(u32::try_from(digits(exp)?).ok()?),
+    }
+}
+
+fn type_name(ty: ArgType) -> &'static str {
+    ARG_TYPES
+        .iter()
+        .find(|(_, t)| *t == ty)
+        .map(|(n, _)| *n)
+        .unwrap_or("?")
 }
 
 fn arg_types() -> String {
     let names: Vec<&str> = ARG_TYPES.iter().map(|(n, _)| *n).collect();
     format!(
-        "the argument types are {}; `...` after the last argument's type makes it variadic",
+        "the argument types are {}; `?` after `int`, `uint`, `float` or `ms` makes an empty \
+         string mean none; `...` after the last argument's type makes it variadic",
         list_of(&names)
     )
 }
@@ -630,6 +1004,15 @@ fn check_name(
             col,
             format!("`{raw}` is not a valid name"),
             "names are snake_case: a lower-case letter, then lower-case letters, digits and `_`",
+        );
+        return false;
+    }
+    if crate::contract::HELPERS.contains(&name) {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is the name of a helper of the generated input checks"),
+            "pick another name: the script binds it to a local of the same name",
         );
         return false;
     }
@@ -729,7 +1112,14 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
     }
     let mut all = vec!["nil"];
     all.extend(&scalars);
-    all.extend(["[string]", "[bytes]", "[int]", "[(string, float)]"]);
+    all.extend([
+        "[string]",
+        "[bytes]",
+        "[int]",
+        "[decimal]",
+        "[[decimal]]",
+        "[(string, float)]",
+    ]);
     report.error(
         line,
         col,

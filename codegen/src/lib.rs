@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 mod check;
+pub mod contract;
 pub mod diagnostic;
 mod header;
 mod lua;
@@ -160,6 +161,41 @@ impl Config {
         render::render(scripts, &self.runtime).map_err(Error::Render)
     }
 
+    /// Rewrites the input checks of every script under `dir` from its header (see
+    /// [`contract`]), and returns the paths of the files it changed. A script whose header
+    /// does not parse is left alone and reported.
+    pub fn fix(&self, dir: impl AsRef<Path>) -> Result<Vec<String>, Error> {
+        let mut changed = Vec::new();
+        let mut problems = Vec::new();
+        for file in self.read(dir)? {
+            let mut report = header::Report::new(&file.path);
+            let parsed = header::parse(&file.source, &mut report);
+            let header = if report.diagnostics.is_empty() {
+                parsed.into_header()
+            } else {
+                None
+            };
+            let Some(header) = header else {
+                problems.extend(report.diagnostics);
+                continue;
+            };
+            let fixed = contract::fix(&file.source, &header);
+            if fixed != file.source {
+                std::fs::write(&file.path, fixed).map_err(|source| Error::Io {
+                    path: PathBuf::from(&file.path),
+                    source,
+                })?;
+                changed.push(file.path);
+            }
+        }
+        if problems.is_empty() {
+            Ok(changed)
+        } else {
+            problems.sort();
+            Err(Error::Scripts(problems))
+        }
+    }
+
     /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,
     /// leaving `out` untouched when it already holds the same bytes.
     pub fn compile(&self, dir: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<(), Error> {
@@ -199,10 +235,17 @@ fn file_name(path: &Path) -> String {
 /// `/`-separated whatever the platform, so diagnostics and generated code are the same
 /// everywhere.
 fn display_path(path: &Path) -> String {
-    path.components()
+    let joined = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::RootDir))
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
-        .join("/")
+        .join("/");
+    if path.has_root() {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 fn is_identifier(name: &str) -> bool {

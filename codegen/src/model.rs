@@ -46,28 +46,107 @@ pub struct Header {
     pub complexity: String,
 }
 
-/// `@key <name> <doc>`; `<name>...` marks the last key variadic.
+/// `@key <name> <type> [<count>] <doc>`; `<name>...` marks the last key variadic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     /// snake_case name, without the `...`.
     pub name: String,
+    /// The Redis type the key holds.
+    pub ty: KeyType,
     /// What the key holds.
     pub doc: String,
     /// Whether this (last) key takes any number of keys.
     pub variadic: bool,
+    /// How many keys a variadic key takes (`1..=1000`); `0..` when not declared. Always
+    /// exactly one for a key that is not variadic.
+    pub count: Count,
 }
 
-/// `@arg <name> <type> <doc>`; `<type>...` marks the last argument variadic.
+/// The Redis types a `@key` may declare: what `TYPE key` answers when the key exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    /// `string`
+    String,
+    /// `hash`
+    Hash,
+    /// `list`
+    List,
+    /// `set`
+    Set,
+    /// `zset`
+    Zset,
+    /// `stream`
+    Stream,
+}
+
+impl KeyType {
+    /// The header's spelling, which is also the name `TYPE` answers with.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyType::String => "string",
+            KeyType::Hash => "hash",
+            KeyType::List => "list",
+            KeyType::Set => "set",
+            KeyType::Zset => "zset",
+            KeyType::Stream => "stream",
+        }
+    }
+}
+
+/// `@arg <name> <type>[?][...] [<constraint>...] <doc>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
     /// snake_case name.
     pub name: String,
     /// The declared type.
     pub ty: ArgType,
+    /// `<type>?`: an empty string stands for "none" (an `Option` in Rust).
+    pub optional: bool,
+    /// What the values must be: a range, non-empty, one of a list.
+    pub rule: Rule,
     /// What the argument means.
     pub doc: String,
     /// Whether this (last) argument takes any number of values.
     pub variadic: bool,
+    /// How many values a variadic argument takes; exactly one otherwise.
+    pub count: Count,
+}
+
+/// What an argument's values must be, besides their type's own form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// Any value of the type.
+    Any,
+    /// `non-empty`: a string or bytes of at least one byte.
+    NonEmpty,
+    /// `A..=B`: an integer (or whole milliseconds) from `min` to `max`, both included.
+    Range {
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+    },
+    /// `a|b|c`: one of these strings.
+    OneOf(Vec<String>),
+}
+
+/// How many values a variadic key or argument takes, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    /// The fewest.
+    pub min: u32,
+    /// The most; `None` for no bound.
+    pub max: Option<u32>,
+}
+
+impl Count {
+    /// Exactly one: a key or argument that is not variadic.
+    pub const ONE: Count = Count {
+        min: 1,
+        max: Some(1),
+    };
+    /// Any number, none included: a variadic with no declared count.
+    pub const ANY: Count = Count { min: 0, max: None };
 }
 
 /// The types an `@arg` may declare.
@@ -79,7 +158,7 @@ pub enum ArgType {
     Bytes,
     /// `int`: a signed 64-bit integer.
     Int,
-    /// `uint`: an unsigned 64-bit integer.
+    /// `uint`: an integer from 0 to 2^63 - 1 (what Redis stores as a signed 64-bit one).
     Uint,
     /// `float`: a 64-bit float.
     Float,
@@ -111,6 +190,12 @@ pub enum ReturnType {
     Int,
     /// `int?`
     OptInt,
+    /// `uint`: an integer reply that is never negative (a count, a length).
+    Uint,
+    /// `decimal`: a signed 64-bit integer sent as a decimal string, exact beyond 2^53.
+    Decimal,
+    /// `decimal?`
+    OptDecimal,
     /// `float` (Lua returns it as a string)
     Float,
     /// `float?`
@@ -127,10 +212,15 @@ pub enum ReturnType {
     BytesList,
     /// `[int]`
     Ints,
+    /// `[decimal]`
+    Decimals,
+    /// `[[decimal]]`: an array of arrays, such as the rows of a matrix.
+    DecimalRows,
     /// `[(string, float)]`: a flat array of member, score pairs.
     ScoredStrings,
     /// `(t1, t2, …)`: a fixed-size array whose elements are scalar types
-    /// (`bool`, `int`, `int?`, `float`, `float?`, `string`, `string?`, `bytes?`).
+    /// (`bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`,
+    /// `string?`, `bytes?`).
     Tuple(Vec<ReturnType>),
 }
 

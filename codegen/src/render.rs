@@ -4,7 +4,8 @@
 use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::model::{ArgType, Clock, ReturnType, Script};
+use crate::contract;
+use crate::model::{Arg, ArgType, Clock, Count, ReturnType, Rule, Script};
 
 const TEMPLATE: &str = include_str!("../templates/scripts.rs.hbs");
 
@@ -57,7 +58,10 @@ struct ParamCtx {
     rt: String,
     name: String,
     ty: String,
+    optional: bool,
     variadic: bool,
+    count: String,
+    rule: String,
     doc: String,
 }
 
@@ -142,10 +146,10 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
         }
     }
     for arg in &h.args {
-        let (ty, call) = arg_rust(arg.ty, arg.variadic);
+        let (ty, call) = arg_rust(arg);
         params.push(RustParam {
             name: arg.name.clone(),
-            ty: ty.into(),
+            ty,
         });
         calls.push(format!("{call}({})", arg.name));
     }
@@ -181,8 +185,11 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
             .map(|k| ParamCtx {
                 rt: rt.to_owned(),
                 name: lit(&k.name),
-                ty: lit(""),
+                ty: lit(k.ty.name()),
+                optional: false,
                 variadic: k.variadic,
+                count: count_rust(k.count, rt),
+                rule: format!("{rt}::Rule::Any"),
                 doc: lit(&k.doc),
             })
             .collect(),
@@ -193,7 +200,10 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
                 rt: rt.to_owned(),
                 name: lit(&a.name),
                 ty: lit(arg_type_name(a.ty)),
+                optional: a.optional,
                 variadic: a.variadic,
+                count: count_rust(a.count, rt),
+                rule: rule_rust(&a.rule, rt),
                 doc: lit(&a.doc),
             })
             .collect(),
@@ -243,18 +253,25 @@ fn fn_doc(script: &Script, name: &str, sha1: &str) -> Vec<String> {
         doc.push("Keys, in `KEYS` order (all in one cluster hash slot):".into());
         for k in &h.keys {
             let dots = if k.variadic { "..." } else { "" };
-            doc.push(format!("- `{}{dots}`: {}", k.name, prose(&k.doc)));
+            doc.push(format!(
+                "- `{}{dots}` (a {}{}): {}",
+                k.name,
+                k.ty.name(),
+                count_doc(k.variadic, k.count, "keys"),
+                prose(&k.doc)
+            ));
         }
     }
     if !h.args.is_empty() {
         doc.push(String::new());
         doc.push("Arguments, in `ARGV` order:".into());
         for a in &h.args {
-            let dots = if a.variadic { "..." } else { "" };
             doc.push(format!(
-                "- `{}` (`{}{dots}`): {}",
+                "- `{}` (`{}`{}{}): {}",
                 a.name,
-                arg_type_name(a.ty),
+                arg_type_spelling(a),
+                rule_doc(a),
+                count_doc(a.variadic, a.count, "values"),
                 prose(&a.doc)
             ));
         }
@@ -267,7 +284,11 @@ fn fn_doc(script: &Script, name: &str, sha1: &str) -> Vec<String> {
     ));
     if !h.errors.is_empty() {
         doc.push(String::new());
-        doc.push("Error codes, as `Error::Script { code, .. }`:".into());
+        doc.push(
+            "Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments \
+             above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"
+                .into(),
+        );
         for e in &h.errors {
             doc.push(format!("- `{}`: {}", e.code, prose(&e.doc)));
         }
@@ -282,25 +303,86 @@ fn fn_doc(script: &Script, name: &str, sha1: &str) -> Vec<String> {
     doc
 }
 
-/// The Rust parameter type and the `ScriptCall` method for an argument.
-fn arg_rust(ty: ArgType, variadic: bool) -> (&'static str, &'static str) {
-    match (ty, variadic) {
-        (ArgType::String, false) => ("&str", "arg"),
-        (ArgType::String, true) => ("&[&str]", "args"),
-        (ArgType::Bytes, false) => ("&[u8]", "arg"),
-        (ArgType::Bytes, true) => ("&[&[u8]]", "args"),
-        (ArgType::Int, false) => ("i64", "arg"),
-        (ArgType::Int, true) => ("&[i64]", "args"),
-        (ArgType::Uint, false) => ("u64", "arg"),
-        (ArgType::Uint, true) => ("&[u64]", "args"),
-        (ArgType::Float, false) => ("f64", "arg"),
-        (ArgType::Float, true) => ("&[f64]", "args"),
-        (ArgType::Bool, false) => ("bool", "arg_bool"),
-        (ArgType::Bool, true) => ("&[bool]", "args_bool"),
-        (ArgType::Ms, false) => ("::std::time::Duration", "arg_ms"),
-        (ArgType::Ms, true) => ("&[::std::time::Duration]", "args_ms"),
-        (ArgType::Json, false) => ("&impl ::serde::Serialize", "arg_json"),
-        (ArgType::Json, true) => ("&[impl ::serde::Serialize]", "args_json"),
+/// The Rust parameter type and the `ScriptCall` method for an argument. Every method
+/// checks the value against the argument's metadata before anything is sent.
+fn arg_rust(arg: &Arg) -> (String, &'static str) {
+    let scalar = match arg.ty {
+        ArgType::String => "&str",
+        ArgType::Bytes => "&[u8]",
+        ArgType::Int => "i64",
+        ArgType::Uint => "u64",
+        ArgType::Float => "f64",
+        ArgType::Bool => "bool",
+        ArgType::Ms => "::std::time::Duration",
+        ArgType::Json => "impl ::serde::Serialize",
+    };
+    match (arg.ty, arg.variadic, arg.optional) {
+        (ArgType::Json, false, _) => (format!("&{scalar}"), "arg_json"),
+        (ArgType::Json, true, _) => (format!("&[{scalar}]"), "args_json"),
+        (_, true, _) => (format!("&[{scalar}]"), "args"),
+        (_, false, true) => (format!("Option<{scalar}>"), "arg"),
+        (_, false, false) => (scalar.to_string(), "arg"),
+    }
+}
+
+/// `ms?`, `string...`: the type as the header spells it.
+fn arg_type_spelling(arg: &Arg) -> String {
+    format!(
+        "{}{}{}",
+        arg_type_name(arg.ty),
+        if arg.optional { "?" } else { "" },
+        if arg.variadic { "..." } else { "" }
+    )
+}
+
+/// `, from 1 to 1000`, `, not empty`: what the values must be, for the docs.
+fn rule_doc(arg: &Arg) -> String {
+    match &arg.rule {
+        Rule::Any => String::new(),
+        Rule::NonEmpty => ", not empty".into(),
+        Rule::Range { min, max } => {
+            let words = contract::range_words(arg.ty, *min, *max);
+            format!(", {}", words.replace("an integer ", "").replace("whole milliseconds ", ""))
+                + if arg.ty == ArgType::Ms { " ms" } else { "" }
+        }
+        Rule::OneOf(options) => format!(
+            ", one of {}",
+            options
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// `, 1 to 1000 keys`: how many values a variadic takes, for the docs.
+fn count_doc(variadic: bool, count: Count, noun: &str) -> String {
+    match (variadic, count.max) {
+        (false, _) => String::new(),
+        (true, None) if count.min == 0 => String::new(),
+        (true, None) => format!(", at least {} {noun}", count.min),
+        (true, Some(max)) => format!(", {} to {max} {noun}", count.min),
+    }
+}
+
+fn count_rust(count: Count, rt: &str) -> String {
+    let max = match count.max {
+        Some(max) => format!("Some({max})"),
+        None => "None".into(),
+    };
+    format!("{rt}::Count {{ min: {}, max: {max} }}", count.min)
+}
+
+fn rule_rust(rule: &Rule, rt: &str) -> String {
+    match rule {
+        Rule::Any => format!("{rt}::Rule::Any"),
+        Rule::NonEmpty => format!("{rt}::Rule::NonEmpty"),
+        Rule::Range { min, max } => format!("{rt}::Rule::Range {{ min: {min}, max: {max} }}"),
+        Rule::OneOf(options) => format!(
+            "{rt}::Rule::OneOf(&[{}])",
+            options.iter().map(|o| lit(o)).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -324,6 +406,9 @@ fn return_type_name(ty: &ReturnType) -> String {
         ReturnType::Bool => "bool".into(),
         ReturnType::Int => "int".into(),
         ReturnType::OptInt => "int?".into(),
+        ReturnType::Uint => "uint".into(),
+        ReturnType::Decimal => "decimal".into(),
+        ReturnType::OptDecimal => "decimal?".into(),
         ReturnType::Float => "float".into(),
         ReturnType::OptFloat => "float?".into(),
         ReturnType::String => "string".into(),
@@ -332,6 +417,8 @@ fn return_type_name(ty: &ReturnType) -> String {
         ReturnType::Strings => "[string]".into(),
         ReturnType::BytesList => "[bytes]".into(),
         ReturnType::Ints => "[int]".into(),
+        ReturnType::Decimals => "[decimal]".into(),
+        ReturnType::DecimalRows => "[[decimal]]".into(),
         ReturnType::ScoredStrings => "[(string, float)]".into(),
         ReturnType::Tuple(items) => format!(
             "({})",
@@ -351,6 +438,9 @@ fn return_rust(ty: &ReturnType) -> String {
         ReturnType::Bool => "bool".into(),
         ReturnType::Int => "i64".into(),
         ReturnType::OptInt => "Option<i64>".into(),
+        ReturnType::Uint => "u64".into(),
+        ReturnType::Decimal => "i64".into(),
+        ReturnType::OptDecimal => "Option<i64>".into(),
         ReturnType::Float => "f64".into(),
         ReturnType::OptFloat => "Option<f64>".into(),
         ReturnType::String => "String".into(),
@@ -359,6 +449,8 @@ fn return_rust(ty: &ReturnType) -> String {
         ReturnType::Strings => "Vec<String>".into(),
         ReturnType::BytesList => "Vec<Vec<u8>>".into(),
         ReturnType::Ints => "Vec<i64>".into(),
+        ReturnType::Decimals => "Vec<i64>".into(),
+        ReturnType::DecimalRows => "Vec<Vec<i64>>".into(),
         ReturnType::ScoredStrings => "Vec<(String, f64)>".into(),
         // A trailing comma keeps a one-element tuple a tuple.
         ReturnType::Tuple(items) => format!(

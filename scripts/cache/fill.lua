@@ -3,35 +3,86 @@
 --- Beyond the books: the second half of `Cache::get_or_compute` (see `cache/claim.lua`).
 --- The value is stored even when the marker's lease ran out (it is still a fresh value);
 --- the marker is deleted only when it still holds `token`, so a slow client never drops
---- the marker of a client that claimed after it.
---- @key value          the cache entry, a string
---- @key marker         the computing marker, in the same hash slot as `value` (`{value}:computing`)
---- @arg token string   the token the marker was claimed with
---- @arg content string the computed value
---- @arg ttl string     time to live in whole milliseconds, from 1 to 10^15 - 1; an empty string for no expiry
---- @return bool        1 when the marker still held `token` (and is now deleted); 0 when its lease had run out
---- @error BAD_TOKEN    `token` is empty
---- @error BAD_TTL      `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
+--- the marker of a client that claimed after it. A key of another type at `value` or
+--- `marker` is refused with WRONGTYPE before anything is written, as `claim` refuses it.
+--- @key value string              the cache entry
+--- @key marker string             the computing marker, in the same hash slot as `value` (`{value}:computing`)
+--- @arg token string non-empty    the token the marker was claimed with
+--- @arg content string            the computed value
+--- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
+--- @return bool                   1 when the marker still held `token` (now deleted); 0 when its lease ran out
+--- @error BAD_ARGS                not 2 keys and 3 arguments
+--- @error BAD_TOKEN               `token` is empty
+--- @error BAD_TTL                 `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local value = KEYS[1]
 local marker = KEYS[2]
 local token = ARGV[1]
-local content = ARGV[2]
-local ttl = ARGV[3]
-
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-if ttl ~= '' and (not string.match(ttl, '^%d+$') or not string.match(ttl, '[1-9]') or #ttl > 15) then
-  return redis.error_reply('BAD_TTL ttl must be empty or whole milliseconds from 1 to 10^15 - 1, got "' .. ttl .. '"')
+local content = ARGV[2]
+local ttl = nil
+if ARGV[3] ~= '' then
+  ttl = integer(ARGV[3], '1', '999999999999999')
+  if not ttl then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
+  end
+  ttl = tonumber(ttl)
 end
+-- End of the generated input checks.
+-- Both reads raise WRONGTYPE before the first write.
+local held = redis.call('GET', marker) == token
+redis.call('STRLEN', value)
 
-if ttl == '' then
-  redis.call('SET', value, content)
-else
+if ttl then
   redis.call('SET', value, content, 'PX', ttl)
+else
+  redis.call('SET', value, content)
 end
-if redis.call('GET', marker) == token then
+if held then
   redis.call('DEL', marker)
   return 1
 end

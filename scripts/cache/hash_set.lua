@@ -8,36 +8,79 @@
 --- the entry half-written or without its time to live. A key of another type is refused
 --- with WRONGTYPE (from HLEN, before anything is written), so a mistyped name never
 --- deletes another value.
---- @key cache             the hash that holds the entry
---- @arg ttl string        time to live in whole milliseconds, from 1 to 10^15 - 1; an empty string for no expiry
---- @arg fields string...  field, value, field, value, ...: at least one pair
---- @return nil            nothing
---- @error BAD_TTL         `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
---- @error BAD_FIELDS      no fields, or a field without a value
---- @complexity O(N + 1), N = number of fields given (the old entry is freed in the background)
-local cache = KEYS[1]
-local ttl = ARGV[1]
-
--- Digits only (tonumber() would take '1e3' and '0x10'), and few enough that Redis
--- accepts the expiry: checked here because nothing may be written before it fails.
-if ttl ~= '' and (not string.match(ttl, '^%d+$') or not string.match(ttl, '[1-9]') or #ttl > 15) then
-  return redis.error_reply('BAD_TTL ttl must be empty or whole milliseconds from 1 to 10^15 - 1, got "' .. ttl .. '"')
+--- @key cache hash                the hash that holds the entry
+--- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
+--- @arg fields string... 2..=2000 field, value, field, value, ...: from 1 to 1000 pairs
+--- @return nil                    nothing
+--- @error BAD_ARGS                not 1 key, and a ttl and from 2 to 2000 fields and values
+--- @error BAD_TTL                 `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_FIELDS              a field without a value: the fields and values are an odd number
+--- @complexity O(N), N = number of fields given (the old entry is freed in the background)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
 end
-
--- ARGV[2..] holds the pairs, so there must be an even number (and some) of them.
-local given = #ARGV - 1
-if given == 0 or given % 2 ~= 0 then
-  return redis.error_reply('BAD_FIELDS fields must be field, value pairs, at least one; got ' .. given .. ' arguments')
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
+  return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local cache = KEYS[1]
+local ttl = nil
+if ARGV[1] ~= '' then
+  ttl = integer(ARGV[1], '1', '999999999999999')
+  if not ttl then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
+  end
+  ttl = tonumber(ttl)
+end
+-- End of the generated input checks.
+if #ARGV % 2 ~= 1 then
+  return redis.error_reply('BAD_FIELDS fields must be field, value pairs; got ' .. (#ARGV - 1) .. ' arguments')
 end
 
 -- Raises WRONGTYPE for a key that is not a hash, before the first write.
 redis.call('HLEN', cache)
 
 redis.call('UNLINK', cache)
-for i = 2, #ARGV, 2 do
-  redis.call('HSET', cache, ARGV[i], ARGV[i + 1])
+-- In batches: unpack() of a long list would overflow Lua's stack.
+for i = 2, #ARGV, 500 do
+  redis.call('HSET', cache, unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
-if ttl ~= '' then
+if ttl then
   redis.call('PEXPIRE', cache, ttl)
 end
 return nil

@@ -5,37 +5,66 @@
 --- overwrite a field that does not hold an integer, so a typo'd key never loses data.
 --- The old value comes back as the decimal string Redis stores, so even values beyond
 --- 2^53 round-trip exactly.
---- @key counters          the hash of counters
---- @arg field string      the counter's field in the hash
---- @arg value int         the new value, a signed 64-bit integer
---- @return int            the old value, as a decimal string; "0" when the field was missing
---- @error BAD_VALUE       `value` is not a signed 64-bit integer
---- @error NOT_INTEGER     the field holds something that is not an integer; nothing was written
+--- @key counters hash                 the hash of counters
+--- @arg field string                  the counter's field in the hash
+--- @arg value int -2^63..=2^63-1      the new value
+--- @return decimal                    the old value; "0" when the field was missing
+--- @error BAD_ARGS                    not 1 key and 2 arguments
+--- @error BAD_VALUE                   `value` is not a signed 64-bit integer
+--- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local counters = KEYS[1]
 local field = ARGV[1]
-local value = ARGV[2]
-
--- True when s is the decimal form HINCRBY accepts: an optional minus, no leading zeros,
--- and within the signed 64-bit range (compared as strings of equal length).
-local function is_int64(s)
-  local sign, digits = string.match(s, '^(%-?)(%d+)$')
-  if not digits or (#digits > 1 and string.sub(digits, 1, 1) == '0') or (sign == '-' and digits == '0') then
-    return false
-  end
-  if #digits ~= 19 then
-    return #digits < 19
-  end
-  return digits <= (sign == '-' and '9223372036854775808' or '9223372036854775807')
+local value = integer(ARGV[2], '-9223372036854775808', '9223372036854775807')
+if not value then
+  return redis.error_reply('BAD_VALUE value must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
 end
-
-if not is_int64(value) then
-  return redis.error_reply('BAD_VALUE value must be a signed 64-bit integer, got "' .. value .. '"')
-end
-
+-- End of the generated input checks.
 local old = redis.call('HGET', counters, field)
-if old and not is_int64(old) then
-  return redis.error_reply('NOT_INTEGER field "' .. field .. '" holds "' .. old .. '", not an integer')
+-- What HINCRBY would refuse too (`007`, `1.5`, ...) is not a counter.
+if old and not integer(old, '-9223372036854775808', '9223372036854775807') then
+  return redis.error_reply('NOT_INTEGER the field holds ' .. shown(old) .. ', not an integer')
 end
 
 redis.call('HSET', counters, field, value)

@@ -6,32 +6,73 @@
 --- holder whose lease ran out while it was paused (Kleppmann's fencing). Release and
 --- extend with `identity_lock/release.lua` and `identity_lock/extend.lua`, passing the
 --- token as the lock's token.
---- @key lock           the lock key; holds the current fencing token while held
---- @key fence          the counter the tokens come from; in the same hash slot as `lock`, never deleted
---- @arg ttl ms         the lease in milliseconds, from 1 to 10^15 - 1
---- @return int?        the fencing token; nil when the lock is held
---- @error BAD_TTL      `ttl` is not a whole number of milliseconds from 1 to 10^15 - 1
---- @error BAD_FENCE    `fence` does not hold a positive integer below 2^53
+--- @key lock string          the lock key; holds the current fencing token while held
+--- @key fence string         the counter the tokens come from; in the same hash slot as `lock`, never deleted
+--- @arg ttl ms 1..=10^15-1   the lease
+--- @return int?              the fencing token; nil when the lock is held
+--- @error BAD_ARGS           not 2 keys and 1 argument
+--- @error BAD_TTL            `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local lock = KEYS[1]
 local fence = KEYS[2]
-local ttl = ARGV[1]
-
--- Digits only (tonumber() would take '1e3' and '0x10'), and few enough that Redis
--- accepts the expiry: validated here because nothing may be written before it fails.
-if not string.match(ttl, '^%d+$') or not string.match(ttl, '[1-9]') or #ttl > 15 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 10^15 - 1, got "' .. ttl .. '"')
+local ttl = integer(ARGV[1], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-
-if redis.call('EXISTS', lock) == 1 then
+ttl = tonumber(ttl)
+-- End of the generated input checks.
+-- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".
+if redis.call('GET', lock) then
   return false
 end
 
--- Checked before INCR so that a damaged counter fails without writing anything.
--- 2^53 keeps every token exact in Lua's doubles.
+-- Checked before INCR so that a damaged counter fails without writing anything; 2^53
+-- keeps every token exact in Lua's doubles.
 local last = redis.call('GET', fence)
-if last and (not string.match(last, '^%d+$') or tonumber(last) >= 9007199254740992) then
-  return redis.error_reply('BAD_FENCE the fence counter holds "' .. last .. '", not a token count')
+if last and not integer(last, '0', '9007199254740990') then
+  return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
 end
 
 local token = redis.call('INCR', fence)

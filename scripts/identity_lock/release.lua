@@ -3,18 +3,23 @@
 --- The compare-and-delete of 《Redis 应用实例》 chapter 4 in one atomic step. The book's
 --- WATCH/GET/MULTI/DEL takes three round trips and gives up (returns false) when another
 --- client touches the key in between; this never does.
---- @key lock           the lock key
---- @arg token string   the secret the lock was acquired with
---- @return bool        1 when the lock was held with `token` and is now free; 0 for another token or a free lock
---- @error BAD_TOKEN    `token` is empty
+--- @key lock string              the lock key
+--- @arg token string non-empty   the secret the lock was acquired with
+--- @return bool                  1 when it was held with `token` and is now free; 0 for another token or a free lock
+--- @error BAD_ARGS               not 1 key and 1 argument
+--- @error BAD_TOKEN              `token` is empty
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local lock = KEYS[1]
 local token = ARGV[1]
-
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-
+-- End of the generated input checks.
 if redis.call('GET', lock) == token then
   return redis.call('DEL', lock)
 end

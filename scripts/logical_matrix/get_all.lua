@@ -4,14 +4,33 @@
 --- 《Redis 应用实例》 chapter 32 (`LogicalMatrix.get_all`). The book sends rows × cols
 --- GETBITs in one MULTI; here each row is one GET, and the caller decodes the bits
 --- (bit i is bit 7 - i % 8 of byte i / 8). Not MGET: MGET answers nil for a key of
---- another type, which would read as a row of zeros; GET fails with WRONGTYPE.
---- @key rows...          the row bitmaps, row 0 first; all in one hash slot
---- @return [bytes]       each row's bytes; an empty string for a missing row (all 0)
---- @complexity O(rows × cols)
-local rows = KEYS
+--- another type, which would read as a row of zeros; GET fails with WRONGTYPE. One call
+--- reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a
+--- time (each range is one consistent read, the ranges are not one together).
+--- @key rows... string 1..=4096  the row bitmaps, first row first; all in one hash slot
+--- @return [bytes]               each row's bytes; an empty string for a missing row (all 0)
+--- @error BAD_ARGS               not from 1 to 4096 keys, or an argument
+--- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
+--- @complexity O(B), B = the bytes read, at most 1 MiB
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS < 1 or #KEYS > 4096 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected from 1 to 4096 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+-- End of the generated input checks.
+local MAX_BYTES = 1048576
+
+local total = 0
+for r = 1, #KEYS do
+  total = total + redis.call('STRLEN', KEYS[r])
+end
+if total > MAX_BYTES then
+  return redis.error_reply('TOO_BIG the rows hold ' .. total .. ' bytes, more than ' .. MAX_BYTES
+    .. ' (1 MiB); read fewer rows per call')
+end
 
 local bytes = {}
-for r = 1, #rows do
-  bytes[r] = redis.call('GET', rows[r]) or ''
+for r = 1, #KEYS do
+  bytes[r] = redis.call('GET', KEYS[r]) or ''
 end
 return bytes

@@ -4,51 +4,106 @@
 --- LogicalMatrix passes one key per row with `bits` = columns; a CompactLogicalMatrix
 --- passes its one key with `bits` = rows × columns. Each bitmap comes packed as SETBIT
 --- numbers bits: bit i is bit 7 - i % 8 of byte i / 8, most significant first, and the
---- unused bits of the last byte are 0. The book sends one SETBIT per cell in a
---- MULTI, with no existence check (a second init overwrites the first, cell by cell) and
---- no shape check; here the whole matrix is one SET per bitmap, all or nothing.
---- @key bitmaps...       the bitmaps, first bit first; at least one, all in one hash slot
---- @arg bits uint        the bits per bitmap, from 1 to 2^32
---- @arg packed bytes...  each bitmap's bytes, one per key: ceil(bits / 8) bytes each
---- @return nil           nothing
---- @error BAD_SHAPE      no keys, `bits` out of 1 to 2^32, or not one value of ceil(bits / 8) bytes per key
---- @error BAD_PADDING    a bitmap sets one of the unused bits after its last cell
---- @error EXISTS         one of the bitmaps already exists; nothing was written
---- @complexity O(keys × bits)
-local bitmaps = KEYS
-local bits = ARGV[1]
-
-if #bitmaps == 0 then
-  return redis.error_reply('BAD_SHAPE pass at least one key')
-end
-if not string.match(bits, '^[1-9]%d*$') or #bits > 10 or tonumber(bits) > 4294967296 then
-  return redis.error_reply('BAD_SHAPE bits must be an integer from 1 to 2^32, got "' .. bits .. '"')
-end
-local n = tonumber(bits)
-if #ARGV - 1 ~= #bitmaps then
-  return redis.error_reply('BAD_SHAPE expected one packed value per key (' .. #bitmaps .. '), got '
-    .. (#ARGV - 1))
-end
-local size = math.ceil(n / 8)
-local unused = size * 8 - n
-for k = 1, #bitmaps do
-  local packed = ARGV[k + 1]
-  if #packed ~= size then
-    return redis.error_reply('BAD_SHAPE bitmap ' .. (k - 1) .. ' must be ' .. size .. ' bytes for ' .. n
-      .. ' bits, got ' .. #packed)
+--- unused bits of the last byte are 0; an empty value stands for all zeros. The book sends
+--- one SETBIT per cell in a MULTI, with no existence check (a second init overwrites the
+--- first, cell by cell) and no shape check; here the bitmaps are one SET each, all or
+--- nothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is
+--- built a range of rows per call, the first range holding the first row, so that of two
+--- clients building the same matrix the second fails at its first call.
+--- @key bitmaps... string 1..=4096  the bitmaps, first bit first; all in one hash slot
+--- @arg bits uint 1..=2^23          the bits per bitmap (a bitmap holds at most 1 MiB)
+--- @arg packed bytes... 1..=4096    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
+--- @return nil                      nothing
+--- @error BAD_ARGS                  not one packed value per key, or not from 1 to 4096 of them
+--- @error BAD_BITS                  `bits` is not an integer from 1 to 2^23
+--- @error BAD_SHAPE                 a packed value is neither empty nor ceil(bits / 8) bytes
+--- @error BAD_PADDING               a bitmap sets one of the unused bits after its last cell
+--- @error TOO_BIG                   the bitmaps hold more than 1 MiB together; write fewer per call
+--- @error EXISTS                    one of the bitmaps already exists; nothing was written
+--- @complexity O(B), B = the bytes written, at most 1 MiB
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
   end
-  if string.byte(packed, size) % 2 ^ unused ~= 0 then
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 1 or #KEYS > 4096 or #ARGV < 2 or #ARGV > 4097 then
+  return redis.error_reply(
+      'BAD_ARGS expected from 1 to 4096 keys and from 2 to 4097 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local bits = integer(ARGV[1], '1', '8388608')
+if not bits then
+  return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
+end
+bits = tonumber(bits)
+-- End of the generated input checks.
+local MAX_BYTES = 1048576
+
+if #ARGV - 1 ~= #KEYS then
+  return redis.error_reply('BAD_ARGS expected one packed value per key (' .. #KEYS .. '), got ' .. (#ARGV - 1))
+end
+local size = math.ceil(bits / 8)
+if size * #KEYS > MAX_BYTES then
+  return redis.error_reply('TOO_BIG ' .. #KEYS .. ' bitmaps of ' .. size .. ' bytes pass ' .. MAX_BYTES
+    .. ' bytes (1 MiB); write fewer per call')
+end
+local unused = size * 8 - bits
+for k = 1, #KEYS do
+  local value = ARGV[k + 1]
+  if #value ~= size and #value ~= 0 then
+    return redis.error_reply('BAD_SHAPE bitmap ' .. (k - 1) .. ' must be empty or ' .. size .. ' bytes for ' .. bits
+      .. ' bits, got ' .. #value)
+  end
+  if #value > 0 and string.byte(value, size) % 2 ^ unused ~= 0 then
     return redis.error_reply('BAD_PADDING bitmap ' .. (k - 1) .. ' sets one of the ' .. unused
       .. ' unused bits after its last cell')
   end
 end
-for i = 1, #bitmaps, 500 do
-  if redis.call('EXISTS', unpack(bitmaps, i, math.min(i + 499, #bitmaps))) > 0 then
+-- In batches: unpack() of a long list would overflow Lua's stack.
+for i = 1, #KEYS, 500 do
+  if redis.call('EXISTS', unpack(KEYS, i, math.min(i + 499, #KEYS))) > 0 then
     return redis.error_reply('EXISTS the matrix already exists; nothing was written')
   end
 end
 
-for k = 1, #bitmaps do
-  redis.call('SET', bitmaps[k], ARGV[k + 1])
+for k = 1, #KEYS do
+  if #ARGV[k + 1] > 0 then
+    redis.call('SET', KEYS[k], ARGV[k + 1])
+  else
+    -- Redis allocates the string and zeroes it.
+    redis.call('SETRANGE', KEYS[k], size - 1, '\0')
+  end
 end
 return nil

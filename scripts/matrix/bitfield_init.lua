@@ -1,101 +1,121 @@
---- Fills BITFIELD strings of `cells` typed integers each, unless one of them exists.
+--- Stores BITFIELD strings of `cells` typed integers each, unless one of them exists.
 ---
 --- 《Redis 应用实例》 chapter 31 (`BitmapMatrix.init` and the unlisted `Matrix.init`). A
 --- BitmapMatrix passes one key per row with `cells` = columns; a Matrix passes its one key
 --- with `cells` = rows × columns. The book asserts that the first row is missing and then
 --- writes one row per round trip, so two clients can both pass the check; and its
 --- `init(None)` writes nothing, so the matrix does not exist afterwards. This script
---- checks every key and writes them all in one atomic step, or writes nothing; with no
---- values it writes zeros, so that the matrix exists. Each string is created at its full
---- size (cells × bits / 8 bytes, rounded up) in one allocation.
---- @key strings...       the strings, first cell first; at least one, all in one hash slot
---- @arg cell_type string the cell type as BITFIELD spells it: i8, i16, i32, i64, u8, u16, u32 or u63
---- @arg cells uint       the cells per string, at least 1; cells × the type's bits at most 2^32
---- @arg values int...    the cells in order (keys × cells of them), or none for zeros
---- @return nil           nothing
---- @error BAD_TYPE       `cell_type` is not one of the eight types
---- @error BAD_SHAPE      no keys, `cells` out of range, or neither 0 nor keys × cells values
---- @error BAD_VALUE      a value is not an integer within the type's range
---- @error EXISTS         one of the strings already exists; nothing was written
---- @complexity O(keys × cells)
-local strings = KEYS
+--- checks every key and writes them all in one atomic step, or writes nothing. Each
+--- string comes packed as BITFIELD stores it: cell i is the `cell_type` integer at bit
+--- i × bits, big-endian, two's complement when signed, and the unused bits of the last
+--- byte are 0; an empty value stands for all zeros (the string is still created at its
+--- full size, so the matrix exists). One call writes at most 1 MiB, so that it stays
+--- short: a bigger matrix is built a range of rows per call, the first range holding the
+--- first row, so that of two clients building the same matrix the second fails at its
+--- first call.
+--- @key strings... string 1..=4096                 the strings, in order; all in one hash slot
+--- @arg cell_type string i8|i16|i32|i64|u8|u16|u32|u63  the cell type as BITFIELD spells it
+--- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
+--- @arg packed bytes... 1..=4096                   each string's bytes, one per key, or empty for zeros
+--- @return nil                                     nothing
+--- @error BAD_ARGS                                 not one packed value per key, or not from 1 to 4096 of them
+--- @error BAD_CELL_TYPE                            `cell_type` is not one of the eight types
+--- @error BAD_CELLS                                `cells` is not an integer from 1 to 2^23
+--- @error BAD_SHAPE                                a string is neither empty nor ceil(cells × bits / 8) bytes
+--- @error BAD_PADDING                              a string sets one of the unused bits after its last cell
+--- @error TOO_BIG                                  the strings hold more than 1 MiB, together or one alone
+--- @error EXISTS                                   one of the strings already exists; nothing was written
+--- @complexity O(B), B = the bytes written, at most 1 MiB
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 1 or #KEYS > 4096 or #ARGV < 3 or #ARGV > 4098 then
+  return redis.error_reply(
+      'BAD_ARGS expected from 1 to 4096 keys and from 3 to 4098 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local cell_type = ARGV[1]
-local cells = ARGV[2]
+if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type ~= 'i64' and cell_type ~= 'u8' and
+    cell_type ~= 'u16' and cell_type ~= 'u32' and cell_type ~= 'u63' then
+  return redis.error_reply(
+      'BAD_CELL_TYPE cell_type must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
+end
+local cells = integer(ARGV[2], '1', '8388608')
+if not cells then
+  return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
+end
+cells = tonumber(cells)
+-- End of the generated input checks.
+local MAX_BYTES = 1048576
 
-local bits = ({ i8 = 8, i16 = 16, i32 = 32, i64 = 64, u8 = 8, u16 = 16, u32 = 32, u63 = 63 })[cell_type]
-if not bits then
-  return redis.error_reply('BAD_TYPE cell_type must be i8, i16, i32, i64, u8, u16, u32 or u63, got "'
-    .. cell_type .. '"')
+if #ARGV - 2 ~= #KEYS then
+  return redis.error_reply('BAD_ARGS expected one packed value per key (' .. #KEYS .. '), got ' .. (#ARGV - 2))
 end
-if #strings == 0 then
-  return redis.error_reply('BAD_SHAPE pass at least one key')
+local bits = tonumber(string.sub(cell_type, 2)) * cells
+local size = math.ceil(bits / 8)
+if size * #KEYS > MAX_BYTES then
+  return redis.error_reply('TOO_BIG ' .. #KEYS .. ' strings of ' .. size .. ' bytes pass ' .. MAX_BYTES
+    .. ' bytes (1 MiB); write fewer per call')
 end
-if not string.match(cells, '^[1-9]%d*$') or #cells > 10 or tonumber(cells) * bits > 4294967296 then
-  return redis.error_reply('BAD_SHAPE cells must be a positive integer with cells × ' .. bits
-    .. ' at most 2^32, got "' .. cells .. '"')
-end
-local n = tonumber(cells)
-local given = #ARGV - 2
-if given ~= 0 and given ~= #strings * n then
-  return redis.error_reply('BAD_SHAPE expected ' .. (#strings * n) .. ' values (' .. #strings .. ' × '
-    .. n .. '), or none, got ' .. given)
-end
-
--- The decimal forms BITFIELD stores exactly: an optional minus, no leading zeros, and
--- within the type's range (64-bit bounds compared as strings of equal length, the
--- narrower ones exactly as Lua numbers).
-local function fits(s)
-  local sign, digits = string.match(s, '^(%-?)(%d+)$')
-  if not digits or (#digits > 1 and string.sub(digits, 1, 1) == '0') or (sign == '-' and digits == '0') then
-    return false
+local unused = size * 8 - bits
+for k = 1, #KEYS do
+  local value = ARGV[k + 2]
+  if #value ~= size and #value ~= 0 then
+    return redis.error_reply('BAD_SHAPE string ' .. (k - 1) .. ' must be empty or ' .. size .. ' bytes for '
+      .. cells .. ' ' .. cell_type .. ' cells, got ' .. #value)
   end
-  if string.sub(cell_type, 1, 1) == 'u' and sign == '-' then
-    return false
-  end
-  if bits >= 63 then
-    if #digits ~= 19 then
-      return #digits < 19
-    end
-    return digits <= (sign == '-' and '9223372036854775808' or '9223372036854775807')
-  end
-  if #digits > 10 then
-    return false
-  end
-  local v = tonumber(s)
-  if string.sub(cell_type, 1, 1) == 'u' then
-    return v < 2 ^ bits
-  end
-  return v >= -(2 ^ (bits - 1)) and v < 2 ^ (bits - 1)
-end
-
-for i = 3, #ARGV do
-  if not fits(ARGV[i]) then
-    return redis.error_reply('BAD_VALUE cell ' .. (i - 3) .. ' must be an integer that fits ' .. cell_type
-      .. ', got "' .. ARGV[i] .. '"')
+  if #value > 0 and string.byte(value, size) % 2 ^ unused ~= 0 then
+    return redis.error_reply('BAD_PADDING string ' .. (k - 1) .. ' sets one of the ' .. unused
+      .. ' unused bits after its last cell')
   end
 end
-for i = 1, #strings, 500 do
-  if redis.call('EXISTS', unpack(strings, i, math.min(i + 499, #strings))) > 0 then
+-- In batches: unpack() of a long list would overflow Lua's stack.
+for i = 1, #KEYS, 500 do
+  if redis.call('EXISTS', unpack(KEYS, i, math.min(i + 499, #KEYS))) > 0 then
     return redis.error_reply('EXISTS the matrix already exists; nothing was written')
   end
 end
 
--- Each string is first SET to its full size in zeros, so that it is allocated once at
--- its exact size: BITFIELD grows a string greedily (doubling it), which would leave up to
--- half of it unused for good.
-local zeros = string.rep('\0', math.ceil(n * bits / 8))
-for k = 1, #strings do
-  redis.call('SET', strings[k], zeros)
-  -- In batches of 500 cells: unpack() of a long list would overflow Lua's stack.
-  for c = 0, given > 0 and n - 1 or -1, 500 do
-    local args = {}
-    for i = c, math.min(c + 499, n - 1) do
-      args[#args + 1] = 'SET'
-      args[#args + 1] = cell_type
-      args[#args + 1] = '#' .. i
-      args[#args + 1] = ARGV[2 + (k - 1) * n + i + 1]
-    end
-    redis.call('BITFIELD', strings[k], unpack(args))
+for k = 1, #KEYS do
+  if #ARGV[k + 2] > 0 then
+    redis.call('SET', KEYS[k], ARGV[k + 2])
+  else
+    -- Redis allocates the string at its full size and zeroes it.
+    redis.call('SETRANGE', KEYS[k], size - 1, '\0')
   end
 end
 return nil

@@ -1,21 +1,36 @@
 #!lua flags=no-writes
---- Returns every cell of a list matrix, row after row, in one consistent read.
+--- Returns every cell of a list matrix, row by row, in one consistent read.
 ---
 --- 《Redis 应用实例》 chapter 31 (`ListMatrix.get_all`). The book reads the rows with one
 --- LRANGE each, a round trip apart, so a write between two of them shows a matrix that
---- never existed; here all rows are read in one atomic step. The caller splits the flat
---- list into rows of its known width. Missing rows contribute nothing, so an
---- uninitialised matrix answers an empty list.
---- @key rows...          the row lists, row 0 first; all in one hash slot
---- @return [int]         the cells row by row, as decimal strings; empty when no row exists
---- @complexity O(rows × cols)
-local rows = KEYS
+--- never existed; here the rows are read in one atomic step. The reply has one array per
+--- key, in order, so a missing row is an empty array in its place. One call reads at most
+--- 16,384 cells, so that it stays short; read a bigger matrix a range of rows at a time
+--- (each range is one consistent read, the ranges are not one together).
+--- @key rows... list 1..=8192   the row lists, first row first; all in one hash slot
+--- @return [[decimal]]          each row's cells; an empty array for a missing row
+--- @error BAD_ARGS              not from 1 to 8192 keys, or an argument
+--- @error TOO_BIG               the rows hold more than 16,384 cells together; read fewer rows per call
+--- @complexity O(C), C = the cells read, at most 16,384
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS < 1 or #KEYS > 8192 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected from 1 to 8192 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+-- End of the generated input checks.
+local MAX_CELLS = 16384
+
+local total = 0
+for r = 1, #KEYS do
+  total = total + redis.call('LLEN', KEYS[r])
+end
+if total > MAX_CELLS then
+  return redis.error_reply('TOO_BIG the rows hold ' .. total .. ' cells, more than ' .. MAX_CELLS
+    .. '; read fewer rows per call')
+end
 
 local cells = {}
-for r = 1, #rows do
-  local row = redis.call('LRANGE', rows[r], 0, -1)
-  for c = 1, #row do
-    cells[#cells + 1] = row[c]
-  end
+for r = 1, #KEYS do
+  cells[r] = redis.call('LRANGE', KEYS[r], 0, -1)
 end
 return cells

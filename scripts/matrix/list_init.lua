@@ -1,70 +1,106 @@
---- Creates a list matrix, one list of `cols` integers per row, unless a row exists.
+--- Creates rows of a list matrix, one list of `cols` integers each, unless a row exists.
 ---
 --- 《Redis 应用实例》 chapter 31 (`ListMatrix.init`). The book asserts that row 0 is
 --- missing, then pushes the rows one round trip each, so two clients can both pass the
---- check and fill the matrix twice. This script checks every row and writes them all in
---- one atomic step, or writes nothing.
---- @key rows...          the row lists, row 0 first; at least one, all in one hash slot
---- @arg cols uint        the number of columns, from 1 to 2^32
---- @arg values int...    the cells row by row (rows × cols of them), or none for zeros
---- @return nil           nothing
---- @error BAD_SHAPE      no row keys, `cols` out of 1 to 2^32, or neither 0 nor rows × cols values
---- @error BAD_VALUE      a value is not a signed 64-bit integer in decimal
---- @error EXISTS         a row of the matrix already exists; nothing was written
---- @complexity O(rows × cols)
-local rows = KEYS
-local cols = ARGV[1]
-
--- True when s is the decimal form Redis prints for a signed 64-bit integer: an optional
--- minus, no leading zeros, within range (compared as strings of equal length).
-local function is_int64(s)
-  local sign, digits = string.match(s, '^(%-?)(%d+)$')
-  if not digits or (#digits > 1 and string.sub(digits, 1, 1) == '0') or (sign == '-' and digits == '0') then
-    return false
+--- check and fill the matrix twice. This script checks every row it is given and writes
+--- them all in one atomic step, or writes nothing. One call writes at most 8,192 cells,
+--- so that it stays short: a bigger matrix is built a range of rows per call, the first
+--- range holding the first row, so that of two clients building the same matrix the
+--- second fails at its first call.
+--- @key rows... list 1..=8192           the row lists, in order; all in one hash slot
+--- @arg cols uint 1..=8192              the number of columns
+--- @arg values int... 0..=8192          the cells row by row (rows × cols of them), or none for zeros
+--- @return nil                          nothing
+--- @error BAD_ARGS                      not from 1 to 8192 keys, or neither 0 nor rows × cols values
+--- @error BAD_COLS                      `cols` is not an integer from 1 to 8192
+--- @error BAD_VALUES                    a value is not a signed 64-bit integer in decimal
+--- @error TOO_BIG                       rows × cols is more than 8,192 cells; write fewer rows per call
+--- @error EXISTS                        a row of the matrix already exists; nothing was written
+--- @complexity O(rows × cols), at most 8,192 cells
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
   end
-  if #digits ~= 19 then
-    return #digits < 19
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
   end
-  return digits <= (sign == '-' and '9223372036854775808' or '9223372036854775807')
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
 end
-
-if #rows == 0 then
-  return redis.error_reply('BAD_SHAPE pass at least one row key')
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
 end
-if not string.match(cols, '^[1-9]%d*$') or #cols > 10 or tonumber(cols) > 4294967296 then
-  return redis.error_reply('BAD_SHAPE cols must be an integer from 1 to 2^32, got "' .. cols .. '"')
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
 end
-local n = tonumber(cols)
-local given = #ARGV - 1
-if given ~= 0 and given ~= #rows * n then
-  return redis.error_reply('BAD_SHAPE expected ' .. (#rows * n) .. ' values (' .. #rows .. ' rows of '
-    .. n .. '), or none, got ' .. given)
+if #KEYS < 1 or #KEYS > 8192 or #ARGV < 1 or #ARGV > 8193 then
+  return redis.error_reply(
+      'BAD_ARGS expected from 1 to 8192 keys and from 1 to 8193 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
+local cols = integer(ARGV[1], '1', '8192')
+if not cols then
+  return redis.error_reply('BAD_COLS cols must be an integer from 1 to 8192, got ' .. shown(ARGV[1]))
+end
+cols = tonumber(cols)
 for i = 2, #ARGV do
-  if not is_int64(ARGV[i]) then
-    return redis.error_reply('BAD_VALUE cell ' .. (i - 2) .. ' must be a signed 64-bit integer, got "'
-      .. ARGV[i] .. '"')
+  if not integer(ARGV[i], '-9223372036854775808', '9223372036854775807') then
+    return redis.error_reply(
+        'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
   end
+end
+-- End of the generated input checks.
+local MAX_CELLS = 8192
+
+if #KEYS * cols > MAX_CELLS then
+  return redis.error_reply('TOO_BIG ' .. #KEYS .. ' rows of ' .. cols .. ' cells pass ' .. MAX_CELLS
+    .. ' cells; write fewer rows per call')
+end
+local given = #ARGV - 1
+if given ~= 0 and given ~= #KEYS * cols then
+  return redis.error_reply('BAD_ARGS expected ' .. (#KEYS * cols) .. ' values (' .. #KEYS .. ' rows of '
+    .. cols .. '), or none, got ' .. given)
 end
 -- In batches: unpack() of a long list would overflow Lua's stack.
-for i = 1, #rows, 500 do
-  if redis.call('EXISTS', unpack(rows, i, math.min(i + 499, #rows))) > 0 then
+for i = 1, #KEYS, 500 do
+  if redis.call('EXISTS', unpack(KEYS, i, math.min(i + 499, #KEYS))) > 0 then
     return redis.error_reply('EXISTS the matrix already exists; nothing was written')
   end
 end
 
 local zeros = {}
-for i = 1, math.min(n, 500) do
+for i = 1, math.min(cols, 500) do
   zeros[i] = 0
 end
-for r = 1, #rows do
-  for c = 1, n, 500 do
-    local last = math.min(c + 499, n)
+for r = 1, #KEYS do
+  for c = 1, cols, 500 do
+    local last = math.min(c + 499, cols)
     if given == 0 then
-      redis.call('RPUSH', rows[r], unpack(zeros, 1, last - c + 1))
+      redis.call('RPUSH', KEYS[r], unpack(zeros, 1, last - c + 1))
     else
-      local first = 1 + (r - 1) * n + c
-      redis.call('RPUSH', rows[r], unpack(ARGV, first, first + last - c))
+      local first = 1 + (r - 1) * cols + c
+      redis.call('RPUSH', KEYS[r], unpack(ARGV, first, first + last - c))
     end
   end
 end

@@ -5,27 +5,69 @@
 --- milliseconds instead of whole seconds. Nil when the counter is missing or below
 --- `maximum` (an attempt would be admitted now), or when it has no expiry.
 --- Writes nothing and runs with EVALSHA_RO, also on replicas.
---- @key counter          the window's counter (`RateLimiter:<uid>:<action>`)
---- @arg maximum uint     attempts admitted per window, from 1 to 10^15 - 1
---- @return int?          milliseconds until the window resets; nil when attempts are admitted
---- @error BAD_MAXIMUM    `maximum` is not a whole number from 1 to 10^15 - 1
---- @error BAD_COUNTER    the counter holds something other than a count
+--- @key counter string              the window's counter (`RateLimiter:<uid>:<action>`)
+--- @arg maximum uint 1..=10^15-1    attempts admitted per window
+--- @return int?                     milliseconds until the window resets; nil when attempts are admitted
+--- @error BAD_ARGS                  not 1 key and 1 argument
+--- @error BAD_MAXIMUM               `maximum` is not an integer from 1 to 10^15 - 1
+--- @error BAD_COUNTER               the counter holds something other than a count
 --- @complexity O(1)
-local counter = KEYS[1]
-local maximum = ARGV[1]
-
-if not string.match(maximum, '^%d+$') or not string.match(maximum, '[1-9]') or #maximum > 15 then
-  return redis.error_reply('BAD_MAXIMUM maximum must be a whole number from 1 to 10^15 - 1, got "' .. maximum .. '"')
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
 end
-
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local counter = KEYS[1]
+local maximum = integer(ARGV[1], '1', '999999999999999')
+if not maximum then
+  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+maximum = tonumber(maximum)
+-- End of the generated input checks.
 local stored = redis.call('GET', counter)
 if not stored then
   return false
 end
-if not string.match(stored, '^%d+$') or #stored > 15 then
-  return redis.error_reply('BAD_COUNTER the counter holds "' .. stored .. '", not an attempt count')
+if not integer(stored, '0', '999999999999999') then
+  return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(stored) .. ', not an attempt count')
 end
-if tonumber(stored) < tonumber(maximum) then
+if tonumber(stored) < maximum then
   return false
 end
 local pttl = redis.call('PTTL', counter)

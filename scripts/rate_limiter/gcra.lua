@@ -1,98 +1,127 @@
 --- Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.
 ---
 --- Beyond the book: the generic cell rate algorithm, as redis-cell's CL.THROTTLE and
---- go-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored, in
---- microseconds of the server's clock: one string per key, whatever the rate. Each
---- request moves the TAT by `cost` emission intervals (`period` / `count`); it is admitted
---- when the new TAT is at most `burst` intervals ahead of now. So a fresh key admits
---- `burst` requests at once, then `count` per `period`: over any span t, at most
+--- go-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored: one
+--- string per key, whatever the rate, holding microseconds of the server's clock as a
+--- decimal with a fraction (the emission interval `period` / `count` is rarely whole).
+--- Each request moves the TAT by `cost` emission intervals; it is admitted when the new
+--- TAT is at most `burst` intervals ahead of now. So a fresh key admits `burst` requests
+--- at once, then `count` per `period`: over any span t, at most
 --- `burst + t × count / period` requests. All or nothing: `cost` units are admitted
 --- together or not at all, and a refused request writes nothing. The key expires when the
 --- bucket is full again, so an idle client costs nothing.
 --- Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`
 --- would be admitted (-1 when allowed), microseconds until the bucket is full again.
---- @key tat              the theoretical arrival time, in microseconds
---- @arg burst uint       the bucket's size: requests admitted at once, from 1 to 10^15 - 1
---- @arg count uint       requests the bucket regains per `period`, from 1 to 10^15 - 1
---- @arg period ms        milliseconds in which `count` requests are regained, from 1 to 10^10
---- @arg cost uint        requests this call stands for, from 1 to `burst`
+--- @key tat string                the theoretical arrival time: microseconds, with a fraction
+--- @arg burst uint 1..=10^15-1    the bucket's size: requests admitted at once
+--- @arg count uint 1..=10^15-1    requests the bucket regains per `period`
+--- @arg period ms 1..=10^10       the time in which `count` requests are regained
+--- @arg cost uint 1..=10^15-1     requests this call stands for, at most `burst`
 --- @return (bool, int, int, int)  allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
---- @error BAD_BURST      `burst` is not a whole number from 1 to 10^15 - 1
---- @error BAD_RATE       `count` is not a whole number from 1 to 10^15 - 1
---- @error BAD_PERIOD     `period` is not whole milliseconds from 1 to 10^10, or refilling takes over 10^10 ms
---- @error BAD_COST       `cost` is not a whole number from 1 to `burst`
---- @error BAD_TAT        the key holds something other than a time; nothing was written
+--- @error BAD_ARGS                not 1 key and 4 arguments
+--- @error BAD_BURST               `burst` is not an integer from 1 to 10^15 - 1
+--- @error BAD_COUNT               `count` is not an integer from 1 to 10^15 - 1
+--- @error BAD_PERIOD              `period` is not whole milliseconds from 1 to 10^10, or refilling takes over 10^10 ms
+--- @error BAD_COST                `cost` is not an integer from 1 to `burst`
+--- @error BAD_TAT                 the key holds something other than a time; nothing was written
 --- @clock server
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local tat = KEYS[1]
-local burst = ARGV[1]
-local count = ARGV[2]
-local period = ARGV[3]
-local cost = ARGV[4]
-
--- A whole number from 1 to `max`, in digits only (tonumber() would take '1e3' and '0x10').
-local function whole(s, max)
-  if not string.match(s, '^%d+$') or not string.match(s, '[1-9]') or #s > 15 then
-    return nil
-  end
-  local n = tonumber(s)
-  if n > max then
-    return nil
-  end
-  return n
+local burst = integer(ARGV[1], '1', '999999999999999')
+if not burst then
+  return redis.error_reply('BAD_BURST burst must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-
-local burst_n = whole(burst, 999999999999999)
-if not burst_n then
-  return redis.error_reply('BAD_BURST burst must be a whole number from 1 to 10^15 - 1, got "' .. burst .. '"')
+burst = tonumber(burst)
+local count = integer(ARGV[2], '1', '999999999999999')
+if not count then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local count_n = whole(count, 999999999999999)
-if not count_n then
-  return redis.error_reply('BAD_RATE count must be a whole number from 1 to 10^15 - 1, got "' .. count .. '"')
+count = tonumber(count)
+local period = integer(ARGV[3], '1', '10000000000')
+if not period then
+  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
-local period_ms = whole(period, 10000000000)
-if not period_ms then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10^10, got "' .. period .. '"')
+period = tonumber(period)
+local cost = integer(ARGV[4], '1', '999999999999999')
+if not cost then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
+cost = tonumber(cost)
+-- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.
-if burst_n * period_ms / count_n > 10000000000 then
-  return redis.error_reply('BAD_PERIOD the bucket would take burst * period / count = ' ..
-    string.format('%.0f', burst_n * period_ms / count_n) .. ' ms to refill; at most 10^10 ms')
+if burst * period / count > 10000000000 then
+  return redis.error_reply('BAD_PERIOD the bucket would take burst * period / count = '
+    .. string.format('%.0f', burst * period / count) .. ' ms to refill; at most 10^10 ms')
 end
-local cost_n = whole(cost, burst_n)
-if not cost_n then
-  return redis.error_reply('BAD_COST cost must be a whole number from 1 to burst (' .. burst ..
-    '), got "' .. cost .. '"')
+if cost > burst then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to burst (' .. burst .. '), got ' .. cost)
 end
 
 local stored = redis.call('GET', tat)
 if stored and (not string.match(stored, '^%d+%.?%d*$') or #stored > 24 or tonumber(stored) >= 9007199254740992) then
-  return redis.error_reply('BAD_TAT the key holds "' .. stored .. '", not a time in microseconds')
+  return redis.error_reply('BAD_TAT the key holds ' .. shown(stored) .. ', not a time in microseconds')
 end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local emission = period_ms * 1000 / count_n
-local capacity = burst_n * emission
+local emission = period * 1000 / count
+local capacity = burst * emission
 
 -- Times relative to now stay small, so their arithmetic keeps its precision.
 local ahead = 0
 if stored and tonumber(stored) > now then
   ahead = tonumber(stored) - now
 end
-local new_ahead = ahead + cost_n * emission
+local new_ahead = ahead + cost * emission
 -- Whole requests that still fit; the tolerance absorbs rounding of the emission interval.
 local function fitting(t)
-  local n = math.floor((capacity - t) / emission + 1e-6)
-  if n < 0 then
-    return 0
-  end
-  return n
+  return math.max(math.floor((capacity - t) / emission + 1e-6), 0)
 end
 
 if new_ahead > capacity * (1 + 1e-12) then
-  return {0, fitting(ahead), math.ceil(new_ahead - capacity), math.ceil(ahead)}
+  return { 0, fitting(ahead), math.ceil(new_ahead - capacity), math.ceil(ahead) }
 end
 
 redis.call('SET', tat, string.format('%.17g', now + new_ahead), 'PX', math.ceil(new_ahead / 1000))
-return {1, fitting(new_ahead), -1, math.ceil(new_ahead)}
+return { 1, fitting(new_ahead), -1, math.ceil(new_ahead) }

@@ -10,74 +10,104 @@
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
 --- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
 --- attempt can be admitted (-1 when allowed), microseconds until the window resets.
---- @key counter              the window's counter (`RateLimiter:<uid>:<action>`)
---- @arg maximum uint         attempts admitted per window, from 1 to 10^15 - 1
---- @arg interval ms          the window's length in milliseconds, from 1 to 10^10
---- @arg cost uint            attempts this call stands for, from 1 to `maximum`
---- @return (bool, int, int, int)  allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
---- @error BAD_MAXIMUM        `maximum` is not a whole number from 1 to 10^15 - 1
---- @error BAD_INTERVAL       `interval` is not a whole number of milliseconds from 1 to 10^10
---- @error BAD_COST           `cost` is not a whole number from 1 to `maximum`
---- @error BAD_COUNTER        the counter holds something other than a count; nothing was written
+--- @key counter string              the window's counter (`RateLimiter:<uid>:<action>`)
+--- @arg maximum uint 1..=10^15-1    attempts admitted per window
+--- @arg interval ms 1..=10^10       the window's length
+--- @arg cost uint 1..=10^15-1       attempts this call stands for, at most `maximum`
+--- @return (bool, int, int, int)    allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
+--- @error BAD_ARGS                  not 1 key and 3 arguments
+--- @error BAD_MAXIMUM               `maximum` is not an integer from 1 to 10^15 - 1
+--- @error BAD_INTERVAL              `interval` is not whole milliseconds from 1 to 10^10
+--- @error BAD_COST                  `cost` is not an integer from 1 to `maximum`
+--- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local counter = KEYS[1]
-local maximum = ARGV[1]
-local interval = ARGV[2]
-local cost = ARGV[3]
-
--- A whole number from 1 to `max`, in digits only (tonumber() would take '1e3' and '0x10').
-local function whole(s, max)
-  if not string.match(s, '^%d+$') or not string.match(s, '[1-9]') or #s > 15 then
-    return nil
-  end
-  local n = tonumber(s)
-  if n > max then
-    return nil
-  end
-  return n
+local maximum = integer(ARGV[1], '1', '999999999999999')
+if not maximum then
+  return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-
-local max_n = whole(maximum, 999999999999999)
-if not max_n then
-  return redis.error_reply('BAD_MAXIMUM maximum must be a whole number from 1 to 10^15 - 1, got "' .. maximum .. '"')
+maximum = tonumber(maximum)
+local interval = integer(ARGV[2], '1', '10000000000')
+if not interval then
+  return redis.error_reply(
+      'BAD_INTERVAL interval must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
-local interval_ms = whole(interval, 10000000000)
-if not interval_ms then
-  return redis.error_reply('BAD_INTERVAL interval must be whole milliseconds from 1 to 10^10, got "' .. interval .. '"')
+interval = tonumber(interval)
+local cost = integer(ARGV[3], '1', '999999999999999')
+if not cost then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-local cost_n = whole(cost, max_n)
-if not cost_n then
-  return redis.error_reply('BAD_COST cost must be a whole number from 1 to maximum (' .. maximum ..
-    '), got "' .. cost .. '"')
+cost = tonumber(cost)
+-- End of the generated input checks.
+if cost > maximum then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to maximum (' .. maximum .. '), got ' .. cost)
 end
 
 local stored = redis.call('GET', counter)
 local count = 0
 if stored then
-  if not string.match(stored, '^%d+$') or #stored > 15 then
-    return redis.error_reply('BAD_COUNTER the counter holds "' .. stored .. '", not an attempt count')
+  -- What INCRBY would refuse (`007`, `1.5`, ...) is no count either.
+  if not integer(stored, '0', '999999999999999') then
+    return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(stored) .. ', not an attempt count')
   end
   count = tonumber(stored)
 end
 
 local pttl = redis.call('PTTL', counter)
-if count + cost_n > max_n then
+if count + cost > maximum then
   if pttl < 0 then
     -- A full counter with no expiry would refuse forever: give it its window back.
-    redis.call('PEXPIRE', counter, interval_ms)
-    pttl = interval_ms
+    redis.call('PEXPIRE', counter, interval)
+    pttl = interval
   end
-  local remaining = max_n - count
-  if remaining < 0 then
-    remaining = 0
-  end
-  return {0, remaining, pttl * 1000, pttl * 1000}
+  return { 0, math.max(maximum - count, 0), pttl * 1000, pttl * 1000 }
 end
 
-redis.call('INCRBY', counter, cost_n)
+redis.call('INCRBY', counter, cost)
 if pttl < 0 then
   -- The first attempt of the window (or a counter that lost its expiry) starts the window.
-  redis.call('PEXPIRE', counter, interval_ms)
-  pttl = interval_ms
+  redis.call('PEXPIRE', counter, interval)
+  pttl = interval
 end
-return {1, max_n - count - cost_n, -1, pttl * 1000}
+return { 1, maximum - count - cost, -1, pttl * 1000 }

@@ -1,86 +1,163 @@
 --- Admits `cost` requests if the last `period` holds room for them: an exact sliding window.
 ---
---- Beyond the book. The log is a sorted set of the admitted requests, scored by the
---- server's clock in microseconds; each call first drops the entries older than
---- `period`, then admits the request (all `cost` units, or none) when fewer than `limit`
---- remain. No span of `period` ever holds more than `limit` admitted requests, at any
---- alignment. Memory is O(`limit`) per key, one entry per admitted unit, so keep `limit`
---- small (login attempts, messages per minute); GCRA (`gcra.lua`) costs one string.
---- Members are `<microseconds>:<n>`, `n` counting the entries of that microsecond, so
---- requests that share a microsecond stay distinct. If the clock steps back, time is
+--- Beyond the book. The log is a sorted set with one entry per admitted call, scored by
+--- the server's clock in microseconds. Each entry's member is `<before>:<cost>`, where
+--- `before` (16 digits, zero-padded) counts the units admitted ahead of it while the key
+--- lived, so the units in the window
+--- are the newest entry's `before + cost` minus the oldest in-window entry's `before`,
+--- found with two O(log N) reads whatever `cost` is. A call is admitted (all `cost`
+--- units, or none) when they fit under `limit`; no span of `period` ever holds more than
+--- `limit` admitted units, at any alignment. An admitted call removes up to 100 entries
+--- that left the window; a refused one writes nothing. If the clock steps back, time is
 --- taken as the newest entry's. The key expires when its newest entry leaves the window,
---- so an idle client costs nothing. Refused requests are not logged.
---- Reply: allowed (1/0), requests still admitted now, microseconds until `cost` would be
+--- so an idle client costs nothing. Memory is one entry per admitted call in the window.
+--- Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be
 --- admitted (-1 when allowed), microseconds until the window is empty.
---- @key log             the sorted set of admitted requests
---- @arg limit uint      requests admitted in any span of `period`, from 1 to 10^6
---- @arg period ms       the window's length in milliseconds, from 1 to 10^10
---- @arg cost uint       requests this call stands for, from 1 to `limit`
+--- @key log zset                the sorted set of admitted calls
+--- @arg limit uint 1..=10^6     units admitted in any span of `period`
+--- @arg period ms 1..=10^10     the window's length
+--- @arg cost uint 1..=10^6      units this call stands for, at most `limit`
 --- @return (bool, int, int, int)  allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
---- @error BAD_LIMIT     `limit` is not a whole number from 1 to 10^6
---- @error BAD_PERIOD    `period` is not a whole number of milliseconds from 1 to 10^10
---- @error BAD_COST      `cost` is not a whole number from 1 to `limit`
+--- @error BAD_ARGS              not 1 key and 3 arguments
+--- @error BAD_LIMIT             `limit` is not an integer from 1 to 10^6
+--- @error BAD_PERIOD            `period` is not whole milliseconds from 1 to 10^10
+--- @error BAD_COST              `cost` is not an integer from 1 to `limit`
+--- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
 --- @clock server
---- @complexity O(log N + cost), N = entries in the window, at most `limit`
+--- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local log = KEYS[1]
-local limit = ARGV[1]
-local period = ARGV[2]
-local cost = ARGV[3]
+local limit = integer(ARGV[1], '1', '1000000')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
+end
+limit = tonumber(limit)
+local period = integer(ARGV[2], '1', '10000000000')
+if not period then
+  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+end
+period = tonumber(period)
+local cost = integer(ARGV[3], '1', '1000000')
+if not cost then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
+end
+cost = tonumber(cost)
+-- End of the generated input checks.
+if cost > limit then
+  return redis.error_reply('BAD_COST cost must be an integer from 1 to limit (' .. limit .. '), got ' .. cost)
+end
 
--- A whole number from 1 to `max`, in digits only (tonumber() would take '1e3' and '0x10').
-local function whole(s, max)
-  if not string.match(s, '^%d+$') or not string.match(s, '[1-9]') or #s > 15 then
+-- `<before>:<cost>` of one entry, as numbers.
+local function entry(member)
+  local before, units = string.match(member or '', '^(%d+):(%d+)$')
+  if not before then
     return nil
   end
-  local n = tonumber(s)
-  if n > max then
-    return nil
-  end
-  return n
+  return tonumber(before), tonumber(units)
+end
+local function bad_log(member)
+  return redis.error_reply('BAD_LOG the log holds the member ' .. shown(member) .. ', not <before>:<cost>')
 end
 
-local limit_n = whole(limit, 1000000)
-if not limit_n then
-  return redis.error_reply('BAD_LIMIT limit must be a whole number from 1 to 10^6, got "' .. limit .. '"')
-end
-local period_ms = whole(period, 10000000000)
-if not period_ms then
-  return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10^10, got "' .. period .. '"')
-end
-local cost_n = whole(cost, limit_n)
-if not cost_n then
-  return redis.error_reply('BAD_COST cost must be a whole number from 1 to limit (' .. limit ..
-    '), got "' .. cost .. '"')
-end
-
-local span = period_ms * 1000
+local span = period * 1000
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local newest = redis.call('ZRANGE', log, 0, 0, 'REV', 'WITHSCORES')
-if newest[2] and tonumber(newest[2]) > now then
-  now = tonumber(newest[2])
+local total = 0
+if newest[1] then
+  local before, units = entry(newest[1])
+  if not before then
+    return bad_log(newest[1])
+  end
+  total = before + units
+  if tonumber(newest[2]) > now then
+    now = tonumber(newest[2])
+  end
 end
 
 -- Scores go to Redis as whole digits: Lua would print 1.7e15 with 14 significant digits.
-local stamp = string.format('%.0f', now)
+local edge = string.format('%.0f', now - span)
 -- The window is (now - span, now]: an entry scored now - span has just left it.
-redis.call('ZREMRANGEBYSCORE', log, '-inf', string.format('%.0f', now - span))
-local used = redis.call('ZCARD', log)
-
-if used + cost_n > limit_n then
-  -- Room for `cost` comes when the (used + cost - limit)-th oldest entry leaves.
-  local freeing = redis.call('ZRANGE', log, used + cost_n - limit_n - 1, used + cost_n - limit_n - 1, 'WITHSCORES')
-  local last = redis.call('ZRANGE', log, 0, 0, 'REV', 'WITHSCORES')
-  local remaining = limit_n - used
-  if remaining < 0 then
-    remaining = 0
+local stale = redis.call('ZCOUNT', log, '-inf', edge)
+local oldest = redis.call('ZRANGE', log, stale, stale, 'WITHSCORES')
+local used = 0
+if oldest[1] then
+  local before = entry(oldest[1])
+  if not before then
+    return bad_log(oldest[1])
   end
-  return {0, remaining, tonumber(freeing[2]) + span - now, tonumber(last[2]) + span - now}
+  used = total - before
 end
 
-local taken = redis.call('ZCOUNT', log, stamp, stamp)
-for i = 1, cost_n do
-  redis.call('ZADD', log, stamp, stamp .. ':' .. (taken + i))
+if used + cost <= limit then
+  if stale > 0 then
+    redis.call('ZREMRANGEBYRANK', log, 0, math.min(stale, 100) - 1)
+  end
+  -- `before` zero-padded to 16 digits (2^53 has 16), so that entries of one microsecond
+  -- sort by it, as ranks do.
+  redis.call('ZADD', log, string.format('%.0f', now), string.format('%016.0f', total) .. ':' .. cost)
+  redis.call('PEXPIRE', log, period)
+  return { 1, limit - used - cost, -1, span }
 end
-redis.call('PEXPIRE', log, period_ms)
-return {1, limit_n - used - cost_n, -1, span}
+
+-- Room for `cost` comes when the oldest in-window entry is one whose `before` is at
+-- least total - limit + cost, that is when the entry ahead of it leaves: a binary search
+-- over ranks, as `before` grows with the rank.
+local threshold = total - limit + cost
+local low, high = stale + 1, redis.call('ZCARD', log)
+while low < high do
+  local middle = math.floor((low + high) / 2)
+  local before = entry(redis.call('ZRANGE', log, middle, middle)[1])
+  if not before then
+    return bad_log(redis.call('ZRANGE', log, middle, middle)[1])
+  end
+  if before >= threshold then
+    high = middle
+  else
+    low = middle + 1
+  end
+end
+-- Rank `low - 1` leaves last before there is room; past the newest, the whole window.
+local leaving = redis.call('ZRANGE', log, low - 1, low - 1, 'WITHSCORES')
+local remaining = math.max(limit - used, 0)
+return { 0, remaining, tonumber(leaving[2]) + span - now, tonumber(newest[2]) + span - now }

@@ -5,37 +5,80 @@
 --- crashes cannot keep it forever, and only `token` can release or extend it
 --- (`release_lease.lua`, `extend_lease.lua`). Up to `limit` expired leases are reclaimed
 --- before picking, so nil means every resource is held by a live holder.
---- @key available          the set of resources free to acquire
---- @key occupied           the set of resources held
---- @key leases             sorted set: leased resource -> lease deadline (ms, server clock)
---- @key holders            hash: leased resource -> its holder's token
---- @arg ttl ms             the lease in milliseconds, from 1 to 10^15 - 1
---- @arg token string       the holder's secret, fresh for each acquisition; not empty
---- @arg limit uint         the most expired leases reclaimed first, from 1 to 1000
---- @return string?         the resource; nil when every resource is held
---- @error BAD_TTL          `ttl` is not a whole number of milliseconds from 1 to 10^15 - 1
---- @error BAD_TOKEN        `token` is empty
---- @error BAD_LIMIT        `limit` is not a whole number from 1 to 1000
+--- @key available set            the set of resources free to acquire
+--- @key occupied set             the set of resources held
+--- @key leases zset              leased resource -> lease deadline (ms, server clock)
+--- @key holders hash             leased resource -> its holder's token
+--- @arg ttl ms 1..=10^15-1        the lease
+--- @arg token string non-empty    the holder's secret, fresh for each acquisition
+--- @arg limit uint 1..=1000       the most expired leases reclaimed first
+--- @return string?                the resource; nil when every resource is held
+--- @error BAD_ARGS                not 4 keys and 3 arguments
+--- @error BAD_TTL                 `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_TOKEN               `token` is empty
+--- @error BAD_LIMIT               `limit` is not an integer from 1 to 1000
 --- @clock server
---- @complexity O(log N + M), N = the leases, M = `limit`
+--- @complexity O(M × log N), N = the leases, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local available = KEYS[1]
 local occupied = KEYS[2]
 local leases = KEYS[3]
 local holders = KEYS[4]
-local ttl = ARGV[1]
-local token = ARGV[2]
-local limit = ARGV[3]
-
--- Digits only (tonumber() would take '1e3' and '0x10').
-if not string.match(ttl, '^%d+$') or not string.match(ttl, '[1-9]') or #ttl > 15 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 10^15 - 1, got "' .. ttl .. '"')
+local ttl = integer(ARGV[1], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
+ttl = tonumber(ttl)
+local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-if not string.match(limit, '^[1-9]%d*$') or tonumber(limit) > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be a whole number from 1 to 1000, got "' .. limit .. '"')
+local limit = integer(ARGV[3], '1', '1000')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
+limit = tonumber(limit)
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('SCARD', available)
 redis.call('SCARD', occupied)
@@ -45,7 +88,7 @@ redis.call('HLEN', holders)
 -- Expired leases go back to the pool first (see reclaim.lua).
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local expired = redis.call('ZRANGE', leases, '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(limit))
+local expired = redis.call('ZRANGE', leases, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
 for _, stale in ipairs(expired) do
   redis.call('ZREM', leases, stale)
   redis.call('HDEL', holders, stale)
@@ -57,6 +100,6 @@ if not resource then
   return false
 end
 redis.call('SADD', occupied, resource)
-redis.call('ZADD', leases, now + tonumber(ttl), resource)
+redis.call('ZADD', leases, now + ttl, resource)
 redis.call('HSET', holders, resource, token)
 return resource

@@ -2,32 +2,75 @@
 ---
 --- Beyond the book: a holder whose work runs long renews its lease before it runs out.
 --- After the lease was reclaimed, the old token extends nothing.
---- @key leases             sorted set: leased resource -> lease deadline (ms, server clock)
---- @key holders            hash: leased resource -> its holder's token
---- @arg resource string    the resource's name; not empty
---- @arg token string       the token it was acquired with; not empty
---- @arg ttl ms             the new lease in milliseconds, from 1 to 10^15 - 1
---- @return bool            1 when the lease was set; 0 when it is not held with `token`
---- @error BAD_RESOURCE     `resource` is empty
---- @error BAD_TOKEN        `token` is empty
---- @error BAD_TTL          `ttl` is not a whole number of milliseconds from 1 to 10^15 - 1
+--- @key leases zset              leased resource -> lease deadline (ms, server clock)
+--- @key holders hash             leased resource -> its holder's token
+--- @arg resource string non-empty the resource's name
+--- @arg token string non-empty    the token it was acquired with
+--- @arg ttl ms 1..=10^15-1        the new lease
+--- @return bool                   1 when the lease was set; 0 when it is not held with `token`
+--- @error BAD_ARGS                not 2 keys and 3 arguments
+--- @error BAD_RESOURCE            `resource` is empty
+--- @error BAD_TOKEN               `token` is empty
+--- @error BAD_TTL                 `ttl` is not whole milliseconds from 1 to 10^15 - 1
 --- @clock server
 --- @complexity O(log N), N = the leases
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local leases = KEYS[1]
 local holders = KEYS[2]
 local resource = ARGV[1]
-local token = ARGV[2]
-local ttl = ARGV[3]
-
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
+local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-if not string.match(ttl, '^%d+$') or not string.match(ttl, '[1-9]') or #ttl > 15 then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 10^15 - 1, got "' .. ttl .. '"')
+local ttl = integer(ARGV[3], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
+ttl = tonumber(ttl)
+-- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
 redis.call('ZCARD', leases)
 
@@ -36,5 +79,5 @@ if redis.call('HGET', holders, resource) ~= token then
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-redis.call('ZADD', leases, now + tonumber(ttl), resource)
+redis.call('ZADD', leases, now + ttl, resource)
 return 1

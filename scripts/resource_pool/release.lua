@@ -4,25 +4,31 @@
 --- resource held under a lease is left alone: only its holder's token releases it
 --- (`release_lease.lua`), so a client whose lease ran out cannot free a resource that
 --- now belongs to someone else.
---- @key available          the set of resources free to acquire
---- @key occupied           the set of resources held
---- @key holders            hash: leased resource -> its holder's token
---- @arg resource string    the resource's name; not empty
---- @return bool            1 when it was held with no lease and is now available; 0 otherwise
---- @error BAD_RESOURCE     `resource` is empty
+--- @key available set            the set of resources free to acquire
+--- @key occupied set             the set of resources held
+--- @key holders hash             leased resource -> its holder's token
+--- @arg resource string non-empty the resource's name
+--- @return bool                   1 when it was held with no lease and is now available; 0 otherwise
+--- @error BAD_ARGS                not 3 keys and 1 argument
+--- @error BAD_RESOURCE            `resource` is empty
 --- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local available = KEYS[1]
 local occupied = KEYS[2]
 local holders = KEYS[3]
 local resource = ARGV[1]
-
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
-
--- Fails with WRONGTYPE when `available` holds no set, even when `occupied` is missing
--- (then SMOVE would answer 0 without looking at `available`).
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written (SMOVE would answer 0
+-- for a missing `occupied` without looking at `available`).
 redis.call('SCARD', available)
+redis.call('SCARD', occupied)
 
 if redis.call('HEXISTS', holders, resource) == 1 then
   return 0

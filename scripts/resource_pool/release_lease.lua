@@ -4,29 +4,35 @@
 --- acquired again under another token), the old token releases nothing. The lease
 --- deadline is not checked: a holder whose lease has passed but was not reclaimed yet
 --- still holds the resource.
---- @key available          the set of resources free to acquire
---- @key occupied           the set of resources held
---- @key leases             sorted set: leased resource -> lease deadline (ms, server clock)
---- @key holders            hash: leased resource -> its holder's token
---- @arg resource string    the resource's name; not empty
---- @arg token string       the token it was acquired with; not empty
---- @return bool            1 when it was held with `token` and is now available; 0 otherwise
---- @error BAD_RESOURCE     `resource` is empty
---- @error BAD_TOKEN        `token` is empty
+--- @key available set            the set of resources free to acquire
+--- @key occupied set             the set of resources held
+--- @key leases zset              leased resource -> lease deadline (ms, server clock)
+--- @key holders hash             leased resource -> its holder's token
+--- @arg resource string non-empty the resource's name
+--- @arg token string non-empty    the token it was acquired with
+--- @return bool                   1 when it was held with `token` and is now available; 0 otherwise
+--- @error BAD_ARGS                not 4 keys and 2 arguments
+--- @error BAD_RESOURCE            `resource` is empty
+--- @error BAD_TOKEN               `token` is empty
 --- @complexity O(log N), N = the leases
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local available = KEYS[1]
 local occupied = KEYS[2]
 local leases = KEYS[3]
 local holders = KEYS[4]
 local resource = ARGV[1]
-local token = ARGV[2]
-
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
+local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('SCARD', available)
 redis.call('SCARD', occupied)

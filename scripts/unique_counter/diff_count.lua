@@ -5,12 +5,28 @@
 --- member of the difference travels to the client only to be counted there. Here
 --- |x \ y| = |x| - |x ∩ y|: SCARD and SINTERCARD (Redis 7.0) in one atomic step, which
 --- writes nothing (it runs with EVALSHA_RO, also on replicas) and needs no scratch key.
---- Both keys must share one cluster hash slot.
---- @key x               the set whose members are counted
---- @key y               the set whose members are left out
---- @return int          the number of members of `x` that are not in `y`
---- @complexity O(min(|x|, |y|))
+--- Both keys must share one cluster hash slot. SINTERCARD walks the smaller set, which
+--- may hold 10,000 members, so that one call stays short; count bigger ones with a
+--- HyperLogLog (`HllUniqueCounter`).
+--- @key x set            the set whose members are counted
+--- @key y set            the set whose members are left out
+--- @return uint          the number of members of `x` that are not in `y`
+--- @error BAD_ARGS       not 2 keys and no argument
+--- @error TOO_BIG        both sets hold more than 10,000 members
+--- @complexity O(min(|x|, |y|)), at most 10,000
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local x = KEYS[1]
 local y = KEYS[2]
+-- End of the generated input checks.
+local MAX_MEMBERS = 10000
 
-return redis.call('SCARD', x) - redis.call('SINTERCARD', 2, x, y)
+local x_size, y_size = redis.call('SCARD', x), redis.call('SCARD', y)
+if math.min(x_size, y_size) > MAX_MEMBERS then
+  return redis.error_reply('TOO_BIG both sets hold more than ' .. MAX_MEMBERS
+    .. ' members; count them with a HyperLogLog instead')
+end
+return x_size - redis.call('SINTERCARD', 2, x, y)

@@ -2,26 +2,40 @@
 ---
 --- 《Redis 应用实例》 chapter 7 (`UniqueCounter.union`). The book sends SUNION, so every
 --- member travels to the client only to be counted there. Here SUNIONSTORE builds the
---- union in `scratch`, which takes its size and is deleted again in the same atomic
+--- union in `scratch`, which takes its size and is unlinked again in the same atomic
 --- step: no other client ever sees it. A `scratch` key that already exists is refused,
 --- so the script never overwrites data. All keys must share one cluster hash slot
---- (derive `scratch` from the first counter's name, as `{name}:union_scratch`).
---- @key scratch             where the union is built and deleted again; must not exist
---- @key counters...         the sets to unite; from 1 to 1000
---- @return int              the number of distinct members in all the sets
---- @error NO_COUNTERS       no set was passed, or more than 1000
---- @error SCRATCH_IN_USE    `scratch` exists; pick a key that holds nothing
---- @complexity O(N), N = the members of all the sets
-local scratch = KEYS[1]
-
--- unpack() of a very long list would overflow Lua's stack.
-if #KEYS < 2 or #KEYS > 1001 then
-  return redis.error_reply('NO_COUNTERS pass from 1 to 1000 sets after the scratch key, got ' .. (#KEYS - 1))
+--- (derive `scratch` from the first counter's name, as `{name}:union_scratch`). The sets
+--- may hold 10,000 members together, so that one call stays short; count bigger ones
+--- with a HyperLogLog (`HllUniqueCounter`), whose union costs the same at any size.
+--- @key scratch set                 where the union is built and unlinked again; must not exist
+--- @key counters... set 1..=1000    the sets to unite
+--- @return uint                     the number of distinct members in all the sets
+--- @error BAD_ARGS                  not `scratch` and from 1 to 1000 sets, or an argument
+--- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
+--- @error TOO_BIG                   the sets hold more than 10,000 members together
+--- @complexity O(N), N = the members of all the sets, at most 10,000
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected from 2 to 1001 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
+local scratch = KEYS[1]
+-- End of the generated input checks.
+local MAX_MEMBERS = 10000
+
 if redis.call('EXISTS', scratch) == 1 then
-  return redis.error_reply('SCRATCH_IN_USE the scratch key "' .. scratch .. '" exists; it must hold nothing')
+  return redis.error_reply('SCRATCH_IN_USE the scratch key exists; it must hold nothing')
+end
+local total = 0
+for i = 2, #KEYS do
+  total = total + redis.call('SCARD', KEYS[i])
+end
+if total > MAX_MEMBERS then
+  return redis.error_reply('TOO_BIG the sets hold ' .. total .. ' members together, more than ' .. MAX_MEMBERS
+    .. '; count them with a HyperLogLog instead')
 end
 
 local count = redis.call('SUNIONSTORE', scratch, unpack(KEYS, 2))
-redis.call('DEL', scratch)
+redis.call('UNLINK', scratch)
 return count

@@ -698,12 +698,16 @@ fn bad_input_is_refused_and_writes_nothing() {
         ),
         "BAD_LEASE",
     );
-    for fields in [&[][..], &["f"][..], &["f", "v", "g"][..]] {
+    for (fields, code) in [
+        (&[][..], "BAD_ARGS"),
+        (&["f"][..], "BAD_ARGS"),
+        (&["f", "v", "g"][..], "BAD_FIELDS"),
+    ] {
         let mut args = vec!["1000"];
         args.extend_from_slice(fields);
         assert_code(
             harness::eval(&mut con, &script::HASH_SET, &["k"], &args),
-            "BAD_FIELDS",
+            code,
         );
     }
     assert_code(
@@ -751,7 +755,7 @@ fn a_late_fill_keeps_the_newer_claim() {
         &mut con,
         &["SET", "{late}:computing", "newer", "PX", "100000"],
     );
-    let kept = script::fill("late", "{late}:computing", "older", "value", "")
+    let kept = script::fill("late", "{late}:computing", "older", "value", None)
         .run(&mut con)
         .unwrap();
     assert!(!kept);
@@ -764,7 +768,7 @@ fn a_late_fill_keeps_the_newer_claim() {
         .query(&mut con)
         .unwrap();
     assert_eq!(holder, "newer");
-    let dropped = script::fill("late", "{late}:computing", "newer", "value 2", "60000")
+    let dropped = script::fill("late", "{late}:computing", "newer", "value 2", Some(Duration::from_secs(60)))
         .run(&mut con)
         .unwrap();
     assert!(dropped);

@@ -249,7 +249,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     assert_code(
         harness::eval(&mut con, &script::UNIQUE_INSERT, &["ring"], &[]),
-        "NO_ITEMS",
+        "BAD_ARGS",
     );
     for items in [&["d", "d"][..], &["a", "e", "a"], &["", "x", ""]] {
         let reply = harness::eval(&mut con, &script::UNIQUE_INSERT, &["ring"], items);

@@ -175,8 +175,15 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(wrong_type.lease("t").run(&mut con), "WRONGTYPE");
 
     // What a non-Rust caller can send: the scripts check it themselves.
-    assert_code(script::release("held", "").run(&mut con), "BAD_TOKEN");
-    assert_code(script::lease("held", "").run(&mut con), "BAD_TOKEN");
+    assert_invalid(script::release("held", "").run(&mut con), "token");
+    assert_code(
+        harness::eval(&mut con, &script::RELEASE, &["held"], &[""]),
+        "BAD_TOKEN",
+    );
+    assert_code(
+        harness::eval(&mut con, &script::LEASE, &["held"], &[""]),
+        "BAD_TOKEN",
+    );
     for ttl in [
         "-5",
         "0",

@@ -410,13 +410,13 @@ fn bad_input_is_refused_and_writes_nothing() {
     // Raw calls, as a non-Rust caller would make them.
     assert_code(
         harness::eval(&mut con, &script::UNION_COUNT, &["{s}:scratch"], &[]),
-        "NO_COUNTERS",
+        "BAD_ARGS",
     );
     let mut too_many = vec!["{s}:scratch"];
     too_many.extend(std::iter::repeat_n("{s}:a", 1001));
     assert_code(
         harness::eval(&mut con, &script::UNION_COUNT, &too_many, &[]),
-        "NO_COUNTERS",
+        "BAD_ARGS",
     );
     assert_code(
         harness::eval(

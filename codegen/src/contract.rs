@@ -1,0 +1,560 @@
+//! The input checks every script starts with, generated from its header.
+//!
+//! A script's header declares its keys and arguments with their types and constraints; this
+//! module turns that into Lua that checks the `KEYS`/`ARGV` counts and every argument, binds
+//! each to a local of the header's name, and answers a bad call with a declared error code
+//! (`BAD_ARGS` for the counts, `BAD_<NAME>` for an argument). The block is written into the
+//! script file itself, between two marker lines, so each file stays self-contained and what
+//! Redis runs is byte for byte what a reader sees; the build regenerates the block and
+//! refuses a script whose copy differs, so the checks can never drift from the header.
+//! [`fix`] rewrites the block after a header change.
+
+use std::fmt::Write as _;
+
+use crate::header::MAX_EXACT;
+use crate::model::{Arg, ArgType, Count, Header, Rule};
+
+/// The first line of the block.
+pub const BEGIN: &str = "-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run";
+/// The block's last line.
+pub const END: &str = "-- End of the generated input checks.";
+
+/// luacheck's limit, which the generated lines keep to.
+const MAX_LINE: usize = 120;
+
+/// The names the block's helper functions take; no key or argument may be called so.
+pub const HELPERS: &[&str] = &["decimal_less", "integer", "float", "shown"];
+
+/// The error code of a bad key or argument count.
+pub const BAD_ARGS: &str = "BAD_ARGS";
+
+/// The error code a bad value of `arg` gets: `BAD_` and its name in upper case.
+pub fn error_code(arg: &str) -> String {
+    format!("BAD_{}", arg.to_ascii_uppercase())
+}
+
+/// The codes the block can raise for `header`, in the order it checks them.
+pub fn raised_codes(header: &Header) -> Vec<String> {
+    let mut codes = vec![BAD_ARGS.to_string()];
+    for arg in &header.args {
+        if checks_values(arg) {
+            codes.push(error_code(&arg.name));
+        }
+    }
+    codes
+}
+
+/// Whether the block checks the values of `arg` (beyond their count).
+fn checks_values(arg: &Arg) -> bool {
+    match arg.ty {
+        ArgType::String | ArgType::Bytes | ArgType::Json => arg.rule != Rule::Any,
+        _ => true,
+    }
+}
+
+/// How the header's bounds read in messages: `2^63-1` rather than nineteen digits.
+pub fn bound(n: i64) -> String {
+    match n {
+        i64::MAX => "2^63-1".to_string(),
+        i64::MIN => "-2^63".to_string(),
+        n => n.to_string(),
+    }
+}
+
+/// What a range accepts, in words: `an integer from 1 to 1000`.
+pub fn range_words(ty: ArgType, min: i64, max: i64) -> String {
+    let unit = if ty == ArgType::Ms {
+        "whole milliseconds"
+    } else {
+        "an integer"
+    };
+    format!("{unit} from {} to {}", bound(min), bound(max))
+}
+
+/// The range a numeric argument accepts: the declared one, or its type's.
+fn range_of(arg: &Arg) -> (i64, i64) {
+    match arg.rule {
+        Rule::Range { min, max } => (min, max),
+        _ => crate::header::full_range(arg.ty),
+    }
+}
+
+/// Whether a range binds a Lua number (exact) rather than the canonical decimal text.
+fn is_exact(min: i64, max: i64) -> bool {
+    (-MAX_EXACT..=MAX_EXACT).contains(&min) && (-MAX_EXACT..=MAX_EXACT).contains(&max)
+}
+
+/// The block for `header`, lines ending in `\n`. `body_uses` names the helpers the rest
+/// of the script calls too (such as `integer` to check a stored value), which the block
+/// then defines even when no argument needs them.
+pub fn render(header: &Header, body_uses: &[&str]) -> String {
+    let mut out = Lines::default();
+    out.line(BEGIN);
+    out.line("-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.");
+    helpers(header, body_uses, &mut out);
+    arity(header, &mut out);
+    for (i, key) in header.keys.iter().enumerate() {
+        if !key.variadic {
+            out.line(&format!("local {} = KEYS[{}]", key.name, i + 1));
+        }
+    }
+    for (i, arg) in header.args.iter().enumerate() {
+        if arg.variadic {
+            values(arg, i + 1, &mut out);
+        } else {
+            value(arg, i + 1, &mut out);
+        }
+    }
+    out.line(END);
+    out.text
+}
+
+#[derive(Default)]
+struct Lines {
+    text: String,
+}
+
+impl Lines {
+    fn line(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+    }
+
+    /// `<indent>if <a> <joiner> <b> ... then`, wrapped to fit, continuations indented by
+    /// four more.
+    fn condition(&mut self, indent: &str, parts: &[String], joiner: &str) {
+        let mut line = format!("{indent}if ");
+        let last = parts.len().saturating_sub(1);
+        for (i, part) in parts.iter().enumerate() {
+            let piece = if i < last {
+                format!("{part}{joiner}")
+            } else {
+                format!("{part} then")
+            };
+            if line.trim_end().len() + piece.len() > MAX_LINE && line.trim().len() > 2 {
+                self.line(line.trim_end());
+                line = format!("{indent}    ");
+            }
+            line.push_str(&piece);
+        }
+        self.line(&line);
+    }
+
+    /// `<indent>return redis.error_reply('<message>' .. <tail>)`, wrapped to fit.
+    fn error(&mut self, indent: &str, message: &str, tail: Option<&str>) {
+        let tail = tail.map(|t| format!(" .. {t}")).unwrap_or_default();
+        let one = format!("{indent}return redis.error_reply('{message}'{tail})");
+        if one.len() <= MAX_LINE {
+            self.line(&one);
+            return;
+        }
+        // One literal per line, split at spaces, each continuation indented by four more.
+        self.line(&format!("{indent}return redis.error_reply("));
+        let cont = format!("{indent}    ");
+        let words: Vec<&str> = message.split_inclusive(' ').collect();
+        let mut pieces: Vec<String> = Vec::new();
+        let mut piece = String::new();
+        for word in words {
+            // Room for the quotes, the ` ..` and the closing `)`.
+            if !piece.is_empty() && cont.len() + piece.len() + word.len() + 8 > MAX_LINE {
+                pieces.push(std::mem::take(&mut piece));
+            }
+            piece.push_str(word);
+        }
+        pieces.push(piece);
+        let last = pieces.len() - 1;
+        for (i, piece) in pieces.iter().enumerate() {
+            if i < last {
+                self.line(&format!("{cont}'{piece}' .."));
+            } else {
+                self.line(&format!("{cont}'{piece}'{tail})"));
+            }
+        }
+    }
+}
+
+/// The helper functions the checks and the body need, and only those (luacheck refuses
+/// unused ones).
+fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
+    let numeric = |ty: ArgType| header.args.iter().any(|a| a.ty == ty);
+    let integers = numeric(ArgType::Int)
+        || numeric(ArgType::Uint)
+        || numeric(ArgType::Ms)
+        || body_uses.contains(&"integer");
+    let floats = numeric(ArgType::Float) || body_uses.contains(&"float");
+    let shows = body_uses.contains(&"shown")
+        || header.args.iter().any(|a| match a.ty {
+            ArgType::String => matches!(a.rule, Rule::OneOf(_)),
+            ArgType::Bytes | ArgType::Json => false,
+            _ => true,
+        });
+    if integers {
+        out.text.push_str(INTEGER);
+    }
+    if floats {
+        out.text.push_str(FLOAT);
+    }
+    if shows {
+        out.text.push_str(SHOWN);
+    }
+}
+
+const INTEGER: &str = "\
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
+-- values stay exact; the canonical text is returned.
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  return a < b
+end
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+";
+
+const FLOAT: &str = "\
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+";
+
+const SHOWN: &str = "\
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '\"' .. head .. '\"... (' .. #s .. ' bytes)'
+  end
+  return '\"' .. head .. '\"'
+end
+";
+
+fn plural(n: u32, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `1 key`, `from 1 to 1000 keys`, `at least 2 arguments`.
+fn count_words(fixed: u32, variadic: Option<Count>, noun: &str) -> String {
+    match variadic {
+        None => plural(fixed, noun),
+        Some(Count { min, max: None }) => format!("at least {}", plural(fixed + min, noun)),
+        Some(Count { min, max: Some(max) }) if min == max => plural(fixed + min, noun),
+        Some(Count { min, max: Some(max) }) => {
+            format!("from {} to {} {noun}s", fixed + min, fixed + max)
+        }
+    }
+}
+
+/// Lua conditions that are true when `#TABLE` is out of what the header declares.
+fn count_conditions(table: &str, fixed: u32, variadic: Option<Count>) -> Vec<String> {
+    match variadic {
+        None => vec![format!("#{table} ~= {fixed}")],
+        Some(Count { min, max }) => {
+            let mut conditions = Vec::new();
+            if fixed + min > 0 {
+                conditions.push(format!("#{table} < {}", fixed + min));
+            }
+            if let Some(max) = max {
+                conditions.push(format!("#{table} > {}", fixed + max));
+            }
+            conditions
+        }
+    }
+}
+
+fn arity(header: &Header, out: &mut Lines) {
+    let fixed_keys = header.keys.iter().filter(|k| !k.variadic).count() as u32;
+    let fixed_args = header.args.iter().filter(|a| !a.variadic).count() as u32;
+    let variadic_keys = header.keys.last().filter(|k| k.variadic).map(|k| k.count);
+    let variadic_args = header.args.last().filter(|a| a.variadic).map(|a| a.count);
+    let mut conditions = count_conditions("KEYS", fixed_keys, variadic_keys);
+    conditions.extend(count_conditions("ARGV", fixed_args, variadic_args));
+    if conditions.is_empty() {
+        return;
+    }
+    out.line(&format!("if {} then", conditions.join(" or ")));
+    let message = format!(
+        "{BAD_ARGS} expected {} and {}, got ",
+        count_words(fixed_keys, variadic_keys, "key"),
+        count_words(fixed_args, variadic_args, "argument"),
+    );
+    out.error("  ", &message, Some("#KEYS .. ' and ' .. #ARGV"));
+    out.line("end");
+}
+
+/// The check and binding of one argument that is not variadic.
+fn value(arg: &Arg, index: usize, out: &mut Lines) {
+    let name = &arg.name;
+    let code = error_code(name);
+    let raw = format!("ARGV[{index}]");
+    match arg.ty {
+        ArgType::String | ArgType::Bytes | ArgType::Json => {
+            out.line(&format!("local {name} = {raw}"));
+            match &arg.rule {
+                Rule::NonEmpty => {
+                    out.line(&format!("if {name} == '' then"));
+                    out.error("  ", &format!("{code} {name} must not be empty"), None);
+                    out.line("end");
+                }
+                Rule::OneOf(options) => {
+                    let test: Vec<String> = options
+                        .iter()
+                        .map(|o| format!("{name} ~= '{}'", lua_escape(o)))
+                        .collect();
+                    out.condition("", &test, " and ");
+                    out.error(
+                        "  ",
+                        &format!("{code} {name} must be one of {}, got ", options.join(", ")),
+                        Some(&format!("shown({name})")),
+                    );
+                    out.line("end");
+                }
+                Rule::Any | Rule::Range { .. } => {}
+            }
+        }
+        ArgType::Bool => {
+            out.line(&format!("local {name} = {raw}"));
+            out.line(&format!("if {name} ~= '1' and {name} ~= '0' then"));
+            out.error(
+                "  ",
+                &format!("{code} {name} must be 1 or 0, got "),
+                Some(&format!("shown({name})")),
+            );
+            out.line("end");
+            out.line(&format!("{name} = {name} == '1'"));
+        }
+        ArgType::Float => {
+            let words = format!("{code} {name} must be a finite decimal number");
+            if arg.optional {
+                out.line(&format!("local {name} = nil"));
+                out.line(&format!("if {raw} ~= '' then"));
+                out.line(&format!("  {name} = float({raw})"));
+                out.line(&format!("  if not {name} then"));
+                out.error("    ", &format!("{words} or empty, got "), Some(&format!("shown({raw})")));
+                out.line("  end");
+                out.line("end");
+            } else {
+                out.line(&format!("local {name} = float({raw})"));
+                out.line(&format!("if not {name} then"));
+                out.error("  ", &format!("{words}, got "), Some(&format!("shown({raw})")));
+                out.line("end");
+            }
+        }
+        ArgType::Int | ArgType::Uint | ArgType::Ms => {
+            let (min, max) = range_of(arg);
+            let call = format!("integer({raw}, '{min}', '{max}')");
+            let words = format!("{code} {name} must be {}", range_words(arg.ty, min, max));
+            let exact = is_exact(min, max);
+            if arg.optional {
+                out.line(&format!("local {name} = nil"));
+                out.line(&format!("if {raw} ~= '' then"));
+                out.line(&format!("  {name} = {call}"));
+                out.line(&format!("  if not {name} then"));
+                out.error("    ", &format!("{words}, or empty, got "), Some(&format!("shown({raw})")));
+                out.line("  end");
+                if exact {
+                    out.line(&format!("  {name} = tonumber({name})"));
+                }
+                out.line("end");
+            } else {
+                out.line(&format!("local {name} = {call}"));
+                out.line(&format!("if not {name} then"));
+                out.error("  ", &format!("{words}, got "), Some(&format!("shown({raw})")));
+                out.line("end");
+                if exact {
+                    out.line(&format!("{name} = tonumber({name})"));
+                }
+            }
+        }
+    }
+}
+
+/// The check of each value of the variadic argument that starts at `ARGV[first]`; the
+/// values stay in `ARGV`.
+fn values(arg: &Arg, first: usize, out: &mut Lines) {
+    let name = &arg.name;
+    let code = error_code(name);
+    let test: Option<(Vec<String>, String, bool)> = match (&arg.ty, &arg.rule) {
+        (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => Some((
+            vec!["ARGV[i] == ''".to_string()],
+            "must not be empty".to_string(),
+            false,
+        )),
+        (ArgType::String, Rule::OneOf(options)) => Some((
+            options
+                .iter()
+                .map(|o| format!("ARGV[i] ~= '{}'", lua_escape(o)))
+                .collect(),
+            format!("must be one of {}", options.join(", ")),
+            true,
+        )),
+        (ArgType::String | ArgType::Bytes | ArgType::Json, _) => None,
+        (ArgType::Bool, _) => Some((
+            vec!["ARGV[i] ~= '1'".to_string(), "ARGV[i] ~= '0'".to_string()],
+            "must be 1 or 0".to_string(),
+            true,
+        )),
+        (ArgType::Float, _) => Some((
+            vec!["not float(ARGV[i])".to_string()],
+            "must be finite decimal numbers".to_string(),
+            true,
+        )),
+        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
+            let (min, max) = range_of(arg);
+            Some((
+                vec![format!("not integer(ARGV[i], '{min}', '{max}')")],
+                format!(
+                    "must be {}",
+                    range_words(arg.ty, min, max).replace("an integer", "integers")
+                ),
+                true,
+            ))
+        }
+    };
+    let Some((test, words, shows)) = test else {
+        return;
+    };
+    out.line(&format!("for i = {first}, #ARGV do"));
+    out.condition("  ", &test, " and ");
+    let (message, tail) = if shows {
+        (format!("{code} {name} {words}; ARGV["), "i .. '] is ' .. shown(ARGV[i])")
+    } else {
+        (format!("{code} {name} {words}, but ARGV["), "i .. '] is'")
+    };
+    out.error("    ", &message, Some(tail));
+    out.line("  end");
+    out.line("end");
+}
+
+/// `s` inside a single-quoted Lua string.
+fn lua_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\'', "\\'")
+}
+
+/// Where the block is, or should be, in a script: the line index (0-based) right after the
+/// header, and the index past the block's end when one is there.
+pub(crate) struct Placement {
+    /// The first line after the header.
+    pub start: usize,
+    /// One past the block's last line, when a block starts at `start`.
+    pub end: Option<usize>,
+}
+
+/// Finds the block in `lines` (the script's lines without their line ends).
+pub(crate) fn locate(lines: &[&str]) -> Placement {
+    let mut start = usize::from(lines.first().is_some_and(|l| l.starts_with("#!")));
+    while lines.get(start).is_some_and(|l| l.starts_with("---")) {
+        start += 1;
+    }
+    let end = lines
+        .get(start)
+        .filter(|l| l.trim_end() == BEGIN)
+        .and_then(|_| lines[start..].iter().position(|l| l.trim_end() == END))
+        .map(|n| start + n + 1);
+    Placement { start, end }
+}
+
+/// The helpers that the script calls outside its block.
+fn body_uses(lines: &[&str], place: &Placement) -> Vec<&'static str> {
+    let body = lines[place.end.unwrap_or(place.start)..].join("\n");
+    let (tokens, _) = crate::lua::tokenize(&body);
+    HELPERS
+        .iter()
+        .copied()
+        .filter(|helper| {
+            tokens.iter().enumerate().any(|(i, t)| {
+                t.is_name(helper) && !(i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":")))
+            })
+        })
+        .collect()
+}
+
+/// The difference between the block in `source` and the one `header` declares, if any:
+/// the 1-based line, what was expected there and what was found.
+pub(crate) fn mismatch(source: &str, header: &Header) -> Option<(usize, String, String)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let place = locate(&lines);
+    let expected = render(header, &body_uses(&lines, &place));
+    let found: &[&str] = match place.end {
+        Some(end) => &lines[place.start..end],
+        None => &[],
+    };
+    let wanted: Vec<&str> = expected.lines().collect();
+    for (i, want) in wanted.iter().enumerate() {
+        let got = found.get(i).map(|l| l.trim_end_matches('\r'));
+        if got != Some(want) {
+            return Some((
+                place.start + i + 1,
+                want.to_string(),
+                got.unwrap_or("<nothing: the block ends here>").to_string(),
+            ));
+        }
+    }
+    (found.len() > wanted.len()).then(|| {
+        (
+            place.start + wanted.len() + 1,
+            "<the end of the block>".to_string(),
+            found[wanted.len()].to_string(),
+        )
+    })
+}
+
+/// `source` with its block replaced by (or, when it has none, preceded by) the one
+/// `header` declares. Line ends follow the file's own (`\r\n` when it uses them).
+pub fn fix(source: &str, header: &Header) -> String {
+    let crlf = source.contains("\r\n");
+    let lines: Vec<&str> = source.lines().collect();
+    let place = locate(&lines);
+    let uses = body_uses(&lines, &place);
+    let end = place.end.unwrap_or(place.start);
+    let mut out = String::with_capacity(source.len() + 2048);
+    let newline = if crlf { "\r\n" } else { "\n" };
+    for line in &lines[..place.start] {
+        let _ = write!(out, "{line}{newline}");
+    }
+    for line in render(header, &uses).lines() {
+        let _ = write!(out, "{line}{newline}");
+    }
+    for line in &lines[end..] {
+        let _ = write!(out, "{line}{newline}");
+    }
+    if !source.ends_with('\n') && lines.len() > end {
+        out.truncate(out.len() - newline.len());
+    }
+    out
+}

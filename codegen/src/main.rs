@@ -1,0 +1,53 @@
+//! `redis-patterns-codegen`: checks a folder of scripts, or rewrites their input checks
+//! from their headers.
+//!
+//! ```text
+//! cargo run -p redis-patterns-codegen -- check scripts
+//! cargo run -p redis-patterns-codegen -- fix scripts
+//! ```
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
+
+  check  reports every problem of every script, as the build does
+  fix    rewrites each script's input checks from its header (the block between
+         `-- Input checks, generated ...` and `-- End of the generated input checks.`)";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = redis_patterns_codegen::Config::new();
+    match args.as_slice() {
+        [command, dir] if command == "check" => {
+            match config.read(dir).and_then(|files| config.analyze(&files)) {
+                Ok(scripts) => {
+                    println!("{} scripts, no problems", scripts.len());
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("{err}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        [command, dir] if command == "fix" => match config.fix(dir) {
+            Ok(changed) => {
+                for path in &changed {
+                    println!("rewrote the input checks of {path}");
+                }
+                if changed.is_empty() {
+                    println!("every script's input checks already match its header");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("{err}");
+                ExitCode::FAILURE
+            }
+        },
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
