@@ -4,7 +4,11 @@
 //! - a raw `EVALSHA` through redis-rs's `Script` (the wrapper's overhead);
 //! - the book's WATCH, GET, MULTI, DEL, EXEC (three round trips);
 //! - pipelined: a `Batch` of releases against `redis-benchmark` sending the same `EVALSHA`
-//!   on one connection.
+//!   on one connection;
+//! - batched: a `Batch` of 16 and of 100 releases against a raw `redis::pipe()` of the same
+//!   `EVALSHA`s, taking turns round by round. A `Batch` also sends the script's
+//!   `SCRIPT LOAD` in the same round trip, so that it never needs a second one; the ratio
+//!   shows what that costs.
 //!
 //! ```sh
 //! cargo bench --bench identity_lock            # 20,000 releases per way
@@ -69,6 +73,49 @@ fn book_release(con: &mut redis::Connection) -> bool {
     deleted == Some((1,))
 }
 
+/// Mean time of a `Batch` of `size` releases and of a raw pipeline of the same `EVALSHA`s,
+/// taking turns round by round, each after an untimed pipeline that takes the locks.
+fn batch_vs_pipe(con: &mut redis::Connection, size: usize, rounds: u32) -> (Duration, Duration) {
+    let keys: Vec<String> = (0..size).map(|i| format!("bench:batch:{i}")).collect();
+    let take_all = |con: &mut redis::Connection| {
+        let mut pipe = redis::pipe();
+        for key in &keys {
+            pipe.cmd("SET").arg(key).arg(TOKEN).ignore();
+        }
+        let _: () = pipe.query(con).unwrap();
+    };
+    let (mut ours, mut raw) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..rounds {
+        take_all(con);
+        let mut batch = Batch::new();
+        let slots: Vec<_> = keys
+            .iter()
+            .map(|key| batch.add(IdentityLock::new(key.as_str()).release(TOKEN)))
+            .collect();
+        let start = Instant::now();
+        let mut replies = batch.run(con).unwrap();
+        ours += start.elapsed();
+        for slot in slots {
+            assert!(slot.take(&mut replies).unwrap());
+        }
+
+        take_all(con);
+        let mut pipe = redis::pipe();
+        for key in &keys {
+            pipe.cmd("EVALSHA")
+                .arg(scripts::identity_lock::RELEASE.sha1)
+                .arg(1)
+                .arg(key)
+                .arg(TOKEN);
+        }
+        let start = Instant::now();
+        let released: Vec<i64> = pipe.query(con).unwrap();
+        raw += start.elapsed();
+        assert!(released.iter().all(|&r| r == 1));
+    }
+    (ours / rounds, raw / rounds)
+}
+
 fn main() {
     let rounds: u32 = std::env::var("ROUNDS")
         .ok()
@@ -128,9 +175,22 @@ fn main() {
             assert!(slot.take(&mut replies).unwrap());
         }
     }
+    println!("\nBatch against a raw redis::pipe() of the same EVALSHAs, mean per round trip:");
+    for size in [16, 100] {
+        let rounds = (rounds / 10).max(100);
+        batch_vs_pipe(&mut con, size, rounds / 10);
+        let (ours, raw) = batch_vs_pipe(&mut con, size, rounds);
+        println!(
+            "  {size:>3} releases: Batch {:>7.1} µs, raw pipe {:>7.1} µs: Batch at {:.2} of the raw pipe's speed",
+            ours.as_secs_f64() * 1e6,
+            raw.as_secs_f64() * 1e6,
+            raw.as_secs_f64() / ours.as_secs_f64()
+        );
+    }
+
     let ours = f64::from(batches * 100) / total.as_secs_f64();
     println!("\nPipelined, 100 releases per round trip:");
-    println!("  crate: Batch of 100 (+1 SCRIPT LOAD each)    {ours:>10.0} releases/s");
+    println!("  crate: Batch of 100 (+1 SCRIPT LOAD in it)   {ours:>10.0} releases/s");
     let output = Command::new("redis-benchmark")
         .args([
             "-p",

@@ -34,54 +34,70 @@ fn bools(n: usize) -> Vec<Vec<bool>> {
         .collect()
 }
 
-/// One layout: its name, and how to build an n × n matrix under `name`, returning its keys.
-type Build = fn(&mut redis::Connection, &str, usize) -> Vec<String>;
+/// One layout: its name, and how to build an n × n matrix under `name`, returning its
+/// keys, or `None` when the layout cannot hold it (one string of a matrix holds 1 MiB).
+type Build = fn(&mut redis::Connection, &str, usize) -> Option<Vec<String>>;
 
 fn rows(id: &str, n: usize) -> Vec<String> {
     (0..n).map(|r| format!("{{{id}}}:row:{r}")).collect()
 }
 
-fn run(con: &mut redis::Connection, op: Op<()>) {
-    op.run(con).expect("building the matrix");
+/// Runs the calls that build a matrix, in order (several for a big one).
+fn run(con: &mut redis::Connection, ops: Vec<Op<()>>) {
+    for op in ops {
+        op.run(con).expect("building the matrix");
+    }
+}
+
+/// Builds a single-key matrix; `None` when it takes more than one string holds.
+fn run_single(con: &mut redis::Connection, op: Op<()>) -> Option<()> {
+    match op.run(con) {
+        Ok(()) => Some(()),
+        Err(redis_patterns::Error::InvalidInput { .. }) => None,
+        Err(err) => panic!("building the matrix: {err}"),
+    }
 }
 
 const FORMS: &[(&str, Build)] = &[
     ("ListMatrix (i64 lists)", |con, id, n| {
-        run(con, ListMatrix::new(id, n, n).init(Some(&ints(n))));
-        rows(id, n)
+        run(con, ListMatrix::new(id, n, n).init_chunks(Some(&ints(n))));
+        Some(rows(id, n))
     }),
     ("BitmapMatrix i64", |con, id, n| {
         run(
             con,
-            BitmapMatrix::new(id, n, n, Width::I64).init(Some(&ints(n))),
+            BitmapMatrix::new(id, n, n, Width::I64).init_chunks(Some(&ints(n))),
         );
-        rows(id, n)
+        Some(rows(id, n))
     }),
     ("Matrix i64", |con, id, n| {
-        run(con, Matrix::new(id, n, n, Width::I64).init(Some(&ints(n))));
-        vec![id.to_owned()]
+        run_single(con, Matrix::new(id, n, n, Width::I64).init(Some(&ints(n))))?;
+        Some(vec![id.to_owned()])
     }),
     ("BitmapMatrix u8", |con, id, n| {
         run(
             con,
-            BitmapMatrix::new(id, n, n, Width::U8).init(Some(&ints(n))),
+            BitmapMatrix::new(id, n, n, Width::U8).init_chunks(Some(&ints(n))),
         );
-        rows(id, n)
+        Some(rows(id, n))
     }),
     ("Matrix u8", |con, id, n| {
-        run(con, Matrix::new(id, n, n, Width::U8).init(Some(&ints(n))));
-        vec![id.to_owned()]
+        run_single(con, Matrix::new(id, n, n, Width::U8).init(Some(&ints(n))))?;
+        Some(vec![id.to_owned()])
     }),
     ("LogicalMatrix", |con, id, n| {
-        run(con, LogicalMatrix::new(id, n, n).init(Some(&bools(n))));
-        rows(id, n)
-    }),
-    ("CompactLogicalMatrix", |con, id, n| {
         run(
             con,
-            CompactLogicalMatrix::new(id, n, n).init(Some(&bools(n))),
+            LogicalMatrix::new(id, n, n).init_chunks(Some(&bools(n))),
         );
-        vec![id.to_owned()]
+        Some(rows(id, n))
+    }),
+    ("CompactLogicalMatrix", |con, id, n| {
+        run_single(
+            con,
+            CompactLogicalMatrix::new(id, n, n).init(Some(&bools(n))),
+        )?;
+        Some(vec![id.to_owned()])
     }),
 ];
 
@@ -124,13 +140,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .to_owned();
     println!("MEMORY USAGE … SAMPLES 0, summed over each matrix's keys (Redis {version}, {url})\n");
 
-    // totals[form][size]
-    let mut totals = vec![vec![0u64; SIZES.len()]; FORMS.len()];
+    // totals[form][size]; None where the form cannot hold the matrix.
+    let mut totals = vec![vec![None::<u64>; SIZES.len()]; FORMS.len()];
     for (s, &n) in SIZES.iter().enumerate() {
         for (f, (_, build)) in FORMS.iter().enumerate() {
             let id = format!("memory:{f}:{n}");
-            let keys = build(&mut con, &id, n);
-            totals[f][s] = memory_usage(&mut con, &keys);
+            let Some(keys) = build(&mut con, &id, n) else {
+                continue;
+            };
+            totals[f][s] = Some(memory_usage(&mut con, &keys));
             for chunk in keys.chunks(500) {
                 let _: () = redis::cmd("DEL").arg(chunk).query(&mut con)?;
             }
@@ -151,8 +169,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for ((name, _), form) in FORMS.iter().zip(&totals) {
         print!("| {name} |");
         for (&bytes, &base) in form.iter().zip(&totals[compact]) {
-            let ratio = bytes as f64 / base as f64;
-            print!(" {} B (×{ratio:.1}) |", grouped(bytes));
+            match (bytes, base) {
+                (Some(bytes), Some(base)) => {
+                    let ratio = bytes as f64 / base as f64;
+                    print!(" {} B (×{ratio:.1}) |", grouped(bytes));
+                }
+                _ => print!(" over 1 MiB in one string |"),
+            }
         }
         println!();
     }

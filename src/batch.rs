@@ -249,10 +249,13 @@ impl Batch {
     }
 
     /// The pipeline that runs the operations at `indices`: the loads of their scripts
-    /// first, then the operations; `anchor` puts a read of the batch's first key in front
-    /// (see `run`). Also returns how many replies come before the operations'.
-    fn pipeline(&self, indices: &[usize], anchor: bool) -> (Pipeline, usize) {
+    /// first, then the operations, whose commands are moved out of the batch (a retry
+    /// takes them back from the pipeline that sent them); `anchor` puts a read of the
+    /// batch's first key in front (see `run`). Also returns how many replies come before
+    /// the operations'.
+    fn pipeline(&mut self, indices: &[usize], anchor: bool) -> (Pipeline, usize) {
         let mut pipe = redis::pipe();
+        pipe.ignore_errors();
         if self.atomic {
             pipe.atomic();
         }
@@ -262,21 +265,34 @@ impl Batch {
             prefix += 1;
         }
         for script in &self.scripts {
-            if indices.iter().any(|&i| self.entries[i].script == Some(*script)) {
+            if indices
+                .iter()
+                .any(|&i| self.entries[i].script == Some(*script))
+            {
                 pipe.add_command(load_cmd(script));
                 prefix += 1;
             }
         }
         for &i in indices {
-            pipe.add_command(self.entries[i].cmd.clone());
+            pipe.add_command(std::mem::replace(&mut self.entries[i].cmd, Cmd::new()));
         }
         (pipe, prefix)
     }
 
+    /// Puts back the commands of the operations `again`, which were sent with `pipe` as
+    /// the operations `sent`, for a retry.
+    fn restore(&mut self, pipe: &Pipeline, prefix: usize, sent: &[usize], again: &[usize]) {
+        for (&i, cmd) in sent.iter().zip(pipe.cmd_iter().skip(prefix)) {
+            if again.contains(&i) {
+                self.entries[i].cmd = cmd.clone();
+            }
+        }
+    }
+
     /// Runs the batch on a sync connection: `redis::Connection`, a cluster connection, a
     /// pooled one.
-    pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
-        if let Some(err) = self.rejected {
+    pub fn run(mut self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
+        if let Some(err) = self.rejected.take() {
             return Err(err);
         }
         // redis-rs's sync cluster connection is the one that takes no pipeline through
@@ -295,20 +311,22 @@ impl Batch {
             let replies = if cluster {
                 query_packed(con, &pipe, self.atomic)?
             } else {
-                pipe.clone().ignore_errors().query::<Vec<Value>>(con)?
+                pipe.query::<Vec<Value>>(con)?
             };
-            pending = self.settle(&pending, replies, prefix, &mut values)?;
+            let again = self.settle(&pending, replies, prefix, &mut values)?;
+            self.restore(&pipe, prefix, &pending, &again);
+            pending = again;
         }
         Ok(Replies::new(self.id, values))
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
     /// `ConnectionManager`, an async cluster connection, a pooled one.
-    pub async fn run_async<C>(self, con: &mut C) -> Result<Replies>
+    pub async fn run_async<C>(mut self, con: &mut C) -> Result<Replies>
     where
         C: redis::aio::ConnectionLike,
     {
-        if let Some(err) = self.rejected {
+        if let Some(err) = self.rejected.take() {
             return Err(err);
         }
         let mut values = vec![Value::Nil; self.entries.len()];
@@ -318,18 +336,20 @@ impl Batch {
                 break;
             }
             let (pipe, prefix) = self.pipeline(&pending, false);
-            let replies = match pipe.clone().ignore_errors().query_async::<Vec<Value>>(con).await
-            {
+            let replies = match pipe.query_async::<Vec<Value>>(con).await {
                 // The async cluster connection refuses a pipeline over several slots
                 // before sending it; say which keys and how to fix it.
                 Err(err)
-                    if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
+                    if err.kind()
+                        == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
                 {
                     return Err(self.cross_slot().unwrap_or(Error::Redis(err)));
                 }
                 reply => reply?,
             };
-            pending = self.settle(&pending, replies, prefix, &mut values)?;
+            let again = self.settle(&pending, replies, prefix, &mut values)?;
+            self.restore(&pipe, prefix, &pending, &again);
+            pending = again;
         }
         Ok(Replies::new(self.id, values))
     }

@@ -136,7 +136,10 @@ impl ScriptCall {
         let param = self.script.args.get(self.next_arg);
         self.next_arg += 1;
         if param.is_none() {
-            self.fail("args", format!("{} declares fewer arguments", self.script.path));
+            self.fail(
+                "args",
+                format!("{} declares fewer arguments", self.script.path),
+            );
         }
         param
     }

@@ -43,9 +43,9 @@ pub mod scripts {
 }
 
 pub use batch::{Batch, Replies, Slot};
+#[doc(hidden)]
+pub use call::{ScriptArg, ScriptCall};
 pub use catalog::{load_all, load_all_async};
 pub use error::{Error, Result};
 pub use op::Op;
-#[doc(hidden)]
-pub use call::{ScriptArg, ScriptCall};
 pub use script::{Clock, Count, ErrorDoc, Param, Returns, Rule, Script};

@@ -55,14 +55,16 @@
 //! |---|---:|---:|---:|
 //! | [`ListMatrix`](crate::matrix::ListMatrix) (`i64`) | 1,840 B (×20.9) | 37,600 B (×28.1) | 2,200,000 B (×16.8) |
 //! | [`BitmapMatrix`](crate::matrix::BitmapMatrix) `i64` | 1,680 B (×19.1) | 96,800 B (×72.5) | 8,264,000 B (×63.0) |
-//! | [`Matrix`](crate::matrix::Matrix) `i64` | 952 B (×10.8) | 81,976 B (×61.4) | 8,388,664 B (×64.0) |
+//! | [`Matrix`](crate::matrix::Matrix) `i64` | 952 B (×10.8) | 81,976 B (×61.4) | 8,388,664 B (×64.0)¹ |
 //! | [`BitmapMatrix`](crate::matrix::BitmapMatrix) `u8` | 880 B (×10.0) | 18,400 B (×13.8) | 1,096,000 B (×8.4) |
 //! | [`Matrix`](crate::matrix::Matrix) `u8` | 168 B (×1.9) | 10,296 B (×7.7) | 1,048,632 B (×8.0) |
 //! | [`LogicalMatrix`] | 896 B (×10.2) | 10,400 B (×7.8) | 232,000 B (×1.8) |
 //! | [`CompactLogicalMatrix`] | 88 B (×1.0) | 1,336 B (×1.0) | 131,128 B (×1.0) |
 //!
-//! (×: the total divided by [`CompactLogicalMatrix`]'s for the same size.) What the
-//! numbers say:
+//! (×: the total divided by [`CompactLogicalMatrix`]'s for the same size. ¹ Measured
+//! before one string of a matrix was capped at 1 MiB, what one bounded call writes: the
+//! 8 MB `i64` [`Matrix`](crate::matrix::Matrix) can no longer be built, and
+//! `cargo run --example matrix_memory` now shows it as over 1 MiB.) What the numbers say:
 //!
 //! - **Every key costs about 70–110 bytes** (its name, dictionary entry and object header)
 //!   besides its value. A form with one key per row pays that once per row: a 10 × 10
@@ -159,13 +161,13 @@ impl LogicalMatrix {
     /// One script (`logical_matrix/init`): one `SET` per row, every row or none. Fails
     /// with the script error `EXISTS` when a row exists (also one created by
     /// [`set`](Self::set)), writing nothing; with [`Error::InvalidInput`] (`elements`)
-    /// for a wrong shape, or when the matrix takes more than 1 MiB (or 4096 rows), what
+    /// for a wrong shape, or when the matrix takes more than 1 MiB (or 512 rows), what
     /// one call writes: build that one with [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<bool>]>) -> Op<()> {
         Op::try_build(|| single(self.init_ops(elements)?, MAX_BYTES_PER_CALL, "bytes"))
     }
 
-    /// Creates the matrix in calls of at most 1 MiB and 4096 rows each, whole rows each:
+    /// Creates the matrix in calls of at most 1 MiB and 512 rows each, whole rows each:
     /// run the operations in order. The first holds row 0, so of two clients building the
     /// same matrix the second fails at its first call (`EXISTS`) and writes nothing. The
     /// build is not atomic as a whole: readers see `false` in the rows not written yet.
@@ -238,12 +240,12 @@ impl LogicalMatrix {
 
     /// Every cell, as a vector of rows, in one consistent read (script
     /// `logical_matrix/get_all`); `false` where never written. One call reads at most
-    /// 1 MiB and 4096 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
+    /// 1 MiB and 512 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Vec<Vec<bool>>> {
         self.get_rows(0..self.rows)
     }
 
-    /// The rows in `rows`, in one consistent read of at most 1 MiB and 4096 rows (script
+    /// The rows in `rows`, in one consistent read of at most 1 MiB and 512 rows (script
     /// `logical_matrix/get_all`). Reads of several ranges are each consistent, not
     /// consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<bool>>> {

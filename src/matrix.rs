@@ -52,9 +52,9 @@
 //!   end, and its bitmap forms read or write any offset, silently wrapping values that do
 //!   not fit the type. Shapes are checked too: at least one row and one column, a
 //!   string of a bitfield form holds at most 1 MiB, and a [`ListMatrix`] has at most
-//!   8,192 columns.
-//! - **Bounded calls.** One script call writes or reads at most 8,192 cells
-//!   ([`ListMatrix::init`]), 16,384 cells ([`ListMatrix::get_all`]) or 1 MiB and 4096
+//!   2,048 columns.
+//! - **Bounded calls.** One script call writes or reads at most 2,048 cells
+//!   ([`ListMatrix::init`]), 8,192 cells ([`ListMatrix::get_all`]) or 1 MiB and 512
 //!   rows (the bitfield and logical forms), so that no call holds Redis up for long. A
 //!   bigger matrix is built with `init_chunks` (several calls, whole rows each, the first
 //!   one holding row 0, so a concurrent `init` still fails) and read with `get_rows`, a
@@ -112,15 +112,15 @@ pub(crate) const MAX_STRING_BITS: u128 = 1 << 23;
 /// The most bytes one `init` or `get_all` script call writes or reads (the scripts' cap).
 pub(crate) const MAX_BYTES_PER_CALL: usize = 1 << 20;
 
-/// The most keys one call of those scripts takes (their `@key` count).
-pub(crate) const MAX_KEYS_PER_CALL: usize = 4096;
+/// The most keys (rows) one call of the matrix scripts takes (their `@key` count).
+pub(crate) const MAX_KEYS_PER_CALL: usize = 512;
 
 /// The most cells one `matrix/list_init` call writes (the script's cap), and the most
 /// columns a [`ListMatrix`] has.
-const LIST_INIT_CELLS: usize = 8192;
+const LIST_INIT_CELLS: usize = 2048;
 
 /// The most cells one `matrix/list_get_all` call reads (the script's cap).
-const LIST_READ_CELLS: usize = 16384;
+const LIST_READ_CELLS: usize = 8192;
 
 /// A matrix of `i64` with one list per row (`{id}:row:<r>`), the book's `ListMatrix`.
 ///
@@ -169,13 +169,13 @@ impl ListMatrix {
     /// One script (`matrix/list_init`): every row or none. Fails with the script error
     /// `EXISTS` when a row of the matrix exists, writing nothing; with
     /// [`Error::InvalidInput`] (`elements`) when the shape is not rows × cols, or when
-    /// the matrix has more than 8,192 cells, what one call writes: build that one with
+    /// the matrix has more than 2,048 cells, what one call writes: build that one with
     /// [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
         Op::try_build(|| single(self.init_ops(elements)?, LIST_INIT_CELLS, "cells"))
     }
 
-    /// Creates the matrix in calls of at most 8,192 cells each, whole rows each: run the
+    /// Creates the matrix in calls of at most 2,048 cells each, whole rows each: run the
     /// operations in order. The first holds row 0, so of two clients building the same
     /// matrix the second fails at its first call (`EXISTS`) and writes nothing. The
     /// build is not atomic as a whole: readers see the rows written so far, and a client
@@ -193,7 +193,7 @@ impl ListMatrix {
             None => Vec::new(),
         };
         let keys = row_keys(&self.id, self.rows)?;
-        let per_call = (LIST_INIT_CELLS / self.cols).max(1);
+        let per_call = (LIST_INIT_CELLS / self.cols).clamp(1, MAX_KEYS_PER_CALL);
         Ok((0..self.rows)
             .step_by(per_call)
             .map(|first| {
@@ -250,18 +250,21 @@ impl ListMatrix {
 
     /// Every cell, as a vector of rows, in one consistent read (script
     /// `matrix/list_get_all`); `None` when the matrix was not initialised. One call reads
-    /// at most 16,384 cells: read a bigger matrix with [`get_rows`](Self::get_rows).
+    /// at most 8,192 cells: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Option<Vec<Vec<i64>>>> {
         self.get_rows(0..self.rows)
     }
 
-    /// The rows in `rows`, in one consistent read of at most 16,384 cells (script
+    /// The rows in `rows`, in one consistent read of at most 8,192 cells (script
     /// `matrix/list_get_all`); `None` when none of them exists. Reads of several ranges
     /// are each consistent, not consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Option<Vec<Vec<i64>>>> {
         Op::try_build(|| {
             self.check_shape()?;
             check_range(&rows, self.rows)?;
+            if rows.len() > MAX_KEYS_PER_CALL {
+                return Err(too_many(rows.len(), 1, "rows", MAX_KEYS_PER_CALL));
+            }
             if rows.len() * self.cols > LIST_READ_CELLS {
                 return Err(too_many(rows.len(), self.cols, "cells", LIST_READ_CELLS));
             }
@@ -356,13 +359,13 @@ impl BitmapMatrix {
     /// One script (`matrix/bitfield_init`): every row or none. Fails with the script error
     /// `EXISTS` when a row exists (also one created by [`set`](Self::set)), writing
     /// nothing; with [`Error::InvalidInput`] (`elements`) for a wrong shape or a value
-    /// outside the cell type, or when the matrix takes more than 1 MiB (or 4096 rows),
+    /// outside the cell type, or when the matrix takes more than 1 MiB (or 512 rows),
     /// what one call writes: build that one with [`init_chunks`](Self::init_chunks).
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
         Op::try_build(|| single(self.init_ops(elements)?, MAX_BYTES_PER_CALL, "bytes"))
     }
 
-    /// Creates the matrix in calls of at most 1 MiB and 4096 rows each, whole rows each:
+    /// Creates the matrix in calls of at most 1 MiB and 512 rows each, whole rows each:
     /// run the operations in order. The first holds row 0, so of two clients building the
     /// same matrix the second fails at its first call (`EXISTS`) and writes nothing. The
     /// build is not atomic as a whole: readers see zeros in the rows not written yet.
@@ -386,7 +389,12 @@ impl BitmapMatrix {
             .map(|rows| {
                 let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
                 let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
-                scripts::matrix::bitfield_init(&keys, self.width.as_str(), self.cols as u64, &packed)
+                scripts::matrix::bitfield_init(
+                    &keys,
+                    self.width.as_str(),
+                    self.cols as u64,
+                    &packed,
+                )
             })
             .collect())
     }
@@ -435,12 +443,12 @@ impl BitmapMatrix {
 
     /// Every cell, as a vector of rows, in one consistent read (script
     /// `matrix/bitmap_get_all`); zeros where never written. One call reads at most 1 MiB
-    /// and 4096 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
+    /// and 512 rows: read a bigger matrix with [`get_rows`](Self::get_rows).
     pub fn get_all(&self) -> Op<Vec<Vec<i64>>> {
         self.get_rows(0..self.rows)
     }
 
-    /// The rows in `rows`, in one consistent read of at most 1 MiB and 4096 rows (script
+    /// The rows in `rows`, in one consistent read of at most 1 MiB and 512 rows (script
     /// `matrix/bitmap_get_all`). Reads of several ranges are each consistent, not
     /// consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<i64>>> {

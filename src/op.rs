@@ -95,9 +95,8 @@ fn first_key(cmd: &Cmd) -> Option<Vec<u8>> {
     let name = args.next()?.to_ascii_uppercase();
     match name.as_slice() {
         // `<numkeys> <key>...`, after the script or function for the EVAL family.
-        b"SINTERCARD" | b"ZINTERCARD" | b"LMPOP" | b"ZMPOP" | b"ZUNION" | b"ZINTER"
-        | b"ZDIFF" | b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL"
-        | b"FCALL_RO" => {
+        b"SINTERCARD" | b"ZINTERCARD" | b"LMPOP" | b"ZMPOP" | b"ZUNION" | b"ZINTER" | b"ZDIFF"
+        | b"EVAL" | b"EVALSHA" | b"EVAL_RO" | b"EVALSHA_RO" | b"FCALL" | b"FCALL_RO" => {
             if name.starts_with(b"EVAL") || name.starts_with(b"FCALL") {
                 args.next()?;
             }
@@ -109,8 +108,8 @@ fn first_key(cmd: &Cmd) -> Option<Vec<u8>> {
             args.next()?;
             args.next().map(<[u8]>::to_vec)
         }
-        b"SCAN" | b"CLUSTER" | b"SCRIPT" | b"PING" | b"INFO" | b"TIME" | b"ECHO"
-        | b"FUNCTION" | b"COMMAND" | b"CONFIG" | b"CLIENT" | b"DBSIZE" | b"RANDOMKEY" => None,
+        b"SCAN" | b"CLUSTER" | b"SCRIPT" | b"PING" | b"INFO" | b"TIME" | b"ECHO" | b"FUNCTION"
+        | b"COMMAND" | b"CONFIG" | b"CLIENT" | b"DBSIZE" | b"RANDOMKEY" => None,
         _ => args.next().map(<[u8]>::to_vec),
     }
 }
@@ -266,10 +265,16 @@ mod tests {
     #[test]
     fn first_keys_of_native_commands() {
         assert_eq!(key_of(&["GET", "a"]).as_deref(), Some("a"));
-        assert_eq!(key_of(&["LMOVE", "a", "a", "LEFT", "RIGHT"]).as_deref(), Some("a"));
+        assert_eq!(
+            key_of(&["LMOVE", "a", "a", "LEFT", "RIGHT"]).as_deref(),
+            Some("a")
+        );
         assert_eq!(key_of(&["SINTERCARD", "2", "x", "y"]).as_deref(), Some("x"));
         assert_eq!(key_of(&["EVALSHA", "abc", "0"]), None);
-        assert_eq!(key_of(&["EVALSHA", "abc", "1", "k", "a"]).as_deref(), Some("k"));
+        assert_eq!(
+            key_of(&["EVALSHA", "abc", "1", "k", "a"]).as_deref(),
+            Some("k")
+        );
         assert_eq!(
             key_of(&["XREAD", "COUNT", "1", "STREAMS", "s", "0"]).as_deref(),
             Some("s")

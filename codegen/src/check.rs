@@ -684,7 +684,7 @@ impl<'t> Body<'t> {
                 } else {
                     let hint = if is_keys {
                         "index it with a literal (`KEYS[1]`), or make the last key variadic: \
-                         `--- @key <name>... <doc>`"
+                         `--- @key <name>... <type> <doc>`"
                     } else {
                         "index it with a literal (`ARGV[1]`), or make the last argument \
                          variadic: `--- @arg <name> <type>... <doc>`"
@@ -719,7 +719,7 @@ impl<'t> Body<'t> {
                 let (noun, hint) = if is_keys {
                     (
                         "key",
-                        "declare it with `--- @key <name> <doc>`, in `KEYS` order",
+                        "declare it with `--- @key <name> <type> <doc>`, in `KEYS` order",
                     )
                 } else {
                     (
@@ -757,7 +757,7 @@ impl<'t> Body<'t> {
                         entry.name
                     ),
                     format!(
-                        "remove the `{tag}` tag, or read it: `{table}[{n}]`, `#{table}` or \
+                        "remove the `{tag}` tag, or read it: `{table}[{n}]` or \
                          `unpack({table}, {n})`"
                     ),
                 )
@@ -897,13 +897,11 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
 
 /// The input checks at the top of the body must be the ones the header declares.
 fn check_contract(source: &str, header: &crate::model::Header, report: &mut Report) {
-    let Some((line, expected, found)) = contract::mismatch(source, header) else {
-        return;
-    };
     let fix = "run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them \
                from the header";
-    if expected == contract::BEGIN {
-        report.error(
+    match contract::mismatch(source, header) {
+        None => {}
+        Some(contract::Mismatch::Missing { line }) => report.error(
             line,
             1,
             "the script does not start with the input checks its header declares",
@@ -911,14 +909,32 @@ fn check_contract(source: &str, header: &crate::model::Header, report: &mut Repo
                 "every script checks its key and argument counts and every argument right \
                  after the header, with code generated from it; {fix}"
             ),
-        );
-    } else {
-        report.error(
+        ),
+        Some(contract::Mismatch::Misplaced { line }) => report.error(
+            line,
+            1,
+            "the input checks do not start right after the header",
+            format!("nothing may run before them; {fix}"),
+        ),
+        Some(contract::Mismatch::Unterminated { line }) => report.error(
+            line,
+            1,
+            "the input checks start here but never end",
+            format!(
+                "end them with `{}`, or delete them and {fix}",
+                contract::END
+            ),
+        ),
+        Some(contract::Mismatch::Differs {
+            line,
+            expected,
+            found,
+        }) => report.error(
             line,
             1,
             "the input checks differ from what the header declares",
             format!("expected `{expected}` here, found `{found}`; {fix}"),
-        );
+        ),
     }
 }
 

@@ -10,6 +10,7 @@
 //! [`fix`] rewrites the block after a header change.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use crate::header::MAX_EXACT;
 use crate::model::{Arg, ArgType, Count, Header, Rule};
@@ -90,7 +91,9 @@ fn is_exact(min: i64, max: i64) -> bool {
 pub fn render(header: &Header, body_uses: &[&str]) -> String {
     let mut out = Lines::default();
     out.line(BEGIN);
-    out.line("-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.");
+    out.line(
+        "-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.",
+    );
     helpers(header, body_uses, &mut out);
     arity(header, &mut out);
     for (i, key) in header.keys.iter().enumerate() {
@@ -155,8 +158,8 @@ impl Lines {
         let mut pieces: Vec<String> = Vec::new();
         let mut piece = String::new();
         for word in words {
-            // Room for the quotes, the ` ..` and the closing `)`.
-            if !piece.is_empty() && cont.len() + piece.len() + word.len() + 8 > MAX_LINE {
+            // Room for the quotes and the ` ..` that ends every line but the last.
+            if !piece.is_empty() && cont.len() + piece.len() + word.len() + 5 > MAX_LINE {
                 pieces.push(std::mem::take(&mut piece));
             }
             piece.push_str(word);
@@ -166,8 +169,12 @@ impl Lines {
         for (i, piece) in pieces.iter().enumerate() {
             if i < last {
                 self.line(&format!("{cont}'{piece}' .."));
-            } else {
+            } else if cont.len() + piece.len() + tail.len() + 3 <= MAX_LINE {
                 self.line(&format!("{cont}'{piece}'{tail})"));
+            } else {
+                // The tail does not fit after the last words: it gets a line of its own.
+                self.line(&format!("{cont}'{piece}'"));
+                self.line(&format!("{cont}{})", tail.trim_start()));
             }
         }
     }
@@ -180,7 +187,8 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     let integers = numeric(ArgType::Int)
         || numeric(ArgType::Uint)
         || numeric(ArgType::Ms)
-        || body_uses.contains(&"integer");
+        || body_uses.contains(&"integer")
+        || body_uses.contains(&"decimal_less");
     let floats = numeric(ArgType::Float) || body_uses.contains(&"float");
     let shows = body_uses.contains(&"shown")
         || header.args.iter().any(|a| match a.ty {
@@ -260,7 +268,7 @@ local function shown(s)
 end
 ";
 
-fn plural(n: u32, noun: &str) -> String {
+fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -268,29 +276,42 @@ fn plural(n: u32, noun: &str) -> String {
     }
 }
 
-/// `1 key`, `from 1 to 1000 keys`, `at least 2 arguments`.
-fn count_words(fixed: u32, variadic: Option<Count>, noun: &str) -> String {
+/// `1 key`, `from 1 to 1000 keys`, `at least 2 arguments`, `any number of arguments`.
+fn count_words(fixed: u64, variadic: Option<Count>, noun: &str) -> String {
     match variadic {
         None => plural(fixed, noun),
-        Some(Count { min, max: None }) => format!("at least {}", plural(fixed + min, noun)),
-        Some(Count { min, max: Some(max) }) if min == max => plural(fixed + min, noun),
-        Some(Count { min, max: Some(max) }) => {
-            format!("from {} to {} {noun}s", fixed + min, fixed + max)
+        Some(Count { min, max: None }) if fixed + u64::from(min) == 0 => {
+            format!("any number of {noun}s")
         }
+        Some(Count { min, max: None }) => {
+            format!("at least {}", plural(fixed + u64::from(min), noun))
+        }
+        Some(Count {
+            min,
+            max: Some(max),
+        }) if min == max => plural(fixed + u64::from(min), noun),
+        Some(Count {
+            min,
+            max: Some(max),
+        }) => format!(
+            "from {} to {} {noun}s",
+            fixed + u64::from(min),
+            fixed + u64::from(max)
+        ),
     }
 }
 
 /// Lua conditions that are true when `#TABLE` is out of what the header declares.
-fn count_conditions(table: &str, fixed: u32, variadic: Option<Count>) -> Vec<String> {
+fn count_conditions(table: &str, fixed: u64, variadic: Option<Count>) -> Vec<String> {
     match variadic {
         None => vec![format!("#{table} ~= {fixed}")],
         Some(Count { min, max }) => {
             let mut conditions = Vec::new();
-            if fixed + min > 0 {
-                conditions.push(format!("#{table} < {}", fixed + min));
+            if fixed + u64::from(min) > 0 {
+                conditions.push(format!("#{table} < {}", fixed + u64::from(min)));
             }
             if let Some(max) = max {
-                conditions.push(format!("#{table} > {}", fixed + max));
+                conditions.push(format!("#{table} > {}", fixed + u64::from(max)));
             }
             conditions
         }
@@ -298,8 +319,8 @@ fn count_conditions(table: &str, fixed: u32, variadic: Option<Count>) -> Vec<Str
 }
 
 fn arity(header: &Header, out: &mut Lines) {
-    let fixed_keys = header.keys.iter().filter(|k| !k.variadic).count() as u32;
-    let fixed_args = header.args.iter().filter(|a| !a.variadic).count() as u32;
+    let fixed_keys = header.keys.iter().filter(|k| !k.variadic).count() as u64;
+    let fixed_args = header.args.iter().filter(|a| !a.variadic).count() as u64;
     let variadic_keys = header.keys.last().filter(|k| k.variadic).map(|k| k.count);
     let variadic_args = header.args.last().filter(|a| a.variadic).map(|a| a.count);
     let mut conditions = count_conditions("KEYS", fixed_keys, variadic_keys);
@@ -365,13 +386,21 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
                 out.line(&format!("if {raw} ~= '' then"));
                 out.line(&format!("  {name} = float({raw})"));
                 out.line(&format!("  if not {name} then"));
-                out.error("    ", &format!("{words} or empty, got "), Some(&format!("shown({raw})")));
+                out.error(
+                    "    ",
+                    &format!("{words} or empty, got "),
+                    Some(&format!("shown({raw})")),
+                );
                 out.line("  end");
                 out.line("end");
             } else {
                 out.line(&format!("local {name} = float({raw})"));
                 out.line(&format!("if not {name} then"));
-                out.error("  ", &format!("{words}, got "), Some(&format!("shown({raw})")));
+                out.error(
+                    "  ",
+                    &format!("{words}, got "),
+                    Some(&format!("shown({raw})")),
+                );
                 out.line("end");
             }
         }
@@ -385,7 +414,11 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
                 out.line(&format!("if {raw} ~= '' then"));
                 out.line(&format!("  {name} = {call}"));
                 out.line(&format!("  if not {name} then"));
-                out.error("    ", &format!("{words}, or empty, got "), Some(&format!("shown({raw})")));
+                out.error(
+                    "    ",
+                    &format!("{words}, or empty, got "),
+                    Some(&format!("shown({raw})")),
+                );
                 out.line("  end");
                 if exact {
                     out.line(&format!("  {name} = tonumber({name})"));
@@ -394,7 +427,11 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
             } else {
                 out.line(&format!("local {name} = {call}"));
                 out.line(&format!("if not {name} then"));
-                out.error("  ", &format!("{words}, got "), Some(&format!("shown({raw})")));
+                out.error(
+                    "  ",
+                    &format!("{words}, got "),
+                    Some(&format!("shown({raw})")),
+                );
                 out.line("end");
                 if exact {
                     out.line(&format!("{name} = tonumber({name})"));
@@ -452,7 +489,10 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
     out.line(&format!("for i = {first}, #ARGV do"));
     out.condition("  ", &test, " and ");
     let (message, tail) = if shows {
-        (format!("{code} {name} {words}; ARGV["), "i .. '] is ' .. shown(ARGV[i])")
+        (
+            format!("{code} {name} {words}; ARGV["),
+            "i .. '] is ' .. shown(ARGV[i])",
+        )
     } else {
         (format!("{code} {name} {words}, but ARGV["), "i .. '] is'")
     };
@@ -466,95 +506,157 @@ fn lua_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
-/// Where the block is, or should be, in a script: the line index (0-based) right after the
-/// header, and the index past the block's end when one is there.
+/// Where the block is, or should be, in a script.
 pub(crate) struct Placement {
-    /// The first line after the header.
+    /// The first line after the header (0-based): where the block belongs.
     pub start: usize,
-    /// One past the block's last line, when a block starts at `start`.
-    pub end: Option<usize>,
+    /// The lines of a block found after the header (its first marker to one past its
+    /// last), wherever it stands.
+    pub block: Option<Range<usize>>,
+    /// The line of a first marker with no last marker after it.
+    pub unterminated: Option<usize>,
 }
 
 /// Finds the block in `lines` (the script's lines without their line ends).
 pub(crate) fn locate(lines: &[&str]) -> Placement {
+    let is = |line: &str, marker: &str| line.trim_end() == marker;
     let mut start = usize::from(lines.first().is_some_and(|l| l.starts_with("#!")));
     while lines.get(start).is_some_and(|l| l.starts_with("---")) {
         start += 1;
     }
-    let end = lines
-        .get(start)
-        .filter(|l| l.trim_end() == BEGIN)
-        .and_then(|_| lines[start..].iter().position(|l| l.trim_end() == END))
-        .map(|n| start + n + 1);
-    Placement { start, end }
+    let begin = lines[start.min(lines.len())..]
+        .iter()
+        .position(|l| is(l, BEGIN))
+        .map(|n| start + n);
+    let end = begin.and_then(|b| {
+        lines[b..]
+            .iter()
+            .position(|l| is(l, END))
+            .map(|n| b + n + 1)
+    });
+    match (begin, end) {
+        (Some(b), Some(e)) => Placement {
+            start,
+            block: Some(b..e),
+            unterminated: None,
+        },
+        (Some(b), None) => Placement {
+            start,
+            block: None,
+            unterminated: Some(b),
+        },
+        _ => Placement {
+            start,
+            block: None,
+            unterminated: None,
+        },
+    }
 }
 
 /// The helpers that the script calls outside its block.
 fn body_uses(lines: &[&str], place: &Placement) -> Vec<&'static str> {
-    let body = lines[place.end.unwrap_or(place.start)..].join("\n");
-    let (tokens, _) = crate::lua::tokenize(&body);
+    let block = place.block.clone().unwrap_or(place.start..place.start);
+    let body: Vec<&str> = lines[place.start.min(lines.len())..block.start]
+        .iter()
+        .chain(&lines[block.end..])
+        .copied()
+        .collect();
+    let (tokens, _) = crate::lua::tokenize(&body.join("\n"));
     HELPERS
         .iter()
         .copied()
         .filter(|helper| {
             tokens.iter().enumerate().any(|(i, t)| {
-                t.is_name(helper) && !(i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":")))
+                t.is_name(helper)
+                    && !(i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":")))
             })
         })
         .collect()
 }
 
-/// The difference between the block in `source` and the one `header` declares, if any:
-/// the 1-based line, what was expected there and what was found.
-pub(crate) fn mismatch(source: &str, header: &Header) -> Option<(usize, String, String)> {
+/// How a script's block differs from the one its header declares; lines are 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mismatch {
+    /// No block at all; it belongs at `line`.
+    Missing { line: usize },
+    /// A block starts at `line`, not right after the header.
+    Misplaced { line: usize },
+    /// The block's first marker, at `line`, has no last marker after it.
+    Unterminated { line: usize },
+    /// The block's `line` is not what the header gives.
+    Differs {
+        line: usize,
+        expected: String,
+        found: String,
+    },
+}
+
+/// The difference between the block in `source` and the one `header` declares, if any.
+pub(crate) fn mismatch(source: &str, header: &Header) -> Option<Mismatch> {
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
-    let expected = render(header, &body_uses(&lines, &place));
-    let found: &[&str] = match place.end {
-        Some(end) => &lines[place.start..end],
-        None => &[],
-    };
-    let wanted: Vec<&str> = expected.lines().collect();
-    for (i, want) in wanted.iter().enumerate() {
-        let got = found.get(i).map(|l| l.trim_end_matches('\r'));
-        if got != Some(want) {
-            return Some((
-                place.start + i + 1,
-                want.to_string(),
-                got.unwrap_or("<nothing: the block ends here>").to_string(),
-            ));
-        }
+    if let Some(line) = place.unterminated {
+        return Some(Mismatch::Unterminated { line: line + 1 });
     }
-    (found.len() > wanted.len()).then(|| {
-        (
-            place.start + wanted.len() + 1,
-            "<the end of the block>".to_string(),
-            found[wanted.len()].to_string(),
-        )
+    let Some(block) = place.block.clone() else {
+        return Some(Mismatch::Missing {
+            line: place.start + 1,
+        });
+    };
+    if block.start != place.start {
+        return Some(Mismatch::Misplaced {
+            line: block.start + 1,
+        });
+    }
+    let expected = render(header, &body_uses(&lines, &place));
+    let wanted: Vec<&str> = expected.lines().collect();
+    let found = &lines[block.clone()];
+    // Both end with the last marker, so the first difference is within both.
+    let i = wanted
+        .iter()
+        .zip(found)
+        .position(|(want, got)| *want != got.trim_end_matches('\r'))?;
+    Some(Mismatch::Differs {
+        line: block.start + i + 1,
+        expected: wanted[i].to_string(),
+        found: found[i].trim_end_matches('\r').to_string(),
     })
 }
 
-/// `source` with its block replaced by (or, when it has none, preceded by) the one
-/// `header` declares. Line ends follow the file's own (`\r\n` when it uses them).
-pub fn fix(source: &str, header: &Header) -> String {
+/// `source` with its block replaced by the one `header` declares, right after the header
+/// (a block elsewhere is moved there; a script without one gets one). Line ends follow the
+/// file's own (`\r\n` when it uses them). Fails when a block has no last marker, since
+/// where it ends cannot be known.
+pub fn fix(source: &str, header: &Header) -> Result<String, String> {
     let crlf = source.contains("\r\n");
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
+    if let Some(line) = place.unterminated {
+        return Err(format!(
+            "line {}: the input checks start here but never end; delete them up to the \
+             script's own code, or end them with `{END}`",
+            line + 1
+        ));
+    }
     let uses = body_uses(&lines, &place);
-    let end = place.end.unwrap_or(place.start);
-    let mut out = String::with_capacity(source.len() + 2048);
+    let block = place.block.clone().unwrap_or(place.start..place.start);
     let newline = if crlf { "\r\n" } else { "\n" };
-    for line in &lines[..place.start] {
+    let mut out = String::with_capacity(source.len() + 2048);
+    let kept_after: Vec<&str> = lines[place.start.min(lines.len())..block.start]
+        .iter()
+        .chain(&lines[block.end..])
+        .copied()
+        .collect();
+    for line in lines[..place.start.min(lines.len())]
+        .iter()
+        .copied()
+        .chain(render(header, &uses).lines())
+        .chain(kept_after.iter().copied())
+    {
         let _ = write!(out, "{line}{newline}");
     }
-    for line in render(header, &uses).lines() {
-        let _ = write!(out, "{line}{newline}");
-    }
-    for line in &lines[end..] {
-        let _ = write!(out, "{line}{newline}");
-    }
-    if !source.ends_with('\n') && lines.len() > end {
+    if !source.ends_with('\n') && !kept_after.is_empty() {
         out.truncate(out.len() - newline.len());
     }
-    out
+    Ok(out)
 }

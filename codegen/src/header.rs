@@ -692,19 +692,17 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
                      write `{ty}` and accept an empty `{ty}` instead"
                 )
             };
-            report.error(
-                at.line,
-                ty_col,
-                format!("`{raw}` cannot be optional"),
-                hint,
-            );
+            report.error(at.line, ty_col, format!("`{raw}` cannot be optional"), hint);
         }
         Some(_) => {}
     }
+    let ranged = cur.peek_word().is_some_and(|(_, w)| looks_like_range(&w));
     constraints(&mut tag, cur, report);
+    // A range that was written but refused is reported once, where it stands.
     if let Some(ty) = tag.ty
         && tag.rule == Rule::Any
         && !variadic
+        && !ranged
         && ty == ArgType::Ms
     {
         report.error(
@@ -758,7 +756,12 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
                 _ => Some("ranges go with `int`, `uint` and `ms`"),
             };
             if let Some(hint) = what {
-                report.error(line, col, format!("a range on a `{}` argument", type_name(ty)), hint);
+                report.error(
+                    line,
+                    col,
+                    format!("a range on a `{}` argument", type_name(ty)),
+                    hint,
+                );
             } else if min > max {
                 report.error(
                     line,
@@ -770,7 +773,10 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
                 report.error(
                     line,
                     col,
-                    format!("the range `{word}` goes beyond what `{}` holds", type_name(ty)),
+                    format!(
+                        "the range `{word}` goes beyond what `{}` holds",
+                        type_name(ty)
+                    ),
                     format!("`{}` holds {lo} to {hi}", type_name(ty)),
                 );
             } else if ty == ArgType::Ms && max > MAX_EXACT {
@@ -840,6 +846,9 @@ fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
          variadic argument, one range for how many values it takes",
     );
 }
+
+/// The longest key or argument name.
+const MAX_NAME: usize = 32;
 
 /// The largest integer Lua's numbers (doubles) hold exactly, and its negation.
 pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
@@ -995,6 +1004,15 @@ fn check_name(
                 "a variadic argument marks its type, not its name: \
                  `--- @arg {stem} <type>... <doc>`"
             ),
+        );
+        return false;
+    }
+    if name.len() > MAX_NAME {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is longer than {MAX_NAME} characters"),
+            "pick a shorter name: the generated checks keep their lines to 120 characters",
         );
         return false;
     }

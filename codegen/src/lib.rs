@@ -179,7 +179,19 @@ impl Config {
                 problems.extend(report.diagnostics);
                 continue;
             };
-            let fixed = contract::fix(&file.source, &header);
+            let fixed = match contract::fix(&file.source, &header) {
+                Ok(fixed) => fixed,
+                Err(why) => {
+                    problems.push(Diagnostic {
+                        path: file.path.clone(),
+                        line: 1,
+                        col: 1,
+                        message: why,
+                        hint: "the fixer rewrites only a block it can find whole".into(),
+                    });
+                    continue;
+                }
+            };
             if fixed != file.source {
                 std::fs::write(&file.path, fixed).map_err(|source| Error::Io {
                     path: PathBuf::from(&file.path),

@@ -342,8 +342,12 @@ fn rule_doc(arg: &Arg) -> String {
         Rule::NonEmpty => ", not empty".into(),
         Rule::Range { min, max } => {
             let words = contract::range_words(arg.ty, *min, *max);
-            format!(", {}", words.replace("an integer ", "").replace("whole milliseconds ", ""))
-                + if arg.ty == ArgType::Ms { " ms" } else { "" }
+            format!(
+                ", {}",
+                words
+                    .replace("an integer ", "")
+                    .replace("whole milliseconds ", "")
+            ) + if arg.ty == ArgType::Ms { " ms" } else { "" }
         }
         Rule::OneOf(options) => format!(
             ", one of {}",
@@ -381,7 +385,11 @@ fn rule_rust(rule: &Rule, rt: &str) -> String {
         Rule::Range { min, max } => format!("{rt}::Rule::Range {{ min: {min}, max: {max} }}"),
         Rule::OneOf(options) => format!(
             "{rt}::Rule::OneOf(&[{}])",
-            options.iter().map(|o| lit(o)).collect::<Vec<_>>().join(", ")
+            options
+                .iter()
+                .map(|o| lit(o))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }

@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::analyze;
 use redis_patterns_codegen::model::{
-    Arg, ArgType, Clock, ErrorCode, Header, Key, Return, ReturnType, Script, ScriptFile,
+    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Return, ReturnType, Rule, Script,
+    ScriptFile,
 };
+use redis_patterns_codegen::{analyze, contract};
 
 fn fixtures() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
@@ -74,24 +75,35 @@ fn good_plain_script() {
                 ]),
                 keys: vec![Key {
                     name: "lock".to_string(),
+                    ty: KeyType::String,
                     doc: "the lock key".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 }],
                 args: vec![Arg {
                     name: "token".to_string(),
                     ty: ArgType::String,
+                    optional: false,
+                    rule: Rule::NonEmpty,
                     doc: "the secret the lock was acquired with".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 }],
                 returns: Return {
                     ty: ReturnType::Bool,
                     doc: "1 when the lock was held with `token` and is now free; 0 otherwise"
                         .to_string(),
                 },
-                errors: vec![ErrorCode {
-                    code: "BAD_TOKEN".to_string(),
-                    doc: "`token` is empty".to_string(),
-                }],
+                errors: vec![
+                    ErrorCode {
+                        code: "BAD_ARGS".to_string(),
+                        doc: "not 1 key and 1 argument".to_string(),
+                    },
+                    ErrorCode {
+                        code: "BAD_TOKEN".to_string(),
+                        doc: "`token` is empty".to_string(),
+                    },
+                ],
                 clock: None,
                 complexity: "O(1)".to_string(),
             },
@@ -136,41 +148,65 @@ fn good_variadic_keys_and_args() {
             keys: vec![
                 Key {
                     name: "dest".to_string(),
+                    ty: KeyType::Set,
                     doc: "where the union is stored; replaced if it exists".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 },
                 Key {
                     name: "sources".to_string(),
-                    doc: "the sets to unite; at least one".to_string(),
+                    ty: KeyType::Set,
+                    doc: "the sets to unite".to_string(),
                     variadic: true,
+                    count: Count {
+                        min: 1,
+                        max: Some(1000),
+                    },
                 },
             ],
             args: vec![
                 Arg {
                     name: "ttl".to_string(),
                     ty: ArgType::Ms,
+                    optional: false,
+                    rule: Rule::Range {
+                        min: 1,
+                        max: 10_000_000_000,
+                    },
                     doc: "how long the result lives".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 },
+                // On a variadic, the range counts the values and `non-empty` applies to each.
                 Arg {
                     name: "extra".to_string(),
                     ty: ArgType::String,
+                    optional: false,
+                    rule: Rule::NonEmpty,
                     doc: "members added to the union as well".to_string(),
                     variadic: true,
+                    count: Count {
+                        min: 0,
+                        max: Some(10_000),
+                    },
                 },
             ],
             returns: Return {
-                ty: ReturnType::Int,
+                ty: ReturnType::Uint,
                 doc: "the number of members in `dest`".to_string(),
             },
             errors: vec![
                 ErrorCode {
-                    code: "NO_SOURCES".to_string(),
-                    doc: "no source set was passed".to_string(),
+                    code: "BAD_ARGS".to_string(),
+                    doc: "not 2 to 1001 keys, or not 1 to 10001 arguments".to_string(),
                 },
                 ErrorCode {
                     code: "BAD_TTL".to_string(),
-                    doc: "`ttl` is not a positive whole number of milliseconds".to_string(),
+                    doc: "`ttl` is not whole milliseconds from 1 to 10^10".to_string(),
+                },
+                ErrorCode {
+                    code: "BAD_EXTRA".to_string(),
+                    doc: "a member in `extra` is empty".to_string(),
                 },
             ],
             clock: None,
@@ -192,27 +228,44 @@ fn good_tuple_return_and_server_clock() {
             ]),
             keys: vec![Key {
                 name: "bucket".to_string(),
+                ty: KeyType::Hash,
                 doc: "a hash with the fields `tokens` and `at` (milliseconds)".to_string(),
                 variadic: false,
+                count: Count::ONE,
             }],
             args: vec![
                 Arg {
                     name: "capacity".to_string(),
                     ty: ArgType::Uint,
+                    optional: false,
+                    rule: Rule::Range {
+                        min: 1,
+                        max: 999_999_999_999_999,
+                    },
                     doc: "the most tokens the bucket holds".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 },
                 Arg {
                     name: "per_second".to_string(),
                     ty: ArgType::Float,
-                    doc: "how many tokens flow in each second".to_string(),
+                    optional: false,
+                    rule: Rule::Any,
+                    doc: "how many tokens flow in each second; positive".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 },
                 Arg {
                     name: "cost".to_string(),
                     ty: ArgType::Uint,
+                    optional: false,
+                    rule: Rule::Range {
+                        min: 1,
+                        max: 999_999_999_999_999,
+                    },
                     doc: "how many tokens this call takes".to_string(),
                     variadic: false,
+                    count: Count::ONE,
                 },
             ],
             returns: Return {
@@ -220,10 +273,24 @@ fn good_tuple_return_and_server_clock() {
                 doc: "whether the tokens were taken; if not, milliseconds until they would be"
                     .to_string(),
             },
-            errors: vec![ErrorCode {
-                code: "BAD_RATE".to_string(),
-                doc: "`per_second` is not a positive number".to_string(),
-            }],
+            errors: vec![
+                ErrorCode {
+                    code: "BAD_ARGS".to_string(),
+                    doc: "not 1 key and 3 arguments".to_string(),
+                },
+                ErrorCode {
+                    code: "BAD_CAPACITY".to_string(),
+                    doc: "`capacity` is not an integer from 1 to 10^15 - 1".to_string(),
+                },
+                ErrorCode {
+                    code: "BAD_PER_SECOND".to_string(),
+                    doc: "`per_second` is not a positive number".to_string(),
+                },
+                ErrorCode {
+                    code: "BAD_COST".to_string(),
+                    doc: "`cost` is not an integer from 1 to 10^15 - 1".to_string(),
+                },
+            ],
             clock: Some(Clock::Server),
             complexity: "O(1)".to_string(),
         }
@@ -235,30 +302,75 @@ fn good_tuple_without_spaces_and_no_description() {
     let header = good("counter", "incr_capped").header;
     assert_eq!(
         header.returns.ty,
-        ReturnType::Tuple(vec![ReturnType::Int, ReturnType::Bool])
+        ReturnType::Tuple(vec![ReturnType::Decimal, ReturnType::Bool])
     );
     // The blank `---` line between summary and tags is not a description.
     assert_eq!(header.description, Vec::<String>::new());
+}
+
+/// `-2^63..=2^63-1` evaluates to the whole of `i64`, and `a|b|c` keeps its order.
+#[test]
+fn good_wide_range_and_choices() {
+    let args = good("counter", "incr_capped").header.args;
+    let rules: Vec<(&str, ArgType, &Rule)> = args
+        .iter()
+        .map(|a| (a.name.as_str(), a.ty, &a.rule))
+        .collect();
+    let wide = Rule::Range {
+        min: i64::MIN,
+        max: i64::MAX,
+    };
+    let choices = Rule::OneOf(strings(&["refuse", "clamp", "add"]));
+    assert_eq!(
+        rules,
+        [
+            ("step", ArgType::Int, &wide),
+            ("cap", ArgType::Int, &wide),
+            ("over", ArgType::String, &choices),
+        ]
+    );
 }
 
 #[test]
 fn good_caller_clock() {
     let header = good("timeline", "post").header;
     assert_eq!(header.clock, Some(Clock::Caller));
-    let args: Vec<(&str, ArgType)> = header
+    let args: Vec<(&str, ArgType, bool, Rule)> = header
         .args
         .iter()
-        .map(|a| (a.name.as_str(), a.ty))
+        .map(|a| (a.name.as_str(), a.ty, a.optional, a.rule.clone()))
         .collect();
     assert_eq!(
         args,
         [
-            ("item", ArgType::String),
-            ("now", ArgType::Int),
-            ("keep", ArgType::Ms),
-            ("limit", ArgType::Uint),
+            ("item", ArgType::String, false, Rule::Any),
+            (
+                "now",
+                ArgType::Int,
+                false,
+                Rule::Range {
+                    min: 0,
+                    max: (1 << 53) - 1
+                }
+            ),
+            (
+                "keep",
+                ArgType::Ms,
+                true,
+                Rule::Range {
+                    min: 1,
+                    max: 1_000_000_000_000
+                }
+            ),
+            (
+                "limit",
+                ArgType::Uint,
+                false,
+                Rule::Range { min: 1, max: 1000 }
+            ),
         ]
     );
+    assert_eq!(header.keys[0].ty, KeyType::Zset);
     assert_eq!(header.complexity, "O(log N + M), M = `limit`");
 }
 
@@ -303,6 +415,25 @@ fn crlf_line_endings() {
         diagnostics.map_err(|d| render(&d)),
         Err(bad("binding_names"))
     );
+
+    // A block further down, or without its last marker, is found as well.
+    for name in ["misplaced_input_checks", "unterminated_input_checks"] {
+        let source = read(&format!("bad/{name}.lua")).replace('\n', "\r\n");
+        let diagnostics = analyze(&script_file("bad", name, &source)).map(|s| s.header);
+        assert_eq!(
+            diagnostics.map_err(|d| render(&d)),
+            Err(bad(name)),
+            "{name}"
+        );
+    }
+
+    // The line shown from an edited block carries no `\r`.
+    let source = read("bad/edited_input_checks.lua").replace('\n', "\r\n");
+    let diagnostics = analyze(&script_file("bad", "edited_input_checks", &source));
+    assert_eq!(
+        diagnostics.map(|s| s.header).map_err(|d| render(&d)),
+        Err(bad("edited_input_checks"))
+    );
 }
 
 /// Idiomatic Lua (table fields, methods, loops, long strings, comments) raises nothing.
@@ -310,11 +441,18 @@ fn crlf_line_endings() {
 fn shebang_without_flags_and_idioms_that_are_not_globals() {
     let source = r#"#!lua
 --- Exercises Lua that must not be mistaken for globals or built keys.
---- @key data            a hash
---- @arg fields string... fields to read
---- @return [string]     their values
+--- @key data hash          a hash
+--- @arg fields string...   fields to read
+--- @return [string]        their values
+--- @error BAD_ARGS         not 1 key
 --- @complexity O(N), N = the number of fields
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and any number of arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local data = KEYS[1]
+-- End of the generated input checks.
 local out, n = {}, 0
 local t = { a = 1, ['b'] = 2, nested = { c = 3, f = function(x) x = 1; return x end } }
 local obj = {}
@@ -349,6 +487,19 @@ fn truncated_and_odd_inputs_do_not_panic() {
         "--- x\n--- @return [(".to_string(),
         "--- x\n--- @return )]".to_string(),
         "--- x\n--- @arg a b...c...".to_string(),
+        "--- x\n--- @key a... string 1..=".to_string(),
+        "--- x\n--- @key a string 1..=2 d".to_string(),
+        "--- x\n--- @key a string d\n--- @key b... string 4294967295.. d\n\
+         --- @arg c string d\n--- @arg e string... 4294967295..=4294967295 d"
+            .to_string(),
+        "--- x\n--- @arg a int -".to_string(),
+        "--- x\n--- @arg a int 1..=2^99999999999 d".to_string(),
+        "--- x\n--- @arg a int 9^99..=-9^99 d".to_string(),
+        "--- x\n--- @arg a ms? 1..=^ d".to_string(),
+        "--- x\n--- @arg a uint... -5.. d".to_string(),
+        "--- x\n--- @arg a string | d".to_string(),
+        "--- x\n--- @arg a string?... a|b non-empty 1..=2 d".to_string(),
+        "--- x\n--- @return [[decimal]".to_string(),
         "--- é\n--- @é é é".to_string(),
         "redis.call(".to_string(),
         "redis.call('GET',".to_string(),
@@ -370,14 +521,40 @@ fn truncated_and_odd_inputs_do_not_panic() {
             sources.push(std::fs::read_to_string(path).expect("fixture"));
         }
     }
-    let mut runs = 0;
+    // The generated input checks repeat in most fixtures: every cut inside them is tried in
+    // one script that has every helper, and only line by line in the others.
+    let every_helper = read("good/rate_limiter/take.lua");
+    let mut prefixes: Vec<&str> = Vec::new();
     for source in &sources {
+        let block = block_span(source).filter(|_| *source != every_helper);
         for (cut, _) in source.char_indices().chain([(source.len(), ' ')]) {
-            let _ = analyze(&script_file("fuzz", "prefix", &source[..cut]));
-            runs += 1;
+            let inside = block.as_ref().is_some_and(|b| b.contains(&cut));
+            if !inside || source[..cut].ends_with('\n') {
+                prefixes.push(&source[..cut]);
+            }
         }
     }
+    // Tens of thousands of runs: spread over the cores.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for chunk in prefixes.chunks(prefixes.len().div_ceil(threads)) {
+            scope.spawn(move || {
+                for prefix in chunk {
+                    let _ = analyze(&script_file("fuzz", "prefix", prefix));
+                }
+            });
+        }
+    });
+    let runs = prefixes.len();
     assert!(runs > 1000, "only {runs} inputs");
+}
+
+/// The byte range of the generated input checks in `source`, from the start of their first
+/// line to the end of their last.
+fn block_span(source: &str) -> Option<std::ops::Range<usize>> {
+    let start = source.find(contract::BEGIN)?;
+    let end = source[start..].find(contract::END)? + start + contract::END.len();
+    Some(start..end)
 }
 
 /// Every bad fixture has a test below, and each test has a fixture.
@@ -397,21 +574,35 @@ fn every_bad_fixture_is_tested() {
 
 const BAD: &[&str] = &[
     "binding_names",
+    "choice_on_int",
     "clock_caller",
     "clock_missing",
     "clock_server_unused",
     "duplicates",
+    "edited_input_checks",
     "error_codes",
     "flags",
     "globals",
+    "helper_names",
     "key_built_in_lua",
+    "key_count_not_variadic",
+    "key_types",
     "keyspace_scan",
     "loaders",
+    "long_names",
     "many",
+    "misplaced_input_checks",
     "missing_tags",
+    "ms_without_range",
     "no_header",
+    "no_input_checks",
+    "non_empty_on_int",
     "non_literal_index",
+    "optional_misuse",
     "prose_after_tags",
+    "range_beyond_type",
+    "range_empty",
+    "range_on_string",
     "return_types",
     "shebang",
     "summary_empty",
@@ -422,6 +613,7 @@ const BAD: &[&str] = &[
     "unknown_tag",
     "unknown_types",
     "unterminated",
+    "unterminated_input_checks",
     "unused_declaration",
     "writes_in_no_writes",
 ];
@@ -430,10 +622,23 @@ const BAD: &[&str] = &[
 fn bad_binding_names() {
     assert_eq!(
         bad("binding_names"),
-        r#"scripts/bad/binding_names.lua:7:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
+        r#"scripts/bad/binding_names.lua:58:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
   = hint: rename the local to `target`, or rename it in the header
-scripts/bad/binding_names.lua:8:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
+scripts/bad/binding_names.lua:59:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
   = hint: rename the local to `ttl`, or rename it in the header"#
+    );
+}
+
+#[test]
+fn bad_choice_on_int() {
+    assert_eq!(
+        bad("choice_on_int"),
+        r#"scripts/bad/choice_on_int.lua:2:16: error: a list of choices on a `int` argument
+  = hint: a list of choices (`a|b|c`) goes with `string`
+scripts/bad/choice_on_int.lua:3:21: error: a list of choices on a `bytes` argument
+  = hint: a list of choices (`a|b|c`) goes with `string`
+scripts/bad/choice_on_int.lua:4:22: error: `fast||slow` has an empty choice
+  = hint: separate the accepted strings with single `|`: `sum|min|max`"#
     );
 }
 
@@ -441,9 +646,9 @@ scripts/bad/binding_names.lua:8:14: error: binds `ARGV[2]` to `ttl_ms`, but the 
 fn bad_clock_caller() {
     assert_eq!(
         bad("clock_caller"),
-        r#"scripts/bad/clock_caller.lua:4:5: error: `@clock caller` needs an argument named `now`
+        r#"scripts/bad/clock_caller.lua:6:5: error: `@clock caller` needs an argument named `now`
   = hint: declare the caller's time with `--- @arg now <type> <unit and epoch>`
-scripts/bad/clock_caller.lua:7:28: error: `TIME` is called, but the header declares `@clock caller`
+scripts/bad/clock_caller.lua:54:28: error: `TIME` is called, but the header declares `@clock caller`
   = hint: use the `now` argument, or declare `--- @clock server` instead"#
     );
 }
@@ -452,7 +657,7 @@ scripts/bad/clock_caller.lua:7:28: error: `TIME` is called, but the header decla
 fn bad_clock_missing() {
     assert_eq!(
         bad("clock_missing"),
-        r#"scripts/bad/clock_missing.lua:4:28: error: `TIME` is called, but the header does not declare `@clock server`
+        r#"scripts/bad/clock_missing.lua:11:28: error: `TIME` is called, but the header does not declare `@clock server`
   = hint: add `--- @clock server` to the header"#
     );
 }
@@ -461,11 +666,13 @@ fn bad_clock_missing() {
 fn bad_clock_server_unused() {
     assert_eq!(
         bad("clock_server_unused"),
-        r#"scripts/bad/clock_server_unused.lua:3:5: error: `@clock server` is declared but the script never calls `TIME`
+        r#"scripts/bad/clock_server_unused.lua:4:5: error: `@clock server` is declared but the script never calls `TIME`
   = hint: read the clock with `redis.call('TIME')`, or remove the tag"#
     );
 }
 
+/// The duplicated names make no sensible input checks, so the fixture has none; the header
+/// still yields a model, so their absence is reported too.
 #[test]
 fn bad_duplicates() {
     assert_eq!(
@@ -483,7 +690,19 @@ scripts/bad/duplicates.lua:10:5: error: `@clock` is declared twice
 scripts/bad/duplicates.lua:10:19: error: unexpected `now` after `@clock`
   = hint: `@clock` takes `server` or `caller` and nothing else
 scripts/bad/duplicates.lua:12:5: error: `@complexity` is declared twice
-  = hint: a script has one `@complexity`; the first is on line 11"#
+  = hint: a script has one `@complexity`; the first is on line 11
+scripts/bad/duplicates.lua:13:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+    );
+}
+
+/// Only the first line that differs is reported, with what was expected there.
+#[test]
+fn bad_edited_input_checks() {
+    assert_eq!(
+        bad("edited_input_checks"),
+        r#"scripts/bad/edited_input_checks.lua:16:1: error: the input checks differ from what the header declares
+  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -491,11 +710,11 @@ scripts/bad/duplicates.lua:12:5: error: `@complexity` is declared twice
 fn bad_error_codes() {
     assert_eq!(
         bad("error_codes"),
-        r#"scripts/bad/error_codes.lua:5:5: error: error `NEVER` is declared but never raised
+        r#"scripts/bad/error_codes.lua:6:5: error: error `NEVER` is declared but never raised
   = hint: raise it with `redis.error_reply('NEVER <message>')`, or remove the tag
-scripts/bad/error_codes.lua:12:28: error: `TOO_LONG` is raised but not declared
+scripts/bad/error_codes.lua:19:28: error: `TOO_LONG` is raised but not declared
   = hint: declare it with `--- @error TOO_LONG <when it is raised>`
-scripts/bad/error_codes.lua:15:28: error: the error reply does not start with a code
+scripts/bad/error_codes.lua:22:28: error: the error reply does not start with a code
   = hint: begin it with an UPPER_SNAKE code declared with `@error`: `redis.error_reply('BAD_INPUT <message>')`"#
     );
 }
@@ -519,14 +738,33 @@ scripts/bad/flags.lua:1:47: error: unknown shebang option `name=x`
 fn bad_globals() {
     assert_eq!(
         bad("globals"),
-        r#"scripts/bad/globals.lua:8:1: error: assignment to global `count`
+        r#"scripts/bad/globals.lua:15:1: error: assignment to global `count`
   = hint: declare it with `local count`; Redis rejects scripts that set globals
-scripts/bad/globals.lua:9:1: error: assignment to global `a`
+scripts/bad/globals.lua:16:1: error: assignment to global `a`
   = hint: declare it with `local a`; Redis rejects scripts that set globals
-scripts/bad/globals.lua:9:13: error: assignment to global `b`
+scripts/bad/globals.lua:16:13: error: assignment to global `b`
   = hint: declare it with `local b`; Redis rejects scripts that set globals
-scripts/bad/globals.lua:11:10: error: `function bump` defines a global
+scripts/bad/globals.lua:18:10: error: `function bump` defines a global
   = hint: write `local function bump(…)`; Redis rejects scripts that set globals"#
+    );
+}
+
+/// No input checks can be written for these names, so the fixture has none; the names are
+/// kept in the model, so their absence is reported too.
+#[test]
+fn bad_helper_names() {
+    assert_eq!(
+        bad("helper_names"),
+        r#"scripts/bad/helper_names.lua:2:10: error: `shown` is the name of a helper of the generated input checks
+  = hint: pick another name: the script binds it to a local of the same name
+scripts/bad/helper_names.lua:3:10: error: `integer` is the name of a helper of the generated input checks
+  = hint: pick another name: the script binds it to a local of the same name
+scripts/bad/helper_names.lua:4:10: error: `decimal_less` is the name of a helper of the generated input checks
+  = hint: pick another name: the script binds it to a local of the same name
+scripts/bad/helper_names.lua:5:10: error: `float` is the name of a helper of the generated input checks
+  = hint: pick another name: the script binds it to a local of the same name
+scripts/bad/helper_names.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -534,14 +772,39 @@ scripts/bad/globals.lua:11:10: error: `function bump` defines a global
 fn bad_key_built_in_lua() {
     assert_eq!(
         bad("key_built_in_lua"),
-        r#"scripts/bad/key_built_in_lua.lua:9:19: error: key built inside Lua: the key of `GET` is a string literal
+        r#"scripts/bad/key_built_in_lua.lua:16:19: error: key built inside Lua: the key of `GET` is a string literal
   = hint: pass every key in `KEYS`; derive it in the caller
-scripts/bad/key_built_in_lua.lua:10:20: error: key built inside Lua: the key of `HGET` is a `..` concatenation
+scripts/bad/key_built_in_lua.lua:17:20: error: key built inside Lua: the key of `HGET` is a `..` concatenation
   = hint: pass every key in `KEYS`; derive it in the caller
-scripts/bad/key_built_in_lua.lua:11:20: error: key built inside Lua: the key of `HGET` is `meta`, built with `..`
+scripts/bad/key_built_in_lua.lua:18:20: error: key built inside Lua: the key of `HGET` is `meta`, built with `..`
   = hint: pass every key in `KEYS`; derive it in the caller
-scripts/bad/key_built_in_lua.lua:14:20: error: key built inside Lua: the key of `TYPE` is `safe`, built with `..`
+scripts/bad/key_built_in_lua.lua:21:20: error: key built inside Lua: the key of `TYPE` is `safe`, built with `..`
   = hint: pass every key in `KEYS`; derive it in the caller"#
+    );
+}
+
+#[test]
+fn bad_key_count_not_variadic() {
+    assert_eq!(
+        bad("key_count_not_variadic"),
+        r#"scripts/bad/key_count_not_variadic.lua:2:22: error: `1..=10` on a key that is not variadic
+  = hint: a range after the type counts the keys of a variadic key: `--- @key lock... <type> 1..=10 <doc>`"#
+    );
+}
+
+/// A key's type is required: in the old grammar the doc's first word is taken for it.
+#[test]
+fn bad_key_types() {
+    assert_eq!(
+        bad("key_types"),
+        r#"scripts/bad/key_types.lua:2:15: error: unknown key type `the`
+  = hint: the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+scripts/bad/key_types.lua:3:15: error: unknown key type `lists`
+  = hint: did you mean `list`? the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+scripts/bad/key_types.lua:4:5: error: `@key bare` has no type
+  = hint: write `--- @key bare <type> <doc>`; the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+scripts/bad/key_types.lua:4:5: error: `@key bare` has no doc
+  = hint: say what the key holds: `--- @key bare <type> <doc>`"#
     );
 }
 
@@ -549,9 +812,9 @@ scripts/bad/key_built_in_lua.lua:14:20: error: key built inside Lua: the key of 
 fn bad_keyspace_scan() {
     assert_eq!(
         bad("keyspace_scan"),
-        r#"scripts/bad/keyspace_scan.lua:6:25: error: `KEYS` walks the keyspace inside a script
+        r#"scripts/bad/keyspace_scan.lua:13:25: error: `KEYS` walks the keyspace inside a script
   = hint: pass the keys the script needs in `KEYS`; iterate the keyspace in the caller, a bounded batch at a time
-scripts/bad/keyspace_scan.lua:7:12: error: `SCAN` walks the keyspace inside a script
+scripts/bad/keyspace_scan.lua:14:12: error: `SCAN` walks the keyspace inside a script
   = hint: pass the keys the script needs in `KEYS`; iterate the keyspace in the caller, a bounded batch at a time"#
     );
 }
@@ -560,12 +823,30 @@ scripts/bad/keyspace_scan.lua:7:12: error: `SCAN` walks the keyspace inside a sc
 fn bad_loaders() {
     assert_eq!(
         bad("loaders"),
-        r#"scripts/bad/loaders.lua:4:14: error: `require` loads code from outside the script
+        r#"scripts/bad/loaders.lua:11:14: error: `require` loads code from outside the script
   = hint: scripts are self-contained so they can be copied and run alone; inline the code
-scripts/bad/loaders.lua:5:1: error: `dofile` loads code from outside the script
+scripts/bad/loaders.lua:12:1: error: `dofile` loads code from outside the script
   = hint: scripts are self-contained so they can be copied and run alone; inline the code
-scripts/bad/loaders.lua:6:11: error: `loadstring` compiles code at run time
+scripts/bad/loaders.lua:13:11: error: `loadstring` compiles code at run time
   = hint: write the code out in the script, where it can be read and checked"#
+    );
+}
+
+/// A name longer than 32 characters is refused, so that the generated checks keep their
+/// lines to 120 characters; 32 is accepted. The names are kept in the model, so the missing
+/// input checks are reported too.
+#[test]
+fn bad_long_names() {
+    assert_eq!(
+        bad("long_names"),
+        r#"scripts/bad/long_names.lua:2:10: error: `lock_that_guards_the_shared_state` is longer than 32 characters
+  = hint: pick a shorter name: the generated checks keep their lines to 120 characters
+scripts/bad/long_names.lua:3:10: error: `sources_that_are_merged_into_dest` is longer than 32 characters
+  = hint: pick a shorter name: the generated checks keep their lines to 120 characters
+scripts/bad/long_names.lua:4:10: error: `token_that_the_lock_was_taken_by_` is longer than 32 characters
+  = hint: pick a shorter name: the generated checks keep their lines to 120 characters
+scripts/bad/long_names.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -574,17 +855,17 @@ fn bad_many() {
     assert_eq!(
         bad("many"),
         r#"scripts/bad/many.lua:4:16: error: unknown type `strng`
-  = hint: did you mean `string`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
+  = hint: did you mean `string`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/many.lua:5:5: error: argument `ttl` (`ARGV[2]`) is declared but never used
   = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`
 scripts/bad/many.lua:6:13: error: unknown return type `boo`
-  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `float`, `float?`, `string`, `string?`, `bytes?`, `[string]`, `[bytes]`, `[int]` and `[(string, float)]`, and tuples of scalars such as `(int, string?)`
+  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]`, `[[decimal]]` and `[(string, float)]`, and tuples of scalars such as `(int, string?)`
 scripts/bad/many.lua:7:5: error: error `BAD_TTL` is declared but never raised
   = hint: raise it with `redis.error_reply('BAD_TTL <message>')`, or remove the tag
 scripts/bad/many.lua:9:7: error: binds `KEYS[1]` to `lock_key`, but the header names it `lock`
   = hint: rename the local to `lock`, or rename it in the header
 scripts/bad/many.lua:11:15: error: `KEYS[2]` is used but the header declares 1 key
-  = hint: declare it with `--- @key <name> <doc>`, in `KEYS` order
+  = hint: declare it with `--- @key <name> <type> <doc>`, in `KEYS` order
 scripts/bad/many.lua:12:4: error: `ARGV[3]` is used but the header declares 2 arguments
   = hint: declare it with `--- @arg <name> <type> <doc>`, in `ARGV` order
 scripts/bad/many.lua:13:3: error: assignment to global `result`
@@ -604,6 +885,16 @@ scripts/bad/many.lua:16:26: error: `NOT_DECLARED` is raised but not declared
     );
 }
 
+/// Input checks further down than right after the header are reported where they start.
+#[test]
+fn bad_misplaced_input_checks() {
+    assert_eq!(
+        bad("misplaced_input_checks"),
+        r#"scripts/bad/misplaced_input_checks.lua:10:1: error: the input checks do not start right after the header
+  = hint: nothing may run before them; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+    );
+}
+
 #[test]
 fn bad_missing_tags() {
     assert_eq!(
@@ -612,6 +903,21 @@ fn bad_missing_tags() {
   = hint: declare the reply with `--- @return <type> <doc>`; the header ends at the first line that does not start with `---`
 scripts/bad/missing_tags.lua:1:1: error: the header has no `@complexity`
   = hint: state the cost with `--- @complexity <text>`; the header ends at the first line that does not start with `---`"#
+    );
+}
+
+/// A variadic `ms` needs no range. The model keeps `ttl` and `grace` without one, so the
+/// input checks are compared too, and the fixture has none.
+#[test]
+fn bad_ms_without_range() {
+    assert_eq!(
+        bad("ms_without_range"),
+        r#"scripts/bad/ms_without_range.lua:3:14: error: `@arg ttl ms` needs a range
+  = hint: say which durations are accepted, in milliseconds: `--- @arg ttl ms 1..=10^15-1 <doc>`
+scripts/bad/ms_without_range.lua:4:16: error: `@arg grace ms?` needs a range
+  = hint: say which durations are accepted, in milliseconds: `--- @arg grace ms? 1..=10^15-1 <doc>`
+scripts/bad/ms_without_range.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -624,16 +930,54 @@ fn bad_no_header() {
     );
 }
 
+/// Checks written by hand, in the old style, are not the generated ones.
+#[test]
+fn bad_no_input_checks() {
+    assert_eq!(
+        bad("no_input_checks"),
+        r#"scripts/bad/no_input_checks.lua:7:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+    );
+}
+
+#[test]
+fn bad_non_empty_on_int() {
+    assert_eq!(
+        bad("non_empty_on_int"),
+        r#"scripts/bad/non_empty_on_int.lua:2:16: error: `non-empty` on a `int` argument
+  = hint: `non-empty` goes with `string`, `bytes` and `json`
+scripts/bad/non_empty_on_int.lua:3:18: error: `non-empty` on a `bool` argument
+  = hint: `non-empty` goes with `string`, `bytes` and `json`
+scripts/bad/non_empty_on_int.lua:4:33: error: `non-empty` constrains the argument a second time
+  = hint: give one constraint on the values (a range, `non-empty` or `a|b|c`) and, on a variadic argument, one range for how many values it takes"#
+    );
+}
+
+/// `#KEYS` and `#ARGV` are counts, which the input checks test; the rest still needs a
+/// literal index.
 #[test]
 fn bad_non_literal_index() {
     assert_eq!(
         bad("non_literal_index"),
-        r#"scripts/bad/non_literal_index.lua:9:13: error: `KEYS` is used without a literal index, but nothing is variadic
-  = hint: index it with a literal (`KEYS[1]`), or make the last key variadic: `--- @key <name>... <doc>`
-scripts/bad/non_literal_index.lua:10:29: error: `KEYS` is used without a literal index, but nothing is variadic
-  = hint: index it with a literal (`KEYS[1]`), or make the last key variadic: `--- @key <name>... <doc>`
-scripts/bad/non_literal_index.lua:12:13: error: `ARGV` is used without a literal index, but nothing is variadic
+        r#"scripts/bad/non_literal_index.lua:18:29: error: `KEYS` is used without a literal index, but nothing is variadic
+  = hint: index it with a literal (`KEYS[1]`), or make the last key variadic: `--- @key <name>... <type> <doc>`
+scripts/bad/non_literal_index.lua:20:22: error: `KEYS` is used without a literal index, but nothing is variadic
+  = hint: index it with a literal (`KEYS[1]`), or make the last key variadic: `--- @key <name>... <type> <doc>`
+scripts/bad/non_literal_index.lua:21:20: error: `ARGV` is used without a literal index, but nothing is variadic
   = hint: index it with a literal (`ARGV[1]`), or make the last argument variadic: `--- @arg <name> <type>... <doc>`"#
+    );
+}
+
+#[test]
+fn bad_optional_misuse() {
+    assert_eq!(
+        bad("optional_misuse"),
+        r#"scripts/bad/optional_misuse.lua:2:15: error: `string?` cannot be optional
+  = hint: `?` (an empty string for none) goes with `int`, `uint`, `float` and `ms`; write `string` and accept an empty `string` instead
+scripts/bad/optional_misuse.lua:3:13: error: `bool?` cannot be optional
+  = hint: `?` (an empty string for none) goes with `int`, `uint`, `float` and `ms`; write `bool` and accept an empty `bool` instead
+scripts/bad/optional_misuse.lua:4:14: error: `int?...` cannot be optional
+  = hint: a variadic argument takes no `?`: pass no values for none"#
     );
 }
 
@@ -646,6 +990,58 @@ fn bad_prose_after_tags() {
     );
 }
 
+/// A refused range is reported once, where it stands: an `ms` argument whose range is
+/// refused (beyond 2^53 - 1, beyond the type, empty) does not also "need a range". The model
+/// keeps the arguments without their ranges, so the missing input checks are reported too.
+#[test]
+fn bad_range_beyond_type() {
+    assert_eq!(
+        bad("range_beyond_type"),
+        r#"scripts/bad/range_beyond_type.lua:2:17: error: the range `-1..=5` goes beyond what `uint` holds
+  = hint: `uint` holds 0 to 9223372036854775807
+scripts/bad/range_beyond_type.lua:3:18: error: `0..=2^63` is not a range of 64-bit integers
+  = hint: write a range as `A..=B` (or `A..` for no upper bound), with bounds such as `1000`, `10_000`, `2^32` or `10^15-1`
+scripts/bad/range_beyond_type.lua:4:18: error: the range `1..=2^53` goes beyond 2^53 - 1 ms
+  = hint: a duration stays below 2^53 ms, where Lua's numbers are exact; Redis refuses expiries long before that
+scripts/bad/range_beyond_type.lua:6:18: error: the range `-1..=5` goes beyond what `ms` holds
+  = hint: `ms` holds 0 to 9223372036854775807
+scripts/bad/range_beyond_type.lua:7:19: error: the range `10..=1` is empty
+  = hint: write the smaller bound first: `1..=1000`
+scripts/bad/range_beyond_type.lua:10:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+    );
+}
+
+#[test]
+fn bad_range_empty() {
+    assert_eq!(
+        bad("range_empty"),
+        r#"scripts/bad/range_empty.lua:3:25: error: `5..=1` is not a count
+  = hint: count the values of a variadic from 0 to 2^32 - 1, smaller bound first: `1..=1000`
+scripts/bad/range_empty.lua:4:16: error: the range `10..=1` is empty
+  = hint: write the smaller bound first: `1..=1000`
+scripts/bad/range_empty.lua:5:17: error: `1..10` is not a range
+  = hint: write a range as `A..=B` (or `A..` for no upper bound), with bounds such as `1000`, `10_000`, `2^32` or `10^15-1`
+scripts/bad/range_empty.lua:6:22: error: `0..=2^32` is not a count
+  = hint: count the values of a variadic from 0 to 2^32 - 1, smaller bound first: `1..=1000`"#
+    );
+}
+
+#[test]
+fn bad_range_on_string() {
+    assert_eq!(
+        bad("range_on_string"),
+        r#"scripts/bad/range_on_string.lua:2:22: error: a range on a `string` argument
+  = hint: ranges go with `int`, `uint` and `ms`
+scripts/bad/range_on_string.lua:3:22: error: a range on a `float` argument
+  = hint: ranges go with `int`, `uint` and `ms`
+scripts/bad/range_on_string.lua:4:18: error: a range on a `bool` argument
+  = hint: ranges go with `int`, `uint` and `ms`
+scripts/bad/range_on_string.lua:5:19: error: a range on a `json` argument
+  = hint: ranges go with `int`, `uint` and `ms`"#
+    );
+}
+
 #[test]
 fn bad_return_types() {
     assert_eq!(
@@ -655,7 +1051,7 @@ fn bad_return_types() {
 scripts/bad/return_types.lua:3:5: error: `@return` is declared twice
   = hint: a script has one `@return`; the first is on line 2
 scripts/bad/return_types.lua:3:13: error: unknown return type `[float]`
-  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `float`, `float?`, `string`, `string?`, `bytes?`, `[string]`, `[bytes]`, `[int]` and `[(string, float)]`, and tuples of scalars such as `(int, string?)`"#
+  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]`, `[[decimal]]` and `[(string, float)]`, and tuples of scalars such as `(int, string?)`"#
     );
 }
 
@@ -699,20 +1095,20 @@ fn bad_summary_wraps() {
 fn bad_tag_syntax() {
     assert_eq!(
         bad("tag_syntax"),
-        r#"scripts/bad/tag_syntax.lua:2:5: error: `@key` needs a name and a doc
-  = hint: write `--- @key <name> <what the key holds>`
+        r#"scripts/bad/tag_syntax.lua:2:5: error: `@key` needs a name, a type and a doc
+  = hint: write `--- @key <name> <type> <what the key holds>`
 scripts/bad/tag_syntax.lua:3:10: error: `Src` is not a valid name
   = hint: names are snake_case: a lower-case letter, then lower-case letters, digits and `_`
 scripts/bad/tag_syntax.lua:4:5: error: only the last `@key` may be variadic, not `members`
   = hint: remove the `...`, or move this key to the end
 scripts/bad/tag_syntax.lua:5:5: error: `@key dest` has no doc
-  = hint: say what the key holds: `--- @key dest <doc>`
+  = hint: say what the key holds: `--- @key dest <type> <doc>`
 scripts/bad/tag_syntax.lua:6:10: error: `type` is a Rust keyword
   = hint: pick another name: the generated wrapper takes a parameter of the same name
 scripts/bad/tag_syntax.lua:7:5: error: `@arg` needs a name, a type and a doc
   = hint: write `--- @arg <name> <type> <what it means>`
 scripts/bad/tag_syntax.lua:8:5: error: `@arg count` has no type
-  = hint: write `--- @arg count <type> <doc>`; the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
+  = hint: write `--- @arg count <type> <doc>`; the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/tag_syntax.lua:9:10: error: `ids...` is not a valid name
   = hint: a variadic argument marks its type, not its name: `--- @arg ids <type>... <doc>`
 scripts/bad/tag_syntax.lua:10:10: error: `end` is a Lua keyword
@@ -742,11 +1138,11 @@ scripts/bad/tag_syntax.lua:20:5: error: `@complexity` is empty
 fn bad_undeclared_index() {
     assert_eq!(
         bad("undeclared_index"),
-        r#"scripts/bad/undeclared_index.lua:6:14: error: `KEYS[2]` is used but the header declares 1 key
-  = hint: declare it with `--- @key <name> <doc>`, in `KEYS` order
-scripts/bad/undeclared_index.lua:7:13: error: `ARGV[1]` is used but the header declares no arguments
+        r#"scripts/bad/undeclared_index.lua:13:14: error: `KEYS[2]` is used but the header declares 1 key
+  = hint: declare it with `--- @key <name> <type> <doc>`, in `KEYS` order
+scripts/bad/undeclared_index.lua:14:13: error: `ARGV[1]` is used but the header declares no arguments
   = hint: declare it with `--- @arg <name> <type> <doc>`, in `ARGV` order
-scripts/bad/undeclared_index.lua:8:17: error: `KEYS[0]` is always nil
+scripts/bad/undeclared_index.lua:15:17: error: `KEYS[0]` is always nil
   = hint: Lua arrays start at 1: the first is `KEYS[1]`"#
     );
 }
@@ -769,11 +1165,11 @@ fn bad_unknown_types() {
     assert_eq!(
         bad("unknown_types"),
         r#"scripts/bad/unknown_types.lua:3:16: error: unknown type `str`
-  = hint: did you mean `string`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
+  = hint: did you mean `string`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/unknown_types.lua:4:16: error: unknown type `integer...`
-  = hint: did you mean `int`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `...` after the last argument's type makes it variadic
+  = hint: did you mean `int`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/unknown_types.lua:5:13: error: unknown type `strin` in the tuple `(int, strin)`
-  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `float`, `float?`, `string`, `string?` and `bytes?`"#
+  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?` and `bytes?`"#
     );
 }
 
@@ -781,19 +1177,32 @@ scripts/bad/unknown_types.lua:5:13: error: unknown type `strin` in the tuple `(i
 fn bad_unterminated() {
     assert_eq!(
         bad("unterminated"),
-        r#"scripts/bad/unterminated.lua:4:11: error: unterminated string
+        r#"scripts/bad/unterminated.lua:11:11: error: unterminated string
   = hint: close it with `'` on the same line; write a line break as `\n`
-scripts/bad/unterminated.lua:5:13: error: escape sequence `\300` is too large
+scripts/bad/unterminated.lua:12:13: error: escape sequence `\300` is too large
   = hint: decimal escapes go up to `\255`
-scripts/bad/unterminated.lua:5:22: error: malformed number `1.2.3`
+scripts/bad/unterminated.lua:12:22: error: malformed number `1.2.3`
   = hint: write a decimal (`42`, `1.5`, `1e3`) or hexadecimal (`0xff`) number
-scripts/bad/unterminated.lua:6:13: error: unexpected character `!`
+scripts/bad/unterminated.lua:13:13: error: unexpected character `!`
   = hint: Lua writes not-equal as `~=` and negation as `not`
-scripts/bad/unterminated.lua:7:1: error: unterminated long comment
+scripts/bad/unterminated.lua:14:1: error: unterminated long comment
   = hint: close it with `]==]`"#
     );
 }
 
+/// Input checks without their last marker are reported where they start; the body is
+/// checked all the same.
+#[test]
+fn bad_unterminated_input_checks() {
+    assert_eq!(
+        bad("unterminated_input_checks"),
+        r#"scripts/bad/unterminated_input_checks.lua:8:1: error: the input checks start here but never end
+  = hint: end them with `-- End of the generated input checks.`, or delete them and run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+    );
+}
+
+/// The input checks would bind `lock` and `ttl` and so use them; without the checks, unused
+/// declarations show, and so does the missing block.
 #[test]
 fn bad_unused_declaration() {
     assert_eq!(
@@ -801,9 +1210,11 @@ fn bad_unused_declaration() {
         r#"scripts/bad/unused_declaration.lua:2:5: error: key `lock` (`KEYS[1]`) is declared but never used
   = hint: remove the `@key` tag, or bind it: `local lock = KEYS[1]`
 scripts/bad/unused_declaration.lua:3:5: error: key `extra` (`KEYS[2]` onwards) is declared but never used
-  = hint: remove the `@key` tag, or read it: `KEYS[2]`, `#KEYS` or `unpack(KEYS, 2)`
+  = hint: remove the `@key` tag, or read it: `KEYS[2]` or `unpack(KEYS, 2)`
 scripts/bad/unused_declaration.lua:5:5: error: argument `ttl` (`ARGV[2]`) is declared but never used
-  = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`"#
+  = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`
+scripts/bad/unused_declaration.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -811,11 +1222,11 @@ scripts/bad/unused_declaration.lua:5:5: error: argument `ttl` (`ARGV[2]`) is dec
 fn bad_writes_in_no_writes() {
     assert_eq!(
         bad("writes_in_no_writes"),
-        r#"scripts/bad/writes_in_no_writes.lua:9:12: error: `SET` writes, but the script is flagged `no-writes`
+        r#"scripts/bad/writes_in_no_writes.lua:16:12: error: `SET` writes, but the script is flagged `no-writes`
   = hint: remove `no-writes` from the `#!lua flags=` line, or move the write to another script
-scripts/bad/writes_in_no_writes.lua:10:13: error: `PEXPIRE` writes, but the script is flagged `no-writes`
+scripts/bad/writes_in_no_writes.lua:17:13: error: `PEXPIRE` writes, but the script is flagged `no-writes`
   = hint: remove `no-writes` from the `#!lua flags=` line, or move the write to another script
-scripts/bad/writes_in_no_writes.lua:11:12: error: the command name is not a string literal, so `no-writes` cannot be checked
+scripts/bad/writes_in_no_writes.lua:18:12: error: the command name is not a string literal, so `no-writes` cannot be checked
   = hint: name the command with a string literal: `redis.call('GET', key)`"#
     );
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::{Config, Error, GENERATED_HEADER};
+use redis_patterns_codegen::{Config, Error, GENERATED_HEADER, contract};
 
 fn fixtures(kind: &str) -> String {
     // Relative to the package root, as build.rs passes it; tests run there too.
@@ -94,4 +94,199 @@ fn every_problem_of_every_file_is_reported_at_once() {
     ];
     assert_eq!(shown, expected);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A fresh copy of the good fixtures under the test's temporary folder.
+fn copy_of_good_fixtures(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    for file in Config::new().read(fixtures("good")).unwrap() {
+        let path = dir.join(&file.family).join(format!("{}.lua", file.op));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, file.source).unwrap();
+    }
+    dir
+}
+
+/// `source` without its input checks.
+fn without_block(source: &str) -> String {
+    let begin = source.find(contract::BEGIN).expect("a block");
+    let end = source.find(contract::END).expect("a block") + contract::END.len() + 1;
+    format!("{}{}", &source[..begin], &source[end..])
+}
+
+/// `fix` rewrites the blocks that are missing or stale, names the files it changed, and
+/// changes nothing the second time.
+#[test]
+fn fix_rewrites_the_files_whose_block_is_missing() {
+    let dir = copy_of_good_fixtures("codegen-fix");
+    let release = dir.join("identity_lock/release.lua");
+    let take = dir.join("rate_limiter/take.lua");
+    let originals: Vec<String> = [&release, &take]
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for (path, source) in [&release, &take].iter().zip(&originals) {
+        std::fs::write(path, without_block(source)).unwrap();
+    }
+    let config = Config::new();
+    let changed = config.fix(&dir).unwrap();
+    let shown = |p: &Path| p.to_string_lossy().replace('\\', "/");
+    assert_eq!(changed, [shown(&release), shown(&take)]);
+    for (path, source) in [&release, &take].iter().zip(&originals) {
+        assert_eq!(&std::fs::read_to_string(path).unwrap(), source);
+    }
+    assert_eq!(config.fix(&dir).unwrap(), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file whose header does not parse is reported and left alone; the others are still
+/// fixed.
+#[test]
+fn fix_reports_headers_it_cannot_read_and_fixes_the_rest() {
+    let dir = copy_of_good_fixtures("codegen-fix-broken");
+    let release = dir.join("identity_lock/release.lua");
+    let original = std::fs::read_to_string(&release).unwrap();
+    std::fs::write(&release, without_block(&original)).unwrap();
+    let broken = dir.join("identity_lock/broken.lua");
+    let broken_source = "--- Has an old-style key.\n--- @key lock\n--- @return nil  nothing\n\
+                         --- @complexity O(1)\nreturn 1\n";
+    std::fs::write(&broken, broken_source).unwrap();
+
+    let Err(Error::Scripts(problems)) = Config::new().fix(&dir) else {
+        panic!("the broken header is reported");
+    };
+    let shown: Vec<String> = problems
+        .iter()
+        .map(|d| {
+            let path = d
+                .path
+                .rsplit_once("codegen-fix-broken/")
+                .map_or(&*d.path, |(_, p)| p);
+            format!("{path}:{}:{}: {}", d.line, d.col, d.message)
+        })
+        .collect();
+    // Sorted as diagnostics sort: by path, position, then message.
+    assert_eq!(
+        shown,
+        [
+            "identity_lock/broken.lua:2:5: `@key lock` has no doc",
+            "identity_lock/broken.lua:2:5: `@key lock` has no type",
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(&broken).unwrap(), broken_source);
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), original);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A block without its last marker cannot be rewritten: `fix` reports it on the file's
+/// first line, leaves the file alone, and still fixes the others.
+#[test]
+fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
+    let dir = copy_of_good_fixtures("codegen-fix-unterminated");
+    let release = dir.join("identity_lock/release.lua");
+    let take = dir.join("rate_limiter/take.lua");
+    let release_source = std::fs::read_to_string(&release).unwrap();
+    let take_source = std::fs::read_to_string(&take).unwrap();
+    let unterminated = release_source.replacen(&format!("{}\n", contract::END), "", 1);
+    assert_ne!(unterminated, release_source);
+    std::fs::write(&release, &unterminated).unwrap();
+    std::fs::write(&take, without_block(&take_source)).unwrap();
+
+    let Err(Error::Scripts(problems)) = Config::new().fix(&dir) else {
+        panic!("the unterminated block is reported");
+    };
+    let shown: Vec<String> = problems
+        .iter()
+        .map(|d| {
+            let path = d
+                .path
+                .rsplit_once("codegen-fix-unterminated/")
+                .map_or(&*d.path, |(_, p)| p);
+            format!(
+                "{path}:{}:{}: {}\n  = hint: {}",
+                d.line, d.col, d.message, d.hint
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [format!(
+            "identity_lock/release.lua:1:1: line 11: the input checks start here but never end; \
+             delete them up to the script's own code, or end them with `{}`\n  = hint: the fixer \
+             rewrites only a block it can find whole",
+            contract::END
+        )]
+    );
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), unterminated);
+    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `redis-patterns-codegen` command: `check` reports as the build does, `fix` writes the
+/// blocks and says which, anything else prints the usage.
+#[test]
+fn the_command_checks_and_fixes_a_folder() {
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns-codegen"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (code, stdout, stderr) = run(&["check", &fixtures("good")]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (Some(0), "6 scripts, no problems\n", "")
+    );
+
+    let dir = copy_of_good_fixtures("codegen-command");
+    let release = dir.join("identity_lock/release.lua");
+    let original = std::fs::read_to_string(&release).unwrap();
+    let edited = original.replace("token must not be empty", "token is required");
+    assert_ne!(edited, original);
+    std::fs::write(&release, edited).unwrap();
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let (code, _, stderr) = run(&["check", &dir_arg]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.ends_with(
+            "identity_lock/release.lua:19:1: error: the input checks differ from what the header \
+             declares\n  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not \
+             be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; \
+             run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from \
+             the header\n1 problem in the scripts\n"
+        ),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&["fix", &dir_arg]);
+    assert_eq!(
+        (code, stdout, stderr.as_str()),
+        (
+            Some(0),
+            format!(
+                "rewrote the input checks of {}\n",
+                release.to_string_lossy()
+            ),
+            ""
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), original);
+    let (code, stdout, _) = run(&["fix", &dir_arg]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (
+            Some(0),
+            "every script's input checks already match its header\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let (code, stdout, stderr) = run(&["lint", "scripts"]);
+    assert_eq!((code, stdout.as_str()), (Some(2), ""));
+    assert!(stderr.starts_with("usage: redis-patterns-codegen check|fix <scripts folder>"));
 }

@@ -6,15 +6,15 @@
 --- any language gets the same guarantee, and reads the queue once: when none of the items
 --- is queued it only appends them; otherwise it rewrites the queue without them, then
 --- appends them, which also removes copies that other writers added. Uniqueness holds as
---- long as every write goes through this script. The queue holds at most 10,000 items, so
+--- long as every write goes through this script. The queue holds at most 5,000 items, so
 --- that one call stays short: an insert that would pass that is refused whole.
 --- @key queue list                    the list; its head is the front of the queue
 --- @arg items string... 1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
 --- @error BAD_ARGS                    not 1 key and from 1 to 1000 items
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
---- @error QUEUE_FULL                  the queue would hold more than 10,000 items; nothing was written
---- @complexity O(N + M), N = the queue's length (at most 10,000), M = the number of items
+--- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
+--- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
@@ -33,7 +33,7 @@ if #KEYS ~= 1 or #ARGV < 1 or #ARGV > 1000 then
 end
 local queue = KEYS[1]
 -- End of the generated input checks.
-local MAX_LENGTH = 10000
+local MAX_LENGTH = 5000
 
 local inserting = {}
 for i = 1, #ARGV do

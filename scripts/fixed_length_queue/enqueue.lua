@@ -6,15 +6,15 @@
 --- come from the list itself. Items that do not fit are dropped: the first ones are kept.
 --- If the queue already holds more than `max_length` items (written by other means, or
 --- a smaller `max_length`), its newest items are trimmed first, as the book's LTRIM does,
---- at most 10,000 of them per call so that one call stays short, and counted as
+--- at most 5,000 of them per call so that one call stays short, and counted as
 --- `trimmed`; otherwise `trimmed` is 0.
 --- @key queue list                    the list; items are appended on the right, taken from the left
 --- @arg max_length uint 1..=10^15-1   the most items the queue holds
---- @arg items string... 1..=10000     the items to append, in order
+--- @arg items string... 1..=5000     the items to append, in order
 --- @return (int, int)                 `{kept, trimmed}`: the first `kept` items were appended; `trimmed` old ones cut
---- @error BAD_ARGS                    not 1 key, and `max_length` and from 1 to 10,000 items
+--- @error BAD_ARGS                    not 1 key, and `max_length` and from 1 to 5,000 items
 --- @error BAD_MAX_LENGTH              `max_length` is not an integer from 1 to 10^15 - 1
---- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 10,000)
+--- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 5,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
 -- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
@@ -53,8 +53,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 10001 then
-  return redis.error_reply('BAD_ARGS expected 1 key and from 2 to 10001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 5001 then
+  return redis.error_reply('BAD_ARGS expected 1 key and from 2 to 5001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
 local max_length = integer(ARGV[1], '1', '999999999999999')
@@ -64,7 +64,7 @@ if not max_length then
 end
 max_length = tonumber(max_length)
 -- End of the generated input checks.
-local TRIM_LIMIT = 10000
+local TRIM_LIMIT = 5000
 
 local length = redis.call('LLEN', queue)
 local trimmed = 0

@@ -10,11 +10,11 @@
 --- nothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is
 --- built a range of rows per call, the first range holding the first row, so that of two
 --- clients building the same matrix the second fails at its first call.
---- @key bitmaps... string 1..=4096  the bitmaps, first bit first; all in one hash slot
+--- @key bitmaps... string 1..=512  the bitmaps, first bit first; all in one hash slot
 --- @arg bits uint 1..=2^23          the bits per bitmap (a bitmap holds at most 1 MiB)
---- @arg packed bytes... 1..=4096    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
+--- @arg packed bytes... 1..=512    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
 --- @return nil                      nothing
---- @error BAD_ARGS                  not one packed value per key, or not from 1 to 4096 of them
+--- @error BAD_ARGS                  not one packed value per key, or not from 1 to 512 of them
 --- @error BAD_BITS                  `bits` is not an integer from 1 to 2^23
 --- @error BAD_SHAPE                 a packed value is neither empty nor ceil(bits / 8) bytes
 --- @error BAD_PADDING               a bitmap sets one of the unused bits after its last cell
@@ -59,9 +59,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS < 1 or #KEYS > 4096 or #ARGV < 2 or #ARGV > 4097 then
+if #KEYS < 1 or #KEYS > 512 or #ARGV < 2 or #ARGV > 513 then
   return redis.error_reply(
-      'BAD_ARGS expected from 1 to 4096 keys and from 2 to 4097 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+      'BAD_ARGS expected from 1 to 512 keys and from 2 to 513 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local bits = integer(ARGV[1], '1', '8388608')
 if not bits then

@@ -13,12 +13,12 @@
 --- short: a bigger matrix is built a range of rows per call, the first range holding the
 --- first row, so that of two clients building the same matrix the second fails at its
 --- first call.
---- @key strings... string 1..=4096                 the strings, in order; all in one hash slot
+--- @key strings... string 1..=512                 the strings, in order; all in one hash slot
 --- @arg cell_type string i8|i16|i32|i64|u8|u16|u32|u63  the cell type as BITFIELD spells it
 --- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
---- @arg packed bytes... 1..=4096                   each string's bytes, one per key, or empty for zeros
+--- @arg packed bytes... 1..=512                   each string's bytes, one per key, or empty for zeros
 --- @return nil                                     nothing
---- @error BAD_ARGS                                 not one packed value per key, or not from 1 to 4096 of them
+--- @error BAD_ARGS                                 not one packed value per key, or not from 1 to 512 of them
 --- @error BAD_CELL_TYPE                            `cell_type` is not one of the eight types
 --- @error BAD_CELLS                                `cells` is not an integer from 1 to 2^23
 --- @error BAD_SHAPE                                a string is neither empty nor ceil(cells × bits / 8) bytes
@@ -64,9 +64,9 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS < 1 or #KEYS > 4096 or #ARGV < 3 or #ARGV > 4098 then
+if #KEYS < 1 or #KEYS > 512 or #ARGV < 3 or #ARGV > 514 then
   return redis.error_reply(
-      'BAD_ARGS expected from 1 to 4096 keys and from 3 to 4098 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+      'BAD_ARGS expected from 1 to 512 keys and from 3 to 514 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cell_type = ARGV[1]
 if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type ~= 'i64' and cell_type ~= 'u8' and

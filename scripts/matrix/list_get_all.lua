@@ -5,20 +5,20 @@
 --- LRANGE each, a round trip apart, so a write between two of them shows a matrix that
 --- never existed; here the rows are read in one atomic step. The reply has one array per
 --- key, in order, so a missing row is an empty array in its place. One call reads at most
---- 16,384 cells, so that it stays short; read a bigger matrix a range of rows at a time
+--- 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time
 --- (each range is one consistent read, the ranges are not one together).
---- @key rows... list 1..=8192   the row lists, first row first; all in one hash slot
+--- @key rows... list 1..=512   the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
---- @error BAD_ARGS              not from 1 to 8192 keys, or an argument
---- @error TOO_BIG               the rows hold more than 16,384 cells together; read fewer rows per call
---- @complexity O(C), C = the cells read, at most 16,384
+--- @error BAD_ARGS              not from 1 to 512 keys, or an argument
+--- @error TOO_BIG               the rows hold more than 8,192 cells together; read fewer rows per call
+--- @complexity O(C), C = the cells read, at most 8,192
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
-if #KEYS < 1 or #KEYS > 8192 or #ARGV ~= 0 then
-  return redis.error_reply('BAD_ARGS expected from 1 to 8192 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 -- End of the generated input checks.
-local MAX_CELLS = 16384
+local MAX_CELLS = 8192
 
 local total = 0
 for r = 1, #KEYS do

@@ -3,20 +3,20 @@
 --- 《Redis 应用实例》 chapter 31 (`ListMatrix.init`). The book asserts that row 0 is
 --- missing, then pushes the rows one round trip each, so two clients can both pass the
 --- check and fill the matrix twice. This script checks every row it is given and writes
---- them all in one atomic step, or writes nothing. One call writes at most 8,192 cells,
+--- them all in one atomic step, or writes nothing. One call writes at most 2,048 cells,
 --- so that it stays short: a bigger matrix is built a range of rows per call, the first
 --- range holding the first row, so that of two clients building the same matrix the
 --- second fails at its first call.
---- @key rows... list 1..=8192           the row lists, in order; all in one hash slot
---- @arg cols uint 1..=8192              the number of columns
---- @arg values int... 0..=8192          the cells row by row (rows × cols of them), or none for zeros
+--- @key rows... list 1..=512           the row lists, in order; all in one hash slot
+--- @arg cols uint 1..=2048              the number of columns
+--- @arg values int... 0..=2048          the cells row by row (rows × cols of them), or none for zeros
 --- @return nil                          nothing
---- @error BAD_ARGS                      not from 1 to 8192 keys, or neither 0 nor rows × cols values
---- @error BAD_COLS                      `cols` is not an integer from 1 to 8192
+--- @error BAD_ARGS                      not from 1 to 512 keys, or neither 0 nor rows × cols values
+--- @error BAD_COLS                      `cols` is not an integer from 1 to 2048
 --- @error BAD_VALUES                    a value is not a signed 64-bit integer in decimal
---- @error TOO_BIG                       rows × cols is more than 8,192 cells; write fewer rows per call
+--- @error TOO_BIG                       rows × cols is more than 2,048 cells; write fewer rows per call
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
---- @complexity O(rows × cols), at most 8,192 cells
+--- @complexity O(rows × cols), at most 2,048 cells
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
 -- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
@@ -55,13 +55,13 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS < 1 or #KEYS > 8192 or #ARGV < 1 or #ARGV > 8193 then
+if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
   return redis.error_reply(
-      'BAD_ARGS expected from 1 to 8192 keys and from 1 to 8193 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+      'BAD_ARGS expected from 1 to 512 keys and from 1 to 2049 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local cols = integer(ARGV[1], '1', '8192')
+local cols = integer(ARGV[1], '1', '2048')
 if not cols then
-  return redis.error_reply('BAD_COLS cols must be an integer from 1 to 8192, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_COLS cols must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
 end
 cols = tonumber(cols)
 for i = 2, #ARGV do
@@ -71,7 +71,7 @@ for i = 2, #ARGV do
   end
 end
 -- End of the generated input checks.
-local MAX_CELLS = 8192
+local MAX_CELLS = 2048
 
 if #KEYS * cols > MAX_CELLS then
   return redis.error_reply('TOO_BIG ' .. #KEYS .. ' rows of ' .. cols .. ' cells pass ' .. MAX_CELLS

@@ -768,9 +768,15 @@ fn a_late_fill_keeps_the_newer_claim() {
         .query(&mut con)
         .unwrap();
     assert_eq!(holder, "newer");
-    let dropped = script::fill("late", "{late}:computing", "newer", "value 2", Some(Duration::from_secs(60)))
-        .run(&mut con)
-        .unwrap();
+    let dropped = script::fill(
+        "late",
+        "{late}:computing",
+        "newer",
+        "value 2",
+        Some(Duration::from_secs(60)),
+    )
+    .run(&mut con)
+    .unwrap();
     assert!(dropped);
     assert!(!exists(&mut con, "{late}:computing"));
     assert!((1..=60_000).contains(&pttl(&mut con, "late")));

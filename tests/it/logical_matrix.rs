@@ -380,20 +380,14 @@ fn bad_input_is_refused_and_writes_nothing() {
     };
     assert_code(init(&mut con, &[], &["1"]), "BAD_ARGS");
     for bits in ["0", "-1", "x", "", "1.5", "8388609", "99999999999"] {
-        assert_code(
-            init(&mut con, &rows, &[bits, "\u{0}", "\u{0}"]),
-            "BAD_BITS",
-        );
+        assert_code(init(&mut con, &rows, &[bits, "\u{0}", "\u{0}"]), "BAD_BITS");
     }
     assert_code(init(&mut con, &rows, &["3", "\u{0}"]), "BAD_ARGS");
     assert_code(
         init(&mut con, &rows, &["3", "\u{0}", "\u{0}", "\u{0}"]),
         "BAD_ARGS",
     );
-    assert_code(
-        init(&mut con, &rows, &["9", "\u{0}", "\u{0}"]),
-        "BAD_SHAPE",
-    );
+    assert_code(init(&mut con, &rows, &["9", "\u{0}", "\u{0}"]), "BAD_SHAPE");
     // Two bitmaps of 1 MiB pass what one call writes.
     assert_code(init(&mut con, &rows, &["8388608", "", ""]), "TOO_BIG");
     // 3 bits use the top three bits of the byte (`@` is 0x40); 0x10 sets the fourth.

@@ -4,10 +4,12 @@
 mod harness;
 mod server;
 
+mod batch;
 mod binary_recorder;
 mod cache;
 mod circular_queue;
 mod compact_string;
+mod contract;
 mod counter;
 mod fenced_lock;
 mod fifo_queue;

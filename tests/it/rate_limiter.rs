@@ -551,7 +551,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         );
         assert_code(
             harness::eval(&mut con, &script::GCRA, &[k], &["5", b, "1000", "1"]),
-            "BAD_RATE",
+            "BAD_COUNT",
         );
     }
     for p in bad_periods {

@@ -138,7 +138,8 @@ fn read_only_scripts_run_with_evalsha_ro() {
 
 #[test]
 fn a_batch_loads_its_scripts_and_decodes_each_reply() {
-    let db = harness::fresh_db();
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
     let mut con = db.con();
     harness::cmd(&mut con, &["HSET", "a:hash", "f", "v"]);
     script_flush(&mut con);
@@ -159,27 +160,32 @@ fn a_batch_loads_its_scripts_and_decodes_each_reply() {
     assert!(released.take(&mut replies).unwrap());
 }
 
-#[tokio::test]
-async fn a_transaction_runs_async_and_maps_script_errors() {
-    let db = harness::fresh_db();
-    let mut con = db.multiplexed().await;
-    harness::cmd(&mut db.con(), &["HSET", "h", "text", "abc"]);
-    script_flush(&mut db.con());
+/// A sync test driving its own runtime, so that it holds its turn on the script-cache
+/// servers outside the async code.
+#[test]
+fn a_transaction_runs_async_and_maps_script_errors() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut con = db.multiplexed().await;
+        harness::cmd(&mut db.con(), &["HSET", "h", "text", "abc"]);
+        script_flush(&mut db.con());
 
-    let mut batch = Batch::transaction();
-    let refused = batch.add(HashCounter::new("h", "text").reset(1));
-    let count = batch.add(Counter::new("n").increase(2));
-    let mut replies = batch.run_async(&mut con).await.unwrap();
-    match refused.take(&mut replies) {
-        Err(Error::Script { script, code, .. }) => {
-            assert_eq!(
-                (script, code.as_str()),
-                ("counter/hash_reset", "NOT_INTEGER")
-            )
+        let mut batch = Batch::transaction();
+        let refused = batch.add(HashCounter::new("h", "text").reset(1));
+        let count = batch.add(Counter::new("n").increase(2));
+        let mut replies = batch.run_async(&mut con).await.unwrap();
+        match refused.take(&mut replies) {
+            Err(Error::Script { script, code, .. }) => {
+                assert_eq!(
+                    (script, code.as_str()),
+                    ("counter/hash_reset", "NOT_INTEGER")
+                )
+            }
+            other => panic!("expected NOT_INTEGER, got {other:?}"),
         }
-        other => panic!("expected NOT_INTEGER, got {other:?}"),
-    }
-    assert_eq!(count.take(&mut replies).unwrap(), 2);
+        assert_eq!(count.take(&mut replies).unwrap(), 2);
+    });
 }
 
 #[test]

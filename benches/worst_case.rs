@@ -1,0 +1,571 @@
+//! Every script at its worst: the largest input its header accepts, against the keyspace
+//! that makes it work hardest, timed by the server itself (SLOWLOG, microseconds spent
+//! in the call, network excluded). One call of any script must stay under 10 ms.
+//!
+//! ```sh
+//! cargo bench --bench worst_case              # 5 runs of each case, the slowest shown
+//! RUNS=20 cargo bench --bench worst_case
+//! ```
+//!
+//! Each case names its script; a script of the catalogue without a case fails the run, so
+//! a new script gets its worst case the day it lands. Timings are noisy on a shared
+//! machine: read the slowest of several runs against the 10 ms bound, not the digits.
+
+use std::time::Duration;
+
+use redis::Value;
+use redis_patterns::{Script, catalog};
+
+#[path = "../tests/it/server.rs"]
+mod server;
+
+/// The bound every call must stay under.
+const BOUND_US: u64 = 10_000;
+
+/// One worst case: the script, what the input is, how to fill the keyspace before each
+/// run, and the call's keys and arguments.
+struct Case {
+    script: &'static str,
+    input: &'static str,
+    setup: fn(&mut redis::Connection),
+    keys: Vec<String>,
+    args: Vec<Vec<u8>>,
+}
+
+fn strings(items: impl IntoIterator<Item = String>) -> Vec<Vec<u8>> {
+    items.into_iter().map(String::into_bytes).collect()
+}
+
+fn s(items: &[&str]) -> Vec<String> {
+    items.iter().map(|k| k.to_string()).collect()
+}
+
+/// Runs `body` (Lua over KEYS/ARGV) with EVAL: for building big keyspaces fast.
+fn lua(con: &mut redis::Connection, body: &str, keys: &[&str], args: &[&str]) {
+    let _: Value = redis::cmd("EVAL")
+        .arg(body)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con)
+        .unwrap();
+}
+
+/// `n` members `<prefix><i>` added to `key` with `command` (`SADD`, `RPUSH`), in chunks.
+fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: usize) {
+    lua(
+        con,
+        "for i = 0, tonumber(ARGV[3]) - 1, 1000 do
+           local chunk = {}
+           for j = i, math.min(i + 999, tonumber(ARGV[3]) - 1) do chunk[#chunk + 1] = ARGV[2] .. j end
+           redis.call(ARGV[1], KEYS[1], unpack(chunk))
+         end",
+        &[key],
+        &[command, prefix, &n.to_string()],
+    );
+}
+
+fn cases() -> Vec<Case> {
+    let rows512: Vec<String> = (0..512).map(|r| format!("{{m}}:row:{r}")).collect();
+    let pool = s(&["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"]);
+    vec![
+        Case {
+            script: "cache/claim",
+            input: "a miss: GET, STRLEN, SET NX",
+            setup: |_| {},
+            keys: s(&["v", "{v}:computing"]),
+            args: strings(["t".repeat(64), "999999999999999".into()]),
+        },
+        Case {
+            script: "cache/fill",
+            input: "a 1 MiB value, the marker held",
+            setup: |con| {
+                let _: () = redis::cmd("SET")
+                    .arg("{v}:computing")
+                    .arg("t")
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["v", "{v}:computing"]),
+            args: vec![
+                b"t".to_vec(),
+                vec![b'x'; 1 << 20],
+                b"999999999999999".to_vec(),
+            ],
+        },
+        Case {
+            script: "cache/hash_set",
+            input: "1000 fields replacing a hash of 1000",
+            setup: |con| {
+                let mut cmd = redis::cmd("HSET");
+                cmd.arg("h");
+                for i in 0..1000 {
+                    cmd.arg(format!("old{i}")).arg("v");
+                }
+                let _: () = cmd.query(con).unwrap();
+            },
+            keys: s(&["h"]),
+            args: strings(
+                std::iter::once("999999999999999".to_string())
+                    .chain((0..1000).flat_map(|i| [format!("field{i}"), format!("value{i}")])),
+            ),
+        },
+        Case {
+            script: "circular_queue/unique_insert",
+            input: "1000 items, all queued, in a queue of 5,000",
+            setup: |con| fill(con, "RPUSH", "q", "item:", 5000),
+            keys: s(&["q"]),
+            args: strings((0..1000).map(|i| format!("item:{}", i * 5))),
+        },
+        Case {
+            script: "counter/hash_reset",
+            input: "a 64-bit value over a 64-bit one",
+            setup: |con| {
+                let _: () = redis::cmd("HSET")
+                    .arg("h")
+                    .arg("f")
+                    .arg(i64::MAX)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["h"]),
+            args: strings(["f".into(), i64::MIN.to_string()]),
+        },
+        Case {
+            script: "fenced_lock/acquire",
+            input: "a free lock",
+            setup: |_| {},
+            keys: s(&["l", "{l}:fence"]),
+            args: strings(["999999999999999".into()]),
+        },
+        Case {
+            script: "fixed_length_queue/enqueue",
+            input: "5,000 items into an empty queue",
+            setup: |_| {},
+            keys: s(&["q"]),
+            args: strings(
+                std::iter::once("999999999999999".to_string())
+                    .chain((0..5000).map(|i| format!("item:{i}"))),
+            ),
+        },
+        Case {
+            script: "fixed_length_queue/enqueue",
+            input: "5,000 newest items trimmed from an overfull queue",
+            setup: |con| fill(con, "RPUSH", "q", "item:", 15_000),
+            keys: s(&["q"]),
+            args: strings(["10000".to_string(), "new".to_string()]),
+        },
+        Case {
+            script: "fixed_length_queue/faded_enqueue",
+            input: "5,000 items pushed, 5,000 evicted",
+            setup: |con| fill(con, "RPUSH", "q", "old:", 5000),
+            keys: s(&["q"]),
+            args: strings(
+                std::iter::once("5000".to_string()).chain((0..5000).map(|i| format!("new:{i}"))),
+            ),
+        },
+        Case {
+            script: "identity_lock/extend",
+            input: "a held lock",
+            setup: |con| {
+                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
+            },
+            keys: s(&["l"]),
+            args: strings(["t".into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "identity_lock/lease",
+            input: "a held lock",
+            setup: |con| {
+                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
+            },
+            keys: s(&["l"]),
+            args: strings(["t".into()]),
+        },
+        Case {
+            script: "identity_lock/release",
+            input: "a held lock",
+            setup: |con| {
+                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
+            },
+            keys: s(&["l"]),
+            args: strings(["t".into()]),
+        },
+        Case {
+            script: "logical_matrix/get_all",
+            input: "512 rows of 2 KiB (1 MiB)",
+            setup: |con| {
+                lua(
+                    con,
+                    "for i = 0, 511 do redis.call('SET', '{m}:row:' .. i, string.rep('x', 2048)) end",
+                    &[],
+                    &[],
+                )
+            },
+            keys: rows512.clone(),
+            args: vec![],
+        },
+        Case {
+            script: "logical_matrix/init",
+            input: "512 rows of 16,384 bits (1 MiB)",
+            setup: |_| {},
+            keys: rows512.clone(),
+            args: std::iter::once(b"16384".to_vec())
+                .chain((0..512).map(|_| vec![0x5a; 2048]))
+                .collect(),
+        },
+        Case {
+            script: "matrix/bitfield_init",
+            input: "512 rows of 256 i64 cells (1 MiB)",
+            setup: |_| {},
+            keys: rows512.clone(),
+            args: [b"i64".to_vec(), b"256".to_vec()]
+                .into_iter()
+                .chain((0..512).map(|_| vec![0x5a; 2048]))
+                .collect(),
+        },
+        Case {
+            script: "matrix/bitmap_get_all",
+            input: "512 rows of 2 KiB (1 MiB)",
+            setup: |con| {
+                lua(
+                    con,
+                    "for i = 0, 511 do redis.call('SET', '{m}:row:' .. i, string.rep('x', 2048)) end",
+                    &[],
+                    &[],
+                )
+            },
+            keys: rows512.clone(),
+            args: vec![],
+        },
+        Case {
+            script: "matrix/list_get_all",
+            input: "512 rows of 16 cells (8,192 cells)",
+            setup: |con| {
+                lua(
+                    con,
+                    "for i = 0, 511 do
+                       for _ = 1, 8 do
+                         redis.call('RPUSH', '{m}:row:' .. i, '-9223372036854775808', '9223372036854775807')
+                       end
+                     end",
+                    &[],
+                    &[],
+                )
+            },
+            keys: rows512.clone(),
+            args: vec![],
+        },
+        Case {
+            script: "matrix/list_init",
+            input: "512 rows of 4 cells, with values",
+            setup: |_| {},
+            keys: rows512.clone(),
+            args: std::iter::once(b"4".to_vec())
+                .chain((0..2048).map(|_| i64::MIN.to_string().into_bytes()))
+                .collect(),
+        },
+        Case {
+            script: "matrix/list_init",
+            input: "1 row of 2048 zeros",
+            setup: |_| {},
+            keys: s(&["{m}:row:0"]),
+            args: strings(["2048".into()]),
+        },
+        Case {
+            script: "rate_limiter/duration",
+            input: "a full window",
+            setup: |con| {
+                let _: () = redis::cmd("SET")
+                    .arg("c")
+                    .arg(5)
+                    .arg("PX")
+                    .arg(60_000)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["c"]),
+            args: strings(["5".into()]),
+        },
+        Case {
+            script: "rate_limiter/gcra",
+            input: "a refused request",
+            setup: |_| {},
+            keys: s(&["tat"]),
+            args: strings(["1".into(), "1".into(), "10000000000".into(), "1".into()]),
+        },
+        Case {
+            script: "rate_limiter/is_permitted",
+            input: "an admitted attempt",
+            setup: |_| {},
+            keys: s(&["c"]),
+            args: strings([
+                "999999999999999".into(),
+                "10000000000".into(),
+                "999999999999999".into(),
+            ]),
+        },
+        Case {
+            script: "rate_limiter/sliding_window",
+            input: "refused, cost 10^6, against 10^6 logged calls",
+            setup: |con| sliding_log(con, 1_000_000, 0),
+            keys: s(&["log"]),
+            args: strings(["1000000".into(), "10000000000".into(), "1000000".into()]),
+        },
+        Case {
+            script: "rate_limiter/sliding_window",
+            input: "admitted, 100 stale entries removed, 10^6 logged",
+            setup: |con| sliding_log(con, 1_000_000, 500_000),
+            keys: s(&["log"]),
+            args: strings(["1000000".into(), "1000".into(), "1".into()]),
+        },
+        Case {
+            script: "resource_pool/acquire",
+            input: "1000 expired leases reclaimed first",
+            setup: expired_leases,
+            keys: pool.clone(),
+            args: strings(["1000".into()]),
+        },
+        Case {
+            script: "resource_pool/acquire_lease",
+            input: "1000 expired leases reclaimed first",
+            setup: expired_leases,
+            keys: pool.clone(),
+            args: strings(["999999999999999".into(), "token".into(), "1000".into()]),
+        },
+        Case {
+            script: "resource_pool/associate",
+            input: "a new resource",
+            setup: expired_leases,
+            keys: pool[..2].to_vec(),
+            args: strings(["new".into()]),
+        },
+        Case {
+            script: "resource_pool/disassociate",
+            input: "a leased resource",
+            setup: expired_leases,
+            keys: pool.clone(),
+            args: strings(["r:7".into()]),
+        },
+        Case {
+            script: "resource_pool/extend_lease",
+            input: "a held lease",
+            setup: expired_leases,
+            keys: pool[2..].to_vec(),
+            args: strings(["r:7".into(), "t".into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "resource_pool/has",
+            input: "a held resource",
+            setup: expired_leases,
+            keys: pool[..2].to_vec(),
+            args: strings(["r:7".into()]),
+        },
+        Case {
+            script: "resource_pool/reclaim",
+            input: "1000 expired leases",
+            setup: expired_leases,
+            keys: pool.clone(),
+            args: strings(["1000".into()]),
+        },
+        Case {
+            script: "resource_pool/release",
+            input: "a resource held with no lease",
+            setup: |con| {
+                let _: () = redis::cmd("SADD")
+                    .arg("{p}:occupied")
+                    .arg("free")
+                    .query(con)
+                    .unwrap();
+            },
+            keys: vec![pool[0].clone(), pool[1].clone(), pool[3].clone()],
+            args: strings(["free".into()]),
+        },
+        Case {
+            script: "resource_pool/release_lease",
+            input: "a held lease",
+            setup: expired_leases,
+            keys: pool.clone(),
+            args: strings(["r:7".into(), "t".into()]),
+        },
+        Case {
+            script: "resource_pool/total_count",
+            input: "any pool",
+            setup: expired_leases,
+            keys: pool[..2].to_vec(),
+            args: vec![],
+        },
+        Case {
+            script: "unique_counter/diff_count",
+            input: "two sets of 10,000 members",
+            setup: |con| {
+                fill(con, "SADD", "{u}:x", "member:", 10_000);
+                fill(con, "SADD", "{u}:y", "member:", 10_000);
+            },
+            keys: s(&["{u}:x", "{u}:y"]),
+            args: vec![],
+        },
+        Case {
+            script: "unique_counter/union_count",
+            input: "1000 sets of 10 distinct members",
+            setup: |con| {
+                lua(
+                    con,
+                    "for s = 0, 999 do
+                       for m = 0, 9 do redis.call('SADD', '{u}:' .. s, s .. ':' .. m) end
+                     end",
+                    &[],
+                    &[],
+                )
+            },
+            keys: std::iter::once("{u}:scratch".to_string())
+                .chain((0..1000).map(|s| format!("{{u}}:{s}")))
+                .collect(),
+            args: vec![],
+        },
+        Case {
+            script: "unique_counter/union_count",
+            input: "two sets of 5000 distinct members",
+            setup: |con| {
+                fill(con, "SADD", "{u}:x", "x:", 5000);
+                fill(con, "SADD", "{u}:y", "y:", 5000);
+            },
+            keys: s(&["{u}:scratch", "{u}:x", "{u}:y"]),
+            args: vec![],
+        },
+    ]
+}
+
+/// A sliding-window log of `n` calls of cost 1 within the window, the first `stale` of
+/// them scored long ago.
+fn sliding_log(con: &mut redis::Connection, n: usize, stale: usize) {
+    lua(
+        con,
+        "local t = redis.call('TIME')
+         local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+         local n, stale = tonumber(ARGV[1]), tonumber(ARGV[2])
+         for i = 0, n - 1, 1000 do
+           local chunk = {}
+           for j = i, math.min(i + 999, n - 1) do
+             local at = j < stale and 1 or (now - 1000000 + j)
+             chunk[#chunk + 1] = string.format('%.0f', at)
+             chunk[#chunk + 1] = string.format('%016d', j) .. ':1'
+           end
+           redis.call('ZADD', KEYS[1], unpack(chunk))
+         end",
+        &["log"],
+        &[&n.to_string(), &stale.to_string()],
+    );
+}
+
+/// A pool of 2000 resources, 1000 of them held under leases that ran out and one (`r:7`,
+/// token `t`) under a live one.
+fn expired_leases(con: &mut redis::Connection) {
+    lua(
+        con,
+        "for i = 0, 1999 do redis.call('SADD', KEYS[1], 'r:' .. i) end
+         for i = 1000, 1999 do
+           redis.call('SMOVE', KEYS[1], KEYS[2], 'r:' .. i)
+           redis.call('ZADD', KEYS[3], 1, 'r:' .. i)
+           redis.call('HSET', KEYS[4], 'r:' .. i, 'old')
+         end
+         redis.call('SMOVE', KEYS[1], KEYS[2], 'r:7')
+         redis.call('ZADD', KEYS[3], 99999999999999, 'r:7')
+         redis.call('HSET', KEYS[4], 'r:7', 't')",
+        &["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"],
+        &[],
+    );
+}
+
+/// The server time of one call of `script`, from SLOWLOG; the reply must not be an error.
+fn time_one(con: &mut redis::Connection, script: &Script, case: &Case) -> u64 {
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query(con).unwrap();
+    let mut cmd = redis::cmd(if script.is_read_only() {
+        "EVALSHA_RO"
+    } else {
+        "EVALSHA"
+    });
+    cmd.arg(script.sha1).arg(case.keys.len()).arg(&case.keys);
+    for arg in &case.args {
+        cmd.arg(arg.as_slice());
+    }
+    let reply: Value = cmd.query(con).unwrap();
+    if let Value::ServerError(err) = reply {
+        panic!("{} ({}): {err:?}", case.script, case.input);
+    }
+    let log: Vec<Value> = redis::cmd("SLOWLOG").arg("GET").arg(10).query(con).unwrap();
+    log.iter()
+        .filter_map(|entry| match entry {
+            Value::Array(fields) => {
+                let name = match fields.get(3) {
+                    Some(Value::Array(argv)) => match argv.first() {
+                        Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+                        _ => String::new(),
+                    },
+                    _ => String::new(),
+                };
+                let micros = match fields.get(2) {
+                    Some(Value::Int(us)) => *us as u64,
+                    _ => 0,
+                };
+                name.to_ascii_uppercase()
+                    .starts_with("EVALSHA")
+                    .then_some(micros)
+            }
+            _ => None,
+        })
+        .max()
+        .expect("the call is in the slow log")
+}
+
+fn main() {
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let server = server::RedisProcess::start(&["--slowlog-log-slower-than", "0"]);
+    let mut con = redis::Client::open(server.url(0))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    redis_patterns::load_all(&mut con).unwrap();
+    let cases = cases();
+
+    let missing: Vec<&str> = catalog::scripts()
+        .iter()
+        .map(|s| s.name)
+        .filter(|name| !cases.iter().any(|c| c.script == *name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "scripts without a worst case: {missing:?}"
+    );
+
+    println!("Each script at its worst: server time of one call (SLOWLOG), slowest of {runs} runs");
+    println!("{:<34} {:<52} {:>10}", "script", "input", "µs");
+    let mut over = Vec::new();
+    for case in &cases {
+        let script = catalog::find(case.script).expect("a script of the catalogue");
+        let mut slowest = 0;
+        for _ in 0..runs {
+            let _: () = redis::cmd("FLUSHALL").query(&mut con).unwrap();
+            (case.setup)(&mut con);
+            std::thread::sleep(Duration::from_millis(2));
+            slowest = slowest.max(time_one(&mut con, script, case));
+        }
+        let mark = if slowest < BOUND_US {
+            ""
+        } else {
+            "  over 10 ms"
+        };
+        println!("{:<34} {:<52} {slowest:>10}{mark}", case.script, case.input);
+        if slowest >= BOUND_US {
+            over.push(case.script);
+        }
+    }
+    if over.is_empty() {
+        println!("\nEvery script under 10 ms.");
+    } else {
+        println!("\nOver 10 ms on this run: {over:?}");
+    }
+}

@@ -1,0 +1,327 @@
+//! Batches: one round trip whatever the script cache holds, transactions that are never
+//! applied in part, per-op recovery in pipelines, and cluster connections, sync and async.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use redis::Value;
+use redis_patterns::counter::{Counter, HashCounter};
+use redis_patterns::fixed_length_queue::FixedLengthQueue;
+use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::{Batch, Error};
+
+use crate::harness;
+
+/// A sync connection that counts the requests it sends: one pipeline is one request.
+struct Counting<C> {
+    inner: C,
+    requests: usize,
+}
+
+impl<C: redis::ConnectionLike> redis::ConnectionLike for Counting<C> {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<Value> {
+        self.requests += 1;
+        self.inner.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<Value>> {
+        self.requests += 1;
+        self.inner.req_packed_commands(cmd, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+
+    fn supports_pipelining(&self) -> bool {
+        self.inner.supports_pipelining()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.inner.check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.inner.is_open()
+    }
+}
+
+fn flush(con: &mut dyn redis::ConnectionLike) {
+    harness::cmd(con, &["SCRIPT", "FLUSH"]);
+}
+
+/// Three scripts and a native command, in one batch.
+fn mixed(batch: &mut Batch, tag: &str) -> Vec<redis_patterns::Slot<i64>> {
+    let lock = IdentityLock::new(format!("{{{tag}}}:lock"));
+    vec![
+        batch.add(lock.acquire("t", None).map(|b| Ok(i64::from(b)))),
+        batch.add(HashCounter::new(format!("{{{tag}}}:h"), "f").reset(7)),
+        batch.add(Counter::new(format!("{{{tag}}}:n")).increase(1)),
+        batch.add(lock.release("t").map(|b| Ok(i64::from(b)))),
+    ]
+}
+
+#[test]
+fn a_batch_is_one_round_trip_right_after_a_flush() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    for atomic in [false, true] {
+        let mut con = Counting {
+            inner: db.con(),
+            requests: 0,
+        };
+        flush(&mut con.inner);
+        let mut batch = if atomic {
+            Batch::transaction()
+        } else {
+            Batch::new()
+        };
+        let slots = mixed(&mut batch, "rt");
+        let mut replies = batch.run(&mut con).unwrap();
+        let values: Vec<i64> = slots
+            .into_iter()
+            .map(|s| s.take(&mut replies).unwrap())
+            .collect();
+        assert_eq!(values[0], 1);
+        assert_eq!(values[3], 1);
+        assert_eq!(con.requests, 1, "transaction: {atomic}");
+    }
+}
+
+/// Flushes the script cache every millisecond until the returned flag is set.
+fn flusher<'s>(
+    scope: &'s thread::Scope<'s, '_>,
+    stop: &'s AtomicBool,
+    flushes: &'s AtomicUsize,
+    mut con: impl redis::ConnectionLike + Send + 's,
+) {
+    scope.spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            flush(&mut con);
+            flushes.fetch_add(1, Ordering::Relaxed);
+            thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+/// What the hammer saw: transactions with some op failed, pipeline ops that failed, single
+/// ops that failed, and how many flushes ran meanwhile.
+#[derive(Debug, Default)]
+struct Hammer {
+    partial_transactions: usize,
+    failed_pipeline_ops: usize,
+    failed_single_ops: usize,
+    flushes: usize,
+}
+
+/// `rounds` transactions, pipelines and single ops on keys tagged `tag`, while another
+/// connection flushes the script cache every millisecond. Returns what failed, after
+/// checking that no op ran twice (the queue holds each pushed item once).
+fn hammer(
+    rounds: usize,
+    tag: &str,
+    mut con: impl redis::ConnectionLike,
+    flusher_con: impl redis::ConnectionLike + Send,
+) -> Hammer {
+    let stop = AtomicBool::new(false);
+    let flushes = AtomicUsize::new(0);
+    let mut seen = Hammer::default();
+    let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000);
+    thread::scope(|scope| {
+        flusher(scope, &stop, &flushes, flusher_con);
+        // Stops the flusher however this thread leaves the scope, a failed unwrap too.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&stop);
+        for round in 0..rounds {
+            let mut batch = Batch::transaction();
+            let slots = mixed(&mut batch, tag);
+            let pushed = batch.add(queue.enqueue(&[format!("t{round}")]));
+            let mut replies = batch.run(&mut con).unwrap();
+            let pushed_failed = pushed.take(&mut replies).is_err();
+            let failed = slots
+                .into_iter()
+                .map(|s| s.take(&mut replies).is_err())
+                .filter(|&f| f)
+                .count()
+                + usize::from(pushed_failed);
+            seen.partial_transactions += usize::from(failed > 0);
+
+            let mut batch = Batch::new();
+            let slots = mixed(&mut batch, tag);
+            let pushed = batch.add(queue.enqueue(&[format!("p{round}")]));
+            let mut replies = batch.run(&mut con).unwrap();
+            let pushed_failed = pushed.take(&mut replies).is_err();
+            seen.failed_pipeline_ops += slots
+                .into_iter()
+                .map(|s| s.take(&mut replies).is_err())
+                .filter(|&f| f)
+                .count()
+                + usize::from(pushed_failed);
+
+            let lock = IdentityLock::new(format!("{{{tag}}}:single"));
+            let single = [
+                lock.acquire("s", None).run(&mut con).map(drop),
+                queue
+                    .enqueue(&[format!("s{round}")])
+                    .run(&mut con)
+                    .map(drop),
+                lock.release("s").run(&mut con).map(drop),
+            ];
+            seen.failed_single_ops += single.iter().filter(|r| r.is_err()).count();
+        }
+    });
+    seen.flushes = flushes.load(Ordering::Relaxed);
+    // Every push ran exactly once: three per round, none doubled, none lost.
+    let items: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{{{tag}}}:queue"))
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    let mut sorted = items.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), items.len(), "an op ran twice");
+    assert_eq!(items.len(), 3 * rounds, "an op was lost");
+    seen
+}
+
+#[test]
+fn under_flushes_transactions_never_apply_in_part_and_nothing_fails() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let seen = hammer(800, "hammer", db.con(), db.con());
+    println!("standalone: {seen:?}");
+    assert!(seen.flushes > 50, "{seen:?}");
+    assert_eq!(seen.partial_transactions, 0, "{seen:?}");
+    assert_eq!(seen.failed_pipeline_ops, 0, "{seen:?}");
+    assert_eq!(seen.failed_single_ops, 0, "{seen:?}");
+}
+
+#[test]
+fn under_flushes_on_a_cluster_transactions_never_apply_in_part_and_nothing_fails() {
+    let servers = harness::script_cache_servers();
+    harness::cmd(&mut servers.cluster_con(), &["FLUSHALL"]);
+    let seen = hammer(
+        400,
+        "cluster:hammer",
+        servers.cluster_con(),
+        servers.cluster_con(),
+    );
+    println!("cluster: {seen:?}");
+    assert!(seen.flushes > 25, "{seen:?}");
+    assert_eq!(seen.partial_transactions, 0, "{seen:?}");
+    assert_eq!(seen.failed_pipeline_ops, 0, "{seen:?}");
+    assert_eq!(seen.failed_single_ops, 0, "{seen:?}");
+}
+
+#[test]
+fn batches_run_on_sync_and_async_cluster_connections() {
+    let mut con = harness::cluster_con();
+    for atomic in [false, true] {
+        let mut batch = if atomic {
+            Batch::transaction()
+        } else {
+            Batch::new()
+        };
+        let tag = format!("batch:sync:{atomic}");
+        let slots = mixed(&mut batch, &tag);
+        let mut replies = batch.run(&mut con).unwrap();
+        let values: Vec<i64> = slots
+            .into_iter()
+            .map(|s| s.take(&mut replies).unwrap())
+            .collect();
+        assert_eq!(values, [1, 0, 1, 1]);
+    }
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut con = harness::cluster_client()
+            .get_async_connection()
+            .await
+            .unwrap();
+        for atomic in [false, true] {
+            let mut batch = if atomic {
+                Batch::transaction()
+            } else {
+                Batch::new()
+            };
+            let tag = format!("batch:async:{atomic}");
+            let slots = mixed(&mut batch, &tag);
+            let mut replies = batch.run_async(&mut con).await.unwrap();
+            let values: Vec<i64> = slots
+                .into_iter()
+                .map(|s| s.take(&mut replies).unwrap())
+                .collect();
+            assert_eq!(values, [1, 0, 1, 1]);
+        }
+    });
+}
+
+/// Keys of two slots in one batch: refused before anything is sent, with the keys and
+/// what to do.
+#[test]
+fn a_cross_slot_batch_is_refused_before_any_io_on_a_cluster() {
+    let cross = || {
+        let mut batch = Batch::transaction();
+        let _ = batch.add(Counter::new("{slot:a}:n").increase(1));
+        let _ = batch.add(Counter::new("{slot:b}:n").increase(1));
+        batch
+    };
+    let check = |result: Result<redis_patterns::Replies, Error>| match result {
+        Err(Error::InvalidInput { what: "batch", why }) => {
+            assert!(why.contains("`{slot:a}:n`"), "{why}");
+            assert!(why.contains("`{slot:b}:n`"), "{why}");
+            assert!(why.contains("hash tag"), "{why}");
+        }
+        other => panic!("expected a refused batch, got {other:?}"),
+    };
+    let mut con = harness::cluster_con();
+    check(cross().run(&mut con));
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let mut con = harness::cluster_client()
+            .get_async_connection()
+            .await
+            .unwrap();
+        check(cross().run_async(&mut con).await);
+    });
+    for key in ["{slot:a}:n", "{slot:b}:n"] {
+        let exists: bool = redis::cmd("EXISTS").arg(key).query(&mut con).unwrap();
+        assert!(!exists, "{key} was written");
+    }
+    // On a standalone server any keys share a batch.
+    let db = harness::fresh_db();
+    let mut batch = Batch::transaction();
+    let a = batch.add(Counter::new("{slot:a}:n").increase(1));
+    let b = batch.add(Counter::new("{slot:b}:n").increase(2));
+    let mut replies = batch.run(&mut db.con()).unwrap();
+    assert_eq!(
+        (a.take(&mut replies).unwrap(), b.take(&mut replies).unwrap()),
+        (1, 2)
+    );
+}
+
+#[test]
+fn a_slot_is_read_only_from_its_own_batch() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let mut first = Batch::new();
+    let slot = first.add(Counter::new("n").increase(1));
+    let mut other = Batch::new();
+    let _ = other.add(Counter::new("m").increase(1));
+    let _ = first.run(&mut con).unwrap();
+    let mut replies = other.run(&mut con).unwrap();
+    match slot.take(&mut replies) {
+        Err(err) => assert!(err.to_string().contains("another batch"), "{err}"),
+        Ok(n) => panic!("read {n} from another batch's replies"),
+    }
+}
