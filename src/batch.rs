@@ -8,7 +8,7 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::error::{Error, Result};
 use crate::input::hash_slot;
-use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, is_noscript, load_cmd, server_error};
+use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, is_noscript, load_cmd, server_error};
 use crate::script::Script;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
@@ -166,38 +166,41 @@ impl Batch {
         }
     }
 
+    /// Adds a request that was built without error; returns its script, if any.
+    fn push(&mut self, request: Request) -> Option<&'static Script> {
+        let index = self.entries.len();
+        let script = request.script();
+        if let Some(script) = script
+            && !self.scripts.iter().any(|s| s.sha1 == script.sha1)
+        {
+            self.scripts.push(script);
+        }
+        if let Some(key) = request.route() {
+            let keyed = Keyed {
+                index,
+                key: String::from_utf8_lossy(key).into_owned(),
+                slot: hash_slot(key),
+            };
+            match &self.first {
+                None => self.first = Some(keyed),
+                Some(first) if first.slot != keyed.slot && self.stray.is_none() => {
+                    self.stray = Some(keyed);
+                }
+                Some(_) => {}
+            }
+        }
+        let cmd = match request {
+            Request::Script { cmd, .. } | Request::Native { cmd, .. } => cmd,
+        };
+        self.entries.push(Entry { cmd, script });
+        script
+    }
+
     /// Adds `op`; its reply is read from the [`Replies`] with the returned [`Slot`].
     pub fn add<T>(&mut self, op: Op<T>) -> Slot<T> {
         let index = self.entries.len();
         let script = match op.request {
-            Ok(request) => {
-                let script = request.script();
-                if let Some(script) = script
-                    && !self.scripts.iter().any(|s| s.sha1 == script.sha1)
-                {
-                    self.scripts.push(script);
-                }
-                if let Some(key) = request.route() {
-                    let keyed = Keyed {
-                        index,
-                        key: String::from_utf8_lossy(key).into_owned(),
-                        slot: hash_slot(key),
-                    };
-                    match &self.first {
-                        None => self.first = Some(keyed),
-                        Some(first) if first.slot != keyed.slot && self.stray.is_none() => {
-                            self.stray = Some(keyed);
-                        }
-                        Some(_) => {}
-                    }
-                }
-                let cmd = match request {
-                    crate::op::Request::Script { cmd, .. }
-                    | crate::op::Request::Native { cmd, .. } => cmd,
-                };
-                self.entries.push(Entry { cmd, script });
-                script
-            }
+            Ok(request) => self.push(request),
             Err(err) => {
                 // The first rejected input fails the whole batch before any I/O.
                 self.rejected.get_or_insert(err);
@@ -405,7 +408,38 @@ fn query_packed(
     }
 }
 
+/// Runs one request as a batch of one, whose script is loaded in the same round trip:
+/// how a single operation recovers from `NOSCRIPT`. The reply is its command's.
+pub(crate) fn run_one(
+    request: Request,
+    con: &mut dyn redis::ConnectionLike,
+) -> Result<redis::RedisResult<Value>> {
+    let mut batch = Batch::new();
+    batch.push(request);
+    Ok(batch.run(con)?.into_first())
+}
+
+/// [`run_one`] on an async connection.
+pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
+    request: Request,
+    con: &mut C,
+) -> Result<redis::RedisResult<Value>> {
+    let mut batch = Batch::new();
+    batch.push(request);
+    Ok(batch.run_async(con).await?.into_first())
+}
+
 impl Replies {
+    /// The first reply, its error reply as an error.
+    fn into_first(mut self) -> redis::RedisResult<Value> {
+        let value = self
+            .values
+            .first_mut()
+            .and_then(Option::take)
+            .unwrap_or(Value::Nil);
+        value.extract_error()
+    }
+
     fn new(batch: u64, values: Vec<Value>) -> Self {
         Replies {
             batch,

@@ -319,16 +319,7 @@ struct Job {
 impl Job {
     fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
         let marker = input::aux_key(name, "computing")?;
-        input::ttl_ms(options.lease).map_err(|_| {
-            Error::invalid(
-                "lease",
-                format!(
-                    "must be from 1 ms to {} ms, got {:?}",
-                    input::MAX_TTL_MS,
-                    options.lease
-                ),
-            )
-        })?;
+        input::check_param(&crate::scripts::cache::CLAIM.args[1], options.lease)?;
         Ok(Job {
             value: name.to_owned(),
             marker,

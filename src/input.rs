@@ -22,7 +22,9 @@ fn bound(n: i64) -> String {
 fn range_of(param: &Param) -> (i64, i64) {
     match param.rule {
         Rule::Range { min, max } => (min, max),
-        _ if matches!(param.ty, "uint" | "ms") => (0, i64::MAX),
+        _ if param.ty == "uint" => (0, i64::MAX),
+        // Lua's numbers hold whole milliseconds exactly up to 2^53 - 1.
+        _ if param.ty == "ms" => (0, (1 << 53) - 1),
         _ => (i64::MIN, i64::MAX),
     }
 }
@@ -118,9 +120,10 @@ pub(crate) fn check_count(
     })
 }
 
-/// The longest lease a script accepts: 15 decimal digits of milliseconds (about 31,700
-/// years), far below the point where Redis rejects an expiry as out of range.
-pub(crate) const MAX_TTL_MS: u64 = 999_999_999_999_999;
+/// The longest blocking wait (BLPOP, BLMOVE, XREAD BLOCK): 15 decimal digits of
+/// milliseconds, as the longest lease the scripts accept, far below the point where Redis
+/// rejects a timeout. Blocking commands have no script, so this is their one rule.
+pub(crate) const MAX_BLOCK_MS: u64 = 999_999_999_999_999;
 
 /// A key or name must not be empty.
 pub(crate) fn key<'a>(what: &'static str, key: &'a str) -> Result<&'a str> {
@@ -149,16 +152,13 @@ pub(crate) fn millis_in(d: Duration, max: u64) -> Option<u64> {
         .filter(|ms| (1..=max).contains(ms))
 }
 
-/// A lease in whole milliseconds (rounded down), from 1 ms to [`MAX_TTL_MS`].
+/// A time to live or lease for a native command (`SET … PX`, `PEXPIRE`): whole
+/// milliseconds, by the rule of the scripts' `ttl` (`identity_lock/extend`'s), so that a
+/// lease a native command takes is one every script takes too.
 pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
-    millis_in(ttl, MAX_TTL_MS).ok_or_else(|| {
-        let why = if ttl.as_millis() == 0 {
-            format!("must be at least 1 ms, got {ttl:?}")
-        } else {
-            format!("must be at most {MAX_TTL_MS} ms, got {ttl:?}")
-        };
-        Error::invalid("ttl", why)
-    })
+    let param = &crate::scripts::identity_lock::EXTEND.args[1];
+    crate::call::ScriptArg::encode(&ttl, param).map_err(|why| Error::invalid("ttl", why))?;
+    Ok(u64::try_from(ttl.as_millis()).expect("within the rule's range"))
 }
 
 /// A count Redis stores as a signed 64-bit integer.
@@ -229,16 +229,16 @@ pub(crate) fn items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
 /// The timeout of a blocking command (BLPOP, BZPOPMIN, BLMOVE, …) as the seconds Redis
 /// takes, to the millisecond: `None` waits forever (sent as `0`); `Some(t)` must be from
 /// 1 ms (a zero `Duration` would also mean forever to Redis, so it is refused) to
-/// [`MAX_TTL_MS`], and is rounded down to whole milliseconds.
+/// [`MAX_BLOCK_MS`], and is rounded down to whole milliseconds.
 pub(crate) fn block_timeout(timeout: Option<Duration>) -> Result<String> {
     let Some(timeout) = timeout else {
         return Ok("0".to_owned());
     };
-    let ms = millis_in(timeout, MAX_TTL_MS).ok_or_else(|| {
+    let ms = millis_in(timeout, MAX_BLOCK_MS).ok_or_else(|| {
         let why = if timeout.as_millis() == 0 {
             format!("must be at least 1 ms, got {timeout:?}; use None to wait forever")
         } else {
-            format!("must be at most {MAX_TTL_MS} ms, got {timeout:?}; use None to wait forever")
+            format!("must be at most {MAX_BLOCK_MS} ms, got {timeout:?}; use None to wait forever")
         };
         Error::invalid("timeout", why)
     })?;
@@ -349,12 +349,26 @@ mod tests {
     #[test]
     fn ttl_is_whole_milliseconds_in_range() {
         assert_eq!(ttl_ms(Duration::from_micros(1500)).unwrap(), 1);
-        assert_eq!(
-            ttl_ms(Duration::from_millis(MAX_TTL_MS)).unwrap(),
-            MAX_TTL_MS
-        );
+        let max = 999_999_999_999_999;
+        assert_eq!(ttl_ms(Duration::from_millis(max)).unwrap(), max);
         assert!(ttl_ms(Duration::from_micros(999)).is_err());
-        assert!(ttl_ms(Duration::from_millis(MAX_TTL_MS + 1)).is_err());
+        assert!(ttl_ms(Duration::from_millis(max + 1)).is_err());
         assert!(ttl_ms(Duration::MAX).is_err());
+    }
+
+    /// Every script's lease takes what the native commands take.
+    #[test]
+    fn every_lease_of_every_script_has_one_rule() {
+        let rule = crate::scripts::identity_lock::EXTEND.args[1].rule;
+        let leases: Vec<(&str, &str)> = crate::scripts::ALL
+            .iter()
+            .flat_map(|s| s.args.iter().map(move |a| (s.name, a)))
+            .filter(|(_, a)| matches!(a.name, "ttl" | "lease"))
+            .map(|(script, a)| {
+                assert_eq!(a.rule, rule, "{script}'s {}", a.name);
+                (script, a.name)
+            })
+            .collect();
+        assert!(leases.len() >= 6, "{leases:?}");
     }
 }

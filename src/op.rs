@@ -196,24 +196,17 @@ impl<T: 'static> Op<T> {
     /// Runs on a sync connection: `redis::Connection`, a cluster connection, a pooled one.
     ///
     /// A script runs with `EVALSHA` (`EVALSHA_RO` when it writes nothing). If the server
-    /// answers `NOSCRIPT` (it restarted, failed over, or ran `SCRIPT FLUSH`), the script
-    /// is loaded with `SCRIPT LOAD` (on every node of a cluster) and sent again, up to
-    /// five times; a call that got `NOSCRIPT` did not run, so nothing runs twice.
+    /// answers `NOSCRIPT` (it restarted, failed over, or ran `SCRIPT FLUSH`), the call is
+    /// sent again behind its script's `SCRIPT LOAD`, both in one round trip, as a
+    /// [`Batch`](crate::Batch) sends them, up to five times; a call that got `NOSCRIPT`
+    /// did not run, so nothing runs twice.
     pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
         let request = self.request?;
         let script = request.script();
-        let mut reply = request.cmd().query::<Value>(con);
-        if let Some(script) = script {
-            for _ in 0..NOSCRIPT_ATTEMPTS {
-                match &reply {
-                    Err(err) if is_noscript(err) => {
-                        load_cmd(script).query::<Value>(con)?;
-                        reply = request.cmd().query::<Value>(con);
-                    }
-                    _ => break,
-                }
-            }
-        }
+        let reply = match request.cmd().query::<Value>(con) {
+            Err(err) if is_noscript(&err) => crate::batch::run_one(request, con)?,
+            reply => reply,
+        };
         (self.decode)(reply.map_err(|err| server_error(script, err))?)
     }
 
@@ -225,18 +218,10 @@ impl<T: 'static> Op<T> {
     {
         let request = self.request?;
         let script = request.script();
-        let mut reply = request.cmd().query_async::<Value>(con).await;
-        if let Some(script) = script {
-            for _ in 0..NOSCRIPT_ATTEMPTS {
-                match &reply {
-                    Err(err) if is_noscript(err) => {
-                        load_cmd(script).query_async::<Value>(con).await?;
-                        reply = request.cmd().query_async::<Value>(con).await;
-                    }
-                    _ => break,
-                }
-            }
-        }
+        let reply = match request.cmd().query_async::<Value>(con).await {
+            Err(err) if is_noscript(&err) => crate::batch::run_one_async(request, con).await?,
+            reply => reply,
+        };
         (self.decode)(reply.map_err(|err| server_error(script, err))?)
     }
 }

@@ -127,7 +127,7 @@ pub enum Rule {
 /// let union = redis_patterns::catalog::find("unique_counter/union_count").unwrap();
 /// let counters = union.keys.last().unwrap();
 /// assert!(counters.variadic);
-/// assert_eq!((counters.count.min, counters.count.max), (1, Some(100)));
+/// assert_eq!((counters.count.min, counters.count.max), (1, Some(1000)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count {
@@ -159,7 +159,7 @@ pub struct Returns {
 /// let extend = redis_patterns::catalog::find("identity_lock/extend").unwrap();
 /// let codes: Vec<&str> = extend.errors.iter().map(|e| e.code).collect();
 /// // An error reply with one of these codes becomes `Error::Script { code, .. }`.
-/// assert_eq!(codes, ["BAD_TOKEN", "BAD_TTL"]);
+/// assert_eq!(codes, ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL"]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ErrorDoc {

@@ -539,14 +539,14 @@ impl XreadIterator {
     }
 }
 
-/// The longest block: as for leases, far below where Redis rejects a timeout.
+/// The longest block: as for the other blocking commands.
 fn block_ms(block: Duration) -> Result<u64> {
-    input::millis_in(block, input::MAX_TTL_MS).ok_or_else(|| {
+    input::millis_in(block, input::MAX_BLOCK_MS).ok_or_else(|| {
         Error::invalid(
             "block",
             format!(
                 "must be from 1 ms to {} ms (None does not block), got {block:?}",
-                input::MAX_TTL_MS
+                input::MAX_BLOCK_MS
             ),
         )
     })

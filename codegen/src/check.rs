@@ -925,6 +925,22 @@ fn check_contract(source: &str, header: &crate::model::Header, report: &mut Repo
                 contract::END
             ),
         ),
+        Some(contract::Mismatch::Unopened { line }) => report.error(
+            line,
+            1,
+            "the input checks end here but never start",
+            format!(
+                "delete what is left of them above this line, or start them with their first \
+                 line; {fix}"
+            ),
+        ),
+        Some(contract::Mismatch::Stray { line }) => report.error(
+            line,
+            1,
+            "a marker of the input checks after their end",
+            "another copy of the checks, or what is left of one: delete it, and the lines that \
+             belong to it",
+        ),
         Some(contract::Mismatch::Differs {
             line,
             expected,

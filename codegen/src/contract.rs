@@ -187,8 +187,8 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     let integers = numeric(ArgType::Int)
         || numeric(ArgType::Uint)
         || numeric(ArgType::Ms)
-        || body_uses.contains(&"integer")
-        || body_uses.contains(&"decimal_less");
+        || body_uses.contains(&"integer");
+    let decimals = integers || body_uses.contains(&"decimal_less");
     let floats = numeric(ArgType::Float) || body_uses.contains(&"float");
     let shows = body_uses.contains(&"shown")
         || header.args.iter().any(|a| match a.ty {
@@ -196,6 +196,9 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
             ArgType::Bytes | ArgType::Json => false,
             _ => true,
         });
+    if decimals {
+        out.text.push_str(DECIMAL_LESS);
+    }
     if integers {
         out.text.push_str(INTEGER);
     }
@@ -207,10 +210,9 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     }
 }
 
-const INTEGER: &str = "\
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
--- values stay exact; the canonical text is returned.
+const DECIMAL_LESS: &str = "\
+-- Whether decimal integer a is less than b, both in the one canonical form below, compared
+-- as text so that 64-bit values stay exact.
 local function decimal_less(a, b)
   local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
   if a_negative ~= b_negative then
@@ -224,6 +226,11 @@ local function decimal_less(a, b)
   end
   return a < b
 end
+";
+
+const INTEGER: &str = "\
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
@@ -515,6 +522,10 @@ pub(crate) struct Placement {
     pub block: Option<Range<usize>>,
     /// The line of a first marker with no last marker after it.
     pub unterminated: Option<usize>,
+    /// The line of a last marker with no first marker before it.
+    pub unopened: Option<usize>,
+    /// The line of a marker after a whole block: what is left of another copy.
+    pub stray: Option<usize>,
 }
 
 /// Finds the block in `lines` (the script's lines without their line ends).
@@ -534,21 +545,37 @@ pub(crate) fn locate(lines: &[&str]) -> Placement {
             .position(|l| is(l, END))
             .map(|n| b + n + 1)
     });
+    let unopened = lines[start.min(lines.len())..begin.unwrap_or(lines.len())]
+        .iter()
+        .position(|l| is(l, END))
+        .map(|n| start + n);
+    let stray = end.and_then(|e| {
+        lines[e..]
+            .iter()
+            .position(|l| is(l, BEGIN) || is(l, END))
+            .map(|n| e + n)
+    });
     match (begin, end) {
         (Some(b), Some(e)) => Placement {
             start,
             block: Some(b..e),
             unterminated: None,
+            unopened,
+            stray,
         },
         (Some(b), None) => Placement {
             start,
             block: None,
             unterminated: Some(b),
+            unopened,
+            stray,
         },
         _ => Placement {
             start,
             block: None,
             unterminated: None,
+            unopened,
+            stray,
         },
     }
 }
@@ -583,6 +610,10 @@ pub(crate) enum Mismatch {
     Misplaced { line: usize },
     /// The block's first marker, at `line`, has no last marker after it.
     Unterminated { line: usize },
+    /// A last marker, at `line`, has no first marker before it.
+    Unopened { line: usize },
+    /// A marker, at `line`, after a whole block: what is left of another copy.
+    Stray { line: usize },
     /// The block's `line` is not what the header gives.
     Differs {
         line: usize,
@@ -595,6 +626,12 @@ pub(crate) enum Mismatch {
 pub(crate) fn mismatch(source: &str, header: &Header) -> Option<Mismatch> {
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
+    if let Some(line) = place.unopened {
+        return Some(Mismatch::Unopened { line: line + 1 });
+    }
+    if let Some(line) = place.stray {
+        return Some(Mismatch::Stray { line: line + 1 });
+    }
     if let Some(line) = place.unterminated {
         return Some(Mismatch::Unterminated { line: line + 1 });
     }
@@ -631,6 +668,20 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
     let crlf = source.contains("\r\n");
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
+    if let Some(line) = place.unopened {
+        return Err(format!(
+            "line {}: the input checks end here but never start; delete them from the header \
+             down to this line, or start them with the first line of the block",
+            line + 1
+        ));
+    }
+    if let Some(line) = place.stray {
+        return Err(format!(
+            "line {}: a marker of the input checks after their end: another copy, or what is \
+             left of one; delete it, and the lines that belong to it",
+            line + 1
+        ));
+    }
     if let Some(line) = place.unterminated {
         return Err(format!(
             "line {}: the input checks start here but never end; delete them up to the \

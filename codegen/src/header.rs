@@ -696,8 +696,7 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
         }
         Some(_) => {}
     }
-    let ranged = cur.peek_word().is_some_and(|(_, w)| looks_like_range(&w));
-    constraints(&mut tag, cur, report);
+    let ranged = constraints(&mut tag, cur, report);
     // A range that was written but refused is reported once, where it stands.
     if let Some(ty) = tag.ty
         && tag.rule == Rule::Any
@@ -729,10 +728,12 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
 
 /// The words between an argument's type and its doc: a range (the value's, or the count
 /// of a variadic's values), `non-empty`, or `a|b|c`.
-fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
+fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) -> bool {
     let line = tag.at.line;
+    let mut ranged = false;
     while let Some((col, word)) = cur.peek_word() {
         if looks_like_range(&word) {
+            ranged = true;
             cur.word();
             if tag.variadic {
                 if tag.count != Count::ANY {
@@ -777,15 +778,13 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
                         "the range `{word}` goes beyond what `{}` holds",
                         type_name(ty)
                     ),
-                    format!("`{}` holds {lo} to {hi}", type_name(ty)),
-                );
-            } else if ty == ArgType::Ms && max > MAX_EXACT {
-                report.error(
-                    line,
-                    col,
-                    format!("the range `{word}` goes beyond 2^53 - 1 ms"),
-                    "a duration stays below 2^53 ms, where Lua's numbers are exact; \
-                     Redis refuses expiries long before that",
+                    if ty == ArgType::Ms {
+                        "`ms` holds 0 to 2^53 - 1: a duration stays below 2^53 ms, where Lua's \
+                         numbers are exact (Redis refuses expiries long before that)"
+                            .to_string()
+                    } else {
+                        format!("`{}` holds {lo} to {hi}", type_name(ty))
+                    },
                 );
             } else {
                 tag.rule = Rule::Range { min, max };
@@ -810,12 +809,27 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
         } else if word.contains('|') {
             cur.word();
             let options: Vec<String> = word.split('|').map(str::to_string).collect();
+            let plain = |o: &String| {
+                o.len() <= MAX_NAME
+                    && o.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b))
+            };
             if options.iter().any(|o| o.is_empty()) {
                 report.error(
                     line,
                     col,
                     format!("`{word}` has an empty choice"),
                     "separate the accepted strings with single `|`: `sum|min|max`",
+                );
+            } else if let Some(odd) = options.iter().find(|o| !plain(o)) {
+                report.error(
+                    line,
+                    col,
+                    format!("the choice `{odd}` is not a plain word"),
+                    format!(
+                        "a choice is at most {MAX_NAME} letters, digits, `_`, `.`, `:` or `-`; \
+                         check other values in the script's own code"
+                    ),
                 );
             } else if tag.ty != Some(ArgType::String) {
                 if let Some(ty) = tag.ty {
@@ -835,6 +849,7 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) {
             break;
         }
     }
+    ranged
 }
 
 fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
@@ -856,7 +871,8 @@ pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
 /// What a type holds when no range is declared.
 pub(crate) fn full_range(ty: ArgType) -> (i64, i64) {
     match ty {
-        ArgType::Uint | ArgType::Ms => (0, i64::MAX),
+        ArgType::Uint => (0, i64::MAX),
+        ArgType::Ms => (0, MAX_EXACT),
         _ => (i64::MIN, i64::MAX),
     }
 }
@@ -1007,21 +1023,21 @@ fn check_name(
         );
         return false;
     }
-    if name.len() > MAX_NAME {
-        report.error(
-            line,
-            col,
-            format!("`{name}` is longer than {MAX_NAME} characters"),
-            "pick a shorter name: the generated checks keep their lines to 120 characters",
-        );
-        return false;
-    }
     if !is_snake(name) {
         report.error(
             line,
             col,
             format!("`{raw}` is not a valid name"),
             "names are snake_case: a lower-case letter, then lower-case letters, digits and `_`",
+        );
+        return false;
+    }
+    if name.len() > MAX_NAME {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is longer than {MAX_NAME} characters"),
+            "pick a shorter name: the generated checks keep their lines to 120 characters",
         );
         return false;
     }

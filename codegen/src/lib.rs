@@ -53,6 +53,15 @@ impl Default for Config {
     }
 }
 
+/// What [`Config::fix`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fixed {
+    /// The files whose input checks were rewritten.
+    pub changed: Vec<String>,
+    /// The files left alone, and why.
+    pub problems: Vec<Diagnostic>,
+}
+
 /// Why generation failed.
 #[derive(Debug)]
 pub enum Error {
@@ -162,9 +171,10 @@ impl Config {
     }
 
     /// Rewrites the input checks of every script under `dir` from its header (see
-    /// [`contract`]), and returns the paths of the files it changed. A script whose header
-    /// does not parse is left alone and reported.
-    pub fn fix(&self, dir: impl AsRef<Path>) -> Result<Vec<String>, Error> {
+    /// [`contract`]). A script whose header does not parse, or whose block cannot be found
+    /// whole, is left alone and reported in [`Fixed::problems`]; the others are fixed.
+    /// Fails only when a file cannot be read or written.
+    pub fn fix(&self, dir: impl AsRef<Path>) -> Result<Fixed, Error> {
         let mut changed = Vec::new();
         let mut problems = Vec::new();
         for file in self.read(dir)? {
@@ -200,12 +210,8 @@ impl Config {
                 changed.push(file.path);
             }
         }
-        if problems.is_empty() {
-            Ok(changed)
-        } else {
-            problems.sort();
-            Err(Error::Scripts(problems))
-        }
+        problems.sort();
+        Ok(Fixed { changed, problems })
     }
 
     /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,

@@ -31,14 +31,21 @@ fn main() -> ExitCode {
             }
         }
         [command, dir] if command == "fix" => match config.fix(dir) {
-            Ok(changed) => {
-                for path in &changed {
+            Ok(fixed) => {
+                for path in &fixed.changed {
                     println!("rewrote the input checks of {path}");
                 }
-                if changed.is_empty() {
-                    println!("every script's input checks already match its header");
+                for problem in &fixed.problems {
+                    eprintln!("{problem}");
                 }
-                ExitCode::SUCCESS
+                if fixed.problems.is_empty() {
+                    if fixed.changed.is_empty() {
+                        println!("every script's input checks already match its header");
+                    }
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
             }
             Err(err) => {
                 eprintln!("{err}");

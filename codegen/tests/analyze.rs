@@ -416,8 +416,12 @@ fn crlf_line_endings() {
         Err(bad("binding_names"))
     );
 
-    // A block further down, or without its last marker, is found as well.
-    for name in ["misplaced_input_checks", "unterminated_input_checks"] {
+    // A block further down, or without its first or last marker, is found as well.
+    for name in [
+        "misplaced_input_checks",
+        "unopened_input_checks",
+        "unterminated_input_checks",
+    ] {
         let source = read(&format!("bad/{name}.lua")).replace('\n', "\r\n");
         let diagnostics = analyze(&script_file("bad", name, &source)).map(|s| s.header);
         assert_eq!(
@@ -574,6 +578,7 @@ fn every_bad_fixture_is_tested() {
 
 const BAD: &[&str] = &[
     "binding_names",
+    "choice_not_plain",
     "choice_on_int",
     "clock_caller",
     "clock_missing",
@@ -593,6 +598,7 @@ const BAD: &[&str] = &[
     "many",
     "misplaced_input_checks",
     "missing_tags",
+    "ms_range_refused",
     "ms_without_range",
     "no_header",
     "no_input_checks",
@@ -612,6 +618,7 @@ const BAD: &[&str] = &[
     "undeclared_index",
     "unknown_tag",
     "unknown_types",
+    "unopened_input_checks",
     "unterminated",
     "unterminated_input_checks",
     "unused_declaration",
@@ -622,10 +629,36 @@ const BAD: &[&str] = &[
 fn bad_binding_names() {
     assert_eq!(
         bad("binding_names"),
-        r#"scripts/bad/binding_names.lua:58:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
+        r#"scripts/bad/binding_names.lua:59:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
   = hint: rename the local to `target`, or rename it in the header
-scripts/bad/binding_names.lua:59:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
+scripts/bad/binding_names.lua:60:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
   = hint: rename the local to `ttl`, or rename it in the header"#
+    );
+}
+
+/// A choice is a plain word: at most 32 ASCII letters, digits, `_`, `.`, `:` or `-`, so
+/// that it goes into the generated Lua and its messages as it is. The first choice of a list
+/// that is not one is reported; the plain list on the last line passes.
+#[test]
+fn bad_choice_not_plain() {
+    let hint = "a choice is at most 32 letters, digits, `_`, `.`, `:` or `-`; check other values \
+                in the script's own code";
+    assert_eq!(
+        bad("choice_not_plain"),
+        format!(
+            r#"scripts/bad/choice_not_plain.lua:2:24: error: the choice `it's` is not a plain word
+  = hint: {hint}
+scripts/bad/choice_not_plain.lua:3:25: error: the choice `a\b` is not a plain word
+  = hint: {hint}
+scripts/bad/choice_not_plain.lua:4:26: error: the choice `café` is not a plain word
+  = hint: {hint}
+scripts/bad/choice_not_plain.lua:5:23: error: the choice `50%` is not a plain word
+  = hint: {hint}
+scripts/bad/choice_not_plain.lua:6:22: error: the choice `abcdefghijklmnopqrstuvwxyz0123456` is not a plain word
+  = hint: {hint}
+scripts/bad/choice_not_plain.lua:10:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+        )
     );
 }
 
@@ -648,7 +681,7 @@ fn bad_clock_caller() {
         bad("clock_caller"),
         r#"scripts/bad/clock_caller.lua:6:5: error: `@clock caller` needs an argument named `now`
   = hint: declare the caller's time with `--- @arg now <type> <unit and epoch>`
-scripts/bad/clock_caller.lua:54:28: error: `TIME` is called, but the header declares `@clock caller`
+scripts/bad/clock_caller.lua:55:28: error: `TIME` is called, but the header declares `@clock caller`
   = hint: use the `now` argument, or declare `--- @clock server` instead"#
     );
 }
@@ -833,8 +866,9 @@ scripts/bad/loaders.lua:13:11: error: `loadstring` compiles code at run time
 }
 
 /// A name longer than 32 characters is refused, so that the generated checks keep their
-/// lines to 120 characters; 32 is accepted. The names are kept in the model, so the missing
-/// input checks are reported too.
+/// lines to 120 characters; 32 is accepted. A name that is not snake_case is refused as
+/// such, whatever its length (17 characters of two bytes each are not "longer than 32").
+/// The names are kept in the model, so the missing input checks are reported too.
 #[test]
 fn bad_long_names() {
     assert_eq!(
@@ -845,7 +879,11 @@ scripts/bad/long_names.lua:3:10: error: `sources_that_are_merged_into_dest` is l
   = hint: pick a shorter name: the generated checks keep their lines to 120 characters
 scripts/bad/long_names.lua:4:10: error: `token_that_the_lock_was_taken_by_` is longer than 32 characters
   = hint: pick a shorter name: the generated checks keep their lines to 120 characters
-scripts/bad/long_names.lua:8:1: error: the script does not start with the input checks its header declares
+scripts/bad/long_names.lua:6:10: error: `ééééééééééééééééé` is not a valid name
+  = hint: names are snake_case: a lower-case letter, then lower-case letters, digits and `_`
+scripts/bad/long_names.lua:7:10: error: `Token_that_the_lock_was_taken_by_x` is not a valid name
+  = hint: names are snake_case: a lower-case letter, then lower-case letters, digits and `_`
+scripts/bad/long_names.lua:10:1: error: the script does not start with the input checks its header declares
   = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
@@ -903,6 +941,37 @@ fn bad_missing_tags() {
   = hint: declare the reply with `--- @return <type> <doc>`; the header ends at the first line that does not start with `---`
 scripts/bad/missing_tags.lua:1:1: error: the header has no `@complexity`
   = hint: state the cost with `--- @complexity <text>`; the header ends at the first line that does not start with `---`"#
+    );
+}
+
+/// An `ms` argument whose range is written after another constraint has a range: whether
+/// the range is refused (empty, beyond what `ms` holds) or kept, it does not also "need a
+/// range"; one with no range word anywhere does. The model keeps the arguments, so the
+/// missing input checks are reported too.
+#[test]
+fn bad_ms_range_refused() {
+    let ms_hint = "`ms` holds 0 to 2^53 - 1: a duration stays below 2^53 ms, where Lua's numbers \
+                   are exact (Redis refuses expiries long before that)";
+    assert_eq!(
+        bad("ms_range_refused"),
+        format!(
+            r#"scripts/bad/ms_range_refused.lua:2:18: error: `non-empty` on a `ms` argument
+  = hint: `non-empty` goes with `string`, `bytes` and `json`
+scripts/bad/ms_range_refused.lua:2:28: error: the range `10..=1` is empty
+  = hint: write the smaller bound first: `1..=1000`
+scripts/bad/ms_range_refused.lua:3:18: error: a list of choices on a `ms` argument
+  = hint: a list of choices (`a|b|c`) goes with `string`
+scripts/bad/ms_range_refused.lua:3:22: error: the range `1..=2^53` goes beyond what `ms` holds
+  = hint: {ms_hint}
+scripts/bad/ms_range_refused.lua:4:19: error: `non-empty` on a `ms` argument
+  = hint: `non-empty` goes with `string`, `bytes` and `json`
+scripts/bad/ms_range_refused.lua:5:16: error: `@arg grace ms?` needs a range
+  = hint: say which durations are accepted, in milliseconds: `--- @arg grace ms? 1..=10^15-1 <doc>`
+scripts/bad/ms_range_refused.lua:5:20: error: `non-empty` on a `ms` argument
+  = hint: `non-empty` goes with `string`, `bytes` and `json`
+scripts/bad/ms_range_refused.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+        )
     );
 }
 
@@ -991,8 +1060,9 @@ fn bad_prose_after_tags() {
 }
 
 /// A refused range is reported once, where it stands: an `ms` argument whose range is
-/// refused (beyond 2^53 - 1, beyond the type, empty) does not also "need a range". The model
-/// keeps the arguments without their ranges, so the missing input checks are reported too.
+/// refused (beyond the 0 to 2^53 - 1 that `ms` holds, or empty) does not also "need a
+/// range". The model keeps the arguments without their ranges, so the missing input checks
+/// are reported too.
 #[test]
 fn bad_range_beyond_type() {
     assert_eq!(
@@ -1001,10 +1071,10 @@ fn bad_range_beyond_type() {
   = hint: `uint` holds 0 to 9223372036854775807
 scripts/bad/range_beyond_type.lua:3:18: error: `0..=2^63` is not a range of 64-bit integers
   = hint: write a range as `A..=B` (or `A..` for no upper bound), with bounds such as `1000`, `10_000`, `2^32` or `10^15-1`
-scripts/bad/range_beyond_type.lua:4:18: error: the range `1..=2^53` goes beyond 2^53 - 1 ms
-  = hint: a duration stays below 2^53 ms, where Lua's numbers are exact; Redis refuses expiries long before that
+scripts/bad/range_beyond_type.lua:4:18: error: the range `1..=2^53` goes beyond what `ms` holds
+  = hint: `ms` holds 0 to 2^53 - 1: a duration stays below 2^53 ms, where Lua's numbers are exact (Redis refuses expiries long before that)
 scripts/bad/range_beyond_type.lua:6:18: error: the range `-1..=5` goes beyond what `ms` holds
-  = hint: `ms` holds 0 to 9223372036854775807
+  = hint: `ms` holds 0 to 2^53 - 1: a duration stays below 2^53 ms, where Lua's numbers are exact (Redis refuses expiries long before that)
 scripts/bad/range_beyond_type.lua:7:19: error: the range `10..=1` is empty
   = hint: write the smaller bound first: `1..=1000`
 scripts/bad/range_beyond_type.lua:10:1: error: the script does not start with the input checks its header declares
@@ -1187,6 +1257,18 @@ scripts/bad/unterminated.lua:13:13: error: unexpected character `!`
   = hint: Lua writes not-equal as `~=` and negation as `not`
 scripts/bad/unterminated.lua:14:1: error: unterminated long comment
   = hint: close it with `]==]`"#
+    );
+}
+
+/// Input checks without their first marker (its line deleted) are reported where they end,
+/// rather than as missing, which `fix` would answer with a second block; the body is checked
+/// all the same.
+#[test]
+fn bad_unopened_input_checks() {
+    assert_eq!(
+        bad("unopened_input_checks"),
+        r#"scripts/bad/unopened_input_checks.lua:17:1: error: the input checks end here but never start
+  = hint: delete what is left of them above this line, or start them with their first line; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
     );
 }
 

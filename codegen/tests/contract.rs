@@ -7,7 +7,7 @@ use redis_patterns_codegen::contract;
 use redis_patterns_codegen::model::{
     Arg, ArgType, Count, ErrorCode, Header, Key, KeyType, Return, ReturnType, Rule, ScriptFile,
 };
-use redis_patterns_codegen::{Config, analyze};
+use redis_patterns_codegen::{Config, Fixed, analyze};
 
 fn fixtures() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
@@ -237,8 +237,9 @@ fn helpers_in(lua: &str) -> Vec<&str> {
 }
 
 /// Each helper is defined only when a check or the body needs it (luacheck refuses unused
-/// ones): `integer` (with `decimal_less`) for int, uint and ms arguments, `float` for float
-/// ones, `shown` when a message shows the value.
+/// ones): `integer` (with `decimal_less`, which it calls) for int, uint and ms arguments,
+/// `decimal_less` alone for a body that calls only it, `float` for float ones, `shown` when
+/// a message shows the value.
 #[test]
 fn the_block_defines_only_the_helpers_it_needs() {
     let cases: Vec<(Vec<Arg>, &[&str], &[&str])> = vec![
@@ -288,6 +289,16 @@ fn the_block_defines_only_the_helpers_it_needs() {
             vec![arg("name", ArgType::String, Rule::Any)],
             &["integer"],
             &["decimal_less", "integer"],
+        ),
+        (
+            vec![arg("name", ArgType::String, Rule::Any)],
+            &["decimal_less"],
+            &["decimal_less"],
+        ),
+        (
+            vec![arg("n", ArgType::Int, Rule::Any)],
+            &["decimal_less"],
+            &["decimal_less", "integer", "shown"],
         ),
         (
             vec![arg("name", ArgType::String, Rule::Any)],
@@ -555,7 +566,10 @@ fn a_script_with_the_longest_names_passes_the_check_and_luacheck() {
     let shown = path.to_string_lossy().replace('\\', "/");
     assert_eq!(
         Config::new().fix(&dir).map_err(|e| e.to_string()),
-        Ok(vec![shown])
+        Ok(Fixed {
+            changed: vec![shown],
+            problems: vec![],
+        })
     );
     let fixed = std::fs::read_to_string(&path).unwrap();
     assert_eq!(too_long(&fixed), Vec::<&str>::new());
@@ -675,6 +689,61 @@ fn fix_refuses_an_unterminated_block() {
             "scripts/identity_lock/release.lua:12:1: error: the input checks start here but \
              never end\n  = hint: end them with `{}`, or delete them and {FIX_HINT}",
             contract::END
+        )]
+    );
+}
+
+/// A block whose first marker is gone (what is left of it stands between the header and its
+/// last marker) cannot be rewritten: a block written after the header would leave the rest
+/// of the old one below it. `fix` refuses it, and the check reports it where it ends. A last
+/// marker left above a whole block is refused the same way.
+#[test]
+fn fix_refuses_a_block_without_its_first_marker() {
+    let (source, header) = good("identity_lock", "release");
+    let unopened = source.replacen(&format!("{}\n", contract::BEGIN), "", 1);
+    assert_ne!(unopened, source);
+    let end = unopened
+        .lines()
+        .position(|l| l == contract::END)
+        .expect("END")
+        + 1;
+    assert_eq!(end, 20);
+    assert_eq!(
+        contract::fix(&unopened, &header),
+        Err(
+            "line 20: the input checks end here but never start; delete them from the header \
+             down to this line, or start them with the first line of the block"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        diagnostics(&unopened),
+        [format!(
+            "scripts/identity_lock/release.lua:20:1: error: the input checks end here but never \
+             start\n  = hint: delete what is left of them above this line, or start them with \
+             their first line; {FIX_HINT}"
+        )]
+    );
+
+    let stray = source.replacen(
+        contract::BEGIN,
+        &format!("{}\n{}", contract::END, contract::BEGIN),
+        1,
+    );
+    assert_eq!(
+        contract::fix(&stray, &header),
+        Err(
+            "line 11: the input checks end here but never start; delete them from the header \
+             down to this line, or start them with the first line of the block"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        diagnostics(&stray),
+        [format!(
+            "scripts/identity_lock/release.lua:11:1: error: the input checks end here but never \
+             start\n  = hint: delete what is left of them above this line, or start them with \
+             their first line; {FIX_HINT}"
         )]
     );
 }
@@ -964,22 +1033,35 @@ fn a_count_near_u32_max_does_not_overflow() {
     assert_eq!(script, Ok(expected));
 }
 
-/// A body that calls `decimal_less` alone gets `integer`'s helpers defined in the block:
-/// `decimal_less`, and `integer` with it.
+/// A body that calls `decimal_less` alone gets it defined in the block, with its own
+/// comment, and not `integer`, which nothing would call.
 #[test]
 fn a_body_calling_decimal_less_gets_it_defined() {
     let (source, header) = good("identity_lock", "release");
     let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
     let fixed = fix(&without_block(&calls), &header);
-    assert_eq!(helpers_in(&fixed), ["decimal_less", "integer"]);
+    assert_eq!(helpers_in(&fixed), ["decimal_less"]);
+    let helper: Vec<&str> = fixed
+        .lines()
+        .skip_while(|l| !l.starts_with("-- `cargo run"))
+        .skip(1)
+        .take(3)
+        .collect();
+    assert_eq!(
+        helper,
+        [
+            "-- Whether decimal integer a is less than b, both in the one canonical form below, compared",
+            "-- as text so that 64-bit values stay exact.",
+            "local function decimal_less(a, b)",
+        ]
+    );
     let script = analyze(&script_file("identity_lock", "release", &fixed)).map(|s| s.header);
     assert_eq!(script, Ok(header));
 }
 
-/// luacheck refuses a helper that nothing calls, and a body that calls only `decimal_less`
-/// leaves `integer` uncalled.
+/// luacheck refuses a helper that nothing calls: a body that calls only `decimal_less` gets
+/// no `integer` to leave uncalled.
 #[test]
-#[ignore = "codegen bug: `helpers` in contract.rs defines `integer` for a body that calls only `decimal_less`; luacheck: unused function 'integer' (W211)"]
 fn a_body_calling_decimal_less_alone_passes_luacheck() {
     let (source, header) = good("identity_lock", "release");
     let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
@@ -994,24 +1076,185 @@ fn a_body_calling_decimal_less_alone_passes_luacheck() {
     };
     let report = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("Total: 0 warnings / 0 errors in 1 file"),
+        "{report}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A choice may hold a quote or a backslash: the condition escapes it, and so must the
-/// message that lists the choices, or the block is not valid Lua.
-#[test]
-#[ignore = "codegen bug: `value`/`values` in contract.rs put the choices in the error message unescaped"]
-fn a_choice_with_a_quote_gives_valid_lua() {
-    let header = header(
-        vec![],
-        vec![arg("mode", ArgType::String, one_of(&["it's", "a\\b"]))],
+/// The diagnostics of `source` analyzed as `scripts/probe/choices.lua`.
+fn probe_diagnostics(source: &str) -> Vec<String> {
+    match analyze(&script_file("probe", "choices", source)) {
+        Ok(_) => vec![],
+        Err(found) => found.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// A script whose one argument, `name`, takes `choices`; it has no input checks yet.
+fn choice_script(name: &str, choices: &str) -> String {
+    format!(
+        "--- Takes a mode.\n\
+         --- @arg {name} string {choices} a mode\n\
+         --- @return string the mode\n\
+         --- @error BAD_ARGS not 0 keys and 1 argument\n\
+         --- @error {} `{name}` is not one of the choices\n\
+         --- @complexity O(1)\n\
+         return {name}\n",
+        contract::error_code(name)
+    )
+}
+
+/// The diagnostics of the script whose one argument, `name`, takes `choices` that the
+/// header refuses: refused, they leave `name` a string without constraint, whose input
+/// checks (written here) raise no `BAD_<NAME>`, so only the refusal is left to report.
+fn refused_choices(name: &str, choices: &str) -> Vec<String> {
+    let code_line = format!(
+        "--- @error {} `{name}` is not one of the choices\n",
+        contract::error_code(name)
     );
-    let calls: Vec<(&[&str], &[&str])> = vec![(&[], &["it's"]), (&[], &["c"])];
-    let Some(replies) = run_lua(&contract::render(&header, &[]), "return mode\n", &calls) else {
+    let source = choice_script(name, choices).replace(&code_line, "");
+    let unconstrained = header(vec![], vec![arg(name, ArgType::String, Rule::Any)]);
+    probe_diagnostics(&fix(&source, &unconstrained))
+}
+
+const CHOICE_HINT: &str = "a choice is at most 32 letters, digits, `_`, `.`, `:` or `-`; check other values in the script's own code";
+
+/// A choice with a quote or a backslash would have to be escaped in the generated Lua and
+/// its messages: the header refuses it instead, at the list, naming the first such choice.
+#[test]
+fn a_choice_with_a_quote_is_refused() {
+    for (choices, odd) in [
+        ("it's|its", "it's"),
+        ("ab|a\\b", "a\\b"),
+        ("it's|a\\b", "it's"),
+    ] {
+        assert_eq!(
+            refused_choices("mode", choices),
+            [format!(
+                "scripts/probe/choices.lua:2:22: error: the choice `{odd}` is not a plain word\n  \
+                 = hint: {CHOICE_HINT}"
+            )],
+            "{choices}"
+        );
+    }
+}
+
+/// A choice of 33 characters is refused; with 32 (and the longest name), `fix` writes checks
+/// whose lines keep to 120 characters, the check passes, luacheck finds nothing, and the
+/// checks accept the long choice and refuse others.
+#[test]
+fn a_choice_of_32_characters_fits_in_120_columns_and_33_is_refused() {
+    let name = longest("mode");
+    let choice_33 = "c".repeat(33);
+    assert_eq!(
+        refused_choices(&name, &format!("a|{choice_33}")),
+        [format!(
+            "scripts/probe/choices.lua:2:50: error: the choice `{choice_33}` is not a plain \
+             word\n  = hint: {CHOICE_HINT}"
+        )]
+    );
+
+    // As long a choice as is accepted, among short ones: two would not fit on the header's
+    // line.
+    let choice_32 = "c".repeat(32);
+    let choices = format!("a|b|{choice_32}");
+    let source = choice_script(&name, &choices);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-long-choice");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("probe")).unwrap();
+    let path = dir.join("probe/choices.lua");
+    std::fs::write(&path, &source).unwrap();
+    assert_eq!(
+        Config::new().fix(&dir).map_err(|e| e.to_string()),
+        Ok(Fixed {
+            changed: vec![path.to_string_lossy().replace('\\', "/")],
+            problems: vec![],
+        })
+    );
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(too_long(&fixed), Vec::<&str>::new());
+    assert_eq!(probe_diagnostics(&fixed), Vec::<String>::new());
+    if let Some(output) = luacheck(&[&path]) {
+        let report = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{report}");
+    } else {
+        eprintln!("luacheck is not installed; skipped");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let long = [choice_32.as_str()];
+    let calls: Vec<(&[&str], &[&str])> = vec![(&[], &long), (&[], &["c"])];
+    let Some(replies) = run_lua(&fixed, "", &calls) else {
         return;
     };
     assert_eq!(
         replies,
-        ["it's", "BAD_MODE mode must be one of it's, a\\b, got \"c\""]
+        [
+            choice_32.clone(),
+            format!(
+                "BAD_MODE_XXXXXXXXXXXXXXXXXXXXXXXXXXX {name} must be one of a, b, {choice_32}, \
+                 got \"c\""
+            ),
+        ]
+    );
+}
+
+/// What is left of a second copy of the block after the first one (its lines, or a stray
+/// marker) is reported where it stands, and `fix` refuses to guess which lines go with it.
+#[test]
+fn markers_after_a_whole_block_are_refused() {
+    let (source, header) = good("identity_lock", "release");
+    let block: String = source
+        .lines()
+        .skip_while(|l| *l != contract::BEGIN)
+        .take_while(|l| *l != contract::END)
+        .chain([contract::END])
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let end = format!("{}\n", contract::END);
+    let twice = source.replacen(&end, &format!("{end}{block}"), 1);
+    let stray = source.replacen(&end, &format!("{end}{end}"), 1);
+    let first_after = source
+        .lines()
+        .position(|l| l == contract::END)
+        .expect("the fixture has a block")
+        + 2;
+    for doubled in [&twice, &stray] {
+        assert_eq!(
+            diagnostics(doubled),
+            [format!(
+                "scripts/identity_lock/release.lua:{first_after}:1: error: a marker of the input \
+                 checks after their end\n  = hint: another copy of the checks, or what is left \
+                 of one: delete it, and the lines that belong to it"
+            )]
+        );
+        assert_eq!(
+            contract::fix(doubled, &header),
+            Err(format!(
+                "line {first_after}: a marker of the input checks after their end: another \
+                 copy, or what is left of one; delete it, and the lines that belong to it"
+            ))
+        );
+    }
+}
+
+/// A variadic `ms` with no range takes what `ms` holds: 0 to 2^53 - 1, whole milliseconds
+/// that Lua's numbers hold exactly.
+#[test]
+fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
+    let block = contract::render(
+        &header(
+            vec![key("k")],
+            vec![values("steps", ArgType::Ms, Rule::Any, Count::ANY)],
+        ),
+        &[],
+    );
+    assert!(
+        block.contains("if not integer(ARGV[i], '0', '9007199254740991') then"),
+        "{block}"
+    );
+    assert!(
+        block.contains("steps must be whole milliseconds from 0 to 9007199254740991"),
+        "{block}"
     );
 }

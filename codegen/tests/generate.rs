@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::{Config, Error, GENERATED_HEADER, contract};
+use redis_patterns_codegen::{Config, Error, Fixed, GENERATED_HEADER, contract};
 
 fn fixtures(kind: &str) -> String {
     // Relative to the package root, as build.rs passes it; tests run there too.
@@ -130,13 +130,18 @@ fn fix_rewrites_the_files_whose_block_is_missing() {
         std::fs::write(path, without_block(source)).unwrap();
     }
     let config = Config::new();
-    let changed = config.fix(&dir).unwrap();
     let shown = |p: &Path| p.to_string_lossy().replace('\\', "/");
-    assert_eq!(changed, [shown(&release), shown(&take)]);
+    assert_eq!(
+        config.fix(&dir).unwrap(),
+        Fixed {
+            changed: vec![shown(&release), shown(&take)],
+            problems: vec![],
+        }
+    );
     for (path, source) in [&release, &take].iter().zip(&originals) {
         assert_eq!(&std::fs::read_to_string(path).unwrap(), source);
     }
-    assert_eq!(config.fix(&dir).unwrap(), Vec::<String>::new());
+    assert_eq!(config.fix(&dir).unwrap(), Fixed::default());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -153,10 +158,13 @@ fn fix_reports_headers_it_cannot_read_and_fixes_the_rest() {
                          --- @complexity O(1)\nreturn 1\n";
     std::fs::write(&broken, broken_source).unwrap();
 
-    let Err(Error::Scripts(problems)) = Config::new().fix(&dir) else {
-        panic!("the broken header is reported");
-    };
-    let shown: Vec<String> = problems
+    let fixed = Config::new().fix(&dir).unwrap();
+    assert_eq!(
+        fixed.changed,
+        [release.to_string_lossy().replace('\\', "/")]
+    );
+    let shown: Vec<String> = fixed
+        .problems
         .iter()
         .map(|d| {
             let path = d
@@ -193,10 +201,10 @@ fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
     std::fs::write(&release, &unterminated).unwrap();
     std::fs::write(&take, without_block(&take_source)).unwrap();
 
-    let Err(Error::Scripts(problems)) = Config::new().fix(&dir) else {
-        panic!("the unterminated block is reported");
-    };
-    let shown: Vec<String> = problems
+    let fixed = Config::new().fix(&dir).unwrap();
+    assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
+    let shown: Vec<String> = fixed
+        .problems
         .iter()
         .map(|d| {
             let path = d
@@ -220,6 +228,126 @@ fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
     );
     assert_eq!(std::fs::read_to_string(&release).unwrap(), unterminated);
     assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A block whose first marker is gone cannot be rewritten either: writing a block after the
+/// header would leave the rest of the old one below it. `fix` reports it on the file's first
+/// line, leaves the file alone, and still fixes the others.
+#[test]
+fn fix_reports_a_block_without_its_first_marker_and_fixes_the_rest() {
+    let dir = copy_of_good_fixtures("codegen-fix-unopened");
+    let release = dir.join("identity_lock/release.lua");
+    let take = dir.join("rate_limiter/take.lua");
+    let release_source = std::fs::read_to_string(&release).unwrap();
+    let take_source = std::fs::read_to_string(&take).unwrap();
+    let unopened = release_source.replacen(&format!("{}\n", contract::BEGIN), "", 1);
+    assert_ne!(unopened, release_source);
+    std::fs::write(&release, &unopened).unwrap();
+    std::fs::write(&take, without_block(&take_source)).unwrap();
+
+    let fixed = Config::new().fix(&dir).unwrap();
+    assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
+    let shown: Vec<String> = fixed
+        .problems
+        .iter()
+        .map(|d| {
+            let path = d
+                .path
+                .rsplit_once("codegen-fix-unopened/")
+                .map_or(&*d.path, |(_, p)| p);
+            format!(
+                "{path}:{}:{}: {}\n  = hint: {}",
+                d.line, d.col, d.message, d.hint
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "identity_lock/release.lua:1:1: line 20: the input checks end here but never start; \
+             delete them from the header down to this line, or start them with the first line of \
+             the block\n  = hint: the fixer rewrites only a block it can find whole"
+        ]
+    );
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), unopened);
+    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
+    // Fixing again changes nothing, and reports the same.
+    assert_eq!(
+        Config::new().fix(&dir).unwrap(),
+        Fixed {
+            changed: vec![],
+            problems: fixed.problems,
+        }
+    );
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), unopened);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `fix` with a script it cannot fix: the others are rewritten and named on stdout, the
+/// problem goes to stderr, and the command fails, also when nothing was left to rewrite.
+#[test]
+fn the_command_fails_when_a_script_cannot_be_fixed() {
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_redis-patterns-codegen"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let dir = copy_of_good_fixtures("codegen-command-unopened");
+    let release = dir.join("identity_lock/release.lua");
+    let take = dir.join("rate_limiter/take.lua");
+    let release_source = std::fs::read_to_string(&release).unwrap();
+    let take_source = std::fs::read_to_string(&take).unwrap();
+    let unopened = release_source.replacen(&format!("{}\n", contract::BEGIN), "", 1);
+    std::fs::write(&release, &unopened).unwrap();
+    std::fs::write(&take, without_block(&take_source)).unwrap();
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let problem = format!(
+        "{}:1:1: error: line 20: the input checks end here but never start; delete them from the \
+         header down to this line, or start them with the first line of the block\n  = hint: the \
+         fixer rewrites only a block it can find whole\n",
+        release.to_string_lossy()
+    );
+
+    let (code, stdout, stderr) = run(&["fix", &dir_arg]);
+    assert_eq!(
+        (code, stdout, stderr.as_str()),
+        (
+            Some(1),
+            format!("rewrote the input checks of {}\n", take.to_string_lossy()),
+            problem.as_str()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), unopened);
+    let (code, stdout, stderr) = run(&["fix", &dir_arg]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr.as_str()),
+        (Some(1), "", problem.as_str())
+    );
+
+    // `check` reports it where the block ends.
+    let (code, stdout, stderr) = run(&["check", &dir_arg]);
+    assert_eq!(
+        (code, stdout.as_str(), stderr),
+        (
+            Some(1),
+            "",
+            format!(
+                "{}:20:1: error: the input checks end here but never start\n  = hint: delete what \
+                 is left of them above this line, or start them with their first line; run `cargo \
+                 run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the \
+                 header\n1 problem in the scripts\n",
+                release.to_string_lossy()
+            )
+        )
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

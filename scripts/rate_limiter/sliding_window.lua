@@ -27,9 +27,8 @@
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex. Bounds are compared as text, so that 64-bit
--- values stay exact; the canonical text is returned.
+-- Whether decimal integer a is less than b, both in the one canonical form below, compared
+-- as text so that 64-bit values stay exact.
 local function decimal_less(a, b)
   local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
   if a_negative ~= b_negative then
@@ -43,6 +42,8 @@ local function decimal_less(a, b)
   end
   return a < b
 end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil

@@ -118,6 +118,8 @@ struct Hammer {
     failed_pipeline_ops: usize,
     failed_single_ops: usize,
     flushes: usize,
+    /// The first error any op got, to say what went wrong.
+    first_error: Option<String>,
 }
 
 /// `rounds` transactions, pipelines and single ops on keys tagged `tag`, while another
@@ -179,6 +181,9 @@ fn hammer(
                 lock.release("s").run(&mut con).map(drop),
             ];
             seen.failed_single_ops += single.iter().filter(|r| r.is_err()).count();
+            if let Some(Err(err)) = single.iter().find(|r| r.is_err()) {
+                seen.first_error.get_or_insert(err.to_string());
+            }
         }
     });
     seen.flushes = flushes.load(Ordering::Relaxed);
@@ -192,8 +197,8 @@ fn hammer(
     let mut sorted = items.clone();
     sorted.sort();
     sorted.dedup();
-    assert_eq!(sorted.len(), items.len(), "an op ran twice");
-    assert_eq!(items.len(), 3 * rounds, "an op was lost");
+    assert_eq!(sorted.len(), items.len(), "an op ran twice: {seen:?}");
+    assert_eq!(items.len(), 3 * rounds, "an op was lost: {seen:?}");
     seen
 }
 

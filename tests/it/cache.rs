@@ -87,11 +87,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(
         t,
         con,
-        cache.set("cache:phone", "10086", Some(Duration::from_millis(100)))
+        cache.set("cache:phone", "10086", Some(Duration::from_millis(1000)))
     );
     let _ = step!(t, con, cache.get("cache:phone"));
-    thread::sleep(Duration::from_millis(150));
-    t.note("sleep 150 ms: the phone entry expires");
+    harness::wait_until_gone(con, "cache:phone");
+    t.note("wait until the phone entry expires");
     let _ = step!(t, con, cache.get("cache:phone"));
     let _ = step!(
         t,
@@ -268,8 +268,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         page.ttl().run(con).map(|ttl| ttl_shown(ttl, max)),
     )
     .unwrap();
-    thread::sleep(Duration::from_millis(150));
-    t.note("sleep 150 ms: the category expires");
+    harness::wait_until_gone(con, "cache:page_cache");
+    t.note("wait until the category expires");
     let _ = step!(t, con, page.size());
     let _ = step!(t, con, page.get("/topic/123"));
     let _ = step!(t, con, page.ttl());

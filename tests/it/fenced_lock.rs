@@ -21,8 +21,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, lock.release(1));
     let _ = step!(t, con, lock.release(1));
     let _ = step!(t, con, lock.acquire(Duration::from_millis(50)));
-    thread::sleep(Duration::from_millis(120));
-    t.note("sleep 120 ms: the holder of token 2 is paused past its lease");
+    harness::wait_until_gone(con, "FencedLock:invoice:42");
+    t.note("wait: the holder of token 2 is paused past its lease");
     let _ = step!(t, con, lock.acquire(Duration::from_secs(30)));
     let _ = step!(t, con, lock.release(2));
     let _ = step!(t, con, lock.extend(2, Duration::from_secs(30)));

@@ -205,6 +205,42 @@ pub fn eval(
     cmd.query(con).map_err(Error::Redis)
 }
 
+/// The server's clock (`TIME`), in milliseconds: the clock leases and windows run on.
+pub fn server_ms(con: &mut dyn redis::ConnectionLike) -> u64 {
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(con).expect("TIME");
+    secs * 1000 + micros / 1000
+}
+
+/// Waits until `key` has expired, polling every 10 ms, up to 10 s: a wait that lasts as
+/// long as the server needs, where a fixed sleep would race a loaded machine.
+pub fn wait_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let exists: bool = redis::cmd("EXISTS").arg(key).query(con).expect("EXISTS");
+        if !exists {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{key} did not expire within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits until the server's clock has reached `ms` (see [`server_ms`]).
+pub fn wait_until_server_ms(con: &mut dyn redis::ConnectionLike, ms: u64) {
+    while server_ms(con) < ms {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits until the server's clock has moved on by more than `d`.
+pub fn wait_server(con: &mut dyn redis::ConnectionLike, d: std::time::Duration) {
+    let until = server_ms(con) + d.as_millis() as u64 + 1;
+    wait_until_server_ms(con, until);
+}
+
 /// Sends one command whose reply does not matter, for setting a test up.
 pub fn cmd(con: &mut dyn redis::ConnectionLike, args: &[&str]) {
     redis::cmd(args[0])

@@ -24,7 +24,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(
         t,
         con,
-        lock.acquire("alice", Some(Duration::from_millis(50)))
+        lock.acquire("alice", Some(Duration::from_millis(1000)))
     );
     let _ = step!(t, con, lock.extend("bob", Duration::from_secs(60)));
     let _ = step!(t, con, lock.extend("alice", Duration::from_secs(60)));
@@ -35,8 +35,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         other => panic!("extend did not set the lease: {other:?}"),
     }
     let _ = step!(t, con, lock.extend("alice", Duration::from_millis(50)));
-    thread::sleep(Duration::from_millis(120));
-    t.note("sleep 120 ms: alice's lease runs out");
+    harness::wait_until_gone(con, "IdentityLock:10086");
+    t.note("wait until alice's lease runs out");
     let _ = step!(t, con, lock.lease("alice"));
     let _ = step!(t, con, lock.acquire("bob", None));
     let _ = step!(t, con, lock.release("alice"));

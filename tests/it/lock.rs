@@ -1,4 +1,3 @@
-use std::thread;
 use std::time::Duration;
 
 use redis_patterns::lock::{AutoReleaseLock, Lock};
@@ -18,10 +17,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, lock.acquire());
 
     let auto = AutoReleaseLock::new("AutoReleaseLock:10086");
-    let _ = step!(t, con, auto.acquire(Duration::from_millis(50)));
+    let _ = step!(t, con, auto.acquire(Duration::from_millis(1000)));
     let _ = step!(t, con, auto.acquire(Duration::from_secs(10)));
-    thread::sleep(Duration::from_millis(120));
-    t.note("sleep 120 ms: the lease runs out");
+    harness::wait_until_gone(con, "AutoReleaseLock:10086");
+    t.note("wait until the lease runs out");
     let _ = step!(t, con, auto.acquire(Duration::from_secs(10)));
     t.note("the first holder, unaware, releases: it frees the second holder's lock");
     let _ = step!(t, con, auto.release());

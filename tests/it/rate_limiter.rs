@@ -67,27 +67,32 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     step!(t, con, login.revoke("Peter")).unwrap();
     step!(t, con, login.revoke("Tom")).unwrap();
 
-    // A sliding window: 3 messages in any 300 ms.
-    let messages = SlidingWindowLimiter::new("message", 3, Duration::from_millis(300));
+    // A sliding window: 3 messages in any 1.5 s.
+    let window = Duration::from_millis(1500);
+    let messages = SlidingWindowLimiter::new("message", 3, window);
     step!(t, con, messages.reset("Peter")).unwrap();
+    let first = harness::server_ms(con);
     for _ in 0..3 {
         let d = messages.attempt("Peter", 1).run(con).unwrap();
         t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
             .unwrap();
-        assert_eq!(d.reset_after, Duration::from_millis(300));
+        assert_eq!(d.reset_after, window);
     }
     let d = messages.attempt("Peter", 1).run(con).unwrap();
     t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
+    // The oldest message leaves the window `window` after it was sent, which was at
+    // most this long ago on the server's clock.
+    let since_first = Duration::from_millis(harness::server_ms(con) - first);
     within(
         "sliding retry_after",
         d.retry_after.unwrap(),
-        Duration::from_millis(100),
-        Duration::from_millis(300),
+        window - since_first - Duration::from_millis(1),
+        window,
     );
     assert!(d.reset_after >= d.retry_after.unwrap());
-    thread::sleep(Duration::from_millis(350));
-    t.note("sleep 350 ms: the window is empty again");
+    harness::wait_server(con, window);
+    t.note("wait 1.5 s on the server's clock: the window is empty again");
     let d = messages.attempt("Peter", 2).run(con).unwrap();
     t.step("shape(messages.attempt(\"Peter\", 2))", Ok(shape(d)))
         .unwrap();
@@ -96,11 +101,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .unwrap();
     step!(t, con, messages.reset("Peter")).unwrap();
 
-    // GCRA: a burst of 3, then 5 per second (one every 200 ms).
-    let api = GcraLimiter::new("api", 3, 5, Duration::from_secs(1));
+    // GCRA: a burst of 3, then 2 per second (one every 500 ms).
+    let api = GcraLimiter::new("api", 3, 2, Duration::from_secs(1));
+    let interval = Duration::from_millis(500);
     t.step("api.emission_interval()", Ok(api.emission_interval()))
         .unwrap();
     step!(t, con, api.reset("Peter")).unwrap();
+    let first = harness::server_ms(con);
     for _ in 0..3 {
         let d = api.attempt("Peter", 1).run(con).unwrap();
         t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
@@ -109,29 +116,33 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let d = api.attempt("Peter", 1).run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
+    let since_first = Duration::from_millis(harness::server_ms(con) - first + 1);
     within(
         "gcra retry_after",
         d.retry_after.unwrap(),
-        Duration::from_millis(100),
-        Duration::from_millis(200),
+        interval - since_first,
+        interval,
     );
     within(
         "gcra reset_after",
         d.reset_after,
-        Duration::from_millis(500),
-        Duration::from_millis(600),
+        3 * interval - since_first,
+        3 * interval,
     );
     let d = api.attempt("Peter", 3).run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 3))", Ok(shape(d)))
         .unwrap();
+    let since_first = Duration::from_millis(harness::server_ms(con) - first + 1);
     within(
         "gcra retry_after for 3",
         d.retry_after.unwrap(),
-        Duration::from_millis(500),
-        Duration::from_millis(600),
+        3 * interval - since_first,
+        3 * interval,
     );
-    thread::sleep(Duration::from_millis(300));
-    t.note("sleep 300 ms: one request regained");
+    // One interval and a half later one request is back, and the next one is not yet
+    // (another half interval of slack).
+    harness::wait_server(con, Duration::from_millis(750));
+    t.note("wait 750 ms on the server's clock: one request regained");
     let d = api.attempt("Peter", 1).run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();

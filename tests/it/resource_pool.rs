@@ -44,12 +44,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 
     t.note("leases: printer-2 is the only resource left");
     let lease = pool
-        .acquire_with_lease(Duration::from_millis(300))
+        .acquire_with_lease(Duration::from_millis(2000))
         .run(con)
         .unwrap()
         .unwrap();
     t.step(
-        "pool.acquire_with_lease(300 ms) → resource",
+        "pool.acquire_with_lease(2 s) → resource",
         Ok::<_, redis_patterns::Error>(&lease.resource),
     )
     .unwrap();
@@ -61,8 +61,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     };
     let _ = step!(t, con, pool.release_lease(&guess));
     let _ = step!(t, con, pool.extend_lease(&lease, Duration::from_millis(50)));
-    thread::sleep(Duration::from_millis(120));
-    t.note("sleep 120 ms: the holder vanished and its lease ran out");
+    // The deadline is at most 50 ms past the server's clock now.
+    let deadline = harness::server_ms(con) + 51;
+    harness::wait_until_server_ms(con, deadline);
+    t.note("wait: the holder vanished and its lease ran out");
     let _ = step!(t, con, pool.occupied_count());
     let _ = step!(t, con, pool.reclaim(10));
     let _ = step!(t, con, pool.reclaim(10));
@@ -89,20 +91,21 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, pool.release_lease(&second));
     let _ = step!(t, con, pool.release_lease(&second));
 
-    t.note("bounded reclaim: six resources leased for 200 ms");
+    t.note("bounded reclaim: six resources leased for 1 s");
     for name in ["a", "b", "c", "d", "e"] {
         pool.associate(name).run(con).unwrap();
     }
     for _ in 0..6 {
-        pool.acquire_with_lease(Duration::from_millis(200))
+        pool.acquire_with_lease(Duration::from_millis(1000))
             .run(con)
             .unwrap()
             .unwrap();
     }
     let _ = step!(t, con, pool.available_count());
     let _ = step!(t, con, pool.reclaim(10));
-    thread::sleep(Duration::from_millis(250));
-    t.note("sleep 250 ms: the six leases ran out");
+    let deadline = harness::server_ms(con) + 1001;
+    harness::wait_until_server_ms(con, deadline);
+    t.note("wait: the six leases ran out");
     let _ = step!(t, con, pool.reclaim(2));
     let _ = step!(t, con, pool.reclaim(3));
     let _ = step!(t, con, pool.available_count());

@@ -47,6 +47,7 @@ impl RedisProcess {
     pub fn start(extra: &[&str]) -> RedisProcess {
         let mut last_log = String::new();
         // The free port can be taken by someone else before the server binds it.
+        sweep_stale_folders();
         for _ in 0..5 {
             let port = free_port();
             let dir = scratch_dir().join(format!("redis-{}-{port}", std::process::id()));
@@ -69,6 +70,7 @@ impl RedisProcess {
                 Err(err) if err.kind() == ErrorKind::NotFound => missing_server(),
                 Err(err) => panic!("cannot start {}: {err}", server_bin()),
             };
+            forget_at_exit(child.id(), dir.clone());
             let mut server = RedisProcess { child, port, dir };
             match server.wait_until_ready() {
                 Ok(()) => return server,
@@ -229,6 +231,62 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("no free port on 127.0.0.1")
+}
+
+/// Servers kept in statics are never dropped: when the process exits, this stops them and
+/// removes their folders (the test harness leaves through `exit`, which runs `atexit`).
+fn forget_at_exit(pid: u32, dir: PathBuf) {
+    static STARTED: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+    static HOOK: OnceLock<()> = OnceLock::new();
+    extern "C" fn clean_up() {
+        let started = STARTED.lock().map(|s| s.clone()).unwrap_or_default();
+        for (pid, dir) in started {
+            // SAFETY: kill has no memory effects; the pid is one this process started.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    HOOK.get_or_init(|| {
+        // SAFETY: registers a plain function with no arguments, as atexit requires.
+        unsafe {
+            libc::atexit(clean_up);
+        }
+    });
+    STARTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((pid, dir));
+}
+
+/// Removes the folders of servers whose test process is gone (killed before `atexit`
+/// could run), once per process.
+fn sweep_stale_folders() {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| {
+        // Only in Cargo's own scratch folder: the system's temporary folder is shared.
+        let Some(dir) = option_env!("CARGO_TARGET_TMPDIR") else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("redis-")
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let alive = std::path::Path::new(&format!("/proc/{pid}")).exists();
+            if !alive {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
 }
 
 fn scratch_dir() -> PathBuf {
