@@ -167,41 +167,28 @@ fn cases() -> Vec<Case> {
         Case {
             script: "identity_lock/extend",
             input: "a held lock",
-            setup: |con| {
-                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
-            },
+            setup: held_lock,
             keys: s(&["l"]),
             args: strings(["t".into(), "999999999999999".into()]),
         },
         Case {
             script: "identity_lock/lease",
             input: "a held lock",
-            setup: |con| {
-                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
-            },
+            setup: held_lock,
             keys: s(&["l"]),
             args: strings(["t".into()]),
         },
         Case {
             script: "identity_lock/release",
             input: "a held lock",
-            setup: |con| {
-                let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
-            },
+            setup: held_lock,
             keys: s(&["l"]),
             args: strings(["t".into()]),
         },
         Case {
             script: "logical_matrix/get_all",
             input: "512 rows of 2 KiB (1 MiB)",
-            setup: |con| {
-                lua(
-                    con,
-                    "for i = 0, 511 do redis.call('SET', '{m}:row:' .. i, string.rep('x', 2048)) end",
-                    &[],
-                    &[],
-                )
-            },
+            setup: rows_of_2_kib,
             keys: rows512.clone(),
             args: vec![],
         },
@@ -227,14 +214,7 @@ fn cases() -> Vec<Case> {
         Case {
             script: "matrix/bitmap_get_all",
             input: "512 rows of 2 KiB (1 MiB)",
-            setup: |con| {
-                lua(
-                    con,
-                    "for i = 0, 511 do redis.call('SET', '{m}:row:' .. i, string.rep('x', 2048)) end",
-                    &[],
-                    &[],
-                )
-            },
+            setup: rows_of_2_kib,
             keys: rows512.clone(),
             args: vec![],
         },
@@ -434,6 +414,21 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
     ]
+}
+
+/// The lock `l`, held with the token `t`.
+fn held_lock(con: &mut redis::Connection) {
+    let _: () = redis::cmd("SET").arg("l").arg("t").query(con).unwrap();
+}
+
+/// 512 row strings of 2 KiB each: 1 MiB.
+fn rows_of_2_kib(con: &mut redis::Connection) {
+    lua(
+        con,
+        "for i = 0, 511 do redis.call('SET', '{m}:row:' .. i, string.rep('x', 2048)) end",
+        &[],
+        &[],
+    )
 }
 
 /// A sliding-window log of `n` calls of cost 1 within the window, the first `stale` of

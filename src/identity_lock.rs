@@ -131,7 +131,7 @@ impl IdentityLock {
         Op::try_build(|| {
             Ok(scripts::identity_lock::release(
                 input::key("key", &self.key)?,
-                input::token("token", token)?,
+                token,
             ))
         })
     }
@@ -140,10 +140,7 @@ impl IdentityLock {
     /// (`identity_lock/lease`, run with `EVALSHA_RO`).
     pub fn lease(&self, token: &str) -> Op<Lease> {
         Op::try_build(|| {
-            let op = scripts::identity_lock::lease(
-                input::key("key", &self.key)?,
-                input::token("token", token)?,
-            );
+            let op = scripts::identity_lock::lease(input::key("key", &self.key)?, token);
             Ok(op.map(|ms| {
                 Ok(match ms {
                     None => Lease::NotHeld,

@@ -2,7 +2,8 @@
 //! writes under `no-writes`, keys built in Lua, error codes and the clock.
 //!
 //! These are token-level approximations of what a Lua parser would see; they are tuned to
-//! flag what breaks the rules of DESIGN.md without flagging idiomatic scripts.
+//! flag what breaks the header rules (see the `redis-patterns` README) without flagging
+//! idiomatic scripts.
 
 use std::collections::HashSet;
 use std::ops::Range;

@@ -388,62 +388,40 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
         }
         ArgType::Float => {
             let words = format!("{code} {name} must be a finite decimal number");
-            if arg.optional {
-                out.line(&format!("local {name} = nil"));
-                out.line(&format!("if {raw} ~= '' then"));
-                out.line(&format!("  {name} = float({raw})"));
-                out.line(&format!("  if not {name} then"));
-                out.error(
-                    "    ",
-                    &format!("{words} or empty, got "),
-                    Some(&format!("shown({raw})")),
-                );
-                out.line("  end");
-                out.line("end");
-            } else {
-                out.line(&format!("local {name} = float({raw})"));
-                out.line(&format!("if not {name} then"));
-                out.error(
-                    "  ",
-                    &format!("{words}, got "),
-                    Some(&format!("shown({raw})")),
-                );
-                out.line("end");
-            }
+            number(out, arg, &raw, &format!("float({raw})"), &words, false);
         }
         ArgType::Int | ArgType::Uint | ArgType::Ms => {
             let (min, max) = range_of(arg);
             let call = format!("integer({raw}, '{min}', '{max}')");
             let words = format!("{code} {name} must be {}", range_words(arg.ty, min, max));
-            let exact = is_exact(min, max);
-            if arg.optional {
-                out.line(&format!("local {name} = nil"));
-                out.line(&format!("if {raw} ~= '' then"));
-                out.line(&format!("  {name} = {call}"));
-                out.line(&format!("  if not {name} then"));
-                out.error(
-                    "    ",
-                    &format!("{words}, or empty, got "),
-                    Some(&format!("shown({raw})")),
-                );
-                out.line("  end");
-                if exact {
-                    out.line(&format!("  {name} = tonumber({name})"));
-                }
-                out.line("end");
-            } else {
-                out.line(&format!("local {name} = {call}"));
-                out.line(&format!("if not {name} then"));
-                out.error(
-                    "  ",
-                    &format!("{words}, got "),
-                    Some(&format!("shown({raw})")),
-                );
-                out.line("end");
-                if exact {
-                    out.line(&format!("{name} = tonumber({name})"));
-                }
-            }
+            number(out, arg, &raw, &call, &words, is_exact(min, max));
+        }
+    }
+}
+
+/// The check and binding of a number: `call` parses `raw` or answers nil; `exact` turns
+/// the text it returns into a Lua number. An optional one is nil when `raw` is empty.
+fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str, exact: bool) {
+    let name = &arg.name;
+    let shown = format!("shown({raw})");
+    if arg.optional {
+        out.line(&format!("local {name} = nil"));
+        out.line(&format!("if {raw} ~= '' then"));
+        out.line(&format!("  {name} = {call}"));
+        out.line(&format!("  if not {name} then"));
+        out.error("    ", &format!("{words}, or empty, got "), Some(&shown));
+        out.line("  end");
+        if exact {
+            out.line(&format!("  {name} = tonumber({name})"));
+        }
+        out.line("end");
+    } else {
+        out.line(&format!("local {name} = {call}"));
+        out.line(&format!("if not {name} then"));
+        out.error("  ", &format!("{words}, got "), Some(&shown));
+        out.line("end");
+        if exact {
+            out.line(&format!("{name} = tonumber({name})"));
         }
     }
 }
