@@ -19,6 +19,14 @@
 //! The header grammar and the checks are described in the `redis-patterns` README.
 //! Every problem in every script is reported at once, as
 //! `scripts/<family>/<op>.lua:LINE:COL: error: …` followed by a hint.
+//!
+//! Each script starts, right after its header, with input checks rendered from the header
+//! ([`contract`]): the `KEYS`/`ARGV` counts and every argument, in Lua, answering
+//! `BAD_ARGS` or `BAD_<NAME>`. They live in the file, so that it runs alone and what Redis
+//! runs is what a reader sees; the build refuses a script whose checks differ from its
+//! header, and [`Config::fix`] (or `cargo run -p redis-patterns-codegen -- fix <folder>`)
+//! writes them after a header changes. The generated Rust checks the same rules before
+//! any I/O.
 
 #![warn(missing_docs)]
 
