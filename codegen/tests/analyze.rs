@@ -629,9 +629,9 @@ const BAD: &[&str] = &[
 fn bad_binding_names() {
     assert_eq!(
         bad("binding_names"),
-        r#"scripts/bad/binding_names.lua:59:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
+        r#"scripts/bad/binding_names.lua:64:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
   = hint: rename the local to `target`, or rename it in the header
-scripts/bad/binding_names.lua:60:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
+scripts/bad/binding_names.lua:65:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
   = hint: rename the local to `ttl`, or rename it in the header"#
     );
 }
@@ -681,7 +681,7 @@ fn bad_clock_caller() {
         bad("clock_caller"),
         r#"scripts/bad/clock_caller.lua:6:5: error: `@clock caller` needs an argument named `now`
   = hint: declare the caller's time with `--- @arg now <type> <unit and epoch>`
-scripts/bad/clock_caller.lua:55:28: error: `TIME` is called, but the header declares `@clock caller`
+scripts/bad/clock_caller.lua:60:28: error: `TIME` is called, but the header declares `@clock caller`
   = hint: use the `now` argument, or declare `--- @clock server` instead"#
     );
 }

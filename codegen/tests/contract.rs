@@ -1045,13 +1045,14 @@ fn a_body_calling_decimal_less_gets_it_defined() {
         .lines()
         .skip_while(|l| !l.starts_with("-- `cargo run"))
         .skip(1)
-        .take(3)
+        .take(4)
         .collect();
     assert_eq!(
         helper,
         [
-            "-- Whether decimal integer a is less than b, both in the one canonical form below, compared",
-            "-- as text so that 64-bit values stay exact.",
+            "-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,",
+            "-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that",
+            "-- 64-bit values compare exactly (and no locale's collation is involved).",
             "local function decimal_less(a, b)",
         ]
     );

@@ -21,8 +21,9 @@
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below, compared
--- as text so that 64-bit values stay exact.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
 local function decimal_less(a, b)
   local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
   if a_negative ~= b_negative then
@@ -34,7 +35,11 @@ local function decimal_less(a, b)
   if #a ~= #b then
     return #a < #b
   end
-  return a < b
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
 end
 -- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
 -- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
