@@ -37,9 +37,9 @@ pub fn export(dir: impl AsRef<Path>) -> std::io::Result<()> {
 
 /// Loads every script into the server with `SCRIPT LOAD` (into every node of a cluster).
 ///
-/// Single operations load their script by themselves when the server lacks it;
-/// [`Batch`](crate::Batch) loads what it calls before it runs. Call this at start-up
-/// anyway when the app sends `EVALSHA` in its own pipelines or transactions.
+/// Single operations load their script by themselves when the server lacks it, and a
+/// [`Batch`](crate::Batch) loads what it calls in its own round trip. Call this at start-up
+/// when the app sends `EVALSHA` in its own pipelines or transactions.
 pub fn load_all(con: &mut dyn redis::ConnectionLike) -> Result<()> {
     for script in scripts() {
         check_sha1(script, load_cmd(script).query(con)?)?;
