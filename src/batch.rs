@@ -8,7 +8,7 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::error::{Error, Result};
 use crate::input::hash_slot;
-use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, is_noscript, load_cmd, server_error};
+use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, load_cmd, server_error};
 use crate::script::Script;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
@@ -61,7 +61,6 @@ struct Entry {
 }
 
 /// An operation's place in the batch, its key and that key's hash slot.
-#[derive(Debug, Clone)]
 struct Keyed {
     index: usize,
     key: String,
@@ -176,23 +175,25 @@ impl Batch {
             self.scripts.push(script);
         }
         if let Some(key) = request.route() {
-            let keyed = Keyed {
+            let slot = hash_slot(key);
+            // The key is kept only for the first op and the first in another slot.
+            let keyed = || Keyed {
                 index,
                 key: String::from_utf8_lossy(key).into_owned(),
-                slot: hash_slot(key),
+                slot,
             };
             match &self.first {
-                None => self.first = Some(keyed),
-                Some(first) if first.slot != keyed.slot && self.stray.is_none() => {
-                    self.stray = Some(keyed);
+                None => self.first = Some(keyed()),
+                Some(first) if first.slot != slot && self.stray.is_none() => {
+                    self.stray = Some(keyed());
                 }
                 Some(_) => {}
             }
         }
-        let cmd = match request {
-            Request::Script { cmd, .. } | Request::Native { cmd, .. } => cmd,
-        };
-        self.entries.push(Entry { cmd, script });
+        self.entries.push(Entry {
+            cmd: request.into_cmd(),
+            script,
+        });
         script
     }
 
@@ -375,7 +376,7 @@ impl Batch {
         let mut again = Vec::new();
         for (&index, value) in sent.iter().zip(replies.into_iter().skip(prefix)) {
             let missing_script = matches!(&value, Value::ServerError(e)
-                if is_noscript(&redis::RedisError::from(e.clone())));
+                if e.kind() == Some(redis::ServerErrorKind::NoScript));
             if missing_script && !self.atomic {
                 again.push(index);
             }

@@ -59,13 +59,6 @@ use crate::op::Op;
 use crate::scripts;
 
 /// The ttl as the `cache/*` scripts take it: whole milliseconds, or empty for no expiry.
-/// A time to live, checked before the computation rather than when the value is stored.
-fn checked_ttl(ttl: Option<Duration>) -> Result<Option<Duration>> {
-    if let Some(ttl) = ttl {
-        input::ttl_ms(ttl)?;
-    }
-    Ok(ttl)
-}
 
 /// `SET name content [PX ttl]`.
 fn set_op(name: &str, content: &[u8], ttl: Option<Duration>) -> Op<()> {
@@ -319,12 +312,15 @@ struct Job {
 impl Job {
     fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
         let marker = input::aux_key(name, "computing")?;
-        input::check_param(&crate::scripts::cache::CLAIM.args[1], options.lease)?;
+        input::check_param(&scripts::cache::CLAIM.args[1], options.lease)?;
+        // Checked before the computation, by `fill`'s own rule, rather than when the value
+        // is stored.
+        input::check_param(&scripts::cache::FILL.args[2], ttl)?;
         Ok(Job {
             value: name.to_owned(),
             marker,
             token: IdentityLock::random_token(),
-            ttl: checked_ttl(ttl)?,
+            ttl,
             lease: options.lease,
         })
     }

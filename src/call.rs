@@ -246,7 +246,6 @@ impl ScriptCall {
         for arg in &self.args {
             cmd.arg(arg);
         }
-        let route = self.keys.into_iter().next();
-        Op::from_parts(Ok(Request::Script { script, cmd, route }), decode_as::<T>)
+        Op::from_parts(Ok(Request::Script { script, cmd }), decode_as::<T>)
     }
 }

@@ -156,8 +156,7 @@ pub(crate) fn millis_in(d: Duration, max: u64) -> Option<u64> {
 /// milliseconds, by the rule of the scripts' `ttl` (`identity_lock/extend`'s), so that a
 /// lease a native command takes is one every script takes too.
 pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
-    let param = &crate::scripts::identity_lock::EXTEND.args[1];
-    crate::call::ScriptArg::encode(&ttl, param).map_err(|why| Error::invalid("ttl", why))?;
+    check_param(&crate::scripts::identity_lock::EXTEND.args[1], ttl)?;
     Ok(u64::try_from(ttl.as_millis()).expect("within the rule's range"))
 }
 

@@ -186,13 +186,15 @@ impl LogicalMatrix {
             None => vec![Vec::new(); self.rows],
         };
         let keys = row_keys(&self.id, self.rows)?;
-        Ok(row_chunks(self.rows, self.cols.div_ceil(8))
-            .map(|rows| {
-                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
-                let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
-                scripts::logical_matrix::init(&keys, self.cols as u64, &packed)
-            })
-            .collect())
+        Ok(
+            row_chunks(self.rows, self.cols.div_ceil(8), MAX_BYTES_PER_CALL)
+                .map(|rows| {
+                    let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                    let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
+                    scripts::logical_matrix::init(&keys, self.cols as u64, &packed)
+                })
+                .collect(),
+        )
     }
 
     /// Sets one cell (`SETBIT row col 0|1`).

@@ -193,11 +193,8 @@ impl ListMatrix {
             None => Vec::new(),
         };
         let keys = row_keys(&self.id, self.rows)?;
-        let per_call = (LIST_INIT_CELLS / self.cols).clamp(1, MAX_KEYS_PER_CALL);
-        Ok((0..self.rows)
-            .step_by(per_call)
-            .map(|first| {
-                let rows = first..(first + per_call).min(self.rows);
+        Ok(row_chunks(self.rows, self.cols, LIST_INIT_CELLS)
+            .map(|rows| {
                 let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
                 let values = if values.is_empty() {
                     &[][..]
@@ -384,8 +381,7 @@ impl BitmapMatrix {
             None => vec![Vec::new(); self.rows],
         };
         let keys = row_keys(&self.id, self.rows)?;
-        let row_bytes = self.row_bytes();
-        Ok(row_chunks(self.rows, row_bytes)
+        Ok(row_chunks(self.rows, self.row_bytes(), MAX_BYTES_PER_CALL)
             .map(|rows| {
                 let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
                 let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
@@ -734,10 +730,14 @@ pub(crate) fn single(mut ops: Vec<Op<()>>, most: usize, what: &str) -> Result<Op
     ))
 }
 
-/// Ranges of consecutive rows whose strings of `row_bytes` each fit one call, the first
-/// starting at row 0.
-pub(crate) fn row_chunks(rows: usize, row_bytes: usize) -> impl Iterator<Item = Range<usize>> {
-    let per_call = (MAX_BYTES_PER_CALL / row_bytes.max(1)).clamp(1, MAX_KEYS_PER_CALL);
+/// Ranges of consecutive rows of `row_size` each (bytes, cells) of which one call takes
+/// at most `most`, and at most [`MAX_KEYS_PER_CALL`] rows; the first starts at row 0.
+pub(crate) fn row_chunks(
+    rows: usize,
+    row_size: usize,
+    most: usize,
+) -> impl Iterator<Item = Range<usize>> {
+    let per_call = (most / row_size.max(1)).clamp(1, MAX_KEYS_PER_CALL);
     (0..rows)
         .step_by(per_call)
         .map(move |first| first..(first + per_call).min(rows))

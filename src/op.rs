@@ -47,47 +47,43 @@ pub struct Op<T> {
 
 pub(crate) enum Request {
     /// `EVALSHA` (or `EVALSHA_RO`) of `script`.
-    Script {
-        script: &'static Script,
-        cmd: Cmd,
-        /// Its first key, which decides its cluster hash slot.
-        route: Option<Vec<u8>>,
-    },
+    Script { script: &'static Script, cmd: Cmd },
     /// Any other command.
-    Native {
-        cmd: Cmd,
-        /// Its first key, which decides its cluster hash slot.
-        route: Option<Vec<u8>>,
-    },
+    Native(Cmd),
 }
 
 impl Request {
     pub(crate) fn cmd(&self) -> &Cmd {
         match self {
-            Request::Script { cmd, .. } | Request::Native { cmd, .. } => cmd,
+            Request::Script { cmd, .. } | Request::Native(cmd) => cmd,
+        }
+    }
+
+    pub(crate) fn into_cmd(self) -> Cmd {
+        match self {
+            Request::Script { cmd, .. } | Request::Native(cmd) => cmd,
         }
     }
 
     pub(crate) fn script(&self) -> Option<&'static Script> {
         match self {
             Request::Script { script, .. } => Some(script),
-            Request::Native { .. } => None,
+            Request::Native(_) => None,
         }
     }
 
-    /// The key whose hash slot the command goes to, if it has keys.
+    /// The key whose hash slot the command goes to, if it has keys: read from the command
+    /// when a batch needs it, so that an op run alone pays nothing for it.
     pub(crate) fn route(&self) -> Option<&[u8]> {
-        match self {
-            Request::Script { route, .. } | Request::Native { route, .. } => route.as_deref(),
-        }
+        first_key(self.cmd())
     }
 }
 
-/// The first key of a native command: its first argument, but for the few commands that
-/// the crate sends whose keys sit elsewhere (after a key count, after `STREAMS`) or that
-/// have none. All keys of one command share a slot (checked where it is built), so the
-/// first decides where it goes.
-fn first_key(cmd: &Cmd) -> Option<Vec<u8>> {
+/// The first key of a command: its first argument, but for the few commands that the
+/// crate sends whose keys sit elsewhere (after a key count, after `STREAMS`) or that have
+/// none. All keys of one command share a slot (checked where it is built), so the first
+/// decides where it goes.
+fn first_key(cmd: &Cmd) -> Option<&[u8]> {
     let mut args = cmd.args_iter().map(|arg| match arg {
         redis::Arg::Simple(bytes) => bytes,
         _ => b"0",
@@ -101,16 +97,16 @@ fn first_key(cmd: &Cmd) -> Option<Vec<u8>> {
                 args.next()?;
             }
             let numkeys = args.next()?;
-            (numkeys != b"0").then(|| args.next().map(<[u8]>::to_vec))?
+            (numkeys != b"0").then(|| args.next())?
         }
         b"XREAD" | b"XREADGROUP" => {
             let mut args = args.skip_while(|a| !a.eq_ignore_ascii_case(b"STREAMS"));
             args.next()?;
-            args.next().map(<[u8]>::to_vec)
+            args.next()
         }
         b"SCAN" | b"CLUSTER" | b"SCRIPT" | b"PING" | b"INFO" | b"TIME" | b"ECHO" | b"FUNCTION"
         | b"COMMAND" | b"CONFIG" | b"CLIENT" | b"DBSIZE" | b"RANDOMKEY" => None,
-        _ => args.next().map(<[u8]>::to_vec),
+        _ => args.next(),
     }
 }
 
@@ -139,8 +135,7 @@ pub(crate) const NOSCRIPT_ATTEMPTS: usize = 5;
 impl<T: FromRedisValue + 'static> Op<T> {
     /// A native command whose reply decodes straight into `T`.
     pub(crate) fn native(cmd: Cmd) -> Self {
-        let route = first_key(&cmd);
-        Op::from_parts(Ok(Request::Native { cmd, route }), decode_as::<T>)
+        Op::from_parts(Ok(Request::Native(cmd)), decode_as::<T>)
     }
 }
 
@@ -226,7 +221,7 @@ impl<T: 'static> Op<T> {
     }
 }
 
-pub(crate) fn is_noscript(err: &redis::RedisError) -> bool {
+fn is_noscript(err: &redis::RedisError) -> bool {
     err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
@@ -244,7 +239,7 @@ mod tests {
     fn key_of(args: &[&str]) -> Option<String> {
         let mut cmd = redis::cmd(args[0]);
         cmd.arg(&args[1..]);
-        first_key(&cmd).map(|k| String::from_utf8(k).unwrap())
+        first_key(&cmd).map(|k| String::from_utf8(k.to_vec()).unwrap())
     }
 
     #[test]
