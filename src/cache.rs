@@ -58,8 +58,6 @@ use crate::input;
 use crate::op::Op;
 use crate::scripts;
 
-/// The ttl as the `cache/*` scripts take it: whole milliseconds, or empty for no expiry.
-
 /// `SET name content [PX ttl]`.
 fn set_op(name: &str, content: &[u8], ttl: Option<Duration>) -> Op<()> {
     Op::try_build(|| {
