@@ -272,3 +272,35 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// The unique queue holds at most 5,000 items: an insert that would pass that is refused
+/// whole, one that moves queued items within it is not, and duplicates written by other
+/// clients are removed with the items moved.
+#[test]
+fn a_unique_queue_is_capped_at_5000_items() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let q = UniqueCircularQueue::new("capped");
+    let items: Vec<String> = (0..5000).map(|i| format!("i{i}")).collect();
+    for chunk in items.chunks(1000) {
+        q.insert(chunk).run(&mut con).unwrap();
+    }
+    let before = harness::dump(&mut con);
+    assert_code(q.insert(&["new"]).run(&mut con), "QUEUE_FULL");
+    assert_eq!(harness::dump(&mut con), before);
+    // Moving queued items keeps the length, so it is allowed.
+    assert_eq!(q.insert(&["i0", "i1"]).run(&mut con).unwrap(), 5000);
+    assert_eq!(q.rear().run(&mut con).unwrap().as_deref(), Some("i1"));
+    // A copy pushed by another client goes with the move.
+    harness::cmd(&mut con, &["LREM", "capped", "0", "i4999"]);
+    harness::cmd(&mut con, &["LPUSH", "capped", "i7"]);
+    assert_eq!(q.insert(&["i7"]).run(&mut con).unwrap(), 4999);
+    let all = lrange(&mut con, "capped");
+    assert_eq!(all.iter().filter(|i| *i == "i7").count(), 1);
+    assert_eq!(all.last().map(String::as_str), Some("i7"));
+    // A queue that other writers filled past the cap is refused, even for a move.
+    harness::cmd(&mut con, &["RPUSH", "capped", "x1", "x2"]);
+    let before = harness::dump(&mut con);
+    assert_code(q.insert(&["i7"]).run(&mut con), "QUEUE_FULL");
+    assert_eq!(harness::dump(&mut con), before);
+}

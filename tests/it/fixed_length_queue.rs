@@ -278,3 +278,57 @@ fn long_pushes_are_batched() {
     );
     assert_eq!(f.length().run(&mut con).unwrap(), 4500);
 }
+
+/// A queue that other writers filled far past `max_length` is trimmed 5,000 items per
+/// call, so that one call stays short: new items wait until it fits again.
+#[test]
+fn an_overfull_queue_is_trimmed_in_bounded_steps() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for chunk in 0..12 {
+        let items: Vec<String> = (0..1000).map(|i| format!("o{chunk}:{i}")).collect();
+        let mut rpush = redis::cmd("RPUSH");
+        rpush.arg("overfull").arg(&items);
+        let _: i64 = rpush.query(&mut con).unwrap();
+    }
+    let q = FixedLengthQueue::new("overfull", 1000);
+    let steps: Vec<Enqueued> = (0..3)
+        .map(|_| q.enqueue_counted(&["new"]).run(&mut con).unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            Enqueued {
+                kept: 0,
+                evicted: 5000
+            },
+            Enqueued {
+                kept: 0,
+                evicted: 5000
+            },
+            Enqueued {
+                kept: 0,
+                evicted: 1000
+            },
+        ]
+    );
+    assert_eq!(q.length().run(&mut con).unwrap(), 1000);
+    // The oldest were kept, as the book's LTRIM keeps them.
+    let front: Option<String> = redis::cmd("LINDEX")
+        .arg("overfull")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(front.as_deref(), Some("o0:0"));
+
+    let faded = FadedQueue::new("overfull", 10);
+    let done = faded.enqueue_counted(&["a", "b"]).run(&mut con).unwrap();
+    assert_eq!(
+        done,
+        Enqueued {
+            kept: 2,
+            evicted: 992
+        }
+    );
+    assert_eq!(faded.length().run(&mut con).unwrap(), 10);
+}

@@ -542,3 +542,100 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// A matrix bigger than one call: `init` refuses it and points to `init_chunks`, whose
+/// calls (row 0 in the first) build it whole; `get_all` refuses to read it in one call and
+/// `get_rows` reads it back a range at a time.
+#[test]
+fn big_matrices_are_built_in_chunks_and_read_in_ranges() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    // 1500 rows of 3 cells: 4500 cells, over the 2048 one list_init call writes.
+    let (rows, cols) = (1500, 3);
+    let cells: Vec<Vec<i64>> = (0..rows)
+        .map(|r| (0..cols).map(|c| (r * cols + c) as i64 - 7).collect())
+        .collect();
+    let list = ListMatrix::new("big:list", rows, cols);
+    assert_invalid(list.init(Some(&cells)).run(&mut con), "elements");
+    let chunks = list.init_chunks(Some(&cells));
+    // 682 rows fit 2048 cells; 512 rows is the most one call takes.
+    assert_eq!(chunks.len(), 3);
+    for op in chunks {
+        op.run(&mut con).unwrap();
+    }
+    assert_invalid(list.get_all().run(&mut con), "rows");
+    let mut read = Vec::new();
+    for first in (0..rows).step_by(512) {
+        let range = first..(first + 512).min(rows);
+        read.extend(list.get_rows(range).run(&mut con).unwrap().unwrap());
+    }
+    assert_eq!(read, cells);
+    assert_invalid(list.get_rows(5..5).run(&mut con), "rows");
+    assert_invalid(list.get_rows(1499..1501).run(&mut con), "rows");
+
+    // 600 rows of 2000 u8 cells: 1.2 MB, over the 1 MiB one call writes.
+    let (rows, cols) = (600, 2000);
+    let cells: Vec<Vec<i64>> = (0..rows)
+        .map(|r| (0..cols).map(|c| ((r * 7 + c) % 256) as i64).collect())
+        .collect();
+    let bitmap = BitmapMatrix::new("big:bitmap", rows, cols, Width::U8);
+    assert_invalid(bitmap.init(Some(&cells)).run(&mut con), "elements");
+    for op in bitmap.init_chunks(Some(&cells)) {
+        op.run(&mut con).unwrap();
+    }
+    assert_invalid(bitmap.get_all().run(&mut con), "rows");
+    let mut read = bitmap.get_rows(0..500).run(&mut con).unwrap();
+    read.extend(bitmap.get_rows(500..600).run(&mut con).unwrap());
+    assert_eq!(read, cells);
+    // A second build of the same matrix fails at its first call, and writes nothing.
+    let before = harness::dump(&mut con);
+    let mut again = bitmap.init_chunks(None).into_iter();
+    assert_code(again.next().unwrap().run(&mut con), "EXISTS");
+    assert_eq!(harness::dump(&mut con), before);
+}
+
+/// 4 clients race to build the same 1500 × 3 ListMatrix in chunks: the first call of
+/// exactly one wins, the others fail at their first call, and the matrix holds the
+/// winner's cells only.
+#[test]
+fn a_chunked_init_race_has_one_winner() {
+    let db = Arc::new(harness::fresh_db());
+    let (rows, cols) = (1500, 3);
+    let barrier = Arc::new(Barrier::new(4));
+    let racers: Vec<_> = (1..=4i64)
+        .map(|client| {
+            let (db, barrier) = (db.clone(), barrier.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                let list = ListMatrix::new("race:chunked", rows, cols);
+                let cells = vec![vec![client; cols]; rows];
+                let mut chunks = list.init_chunks(Some(&cells)).into_iter();
+                barrier.wait();
+                match chunks.next().unwrap().run(&mut con) {
+                    Ok(()) => {
+                        for op in chunks {
+                            op.run(&mut con).unwrap();
+                        }
+                        Some(client)
+                    }
+                    Err(err) => {
+                        assert_eq!(err.code(), Some("EXISTS"), "{err}");
+                        None
+                    }
+                }
+            })
+        })
+        .collect();
+    let winners: Vec<i64> = racers
+        .into_iter()
+        .filter_map(|r| r.join().unwrap())
+        .collect();
+    assert_eq!(winners.len(), 1, "winners {winners:?}");
+    let list = ListMatrix::new("race:chunked", rows, cols);
+    let mut con = db.con();
+    for first in (0..rows).step_by(512) {
+        let range = first..(first + 512).min(rows);
+        let read = list.get_rows(range.clone()).run(&mut con).unwrap().unwrap();
+        assert_eq!(read, vec![vec![winners[0]; cols]; range.len()]);
+    }
+}

@@ -456,3 +456,38 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(raw, redis::Value::Int(1));
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// Exact union and difference counts stop at 10,000 members, so that one call stays
+/// short; past that they answer `TOO_BIG` and write nothing.
+#[test]
+fn exact_counts_are_capped_at_10000_members() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let x = UniqueCounter::new("{big}:x");
+    let y = UniqueCounter::new("{big}:y");
+    let sadd = |con: &mut redis::Connection, key: &str, members: &[String]| {
+        for chunk in members.chunks(1000) {
+            let _: i64 = redis::cmd("SADD").arg(key).arg(chunk).query(con).unwrap();
+        }
+    };
+    let members: Vec<String> = (0..9_998).map(|i| format!("m{i}")).collect();
+    sadd(&mut con, "{big}:x", &members);
+    harness::cmd(&mut con, &["SADD", "{big}:y", "m1", "other"]);
+    // 10,000 members together: the most a union counts.
+    assert_eq!(
+        UniqueCounter::union(&[&x, &y]).run(&mut con).unwrap(),
+        9_999
+    );
+    harness::cmd(&mut con, &["SADD", "{big}:x", "one more"]);
+    let before = harness::dump(&mut con);
+    assert_code(UniqueCounter::union(&[&x, &y]).run(&mut con), "TOO_BIG");
+    assert_eq!(harness::dump(&mut con), before);
+    // A difference walks the smaller set: refused only when both pass 10,000.
+    assert_eq!(UniqueCounter::diff(&x, &y).run(&mut con).unwrap(), 9_998);
+    let more: Vec<String> = (0..10_001).map(|i| format!("n{i}")).collect();
+    sadd(&mut con, "{big}:x", &more);
+    sadd(&mut con, "{big}:y", &more);
+    let before = harness::dump(&mut con);
+    assert_code(UniqueCounter::diff(&x, &y).run(&mut con), "TOO_BIG");
+    assert_eq!(harness::dump(&mut con), before);
+}
