@@ -38,9 +38,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// The largest bit index: a Redis string holds at most 2^32 bits (512 MB).
 pub const MAX_INDEX: u64 = (1 << 32) - 1;

@@ -52,10 +52,10 @@ use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
-use crate::identity_lock::IdentityLock;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
+use crate::runtime::token;
 use crate::scripts;
 
 /// `SET name content [PX ttl]`.
@@ -317,7 +317,7 @@ impl Job {
         Ok(Job {
             value: name.to_owned(),
             marker,
-            token: IdentityLock::random_token(),
+            token: token::random(),
             ttl,
             lease: options.lease,
         })

@@ -56,9 +56,9 @@
 
 use std::time::Duration;
 
-use crate::fifo_queue;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::native;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// A circular queue in one list: the head is the front, and a rotation moves the front
@@ -95,7 +95,7 @@ impl CircularQueue {
     /// Appends `items`, in order, at the rear (`RPUSH`) and returns the queue's new
     /// length. At least one item; duplicates are allowed.
     pub fn insert<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
-        fifo_queue::push("RPUSH", &self.key, items)
+        native::push("RPUSH", &self.key, items)
     }
 
     /// Removes copies of `item` (`LREM key count item`) and returns how many it removed:
@@ -129,7 +129,7 @@ impl CircularQueue {
 
     /// How many items the queue holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 }
 
@@ -215,7 +215,7 @@ impl UniqueCircularQueue {
 
     /// How many items the queue holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 }
 

@@ -46,9 +46,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// Items appended to one string, each followed by a separator (`APPEND`, `GETRANGE`).
 ///

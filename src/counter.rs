@@ -31,9 +31,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// A counter in one string key (`INCRBY`, `DECRBY`, `GET`, `SET … GET`).

@@ -31,9 +31,9 @@
 
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// A lease-based lock that hands out strictly increasing fencing tokens.

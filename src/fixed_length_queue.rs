@@ -51,10 +51,10 @@
 
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::fifo_queue;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::native;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// What one `enqueue_counted` did.
@@ -140,19 +140,19 @@ impl FixedLengthQueue {
 
     /// Takes the queue's first item (`LPOP`), or `None` when it is empty.
     pub fn dequeue(&self) -> Op<Option<String>> {
-        fifo_queue::one_key("LPOP", &self.key)
+        native::one_key("LPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting up to `timeout` (`None`: forever) for one
     /// (`BLPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
     pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
-        fifo_queue::blocking_pop("BLPOP", &self.key, timeout)
+        native::blocking_pop("BLPOP", &self.key, timeout)
     }
 
     /// How many items the queue holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 }
 
@@ -218,19 +218,19 @@ impl FadedQueue {
 
     /// Takes the queue's first (oldest) item (`LPOP`), or `None` when it is empty.
     pub fn dequeue(&self) -> Op<Option<String>> {
-        fifo_queue::one_key("LPOP", &self.key)
+        native::one_key("LPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting up to `timeout` (`None`: forever) for one
     /// (`BLPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
     pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
-        fifo_queue::blocking_pop("BLPOP", &self.key, timeout)
+        native::blocking_pop("BLPOP", &self.key, timeout)
     }
 
     /// How many items the queue holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 }
 

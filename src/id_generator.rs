@@ -24,8 +24,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// Ids from one string key (`INCR name`).
 ///

@@ -28,8 +28,8 @@
 
 use std::time::Duration;
 
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// How long a lock stays held with a given token ([`IdentityLock::lease`]).
@@ -102,9 +102,7 @@ impl IdentityLock {
     ///
     /// If the operating system's random source fails, as `std` does for its hash seeds.
     pub fn random_token() -> String {
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+        crate::runtime::token::random()
     }
 
     /// Takes the lock with `token` (`SET key token NX [PX ttl]`): true if it was free,

@@ -87,10 +87,10 @@ use std::fmt;
 
 use redis::{FromRedisValue, Value};
 
-use crate::batch::Batch;
-use crate::error::{Error, Result};
-use crate::input;
-use crate::op::Op;
+use crate::runtime::batch::Batch;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// The type of a key, as `TYPE` names it.
 ///

@@ -2,13 +2,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), forbid(clippy::print_stdout))]
 
-mod batch;
-mod call;
-pub mod catalog;
-mod error;
-mod input;
-mod op;
-mod script;
+mod runtime;
 
 pub mod binary_recorder;
 pub mod cache;
@@ -42,10 +36,11 @@ pub mod scripts {
     include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 }
 
-pub use batch::{Batch, Replies, Slot};
+pub use runtime::batch::{Batch, Replies, Slot};
 #[doc(hidden)]
-pub use call::{ScriptArg, ScriptCall};
-pub use catalog::{load_all, load_all_async};
-pub use error::{Error, Result};
-pub use op::Op;
-pub use script::{Clock, Count, ErrorDoc, Param, Returns, Rule, Script};
+pub use runtime::call::{ScriptArg, ScriptCall};
+pub use runtime::catalog;
+pub use runtime::catalog::{load_all, load_all_async};
+pub use runtime::error::{Error, Result};
+pub use runtime::op::Op;
+pub use runtime::script::{Clock, Count, ErrorDoc, Param, Returns, Rule, Script};

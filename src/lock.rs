@@ -27,8 +27,8 @@
 
 use std::time::Duration;
 
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// A lock that stays held until released (`SET key "" NX`, `DEL key`).
 ///

@@ -39,8 +39,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// A log in one list, newest entry first.
 ///

@@ -105,13 +105,13 @@
 
 use std::ops::Range;
 
-use crate::error::{Error, Result};
-use crate::input;
-use crate::matrix::{
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::{
     MAX_BYTES_PER_CALL, MAX_STRING_BITS, check_index, check_range, check_read, check_shape,
     flatten, row_chunks, row_keys, single,
 };
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// A boolean matrix with one bitmap per row (`{id}:row:<r>`), the book's `LogicalMatrix`.

@@ -43,9 +43,9 @@
 
 use std::time::Duration;
 
-use crate::fifo_queue;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::native;
+use crate::runtime::op::Op;
 
 /// A priority queue in one sorted set: the item is the member, the priority its score.
 ///
@@ -142,7 +142,7 @@ impl PriorityQueue {
 
     /// How many items are queued (`ZCARD`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::one_key("ZCARD", &self.key)
+        native::one_key("ZCARD", &self.key)
     }
 
     /// Takes the item of lowest priority, waiting up to `timeout` (`None`: forever) for

@@ -67,9 +67,9 @@
 
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// The longest time a GCRA bucket may take to refill (`burst × period / count`), in

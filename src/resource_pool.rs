@@ -72,10 +72,10 @@
 
 use std::time::Duration;
 
-use crate::error::Error;
-use crate::identity_lock::IdentityLock;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
+use crate::runtime::token;
 use crate::scripts::resource_pool as script;
 
 /// How many expired leases each acquire reclaims before it picks a resource.
@@ -228,7 +228,7 @@ impl ResourcePool {
     pub fn acquire_with_lease(&self, ttl: Duration) -> Op<Option<Lease>> {
         Op::try_build(|| {
             let k = self.keys()?;
-            let token = IdentityLock::random_token();
+            let token = token::random();
             let op = script::acquire_lease(
                 &k.available,
                 &k.occupied,

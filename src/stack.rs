@@ -50,9 +50,9 @@
 
 use std::time::Duration;
 
-use crate::fifo_queue;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::input;
+use crate::runtime::native;
+use crate::runtime::op::Op;
 
 /// A stack in one list whose right end is the top.
 ///
@@ -90,12 +90,12 @@ impl Stack {
 
     /// Puts `item` on top (`RPUSH`) and returns the stack's new size.
     pub fn push(&self, item: &str) -> Op<u64> {
-        fifo_queue::push("RPUSH", &self.key, &[item])
+        native::push("RPUSH", &self.key, &[item])
     }
 
     /// Takes the top item (`RPOP`), or `None` when the stack is empty.
     pub fn pop(&self) -> Op<Option<String>> {
-        fifo_queue::one_key("RPOP", &self.key)
+        native::one_key("RPOP", &self.key)
     }
 
     /// The top item without taking it (`LINDEX key -1`), or `None` when the stack is
@@ -110,7 +110,7 @@ impl Stack {
 
     /// How many items the stack holds (`LLEN`).
     pub fn size(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 
     /// Keeps the `n` newest items (those nearest the top) and drops the rest
@@ -170,23 +170,23 @@ impl LifoQueue {
     /// Adds `items`, in order (the last one ends on top), with `RPUSH`, and returns the
     /// queue's new length. At least one item.
     pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
-        fifo_queue::push("RPUSH", &self.key, items)
+        native::push("RPUSH", &self.key, items)
     }
 
     /// Takes the newest item (`RPOP`), or `None` when the queue is empty.
     pub fn dequeue(&self) -> Op<Option<String>> {
-        fifo_queue::one_key("RPOP", &self.key)
+        native::one_key("RPOP", &self.key)
     }
 
     /// Takes the newest item, waiting up to `timeout` (`None`: forever) for one
     /// (`BRPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
     pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
-        fifo_queue::blocking_pop("BRPOP", &self.key, timeout)
+        native::blocking_pop("BRPOP", &self.key, timeout)
     }
 
     /// How many items the queue holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        fifo_queue::length(&self.key)
+        native::length(&self.key)
     }
 }

@@ -81,9 +81,9 @@ use std::time::Duration;
 
 use redis::{FromRedisValue, Value};
 
-use crate::error::{Error, Result};
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
 
 /// A stream entry id: milliseconds and a sequence number, written `ms-seq`.
 ///

@@ -56,9 +56,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::Error;
-use crate::input;
-use crate::op::Op;
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::Op;
 use crate::scripts;
 
 /// The most counters one `inter`, `union` or `merge` takes: far more than the slot rule

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
-use crate::script::{Count, Param, Rule};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::script::{Count, Param, Rule};
 
 // The rules of script arguments, applied to the metadata of each `@arg` line (see
 // `call::ScriptCall`); the scripts apply the same rules in their generated input checks.
@@ -95,7 +95,10 @@ pub(crate) fn check_bytes(param: &Param, value: &[u8]) -> std::result::Result<()
 /// `value` passes the rule of a script's argument: for a native command that takes the
 /// same setting as a script (a limiter's `maximum`, a lock's `ttl`), so that both refuse
 /// the same values.
-pub(crate) fn check_param(param: &Param, value: impl crate::call::ScriptArg) -> Result<()> {
+pub(crate) fn check_param(
+    param: &Param,
+    value: impl crate::runtime::call::ScriptArg,
+) -> Result<()> {
     value
         .encode(param)
         .map(drop)

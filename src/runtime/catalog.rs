@@ -6,9 +6,9 @@ use std::path::Path;
 use include_dir::{Dir, include_dir};
 use redis::Value;
 
-use crate::error::{Error, Result};
-use crate::op::load_cmd;
-use crate::script::Script;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::op::load_cmd;
+use crate::runtime::script::Script;
 
 /// The `scripts/` folder as the crate was built with it, for apps that ship the scripts
 /// to non-Rust services.

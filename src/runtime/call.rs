@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use redis::FromRedisValue;
 
-use crate::error::Error;
-use crate::input;
-use crate::op::{Op, Request, decode_as};
-use crate::script::{Param, Script};
+use crate::runtime::error::Error;
+use crate::runtime::input;
+use crate::runtime::op::{Op, Request, decode_as};
+use crate::runtime::script::{Param, Script};
 
 /// A script call being built: keys and arguments in header order, each checked against its
 /// `@key`/`@arg` line. The first value that breaks its rule makes [`finish`](Self::finish)

@@ -3,8 +3,8 @@
 
 use redis::{Cmd, FromRedisValue, Value};
 
-use crate::error::{Error, Result};
-use crate::script::Script;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::script::Script;
 
 pub(crate) type Decode<T> = Box<dyn FnOnce(Value) -> Result<T> + Send>;
 
@@ -199,7 +199,7 @@ impl<T: 'static> Op<T> {
         let request = self.request?;
         let script = request.script();
         let reply = match request.cmd().query::<Value>(con) {
-            Err(err) if is_noscript(&err) => crate::batch::run_one(request, con)?,
+            Err(err) if is_noscript(&err) => crate::runtime::batch::run_one(request, con)?,
             reply => reply,
         };
         (self.decode)(reply.map_err(|err| server_error(script, err))?)
@@ -214,7 +214,9 @@ impl<T: 'static> Op<T> {
         let request = self.request?;
         let script = request.script();
         let reply = match request.cmd().query_async::<Value>(con).await {
-            Err(err) if is_noscript(&err) => crate::batch::run_one_async(request, con).await?,
+            Err(err) if is_noscript(&err) => {
+                crate::runtime::batch::run_one_async(request, con).await?
+            }
             reply => reply,
         };
         (self.decode)(reply.map_err(|err| server_error(script, err))?)

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis::{Cmd, Pipeline, Value};
 
-use crate::error::{Error, Result};
-use crate::input::hash_slot;
-use crate::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, load_cmd, server_error};
-use crate::script::Script;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input::hash_slot;
+use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, load_cmd, server_error};
+use crate::runtime::script::Script;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///

@@ -4,7 +4,7 @@
 /// One script under `scripts/`, with everything its header declares.
 ///
 /// Every script of the crate has a `static` of this type in [`crate::scripts`], next to
-/// the typed function that calls it. [`crate::catalog`] lists them all.
+/// the typed function that calls it. [`crate::runtime::catalog`] lists them all.
 ///
 /// ```
 /// use redis_patterns::{catalog, identity_lock::IdentityLock, scripts::identity_lock::RELEASE};

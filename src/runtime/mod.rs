@@ -1,0 +1,14 @@
+//! What every family is built on: running operations and batches, script metadata and
+//! the catalogue, the input rules, the error type, native-command helpers and tokens.
+//! The families (one module each beside this folder) hold patterns only.
+
+pub(crate) mod batch;
+pub(crate) mod call;
+pub mod catalog;
+pub(crate) mod error;
+pub(crate) mod grid;
+pub(crate) mod input;
+pub(crate) mod native;
+pub(crate) mod op;
+pub(crate) mod script;
+pub(crate) mod token;
