@@ -37,10 +37,12 @@ pub mod scripts {
 }
 
 pub use runtime::batch::{Batch, Replies, Slot};
-#[doc(hidden)]
 pub use runtime::call::{ScriptArg, ScriptCall};
 pub use runtime::catalog;
-pub use runtime::catalog::{load_all, load_all_async};
+pub use runtime::catalog::{load, load_all, load_all_async, load_async};
 pub use runtime::error::{Error, Result};
 pub use runtime::op::Op;
-pub use runtime::script::{Clock, Count, ErrorDoc, Param, Returns, Rule, Script};
+pub use runtime::script::{
+    Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, Param, Returns, Rule, Script,
+    check_generated_code_format,
+};

@@ -15,7 +15,32 @@ use crate::runtime::script::{Param, Script};
 /// A script call being built: keys and arguments in header order, each checked against its
 /// `@key`/`@arg` line. The first value that breaks its rule makes [`finish`](Self::finish)
 /// return an [`Op`] that fails with [`Error::InvalidInput`] when run, before any I/O.
-#[doc(hidden)]
+///
+/// Every function `redis-patterns-codegen` generates is one chain of these calls, for the
+/// crate's scripts and for an app's own; call it by hand to build a call the generated
+/// function does not offer.
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::{Error, ScriptCall, scripts::identity_lock::EXTEND};
+///
+/// // What `scripts::identity_lock::extend(lock, token, ttl)` does.
+/// let op = ScriptCall::new(&EXTEND)
+///     .key("report:lock")
+///     .arg("secret")
+///     .arg(Duration::from_secs(30))
+///     .finish::<bool>();
+/// assert_eq!(op.script(), Some(&EXTEND));
+///
+/// // A value its header refuses: the op fails when run, before any I/O.
+/// let op = ScriptCall::new(&EXTEND).key("report:lock").arg("").arg(Duration::ZERO);
+/// let mut client = redis::Client::open("redis://127.0.0.1/")?;
+/// match op.finish::<bool>().run(&mut client) {
+///     Err(Error::InvalidInput { what: "token", .. }) => {}
+///     other => panic!("expected a refused token, got {other:?}"),
+/// }
+/// # Ok::<(), redis_patterns::Error>(())
+/// ```
 #[must_use]
 pub struct ScriptCall {
     script: &'static Script,
@@ -40,7 +65,10 @@ impl fmt::Debug for ScriptCall {
 
 /// A value that can be passed as a script argument: it checks itself against the
 /// argument's [`Param`] and encodes as Redis receives it.
-#[doc(hidden)]
+///
+/// The generated functions take, per `@arg` type: `&str` (`string`), `&[u8]` (`bytes`),
+/// `i64` (`int`), `u64` (`uint`), `f64` (`float`), `bool` (`bool`), `Duration` (`ms`),
+/// and `Option` of those for `?` types.
 pub trait ScriptArg {
     /// The bytes to send, or why the value breaks `param`'s rule.
     fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String>;

@@ -32,6 +32,10 @@ pub enum Error {
     Script {
         /// The script's name (`identity_lock/release`).
         script: &'static str,
+        /// Its file, relative to the root of the crate that generated its wrapper
+        /// (`scripts/identity_lock/release.lua`), where its `@error` lines say what the
+        /// code means.
+        path: &'static str,
         /// The declared code (`BAD_TOKEN`).
         code: String,
         /// The rest of the error reply.
@@ -94,11 +98,12 @@ impl fmt::Display for Error {
             Error::InvalidInput { what, why } => write!(f, "invalid `{what}`: {why}"),
             Error::Script {
                 script,
+                path,
                 code,
                 message,
             } => write!(
                 f,
-                "script `{script}` refused its input: {code} {message} (see the @error lines of scripts/{script}.lua)"
+                "script `{script}` refused its input: {code} {message} (see the @error lines of {path})"
             ),
             Error::Overflow { key, slot } => write!(
                 f,

@@ -116,6 +116,7 @@ pub(crate) fn server_error(script: Option<&'static Script>, err: redis::RedisErr
     match (script, err.code()) {
         (Some(script), Some(code)) if script.declares_error(code) => Error::Script {
             script: script.name,
+            path: script.path,
             code: code.to_owned(),
             message: err.detail().unwrap_or_default().to_owned(),
         },
