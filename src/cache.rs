@@ -47,10 +47,10 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::HashMap;
-use std::future::Future;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
@@ -70,7 +70,7 @@ fn set_op(name: &str, content: &[u8], ttl: Option<Duration>) -> Op<()> {
     })
 }
 
-fn get_op<T: redis::FromRedisValue + 'static>(name: &str) -> Op<Option<T>> {
+fn get_op<T: FromRedisValue + 'static>(name: &str) -> Op<Option<T>> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("GET");
         cmd.arg(input::key("name", name)?);
@@ -89,7 +89,12 @@ fn get_op<T: redis::FromRedisValue + 'static>(name: &str) -> Op<Option<T>> {
 ///     lease: Duration::from_secs(90),
 ///     max_wait: Duration::from_secs(100),
 ///     ..ComputeOptions::default()
-/// });
+/// })?;
+///
+/// // A lease is whole milliseconds, at least one: refused when the cache is built.
+/// let zero = ComputeOptions { lease: Duration::ZERO, ..ComputeOptions::default() };
+/// assert!(Cache::with_options(zero).is_err());
+/// # Ok::<(), redis_patterns::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ComputeOptions {
@@ -116,10 +121,11 @@ impl Default for ComputeOptions {
     }
 }
 
-/// A cache of string values, one string key per entry (`SET`, `GET`, `DEL`).
+/// A cache of values, one string key per entry (`SET`, `GET`, `DEL`).
 ///
 /// The book's `Cache(client)` and the 2011 cookbook's string cache; the key is the
-/// caller's `name`, with no prefix.
+/// caller's `name`, with no prefix. Values are any redis-rs value, binary-safe: `&str`,
+/// `String`, `Vec<u8>`, numbers; [`get`](Cache::get) decodes into the type asked for.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -129,9 +135,10 @@ impl Default for ComputeOptions {
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 /// let cache = Cache::new();
 /// cache.set("phone", "10086", Some(Duration::from_secs(3))).run(&mut con)?;
-/// assert_eq!(cache.get("phone").run(&mut con)?, Some("10086".to_owned()));
+/// assert_eq!(cache.get::<String>("phone").run(&mut con)?.as_deref(), Some("10086"));
+/// assert_eq!(cache.get::<u64>("phone").run(&mut con)?, Some(10086));
 /// assert!(cache.delete("phone").run(&mut con)?);
-/// assert_eq!(cache.get("phone").run(&mut con)?, None);
+/// assert_eq!(cache.get::<Vec<u8>>("phone").run(&mut con)?, None);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -146,8 +153,12 @@ impl Cache {
     }
 
     /// A cache whose [`get_or_compute`](Cache::get_or_compute) waits as `options` say.
-    pub fn with_options(options: ComputeOptions) -> Self {
-        Cache { options }
+    ///
+    /// The lease must be from 1 ms to 10^15 - 1 ms (whole milliseconds, as the claim
+    /// script takes it), else [`Error::InvalidInput`] about `lease`.
+    pub fn with_options(options: ComputeOptions) -> Result<Self> {
+        input::check_param(&scripts::cache::CLAIM.args[1], options.lease)?;
+        Ok(Cache { options })
     }
 
     /// The options of [`get_or_compute`](Cache::get_or_compute).
@@ -159,12 +170,16 @@ impl Cache {
     ///
     /// With a `ttl` (whole milliseconds, from 1 ms) the entry expires; without, it stays
     /// until replaced or deleted. A zero ttl is [`Error::InvalidInput`].
-    pub fn set(&self, name: &str, content: &str, ttl: Option<Duration>) -> Op<()> {
-        set_op(name, content.as_bytes(), ttl)
+    pub fn set<V: ToRedisArgs>(&self, name: &str, content: V, ttl: Option<Duration>) -> Op<()> {
+        match input::value("content", &content) {
+            Ok(content) => set_op(name, &content, ttl),
+            Err(err) => Op::rejected(err),
+        }
     }
 
-    /// The value at `name` (`GET`), or `None` when missing or expired.
-    pub fn get(&self, name: &str) -> Op<Option<String>> {
+    /// The value at `name` (`GET`) as `T`, or `None` when missing or expired. A value
+    /// that does not decode as `T` is an error, and stays cached.
+    pub fn get<T: FromRedisValue + 'static>(&self, name: &str) -> Op<Option<T>> {
         get_op(name)
     }
 
@@ -180,16 +195,20 @@ impl Cache {
     /// The value at `name`; on a miss, `compute`s it once, stores it with `ttl`, and
     /// returns it, even when many clients miss at the same moment.
     ///
-    /// The first client to miss claims the entry (a marker at `{name}:computing`, which
-    /// lasts [`lease`](ComputeOptions::lease)) and runs `compute`; the others wait,
-    /// looking again after a short pause that doubles each time, and return the value it
-    /// stores. If `compute` fails, its error is returned and the claim is released at
-    /// once, so a waiting client computes instead; if the computing client crashes, one
-    /// of the waiters computes when the lease runs out. A waiter that has waited
-    /// [`max_wait`](ComputeOptions::max_wait) gives up with [`Error::Timeout`].
+    /// A hit is one plain `GET`, as cheap as [`get`](Cache::get) (and fit for a replica
+    /// connection). On a miss, the first client to miss claims the entry (a marker at
+    /// `{name}:computing`, which lasts [`lease`](ComputeOptions::lease)) and runs
+    /// `compute`; the others wait, looking again after a short pause that doubles each
+    /// time, and return the value it stores. If `compute` fails, its error is returned
+    /// and the claim is released at once, so a waiting client computes instead; if the
+    /// computing client crashes, one of the waiters computes when the lease runs out. A
+    /// waiter that has waited [`max_wait`](ComputeOptions::max_wait) gives up with
+    /// [`Error::Timeout`].
     ///
-    /// This is inherently several round trips (scripts `cache/claim` and `cache/fill`,
-    /// and `identity_lock/release` on failure), so it takes a connection instead of
+    /// `T` is any value redis-rs both sends and reads: `String`, `Vec<u8>`, numbers;
+    /// [`JsonCache::get_or_compute`] caches serde values. A miss is inherently several
+    /// round trips (`GET`, then scripts `cache/claim` and `cache/fill`, and
+    /// `identity_lock/release` on failure), so this takes a connection instead of
     /// returning an [`Op`], and cannot run in a [`Batch`](crate::Batch). The error type
     /// is the caller's, as long as the crate's [`Error`] converts into it (`anyhow`
     /// errors and the crate's own both do).
@@ -200,46 +219,28 @@ impl Cache {
     /// use redis_patterns::cache::Cache;
     ///
     /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-    /// let page = Cache::new().get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
+    /// let page: String = Cache::new().get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
     ///     // Runs in one client only, however many miss at once.
     ///     Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
     /// })?;
     /// # Ok(()) }
     /// ```
-    pub fn get_or_compute<E: From<Error>>(
+    pub fn get_or_compute<T, E>(
         &self,
         con: &mut dyn redis::ConnectionLike,
         name: &str,
         ttl: Option<Duration>,
-        compute: impl FnOnce() -> std::result::Result<String, E>,
-    ) -> std::result::Result<String, E> {
-        let job = Job::new(name, ttl, &self.options)?;
-        let mut wait = Wait::new(name, &self.options);
-        loop {
-            match job.claim().run(con)? {
-                Claim::Hit(value) => return Ok(value),
-                Claim::Compute => {
-                    return match compute() {
-                        Ok(value) => {
-                            job.fill(&value).run(con)?;
-                            Ok(value)
-                        }
-                        Err(err) => {
-                            // The caller's error matters more; an unreleased claim
-                            // runs out after its lease anyway.
-                            let _ = job.release().run(con);
-                            Err(err)
-                        }
-                    };
-                }
-                Claim::Wait => std::thread::sleep(wait.next_pause()?),
-            }
-        }
+        compute: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>
+    where
+        T: ToRedisArgs + FromRedisValue + 'static,
+        E: From<Error>,
+    {
+        compute_sync(&self.options, &Plain, con, name, ttl, compute)
     }
 
     /// [`get_or_compute`](Cache::get_or_compute) on an async connection, with an async
-    /// `compute`. It waits with `tokio::time::sleep`, so it runs inside a tokio runtime,
-    /// as redis-rs's async connections do.
+    /// `compute`. It runs on any runtime: it waits with a timer of its own.
     ///
     /// ```no_run
     /// # async fn demo() -> redis_patterns::Result<()> {
@@ -248,52 +249,138 @@ impl Cache {
     ///
     /// let client = redis::Client::open("redis://127.0.0.1/")?;
     /// let mut con = client.get_multiplexed_async_connection().await?;
-    /// let page = Cache::new()
+    /// let page: Vec<u8> = Cache::new()
     ///     .get_or_compute_async(&mut con, "page:10086", Some(Duration::from_secs(60)), || async {
-    ///         Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
+    ///         Ok::<_, redis_patterns::Error>(b"<html>...</html>".to_vec())
     ///     })
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub async fn get_or_compute_async<C, F, Fut, E>(
+    #[cfg(feature = "aio")]
+    pub async fn get_or_compute_async<T, C, F, Fut, E>(
         &self,
         con: &mut C,
         name: &str,
         ttl: Option<Duration>,
         compute: F,
-    ) -> std::result::Result<String, E>
+    ) -> std::result::Result<T, E>
     where
+        T: ToRedisArgs + FromRedisValue + 'static,
         C: redis::aio::ConnectionLike,
         F: FnOnce() -> Fut,
-        Fut: Future<Output = std::result::Result<String, E>>,
+        Fut: std::future::Future<Output = std::result::Result<T, E>>,
         E: From<Error>,
     {
-        let job = Job::new(name, ttl, &self.options)?;
-        let mut wait = Wait::new(name, &self.options);
-        loop {
-            match job.claim().run_async(con).await? {
-                Claim::Hit(value) => return Ok(value),
-                Claim::Compute => {
-                    return match compute().await {
-                        Ok(value) => {
-                            job.fill(&value).run_async(con).await?;
-                            Ok(value)
-                        }
-                        Err(err) => {
-                            let _ = job.release().run_async(con).await;
-                            Err(err)
-                        }
-                    };
-                }
-                Claim::Wait => tokio::time::sleep(wait.next_pause()?).await,
+        compute_async(&self.options, &Plain, con, name, ttl, compute).await
+    }
+}
+
+/// How [`Cache::get_or_compute`] and [`JsonCache::get_or_compute`] store their values.
+trait Codec<T> {
+    fn encode(&self, value: &T) -> Result<Vec<u8>>;
+    fn decode(&self, name: &str, bytes: Vec<u8>) -> Result<T>;
+}
+
+/// Values as redis-rs sends and reads them.
+struct Plain;
+
+impl<T: ToRedisArgs + FromRedisValue> Codec<T> for Plain {
+    fn encode(&self, value: &T) -> Result<Vec<u8>> {
+        input::value("content", value)
+    }
+
+    fn decode(&self, _name: &str, bytes: Vec<u8>) -> Result<T> {
+        Ok(T::from_redis_value(Value::BulkString(bytes))?)
+    }
+}
+
+/// The sync loop of `get_or_compute`: a plain `GET` first, the claim only on a miss.
+fn compute_sync<T, E: From<Error>>(
+    options: &ComputeOptions,
+    codec: &impl Codec<T>,
+    con: &mut dyn redis::ConnectionLike,
+    name: &str,
+    ttl: Option<Duration>,
+    compute: impl FnOnce() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    check_ttl(ttl)?;
+    if let Some(bytes) = get_op::<Vec<u8>>(name).run(con)? {
+        return Ok(codec.decode(name, bytes)?);
+    }
+    let job = Job::new(name, ttl, options)?;
+    let mut wait = Wait::new(name, options);
+    loop {
+        match job.claim().run(con)? {
+            Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
+            Claim::Compute => {
+                return match compute() {
+                    Ok(value) => {
+                        job.fill(&codec.encode(&value)?).run(con)?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        // The caller's error matters more; an unreleased claim runs
+                        // out after its lease anyway.
+                        let _ = job.release().run(con);
+                        Err(err)
+                    }
+                };
             }
+            Claim::Wait => std::thread::sleep(wait.next_pause()?),
+        }
+    }
+}
+
+/// A bad `ttl` fails every call alike, hit or miss, by `cache/fill`'s own rule.
+fn check_ttl(ttl: Option<Duration>) -> Result<()> {
+    input::check_param(&scripts::cache::FILL.args[2], ttl)
+}
+
+/// [`compute_sync`] on an async connection.
+#[cfg(feature = "aio")]
+async fn compute_async<T, C, F, Fut, E>(
+    options: &ComputeOptions,
+    codec: &impl Codec<T>,
+    con: &mut C,
+    name: &str,
+    ttl: Option<Duration>,
+    compute: F,
+) -> std::result::Result<T, E>
+where
+    C: redis::aio::ConnectionLike,
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, E>>,
+    E: From<Error>,
+{
+    check_ttl(ttl)?;
+    if let Some(bytes) = get_op::<Vec<u8>>(name).run_async(con).await? {
+        return Ok(codec.decode(name, bytes)?);
+    }
+    let job = Job::new(name, ttl, options)?;
+    let mut wait = Wait::new(name, options);
+    loop {
+        match job.claim().run_async(con).await? {
+            Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
+            Claim::Compute => {
+                return match compute().await {
+                    Ok(value) => {
+                        job.fill(&codec.encode(&value)?).run_async(con).await?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        let _ = job.release().run_async(con).await;
+                        Err(err)
+                    }
+                };
+            }
+            Claim::Wait => futures_timer::Delay::new(wait.next_pause()?).await,
         }
     }
 }
 
 /// What `cache/claim` answered.
 enum Claim {
-    Hit(String),
+    Hit(Vec<u8>),
     Compute,
     Wait,
 }
@@ -310,10 +397,6 @@ struct Job {
 impl Job {
     fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
         let marker = input::aux_key(name, "computing")?;
-        input::check_param(&scripts::cache::CLAIM.args[1], options.lease)?;
-        // Checked before the computation, by `fill`'s own rule, rather than when the value
-        // is stored.
-        input::check_param(&scripts::cache::FILL.args[2], ttl)?;
         Ok(Job {
             value: name.to_owned(),
             marker,
@@ -337,7 +420,7 @@ impl Job {
         )
     }
 
-    fn fill(&self, content: &str) -> Op<bool> {
+    fn fill(&self, content: &[u8]) -> Op<bool> {
         scripts::cache::fill(&self.value, &self.marker, &self.token, content, self.ttl)
     }
 
@@ -451,37 +534,91 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned + 'static> JsonCache<T> {
     /// A value serde_json cannot write (a map whose keys are not strings, a failing
     /// `Serialize`) is [`Error::InvalidInput`] about `content`.
     pub fn set(&self, name: &str, content: &T, ttl: Option<Duration>) -> Op<()> {
-        match serde_json::to_vec(content) {
+        match Json.encode(content) {
             Ok(json) => set_op(name, &json, ttl),
-            Err(err) => Op::rejected(Error::invalid(
-                "content",
-                format!("must serialise to JSON: {err}"),
-            )),
+            Err(err) => Op::rejected(err),
         }
     }
 
     /// The value at `name` (`GET`, then JSON-decoded), or `None` when missing or expired.
     pub fn get(&self, name: &str) -> Op<Option<T>> {
         let key = name.to_owned();
-        get_op::<Vec<u8>>(name).map(move |json| {
-            json.map(|json| {
-                serde_json::from_slice(&json).map_err(|err| {
-                    Error::unexpected_reply(
-                        "a cached value does not decode as the JsonCache's type",
-                        format!(
-                            "{key:?} holds {:?}, which is not JSON of type {}: {err}",
-                            String::from_utf8_lossy(&json),
-                            std::any::type_name::<T>()
-                        ),
-                    )
-                })
-            })
-            .transpose()
+        get_op::<Vec<u8>>(name)
+            .map(move |json| json.map(|json| Json.decode(&key, json)).transpose())
+    }
+
+    /// [`Cache::get_or_compute`] for serde values: a hit is one `GET` and a JSON decode;
+    /// a miss computes once, however many clients miss, and stores the value as JSON.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::cache::{Cache, JsonCache};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let scores = JsonCache::<Vec<u32>>::new();
+    /// let top = scores.get_or_compute(&Cache::new(), &mut con, "top:10", None, || {
+    ///     Ok::<_, redis_patterns::Error>(vec![99, 97, 90])
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get_or_compute<E: From<Error>>(
+        &self,
+        cache: &Cache,
+        con: &mut dyn redis::ConnectionLike,
+        name: &str,
+        ttl: Option<Duration>,
+        compute: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        compute_sync(&cache.options, &Json, con, name, ttl, compute)
+    }
+
+    /// [`get_or_compute`](JsonCache::get_or_compute) on an async connection.
+    #[cfg(feature = "aio")]
+    pub async fn get_or_compute_async<C, F, Fut, E>(
+        &self,
+        cache: &Cache,
+        con: &mut C,
+        name: &str,
+        ttl: Option<Duration>,
+        compute: F,
+    ) -> std::result::Result<T, E>
+    where
+        C: redis::aio::ConnectionLike,
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<T, E>>,
+        E: From<Error>,
+    {
+        compute_async(&cache.options, &Json, con, name, ttl, compute).await
+    }
+}
+
+/// Values as JSON text.
+#[cfg(feature = "json")]
+struct Json;
+
+#[cfg(feature = "json")]
+impl<T: serde::Serialize + serde::de::DeserializeOwned> Codec<T> for Json {
+    fn encode(&self, value: &T) -> Result<Vec<u8>> {
+        serde_json::to_vec(value)
+            .map_err(|err| Error::invalid("content", format!("must serialise to JSON: {err}")))
+    }
+
+    fn decode(&self, name: &str, json: Vec<u8>) -> Result<T> {
+        serde_json::from_slice(&json).map_err(|err| {
+            Error::unexpected_reply(
+                "a cached value does not decode as the JsonCache's type",
+                format!(
+                    "{name:?} holds {:?}, which is not JSON of type {}: {err}",
+                    String::from_utf8_lossy(&json),
+                    std::any::type_name::<T>()
+                ),
+            )
         })
     }
 }
 
-/// A cache whose entries are hashes of strings: one hash per entry.
+/// A cache whose entries are hashes: one hash per entry, fields and values binary-safe.
 ///
 /// The book's `HashCache`. [`set`](HashCache::set) **replaces** the whole entry in one
 /// script (`cache/hash_set`): the old fields are gone and the new ttl (or none) applies,
@@ -491,13 +628,14 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned + 'static> JsonCache<T> {
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
 /// use std::time::Duration;
+/// use std::collections::HashMap;
 /// use redis_patterns::cache::HashCache;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 /// let cache = HashCache::new();
 /// cache.set("user:10086", [("id", "10086"), ("name", "peter")], Some(Duration::from_secs(60)))
 ///     .run(&mut con)?;
-/// let user = cache.get("user:10086").run(&mut con)?.unwrap();
+/// let user: HashMap<String, String> = cache.get("user:10086").run(&mut con)?.unwrap();
 /// assert_eq!(user["name"], "peter");
 /// # Ok(()) }
 /// ```
@@ -523,27 +661,31 @@ impl HashCache {
         ttl: Option<Duration>,
     ) -> Op<()>
     where
-        K: AsRef<str>,
-        V: AsRef<str>,
+        K: ToRedisArgs,
+        V: ToRedisArgs,
     {
-        let fields: Vec<(K, V)> = fields.into_iter().collect();
         Op::try_build(|| {
             let name = input::key("name", name)?;
-            let flat: Vec<&str> = fields
-                .iter()
-                .flat_map(|(k, v)| [k.as_ref(), v.as_ref()])
-                .collect();
-            Ok(scripts::cache::hash_set(name, ttl, &flat))
+            let mut flat = Vec::new();
+            for (field, value) in fields {
+                flat.push(input::value("fields", &field)?);
+                flat.push(input::value("fields", &value)?);
+            }
+            Ok(scripts::cache::hash_set(name, ttl, &input::slices(&flat)))
         })
     }
 
-    /// The entry at `name` (`HGETALL`), or `None` when missing or expired.
-    pub fn get(&self, name: &str) -> Op<Option<HashMap<String, String>>> {
+    /// The entry at `name` (`HGETALL`) as `T` (a `HashMap` or `BTreeMap` of the field and
+    /// value types asked for, `Vec<(K, V)>`, …), or `None` when missing or expired.
+    pub fn get<T: FromRedisValue + 'static>(&self, name: &str) -> Op<Option<T>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HGETALL");
             cmd.arg(input::key("name", name)?);
-            Ok(Op::native(cmd)
-                .map(|map: HashMap<String, String>| Ok((!map.is_empty()).then_some(map))))
+            Ok(Op::<Value>::native(cmd).map(|reply| match reply {
+                Value::Array(ref items) if items.is_empty() => Ok(None),
+                Value::Map(ref items) if items.is_empty() => Ok(None),
+                reply => Ok(Some(T::from_redis_value(reply)?)),
+            }))
         })
     }
 
@@ -616,7 +758,7 @@ impl BinaryCache {
 /// use redis_patterns::cache::{CategoryCache, Ttl};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// match CategoryCache::new("page_cache").ttl().run(&mut con)? {
+/// match CategoryCache::new("page_cache")?.ttl().run(&mut con)? {
 ///     Ttl::Missing => println!("no such category"),
 ///     Ttl::Forever => println!("never expires"),
 ///     Ttl::Expires(left) => println!("expires in {left:?}"),
@@ -645,12 +787,12 @@ pub enum Ttl {
 /// use redis_patterns::cache::{CategoryCache, Ttl};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let pages = CategoryCache::new("page_cache");
+/// let pages = CategoryCache::new("page_cache")?;
 /// pages.set("/topic/123", "hello").run(&mut con)?;
 /// assert_eq!(pages.size().run(&mut con)?, 1);
 /// assert_eq!(pages.ttl().run(&mut con)?, Ttl::Forever);
 /// pages.expire(Duration::from_secs(3)).run(&mut con)?;
-/// assert_eq!(pages.get("/topic/123").run(&mut con)?.as_deref(), Some("hello"));
+/// assert_eq!(pages.get::<String>("/topic/123").run(&mut con)?.as_deref(), Some("hello"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -659,11 +801,12 @@ pub struct CategoryCache {
 }
 
 impl CategoryCache {
-    /// The category stored in the hash at `category`. Cheap: no I/O.
-    pub fn new(category: impl Into<String>) -> Self {
-        CategoryCache {
-            category: category.into(),
-        }
+    /// The category stored in the hash at `category`. Cheap: no I/O. An empty key is
+    /// [`Error::InvalidInput`].
+    pub fn new(category: impl Into<String>) -> Result<Self> {
+        let category = category.into();
+        input::key("category", &category)?;
+        Ok(CategoryCache { category })
     }
 
     /// The category's key.
@@ -673,7 +816,7 @@ impl CategoryCache {
 
     fn cmd(&self, command: &str, name: Option<&str>) -> Result<redis::Cmd> {
         let mut cmd = redis::cmd(command);
-        cmd.arg(input::key("category", &self.category)?);
+        cmd.arg(&self.category);
         if let Some(name) = name {
             cmd.arg(input::key("name", name)?);
         }
@@ -682,16 +825,16 @@ impl CategoryCache {
 
     /// Stores `value` under `name` (`HSET category name value`). The category's ttl, if
     /// any, is left as it is.
-    pub fn set(&self, name: &str, value: &str) -> Op<()> {
+    pub fn set<V: ToRedisArgs>(&self, name: &str, value: V) -> Op<()> {
         Op::try_build(|| {
             let mut cmd = self.cmd("HSET", Some(name))?;
-            cmd.arg(value);
+            cmd.arg(input::value("value", &value)?);
             Ok(Op::native(cmd))
         })
     }
 
-    /// The value under `name` (`HGET`), or `None`.
-    pub fn get(&self, name: &str) -> Op<Option<String>> {
+    /// The value under `name` (`HGET`) as `T`, or `None`.
+    pub fn get<T: FromRedisValue + 'static>(&self, name: &str) -> Op<Option<T>> {
         Op::try_build(|| Ok(Op::native(self.cmd("HGET", Some(name))?)))
     }
 

@@ -56,6 +56,8 @@
 
 use std::time::Duration;
 
+use redis::{FromRedisValue, ToRedisArgs};
+
 use crate::runtime::input;
 use crate::runtime::native;
 use crate::runtime::op::Op;
@@ -94,36 +96,39 @@ impl CircularQueue {
 
     /// Appends `items`, in order, at the rear (`RPUSH`) and returns the queue's new
     /// length. At least one item; duplicates are allowed.
-    pub fn insert<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn insert<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         native::push("RPUSH", &self.key, items)
     }
 
     /// Removes copies of `item` (`LREM key count item`) and returns how many it removed:
     /// every copy for `count` 0, the first `count` from the front for a positive
     /// `count`, the last `-count` from the rear for a negative one.
-    pub fn remove(&self, item: &str, count: i64) -> Op<u64> {
+    pub fn remove<V: ToRedisArgs>(&self, item: V, count: i64) -> Op<u64> {
         lrem(&self.key, item, count)
     }
 
     /// Moves the front item to the rear and returns it (`LMOVE key key LEFT RIGHT`);
     /// `None` when the queue is empty. Never blocks.
-    pub fn rotate(&self) -> Op<Option<String>> {
+    pub fn rotate<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         rotate(&self.key)
     }
 
     /// Like [`rotate`](Self::rotate), but waits up to `timeout` (`None`: forever) for an
     /// item when the queue is empty (`BLMOVE`); `None` when the timeout passed first.
-    pub fn rotate_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn rotate_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         rotate_blocking(&self.key, timeout)
     }
 
     /// The front item, the next to rotate (`LINDEX key 0`); `None` when empty.
-    pub fn front(&self) -> Op<Option<String>> {
+    pub fn front<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         lindex(&self.key, 0)
     }
 
     /// The rear item, the last rotated or inserted (`LINDEX key -1`); `None` when empty.
-    pub fn rear(&self) -> Op<Option<String>> {
+    pub fn rear<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         lindex(&self.key, -1)
     }
 
@@ -170,11 +175,11 @@ impl UniqueCircularQueue {
     /// Appends `items`, in order, at the rear, first taking out any of them already
     /// queued (so they move to the rear), and returns the queue's new length. At least
     /// one item, no two equal. One script (`circular_queue/unique_insert`).
-    pub fn insert<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn insert<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         Op::try_build(|| {
             let op = scripts::circular_queue::unique_insert(
                 input::key("key", &self.key)?,
-                &input::unique_items(items)?,
+                &input::slices(&input::unique_items(items)?),
             );
             Ok(op.map(|length| {
                 u64::try_from(length).map_err(|_| {
@@ -188,28 +193,31 @@ impl UniqueCircularQueue {
     }
 
     /// Takes `item` out of the queue (`LREM key 1 item`): true if it was queued.
-    pub fn remove(&self, item: &str) -> Op<bool> {
+    pub fn remove<V: ToRedisArgs>(&self, item: V) -> Op<bool> {
         lrem(&self.key, item, 1).map(|removed| Ok(removed > 0))
     }
 
     /// Moves the front item to the rear and returns it; see [`CircularQueue::rotate`].
-    pub fn rotate(&self) -> Op<Option<String>> {
+    pub fn rotate<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         rotate(&self.key)
     }
 
     /// Rotates, waiting up to `timeout` (`None`: forever) for an item; see
     /// [`CircularQueue::rotate_blocking`].
-    pub fn rotate_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn rotate_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         rotate_blocking(&self.key, timeout)
     }
 
     /// The front item (`LINDEX key 0`); `None` when empty.
-    pub fn front(&self) -> Op<Option<String>> {
+    pub fn front<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         lindex(&self.key, 0)
     }
 
     /// The rear item (`LINDEX key -1`); `None` when empty.
-    pub fn rear(&self) -> Op<Option<String>> {
+    pub fn rear<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         lindex(&self.key, -1)
     }
 
@@ -219,24 +227,29 @@ impl UniqueCircularQueue {
     }
 }
 
-fn lrem(key: &str, item: &str, count: i64) -> Op<u64> {
+fn lrem<V: ToRedisArgs>(key: &str, item: V, count: i64) -> Op<u64> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("LREM");
-        cmd.arg(input::key("key", key)?).arg(count).arg(item);
+        cmd.arg(input::key("key", key)?)
+            .arg(count)
+            .arg(input::value("item", &item)?);
         Ok(Op::native(cmd))
     })
 }
 
-fn rotate(key: &str) -> Op<Option<String>> {
+fn rotate<T: FromRedisValue + 'static>(key: &str) -> Op<Option<T>> {
     Op::try_build(|| {
         let key = input::key("key", key)?;
         let mut cmd = redis::cmd("LMOVE");
         cmd.arg(key).arg(key).arg("LEFT").arg("RIGHT");
-        Ok(Op::native(cmd))
+        Ok(Op::native(cmd).with_undo(rotate_back(key)))
     })
 }
 
-fn rotate_blocking(key: &str, timeout: Option<Duration>) -> Op<Option<String>> {
+fn rotate_blocking<T: FromRedisValue + 'static>(
+    key: &str,
+    timeout: Option<Duration>,
+) -> Op<Option<T>> {
     Op::try_build(|| {
         let key = input::key("key", key)?;
         let mut cmd = redis::cmd("BLMOVE");
@@ -245,11 +258,24 @@ fn rotate_blocking(key: &str, timeout: Option<Duration>) -> Op<Option<String>> {
             .arg("LEFT")
             .arg("RIGHT")
             .arg(input::block_timeout(timeout)?);
-        Ok(Op::native(cmd))
+        Ok(Op::native(cmd).with_undo(rotate_back(key)))
     })
 }
 
-fn lindex(key: &str, index: i64) -> Op<Option<String>> {
+/// What moves a rotated item that does not decode back to the front, so that the queue is
+/// as it was (`LMOVE key key RIGHT LEFT`).
+fn rotate_back(key: &str) -> impl Fn(&redis::Value) -> Option<redis::Cmd> + Send + Sync + 'static {
+    let key = key.to_owned();
+    move |value| {
+        matches!(value, redis::Value::BulkString(_)).then(|| {
+            let mut cmd = redis::cmd("LMOVE");
+            cmd.arg(&key).arg(&key).arg("RIGHT").arg("LEFT");
+            cmd
+        })
+    }
+}
+
+fn lindex<T: FromRedisValue + 'static>(key: &str, index: i64) -> Op<Option<T>> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("LINDEX");
         cmd.arg(input::key("key", key)?).arg(index);

@@ -76,7 +76,9 @@
 
 use std::time::Duration;
 
-use crate::runtime::native::{blocking_pop, length, one_key, push};
+use redis::{FromRedisValue, ToRedisArgs};
+
+use crate::runtime::native::{blocking_pop, length, pop, push};
 use crate::runtime::op::Op;
 
 /// A FIFO queue in one list: `RPUSH` in, `LPOP`/`BLPOP` out.
@@ -114,13 +116,13 @@ impl FifoQueue {
 
     /// Appends `items`, in order, behind the queue's last item (`RPUSH`), and returns the
     /// queue's new length. At least one item.
-    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn enqueue<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         push("RPUSH", &self.key, items)
     }
 
     /// Takes the queue's first item (`LPOP`), or `None` when it is empty. Never blocks.
-    pub fn dequeue(&self) -> Op<Option<String>> {
-        one_key("LPOP", &self.key)
+    pub fn dequeue<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        pop("LPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting for one up to `timeout` (`None`: forever)
@@ -129,7 +131,10 @@ impl FifoQueue {
     /// The connection must wait for the reply at least as long: see the
     /// [module docs](self#blocking-pops-and-connection-timeouts) for async connections,
     /// whose default 500 ms response timeout would otherwise lose the item.
-    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn dequeue_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         blocking_pop("BLPOP", &self.key, timeout)
     }
 
@@ -171,19 +176,22 @@ impl ReversedFifoQueue {
 
     /// Adds `items`, in order, behind the queue's last item (`LPUSH`, so the list's head
     /// is the newest), and returns the queue's new length. At least one item.
-    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn enqueue<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         push("LPUSH", &self.key, items)
     }
 
     /// Takes the queue's first item (`RPOP`), or `None` when it is empty. Never blocks.
-    pub fn dequeue(&self) -> Op<Option<String>> {
-        one_key("RPOP", &self.key)
+    pub fn dequeue<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        pop("RPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting for one up to `timeout` (`None`: forever)
     /// when it is empty (`BRPOP`); `None` when the timeout passed first. See
     /// [`FifoQueue::dequeue_blocking`] about connection timeouts.
-    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn dequeue_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         blocking_pop("BRPOP", &self.key, timeout)
     }
 

@@ -51,6 +51,8 @@
 
 use std::time::Duration;
 
+use redis::{FromRedisValue, ToRedisArgs};
+
 use crate::runtime::error::Error;
 use crate::runtime::input;
 use crate::runtime::native;
@@ -121,32 +123,35 @@ impl FixedLengthQueue {
     /// Appends as many of `items`, in order, as fit, and returns how many did: the first
     /// ones; the rest are dropped. At least one item. One script
     /// (`fixed_length_queue/enqueue`).
-    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn enqueue<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         self.enqueue_counted(items).map(|done| Ok(done.kept))
     }
 
     /// [`enqueue`](Self::enqueue), also reporting how many items already queued were
     /// trimmed (only when the queue held more than `max_length`).
-    pub fn enqueue_counted<S: AsRef<str>>(&self, items: &[S]) -> Op<Enqueued> {
+    pub fn enqueue_counted<V: ToRedisArgs>(&self, items: &[V]) -> Op<Enqueued> {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::enqueue(
                 input::key("key", &self.key)?,
                 self.max_length,
-                &items.iter().map(AsRef::as_ref).collect::<Vec<&str>>(),
+                &input::slices(&input::items(items)?),
             );
             Ok(op.map(enqueued))
         })
     }
 
     /// Takes the queue's first item (`LPOP`), or `None` when it is empty.
-    pub fn dequeue(&self) -> Op<Option<String>> {
-        native::one_key("LPOP", &self.key)
+    pub fn dequeue<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        native::pop("LPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting up to `timeout` (`None`: forever) for one
     /// (`BLPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
-    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn dequeue_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         native::blocking_pop("BLPOP", &self.key, timeout)
     }
 
@@ -199,32 +204,35 @@ impl FadedQueue {
     /// and returns how many of `items` were kept: all of them, or the last `max_length`
     /// when more were passed. At least one item. One script
     /// (`fixed_length_queue/faded_enqueue`).
-    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn enqueue<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         self.enqueue_counted(items).map(|done| Ok(done.kept))
     }
 
     /// [`enqueue`](Self::enqueue), also reporting how many items already queued were
     /// evicted.
-    pub fn enqueue_counted<S: AsRef<str>>(&self, items: &[S]) -> Op<Enqueued> {
+    pub fn enqueue_counted<V: ToRedisArgs>(&self, items: &[V]) -> Op<Enqueued> {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::faded_enqueue(
                 input::key("key", &self.key)?,
                 self.max_length,
-                &items.iter().map(AsRef::as_ref).collect::<Vec<&str>>(),
+                &input::slices(&input::items(items)?),
             );
             Ok(op.map(enqueued))
         })
     }
 
     /// Takes the queue's first (oldest) item (`LPOP`), or `None` when it is empty.
-    pub fn dequeue(&self) -> Op<Option<String>> {
-        native::one_key("LPOP", &self.key)
+    pub fn dequeue<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        native::pop("LPOP", &self.key)
     }
 
     /// Takes the queue's first item, waiting up to `timeout` (`None`: forever) for one
     /// (`BLPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
-    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn dequeue_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         native::blocking_pop("BLPOP", &self.key, timeout)
     }
 

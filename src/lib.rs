@@ -39,7 +39,9 @@ pub mod scripts {
 pub use runtime::batch::{Batch, Replies, Slot};
 pub use runtime::call::{ScriptArg, ScriptCall};
 pub use runtime::catalog;
-pub use runtime::catalog::{load, load_all, load_all_async, load_async};
+pub use runtime::catalog::{load, load_all};
+#[cfg(feature = "aio")]
+pub use runtime::catalog::{load_all_async, load_async};
 pub use runtime::error::{Error, Result};
 pub use runtime::op::Op;
 pub use runtime::script::{

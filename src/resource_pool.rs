@@ -238,7 +238,12 @@ impl ResourcePool {
                 &token,
                 RECLAIM_ON_ACQUIRE,
             );
-            Ok(op.map(move |resource| Ok(resource.map(|resource| Lease { resource, token }))))
+            Ok(op.map(move |resource| {
+                Ok(resource.map(|resource| Lease {
+                    resource,
+                    token: token.clone(),
+                }))
+            }))
         })
     }
 

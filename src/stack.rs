@@ -50,6 +50,8 @@
 
 use std::time::Duration;
 
+use redis::{FromRedisValue, ToRedisArgs};
+
 use crate::runtime::input;
 use crate::runtime::native;
 use crate::runtime::op::Op;
@@ -89,18 +91,18 @@ impl Stack {
     }
 
     /// Puts `item` on top (`RPUSH`) and returns the stack's new size.
-    pub fn push(&self, item: &str) -> Op<u64> {
+    pub fn push<V: ToRedisArgs>(&self, item: V) -> Op<u64> {
         native::push("RPUSH", &self.key, &[item])
     }
 
     /// Takes the top item (`RPOP`), or `None` when the stack is empty.
-    pub fn pop(&self) -> Op<Option<String>> {
-        native::one_key("RPOP", &self.key)
+    pub fn pop<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        native::pop("RPOP", &self.key)
     }
 
     /// The top item without taking it (`LINDEX key -1`), or `None` when the stack is
     /// empty.
-    pub fn top(&self) -> Op<Option<String>> {
+    pub fn top<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("LINDEX");
             cmd.arg(input::key("key", &self.key)?).arg(-1);
@@ -169,19 +171,22 @@ impl LifoQueue {
 
     /// Adds `items`, in order (the last one ends on top), with `RPUSH`, and returns the
     /// queue's new length. At least one item.
-    pub fn enqueue<S: AsRef<str>>(&self, items: &[S]) -> Op<u64> {
+    pub fn enqueue<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         native::push("RPUSH", &self.key, items)
     }
 
     /// Takes the newest item (`RPOP`), or `None` when the queue is empty.
-    pub fn dequeue(&self) -> Op<Option<String>> {
-        native::one_key("RPOP", &self.key)
+    pub fn dequeue<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
+        native::pop("RPOP", &self.key)
     }
 
     /// Takes the newest item, waiting up to `timeout` (`None`: forever) for one
     /// (`BRPOP`). See [`FifoQueue::dequeue_blocking`](crate::fifo_queue::FifoQueue::dequeue_blocking)
     /// about connection timeouts.
-    pub fn dequeue_blocking(&self, timeout: Option<Duration>) -> Op<Option<String>> {
+    pub fn dequeue_blocking<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<T>> {
         native::blocking_pop("BRPOP", &self.key, timeout)
     }
 

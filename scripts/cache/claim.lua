@@ -15,7 +15,7 @@
 --- @key marker string               the computing marker, in the same hash slot as `value` (`{value}:computing`)
 --- @arg token string non-empty      a secret unique to this call: only its holder may fill or release the marker
 --- @arg lease ms 1..=10^15-1        how long the marker lasts if its holder never fills it
---- @return (string, string?)        the answer and the value: ("hit", value), ("compute", nil) or ("wait", nil)
+--- @return (string, bytes?)         the answer and the value: ("hit", value), ("compute", nil) or ("wait", nil)
 --- @error BAD_ARGS                  not 2 keys and 2 arguments
 --- @error BAD_TOKEN                 `token` is empty
 --- @error BAD_LEASE                 `lease` is not whole milliseconds from 1 to 10^15 - 1

@@ -8,7 +8,7 @@
 --- @key value string              the cache entry
 --- @key marker string             the computing marker, in the same hash slot as `value` (`{value}:computing`)
 --- @arg token string non-empty    the token the marker was claimed with
---- @arg content string            the computed value
+--- @arg content bytes             the computed value
 --- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
 --- @return bool                   1 when the marker still held `token` (now deleted); 0 when its lease ran out
 --- @error BAD_ARGS                not 2 keys and 3 arguments

@@ -10,7 +10,7 @@
 --- deletes another value.
 --- @key cache hash                the hash that holds the entry
 --- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
---- @arg fields string... 2..=2000 field, value, field, value, ...: from 1 to 1000 pairs
+--- @arg fields bytes...  2..=2000 field, value, field, value, ...: from 1 to 1000 pairs
 --- @return nil                    nothing
 --- @error BAD_ARGS                not 1 key, and a ttl and from 2 to 2000 fields and values
 --- @error BAD_TTL                 `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1

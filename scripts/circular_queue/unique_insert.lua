@@ -9,7 +9,7 @@
 --- long as every write goes through this script. The queue holds at most 5,000 items, so
 --- that one call stays short: an insert that would pass that is refused whole.
 --- @key queue list                    the list; its head is the front of the queue
---- @arg items string... 1..=1000      the items to append, in order, no two equal
+--- @arg items bytes...  1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
 --- @error BAD_ARGS                    not 1 key and from 1 to 1000 items
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written

@@ -9,7 +9,7 @@
 --- far beyond `max_length` shrinks over several calls).
 --- @key queue list                    the list; items are appended on the right, taken from the left
 --- @arg max_length uint 1..=10^15-1   the most items the queue holds
---- @arg items string... 1..=5000     the items to append, in order
+--- @arg items bytes...  1..=5000     the items to append, in order
 --- @return (int, int)                 `{kept, evicted}`: the last `kept` items were appended; `evicted` old ones cut
 --- @error BAD_ARGS                    not 1 key, and `max_length` and from 1 to 5,000 items
 --- @error BAD_MAX_LENGTH              `max_length` is not an integer from 1 to 10^15 - 1

@@ -8,7 +8,9 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input::hash_slot;
-use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, load_cmd, server_error};
+use crate::runtime::op::{
+    Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error,
+};
 use crate::runtime::script::Script;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
@@ -58,6 +60,8 @@ pub struct Batch {
 struct Entry {
     cmd: Cmd,
     script: Option<&'static Script>,
+    /// For a pop: what puts back a value that will not decode (see `Op::repair`).
+    repair: Option<Undo>,
 }
 
 /// An operation's place in the batch, its key and that key's hash slot.
@@ -193,21 +197,28 @@ impl Batch {
         self.entries.push(Entry {
             cmd: request.into_cmd(),
             script,
+            repair: None,
         });
         script
     }
 
     /// Adds `op`; its reply is read from the [`Replies`] with the returned [`Slot`].
-    pub fn add<T>(&mut self, op: Op<T>) -> Slot<T> {
+    pub fn add<T: 'static>(&mut self, op: Op<T>) -> Slot<T> {
         let index = self.entries.len();
+        let repair = op.repair();
         let script = match op.request {
-            Ok(request) => self.push(request),
+            Ok(request) => {
+                let script = self.push(request);
+                self.entries[index].repair = repair;
+                script
+            }
             Err(err) => {
                 // The first rejected input fails the whole batch before any I/O.
                 self.rejected.get_or_insert(err);
                 self.entries.push(Entry {
                     cmd: redis::cmd("PING"),
                     script: None,
+                    repair: None,
                 });
                 None
             }
@@ -321,11 +332,15 @@ impl Batch {
             self.restore(&pipe, prefix, &pending, &again);
             pending = again;
         }
+        for undo in self.undo(&values) {
+            undo.query::<Value>(con)?;
+        }
         Ok(Replies::new(self.id, values))
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
     /// `ConnectionManager`, an async cluster connection, a pooled one.
+    #[cfg(feature = "aio")]
     pub async fn run_async<C>(mut self, con: &mut C) -> Result<Replies>
     where
         C: redis::aio::ConnectionLike,
@@ -355,7 +370,23 @@ impl Batch {
             self.restore(&pipe, prefix, &pending, &again);
             pending = again;
         }
+        for undo in self.undo(&values) {
+            undo.query_async::<Value>(con).await?;
+        }
         Ok(Replies::new(self.id, values))
+    }
+
+    /// The commands that put back the values popped by this batch that will not decode
+    /// (their slots then fail with the decoding error), in reverse order, so that values
+    /// popped from one end go back in the order they were. Sent one by one: this is the
+    /// rare path, and it runs on every kind of connection.
+    fn undo(&self, values: &[Value]) -> Vec<Cmd> {
+        self.entries
+            .iter()
+            .zip(values)
+            .rev()
+            .filter_map(|(entry, value)| entry.repair.as_ref().and_then(|repair| repair(value)))
+            .collect()
     }
 
     /// Files the replies of the operations at `sent` into `values`; returns those that got
@@ -421,6 +452,7 @@ pub(crate) fn run_one(
 }
 
 /// [`run_one`] on an async connection.
+#[cfg(feature = "aio")]
 pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
     request: Request,
     con: &mut C,

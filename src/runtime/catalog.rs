@@ -45,6 +45,7 @@ pub fn load_all(con: &mut dyn redis::ConnectionLike) -> Result<()> {
 }
 
 /// [`load_all`] on an async connection.
+#[cfg(feature = "aio")]
 pub async fn load_all_async<C: redis::aio::ConnectionLike>(con: &mut C) -> Result<()> {
     load_async(con, scripts()).await
 }
@@ -70,6 +71,7 @@ pub fn load(con: &mut dyn redis::ConnectionLike, scripts: &[&Script]) -> Result<
 }
 
 /// [`load`] on an async connection.
+#[cfg(feature = "aio")]
 pub async fn load_async<C: redis::aio::ConnectionLike>(
     con: &mut C,
     scripts: &[&Script],

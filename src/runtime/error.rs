@@ -17,7 +17,7 @@ use std::time::Duration;
 /// }
 /// # Ok::<(), redis_patterns::Error>(())
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// The input was rejected before anything was sent to Redis.

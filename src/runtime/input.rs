@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use redis::ToRedisArgs;
+
 use crate::runtime::error::{Error, Result};
 use crate::runtime::script::{Count, Param, Rule};
 
@@ -217,15 +219,31 @@ pub(crate) fn count(what: &'static str, n: usize) -> Result<u64> {
     }
 }
 
-/// The items of a push: at least one, since a push of nothing is a Redis error.
-pub(crate) fn items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+/// One value as the bytes Redis stores: anything redis-rs sends as a single argument
+/// (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers, …).
+pub(crate) fn value<V: ToRedisArgs + ?Sized>(what: &'static str, value: &V) -> Result<Vec<u8>> {
+    let mut args = value.to_redis_args();
+    if args.len() != 1 {
+        return Err(Error::invalid(
+            what,
+            format!(
+                "must be one value, but it is sent as {} arguments; pass each value on its own",
+                args.len()
+            ),
+        ));
+    }
+    Ok(args.pop().expect("one argument"))
+}
+
+/// At least one item, each one value (see [`value`]).
+pub(crate) fn items<V: ToRedisArgs>(items: &[V]) -> Result<Vec<Vec<u8>>> {
     if items.is_empty() {
         return Err(Error::invalid(
             "items",
             "must hold at least one item; pass a slice such as &[\"a\", \"b\"]",
         ));
     }
-    Ok(items.iter().map(AsRef::as_ref).collect())
+    items.iter().map(|item| value("items", item)).collect()
 }
 
 /// The timeout of a blocking command (BLPOP, BZPOPMIN, BLMOVE, …) as the seconds Redis
@@ -265,14 +283,22 @@ pub(crate) fn score(what: &'static str, score: f64) -> Result<String> {
     })
 }
 
+/// Borrows each value, as the generated function of a `bytes...` argument takes them.
+pub(crate) fn slices(values: &[Vec<u8>]) -> Vec<&[u8]> {
+    values.iter().map(Vec::as_slice).collect()
+}
+
 /// [`items`], no two equal.
-pub(crate) fn unique_items<S: AsRef<str>>(items: &[S]) -> Result<Vec<&str>> {
+pub(crate) fn unique_items<V: ToRedisArgs>(items: &[V]) -> Result<Vec<Vec<u8>>> {
     let items = self::items(items)?;
     let mut seen = std::collections::HashSet::with_capacity(items.len());
-    if let Some(twice) = items.iter().find(|item| !seen.insert(**item)) {
+    if let Some(twice) = items.iter().find(|item| !seen.insert(item.as_slice())) {
         return Err(Error::invalid(
             "items",
-            format!("must be distinct, but {twice:?} is passed more than once"),
+            format!(
+                "must be distinct, but \"{}\" is passed more than once",
+                twice.escape_ascii()
+            ),
         ));
     }
     Ok(items)

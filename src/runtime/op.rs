@@ -1,12 +1,20 @@
 //! The one place that runs commands and scripts: an [`Op`] is built once and can run on a
 //! sync connection, on an async one, or inside a [`Batch`](crate::Batch).
 
+use std::fmt;
+use std::sync::Arc;
+
 use redis::{Cmd, FromRedisValue, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::script::Script;
 
-pub(crate) type Decode<T> = Box<dyn FnOnce(Value) -> Result<T> + Send>;
+pub(crate) type Decode<T> = Arc<dyn Fn(Value) -> Result<T> + Send + Sync>;
+
+/// For an operation that takes a value out of Redis (a pop): the command that puts the
+/// value of a reply back where it was, sent when the reply does not decode, so that a
+/// value the caller cannot read is never lost.
+pub(crate) type Undo = Arc<dyn Fn(&Value) -> Option<Cmd> + Send + Sync>;
 
 /// One operation of a pattern: a script call or a native command, with how its reply
 /// decodes into `T`.
@@ -39,12 +47,75 @@ pub(crate) type Decode<T> = Box<dyn FnOnce(Value) -> Result<T> + Send>;
 ///
 /// Input is checked when the `Op` is built: an invalid one fails with
 /// [`Error::InvalidInput`] when run, before any I/O.
+///
+/// An `Op` is a value, as redis-rs's `Cmd` is: run it as often as needed (a retry, a
+/// poll), clone it, log it with `{:?}`:
+///
+/// ```
+/// use redis_patterns::counter::Counter;
+///
+/// let op = Counter::new("visits").increase(1);
+/// assert_eq!(
+///     format!("{op:?}"),
+///     r#"Op { cmd: "INCRBY visits 1", script: None }"#
+/// );
+/// let again = op.clone(); // the same command, the same decoding
+/// # let _ = again;
+/// ```
 #[must_use = "an Op does nothing until it is run"]
 pub struct Op<T> {
     pub(crate) request: Result<Request>,
     pub(crate) decode: Decode<T>,
+    pub(crate) undo: Option<Undo>,
 }
 
+impl<T> Clone for Op<T> {
+    fn clone(&self) -> Self {
+        Op {
+            request: self.request.clone(),
+            decode: Arc::clone(&self.decode),
+            undo: self.undo.clone(),
+        }
+    }
+}
+
+/// The command as `MONITOR` would show it (binary bytes escaped), the script's name, or
+/// why the input was rejected.
+impl<T> fmt::Debug for Op<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.request {
+            Ok(request) => f
+                .debug_struct("Op")
+                .field("cmd", &show_cmd(request.cmd()))
+                .field("script", &request.script().map(|s| s.name))
+                .finish(),
+            Err(err) => f.debug_struct("Op").field("rejected", err).finish(),
+        }
+    }
+}
+
+/// `cmd` as one line: arguments separated by spaces, printable ASCII as is, anything
+/// else escaped, long arguments cut to 64 bytes.
+fn show_cmd(cmd: &Cmd) -> String {
+    let mut line = String::new();
+    for (i, arg) in cmd.args_iter().enumerate() {
+        if i > 0 {
+            line.push(' ');
+        }
+        let bytes = match arg {
+            redis::Arg::Simple(bytes) => bytes,
+            _ => b"<cursor>".as_slice(),
+        };
+        let shown = &bytes[..bytes.len().min(64)];
+        line.extend(shown.escape_ascii().map(char::from));
+        if shown.len() < bytes.len() {
+            line.push_str(&format!("…(+{} bytes)", bytes.len() - shown.len()));
+        }
+    }
+    line
+}
+
+#[derive(Clone)]
 pub(crate) enum Request {
     /// `EVALSHA` (or `EVALSHA_RO`) of `script`.
     Script { script: &'static Script, cmd: Cmd },
@@ -143,12 +214,40 @@ impl<T: FromRedisValue + 'static> Op<T> {
 impl<T: 'static> Op<T> {
     pub(crate) fn from_parts(
         request: Result<Request>,
-        decode: impl FnOnce(Value) -> Result<T> + Send + 'static,
+        decode: impl Fn(Value) -> Result<T> + Send + Sync + 'static,
     ) -> Self {
         Op {
             request,
-            decode: Box::new(decode),
+            decode: Arc::new(decode),
+            undo: None,
         }
+    }
+
+    /// The same operation, which takes a value out of Redis: when a reply does not
+    /// decode, `undo` gives the command that puts its value back, and the runtime sends it
+    /// before returning the decoding error.
+    pub(crate) fn with_undo(
+        mut self,
+        undo: impl Fn(&Value) -> Option<Cmd> + Send + Sync + 'static,
+    ) -> Self {
+        self.undo = Some(Arc::new(undo));
+        self
+    }
+
+    /// Decodes a reply; on failure, also the command that puts its value back, if any.
+    fn decode_reply(&self, value: Value) -> std::result::Result<T, (Error, Option<Cmd>)> {
+        let undo = self.undo.as_ref().and_then(|undo| undo(&value));
+        (self.decode)(value).map_err(|err| (err, undo))
+    }
+
+    /// For a [`Batch`](crate::Batch), which decodes when a slot is read: the command that
+    /// puts back the value of a reply that will not decode.
+    pub(crate) fn repair(&self) -> Option<Undo> {
+        let undo = self.undo.clone()?;
+        let decode = Arc::clone(&self.decode);
+        Some(Arc::new(move |value: &Value| {
+            decode(value.clone()).is_err().then(|| undo(value)).flatten()
+        }))
     }
 
     /// An operation whose input was rejected: running it returns `err` without any I/O.
@@ -156,12 +255,13 @@ impl<T: 'static> Op<T> {
         Op {
             request: Err(err),
             // Only reachable through a Slot read from another batch's replies.
-            decode: Box::new(|_| {
+            decode: Arc::new(|_| {
                 Err(Error::unexpected_reply(
                     "no reply for a rejected operation",
                     "its input was rejected before it was sent",
                 ))
             }),
+            undo: None,
         }
     }
 
@@ -171,11 +271,12 @@ impl<T: 'static> Op<T> {
     }
 
     /// Post-processes the decoded reply.
-    pub fn map<U: 'static>(self, f: impl FnOnce(T) -> Result<U> + Send + 'static) -> Op<U> {
+    pub fn map<U: 'static>(self, f: impl Fn(T) -> Result<U> + Send + Sync + 'static) -> Op<U> {
         let decode = self.decode;
         Op {
             request: self.request,
-            decode: Box::new(move |value| decode(value).and_then(f)),
+            decode: Arc::new(move |value| decode(value).and_then(&f)),
+            undo: self.undo,
         }
     }
 
@@ -196,31 +297,54 @@ impl<T: 'static> Op<T> {
     /// sent again behind its script's `SCRIPT LOAD`, both in one round trip, as a
     /// [`Batch`](crate::Batch) sends them, up to five times; a call that got `NOSCRIPT`
     /// did not run, so nothing runs twice.
-    pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
-        let request = self.request?;
+    pub fn run(&self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
+        let request = self.request.as_ref().map_err(Clone::clone)?;
         let script = request.script();
         let reply = match request.cmd().query::<Value>(con) {
-            Err(err) if is_noscript(&err) => crate::runtime::batch::run_one(request, con)?,
+            Err(err) if is_noscript(&err) => {
+                crate::runtime::batch::run_one(request.clone(), con)?
+            }
             reply => reply,
         };
-        (self.decode)(reply.map_err(|err| server_error(script, err))?)
+        match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
+            Ok(value) => Ok(value),
+            Err((err, None)) => Err(err),
+            Err((err, Some(undo))) => Err(put_back(err, undo.query::<Value>(con))),
+        }
     }
 
     /// Runs on an async connection: `MultiplexedConnection`, `ConnectionManager`, an async
     /// cluster connection, a pooled one. Same behaviour as [`run`](Self::run).
-    pub async fn run_async<C>(self, con: &mut C) -> Result<T>
+    #[cfg(feature = "aio")]
+    pub async fn run_async<C>(&self, con: &mut C) -> Result<T>
     where
         C: redis::aio::ConnectionLike,
     {
-        let request = self.request?;
+        let request = self.request.as_ref().map_err(Clone::clone)?;
         let script = request.script();
         let reply = match request.cmd().query_async::<Value>(con).await {
             Err(err) if is_noscript(&err) => {
-                crate::runtime::batch::run_one_async(request, con).await?
+                crate::runtime::batch::run_one_async(request.clone(), con).await?
             }
             reply => reply,
         };
-        (self.decode)(reply.map_err(|err| server_error(script, err))?)
+        match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
+            Ok(value) => Ok(value),
+            Err((err, None)) => Err(err),
+            Err((err, Some(undo))) => Err(put_back(err, undo.query_async::<Value>(con).await)),
+        }
+    }
+}
+
+/// The error of a value that did not decode, after the command that put it back ran:
+/// the decoding error when the value is back, else why it could not be put back.
+pub(crate) fn put_back(err: Error, undone: redis::RedisResult<Value>) -> Error {
+    match undone {
+        Ok(_) => err,
+        Err(undo_err) => Error::unexpected_reply(
+            "a value taken out of Redis did not decode, and putting it back failed",
+            format!("{err}; putting it back: {undo_err}"),
+        ),
     }
 }
 
