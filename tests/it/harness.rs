@@ -127,6 +127,25 @@ pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
         .collect()
 }
 
+/// Bytes that are not UTF-8 (and hold a NUL and a CR LF), for the binary-safety tests.
+pub const NOT_UTF8: &[u8] = b"\xff\xfe\x00bin\r\n\x80";
+
+/// Runs `read`, which takes a value that cannot decode as what it asks for (a non-UTF-8
+/// item popped as `String`), and asserts that it fails and that the keyspace is byte for
+/// byte as it was: the value went back where it was.
+pub fn assert_undecodable_changes_nothing<T: Debug>(
+    con: &mut redis::Connection,
+    read: impl FnOnce(&mut redis::Connection) -> Result<T, Error>,
+) {
+    let before = dump(con);
+    let result = read(con);
+    assert!(
+        result.is_err(),
+        "expected a decoding error, got {result:?}"
+    );
+    assert_eq!(dump(con), before, "the keyspace changed: {result:?}");
+}
+
 /// A scenario's calls and what each returned, pinned as a snapshot.
 #[derive(Serialize, Default)]
 pub struct Transcript {
