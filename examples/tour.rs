@@ -1,13 +1,14 @@
-//! A walk through every finished pattern.
+//! A walk through every finished pattern: each call, what it returned, and why.
 //!
 //! ```sh
 //! cargo run --example tour                          # against a throwaway redis-server
 //! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example tour   # against yours
 //! ```
 //!
-//! Against `REDIS_URL` it writes only keys that start with `tour:`, and deletes them at
-//! the end.
+//! Against `REDIS_URL` it writes only keys whose names start with `tour:` or `{tour:`,
+//! and deletes them at the end (found with SCAN, never KEYS).
 
+use std::fmt::Debug;
 use std::time::Duration;
 
 use redis_patterns::binary_recorder::BinaryRecorder;
@@ -33,629 +34,965 @@ use redis_patterns::{Batch, Op, catalog};
 #[path = "../tests/it/server.rs"]
 mod server;
 
-type Con = redis::Connection;
+/// The widest call column; a longer call gets its result on the next line.
+const MAX_CALL_WIDTH: usize = 44;
+/// The widest line before a note moves to a line of its own.
+const MAX_LINE_WIDTH: usize = 100;
 
-/// Runs `op`, printing the call and its result, and returns the result.
-fn show<T: std::fmt::Debug + 'static>(
-    con: &mut Con,
-    call: &str,
-    op: Op<T>,
-) -> redis_patterns::Result<T> {
-    let result = op.run(con);
-    match &result {
-        Ok(value) => println!("    {call:<52} → {value:?}"),
-        Err(err) => println!("    {call:<52} → error: {err}"),
-    }
-    result
+/// One line of a section, printed when the section ends so that its columns fit its calls.
+enum Row {
+    /// A call, what it returned, and why when that is not obvious.
+    Call {
+        call: String,
+        result: String,
+        note: String,
+    },
+    /// A line of its own: what happens between calls.
+    Text(String),
 }
 
-fn section(title: &str, note: &str) {
-    println!("\n{title}\n    {note}");
+/// The connection, and the rows of the section being shown.
+struct Tour {
+    con: redis::Connection,
+    rows: Vec<Row>,
+}
+
+impl Tour {
+    /// Runs `op` and shows the call, its result and `note` (may be empty); returns the
+    /// result.
+    fn show<T: Debug + 'static>(
+        &mut self,
+        call: &str,
+        note: &str,
+        op: Op<T>,
+    ) -> redis_patterns::Result<T> {
+        let result = op.run(&mut self.con);
+        let shown = match &result {
+            Ok(value) => format!("{value:?}"),
+            Err(err) => format!("error: {err}"),
+        };
+        self.say(call, shown, note);
+        result
+    }
+
+    /// Shows a call made without an `Op`, and what it gave.
+    fn say(&mut self, call: &str, result: impl Into<String>, note: &str) {
+        self.rows.push(Row::Call {
+            call: call.to_owned(),
+            result: result.into(),
+            note: note.to_owned(),
+        });
+    }
+
+    /// Shows a line of its own.
+    fn text(&mut self, line: impl Into<String>) {
+        self.rows.push(Row::Text(line.into()));
+    }
+
+    /// Prints the rows shown so far, then starts a section: a title, and what it is about.
+    fn section(&mut self, title: &str, about: &str) {
+        self.flush();
+        println!("\n{title}");
+        for line in about.lines() {
+            println!("  {line}");
+        }
+    }
+
+    /// Prints the rows shown so far: calls in a column as wide as the longest (up to
+    /// `MAX_CALL_WIDTH`), results after an arrow, notes after the results or, when the
+    /// line would be too long, under them.
+    fn flush(&mut self) {
+        let width = self
+            .rows
+            .iter()
+            .filter_map(|row| match row {
+                Row::Call { call, .. } => Some(call.chars().count()),
+                Row::Text(_) => None,
+            })
+            .filter(|&len| len <= MAX_CALL_WIDTH)
+            .max()
+            .unwrap_or(0);
+        // Where results start: the indent, the call column, and " → ".
+        let result_column = 4 + width + 3;
+        for row in self.rows.drain(..) {
+            match row {
+                Row::Text(line) => println!("    {line}"),
+                Row::Call { call, result, note } => {
+                    let mut line = if call.chars().count() > width {
+                        format!("    {call}\n{:result_column$}", "")
+                    } else {
+                        format!("    {call:<width$}   ")
+                    };
+                    line.push_str(&format!("→ {result}"));
+                    let last_line = line.rsplit('\n').next().unwrap_or("");
+                    if !note.is_empty() {
+                        if last_line.chars().count() + note.chars().count() + 4 <= MAX_LINE_WIDTH {
+                            line.push_str(&format!("  ({note})"));
+                        } else {
+                            line.push_str(&format!("\n{:result_column$}  ({note})", ""));
+                        }
+                    }
+                    println!("{line}");
+                }
+            }
+        }
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Keep the throwaway server alive until the end of main.
-    let (_server, url) = server::env_url_or_throwaway();
-    let mut con = redis::Client::open(url.as_str())?.get_connection()?;
+    let (server, url) = server::env_url_or_throwaway();
+    let con = redis::Client::open(url.as_str())?.get_connection()?;
+    let mut tour = Tour {
+        con,
+        rows: Vec::new(),
+    };
     println!("redis-patterns tour, on {url}");
-    let con = &mut con;
+    if server.is_some() {
+        println!("  a throwaway redis-server; set REDIS_URL to run the tour on yours");
+    } else {
+        println!(
+            "  from REDIS_URL; the tour writes only keys named tour:… or {{tour:…, and deletes them at the end"
+        );
+    }
+    println!("  Each line shows a call → what it returned  (and why, when that is not obvious).");
+    println!(
+        "  \"ch. N\" is a chapter of 《Redis 应用实例》 (huangz); the README names every source."
+    );
+    let t = &mut tour;
 
-    section(
-        "Lock (book ch. 3): one native command each, no owner",
-        "Anyone can release it; AutoReleaseLock adds a lease.",
+    locks(t)?;
+    id_generator(t)?;
+    matrix(t)?;
+    logical_matrix(t)?;
+    counters(t)?;
+    keyspace(t)?;
+    stream_iterator(t)?;
+    cache(t)?;
+    rate_limiter(t)?;
+    queues(t)?;
+    log(t)?;
+    unique_counter(t)?;
+    binary_recorder(t)?;
+    compact_string(t)?;
+    resource_pool(t)?;
+    batch(t)?;
+    catalogue(t);
+
+    let deleted = delete_tour_keys(&mut t.con)?;
+    println!("\nDeleted the {deleted} keys the tour wrote.");
+    Ok(())
+}
+
+/// Deletes every key whose name starts with `tour:` or `{tour:`, a SCAN batch at a time:
+/// each call does bounded work, however many keys the server holds.
+fn delete_tour_keys(con: &mut redis::Connection) -> redis::RedisResult<u64> {
+    let mut deleted = 0;
+    for pattern in ["tour:*", "{tour:*"] {
+        let mut cursor = 0_u64;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query(con)?;
+            // SCAN may return a key twice; DEL counts only the keys it removed.
+            if !keys.is_empty() {
+                deleted += redis::cmd("DEL").arg(&keys).query::<u64>(con)?;
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    Ok(deleted)
+}
+
+fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Lock and AutoReleaseLock (ch. 3): one native command each; the lock knows no owner",
+        "Anyone can release it. AutoReleaseLock adds a lease: Redis frees the lock when it ends.",
     );
     let lock = Lock::new("tour:lock");
-    show(con, "lock.acquire()", lock.acquire())?;
-    show(con, "lock.acquire()  (held)", lock.acquire())?;
-    show(con, "lock.release()", lock.release())?;
+    t.show("lock.acquire()", "", lock.acquire())?;
+    t.show(
+        "lock.acquire()",
+        "already held: acquire tries once, it does not wait",
+        lock.acquire(),
+    )?;
+    t.show("lock.release()", "", lock.release())?;
     let auto = AutoReleaseLock::new("tour:auto_lock");
-    show(
-        con,
+    t.show(
         "auto.acquire(100 ms)",
+        "held, with a 100 ms lease",
         auto.acquire(Duration::from_millis(100)),
     )?;
     std::thread::sleep(Duration::from_millis(150));
-    show(
-        con,
-        "auto.acquire(10 s)  (after the lease)",
+    t.text("150 ms pass; nobody releases the lock");
+    t.show(
+        "auto.acquire(10 s)",
+        "free again: Redis ended the 100 ms lease",
         auto.acquire(Duration::from_secs(10)),
     )?;
 
-    section(
-        "IdentityLock (book ch. 4): release and extend check a token",
-        "The book's WATCH/GET/MULTI/DEL release is one script here: one round trip, never gives up.",
+    t.section(
+        "IdentityLock (ch. 4): only the holder's token releases or extends it",
+        "Release, extend and lease are one script each; the book's release \
+         (WATCH/GET/MULTI/DEL)\ngives up when another client touches the key.",
     );
     let lock = IdentityLock::new("tour:identity_lock");
     let token = IdentityLock::random_token();
-    println!("    token = IdentityLock::random_token() = {token}");
-    show(
-        con,
-        "lock.acquire(token, 30 s)",
+    t.say(
+        "token = IdentityLock::random_token()",
+        format!("{token:?}"),
+        "the holder's secret: 128 random bits",
+    );
+    t.show(
+        "lock.acquire(&token, Some(30 s))",
+        "held for 30 s",
         lock.acquire(&token, Some(Duration::from_secs(30))),
     )?;
-    show(con, "lock.release(\"guess\")", lock.release("guess"))?;
-    show(
-        con,
-        "lock.extend(token, 60 s)",
+    t.show(
+        "lock.release(\"guess\")",
+        "not the holder's token: the lock stays held",
+        lock.release("guess"),
+    )?;
+    t.show(
+        "lock.extend(&token, 60 s)",
+        "the lease now ends 60 s from now",
         lock.extend(&token, Duration::from_secs(60)),
     )?;
-    show(con, "lock.lease(token)", lock.lease(&token))?;
-    show(con, "lock.release(token)", lock.release(&token))?;
-    let _ = show(
-        con,
-        "lock.release(\"\")  (checked before any I/O)",
+    t.show(
+        "lock.lease(&token)",
+        "how long the lock stays held",
+        lock.lease(&token),
+    )?;
+    t.show("lock.release(&token)", "", lock.release(&token))?;
+    let _ = t.show(
+        "lock.release(\"\")",
+        "refused before anything is sent to Redis",
         lock.release(""),
     );
 
-    section(
-        "FencedLock (beyond the book): every acquisition gets a larger token",
-        "A storage that remembers the highest token refuses writes from a holder whose lease ran out.",
+    t.section(
+        "FencedLock (beyond the books): each acquisition gets a larger fencing token",
+        "Send the token with every write to the resource the lock protects: if it refuses \
+         tokens\nlower than the highest it has seen, a holder whose lease ran out cannot \
+         overwrite the next\nholder's work.",
     );
     let lock = FencedLock::new("tour:fenced_lock");
-    let first = show(
-        con,
+    let first = t.show(
         "lock.acquire(100 ms)",
+        "the first holder's token",
         lock.acquire(Duration::from_millis(100)),
     )?;
     std::thread::sleep(Duration::from_millis(150));
-    let second = show(
-        con,
-        "lock.acquire(30 s)  (after the lease)",
+    t.text("150 ms pass: the first holder's lease runs out while it is paused");
+    let second = t.show(
+        "lock.acquire(30 s)",
+        "a second holder: its token is larger",
         lock.acquire(Duration::from_secs(30)),
     )?;
     if let (Some(first), Some(second)) = (first, second) {
-        show(
-            con,
-            &format!("lock.release({first})  (stale token)"),
+        t.show(
+            &format!("lock.release({first})"),
+            "the first holder's token: the lock is no longer its own",
             lock.release(first),
         )?;
-        show(
-            con,
+        t.show(
             &format!("lock.release({second})"),
+            "the current holder's token",
             lock.release(second),
         )?;
     }
+    Ok(())
+}
 
-    section(
-        "IdGenerator (book ch. 5; the 2011 cookbook's Auid)",
-        "INCR and SET NX: ids never repeat.",
+fn id_generator(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "IdGenerator (ch. 5; the 2011 cookbook's Auid): ids that never repeat",
+        "produce is INCR; reserve (SET NX) makes ids start after those already in use elsewhere.",
     );
     let ids = IdGenerator::new("tour:user_id");
-    show(con, "ids.reserve(10000)", ids.reserve(10_000))?;
-    show(con, "ids.produce()", ids.produce())?;
-    show(con, "ids.reserve(5)  (an id was produced)", ids.reserve(5))?;
+    t.show(
+        "ids.reserve(10000)",
+        "ids up to 10000 are kept, e.g. for imported users",
+        ids.reserve(10_000),
+    )?;
+    t.show(
+        "ids.produce()",
+        "the first id after the reserved ones",
+        ids.produce(),
+    )?;
+    t.show(
+        "ids.reserve(5)",
+        "refused: ids were produced, and reserving now could repeat one",
+        ids.reserve(5),
+    )?;
     let hashed = HashIdGenerator::new("tour:ids");
-    show(con, "hashed.produce(\"post\")", hashed.produce("post"))?;
+    t.show(
+        "hashed.produce(\"post\")",
+        "HashIdGenerator: one counter per name, all in one hash",
+        hashed.produce("post"),
+    )?;
+    Ok(())
+}
 
-    matrix(con)?;
-    logical_matrix(con)?;
+fn matrix(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Matrices (ch. 31): ListMatrix (a list per row), BitmapMatrix (a BITFIELD string per \
+         row),\nMatrix (one BITFIELD string for the whole matrix)",
+        "init is one script, all or nothing. Rows and columns count from 0; every index and \
+         value\nis checked before any I/O.",
+    );
+    let cells = [vec![1, 2, 3], vec![4, 5, 6]];
+    t.text("cells = [[1, 2, 3], [4, 5, 6]]");
+    let list = ListMatrix::new("tour:{list_matrix}", 2, 3);
+    t.show(
+        "list.init(Some(&cells))",
+        "a 2 × 3 matrix",
+        list.init(Some(&cells)),
+    )?;
+    let _ = t.show(
+        "list.init(None)",
+        "the matrix exists: refused, nothing written",
+        list.init(None),
+    );
+    t.show(
+        "list.set(1, 1, -50)",
+        "row 1, column 1",
+        list.set(1, 1, -50),
+    )?;
+    t.show(
+        "list.get_all()",
+        "one consistent read; None when there is no matrix",
+        list.get_all(),
+    )?;
+    let bitmap = BitmapMatrix::new("tour:{bitmap_matrix}", 2, 3, Width::U8);
+    t.show(
+        "bitmap.init(None)",
+        "u8 cells; None: all 0",
+        bitmap.init(None),
+    )?;
+    t.show("bitmap.set(0, 2, 255)", "", bitmap.set(0, 2, 255))?;
+    let _ = t.show(
+        "bitmap.set(0, 2, 256)",
+        "256 is not a u8",
+        bitmap.set(0, 2, 256),
+    );
+    t.show("bitmap.get_row(0)", "", bitmap.get_row(0))?;
+    let matrix = Matrix::new("tour:matrix", 2, 3, Width::I16);
+    t.show(
+        "matrix.init(Some(&cells))",
+        "i16 cells",
+        matrix.init(Some(&cells)),
+    )?;
+    t.show(
+        "matrix.set(1, 2, -7)",
+        "answers the value it replaced",
+        matrix.set(1, 2, -7),
+    )?;
+    let _ = t.show(
+        "matrix.get(0, 3)",
+        "the columns are 0 to 2",
+        matrix.get(0, 3),
+    );
+    t.show("matrix.get_all()", "", matrix.get_all())?;
+    Ok(())
+}
 
-    section(
-        "Counters (book ch. 6; the 2011 cookbook's counters)",
-        "HashCounter::reset is one script that refuses to overwrite a non-integer.",
+fn logical_matrix(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Logical matrices (ch. 32): LogicalMatrix (a bitmap per row), CompactLogicalMatrix \
+         (one bitmap)",
+        "init writes packed bitmaps; rows are read as bytes and decoded in Rust.\n\
+         `cargo run --example matrix_memory` measures the memory each form takes.",
+    );
+    let cells = [vec![true, false, true], vec![false, true, false]];
+    t.text("cells = [[true, false, true], [false, true, false]]");
+    let rows = LogicalMatrix::new("tour:{logical_matrix}", 2, 3);
+    t.show("rows.init(Some(&cells))", "", rows.init(Some(&cells)))?;
+    t.show("rows.set(1, 2, true)", "", rows.set(1, 2, true))?;
+    t.show("rows.get_all()", "", rows.get_all())?;
+    let compact = CompactLogicalMatrix::new("tour:compact_logical_matrix", 2, 3);
+    t.show("compact.init(Some(&cells))", "", compact.init(Some(&cells)))?;
+    t.show("compact.get_row(1)", "", compact.get_row(1))?;
+    let _ = t.show(
+        "compact.get(0, 3)",
+        "no column 3; the book's code checks nothing, and would read row 1, column 0",
+        compact.get(0, 3),
+    );
+    Ok(())
+}
+
+fn counters(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Counters (ch. 6; the 2011 cookbook's counters)",
+        "Counter: a string. HashCounter: a field of a hash; its reset is one script that \
+         refuses\nto overwrite a field that holds no integer. CompactCounter: small counters \
+         packed in one\nstring (BITFIELD), each with an overflow policy.",
     );
     let views = Counter::new("tour:views");
-    show(con, "views.increase(10)", views.increase(10))?;
-    show(
-        con,
-        "views.reset(0)  (returns the old value)",
+    t.show("views.increase(10)", "", views.increase(10))?;
+    t.show(
+        "views.reset(0)",
+        "answers the value it replaced",
         views.reset(0),
     )?;
     let likes = HashCounter::new("tour:post:7", "likes");
-    show(con, "likes.increase(3)", likes.increase(3))?;
-    show(con, "likes.reset(0)", likes.reset(0))?;
-    for (name, overflow) in [
-        ("wrap", Overflow::Wrap),
-        ("sat", Overflow::Sat),
-        ("fail", Overflow::Fail),
+    t.show(
+        "likes.increase(3)",
+        "the field `likes` of the hash tour:post:7",
+        likes.increase(3),
+    )?;
+    t.show(
+        "likes.reset(0)",
+        "answers the value it replaced",
+        likes.reset(0),
+    )?;
+    t.text(
+        "wrap, sat, fail: three u8 counters (0 to 255) in the string tour:compact, one per policy",
+    );
+    for (name, overflow, note) in [
+        (
+            "wrap",
+            Overflow::Wrap,
+            "Overflow::Wrap: 300 wraps to 300 - 256",
+        ),
+        ("sat", Overflow::Sat, "Overflow::Sat: stops at 255"),
+        ("fail", Overflow::Fail, "Overflow::Fail: refused"),
     ] {
         let index = overflow as u64;
         let counter = CompactCounter::new("tour:compact", index, Width::U8, overflow);
-        let _ = show(
-            con,
-            &format!("u8 {name}: increase(300)"),
+        let _ = t.show(
+            &format!("{name}.increase(300)"),
+            note,
             counter.increase(300),
         );
     }
-
-    keyspace(con)?;
-    stream_iterator(con)?;
-
-    cache(con)?;
-
-    rate_limiter(con)?;
-
-    queues(con)?;
-    log(con)?;
-
-    unique_counter(con)?;
-    binary_recorder(con)?;
-    compact_string(con)?;
-    resource_pool(con)?;
-
-    section(
-        "Batch: several operations in one round trip",
-        "Scripts it calls are loaded first.",
-    );
-    let mut batch = Batch::transaction();
-    let a = batch.add(views.increase(5));
-    let b = batch.add(likes.reset(1));
-    let mut replies = batch.run(con)?;
-    println!(
-        "    views.increase(5), likes.reset(1)                    → {:?}, {:?}",
-        a.take(&mut replies)?,
-        b.take(&mut replies)?
-    );
-
-    section(
-        "The catalogue",
-        "Every script, for tools and for apps in other languages:",
-    );
-    for script in catalog::scripts() {
-        println!(
-            "    {:<24} {}  {}",
-            script.name,
-            &script.sha1[..8],
-            script.summary
-        );
-    }
-    println!(
-        "\n    Run one from a shell:  redis-cli --eval scripts/identity_lock/release.lua lock:1 , secret"
-    );
-
-    let keys: Vec<String> = redis::cmd("KEYS").arg("tour:*").query(con)?;
-    let keys: Vec<String> = keys
-        .into_iter()
-        .chain(["{tour:fenced_lock}:fence".to_owned()])
-        .collect();
-    let _: () = redis::cmd("DEL").arg(&keys).query(con)?;
     Ok(())
 }
 
-fn keyspace(con: &mut Con) -> redis_patterns::Result<()> {
+fn keyspace(t: &mut Tour) -> redis_patterns::Result<()> {
     use redis_patterns::keyspace::{DbIterator, DbSampler, KeyType, RandomKeyGenerator};
-    let say = |call: &str, result: String| println!("    {call:<52} → {result}");
 
-    section(
-        "Keyspace (book ch. 12): SCAN a batch at a time, sample the types",
-        "Several round trips by nature; SCAN may repeat keys, and returns every key that stays.",
+    t.section(
+        "Keyspace (ch. 12): walk the keys with SCAN, a batch per call; sample their types",
+        "Several round trips by nature. A key may come twice; every key that exists for the \
+         whole\nwalk comes at least once.",
     );
-    let keys = RandomKeyGenerator::new("tour:keys", 42).generate(con, 30)?;
-    say(
+    let keys = RandomKeyGenerator::new("tour:keys", 42).generate(&mut t.con, 30)?;
+    let (first, first_type) = &keys[0];
+    t.say(
         "RandomKeyGenerator::new(\"tour:keys\", 42).generate(30)",
-        format!("{} keys, the first {:?}", keys.len(), keys[0]),
+        format!(
+            "{} keys; the first: {first:?}, a {first_type:?}",
+            keys.len()
+        ),
+        "random types, from seed 42",
     );
+    t.text("it = DbIterator::new(10).matching(\"tour:keys:*\")");
     let mut it = DbIterator::new(10).matching("tour:keys:*");
-    while let Some(batch) = it.next(con)? {
-        say("it.next()", format!("{} keys", batch.len()));
+    let mut note = "one SCAN; its COUNT 10 is a hint, so batch sizes vary";
+    while let Some(batch) = it.next(&mut t.con)? {
+        t.say("it.next()", format!("{} keys", batch.len()), note);
+        note = "";
     }
-    say(
-        "it.next()  (the walk is done)",
-        format!("{:?}", it.next(con)?),
-    );
+    let done = it.next(&mut t.con)?;
+    t.say("it.next()", format!("{done:?}"), "the walk is done");
     let lists = DbIterator::new(10)
         .matching("tour:keys:*")
         .of_type(KeyType::List)
-        .keys(con)
+        .keys(&mut t.con)
         .collect::<redis_patterns::Result<Vec<_>>>()?;
-    say(
-        "DbIterator…of_type(List).keys().count()",
-        lists.len().to_string(),
+    t.say(
+        "DbIterator…of_type(KeyType::List).keys()",
+        format!("{} lists", lists.len()),
+        "the TYPEs of each batch, pipelined",
     );
     let mut sampler = DbSampler::from_iterator(DbIterator::new(10).matching("tour:keys:*"));
-    while sampler.sample(con)?.is_some() {}
+    while sampler.sample(&mut t.con)?.is_some() {}
+    let mut call = "sampler.stats()";
     for line in sampler.stats().to_string().lines() {
-        say("sampler.stats()", line.to_owned());
+        t.say(call, line, "");
+        call = "";
     }
     Ok(())
 }
 
-fn stream_iterator(con: &mut Con) -> redis_patterns::Result<()> {
+fn stream_iterator(t: &mut Tour) -> redis_patterns::Result<()> {
     use redis_patterns::stream_iterator::{XrangeIterator, XreadIterator};
-    let say = |call: &str, result: String| println!("    {call:<52} → {result}");
 
-    section(
-        "Stream iterators (book ch. 13): XRANGE with an exclusive cursor, XREAD with a block",
-        "One command per batch; entries appended between calls are picked up.",
+    t.section(
+        "Stream iterators (ch. 13): XrangeIterator (XRANGE), XreadIterator (XREAD, may wait)",
+        "One command per batch, from a cursor: entries added between calls are picked up.",
     );
-    let _: () = redis::cmd("DEL").arg("tour:stream").query(con)?;
+    let _: () = redis::cmd("DEL").arg("tour:stream").query(&mut t.con)?;
     for n in 1..=5 {
         let _: () = redis::cmd("XADD")
             .arg("tour:stream")
             .arg(format!("{n}-1"))
             .arg("reading")
             .arg(n * 10)
-            .query(con)?;
+            .query(&mut t.con)?;
     }
+    t.text("the stream tour:stream holds 5 entries, ids 1-1 to 5-1, readings 10 to 50");
     let mut it = XrangeIterator::new("tour:stream");
     for _ in 0..3 {
-        let ids: Vec<String> = it.next(con, 2)?.iter().map(|e| e.id.to_string()).collect();
-        say("it.next(2)", format!("{ids:?}, cursor now {}", it.cursor()));
+        let ids: Vec<String> = it
+            .next(&mut t.con, 2)?
+            .iter()
+            .map(|e| e.id.to_string())
+            .collect();
+        let cursor = it.cursor();
+        let after = cursor.trim_start_matches('(');
+        t.say(
+            "it.next(2)",
+            format!("{ids:?}"),
+            &format!("cursor {cursor:?}: the next XRANGE starts after {after}"),
+        );
     }
     let mut reader = XreadIterator::new("tour:stream");
     reader.rewind_to("4-1")?;
-    let fresh = reader.next(con, 10, Some(Duration::from_millis(100)))?;
-    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get("reading")).collect();
-    say(
-        "reader.rewind_to(\"4-1\"); reader.next(10, 100 ms)",
-        format!("{readings:?}"),
+    t.say(
+        "reader.rewind_to(\"4-1\")",
+        "Ok(())",
+        "moves the cursor; no I/O",
     );
-    let none = reader.next(con, 10, Some(Duration::from_millis(100)))?;
-    say(
-        "reader.next(10, 100 ms)  (nothing new)",
+    let fresh = reader.next(&mut t.con, 10, Some(Duration::from_millis(100)))?;
+    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get("reading")).collect();
+    t.say(
+        "reader.next(10, Some(100 ms))",
+        format!("{readings:?}"),
+        "the readings after 4-1: only entry 5-1's",
+    );
+    let none = reader.next(&mut t.con, 10, Some(Duration::from_millis(100)))?;
+    t.say(
+        "reader.next(10, Some(100 ms))",
         format!("{none:?}"),
+        "waited 100 ms: no entry was added",
     );
     let bad = reader.rewind_to("abc").unwrap_err();
-    say(
-        "reader.rewind_to(\"abc\")  (no I/O)",
+    t.say(
+        "reader.rewind_to(\"abc\")",
         format!("error: {bad}"),
+        "no I/O",
     );
     Ok(())
 }
 
-/// Caches (book ch. 1 and 2, the 2011 cookbook's category cache), and a cache-aside read
-/// that computes a missing value once.
-fn cache(con: &mut Con) -> Result<(), Box<dyn std::error::Error>> {
+/// Caches (ch. 1 and 2, the 2011 cookbook's category cache), and a cache-aside read that
+/// computes a missing value once.
+fn cache(t: &mut Tour) -> Result<(), Box<dyn std::error::Error>> {
     use redis_patterns::cache::{BinaryCache, Cache, CategoryCache, HashCache, JsonCache};
 
-    section(
-        "Caches (book ch. 1, 2; 2011 cookbook): native commands, one script for hashes",
-        "HashCache::set replaces the entry and its ttl atomically; JsonCache tells null from a miss.",
+    t.section(
+        "Caches (ch. 1, 2; the 2011 cookbook): native commands, one script for hashes",
+        "Cache: text. JsonCache: serde values as JSON; it tells a cached null from a miss.\n\
+         HashCache: a hash per entry; set replaces the entry and its TTL in one script.\n\
+         BinaryCache: bytes. CategoryCache: entries of one hash that share a TTL.",
     );
     let cache = Cache::new();
     let minute = Some(Duration::from_secs(60));
-    show(
-        con,
-        "cache.set(\"tour:greeting\", \"hello\", 60 s)",
+    t.show(
+        "cache.set(\"tour:greeting\", \"hello\", Some(60 s))",
+        "",
         cache.set("tour:greeting", "hello", minute),
     )?;
-    show(
-        con,
+    t.show(
         "cache.get(\"tour:greeting\")",
+        "",
         cache.get("tour:greeting"),
     )?;
-    let _ = show(
-        con,
-        "cache.set(.., ttl 0)",
+    let _ = t.show(
+        "cache.set(\"tour:greeting\", \"hello\", Some(0 s))",
+        "a TTL must be at least 1 ms",
         cache.set("tour:greeting", "hello", Some(Duration::ZERO)),
     );
 
     let json = JsonCache::<Option<Vec<u32>>>::new();
-    show(
-        con,
+    t.text("json = JsonCache::<Option<Vec<u32>>>::new()");
+    t.show(
         "json.set(\"tour:json\", &None, None)",
+        "caches a JSON null, with no TTL",
         json.set("tour:json", &None, None),
     )?;
-    show(
-        con,
-        "json.get(\"tour:json\")  (a cached null)",
+    t.show(
+        "json.get(\"tour:json\")",
+        "a cached null, not a miss",
         json.get("tour:json"),
     )?;
-    show(
-        con,
+    t.show(
         "json.get(\"tour:json:missing\")",
+        "a miss",
         json.get("tour:json:missing"),
     )?;
 
     let hashes = HashCache::new();
-    show(
-        con,
-        "hashes.set(\"tour:user\", id+name, 60 s)",
+    t.show(
+        "hashes.set(\"tour:user\", {id, name}, 60 s)",
+        "",
         hashes.set("tour:user", [("id", "10086"), ("name", "peter")], minute),
     )?;
-    show(
-        con,
-        "hashes.set(\"tour:user\", name only, 60 s)",
+    t.show(
+        "hashes.set(\"tour:user\", {name}, 60 s)",
+        "",
         hashes.set("tour:user", [("name", "jack")], minute),
     )?;
-    show(
-        con,
-        "hashes.get(\"tour:user\")  (replaced, not merged)",
+    t.show(
+        "hashes.get(\"tour:user\")",
+        "replaced, not merged: id is gone",
         hashes.get("tour:user"),
     )?;
 
     let binary = BinaryCache::new();
-    show(
-        con,
-        "binary.set(\"tour:bytes\", [0, 159, 255])",
+    t.show(
+        "binary.set(\"tour:bytes\", &[0, 159, 255], None)",
+        "",
         binary.set("tour:bytes", &[0, 159, 255], None),
     )?;
-    show(con, "binary.get(\"tour:bytes\")", binary.get("tour:bytes"))?;
+    t.show("binary.get(\"tour:bytes\")", "", binary.get("tour:bytes"))?;
 
-    let page = cache.get_or_compute(con, "tour:page:10086", minute, || {
+    let page = cache.get_or_compute(&mut t.con, "tour:page:10086", minute, || {
         Ok::<_, redis_patterns::Error>("<html>10086</html>".to_owned())
     })?;
-    println!(
-        "    {:<52} → {page:?}",
-        "cache.get_or_compute(\"tour:page:10086\", render)"
+    t.say(
+        "cache.get_or_compute(\"tour:page:10086\", 60 s, render)",
+        format!("{page:?}"),
+        "a miss: render ran, and its page is now cached for 60 s",
     );
 
     let pages = CategoryCache::new("tour:page_cache");
-    show(
-        con,
+    t.show(
         "pages.set(\"/topic/123\", \"hello\")",
+        "an entry of the hash tour:page_cache",
         pages.set("/topic/123", "hello"),
     )?;
-    show(
-        con,
+    t.show(
         "pages.expire(3 s)",
+        "the whole category expires in 3 s",
         pages.expire(Duration::from_secs(3)),
     )?;
-    show(con, "pages.size()", pages.size())?;
+    t.show("pages.size()", "entries in the category", pages.size())?;
     Ok(())
 }
 
-/// Rate limiters (book ch. 8 and beyond): the book's fixed window, a sliding window, GCRA.
-fn rate_limiter(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "RateLimiter (book ch. 8): a fixed window; refused attempts are not counted",
-        "Peter may try to log in 3 times per hour; is_permitted is one script.",
+/// Rate limiters (ch. 8 and beyond): the book's fixed window, a sliding window, GCRA.
+fn rate_limiter(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "RateLimiter (ch. 8): a fixed window",
+        "Peter may try to log in 3 times per hour. is_permitted is one script; a refused \
+         attempt\nis not counted.",
     );
     let login =
         RateLimiter::new("login", Duration::from_secs(3600), 3).with_prefix("tour:RateLimiter");
-    for _ in 0..4 {
-        show(
-            con,
+    for note in ["", "", "the third attempt: the last allowed", "refused"] {
+        t.show(
             "login.is_permitted(\"Peter\")",
+            note,
             login.is_permitted("Peter"),
         )?;
     }
-    show(con, "login.remaining(\"Peter\")", login.remaining("Peter"))?;
-    show(con, "login.duration(\"Peter\")", login.duration("Peter"))?;
-    show(con, "login.revoke(\"Peter\")", login.revoke("Peter"))?;
+    t.show(
+        "login.remaining(\"Peter\")",
+        "attempts left in this hour",
+        login.remaining("Peter"),
+    )?;
+    t.show(
+        "login.duration(\"Peter\")",
+        "until the window ends and Peter may try again",
+        login.duration("Peter"),
+    )?;
+    t.show(
+        "login.revoke(\"Peter\")",
+        "forgets Peter's attempts",
+        login.revoke("Peter"),
+    )?;
 
-    section(
-        "SlidingWindowLimiter and GcraLimiter: one Limiter trait, a Decision on the server's clock",
-        "Sliding window: exact, one entry per request. GCRA: a burst, then a steady rate, one string.",
+    t.section(
+        "SlidingWindowLimiter and GcraLimiter (beyond the books): one Limiter trait",
+        "attempt(client, cost) answers a Decision, timed on the server's clock.\n\
+         messages: at most 2 in any 1 s; exact, one sorted-set entry per request.\n\
+         api (GCRA): a burst of 3, then 10 per second (one every 100 ms); one string per client.",
     );
     let messages = SlidingWindowLimiter::new("message", 2, Duration::from_secs(1))
         .with_prefix("tour:SlidingWindowLimiter");
-    for _ in 0..3 {
-        show(
-            con,
+    for note in ["", "", "a third within 1 s: refused"] {
+        t.show(
             "messages.attempt(\"Peter\", 1)",
+            note,
             messages.attempt("Peter", 1),
         )?;
     }
     let api =
         GcraLimiter::new("api", 3, 10, Duration::from_secs(1)).with_prefix("tour:GcraLimiter");
-    show(
-        con,
-        "api.attempt(\"Peter\", 3)  (the burst)",
+    t.show(
+        "api.attempt(\"Peter\", 3)",
+        "the whole burst at once",
         api.attempt("Peter", 3),
     )?;
-    show(con, "api.attempt(\"Peter\", 1)", api.attempt("Peter", 1))?;
-    std::thread::sleep(Duration::from_millis(100));
-    show(
-        con,
-        "api.attempt(\"Peter\", 1)  (100 ms later)",
+    t.show(
+        "api.attempt(\"Peter\", 1)",
+        "the bucket is empty: refused until one unit is back",
         api.attempt("Peter", 1),
     )?;
-    println!(
-        "    keys: {}, {}",
-        messages.key("Peter")?,
-        api.key("Peter")?
+    std::thread::sleep(Duration::from_millis(100));
+    t.text("100 ms pass");
+    t.show(
+        "api.attempt(\"Peter\", 1)",
+        "one unit is back",
+        api.attempt("Peter", 1),
+    )?;
+    t.say(
+        "messages.key(\"Peter\"), api.key(\"Peter\")",
+        format!("{}, {}", messages.key("Peter")?, api.key("Peter")?),
+        "one key per client",
     );
     Ok(())
 }
 
-/// Queues (book ch. 26–30): FIFO, bounded, stack, priority and circular.
-fn queues(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "Queues (book ch. 26–30): FIFO, fixed-length, stack, priority, circular",
-        "Blocking pops need a connection that waits as long: see the fifo_queue docs.",
+/// Queues (ch. 26–30): FIFO, bounded, stack, priority and circular.
+fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Queues (ch. 26–30): FIFO, fixed-length, stack, priority, circular",
+        "One native command each, but for the scripts that bound a queue or keep it unique.\n\
+         A blocking pop needs a connection that waits as long: see the fifo_queue docs.",
     );
     let fifo = FifoQueue::new("tour:fifo");
-    show(
-        con,
+    t.show(
         "fifo.enqueue(&[\"a\", \"b\"])",
+        "the queue's length",
         fifo.enqueue(&["a", "b"]),
     )?;
-    show(con, "fifo.dequeue()", fifo.dequeue())?;
-    show(
-        con,
+    t.show("fifo.dequeue()", "first in, first out", fifo.dequeue())?;
+    t.show(
         "fifo.dequeue_blocking(Some(100 ms))",
+        "an item was there: no wait",
         fifo.dequeue_blocking(Some(Duration::from_millis(100))),
     )?;
-    show(
-        con,
-        "fifo.dequeue_blocking(Some(100 ms))  (empty)",
+    t.show(
+        "fifo.dequeue_blocking(Some(100 ms))",
+        "empty: waited 100 ms for an item",
         fifo.dequeue_blocking(Some(Duration::from_millis(100))),
     )?;
     let reversed = ReversedFifoQueue::new("tour:fifo_r");
-    show(
-        con,
+    t.show(
         "reversed.enqueue(&[\"a\", \"b\"])",
+        "pushed on the list's other end",
         reversed.enqueue(&["a", "b"]),
     )?;
-    show(con, "reversed.dequeue()", reversed.dequeue())?;
+    t.show(
+        "reversed.dequeue()",
+        "still first in, first out",
+        reversed.dequeue(),
+    )?;
 
-    let oldest = FixedLengthQueue::new("tour:oldest", 3);
-    show(
-        con,
-        "oldest(3).enqueue(&[a, b])",
-        oldest.enqueue(&["a", "b"]),
+    let fixed = FixedLengthQueue::new("tour:fixed", 3);
+    t.text("fixed = FixedLengthQueue::new(\"tour:fixed\", 3): keeps its oldest 3 items");
+    t.show(
+        "fixed.enqueue(&[\"a\", \"b\"])",
+        "both fit",
+        fixed.enqueue(&["a", "b"]),
     )?;
-    show(
-        con,
-        "oldest(3).enqueue(&[c, d, e])  (new items kept)",
-        oldest.enqueue(&["c", "d", "e"]),
+    t.show(
+        "fixed.enqueue(&[\"c\", \"d\", \"e\"])",
+        "only c fits; d and e are dropped",
+        fixed.enqueue(&["c", "d", "e"]),
     )?;
-    let newest = FadedQueue::new("tour:newest", 3);
-    show(
-        con,
-        "newest(3).enqueue(&[a, b])",
-        newest.enqueue(&["a", "b"]),
+    let faded = FadedQueue::new("tour:faded", 3);
+    t.text("faded = FadedQueue::new(\"tour:faded\", 3): keeps its newest 3 items");
+    t.show(
+        "faded.enqueue(&[\"a\", \"b\"])",
+        "",
+        faded.enqueue(&["a", "b"]),
     )?;
-    show(
-        con,
-        "newest(3).enqueue_counted(&[c, d, e])",
-        newest.enqueue_counted(&["c", "d", "e"]),
+    t.show(
+        "faded.enqueue_counted(&[\"c\", \"d\", \"e\"])",
+        "a and b make room",
+        faded.enqueue_counted(&["c", "d", "e"]),
     )?;
-    show(con, "newest.dequeue()", newest.dequeue())?;
+    t.show("faded.dequeue()", "the oldest left", faded.dequeue())?;
 
     let stack = Stack::new("tour:stack");
-    for item in ["1", "2", "3"] {
-        show(con, &format!("stack.push({item:?})"), stack.push(item))?;
+    for (item, note) in [("1", "the stack's height"), ("2", ""), ("3", "")] {
+        t.show(&format!("stack.push({item:?})"), note, stack.push(item))?;
     }
-    show(con, "stack.pop()", stack.pop())?;
-    show(con, "stack.trim(1)", stack.trim(1))?;
-    show(
-        con,
+    t.show("stack.pop()", "last in, first out", stack.pop())?;
+    t.show("stack.trim(1)", "keeps the top item only", stack.trim(1))?;
+    t.show(
         "stack.as_lifo_queue().dequeue()",
+        "the same list, seen as a LIFO queue",
         stack.as_lifo_queue().dequeue(),
     )?;
 
     let tasks = PriorityQueue::new("tour:tasks");
-    show(
-        con,
-        "tasks.insert(\"docs\", 3.0)",
-        tasks.insert("docs", 3.0),
-    )?;
-    show(
-        con,
+    t.show("tasks.insert(\"docs\", 3.0)", "", tasks.insert("docs", 3.0))?;
+    t.show(
         "tasks.insert(\"outage\", 1.0)",
+        "",
         tasks.insert("outage", 1.0),
     )?;
-    show(con, "tasks.pop_min()", tasks.pop_min())?;
-    let _ = show(
-        con,
-        "tasks.insert(\"x\", f64::NAN)  (checked before any I/O)",
+    t.show(
+        "tasks.pop_min()",
+        "the lowest priority value first",
+        tasks.pop_min(),
+    )?;
+    let _ = t.show(
+        "tasks.insert(\"x\", f64::NAN)",
+        "refused before any I/O",
         tasks.insert("x", f64::NAN),
     );
 
     let ring = CircularQueue::new("tour:ring");
-    show(
-        con,
-        "ring.insert(&[s1, s2, s3])",
+    t.show(
+        "ring.insert(&[\"s1\", \"s2\", \"s3\"])",
+        "",
         ring.insert(&["s1", "s2", "s3"]),
     )?;
-    show(con, "ring.rotate()", ring.rotate())?;
-    show(con, "ring.rotate()", ring.rotate())?;
-    show(con, "ring.front()", ring.front())?;
+    t.show(
+        "ring.rotate()",
+        "moves the front item to the rear, and answers it",
+        ring.rotate(),
+    )?;
+    t.show("ring.rotate()", "", ring.rotate())?;
+    t.show("ring.front()", "the next to rotate", ring.front())?;
     let unique = UniqueCircularQueue::new("tour:unique_ring");
-    show(
-        con,
-        "unique.insert(&[a, b, c])",
+    t.show(
+        "unique.insert(&[\"a\", \"b\", \"c\"])",
+        "",
         unique.insert(&["a", "b", "c"]),
     )?;
-    show(
-        con,
-        "unique.insert(&[a])  (moves a to the rear, one script)",
+    t.show(
+        "unique.insert(&[\"a\"])",
+        "a was queued: one script moves it to the rear",
         unique.insert(&["a"]),
     )?;
-    let _ = show(con, "unique.insert(&[d, d])", unique.insert(&["d", "d"]));
+    let _ = t.show(
+        "unique.insert(&[\"d\", \"d\"])",
+        "refused before any I/O",
+        unique.insert(&["d", "d"]),
+    );
     Ok(())
 }
 
 /// The 2011 cookbook's log, newest first.
-fn log(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "Log (2011 cookbook): a list, newest entry first",
+fn log(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Log (the 2011 cookbook): a list, newest entry first",
         "keep(n) keeps the newest n; keep(0) empties it (the cookbook's kept everything).",
     );
     let log = Log::new("tour:log");
-    for entry in ["boot", "login", "logout"] {
-        show(con, &format!("log.append({entry:?})"), log.append(entry))?;
+    for (entry, note) in [("boot", "the log's length"), ("login", ""), ("logout", "")] {
+        t.show(&format!("log.append({entry:?})"), note, log.append(entry))?;
     }
-    show(con, "log.read(0, 1)", log.read(0, 1))?;
-    show(con, "log.keep(1)", log.keep(1))?;
-    show(con, "log.read(0, -1)", log.read(0, -1))?;
+    t.show(
+        "log.read(0, 1)",
+        "entries 0 to 1, both included",
+        log.read(0, 1),
+    )?;
+    t.show("log.keep(1)", "", log.keep(1))?;
+    t.show("log.read(0, -1)", "every entry", log.read(0, -1))?;
     Ok(())
 }
 
-fn unique_counter(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "UniqueCounter, HllUniqueCounter (book ch. 7): count each item once",
-        "Union and difference are counted in Redis: no member is sent back.",
+fn unique_counter(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "UniqueCounter, HllUniqueCounter (ch. 7): count each item once",
+        "UniqueCounter: a set. Union and difference are counted in Redis: no member is sent \
+         back.\nHllUniqueCounter: a HyperLogLog, at most 12 KiB however many items, and \
+         approximate.",
     );
     let monday = UniqueCounter::new("tour:{visits}:monday");
     let tuesday = UniqueCounter::new("tour:{visits}:tuesday");
-    show(con, "monday.include(\"Peter\")", monday.include("Peter"))?;
-    show(
-        con,
-        "monday.include(\"Peter\")  (again)",
+    t.show("monday.include(\"Peter\")", "new", monday.include("Peter"))?;
+    t.show(
+        "monday.include(\"Peter\")",
+        "counted already",
         monday.include("Peter"),
     )?;
-    show(con, "tuesday.include(\"Jack\")", tuesday.include("Jack"))?;
-    show(con, "tuesday.include(\"Peter\")", tuesday.include("Peter"))?;
-    show(
-        con,
+    t.show("tuesday.include(\"Jack\")", "", tuesday.include("Jack"))?;
+    t.show("tuesday.include(\"Peter\")", "", tuesday.include("Peter"))?;
+    t.show(
         "UniqueCounter::union(&[&monday, &tuesday])",
+        "Peter and Jack",
         UniqueCounter::union(&[&monday, &tuesday]),
     )?;
-    show(
-        con,
+    t.show(
         "UniqueCounter::diff(&tuesday, &monday)",
+        "Jack",
         UniqueCounter::diff(&tuesday, &monday),
     )?;
-    let _ = show(
-        con,
-        "UniqueCounter::inter(&[&monday, \"other\"])  (two slots)",
-        UniqueCounter::inter(&[&monday, &UniqueCounter::new("tour:other")]),
+    let other = UniqueCounter::new("tour:other");
+    let _ = t.show(
+        "UniqueCounter::inter(&[&monday, &other])",
+        "refused before any I/O",
+        UniqueCounter::inter(&[&monday, &other]),
     );
     let hll = HllUniqueCounter::new("tour:hll_visits");
     for who in ["Peter", "Jack", "Tom", "Tom"] {
-        show(con, &format!("hll.include(\"{who}\")"), hll.include(who))?;
+        t.show(&format!("hll.include({who:?})"), "", hll.include(who))?;
     }
-    show(con, "hll.count()  (approximate)", hll.count())?;
-    let _ = show(con, "hll.exclude(\"Tom\")", hll.exclude("Tom"));
+    t.show("hll.count()", "approximate", hll.count())?;
+    let _ = t.show(
+        "hll.exclude(\"Tom\")",
+        "refused before any I/O",
+        hll.exclude("Tom"),
+    );
     Ok(())
 }
 
-fn binary_recorder(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "BinaryRecorder (book ch. 9): one bit per day, a year in 46 bytes",
-        "setbit returns the old bit; countbits bounds are inclusive bit indexes.",
+fn binary_recorder(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "BinaryRecorder (ch. 9): one bit per day, a year in 46 bytes",
+        "Peter's sign-ins, bit n for day n.",
     );
     let sign_in = BinaryRecorder::new("tour:User:256512:sign_in");
-    show(con, "sign_in.setbit(1)", sign_in.setbit(1))?;
-    show(con, "sign_in.setbit(1)  (already set)", sign_in.setbit(1))?;
-    show(con, "sign_in.setbit(3)", sign_in.setbit(3))?;
-    show(con, "sign_in.getbit(2)", sign_in.getbit(2))?;
-    show(con, "sign_in.countbits(0, 6)", sign_in.countbits(0, 6))?;
-    let _ = show(
-        con,
-        "sign_in.setbit(1 << 32)  (past a string's 2^32 bits)",
+    t.show(
+        "sign_in.setbit(1)",
+        "answers the bit it replaced",
+        sign_in.setbit(1),
+    )?;
+    t.show(
+        "sign_in.setbit(1)",
+        "day 1 was recorded already",
+        sign_in.setbit(1),
+    )?;
+    t.show("sign_in.setbit(3)", "", sign_in.setbit(3))?;
+    t.show(
+        "sign_in.getbit(2)",
+        "no sign-in on day 2",
+        sign_in.getbit(2),
+    )?;
+    t.show(
+        "sign_in.countbits(0, 6)",
+        "days 0 to 6, both included: days 1 and 3",
+        sign_in.countbits(0, 6),
+    )?;
+    let _ = t.show(
+        "sign_in.setbit(1 << 32)",
+        "refused before any I/O",
         sign_in.setbit(1 << 32),
     );
     Ok(())
 }
 
-fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "CompactString (book ch. 11): short items packed in one string",
-        "Items are bytes; an item that would break the framing is refused.",
+fn compact_string(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "CompactString (ch. 11): short items packed in one string",
+        "Each item is appended with a separator (\"\\n\"); a byte range reads them back.",
     );
     let log = CompactString::new("tour:access_log");
-    show(
-        con,
+    t.show(
         "log.append(\"HTTP/1.1 200 OK\")",
+        "the string's length in bytes",
         log.append("HTTP/1.1 200 OK"),
     )?;
-    show(
-        con,
+    t.show(
         "log.append(\"Server: nginx\")",
+        "",
         log.append("Server: nginx"),
     )?;
     let as_text = |items: Vec<Vec<u8>>| {
@@ -664,109 +1001,108 @@ fn compact_string(con: &mut Con) -> redis_patterns::Result<()> {
             .map(|item| String::from_utf8_lossy(item).into_owned())
             .collect::<Vec<_>>())
     };
-    show(
-        con,
-        "log.get_bytes(0, 20)  (bytes, shown as text)",
+    t.show(
+        "log.get_bytes(0, 20)",
+        "bytes 0 to 20 hold the first item and the start of the second",
         log.get_bytes(0, 20).map(as_text),
     )?;
-    let _ = show(con, "log.append(\"two\\nlines\")", log.append("two\nlines"));
+    let _ = t.show(
+        "log.append(\"two\\nlines\")",
+        "refused before any I/O",
+        log.append("two\nlines"),
+    );
     Ok(())
 }
 
-fn resource_pool(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "ResourcePool (book ch. 10, plus leases): take a resource, give it back",
-        "One script each: None only when every resource is held; a lease returns a crashed client's resource.",
+fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "ResourcePool (ch. 10, plus leases): take a resource, give it back",
+        "One script each. acquire answers None only when every resource is held; a resource\n\
+         taken with a lease comes back to the pool when its holder crashes.",
     );
     let pool = ResourcePool::new("tour:{printers}");
-    show(
-        con,
+    t.show(
         "pool.associate(\"printer-1\")",
+        "added to the pool",
         pool.associate("printer-1"),
     )?;
-    show(
-        con,
-        "pool.associate(\"printer-1\")  (again)",
+    t.show(
+        "pool.associate(\"printer-1\")",
+        "in the pool already",
         pool.associate("printer-1"),
     )?;
-    let printer = show(con, "pool.acquire()", pool.acquire())?;
-    show(con, "pool.acquire()  (every printer held)", pool.acquire())?;
+    let printer = t.show("pool.acquire()", "", pool.acquire())?;
+    t.show("pool.acquire()", "every printer is held", pool.acquire())?;
     if let Some(printer) = printer {
-        show(con, "pool.release(printer)", pool.release(&printer))?;
+        t.show("pool.release(\"printer-1\")", "", pool.release(&printer))?;
     }
-    let lease = show(
-        con,
-        "pool.acquire_with_lease(100 ms)",
+    let lease = t.show(
+        "lease = pool.acquire_with_lease(100 ms)",
+        "",
         pool.acquire_with_lease(Duration::from_millis(100)),
     )?;
     std::thread::sleep(Duration::from_millis(150));
-    println!("    (the holder crashes; 150 ms pass)");
-    show(con, "pool.acquire()  (the lease ran out)", pool.acquire())?;
+    t.text("the holder crashes, and 150 ms pass");
+    t.show(
+        "pool.acquire()",
+        "the lease ran out: printer-1 is back",
+        pool.acquire(),
+    )?;
     if let Some(lease) = lease {
-        show(
-            con,
-            "pool.release_lease(&stale)",
+        t.show(
+            "pool.release_lease(&lease)",
+            "that lease is over: printer-1 is another client's now",
             pool.release_lease(&lease),
         )?;
     }
-    show(con, "pool.total_count()", pool.total_count())?;
+    t.show(
+        "pool.total_count()",
+        "resources, available and held",
+        pool.total_count(),
+    )?;
     Ok(())
 }
 
-fn matrix(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "Matrices (book ch. 31): lists, one BITFIELD per row, or one BITFIELD",
-        "init is one script, all or nothing; every index and value is checked before any I/O.",
+fn batch(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Batch: several operations in one round trip",
+        "Here a transaction (MULTI/EXEC); the SCRIPT LOAD of each script it calls goes first, \
+         in\nthe same round trip.",
     );
-    let elements = [vec![1, 2, 3], vec![4, 5, 6]];
-    let list = ListMatrix::new("tour:{list_matrix}", 2, 3);
-    show(
-        con,
-        "list.init(Some([[1, 2, 3], [4, 5, 6]]))",
-        list.init(Some(&elements)),
-    )?;
-    let _ = show(con, "list.init(None)  (exists)", list.init(None));
-    show(con, "list.set(1, 1, -50)", list.set(1, 1, -50))?;
-    show(con, "list.get_all()", list.get_all())?;
-    let bitmap = BitmapMatrix::new("tour:{bitmap_matrix}", 2, 3, Width::U8);
-    show(con, "bitmap.init(None)", bitmap.init(None))?;
-    show(con, "bitmap.set(0, 2, 255)", bitmap.set(0, 2, 255))?;
-    let _ = show(
-        con,
-        "bitmap.set(0, 2, 256)  (not a u8)",
-        bitmap.set(0, 2, 256),
+    let views = Counter::new("tour:views");
+    let likes = HashCounter::new("tour:post:7", "likes");
+    let mut batch = Batch::transaction();
+    let a = batch.add(views.increase(5));
+    let b = batch.add(likes.reset(1));
+    let mut replies = batch.run(&mut t.con)?;
+    let (a, b) = (a.take(&mut replies)?, b.take(&mut replies)?);
+    t.say(
+        "views.increase(5), likes.reset(1)",
+        format!("{a:?}, {b:?}"),
+        "views went from 0 to 5; likes held 0",
     );
-    show(con, "bitmap.get_row(0)", bitmap.get_row(0))?;
-    let single = Matrix::new("tour:matrix", 2, 3, Width::I16);
-    show(con, "single.init(Some(..))", single.init(Some(&elements)))?;
-    show(
-        con,
-        "single.set(1, 2, -7)  (old value)",
-        single.set(1, 2, -7),
-    )?;
-    let _ = show(con, "single.get(0, 3)  (no column 3)", single.get(0, 3));
-    show(con, "single.get_all()", single.get_all())?;
     Ok(())
 }
 
-fn logical_matrix(con: &mut Con) -> redis_patterns::Result<()> {
-    section(
-        "Logical matrices (book ch. 32): one bitmap per row, or one bitmap",
-        "init SETs packed bitmaps; rows are read as bytes and decoded in Rust. \
-         `cargo run --example matrix_memory` measures the memory of every form.",
+fn catalogue(t: &mut Tour) {
+    t.section(
+        "The catalogue: every script, for tools and for apps in other languages",
+        "catalog::scripts() lists them; catalog::export(dir) writes them to a folder.",
     );
-    let elements = [vec![true, false, true], vec![false, true, false]];
-    let rows = LogicalMatrix::new("tour:{logical_matrix}", 2, 3);
-    show(con, "rows.init(Some(..))", rows.init(Some(&elements)))?;
-    show(con, "rows.set(1, 2, true)", rows.set(1, 2, true))?;
-    show(con, "rows.get_all()", rows.get_all())?;
-    let compact = CompactLogicalMatrix::new("tour:compact_logical_matrix", 2, 3);
-    show(con, "compact.init(Some(..))", compact.init(Some(&elements)))?;
-    show(con, "compact.get_row(1)", compact.get_row(1))?;
-    let _ = show(
-        con,
-        "compact.get(0, 3)  (the book reads row 1 here)",
-        compact.get(0, 3),
+    t.flush();
+    let scripts = catalog::scripts();
+    let width = scripts.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    println!("    {:<width$}  {:<8}  summary", "name", "SHA1");
+    for script in scripts {
+        println!(
+            "    {:<width$}  {}  {}",
+            script.name,
+            &script.sha1[..8],
+            script.summary
+        );
+    }
+    println!(
+        "\n  Any of them runs from a shell, keys then a comma then arguments:\n    \
+         redis-cli --eval scripts/identity_lock/release.lua lock:1 , secret"
     );
-    Ok(())
 }
