@@ -2,11 +2,23 @@
 //! `random_key_generator`).
 //!
 //! [`DbIterator`] walks the keys of one server with `SCAN`, a batch per call, as the book's
-//! does; [`DbIterator::keys`] and [`DbIterator::key_stream`] turn it into a Rust
-//! [`Iterator`] and a [`futures_core::Stream`] of keys. [`DbSampler`] asks the `TYPE` of
+//! does; [`DbIterator::keys`] and `DbIterator::key_stream` (feature `aio`) turn it into a
+//! Rust [`Iterator`] and a `futures_core::Stream` of keys. [`DbSampler`] asks the `TYPE` of
 //! each batch of keys in one pipeline and keeps a [`SampleStats`] of the types seen.
 //! [`RandomKeyGenerator`] fills a database with keys of every type for tests and
 //! benchmarks.
+//!
+//! # Key names are bytes
+//!
+//! A Redis key name is any byte string, and a walk returns whatever is there, so every key
+//! comes back as a [`KeyName`]: the name's exact bytes, which never fail to decode. It
+//! prints as text (`Display` replaces bytes that are not UTF-8 with `�`; `Debug` writes
+//! `"user:1"`, or `b"bin:\xff"` for a name that is not UTF-8), compares with a `&str`,
+//! gives the text back with [`to_str`](KeyName::to_str) when it is UTF-8, and goes back to
+//! Redis unchanged: it is a redis-rs `ToRedisArgs` (and `FromRedisValue`), so
+//! `con.del(&key)` or `cmd("TYPE").arg(&key)` reach that very key. A `String` would fail on
+//! a binary name (as the book's `decode_responses=True` client does), a lossy `String`
+//! would name another key, and a bare `Vec<u8>` prints as a list of numbers.
 //!
 //! An iteration is inherently several round trips: one `SCAN` per batch (and, for the
 //! sampler, one pipeline of `TYPE`s per batch). Nothing here is a script: `SCAN` must not
@@ -34,9 +46,9 @@
 //! | Book | Here |
 //! |---|---|
 //! | `DbIterator(client, count)` | [`DbIterator::new(count)`](DbIterator::new), plus [`matching`](DbIterator::matching) and [`of_type`](DbIterator::of_type) (`SCAN … MATCH … TYPE …`) |
-//! | `next()`: a batch, `None` when done | [`next(con)`](DbIterator::next) / [`next_async`](DbIterator::next_async): `Some(batch)`, then `None` forever |
+//! | `next()`: a batch, `None` when done | [`next(con)`](DbIterator::next) / `next_async`: `Some(Vec<KeyName>)`, then `None` forever |
 //! | `rewind()` | [`rewind()`](DbIterator::rewind) |
-//! | (a Python loop over `next()`) | [`keys(con)`](DbIterator::keys): `Iterator<Item = Result<String>>`; [`key_stream(con)`](DbIterator::key_stream): `Stream` |
+//! | (a Python loop over `next()`) | [`keys(con)`](DbIterator::keys): `Iterator<Item = Result<KeyName>>`; `key_stream(con)`: the same as a `Stream` |
 //! | `DbSampler(client, count)`, `sample()` | [`DbSampler::new(count)`](DbSampler::new), [`sample(con)`](DbSampler::sample): keys sampled in this batch, `None` when done |
 //! | `show_stats()` prints | [`stats()`](DbSampler::stats) returns a [`SampleStats`]; its `Display` prints what the book printed |
 //! | `random_key_generator(client, count)` | [`RandomKeyGenerator::new(prefix, seed)`](RandomKeyGenerator::new), [`generate(con, count)`](RandomKeyGenerator::generate) |
@@ -53,12 +65,16 @@
 //!   caller, and each key is deleted before it is written: the same prefix and seed give
 //!   the same keyspace, every time, and nothing outside the prefix is touched. Writes are
 //!   pipelined (the book sends one command per round trip).
-//! - Keys are decoded as UTF-8 `String`s, like the book's `decode_responses=True`
-//!   client: a batch holding a key that is not UTF-8 fails with a decode error.
+//! - Key names are bytes ([`KeyName`]): a key whose name is not UTF-8 is returned, typed
+//!   and sampled like any other, where the book's `decode_responses=True` client fails on
+//!   it. A [`matching`](DbIterator::matching) pattern may be bytes too. The generator's
+//!   own names are text, so it returns `String`s.
+//! - The async forms (`next_async`, `key_stream`, `sample_async`, `generate_async`) need
+//!   the `aio` feature (on by default).
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::keyspace::{DbIterator, DbSampler, KeyType, RandomKeyGenerator};
+//! use redis_patterns::keyspace::{DbIterator, DbSampler, KeyName, KeyType, RandomKeyGenerator};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! RandomKeyGenerator::new("bench", 42).generate(&mut con, 1000)?;
@@ -70,10 +86,14 @@
 //! }
 //!
 //! // A Rust iterator over the keys.
-//! let hashes: Vec<String> = DbIterator::new(100)
+//! let hashes: Vec<KeyName> = DbIterator::new(100)
 //!     .of_type(KeyType::Hash)
 //!     .keys(&mut con)
 //!     .collect::<Result<_, _>>()?;
+//! for key in &hashes {
+//!     let fields: usize = redis::cmd("HLEN").arg(key).query(&mut con)?; // the same key
+//!     println!("{key}: {fields} fields"); // printed as text
+//! }
 //!
 //! // The share of each type.
 //! let mut sampler = DbSampler::new(100);
@@ -82,10 +102,11 @@
 //! # Ok(()) }
 //! ```
 
+use std::borrow::{Borrow, Cow};
 use std::collections::BTreeMap;
 use std::fmt;
 
-use redis::{FromRedisValue, Value};
+use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, ToSingleRedisArg, Value};
 
 use crate::runtime::batch::Batch;
 use crate::runtime::error::{Error, Result};
@@ -167,6 +188,165 @@ impl fmt::Display for KeyType {
     }
 }
 
+/// A key's name as Redis stores it: any bytes (see [Key names are bytes](self#key-names-are-bytes)).
+///
+/// It never fails to decode, prints as text, compares with a `&str`, and goes back to
+/// Redis as the same bytes (it is a `ToRedisArgs`, and a `FromRedisValue` for your own
+/// commands).
+///
+/// ```
+/// use redis_patterns::keyspace::KeyName;
+///
+/// let text = KeyName::from("user:1");
+/// assert_eq!(text, "user:1");
+/// assert_eq!(text.to_str(), Some("user:1"));
+/// assert_eq!(format!("{text} {text:?}"), r#"user:1 "user:1""#);
+///
+/// let binary = KeyName::new(b"bin:\xff\xfe".to_vec());
+/// assert_eq!(binary.as_bytes(), b"bin:\xff\xfe");
+/// assert_eq!(binary.to_str(), None);
+/// assert_eq!(binary.to_string(), "bin:\u{fffd}\u{fffd}"); // Display is lossy
+/// assert_eq!(format!("{binary:?}"), r#"b"bin:\xff\xfe""#); // Debug is exact
+///
+/// // Sent as its bytes, one argument.
+/// use redis::ToRedisArgs;
+/// assert_eq!(binary.to_redis_args(), vec![b"bin:\xff\xfe".to_vec()]);
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KeyName(Vec<u8>);
+
+impl KeyName {
+    /// The key named `bytes`.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        KeyName(bytes.into())
+    }
+
+    /// The name's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The name's bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The name as text, or `None` when it is not UTF-8.
+    pub fn to_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.0).ok()
+    }
+
+    /// The name as text, each byte sequence that is not UTF-8 replaced with `�` (for
+    /// display only: the result may name another key).
+    pub fn to_string_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+}
+
+/// Lossy, as [`to_string_lossy`](KeyName::to_string_lossy).
+impl fmt::Display for KeyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_string_lossy())
+    }
+}
+
+/// Exact: `"text"` when the name is UTF-8, else `b"…"` with the other bytes escaped.
+impl fmt::Debug for KeyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&Bytes(&self.0), f)
+    }
+}
+
+/// Bytes written as a Rust literal: a string literal when they are UTF-8, else a byte
+/// string literal (`b"\xff"`).
+pub(crate) struct Bytes<'a>(pub(crate) &'a [u8]);
+
+impl fmt::Debug for Bytes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match std::str::from_utf8(self.0) {
+            Ok(text) => fmt::Debug::fmt(text, f),
+            Err(_) => write!(f, "b\"{}\"", self.0.escape_ascii()),
+        }
+    }
+}
+
+impl From<Vec<u8>> for KeyName {
+    fn from(bytes: Vec<u8>) -> Self {
+        KeyName(bytes)
+    }
+}
+
+impl From<&[u8]> for KeyName {
+    fn from(bytes: &[u8]) -> Self {
+        KeyName(bytes.to_vec())
+    }
+}
+
+impl From<String> for KeyName {
+    fn from(text: String) -> Self {
+        KeyName(text.into_bytes())
+    }
+}
+
+impl From<&str> for KeyName {
+    fn from(text: &str) -> Self {
+        KeyName(text.as_bytes().to_vec())
+    }
+}
+
+impl From<KeyName> for Vec<u8> {
+    fn from(key: KeyName) -> Self {
+        key.0
+    }
+}
+
+impl AsRef<[u8]> for KeyName {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Hashes and orders as its bytes, so a `HashSet<KeyName>` can be asked about a `&[u8]`.
+impl Borrow<[u8]> for KeyName {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for KeyName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for KeyName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl ToRedisArgs for KeyName {
+    fn write_redis_args<W>(&self, out: &mut W)
+    where
+        W: ?Sized + RedisWrite,
+    {
+        out.write_arg(&self.0);
+    }
+}
+
+impl ToSingleRedisArg for KeyName {}
+
+/// Any bulk string, as is; a simple string or a number as its text.
+impl FromRedisValue for KeyName {
+    fn from_redis_value(value: Value) -> std::result::Result<Self, ParsingError> {
+        match value {
+            Value::BulkString(bytes) => Ok(KeyName(bytes)),
+            Value::Attribute { data, .. } => Self::from_redis_value(*data),
+            other => String::from_redis_value(other).map(KeyName::from),
+        }
+    }
+}
+
 /// A `SCAN` walk over the keys of one server (or one cluster node), a batch per call.
 ///
 /// The cursor lives in the iterator, as in the book. [`next`](Self::next) returns each
@@ -176,33 +356,26 @@ impl fmt::Display for KeyType {
 /// again retries the same batch.
 ///
 /// ```no_run
-/// # async fn demo() -> redis_patterns::Result<()> {
-/// use redis_patterns::keyspace::{DbIterator, KeyType};
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::keyspace::DbIterator;
 ///
-/// let client = redis::Client::open("redis://127.0.0.1/")?;
-/// let mut con = client.get_connection()?;
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 ///
 /// let mut it = DbIterator::new(10).matching("user:*");
 /// while let Some(batch) = it.next(&mut con)? {
-///     for key in batch { /* ... */ }
+///     for key in batch {
+///         println!("{key}");
+///     }
 /// }
 /// assert!(it.next(&mut con)?.is_none()); // done until rewound
 /// it.rewind();
-///
-/// // Or as a Stream on an async connection.
-/// use futures_util::TryStreamExt;
-/// let mut con = client.get_multiplexed_async_connection().await?;
-/// let streams: Vec<String> = DbIterator::new(100)
-///     .of_type(KeyType::Stream)
-///     .key_stream(&mut con)
-///     .try_collect()
-///     .await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbIterator {
     count: usize,
-    pattern: Option<String>,
+    /// Bytes, as a key name: a pattern may be binary too.
+    pattern: Option<KeyName>,
     key_type: Option<KeyType>,
     /// The next cursor to send; `None` once the walk is done.
     cursor: Option<u64>,
@@ -220,9 +393,11 @@ impl DbIterator {
         }
     }
 
-    /// Only keys matching the glob-style `pattern` (`SCAN … MATCH pattern`).
-    pub fn matching(mut self, pattern: impl Into<String>) -> Self {
-        self.pattern = Some(pattern.into());
+    /// Only keys matching the glob-style `pattern` (`SCAN … MATCH pattern`): text, or
+    /// bytes (`b"bin:\xff*"`) to match names that are not UTF-8. It must not be empty,
+    /// checked when a batch is asked for.
+    pub fn matching(mut self, pattern: impl AsRef<[u8]>) -> Self {
+        self.pattern = Some(KeyName::from(pattern.as_ref()));
         self
     }
 
@@ -249,7 +424,7 @@ impl DbIterator {
 
     /// The next batch of keys (`SCAN cursor [MATCH p] COUNT n [TYPE t]`), or `None` once
     /// the walk is done.
-    pub fn next(&mut self, con: &mut dyn redis::ConnectionLike) -> Result<Option<Vec<String>>> {
+    pub fn next(&mut self, con: &mut dyn redis::ConnectionLike) -> Result<Option<Vec<KeyName>>> {
         let Some(cursor) = self.cursor else {
             return Ok(None);
         };
@@ -258,7 +433,8 @@ impl DbIterator {
     }
 
     /// [`next`](Self::next) on an async connection.
-    pub async fn next_async<C>(&mut self, con: &mut C) -> Result<Option<Vec<String>>>
+    #[cfg(feature = "aio")]
+    pub async fn next_async<C>(&mut self, con: &mut C) -> Result<Option<Vec<KeyName>>>
     where
         C: redis::aio::ConnectionLike,
     {
@@ -269,17 +445,20 @@ impl DbIterator {
         Ok(Some(self.advance(next, keys)))
     }
 
-    fn advance(&mut self, next: u64, keys: Vec<String>) -> Vec<String> {
+    fn advance(&mut self, next: u64, keys: Vec<KeyName>) -> Vec<KeyName> {
         self.cursor = (next != 0).then_some(next);
         keys
     }
 
-    fn scan(&self, cursor: u64) -> Op<(u64, Vec<String>)> {
+    fn scan(&self, cursor: u64) -> Op<(u64, Vec<KeyName>)> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("SCAN");
             cmd.arg(cursor);
             if let Some(pattern) = &self.pattern {
-                cmd.arg("MATCH").arg(input::key("pattern", pattern)?);
+                if pattern.as_bytes().is_empty() {
+                    return Err(Error::invalid("pattern", "must not be empty"));
+                }
+                cmd.arg("MATCH").arg(pattern);
             }
             cmd.arg("COUNT").arg(input::count("count", self.count)?);
             if let Some(key_type) = &self.key_type {
@@ -302,7 +481,26 @@ impl DbIterator {
 
     /// The keys of the rest of the walk as a [`futures_core::Stream`], on an async
     /// connection. After an error the stream ends.
-    pub fn key_stream<C>(self, con: &mut C) -> impl futures_core::Stream<Item = Result<String>> + '_
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redis_patterns::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use redis_patterns::keyspace::{DbIterator, KeyName, KeyType};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut con = client.get_multiplexed_async_connection().await?;
+    /// let streams: Vec<KeyName> = DbIterator::new(100)
+    ///     .of_type(KeyType::Stream)
+    ///     .key_stream(&mut con)
+    ///     .try_collect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "aio")]
+    pub fn key_stream<C>(
+        self,
+        con: &mut C,
+    ) -> impl futures_core::Stream<Item = Result<KeyName>> + '_
     where
         C: redis::aio::ConnectionLike,
     {
@@ -340,7 +538,7 @@ impl DbIterator {
 pub struct Keys<'a> {
     walk: DbIterator,
     con: &'a mut dyn redis::ConnectionLike,
-    batch: std::vec::IntoIter<String>,
+    batch: std::vec::IntoIter<KeyName>,
     failed: bool,
 }
 
@@ -352,7 +550,7 @@ impl Keys<'_> {
 }
 
 impl Iterator for Keys<'_> {
-    type Item = Result<String>;
+    type Item = Result<KeyName>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -519,6 +717,7 @@ impl DbSampler {
     }
 
     /// [`sample`](Self::sample) on an async connection.
+    #[cfg(feature = "aio")]
     pub async fn sample_async<C>(&mut self, con: &mut C) -> Result<Option<usize>>
     where
         C: redis::aio::ConnectionLike,
@@ -559,14 +758,14 @@ impl DbSampler {
     }
 }
 
-/// `TYPE key`, decoded.
-fn key_type(key: &str) -> Op<KeyType> {
+/// `TYPE key`, decoded; the key is sent as its bytes.
+fn key_type(key: &KeyName) -> Op<KeyType> {
     let mut cmd = redis::cmd("TYPE");
     cmd.arg(key);
     Op::<String>::native(cmd).map(|name| Ok(KeyType::from_name(&name)))
 }
 
-fn types_of(keys: &[String]) -> (Batch, Vec<crate::Slot<KeyType>>) {
+fn types_of(keys: &[KeyName]) -> (Batch, Vec<crate::Slot<KeyType>>) {
     let mut batch = Batch::new();
     let slots = keys.iter().map(|key| batch.add(key_type(key))).collect();
     (batch, slots)
@@ -639,6 +838,7 @@ impl RandomKeyGenerator {
     }
 
     /// [`generate`](Self::generate) on an async connection.
+    #[cfg(feature = "aio")]
     pub async fn generate_async<C>(
         &self,
         con: &mut C,

@@ -5,8 +5,8 @@
 //! n`: the cursor is exclusive, so no entry is returned twice, and entries appended between
 //! calls are picked up by later calls. [`XreadIterator`] reads with `XREAD [BLOCK ms] COUNT
 //! n STREAMS key last-id`, and can wait for new entries. Both return [`StreamEntry`]s (an
-//! [`EntryId`] and the field/value pairs), on sync and async connections, and both have a
-//! Rust [`Iterator`] and a [`futures_core::Stream`] form.
+//! [`EntryId`] and the field/value pairs, as bytes), on sync and async connections (feature
+//! `aio`), and both have a Rust [`Iterator`] and a `futures_core::Stream` form.
 //!
 //! Each batch is one native command; a walk is inherently one round trip per batch.
 //! Streams are single keys, so both iterators work on a cluster connection as they are.
@@ -49,8 +49,14 @@
 //!   does not block) are refused the same way.
 //! - The book's XREAD parsing depends on redis-py's reply shape (a list under RESP2, and
 //!   it breaks on the dict redis-py 5 returns under RESP3); both shapes decode here.
-//! - Field names and values are decoded as UTF-8 `String`s, like the book's
-//!   `decode_responses=True` client.
+//! - Field names and values are bytes, as Redis stores them: an entry whose fields or
+//!   values are not UTF-8 (an image, a serialised struct) reads back unchanged, where the
+//!   book's `decode_responses=True` client fails on it. Read a value with
+//!   [`get`](StreamEntry::get) (bytes), [`get_str`](StreamEntry::get_str) (text, `None`
+//!   when not UTF-8) or [`get_as`](StreamEntry::get_as) (any redis-rs `FromRedisValue`:
+//!   a number, a `String`). The stream's key is text: it is the one you name.
+//! - The async forms (`next_async`, `entry_stream`) need the `aio` feature (on by
+//!   default).
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
@@ -64,7 +70,9 @@
 //!     let batch = it.next(&mut con, 100)?;
 //!     if batch.is_empty() { break; }
 //!     for entry in batch {
-//!         println!("{} {:?}", entry.id, entry.get("user"));
+//!         let user = entry.get_str("user").unwrap_or("?");
+//!         let amount: Option<u64> = entry.get_as("amount")?;
+//!         println!("{} {user} {amount:?}", entry.id);
 //!     }
 //! }
 //!
@@ -81,6 +89,7 @@ use std::time::Duration;
 
 use redis::{FromRedisValue, Value};
 
+use crate::keyspace::Bytes;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -152,33 +161,97 @@ impl FromStr for EntryId {
     }
 }
 
-/// One stream entry: its id and its field/value pairs, in the order they were added.
+/// One stream entry: its id and its field/value pairs, in the order they were added, as
+/// the bytes Redis holds.
+///
+/// Its `Debug` writes each field and value as a string literal, or as a byte string
+/// literal (`b"\xff"`) when it is not UTF-8.
 ///
 /// ```
 /// use redis_patterns::stream_iterator::{EntryId, StreamEntry};
 ///
 /// let entry = StreamEntry {
 ///     id: EntryId::new(1, 1),
-///     fields: vec![("user".into(), "peter".into()), ("text".into(), "hi".into())],
+///     fields: vec![
+///         (b"user".to_vec(), b"peter".to_vec()),
+///         (b"age".to_vec(), b"42".to_vec()),
+///         (b"photo".to_vec(), b"\x89PNG".to_vec()),
+///     ],
 /// };
-/// assert_eq!(entry.get("text"), Some("hi"));
+/// assert_eq!(entry.get("user"), Some(&b"peter"[..]));
+/// assert_eq!(entry.get_str("user"), Some("peter"));
+/// assert_eq!(entry.get_as::<u32>("age")?, Some(42));
+/// assert_eq!(entry.get("photo"), Some(&b"\x89PNG"[..]));
+/// assert_eq!(entry.get_str("photo"), None); // not UTF-8
+/// assert!(entry.get_as::<String>("photo").is_err());
 /// assert_eq!(entry.get("nope"), None);
+/// assert_eq!(
+///     format!("{entry:?}"),
+///     r#"StreamEntry { id: 1-1, fields: {"user": "peter", "age": "42", "photo": b"\x89PNG"} }"#
+/// );
+/// # Ok::<(), redis_patterns::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct StreamEntry {
     /// The entry's id.
     pub id: EntryId,
-    /// The field/value pairs (the book's `msg`).
-    pub fields: Vec<(String, String)>,
+    /// The field/value pairs (the book's `msg`), in the order they were added.
+    pub fields: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl StreamEntry {
-    /// The value of the first field named `field`.
-    pub fn get(&self, field: &str) -> Option<&str> {
+    /// The value of the first field named `field` (text or bytes), as bytes.
+    pub fn get(&self, field: impl AsRef<[u8]>) -> Option<&[u8]> {
+        let field = field.as_ref();
         self.fields
             .iter()
             .find(|(name, _)| name == field)
-            .map(|(_, value)| value.as_str())
+            .map(|(_, value)| value.as_slice())
+    }
+
+    /// The value of the first field named `field`, as text: `None` when there is no such
+    /// field or its value is not UTF-8 (read it with [`get`](Self::get) then).
+    pub fn get_str(&self, field: impl AsRef<[u8]>) -> Option<&str> {
+        self.get(field)
+            .and_then(|value| std::str::from_utf8(value).ok())
+    }
+
+    /// The value of the first field named `field`, decoded as redis-rs decodes a bulk
+    /// string (`u64`, `f64`, `String`, `Vec<u8>`, a `FromRedisValue` of your own):
+    /// `Ok(None)` when there is no such field, an error when the value does not decode.
+    pub fn get_as<T: FromRedisValue>(&self, field: impl AsRef<[u8]>) -> Result<Option<T>> {
+        self.get(field)
+            .map(|value| T::from_redis_value(Value::BulkString(value.to_vec())))
+            .transpose()
+            .map_err(Error::from)
+    }
+}
+
+impl fmt::Debug for StreamEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields = self
+            .fields
+            .iter()
+            .map(|(name, value)| (Bytes(name), Bytes(value)));
+        f.debug_struct("StreamEntry")
+            .field("id", &format_args!("{}", self.id))
+            .field("fields", &DebugMap(fields))
+            .finish()
+    }
+}
+
+/// Writes pairs as `{k: v, …}` (without collecting them into a map, which would drop a
+/// repeated field).
+struct DebugMap<I>(I);
+
+impl<I, K, V> fmt::Debug for DebugMap<I>
+where
+    I: Iterator<Item = (K, V)> + Clone,
+    K: fmt::Debug,
+    V: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.0.clone()).finish()
     }
 }
 
@@ -212,24 +285,20 @@ impl fmt::Display for Start {
 /// where it was.
 ///
 /// ```no_run
-/// # async fn demo() -> redis_patterns::Result<()> {
-/// use futures_util::TryStreamExt;
+/// # fn demo() -> redis_patterns::Result<()> {
 /// use redis_patterns::stream_iterator::XrangeIterator;
 ///
-/// let client = redis::Client::open("redis://127.0.0.1/")?;
-/// let mut con = client.get_connection()?;
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 ///
 /// let mut it = XrangeIterator::new("orders");
 /// it.rewind_to("(1700000000000-0")?; // resume after an entry already handled
 /// let batch = it.next(&mut con, 10)?;
 /// println!("resume from {}", it.cursor());
 ///
-/// // Everything there is now, as an iterator, then as a stream.
+/// // Everything there is now, one entry at a time.
 /// for entry in XrangeIterator::new("orders").entries(&mut con, 100) {
 ///     println!("{}", entry?.id);
 /// }
-/// let mut con = client.get_multiplexed_async_connection().await?;
-/// let all: Vec<_> = XrangeIterator::new("orders").entry_stream(&mut con, 100).try_collect().await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,6 +368,7 @@ impl XrangeIterator {
     }
 
     /// [`next`](Self::next) on an async connection.
+    #[cfg(feature = "aio")]
     pub async fn next_async<C>(&mut self, con: &mut C, count: usize) -> Result<Vec<StreamEntry>>
     where
         C: redis::aio::ConnectionLike,
@@ -345,6 +415,21 @@ impl XrangeIterator {
     }
 
     /// [`entries`](Self::entries) as a [`futures_core::Stream`] on an async connection.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redis_patterns::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use redis_patterns::stream_iterator::{StreamEntry, XrangeIterator};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut con = client.get_multiplexed_async_connection().await?;
+    /// let all: Vec<StreamEntry> = XrangeIterator::new("orders")
+    ///     .entry_stream(&mut con, 100)
+    ///     .try_collect()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "aio")]
     pub fn entry_stream<C>(
         self,
         con: &mut C,
@@ -382,19 +467,18 @@ impl XrangeIterator {
 /// blocks.
 ///
 /// ```no_run
-/// # async fn demo() -> redis_patterns::Result<()> {
+/// # fn demo() -> redis_patterns::Result<()> {
 /// use std::time::Duration;
 /// use redis_patterns::stream_iterator::XreadIterator;
 ///
-/// let client = redis::Client::open("redis://127.0.0.1/")?;
-/// // No response timeout: the connection waits as long as the BLOCK does.
-/// let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
-/// let mut con = client.get_multiplexed_async_connection_with_config(&config).await?;
+/// // A sync connection has no read timeout unless one is set: it waits as long as the
+/// // BLOCK does.
+/// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 ///
 /// let mut it = XreadIterator::new("chat:room:1");
 /// loop {
-///     for msg in it.next_async(&mut con, 100, Some(Duration::from_secs(5))).await? {
-///         println!("{}: {:?}", msg.id, msg.get("text"));
+///     for msg in it.next(&mut con, 100, Some(Duration::from_secs(5)))? {
+///         println!("{}: {}", msg.id, msg.get_str("text").unwrap_or("(binary)"));
 ///     }
 /// }
 /// # }
@@ -457,6 +541,26 @@ impl XreadIterator {
     }
 
     /// [`next`](Self::next) on an async connection.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::stream_iterator::XreadIterator;
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// // No response timeout: the connection waits as long as the BLOCK does.
+    /// let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    /// let mut con = client.get_multiplexed_async_connection_with_config(&config).await?;
+    ///
+    /// let mut it = XreadIterator::new("chat:room:1");
+    /// loop {
+    ///     for msg in it.next_async(&mut con, 100, Some(Duration::from_secs(5))).await? {
+    ///         println!("{}: {}", msg.id, String::from_utf8_lossy(msg.get("text").unwrap_or_default()));
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    #[cfg(feature = "aio")]
     pub async fn next_async<C>(
         &mut self,
         con: &mut C,
@@ -507,6 +611,7 @@ impl XreadIterator {
     }
 
     /// [`entries`](Self::entries) as a [`futures_core::Stream`] on an async connection.
+    #[cfg(feature = "aio")]
     pub fn entry_stream<C>(
         self,
         con: &mut C,
@@ -616,9 +721,17 @@ fn entry(value: Value) -> Result<StreamEntry> {
     };
     let fields = pairs
         .into_iter()
-        .map(|(f, v)| Ok((String::from_redis_value(f)?, String::from_redis_value(v)?)))
+        .map(|(f, v)| Ok((bytes(f)?, bytes(v)?)))
         .collect::<Result<_>>()?;
     Ok(StreamEntry { id, fields })
+}
+
+/// A field or value, as is (a bulk string; a simple string or number as its text).
+fn bytes(value: Value) -> Result<Vec<u8>> {
+    match value {
+        Value::BulkString(bytes) => Ok(bytes),
+        other => Ok(String::from_redis_value(other)?.into_bytes()),
+    }
 }
 
 /// XREAD's reply for one stream: nil (nothing), or `[[key, entries]]` (RESP2), or

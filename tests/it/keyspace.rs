@@ -6,7 +6,7 @@ use std::thread;
 use futures_util::{StreamExt, TryStreamExt};
 use redis_patterns::Result;
 use redis_patterns::keyspace::{
-    ClusterNode, DbIterator, DbSampler, KeyType, RandomKeyGenerator, cluster_masters,
+    ClusterNode, DbIterator, DbSampler, KeyName, KeyType, RandomKeyGenerator, cluster_masters,
 };
 
 use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
@@ -74,6 +74,35 @@ fn scenario(con: &mut redis::Connection) -> Transcript {
     t.note("the same prefix and seed write the same keys and types again");
     let again = generator.generate(con, 12).unwrap();
     let _ = t.step("again == created", Ok(again == created));
+
+    let binary = b"{keyspace}:bin:\xff\xfe";
+    redis::cmd("HSET")
+        .arg(binary)
+        .arg("field")
+        .arg("value")
+        .exec(con)
+        .unwrap();
+    t.note("HSET {keyspace}:bin:\\xff\\xfe field value: a key whose name is not UTF-8");
+    let mut it = DbIterator::new(10).matching(b"{keyspace}:bin:\xff*");
+    let mut walked = Vec::new();
+    while let Some(batch) = it.next(con).unwrap() {
+        walked.extend(batch);
+    }
+    let _ = t.step(
+        "while let Some(batch) = it.next(con) { walked.extend(batch) }; walked",
+        Ok(walked.clone()),
+    );
+    let _ = t.step("walked[0].to_string()", Ok(walked[0].to_string()));
+    let _ = t.step(
+        "walked[0].as_bytes() == binary",
+        Ok(walked[0].as_bytes() == binary),
+    );
+    let mut sampler = DbSampler::from_iterator(DbIterator::new(10).matching("{keyspace}:bin:*"));
+    while sampler.sample(con).unwrap().is_some() {}
+    let _ = t.step(
+        "sampler.stats().to_string()",
+        Ok(sampler.stats().to_string()),
+    );
     t
 }
 
@@ -132,17 +161,23 @@ fn a_cluster_is_walked_one_master_at_a_time() {
         .collect();
     assert_eq!(masters, expected);
 
-    let keys: BTreeSet<String> = (0..60).map(|i| format!("keyspace:wide:{i}")).collect();
+    let keys: BTreeSet<KeyName> = (0..60)
+        .map(|i| KeyName::from(format!("keyspace:wide:{i}")))
+        .collect();
     for key in &keys {
-        harness::cmd(&mut cluster, &["SET", key, "x"]);
+        redis::cmd("SET")
+            .arg(key)
+            .arg("x")
+            .exec(&mut cluster)
+            .unwrap();
     }
-    let mut found = BTreeMap::<String, Vec<ClusterNode>>::new();
+    let mut found = BTreeMap::<KeyName, Vec<ClusterNode>>::new();
     for node in &masters {
         let mut con = redis::Client::open(format!("redis://{node}/"))
             .unwrap()
             .get_connection()
             .unwrap();
-        let walked: BTreeSet<String> = DbIterator::new(7)
+        let walked: BTreeSet<KeyName> = DbIterator::new(7)
             .matching("keyspace:wide:*")
             .keys(&mut con)
             .collect::<Result<_>>()
@@ -164,11 +199,11 @@ fn a_cluster_is_walked_one_master_at_a_time() {
 #[test]
 fn keys_present_for_the_whole_walk_are_always_returned() {
     let db = Arc::new(harness::fresh_db());
-    let stable: BTreeSet<String> = RandomKeyGenerator::new("stable", 1)
+    let stable: BTreeSet<KeyName> = RandomKeyGenerator::new("stable", 1)
         .generate(&mut db.con(), 1000)
         .unwrap()
         .into_iter()
-        .map(|(key, _)| key)
+        .map(|(key, _)| KeyName::from(key))
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..8)
@@ -194,11 +229,11 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
 
     let mut con = db.con();
     for round in 0..5 {
-        let walked: Vec<String> = DbIterator::new(20)
+        let walked: Vec<KeyName> = DbIterator::new(20)
             .keys(&mut con)
             .collect::<Result<_>>()
             .unwrap();
-        let walked: BTreeSet<String> = walked.into_iter().collect();
+        let walked: BTreeSet<KeyName> = walked.into_iter().collect();
         assert!(
             walked.is_superset(&stable),
             "sync walk {round} missed a key"
@@ -211,7 +246,7 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
     runtime.block_on(async {
         let mut con = db.multiplexed().await;
         for round in 0..5 {
-            let walked: BTreeSet<String> = DbIterator::new(20)
+            let walked: BTreeSet<KeyName> = DbIterator::new(20)
                 .key_stream(&mut con)
                 .try_collect()
                 .await
@@ -288,6 +323,7 @@ async fn bad_input_is_refused_before_any_io() {
         "a refused call does not move the cursor"
     );
     assert_invalid(DbIterator::new(10).matching("").next(&mut con), "pattern");
+    assert_invalid(DbIterator::new(10).matching(b"").next(&mut con), "pattern");
     assert_invalid(
         DbIterator::new(10).of_type(KeyType::Missing).next(&mut con),
         "key_type",
@@ -322,4 +358,165 @@ async fn bad_input_is_refused_before_any_io() {
 
     // SCAN and TYPE never fail with WRONGTYPE: the sampler counts whatever it finds.
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Keys whose names are not UTF-8 (and one with a NUL byte), of three types, beside a text
+/// key: the setup for the binary-name tests.
+fn binary_keys(con: &mut dyn redis::ConnectionLike) -> Vec<(KeyName, KeyType)> {
+    let keys = [
+        (&b"bin:\xff\xfe"[..], KeyType::Hash),
+        (&b"bin:\x00\xc3("[..], KeyType::Set),
+        (&b"bin:\xe2\x82"[..], KeyType::Stream),
+        (&b"bin:text"[..], KeyType::String),
+    ];
+    for (key, key_type) in &keys {
+        let mut cmd = match key_type {
+            KeyType::Hash => redis::cmd("HSET"),
+            KeyType::Set => redis::cmd("SADD"),
+            KeyType::Stream => redis::cmd("XADD"),
+            _ => redis::cmd("SET"),
+        };
+        cmd.arg(key);
+        match key_type {
+            KeyType::Hash => cmd.arg(b"f\xff").arg(b"v\xfe"),
+            KeyType::Stream => cmd.arg("*").arg(b"f\xff").arg(b"v\xfe"),
+            _ => cmd.arg(b"v\xfe"),
+        };
+        cmd.exec(con).unwrap();
+    }
+    keys.into_iter()
+        .map(|(key, key_type)| (KeyName::from(key), key_type))
+        .collect()
+}
+
+fn names(keys: &[(KeyName, KeyType)]) -> BTreeSet<KeyName> {
+    keys.iter().map(|(key, _)| key.clone()).collect()
+}
+
+/// The types `keys` hold, counted as a sampler counts them.
+fn type_counts(keys: &[(KeyName, KeyType)]) -> BTreeMap<KeyType, u64> {
+    let mut counts = BTreeMap::new();
+    for (_, key_type) in keys {
+        *counts.entry(key_type.clone()).or_default() += 1;
+    }
+    counts
+}
+
+fn sampled(sampler: &DbSampler) -> BTreeMap<KeyType, u64> {
+    sampler
+        .stats()
+        .iter()
+        .map(|(key_type, n)| (key_type.clone(), n))
+        .collect()
+}
+
+/// A key whose name is not UTF-8 comes back from every sync walk with its exact bytes, a
+/// binary MATCH pattern finds it, its TYPE is asked with those bytes (a lossy name would
+/// count as `none`), and the name returned reaches the same key again.
+#[test]
+fn binary_key_names_are_walked_and_sampled_unchanged() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let keys = binary_keys(&mut con);
+    let before = harness::dump(&mut con);
+
+    let mut it = DbIterator::new(2);
+    let mut walked = BTreeSet::new();
+    while let Some(batch) = it.next(&mut con).unwrap() {
+        walked.extend(batch);
+    }
+    assert_eq!(walked, names(&keys));
+
+    let walked: BTreeSet<KeyName> = DbIterator::new(2)
+        .keys(&mut con)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(walked, names(&keys));
+
+    let matched: Vec<KeyName> = DbIterator::new(10)
+        .matching(b"bin:\xff*")
+        .keys(&mut con)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(matched, vec![KeyName::from(&b"bin:\xff\xfe"[..])]);
+    let hashes: Vec<KeyName> = DbIterator::new(10)
+        .of_type(KeyType::Hash)
+        .keys(&mut con)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(hashes, matched);
+
+    let key = &matched[0];
+    assert_eq!(key.to_str(), None);
+    assert_eq!(key.to_string(), "bin:\u{fffd}\u{fffd}");
+    assert_eq!(format!("{key:?}"), r#"b"bin:\xff\xfe""#);
+    let value: Vec<u8> = redis::cmd("HGET")
+        .arg(key)
+        .arg(b"f\xff")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(value, b"v\xfe", "the name returned reaches the same key");
+
+    let mut sampler = DbSampler::new(2);
+    let mut total = 0;
+    while let Some(n) = sampler.sample(&mut con).unwrap() {
+        total += n;
+    }
+    assert_eq!(total, keys.len());
+    assert_eq!(sampled(&sampler), type_counts(&keys));
+    assert_eq!(sampler.stats().count(&KeyType::Missing), 0);
+
+    assert_eq!(harness::dump(&mut con), before, "walking writes nothing");
+}
+
+/// The same on an async connection: `next_async`, `key_stream` and `sample_async`.
+#[tokio::test]
+async fn binary_key_names_are_walked_and_sampled_unchanged_async() {
+    let db = harness::fresh_db();
+    let keys = binary_keys(&mut db.con());
+    let mut con = db.multiplexed().await;
+
+    let mut it = DbIterator::new(2);
+    let mut walked = BTreeSet::new();
+    while let Some(batch) = it.next_async(&mut con).await.unwrap() {
+        walked.extend(batch);
+    }
+    assert_eq!(walked, names(&keys));
+
+    let streamed: BTreeSet<KeyName> = DbIterator::new(2)
+        .key_stream(&mut con)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(streamed, names(&keys));
+    let matched: Vec<KeyName> = DbIterator::new(10)
+        .matching(b"bin:\x00*")
+        .key_stream(&mut con)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(matched, vec![KeyName::from(&b"bin:\x00\xc3("[..])]);
+
+    let mut sampler = DbSampler::new(2);
+    while sampler.sample_async(&mut con).await.unwrap().is_some() {}
+    assert_eq!(sampled(&sampler), type_counts(&keys));
+}
+
+/// A `KeyName` decodes from any reply redis-rs gives for a key, and goes back as one
+/// argument: it works in the app's own commands (`KEYS`, `TYPE`).
+#[test]
+fn key_names_work_in_the_apps_own_commands() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let keys = binary_keys(&mut con);
+    let listed: BTreeSet<KeyName> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    assert_eq!(listed, names(&keys));
+    for (key, key_type) in &keys {
+        let name: String = redis::cmd("TYPE").arg(key).query(&mut con).unwrap();
+        assert_eq!(KeyType::from_name(&name), *key_type, "{key:?}");
+    }
+    let text = KeyName::from("bin:text");
+    assert_eq!(text, "bin:text");
+    assert_eq!(format!("{text} {text:?}"), r#"bin:text "bin:text""#);
+    assert!(names(&keys).contains(&b"bin:\xff\xfe"[..]));
 }

@@ -9,7 +9,7 @@ use redis_patterns::{Error, Result};
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 
 /// Records a call that is not an `Op`, written as in the code, with entries shown as
-/// `id field=value …`.
+/// `id field=value …` (bytes that are not printable ASCII escaped, as `\xff`).
 macro_rules! call {
     ($t:expr, $call:expr) => {
         $t.step(stringify!($call), show($call))
@@ -24,7 +24,7 @@ fn line(entry: &StreamEntry) -> String {
     let fields: Vec<String> = entry
         .fields
         .iter()
-        .map(|(f, v)| format!("{f}={v}"))
+        .map(|(f, v)| format!("{}={}", f.escape_ascii(), v.escape_ascii()))
         .collect();
     format!("{} {}", entry.id, fields.join(" "))
 }
@@ -91,6 +91,36 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = call!(
         t,
         XreadIterator::new("stream_iterator:missing").next(con, 10, None)
+    );
+
+    redis::cmd("XADD")
+        .arg(key)
+        .arg("4-1")
+        .arg(b"raw\xff")
+        .arg(b"\x00\xfe")
+        .arg("room")
+        .arg("lab")
+        .exec(con)
+        .unwrap();
+    t.note("XADD 4-1 raw\\xff \\x00\\xfe room lab: a field and a value that are not UTF-8");
+    let _ = t.step("it.rewind_to(\"(3-1\")", it.rewind_to("(3-1"));
+    let _ = call!(t, it.next(con, 10));
+    let _ = t.step("reader.rewind_to(\"3-1\")", reader.rewind_to("3-1"));
+    let batch = t.step("reader.next(con, 10, None)", reader.next(con, 10, None));
+    let entry = &batch.unwrap()[0];
+    let _ = t.step(
+        "entry.get(b\"raw\\xff\") == Some(b\"\\x00\\xfe\")",
+        Ok(entry.get(b"raw\xff") == Some(&b"\x00\xfe"[..])),
+    );
+    let _ = t.step(
+        "entry.get_str(b\"raw\\xff\")",
+        Ok(entry.get_str(b"raw\xff")),
+    );
+    let _ = t.step("entry.get_str(\"room\")", Ok(entry.get_str("room")));
+    let text: Result<Option<String>> = entry.get_as(b"raw\xff");
+    let _ = t.step(
+        "let text: Option<String> = entry.get_as(b\"raw\\xff\")",
+        text,
     );
     t
 }
@@ -179,8 +209,8 @@ fn readers_see_every_entry_once_in_order_while_producers_append() {
         for p in 0..PRODUCERS {
             let ns: Vec<usize> = seen
                 .iter()
-                .filter(|e| e.get("producer") == Some(&p.to_string()))
-                .map(|e| e.get("n").unwrap().parse().unwrap())
+                .filter(|e| e.get_str("producer") == Some(&p.to_string()))
+                .map(|e| e.get_as::<usize>("n").unwrap().unwrap())
                 .collect();
             assert_eq!(ns, (0..EACH).collect::<Vec<_>>());
         }
@@ -336,4 +366,140 @@ fn resp3_replies_decode_the_same() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// Entries with fields and values that are not UTF-8 (and a NUL byte), beside text ones,
+/// added to the stream `s`: the setup for the binary tests. Returns what each entry holds.
+fn binary_entries(con: &mut dyn redis::ConnectionLike) -> Vec<StreamEntry> {
+    let entries = vec![
+        StreamEntry {
+            id: EntryId::new(1, 1),
+            fields: vec![
+                (b"f\xff".to_vec(), b"v\x00\xfe".to_vec()),
+                (b"text".to_vec(), b"hello".to_vec()),
+            ],
+        },
+        StreamEntry {
+            id: EntryId::new(1, 2),
+            fields: vec![(b"\xc3(".to_vec(), b"\xe2\x82".to_vec())],
+        },
+        StreamEntry {
+            id: EntryId::new(2, 0),
+            fields: vec![(b"text".to_vec(), "caf\u{e9}".as_bytes().to_vec())],
+        },
+    ];
+    for entry in &entries {
+        let mut cmd = redis::cmd("XADD");
+        cmd.arg("s").arg(entry.id.to_string());
+        for (field, value) in &entry.fields {
+            cmd.arg(field).arg(value);
+        }
+        cmd.exec(con).unwrap();
+    }
+    entries
+}
+
+/// What an entry's accessors give for fields and values that are not UTF-8.
+fn assert_accessors(entries: &[StreamEntry]) {
+    let first = &entries[0];
+    assert_eq!(first.get(b"f\xff"), Some(&b"v\x00\xfe"[..]));
+    assert_eq!(first.get_str(b"f\xff"), None, "not UTF-8");
+    assert_eq!(first.get_str("text"), Some("hello"));
+    assert_eq!(
+        first.get_as::<Vec<u8>>(b"f\xff").unwrap(),
+        Some(b"v\x00\xfe".to_vec())
+    );
+    assert!(first.get_as::<String>(b"f\xff").is_err());
+    assert_eq!(first.get_as::<String>("missing").unwrap(), None);
+    assert_eq!(entries[2].get_str("text"), Some("caf\u{e9}"));
+    assert_eq!(
+        format!("{first:?}"),
+        r#"StreamEntry { id: 1-1, fields: {b"f\xff": b"v\x00\xfe", "text": "hello"} }"#
+    );
+}
+
+/// A stream entry whose field and value are not UTF-8 reads back with its exact bytes
+/// through both iterators, batch by batch and one entry at a time, under RESP2 and RESP3.
+#[test]
+fn binary_fields_and_values_read_back_unchanged() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let written = binary_entries(&mut con);
+    let before = harness::dump(&mut con);
+
+    let mut range = XrangeIterator::new("s");
+    let mut read = range.next(&mut con, 2).unwrap();
+    read.extend(range.next(&mut con, 2).unwrap());
+    assert!(range.next(&mut con, 2).unwrap().is_empty());
+    assert_eq!(read, written);
+    assert_accessors(&read);
+    let all: Vec<StreamEntry> = XrangeIterator::new("s")
+        .entries(&mut con, 1)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(all, written);
+
+    let mut reader = XreadIterator::new("s");
+    let mut read = reader.next(&mut con, 2, None).unwrap();
+    read.extend(
+        reader
+            .next(&mut con, 2, Some(Duration::from_millis(10)))
+            .unwrap(),
+    );
+    assert_eq!(read, written);
+    assert_accessors(&read);
+    let all: Vec<StreamEntry> = XreadIterator::new("s")
+        .entries(&mut con, 1, None)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(all, written);
+
+    let info = db.client.get_connection_info().clone();
+    let settings = info
+        .redis_settings()
+        .clone()
+        .set_protocol(redis::ProtocolVersion::RESP3);
+    let mut resp3 = redis::Client::open(info.set_redis_settings(settings))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    assert_eq!(
+        XrangeIterator::new("s").next(&mut resp3, 10).unwrap(),
+        written
+    );
+    assert_eq!(
+        XreadIterator::new("s").next(&mut resp3, 10, None).unwrap(),
+        written
+    );
+
+    assert_eq!(harness::dump(&mut con), before, "reading writes nothing");
+}
+
+/// The same on an async connection: `next_async` and `entry_stream` of both iterators.
+#[tokio::test]
+async fn binary_fields_and_values_read_back_unchanged_async() {
+    let db = harness::fresh_db();
+    let written = binary_entries(&mut db.con());
+    let mut con = db.multiplexed().await;
+
+    let mut range = XrangeIterator::new("s");
+    let read = range.next_async(&mut con, 10).await.unwrap();
+    assert_eq!(read, written);
+    assert_accessors(&read);
+    let streamed: Vec<StreamEntry> = XrangeIterator::new("s")
+        .entry_stream(&mut con, 1)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(streamed, written);
+
+    let mut reader = XreadIterator::new("s");
+    let read = reader.next_async(&mut con, 10, None).await.unwrap();
+    assert_eq!(read, written);
+    let streamed: Vec<StreamEntry> = XreadIterator::new("s")
+        .entry_stream(&mut con, 2, None)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(streamed, written);
 }
