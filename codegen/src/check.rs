@@ -898,8 +898,7 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
 
 /// The input checks at the top of the body must be the ones the header declares.
 fn check_contract(source: &str, header: &crate::model::Header, report: &mut Report) {
-    let fix = "run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them \
-               from the header";
+    let fix = "run `redis-patterns-codegen fix <scripts folder>` to write them from the header";
     match contract::mismatch(source, header) {
         None => {}
         Some(contract::Mismatch::Missing { line }) => report.error(

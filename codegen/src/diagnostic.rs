@@ -5,7 +5,8 @@ use std::fmt;
 /// One problem in one script.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
-    /// The script's display path (`scripts/lock/acquire.lua`).
+    /// The file's display path, starting with the scripts folder as the app names it
+    /// (`sql/inventory/reserve.lua`).
     pub path: String,
     /// 1-based line.
     pub line: usize,

@@ -1,32 +1,176 @@
-//! The generator behind `redis-patterns`: it parses the header of every Lua script in a
-//! folder, checks each header against its script's body, and renders one typed Rust
-//! function per script.
+//! Typed Rust calls for Redis Lua scripts, generated at build time from each script's
+//! header. It is the generator behind [`redis-patterns`](https://docs.rs/redis-patterns),
+//! and an app runs it from its own `build.rs` for its own scripts, as it would run
+//! `prost-build` for its `.proto` files.
 //!
-//! `redis-patterns` runs it from its `build.rs`; an app can do the same for its own
-//! scripts, as it would with `prost-build`:
+//! It parses the header of every script in a folder, checks each header against its
+//! script's body (every problem of every file at once, as
+//! `sql/inventory/reserve.lua:LINE:COL: error: …` and a hint), and renders, per script, a
+//! `static` [`Script`](https://docs.rs/redis-patterns/latest/redis_patterns/struct.Script.html)
+//! and a function whose parameters are the header's keys and arguments.
+//!
+//! # Your own scripts
+//!
+//! The whole setup is in the repository's
+//! [`examples/own-scripts`](https://github.com/redis-patterns/redis-patterns/tree/main/examples/own-scripts).
+//!
+//! **`Cargo.toml`**: the runtime in `[dependencies]`, the generator in
+//! `[build-dependencies]`, at the same version (see [the version check](#the-version-check)):
+//!
+//! ```toml
+//! [dependencies]
+//! redis-patterns = "0.1"
+//! redis = "1"                    # the connection
+//!
+//! [build-dependencies]
+//! redis-patterns-codegen = "0.1"
+//! ```
+//!
+//! **The scripts**: one file per script, at `<folder>/<family>/<op>.lua`, in a folder of
+//! the package (any name: `sql` here). The family becomes a module and the op a function,
+//! so both are snake_case Rust identifiers. A `.lua` file anywhere else in the folder
+//! (directly in it, or in a folder inside a family) is an error, never silently left out.
+//!
+//! ```text
+//! sql/inventory/reserve.lua
+//! sql/inventory/release.lua
+//! ```
+//!
+//! **`build.rs`**: the folder is relative to the package root, and is the path the
+//! generated code and the diagnostics show (`sql/inventory/reserve.lua`).
 //!
 //! ```no_run
-//! // build.rs
-//! println!("cargo::rerun-if-changed=scripts");
-//! let out = std::path::Path::new(&std::env::var_os("OUT_DIR").unwrap()).join("scripts.rs");
-//! if let Err(err) = redis_patterns_codegen::Config::new().compile("scripts", &out) {
-//!     eprintln!("{err}");
+//! // build.rs, in `fn main()`
+//! println!("cargo::rerun-if-changed=sql");
+//! let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap()).join("scripts.rs");
+//! if let Err(err) = redis_patterns_codegen::Config::new().compile("sql", &out) {
+//!     eprintln!("{err}"); // every problem of every script, then how many
 //!     std::process::exit(1);
 //! }
 //! ```
 //!
-//! and then, in the app, `mod scripts { include!(concat!(env!("OUT_DIR"), "/scripts.rs")); }`.
-//! The header grammar and the checks are described in the `redis-patterns` README.
-//! Every problem in every script is reported at once, as
-//! `scripts/<family>/<op>.lua:LINE:COL: error: …` followed by a hint.
+//! **The module**: the generated file is pulled in with one `include!`.
+//!
+//! ```ignore
+//! // src/main.rs or src/lib.rs
+//! mod scripts {
+//!     include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
+//! }
+//! ```
+//!
+//! # The script header
+//!
+//! A script starts with an optional `#!lua flags=…` line, then a block of `---` lines,
+//! then the input checks generated from it (see [below](#input-checks-fix-and-check)), then
+//! its own code. The full grammar is in the `redis-patterns` README, section
+//! ["The script header"](https://docs.rs/redis-patterns/latest/redis_patterns/#the-script-header).
+//!
+//! ```lua
+//! --- Reserves `quantity` units of an item for `order`, if that many are left in stock.
+//! ---
+//! --- Any description, as many lines as needed.
+//! --- @key stock string              units in stock: an integer; missing counts as 0
+//! --- @key reserved hash             units reserved, by order; in the same hash slot as `stock`
+//! --- @arg order string non-empty    the order the units are for
+//! --- @arg quantity uint 1..=10^9    how many units to reserve
+//! --- @return int?                   units left in stock; nil when fewer than `quantity` were left
+//! --- @error BAD_ARGS                not 2 keys and 2 arguments
+//! --- @error BAD_ORDER               `order` is empty
+//! --- @error BAD_QUANTITY            `quantity` is not an integer from 1 to 10^9
+//! --- @error NOT_A_COUNT             `stock` holds something other than a count of units
+//! --- @complexity O(1)
+//! ```
+//!
+//! - The first line, **required**: a one-sentence summary, on that line alone. Prose may
+//!   follow, above the tags.
+//! - `@key <name>[...] <type> [<count>] <doc>`: one per `KEYS[i]`, in order, each used by
+//!   the script. `<type>` is what `TYPE` answers: `string`, `hash`, `list`, `set`, `zset`
+//!   or `stream`. The last key may be variadic (`<name>...`), with a count such as
+//!   `1..=1000`.
+//! - `@arg <name> <type>[?][...] [<constraint>...] <doc>`: one per `ARGV[i]`, in order,
+//!   each used. Types: `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` (a
+//!   `Duration`) and `json` (a `Serialize` value: the app then also needs `serde` in its
+//!   `[dependencies]`, and `redis-patterns`' default `json` feature). Constraints: a range
+//!   `A..=B` or `A..` (required on `ms`), `non-empty`, or a choice `a|b|c`. `?` lets an
+//!   empty string stand for none (an `Option`); the last argument may be variadic.
+//! - `@return <type> <doc>`, **required**, exactly one: `nil`, `bool`, `int`, `int?`,
+//!   `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes?`,
+//!   `[string]`, `[bytes]`, `[int]`, `[decimal]`, `[[decimal]]`, `[(string, float)]`, or a
+//!   tuple of scalars such as `(bool, int?)`.
+//! - `@error <CODE> <doc>`: every error reply the script raises, and only those: `BAD_ARGS`
+//!   and the `BAD_<NAME>` of each checked argument (raised by the input checks) included.
+//!   A reply's first word is its code: `redis.error_reply('NOT_A_COUNT ' .. stock)`.
+//! - `@clock server|caller`: required when, and only when, the script reads the time:
+//!   `server` for `redis.call('TIME')`, `caller` for an argument named `now`.
+//! - `@complexity <text>`, **required**, exactly one: the cost, in terms the caller
+//!   controls.
+//! - `#!lua flags=no-writes` marks a read-only script (a write command in it is an error);
+//!   its call runs `EVALSHA_RO`.
+//!
+//! Besides the header, the build refuses `KEYS[n]`/`ARGV[n]` used but not declared, a
+//! local bound under another name than the header's, a global assignment, and a key name
+//! built inside Lua.
+//!
+//! # The generated code
+//!
+//! For each script, in the module of its family: a `static` `Script` (upper case: `RESERVE`)
+//! with its name (`inventory/reserve`), path (`sql/inventory/reserve.lua`), SHA1, source,
+//! flags and the whole header; and a function (`reserve`) whose parameters are the keys
+//! (`&str`, `&[&str]` when variadic) then the arguments (`&str`, `&[u8]`, `i64`, `u64`,
+//! `f64`, `bool`, `Duration`, `Option<…>` for `?`, slices when variadic), returning an
+//! `Op` of the header's return type (`int?` is `Op<Option<i64>>`). Building an `Op` sends
+//! nothing: it checks every key and argument against the header first (a bad one fails
+//! with `Error::InvalidInput` when run, before any I/O), then runs on a sync or async
+//! connection, or in a `Batch`. At the top level, `ALL` lists every script. The file
+//! starts with an `@generated` line, is formatted, and is the same bytes for the same
+//! scripts; it builds without warnings in a crate that uses only some of it, and every
+//! item has docs.
+//!
+//! ```ignore
+//! use scripts::inventory;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! // Optional: each call loads its script when the server lacks it. Loading at start-up
+//! // fails fast, and lets the app send EVALSHA in its own pipelines.
+//! redis_patterns::load(&mut con, &[&inventory::RESERVE, &inventory::RELEASE])?; // or scripts::ALL
+//! let left: Option<i64> = inventory::reserve("{sku:42}:stock", "{sku:42}:reserved", "order-1", 3)
+//!     .run(&mut con)?;
+//! ```
+//!
+//! A script's declared error comes back as `Error::Script { script, path, code, message }`,
+//! whose message names the script's file (`sql/inventory/reserve.lua`), where its `@error`
+//! lines say what the code means.
+//!
+//! # Input checks: `fix` and `check`
 //!
 //! Each script starts, right after its header, with input checks rendered from the header
 //! ([`contract`]): the `KEYS`/`ARGV` counts and every argument, in Lua, answering
-//! `BAD_ARGS` or `BAD_<NAME>`. They live in the file, so that it runs alone and what Redis
-//! runs is what a reader sees; the build refuses a script whose checks differ from its
-//! header, and [`Config::fix`] (or `cargo run -p redis-patterns-codegen -- fix <folder>`)
-//! writes them after a header changes. The generated Rust checks the same rules before
-//! any I/O.
+//! `BAD_ARGS` or `BAD_<NAME>`, and a local of the header's name for each key and argument.
+//! They live in the file, so that it runs alone (`redis-cli --eval`, any client) and what
+//! Redis runs is what a reader sees; the build refuses a script whose checks differ from
+//! its header. Write the header, then let the command write the checks, and again after
+//! every header change:
+//!
+//! ```text
+//! cargo install redis-patterns-codegen --version 0.1.0   # the version in [build-dependencies]
+//! redis-patterns-codegen fix sql     # rewrites each script's input checks from its header
+//! redis-patterns-codegen check sql   # reports every problem, as the build does
+//! ```
+//!
+//! (Inside the `redis-patterns` repository: `cargo run -p redis-patterns-codegen -- fix
+//! scripts`.) [`Config::fix`] and [`Config::check`] do the same from Rust.
+//!
+//! # The version check
+//!
+//! The generated code calls the runtime's items (`Script`, `Param`, `ScriptCall`, …), so
+//! it must be built against the `redis-patterns` it was generated for. Every generated file
+//! starts with `const _: () = ::redis_patterns::check_generated_code_format(N);`, where `N`
+//! is this crate's [`GENERATED_CODE_FORMAT`]: against a runtime of another format, the app
+//! fails to compile with one message that says to use the same version of both crates,
+//! rather than with errors about missing fields.
+//!
+//! The generated code names the runtime `::redis_patterns`; an app that renames the
+//! dependency says so with [`Config::runtime`].
 
 #![warn(missing_docs)]
 
@@ -44,6 +188,17 @@ use std::path::{Path, PathBuf};
 pub use check::analyze;
 pub use diagnostic::Diagnostic;
 pub use render::GENERATED_HEADER;
+
+/// The format of the code this generator writes: the `redis-patterns` runtime it calls
+/// must have the same `GENERATED_CODE_FORMAT`.
+///
+/// Every generated file starts with
+/// `const _: () = redis_patterns::check_generated_code_format(2);`, so code generated by
+/// one version and built against a `redis-patterns` that runs another format fails to
+/// compile with a message that says to use the same version of both crates, rather than
+/// with errors about missing fields or methods. It changes whenever the generated code
+/// would stop compiling, or mean something else, against another runtime.
+pub const GENERATED_CODE_FORMAT: u32 = 2;
 
 use model::{Script, ScriptFile};
 
@@ -121,36 +276,40 @@ impl Config {
         self
     }
 
-    /// Reads every `<family>/<op>.lua` under `dir`, sorted by path. `dir` is relative to
-    /// the package root (where `build.rs` runs), and appears so in diagnostics and in the
-    /// generated `include_str!` paths.
+    /// Reads every `<family>/<op>.lua` under `dir`, sorted by path.
+    ///
+    /// `dir` is relative to the package root (where `build.rs` runs), and appears so in
+    /// diagnostics, in each generated `Script`'s `path` and in the generated
+    /// `include_str!`: `sql` gives `sql/inventory/reserve.lua`. An absolute `dir` inside
+    /// the package (`$CARGO_MANIFEST_DIR/sql`) is shown relative to it, the same way.
+    ///
+    /// A `.lua` file anywhere else under `dir` (directly in it, or in a folder inside a
+    /// family folder) is an error: [`Error::Scripts`], with where to move it. Other files
+    /// are ignored.
     pub fn read(&self, dir: impl AsRef<Path>) -> Result<Vec<ScriptFile>, Error> {
-        let dir = dir.as_ref();
-        let mut files = Vec::new();
-        for family in sorted_entries(dir)? {
-            if !family.is_dir() {
-                continue;
-            }
-            for path in sorted_entries(&family)? {
-                if path.extension().is_none_or(|e| e != "lua") {
-                    continue;
-                }
-                let source = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                files.push(ScriptFile {
-                    family: file_name(&family),
-                    op: path
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    path: display_path(&path),
-                    source,
-                });
-            }
+        let (files, misplaced) = scan(dir.as_ref())?;
+        if misplaced.is_empty() {
+            Ok(files)
+        } else {
+            Err(Error::Scripts(misplaced))
         }
-        Ok(files)
+    }
+
+    /// [`read`](Self::read) then [`analyze`](Self::analyze): the checked scripts under
+    /// `dir`, or every problem of every file at once, misplaced files included. This is
+    /// what `redis-patterns-codegen check <folder>` and [`compile`](Self::compile) run.
+    pub fn check(&self, dir: impl AsRef<Path>) -> Result<Vec<Script>, Error> {
+        let (files, mut problems) = scan(dir.as_ref())?;
+        match self.analyze(&files) {
+            Ok(scripts) if problems.is_empty() => Ok(scripts),
+            Ok(_) => Err(Error::Scripts(problems)),
+            Err(Error::Scripts(found)) => {
+                problems.extend(found);
+                problems.sort();
+                Err(Error::Scripts(problems))
+            }
+            Err(other) => Err(other),
+        }
     }
 
     /// Parses and checks `files`: the scripts, or every problem of every file.
@@ -184,8 +343,8 @@ impl Config {
     /// Fails only when a file cannot be read or written.
     pub fn fix(&self, dir: impl AsRef<Path>) -> Result<Fixed, Error> {
         let mut changed = Vec::new();
-        let mut problems = Vec::new();
-        for file in self.read(dir)? {
+        let (files, mut problems) = scan(dir.as_ref())?;
+        for file in files {
             let mut report = header::Report::new(&file.path);
             let parsed = header::parse(&file.source, &mut report);
             let header = if report.diagnostics.is_empty() {
@@ -225,8 +384,7 @@ impl Config {
     /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,
     /// leaving `out` untouched when it already holds the same bytes.
     pub fn compile(&self, dir: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<(), Error> {
-        let files = self.read(dir)?;
-        let code = self.generate(&self.analyze(&files)?)?;
+        let code = self.generate(&self.check(dir)?)?;
         let out = out.as_ref();
         if std::fs::read_to_string(out).is_ok_and(|old| old == code) {
             return Ok(());
@@ -236,6 +394,113 @@ impl Config {
             source,
         })
     }
+}
+
+/// The scripts under `dir` (each `<dir>/<family>/<op>.lua`, sorted by path), and a
+/// diagnostic for every other `.lua` file under it, which would otherwise be left out of
+/// the build without a word.
+fn scan(dir: &Path) -> Result<(Vec<ScriptFile>, Vec<Diagnostic>), Error> {
+    let shown_dir = display_path(&relative_to_package(dir));
+    let mut files = Vec::new();
+    let mut misplaced = Vec::new();
+    for entry in sorted_entries(dir)? {
+        if !entry.is_dir() {
+            if is_lua(&entry) {
+                let name = file_name(&entry);
+                misplaced.push(Diagnostic {
+                    path: format!("{shown_dir}/{name}"),
+                    line: 1,
+                    col: 1,
+                    message: format!(
+                        "a script directly in `{shown_dir}`, outside any family folder"
+                    ),
+                    hint: format!(
+                        "move it to `{shown_dir}/<family>/{name}`: each family is a subfolder of \
+                         `{shown_dir}` (and a module of the generated code)"
+                    ),
+                });
+            }
+            continue;
+        }
+        let family = file_name(&entry);
+        for path in sorted_entries(&entry)? {
+            if path.is_dir() {
+                nested_scripts(dir, &path, &shown_dir, &family, &mut misplaced)?;
+                continue;
+            }
+            if !is_lua(&path) {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            files.push(ScriptFile {
+                family: family.clone(),
+                op: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: format!("{shown_dir}/{family}/{}", file_name(&path)),
+                source,
+            });
+        }
+    }
+    Ok((files, misplaced))
+}
+
+/// Reports every `.lua` file under `dir`, a folder inside the family folder `family` of
+/// `root`: scripts are never looked for there. Symbolic links to folders are not followed.
+fn nested_scripts(
+    root: &Path,
+    dir: &Path,
+    shown_dir: &str,
+    family: &str,
+    misplaced: &mut Vec<Diagnostic>,
+) -> Result<(), Error> {
+    for path in sorted_entries(dir)? {
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            nested_scripts(root, &path, shown_dir, family, misplaced)?;
+        } else if is_lua(&path) {
+            let name = file_name(&path);
+            let inside = path.strip_prefix(root).unwrap_or(&path);
+            misplaced.push(Diagnostic {
+                path: format!("{shown_dir}/{}", display_path(inside)),
+                line: 1,
+                col: 1,
+                message: format!(
+                    "a script in a folder inside the family folder `{shown_dir}/{family}`"
+                ),
+                hint: format!(
+                    "move it to `{shown_dir}/{family}/{name}`, or to `{shown_dir}/<family>/{name}` \
+                     for another family: scripts are `{shown_dir}/<family>/<op>.lua`, one \
+                     folder deep"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn is_lua(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "lua")
+}
+
+/// `path` relative to the package being built when it is an absolute path inside it
+/// (`$CARGO_MANIFEST_DIR/sql` is shown as `sql`), so that generated code and diagnostics
+/// do not depend on where the package sits; any other path as it is. Only where cargo runs
+/// build scripts and tests, in the package root, so the relative path still names the file.
+fn relative_to_package(path: &Path) -> PathBuf {
+    if path.is_absolute()
+        && let Some(root) = std::env::var_os("CARGO_MANIFEST_DIR")
+        && std::env::current_dir().is_ok_and(|cwd| cwd == Path::new(&root))
+        && let Ok(inside) = path.strip_prefix(&root)
+        && inside.components().next().is_some()
+    {
+        return inside.to_path_buf();
+    }
+    path.to_path_buf()
 }
 
 fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>, Error> {
@@ -258,17 +523,28 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// `/`-separated whatever the platform, so diagnostics and generated code are the same
-/// everywhere.
+/// `/`-separated whatever the platform, without `.` components, so diagnostics and
+/// generated code are the same everywhere.
 fn display_path(path: &Path) -> String {
     let joined = path
         .components()
-        .filter(|c| !matches!(c, std::path::Component::RootDir))
+        .filter(|c| {
+            !matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::CurDir
+            )
+        })
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/");
-    if path.has_root() {
+    let prefixed = matches!(
+        path.components().next(),
+        Some(std::path::Component::Prefix(_))
+    );
+    if path.has_root() && !prefixed {
         format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".into()
     } else {
         joined
     }

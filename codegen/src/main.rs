@@ -2,9 +2,13 @@
 //! from their headers.
 //!
 //! ```text
-//! cargo run -p redis-patterns-codegen -- check scripts
-//! cargo run -p redis-patterns-codegen -- fix scripts
+//! cargo install redis-patterns-codegen --version <the one in [build-dependencies]>
+//! redis-patterns-codegen check sql
+//! redis-patterns-codegen fix sql
 //! ```
+//!
+//! Inside the `redis-patterns` workspace: `cargo run -p redis-patterns-codegen -- check
+//! scripts`.
 
 use std::process::ExitCode;
 
@@ -18,18 +22,16 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = redis_patterns_codegen::Config::new();
     match args.as_slice() {
-        [command, dir] if command == "check" => {
-            match config.read(dir).and_then(|files| config.analyze(&files)) {
-                Ok(scripts) => {
-                    println!("{} scripts, no problems", scripts.len());
-                    ExitCode::SUCCESS
-                }
-                Err(err) => {
-                    eprintln!("{err}");
-                    ExitCode::FAILURE
-                }
+        [command, dir] if command == "check" => match config.check(dir) {
+            Ok(scripts) => {
+                println!("{} scripts, no problems", scripts.len());
+                ExitCode::SUCCESS
             }
-        }
+            Err(err) => {
+                eprintln!("{err}");
+                ExitCode::FAILURE
+            }
+        },
         [command, dir] if command == "fix" => match config.fix(dir) {
             Ok(fixed) => {
                 for path in &fixed.changed {

@@ -7,7 +7,9 @@ pub struct ScriptFile {
     pub family: String,
     /// The operation: the file name without `.lua` (`release`).
     pub op: String,
-    /// The path shown in diagnostics and docs, with `/` separators (`scripts/identity_lock/release.lua`).
+    /// The path shown in diagnostics, docs and the generated `Script::path`: the folder as
+    /// given to [`Config::read`](crate::Config::read), then `<family>/<op>.lua`, with `/`
+    /// separators (`scripts/identity_lock/release.lua`, `sql/inventory/reserve.lua`).
     pub path: String,
     /// The file's text, exactly as read.
     pub source: String,

@@ -5,7 +5,7 @@ use handlebars::Handlebars;
 use serde::Serialize;
 
 use crate::contract;
-use crate::model::{Arg, ArgType, Clock, Count, ReturnType, Rule, Script};
+use crate::model::{Arg, ArgType, Clock, Count, ReturnType, Rule, Script, ScriptFile};
 
 const TEMPLATE: &str = include_str!("../templates/scripts.rs.hbs");
 
@@ -16,6 +16,7 @@ pub const GENERATED_HEADER: &str =
 #[derive(Serialize)]
 struct FileCtx {
     rt: String,
+    format: u32,
     families: Vec<FamilyCtx>,
     all: Vec<String>,
 }
@@ -37,7 +38,7 @@ struct ScriptCtx {
     name: String,
     path: String,
     sha1: String,
-    include_path: String,
+    source: String,
     flags: Vec<String>,
     summary: String,
     description: String,
@@ -87,7 +88,10 @@ pub(crate) fn render(scripts: &[Script], rt: &str) -> Result<String, String> {
         if families.last().is_none_or(|f| &f.module != family) {
             families.push(FamilyCtx {
                 module: family.clone(),
-                doc: doc_lit(&format!("The scripts of `scripts/{family}/`.")),
+                doc: doc_lit(&format!(
+                    "The scripts of `{}/`.",
+                    family_folder(&script.file)
+                )),
                 scripts: Vec::new(),
             });
         }
@@ -100,6 +104,7 @@ pub(crate) fn render(scripts: &[Script], rt: &str) -> Result<String, String> {
         .collect();
     let ctx = FileCtx {
         rt: rt.to_owned(),
+        format: crate::GENERATED_CODE_FORMAT,
         families,
         all,
     };
@@ -175,7 +180,7 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
         name: lit(&name),
         path: lit(&file.path),
         sha1: lit(&sha1),
-        include_path: lit(&format!("/{}", file.path)),
+        source: include_source(&file.path),
         flags: h.flags.iter().map(|f| lit(f)).collect(),
         summary: lit(&h.summary),
         description: lit(&h.description.join("\n")),
@@ -227,6 +232,26 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
         params,
         calls,
         return_ty: return_rust(&h.returns.ty),
+    }
+}
+
+/// The folder of a script's family, as the app names it (`sql/inventory`).
+fn family_folder(file: &ScriptFile) -> &str {
+    let name = format!("/{}.lua", file.op);
+    file.path.strip_suffix(&name).unwrap_or(&file.path)
+}
+
+/// The expression that embeds a script's text: a path relative to the package root is
+/// resolved against `CARGO_MANIFEST_DIR`, as cargo runs `build.rs` there; an absolute one
+/// (a folder outside the package) is used as it is.
+fn include_source(path: &str) -> String {
+    if std::path::Path::new(path).is_absolute() {
+        format!("include_str!({})", lit(path))
+    } else {
+        format!(
+            "include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {}))",
+            lit(&format!("/{path}"))
+        )
     }
 }
 

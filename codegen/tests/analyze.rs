@@ -395,6 +395,7 @@ fn all_good_fixtures_pass() {
             "counter/incr_capped",
             "identity_lock/lease",
             "identity_lock/release",
+            "profile/save",
             "rate_limiter/take",
             "set_ops/union_store",
             "timeline/post",
@@ -657,7 +658,7 @@ scripts/bad/choice_not_plain.lua:5:23: error: the choice `50%` is not a plain wo
 scripts/bad/choice_not_plain.lua:6:22: error: the choice `abcdefghijklmnopqrstuvwxyz0123456` is not a plain word
   = hint: {hint}
 scripts/bad/choice_not_plain.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
         )
     );
 }
@@ -725,7 +726,7 @@ scripts/bad/duplicates.lua:10:19: error: unexpected `now` after `@clock`
 scripts/bad/duplicates.lua:12:5: error: `@complexity` is declared twice
   = hint: a script has one `@complexity`; the first is on line 11
 scripts/bad/duplicates.lua:13:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -735,7 +736,7 @@ fn bad_edited_input_checks() {
     assert_eq!(
         bad("edited_input_checks"),
         r#"scripts/bad/edited_input_checks.lua:16:1: error: the input checks differ from what the header declares
-  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -797,7 +798,7 @@ scripts/bad/helper_names.lua:4:10: error: `decimal_less` is the name of a helper
 scripts/bad/helper_names.lua:5:10: error: `float` is the name of a helper of the generated input checks
   = hint: pick another name: the script binds it to a local of the same name
 scripts/bad/helper_names.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -884,7 +885,7 @@ scripts/bad/long_names.lua:6:10: error: `ééééééééééééééééé` is 
 scripts/bad/long_names.lua:7:10: error: `Token_that_the_lock_was_taken_by_x` is not a valid name
   = hint: names are snake_case: a lower-case letter, then lower-case letters, digits and `_`
 scripts/bad/long_names.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -929,7 +930,7 @@ fn bad_misplaced_input_checks() {
     assert_eq!(
         bad("misplaced_input_checks"),
         r#"scripts/bad/misplaced_input_checks.lua:10:1: error: the input checks do not start right after the header
-  = hint: nothing may run before them; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: nothing may run before them; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -970,7 +971,7 @@ scripts/bad/ms_range_refused.lua:5:16: error: `@arg grace ms?` needs a range
 scripts/bad/ms_range_refused.lua:5:20: error: `non-empty` on a `ms` argument
   = hint: `non-empty` goes with `string`, `bytes` and `json`
 scripts/bad/ms_range_refused.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
         )
     );
 }
@@ -986,7 +987,7 @@ fn bad_ms_without_range() {
 scripts/bad/ms_without_range.lua:4:16: error: `@arg grace ms?` needs a range
   = hint: say which durations are accepted, in milliseconds: `--- @arg grace ms? 1..=10^15-1 <doc>`
 scripts/bad/ms_without_range.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1005,7 +1006,7 @@ fn bad_no_input_checks() {
     assert_eq!(
         bad("no_input_checks"),
         r#"scripts/bad/no_input_checks.lua:7:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1078,7 +1079,7 @@ scripts/bad/range_beyond_type.lua:6:18: error: the range `-1..=5` goes beyond wh
 scripts/bad/range_beyond_type.lua:7:19: error: the range `10..=1` is empty
   = hint: write the smaller bound first: `1..=1000`
 scripts/bad/range_beyond_type.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1268,7 +1269,7 @@ fn bad_unopened_input_checks() {
     assert_eq!(
         bad("unopened_input_checks"),
         r#"scripts/bad/unopened_input_checks.lua:17:1: error: the input checks end here but never start
-  = hint: delete what is left of them above this line, or start them with their first line; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: delete what is left of them above this line, or start them with their first line; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1279,7 +1280,7 @@ fn bad_unterminated_input_checks() {
     assert_eq!(
         bad("unterminated_input_checks"),
         r#"scripts/bad/unterminated_input_checks.lua:8:1: error: the input checks start here but never end
-  = hint: end them with `-- End of the generated input checks.`, or delete them and run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: end them with `-- End of the generated input checks.`, or delete them and run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1296,7 +1297,7 @@ scripts/bad/unused_declaration.lua:3:5: error: key `extra` (`KEYS[2]` onwards) i
 scripts/bad/unused_declaration.lua:5:5: error: argument `ttl` (`ARGV[2]`) is declared but never used
   = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`
 scripts/bad/unused_declaration.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
     );
 }
 

@@ -597,7 +597,8 @@ fn diagnostics(source: &str) -> Vec<String> {
     }
 }
 
-const FIX_HINT: &str = "run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the header";
+const FIX_HINT: &str =
+    "run `redis-patterns-codegen fix <scripts folder>` to write them from the header";
 
 /// The block must start right after the header: one further down is reported where it
 /// starts.

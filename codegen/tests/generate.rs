@@ -96,6 +96,133 @@ fn every_problem_of_every_file_is_reported_at_once() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The folder's diagnostics as the build prints them, with the temporary folder's path
+/// shown as `<dir>`.
+fn shown_problems(err: Error, dir: &Path) -> String {
+    let Error::Scripts(problems) = err else {
+        panic!("expected problems in the scripts, got {err}");
+    };
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(&dir.to_string_lossy().replace('\\', "/"), "<dir>")
+}
+
+/// A script directly in the folder, or in a folder inside a family folder, would be left
+/// out of the build; each is an error that says where to move it. `check` (and so the
+/// build) reports them with the problems of the scripts in place, all at once; `read`
+/// refuses the folder; `fix` rewrites the others and reports them.
+#[test]
+fn scripts_outside_a_family_folder_are_errors() {
+    let dir = copy_of_good_fixtures("codegen-misplaced");
+    let good = std::fs::read_to_string(dir.join("identity_lock/release.lua")).unwrap();
+    std::fs::write(dir.join("release.lua"), &good).unwrap();
+    std::fs::write(dir.join("README.md"), "not a script").unwrap();
+    std::fs::create_dir_all(dir.join("identity_lock/old/v1")).unwrap();
+    std::fs::write(dir.join("identity_lock/old/release.lua"), &good).unwrap();
+    std::fs::write(dir.join("identity_lock/old/v1/release.lua"), &good).unwrap();
+    std::fs::write(dir.join("identity_lock/old/notes.txt"), "not a script").unwrap();
+    std::fs::write(dir.join("counter/broken.lua"), "x = 1\n").unwrap();
+
+    let expected = "\
+<dir>/counter/broken.lua:1:1: error: assignment to global `x`
+  = hint: declare it with `local x`; Redis rejects scripts that set globals
+<dir>/counter/broken.lua:1:1: error: the script has no header
+  = hint: begin the file (after any `#!lua` line) with `---` comment lines: a one-sentence summary, then the `@key`, `@arg`, `@return`, `@error`, `@clock` and `@complexity` tags
+<dir>/identity_lock/old/release.lua:1:1: error: a script in a folder inside the family folder `<dir>/identity_lock`
+  = hint: move it to `<dir>/identity_lock/release.lua`, or to `<dir>/<family>/release.lua` for another family: scripts are `<dir>/<family>/<op>.lua`, one folder deep
+<dir>/identity_lock/old/v1/release.lua:1:1: error: a script in a folder inside the family folder `<dir>/identity_lock`
+  = hint: move it to `<dir>/identity_lock/release.lua`, or to `<dir>/<family>/release.lua` for another family: scripts are `<dir>/<family>/<op>.lua`, one folder deep
+<dir>/release.lua:1:1: error: a script directly in `<dir>`, outside any family folder
+  = hint: move it to `<dir>/<family>/release.lua`: each family is a subfolder of `<dir>` (and a module of the generated code)";
+    let config = Config::new();
+    assert_eq!(
+        shown_problems(config.check(&dir).unwrap_err(), &dir),
+        expected
+    );
+    let out = dir.join("out.rs");
+    assert_eq!(
+        shown_problems(config.compile(&dir, &out).unwrap_err(), &dir),
+        expected
+    );
+    assert!(!out.exists());
+    let misplaced: Vec<&str> = expected.lines().skip(4).collect();
+    assert_eq!(
+        shown_problems(config.read(&dir).unwrap_err(), &dir),
+        misplaced.join("\n")
+    );
+
+    std::fs::remove_file(dir.join("counter/broken.lua")).unwrap();
+    let release = dir.join("identity_lock/release.lua");
+    std::fs::write(&release, without_block(&good)).unwrap();
+    let fixed = config.fix(&dir).unwrap();
+    assert_eq!(
+        fixed.changed,
+        [release.to_string_lossy().replace('\\', "/")]
+    );
+    assert_eq!(
+        shown_problems(Error::Scripts(fixed.problems), &dir),
+        misplaced.join("\n")
+    );
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), good);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The paths in diagnostics and in the generated code are the folder as the app names it,
+/// relative to its package root: `./` and a trailing `/` are dropped, and an absolute path
+/// inside the package (`$CARGO_MANIFEST_DIR/sql`) is shown relative to it, so the
+/// generated code is the same wherever the package sits.
+#[test]
+fn paths_are_the_folder_as_the_package_names_it() {
+    let config = Config::new();
+    let expected = config.read(fixtures("good")).unwrap();
+    assert_eq!(
+        expected[0].path,
+        "tests/fixtures/good/counter/incr_capped.lua"
+    );
+    assert_eq!(config.read("./tests/fixtures/good/").unwrap(), expected);
+    let absolute = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/good");
+    assert_eq!(
+        std::env::var_os("CARGO_MANIFEST_DIR").as_deref(),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).as_os_str()),
+        "cargo runs tests with CARGO_MANIFEST_DIR set, as it runs build scripts"
+    );
+    assert_eq!(config.read(&absolute).unwrap(), expected);
+
+    let code = config
+        .generate(&config.analyze(&expected).unwrap())
+        .unwrap();
+    assert!(code.contains(
+        "/// The scripts of `tests/fixtures/good/counter/`.\n#[allow(dead_code, clippy::too_many_arguments)]\npub mod counter {"
+    ));
+    assert!(code.contains("        path: \"tests/fixtures/good/counter/incr_capped.lua\",\n"));
+    assert!(code.contains("/tests/fixtures/good/counter/incr_capped.lua\")"));
+    assert!(code.starts_with(&format!(
+        "{GENERATED_HEADER}const _: () = ::redis_patterns::check_generated_code_format({});\n",
+        redis_patterns_codegen::GENERATED_CODE_FORMAT
+    )));
+
+    // A folder outside the package keeps its absolute path, and its scripts are embedded
+    // from there.
+    let outside = copy_of_good_fixtures("codegen-outside");
+    let files = config.read(&outside).unwrap();
+    let shown = outside.to_string_lossy().replace('\\', "/");
+    assert_eq!(files[0].path, format!("{shown}/counter/incr_capped.lua"));
+    let code = config.generate(&config.analyze(&files).unwrap()).unwrap();
+    let source = code
+        .split("source: ")
+        .nth(1)
+        .and_then(|rest| rest.split(",\n").next())
+        .unwrap();
+    assert_eq!(
+        source.split_whitespace().collect::<String>(),
+        format!("include_str!(\"{shown}/counter/incr_capped.lua\")")
+    );
+    std::fs::remove_dir_all(&outside).unwrap();
+}
+
 /// A fresh copy of the good fixtures under the test's temporary folder.
 fn copy_of_good_fixtures(name: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -341,9 +468,9 @@ fn the_command_fails_when_a_script_cannot_be_fixed() {
             "",
             format!(
                 "{}:20:1: error: the input checks end here but never start\n  = hint: delete what \
-                 is left of them above this line, or start them with their first line; run `cargo \
-                 run -p redis-patterns-codegen -- fix <scripts folder>` to write them from the \
-                 header\n1 problem in the scripts\n",
+                 is left of them above this line, or start them with their first line; run \
+                 `redis-patterns-codegen fix <scripts folder>` to write them from the header\n1 \
+                 problem in the scripts\n",
                 release.to_string_lossy()
             )
         )
@@ -369,7 +496,7 @@ fn the_command_checks_and_fixes_a_folder() {
     let (code, stdout, stderr) = run(&["check", &fixtures("good")]);
     assert_eq!(
         (code, stdout.as_str(), stderr.as_str()),
-        (Some(0), "6 scripts, no problems\n", "")
+        (Some(0), "7 scripts, no problems\n", "")
     );
 
     let dir = copy_of_good_fixtures("codegen-command");
@@ -386,8 +513,8 @@ fn the_command_checks_and_fixes_a_folder() {
             "identity_lock/release.lua:19:1: error: the input checks differ from what the header \
              declares\n  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not \
              be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; \
-             run `cargo run -p redis-patterns-codegen -- fix <scripts folder>` to write them from \
-             the header\n1 problem in the scripts\n"
+             run `redis-patterns-codegen fix <scripts folder>` to write them from the header\n1 \
+             problem in the scripts\n"
         ),
         "{stderr}"
     );
