@@ -1,0 +1,83 @@
+--- Reserves `quantity` units of an item for `order`, if that many are left in stock.
+---
+--- Check-then-take in one atomic step: two orders racing for the last units can never
+--- both get them. The units stay reserved for the order until `inventory/release` gives
+--- them back; a second reservation for the same order adds to the first.
+--- @key stock string                 units in stock: an integer; missing counts as 0
+--- @key reserved hash                units reserved, by order; in the same hash slot as `stock`
+--- @arg order string non-empty       the order the units are for
+--- @arg quantity uint 1..=10^9       how many units to reserve
+--- @return int?                      units left in stock; nil when fewer than `quantity` were left (nothing reserved)
+--- @error BAD_ARGS                   not 2 keys and 2 arguments
+--- @error BAD_ORDER                  `order` is empty
+--- @error BAD_QUANTITY               `quantity` is not an integer from 1 to 10^9
+--- @error NOT_A_COUNT                `stock` holds something other than a count of units
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stock = KEYS[1]
+local reserved = KEYS[2]
+local order = ARGV[1]
+if order == '' then
+  return redis.error_reply('BAD_ORDER order must not be empty')
+end
+local quantity = integer(ARGV[2], '1', '1000000000')
+if not quantity then
+  return redis.error_reply('BAD_QUANTITY quantity must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
+end
+quantity = tonumber(quantity)
+-- End of the generated input checks.
+local units = redis.call('GET', stock) or '0'
+if not integer(units, '0', '9223372036854775807') then
+  return redis.error_reply('NOT_A_COUNT ' .. stock .. ' holds ' .. shown(units))
+end
+if tonumber(units) < quantity then
+  return nil
+end
+redis.call('HINCRBY', reserved, order, quantity)
+return redis.call('DECRBY', stock, quantity)
