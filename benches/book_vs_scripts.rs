@@ -306,7 +306,7 @@ fn main() {
 
     // The queues: 100 items each, in the same order; both ways insert the same items
     // each round, so the two queues stay alike.
-    let queue = UniqueCircularQueue::new("bench:queue:crate");
+    let queue = UniqueCircularQueue::new("bench:queue:crate").unwrap();
     let book_queue = "bench:queue:book";
     let all: Vec<String> = (0..QUEUE_LEN).map(|i| format!("item:{i}")).collect();
     assert_eq!(queue.insert(&all).run(&mut con).unwrap(), QUEUE_LEN as u64);

@@ -563,7 +563,7 @@ fn stream_iterator(t: &mut Tour) -> redis_patterns::Result<()> {
         "moves the cursor; no I/O",
     );
     let fresh = reader.next(&mut t.con, 10, Some(Duration::from_millis(100)))?;
-    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get("reading")).collect();
+    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get_str("reading")).collect();
     t.say(
         "reader.next(10, Some(100 ms))",
         format!("{readings:?}"),
@@ -605,7 +605,7 @@ fn cache(t: &mut Tour) -> Result<(), Box<dyn std::error::Error>> {
     t.show(
         "cache.get(\"tour:greeting\")",
         "",
-        cache.get("tour:greeting"),
+        cache.get::<String>("tour:greeting"),
     )?;
     let _ = t.show(
         "cache.set(\"tour:greeting\", \"hello\", Some(0 s))",
@@ -645,7 +645,7 @@ fn cache(t: &mut Tour) -> Result<(), Box<dyn std::error::Error>> {
     t.show(
         "hashes.get(\"tour:user\")",
         "replaced, not merged: id is gone",
-        hashes.get("tour:user"),
+        hashes.get::<std::collections::BTreeMap<String, String>>("tour:user"),
     )?;
 
     let binary = BinaryCache::new();
@@ -665,7 +665,7 @@ fn cache(t: &mut Tour) -> Result<(), Box<dyn std::error::Error>> {
         "a miss: render ran, and its page is now cached for 60 s",
     );
 
-    let pages = CategoryCache::new("tour:page_cache");
+    let pages = CategoryCache::new("tour:page_cache")?;
     t.show(
         "pages.set(\"/topic/123\", \"hello\")",
         "an entry of the hash tour:page_cache",
@@ -761,24 +761,28 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
         "One native command each, but for the scripts that bound a queue or keep it unique.\n\
          A blocking pop needs a connection that waits as long: see the fifo_queue docs.",
     );
-    let fifo = FifoQueue::new("tour:fifo");
+    let fifo = FifoQueue::new("tour:fifo")?;
     t.show(
         "fifo.enqueue(&[\"a\", \"b\"])",
         "the queue's length",
         fifo.enqueue(&["a", "b"]),
     )?;
-    t.show("fifo.dequeue()", "first in, first out", fifo.dequeue())?;
+    t.show(
+        "fifo.dequeue()",
+        "first in, first out",
+        fifo.dequeue::<String>(),
+    )?;
     t.show(
         "fifo.dequeue_blocking(Some(100 ms))",
         "an item was there: no wait",
-        fifo.dequeue_blocking(Some(Duration::from_millis(100))),
+        fifo.dequeue_blocking::<String>(Some(Duration::from_millis(100))),
     )?;
     t.show(
         "fifo.dequeue_blocking(Some(100 ms))",
         "empty: waited 100 ms for an item",
-        fifo.dequeue_blocking(Some(Duration::from_millis(100))),
+        fifo.dequeue_blocking::<String>(Some(Duration::from_millis(100))),
     )?;
-    let reversed = ReversedFifoQueue::new("tour:fifo_r");
+    let reversed = ReversedFifoQueue::new("tour:fifo_r")?;
     t.show(
         "reversed.enqueue(&[\"a\", \"b\"])",
         "pushed on the list's other end",
@@ -787,10 +791,10 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
     t.show(
         "reversed.dequeue()",
         "still first in, first out",
-        reversed.dequeue(),
+        reversed.dequeue::<String>(),
     )?;
 
-    let fixed = FixedLengthQueue::new("tour:fixed", 3);
+    let fixed = FixedLengthQueue::new("tour:fixed", 3)?;
     t.text("fixed = FixedLengthQueue::new(\"tour:fixed\", 3): keeps its oldest 3 items");
     t.show(
         "fixed.enqueue(&[\"a\", \"b\"])",
@@ -802,7 +806,7 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
         "only c fits; d and e are dropped",
         fixed.enqueue(&["c", "d", "e"]),
     )?;
-    let faded = FadedQueue::new("tour:faded", 3);
+    let faded = FadedQueue::new("tour:faded", 3)?;
     t.text("faded = FadedQueue::new(\"tour:faded\", 3): keeps its newest 3 items");
     t.show(
         "faded.enqueue(&[\"a\", \"b\"])",
@@ -814,21 +818,25 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
         "a and b make room",
         faded.enqueue_counted(&["c", "d", "e"]),
     )?;
-    t.show("faded.dequeue()", "the oldest left", faded.dequeue())?;
+    t.show(
+        "faded.dequeue()",
+        "the oldest left",
+        faded.dequeue::<String>(),
+    )?;
 
-    let stack = Stack::new("tour:stack");
+    let stack = Stack::new("tour:stack")?;
     for (item, note) in [("1", "the stack's height"), ("2", ""), ("3", "")] {
         t.show(&format!("stack.push({item:?})"), note, stack.push(item))?;
     }
-    t.show("stack.pop()", "last in, first out", stack.pop())?;
+    t.show("stack.pop()", "last in, first out", stack.pop::<String>())?;
     t.show("stack.trim(1)", "keeps the top item only", stack.trim(1))?;
     t.show(
         "stack.as_lifo_queue().dequeue()",
         "the same list, seen as a LIFO queue",
-        stack.as_lifo_queue().dequeue(),
+        stack.as_lifo_queue().dequeue::<String>(),
     )?;
 
-    let tasks = PriorityQueue::new("tour:tasks");
+    let tasks = PriorityQueue::new("tour:tasks")?;
     t.show("tasks.insert(\"docs\", 3.0)", "", tasks.insert("docs", 3.0))?;
     t.show(
         "tasks.insert(\"outage\", 1.0)",
@@ -838,7 +846,7 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
     t.show(
         "tasks.pop_min()",
         "the lowest priority value first",
-        tasks.pop_min(),
+        tasks.pop_min::<String>(),
     )?;
     let _ = t.show(
         "tasks.insert(\"x\", f64::NAN)",
@@ -846,7 +854,7 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
         tasks.insert("x", f64::NAN),
     );
 
-    let ring = CircularQueue::new("tour:ring");
+    let ring = CircularQueue::new("tour:ring")?;
     t.show(
         "ring.insert(&[\"s1\", \"s2\", \"s3\"])",
         "",
@@ -855,11 +863,11 @@ fn queues(t: &mut Tour) -> redis_patterns::Result<()> {
     t.show(
         "ring.rotate()",
         "moves the front item to the rear, and answers it",
-        ring.rotate(),
+        ring.rotate::<String>(),
     )?;
-    t.show("ring.rotate()", "", ring.rotate())?;
-    t.show("ring.front()", "the next to rotate", ring.front())?;
-    let unique = UniqueCircularQueue::new("tour:unique_ring");
+    t.show("ring.rotate()", "", ring.rotate::<String>())?;
+    t.show("ring.front()", "the next to rotate", ring.front::<String>())?;
+    let unique = UniqueCircularQueue::new("tour:unique_ring")?;
     t.show(
         "unique.insert(&[\"a\", \"b\", \"c\"])",
         "",
@@ -884,17 +892,17 @@ fn log(t: &mut Tour) -> redis_patterns::Result<()> {
         "Log (the 2011 cookbook): a list, newest entry first",
         "keep(n) keeps the newest n; keep(0) empties it (the cookbook's kept everything).",
     );
-    let log = Log::new("tour:log");
+    let log = Log::new("tour:log")?;
     for (entry, note) in [("boot", "the log's length"), ("login", ""), ("logout", "")] {
         t.show(&format!("log.append({entry:?})"), note, log.append(entry))?;
     }
     t.show(
         "log.read(0, 1)",
         "entries 0 to 1, both included",
-        log.read(0, 1),
+        log.read::<String>(0, 1),
     )?;
     t.show("log.keep(1)", "", log.keep(1))?;
-    t.show("log.read(0, -1)", "every entry", log.read(0, -1))?;
+    t.show("log.read(0, -1)", "every entry", log.read::<String>(0, -1))?;
     Ok(())
 }
 

@@ -85,8 +85,12 @@ pub struct CircularQueue {
 
 impl CircularQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        CircularQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(CircularQueue { key })
     }
 
     /// The queue's key.
@@ -163,8 +167,12 @@ pub struct UniqueCircularQueue {
 
 impl UniqueCircularQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        UniqueCircularQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(UniqueCircularQueue { key })
     }
 
     /// The queue's key.

@@ -366,13 +366,12 @@ impl CompactCounter {
                 .arg(n?);
             let (key, slot) = (self.key.clone(), self.describe());
             // BITFIELD answers one entry per subcommand; OVERFLOW FAIL makes it nil.
-            Ok(Op::<(Option<i64>,)>::native(cmd)
-                .map(move |(value,)| {
-                    value.ok_or_else(|| Error::Overflow {
-                        key: key.clone(),
-                        slot: slot.clone(),
-                    })
-                }))
+            Ok(Op::<(Option<i64>,)>::native(cmd).map(move |(value,)| {
+                value.ok_or_else(|| Error::Overflow {
+                    key: key.clone(),
+                    slot: slot.clone(),
+                })
+            }))
         })
     }
 

@@ -78,6 +78,7 @@ use std::time::Duration;
 
 use redis::{FromRedisValue, ToRedisArgs};
 
+use crate::runtime::input;
 use crate::runtime::native::{blocking_pop, length, pop, push};
 use crate::runtime::op::Op;
 
@@ -105,8 +106,12 @@ pub struct FifoQueue {
 
 impl FifoQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        FifoQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(FifoQueue { key })
     }
 
     /// The queue's key.
@@ -165,8 +170,12 @@ pub struct ReversedFifoQueue {
 
 impl ReversedFifoQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        ReversedFifoQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(ReversedFifoQueue { key })
     }
 
     /// The queue's key.

@@ -101,13 +101,14 @@ pub struct FixedLengthQueue {
 }
 
 impl FixedLengthQueue {
-    /// The queue stored at `key`, holding at most `max_length` items (from 1; checked when
-    /// an operation runs).
-    pub fn new(key: impl Into<String>, max_length: u64) -> Self {
-        FixedLengthQueue {
-            key: key.into(),
-            max_length,
-        }
+    /// The queue stored at `key`, holding at most `max_length` items: from 1 to
+    /// 10^15 - 1, else [`Error::InvalidInput`](crate::Error::InvalidInput), as for an empty
+    /// key.
+    pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        input::check_param(&scripts::fixed_length_queue::ENQUEUE.args[0], max_length)?;
+        Ok(FixedLengthQueue { key, max_length })
     }
 
     /// The queue's key.
@@ -181,13 +182,14 @@ pub struct FadedQueue {
 }
 
 impl FadedQueue {
-    /// The queue stored at `key`, holding at most `max_length` items (from 1; checked when
-    /// an operation runs).
-    pub fn new(key: impl Into<String>, max_length: u64) -> Self {
-        FadedQueue {
-            key: key.into(),
-            max_length,
-        }
+    /// The queue stored at `key`, holding at most `max_length` items: from 1 to
+    /// 10^15 - 1, else [`Error::InvalidInput`](crate::Error::InvalidInput), as for an empty
+    /// key.
+    pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        input::check_param(&scripts::fixed_length_queue::ENQUEUE.args[0], max_length)?;
+        Ok(FadedQueue { key, max_length })
     }
 
     /// The queue's key.

@@ -39,6 +39,8 @@
 //! # Ok(()) }
 //! ```
 
+use redis::{FromRedisValue, ToRedisArgs};
+
 use crate::runtime::input;
 use crate::runtime::op::Op;
 
@@ -63,8 +65,12 @@ pub struct Log {
 
 impl Log {
     /// The log stored at key `name`.
-    pub fn new(name: impl Into<String>) -> Self {
-        Log { name: name.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(name: impl Into<String>) -> crate::Result<Self> {
+        let name = name.into();
+        input::key("name", &name)?;
+        Ok(Log { name })
     }
 
     /// The log's key (its name).
@@ -73,24 +79,20 @@ impl Log {
     }
 
     /// Adds `content` as the newest entry (`LPUSH`) and returns the log's length.
-    pub fn append(&self, content: &str) -> Op<u64> {
+    pub fn append<V: ToRedisArgs>(&self, content: V) -> Op<u64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("LPUSH");
-            cmd.arg(input::key("name", &self.name)?).arg(content);
+            cmd.arg(&self.name).arg(input::value("content", &content)?);
             Ok(Op::native(cmd))
         })
     }
 
     /// The entries from index `start` to `stop`, both included, newest first
     /// (`LRANGE`): `read(0, 9)` is the ten newest, `read(0, -1)` the whole log.
-    pub fn read(&self, start: i64, stop: i64) -> Op<Vec<String>> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("LRANGE");
-            cmd.arg(input::key("name", &self.name)?)
-                .arg(start)
-                .arg(stop);
-            Ok(Op::native(cmd))
-        })
+    pub fn read<T: FromRedisValue + 'static>(&self, start: i64, stop: i64) -> Op<Vec<T>> {
+        let mut cmd = redis::cmd("LRANGE");
+        cmd.arg(&self.name).arg(start).arg(stop);
+        Op::native(cmd)
     }
 
     /// How many entries the log holds (`LLEN`).
@@ -103,19 +105,17 @@ impl Log {
         self.command("DEL")
     }
 
-    fn command<T: redis::FromRedisValue + 'static>(&self, command: &str) -> Op<T> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd(command);
-            cmd.arg(input::key("name", &self.name)?);
-            Ok(Op::native(cmd))
-        })
+    fn command<T: FromRedisValue + 'static>(&self, command: &str) -> Op<T> {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(&self.name);
+        Op::native(cmd)
     }
 
     /// Keeps the `n` newest entries and drops the rest (`LTRIM name 0 n-1`); `0` deletes
     /// the log.
     pub fn keep(&self, n: u64) -> Op<()> {
         Op::try_build(|| {
-            let name = input::key("name", &self.name)?;
+            let name = &self.name;
             let n = input::int64("n", n)?;
             let mut cmd;
             if n == 0 {

@@ -43,6 +43,8 @@
 
 use std::time::Duration;
 
+use redis::{FromRedisValue, ToRedisArgs, Value};
+
 use crate::runtime::input;
 use crate::runtime::native;
 use crate::runtime::op::Op;
@@ -69,8 +71,12 @@ pub struct PriorityQueue {
 
 impl PriorityQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        PriorityQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(PriorityQueue { key })
     }
 
     /// The queue's key.
@@ -80,63 +86,67 @@ impl PriorityQueue {
 
     /// Adds `item` with `priority`, or changes its priority if it is queued already
     /// (`ZADD`): true when the item is new. `priority` must not be NaN.
-    pub fn insert(&self, item: &str, priority: f64) -> Op<bool> {
+    pub fn insert<V: ToRedisArgs>(&self, item: V, priority: f64) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZADD");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg(input::score("priority", priority)?)
-                .arg(item);
+                .arg(input::value("item", &item)?);
             Ok(Op::native(cmd))
         })
     }
 
     /// Takes `item` out of the queue (`ZREM`): true if it was queued.
-    pub fn remove(&self, item: &str) -> Op<bool> {
+    pub fn remove<V: ToRedisArgs>(&self, item: V) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZREM");
-            cmd.arg(input::key("key", &self.key)?).arg(item);
+            cmd.arg(&self.key).arg(input::value("item", &item)?);
             Ok(Op::native(cmd))
         })
     }
 
     /// The item of lowest priority, with its priority, without taking it
     /// (`ZRANGE key 0 0 WITHSCORES`); `None` when the queue is empty.
-    pub fn min(&self) -> Op<Option<(String, f64)>> {
+    pub fn min<T: FromRedisValue + 'static>(&self) -> Op<Option<(T, f64)>> {
         self.peek(0)
     }
 
     /// The item of highest priority, with its priority, without taking it
     /// (`ZRANGE key -1 -1 WITHSCORES`); `None` when the queue is empty.
-    pub fn max(&self) -> Op<Option<(String, f64)>> {
+    pub fn max<T: FromRedisValue + 'static>(&self) -> Op<Option<(T, f64)>> {
         self.peek(-1)
     }
 
-    fn peek(&self, index: i64) -> Op<Option<(String, f64)>> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("ZRANGE");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(index)
-                .arg(index)
-                .arg("WITHSCORES");
-            Ok(first_entry(cmd))
-        })
+    fn peek<T: FromRedisValue + 'static>(&self, index: i64) -> Op<Option<(T, f64)>> {
+        let mut cmd = redis::cmd("ZRANGE");
+        cmd.arg(&self.key).arg(index).arg(index).arg("WITHSCORES");
+        first_entry(cmd)
     }
 
     /// Takes the item of lowest priority (`ZPOPMIN`); `None` when the queue is empty.
-    pub fn pop_min(&self) -> Op<Option<(String, f64)>> {
+    pub fn pop_min<T: FromRedisValue + 'static>(&self) -> Op<Option<(T, f64)>> {
         self.pop("ZPOPMIN")
     }
 
     /// Takes the item of highest priority (`ZPOPMAX`); `None` when the queue is empty.
-    pub fn pop_max(&self) -> Op<Option<(String, f64)>> {
+    pub fn pop_max<T: FromRedisValue + 'static>(&self) -> Op<Option<(T, f64)>> {
         self.pop("ZPOPMAX")
     }
 
-    fn pop(&self, command: &str) -> Op<Option<(String, f64)>> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd(command);
-            cmd.arg(input::key("key", &self.key)?);
-            Ok(first_entry(cmd))
+    fn pop<T: FromRedisValue + 'static>(&self, command: &str) -> Op<Option<(T, f64)>> {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(&self.key);
+        // A reply of [item, priority] (RESP2) or [[item, priority]] (RESP3).
+        let key = self.key.clone();
+        first_entry(cmd).with_undo(move |value| {
+            let pair = match value {
+                Value::Array(items) => match items.as_slice() {
+                    [Value::Array(pair)] => pair.as_slice(),
+                    pair => pair,
+                },
+                _ => return None,
+            };
+            put_back(&key, pair)
         })
     }
 
@@ -149,29 +159,59 @@ impl PriorityQueue {
     /// one when the queue is empty (`BZPOPMIN`); `None` when the timeout passed first.
     /// The connection must wait as long: see
     /// [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts).
-    pub fn blocking_pop_min(&self, timeout: Option<Duration>) -> Op<Option<(String, f64)>> {
+    pub fn blocking_pop_min<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<(T, f64)>> {
         self.blocking_pop("BZPOPMIN", timeout)
     }
 
     /// Takes the item of highest priority, waiting up to `timeout` (`None`: forever) for
     /// one when the queue is empty (`BZPOPMAX`); `None` when the timeout passed first.
-    pub fn blocking_pop_max(&self, timeout: Option<Duration>) -> Op<Option<(String, f64)>> {
+    pub fn blocking_pop_max<T: FromRedisValue + 'static>(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Op<Option<(T, f64)>> {
         self.blocking_pop("BZPOPMAX", timeout)
     }
 
-    fn blocking_pop(&self, command: &str, timeout: Option<Duration>) -> Op<Option<(String, f64)>> {
+    fn blocking_pop<T: FromRedisValue + 'static>(
+        &self,
+        command: &str,
+        timeout: Option<Duration>,
+    ) -> Op<Option<(T, f64)>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd(command);
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(input::block_timeout(timeout)?);
+            cmd.arg(&self.key).arg(input::block_timeout(timeout)?);
             // nil on timeout, else [key, item, priority].
-            Ok(Op::<Option<(String, String, f64)>>::native(cmd)
-                .map(|reply| Ok(reply.map(|(_, item, priority)| (item, priority)))))
+            let key = self.key.clone();
+            Ok(Op::<Option<(Value, T, f64)>>::native(cmd)
+                .map(|reply| Ok(reply.map(|(_, item, priority)| (item, priority))))
+                .with_undo(move |value| match value {
+                    Value::Array(reply) => put_back(&key, reply.get(1..)?),
+                    _ => None,
+                }))
         })
     }
 }
 
 /// A reply of at most one (item, score) pair.
-fn first_entry(cmd: redis::Cmd) -> Op<Option<(String, f64)>> {
-    Op::<Vec<(String, f64)>>::native(cmd).map(|entries| Ok(entries.into_iter().next()))
+fn first_entry<T: FromRedisValue + 'static>(cmd: redis::Cmd) -> Op<Option<(T, f64)>> {
+    Op::<Vec<(T, f64)>>::native(cmd).map(|entries| Ok(entries.into_iter().next()))
+}
+
+/// `ZADD key priority item`, for a popped `[item, priority]` that does not decode: the
+/// item goes back with the priority it had.
+fn put_back(key: &str, pair: &[Value]) -> Option<redis::Cmd> {
+    let [Value::BulkString(item), priority] = pair else {
+        return None;
+    };
+    let priority = match priority {
+        Value::BulkString(text) => text.clone(),
+        Value::Double(x) => format!("{x:?}").into_bytes(),
+        _ => return None,
+    };
+    let mut cmd = redis::cmd("ZADD");
+    cmd.arg(key).arg(priority).arg(item);
+    Some(cmd)
 }

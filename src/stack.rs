@@ -76,8 +76,12 @@ pub struct Stack {
 
 impl Stack {
     /// The stack stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        Stack { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(Stack { key })
     }
 
     /// The stack's key.
@@ -87,7 +91,9 @@ impl Stack {
 
     /// The same list seen as a [`LifoQueue`].
     pub fn as_lifo_queue(&self) -> LifoQueue {
-        LifoQueue::new(self.key.clone())
+        LifoQueue {
+            key: self.key.clone(),
+        }
     }
 
     /// Puts `item` on top (`RPUSH`) and returns the stack's new size.
@@ -155,8 +161,12 @@ pub struct LifoQueue {
 
 impl LifoQueue {
     /// The queue stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        LifoQueue { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(LifoQueue { key })
     }
 
     /// The queue's key.
@@ -166,7 +176,9 @@ impl LifoQueue {
 
     /// The same list seen as a [`Stack`].
     pub fn as_stack(&self) -> Stack {
-        Stack::new(self.key.clone())
+        Stack {
+            key: self.key.clone(),
+        }
     }
 
     /// Adds `items`, in order (the last one ends on top), with `RPUSH`, and returns the

@@ -8,9 +8,7 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input::hash_slot;
-use crate::runtime::op::{
-    Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error,
-};
+use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error};
 use crate::runtime::script::Script;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.

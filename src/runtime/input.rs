@@ -221,7 +221,7 @@ pub(crate) fn count(what: &'static str, n: usize) -> Result<u64> {
 
 /// One value as the bytes Redis stores: anything redis-rs sends as a single argument
 /// (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers, …).
-pub(crate) fn value<V: ToRedisArgs + ?Sized>(what: &'static str, value: &V) -> Result<Vec<u8>> {
+pub(crate) fn value<V: ToRedisArgs>(what: &'static str, value: &V) -> Result<Vec<u8>> {
     let mut args = value.to_redis_args();
     if args.len() != 1 {
         return Err(Error::invalid(

@@ -234,10 +234,14 @@ impl<T: 'static> Op<T> {
         self
     }
 
-    /// Decodes a reply; on failure, also the command that puts its value back, if any.
-    fn decode_reply(&self, value: Value) -> std::result::Result<T, (Error, Option<Cmd>)> {
+    /// Decodes a reply; when that fails, also gives the command that puts its value
+    /// back, if the operation took one out.
+    fn decode_reply(&self, value: Value) -> (Result<T>, Option<Cmd>) {
         let undo = self.undo.as_ref().and_then(|undo| undo(&value));
-        (self.decode)(value).map_err(|err| (err, undo))
+        match (self.decode)(value) {
+            Ok(decoded) => (Ok(decoded), None),
+            failed => (failed, undo),
+        }
     }
 
     /// For a [`Batch`](crate::Batch), which decodes when a slot is read: the command that
@@ -246,7 +250,10 @@ impl<T: 'static> Op<T> {
         let undo = self.undo.clone()?;
         let decode = Arc::clone(&self.decode);
         Some(Arc::new(move |value: &Value| {
-            decode(value.clone()).is_err().then(|| undo(value)).flatten()
+            decode(value.clone())
+                .is_err()
+                .then(|| undo(value))
+                .flatten()
         }))
     }
 
@@ -301,15 +308,12 @@ impl<T: 'static> Op<T> {
         let request = self.request.as_ref().map_err(Clone::clone)?;
         let script = request.script();
         let reply = match request.cmd().query::<Value>(con) {
-            Err(err) if is_noscript(&err) => {
-                crate::runtime::batch::run_one(request.clone(), con)?
-            }
+            Err(err) if is_noscript(&err) => crate::runtime::batch::run_one(request.clone(), con)?,
             reply => reply,
         };
         match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
-            Ok(value) => Ok(value),
-            Err((err, None)) => Err(err),
-            Err((err, Some(undo))) => Err(put_back(err, undo.query::<Value>(con))),
+            (Err(err), Some(undo)) => Err(put_back(err, undo.query::<Value>(con))),
+            (decoded, _) => decoded,
         }
     }
 
@@ -329,9 +333,8 @@ impl<T: 'static> Op<T> {
             reply => reply,
         };
         match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
-            Ok(value) => Ok(value),
-            Err((err, None)) => Err(err),
-            Err((err, Some(undo))) => Err(put_back(err, undo.query_async::<Value>(con).await)),
+            (Err(err), Some(undo)) => Err(put_back(err, undo.query_async::<Value>(con).await)),
+            (decoded, _) => decoded,
         }
     }
 }

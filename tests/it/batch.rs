@@ -134,7 +134,7 @@ fn hammer(
     let stop = AtomicBool::new(false);
     let flushes = AtomicUsize::new(0);
     let mut seen = Hammer::default();
-    let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000);
+    let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000).unwrap();
     thread::scope(|scope| {
         flusher(scope, &stop, &flushes, flusher_con);
         // Stops the flusher however this thread leaves the scope, a failed unwrap too.

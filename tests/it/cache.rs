@@ -83,16 +83,16 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     // Ch 1: Cache.
     let cache = Cache::new();
     let _ = step!(t, con, cache.set("cache:greeting", "hello world", None));
-    let _ = step!(t, con, cache.get("cache:greeting"));
+    let _ = step!(t, con, cache.get::<String>("cache:greeting"));
     let _ = step!(
         t,
         con,
         cache.set("cache:phone", "10086", Some(Duration::from_millis(1000)))
     );
-    let _ = step!(t, con, cache.get("cache:phone"));
+    let _ = step!(t, con, cache.get::<String>("cache:phone"));
     harness::wait_until_gone(con, "cache:phone");
     t.note("wait until the phone entry expires");
-    let _ = step!(t, con, cache.get("cache:phone"));
+    let _ = step!(t, con, cache.get::<String>("cache:phone"));
     let _ = step!(
         t,
         con,
@@ -100,7 +100,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     let _ = step!(t, con, cache.delete("cache:greeting"));
     let _ = step!(t, con, cache.delete("cache:greeting"));
-    let _ = step!(t, con, cache.get("cache:greeting"));
+    let _ = step!(t, con, cache.get::<String>("cache:greeting"));
 
     // Ch 1: JsonCache.
     let users = JsonCache::<User>::new();
@@ -111,7 +111,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         age: 56,
     };
     let _ = step!(t, con, users.set("cache:user:json:10086", &peter, None));
-    let _ = step!(t, con, cache.get("cache:user:json:10086"));
+    let _ = step!(t, con, cache.get::<String>("cache:user:json:10086"));
     let _ = step!(t, con, users.get("cache:user:json:10086"));
     let _ = step!(t, con, users.get("cache:user:json:404"));
     let maybe = JsonCache::<Option<User>>::new();
@@ -166,7 +166,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         con,
         hashes.set("cache:user:hash:10086", [("", ""); 0], None)
     );
-    let _ = step!(t, con, hashes.get("cache:user:hash:404"));
+    let _ = step!(t, con, hashes.get::<String>("cache:user:hash:404"));
 
     // Ch 2: BinaryCache, from a file.
     let binary = BinaryCache::new();
@@ -200,7 +200,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, binary.get("cache:logo.png"));
 
     // cache_usage.py: cache-aside, here without a stampede.
-    let _ = step!(t, con, cache.get("cache:10086"));
+    let _ = step!(t, con, cache.get::<String>("cache:10086"));
     let mut renders = 0;
     let page = cache.get_or_compute(con, "cache:10086", Some(Duration::from_secs(60)), || {
         renders += 1;
@@ -215,7 +215,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.step("cache.get_or_compute(\"cache:10086\", 60 s, render)", page)
         .unwrap();
     t.step("renders", Ok(renders)).unwrap();
-    let _ = step!(t, con, cache.get("cache:10086"));
+    let _ = step!(t, con, cache.get::<String>("cache:10086"));
     let ttl = pttl(con, "cache:10086");
     t.step(
         "PTTL cache:10086 in 1..=60000",
@@ -240,26 +240,26 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         Ok(exists(con, "{cache:10087}:computing")),
     )
     .unwrap();
-    let _ = step!(t, con, cache.get("cache:10087"));
+    let _ = step!(t, con, cache.get::<String>("cache:10087"));
 
     // 2011 cookbook: the hash cache, one hash per category.
-    let greet = CategoryCache::new("cache:greet");
+    let greet = CategoryCache::new("cache:greet").unwrap();
     let _ = step!(t, con, greet.set("morning", "good morning!"));
-    let _ = step!(t, con, greet.get("morning"));
+    let _ = step!(t, con, greet.get::<String>("morning"));
     let _ = step!(t, con, greet.size());
     let _ = step!(t, con, greet.delete("morning"));
     let _ = step!(t, con, greet.delete("morning"));
-    let _ = step!(t, con, greet.get("morning"));
+    let _ = step!(t, con, greet.get::<String>("morning"));
     let _ = step!(t, con, greet.size());
     let _ = step!(t, con, greet.ttl());
     let _ = step!(t, con, greet.expire(Duration::from_secs(3)));
 
-    let page = CategoryCache::new("cache:page_cache");
+    let page = CategoryCache::new("cache:page_cache").unwrap();
     let _ = step!(t, con, page.set("/topic/123", "hello"));
     let _ = step!(t, con, page.set("/topic/10086", "moto"));
     let _ = step!(t, con, page.size());
-    let _ = step!(t, con, page.get("/topic/123"));
-    let _ = step!(t, con, page.get("/topic/10086"));
+    let _ = step!(t, con, page.get::<String>("/topic/123"));
+    let _ = step!(t, con, page.get::<String>("/topic/10086"));
     let _ = step!(t, con, page.ttl());
     let _ = step!(t, con, page.expire(Duration::from_millis(100)));
     let max = Duration::from_millis(100);
@@ -271,7 +271,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     harness::wait_until_gone(con, "cache:page_cache");
     t.note("wait until the category expires");
     let _ = step!(t, con, page.size());
-    let _ = step!(t, con, page.get("/topic/123"));
+    let _ = step!(t, con, page.get::<String>("/topic/123"));
     let _ = step!(t, con, page.ttl());
     t
 }
@@ -302,7 +302,7 @@ fn binary_values_round_trip_exactly() {
     cache.set("raw", &not_utf8, None).run(&mut con).unwrap();
     assert_eq!(cache.get("raw").run(&mut con).unwrap(), Some(not_utf8));
     // The string cache refuses to pretend those bytes are text.
-    assert!(Cache::new().get("raw").run(&mut con).is_err());
+    assert!(Cache::new().get::<String>("raw").run(&mut con).is_err());
 
     assert_eq!(cache.get("missing").run(&mut con).unwrap(), None);
     assert!(cache.delete("raw").run(&mut con).unwrap());
@@ -409,7 +409,8 @@ fn a_crashed_computation_lets_another_compute_after_the_lease() {
                     lease: Duration::from_secs(5),
                     max_wait: Duration::from_secs(3),
                     poll: Duration::from_millis(5),
-                });
+                })
+                .unwrap();
                 cache
                     .get_or_compute(&mut con, "crash", None, || {
                         computed.fetch_add(1, Ordering::SeqCst);
@@ -440,7 +441,8 @@ fn waiting_is_bounded_and_a_failure_releases_the_claim() {
     let cache = Cache::with_options(ComputeOptions {
         max_wait: Duration::from_millis(150),
         ..ComputeOptions::default()
-    });
+    })
+    .unwrap();
     let started = Instant::now();
     let result = cache.get_or_compute(&mut con, "slow", None, || -> Result<String, Error> {
         panic!("a waiter must not compute")
@@ -455,14 +457,14 @@ fn waiting_is_bounded_and_a_failure_releases_the_claim() {
     }
     assert!(!exists(&mut con, "slow"));
 
-    let failed = cache.get_or_compute(&mut con, "fails", None, || {
+    let failed = cache.get_or_compute(&mut con, "fails", None, || -> Result<String, _> {
         Err(AppError::Render("boom".into()))
     });
     assert!(matches!(failed, Err(AppError::Render(ref m)) if m == "boom"));
     assert!(!exists(&mut con, "{fails}:computing"));
     assert!(!exists(&mut con, "fails"));
     let started = Instant::now();
-    let value = cache
+    let value: String = cache
         .get_or_compute(&mut con, "fails", None, || Ok::<_, AppError>("ok".into()))
         .unwrap();
     assert_eq!(value, "ok");
@@ -567,7 +569,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     let cache = Cache::new();
     let huge = Duration::from_millis(1_000_000_000_000_000);
     assert_invalid(cache.set("", "v", None).run(&mut con), "name");
-    assert_invalid(cache.get("").run(&mut con), "name");
+    assert_invalid(cache.get::<String>("").run(&mut con), "name");
     assert_invalid(cache.delete("").run(&mut con), "name");
     assert_invalid(
         cache.set("k", "v", Some(Duration::ZERO)).run(&mut con),
@@ -610,7 +612,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         hashes.set("k", [("f", "v")], Some(huge)).run(&mut con),
         "ttl",
     );
-    assert_invalid(hashes.get("").run(&mut con), "name");
+    assert_invalid(hashes.get::<String>("").run(&mut con), "name");
 
     let binary = BinaryCache::new();
     assert_invalid(binary.set("", b"v", None).run(&mut con), "name");
@@ -624,14 +626,17 @@ fn bad_input_is_refused_and_writes_nothing() {
         std::io::ErrorKind::NotFound
     );
 
+    assert_invalid(CategoryCache::new(""), "category");
+    assert_invalid(CategoryCache::new(""), "category");
     assert_invalid(
-        CategoryCache::new("").set("n", "v").run(&mut con),
-        "category",
+        CategoryCache::new("c").unwrap().set("", "v").run(&mut con),
+        "name",
     );
-    assert_invalid(CategoryCache::new("").size().run(&mut con), "category");
-    assert_invalid(CategoryCache::new("c").set("", "v").run(&mut con), "name");
     assert_invalid(
-        CategoryCache::new("c").expire(Duration::ZERO).run(&mut con),
+        CategoryCache::new("c")
+            .unwrap()
+            .expire(Duration::ZERO)
+            .run(&mut con),
         "ttl",
     );
 
@@ -646,17 +651,20 @@ fn bad_input_is_refused_and_writes_nothing() {
         lease: Duration::ZERO,
         ..ComputeOptions::default()
     });
-    assert_invalid(no_lease.get_or_compute(&mut con, "k", None, never), "lease");
+    assert_invalid(no_lease, "lease");
 
     // WRONGTYPE: a mistyped name never overwrites another type's value.
     assert_code(
         hashes.set("a:string", [("f", "v")], None).run(&mut con),
         "WRONGTYPE",
     );
-    assert_code(hashes.get("a:string").run(&mut con), "WRONGTYPE");
-    assert_code(cache.get("a:hash").run(&mut con), "WRONGTYPE");
+    assert_code(hashes.get::<String>("a:string").run(&mut con), "WRONGTYPE");
+    assert_code(cache.get::<String>("a:hash").run(&mut con), "WRONGTYPE");
     assert_code(
-        CategoryCache::new("a:string").set("n", "v").run(&mut con),
+        CategoryCache::new("a:string")
+            .unwrap()
+            .set("n", "v")
+            .run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
@@ -755,12 +763,16 @@ fn a_late_fill_keeps_the_newer_claim() {
         &mut con,
         &["SET", "{late}:computing", "newer", "PX", "100000"],
     );
-    let kept = script::fill("late", "{late}:computing", "older", "value", None)
+    let kept = script::fill("late", "{late}:computing", "older", b"value", None)
         .run(&mut con)
         .unwrap();
     assert!(!kept);
     assert_eq!(
-        Cache::new().get("late").run(&mut con).unwrap().as_deref(),
+        Cache::new()
+            .get::<String>("late")
+            .run(&mut con)
+            .unwrap()
+            .as_deref(),
         Some("value")
     );
     let holder: String = redis::cmd("GET")
@@ -772,7 +784,7 @@ fn a_late_fill_keeps_the_newer_claim() {
         "late",
         "{late}:computing",
         "newer",
-        "value 2",
+        b"value 2",
         Some(Duration::from_secs(60)),
     )
     .run(&mut con)

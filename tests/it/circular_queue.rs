@@ -33,15 +33,15 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for key in ["circular_queue:numbers", "circular_queue:unique"] {
         harness::cmd(con, &["DEL", key]);
     }
-    let q = CircularQueue::new("circular_queue:numbers");
+    let q = CircularQueue::new("circular_queue:numbers").unwrap();
     let _ = step!(t, con, q.insert(&["1", "2", "3", "4", "5"]));
-    let _ = step!(t, con, q.front());
-    let _ = step!(t, con, q.rear());
-    let _ = step!(t, con, q.rotate());
-    let _ = step!(t, con, q.rotate());
-    let _ = step!(t, con, q.rotate_blocking(WAIT));
-    let _ = step!(t, con, q.front());
-    let _ = step!(t, con, q.rear());
+    let _ = step!(t, con, q.front::<String>());
+    let _ = step!(t, con, q.rear::<String>());
+    let _ = step!(t, con, q.rotate::<String>());
+    let _ = step!(t, con, q.rotate::<String>());
+    let _ = step!(t, con, q.rotate_blocking::<String>(WAIT));
+    let _ = step!(t, con, q.front::<String>());
+    let _ = step!(t, con, q.rear::<String>());
     contents(&mut t, con, q.key());
     let _ = step!(t, con, q.insert(&["x", "1", "x", "x"]));
     contents(&mut t, con, q.key());
@@ -55,16 +55,16 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     contents(&mut t, con, q.key());
 
     t.note("UniqueCircularQueue: each item at most once");
-    let u = UniqueCircularQueue::new("circular_queue:unique");
-    let _ = step!(t, con, u.rotate());
-    let _ = step!(t, con, u.rotate_blocking(WAIT));
+    let u = UniqueCircularQueue::new("circular_queue:unique").unwrap();
+    let _ = step!(t, con, u.rotate::<String>());
+    let _ = step!(t, con, u.rotate_blocking::<String>(WAIT));
     let _ = step!(t, con, u.insert(&["a", "b", "c"]));
     let _ = step!(t, con, u.insert(&["a", "d"]));
     contents(&mut t, con, u.key());
     let _ = step!(t, con, u.insert(&["e", "b", "e"]));
-    let _ = step!(t, con, u.rotate());
-    let _ = step!(t, con, u.front());
-    let _ = step!(t, con, u.rear());
+    let _ = step!(t, con, u.rotate::<String>());
+    let _ = step!(t, con, u.front::<String>());
+    let _ = step!(t, con, u.rear::<String>());
     let _ = step!(t, con, u.remove("d"));
     let _ = step!(t, con, u.remove("d"));
     let _ = step!(t, con, u.length());
@@ -95,7 +95,7 @@ fn rotation_never_loses_or_doubles_items() {
     const N: usize = 23;
     const ROUNDS: usize = 100;
     let db = harness::fresh_db();
-    let q = CircularQueue::new("ring");
+    let q = CircularQueue::new("ring").unwrap();
     let original: Vec<String> = (0..N).map(|i| format!("item:{i:02}")).collect();
     q.insert(&original).run(&mut db.con()).unwrap();
     let mut sorted = original.clone();
@@ -103,7 +103,7 @@ fn rotation_never_loses_or_doubles_items() {
 
     let done = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
-    let handed = Mutex::new(Vec::new());
+    let handed = Mutex::new(Vec::<String>::new());
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut con = db.con();
@@ -160,7 +160,7 @@ fn rotation_never_loses_or_doubles_items() {
 #[test]
 fn unique_inserts_never_leave_a_duplicate() {
     let db = harness::fresh_db();
-    let q = UniqueCircularQueue::new("unique");
+    let q = UniqueCircularQueue::new("unique").unwrap();
     let pool: Vec<String> = (0..12).map(|i| format!("u{i}")).collect();
     let done = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
@@ -197,7 +197,7 @@ fn unique_inserts_never_leave_a_duplicate() {
                             .unwrap()
                             .extend(items.iter().map(|i| i.to_string()));
                         if rng.below(3) == 0 {
-                            q.rotate().run(&mut con).unwrap();
+                            q.rotate::<String>().run(&mut con).unwrap();
                         }
                     }
                 })
@@ -225,25 +225,23 @@ fn bad_input_is_refused_and_writes_nothing() {
     let before = harness::dump(&mut con);
 
     let none: [&str; 0] = [];
-    let q = CircularQueue::new("ring");
-    let u = UniqueCircularQueue::new("ring");
+    let q = CircularQueue::new("ring").unwrap();
+    let u = UniqueCircularQueue::new("ring").unwrap();
     assert_invalid(q.insert(&none).run(&mut con), "items");
     assert_invalid(u.insert(&none).run(&mut con), "items");
     assert_invalid(u.insert(&["d", "e", "d"]).run(&mut con), "items");
     assert_invalid(u.insert(&["", ""]).run(&mut con), "items");
-    assert_invalid(CircularQueue::new("").rotate().run(&mut con), "key");
-    assert_invalid(CircularQueue::new("").remove("a", 0).run(&mut con), "key");
+    assert_invalid(CircularQueue::new(""), "key");
+    assert_invalid(UniqueCircularQueue::new(""), "key");
+    assert_invalid(UniqueCircularQueue::new(""), "key");
     assert_invalid(
-        UniqueCircularQueue::new("").insert(&["a"]).run(&mut con),
-        "key",
-    );
-    assert_invalid(UniqueCircularQueue::new("").front().run(&mut con), "key");
-    assert_invalid(
-        q.rotate_blocking(Some(Duration::ZERO)).run(&mut con),
+        q.rotate_blocking::<String>(Some(Duration::ZERO))
+            .run(&mut con),
         "timeout",
     );
     assert_invalid(
-        u.rotate_blocking(Some(Duration::MAX)).run(&mut con),
+        u.rotate_blocking::<String>(Some(Duration::MAX))
+            .run(&mut con),
         "timeout",
     );
 
@@ -260,13 +258,16 @@ fn bad_input_is_refused_and_writes_nothing() {
         "WRONGTYPE",
     );
 
-    let wrong = CircularQueue::new("a:string");
+    let wrong = CircularQueue::new("a:string").unwrap();
     assert_code(wrong.insert(&["a"]).run(&mut con), "WRONGTYPE");
     assert_code(wrong.remove("a", 0).run(&mut con), "WRONGTYPE");
-    assert_code(wrong.rotate().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.rotate_blocking(WAIT).run(&mut con), "WRONGTYPE");
-    assert_code(wrong.front().run(&mut con), "WRONGTYPE");
-    let wrong = UniqueCircularQueue::new("a:string");
+    assert_code(wrong.rotate::<String>().run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong.rotate_blocking::<String>(WAIT).run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(wrong.front::<String>().run(&mut con), "WRONGTYPE");
+    let wrong = UniqueCircularQueue::new("a:string").unwrap();
     assert_code(wrong.insert(&["a"]).run(&mut con), "WRONGTYPE");
     assert_code(wrong.remove("a").run(&mut con), "WRONGTYPE");
 
@@ -280,7 +281,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 fn a_unique_queue_is_capped_at_5000_items() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let q = UniqueCircularQueue::new("capped");
+    let q = UniqueCircularQueue::new("capped").unwrap();
     let items: Vec<String> = (0..5000).map(|i| format!("i{i}")).collect();
     for chunk in items.chunks(1000) {
         q.insert(chunk).run(&mut con).unwrap();
@@ -290,7 +291,10 @@ fn a_unique_queue_is_capped_at_5000_items() {
     assert_eq!(harness::dump(&mut con), before);
     // Moving queued items keeps the length, so it is allowed.
     assert_eq!(q.insert(&["i0", "i1"]).run(&mut con).unwrap(), 5000);
-    assert_eq!(q.rear().run(&mut con).unwrap().as_deref(), Some("i1"));
+    assert_eq!(
+        q.rear::<String>().run(&mut con).unwrap().as_deref(),
+        Some("i1")
+    );
     // A copy pushed by another client goes with the move.
     harness::cmd(&mut con, &["LREM", "capped", "0", "i4999"]);
     harness::cmd(&mut con, &["LPUSH", "capped", "i7"]);
@@ -303,4 +307,45 @@ fn a_unique_queue_is_capped_at_5000_items() {
     let before = harness::dump(&mut con);
     assert_code(q.insert(&["i7"]).run(&mut con), "QUEUE_FULL");
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: non-UTF-8 ones are inserted (by both queues, one through a script),
+/// rotated, read and removed unchanged; a rotation whose item cannot decode as the type
+/// asked for is moved back, so the queue is as it was.
+#[test]
+fn binary_items_round_trip_and_undecodable_rotations_are_undone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let q = CircularQueue::new("circular_queue:bin").unwrap();
+    let u = UniqueCircularQueue::new("circular_queue:bin:u").unwrap();
+    q.insert(&[bin, b"b"]).run(&mut con).unwrap();
+    u.insert(&[bin, b"b"]).run(&mut con).unwrap();
+    assert_eq!(u.insert(&[bin]).run(&mut con).unwrap(), 2); // moved to the rear
+    assert_eq!(
+        u.rear::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    assert_eq!(
+        q.front::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    harness::assert_undecodable_changes_nothing(&mut con, |c| q.rotate::<String>().run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        q.rotate_blocking::<String>(None).run(c)
+    });
+    assert_eq!(
+        q.rotate::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    assert_eq!(
+        q.rear::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    assert_eq!(q.remove(bin, 0).run(&mut con).unwrap(), 1);
+    assert!(u.remove(bin).run(&mut con).unwrap());
+    assert_eq!(
+        u.rotate::<String>().run(&mut con).unwrap().as_deref(),
+        Some("b")
+    );
 }

@@ -15,27 +15,27 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for key in ["fifo_queue:jobs", "fifo_queue:jobs:r"] {
         harness::cmd(con, &["DEL", key]);
     }
-    let q = FifoQueue::new("fifo_queue:jobs");
+    let q = FifoQueue::new("fifo_queue:jobs").unwrap();
     let _ = step!(t, con, q.enqueue(&["job:1", "job:2", "job:3"]));
     let _ = step!(t, con, q.enqueue(&["job:4"]));
     let _ = step!(t, con, q.length());
-    let _ = step!(t, con, q.dequeue());
-    let _ = step!(t, con, q.dequeue_blocking(WAIT));
-    let _ = step!(t, con, q.dequeue());
-    let _ = step!(t, con, q.dequeue_blocking(None));
-    let _ = step!(t, con, q.dequeue());
-    let _ = step!(t, con, q.dequeue_blocking(WAIT));
+    let _ = step!(t, con, q.dequeue::<String>());
+    let _ = step!(t, con, q.dequeue_blocking::<String>(WAIT));
+    let _ = step!(t, con, q.dequeue::<String>());
+    let _ = step!(t, con, q.dequeue_blocking::<String>(None));
+    let _ = step!(t, con, q.dequeue::<String>());
+    let _ = step!(t, con, q.dequeue_blocking::<String>(WAIT));
     let _ = step!(t, con, q.length());
 
     t.note("FifoQueueR: LPUSH in, RPOP/BRPOP out: the same order");
-    let r = ReversedFifoQueue::new("fifo_queue:jobs:r");
+    let r = ReversedFifoQueue::new("fifo_queue:jobs:r").unwrap();
     let _ = step!(t, con, r.enqueue(&["job:1", "job:2", "job:3"]));
-    let _ = step!(t, con, r.dequeue());
-    let _ = step!(t, con, r.dequeue_blocking(WAIT));
+    let _ = step!(t, con, r.dequeue::<String>());
+    let _ = step!(t, con, r.dequeue_blocking::<String>(WAIT));
     let _ = step!(t, con, r.length());
-    let _ = step!(t, con, r.dequeue_blocking(None));
-    let _ = step!(t, con, r.dequeue());
-    let _ = step!(t, con, r.dequeue_blocking(WAIT));
+    let _ = step!(t, con, r.dequeue_blocking::<String>(None));
+    let _ = step!(t, con, r.dequeue::<String>());
+    let _ = step!(t, con, r.dequeue_blocking::<String>(WAIT));
     t
 }
 
@@ -59,7 +59,7 @@ fn scenario_cluster() {
 #[test]
 fn no_item_lost_or_doubled() {
     let db = harness::fresh_db();
-    let q = FifoQueue::new("q");
+    let q = FifoQueue::new("q").unwrap();
     let traffic = harness::produce_and_consume(
         &db,
         8,
@@ -87,7 +87,7 @@ fn no_item_lost_or_doubled() {
 #[test]
 fn reversed_no_item_lost_or_doubled() {
     let db = harness::fresh_db();
-    let q = ReversedFifoQueue::new("q");
+    let q = ReversedFifoQueue::new("q").unwrap();
     let traffic = harness::produce_and_consume(
         &db,
         8,
@@ -113,13 +113,22 @@ fn reversed_no_item_lost_or_doubled() {
 #[test]
 fn blocking_pop_on_a_sync_connection() {
     let db = harness::fresh_db();
-    let q = FifoQueue::new("q");
+    let q = FifoQueue::new("q").unwrap();
     let started = Instant::now();
-    assert_eq!(q.dequeue_blocking(WAIT).run(&mut db.con()).unwrap(), None);
+    assert_eq!(
+        q.dequeue_blocking::<String>(WAIT)
+            .run(&mut db.con())
+            .unwrap(),
+        None
+    );
     assert!(started.elapsed() >= Duration::from_millis(100));
 
     std::thread::scope(|s| {
-        let waiter = s.spawn(|| q.dequeue_blocking(None).run(&mut db.con()).unwrap());
+        let waiter = s.spawn(|| {
+            q.dequeue_blocking::<String>(None)
+                .run(&mut db.con())
+                .unwrap()
+        });
         std::thread::sleep(Duration::from_millis(200));
         q.enqueue(&["late"]).run(&mut db.con()).unwrap();
         assert_eq!(waiter.join().unwrap().as_deref(), Some("late"));
@@ -131,12 +140,12 @@ fn blocking_pop_on_a_sync_connection() {
 #[tokio::test]
 async fn blocking_pop_on_an_async_connection() {
     let db = harness::fresh_db();
-    let q = ReversedFifoQueue::new("q");
+    let q = ReversedFifoQueue::new("q").unwrap();
 
     // Short pops are fine on a default connection.
     let mut default = db.multiplexed().await;
     assert_eq!(
-        q.dequeue_blocking(WAIT)
+        q.dequeue_blocking::<String>(WAIT)
             .run_async(&mut default)
             .await
             .unwrap(),
@@ -149,7 +158,7 @@ async fn blocking_pop_on_an_async_connection() {
         .get_multiplexed_async_connection_with_config(&config)
         .await
         .unwrap();
-    let pop = q.dequeue_blocking(None);
+    let pop = q.dequeue_blocking::<String>(None);
     let waiter = tokio::spawn(async move { pop.run_async(&mut waiting).await });
     tokio::time::sleep(Duration::from_millis(700)).await;
     q.enqueue(&["late"]).run_async(&mut default).await.unwrap();
@@ -158,7 +167,7 @@ async fn blocking_pop_on_an_async_connection() {
     // The pitfall the module docs warn about: the client stops waiting at 500 ms.
     let started = Instant::now();
     let err = q
-        .dequeue_blocking(Some(Duration::from_millis(800)))
+        .dequeue_blocking::<String>(Some(Duration::from_millis(800)))
         .run_async(&mut db.multiplexed().await)
         .await
         .unwrap_err();
@@ -177,33 +186,101 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SET", "a:string", "x"]);
     let before = harness::dump(&mut con);
 
-    let q = FifoQueue::new("q");
-    let r = ReversedFifoQueue::new("q");
+    let q = FifoQueue::new("q").unwrap();
+    let r = ReversedFifoQueue::new("q").unwrap();
     let none: [&str; 0] = [];
     assert_invalid(q.enqueue(&none).run(&mut con), "items");
     assert_invalid(r.enqueue(&none).run(&mut con), "items");
-    assert_invalid(FifoQueue::new("").enqueue(&["a"]).run(&mut con), "key");
-    assert_invalid(FifoQueue::new("").dequeue().run(&mut con), "key");
-    assert_invalid(ReversedFifoQueue::new("").length().run(&mut con), "key");
+    assert_invalid(FifoQueue::new(""), "key");
+    assert_invalid(ReversedFifoQueue::new(""), "key");
     for timeout in [
         Duration::ZERO,
         Duration::from_micros(999),
         Duration::from_secs(10u64.pow(13)),
         Duration::MAX,
     ] {
-        assert_invalid(q.dequeue_blocking(Some(timeout)).run(&mut con), "timeout");
-        assert_invalid(r.dequeue_blocking(Some(timeout)).run(&mut con), "timeout");
+        assert_invalid(
+            q.dequeue_blocking::<String>(Some(timeout)).run(&mut con),
+            "timeout",
+        );
+        assert_invalid(
+            r.dequeue_blocking::<String>(Some(timeout)).run(&mut con),
+            "timeout",
+        );
     }
 
-    let wrong = FifoQueue::new("a:string");
+    let wrong = FifoQueue::new("a:string").unwrap();
     assert_code(wrong.enqueue(&["a"]).run(&mut con), "WRONGTYPE");
-    assert_code(wrong.dequeue().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.dequeue_blocking(WAIT).run(&mut con), "WRONGTYPE");
+    assert_code(wrong.dequeue::<String>().run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong.dequeue_blocking::<String>(WAIT).run(&mut con),
+        "WRONGTYPE",
+    );
     assert_code(wrong.length().run(&mut con), "WRONGTYPE");
-    let wrong = ReversedFifoQueue::new("a:string");
+    let wrong = ReversedFifoQueue::new("a:string").unwrap();
     assert_code(wrong.enqueue(&["a"]).run(&mut con), "WRONGTYPE");
-    assert_code(wrong.dequeue().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.dequeue_blocking(None).run(&mut con), "WRONGTYPE");
+    assert_code(wrong.dequeue::<String>().run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong.dequeue_blocking::<String>(None).run(&mut con),
+        "WRONGTYPE",
+    );
 
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: non-UTF-8 ones go through both queues unchanged, and one that cannot
+/// decode as the type asked for stays queued, in place, whether popped alone, blocking,
+/// inside a batch or on an async connection.
+#[test]
+fn binary_items_round_trip_and_undecodable_ones_stay_queued() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    {
+        let q = FifoQueue::new("fifo_queue:bin").unwrap();
+        let r = ReversedFifoQueue::new("fifo_queue:bin:r").unwrap();
+        q.enqueue(&[bin, b"next"]).run(&mut con).unwrap();
+        r.enqueue(&[bin, b"next"]).run(&mut con).unwrap();
+        harness::assert_undecodable_changes_nothing(&mut con, |c| q.dequeue::<String>().run(c));
+        harness::assert_undecodable_changes_nothing(&mut con, |c| r.dequeue::<String>().run(c));
+        harness::assert_undecodable_changes_nothing(&mut con, |c| {
+            q.dequeue_blocking::<String>(WAIT).run(c)
+        });
+        harness::assert_undecodable_changes_nothing(&mut con, |c| {
+            r.dequeue_blocking::<String>(None).run(c)
+        });
+        // In a batch the reply decodes when its slot is read: the item is back by then.
+        harness::assert_undecodable_changes_nothing(&mut con, |c| {
+            let mut batch = redis_patterns::Batch::new();
+            let popped = batch.add(q.dequeue::<String>());
+            let mut replies = batch.run(c)?;
+            popped.take(&mut replies)
+        });
+        assert_eq!(
+            q.dequeue::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+            Some(bin)
+        );
+        assert_eq!(
+            r.dequeue_blocking::<Vec<u8>>(WAIT)
+                .run(&mut con)
+                .unwrap()
+                .as_deref(),
+            Some(bin)
+        );
+        assert_eq!(
+            q.dequeue::<String>().run(&mut con).unwrap().as_deref(),
+            Some("next")
+        );
+    }
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let q = FifoQueue::new("fifo_queue:bin:async").unwrap();
+        let mut a = db.multiplexed().await;
+        q.enqueue(&[bin]).run_async(&mut a).await.unwrap();
+        assert!(q.dequeue::<String>().run_async(&mut a).await.is_err());
+        assert_eq!(q.length().run_async(&mut a).await.unwrap(), 1);
+        let item = q.dequeue::<Vec<u8>>().run_async(&mut a).await.unwrap();
+        assert_eq!(item.as_deref(), Some(bin));
+    });
 }

@@ -22,30 +22,34 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for key in ["fixed_length_queue:oldest", "fixed_length_queue:newest"] {
         harness::cmd(con, &["DEL", key]);
     }
-    let q = FixedLengthQueue::new("fixed_length_queue:oldest", 3);
+    let q = FixedLengthQueue::new("fixed_length_queue:oldest", 3).unwrap();
     let _ = step!(t, con, q.enqueue(&["a", "b"]));
     let _ = step!(t, con, q.enqueue(&["c", "d", "e"]));
     contents(&mut t, con, q.key());
     let _ = step!(t, con, q.enqueue(&["f"]));
     let _ = step!(t, con, q.length());
-    let _ = step!(t, con, q.dequeue());
+    let _ = step!(t, con, q.dequeue::<String>());
     let _ = step!(t, con, q.enqueue_counted(&["f", "g"]));
     contents(&mut t, con, q.key());
     t.note("a smaller max_length over the same list trims its newest items first");
-    let smaller = FixedLengthQueue::new("fixed_length_queue:oldest", 1);
+    let smaller = FixedLengthQueue::new("fixed_length_queue:oldest", 1).unwrap();
     let _ = step!(t, con, smaller.enqueue_counted(&["h"]));
     contents(&mut t, con, q.key());
 
     t.note("FadedQueue keeps the newest items");
-    let f = FadedQueue::new("fixed_length_queue:newest", 3);
+    let f = FadedQueue::new("fixed_length_queue:newest", 3).unwrap();
     let _ = step!(t, con, f.enqueue(&["a", "b"]));
     let _ = step!(t, con, f.enqueue(&["c", "d", "e"]));
     contents(&mut t, con, f.key());
     let _ = step!(t, con, f.enqueue_counted(&["f"]));
     let _ = step!(t, con, f.enqueue_counted(&["g", "h", "i", "j", "k"]));
     contents(&mut t, con, f.key());
-    let _ = step!(t, con, f.dequeue());
-    let _ = step!(t, con, f.dequeue_blocking(Some(Duration::from_millis(100))));
+    let _ = step!(t, con, f.dequeue::<String>());
+    let _ = step!(
+        t,
+        con,
+        f.dequeue_blocking::<String>(Some(Duration::from_millis(100)))
+    );
     let _ = step!(t, con, f.length());
     t
 }
@@ -108,7 +112,7 @@ fn bounded_traffic(
 #[test]
 fn fixed_length_queue_keeps_exactly_what_it_reports() {
     let db = harness::fresh_db();
-    let q = FixedLengthQueue::new("q", MAX);
+    let q = FixedLengthQueue::new("q", MAX).unwrap();
     let traffic = bounded_traffic(&db, q.key(), |con, batch| {
         q.enqueue_counted(batch).run(con).unwrap()
     });
@@ -132,7 +136,7 @@ fn fixed_length_queue_keeps_exactly_what_it_reports() {
 #[test]
 fn faded_queue_keeps_exactly_what_it_reports() {
     let db = harness::fresh_db();
-    let q = FadedQueue::new("q", MAX);
+    let q = FadedQueue::new("q", MAX).unwrap();
     let traffic = bounded_traffic(&db, q.key(), |con, batch| {
         q.enqueue_counted(batch).run(con).unwrap()
     });
@@ -162,50 +166,52 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     let none: [&str; 0] = [];
     for max in [0, 1_000_000_000_000_000, u64::MAX] {
-        assert_invalid(
-            FixedLengthQueue::new("q", max)
-                .enqueue(&["c"])
-                .run(&mut con),
-            "max_length",
-        );
-        assert_invalid(
-            FadedQueue::new("q", max).enqueue(&["c"]).run(&mut con),
-            "max_length",
-        );
+        assert_invalid(FixedLengthQueue::new("q", max), "max_length");
+        assert_invalid(FadedQueue::new("q", max), "max_length");
     }
     assert_invalid(
-        FixedLengthQueue::new("q", 3).enqueue(&none).run(&mut con),
+        FixedLengthQueue::new("q", 3)
+            .unwrap()
+            .enqueue(&none)
+            .run(&mut con),
         "items",
     );
     assert_invalid(
-        FadedQueue::new("q", 3).enqueue(&none).run(&mut con),
+        FadedQueue::new("q", 3)
+            .unwrap()
+            .enqueue(&none)
+            .run(&mut con),
         "items",
     );
-    assert_invalid(
-        FixedLengthQueue::new("", 3).enqueue(&["c"]).run(&mut con),
-        "key",
-    );
-    assert_invalid(FadedQueue::new("", 3).enqueue(&["c"]).run(&mut con), "key");
-    assert_invalid(FadedQueue::new("", 3).dequeue().run(&mut con), "key");
+    assert_invalid(FixedLengthQueue::new("", 3), "key");
+    assert_invalid(FadedQueue::new("", 3), "key");
     assert_invalid(
         FixedLengthQueue::new("q", 3)
-            .dequeue_blocking(Some(Duration::ZERO))
+            .unwrap()
+            .dequeue_blocking::<String>(Some(Duration::ZERO))
             .run(&mut con),
         "timeout",
     );
 
     assert_code(
         FixedLengthQueue::new("a:string", 3)
+            .unwrap()
             .enqueue(&["c"])
             .run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
-        FadedQueue::new("a:string", 3).enqueue(&["c"]).run(&mut con),
+        FadedQueue::new("a:string", 3)
+            .unwrap()
+            .enqueue(&["c"])
+            .run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
-        FadedQueue::new("a:string", 3).dequeue().run(&mut con),
+        FadedQueue::new("a:string", 3)
+            .unwrap()
+            .dequeue::<String>()
+            .run(&mut con),
         "WRONGTYPE",
     );
 
@@ -240,9 +246,9 @@ fn long_pushes_are_batched() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let items: Vec<String> = (0..5000).map(|i| i.to_string()).collect();
-    let q = FixedLengthQueue::new("oldest", 4500);
+    let q = FixedLengthQueue::new("oldest", 4500).unwrap();
     assert_eq!(q.enqueue(&items).run(&mut con).unwrap(), 4500);
-    let f = FadedQueue::new("newest", 4500);
+    let f = FadedQueue::new("newest", 4500).unwrap();
     assert_eq!(f.enqueue(&items).run(&mut con).unwrap(), 4500);
     let first: Vec<String> = redis::cmd("LRANGE")
         .arg("oldest")
@@ -291,7 +297,7 @@ fn an_overfull_queue_is_trimmed_in_bounded_steps() {
         rpush.arg("overfull").arg(&items);
         let _: i64 = rpush.query(&mut con).unwrap();
     }
-    let q = FixedLengthQueue::new("overfull", 1000);
+    let q = FixedLengthQueue::new("overfull", 1000).unwrap();
     let steps: Vec<Enqueued> = (0..3)
         .map(|_| q.enqueue_counted(&["new"]).run(&mut con).unwrap())
         .collect();
@@ -321,7 +327,7 @@ fn an_overfull_queue_is_trimmed_in_bounded_steps() {
         .unwrap();
     assert_eq!(front.as_deref(), Some("o0:0"));
 
-    let faded = FadedQueue::new("overfull", 10);
+    let faded = FadedQueue::new("overfull", 10).unwrap();
     let done = faded.enqueue_counted(&["a", "b"]).run(&mut con).unwrap();
     assert_eq!(
         done,
@@ -331,4 +337,38 @@ fn an_overfull_queue_is_trimmed_in_bounded_steps() {
         }
     );
     assert_eq!(faded.length().run(&mut con).unwrap(), 10);
+}
+
+/// Items are bytes: non-UTF-8 ones go through both queues' scripts unchanged, and one
+/// that cannot decode as the type asked for stays queued.
+#[test]
+fn binary_items_round_trip_and_undecodable_ones_stay_queued() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let fixed = FixedLengthQueue::new("fixed_length_queue:bin", 2).unwrap();
+    let faded = FadedQueue::new("faded_queue:bin", 2).unwrap();
+    assert_eq!(fixed.enqueue(&[bin, b"b", b"c"]).run(&mut con).unwrap(), 2);
+    assert_eq!(faded.enqueue(&[b"a", bin, b"c"]).run(&mut con).unwrap(), 2);
+    for q in [
+        Box::new(|c: &mut redis::Connection| fixed.dequeue::<String>().run(c))
+            as Box<dyn Fn(&mut redis::Connection) -> Result<Option<String>, _>>,
+        Box::new(|c| faded.dequeue::<String>().run(c)),
+        Box::new(|c| fixed.dequeue_blocking::<String>(None).run(c)),
+        Box::new(|c| faded.dequeue_blocking::<String>(None).run(c)),
+    ] {
+        harness::assert_undecodable_changes_nothing(&mut con, q);
+    }
+    assert_eq!(
+        fixed.dequeue::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    assert_eq!(
+        faded.dequeue::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    assert_eq!(
+        faded.dequeue::<String>().run(&mut con).unwrap().as_deref(),
+        Some("c")
+    );
 }

@@ -12,30 +12,30 @@ const WAIT: Option<Duration> = Some(Duration::from_millis(100));
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
     harness::cmd(con, &["DEL", "priority_queue:jobs"]);
-    let q = PriorityQueue::new("priority_queue:jobs");
+    let q = PriorityQueue::new("priority_queue:jobs").unwrap();
     let _ = step!(t, con, q.insert("job:A", 5.0));
     let _ = step!(t, con, q.insert("job:B", 1.0));
     let _ = step!(t, con, q.insert("job:C", 3.0));
     let _ = step!(t, con, q.insert("job:D", 3.0));
     let _ = step!(t, con, q.insert("job:A", 0.5));
     let _ = step!(t, con, q.length());
-    let _ = step!(t, con, q.min());
-    let _ = step!(t, con, q.max());
-    let _ = step!(t, con, q.pop_max());
-    let _ = step!(t, con, q.pop_min());
+    let _ = step!(t, con, q.min::<String>());
+    let _ = step!(t, con, q.max::<String>());
+    let _ = step!(t, con, q.pop_max::<String>());
+    let _ = step!(t, con, q.pop_min::<String>());
     let _ = step!(t, con, q.remove("job:B"));
     let _ = step!(t, con, q.remove("job:B"));
-    let _ = step!(t, con, q.blocking_pop_min(WAIT));
-    let _ = step!(t, con, q.blocking_pop_max(WAIT));
-    let _ = step!(t, con, q.min());
-    let _ = step!(t, con, q.pop_min());
+    let _ = step!(t, con, q.blocking_pop_min::<String>(WAIT));
+    let _ = step!(t, con, q.blocking_pop_max::<String>(WAIT));
+    let _ = step!(t, con, q.min::<String>());
+    let _ = step!(t, con, q.pop_min::<String>());
     let _ = step!(t, con, q.insert("someday", f64::INFINITY));
     let _ = step!(t, con, q.insert("now", f64::NEG_INFINITY));
     let _ = step!(t, con, q.insert("soon", -2.25e-3));
-    let _ = step!(t, con, q.max());
-    let _ = step!(t, con, q.blocking_pop_min(None));
-    let _ = step!(t, con, q.blocking_pop_max(None));
-    let _ = step!(t, con, q.pop_max());
+    let _ = step!(t, con, q.max::<String>());
+    let _ = step!(t, con, q.blocking_pop_min::<String>(None));
+    let _ = step!(t, con, q.blocking_pop_max::<String>(None));
+    let _ = step!(t, con, q.pop_max::<String>());
     let _ = step!(t, con, q.length());
     t
 }
@@ -65,7 +65,7 @@ fn priority(item: &str) -> f64 {
 #[test]
 fn no_item_lost_or_doubled() {
     let db = harness::fresh_db();
-    let q = PriorityQueue::new("pq");
+    let q = PriorityQueue::new("pq").unwrap();
     let traffic = harness::produce_and_consume(
         &db,
         8,
@@ -77,7 +77,7 @@ fn no_item_lost_or_doubled() {
         },
         |con, c| {
             let op = match c % 4 {
-                0 => q.pop_min(),
+                0 => q.pop_min::<String>(),
                 1 => q.pop_max(),
                 2 => q.blocking_pop_min(Some(Duration::from_millis(5))),
                 _ => q.blocking_pop_max(Some(Duration::from_millis(5))),
@@ -99,28 +99,64 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SET", "a:string", "x"]);
     let before = harness::dump(&mut con);
 
-    let q = PriorityQueue::new("pq");
+    let q = PriorityQueue::new("pq").unwrap();
     assert_invalid(q.insert("a", f64::NAN).run(&mut con), "priority");
     assert_invalid(q.insert("b", -f64::NAN).run(&mut con), "priority");
-    assert_invalid(PriorityQueue::new("").insert("a", 1.0).run(&mut con), "key");
-    assert_invalid(PriorityQueue::new("").min().run(&mut con), "key");
-    assert_invalid(PriorityQueue::new("").pop_max().run(&mut con), "key");
+    assert_invalid(PriorityQueue::new(""), "key");
     assert_invalid(
-        q.blocking_pop_min(Some(Duration::ZERO)).run(&mut con),
+        q.blocking_pop_min::<String>(Some(Duration::ZERO))
+            .run(&mut con),
         "timeout",
     );
     assert_invalid(
-        q.blocking_pop_max(Some(Duration::MAX)).run(&mut con),
+        q.blocking_pop_max::<String>(Some(Duration::MAX))
+            .run(&mut con),
         "timeout",
     );
 
-    let wrong = PriorityQueue::new("a:string");
+    let wrong = PriorityQueue::new("a:string").unwrap();
     assert_code(wrong.insert("a", 1.0).run(&mut con), "WRONGTYPE");
     assert_code(wrong.remove("a").run(&mut con), "WRONGTYPE");
-    assert_code(wrong.min().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.pop_min().run(&mut con), "WRONGTYPE");
+    assert_code(wrong.min::<String>().run(&mut con), "WRONGTYPE");
+    assert_code(wrong.pop_min::<String>().run(&mut con), "WRONGTYPE");
     assert_code(wrong.length().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.blocking_pop_max(WAIT).run(&mut con), "WRONGTYPE");
+    assert_code(
+        wrong.blocking_pop_max::<String>(WAIT).run(&mut con),
+        "WRONGTYPE",
+    );
 
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: a non-UTF-8 one is inserted, peeked and popped unchanged; popping it
+/// as a `String` fails and puts it back with its priority.
+#[test]
+fn binary_items_round_trip_and_undecodable_pops_are_undone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let q = PriorityQueue::new("priority_queue:bin").unwrap();
+    assert!(q.insert(bin, 2.5).run(&mut con).unwrap());
+    assert!(q.insert("low", -1.0).run(&mut con).unwrap());
+    assert_eq!(
+        q.max::<Vec<u8>>().run(&mut con).unwrap(),
+        Some((bin.to_vec(), 2.5))
+    );
+    for pop in [
+        Box::new(|c: &mut redis::Connection| q.pop_max::<String>().run(c))
+            as Box<dyn Fn(&mut redis::Connection) -> Result<Option<(String, f64)>, _>>,
+        Box::new(|c| q.blocking_pop_max::<String>(None).run(c)),
+    ] {
+        harness::assert_undecodable_changes_nothing(&mut con, pop);
+    }
+    assert_eq!(
+        q.pop_max::<Vec<u8>>().run(&mut con).unwrap(),
+        Some((bin.to_vec(), 2.5))
+    );
+    assert!(q.insert(bin, 0.5).run(&mut con).unwrap());
+    assert_eq!(
+        q.blocking_pop_max::<Vec<u8>>(None).run(&mut con).unwrap(),
+        Some((bin.to_vec(), 0.5))
+    );
+    assert!(q.remove("low").run(&mut con).unwrap());
 }

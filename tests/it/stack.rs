@@ -10,36 +10,44 @@ use crate::step;
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
     harness::cmd(con, &["DEL", "stack:numbers"]);
-    let s = Stack::new("stack:numbers");
+    let s = Stack::new("stack:numbers").unwrap();
     let _ = step!(t, con, s.push("1"));
     let _ = step!(t, con, s.push("2"));
     let _ = step!(t, con, s.push("3"));
-    let _ = step!(t, con, s.top());
+    let _ = step!(t, con, s.top::<String>());
     let _ = step!(t, con, s.size());
-    let _ = step!(t, con, s.pop());
-    let _ = step!(t, con, s.top());
+    let _ = step!(t, con, s.pop::<String>());
+    let _ = step!(t, con, s.top::<String>());
     let _ = step!(t, con, s.push("4"));
     let _ = step!(t, con, s.push("5"));
     let _ = step!(t, con, s.push("6"));
     let _ = step!(t, con, s.push("7"));
     let _ = step!(t, con, s.trim(3));
     let _ = step!(t, con, s.size());
-    let _ = step!(t, con, s.pop());
-    let _ = step!(t, con, s.top());
+    let _ = step!(t, con, s.pop::<String>());
+    let _ = step!(t, con, s.top::<String>());
     let _ = step!(t, con, s.trim(10));
     let _ = step!(t, con, s.size());
 
     t.note("LifoQueue: the same list with queue names");
     let q = s.as_lifo_queue();
     let _ = step!(t, con, q.enqueue(&["a", "b"]));
-    let _ = step!(t, con, q.dequeue());
-    let _ = step!(t, con, q.dequeue_blocking(Some(Duration::from_millis(100))));
+    let _ = step!(t, con, q.dequeue::<String>());
+    let _ = step!(
+        t,
+        con,
+        q.dequeue_blocking::<String>(Some(Duration::from_millis(100)))
+    );
     let _ = step!(t, con, q.length());
     let _ = step!(t, con, s.trim(0));
     let _ = step!(t, con, s.size());
-    let _ = step!(t, con, s.pop());
-    let _ = step!(t, con, s.top());
-    let _ = step!(t, con, q.dequeue_blocking(Some(Duration::from_millis(100))));
+    let _ = step!(t, con, s.pop::<String>());
+    let _ = step!(t, con, s.top::<String>());
+    let _ = step!(
+        t,
+        con,
+        q.dequeue_blocking::<String>(Some(Duration::from_millis(100)))
+    );
     t
 }
 
@@ -59,7 +67,7 @@ fn scenario_cluster() {
 #[test]
 fn no_item_lost_or_doubled() {
     let db = harness::fresh_db();
-    let (s, q) = (Stack::new("s"), LifoQueue::new("s"));
+    let (s, q) = (Stack::new("s").unwrap(), LifoQueue::new("s").unwrap());
     let traffic = harness::produce_and_consume(
         &db,
         8,
@@ -94,23 +102,25 @@ fn bad_input_is_refused_and_writes_nothing() {
     let before = harness::dump(&mut con);
 
     let none: [&str; 0] = [];
-    assert_invalid(LifoQueue::new("s").enqueue(&none).run(&mut con), "items");
-    assert_invalid(Stack::new("s").trim(u64::MAX).run(&mut con), "n");
-    assert_invalid(Stack::new("").push("a").run(&mut con), "key");
-    assert_invalid(Stack::new("").top().run(&mut con), "key");
-    assert_invalid(Stack::new("").trim(0).run(&mut con), "key");
-    assert_invalid(LifoQueue::new("").dequeue().run(&mut con), "key");
+    assert_invalid(
+        LifoQueue::new("s").unwrap().enqueue(&none).run(&mut con),
+        "items",
+    );
+    assert_invalid(Stack::new("s").unwrap().trim(u64::MAX).run(&mut con), "n");
+    assert_invalid(Stack::new(""), "key");
+    assert_invalid(LifoQueue::new(""), "key");
     assert_invalid(
         LifoQueue::new("s")
-            .dequeue_blocking(Some(Duration::ZERO))
+            .unwrap()
+            .dequeue_blocking::<String>(Some(Duration::ZERO))
             .run(&mut con),
         "timeout",
     );
 
-    let wrong = Stack::new("a:string");
+    let wrong = Stack::new("a:string").unwrap();
     assert_code(wrong.push("a").run(&mut con), "WRONGTYPE");
-    assert_code(wrong.pop().run(&mut con), "WRONGTYPE");
-    assert_code(wrong.top().run(&mut con), "WRONGTYPE");
+    assert_code(wrong.pop::<String>().run(&mut con), "WRONGTYPE");
+    assert_code(wrong.top::<String>().run(&mut con), "WRONGTYPE");
     assert_code(wrong.size().run(&mut con), "WRONGTYPE");
     assert_code(wrong.trim(1).run(&mut con), "WRONGTYPE");
     assert_code(
@@ -119,4 +129,38 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
 
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: a non-UTF-8 one goes through the stack and the LIFO queue unchanged,
+/// and popping it as a `String` fails and leaves it on top.
+#[test]
+fn binary_items_round_trip_and_undecodable_ones_stay_on_top() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let s = Stack::new("stack:bin").unwrap();
+    let q = s.as_lifo_queue();
+    s.push(b"below".as_slice()).run(&mut con).unwrap();
+    q.enqueue(&[bin]).run(&mut con).unwrap();
+    assert_eq!(
+        s.top::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    harness::assert_undecodable_changes_nothing(&mut con, |c| s.pop::<String>().run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| q.dequeue::<String>().run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        q.dequeue_blocking::<String>(Some(Duration::from_millis(100)))
+            .run(c)
+    });
+    assert_eq!(
+        s.pop::<Vec<u8>>().run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+    s.push(bin).run(&mut con).unwrap();
+    let popped = q.dequeue_blocking::<Vec<u8>>(None).run(&mut con).unwrap();
+    assert_eq!(popped.as_deref(), Some(bin));
+    assert_eq!(
+        q.dequeue::<String>().run(&mut con).unwrap().as_deref(),
+        Some("below")
+    );
 }
