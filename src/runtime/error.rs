@@ -58,8 +58,20 @@ pub enum Error {
         /// How long the caller waited before giving up.
         waited: Duration,
     },
+    /// A blocking command (`BLPOP`, `BZPOPMIN`, `BLMOVE`, …) outlived the connection's
+    /// response timeout: the client stopped waiting while the server still blocks, so
+    /// an item that arrives later is popped and its reply thrown away. Give blocking
+    /// commands a connection whose response timeout is longer than theirs (see
+    /// [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts)).
+    ResponseTimeout {
+        /// The blocking command (`BLPOP`).
+        command: String,
+        /// The client's timeout error.
+        source: redis::RedisError,
+    },
     /// Redis, the connection or the reply failed: an I/O error, a server error such as
-    /// `WRONGTYPE`, or a reply that did not decode to the expected type.
+    /// `WRONGTYPE`, or a reply that did not decode to the expected type. Its `Display` is
+    /// redis-rs's own, which includes the cause (an I/O error's text).
     Redis(redis::RedisError),
 }
 
@@ -115,7 +127,15 @@ impl fmt::Display for Error {
                  raise the max wait above the computation's usual time, and keep it above the lease \
                  so that a crashed client's claim runs out while the others still wait"
             ),
-            Error::Redis(err) => write!(f, "redis: {err}"),
+            Error::ResponseTimeout { command, .. } => write!(
+                f,
+                "the connection stopped waiting for the reply of {command} before the command's \
+                 own timeout, and an item it pops later will be lost: give blocking commands a \
+                 connection whose response timeout is longer than theirs (see \"Blocking pops and \
+                 connection timeouts\" in the fifo_queue docs)"
+            ),
+            // Transparent: what redis-rs says, once; its own source chain follows.
+            Error::Redis(err) => fmt::Display::fmt(err, f),
         }
     }
 }
@@ -123,7 +143,9 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Redis(err) => Some(err),
+            // redis-rs's message already includes its own cause (an I/O error's text), so
+            // handing that cause on would print it twice: the field holds it.
+            Error::ResponseTimeout { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -143,3 +165,30 @@ impl From<redis::ParsingError> for Error {
 
 /// `Result` with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// Every message appears once in the chain that `anyhow` and friends print: the
+    /// Redis variant shows redis-rs's message, which already holds its cause.
+    #[test]
+    fn a_chain_says_each_thing_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "peer reset");
+        let err = Error::from(redis::RedisError::from(io));
+        let mut chain = vec![err.to_string()];
+        let mut next = err.source();
+        while let Some(cause) = next {
+            chain.push(cause.to_string());
+            next = cause.source();
+        }
+        for (i, line) in chain.iter().enumerate() {
+            for later in &chain[i + 1..] {
+                assert!(!line.contains(later.as_str()), "{chain:?}");
+            }
+        }
+        assert!(chain[0].contains("peer reset"), "{chain:?}");
+    }
+}

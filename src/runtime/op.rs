@@ -181,6 +181,39 @@ fn first_key(cmd: &Cmd) -> Option<&[u8]> {
     }
 }
 
+/// The crate's error for a failed command: a script's declared code, a blocking
+/// command's response timeout, or the Redis error as it is.
+fn reply_error(request: &Request, err: redis::RedisError) -> Error {
+    if err.is_timeout() {
+        return response_timeout(request.cmd(), err);
+    }
+    server_error(request.script(), err)
+}
+
+/// A client-side timeout of a blocking command, which loses what the command pops later.
+fn response_timeout(cmd: &Cmd, err: redis::RedisError) -> Error {
+    let name = cmd.args_iter().next().and_then(|arg| match arg {
+        redis::Arg::Simple(name) => Some(String::from_utf8_lossy(name).to_ascii_uppercase()),
+        _ => None,
+    });
+    match name {
+        Some(command)
+            if err.is_timeout()
+                && (command.starts_with("BL")
+                    || command.starts_with("BR")
+                    || command.starts_with("BZ")
+                    || command == "XREAD"
+                    || command == "XREADGROUP") =>
+        {
+            Error::ResponseTimeout {
+                command,
+                source: err,
+            }
+        }
+        _ => Error::Redis(err),
+    }
+}
+
 /// Turns an error reply into the crate's error: a script's declared code becomes
 /// [`Error::Script`], anything else stays a Redis error.
 pub(crate) fn server_error(script: Option<&'static Script>, err: redis::RedisError) -> Error {
@@ -306,12 +339,11 @@ impl<T: 'static> Op<T> {
     /// did not run, so nothing runs twice.
     pub fn run(&self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
         let request = self.request.as_ref().map_err(Clone::clone)?;
-        let script = request.script();
         let reply = match request.cmd().query::<Value>(con) {
             Err(err) if is_noscript(&err) => crate::runtime::batch::run_one(request.clone(), con)?,
             reply => reply,
         };
-        match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
+        match self.decode_reply(reply.map_err(|err| reply_error(request, err))?) {
             (Err(err), Some(undo)) => Err(put_back(err, undo.query::<Value>(con))),
             (decoded, _) => decoded,
         }
@@ -325,14 +357,13 @@ impl<T: 'static> Op<T> {
         C: redis::aio::ConnectionLike,
     {
         let request = self.request.as_ref().map_err(Clone::clone)?;
-        let script = request.script();
         let reply = match request.cmd().query_async::<Value>(con).await {
             Err(err) if is_noscript(&err) => {
                 crate::runtime::batch::run_one_async(request.clone(), con).await?
             }
             reply => reply,
         };
-        match self.decode_reply(reply.map_err(|err| server_error(script, err))?) {
+        match self.decode_reply(reply.map_err(|err| reply_error(request, err))?) {
             (Err(err), Some(undo)) => Err(put_back(err, undo.query_async::<Value>(con).await)),
             (decoded, _) => decoded,
         }

@@ -309,6 +309,131 @@ fn binary_values_round_trip_exactly() {
     assert_eq!(cache.get("raw").run(&mut con).unwrap(), None);
 }
 
+/// Every cache type takes and gives back non-UTF-8 bytes unchanged; `get_or_compute`
+/// caches bytes as well as text; a value that cannot decode as the type asked for is an
+/// error and stays cached.
+#[test]
+fn every_cache_is_binary_safe() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+
+    let cache = Cache::new();
+    cache.set("c:bin", bin, None).run(&mut con).unwrap();
+    assert_eq!(
+        cache
+            .get::<Vec<u8>>("c:bin")
+            .run(&mut con)
+            .unwrap()
+            .as_deref(),
+        Some(bin)
+    );
+    harness::assert_undecodable_changes_nothing(&mut con, |c| cache.get::<String>("c:bin").run(c));
+    let computed: Vec<u8> = cache
+        .get_or_compute(&mut con, "c:computed", None, || {
+            Ok::<_, Error>(bin.to_vec())
+        })
+        .unwrap();
+    assert_eq!(computed, bin);
+    let hit: Vec<u8> = cache
+        .get_or_compute(
+            &mut con,
+            "c:computed",
+            None,
+            || -> Result<Vec<u8>, Error> { panic!("a hit must not compute") },
+        )
+        .unwrap();
+    assert_eq!(hit, bin);
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        cache.get_or_compute(c, "c:computed", None, || -> Result<String, Error> {
+            panic!("a hit must not compute, even one that does not decode")
+        })
+    });
+
+    let hashes = HashCache::new();
+    hashes
+        .set(
+            "h:bin",
+            [(bin, bin), (b"text".as_slice(), b"plain".as_slice())],
+            None,
+        )
+        .run(&mut con)
+        .unwrap();
+    let entry: HashMap<Vec<u8>, Vec<u8>> = hashes.get("h:bin").run(&mut con).unwrap().unwrap();
+    assert_eq!(entry[bin], bin);
+    assert_eq!(entry[b"text".as_slice()], b"plain");
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        hashes.get::<HashMap<String, String>>("h:bin").run(c)
+    });
+
+    let category = CategoryCache::new("cat:bin").unwrap();
+    category.set("page", bin).run(&mut con).unwrap();
+    let page: Option<Vec<u8>> = category.get("page").run(&mut con).unwrap();
+    assert_eq!(page.as_deref(), Some(bin));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        category.get::<String>("page").run(c)
+    });
+
+    let binary = BinaryCache::new();
+    assert_eq!(
+        binary.get("c:bin").run(&mut con).unwrap().as_deref(),
+        Some(bin)
+    );
+}
+
+/// A hit is one plain `GET`: the connection's last command is that `GET`, and no
+/// script ran after it; a miss runs the claim and fill scripts.
+#[test]
+fn a_hit_is_one_get() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let mut observer = db.con();
+    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let last_command = |observer: &mut redis::Connection| -> String {
+        let info: String = redis::cmd("CLIENT")
+            .arg("LIST")
+            .arg("ID")
+            .arg(id)
+            .query(observer)
+            .unwrap();
+        let field = info.split(' ').find(|f| f.starts_with("cmd=")).unwrap();
+        field["cmd=".len()..].to_owned()
+    };
+    let cache = Cache::new();
+    let miss: String = cache
+        .get_or_compute(&mut con, "page", None, || {
+            Ok::<_, Error>("rendered".to_owned())
+        })
+        .unwrap();
+    assert_eq!(miss, "rendered");
+    assert_eq!(last_command(&mut observer), "evalsha"); // cache/fill
+    let hit: String = cache
+        .get_or_compute(&mut con, "page", None, || -> Result<String, Error> {
+            panic!("a hit must not compute")
+        })
+        .unwrap();
+    assert_eq!(hit, "rendered");
+    assert_eq!(last_command(&mut observer), "get");
+
+    let json = JsonCache::<Vec<u32>>::new();
+    let first = json
+        .get_or_compute(&cache, &mut con, "json", None, || {
+            Ok::<_, Error>(vec![1, 2])
+        })
+        .unwrap();
+    let again = json
+        .get_or_compute(
+            &cache,
+            &mut con,
+            "json",
+            None,
+            || -> Result<Vec<u32>, Error> { panic!("a hit must not compute") },
+        )
+        .unwrap();
+    assert_eq!((first, again), (vec![1, 2], vec![1, 2]));
+    assert_eq!(last_command(&mut observer), "get");
+}
+
 /// 16 clients miss the same entries at the same moment: each entry is computed exactly
 /// once, and every client gets the value the one computation produced.
 #[test]

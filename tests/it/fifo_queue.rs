@@ -172,8 +172,15 @@ async fn blocking_pop_on_an_async_connection() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, redis_patterns::Error::Redis(e) if e.is_timeout()),
+        matches!(&err, redis_patterns::Error::ResponseTimeout { command, source }
+            if command == "BRPOP" && source.is_timeout()),
         "{err:?}"
+    );
+    // The message says what went wrong and where the docs explain it.
+    assert!(
+        err.to_string()
+            .contains("Blocking pops and connection timeouts"),
+        "{err}"
     );
     assert!(started.elapsed() < Duration::from_millis(800));
 }

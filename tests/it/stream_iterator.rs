@@ -253,7 +253,8 @@ async fn async_iterators_and_long_blocks() {
         .next_async(&mut multiplexed, 10, Some(Duration::from_secs(2)))
         .await;
     assert!(
-        matches!(&timed_out, Err(Error::Redis(err)) if err.is_timeout()),
+        matches!(&timed_out, Err(Error::ResponseTimeout { command, source })
+            if command == "XREAD" && source.is_timeout()),
         "{timed_out:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(1500));
