@@ -112,6 +112,7 @@ use crate::runtime::batch::Batch;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
+use crate::runtime::show::Bytes;
 
 /// The type of a key, as `TYPE` names it.
 ///
@@ -254,19 +255,6 @@ impl fmt::Display for KeyName {
 impl fmt::Debug for KeyName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&Bytes(&self.0), f)
-    }
-}
-
-/// Bytes written as a Rust literal: a string literal when they are UTF-8, else a byte
-/// string literal (`b"\xff"`).
-pub(crate) struct Bytes<'a>(pub(crate) &'a [u8]);
-
-impl fmt::Debug for Bytes<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match std::str::from_utf8(self.0) {
-            Ok(text) => fmt::Debug::fmt(text, f),
-            Err(_) => write!(f, "b\"{}\"", self.0.escape_ascii()),
-        }
     }
 }
 

@@ -89,10 +89,10 @@ use std::time::Duration;
 
 use redis::{FromRedisValue, Value};
 
-use crate::keyspace::Bytes;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
+use crate::runtime::show::Bytes;
 
 /// A stream entry id: milliseconds and a sequence number, written `ms-seq`.
 ///

@@ -11,4 +11,5 @@ pub(crate) mod input;
 pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod script;
+pub(crate) mod show;
 pub(crate) mod token;

@@ -8,6 +8,7 @@ use redis::{Cmd, FromRedisValue, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::script::Script;
+use crate::runtime::show;
 
 pub(crate) type Decode<T> = Arc<dyn Fn(Value) -> Result<T> + Send + Sync>;
 
@@ -86,33 +87,12 @@ impl<T> fmt::Debug for Op<T> {
         match &self.request {
             Ok(request) => f
                 .debug_struct("Op")
-                .field("cmd", &show_cmd(request.cmd()))
+                .field("cmd", &show::command(request.cmd()))
                 .field("script", &request.script().map(|s| s.name))
                 .finish(),
             Err(err) => f.debug_struct("Op").field("rejected", err).finish(),
         }
     }
-}
-
-/// `cmd` as one line: arguments separated by spaces, printable ASCII as is, anything
-/// else escaped, long arguments cut to 64 bytes.
-fn show_cmd(cmd: &Cmd) -> String {
-    let mut line = String::new();
-    for (i, arg) in cmd.args_iter().enumerate() {
-        if i > 0 {
-            line.push(' ');
-        }
-        let bytes = match arg {
-            redis::Arg::Simple(bytes) => bytes,
-            _ => b"<cursor>".as_slice(),
-        };
-        let shown = &bytes[..bytes.len().min(64)];
-        line.extend(shown.escape_ascii().map(char::from));
-        if shown.len() < bytes.len() {
-            line.push_str(&format!("…(+{} bytes)", bytes.len() - shown.len()));
-        }
-    }
-    line
 }
 
 #[derive(Clone)]
