@@ -36,6 +36,10 @@ pub mod scripts {
     include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 }
 
+/// redis-rs, which the crate is built on: its connection and client types are the ones
+/// every [`Op`] runs on, whatever version of redis-rs the app itself names.
+pub use redis;
+
 pub use runtime::batch::{Batch, Replies, Slot};
 pub use runtime::call::{ScriptArg, ScriptCall};
 pub use runtime::catalog;
