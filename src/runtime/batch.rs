@@ -243,20 +243,17 @@ impl Batch {
     /// The error a cluster gets for a batch over several hash slots, before any I/O.
     fn cross_slot(&self) -> Option<Error> {
         let (first, stray) = (self.first.as_ref()?, self.stray.as_ref()?);
+        // The first key's own hash tag when it has one, so the example stays one tag.
+        let tag = String::from_utf8_lossy(
+            crate::runtime::input::hash_tag(first.key.as_bytes()).unwrap_or(first.key.as_bytes()),
+        );
         Some(Error::invalid(
             "batch",
             format!(
                 "operation {} uses `{}` (hash slot {}) and operation {} uses `{}` (hash slot {}); \
                  a batch runs on one cluster node, so its keys must share a hash slot: give \
                  them one hash tag, as in `{{{}}}:a` and `{{{}}}:b`",
-                first.index,
-                first.key,
-                first.slot,
-                stray.index,
-                stray.key,
-                stray.slot,
-                first.key,
-                first.key
+                first.index, first.key, first.slot, stray.index, stray.key, stray.slot, tag, tag
             ),
         ))
     }

@@ -202,7 +202,7 @@ fn has_hash_tag(key: &str) -> bool {
 }
 
 /// Redis Cluster's rule: the bytes between the first `{` and the next `}`, if not empty.
-fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     let open = key.iter().position(|&b| b == b'{')?;
     let len = key[open + 1..].iter().position(|&b| b == b'}')?;
     (len > 0).then(|| &key[open + 1..open + 1 + len])
