@@ -35,7 +35,7 @@
 //!
 //! let cache = Cache::new();
 //! cache.set("greeting", "hello", Some(Duration::from_secs(60))).run(&mut con)?;
-//! assert_eq!(cache.get("greeting").run(&mut con)?.as_deref(), Some("hello"));
+//! assert_eq!(cache.get::<String>("greeting").run(&mut con)?.as_deref(), Some("hello"));
 //!
 //! // Cache-aside without a stampede: however many clients miss, one renders the page.
 //! let page = cache.get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {

@@ -35,6 +35,8 @@
 //! - The blocking rotation is its own method taking `Option<Duration>` instead of the
 //!   book's magic `-1`; see [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts)
 //!   about the connection timeouts a long block needs.
+//! - Items are binary-safe; a rotated item that does not decode as the type asked for is
+//!   moved back to the front before the error returns, so the queue is as it was.
 //! - Needs Redis 6.2 (`LMOVE`/`BLMOVE`), like the book.
 //!
 //! ```no_run
@@ -42,15 +44,15 @@
 //! use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let servers = CircularQueue::new("backends");
+//! let servers = CircularQueue::new("backends")?;
 //! servers.insert(&["10.0.0.1", "10.0.0.2", "10.0.0.3"]).run(&mut con)?;
-//! assert_eq!(servers.rotate().run(&mut con)?.as_deref(), Some("10.0.0.1"));
-//! assert_eq!(servers.front().run(&mut con)?.as_deref(), Some("10.0.0.2"));
+//! assert_eq!(servers.rotate::<String>().run(&mut con)?.as_deref(), Some("10.0.0.1"));
+//! assert_eq!(servers.front::<String>().run(&mut con)?.as_deref(), Some("10.0.0.2"));
 //!
-//! let feeds = UniqueCircularQueue::new("feeds");
+//! let feeds = UniqueCircularQueue::new("feeds")?;
 //! feeds.insert(&["a", "b", "c"]).run(&mut con)?;
 //! assert_eq!(feeds.insert(&["a"]).run(&mut con)?, 3); // moved to the rear, not doubled
-//! assert_eq!(feeds.rear().run(&mut con)?.as_deref(), Some("a"));
+//! assert_eq!(feeds.rear::<String>().run(&mut con)?.as_deref(), Some("a"));
 //! # Ok(()) }
 //! ```
 
@@ -71,9 +73,9 @@ use crate::scripts;
 /// use redis_patterns::circular_queue::CircularQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let turns = CircularQueue::new("players");
+/// let turns = CircularQueue::new("players")?;
 /// turns.insert(&["ann", "bob", "ann"]).run(&mut con)?;
-/// assert_eq!(turns.rotate().run(&mut con)?.as_deref(), Some("ann"));
+/// assert_eq!(turns.rotate::<String>().run(&mut con)?.as_deref(), Some("ann"));
 /// assert_eq!(turns.remove("ann", 0).run(&mut con)?, 2); // every copy
 /// assert_eq!(turns.length().run(&mut con)?, 1);
 /// # Ok(()) }
@@ -153,7 +155,7 @@ impl CircularQueue {
 /// use redis_patterns::circular_queue::UniqueCircularQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = UniqueCircularQueue::new("crawl");
+/// let q = UniqueCircularQueue::new("crawl")?;
 /// q.insert(&["a.example", "b.example"]).run(&mut con)?;
 /// assert_eq!(q.insert(&["a.example", "c.example"]).run(&mut con)?, 3);
 /// assert!(q.insert(&["d.example", "d.example"]).run(&mut con).is_err()); // duplicates

@@ -23,6 +23,11 @@
 //!   Redis would read it as "forever".
 //! - `enqueue` of no items is refused with [`Error::InvalidInput`](crate::Error) before
 //!   any I/O; the book sends `RPUSH key` and gets a Redis error.
+//! - Items are binary-safe: `enqueue` takes anything redis-rs sends as one argument
+//!   (`&str`, `&[u8]`, `Vec<u8>`, numbers), and the pops decode into the type asked for
+//!   (`dequeue::<String>()`, `dequeue::<Vec<u8>>()`). An item that does not decode as that
+//!   type is pushed back where it was before the error returns, so it is never lost; the
+//!   book's pops hand back whatever the client decoded.
 //! - The unlisted non-blocking `FifoQueue` is [`FifoQueue`] without `dequeue_blocking`.
 //!
 //! # Blocking pops and connection timeouts
@@ -56,18 +61,18 @@
 //! use redis_patterns::fifo_queue::FifoQueue;
 //!
 //! let client = redis::Client::open("redis://127.0.0.1/")?;
-//! let jobs = FifoQueue::new("jobs");
+//! let jobs = FifoQueue::new("jobs")?;
 //!
 //! // Producers: any connection.
 //! let mut con = client.get_multiplexed_async_connection().await?;
 //! assert_eq!(jobs.enqueue(&["job:1", "job:2"]).run_async(&mut con).await?, 2);
-//! assert_eq!(jobs.dequeue().run_async(&mut con).await?.as_deref(), Some("job:1"));
+//! assert_eq!(jobs.dequeue::<String>().run_async(&mut con).await?.as_deref(), Some("job:1"));
 //!
 //! // A consumer that waits up to a minute: its own connection, no response timeout.
 //! let config = AsyncConnectionConfig::new().set_response_timeout(None);
 //! let mut blocking = client.get_multiplexed_async_connection_with_config(&config).await?;
 //! let job = jobs
-//!     .dequeue_blocking(Some(Duration::from_secs(60)))
+//!     .dequeue_blocking::<String>(Some(Duration::from_secs(60)))
 //!     .run_async(&mut blocking)
 //!     .await?;
 //! assert_eq!(job.as_deref(), Some("job:2"));
@@ -90,12 +95,12 @@ use crate::runtime::op::Op;
 /// use redis_patterns::fifo_queue::FifoQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = FifoQueue::new("orders");
+/// let q = FifoQueue::new("orders")?;
 /// q.enqueue(&["a", "b", "c"]).run(&mut con)?;
-/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("a"));
+/// assert_eq!(q.dequeue::<String>().run(&mut con)?.as_deref(), Some("a"));
 /// assert_eq!(q.length().run(&mut con)?, 2);
 /// // Waits up to 5 s for an item (a sync connection has no read timeout by default).
-/// let next = q.dequeue_blocking(Some(Duration::from_secs(5))).run(&mut con)?;
+/// let next = q.dequeue_blocking::<String>(Some(Duration::from_secs(5))).run(&mut con)?;
 /// assert_eq!(next.as_deref(), Some("b"));
 /// # Ok(()) }
 /// ```
@@ -158,9 +163,9 @@ impl FifoQueue {
 /// use redis_patterns::fifo_queue::ReversedFifoQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = ReversedFifoQueue::new("orders:r");
+/// let q = ReversedFifoQueue::new("orders:r")?;
 /// q.enqueue(&["a", "b"]).run(&mut con)?;
-/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("a"));
+/// assert_eq!(q.dequeue::<String>().run(&mut con)?.as_deref(), Some("a"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,6 +30,8 @@
 //!   still queued + evicted.
 //! - `max_length` must be at least 1 (checked in Rust and again in the scripts); the
 //!   book's `LTRIM key 0 -1` for `max_length` 0 would keep everything.
+//! - Items are binary-safe (the scripts take them as `bytes`), and a popped item that
+//!   does not decode as the type asked for is pushed back before the error returns.
 //! - Blocking pops: see [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts)
 //!   about connection timeouts.
 //!
@@ -38,11 +40,11 @@
 //! use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let oldest = FixedLengthQueue::new("signups", 3);
+//! let oldest = FixedLengthQueue::new("signups", 3)?;
 //! assert_eq!(oldest.enqueue(&["a", "b"]).run(&mut con)?, 2);
 //! assert_eq!(oldest.enqueue(&["c", "d", "e"]).run(&mut con)?, 1); // [a, b, c]
 //!
-//! let newest = FadedQueue::new("recent", 3);
+//! let newest = FadedQueue::new("recent", 3)?;
 //! newest.enqueue(&["a", "b"]).run(&mut con)?;
 //! let pushed = newest.enqueue_counted(&["c", "d", "e"]).run(&mut con)?; // [c, d, e]
 //! assert_eq!((pushed.kept, pushed.evicted), (3, 2));
@@ -66,7 +68,7 @@ use crate::scripts;
 /// use redis_patterns::fixed_length_queue::{Enqueued, FixedLengthQueue};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = FixedLengthQueue::new("slots", 2);
+/// let q = FixedLengthQueue::new("slots", 2)?;
 /// let done = q.enqueue_counted(&["a", "b", "c"]).run(&mut con)?;
 /// assert_eq!(done, Enqueued { kept: 2, evicted: 0 });
 /// # Ok(()) }
@@ -88,9 +90,9 @@ pub struct Enqueued {
 /// use redis_patterns::fixed_length_queue::FixedLengthQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = FixedLengthQueue::new("waiting_room", 2);
+/// let q = FixedLengthQueue::new("waiting_room", 2)?;
 /// assert_eq!(q.enqueue(&["ann", "bob", "cid"]).run(&mut con)?, 2); // cid is turned away
-/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("ann"));
+/// assert_eq!(q.dequeue::<String>().run(&mut con)?.as_deref(), Some("ann"));
 /// assert_eq!(q.enqueue(&["cid"]).run(&mut con)?, 1);
 /// # Ok(()) }
 /// ```
@@ -102,7 +104,7 @@ pub struct FixedLengthQueue {
 
 impl FixedLengthQueue {
     /// The queue stored at `key`, holding at most `max_length` items: from 1 to
-    /// 10^15 - 1, else [`Error::InvalidInput`](crate::Error::InvalidInput), as for an empty
+    /// 10^15 - 1, else [`crate::Error::InvalidInput`], as for an empty
     /// key.
     pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
         let key = key.into();
@@ -170,9 +172,9 @@ impl FixedLengthQueue {
 /// use redis_patterns::fixed_length_queue::FadedQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = FadedQueue::new("last_seen", 2);
+/// let q = FadedQueue::new("last_seen", 2)?;
 /// q.enqueue(&["ann", "bob", "cid"]).run(&mut con)?; // ann fades out
-/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("bob"));
+/// assert_eq!(q.dequeue::<String>().run(&mut con)?.as_deref(), Some("bob"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,7 +185,7 @@ pub struct FadedQueue {
 
 impl FadedQueue {
     /// The queue stored at `key`, holding at most `max_length` items: from 1 to
-    /// 10^15 - 1, else [`Error::InvalidInput`](crate::Error::InvalidInput), as for an empty
+    /// 10^15 - 1, else [`crate::Error::InvalidInput`], as for an empty
     /// key.
     pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
         let key = key.into();

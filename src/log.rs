@@ -19,6 +19,8 @@
 //!   everything: the opposite of what was asked.
 //! - `read` takes both indexes (the cookbook's defaults are `0, -1`: the whole log).
 //!   They are `LRANGE`'s: from 0 (newest), negative ones count from the oldest.
+//! - Entries are binary-safe: `append` takes anything redis-rs sends as one argument, and
+//!   `read` decodes into the type asked for (`read::<String>`, `read::<Vec<u8>>`).
 //! - The cookbook's functions take a global `client=Redis()` default argument; here the
 //!   connection is the caller's, as for every pattern.
 //!
@@ -31,10 +33,10 @@
 //! use redis_patterns::log::Log;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let log = Log::new("log:web");
+//! let log = Log::new("log:web")?;
 //! log.append("GET /").run(&mut con)?;
 //! log.append("GET /about").run(&mut con)?;
-//! assert_eq!(log.read(0, 0).run(&mut con)?, ["GET /about"]);
+//! assert_eq!(log.read::<String>(0, 0).run(&mut con)?, ["GET /about"]);
 //! log.keep(100).run(&mut con)?;
 //! # Ok(()) }
 //! ```
@@ -51,10 +53,10 @@ use crate::runtime::op::Op;
 /// use redis_patterns::log::Log;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let log = Log::new("log:deploys");
+/// let log = Log::new("log:deploys")?;
 /// log.append("v1").run(&mut con)?;
 /// assert_eq!(log.append("v2").run(&mut con)?, 2);
-/// assert_eq!(log.read(0, -1).run(&mut con)?, ["v2", "v1"]);
+/// assert_eq!(log.read::<String>(0, -1).run(&mut con)?, ["v2", "v1"]);
 /// assert!(log.clear().run(&mut con)?);
 /// # Ok(()) }
 /// ```

@@ -25,6 +25,8 @@
 //! - Blocking pops take `Option<Duration>` (`None` waits forever, the book's `0`); see
 //!   [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts) about the
 //!   connection timeouts a long block needs.
+//! - Items are binary-safe; a popped item that does not decode as the type asked for is
+//!   added back with its priority before the error returns.
 //! - Priorities are `f64`, as sorted-set scores are: integers beyond 2^53 lose precision.
 //!
 //! ```no_run
@@ -32,12 +34,12 @@
 //! use redis_patterns::priority_queue::PriorityQueue;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let tasks = PriorityQueue::new("tasks");
+//! let tasks = PriorityQueue::new("tasks")?;
 //! tasks.insert("write docs", 3.0).run(&mut con)?;
 //! tasks.insert("fix outage", 1.0).run(&mut con)?;
 //! tasks.insert("lunch", 2.0).run(&mut con)?;
-//! assert_eq!(tasks.pop_min().run(&mut con)?, Some(("fix outage".to_owned(), 1.0)));
-//! assert_eq!(tasks.max().run(&mut con)?, Some(("write docs".to_owned(), 3.0)));
+//! assert_eq!(tasks.pop_min::<String>().run(&mut con)?, Some(("fix outage".to_owned(), 1.0)));
+//! assert_eq!(tasks.max::<String>().run(&mut con)?, Some(("write docs".to_owned(), 3.0)));
 //! # Ok(()) }
 //! ```
 
@@ -57,10 +59,10 @@ use crate::runtime::op::Op;
 /// use redis_patterns::priority_queue::PriorityQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = PriorityQueue::new("alerts");
+/// let q = PriorityQueue::new("alerts")?;
 /// assert!(q.insert("disk full", 9.0).run(&mut con)?);
 /// assert!(!q.insert("disk full", 10.0).run(&mut con)?); // its priority changed
-/// let top = q.blocking_pop_max(Some(Duration::from_secs(1))).run(&mut con)?;
+/// let top = q.blocking_pop_max::<String>(Some(Duration::from_secs(1))).run(&mut con)?;
 /// assert_eq!(top, Some(("disk full".to_owned(), 10.0)));
 /// # Ok(()) }
 /// ```

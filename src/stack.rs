@@ -28,6 +28,8 @@
 //! - `push` returns the stack's new size (what `RPUSH` answers) instead of discarding it.
 //! - `enqueue` of no items is refused with [`Error::InvalidInput`](crate::Error) before
 //!   any I/O, as is a `trim` size beyond what `LTRIM` takes (`i64::MAX`).
+//! - Items are binary-safe, and a popped item that does not decode as the type asked for
+//!   goes back on top before the error returns (as in [`fifo_queue`](crate::fifo_queue)).
 //! - `LifoQueue` also has a blocking pop, as the FIFO queues do; see
 //!   [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts) about
 //!   connection timeouts.
@@ -37,12 +39,12 @@
 //! use redis_patterns::stack::Stack;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let undo = Stack::new("editor:undo");
+//! let undo = Stack::new("editor:undo")?;
 //! for edit in ["type a", "type b", "delete"] {
 //!     undo.push(edit).run(&mut con)?;
 //! }
-//! assert_eq!(undo.top().run(&mut con)?.as_deref(), Some("delete"));
-//! assert_eq!(undo.pop().run(&mut con)?.as_deref(), Some("delete"));
+//! assert_eq!(undo.top::<String>().run(&mut con)?.as_deref(), Some("delete"));
+//! assert_eq!(undo.pop::<String>().run(&mut con)?.as_deref(), Some("delete"));
 //! undo.trim(1).run(&mut con)?; // keep only the newest
 //! assert_eq!(undo.size().run(&mut con)?, 1);
 //! # Ok(()) }
@@ -63,10 +65,10 @@ use crate::runtime::op::Op;
 /// use redis_patterns::stack::Stack;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let s = Stack::new("history");
+/// let s = Stack::new("history")?;
 /// s.push("page:1").run(&mut con)?;
 /// assert_eq!(s.push("page:2").run(&mut con)?, 2);
-/// assert_eq!(s.pop().run(&mut con)?.as_deref(), Some("page:2"));
+/// assert_eq!(s.pop::<String>().run(&mut con)?.as_deref(), Some("page:2"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,10 +150,10 @@ impl Stack {
 /// use redis_patterns::stack::LifoQueue;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let q = LifoQueue::new("notifications");
+/// let q = LifoQueue::new("notifications")?;
 /// assert_eq!(q.enqueue(&["old", "new"]).run(&mut con)?, 2);
-/// assert_eq!(q.dequeue().run(&mut con)?.as_deref(), Some("new"));
-/// assert_eq!(q.as_stack().top().run(&mut con)?.as_deref(), Some("old"));
+/// assert_eq!(q.dequeue::<String>().run(&mut con)?.as_deref(), Some("new"));
+/// assert_eq!(q.as_stack().top::<String>().run(&mut con)?.as_deref(), Some("old"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
