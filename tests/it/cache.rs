@@ -918,3 +918,28 @@ fn a_late_fill_keeps_the_newer_claim() {
     assert!(!exists(&mut con, "{late}:computing"));
     assert!((1..=60_000).contains(&pttl(&mut con, "late")));
 }
+
+/// `get_or_compute_async` waits between looks with a timer of its own: on smol, with no
+/// tokio runtime anywhere, a waiter outlives another client's claim and computes.
+#[test]
+fn get_or_compute_async_runs_without_tokio() {
+    let db = harness::fresh_db();
+    harness::cmd(
+        &mut db.con(),
+        &["SET", "{smol}:computing", "other", "PX", "150"],
+    );
+    smol::block_on(async {
+        assert!(tokio::runtime::Handle::try_current().is_err());
+        let mut con = db.client.get_multiplexed_async_connection().await.unwrap();
+        let started = Instant::now();
+        let value: String = Cache::new()
+            .get_or_compute_async(&mut con, "smol", None, || async {
+                Ok::<_, Error>("computed on smol".to_owned())
+            })
+            .await
+            .unwrap();
+        assert_eq!(value, "computed on smol");
+        // It waited for the other client's claim to run out before computing.
+        assert!(started.elapsed() >= Duration::from_millis(100), "{:?}", started.elapsed());
+    });
+}
