@@ -245,7 +245,7 @@ fn book_get_all(con: &mut redis::Connection, row_keys: &[String]) -> Vec<Vec<i64
 }
 
 fn matrix(con: &mut redis::Connection, id: &str, rows: usize, cols: usize) -> ListMatrix {
-    let m = ListMatrix::new(id, rows, cols);
+    let m = ListMatrix::new(id, rows, cols).unwrap();
     let cells: Vec<Vec<i64>> = (0..rows)
         .map(|r| (0..cols).map(|c| (r * cols + c) as i64).collect())
         .collect();
@@ -279,7 +279,7 @@ fn main() {
     redis_patterns::load_all(&mut con).unwrap();
 
     // The pools: the crate's and the book's, with the same 4 resources.
-    let pool = ResourcePool::new("bench:pool");
+    let pool = ResourcePool::new("bench:pool").unwrap();
     let book_pool = BookPool::new("bench:pool");
     for r in RESOURCES {
         assert!(pool.associate(r).run(&mut con).unwrap());
@@ -366,7 +366,7 @@ fn main() {
     }
 
     // Contention: the book's way, then the crate's, each on its own fresh pool of 4.
-    let contended = ResourcePool::new("bench:contended");
+    let contended = ResourcePool::new("bench:contended").unwrap();
     let book_contended = BookPool::new("bench:contended");
     for r in RESOURCES {
         assert!(contended.associate(r).run(&mut con).unwrap());

@@ -90,7 +90,7 @@ fn batch_vs_pipe(con: &mut redis::Connection, size: usize, rounds: u32) -> (Dura
         let mut batch = Batch::new();
         let slots: Vec<_> = keys
             .iter()
-            .map(|key| batch.add(IdentityLock::new(key.as_str()).release(TOKEN)))
+            .map(|key| batch.add(IdentityLock::new(key.as_str()).unwrap().release(TOKEN)))
             .collect();
         let start = Instant::now();
         let mut replies = batch.run(con).unwrap();
@@ -128,7 +128,7 @@ fn main() {
         .unwrap();
     redis_patterns::load_all(&mut con).unwrap();
 
-    let lock = IdentityLock::new(KEY);
+    let lock = IdentityLock::new(KEY).unwrap();
     let raw = redis::Script::new(scripts::identity_lock::RELEASE.source);
     let mut ways: [Release<'_>; 3] = [
         Box::new(|con| lock.release(TOKEN).run(con).unwrap()),
@@ -165,7 +165,7 @@ fn main() {
         for i in 0..100 {
             let key = format!("bench:lock:{i}");
             take_all.cmd("SET").arg(&key).arg(TOKEN).ignore();
-            slots.push(batch.add(IdentityLock::new(key).release(TOKEN)));
+            slots.push(batch.add(IdentityLock::new(key).unwrap().release(TOKEN)));
         }
         let _: () = take_all.query(&mut con).unwrap();
         let start = Instant::now();

@@ -49,9 +49,10 @@ fn run(con: &mut redis::Connection, ops: Vec<Op<()>>) {
     }
 }
 
-/// Builds a single-key matrix; `None` when it takes more than one string holds.
-fn run_single(con: &mut redis::Connection, op: Op<()>) -> Option<()> {
-    match op.run(con) {
+/// Builds a single-key matrix; `None` when it takes more than one string holds (its
+/// `new` refuses the shape).
+fn run_single(con: &mut redis::Connection, op: redis_patterns::Result<Op<()>>) -> Option<()> {
+    match op.and_then(|op| op.run(con)) {
         Ok(()) => Some(()),
         Err(redis_patterns::Error::InvalidInput { .. }) => None,
         Err(err) => panic!("building the matrix: {err}"),
@@ -60,43 +61,38 @@ fn run_single(con: &mut redis::Connection, op: Op<()>) -> Option<()> {
 
 const FORMS: &[(&str, Build)] = &[
     ("ListMatrix (i64 lists)", |con, id, n| {
-        run(con, ListMatrix::new(id, n, n).init_chunks(Some(&ints(n))));
+        let m = ListMatrix::new(id, n, n).expect("a valid matrix");
+        run(con, m.init_chunks(Some(&ints(n))));
         Some(rows(id, n))
     }),
     ("BitmapMatrix i64", |con, id, n| {
-        run(
-            con,
-            BitmapMatrix::new(id, n, n, Width::I64).init_chunks(Some(&ints(n))),
-        );
+        let m = BitmapMatrix::new(id, n, n, Width::I64).expect("a valid matrix");
+        run(con, m.init_chunks(Some(&ints(n))));
         Some(rows(id, n))
     }),
     ("Matrix i64", |con, id, n| {
-        run_single(con, Matrix::new(id, n, n, Width::I64).init(Some(&ints(n))))?;
+        let m = Matrix::new(id, n, n, Width::I64);
+        run_single(con, m.map(|m| m.init(Some(&ints(n)))))?;
         Some(vec![id.to_owned()])
     }),
     ("BitmapMatrix u8", |con, id, n| {
-        run(
-            con,
-            BitmapMatrix::new(id, n, n, Width::U8).init_chunks(Some(&ints(n))),
-        );
+        let m = BitmapMatrix::new(id, n, n, Width::U8).expect("a valid matrix");
+        run(con, m.init_chunks(Some(&ints(n))));
         Some(rows(id, n))
     }),
     ("Matrix u8", |con, id, n| {
-        run_single(con, Matrix::new(id, n, n, Width::U8).init(Some(&ints(n))))?;
+        let m = Matrix::new(id, n, n, Width::U8);
+        run_single(con, m.map(|m| m.init(Some(&ints(n)))))?;
         Some(vec![id.to_owned()])
     }),
     ("LogicalMatrix", |con, id, n| {
-        run(
-            con,
-            LogicalMatrix::new(id, n, n).init_chunks(Some(&bools(n))),
-        );
+        let m = LogicalMatrix::new(id, n, n).expect("a valid matrix");
+        run(con, m.init_chunks(Some(&bools(n))));
         Some(rows(id, n))
     }),
     ("CompactLogicalMatrix", |con, id, n| {
-        run_single(
-            con,
-            CompactLogicalMatrix::new(id, n, n).init(Some(&bools(n))),
-        )?;
+        let m = CompactLogicalMatrix::new(id, n, n);
+        run_single(con, m.map(|m| m.init(Some(&bools(n)))))?;
         Some(vec![id.to_owned()])
     }),
 ];

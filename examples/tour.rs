@@ -216,7 +216,7 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
         "Lock and AutoReleaseLock (ch. 3): one native command each; the lock knows no owner",
         "Anyone can release it. AutoReleaseLock adds a lease: Redis frees the lock when it ends.",
     );
-    let lock = Lock::new("tour:lock");
+    let lock = Lock::new("tour:lock")?;
     t.show("lock.acquire()", "", lock.acquire())?;
     t.show(
         "lock.acquire()",
@@ -224,7 +224,7 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
         lock.acquire(),
     )?;
     t.show("lock.release()", "", lock.release())?;
-    let auto = AutoReleaseLock::new("tour:auto_lock");
+    let auto = AutoReleaseLock::new("tour:auto_lock")?;
     t.show(
         "auto.acquire(100 ms)",
         "held, with a 100 ms lease",
@@ -243,7 +243,7 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
         "Release, extend and lease are one script each; the book's release \
          (WATCH/GET/MULTI/DEL)\ngives up when another client touches the key.",
     );
-    let lock = IdentityLock::new("tour:identity_lock");
+    let lock = IdentityLock::new("tour:identity_lock")?;
     let token = IdentityLock::random_token();
     t.say(
         "token = IdentityLock::random_token()",
@@ -283,7 +283,7 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
          tokens\nlower than the highest it has seen, a holder whose lease ran out cannot \
          overwrite the next\nholder's work.",
     );
-    let lock = FencedLock::new("tour:fenced_lock");
+    let lock = FencedLock::new("tour:fenced_lock")?;
     let first = t.show(
         "lock.acquire(100 ms)",
         "the first holder's token",
@@ -350,7 +350,7 @@ fn matrix(t: &mut Tour) -> redis_patterns::Result<()> {
     );
     let cells = [vec![1, 2, 3], vec![4, 5, 6]];
     t.text("cells = [[1, 2, 3], [4, 5, 6]]");
-    let list = ListMatrix::new("tour:{list_matrix}", 2, 3);
+    let list = ListMatrix::new("tour:{list_matrix}", 2, 3)?;
     t.show(
         "list.init(Some(&cells))",
         "a 2 × 3 matrix",
@@ -371,7 +371,7 @@ fn matrix(t: &mut Tour) -> redis_patterns::Result<()> {
         "one consistent read; None when there is no matrix",
         list.get_all(),
     )?;
-    let bitmap = BitmapMatrix::new("tour:{bitmap_matrix}", 2, 3, Width::U8);
+    let bitmap = BitmapMatrix::new("tour:{bitmap_matrix}", 2, 3, Width::U8)?;
     t.show(
         "bitmap.init(None)",
         "u8 cells; None: all 0",
@@ -384,7 +384,7 @@ fn matrix(t: &mut Tour) -> redis_patterns::Result<()> {
         bitmap.set(0, 2, 256),
     );
     t.show("bitmap.get_row(0)", "", bitmap.get_row(0))?;
-    let matrix = Matrix::new("tour:matrix", 2, 3, Width::I16);
+    let matrix = Matrix::new("tour:matrix", 2, 3, Width::I16)?;
     t.show(
         "matrix.init(Some(&cells))",
         "i16 cells",
@@ -413,11 +413,11 @@ fn logical_matrix(t: &mut Tour) -> redis_patterns::Result<()> {
     );
     let cells = [vec![true, false, true], vec![false, true, false]];
     t.text("cells = [[true, false, true], [false, true, false]]");
-    let rows = LogicalMatrix::new("tour:{logical_matrix}", 2, 3);
+    let rows = LogicalMatrix::new("tour:{logical_matrix}", 2, 3)?;
     t.show("rows.init(Some(&cells))", "", rows.init(Some(&cells)))?;
     t.show("rows.set(1, 2, true)", "", rows.set(1, 2, true))?;
     t.show("rows.get_all()", "", rows.get_all())?;
-    let compact = CompactLogicalMatrix::new("tour:compact_logical_matrix", 2, 3);
+    let compact = CompactLogicalMatrix::new("tour:compact_logical_matrix", 2, 3)?;
     t.show("compact.init(Some(&cells))", "", compact.init(Some(&cells)))?;
     t.show("compact.get_row(1)", "", compact.get_row(1))?;
     let _ = t.show(
@@ -1028,7 +1028,7 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "One script each. acquire answers None only when every resource is held; a resource\n\
          taken with a lease comes back to the pool when its holder crashes.",
     );
-    let pool = ResourcePool::new("tour:{printers}");
+    let pool = ResourcePool::new("tour:{printers}")?;
     t.show(
         "pool.associate(\"printer-1\")",
         "added to the pool",

@@ -20,7 +20,7 @@
 //! use redis_patterns::fenced_lock::FencedLock;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let lock = FencedLock::new("invoice:42");
+//! let lock = FencedLock::new("invoice:42")?;
 //!
 //! if let Some(token) = lock.acquire(Duration::from_secs(30)).run(&mut con)? {
 //!     // write_to_storage(data, token): the storage refuses tokens lower than its last.
@@ -44,8 +44,8 @@ use crate::scripts;
 /// use redis_patterns::fenced_lock::FencedLock;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let lock = FencedLock::new("invoice:42");
-/// assert_eq!(lock.fence_key()?, "{invoice:42}:fence");
+/// let lock = FencedLock::new("invoice:42")?;
+/// assert_eq!(lock.fence_key(), "{invoice:42}:fence");
 ///
 /// let ttl = Duration::from_secs(30);
 /// let first = lock.acquire(ttl).run(&mut con)?.expect("the lock is free");
@@ -58,12 +58,18 @@ use crate::scripts;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FencedLock {
     name: String,
+    fence: String,
 }
 
 impl FencedLock {
     /// The lock stored at `name`, with its token counter at `{name}:fence`.
-    pub fn new(name: impl Into<String>) -> Self {
-        FencedLock { name: name.into() }
+    ///
+    /// An empty `name`, or one with a `}` but no hash tag (its counter could not share
+    /// its cluster hash slot), is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(name: impl Into<String>) -> crate::Result<Self> {
+        let name = name.into();
+        let fence = input::aux_key(input::key("name", &name)?, "fence")?;
+        Ok(FencedLock { name, fence })
     }
 
     /// The lock's key (also its name).
@@ -73,22 +79,17 @@ impl FencedLock {
 
     /// The key of the token counter: `{name}:fence`, or `name:fence` when `name` already
     /// holds a hash tag.
-    pub fn fence_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.name, "fence")
+    pub fn fence_key(&self) -> &str {
+        &self.fence
     }
 
     /// Takes the lock for `ttl`: the new fencing token, or `None` when the lock is held.
     /// One atomic script (`fenced_lock/acquire`).
     pub fn acquire(&self, ttl: Duration) -> Op<Option<u64>> {
-        Op::try_build(|| {
-            let fence = self.fence_key()?;
-            Ok(
-                scripts::fenced_lock::acquire(&self.name, &fence, ttl).map(|token| {
-                    token
-                        .map(|t| u64::try_from(t).map_err(|_| negative_token(t)))
-                        .transpose()
-                }),
-            )
+        scripts::fenced_lock::acquire(&self.name, &self.fence, ttl).map(|token| {
+            token
+                .map(|t| u64::try_from(t).map_err(|_| negative_token(t)))
+                .transpose()
         })
     }
 
@@ -97,10 +98,7 @@ impl FencedLock {
     pub fn release(&self, token: u64) -> Op<bool> {
         Op::try_build(|| {
             let token = fence_token(token)?;
-            Ok(scripts::identity_lock::release(
-                input::key("name", &self.name)?,
-                &token,
-            ))
+            Ok(scripts::identity_lock::release(&self.name, &token))
         })
     }
 
@@ -109,11 +107,7 @@ impl FencedLock {
     pub fn extend(&self, token: u64, ttl: Duration) -> Op<bool> {
         Op::try_build(|| {
             let token = fence_token(token)?;
-            Ok(scripts::identity_lock::extend(
-                input::key("name", &self.name)?,
-                &token,
-                ttl,
-            ))
+            Ok(scripts::identity_lock::extend(&self.name, &token, ttl))
         })
     }
 }

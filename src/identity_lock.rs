@@ -14,7 +14,7 @@
 //! use redis_patterns::identity_lock::IdentityLock;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let lock = IdentityLock::new("report:lock");
+//! let lock = IdentityLock::new("report:lock")?;
 //! let token = IdentityLock::random_token();
 //!
 //! if lock.acquire(&token, Some(Duration::from_secs(30))).run(&mut con)? {
@@ -32,30 +32,31 @@ use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::scripts;
 
-/// How long a lock stays held with a given token ([`IdentityLock::lease`]).
+/// Whether, and how long, a lock stays held with a given token: what
+/// [`IdentityLock::lease`] answers.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
 /// use std::time::Duration;
-/// use redis_patterns::identity_lock::{IdentityLock, Lease};
+/// use redis_patterns::identity_lock::{Holding, IdentityLock};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let lock = IdentityLock::new("report:lock");
+/// let lock = IdentityLock::new("report:lock")?;
 /// let token = IdentityLock::random_token();
 /// if lock.acquire(&token, Some(Duration::from_secs(30))).run(&mut con)? {
 ///     // ... part of the work; then, before the next part:
 ///     match lock.lease(&token).run(&mut con)? {
-///         Lease::NotHeld => return Ok(()), // the lease ran out: stop
-///         Lease::Expires(left) if left < Duration::from_secs(5) => {
+///         Holding::NotHeld => return Ok(()), // the lease ran out: stop
+///         Holding::Expires(left) if left < Duration::from_secs(5) => {
 ///             lock.extend(&token, Duration::from_secs(30)).run(&mut con)?;
 ///         }
-///         Lease::Expires(_) | Lease::Forever => {}
+///         Holding::Expires(_) | Holding::Forever => {}
 ///     }
 /// }
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lease {
+pub enum Holding {
     /// The lock is free, or held with another token.
     NotHeld,
     /// Held with the token and no lease: until released.
@@ -72,7 +73,7 @@ pub enum Lease {
 /// use redis_patterns::identity_lock::IdentityLock;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let lock = IdentityLock::new("report:lock");
+/// let lock = IdentityLock::new("report:lock")?;
 /// let token = IdentityLock::random_token();
 /// if lock.acquire(&token, Some(Duration::from_secs(30))).run(&mut con)? {
 ///     // ... the work ...
@@ -87,8 +88,12 @@ pub struct IdentityLock {
 
 impl IdentityLock {
     /// The lock stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        IdentityLock { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(IdentityLock { key })
     }
 
     /// The lock's key.
@@ -113,7 +118,7 @@ impl IdentityLock {
     pub fn acquire(&self, token: &str, ttl: Option<Duration>) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("SET");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg(input::token("token", token)?)
                 .arg("NX");
             if let Some(ttl) = ttl {
@@ -126,28 +131,20 @@ impl IdentityLock {
     /// Frees the lock if it holds `token`: true if it did, false for another token or a
     /// free lock. One atomic script (`identity_lock/release`).
     pub fn release(&self, token: &str) -> Op<bool> {
-        Op::try_build(|| {
-            Ok(scripts::identity_lock::release(
-                input::key("key", &self.key)?,
-                token,
-            ))
-        })
+        scripts::identity_lock::release(&self.key, token)
     }
 
     /// How long the lock stays held with `token`. One read-only script
     /// (`identity_lock/lease`, run with `EVALSHA_RO`).
-    pub fn lease(&self, token: &str) -> Op<Lease> {
-        Op::try_build(|| {
-            let op = scripts::identity_lock::lease(input::key("key", &self.key)?, token);
-            Ok(op.map(|ms| {
-                Ok(match ms {
-                    None => Lease::NotHeld,
-                    Some(ms) => match u64::try_from(ms) {
-                        Ok(ms) => Lease::Expires(Duration::from_millis(ms)),
-                        Err(_) => Lease::Forever,
-                    },
-                })
-            }))
+    pub fn lease(&self, token: &str) -> Op<Holding> {
+        scripts::identity_lock::lease(&self.key, token).map(|ms| {
+            Ok(match ms {
+                None => Holding::NotHeld,
+                Some(ms) => match u64::try_from(ms) {
+                    Ok(ms) => Holding::Expires(Duration::from_millis(ms)),
+                    Err(_) => Holding::Forever,
+                },
+            })
         })
     }
 
@@ -155,12 +152,6 @@ impl IdentityLock {
     /// for another token or a free lock (then the caller no longer holds the lock and
     /// must stop). One atomic script (`identity_lock/extend`).
     pub fn extend(&self, token: &str, ttl: Duration) -> Op<bool> {
-        Op::try_build(|| {
-            Ok(scripts::identity_lock::extend(
-                input::key("key", &self.key)?,
-                token,
-                ttl,
-            ))
-        })
+        scripts::identity_lock::extend(&self.key, token, ttl)
     }
 }

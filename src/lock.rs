@@ -14,13 +14,13 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //!
-//! let lock = Lock::new("Lock:10086");
+//! let lock = Lock::new("Lock:10086")?;
 //! assert!(lock.acquire().run(&mut con)?);
 //! assert!(!lock.acquire().run(&mut con)?); // held
 //! assert!(lock.release().run(&mut con)?);
 //!
 //! // Released by Redis after 10 s if the holder never releases it.
-//! let lock = AutoReleaseLock::new("Lock:10087");
+//! let lock = AutoReleaseLock::new("Lock:10087")?;
 //! assert!(lock.acquire(Duration::from_secs(10)).run(&mut con)?);
 //! # Ok(()) }
 //! ```
@@ -37,7 +37,7 @@ use crate::runtime::op::Op;
 /// use redis_patterns::lock::Lock;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let lock = Lock::new("Lock:10086");
+/// let lock = Lock::new("Lock:10086")?;
 /// if lock.acquire().run(&mut con)? {
 ///     // ... the work ...
 ///     lock.release().run(&mut con)?;
@@ -51,8 +51,12 @@ pub struct Lock {
 
 impl Lock {
     /// The lock stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        Lock { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(Lock { key })
     }
 
     /// The lock's key.
@@ -79,7 +83,7 @@ impl Lock {
 /// use redis_patterns::lock::AutoReleaseLock;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let lock = AutoReleaseLock::new("Lock:10087");
+/// let lock = AutoReleaseLock::new("Lock:10087")?;
 /// if lock.acquire(Duration::from_secs(10)).run(&mut con)? {
 ///     // ... the work, within 10 s: after that Redis frees the lock ...
 ///     lock.release().run(&mut con)?;
@@ -93,8 +97,12 @@ pub struct AutoReleaseLock {
 
 impl AutoReleaseLock {
     /// The lock stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        AutoReleaseLock { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(AutoReleaseLock { key })
     }
 
     /// The lock's key.
@@ -122,7 +130,7 @@ impl AutoReleaseLock {
 fn acquire(key: &str, ttl: Option<Duration>) -> Op<bool> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("SET");
-        cmd.arg(input::key("key", key)?).arg("").arg("NX");
+        cmd.arg(key).arg("").arg("NX");
         if let Some(ttl) = ttl {
             cmd.arg("PX").arg(input::ttl_ms(ttl)?);
         }
@@ -131,9 +139,7 @@ fn acquire(key: &str, ttl: Option<Duration>) -> Op<bool> {
 }
 
 fn release(key: &str) -> Op<bool> {
-    Op::try_build(|| {
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(input::key("key", key)?);
-        Ok(Op::native(cmd))
-    })
+    let mut cmd = redis::cmd("DEL");
+    cmd.arg(key);
+    Op::native(cmd)
 }

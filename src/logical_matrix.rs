@@ -14,22 +14,23 @@
 //!
 //! | Book | Here | Wire |
 //! |---|---|---|
-//! | `LogicalMatrix(client, id, row_size, col_size)` | [`LogicalMatrix::new(id, rows, cols)`](LogicalMatrix::new) | no I/O |
+//! | `LogicalMatrix(client, id, row_size, col_size)` | [`LogicalMatrix::new(id, rows, cols)`](LogicalMatrix::new) → `Result` | no I/O; the shape is checked here |
 //! | `init(elements=None)` | [`init(Option<&[Vec<bool>]>)`](LogicalMatrix::init) | script `logical_matrix/init`: one `SET` per row |
 //! | `set(row, col, value)` | [`set`](LogicalMatrix::set) | `SETBIT` |
 //! | `get(row, col)` | [`get`](LogicalMatrix::get) → `bool` | `GETBIT` |
 //! | `get_row(row)` | [`get_row`](LogicalMatrix::get_row) → `Vec<bool>` | `GET`, decoded in Rust |
 //! | `get_all()` | [`get_all`](LogicalMatrix::get_all) → `Vec<Vec<bool>>` | script `logical_matrix/get_all`: one `GET` per row |
-//! | `CompactLogicalMatrix(client, id, row_size, col_size)` | [`CompactLogicalMatrix::new(key, rows, cols)`](CompactLogicalMatrix::new) | no I/O |
+//! | `CompactLogicalMatrix(client, id, row_size, col_size)` | [`CompactLogicalMatrix::new(key, rows, cols)`](CompactLogicalMatrix::new) → `Result` | no I/O; the shape is checked here |
 //! | `init` / `set` / `get` | [`init`](CompactLogicalMatrix::init) / [`set`](CompactLogicalMatrix::set) / [`get`](CompactLogicalMatrix::get) | script `logical_matrix/init` (one `SET`) / `SETBIT` / `GETBIT` |
 //! | `get_row` / `get_all` | [`get_row`](CompactLogicalMatrix::get_row) / [`get_all`](CompactLogicalMatrix::get_all) | `GETRANGE` / `GET`, decoded in Rust |
 //! | (beyond the book) | [`LogicalMatrix::set_row`], [`CompactLogicalMatrix::set_row`] | `SETRANGE` / one `BITFIELD` with a `SET u1` per cell: a whole row in one command |
 //!
 //! ## What differs from the book, and why
 //!
-//! - **Bounds checks.** Rows, columns and shapes are checked before any I/O
-//!   ([`Error::InvalidInput`]). The book checks nothing, and its
-//!   compact form reads and writes into the next row when `col >= cols`.
+//! - **Bounds checks.** Rows and columns are checked before any I/O, and the shape once,
+//!   when the matrix is built (`new`): both fail with [`Error::InvalidInput`]. The book
+//!   checks nothing, and its compact form reads and writes into the next row when
+//!   `col >= cols`.
 //! - **`init` writes the packed bitmaps, all or nothing, and only once.** The book sends
 //!   one `SETBIT` per cell (rows × cols commands in a MULTI), does not check the shape,
 //!   and overwrites an existing matrix cell by cell; its `init(None)` writes nothing. Here
@@ -91,12 +92,12 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //!
-//! let m = LogicalMatrix::new("seats", 2, 3);
+//! let m = LogicalMatrix::new("seats", 2, 3)?;
 //! m.init(Some(&[vec![true, false, true], vec![false, false, true]])).run(&mut con)?;
 //! m.set(1, 0, true).run(&mut con)?;
 //! assert_eq!(m.get_row(1).run(&mut con)?, vec![true, false, true]);
 //!
-//! let c = CompactLogicalMatrix::new("seats:compact", 2, 3);
+//! let c = CompactLogicalMatrix::new("seats:compact", 2, 3)?;
 //! c.set(0, 2, true).run(&mut con)?;
 //! assert!(c.get(0, 3).run(&mut con).is_err()); // col 3 is out of range, not row 1's col 0
 //! assert_eq!(c.get_all().run(&mut con)?, vec![vec![false, false, true], vec![false; 3]]);
@@ -108,7 +109,7 @@ use std::ops::Range;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{
     MAX_BYTES_PER_CALL, MAX_STRING_BITS, check_index, check_range, check_read, check_shape,
-    flatten, row_chunks, row_keys, single,
+    flatten, row_chunks, row_keys, row_prefix, single,
 };
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -121,7 +122,7 @@ use crate::scripts;
 /// use redis_patterns::logical_matrix::LogicalMatrix;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let follows = LogicalMatrix::new("follows", 3, 3);
+/// let follows = LogicalMatrix::new("follows", 3, 3)?;
 /// follows.init(None).run(&mut con)?; // all false
 /// follows.set(0, 2, true).run(&mut con)?;
 /// assert!(follows.get(0, 2).run(&mut con)?);
@@ -133,17 +134,26 @@ pub struct LogicalMatrix {
     id: String,
     rows: usize,
     cols: usize,
+    /// `{id}:row:`, the key of row r without its r.
+    row_prefix: String,
 }
 
 impl LogicalMatrix {
-    /// The `rows` × `cols` matrix named `id`. No I/O; the shape is checked when an
-    /// operation is built (a row must fit in 1 MiB).
-    pub fn new(id: impl Into<String>, rows: usize, cols: usize) -> Self {
-        LogicalMatrix {
-            id: id.into(),
+    /// The `rows` × `cols` matrix named `id`. No I/O.
+    ///
+    /// [`Error::InvalidInput`] names what is refused: `id` when empty, or when it holds a
+    /// `}` but no hash tag (its rows could not share a cluster hash slot); `rows` or
+    /// `cols` when 0, or `cols` when a row takes more than 1 MiB (2^23 bits).
+    pub fn new(id: impl Into<String>, rows: usize, cols: usize) -> Result<Self> {
+        let id = id.into();
+        let row_prefix = row_prefix(&id)?;
+        check_bitmap(rows, cols, cols)?;
+        Ok(LogicalMatrix {
+            id,
             rows,
             cols,
-        }
+            row_prefix,
+        })
     }
 
     /// The matrix's name.
@@ -152,8 +162,15 @@ impl LogicalMatrix {
     }
 
     /// The key of row `row`: `{id}:row:<row>` (`id:row:<row>` when `id` holds a hash tag).
+    /// [`Error::InvalidInput`] (`row`) past the last row.
     pub fn row_key(&self, row: usize) -> Result<String> {
-        input::aux_key(&self.id, &format!("row:{row}"))
+        check_index("row", row, self.rows)?;
+        Ok(self.key_of(row))
+    }
+
+    /// The key of row `row`, a row of the matrix.
+    fn key_of(&self, row: usize) -> String {
+        format!("{}{row}", self.row_prefix)
     }
 
     /// Creates the matrix with `elements` (a slice of rows), or all `false` for `None`.
@@ -177,7 +194,6 @@ impl LogicalMatrix {
     }
 
     fn init_ops(&self, elements: Option<&[Vec<bool>]>) -> Result<Vec<Op<()>>> {
-        self.check_shape()?;
         let packed: Vec<Vec<u8>> = match elements {
             Some(rows) => flatten(rows, self.rows, self.cols, |_| Ok(()))?
                 .chunks(self.cols)
@@ -185,11 +201,11 @@ impl LogicalMatrix {
                 .collect(),
             None => vec![Vec::new(); self.rows],
         };
-        let keys = row_keys(&self.id, self.rows)?;
         Ok(
             row_chunks(self.rows, self.cols.div_ceil(8), MAX_BYTES_PER_CALL)
                 .map(|rows| {
-                    let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                    let keys = row_keys(&self.row_prefix, rows.clone());
+                    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                     let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
                     scripts::logical_matrix::init(&keys, self.cols as u64, &packed)
                 })
@@ -201,7 +217,7 @@ impl LogicalMatrix {
     pub fn set(&self, row: usize, col: usize, value: bool) -> Op<()> {
         Op::try_build(|| {
             self.check_cell(row, col)?;
-            Ok(setbit(self.row_key(row)?, col as u64, value))
+            Ok(setbit(&self.key_of(row), col as u64, value))
         })
     }
 
@@ -210,11 +226,10 @@ impl LogicalMatrix {
     /// each. Beyond the book.
     pub fn set_row(&self, row: usize, values: &[bool]) -> Op<()> {
         Op::try_build(|| {
-            self.check_shape()?;
-            check_index("row", row, self.rows)?;
+            let key = self.row_key(row)?;
             check_row(values, self.cols)?;
             let mut cmd = redis::cmd("SETRANGE");
-            cmd.arg(self.row_key(row)?).arg(0).arg(pack(values));
+            cmd.arg(key).arg(0).arg(pack(values));
             Ok(Op::<i64>::native(cmd).map(|_| Ok(())))
         })
     }
@@ -223,15 +238,13 @@ impl LogicalMatrix {
     pub fn get(&self, row: usize, col: usize) -> Op<bool> {
         Op::try_build(|| {
             self.check_cell(row, col)?;
-            Ok(getbit(self.row_key(row)?, col as u64))
+            Ok(getbit(&self.key_of(row), col as u64))
         })
     }
 
     /// One row (`GET`, decoded in Rust); all `false` when never written.
     pub fn get_row(&self, row: usize) -> Op<Vec<bool>> {
         Op::try_build(|| {
-            self.check_shape()?;
-            check_index("row", row, self.rows)?;
             let mut cmd = redis::cmd("GET");
             cmd.arg(self.row_key(row)?);
             let cols = self.cols;
@@ -252,23 +265,17 @@ impl LogicalMatrix {
     /// consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<bool>>> {
         Op::try_build(|| {
-            self.check_shape()?;
             check_range(&rows, self.rows)?;
             check_read(rows.len(), self.cols.div_ceil(8))?;
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
+            let keys = row_keys(&self.row_prefix, rows);
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let cols = self.cols;
             Ok(scripts::logical_matrix::get_all(&keys)
                 .map(move |rows| Ok(rows.iter().map(|bytes| unpack(bytes, 0, cols)).collect())))
         })
     }
 
-    fn check_shape(&self) -> Result<()> {
-        check_bitmap(self.rows, self.cols, self.cols)
-    }
-
     fn check_cell(&self, row: usize, col: usize) -> Result<()> {
-        self.check_shape()?;
         check_index("row", row, self.rows)?;
         check_index("col", col, self.cols)
     }
@@ -283,7 +290,7 @@ impl LogicalMatrix {
 /// use redis_patterns::logical_matrix::CompactLogicalMatrix;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let m = CompactLogicalMatrix::new("board", 2, 2);
+/// let m = CompactLogicalMatrix::new("board", 2, 2)?;
 /// m.init(Some(&[vec![true, false], vec![false, true]])).run(&mut con)?;
 /// assert_eq!(m.get_row(1).run(&mut con)?, vec![false, true]);
 /// assert!(m.init(None).run(&mut con).is_err()); // EXISTS
@@ -297,14 +304,15 @@ pub struct CompactLogicalMatrix {
 }
 
 impl CompactLogicalMatrix {
-    /// The `rows` × `cols` matrix stored at `key`. No I/O; the shape is checked when an
-    /// operation is built (the matrix must fit in 1 MiB).
-    pub fn new(key: impl Into<String>, rows: usize, cols: usize) -> Self {
-        CompactLogicalMatrix {
-            key: key.into(),
-            rows,
-            cols,
-        }
+    /// The `rows` × `cols` matrix stored at `key`. No I/O.
+    ///
+    /// [`Error::InvalidInput`] names what is refused: an empty `key`; `rows` or `cols`
+    /// when 0, or `cols` when the matrix takes more than 1 MiB (2^23 bits).
+    pub fn new(key: impl Into<String>, rows: usize, cols: usize) -> Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        check_bitmap(rows, cols, rows.saturating_mul(cols))?;
+        Ok(CompactLogicalMatrix { key, rows, cols })
     }
 
     /// The matrix's key.
@@ -319,14 +327,13 @@ impl CompactLogicalMatrix {
     /// [`Error::InvalidInput`] (`elements`) for a wrong shape.
     pub fn init(&self, elements: Option<&[Vec<bool>]>) -> Op<()> {
         Op::try_build(|| {
-            self.check_shape()?;
             let cells = self.rows * self.cols;
             let packed = match elements {
                 Some(rows) => pack(&flatten(rows, self.rows, self.cols, |_| Ok(()))?),
                 None => Vec::new(),
             };
             Ok(scripts::logical_matrix::init(
-                &[input::key("key", &self.key)?],
+                &[&self.key],
                 cells as u64,
                 &[&packed],
             ))
@@ -337,7 +344,7 @@ impl CompactLogicalMatrix {
     pub fn set(&self, row: usize, col: usize, value: bool) -> Op<()> {
         Op::try_build(|| {
             let bit = self.bit(row, col)?;
-            Ok(setbit(input::key("key", &self.key)?.to_owned(), bit, value))
+            Ok(setbit(&self.key, bit, value))
         })
     }
 
@@ -350,7 +357,7 @@ impl CompactLogicalMatrix {
             let first = self.bit(row, 0)?;
             check_row(values, self.cols)?;
             let mut cmd = redis::cmd("BITFIELD");
-            cmd.arg(input::key("key", &self.key)?);
+            cmd.arg(&self.key);
             for (bit, &value) in (first..).zip(values) {
                 cmd.arg("SET").arg("u1").arg(bit).arg(u8::from(value));
             }
@@ -362,7 +369,7 @@ impl CompactLogicalMatrix {
     pub fn get(&self, row: usize, col: usize) -> Op<bool> {
         Op::try_build(|| {
             let bit = self.bit(row, col)?;
-            Ok(getbit(input::key("key", &self.key)?.to_owned(), bit))
+            Ok(getbit(&self.key, bit))
         })
     }
 
@@ -373,9 +380,7 @@ impl CompactLogicalMatrix {
             let first = self.bit(row, 0)?;
             let last = first + self.cols as u64 - 1;
             let mut cmd = redis::cmd("GETRANGE");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(first / 8)
-                .arg(last / 8);
+            cmd.arg(&self.key).arg(first / 8).arg(last / 8);
             let cols = self.cols;
             Ok(Op::<Vec<u8>>::native(cmd).map(move |bytes| Ok(unpack(&bytes, first % 8, cols))))
         })
@@ -384,27 +389,19 @@ impl CompactLogicalMatrix {
     /// Every cell, as a vector of rows (`GET`, decoded in Rust): one command, so one
     /// consistent snapshot; `false` where never written.
     pub fn get_all(&self) -> Op<Vec<Vec<bool>>> {
-        Op::try_build(|| {
-            self.check_shape()?;
-            let mut cmd = redis::cmd("GET");
-            cmd.arg(input::key("key", &self.key)?);
-            let (rows, cols) = (self.rows, self.cols);
-            Ok(Op::<Option<Vec<u8>>>::native(cmd).map(move |bytes| {
-                let bytes = bytes.unwrap_or_default();
-                Ok((0..rows as u64)
-                    .map(|r| unpack(&bytes, r * cols as u64, cols))
-                    .collect())
-            }))
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&self.key);
+        let (rows, cols) = (self.rows, self.cols);
+        Op::<Option<Vec<u8>>>::native(cmd).map(move |bytes| {
+            let bytes = bytes.unwrap_or_default();
+            Ok((0..rows as u64)
+                .map(|r| unpack(&bytes, r * cols as u64, cols))
+                .collect())
         })
-    }
-
-    fn check_shape(&self) -> Result<()> {
-        check_bitmap(self.rows, self.cols, self.rows.saturating_mul(self.cols))
     }
 
     /// The cell's bit `row × cols + col`, after the bounds checks.
     fn bit(&self, row: usize, col: usize) -> Result<u64> {
-        self.check_shape()?;
         check_index("row", row, self.rows)?;
         check_index("col", col, self.cols)?;
         Ok((row * self.cols + col) as u64)
@@ -437,13 +434,13 @@ fn check_row(values: &[bool], cols: usize) -> Result<()> {
     Ok(())
 }
 
-fn setbit(key: String, bit: u64, value: bool) -> Op<()> {
+fn setbit(key: &str, bit: u64, value: bool) -> Op<()> {
     let mut cmd = redis::cmd("SETBIT");
     cmd.arg(key).arg(bit).arg(u8::from(value));
     Op::<i64>::native(cmd).map(|_| Ok(()))
 }
 
-fn getbit(key: String, bit: u64) -> Op<bool> {
+fn getbit(key: &str, bit: u64) -> Op<bool> {
     let mut cmd = redis::cmd("GETBIT");
     cmd.arg(key).arg(bit);
     Op::<i64>::native(cmd).map(|bit| Ok(bit == 1))

@@ -20,18 +20,18 @@
 //!
 //! | Book | Here | Wire |
 //! |---|---|---|
-//! | `ListMatrix(client, id, M, N)` | [`ListMatrix::new(id, M, N)`](ListMatrix::new) | no I/O |
+//! | `ListMatrix(client, id, M, N)` | [`ListMatrix::new(id, M, N)`](ListMatrix::new) → `Result` | no I/O; the shape is checked here |
 //! | `init(elements=None)` | [`init(Option<&[Vec<i64>]>)`](ListMatrix::init) | script `matrix/list_init` |
 //! | `set(row, col, value)` | [`set`](ListMatrix::set) | `LSET` |
 //! | `get(row, col)` | [`get`](ListMatrix::get) → `Option<i64>` | `LINDEX` |
 //! | `get_row(row)` | [`get_row`](ListMatrix::get_row) → `Option<Vec<i64>>` | `LRANGE` |
 //! | `get_all()` | [`get_all`](ListMatrix::get_all) → `Option<Vec<Vec<i64>>>` | script `matrix/list_get_all` |
-//! | `BitmapMatrix(client, id, M, N, type)` | [`BitmapMatrix::new(id, M, N, Width)`](BitmapMatrix::new) | no I/O |
+//! | `BitmapMatrix(client, id, M, N, type)` | [`BitmapMatrix::new(id, M, N, Width)`](BitmapMatrix::new) → `Result` | no I/O; the shape is checked here |
 //! | `init(elements=None)` | [`init`](BitmapMatrix::init) | script `matrix/bitfield_init` |
 //! | `set` / `get` | [`set`](BitmapMatrix::set) / [`get`](BitmapMatrix::get) | `BITFIELD … SET` / `BITFIELD_RO … GET` |
 //! | `get_row(row)` | [`get_row`](BitmapMatrix::get_row) | `GET`, decoded in Rust |
 //! | `get_all()` | [`get_all`](BitmapMatrix::get_all) | script `matrix/bitmap_get_all` |
-//! | `Matrix(client, key, M, N, type)` | [`Matrix::new(key, M, N, Width)`](Matrix::new) | no I/O |
+//! | `Matrix(client, key, M, N, type)` | [`Matrix::new(key, M, N, Width)`](Matrix::new) → `Result` | no I/O; the shape is checked here |
 //! | `init` / `set` (old value) / `get` | [`init`](Matrix::init) / [`set`](Matrix::set) / [`get`](Matrix::get) | script `matrix/bitfield_init` / `BITFIELD` / `BITFIELD_RO` |
 //! | `get_row` / `get_all` | [`get_row`](Matrix::get_row) / [`get_all`](Matrix::get_all) | `GETRANGE` / `GET`, decoded in Rust |
 //! | (beyond the book) | [`BitmapMatrix::set_row`], [`Matrix::set_row`] | one `BITFIELD` with a `SET` per cell |
@@ -50,9 +50,10 @@
 //! - **Bounds checks.** Every row, column and value is checked before any I/O and fails
 //!   with [`Error::InvalidInput`]: the book's ListMatrix `get` raises `TypeError` past the
 //!   end, and its bitmap forms read or write any offset, silently wrapping values that do
-//!   not fit the type. Shapes are checked too: at least one row and one column, a
-//!   string of a bitfield form holds at most 1 MiB, and a [`ListMatrix`] has at most
-//!   2,048 columns.
+//!   not fit the type. Shapes are checked once, when the matrix is built (`new`): at
+//!   least one row and one column, a string of a bitfield form holds at most 1 MiB, and
+//!   a [`ListMatrix`] has at most 2,048 columns; so is the name, whose rows must share
+//!   its cluster hash slot.
 //! - **Bounded calls.** One script call writes or reads at most 2,048 cells
 //!   ([`ListMatrix::init`]), 8,192 cells ([`ListMatrix::get_all`]) or 1 MiB and 512
 //!   rows (the bitfield and logical forms), so that no call holds Redis up for long. A
@@ -78,19 +79,19 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //!
-//! let m = ListMatrix::new("m", 2, 3);
+//! let m = ListMatrix::new("m", 2, 3)?;
 //! m.init(Some(&[vec![1, 2, 3], vec![4, 5, 6]])).run(&mut con)?;
 //! m.set(1, 2, 60).run(&mut con)?;
 //! assert_eq!(m.get_all().run(&mut con)?, Some(vec![vec![1, 2, 3], vec![4, 5, 60]]));
 //! assert!(m.init(None).run(&mut con).is_err()); // EXISTS: nothing written
 //!
-//! let b = BitmapMatrix::new("b", 2, 3, Width::U8);
+//! let b = BitmapMatrix::new("b", 2, 3, Width::U8)?;
 //! b.init(None).run(&mut con)?;
 //! b.set(0, 1, 255).run(&mut con)?;
 //! assert_eq!(b.get_row(0).run(&mut con)?, vec![0, 255, 0]);
 //! assert!(b.set(0, 1, 256).run(&mut con).is_err()); // InvalidInput, before any I/O
 //!
-//! let s = Matrix::new("s", 2, 2, Width::I16);
+//! let s = Matrix::new("s", 2, 2, Width::I16)?;
 //! assert_eq!(s.set(1, 1, -7).run(&mut con)?, 0); // the old value
 //! assert_eq!(s.get_all().run(&mut con)?, vec![vec![0, 0], vec![0, -7]]);
 //! # Ok(()) }
@@ -101,7 +102,7 @@ use std::ops::Range;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{
     MAX_BYTES_PER_CALL, MAX_KEYS_PER_CALL, check_index, check_range, check_read, check_shape,
-    flatten, row_chunks, row_keys, single, too_many,
+    flatten, row_chunks, row_keys, row_prefix, single, too_many,
 };
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -123,7 +124,7 @@ const LIST_READ_CELLS: usize = 8192;
 /// use redis_patterns::matrix::ListMatrix;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let m = ListMatrix::new("scores", 2, 2);
+/// let m = ListMatrix::new("scores", 2, 2)?;
 /// assert_eq!(m.get(0, 0).run(&mut con)?, None); // not initialised
 /// m.init(None).run(&mut con)?; // zeros
 /// m.set(0, 1, -5).run(&mut con)?;
@@ -135,17 +136,27 @@ pub struct ListMatrix {
     id: String,
     rows: usize,
     cols: usize,
+    /// `{id}:row:`, the key of row r without its r.
+    row_prefix: String,
 }
 
 impl ListMatrix {
-    /// The `rows` × `cols` matrix named `id`. No I/O; the shape is checked when an
-    /// operation is built.
-    pub fn new(id: impl Into<String>, rows: usize, cols: usize) -> Self {
-        ListMatrix {
-            id: id.into(),
+    /// The `rows` × `cols` matrix named `id`. No I/O.
+    ///
+    /// [`Error::InvalidInput`] names what is refused: `id` when empty, or when it holds a
+    /// `}` but no hash tag (its rows could not share a cluster hash slot); `rows` or
+    /// `cols` when 0, or when `cols` is over 2,048 (a row is written in one call).
+    pub fn new(id: impl Into<String>, rows: usize, cols: usize) -> Result<Self> {
+        let id = id.into();
+        let row_prefix = row_prefix(&id)?;
+        check_shape(rows, cols, None)?;
+        input::check_param(&scripts::matrix::LIST_INIT.args[0], cols as u64)?;
+        Ok(ListMatrix {
+            id,
             rows,
             cols,
-        }
+            row_prefix,
+        })
     }
 
     /// The matrix's name.
@@ -154,8 +165,15 @@ impl ListMatrix {
     }
 
     /// The key of row `row`: `{id}:row:<row>` (`id:row:<row>` when `id` holds a hash tag).
+    /// [`Error::InvalidInput`] (`row`) past the last row.
     pub fn row_key(&self, row: usize) -> Result<String> {
-        input::aux_key(&self.id, &format!("row:{row}"))
+        check_index("row", row, self.rows)?;
+        Ok(self.key_of(row))
+    }
+
+    /// The key of row `row`, a row of the matrix.
+    fn key_of(&self, row: usize) -> String {
+        format!("{}{row}", self.row_prefix)
     }
 
     /// Creates the matrix with `elements` (a slice of rows), or with zeros for `None`.
@@ -181,15 +199,14 @@ impl ListMatrix {
     }
 
     fn init_ops(&self, elements: Option<&[Vec<i64>]>) -> Result<Vec<Op<()>>> {
-        self.check_shape()?;
         let values = match elements {
             Some(rows) => flatten(rows, self.rows, self.cols, |_| Ok(()))?,
             None => Vec::new(),
         };
-        let keys = row_keys(&self.id, self.rows)?;
         Ok(row_chunks(self.rows, self.cols, LIST_INIT_CELLS)
             .map(|rows| {
-                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                let keys = row_keys(&self.row_prefix, rows.clone());
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 let values = if values.is_empty() {
                     &[][..]
                 } else {
@@ -206,7 +223,7 @@ impl ListMatrix {
         Op::try_build(|| {
             self.check_cell(row, col)?;
             let mut cmd = redis::cmd("LSET");
-            cmd.arg(self.row_key(row)?).arg(col).arg(value);
+            cmd.arg(self.key_of(row)).arg(col).arg(value);
             Ok(Op::native(cmd))
         })
     }
@@ -216,7 +233,7 @@ impl ListMatrix {
         Op::try_build(|| {
             self.check_cell(row, col)?;
             let mut cmd = redis::cmd("LINDEX");
-            cmd.arg(self.row_key(row)?).arg(col);
+            cmd.arg(self.key_of(row)).arg(col);
             Ok(Op::native(cmd))
         })
     }
@@ -224,8 +241,6 @@ impl ListMatrix {
     /// One row (`LRANGE`); `None` when the matrix was not initialised.
     pub fn get_row(&self, row: usize) -> Op<Option<Vec<i64>>> {
         Op::try_build(|| {
-            self.check_shape()?;
-            check_index("row", row, self.rows)?;
             let mut cmd = redis::cmd("LRANGE");
             cmd.arg(self.row_key(row)?).arg(0).arg(-1);
             let cols = self.cols;
@@ -251,7 +266,6 @@ impl ListMatrix {
     /// are each consistent, not consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Option<Vec<Vec<i64>>>> {
         Op::try_build(|| {
-            self.check_shape()?;
             check_range(&rows, self.rows)?;
             if rows.len() > MAX_KEYS_PER_CALL {
                 return Err(too_many(rows.len(), 1, "rows", MAX_KEYS_PER_CALL));
@@ -259,8 +273,8 @@ impl ListMatrix {
             if rows.len() * self.cols > LIST_READ_CELLS {
                 return Err(too_many(rows.len(), self.cols, "cells", LIST_READ_CELLS));
             }
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
+            let keys = row_keys(&self.row_prefix, rows);
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let cols = self.cols;
             Ok(scripts::matrix::list_get_all(&keys).map(move |rows| {
                 if rows.iter().all(Vec::is_empty) {
@@ -278,23 +292,7 @@ impl ListMatrix {
         })
     }
 
-    /// At least one row and column, and no more columns than one call writes.
-    fn check_shape(&self) -> Result<()> {
-        check_shape(self.rows, self.cols, None)?;
-        if self.cols > LIST_INIT_CELLS {
-            return Err(Error::invalid(
-                "cols",
-                format!(
-                    "must be at most {LIST_INIT_CELLS} (a row is written in one call), got {}",
-                    self.cols
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     fn check_cell(&self, row: usize, col: usize) -> Result<()> {
-        self.check_shape()?;
         check_index("row", row, self.rows)?;
         check_index("col", col, self.cols)
     }
@@ -308,7 +306,7 @@ impl ListMatrix {
 /// use redis_patterns::matrix::{BitmapMatrix, Width};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let m = BitmapMatrix::new("pixels", 2, 3, Width::I8);
+/// let m = BitmapMatrix::new("pixels", 2, 3, Width::I8)?;
 /// m.init(Some(&[vec![1, -2, 3], vec![-4, 5, -6]])).run(&mut con)?;
 /// m.set(1, 0, 127).run(&mut con)?;
 /// assert_eq!(m.get(1, 0).run(&mut con)?, 127);
@@ -321,18 +319,27 @@ pub struct BitmapMatrix {
     rows: usize,
     cols: usize,
     width: Width,
+    /// `{id}:row:`, the key of row r without its r.
+    row_prefix: String,
 }
 
 impl BitmapMatrix {
-    /// The `rows` × `cols` matrix named `id`, with cells of type `width`. No I/O; the shape
-    /// is checked when an operation is built (a row must fit in 1 MiB).
-    pub fn new(id: impl Into<String>, rows: usize, cols: usize, width: Width) -> Self {
-        BitmapMatrix {
-            id: id.into(),
+    /// The `rows` × `cols` matrix named `id`, with cells of type `width`. No I/O.
+    ///
+    /// [`Error::InvalidInput`] names what is refused: `id` when empty, or when it holds a
+    /// `}` but no hash tag (its rows could not share a cluster hash slot); `rows` or
+    /// `cols` when 0, or `cols` when a row takes more than 1 MiB.
+    pub fn new(id: impl Into<String>, rows: usize, cols: usize, width: Width) -> Result<Self> {
+        let id = id.into();
+        let row_prefix = row_prefix(&id)?;
+        check_shape(rows, cols, Some((cols, width)))?;
+        Ok(BitmapMatrix {
+            id,
             rows,
             cols,
             width,
-        }
+            row_prefix,
+        })
     }
 
     /// The matrix's name.
@@ -341,8 +348,15 @@ impl BitmapMatrix {
     }
 
     /// The key of row `row`: `{id}:row:<row>` (`id:row:<row>` when `id` holds a hash tag).
+    /// [`Error::InvalidInput`] (`row`) past the last row.
     pub fn row_key(&self, row: usize) -> Result<String> {
-        input::aux_key(&self.id, &format!("row:{row}"))
+        check_index("row", row, self.rows)?;
+        Ok(self.key_of(row))
+    }
+
+    /// The key of row `row`, a row of the matrix.
+    fn key_of(&self, row: usize) -> String {
+        format!("{}{row}", self.row_prefix)
     }
 
     /// Creates the matrix with `elements` (a slice of rows), or with zeros for `None`.
@@ -366,7 +380,6 @@ impl BitmapMatrix {
     }
 
     fn init_ops(&self, elements: Option<&[Vec<i64>]>) -> Result<Vec<Op<()>>> {
-        self.check_shape()?;
         let packed: Vec<Vec<u8>> = match elements {
             Some(rows) => flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?
                 .chunks(self.cols)
@@ -374,10 +387,10 @@ impl BitmapMatrix {
                 .collect(),
             None => vec![Vec::new(); self.rows],
         };
-        let keys = row_keys(&self.id, self.rows)?;
         Ok(row_chunks(self.rows, self.row_bytes(), MAX_BYTES_PER_CALL)
             .map(|rows| {
-                let keys: Vec<&str> = keys[rows.clone()].iter().map(String::as_str).collect();
+                let keys = row_keys(&self.row_prefix, rows.clone());
+                let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 let packed: Vec<&[u8]> = packed[rows].iter().map(Vec::as_slice).collect();
                 scripts::matrix::bitfield_init(
                     &keys,
@@ -394,7 +407,7 @@ impl BitmapMatrix {
         Op::try_build(|| {
             self.check_cell(row, col)?;
             fits(self.width, value).map_err(|why| Error::invalid("value", why))?;
-            Ok(bitfield_set(self.row_key(row)?, self.width, col as u64, value).map(|_| Ok(())))
+            Ok(bitfield_set(&self.key_of(row), self.width, col as u64, value).map(|_| Ok(())))
         })
     }
 
@@ -403,10 +416,9 @@ impl BitmapMatrix {
     /// half of each. Beyond the book. Every value must fit the cell type.
     pub fn set_row(&self, row: usize, values: &[i64]) -> Op<()> {
         Op::try_build(|| {
-            self.check_shape()?;
-            check_index("row", row, self.rows)?;
+            let key = self.row_key(row)?;
             check_row(values, self.cols, self.width)?;
-            Ok(bitfield_set_all(self.row_key(row)?, self.width, 0, values))
+            Ok(bitfield_set_all(&key, self.width, 0, values))
         })
     }
 
@@ -414,15 +426,13 @@ impl BitmapMatrix {
     pub fn get(&self, row: usize, col: usize) -> Op<i64> {
         Op::try_build(|| {
             self.check_cell(row, col)?;
-            Ok(bitfield_get(self.row_key(row)?, self.width, col as u64))
+            Ok(bitfield_get(&self.key_of(row), self.width, col as u64))
         })
     }
 
     /// One row (`GET`, decoded in Rust); zeros when never written.
     pub fn get_row(&self, row: usize) -> Op<Vec<i64>> {
         Op::try_build(|| {
-            self.check_shape()?;
-            check_index("row", row, self.rows)?;
             let mut cmd = redis::cmd("GET");
             cmd.arg(self.row_key(row)?);
             let (width, cols) = (self.width, self.cols);
@@ -443,11 +453,10 @@ impl BitmapMatrix {
     /// consistent together: a write between two of them shows.
     pub fn get_rows(&self, rows: Range<usize>) -> Op<Vec<Vec<i64>>> {
         Op::try_build(|| {
-            self.check_shape()?;
             check_range(&rows, self.rows)?;
             check_read(rows.len(), self.row_bytes())?;
-            let keys = row_keys(&self.id, self.rows)?;
-            let keys: Vec<&str> = keys[rows].iter().map(String::as_str).collect();
+            let keys = row_keys(&self.row_prefix, rows);
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             let (width, cols) = (self.width, self.cols);
             Ok(scripts::matrix::bitmap_get_all(&keys).map(move |rows| {
                 Ok(rows
@@ -463,12 +472,7 @@ impl BitmapMatrix {
         (self.cols * self.width.bits() as usize).div_ceil(8)
     }
 
-    fn check_shape(&self) -> Result<()> {
-        check_shape(self.rows, self.cols, Some((self.cols, self.width)))
-    }
-
     fn check_cell(&self, row: usize, col: usize) -> Result<()> {
-        self.check_shape()?;
         check_index("row", row, self.rows)?;
         check_index("col", col, self.cols)
     }
@@ -482,7 +486,7 @@ impl BitmapMatrix {
 /// use redis_patterns::matrix::{Matrix, Width};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let m = Matrix::new("grid", 3, 3, Width::U16);
+/// let m = Matrix::new("grid", 3, 3, Width::U16)?;
 /// m.init(None).run(&mut con)?;
 /// assert_eq!(m.set(2, 2, 65535).run(&mut con)?, 0); // the old value
 /// assert_eq!(m.get_row(2).run(&mut con)?, vec![0, 0, 65535]);
@@ -497,15 +501,20 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    /// The `rows` × `cols` matrix stored at `key`, with cells of type `width`. No I/O; the
-    /// shape is checked when an operation is built (the matrix must fit in 1 MiB).
-    pub fn new(key: impl Into<String>, rows: usize, cols: usize, width: Width) -> Self {
-        Matrix {
-            key: key.into(),
+    /// The `rows` × `cols` matrix stored at `key`, with cells of type `width`. No I/O.
+    ///
+    /// [`Error::InvalidInput`] names what is refused: an empty `key`; `rows` or `cols`
+    /// when 0, or `cols` when the matrix takes more than 1 MiB.
+    pub fn new(key: impl Into<String>, rows: usize, cols: usize, width: Width) -> Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        check_shape(rows, cols, Some((rows.saturating_mul(cols), width)))?;
+        Ok(Matrix {
+            key,
             rows,
             cols,
             width,
-        }
+        })
     }
 
     /// The matrix's key.
@@ -520,7 +529,6 @@ impl Matrix {
     /// [`Error::InvalidInput`] (`elements`) for a wrong shape or a value outside the type.
     pub fn init(&self, elements: Option<&[Vec<i64>]>) -> Op<()> {
         Op::try_build(|| {
-            self.check_shape()?;
             let packed = match elements {
                 Some(rows) => encode(
                     &flatten(rows, self.rows, self.cols, |v| fits(self.width, v))?,
@@ -529,7 +537,7 @@ impl Matrix {
                 None => Vec::new(),
             };
             Ok(scripts::matrix::bitfield_init(
-                &[input::key("key", &self.key)?],
+                &[&self.key],
                 self.width.as_str(),
                 (self.rows * self.cols) as u64,
                 &[&packed],
@@ -543,12 +551,7 @@ impl Matrix {
         Op::try_build(|| {
             let offset = self.offset(row, col)?;
             fits(self.width, value).map_err(|why| Error::invalid("value", why))?;
-            Ok(bitfield_set(
-                input::key("key", &self.key)?.to_owned(),
-                self.width,
-                offset,
-                value,
-            ))
+            Ok(bitfield_set(&self.key, self.width, offset, value))
         })
     }
 
@@ -559,12 +562,7 @@ impl Matrix {
         Op::try_build(|| {
             let first = self.offset(row, 0)?;
             check_row(values, self.cols, self.width)?;
-            Ok(bitfield_set_all(
-                input::key("key", &self.key)?.to_owned(),
-                self.width,
-                first,
-                values,
-            ))
+            Ok(bitfield_set_all(&self.key, self.width, first, values))
         })
     }
 
@@ -572,11 +570,7 @@ impl Matrix {
     pub fn get(&self, row: usize, col: usize) -> Op<i64> {
         Op::try_build(|| {
             let offset = self.offset(row, col)?;
-            Ok(bitfield_get(
-                input::key("key", &self.key)?.to_owned(),
-                self.width,
-                offset,
-            ))
+            Ok(bitfield_get(&self.key, self.width, offset))
         })
     }
 
@@ -587,9 +581,7 @@ impl Matrix {
             let first = self.offset(row, 0)? * self.width.bits();
             let end = first + self.cols as u64 * self.width.bits(); // exclusive
             let mut cmd = redis::cmd("GETRANGE");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(first / 8)
-                .arg((end - 1) / 8);
+            cmd.arg(&self.key).arg(first / 8).arg((end - 1) / 8);
             let (width, cols) = (self.width, self.cols);
             Ok(Op::<Vec<u8>>::native(cmd)
                 .map(move |bytes| Ok(decode(&bytes, first % 8, cols, width))))
@@ -599,32 +591,20 @@ impl Matrix {
     /// Every cell, as a vector of rows (`GET`, decoded in Rust): one command, so one
     /// consistent snapshot; zeros where never written.
     pub fn get_all(&self) -> Op<Vec<Vec<i64>>> {
-        Op::try_build(|| {
-            self.check_shape()?;
-            let mut cmd = redis::cmd("GET");
-            cmd.arg(input::key("key", &self.key)?);
-            let (width, rows, cols) = (self.width, self.rows, self.cols);
-            Ok(Op::<Option<Vec<u8>>>::native(cmd).map(move |bytes| {
-                let bytes = bytes.unwrap_or_default();
-                let bits = cols as u64 * width.bits();
-                Ok((0..rows as u64)
-                    .map(|r| decode(&bytes, r * bits, cols, width))
-                    .collect())
-            }))
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&self.key);
+        let (width, rows, cols) = (self.width, self.rows, self.cols);
+        Op::<Option<Vec<u8>>>::native(cmd).map(move |bytes| {
+            let bytes = bytes.unwrap_or_default();
+            let bits = cols as u64 * width.bits();
+            Ok((0..rows as u64)
+                .map(|r| decode(&bytes, r * bits, cols, width))
+                .collect())
         })
-    }
-
-    fn check_shape(&self) -> Result<()> {
-        check_shape(
-            self.rows,
-            self.cols,
-            Some((self.rows.saturating_mul(self.cols), self.width)),
-        )
     }
 
     /// The cell's index `row × cols + col`, after the bounds checks.
     fn offset(&self, row: usize, col: usize) -> Result<u64> {
-        self.check_shape()?;
         check_index("row", row, self.rows)?;
         check_index("col", col, self.cols)?;
         Ok((row * self.cols + col) as u64)
@@ -644,7 +624,7 @@ fn fits(width: Width, value: i64) -> std::result::Result<(), String> {
     }
 }
 
-fn bitfield_set(key: String, width: Width, index: u64, value: i64) -> Op<i64> {
+fn bitfield_set(key: &str, width: Width, index: u64, value: i64) -> Op<i64> {
     let mut cmd = redis::cmd("BITFIELD");
     cmd.arg(key)
         .arg("SET")
@@ -669,7 +649,7 @@ fn check_row(values: &[i64], cols: usize, width: Width) -> Result<()> {
 }
 
 /// One BITFIELD setting `values` at cells `#first`, `#first + 1`, …
-fn bitfield_set_all(key: String, width: Width, first: u64, values: &[i64]) -> Op<()> {
+fn bitfield_set_all(key: &str, width: Width, first: u64, values: &[i64]) -> Op<()> {
     let mut cmd = redis::cmd("BITFIELD");
     cmd.arg(key);
     for (i, value) in (first..).zip(values) {
@@ -681,7 +661,7 @@ fn bitfield_set_all(key: String, width: Width, first: u64, values: &[i64]) -> Op
     Op::<Vec<i64>>::native(cmd).map(|_| Ok(()))
 }
 
-fn bitfield_get(key: String, width: Width, index: u64) -> Op<i64> {
+fn bitfield_get(key: &str, width: Width, index: u64) -> Op<i64> {
     let mut cmd = redis::cmd("BITFIELD_RO");
     cmd.arg(key)
         .arg("GET")

@@ -4,11 +4,17 @@
 //! A pool named `name` keeps two sets, as in the book: `{name}:available` and
 //! `{name}:occupied`, and for leases a sorted set `{name}:leases` (resource → lease
 //! deadline, in milliseconds of the server's clock) and a hash `{name}:holders` (resource →
-//! the holder's token). All four share `name`'s cluster hash slot.
+//! the holder's token). All four share `name`'s cluster hash slot; they are derived once,
+//! when the pool is built, and a name that cannot give them one slot (empty, or with a `}`
+//! but no hash tag) is refused there.
+//!
+//! Resources are names the application chooses (`"printer-1"`, a host and port, a
+//! connection id), so they are `&str` here and `String` in what `acquire` returns: set
+//! members that name things, not opaque payloads. Tokens are strings too.
 //!
 //! | Book | Here | Wire |
 //! |---|---|---|
-//! | `ResourcePool(client, pool_name)` | [`ResourcePool::new(pool_name)`](ResourcePool::new) | none |
+//! | `ResourcePool(client, pool_name)` | [`ResourcePool::new(name)`](ResourcePool::new) → `Result` | none |
 //! | `associate(r)` → `True`/`False`/`None` | [`associate(r)`](ResourcePool::associate) → `bool` | script `resource_pool/associate` |
 //! | `disassociate(r)` | [`disassociate(r)`](ResourcePool::disassociate) → `bool` | script `resource_pool/disassociate` |
 //! | `acquire()` → resource or `None` | [`acquire()`](ResourcePool::acquire) → `Option<String>` | script `resource_pool/acquire` |
@@ -53,7 +59,7 @@
 //! use redis_patterns::resource_pool::ResourcePool;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let pool = ResourcePool::new("printers");
+//! let pool = ResourcePool::new("printers")?;
 //! pool.associate("printer-1").run(&mut con)?;
 //! pool.associate("printer-2").run(&mut con)?;
 //!
@@ -72,7 +78,6 @@
 
 use std::time::Duration;
 
-use crate::runtime::error::Error;
 use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::runtime::token;
@@ -90,7 +95,7 @@ pub const RECLAIM_ON_ACQUIRE: u64 = 10;
 /// use redis_patterns::resource_pool::ResourcePool;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let pool = ResourcePool::new("db_connections");
+/// let pool = ResourcePool::new("db_connections")?;
 /// if let Some(lease) = pool.acquire_with_lease(Duration::from_secs(10)).run(&mut con)? {
 ///     println!("using {} (token {})", lease.resource, lease.token);
 ///     // Work runs long: renew before the 10 s are up; false means it was lost.
@@ -115,7 +120,7 @@ pub struct Lease {
 /// use redis_patterns::resource_pool::ResourcePool;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let pool = ResourcePool::new("workers");
+/// let pool = ResourcePool::new("workers")?;
 /// assert!(pool.associate("w1").run(&mut con)?);
 /// assert!(!pool.associate("w1").run(&mut con)?); // already in the pool
 /// let w = pool.acquire().run(&mut con)?;
@@ -127,10 +132,6 @@ pub struct Lease {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourcePool {
     name: String,
-}
-
-/// The four keys of a pool, in the order the scripts take them.
-struct Keys {
     available: String,
     occupied: String,
     leases: String,
@@ -138,11 +139,21 @@ struct Keys {
 }
 
 impl ResourcePool {
-    /// The pool named `pool_name`.
-    pub fn new(pool_name: impl Into<String>) -> Self {
-        ResourcePool {
-            name: pool_name.into(),
-        }
+    /// The pool named `name` (the book's `pool_name`), with its keys
+    /// `{name}:available`, `{name}:occupied`, `{name}:leases` and `{name}:holders`.
+    ///
+    /// An empty `name`, or one with a `}` but no hash tag (its keys could not share one
+    /// cluster hash slot), is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(name: impl Into<String>) -> crate::Result<Self> {
+        let name = name.into();
+        input::key("name", &name)?;
+        Ok(ResourcePool {
+            available: input::aux_key(&name, "available")?,
+            occupied: input::aux_key(&name, "occupied")?,
+            leases: input::aux_key(&name, "leases")?,
+            holders: input::aux_key(&name, "holders")?,
+            name,
+        })
     }
 
     /// The pool's name.
@@ -152,56 +163,41 @@ impl ResourcePool {
 
     /// The set of available resources: `{name}:available` (`name:available` when `name`
     /// holds a hash tag).
-    pub fn available_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.name, "available")
+    pub fn available_key(&self) -> &str {
+        &self.available
     }
 
     /// The set of held resources: `{name}:occupied`.
-    pub fn occupied_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.name, "occupied")
+    pub fn occupied_key(&self) -> &str {
+        &self.occupied
     }
 
     /// The sorted set of lease deadlines (milliseconds, server clock): `{name}:leases`.
-    pub fn leases_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.name, "leases")
+    pub fn leases_key(&self) -> &str {
+        &self.leases
     }
 
     /// The hash of leased resources' holder tokens: `{name}:holders`.
-    pub fn holders_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.name, "holders")
-    }
-
-    fn keys(&self) -> crate::Result<Keys> {
-        Ok(Keys {
-            available: self.available_key()?,
-            occupied: self.occupied_key()?,
-            leases: self.leases_key()?,
-            holders: self.holders_key()?,
-        })
+    pub fn holders_key(&self) -> &str {
+        &self.holders
     }
 
     /// Adds `resource` to the pool as available: true if added, false if the pool already
     /// has it (available or held). One script (`resource_pool/associate`).
     pub fn associate(&self, resource: &str) -> Op<bool> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::associate(&k.available, &k.occupied, resource))
-        })
+        script::associate(&self.available, &self.occupied, resource)
     }
 
     /// Removes `resource` from the pool, available or held, with its lease: true if the
     /// pool had it. One script (`resource_pool/disassociate`).
     pub fn disassociate(&self, resource: &str) -> Op<bool> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::disassociate(
-                &k.available,
-                &k.occupied,
-                &k.leases,
-                &k.holders,
-                resource,
-            ))
-        })
+        script::disassociate(
+            &self.available,
+            &self.occupied,
+            &self.leases,
+            &self.holders,
+            resource,
+        )
     }
 
     /// Takes an available resource, held with no lease until [`release`](Self::release);
@@ -209,16 +205,13 @@ impl ResourcePool {
     /// up to [`RECLAIM_ON_ACQUIRE`] expired leases first. One script
     /// (`resource_pool/acquire`).
     pub fn acquire(&self) -> Op<Option<String>> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::acquire(
-                &k.available,
-                &k.occupied,
-                &k.leases,
-                &k.holders,
-                RECLAIM_ON_ACQUIRE,
-            ))
-        })
+        script::acquire(
+            &self.available,
+            &self.occupied,
+            &self.leases,
+            &self.holders,
+            RECLAIM_ON_ACQUIRE,
+        )
     }
 
     /// Takes an available resource for `ttl` (server clock) under a fresh random token;
@@ -226,23 +219,20 @@ impl ResourcePool {
     /// [`RECLAIM_ON_ACQUIRE`] expired leases first. One script
     /// (`resource_pool/acquire_lease`).
     pub fn acquire_with_lease(&self, ttl: Duration) -> Op<Option<Lease>> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            let token = token::random();
-            let op = script::acquire_lease(
-                &k.available,
-                &k.occupied,
-                &k.leases,
-                &k.holders,
-                ttl,
-                &token,
-                RECLAIM_ON_ACQUIRE,
-            );
-            Ok(op.map(move |resource| {
-                Ok(resource.map(|resource| Lease {
-                    resource,
-                    token: token.clone(),
-                }))
+        let token = token::random();
+        let op = script::acquire_lease(
+            &self.available,
+            &self.occupied,
+            &self.leases,
+            &self.holders,
+            ttl,
+            &token,
+            RECLAIM_ON_ACQUIRE,
+        );
+        op.map(move |resource| {
+            Ok(resource.map(|resource| Lease {
+                resource,
+                token: token.clone(),
             }))
         })
     }
@@ -251,133 +241,98 @@ impl ResourcePool {
     /// or is held under a lease (only [`release_lease`](Self::release_lease) frees that).
     /// One script (`resource_pool/release`).
     pub fn release(&self, resource: &str) -> Op<bool> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::release(
-                &k.available,
-                &k.occupied,
-                &k.holders,
-                resource,
-            ))
-        })
+        script::release(&self.available, &self.occupied, &self.holders, resource)
     }
 
     /// Gives back a leased resource if it is still held with the lease's token: true if
     /// it was; false once the lease was reclaimed (even if someone else holds the resource
     /// now). One script (`resource_pool/release_lease`).
     pub fn release_lease(&self, lease: &Lease) -> Op<bool> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::release_lease(
-                &k.available,
-                &k.occupied,
-                &k.leases,
-                &k.holders,
-                &lease.resource,
-                &lease.token,
-            ))
-        })
+        script::release_lease(
+            &self.available,
+            &self.occupied,
+            &self.leases,
+            &self.holders,
+            &lease.resource,
+            &lease.token,
+        )
     }
 
     /// Sets the lease's deadline to `ttl` from now (server clock) if the resource is still
     /// held with its token: true if it was, false if the lease was lost. One script
     /// (`resource_pool/extend_lease`).
     pub fn extend_lease(&self, lease: &Lease, ttl: Duration) -> Op<bool> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::extend_lease(
-                &k.leases,
-                &k.holders,
-                &lease.resource,
-                &lease.token,
-                ttl,
-            ))
-        })
+        script::extend_lease(
+            &self.leases,
+            &self.holders,
+            &lease.resource,
+            &lease.token,
+            ttl,
+        )
     }
 
     /// Returns up to `limit` (1 to 1000) resources whose lease ran out to the pool; how
     /// many it returned. One script (`resource_pool/reclaim`).
     pub fn reclaim(&self, limit: u64) -> Op<u64> {
-        Op::try_build(|| {
-            let k = self.keys()?;
-            Ok(script::reclaim(
-                &k.available,
-                &k.occupied,
-                &k.leases,
-                &k.holders,
-                limit,
-            ))
-        })
+        script::reclaim(
+            &self.available,
+            &self.occupied,
+            &self.leases,
+            &self.holders,
+            limit,
+        )
     }
 
     /// How many resources are available (`SCARD`).
     pub fn available_count(&self) -> Op<u64> {
-        scard(self.available_key())
+        scard(&self.available)
     }
 
     /// How many resources are held, with or without a lease (`SCARD`). A resource whose
     /// lease ran out counts as held until it is reclaimed.
     pub fn occupied_count(&self) -> Op<u64> {
-        scard(self.occupied_key())
+        scard(&self.occupied)
     }
 
     /// How many resources the pool has, available and held, counted at one moment. One
     /// read-only script (`resource_pool/total_count`).
     pub fn total_count(&self) -> Op<u64> {
-        Op::try_build(|| {
-            Ok(script::total_count(
-                &self.available_key()?,
-                &self.occupied_key()?,
-            ))
-        })
+        script::total_count(&self.available, &self.occupied)
     }
 
     /// Whether `resource` is available (`SISMEMBER`).
     pub fn is_available(&self, resource: &str) -> Op<bool> {
-        sismember(self.available_key(), resource)
+        sismember(&self.available, resource)
     }
 
     /// Whether `resource` is held, with or without a lease (`SISMEMBER`).
     pub fn is_occupied(&self, resource: &str) -> Op<bool> {
-        sismember(self.occupied_key(), resource)
+        sismember(&self.occupied, resource)
     }
 
     /// Whether the pool has `resource`, available or held. One read-only script
     /// (`resource_pool/has`).
     pub fn has(&self, resource: &str) -> Op<bool> {
-        Op::try_build(|| {
-            Ok(script::has(
-                &self.available_key()?,
-                &self.occupied_key()?,
-                resource,
-            ))
-        })
+        script::has(&self.available, &self.occupied, resource)
     }
 }
 
-/// A resource name is never empty (the scripts' `resource` rule, for the native reads).
+/// A resource name is never empty: the scripts' `resource` rule, for the native reads.
 fn checked(resource: &str) -> crate::Result<&str> {
-    if resource.is_empty() {
-        return Err(Error::invalid(
-            "resource",
-            "must not be empty; name each resource",
-        ));
-    }
+    input::check_param(&script::HAS.args[0], resource)?;
     Ok(resource)
 }
 
-fn scard(key: crate::Result<String>) -> Op<u64> {
-    Op::try_build(|| {
-        let mut cmd = redis::cmd("SCARD");
-        cmd.arg(key?);
-        Ok(Op::native(cmd))
-    })
+fn scard(key: &str) -> Op<u64> {
+    let mut cmd = redis::cmd("SCARD");
+    cmd.arg(key);
+    Op::native(cmd)
 }
 
-fn sismember(key: crate::Result<String>, resource: &str) -> Op<bool> {
+fn sismember(key: &str, resource: &str) -> Op<bool> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("SISMEMBER");
-        cmd.arg(key?).arg(checked(resource)?);
+        cmd.arg(key).arg(checked(resource)?);
         Ok(Op::native(cmd))
     })
 }

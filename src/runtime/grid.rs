@@ -124,11 +124,20 @@ pub(crate) fn row_chunks(
         .map(move |first| first..(first + per_call).min(rows))
 }
 
-/// The keys `{id}:row:0` … `{id}:row:<rows-1>`.
-pub(crate) fn row_keys(id: &str, rows: usize) -> Result<Vec<String>> {
-    (0..rows)
-        .map(|r| input::aux_key(id, &format!("row:{r}")))
-        .collect()
+/// What the row keys of the matrix named `id` start with: `{id}:row:`, or `id:row:` when
+/// `id` holds a hash tag, so that every row is in `id`'s cluster hash slot. Refuses an
+/// empty `id`, or one with a `}` but no hash tag.
+pub(crate) fn row_prefix(id: &str) -> Result<String> {
+    input::key("id", id)?;
+    input::aux_key(id, "row:").map_err(|err| match err {
+        Error::InvalidInput { why, .. } => Error::invalid("id", why),
+        err => err,
+    })
+}
+
+/// The keys of the rows in `rows`, from their [`row_prefix`].
+pub(crate) fn row_keys(prefix: &str, rows: Range<usize>) -> Vec<String> {
+    rows.map(|r| format!("{prefix}{r}")).collect()
 }
 
 /// The cells of `rows` row by row, after checking that there are `m` rows of `n` cells

@@ -43,8 +43,9 @@ pub const fn check_generated_code_format(format: u32) {
 /// assert_eq!(catalog::find("identity_lock/release"), Some(&RELEASE));
 ///
 /// // An op names the script it calls; building it sends nothing.
-/// let op = IdentityLock::new("report:lock").release("secret");
+/// let op = IdentityLock::new("report:lock")?.release("secret");
 /// assert_eq!(op.script(), Some(&RELEASE));
+/// # Ok::<(), redis_patterns::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Script {

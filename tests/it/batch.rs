@@ -58,7 +58,7 @@ fn flush(con: &mut dyn redis::ConnectionLike) {
 
 /// Three scripts and a native command, in one batch.
 fn mixed(batch: &mut Batch, tag: &str) -> Vec<redis_patterns::Slot<i64>> {
-    let lock = IdentityLock::new(format!("{{{tag}}}:lock"));
+    let lock = IdentityLock::new(format!("{{{tag}}}:lock")).unwrap();
     vec![
         batch.add(lock.acquire("t", None).map(|b| Ok(i64::from(b)))),
         batch.add(HashCounter::new(format!("{{{tag}}}:h"), "f").reset(7)),
@@ -171,7 +171,7 @@ fn hammer(
                 .count()
                 + usize::from(pushed_failed);
 
-            let lock = IdentityLock::new(format!("{{{tag}}}:single"));
+            let lock = IdentityLock::new(format!("{{{tag}}}:single")).unwrap();
             let single = [
                 lock.acquire("s", None).run(&mut con).map(drop),
                 queue

@@ -9,14 +9,14 @@ use crate::step;
 /// lease ran out releases the lock another client took since.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let lock = Lock::new("Lock:10086");
+    let lock = Lock::new("Lock:10086").unwrap();
     let _ = step!(t, con, lock.acquire());
     let _ = step!(t, con, lock.acquire());
     let _ = step!(t, con, lock.release());
     let _ = step!(t, con, lock.release());
     let _ = step!(t, con, lock.acquire());
 
-    let auto = AutoReleaseLock::new("AutoReleaseLock:10086");
+    let auto = AutoReleaseLock::new("AutoReleaseLock:10086").unwrap();
     let _ = step!(t, con, auto.acquire(Duration::from_millis(1000)));
     let _ = step!(t, con, auto.acquire(Duration::from_secs(10)));
     harness::wait_until_gone(con, "AutoReleaseLock:10086");
@@ -43,29 +43,18 @@ fn scenario_cluster() {
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    assert!(Lock::new("held").acquire().run(&mut con).unwrap());
+    assert!(Lock::new("held").unwrap().acquire().run(&mut con).unwrap());
     let before = harness::dump(&mut con);
 
-    assert_invalid(Lock::new("").acquire().run(&mut con), "key");
-    assert_invalid(Lock::new("").release().run(&mut con), "key");
+    assert_invalid(Lock::new(""), "key");
+    assert_invalid(AutoReleaseLock::new(""), "key");
+    let free = AutoReleaseLock::new("free").unwrap();
+    assert_invalid(free.acquire(Duration::ZERO).run(&mut con), "ttl");
     assert_invalid(
-        AutoReleaseLock::new("")
-            .acquire(Duration::from_secs(1))
-            .run(&mut con),
-        "key",
-    );
-    assert_invalid(
-        AutoReleaseLock::new("free")
-            .acquire(Duration::ZERO)
-            .run(&mut con),
+        free.acquire(Duration::from_micros(999)).run(&mut con),
         "ttl",
     );
-    assert_invalid(
-        AutoReleaseLock::new("free")
-            .acquire(Duration::MAX)
-            .run(&mut con),
-        "ttl",
-    );
+    assert_invalid(free.acquire(Duration::MAX).run(&mut con), "ttl");
 
     assert_eq!(harness::dump(&mut con), before);
 }

@@ -18,7 +18,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     ];
 
     t.note("LogicalMatrix: one bitmap per row");
-    let m = LogicalMatrix::new("logical_matrix:rows", 3, 4);
+    let m = LogicalMatrix::new("logical_matrix:rows", 3, 4).unwrap();
     let _ = step!(t, con, m.get(0, 0));
     let _ = step!(t, con, m.get_all());
     let _ = step!(t, con, m.init(Some(&elements)));
@@ -29,13 +29,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, m.get_row(2));
     let _ = step!(t, con, m.get_all());
     let _ = step!(t, con, m.init(None));
-    let wide = LogicalMatrix::new("logical_matrix:wide", 2, 10);
+    let wide = LogicalMatrix::new("logical_matrix:wide", 2, 10).unwrap();
     let _ = step!(t, con, wide.init(None));
     let _ = step!(t, con, wide.set(1, 9, true));
     let _ = step!(t, con, wide.get_row(1));
 
     t.note("CompactLogicalMatrix: one bitmap, bit row*cols+col");
-    let c = CompactLogicalMatrix::new("logical_matrix:compact", 3, 4);
+    let c = CompactLogicalMatrix::new("logical_matrix:compact", 3, 4).unwrap();
     let _ = step!(t, con, c.get_row(1));
     let _ = step!(t, con, c.init(Some(&elements)));
     let _ = step!(t, con, c.get(1, 1));
@@ -86,12 +86,10 @@ enum Form {
 impl Form {
     fn both(name: &str, rows: usize, cols: usize) -> [Form; 2] {
         [
-            Form::Rows(LogicalMatrix::new(format!("{name}:rows"), rows, cols)),
-            Form::Compact(CompactLogicalMatrix::new(
-                format!("{name}:compact"),
-                rows,
-                cols,
-            )),
+            Form::Rows(LogicalMatrix::new(format!("{name}:rows"), rows, cols).unwrap()),
+            Form::Compact(
+                CompactLogicalMatrix::new(format!("{name}:compact"), rows, cols).unwrap(),
+            ),
         ]
     }
 
@@ -257,8 +255,8 @@ fn compact_rows_straddle_bytes() {
     let elements: Vec<Vec<bool>> = (0..rows)
         .map(|r| (0..cols).map(|c| (r * 5 + c * 3) % 4 == 1).collect())
         .collect();
-    let c = CompactLogicalMatrix::new("straddle", rows, cols);
-    let m = LogicalMatrix::new("straddle", rows, cols);
+    let c = CompactLogicalMatrix::new("straddle", rows, cols).unwrap();
+    let m = LogicalMatrix::new("straddle", rows, cols).unwrap();
     c.init(Some(&elements)).run(&mut con).unwrap();
     m.init(Some(&elements)).run(&mut con).unwrap();
     assert_eq!(c.get_all().run(&mut con).unwrap(), elements);
@@ -291,27 +289,30 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SET", "{taken}:row:2", "\u{0}"]);
     let before = harness::dump(&mut con);
 
-    let m = LogicalMatrix::new("m", 2, 3);
-    let c = CompactLogicalMatrix::new("c", 2, 3);
-    // Shapes.
+    let m = LogicalMatrix::new("m", 2, 3).unwrap();
+    let c = CompactLogicalMatrix::new("c", 2, 3).unwrap();
+    // Shapes, refused when the matrix is built: zero dimensions, more bits than one
+    // bitmap holds, more cells than usize holds.
+    assert_invalid(LogicalMatrix::new("m", 0, 3), "rows");
+    assert_invalid(LogicalMatrix::new("m", 2, 0), "cols");
+    assert_invalid(LogicalMatrix::new("m", 1, (1 << 23) + 1), "cols");
+    assert_invalid(LogicalMatrix::new("m", 1, (1 << 32) + 1), "cols");
+    assert_invalid(LogicalMatrix::new("m", usize::MAX, 2), "rows");
+    assert!(LogicalMatrix::new("m", 1, 1 << 23).is_ok());
+    assert_invalid(CompactLogicalMatrix::new("c", 0, 1), "rows");
+    assert_invalid(CompactLogicalMatrix::new("c", 1, 0), "cols");
     assert_invalid(
-        LogicalMatrix::new("m", 0, 3).init(None).run(&mut con),
-        "rows",
-    );
-    assert_invalid(
-        LogicalMatrix::new("m", 2, 0).get_all().run(&mut con),
+        CompactLogicalMatrix::new("c", 1 << 16, (1 << 16) + 1),
         "cols",
     );
-    assert_invalid(
-        CompactLogicalMatrix::new("c", 0, 1).get(0, 0).run(&mut con),
-        "rows",
-    );
-    assert_invalid(
-        CompactLogicalMatrix::new("c", 1, 0)
-            .init(None)
-            .run(&mut con),
-        "cols",
-    );
+    assert_invalid(CompactLogicalMatrix::new("c", 2, usize::MAX), "rows");
+    assert!(CompactLogicalMatrix::new("c", 1 << 11, 1 << 12).is_ok());
+    // Names: empty, or a `}` with no hash tag (the rows would not share a slot).
+    for id in ["", "a}b", "a{}b"] {
+        assert_invalid(LogicalMatrix::new(id, 1, 1), "id");
+    }
+    assert_invalid(CompactLogicalMatrix::new("", 1, 1), "key");
+    // Elements: the wrong number of rows or cells.
     assert_invalid(m.init(Some(&[vec![true; 3]])).run(&mut con), "elements");
     assert_invalid(
         m.init(Some(&[vec![true; 3], vec![true; 4]])).run(&mut con),
@@ -320,18 +321,6 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(
         c.init(Some(&[vec![true; 2], vec![true; 2]])).run(&mut con),
         "elements",
-    );
-    assert_invalid(
-        CompactLogicalMatrix::new("c", 1 << 16, (1 << 16) + 1)
-            .init(None)
-            .run(&mut con),
-        "cols",
-    );
-    assert_invalid(
-        LogicalMatrix::new("m", 1, (1 << 32) + 1)
-            .get(0, 0)
-            .run(&mut con),
-        "cols",
     );
     // Bounds, including the book's compact bug: col == cols is not the next row's col 0.
     assert_invalid(m.get(2, 0).run(&mut con), "row");
@@ -344,22 +333,17 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(c.get(0, 3).run(&mut con), "col");
     assert_invalid(c.set(1, 3, true).run(&mut con), "col");
     assert_invalid(c.get_row(2).run(&mut con), "row");
-    // Names.
-    assert_invalid(LogicalMatrix::new("", 1, 1).get(0, 0).run(&mut con), "name");
-    assert_invalid(
-        CompactLogicalMatrix::new("", 1, 1).get_all().run(&mut con),
-        "key",
-    );
+    assert_invalid(m.row_key(2), "row");
 
     // The wrong type of key, and init over an existing key.
-    let wrong = LogicalMatrix::new("wrong", 2, 3);
+    let wrong = LogicalMatrix::new("wrong", 2, 3).unwrap();
     assert_code(wrong.get(1, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong.set(1, 0, true).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_row(1).run(&mut con), "WRONGTYPE");
     assert_code(wrong.set_row(1, &[true; 3]).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong.init(None).run(&mut con), "EXISTS");
-    let wrong_compact = CompactLogicalMatrix::new("wrong_compact", 2, 3);
+    let wrong_compact = CompactLogicalMatrix::new("wrong_compact", 2, 3).unwrap();
     assert_code(wrong_compact.get(1, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong_compact.get_row(1).run(&mut con), "WRONGTYPE");
     assert_code(
@@ -369,7 +353,10 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(wrong_compact.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong_compact.init(None).run(&mut con), "EXISTS");
     assert_code(
-        LogicalMatrix::new("taken", 3, 1).init(None).run(&mut con),
+        LogicalMatrix::new("taken", 3, 1)
+            .unwrap()
+            .init(None)
+            .run(&mut con),
         "EXISTS",
     );
 
@@ -406,4 +393,14 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
 
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Row keys are derived once from the id: `{id}:row:<r>`, or `id:row:<r>` when the id
+/// holds a hash tag, so every row is in the id's cluster hash slot.
+#[test]
+fn row_keys_share_the_ids_slot() {
+    let m = LogicalMatrix::new("m", 2, 1).unwrap();
+    assert_eq!(m.row_key(1).unwrap(), "{m}:row:1");
+    let tagged = LogicalMatrix::new("{app}:m", 2, 1).unwrap();
+    assert_eq!(tagged.row_key(0).unwrap(), "{app}:m:row:0");
 }

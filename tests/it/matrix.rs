@@ -14,7 +14,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let elements = vec![vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]];
 
     t.note("ListMatrix: one list per row");
-    let list = ListMatrix::new("matrix:list", 3, 3);
+    let list = ListMatrix::new("matrix:list", 3, 3).unwrap();
     let _ = step!(t, con, list.get(0, 0));
     let _ = step!(t, con, list.get_all());
     let _ = step!(t, con, list.set(0, 0, 1));
@@ -24,15 +24,15 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, list.get_row(1));
     let _ = step!(t, con, list.get_all());
     let _ = step!(t, con, list.init(None));
-    let zeros = ListMatrix::new("matrix:list_zeros", 2, 4);
+    let zeros = ListMatrix::new("matrix:list_zeros", 2, 4).unwrap();
     let _ = step!(t, con, zeros.init(None));
     let _ = step!(t, con, zeros.get_all());
 
     t.note(
         "BitmapMatrix: one BITFIELD string per row; its own keys (the book's all share one set)",
     );
-    let bitmap = BitmapMatrix::new("matrix:bitmap", 3, 3, Width::I64);
-    let other = BitmapMatrix::new("matrix:bitmap_other", 3, 3, Width::I64);
+    let bitmap = BitmapMatrix::new("matrix:bitmap", 3, 3, Width::I64).unwrap();
+    let other = BitmapMatrix::new("matrix:bitmap_other", 3, 3, Width::I64).unwrap();
     let _ = step!(t, con, bitmap.get(2, 2));
     let _ = step!(t, con, bitmap.init(Some(&elements)));
     let _ = step!(t, con, other.init(None));
@@ -42,13 +42,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, bitmap.get_all());
     let _ = step!(t, con, other.get_all());
     let _ = step!(t, con, bitmap.init(None));
-    let small = BitmapMatrix::new("matrix:bitmap_u8", 2, 2, Width::U8);
+    let small = BitmapMatrix::new("matrix:bitmap_u8", 2, 2, Width::U8).unwrap();
     let _ = step!(t, con, small.set(1, 1, 255));
     let _ = step!(t, con, small.get_all());
     let _ = step!(t, con, small.set(1, 1, 256));
 
     t.note("Matrix (unlisted): one BITFIELD string, offset row*N+col");
-    let single = Matrix::new("matrix:single", 3, 3, Width::I64);
+    let single = Matrix::new("matrix:single", 3, 3, Width::I64).unwrap();
     let _ = step!(t, con, single.get_row(1));
     let _ = step!(t, con, single.init(Some(&elements)));
     let _ = step!(t, con, single.set(1, 2, 60));
@@ -57,7 +57,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, single.get_all());
     let _ = step!(t, con, single.get(3, 0));
     let _ = step!(t, con, single.init(None));
-    let odd = Matrix::new("matrix:single_u63", 2, 3, Width::U63);
+    let odd = Matrix::new("matrix:single_u63", 2, 3, Width::U63).unwrap();
     let _ = step!(t, con, odd.set(1, 1, i64::MAX));
     let _ = step!(t, con, odd.get_row(1));
     let _ = step!(t, con, odd.get_all());
@@ -115,19 +115,11 @@ enum Form {
 impl Form {
     fn all(name: &str, rows: usize, cols: usize) -> Vec<Form> {
         vec![
-            Form::List(ListMatrix::new(format!("{name}:list"), rows, cols)),
-            Form::Bitmap(BitmapMatrix::new(
-                format!("{name}:bitmap"),
-                rows,
-                cols,
-                Width::I32,
-            )),
-            Form::Single(Matrix::new(
-                format!("{name}:single"),
-                rows,
-                cols,
-                Width::I32,
-            )),
+            Form::List(ListMatrix::new(format!("{name}:list"), rows, cols).unwrap()),
+            Form::Bitmap(
+                BitmapMatrix::new(format!("{name}:bitmap"), rows, cols, Width::I32).unwrap(),
+            ),
+            Form::Single(Matrix::new(format!("{name}:single"), rows, cols, Width::I32).unwrap()),
         ]
     }
 
@@ -237,8 +229,8 @@ fn get_all_never_shows_a_torn_row() {
     const WRITERS: i64 = 4;
     let (rows, cols) = (6, 40);
     let db = Arc::new(harness::fresh_db());
-    let bitmap = BitmapMatrix::new("torn:bitmap", rows, cols, Width::I32);
-    let single = Matrix::new("torn:single", rows, cols, Width::I32);
+    let bitmap = BitmapMatrix::new("torn:bitmap", rows, cols, Width::I32).unwrap();
+    let single = Matrix::new("torn:single", rows, cols, Width::I32).unwrap();
     bitmap.init(None).run(&mut db.con()).unwrap();
     single.init(None).run(&mut db.con()).unwrap();
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -303,8 +295,8 @@ fn cell_types_round_trip_at_their_limits() {
         let small = if min < 0 { -1 } else { 1 };
         let elements = vec![vec![min, max, 0], vec![1, small, max - 1]];
         let name = format!("limits:{}", width.as_str());
-        let bitmap = BitmapMatrix::new(format!("{name}:bitmap"), 2, 3, width);
-        let single = Matrix::new(format!("{name}:single"), 2, 3, width);
+        let bitmap = BitmapMatrix::new(format!("{name}:bitmap"), 2, 3, width).unwrap();
+        let single = Matrix::new(format!("{name}:single"), 2, 3, width).unwrap();
         bitmap.init(Some(&elements)).run(&mut con).unwrap();
         single.init(Some(&elements)).run(&mut con).unwrap();
         assert_eq!(bitmap.get_all().run(&mut con).unwrap(), elements, "{name}");
@@ -322,7 +314,7 @@ fn cell_types_round_trip_at_their_limits() {
         assert_eq!(single.get_row(1).run(&mut con).unwrap()[2], min);
         assert_eq!(bitmap.get_row(1).run(&mut con).unwrap()[2], min);
     }
-    let list = ListMatrix::new("limits:list", 1, 2);
+    let list = ListMatrix::new("limits:list", 1, 2).unwrap();
     list.init(Some(&[vec![i64::MIN, i64::MAX]]))
         .run(&mut con)
         .unwrap();
@@ -342,24 +334,34 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["RPUSH", "{taken}:row:1", "1", "2"]);
     let before = harness::dump(&mut con);
 
-    let list = ListMatrix::new("m", 2, 3);
-    let bitmap = BitmapMatrix::new("m", 2, 3, Width::U8);
-    let single = Matrix::new("m", 2, 3, Width::I8);
+    let list = ListMatrix::new("m", 2, 3).unwrap();
+    let bitmap = BitmapMatrix::new("m", 2, 3, Width::U8).unwrap();
+    let single = Matrix::new("m", 2, 3, Width::I8).unwrap();
     let two_by_three = [vec![1, 2, 3], vec![4, 5, 6]];
 
-    // Shapes: zero dimensions, the wrong number of rows or cells, too many bits.
-    assert_invalid(ListMatrix::new("m", 0, 3).init(None).run(&mut con), "rows");
-    assert_invalid(ListMatrix::new("m", 2, 0).get(0, 0).run(&mut con), "cols");
-    assert_invalid(
-        BitmapMatrix::new("m", 0, 3, Width::U8)
-            .get_all()
-            .run(&mut con),
-        "rows",
-    );
-    assert_invalid(
-        Matrix::new("m", 2, 0, Width::U8).get_row(0).run(&mut con),
-        "cols",
-    );
+    // Shapes, refused when the matrix is built: zero dimensions, too many columns for
+    // one call, too many bits for one string, more cells than usize holds.
+    assert_invalid(ListMatrix::new("m", 0, 3), "rows");
+    assert_invalid(ListMatrix::new("m", 2, 0), "cols");
+    assert_invalid(ListMatrix::new("m", 1, 2049), "cols");
+    assert_invalid(ListMatrix::new("m", usize::MAX, 2), "rows");
+    assert!(ListMatrix::new("m", 1, 2048).is_ok());
+    assert_invalid(BitmapMatrix::new("m", 0, 3, Width::U8), "rows");
+    assert_invalid(BitmapMatrix::new("m", 3, 0, Width::U8), "cols");
+    assert_invalid(BitmapMatrix::new("m", 1, (1 << 20) + 1, Width::U8), "cols");
+    assert!(BitmapMatrix::new("m", 1, 1 << 20, Width::U8).is_ok());
+    assert_invalid(Matrix::new("m", 0, 3, Width::U8), "rows");
+    assert_invalid(Matrix::new("m", 2, 0, Width::U8), "cols");
+    assert_invalid(Matrix::new("m", 1 << 16, (1 << 10) + 1, Width::I64), "cols");
+    assert_invalid(Matrix::new("m", usize::MAX, usize::MAX, Width::U8), "rows");
+    assert!(Matrix::new("m", 1 << 7, 1 << 10, Width::I64).is_ok());
+    // Names: empty, or a `}` with no hash tag (the rows would not share a slot).
+    for id in ["", "a}b", "a{}b"] {
+        assert_invalid(ListMatrix::new(id, 1, 1), "id");
+        assert_invalid(BitmapMatrix::new(id, 1, 1, Width::U8), "id");
+    }
+    assert_invalid(Matrix::new("", 1, 1, Width::U8), "key");
+    // Elements: the wrong number of rows or cells.
     assert_invalid(
         list.init(Some(&two_by_three[..1])).run(&mut con),
         "elements",
@@ -375,18 +377,6 @@ fn bad_input_is_refused_and_writes_nothing() {
         "elements",
     );
     assert_invalid(single.init(Some(&[])).run(&mut con), "elements");
-    assert_invalid(
-        BitmapMatrix::new("m", 1, (1 << 29) + 1, Width::U8)
-            .init(None)
-            .run(&mut con),
-        "cols",
-    );
-    assert_invalid(
-        Matrix::new("m", 1 << 16, (1 << 10) + 1, Width::I64)
-            .get(0, 0)
-            .run(&mut con),
-        "cols",
-    );
     // Bounds: rows, columns, values outside the cell type.
     assert_invalid(list.get(2, 0).run(&mut con), "row");
     assert_invalid(list.set(0, 3, 1).run(&mut con), "col");
@@ -416,34 +406,24 @@ fn bad_input_is_refused_and_writes_nothing() {
             .run(&mut con),
         "elements",
     );
-    // Names.
-    assert_invalid(ListMatrix::new("", 1, 1).get(0, 0).run(&mut con), "name");
-    assert_invalid(
-        BitmapMatrix::new("a}b", 1, 1, Width::U8)
-            .get_all()
-            .run(&mut con),
-        "name",
-    );
-    assert_invalid(
-        Matrix::new("", 1, 1, Width::U8).get_all().run(&mut con),
-        "key",
-    );
+    assert_invalid(list.row_key(2), "row");
+    assert_invalid(bitmap.row_key(2), "row");
 
     // A ListMatrix set before init fails: LSET needs the list.
     assert_code(list.set(0, 0, 1).run(&mut con), "ERR");
 
     // The wrong type of key, and init over an existing key.
-    let wrong = ListMatrix::new("wrong", 2, 1);
+    let wrong = ListMatrix::new("wrong", 2, 1).unwrap();
     assert_code(wrong.get(0, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_row(0).run(&mut con), "WRONGTYPE");
     assert_code(wrong.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong.init(None).run(&mut con), "EXISTS");
-    let wrong_bitmap = BitmapMatrix::new("wrong_bitmap", 2, 1, Width::U8);
+    let wrong_bitmap = BitmapMatrix::new("wrong_bitmap", 2, 1, Width::U8).unwrap();
     assert_code(wrong_bitmap.get(1, 0).run(&mut con), "WRONGTYPE");
     assert_code(wrong_bitmap.get_row(1).run(&mut con), "WRONGTYPE");
     assert_code(wrong_bitmap.get_all().run(&mut con), "WRONGTYPE");
     assert_code(wrong_bitmap.init(None).run(&mut con), "EXISTS");
-    let wrong_single = Matrix::new("wrong_single", 2, 1, Width::U8);
+    let wrong_single = Matrix::new("wrong_single", 2, 1, Width::U8).unwrap();
     assert_code(wrong_single.set(0, 0, 1).run(&mut con), "WRONGTYPE");
     assert_code(wrong_single.set_row(0, &[1]).run(&mut con), "WRONGTYPE");
     assert_code(wrong_bitmap.set_row(1, &[1]).run(&mut con), "WRONGTYPE");
@@ -453,7 +433,10 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(wrong_single.init(None).run(&mut con), "EXISTS");
     // Only row 1 of `taken` exists: init checks every row, not just row 0.
     assert_code(
-        ListMatrix::new("taken", 2, 2).init(None).run(&mut con),
+        ListMatrix::new("taken", 2, 2)
+            .unwrap()
+            .init(None)
+            .run(&mut con),
         "EXISTS",
     );
 
@@ -555,7 +538,7 @@ fn big_matrices_are_built_in_chunks_and_read_in_ranges() {
     let cells: Vec<Vec<i64>> = (0..rows)
         .map(|r| (0..cols).map(|c| (r * cols + c) as i64 - 7).collect())
         .collect();
-    let list = ListMatrix::new("big:list", rows, cols);
+    let list = ListMatrix::new("big:list", rows, cols).unwrap();
     assert_invalid(list.init(Some(&cells)).run(&mut con), "elements");
     let chunks = list.init_chunks(Some(&cells));
     // 682 rows fit 2048 cells; 512 rows is the most one call takes.
@@ -578,7 +561,7 @@ fn big_matrices_are_built_in_chunks_and_read_in_ranges() {
     let cells: Vec<Vec<i64>> = (0..rows)
         .map(|r| (0..cols).map(|c| ((r * 7 + c) % 256) as i64).collect())
         .collect();
-    let bitmap = BitmapMatrix::new("big:bitmap", rows, cols, Width::U8);
+    let bitmap = BitmapMatrix::new("big:bitmap", rows, cols, Width::U8).unwrap();
     assert_invalid(bitmap.init(Some(&cells)).run(&mut con), "elements");
     for op in bitmap.init_chunks(Some(&cells)) {
         op.run(&mut con).unwrap();
@@ -607,7 +590,7 @@ fn a_chunked_init_race_has_one_winner() {
             let (db, barrier) = (db.clone(), barrier.clone());
             thread::spawn(move || {
                 let mut con = db.con();
-                let list = ListMatrix::new("race:chunked", rows, cols);
+                let list = ListMatrix::new("race:chunked", rows, cols).unwrap();
                 let cells = vec![vec![client; cols]; rows];
                 let mut chunks = list.init_chunks(Some(&cells)).into_iter();
                 barrier.wait();
@@ -631,11 +614,22 @@ fn a_chunked_init_race_has_one_winner() {
         .filter_map(|r| r.join().unwrap())
         .collect();
     assert_eq!(winners.len(), 1, "winners {winners:?}");
-    let list = ListMatrix::new("race:chunked", rows, cols);
+    let list = ListMatrix::new("race:chunked", rows, cols).unwrap();
     let mut con = db.con();
     for first in (0..rows).step_by(512) {
         let range = first..(first + 512).min(rows);
         let read = list.get_rows(range.clone()).run(&mut con).unwrap().unwrap();
         assert_eq!(read, vec![vec![winners[0]; cols]; range.len()]);
     }
+}
+
+/// Row keys are derived once from the id: `{id}:row:<r>`, or `id:row:<r>` when the id
+/// holds a hash tag, so every row is in the id's cluster hash slot.
+#[test]
+fn row_keys_share_the_ids_slot() {
+    let list = ListMatrix::new("m", 2, 1).unwrap();
+    assert_eq!(list.row_key(1).unwrap(), "{m}:row:1");
+    let tagged = BitmapMatrix::new("{app}:m", 2, 1, Width::U8).unwrap();
+    assert_eq!(tagged.row_key(0).unwrap(), "{app}:m:row:0");
+    assert_eq!(tagged.id(), "{app}:m");
 }

@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::Batch;
 use redis_patterns::resource_pool::{Lease, ResourcePool};
 use redis_patterns::scripts::resource_pool as script;
+use redis_patterns::{Batch, Error};
 
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
@@ -17,10 +17,11 @@ use crate::step;
 /// transcript shows which one was taken.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let pool = ResourcePool::new("resource_pool:printers");
-    t.step("pool.available_key()", pool.available_key())
+    let pool = ResourcePool::new("resource_pool:printers").unwrap();
+    t.step("pool.available_key()", Ok::<_, Error>(pool.available_key()))
         .unwrap();
-    t.step("pool.occupied_key()", pool.occupied_key()).unwrap();
+    t.step("pool.occupied_key()", Ok::<_, Error>(pool.occupied_key()))
+        .unwrap();
     let _ = step!(t, con, pool.associate("printer-1"));
     let _ = step!(t, con, pool.associate("printer-1"));
     let _ = step!(t, con, pool.has("printer-1"));
@@ -50,7 +51,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .unwrap();
     t.step(
         "pool.acquire_with_lease(2 s) → resource",
-        Ok::<_, redis_patterns::Error>(&lease.resource),
+        Ok::<_, Error>(&lease.resource),
     )
     .unwrap();
     let _ = step!(t, con, pool.acquire());
@@ -78,12 +79,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .unwrap();
     t.step(
         "pool.acquire_with_lease(30 s) → resource",
-        Ok::<_, redis_patterns::Error>(&second.resource),
+        Ok::<_, Error>(&second.resource),
     )
     .unwrap();
     t.step(
         "the new token differs from the stale one",
-        Ok::<_, redis_patterns::Error>(second.token != lease.token),
+        Ok::<_, Error>(second.token != lease.token),
     )
     .unwrap();
     let _ = step!(t, con, pool.release_lease(&lease));
@@ -116,10 +117,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, pool.total_count());
 
     let keys = [
-        pool.available_key().unwrap(),
-        pool.occupied_key().unwrap(),
-        pool.leases_key().unwrap(),
-        pool.holders_key().unwrap(),
+        pool.available_key(),
+        pool.occupied_key(),
+        pool.leases_key(),
+        pool.holders_key(),
     ];
     redis::cmd("DEL").arg(&keys).exec(con).unwrap();
     t
@@ -141,8 +142,30 @@ fn scenario_cluster() {
     );
 }
 
+/// The pool's four keys are derived once from its name, in its cluster hash slot: a
+/// name's own hash tag is kept.
+#[test]
+fn keys_share_the_names_slot() {
+    let pool = ResourcePool::new("{app}:printers").unwrap();
+    assert_eq!(pool.name(), "{app}:printers");
+    assert_eq!(
+        [
+            pool.available_key(),
+            pool.occupied_key(),
+            pool.leases_key(),
+            pool.holders_key(),
+        ],
+        [
+            "{app}:printers:available",
+            "{app}:printers:occupied",
+            "{app}:printers:leases",
+            "{app}:printers:holders",
+        ]
+    );
+}
+
 fn pool_of(db: &harness::Db, name: &str, size: usize) -> ResourcePool {
-    let pool = ResourcePool::new(name);
+    let pool = ResourcePool::new(name).unwrap();
     let mut con = db.con();
     for r in 0..size {
         assert!(pool.associate(&format!("r{r}")).run(&mut con).unwrap());
@@ -269,7 +292,7 @@ fn a_small_pool_is_never_over_handed() {
 fn associate_and_disassociate_act_once_per_resource() {
     const RESOURCES: usize = 200;
     let db = Arc::new(harness::fresh_db());
-    let pool = ResourcePool::new("shared");
+    let pool = ResourcePool::new("shared").unwrap();
     let run = |op: fn(&ResourcePool, &str) -> redis_patterns::Op<bool>| -> Vec<usize> {
         let wins: Vec<_> = (0..8)
             .map(|client| {
@@ -407,12 +430,8 @@ fn bad_input_is_refused_and_writes_nothing() {
     let before = harness::dump(&mut con);
 
     let ttl = Duration::from_secs(1);
-    for bad in [ResourcePool::new(""), ResourcePool::new("a}b")] {
-        assert_invalid(bad.associate("r").run(&mut con), "name");
-        assert_invalid(bad.acquire().run(&mut con), "name");
-        assert_invalid(bad.acquire_with_lease(ttl).run(&mut con), "name");
-        assert_invalid(bad.total_count().run(&mut con), "name");
-        assert_invalid(bad.available_count().run(&mut con), "name");
+    for bad in ["", "a}b", "a{}b"] {
+        assert_invalid(ResourcePool::new(bad), "name");
     }
     assert_invalid(pool.associate("").run(&mut con), "resource");
     assert_invalid(pool.disassociate("").run(&mut con), "resource");
@@ -440,14 +459,14 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(pool.reclaim(1001).run(&mut con), "limit");
 
     // Keys of the wrong type fail before any write.
-    let broken = ResourcePool::new("broken");
+    let broken = ResourcePool::new("broken").unwrap();
     assert_code(broken.associate("r").run(&mut con), "WRONGTYPE");
     assert_code(broken.acquire().run(&mut con), "WRONGTYPE");
     assert_code(broken.disassociate("r").run(&mut con), "WRONGTYPE");
     assert_code(broken.release("r").run(&mut con), "WRONGTYPE");
     assert_code(broken.total_count().run(&mut con), "WRONGTYPE");
     assert_code(broken.reclaim(5).run(&mut con), "WRONGTYPE");
-    let broken_leases = ResourcePool::new("broken_leases");
+    let broken_leases = ResourcePool::new("broken_leases").unwrap();
     assert_code(broken_leases.acquire().run(&mut con), "WRONGTYPE");
     assert_code(broken_leases.disassociate("r0").run(&mut con), "WRONGTYPE");
     assert_code(

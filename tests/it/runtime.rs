@@ -59,7 +59,7 @@ fn load_all_reaches_every_cluster_node() {
 fn a_flushed_script_is_loaded_again_and_run_once() {
     let servers = harness::script_cache_servers();
     let mut con = servers.db().con();
-    let lock = IdentityLock::new("lock");
+    let lock = IdentityLock::new("lock").unwrap();
     assert!(lock.acquire("t", None).run(&mut con).unwrap());
     script_flush(&mut con);
     assert!(!loaded(&mut con, &scripts::identity_lock::RELEASE));
@@ -75,7 +75,7 @@ fn async_connections_run_and_recover_from_noscript() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let db = servers.db();
-        let lock = IdentityLock::new("lock");
+        let lock = IdentityLock::new("lock").unwrap();
 
         let mut multiplexed = db.multiplexed().await;
         script_flush(&mut db.con());
@@ -105,7 +105,7 @@ fn async_connections_run_and_recover_from_noscript() {
             .get_async_connection()
             .await
             .unwrap();
-        let lock = IdentityLock::new("runtime:async:lock");
+        let lock = IdentityLock::new("runtime:async:lock").unwrap();
         script_flush(&mut servers.cluster_con());
         assert!(
             lock.acquire("t", None)
@@ -115,7 +115,7 @@ fn async_connections_run_and_recover_from_noscript() {
         );
         assert_eq!(
             lock.lease("t").run_async(&mut cluster).await.unwrap(),
-            redis_patterns::identity_lock::Lease::Forever
+            redis_patterns::identity_lock::Holding::Forever
         );
         assert!(lock.release("t").run_async(&mut cluster).await.unwrap());
     });
@@ -123,12 +123,13 @@ fn async_connections_run_and_recover_from_noscript() {
 
 #[test]
 fn read_only_scripts_run_with_evalsha_ro() {
-    let op = IdentityLock::new("lock").lease("t");
+    let op = IdentityLock::new("lock").unwrap().lease("t");
     let script = op.script().unwrap();
     assert!(script.is_read_only());
     let packed = String::from_utf8_lossy(&op.cmd().unwrap().get_packed_command()).into_owned();
     assert!(packed.contains("EVALSHA_RO"), "{packed}");
     let packed = IdentityLock::new("lock")
+        .unwrap()
         .release("t")
         .cmd()
         .unwrap()
@@ -144,7 +145,7 @@ fn a_batch_loads_its_scripts_and_decodes_each_reply() {
     harness::cmd(&mut con, &["HSET", "a:hash", "f", "v"]);
     script_flush(&mut con);
 
-    let lock = IdentityLock::new("lock");
+    let lock = IdentityLock::new("lock").unwrap();
     let mut batch = Batch::new();
     let acquired = batch.add(lock.acquire("t", Some(Duration::from_secs(10))));
     let count = batch.add(Counter::new("n").increase(5));
@@ -194,7 +195,7 @@ fn a_batch_with_bad_input_sends_nothing() {
     let mut con = db.con();
     let mut batch = Batch::transaction();
     let _ = batch.add(Counter::new("n").increase(1));
-    let _ = batch.add(IdentityLock::new("lock").release(""));
+    let _ = batch.add(IdentityLock::new("lock").unwrap().release(""));
     assert_invalid(batch.run(&mut con), "token");
     assert!(harness::dump(&mut con).is_empty());
 }
