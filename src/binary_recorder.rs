@@ -5,7 +5,7 @@
 //!
 //! | Book | Here | Wire |
 //! |---|---|---|
-//! | `BinaryRecorder(client, key)` | [`BinaryRecorder::new(key)`](BinaryRecorder::new) | none |
+//! | `BinaryRecorder(client, key)` | [`BinaryRecorder::new(key)`](BinaryRecorder::new) → `Result` (an empty key is refused) | none |
 //! | `setbit(index)` → `None` | [`setbit(index)`](BinaryRecorder::setbit) → the old bit | `SETBIT key index 1` |
 //! | `clearbit(index)` → `None` | [`clearbit(index)`](BinaryRecorder::clearbit) → the old bit | `SETBIT key index 0` |
 //! | `getbit(index)` → 0/1 | [`getbit(index)`](BinaryRecorder::getbit) → `bool` | `GETBIT key index` |
@@ -29,7 +29,7 @@
 //! use redis_patterns::binary_recorder::BinaryRecorder;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let sign_in = BinaryRecorder::new("User:256512:sign_in");
+//! let sign_in = BinaryRecorder::new("User:256512:sign_in")?;
 //! assert!(!sign_in.setbit(1).run(&mut con)?); // day 1: first sign-in
 //! assert!(sign_in.setbit(1).run(&mut con)?); // already signed in
 //! sign_in.setbit(3).run(&mut con)?;
@@ -52,7 +52,7 @@ pub const MAX_INDEX: u64 = (1 << 32) - 1;
 /// use redis_patterns::binary_recorder::BinaryRecorder;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let seen = BinaryRecorder::new("article:7:seen_by");
+/// let seen = BinaryRecorder::new("article:7:seen_by")?;
 /// seen.setbit(10086).run(&mut con)?; // user 10086 saw it
 /// seen.clearbit(10086).run(&mut con)?;
 /// assert_eq!(seen.countbits(0, 20000).run(&mut con)?, 0);
@@ -64,9 +64,12 @@ pub struct BinaryRecorder {
 }
 
 impl BinaryRecorder {
-    /// The recorder stored as a string at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        BinaryRecorder { key: key.into() }
+    /// The recorder stored as a string at `key`. An empty key is
+    /// [`Error::InvalidInput`].
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(BinaryRecorder { key })
     }
 
     /// The string's key.
@@ -87,9 +90,7 @@ impl BinaryRecorder {
     fn write(&self, index: u64, bit: u8) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("SETBIT");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(bit_index("index", index)?)
-                .arg(bit);
+            cmd.arg(&self.key).arg(bit_index("index", index)?).arg(bit);
             Ok(Op::native(cmd))
         })
     }
@@ -98,8 +99,7 @@ impl BinaryRecorder {
     pub fn getbit(&self, index: u64) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("GETBIT");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(bit_index("index", index)?);
+            cmd.arg(&self.key).arg(bit_index("index", index)?);
             Ok(Op::native(cmd))
         })
     }
@@ -109,7 +109,7 @@ impl BinaryRecorder {
     pub fn countbits(&self, start: u64, end: u64) -> Op<u64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("BITCOUNT");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg(bit_index("start", start)?)
                 .arg(bit_index("end", end)?)
                 .arg("BIT");

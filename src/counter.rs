@@ -11,21 +11,25 @@
 //! [`reset`](Counter::reset) (which also returns the old value). Its hash
 //! `Counter(field, key='counter')` is [`HashCounter::new("counter", field)`](HashCounter::new).
 //!
+//! Every constructor checks its key and settings (a `CompactCounter`'s slot must fit in a
+//! string) and returns [`Error::InvalidInput`] naming the one at fault, so a bad setting
+//! fails where the counter is built instead of on every call.
+//!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
 //! use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //!
-//! let views = Counter::new("page:views");
+//! let views = Counter::new("page:views")?;
 //! views.increase(10).run(&mut con)?;
 //! assert_eq!(views.reset(0).run(&mut con)?, 10); // the old value
 //!
-//! let likes = HashCounter::new("post:7", "likes");
+//! let likes = HashCounter::new("post:7", "likes")?;
 //! assert_eq!(likes.increase(1).run(&mut con)?, 1);
 //!
 //! // 8-bit counters packed in one string; at 255 an increase is refused, not wrapped.
-//! let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Fail);
+//! let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Fail)?;
 //! hits.increase(200).run(&mut con)?;
 //! assert!(hits.increase(100).run(&mut con).is_err());
 //! # Ok(()) }
@@ -43,7 +47,7 @@ use crate::scripts;
 /// use redis_patterns::counter::Counter;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let views = Counter::new("page:views");
+/// let views = Counter::new("page:views")?;
 /// assert_eq!(views.increase(10).run(&mut con)?, 10);
 /// assert_eq!(views.decrease(3).run(&mut con)?, 7);
 /// assert_eq!(views.reset(0).run(&mut con)?, 7); // the old value
@@ -56,9 +60,11 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The counter stored at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        Counter { key: key.into() }
+    /// The counter stored at `key`. An empty key is [`Error::InvalidInput`].
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(Counter { key })
     }
 
     /// The counter's key.
@@ -77,42 +83,40 @@ impl Counter {
     }
 
     fn by(&self, command: &str, n: i64) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd(command);
-            cmd.arg(input::key("key", &self.key)?).arg(n);
-            Ok(Op::native(cmd))
-        })
+        let mut cmd = redis::cmd(command);
+        cmd.arg(&self.key).arg(n);
+        Op::native(cmd)
     }
 
     /// The value; 0 when the key is missing.
     pub fn get(&self) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("GET");
-            cmd.arg(input::key("key", &self.key)?);
-            Ok(zero_if_missing(cmd))
-        })
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(&self.key);
+        zero_if_missing(cmd)
     }
 
     /// Sets the value to `n` and returns the old one (0 when the key was missing), in one
     /// command (`SET key n GET`, Redis 6.2).
     pub fn reset(&self, n: i64) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("SET");
-            cmd.arg(input::key("key", &self.key)?).arg(n).arg("GET");
-            Ok(zero_if_missing(cmd))
-        })
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&self.key).arg(n).arg("GET");
+        zero_if_missing(cmd)
     }
 }
 
 /// A counter in one field of a hash (`HINCRBY`, `HGET`), so that many counters share a key.
+///
+/// The field is a name, as the key is: the app picks it (`likes`, `shares`) and the
+/// counter is built from it, so it is a `String` (any UTF-8, not empty), not an arbitrary
+/// value. The counter's value is an integer, as for every counter here.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
 /// use redis_patterns::counter::HashCounter;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let likes = HashCounter::new("post:7", "likes");
-/// let shares = HashCounter::new("post:7", "shares"); // same hash, another field
+/// let likes = HashCounter::new("post:7", "likes")?;
+/// let shares = HashCounter::new("post:7", "shares")?; // same hash, another field
 /// assert_eq!(likes.increase(2).run(&mut con)?, 2);
 /// assert_eq!(shares.increase(1).run(&mut con)?, 1);
 /// assert_eq!(likes.reset(0).run(&mut con)?, 2); // the old value
@@ -126,12 +130,13 @@ pub struct HashCounter {
 }
 
 impl HashCounter {
-    /// The counter in field `field` of the hash at `key`.
-    pub fn new(key: impl Into<String>, field: impl Into<String>) -> Self {
-        HashCounter {
-            key: key.into(),
-            field: field.into(),
-        }
+    /// The counter in field `field` of the hash at `key`. An empty key or field is
+    /// [`Error::InvalidInput`] naming it.
+    pub fn new(key: impl Into<String>, field: impl Into<String>) -> crate::Result<Self> {
+        let (key, field) = (key.into(), field.into());
+        input::key("key", &key)?;
+        input::key("field", &field)?;
+        Ok(HashCounter { key, field })
     }
 
     /// The hash's key.
@@ -157,21 +162,16 @@ impl HashCounter {
     fn by(&self, n: crate::Result<i64>) -> Op<i64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HINCRBY");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(input::key("field", &self.field)?)
-                .arg(n?);
+            cmd.arg(&self.key).arg(&self.field).arg(n?);
             Ok(Op::native(cmd))
         })
     }
 
     /// The value; 0 when the field is missing.
     pub fn get(&self) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("HGET");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(input::key("field", &self.field)?);
-            Ok(zero_if_missing(cmd))
-        })
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&self.key).arg(&self.field);
+        zero_if_missing(cmd)
     }
 
     /// Sets the value to `n` and returns the old one (0 when the field was missing).
@@ -180,13 +180,7 @@ impl HashCounter {
     /// with the script error `NOT_INTEGER`, writing nothing, when the field holds
     /// something other than an integer.
     pub fn reset(&self, n: i64) -> Op<i64> {
-        Op::try_build(|| {
-            Ok(scripts::counter::hash_reset(
-                input::key("key", &self.key)?,
-                input::key("field", &self.field)?,
-                n,
-            ))
-        })
+        scripts::counter::hash_reset(&self.key, &self.field, n)
     }
 }
 
@@ -272,11 +266,11 @@ impl Width {
 /// use redis_patterns::{Error, counter::{CompactCounter, Overflow, Width}};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let wrap = CompactCounter::new("hits:u8", 0, Width::U8, Overflow::Wrap);
+/// let wrap = CompactCounter::new("hits:u8", 0, Width::U8, Overflow::Wrap)?;
 /// assert_eq!(wrap.increase(300).run(&mut con)?, 44);
-/// let sat = CompactCounter::new("hits:u8", 1, Width::U8, Overflow::Sat);
+/// let sat = CompactCounter::new("hits:u8", 1, Width::U8, Overflow::Sat)?;
 /// assert_eq!(sat.increase(300).run(&mut con)?, 255);
-/// let fail = CompactCounter::new("hits:u8", 2, Width::U8, Overflow::Fail);
+/// let fail = CompactCounter::new("hits:u8", 2, Width::U8, Overflow::Fail)?;
 /// assert!(matches!(fail.increase(300).run(&mut con), Err(Error::Overflow { .. })));
 /// assert_eq!(fail.get().run(&mut con)?, 0); // unchanged
 /// # Ok(()) }
@@ -311,7 +305,7 @@ impl Overflow {
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 /// // Slot 3 of a string of 8-bit counters, stopping at 0 and 255.
-/// let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Sat);
+/// let hits = CompactCounter::new("hits:byte", 3, Width::U8, Overflow::Sat)?;
 /// assert_eq!(hits.increase(200).run(&mut con)?, 200);
 /// assert_eq!(hits.increase(100).run(&mut con)?, 255); // saturated
 /// assert_eq!(hits.decrease(5).run(&mut con)?, 250);
@@ -321,21 +315,45 @@ impl Overflow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactCounter {
     key: String,
-    index: u64,
     width: Width,
     overflow: Overflow,
+    /// BITFIELD's `#index`.
+    slot: String,
 }
 
 impl CompactCounter {
     /// The counter at slot `index` (`#index`: counted in counters, not bits) of the string
     /// at `key`.
-    pub fn new(key: impl Into<String>, index: u64, width: Width, overflow: Overflow) -> Self {
-        CompactCounter {
-            key: key.into(),
-            index,
+    ///
+    /// An empty key, or an `index` whose counter would end past a string's 2^32 bits
+    /// (BITFIELD's limit), is [`Error::InvalidInput`] naming it.
+    pub fn new(
+        key: impl Into<String>,
+        index: u64,
+        width: Width,
+        overflow: Overflow,
+    ) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        let bits = width.bits();
+        let fits = index
+            .checked_mul(bits)
+            .is_some_and(|offset| offset + bits <= 1 << 32);
+        if !fits {
+            return Err(Error::invalid(
+                "index",
+                format!(
+                    "{index} {} counters do not fit in a string (at most 2^32 bits); use a smaller index",
+                    width.as_str()
+                ),
+            ));
+        }
+        Ok(CompactCounter {
+            key,
             width,
             overflow,
-        }
+            slot: format!("#{index}"),
+        })
     }
 
     /// The string's key.
@@ -357,12 +375,12 @@ impl CompactCounter {
     fn by(&self, n: crate::Result<i64>) -> Op<i64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("BITFIELD");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg("OVERFLOW")
                 .arg(self.overflow.as_str())
                 .arg("INCRBY")
                 .arg(self.width.as_str())
-                .arg(self.slot()?)
+                .arg(&self.slot)
                 .arg(n?);
             let (key, slot) = (self.key.clone(), self.describe());
             // BITFIELD answers one entry per subcommand; OVERFLOW FAIL makes it nil.
@@ -377,14 +395,12 @@ impl CompactCounter {
 
     /// The value; 0 when the key is missing (`BITFIELD_RO … GET`).
     pub fn get(&self) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("BITFIELD_RO");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg("GET")
-                .arg(self.width.as_str())
-                .arg(self.slot()?);
-            Ok(only_entry(cmd))
-        })
+        let mut cmd = redis::cmd("BITFIELD_RO");
+        cmd.arg(&self.key)
+            .arg("GET")
+            .arg(self.width.as_str())
+            .arg(&self.slot);
+        only_entry(cmd)
     }
 
     /// Sets the value to `n` and returns the old one; `n` must fit the counter's type.
@@ -401,33 +417,17 @@ impl CompactCounter {
                 ));
             }
             let mut cmd = redis::cmd("BITFIELD");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg("SET")
                 .arg(self.width.as_str())
-                .arg(self.slot()?)
+                .arg(&self.slot)
                 .arg(n);
             Ok(only_entry(cmd))
         })
     }
 
-    /// `#index`, checked against BITFIELD's limit: a string holds at most 2^32 bits.
-    fn slot(&self) -> crate::Result<String> {
-        let bits = self.width.bits();
-        match self.index.checked_mul(bits) {
-            Some(offset) if offset + bits <= 1 << 32 => Ok(format!("#{}", self.index)),
-            _ => Err(Error::invalid(
-                "index",
-                format!(
-                    "{} {} counters do not fit in a string (at most 2^32 bits); use a smaller index",
-                    self.index,
-                    self.width.as_str()
-                ),
-            )),
-        }
-    }
-
     fn describe(&self) -> String {
-        format!("{} #{}", self.width.as_str(), self.index)
+        format!("{} {}", self.width.as_str(), self.slot)
     }
 }
 

@@ -17,7 +17,7 @@
 //! use redis_patterns::id_generator::IdGenerator;
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let ids = IdGenerator::new("UserID");
+//! let ids = IdGenerator::new("UserID")?;
 //! assert!(ids.reserve(10_000).run(&mut con)?);
 //! assert_eq!(ids.produce().run(&mut con)?, 10_001);
 //! assert!(!ids.reserve(5).run(&mut con)?); // too late: an id was produced
@@ -34,7 +34,7 @@ use crate::runtime::op::Op;
 /// use redis_patterns::id_generator::IdGenerator;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let ids = IdGenerator::new("OrderID");
+/// let ids = IdGenerator::new("OrderID")?;
 /// assert_eq!(ids.produce().run(&mut con)?, 1); // first use
 /// assert_eq!(ids.produce().run(&mut con)?, 2);
 /// assert!(!ids.reserve(1_000).run(&mut con)?); // too late: ids were produced
@@ -46,9 +46,12 @@ pub struct IdGenerator {
 }
 
 impl IdGenerator {
-    /// The generator stored at the key `name`.
-    pub fn new(name: impl Into<String>) -> Self {
-        IdGenerator { name: name.into() }
+    /// The generator stored at the key `name`. An empty name is
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(name: impl Into<String>) -> crate::Result<Self> {
+        let name = name.into();
+        input::key("name", &name)?;
+        Ok(IdGenerator { name })
     }
 
     /// The generator's key.
@@ -58,11 +61,9 @@ impl IdGenerator {
 
     /// The next id: 1 on first use, or one more than the reserved number.
     pub fn produce(&self) -> Op<i64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("INCR");
-            cmd.arg(input::key("name", &self.name)?);
-            Ok(Op::native(cmd))
-        })
+        let mut cmd = redis::cmd("INCR");
+        cmd.arg(&self.name);
+        Op::native(cmd)
     }
 
     /// Makes the ids start after `n` (`SET name n NX`): true if done, false once any id
@@ -70,9 +71,7 @@ impl IdGenerator {
     pub fn reserve(&self, n: u64) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("SET");
-            cmd.arg(input::key("name", &self.name)?)
-                .arg(input::int64("n", n)?)
-                .arg("NX");
+            cmd.arg(&self.name).arg(input::int64("n", n)?).arg("NX");
             Ok(Op::native(cmd))
         })
     }
@@ -85,7 +84,7 @@ impl IdGenerator {
 /// use redis_patterns::id_generator::HashIdGenerator;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let ids = HashIdGenerator::new("auid");
+/// let ids = HashIdGenerator::new("auid")?;
 /// assert!(ids.reserve("user", 10_000).run(&mut con)?);
 /// assert_eq!(ids.produce("user").run(&mut con)?, 10_001);
 /// assert_eq!(ids.produce("order").run(&mut con)?, 1); // another generator, same hash
@@ -97,9 +96,12 @@ pub struct HashIdGenerator {
 }
 
 impl HashIdGenerator {
-    /// The generators stored in the hash at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        HashIdGenerator { key: key.into() }
+    /// The generators stored in the hash at `key`. An empty key is
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(HashIdGenerator { key })
     }
 
     /// The hash's key.
@@ -111,9 +113,7 @@ impl HashIdGenerator {
     pub fn produce(&self, name: &str) -> Op<i64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HINCRBY");
-            cmd.arg(input::key("key", &self.key)?)
-                .arg(input::key("name", name)?)
-                .arg(1);
+            cmd.arg(&self.key).arg(input::key("name", name)?).arg(1);
             Ok(Op::native(cmd))
         })
     }
@@ -123,7 +123,7 @@ impl HashIdGenerator {
     pub fn reserve(&self, name: &str, n: u64) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HSETNX");
-            cmd.arg(input::key("key", &self.key)?)
+            cmd.arg(&self.key)
                 .arg(input::key("name", name)?)
                 .arg(input::int64("n", n)?);
             Ok(Op::native(cmd))

@@ -5,16 +5,19 @@
 //! a HyperLogLog: about 12 KB however many items it counts, with a standard error of
 //! 0.81 %, and it cannot forget.
 //!
+//! Items are binary-safe: anything redis-rs sends as one value (`&str`, `String`,
+//! `&[u8]`, `Vec<u8>`, numbers), counted by its bytes, so `"7"` and `7` are one item.
+//!
 //! | Book | Here | Wire |
 //! |---|---|---|
-//! | `UniqueCounter(client, key)` | [`UniqueCounter::new(key)`](UniqueCounter::new) | none |
+//! | `UniqueCounter(client, key)` | [`UniqueCounter::new(key)`](UniqueCounter::new) → `Result` (an empty key, or one no scratch key can be derived from, is refused here) | none |
 //! | `include(item)` / `exclude(item)` / `count()` | [`include`](UniqueCounter::include) / [`exclude`](UniqueCounter::exclude) / [`count`](UniqueCounter::count) | `SADD` / `SREM` / `SCARD` |
 //! | `inter(client, *keys)` | [`UniqueCounter::inter(&[..])`](UniqueCounter::inter) | `SINTERCARD n k…` |
 //! | `union(client, *keys)` | [`UniqueCounter::union(&[..])`](UniqueCounter::union) | script `unique_counter/union_count` |
 //! | `diff(client, x, y)` | [`UniqueCounter::diff(x, y)`](UniqueCounter::diff) | script `unique_counter/diff_count` (read-only) |
-//! | `HllUniqueCounter(client, key)` | [`HllUniqueCounter::new(key)`](HllUniqueCounter::new) | none |
+//! | `HllUniqueCounter(client, key)` | [`HllUniqueCounter::new(key)`](HllUniqueCounter::new) → `Result` | none |
 //! | `include(item)` / `count()` | [`include`](HllUniqueCounter::include) / [`count`](HllUniqueCounter::count) | `PFADD` / `PFCOUNT` |
-//! | `exclude(item)` raises `NotImplementedError` | [`exclude`](HllUniqueCounter::exclude) fails with [`Error::InvalidInput`], no I/O | none |
+//! | `exclude(item)` raises `NotImplementedError` | (none): a HyperLogLog keeps no items, so it cannot remove one; count with [`UniqueCounter`] when items must be excluded | none |
 //! | `HllUniqueCounterMerger(client, result).merge(*keys)` → `True` | [`result.merge(&[..])`](HllUniqueCounter::merge) → `()` | `PFMERGE result k…` |
 //! | (none) | [`HllUniqueCounter::union(&[..])`](HllUniqueCounter::union) | `PFCOUNT k…` |
 //!
@@ -40,8 +43,8 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //!
-//! let monday = UniqueCounter::new("{visits}:monday");
-//! let tuesday = UniqueCounter::new("{visits}:tuesday");
+//! let monday = UniqueCounter::new("{visits}:monday")?;
+//! let tuesday = UniqueCounter::new("{visits}:tuesday")?;
 //! assert!(monday.include("Peter").run(&mut con)?);
 //! assert!(!monday.include("Peter").run(&mut con)?); // counted once
 //! tuesday.include("Peter").run(&mut con)?;
@@ -50,11 +53,14 @@
 //! assert_eq!(UniqueCounter::union(&[&monday, &tuesday]).run(&mut con)?, 2);
 //! assert_eq!(UniqueCounter::diff(&tuesday, &monday).run(&mut con)?, 1);
 //!
-//! let visitors = HllUniqueCounter::new("HllVisitCounter");
+//! let visitors = HllUniqueCounter::new("HllVisitCounter")?;
 //! visitors.include("Peter").run(&mut con)?;
-//! assert_eq!(visitors.count().run(&mut con)?, 1);
+//! visitors.include(b"\xff\xfe".as_slice()).run(&mut con)?; // any bytes
+//! assert_eq!(visitors.count().run(&mut con)?, 2);
 //! # Ok(()) }
 //! ```
+
+use redis::ToRedisArgs;
 
 use crate::runtime::error::Error;
 use crate::runtime::input;
@@ -72,21 +78,33 @@ pub const MAX_COUNTERS: usize = 1000;
 /// use redis_patterns::unique_counter::UniqueCounter;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let counter = UniqueCounter::new("VisitCounter");
+/// let counter = UniqueCounter::new("VisitCounter")?;
 /// assert!(counter.include("Tom").run(&mut con)?);
+/// assert!(counter.include(10086).run(&mut con)?); // a user id
 /// assert!(counter.exclude("Tom").run(&mut con)?);
-/// assert_eq!(counter.count().run(&mut con)?, 0);
+/// assert_eq!(counter.count().run(&mut con)?, 1);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UniqueCounter {
     key: String,
+    scratch: String,
 }
 
 impl UniqueCounter {
     /// The counter stored as a set at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        UniqueCounter { key: key.into() }
+    ///
+    /// An empty key is [`Error::InvalidInput`] about `key`, as is a key that holds a `}`
+    /// but no hash tag (such as `a}b`), from which no [`scratch_key`](Self::scratch_key)
+    /// in the same cluster slot can be derived.
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        let scratch = input::aux_key(&key, "union_scratch").map_err(|err| match err {
+            Error::InvalidInput { why, .. } => Error::InvalidInput { what: "key", why },
+            other => other,
+        })?;
+        Ok(UniqueCounter { key, scratch })
     }
 
     /// The set's key.
@@ -98,35 +116,33 @@ impl UniqueCounter {
     /// `{key}:union_scratch` (or `key:union_scratch` when `key` holds a hash tag), in the
     /// counter's hash slot. It exists only inside the script; the script refuses to run
     /// if it holds anything.
-    pub fn scratch_key(&self) -> crate::Result<String> {
-        input::aux_key(&self.key, "union_scratch")
+    pub fn scratch_key(&self) -> &str {
+        &self.scratch
     }
 
-    /// Counts `item`: true if it was not counted yet (`SADD`).
-    pub fn include(&self, item: &str) -> Op<bool> {
+    /// Counts `item` (one value, any bytes): true if it was not counted yet (`SADD`).
+    pub fn include<V: ToRedisArgs>(&self, item: V) -> Op<bool> {
         self.member_cmd("SADD", item)
     }
 
     /// Forgets `item`: true if it was counted (`SREM`).
-    pub fn exclude(&self, item: &str) -> Op<bool> {
+    pub fn exclude<V: ToRedisArgs>(&self, item: V) -> Op<bool> {
         self.member_cmd("SREM", item)
     }
 
-    fn member_cmd(&self, command: &str, item: &str) -> Op<bool> {
+    fn member_cmd<V: ToRedisArgs>(&self, command: &str, item: V) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd(command);
-            cmd.arg(input::key("key", &self.key)?).arg(item);
+            cmd.arg(&self.key).arg(input::value("item", &item)?);
             Ok(Op::native(cmd))
         })
     }
 
     /// How many items are counted; 0 when the key is missing (`SCARD`).
     pub fn count(&self) -> Op<u64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("SCARD");
-            cmd.arg(input::key("key", &self.key)?);
-            Ok(Op::native(cmd))
-        })
+        let mut cmd = redis::cmd("SCARD");
+        cmd.arg(&self.key);
+        Op::native(cmd)
     }
 
     /// How many items every one of `counters` counts (`SINTERCARD`, Redis 7.0).
@@ -150,8 +166,10 @@ impl UniqueCounter {
     pub fn union(counters: &[&UniqueCounter]) -> Op<u64> {
         Op::try_build(|| {
             let keys = counter_keys(counters)?;
-            let scratch = counters[0].scratch_key()?;
-            Ok(scripts::unique_counter::union_count(&scratch, &keys))
+            Ok(scripts::unique_counter::union_count(
+                &counters[0].scratch,
+                &keys,
+            ))
         })
     }
 
@@ -170,21 +188,21 @@ impl UniqueCounter {
 /// An approximate unique counter: a HyperLogLog (`PFADD`, `PFCOUNT`, `PFMERGE`).
 ///
 /// About 12 KB whatever it counts, with a standard error of 0.81 %. It cannot tell
-/// whether one item was counted, nor forget one.
+/// whether one item was counted, nor forget one: there is no `exclude` (the book's raises
+/// `NotImplementedError`); count with [`UniqueCounter`] when items must be excluded.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
 /// use redis_patterns::unique_counter::HllUniqueCounter;
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let web = HllUniqueCounter::new("{visitors}:web");
-/// let app = HllUniqueCounter::new("{visitors}:app");
-/// let all = HllUniqueCounter::new("{visitors}:all");
+/// let web = HllUniqueCounter::new("{visitors}:web")?;
+/// let app = HllUniqueCounter::new("{visitors}:app")?;
+/// let all = HllUniqueCounter::new("{visitors}:all")?;
 /// web.include("Peter").run(&mut con)?;
 /// app.include("Jack").run(&mut con)?;
 /// all.merge(&[&web, &app]).run(&mut con)?;
 /// assert_eq!(all.count().run(&mut con)?, 2);
-/// assert!(all.exclude("Peter").run(&mut con).is_err()); // a HyperLogLog cannot forget
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,9 +211,12 @@ pub struct HllUniqueCounter {
 }
 
 impl HllUniqueCounter {
-    /// The counter stored as a HyperLogLog at `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        HllUniqueCounter { key: key.into() }
+    /// The counter stored as a HyperLogLog at `key`. An empty key is
+    /// [`Error::InvalidInput`].
+    pub fn new(key: impl Into<String>) -> crate::Result<Self> {
+        let key = key.into();
+        input::key("key", &key)?;
+        Ok(HllUniqueCounter { key })
     }
 
     /// The HyperLogLog's key.
@@ -203,35 +224,22 @@ impl HllUniqueCounter {
         &self.key
     }
 
-    /// Counts `item` (`PFADD`): true if the estimate's registers changed. Approximate: a
-    /// new item does not always change them, so false does not prove it was counted.
-    pub fn include(&self, item: &str) -> Op<bool> {
+    /// Counts `item` (one value, any bytes) (`PFADD`): true if the estimate's registers
+    /// changed. Approximate: a new item does not always change them, so false does not
+    /// prove it was counted.
+    pub fn include<V: ToRedisArgs>(&self, item: V) -> Op<bool> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("PFADD");
-            cmd.arg(input::key("key", &self.key)?).arg(item);
+            cmd.arg(&self.key).arg(input::value("item", &item)?);
             Ok(Op::native(cmd))
         })
-    }
-
-    /// Always fails, without any I/O, with [`Error::InvalidInput`] (`what` = `"exclude"`):
-    /// a HyperLogLog keeps no items, so it cannot forget one. The book raises
-    /// `NotImplementedError`; use [`UniqueCounter`] to exclude items.
-    pub fn exclude(&self, item: &str) -> Op<bool> {
-        let _ = item;
-        Op::rejected(Error::invalid(
-            "exclude",
-            "a HyperLogLog cannot forget an item it counted; use UniqueCounter (a set) when \
-             items must be excluded",
-        ))
     }
 
     /// The estimated number of distinct items; 0 when the key is missing (`PFCOUNT`).
     pub fn count(&self) -> Op<u64> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("PFCOUNT");
-            cmd.arg(input::key("key", &self.key)?);
-            Ok(Op::native(cmd))
-        })
+        let mut cmd = redis::cmd("PFCOUNT");
+        cmd.arg(&self.key);
+        Op::native(cmd)
     }
 
     /// The estimated number of distinct items of all `counters` together, without storing
@@ -255,10 +263,9 @@ impl HllUniqueCounter {
     /// [`MAX_COUNTERS`] sources.
     pub fn merge(&self, sources: &[&HllUniqueCounter]) -> Op<()> {
         Op::try_build(|| {
-            let key = input::key("key", &self.key)?;
-            let keys = hll_keys(sources, Some(key))?;
+            let keys = hll_keys(sources, Some(&self.key))?;
             let mut cmd = redis::cmd("PFMERGE");
-            cmd.arg(key).arg(&keys);
+            cmd.arg(&self.key).arg(&keys);
             Ok(Op::native(cmd))
         })
     }

@@ -35,8 +35,8 @@ use crate::runtime::script::Script;
 /// let mut con = client.get_connection()?;
 ///
 /// let mut batch = Batch::transaction();
-/// let views = batch.add(Counter::new("page:views").increase(1));
-/// let likes = batch.add(HashCounter::new("page:stats", "likes").reset(0));
+/// let views = batch.add(Counter::new("page:views")?.increase(1));
+/// let likes = batch.add(HashCounter::new("page:stats", "likes")?.reset(0));
 /// let mut replies = batch.run(&mut con)?;
 /// println!("{} views, {} likes before the reset",
 ///     views.take(&mut replies)?, likes.take(&mut replies)?);
@@ -106,7 +106,7 @@ impl Default for Batch {
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 /// let mut batch = Batch::new();
-/// let views: Slot<i64> = batch.add(Counter::new("page:views").increase(1));
+/// let views: Slot<i64> = batch.add(Counter::new("page:views")?.increase(1));
 /// let mut replies = batch.run(&mut con)?;
 /// let views: i64 = views.take(&mut replies)?; // decoded as the op's reply type
 /// # Ok(()) }
@@ -136,7 +136,7 @@ impl<T> fmt::Debug for Slot<T> {
 /// use redis_patterns::{Batch, counter::Counter};
 ///
 /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-/// let views = Counter::new("page:views");
+/// let views = Counter::new("page:views")?;
 /// let mut batch = Batch::transaction();
 /// let before = batch.add(views.get());
 /// let after = batch.add(views.increase(5));

@@ -6,13 +6,14 @@ use std::time::Duration;
 /// What a `redis-patterns` operation can fail with.
 ///
 /// ```
-/// use redis_patterns::{Error, counter::Counter};
+/// use redis_patterns::{Error, counter::HashCounter};
 ///
 /// // A `Client` connects only when a command is sent, and an op whose input was
 /// // rejected sends none: this runs without a server.
 /// let mut client = redis::Client::open("redis://127.0.0.1/")?;
-/// match Counter::new("").increase(1).run(&mut client) {
-///     Err(Error::InvalidInput { what, .. }) => assert_eq!(what, "key"),
+/// let likes = HashCounter::new("post:7", "likes")?;
+/// match likes.decrease(i64::MIN).run(&mut client) {
+///     Err(Error::InvalidInput { what, .. }) => assert_eq!(what, "n"),
 ///     other => panic!("expected InvalidInput, got {other:?}"),
 /// }
 /// # Ok::<(), redis_patterns::Error>(())

@@ -27,7 +27,7 @@ pub(crate) type Undo = Arc<dyn Fn(&Value) -> Option<Cmd> + Send + Sync>;
 /// use redis_patterns::{Batch, counter::Counter};
 ///
 /// let client = redis::Client::open("redis://127.0.0.1/")?;
-/// let visits = Counter::new("visits");
+/// let visits = Counter::new("visits")?;
 ///
 /// // On a sync connection.
 /// let mut con = client.get_connection()?;
@@ -55,13 +55,14 @@ pub(crate) type Undo = Arc<dyn Fn(&Value) -> Option<Cmd> + Send + Sync>;
 /// ```
 /// use redis_patterns::counter::Counter;
 ///
-/// let op = Counter::new("visits").increase(1);
+/// let op = Counter::new("visits")?.increase(1);
 /// assert_eq!(
 ///     format!("{op:?}"),
 ///     r#"Op { cmd: "INCRBY visits 1", script: None }"#
 /// );
 /// let again = op.clone(); // the same command, the same decoding
 /// # let _ = again;
+/// # Ok::<(), redis_patterns::Error>(())
 /// ```
 #[must_use = "an Op does nothing until it is run"]
 pub struct Op<T> {

@@ -61,8 +61,12 @@ fn mixed(batch: &mut Batch, tag: &str) -> Vec<redis_patterns::Slot<i64>> {
     let lock = IdentityLock::new(format!("{{{tag}}}:lock")).unwrap();
     vec![
         batch.add(lock.acquire("t", None).map(|b| Ok(i64::from(b)))),
-        batch.add(HashCounter::new(format!("{{{tag}}}:h"), "f").reset(7)),
-        batch.add(Counter::new(format!("{{{tag}}}:n")).increase(1)),
+        batch.add(
+            HashCounter::new(format!("{{{tag}}}:h"), "f")
+                .unwrap()
+                .reset(7),
+        ),
+        batch.add(Counter::new(format!("{{{tag}}}:n")).unwrap().increase(1)),
         batch.add(lock.release("t").map(|b| Ok(i64::from(b)))),
     ]
 }
@@ -278,8 +282,8 @@ fn batches_run_on_sync_and_async_cluster_connections() {
 fn a_cross_slot_batch_is_refused_before_any_io_on_a_cluster() {
     let cross = || {
         let mut batch = Batch::transaction();
-        let _ = batch.add(Counter::new("{slot:a}:n").increase(1));
-        let _ = batch.add(Counter::new("{slot:b}:n").increase(1));
+        let _ = batch.add(Counter::new("{slot:a}:n").unwrap().increase(1));
+        let _ = batch.add(Counter::new("{slot:b}:n").unwrap().increase(1));
         batch
     };
     let check = |result: Result<redis_patterns::Replies, Error>| match result {
@@ -307,8 +311,8 @@ fn a_cross_slot_batch_is_refused_before_any_io_on_a_cluster() {
     // On a standalone server any keys share a batch.
     let db = harness::fresh_db();
     let mut batch = Batch::transaction();
-    let a = batch.add(Counter::new("{slot:a}:n").increase(1));
-    let b = batch.add(Counter::new("{slot:b}:n").increase(2));
+    let a = batch.add(Counter::new("{slot:a}:n").unwrap().increase(1));
+    let b = batch.add(Counter::new("{slot:b}:n").unwrap().increase(2));
     let mut replies = batch.run(&mut db.con()).unwrap();
     assert_eq!(
         (a.take(&mut replies).unwrap(), b.take(&mut replies).unwrap()),
@@ -321,9 +325,9 @@ fn a_slot_is_read_only_from_its_own_batch() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let mut first = Batch::new();
-    let slot = first.add(Counter::new("n").increase(1));
+    let slot = first.add(Counter::new("n").unwrap().increase(1));
     let mut other = Batch::new();
-    let _ = other.add(Counter::new("m").increase(1));
+    let _ = other.add(Counter::new("m").unwrap().increase(1));
     let _ = first.run(&mut con).unwrap();
     let mut replies = other.run(&mut con).unwrap();
     match slot.take(&mut replies) {

@@ -20,7 +20,7 @@ fn text(items: Vec<Vec<u8>>) -> redis_patterns::Result<Vec<String>> {
 /// back by byte range, `(0, 20)` giving the first line and a cut `Serve`.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let log = CompactString::new("compact_string:log");
+    let log = CompactString::new("compact_string:log").unwrap();
     let _ = step!(t, con, log.get_all().map(text));
     let _ = step!(t, con, log.append("HTTP/1.1 200 OK"));
     let _ = step!(t, con, log.append("Server: nginx/1.21.5"));
@@ -39,7 +39,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, log.append(""));
 
     t.note("a range that cuts a multi-byte UTF-8 character: bytes, no panic");
-    let utf8 = CompactString::new("compact_string:utf8");
+    let utf8 = CompactString::new("compact_string:utf8").unwrap();
     let _ = step!(t, con, utf8.append("日志"));
     let _ = step!(t, con, utf8.append("记录"));
     let _ = step!(t, con, utf8.get_bytes(0, 4));
@@ -47,7 +47,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, utf8.get_bytes(8, -1).map(text));
 
     t.note("another separator, two bytes long");
-    let csv = CompactString::with_separator("compact_string:csv", ";;");
+    let csv = CompactString::with_separator("compact_string:csv", ";;").unwrap();
     let _ = step!(t, con, csv.append("a;b"));
     let _ = step!(t, con, csv.append("c"));
     let _ = step!(t, con, csv.append("d;"));
@@ -90,7 +90,7 @@ fn concurrent_appends_keep_every_item_whole() {
             let db = db.clone();
             thread::spawn(move || {
                 let mut con = db.con();
-                let log = CompactString::new("log");
+                let log = CompactString::new("log").unwrap();
                 (0..100)
                     .map(|i| {
                         log.append(format!("client {c} line {i} ünïcödé"))
@@ -107,6 +107,7 @@ fn concurrent_appends_keep_every_item_whole() {
         .collect();
     assert_eq!(lengths.iter().collect::<HashSet<_>>().len(), 800);
     let items = CompactString::new("log")
+        .unwrap()
         .get_all()
         .run(&mut db.con())
         .unwrap();
@@ -121,6 +122,58 @@ fn concurrent_appends_keep_every_item_whole() {
     });
 }
 
+/// The key and separator are checked where the string is built, and named.
+#[test]
+fn constructors_refuse_bad_settings() {
+    assert_invalid(CompactString::new(""), "key");
+    assert_invalid(CompactString::with_separator("", ";"), "key");
+    assert_invalid(CompactString::with_separator("log", ""), "separator");
+    assert_invalid(
+        CompactString::with_separator("log", Vec::<u8>::new()),
+        "separator",
+    );
+    let nul = CompactString::with_separator("log", [0u8]).unwrap();
+    assert_eq!(nul.separator(), b"\0");
+}
+
+/// Items and separators are bytes: non-UTF-8 ones (here with a NUL and a CR LF) go in
+/// through `append` and come back unchanged through every read.
+#[test]
+fn binary_items_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let log = CompactString::with_separator("bin", b"\xff\x00|").unwrap();
+    let len = bin.len() as u64 + 3;
+    assert_eq!(log.append(bin).run(&mut con).unwrap(), len);
+    assert_eq!(log.append(bin.to_vec()).run(&mut con).unwrap(), 2 * len);
+    assert_eq!(log.append(42).run(&mut con).unwrap(), 2 * len + 5);
+    assert_eq!(
+        log.get_all().run(&mut con).unwrap(),
+        vec![bin.to_vec(), bin.to_vec(), b"42".to_vec()]
+    );
+    assert_eq!(
+        log.get_bytes(0, len as i64 - 1).run(&mut con).unwrap(),
+        vec![bin.to_vec()]
+    );
+    // The framing holds for bytes too: an item may not hold the separator.
+    assert_invalid(log.append(b"a\xff\x00|b").run(&mut con), "item");
+    assert_invalid(log.append(b"\xff\x00|").run(&mut con), "item");
+    // NOT_UTF8 ends with "\r\n\x80": the book's "\n" separator cannot frame it.
+    let lines = CompactString::new("bin:lines").unwrap();
+    assert_invalid(lines.append(bin).run(&mut con), "item");
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut a = db.multiplexed().await;
+        // NOT_UTF8 holds "\r\n", so the book's "\n" separator would refuse it.
+        let lines = CompactString::with_separator("bin:async", b"\xff\x00|").unwrap();
+        lines.append(bin).run_async(&mut a).await.unwrap();
+        let items = lines.get_all().run_async(&mut a).await.unwrap();
+        assert_eq!(items, vec![bin.to_vec()]);
+    });
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
@@ -129,23 +182,20 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SADD", "a:set", "x"]);
     let before = harness::dump(&mut con);
 
-    let log = CompactString::new("log");
+    let log = CompactString::new("log").unwrap();
     assert_invalid(log.append("").run(&mut con), "item");
     assert_invalid(log.append("a\nb").run(&mut con), "item");
     assert_invalid(log.append("trailing\n").run(&mut con), "item");
     assert_invalid(log.append("\n").run(&mut con), "item");
-    let pairs = CompactString::with_separator("log", ";;");
+    let pairs = CompactString::with_separator("log", ";;").unwrap();
     assert_invalid(pairs.append("a;;b").run(&mut con), "item");
     assert_invalid(pairs.append("a;").run(&mut con), "item");
     assert_invalid(pairs.append(";").run(&mut con), "item");
-    let no_separator = CompactString::with_separator("log", "");
-    assert_invalid(no_separator.append("a").run(&mut con), "separator");
-    assert_invalid(no_separator.get_all().run(&mut con), "separator");
-    let no_key = CompactString::new("");
-    assert_invalid(no_key.append("a").run(&mut con), "key");
-    assert_invalid(no_key.get_bytes(0, 1).run(&mut con), "key");
+    // An item is one value: a slice of several, or none, is refused.
+    assert_invalid(log.append(["a", "b"].as_slice()).run(&mut con), "item");
+    assert_invalid(log.append(Vec::<String>::new()).run(&mut con), "item");
 
-    let set = CompactString::new("a:set");
+    let set = CompactString::new("a:set").unwrap();
     assert_code(set.append("a").run(&mut con), "WRONGTYPE");
     assert_code(set.get_all().run(&mut con), "WRONGTYPE");
 

@@ -12,7 +12,7 @@ use crate::step;
 /// policy, and the 2011 cookbook's counters through the same types.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let counter = Counter::new("counter:page_view");
+    let counter = Counter::new("counter:page_view").unwrap();
     let _ = step!(t, con, counter.get());
     let _ = step!(t, con, counter.increase(1));
     let _ = step!(t, con, counter.increase(10));
@@ -23,44 +23,42 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, counter.get());
     let _ = step!(t, con, counter.reset(100));
 
-    let likes = HashCounter::new("article:10086:counters", "like");
+    let likes = HashCounter::new("article:10086:counters", "like").unwrap();
     let _ = step!(t, con, likes.get());
     let _ = step!(t, con, likes.increase(1));
     let _ = step!(t, con, likes.increase(3));
     let _ = step!(t, con, likes.decrease(2));
     let _ = step!(t, con, likes.reset(0));
     let _ = step!(t, con, likes.get());
-    let _ = step!(
-        t,
-        con,
-        HashCounter::new("article:10086:counters", "view").reset(9)
-    );
+    let views = HashCounter::new("article:10086:counters", "view").unwrap();
+    let _ = step!(t, con, views.reset(9));
 
     t.note("CompactCounter: the book's u8 counter wraps silently (0 + 300 = 44)");
-    let wrap = CompactCounter::new("compact:counters", 0, Width::U8, Overflow::Wrap);
+    let wrap = CompactCounter::new("compact:counters", 0, Width::U8, Overflow::Wrap).unwrap();
     let _ = step!(t, con, wrap.increase(300));
-    let sat = CompactCounter::new("compact:counters", 1, Width::U8, Overflow::Sat);
+    let sat = CompactCounter::new("compact:counters", 1, Width::U8, Overflow::Sat).unwrap();
     let _ = step!(t, con, sat.increase(300));
     let _ = step!(t, con, sat.decrease(1000));
-    let fail = CompactCounter::new("compact:counters", 2, Width::U8, Overflow::Fail);
+    let fail = CompactCounter::new("compact:counters", 2, Width::U8, Overflow::Fail).unwrap();
     let _ = step!(t, con, fail.increase(200));
     let _ = step!(t, con, fail.increase(100));
     let _ = step!(t, con, fail.get());
     let _ = step!(t, con, fail.reset(7));
     let _ = step!(t, con, fail.get());
-    let signed = CompactCounter::new("compact:counters", 3, Width::I64, Overflow::Fail);
+    let signed = CompactCounter::new("compact:counters", 3, Width::I64, Overflow::Fail).unwrap();
     let _ = step!(t, con, signed.decrease(5));
     let _ = step!(t, con, signed.increase(i64::MAX));
     let _ = step!(t, con, wrap.get());
 
     t.note("2011 cookbook: Counter('hits') incr/decr/set/get/reset, and Counter('hits', key='counter')");
-    let hits = Counter::new("hits");
+    let hits = Counter::new("hits").unwrap();
     let _ = step!(t, con, hits.increase(2));
     let _ = step!(t, con, hits.decrease(1));
     let _ = step!(t, con, hits.reset(42));
     let _ = step!(t, con, hits.get());
     let _ = step!(t, con, hits.reset(0));
-    let _ = step!(t, con, HashCounter::new("counter", "hits").increase(1));
+    let hits_field = HashCounter::new("counter", "hits").unwrap();
+    let _ = step!(t, con, hits_field.increase(1));
     t
 }
 
@@ -85,7 +83,7 @@ fn hash_reset_loses_no_increment() {
         let (db, done) = (db.clone(), done.clone());
         thread::spawn(move || {
             let mut con = db.con();
-            let counter = HashCounter::new("stats", "hits");
+            let counter = HashCounter::new("stats", "hits").unwrap();
             let (mut taken, mut resets) = (0, 0);
             while !done.load(Ordering::SeqCst) {
                 taken += counter.reset(0).run(&mut con).unwrap();
@@ -99,7 +97,7 @@ fn hash_reset_loses_no_increment() {
             let db = db.clone();
             thread::spawn(move || {
                 let mut con = db.con();
-                let counter = HashCounter::new("stats", "hits");
+                let counter = HashCounter::new("stats", "hits").unwrap();
                 for _ in 0..1000 {
                     counter.increase(1).run(&mut con).unwrap();
                 }
@@ -112,11 +110,41 @@ fn hash_reset_loses_no_increment() {
     done.store(true, Ordering::SeqCst);
     let (taken, resets) = resetter.join().unwrap();
     let left = HashCounter::new("stats", "hits")
+        .unwrap()
         .get()
         .run(&mut db.con())
         .unwrap();
     assert!(resets > 1, "the reset never overlapped the increments");
     assert_eq!(taken + left, 8000);
+}
+
+/// Keys, fields and slots are checked where the counters are built, and named.
+#[test]
+fn constructors_refuse_bad_settings() {
+    assert_invalid(Counter::new(""), "key");
+    assert_invalid(HashCounter::new("", "f"), "key");
+    assert_invalid(HashCounter::new("a:hash", ""), "field");
+    assert_invalid(CompactCounter::new("", 0, Width::U8, Overflow::Fail), "key");
+    // A string holds 2^32 bits: 2^29 u8 counters, 2^26 i64 ones, 68,174,084 u63 ones.
+    for (index, width) in [
+        (1 << 29, Width::U8),
+        (1 << 26, Width::I64),
+        (68_174_084, Width::U63),
+        (u64::MAX, Width::U8),
+        (u64::MAX / 8 + 1, Width::U8),
+    ] {
+        assert_invalid(
+            CompactCounter::new("compact", index, width, Overflow::Fail),
+            "index",
+        );
+    }
+    for (index, width) in [
+        ((1 << 29) - 1, Width::U8),
+        ((1 << 26) - 1, Width::I64),
+        (68_174_083, Width::U63),
+    ] {
+        assert!(CompactCounter::new("compact", index, width, Overflow::Wrap).is_ok());
+    }
 }
 
 #[test]
@@ -129,63 +157,62 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SET", "compact", "\u{1}\u{2}"]);
     let before = harness::dump(&mut con);
 
-    assert_invalid(Counter::new("").increase(1).run(&mut con), "key");
-    assert_invalid(Counter::new("").get().run(&mut con), "key");
-    assert_invalid(HashCounter::new("", "f").increase(1).run(&mut con), "key");
-    assert_invalid(
-        HashCounter::new("a:hash", "").reset(0).run(&mut con),
-        "field",
-    );
     assert_invalid(
         HashCounter::new("a:hash", "n")
+            .unwrap()
             .decrease(i64::MIN)
             .run(&mut con),
         "n",
     );
-    let compact = CompactCounter::new("compact", 0, Width::U8, Overflow::Fail);
+    let compact = CompactCounter::new("compact", 0, Width::U8, Overflow::Fail).unwrap();
     assert_invalid(compact.reset(256).run(&mut con), "n");
     assert_invalid(compact.reset(-1).run(&mut con), "n");
     assert_invalid(compact.decrease(i64::MIN).run(&mut con), "n");
-    assert_invalid(
-        CompactCounter::new("compact", 1 << 29, Width::U8, Overflow::Fail)
-            .get()
-            .run(&mut con),
-        "index",
-    );
-    assert_invalid(
-        CompactCounter::new("", 0, Width::U8, Overflow::Fail)
-            .get()
-            .run(&mut con),
-        "key",
-    );
 
     // The wrong type of key, or a value that is no integer.
     assert_code(
-        Counter::new("a:hash").increase(1).run(&mut con),
+        Counter::new("a:hash").unwrap().increase(1).run(&mut con),
         "WRONGTYPE",
     );
-    assert_code(Counter::new("a:hash").reset(1).run(&mut con), "WRONGTYPE");
     assert_code(
-        HashCounter::new("a:string", "f").reset(1).run(&mut con),
+        Counter::new("a:hash").unwrap().reset(1).run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(
+        HashCounter::new("a:string", "f")
+            .unwrap()
+            .reset(1)
+            .run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
         CompactCounter::new("a:hash", 0, Width::U8, Overflow::Wrap)
+            .unwrap()
             .increase(1)
             .run(&mut con),
         "WRONGTYPE",
     );
-    assert_code(Counter::new("a:string").increase(1).run(&mut con), "ERR");
     assert_code(
-        HashCounter::new("a:hash", "text").increase(1).run(&mut con),
+        Counter::new("a:string").unwrap().increase(1).run(&mut con),
         "ERR",
     );
     assert_code(
-        HashCounter::new("a:hash", "text").reset(0).run(&mut con),
+        HashCounter::new("a:hash", "text")
+            .unwrap()
+            .increase(1)
+            .run(&mut con),
+        "ERR",
+    );
+    assert_code(
+        HashCounter::new("a:hash", "text")
+            .unwrap()
+            .reset(0)
+            .run(&mut con),
         "NOT_INTEGER",
     );
     assert_code(
         HashCounter::new("a:hash", "n")
+            .unwrap()
             .increase(i64::MAX)
             .run(&mut con),
         "ERR",
@@ -217,7 +244,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 fn hash_reset_round_trips_the_whole_i64_range() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let counter = HashCounter::new("h", "f");
+    let counter = HashCounter::new("h", "f").unwrap();
     for n in [i64::MIN, -1, 0, 1, 1 << 53, (1 << 53) + 1, i64::MAX] {
         counter.reset(n).run(&mut con).unwrap();
         assert_eq!(counter.reset(0).run(&mut con).unwrap(), n);

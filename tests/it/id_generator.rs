@@ -11,27 +11,28 @@ use crate::step;
 /// The book's examples (chapter 5), and the 2011 cookbook's `Auid` through the same types.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let ids = IdGenerator::new("UserID");
+    let ids = IdGenerator::new("UserID").unwrap();
     let _ = step!(t, con, ids.produce());
     let _ = step!(t, con, ids.produce());
     let _ = step!(t, con, ids.reserve(1000));
 
-    let fresh = IdGenerator::new("ArticleID");
+    let fresh = IdGenerator::new("ArticleID").unwrap();
     let _ = step!(t, con, fresh.reserve(1000));
     let _ = step!(t, con, fresh.reserve(2000));
     let _ = step!(t, con, fresh.produce());
     let _ = step!(t, con, fresh.produce());
 
-    let hashed = HashIdGenerator::new("generators");
+    let hashed = HashIdGenerator::new("generators").unwrap();
     let _ = step!(t, con, hashed.produce("user"));
     let _ = step!(t, con, hashed.reserve("article", 10000));
     let _ = step!(t, con, hashed.produce("article"));
     let _ = step!(t, con, hashed.reserve("user", 5));
 
     t.note("2011 cookbook: Auid('auid:post').incr(), then get()");
-    let auid = IdGenerator::new("auid:post");
+    let auid = IdGenerator::new("auid:post").unwrap();
     let _ = step!(t, con, auid.produce());
-    let _ = step!(t, con, Counter::new("auid:post").get());
+    let auid_last = Counter::new("auid:post").unwrap();
+    let _ = step!(t, con, auid_last.get());
     t
 }
 
@@ -58,7 +59,10 @@ fn ids_never_repeat() {
             let db = db.clone();
             thread::spawn(move || {
                 let mut con = db.con();
-                let (ids, hashed) = (IdGenerator::new("ids"), HashIdGenerator::new("generators"));
+                let (ids, hashed) = (
+                    IdGenerator::new("ids").unwrap(),
+                    HashIdGenerator::new("generators").unwrap(),
+                );
                 (0..500)
                     .map(|_| {
                         let id = ids.produce().run(&mut con).unwrap();
@@ -87,6 +91,13 @@ fn ids_never_repeat() {
     }
 }
 
+/// Keys are checked where the generators are built, and named.
+#[test]
+fn constructors_refuse_bad_keys() {
+    assert_invalid(IdGenerator::new(""), "name");
+    assert_invalid(HashIdGenerator::new(""), "key");
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
@@ -96,38 +107,56 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["HSET", "gens", "bad", "abc"]);
     let before = harness::dump(&mut con);
 
-    assert_invalid(IdGenerator::new("").produce().run(&mut con), "name");
-    assert_invalid(IdGenerator::new("ids").reserve(u64::MAX).run(&mut con), "n");
-    assert_invalid(HashIdGenerator::new("").produce("a").run(&mut con), "key");
     assert_invalid(
-        HashIdGenerator::new("gens").produce("").run(&mut con),
+        IdGenerator::new("ids")
+            .unwrap()
+            .reserve(u64::MAX)
+            .run(&mut con),
+        "n",
+    );
+    assert_invalid(
+        HashIdGenerator::new("gens")
+            .unwrap()
+            .produce("")
+            .run(&mut con),
         "name",
     );
     assert_invalid(
         HashIdGenerator::new("gens")
+            .unwrap()
             .reserve("a", 1 << 63)
             .run(&mut con),
         "n",
     );
 
     assert_code(
-        IdGenerator::new("a:list").produce().run(&mut con),
+        IdGenerator::new("a:list").unwrap().produce().run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
-        HashIdGenerator::new("a:list").produce("a").run(&mut con),
+        HashIdGenerator::new("a:list")
+            .unwrap()
+            .produce("a")
+            .run(&mut con),
         "WRONGTYPE",
     );
     assert_code(
-        IdGenerator::new("not:number").produce().run(&mut con),
+        IdGenerator::new("not:number")
+            .unwrap()
+            .produce()
+            .run(&mut con),
         "ERR",
     );
     assert_code(
-        HashIdGenerator::new("gens").produce("bad").run(&mut con),
+        HashIdGenerator::new("gens")
+            .unwrap()
+            .produce("bad")
+            .run(&mut con),
         "ERR",
     );
     assert!(
         !IdGenerator::new("not:number")
+            .unwrap()
             .reserve(7)
             .run(&mut con)
             .unwrap()

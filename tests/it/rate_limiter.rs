@@ -29,9 +29,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
 
     // The book: Peter may try to log in 3 times per hour.
-    let login = RateLimiter::new("login", Duration::from_secs(3600), 3);
+    let login = RateLimiter::new("login", 3, Duration::from_secs(3600)).unwrap();
     t.step("login.key(\"Peter\")", login.key("Peter")).unwrap();
-    step!(t, con, login.revoke("Peter")).unwrap();
+    step!(t, con, login.reset("Peter")).unwrap();
     step!(t, con, login.remaining("Peter")).unwrap();
     step!(t, con, login.duration("Peter")).unwrap();
     for _ in 0..3 {
@@ -49,7 +49,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     t.note("login.duration(\"Peter\") is Some, within (3590 s, 3600 s]");
     step!(t, con, login.is_permitted("Tom")).unwrap();
-    step!(t, con, login.revoke("Peter")).unwrap();
+    step!(t, con, login.reset("Peter")).unwrap();
     step!(t, con, login.is_permitted("Peter")).unwrap();
     // The same limiter through the trait, with a cost.
     let d = login.attempt("Peter", 3).run(con).unwrap();
@@ -64,12 +64,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let d = login.attempt("Peter", 2).run(con).unwrap();
     t.step("shape(login.attempt(\"Peter\", 2))", Ok(shape(d)))
         .unwrap();
-    step!(t, con, login.revoke("Peter")).unwrap();
-    step!(t, con, login.revoke("Tom")).unwrap();
+    step!(t, con, login.reset("Peter")).unwrap();
+    step!(t, con, login.reset("Tom")).unwrap();
 
     // A sliding window: 3 messages in any 1.5 s.
     let window = Duration::from_millis(1500);
-    let messages = SlidingWindowLimiter::new("message", 3, window);
+    let messages = SlidingWindowLimiter::new("message", 3, window).unwrap();
     step!(t, con, messages.reset("Peter")).unwrap();
     let first = harness::server_ms(con);
     for _ in 0..3 {
@@ -102,7 +102,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     step!(t, con, messages.reset("Peter")).unwrap();
 
     // GCRA: a burst of 3, then 2 per second (one every 500 ms).
-    let api = GcraLimiter::new("api", 3, 2, Duration::from_secs(1));
+    let api = GcraLimiter::new("api", 2, Duration::from_secs(1))
+        .unwrap()
+        .with_burst(3)
+        .unwrap();
     let interval = Duration::from_millis(500);
     t.step("api.emission_interval()", Ok(api.emission_interval()))
         .unwrap();
@@ -176,12 +179,12 @@ fn keys_expire_when_full_again() {
     let pttl = |con: &mut redis::Connection, key: &str| -> i64 {
         redis::cmd("PTTL").arg(key).query(con).unwrap()
     };
-    let fixed = RateLimiter::new("a", Duration::from_secs(10), 5);
+    let fixed = RateLimiter::new("a", 5, Duration::from_secs(10)).unwrap();
     assert!(fixed.is_permitted("u").run(&mut con).unwrap());
     let ttl = pttl(&mut con, &fixed.key("u").unwrap());
     assert!((9_900..=10_000).contains(&ttl), "{ttl}");
 
-    let sliding = SlidingWindowLimiter::new("a", 5, Duration::from_secs(10));
+    let sliding = SlidingWindowLimiter::new("a", 5, Duration::from_secs(10)).unwrap();
     assert!(sliding.attempt("u", 3).run(&mut con).unwrap().allowed);
     let key = sliding.key("u").unwrap();
     let ttl = pttl(&mut con, &key);
@@ -196,7 +199,10 @@ fn keys_expire_when_full_again() {
     assert_eq!(entries, ["0000000000000000:3"]);
 
     // 4 of a bucket of 10 that regains 1 per second: full again in 4 s.
-    let gcra = GcraLimiter::new("a", 10, 1, Duration::from_secs(1));
+    let gcra = GcraLimiter::new("a", 1, Duration::from_secs(1))
+        .unwrap()
+        .with_burst(10)
+        .unwrap();
     let d = gcra.attempt("u", 4).run(&mut con).unwrap();
     assert_eq!(shape(d), (true, 6, false));
     within(
@@ -274,7 +280,7 @@ fn micros((secs, micros): (u64, u64)) -> u64 {
 fn fixed_window_never_admits_more_than_maximum() {
     let db = Arc::new(harness::fresh_db());
     let (maximum, interval) = (20u64, Duration::from_millis(100));
-    let limiter = RateLimiter::new("hammer", interval, maximum);
+    let limiter = RateLimiter::new("hammer", maximum, interval).unwrap();
     let key = limiter.key("u").unwrap();
     // Each admitted attempt: the server's time just after it, and the count it made.
     let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
@@ -328,7 +334,7 @@ fn fixed_window_never_admits_more_than_maximum() {
 fn sliding_window_never_admits_more_than_limit_in_any_window() {
     let db = Arc::new(harness::fresh_db());
     let (limit, period) = (10usize, Duration::from_millis(100));
-    let limiter = SlidingWindowLimiter::new("hammer", limit as u64, period);
+    let limiter = SlidingWindowLimiter::new("hammer", limit as u64, period).unwrap();
     let key = limiter.key("u").unwrap();
     // Each admitted request: the entry it logged (the newest, in the same transaction).
     let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
@@ -386,7 +392,10 @@ fn sliding_window_never_admits_more_than_limit_in_any_window() {
 fn gcra_admits_burst_plus_rate_times_elapsed() {
     let db = Arc::new(harness::fresh_db());
     let (burst, count, period) = (10u64, 50u64, Duration::from_secs(1));
-    let limiter = GcraLimiter::new("hammer", burst, count, period);
+    let limiter = GcraLimiter::new("hammer", count, period)
+        .unwrap()
+        .with_burst(burst)
+        .unwrap();
     let emission = limiter.emission_interval().as_micros() as u64;
     let (attempts, _) = hammer(&db, Duration::from_secs(1), move |con| {
         let op = limiter.attempt("u", 1);
@@ -415,6 +424,105 @@ fn gcra_admits_burst_plus_rate_times_elapsed() {
     );
 }
 
+/// Every setting is checked where the limiter is built, and named: by the ranges of the
+/// script it is sent to, under the name the constructor gives it (`limit` and `period`
+/// for all three limiters, though the fixed window's script says `maximum` and
+/// `interval`, as the book does).
+#[test]
+fn constructors_refuse_bad_settings() {
+    let sec = Duration::from_secs(1);
+    let huge = Duration::from_secs(u64::MAX);
+    let longest = Duration::from_millis(10_000_000_000);
+    let most = 999_999_999_999_999;
+
+    assert_invalid(RateLimiter::new("", 3, sec), "action");
+    assert_invalid(
+        RateLimiter::new("a", 3, sec).unwrap().with_prefix(""),
+        "prefix",
+    );
+    for limit in [0, most + 1, u64::MAX] {
+        assert_invalid(RateLimiter::new("a", limit, sec), "limit");
+    }
+    for period in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        longest + Duration::from_millis(1),
+        huge,
+    ] {
+        assert_invalid(RateLimiter::new("a", 3, period), "period");
+    }
+    assert!(RateLimiter::new("a", most, longest).is_ok());
+    assert!(RateLimiter::new("a", 1, Duration::from_millis(1)).is_ok());
+
+    assert_invalid(SlidingWindowLimiter::new("", 3, sec), "action");
+    assert_invalid(
+        SlidingWindowLimiter::new("a", 3, sec)
+            .unwrap()
+            .with_prefix(""),
+        "prefix",
+    );
+    for limit in [0, 1_000_001, u64::MAX] {
+        assert_invalid(SlidingWindowLimiter::new("a", limit, sec), "limit");
+    }
+    for period in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        longest + Duration::from_millis(1),
+        huge,
+    ] {
+        assert_invalid(SlidingWindowLimiter::new("a", 3, period), "period");
+    }
+    assert!(SlidingWindowLimiter::new("a", 1_000_000, longest).is_ok());
+
+    assert_invalid(GcraLimiter::new("", 3, sec), "action");
+    assert_invalid(
+        GcraLimiter::new("a", 3, sec).unwrap().with_prefix(""),
+        "prefix",
+    );
+    // A limit of 0 fails once, here, not on every request.
+    for limit in [0, most + 1, u64::MAX] {
+        assert_invalid(GcraLimiter::new("api", limit, sec), "limit");
+    }
+    for period in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        longest + Duration::from_millis(1),
+        huge,
+    ] {
+        assert_invalid(GcraLimiter::new("a", 3, period), "period");
+    }
+    let gcra = GcraLimiter::new("a", 3, sec).unwrap();
+    assert_eq!(gcra.burst(), 3, "the burst defaults to the limit");
+    for burst in [0, most + 1, u64::MAX] {
+        assert_invalid(gcra.clone().with_burst(burst), "burst");
+    }
+    // A bucket of 10^6 refilled once a day would take 10^6 days to fill.
+    let daily = GcraLimiter::new("a", 1, Duration::from_secs(86_400)).unwrap();
+    assert_invalid(daily.clone().with_burst(1_000_000), "burst");
+    // 10^10 ms hold 115 days of 86,400,000 ms: the largest bucket it refills in time.
+    assert_invalid(daily.clone().with_burst(116), "burst");
+    assert_eq!(daily.with_burst(115).unwrap().burst(), 115);
+    assert!(GcraLimiter::new("a", most, longest).is_ok());
+    // The settings a limiter was built with survive the builders, in either order.
+    let built = GcraLimiter::new("a", 3, sec)
+        .unwrap()
+        .with_prefix("app")
+        .unwrap()
+        .with_burst(7)
+        .unwrap();
+    assert_eq!(
+        built,
+        GcraLimiter::new("a", 3, sec)
+            .unwrap()
+            .with_burst(7)
+            .unwrap()
+            .with_prefix("app")
+            .unwrap()
+    );
+    assert_eq!(built.key("u").unwrap(), "app:u:a");
+    assert_eq!(built.burst(), 7);
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
@@ -425,69 +533,34 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SET", "GcraLimiter:garbled:a", "soon"]);
     harness::cmd(&mut con, &["SET", "GcraLimiter:huge:a", "1e400"]);
     harness::cmd(&mut con, &["LPUSH", "GcraLimiter:listed:a", "x"]);
-    let login = RateLimiter::new("login", Duration::from_secs(60), 3);
+    let login = RateLimiter::new("login", 3, Duration::from_secs(60)).unwrap();
     assert!(login.is_permitted("Peter").run(&mut con).unwrap());
     let before = harness::dump(&mut con);
 
     let sec = Duration::from_secs(1);
-    let huge = Duration::from_secs(u64::MAX);
-    // Rust refuses before any I/O.
+    // Rust refuses before any I/O: per-call input when the call is made.
     assert_invalid(login.is_permitted("").run(&mut con), "uid");
     assert_invalid(login.remaining("").run(&mut con), "uid");
     assert_invalid(login.duration("").run(&mut con), "uid");
-    assert_invalid(login.revoke("").run(&mut con), "uid");
-    let no_action = RateLimiter::new("", sec, 3);
-    assert_invalid(no_action.is_permitted("Peter").run(&mut con), "action");
-    assert_invalid(no_action.reset("Peter").run(&mut con), "action");
-    let no_prefix = GcraLimiter::new("a", 5, 10, sec).with_prefix("");
-    assert_invalid(no_prefix.attempt("u", 1).run(&mut con), "prefix");
-    for bad in [
-        RateLimiter::new("login", sec, 0),
-        RateLimiter::new("login", sec, u64::MAX),
-    ] {
-        assert_invalid(bad.is_permitted("Peter").run(&mut con), "maximum");
-        assert_invalid(bad.remaining("Peter").run(&mut con), "maximum");
-        assert_invalid(bad.duration("Peter").run(&mut con), "maximum");
-    }
-    for interval in [Duration::ZERO, Duration::from_micros(999), huge] {
-        let bad = RateLimiter::new("login", interval, 3);
-        assert_invalid(bad.is_permitted("Peter").run(&mut con), "interval");
-    }
+    assert_invalid(login.reset("").run(&mut con), "uid");
+    assert_invalid(login.key(""), "uid");
     assert_invalid(login.attempt("Peter", 0).run(&mut con), "cost");
     assert_invalid(login.attempt("Peter", 4).run(&mut con), "cost");
 
-    let sliding = SlidingWindowLimiter::new("a", 5, sec);
+    let sliding = SlidingWindowLimiter::new("a", 5, sec).unwrap();
     assert_invalid(sliding.attempt("", 1).run(&mut con), "uid");
-    for limit in [0, 1_000_001] {
-        let bad = SlidingWindowLimiter::new("a", limit, sec);
-        assert_invalid(bad.attempt("u", 1).run(&mut con), "limit");
-    }
-    for period in [Duration::ZERO, huge] {
-        let bad = SlidingWindowLimiter::new("a", 5, period);
-        assert_invalid(bad.attempt("u", 1).run(&mut con), "period");
-    }
     assert_invalid(sliding.attempt("u", 0).run(&mut con), "cost");
     assert_invalid(sliding.attempt("u", 6).run(&mut con), "cost");
 
-    let gcra = GcraLimiter::new("a", 5, 10, sec);
-    for burst in [0, u64::MAX] {
-        let bad = GcraLimiter::new("a", burst, 10, sec);
-        assert_invalid(bad.attempt("u", 1).run(&mut con), "burst");
-    }
-    for count in [0, u64::MAX] {
-        let bad = GcraLimiter::new("a", 5, count, sec);
-        assert_invalid(bad.attempt("u", 1).run(&mut con), "count");
-    }
-    for period in [Duration::ZERO, huge] {
-        let bad = GcraLimiter::new("a", 5, 10, period);
-        assert_invalid(bad.attempt("u", 1).run(&mut con), "period");
-    }
-    // A bucket of 10^6 refilled once a day would take 10^6 days to fill.
-    let slow = GcraLimiter::new("a", 1_000_000, 1, Duration::from_secs(86_400));
-    assert_invalid(slow.attempt("u", 1).run(&mut con), "period");
+    let gcra = GcraLimiter::new("a", 10, sec)
+        .unwrap()
+        .with_burst(5)
+        .unwrap();
+    assert_invalid(gcra.attempt("", 1).run(&mut con), "uid");
     assert_invalid(gcra.attempt("u", 0).run(&mut con), "cost");
     assert_invalid(gcra.attempt("u", 6).run(&mut con), "cost");
 
+    // Damaged or foreign keys fail before anything is written.
     // Damaged or foreign keys fail before anything is written.
     assert_code(login.is_permitted("garbled").run(&mut con), "BAD_COUNTER");
     assert_code(login.duration("garbled").run(&mut con), "BAD_COUNTER");

@@ -148,9 +148,9 @@ fn a_batch_loads_its_scripts_and_decodes_each_reply() {
     let lock = IdentityLock::new("lock").unwrap();
     let mut batch = Batch::new();
     let acquired = batch.add(lock.acquire("t", Some(Duration::from_secs(10))));
-    let count = batch.add(Counter::new("n").increase(5));
-    let wrong = batch.add(Counter::new("a:hash").increase(1));
-    let reset = batch.add(HashCounter::new("h", "f").reset(3));
+    let count = batch.add(Counter::new("n").unwrap().increase(5));
+    let wrong = batch.add(Counter::new("a:hash").unwrap().increase(1));
+    let reset = batch.add(HashCounter::new("h", "f").unwrap().reset(3));
     let released = batch.add(lock.release("t"));
     assert_eq!(batch.len(), 5);
     let mut replies = batch.run(&mut con).unwrap();
@@ -173,8 +173,8 @@ fn a_transaction_runs_async_and_maps_script_errors() {
         script_flush(&mut db.con());
 
         let mut batch = Batch::transaction();
-        let refused = batch.add(HashCounter::new("h", "text").reset(1));
-        let count = batch.add(Counter::new("n").increase(2));
+        let refused = batch.add(HashCounter::new("h", "text").unwrap().reset(1));
+        let count = batch.add(Counter::new("n").unwrap().increase(2));
         let mut replies = batch.run_async(&mut con).await.unwrap();
         match refused.take(&mut replies) {
             Err(Error::Script { script, code, .. }) => {
@@ -194,7 +194,7 @@ fn a_batch_with_bad_input_sends_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let mut batch = Batch::transaction();
-    let _ = batch.add(Counter::new("n").increase(1));
+    let _ = batch.add(Counter::new("n").unwrap().increase(1));
     let _ = batch.add(IdentityLock::new("lock").unwrap().release(""));
     assert_invalid(batch.run(&mut con), "token");
     assert!(harness::dump(&mut con).is_empty());

@@ -13,7 +13,7 @@ use crate::step;
 /// and Tom), the static set operations and the unlisted merger.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let counter = UniqueCounter::new("unique_counter:VisitCounter");
+    let counter = UniqueCounter::new("unique_counter:VisitCounter").unwrap();
     let _ = step!(t, con, counter.include("Peter"));
     let _ = step!(t, con, counter.include("Jack"));
     let _ = step!(t, con, counter.include("Tom"));
@@ -23,18 +23,17 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, counter.exclude("Peter"));
     let _ = step!(t, con, counter.count());
 
-    let hll = HllUniqueCounter::new("unique_counter:HllVisitCounter");
+    let hll = HllUniqueCounter::new("unique_counter:HllVisitCounter").unwrap();
     let _ = step!(t, con, hll.include("Peter"));
     let _ = step!(t, con, hll.include("Jack"));
     let _ = step!(t, con, hll.include("Tom"));
     let _ = step!(t, con, hll.include("Tom"));
     let _ = step!(t, con, hll.count());
-    let _ = step!(t, con, hll.exclude("Tom"));
 
     t.note("set operations: the counters share the hash tag {unique_counter:visits}");
-    let monday = UniqueCounter::new("{unique_counter:visits}:monday");
-    let tuesday = UniqueCounter::new("{unique_counter:visits}:tuesday");
-    let nobody = UniqueCounter::new("{unique_counter:visits}:nobody");
+    let monday = UniqueCounter::new("{unique_counter:visits}:monday").unwrap();
+    let tuesday = UniqueCounter::new("{unique_counter:visits}:tuesday").unwrap();
+    let nobody = UniqueCounter::new("{unique_counter:visits}:nobody").unwrap();
     let _ = step!(t, con, monday.include("Peter"));
     let _ = step!(t, con, monday.include("Jack"));
     let _ = step!(t, con, monday.include("Tom"));
@@ -50,14 +49,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, UniqueCounter::union(&[&monday, &tuesday, &nobody]));
     let _ = step!(t, con, UniqueCounter::diff(&nobody, &monday));
     let _ = step!(t, con, UniqueCounter::union(&[&nobody]));
-    t.step("monday.scratch_key()", monday.scratch_key())
+    t.step("monday.scratch_key()", Ok(monday.scratch_key()))
         .unwrap();
     let _ = step!(t, con, UniqueCounter::inter(&[&counter, &monday]));
 
     t.note("HllUniqueCounterMerger: merge into a result counter");
-    let web = HllUniqueCounter::new("{unique_counter:hll}:web");
-    let app = HllUniqueCounter::new("{unique_counter:hll}:app");
-    let all = HllUniqueCounter::new("{unique_counter:hll}:all");
+    let web = HllUniqueCounter::new("{unique_counter:hll}:web").unwrap();
+    let app = HllUniqueCounter::new("{unique_counter:hll}:app").unwrap();
+    let all = HllUniqueCounter::new("{unique_counter:hll}:all").unwrap();
     let _ = step!(t, con, web.include("Peter"));
     let _ = step!(t, con, web.include("Jack"));
     let _ = step!(t, con, app.include("Jack"));
@@ -66,11 +65,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, all.count());
     let _ = step!(t, con, all.merge(&[&web, &app]));
     let _ = step!(t, con, all.count());
-    let _ = step!(
-        t,
-        con,
-        all.merge(&[&HllUniqueCounter::new("{unique_counter:hll}:none")])
-    );
+    let none = HllUniqueCounter::new("{unique_counter:hll}:none").unwrap();
+    let _ = step!(t, con, all.merge(&[&none]));
     let _ = step!(t, con, all.count());
 
     redis::cmd("DEL")
@@ -139,20 +135,30 @@ fn slot_check_agrees_with_the_cluster() {
         "{a",
         "{a}",
     ];
-    let (mut same, mut different) = (0, 0);
+    let (mut same, mut different, mut refused) = (0, 0, 0);
     for x in names {
         for y in names {
-            let (cx, cy) = (UniqueCounter::new(x), UniqueCounter::new(y));
-            let result = UniqueCounter::inter(&[&cx, &cy]).cmd().is_some();
+            let (cx, cy) = (
+                HllUniqueCounter::new(x).unwrap(),
+                HllUniqueCounter::new(y).unwrap(),
+            );
+            let result = HllUniqueCounter::union(&[&cx, &cy]).cmd().is_some();
             assert_eq!(result, slot(x) == slot(y), "{x} and {y}");
             if result { same += 1 } else { different += 1 }
         }
-        let counter = UniqueCounter::new(x);
-        if let Ok(scratch) = counter.scratch_key() {
-            assert_eq!(slot(&scratch), slot(x), "{x}");
+        // A set counter needs a scratch key in its own slot; a name that holds a `}` but
+        // no hash tag has none, and is refused when the counter is built.
+        match UniqueCounter::new(x) {
+            Ok(counter) => assert_eq!(slot(counter.scratch_key()), slot(x), "{x}"),
+            Err(err) => {
+                assert_invalid(Err::<(), _>(err), "key");
+                assert!(x.contains('}'), "{x}");
+                refused += 1;
+            }
         }
     }
     assert!(same > names.len() && different > 0);
+    assert!(refused > 0 && refused < names.len());
 }
 
 /// A tiny deterministic generator, so the threads need no dependency.
@@ -170,12 +176,12 @@ fn next(state: &mut u64) -> u64 {
 fn union_counts_in_one_step() {
     const ITEMS: u64 = 200;
     let db = Arc::new(harness::fresh_db());
-    let x = UniqueCounter::new("{u}:x");
-    let y = UniqueCounter::new("{u}:y");
+    let x = UniqueCounter::new("{u}:x").unwrap();
+    let y = UniqueCounter::new("{u}:y").unwrap();
     {
         let mut con = db.con();
         for i in 0..ITEMS {
-            x.include(&i.to_string()).run(&mut con).unwrap();
+            x.include(i).run(&mut con).unwrap();
         }
     }
     let done = Arc::new(AtomicBool::new(false));
@@ -204,7 +210,7 @@ fn union_counts_in_one_step() {
         .collect();
     let watcher = {
         let (db, done) = (db.clone(), done.clone());
-        let scratch = x.scratch_key().unwrap();
+        let scratch = x.scratch_key().to_owned();
         thread::spawn(move || {
             let mut con = db.con();
             let mut looks = 0;
@@ -256,12 +262,12 @@ fn union_counts_in_one_step() {
 fn diff_counts_in_one_step() {
     const ITEMS: u64 = 200;
     let db = Arc::new(harness::fresh_db());
-    let all = UniqueCounter::new("{d}:all");
-    let some = UniqueCounter::new("{d}:some");
+    let all = UniqueCounter::new("{d}:all").unwrap();
+    let some = UniqueCounter::new("{d}:some").unwrap();
     {
         let mut con = db.con();
         for i in 0..ITEMS {
-            all.include(&i.to_string()).run(&mut con).unwrap();
+            all.include(i).run(&mut con).unwrap();
         }
     }
     let done = Arc::new(AtomicBool::new(false));
@@ -316,6 +322,102 @@ fn diff_counts_in_one_step() {
     assert!(distinct > 1, "the reads never overlapped the writes");
 }
 
+/// Keys are checked where the counters are built, and named.
+#[test]
+fn constructors_refuse_bad_keys() {
+    assert_invalid(UniqueCounter::new(""), "key");
+    assert_invalid(HllUniqueCounter::new(""), "key");
+    // No scratch key in the set's own slot can be derived from these.
+    for name in ["a}b", "}", "x{}", "{}x"] {
+        assert_invalid(UniqueCounter::new(name), "key");
+        assert!(HllUniqueCounter::new(name).is_ok(), "{name}");
+    }
+    let tagged = UniqueCounter::new("{a}b}").unwrap();
+    assert_eq!(tagged.scratch_key(), "{a}b}:union_scratch");
+    assert_eq!(
+        UniqueCounter::new("visits").unwrap().scratch_key(),
+        "{visits}:union_scratch"
+    );
+}
+
+/// Members are bytes: non-UTF-8 ones are counted, once, by their exact bytes, through
+/// every operation that takes or counts them.
+#[test]
+fn binary_members_are_counted_by_their_bytes() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let bin = harness::NOT_UTF8;
+    let shorter = &bin[..bin.len() - 1];
+
+    let set = UniqueCounter::new("{bin}:set").unwrap();
+    let other = UniqueCounter::new("{bin}:other").unwrap();
+    assert!(set.include(bin).run(&mut con).unwrap());
+    assert!(
+        !set.include(bin.to_vec()).run(&mut con).unwrap(),
+        "the same bytes"
+    );
+    assert!(set.include(shorter).run(&mut con).unwrap(), "other bytes");
+    assert!(set.include(7).run(&mut con).unwrap());
+    assert!(
+        !set.include("7").run(&mut con).unwrap(),
+        "7 is sent as \"7\""
+    );
+    assert_eq!(set.count().run(&mut con).unwrap(), 3);
+    let stored: bool = redis::cmd("SISMEMBER")
+        .arg(set.key())
+        .arg(bin)
+        .query(&mut con)
+        .unwrap();
+    assert!(stored, "the member is stored as the very bytes");
+    assert!(other.include(bin).run(&mut con).unwrap());
+    assert!(other.include("bin").run(&mut con).unwrap());
+    assert_eq!(
+        UniqueCounter::inter(&[&set, &other]).run(&mut con).unwrap(),
+        1
+    );
+    assert_eq!(
+        UniqueCounter::union(&[&set, &other]).run(&mut con).unwrap(),
+        4
+    );
+    assert_eq!(UniqueCounter::diff(&set, &other).run(&mut con).unwrap(), 2);
+    assert!(set.exclude(bin).run(&mut con).unwrap());
+    assert!(!set.exclude(bin).run(&mut con).unwrap());
+    assert!(set.exclude(shorter.to_vec()).run(&mut con).unwrap());
+    assert_eq!(set.count().run(&mut con).unwrap(), 1);
+
+    let hll = HllUniqueCounter::new("{bin}:hll").unwrap();
+    let hll_other = HllUniqueCounter::new("{bin}:hll_other").unwrap();
+    let all = HllUniqueCounter::new("{bin}:hll_all").unwrap();
+    assert!(hll.include(bin).run(&mut con).unwrap());
+    assert!(
+        !hll.include(bin.to_vec()).run(&mut con).unwrap(),
+        "the same bytes"
+    );
+    assert_eq!(hll.count().run(&mut con).unwrap(), 1);
+    assert!(hll.include(shorter).run(&mut con).unwrap());
+    assert_eq!(hll.count().run(&mut con).unwrap(), 2);
+    hll_other.include(bin).run(&mut con).unwrap();
+    assert_eq!(
+        HllUniqueCounter::union(&[&hll, &hll_other])
+            .run(&mut con)
+            .unwrap(),
+        2
+    );
+    all.merge(&[&hll, &hll_other]).run(&mut con).unwrap();
+    assert_eq!(all.count().run(&mut con).unwrap(), 2);
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut a = db.multiplexed().await;
+        let fresh = UniqueCounter::new("{bin}:async").unwrap();
+        assert!(fresh.include(bin).run_async(&mut a).await.unwrap());
+        assert!(!fresh.include(bin).run_async(&mut a).await.unwrap());
+        assert!(hll.include(bin).run_async(&mut a).await.is_ok());
+        assert_eq!(fresh.count().run_async(&mut a).await.unwrap(), 1);
+        assert_eq!(hll.count().run_async(&mut a).await.unwrap(), 2);
+    });
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
@@ -328,21 +430,16 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["SADD", "{h}:set", "x"]);
     let before = harness::dump(&mut con);
 
-    let a = UniqueCounter::new("{s}:a");
-    let b = UniqueCounter::new("{s}:b");
-    let string = UniqueCounter::new("{s}:string");
-    let elsewhere = UniqueCounter::new("elsewhere");
-    let empty = UniqueCounter::new("");
+    let a = UniqueCounter::new("{s}:a").unwrap();
+    let b = UniqueCounter::new("{s}:b").unwrap();
+    let string = UniqueCounter::new("{s}:string").unwrap();
+    let elsewhere = UniqueCounter::new("elsewhere").unwrap();
 
-    assert_invalid(empty.include("x").run(&mut con), "key");
-    assert_invalid(empty.exclude("x").run(&mut con), "key");
-    assert_invalid(empty.count().run(&mut con), "key");
+    // An item is one value: a slice of several, or none, is refused.
+    assert_invalid(a.include(["x", "y"].as_slice()).run(&mut con), "item");
+    assert_invalid(a.exclude(Vec::<String>::new()).run(&mut con), "item");
     assert_invalid(UniqueCounter::inter(&[]).run(&mut con), "counters");
     assert_invalid(UniqueCounter::union(&[]).run(&mut con), "counters");
-    assert_invalid(
-        UniqueCounter::inter(&[&a, &empty]).run(&mut con),
-        "counters",
-    );
     assert_invalid(
         UniqueCounter::inter(&[&a, &elsewhere]).run(&mut con),
         "counters",
@@ -355,24 +452,15 @@ fn bad_input_is_refused_and_writes_nothing() {
         UniqueCounter::diff(&elsewhere, &a).run(&mut con),
         "counters",
     );
-    assert_invalid(
-        UniqueCounter::union(&[&UniqueCounter::new("a}b")]).run(&mut con),
-        "name",
-    );
     let many = vec![&a; 1001];
     assert_invalid(UniqueCounter::union(&many).run(&mut con), "counters");
     assert_invalid(UniqueCounter::inter(&many).run(&mut con), "counters");
 
-    let hll = HllUniqueCounter::new("{h}:hll");
-    assert_invalid(hll.exclude("x").run(&mut con), "exclude");
-    assert_invalid(HllUniqueCounter::new("").include("x").run(&mut con), "key");
-    assert_invalid(
-        HllUniqueCounter::new("").merge(&[&hll]).run(&mut con),
-        "key",
-    );
+    let hll = HllUniqueCounter::new("{h}:hll").unwrap();
+    assert_invalid(hll.include(["x", "y"].as_slice()).run(&mut con), "item");
     assert_invalid(hll.merge(&[]).run(&mut con), "counters");
     assert_invalid(
-        hll.merge(&[&HllUniqueCounter::new("elsewhere")])
+        hll.merge(&[&HllUniqueCounter::new("elsewhere").unwrap()])
             .run(&mut con),
         "counters",
     );
@@ -396,12 +484,13 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_code(UniqueCounter::diff(&a, &string).run(&mut con), "WRONGTYPE");
     assert_code(UniqueCounter::diff(&string, &a).run(&mut con), "WRONGTYPE");
-    let set_as_hll = HllUniqueCounter::new("{h}:set");
+    let set_as_hll = HllUniqueCounter::new("{h}:set").unwrap();
     assert_code(set_as_hll.include("x").run(&mut con), "WRONGTYPE");
     assert_code(set_as_hll.count().run(&mut con), "WRONGTYPE");
     assert_code(hll.merge(&[&set_as_hll]).run(&mut con), "WRONGTYPE");
     assert_code(
         HllUniqueCounter::new("{s}:string")
+            .unwrap()
             .include("x")
             .run(&mut con),
         "WRONGTYPE",
@@ -463,8 +552,8 @@ fn bad_input_is_refused_and_writes_nothing() {
 fn exact_counts_are_capped_at_10000_members() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let x = UniqueCounter::new("{big}:x");
-    let y = UniqueCounter::new("{big}:y");
+    let x = UniqueCounter::new("{big}:x").unwrap();
+    let y = UniqueCounter::new("{big}:y").unwrap();
     let sadd = |con: &mut redis::Connection, key: &str, members: &[String]| {
         for chunk in members.chunks(1000) {
             let _: i64 = redis::cmd("SADD").arg(key).arg(chunk).query(con).unwrap();
