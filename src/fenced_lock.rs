@@ -65,7 +65,7 @@ impl FencedLock {
     /// The lock stored at `name`, with its token counter at `{name}:fence`.
     ///
     /// An empty `name`, or one with a `}` but no hash tag (its counter could not share
-    /// its cluster hash slot), is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    /// its cluster hash slot), is [`crate::Error::InvalidInput`].
     pub fn new(name: impl Into<String>) -> crate::Result<Self> {
         let name = name.into();
         let fence = input::aux_key(input::key("name", &name)?, "fence")?;

@@ -940,6 +940,10 @@ fn get_or_compute_async_runs_without_tokio() {
             .unwrap();
         assert_eq!(value, "computed on smol");
         // It waited for the other client's claim to run out before computing.
-        assert!(started.elapsed() >= Duration::from_millis(100), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= Duration::from_millis(100),
+            "{:?}",
+            started.elapsed()
+        );
     });
 }
