@@ -1,5 +1,5 @@
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), forbid(clippy::print_stdout))]
 
 mod runtime;

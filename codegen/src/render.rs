@@ -522,8 +522,10 @@ fn prose(text: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            '<' if !in_code => out.push_str("&lt;"),
-            '>' if !in_code => out.push_str("&gt;"),
+            // A backslash keeps `<b>` from reading as an HTML tag, and a leading `>` from
+            // starting a block quote, while the source stays readable (no `&lt;`).
+            '<' if !in_code => out.push_str("\\<"),
+            '>' if !in_code && out.is_empty() => out.push_str("\\>"),
             _ => out.push(c),
         }
     }
@@ -537,7 +539,9 @@ mod tests {
     #[test]
     fn prose_escapes_only_outside_code_spans() {
         assert_eq!(prose("KEYS[1] or `KEYS[1]`"), "KEYS\\[1\\] or `KEYS[1]`");
-        assert_eq!(prose("a <b> `<c>`"), "a &lt;b&gt; `<c>`");
+        assert_eq!(prose("a <b> `<c>`"), "a \\<b> `<c>`");
+        assert_eq!(prose("key -> value"), "key -> value");
+        assert_eq!(prose("> quoted"), "\\> quoted");
         assert_eq!(prose("    indented"), "indented");
     }
 
