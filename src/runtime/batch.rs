@@ -22,6 +22,10 @@ use crate::runtime::script::Script;
 /// the calls that got `NOSCRIPT` did not run, and they alone are sent again (after the
 /// rest of the batch, so they run later than their place in the batch).
 ///
+/// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
+/// its slot's type has its value put back (where it was) before `run` returns, so a
+/// slot's decoding error never loses a value.
+///
 /// On a Redis Cluster every operation of a batch must be in one hash slot (a batch runs on
 /// one node): give the keys one hash tag, such as `{user:7}:cart` and `{user:7}:views`.
 /// A batch that spans slots is refused before anything is sent. On a standalone server

@@ -261,3 +261,33 @@ fn generated_code_is_pinned() {
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("generated_scripts", generated));
 }
+
+/// An op is a value: it runs as often as asked, a clone runs the same command, and its
+/// `Debug` shows the command (a script's by its SHA1 and name) or why it was refused.
+#[test]
+fn an_op_runs_again_and_shows_what_it_sends() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let visits = Counter::new("visits").unwrap();
+    let op = visits.increase(2);
+    assert_eq!(op.run(&mut con).unwrap(), 2);
+    assert_eq!(op.run(&mut con).unwrap(), 4);
+    assert_eq!(op.clone().run(&mut con).unwrap(), 6);
+
+    let lock = IdentityLock::new("lock").unwrap();
+    let release = lock.release("t\u{0}k");
+    assert_eq!(
+        format!("{release:?}"),
+        format!(
+            r#"Op {{ cmd: "EVALSHA {} 1 lock t\\x00k", script: Some("identity_lock/release") }}"#,
+            scripts::identity_lock::RELEASE.sha1
+        )
+    );
+    let refused = lock.release("");
+    assert!(
+        format!("{refused:?}").starts_with("Op { rejected: InvalidInput"),
+        "{refused:?}"
+    );
+    assert_invalid(refused.run(&mut con), "token");
+    assert_invalid(refused.run(&mut con), "token");
+}
