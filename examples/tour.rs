@@ -498,7 +498,8 @@ fn keyspace(t: &mut Tour) -> redis_patterns::Result<()> {
     let mut it = DbIterator::new(10).matching("tour:keys:*");
     let mut note = "one SCAN; its COUNT 10 is a hint, so batch sizes vary";
     while let Some(batch) = it.next(&mut t.con)? {
-        t.say("it.next()", format!("{} keys", batch.len()), note);
+        let keys = if batch.len() == 1 { "key" } else { "keys" };
+        t.say("it.next()", format!("{} {keys}", batch.len()), note);
         note = "";
     }
     let done = it.next(&mut t.con)?;
@@ -591,7 +592,8 @@ fn cache(t: &mut Tour) -> Result<(), Box<dyn std::error::Error>> {
 
     t.section(
         "Caches (ch. 1, 2; the 2011 cookbook): native commands, one script for hashes",
-        "Cache: text. JsonCache: serde values as JSON; it tells a cached null from a miss.\n\
+        "Cache: any value, read back as the type asked for. JsonCache: serde values as JSON;\n\
+         it tells a cached null from a miss.\n\
          HashCache: a hash per entry; set replaces the entry and its TTL in one script.\n\
          BinaryCache: bytes. CategoryCache: entries of one hash that share a TTL.",
     );
