@@ -130,12 +130,12 @@ impl CircularQueue {
 
     /// The front item, the next to rotate (`LINDEX key 0`); `None` when empty.
     pub fn front<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
-        lindex(&self.key, 0)
+        native::peek(&self.key, 0)
     }
 
     /// The rear item, the last rotated or inserted (`LINDEX key -1`); `None` when empty.
     pub fn rear<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
-        lindex(&self.key, -1)
+        native::peek(&self.key, -1)
     }
 
     /// How many items the queue holds (`LLEN`).
@@ -188,7 +188,7 @@ impl UniqueCircularQueue {
     pub fn insert<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         Op::try_build(|| {
             let op = scripts::circular_queue::unique_insert(
-                input::key("key", &self.key)?,
+                &self.key,
                 &input::slices(&input::unique_items(items)?),
             );
             Ok(op.map(|length| {
@@ -223,12 +223,12 @@ impl UniqueCircularQueue {
 
     /// The front item (`LINDEX key 0`); `None` when empty.
     pub fn front<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
-        lindex(&self.key, 0)
+        native::peek(&self.key, 0)
     }
 
     /// The rear item (`LINDEX key -1`); `None` when empty.
     pub fn rear<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
-        lindex(&self.key, -1)
+        native::peek(&self.key, -1)
     }
 
     /// How many items the queue holds (`LLEN`).
@@ -240,20 +240,15 @@ impl UniqueCircularQueue {
 fn lrem<V: ToRedisArgs>(key: &str, item: V, count: i64) -> Op<u64> {
     Op::try_build(|| {
         let mut cmd = redis::cmd("LREM");
-        cmd.arg(input::key("key", key)?)
-            .arg(count)
-            .arg(input::value("item", &item)?);
+        cmd.arg(key).arg(count).arg(input::value("item", &item)?);
         Ok(Op::native(cmd))
     })
 }
 
 fn rotate<T: FromRedisValue + 'static>(key: &str) -> Op<Option<T>> {
-    Op::try_build(|| {
-        let key = input::key("key", key)?;
-        let mut cmd = redis::cmd("LMOVE");
-        cmd.arg(key).arg(key).arg("LEFT").arg("RIGHT");
-        Ok(Op::native(cmd).with_undo(rotate_back(key)))
-    })
+    let mut cmd = redis::cmd("LMOVE");
+    cmd.arg(key).arg(key).arg("LEFT").arg("RIGHT");
+    Op::native(cmd).with_undo(rotate_back(key))
 }
 
 fn rotate_blocking<T: FromRedisValue + 'static>(
@@ -261,7 +256,6 @@ fn rotate_blocking<T: FromRedisValue + 'static>(
     timeout: Option<Duration>,
 ) -> Op<Option<T>> {
     Op::try_build(|| {
-        let key = input::key("key", key)?;
         let mut cmd = redis::cmd("BLMOVE");
         cmd.arg(key)
             .arg(key)
@@ -283,12 +277,4 @@ fn rotate_back(key: &str) -> impl Fn(&redis::Value) -> Option<redis::Cmd> + Send
             cmd
         })
     }
-}
-
-fn lindex<T: FromRedisValue + 'static>(key: &str, index: i64) -> Op<Option<T>> {
-    Op::try_build(|| {
-        let mut cmd = redis::cmd("LINDEX");
-        cmd.arg(input::key("key", key)?).arg(index);
-        Ok(Op::native(cmd))
-    })
 }

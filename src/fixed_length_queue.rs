@@ -135,7 +135,7 @@ impl FixedLengthQueue {
     pub fn enqueue_counted<V: ToRedisArgs>(&self, items: &[V]) -> Op<Enqueued> {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::enqueue(
-                input::key("key", &self.key)?,
+                &self.key,
                 self.max_length,
                 &input::slices(&input::items(items)?),
             );
@@ -217,7 +217,7 @@ impl FadedQueue {
     pub fn enqueue_counted<V: ToRedisArgs>(&self, items: &[V]) -> Op<Enqueued> {
         Op::try_build(|| {
             let op = scripts::fixed_length_queue::faded_enqueue(
-                input::key("key", &self.key)?,
+                &self.key,
                 self.max_length,
                 &input::slices(&input::items(items)?),
             );

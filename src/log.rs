@@ -44,6 +44,7 @@
 use redis::{FromRedisValue, ToRedisArgs};
 
 use crate::runtime::input;
+use crate::runtime::native;
 use crate::runtime::op::Op;
 
 /// A log in one list, newest entry first.
@@ -99,35 +100,18 @@ impl Log {
 
     /// How many entries the log holds (`LLEN`).
     pub fn length(&self) -> Op<u64> {
-        self.command("LLEN")
+        native::length(&self.name)
     }
 
     /// Deletes the log (`DEL`): true if it held entries.
     pub fn clear(&self) -> Op<bool> {
-        self.command("DEL")
-    }
-
-    fn command<T: FromRedisValue + 'static>(&self, command: &str) -> Op<T> {
-        let mut cmd = redis::cmd(command);
-        cmd.arg(&self.name);
-        Op::native(cmd)
+        native::one_key("DEL", &self.name)
     }
 
     /// Keeps the `n` newest entries and drops the rest (`LTRIM name 0 n-1`); `0` deletes
     /// the log.
     pub fn keep(&self, n: u64) -> Op<()> {
-        Op::try_build(|| {
-            let name = &self.name;
-            let n = input::int64("n", n)?;
-            let mut cmd;
-            if n == 0 {
-                cmd = redis::cmd("DEL");
-                cmd.arg(name);
-            } else {
-                cmd = redis::cmd("LTRIM");
-                cmd.arg(name).arg(0).arg(n - 1);
-            }
-            Ok(Op::native(cmd))
-        })
+        // The newest entries sit at the head: `append` pushes on the left.
+        native::keep(&self.name, n, true)
     }
 }

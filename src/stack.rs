@@ -111,11 +111,7 @@ impl Stack {
     /// The top item without taking it (`LINDEX key -1`), or `None` when the stack is
     /// empty.
     pub fn top<T: FromRedisValue + 'static>(&self) -> Op<Option<T>> {
-        Op::try_build(|| {
-            let mut cmd = redis::cmd("LINDEX");
-            cmd.arg(input::key("key", &self.key)?).arg(-1);
-            Ok(Op::native(cmd))
-        })
+        native::peek(&self.key, -1)
     }
 
     /// How many items the stack holds (`LLEN`).
@@ -126,19 +122,8 @@ impl Stack {
     /// Keeps the `n` newest items (those nearest the top) and drops the rest
     /// (`LTRIM key -n -1`); `0` empties the stack (`DEL`).
     pub fn trim(&self, n: u64) -> Op<()> {
-        Op::try_build(|| {
-            let key = input::key("key", &self.key)?;
-            let n = input::int64("n", n)?;
-            let mut cmd;
-            if n == 0 {
-                cmd = redis::cmd("DEL");
-                cmd.arg(key);
-            } else {
-                cmd = redis::cmd("LTRIM");
-                cmd.arg(key).arg(-n).arg(-1);
-            }
-            Ok(Op::native(cmd))
-        })
+        // The newest items sit at the tail: `push` pushes on the right.
+        native::keep(&self.key, n, false)
     }
 }
 
