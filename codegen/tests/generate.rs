@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use redis_patterns_codegen::{Config, Error, Fixed, GENERATED_HEADER, contract};
+use redis_patterns_codegen::{Config, Diagnostic, Error, Fixed, GENERATED_HEADER, contract};
 
 fn fixtures(kind: &str) -> String {
     // Relative to the package root, as build.rs passes it; tests run there too.
@@ -74,16 +74,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
     let Err(Error::Scripts(problems)) = config.analyze(&files) else {
         panic!("the folder has problems");
     };
-    let shown: Vec<String> = problems
-        .iter()
-        .map(|d| {
-            let path = d
-                .path
-                .rsplit_once("codegen-bad-folder/")
-                .map_or(&*d.path, |(_, p)| p);
-            format!("{path}:{}:{}: {}", d.line, d.col, d.message)
-        })
-        .collect();
+    let shown = relative(&problems, "codegen-bad-folder", false);
     let expected = [
         "Bad-Family/type.lua:1:1: the family folder `Bad-Family` is not a snake_case Rust identifier",
         "Bad-Family/type.lua:1:1: the file name `type` is not a snake_case Rust identifier",
@@ -94,6 +85,26 @@ fn every_problem_of_every_file_is_reported_at_once() {
     ];
     assert_eq!(shown, expected);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Diagnostics as `path:line:col: message` (and their hints), each path cut to what
+/// follows the temporary folder `dir`.
+fn relative(problems: &[Diagnostic], dir: &str, with_hint: bool) -> Vec<String> {
+    problems
+        .iter()
+        .map(|d| {
+            let path = d
+                .path
+                .rsplit_once(&format!("{dir}/"))
+                .map_or(&*d.path, |(_, p)| p);
+            let shown = format!("{path}:{}:{}: {}", d.line, d.col, d.message);
+            if with_hint {
+                format!("{shown}\n  = hint: {}", d.hint)
+            } else {
+                shown
+            }
+        })
+        .collect()
 }
 
 /// The folder's diagnostics as the build prints them, with the temporary folder's path
@@ -290,17 +301,7 @@ fn fix_reports_headers_it_cannot_read_and_fixes_the_rest() {
         fixed.changed,
         [release.to_string_lossy().replace('\\', "/")]
     );
-    let shown: Vec<String> = fixed
-        .problems
-        .iter()
-        .map(|d| {
-            let path = d
-                .path
-                .rsplit_once("codegen-fix-broken/")
-                .map_or(&*d.path, |(_, p)| p);
-            format!("{path}:{}:{}: {}", d.line, d.col, d.message)
-        })
-        .collect();
+    let shown = relative(&fixed.problems, "codegen-fix-broken", false);
     // Sorted as diagnostics sort: by path, position, then message.
     assert_eq!(
         shown,
@@ -330,20 +331,7 @@ fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
 
     let fixed = Config::new().fix(&dir).unwrap();
     assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
-    let shown: Vec<String> = fixed
-        .problems
-        .iter()
-        .map(|d| {
-            let path = d
-                .path
-                .rsplit_once("codegen-fix-unterminated/")
-                .map_or(&*d.path, |(_, p)| p);
-            format!(
-                "{path}:{}:{}: {}\n  = hint: {}",
-                d.line, d.col, d.message, d.hint
-            )
-        })
-        .collect();
+    let shown = relative(&fixed.problems, "codegen-fix-unterminated", true);
     assert_eq!(
         shown,
         [format!(
@@ -375,20 +363,7 @@ fn fix_reports_a_block_without_its_first_marker_and_fixes_the_rest() {
 
     let fixed = Config::new().fix(&dir).unwrap();
     assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
-    let shown: Vec<String> = fixed
-        .problems
-        .iter()
-        .map(|d| {
-            let path = d
-                .path
-                .rsplit_once("codegen-fix-unopened/")
-                .map_or(&*d.path, |(_, p)| p);
-            format!(
-                "{path}:{}:{}: {}\n  = hint: {}",
-                d.line, d.col, d.message, d.hint
-            )
-        })
-        .collect();
+    let shown = relative(&fixed.problems, "codegen-fix-unopened", true);
     assert_eq!(
         shown,
         [
