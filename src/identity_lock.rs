@@ -8,6 +8,25 @@
 //! `scripts/identity_lock/release.lua`, which never gives up. The book's lock has no lease,
 //! so a holder that dies leaves it held forever; here the lease is an argument.
 //!
+//! # Without Lua on newer servers
+//!
+//! A lock built [`with_server`](IdentityLock::with_server) sends the server's own
+//! compare-and-delete and compare-and-set where it has them, and runs the scripts
+//! elsewhere, with the same answers and errors:
+//!
+//! | Server | `release` | `extend` |
+//! |---|---|---|
+//! | Redis 7.0–8.2, Valkey 8.0 | script | script |
+//! | Valkey 8.1, Redis 8.4 and later | script | `SET key token IFEQ token PX ttl` |
+//! | Valkey 9 and later | `DELIFEQ key token` | `SET key token IFEQ token PX ttl` |
+//!
+//! Redis 8.4's own compare-and-delete, `DELEX key IFEQ token`, is not used yet: no Debian
+//! package carries Redis 8.4 for the test suite to check it on.
+//!
+//! A native call needs no `@scripting` permission (an ACL can then deny `EVAL` and
+//! `EVALSHA` altogether) and never meets `NOSCRIPT`; `cargo bench --bench identity_lock`
+//! compares both ways on the server `REDIS_SERVER_BIN` names.
+//!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
 //! use std::time::Duration;
@@ -31,6 +50,7 @@ use std::time::Duration;
 use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::scripts;
+use crate::server::{Capability, Server};
 
 /// Whether, and how long, a lock stays held with a given token: what
 /// [`IdentityLock::lease`] answers.
@@ -84,6 +104,14 @@ pub enum Holding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdentityLock {
     key: String,
+    native: Native,
+}
+
+/// The native commands a lock sends instead of its scripts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Native {
+    set_if_equal: bool,
+    delete_if_equal: bool,
 }
 
 impl IdentityLock {
@@ -93,7 +121,32 @@ impl IdentityLock {
     pub fn new(key: impl Into<String>) -> crate::Result<Self> {
         let key = key.into();
         input::key("key", &key)?;
-        Ok(IdentityLock { key })
+        Ok(IdentityLock {
+            key,
+            native: Native::default(),
+        })
+    }
+
+    /// The lock, sending `server`'s own compare-and-delete (`DELIFEQ`) and compare-and-set
+    /// (`SET … IFEQ`) where it has them, and the scripts elsewhere (see the [module
+    /// docs](self#without-lua-on-newer-servers)). The answers and errors are the same.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::identity_lock::IdentityLock;
+    /// use redis_patterns::server::Server;
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let server = Server::probe(&mut con)?; // once per client
+    /// let lock = IdentityLock::new("report:lock")?.with_server(&server);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_server(mut self, server: &Server) -> Self {
+        self.native = Native {
+            set_if_equal: server.supports(Capability::SetIfEqual),
+            delete_if_equal: server.supports(Capability::DeleteIfEqual),
+        };
+        self
     }
 
     /// The lock's key.
@@ -129,9 +182,17 @@ impl IdentityLock {
     }
 
     /// Frees the lock if it holds `token`: true if it did, false for another token or a
-    /// free lock. One atomic script (`identity_lock/release`).
+    /// free lock. One atomic script (`identity_lock/release`), or `DELIFEQ` on a server
+    /// that has it (see [`with_server`](Self::with_server)).
     pub fn release(&self, token: &str) -> Op<bool> {
-        scripts::identity_lock::release(&self.key, token)
+        if !self.native.delete_if_equal {
+            return scripts::identity_lock::release(&self.key, token);
+        }
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("DELIFEQ");
+            cmd.arg(&self.key).arg(input::token("token", token)?);
+            Ok(Op::native(cmd))
+        })
     }
 
     /// How long the lock stays held with `token`. One read-only script
@@ -150,8 +211,22 @@ impl IdentityLock {
 
     /// Sets the lease to `ttl` from now if the lock holds `token`: true if it did, false
     /// for another token or a free lock (then the caller no longer holds the lock and
-    /// must stop). One atomic script (`identity_lock/extend`).
+    /// must stop). One atomic script (`identity_lock/extend`), or `SET key token IFEQ
+    /// token PX ttl` on a server that has it (see [`with_server`](Self::with_server)).
     pub fn extend(&self, token: &str, ttl: Duration) -> Op<bool> {
-        scripts::identity_lock::extend(&self.key, token, ttl)
+        if !self.native.set_if_equal {
+            return scripts::identity_lock::extend(&self.key, token, ttl);
+        }
+        Op::try_build(|| {
+            let token = input::token("token", token)?;
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(&self.key)
+                .arg(token)
+                .arg("IFEQ")
+                .arg(token)
+                .arg("PX")
+                .arg(input::ttl_ms(ttl)?);
+            Ok(Op::native(cmd))
+        })
     }
 }

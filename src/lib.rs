@@ -52,3 +52,4 @@ pub use runtime::script::{
     Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, Param, Returns, Rule, Script,
     check_generated_code_format,
 };
+pub use runtime::server;

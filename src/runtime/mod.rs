@@ -1,5 +1,6 @@
 //! What every family is built on: running operations and batches, script metadata and
-//! the catalogue, the input rules, the error type, native-command helpers and tokens.
+//! the catalogue, the input rules, the error type, native-command helpers, tokens, and
+//! the probe of what the server can do.
 //! The families (one module each beside this folder) hold patterns only.
 
 pub(crate) mod batch;
@@ -11,5 +12,6 @@ pub(crate) mod input;
 pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod script;
+pub mod server;
 pub(crate) mod show;
 pub(crate) mod token;

@@ -22,6 +22,7 @@ mod log;
 mod logical_matrix;
 mod matrix;
 mod priority_queue;
+mod probe;
 mod rate_limiter;
 mod resource_pool;
 mod runtime;
