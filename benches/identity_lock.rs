@@ -10,9 +10,14 @@
 //!   `SCRIPT LOAD` in the same round trip, so that it never needs a second one; the ratio
 //!   shows what that costs.
 //!
+//! - native: on a server that has them, `DELIFEQ` against the release script and
+//!   `SET … IFEQ … PX` against the extend script (`IdentityLock::with_server`), with the
+//!   server's own time per call from `INFO commandstats`.
+//!
 //! ```sh
 //! cargo bench --bench identity_lock            # 20,000 releases per way
 //! ROUNDS=100000 cargo bench --bench identity_lock
+//! REDIS_SERVER_BIN=$(bash .ci/server valkey-9) cargo bench --bench identity_lock
 //! ```
 //!
 //! Each release is preceded by an untimed `SET NX` that takes the lock. Timings are noisy
@@ -22,6 +27,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::server::{Capability, Server};
 use redis_patterns::{Batch, scripts};
 
 #[path = "../tests/it/server.rs"]
@@ -228,5 +234,96 @@ fn main() {
             );
         }
         _ => println!("  redis-benchmark not found: install redis-tools to compare"),
+    }
+
+    native_vs_scripts(&mut con, rounds);
+}
+
+/// The server's own mean time per call of `command`, in µs, since the last `CONFIG
+/// RESETSTAT`.
+fn usec_per_call(con: &mut redis::Connection, command: &str) -> f64 {
+    let stats: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    stats
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("cmdstat_{command}:")))
+        .and_then(|fields| {
+            fields
+                .split(',')
+                .find_map(|f| f.strip_prefix("usec_per_call="))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+fn reset_stats(con: &mut redis::Connection) {
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
+}
+
+/// The native compare-and-delete and compare-and-set against the scripts they replace,
+/// taking turns call by call, where the server has them.
+fn native_vs_scripts(con: &mut redis::Connection, rounds: u32) {
+    let server = Server::probe(con).unwrap();
+    let scripted = IdentityLock::new(KEY).unwrap();
+    let native = IdentityLock::new(KEY).unwrap().with_server(&server);
+    println!("\nNative commands against the scripts on {server}, mean of {rounds} each:");
+    let row = |name: &str, client: Duration, server_us: f64, script: (Duration, f64)| {
+        println!(
+            "  {name:<34} {:>7.1} µs ({:.2}× the script's), server {server_us:>5.2} µs per call ({:.2}×)",
+            client.as_secs_f64() * 1e6,
+            client.as_secs_f64() / script.0.as_secs_f64(),
+            server_us / script.1,
+        );
+    };
+
+    if server.supports(Capability::DeleteIfEqual) {
+        let mut ways: [Release<'_>; 2] = [
+            Box::new(|con| scripted.release(TOKEN).run(con).unwrap()),
+            Box::new(|con| native.release(TOKEN).run(con).unwrap()),
+        ];
+        measure(con, 1000, &mut ways);
+        reset_stats(con);
+        let [script, delifeq] = measure(con, rounds, &mut ways)[..] else {
+            unreachable!("one mean per way")
+        };
+        let script = (script, usec_per_call(con, "evalsha"));
+        row("release: script (EVALSHA)", script.0, script.1, script);
+        row(
+            "release: DELIFEQ",
+            delifeq,
+            usec_per_call(con, "delifeq"),
+            script,
+        );
+    } else {
+        println!("  release: {server} has no DELIFEQ; the script is the only way");
+    }
+
+    if server.supports(Capability::SetIfEqual) {
+        // The lock stays held: each extend finds it held with the token.
+        take(con);
+        let ttl = Duration::from_secs(60);
+        let mut ways: [Release<'_>; 2] = [
+            Box::new(|con| scripted.extend(TOKEN, ttl).run(con).unwrap()),
+            Box::new(|con| native.extend(TOKEN, ttl).run(con).unwrap()),
+        ];
+        let mut totals = [Duration::ZERO; 2];
+        reset_stats(con);
+        for _ in 0..rounds {
+            for (way, total) in ways.iter_mut().zip(&mut totals) {
+                let start = Instant::now();
+                assert!(way(con), "an extend failed");
+                *total += start.elapsed();
+            }
+        }
+        let [script, set_ifeq] = totals.map(|t| t / rounds);
+        let script = (script, usec_per_call(con, "evalsha"));
+        row("extend: script (EVALSHA)", script.0, script.1, script);
+        row(
+            "extend: SET … IFEQ … PX",
+            set_ifeq,
+            usec_per_call(con, "set"),
+            script,
+        );
+    } else {
+        println!("  extend: {server} has no SET … IFEQ; the script is the only way");
     }
 }

@@ -389,16 +389,7 @@ fn a_hit_is_one_get() {
     let mut con = db.con();
     let mut observer = db.con();
     let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
-    let last_command = |observer: &mut redis::Connection| -> String {
-        let info: String = redis::cmd("CLIENT")
-            .arg("LIST")
-            .arg("ID")
-            .arg(id)
-            .query(observer)
-            .unwrap();
-        let field = info.split(' ').find(|f| f.starts_with("cmd=")).unwrap();
-        field["cmd=".len()..].to_owned()
-    };
+    let last_command = |observer: &mut redis::Connection| harness::last_command(observer, id);
     let cache = Cache::new();
     let miss: String = cache
         .get_or_compute(&mut con, "page", None, || {

@@ -114,6 +114,19 @@ impl ScriptCacheServers {
     }
 }
 
+/// The last command that the connection with `id` (its `CLIENT ID`) sent, as `CLIENT
+/// LIST` names it (`evalsha`, `get`), read from another connection.
+pub fn last_command(observer: &mut redis::Connection, id: i64) -> String {
+    let info: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("ID")
+        .arg(id)
+        .query(observer)
+        .unwrap();
+    let field = info.split(' ').find(|f| f.starts_with("cmd=")).unwrap();
+    field["cmd=".len()..].to_owned()
+}
+
 /// Every key of the connection's database with its serialised value (`DUMP`) and whether
 /// it expires: equal dumps mean nothing was written.
 pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {

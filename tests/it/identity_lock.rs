@@ -5,15 +5,16 @@ use std::time::Duration;
 
 use redis_patterns::identity_lock::{Holding, IdentityLock};
 use redis_patterns::scripts::identity_lock as script;
+use redis_patterns::server::{Capability, Server};
 
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's example (chapter 4), then what the book cannot do: leases, extend, and a
 /// stale holder that cannot free its successor's lock.
-fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+fn scenario(con: &mut dyn redis::ConnectionLike, native: Option<&Server>) -> Transcript {
     let mut t = Transcript::default();
-    let lock = IdentityLock::new("IdentityLock:10086").unwrap();
+    let lock = lock_on("IdentityLock:10086", native);
     let _ = step!(t, con, lock.acquire("top_secret", None));
     let _ = step!(t, con, lock.acquire("wrong_password", None));
     let _ = step!(t, con, lock.release("wrong_password"));
@@ -45,18 +46,95 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t
 }
 
+/// The lock at `key`, with the native commands of `server` when given.
+fn lock_on(key: &str, server: Option<&Server>) -> IdentityLock {
+    let lock = IdentityLock::new(key).unwrap();
+    match server {
+        Some(server) => lock.with_server(server),
+        None => lock,
+    }
+}
+
+fn probed() -> Server {
+    Server::probe(&mut harness::fresh_db().con()).unwrap()
+}
+
 #[test]
 fn scenario_standalone() {
     let db = harness::fresh_db();
-    assert_snapshot("identity_lock__scenario", &scenario(&mut db.con()));
+    assert_snapshot("identity_lock__scenario", &scenario(&mut db.con(), None));
 }
 
 #[test]
 fn scenario_cluster() {
     assert_snapshot(
         "identity_lock__scenario",
-        &scenario(&mut harness::cluster_con()),
+        &scenario(&mut harness::cluster_con(), None),
     );
+}
+
+/// The same transcript where the server's own compare-and-delete and compare-and-set
+/// replace the scripts (Valkey 8.1 and 9): the answers are the same.
+#[test]
+fn scenario_with_server_standalone() {
+    let db = harness::fresh_db();
+    let server = probed();
+    assert_snapshot(
+        "identity_lock__scenario",
+        &scenario(&mut db.con(), Some(&server)),
+    );
+}
+
+#[test]
+fn scenario_with_server_cluster() {
+    let server = Server::probe(&mut harness::cluster_con()).unwrap();
+    assert_snapshot(
+        "identity_lock__scenario",
+        &scenario(&mut harness::cluster_con(), Some(&server)),
+    );
+}
+
+/// A lock built with the server sends `DELIFEQ` and `SET … IFEQ` where the server has
+/// them, and its scripts elsewhere.
+#[test]
+fn with_server_sends_native_commands_where_the_server_has_them() {
+    let db = harness::fresh_db();
+    let (mut con, mut observer) = (db.con(), db.con());
+    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let server = Server::probe(&mut con).unwrap();
+    let lock = lock_on("native", Some(&server));
+    assert!(lock.acquire("t", None).run(&mut con).unwrap());
+    assert!(
+        lock.extend("t", Duration::from_secs(60))
+            .run(&mut con)
+            .unwrap()
+    );
+    let expected = if server.supports(Capability::SetIfEqual) {
+        "set"
+    } else {
+        "evalsha"
+    };
+    assert_eq!(
+        harness::last_command(&mut observer, id),
+        expected,
+        "{server}"
+    );
+    assert!(lock.release("t").run(&mut con).unwrap());
+    let expected = if server.supports(Capability::DeleteIfEqual) {
+        "delifeq"
+    } else {
+        "evalsha"
+    };
+    assert_eq!(
+        harness::last_command(&mut observer, id),
+        expected,
+        "{server}"
+    );
+    // Without the server, always the scripts.
+    let scripted = lock_on("native", None);
+    assert!(scripted.acquire("t", None).run(&mut con).unwrap());
+    assert!(scripted.release("t").run(&mut con).unwrap());
+    assert_eq!(harness::last_command(&mut observer, id), "evalsha");
 }
 
 #[test]
@@ -72,15 +150,25 @@ fn random_tokens_are_fresh_hex() {
 /// holders, never a release, extend or lease by a non-holder.
 #[test]
 fn never_two_holders() {
+    never_two_holders_on(None);
+}
+
+#[test]
+fn never_two_holders_with_server() {
+    never_two_holders_on(Some(probed()));
+}
+
+fn never_two_holders_on(server: Option<Server>) {
     let db = Arc::new(harness::fresh_db());
     let holders = Arc::new(AtomicUsize::new(0));
     let acquired = Arc::new(AtomicUsize::new(0));
     let clients: Vec<_> = (0..16)
         .map(|_| {
             let (db, holders, acquired) = (db.clone(), holders.clone(), acquired.clone());
+            let server = server.clone();
             thread::spawn(move || {
                 let mut con = db.con();
-                let lock = IdentityLock::new("contended").unwrap();
+                let lock = lock_on("contended", server.as_ref());
                 let token = IdentityLock::random_token();
                 for _ in 0..500 {
                     if lock
@@ -146,6 +234,29 @@ fn bad_input_is_refused_and_writes_nothing() {
     let before = harness::dump(&mut con);
 
     assert_invalid(IdentityLock::new(""), "key");
+    let server = Server::probe(&mut con).unwrap();
+    for native in [None, Some(&server)] {
+        let held = lock_on("held", native);
+        assert_invalid(held.release("").run(&mut con), "token");
+        assert_invalid(held.extend("secret", Duration::ZERO).run(&mut con), "ttl");
+        assert_invalid(
+            held.extend("secret", Duration::from_micros(999))
+                .run(&mut con),
+            "ttl",
+        );
+        assert_invalid(held.extend("secret", Duration::MAX).run(&mut con), "ttl");
+        assert_invalid(
+            held.extend("", Duration::from_secs(1)).run(&mut con),
+            "token",
+        );
+        // The server's WRONGTYPE either way, from the script's GET or the native command.
+        let wrong_type = lock_on("a:hash", native);
+        assert_code(wrong_type.release("t").run(&mut con), "WRONGTYPE");
+        assert_code(
+            wrong_type.extend("t", Duration::from_secs(1)).run(&mut con),
+            "WRONGTYPE",
+        );
+    }
     assert_invalid(held.acquire("", None).run(&mut con), "token");
     assert_invalid(held.acquire("t", Some(Duration::ZERO)).run(&mut con), "ttl");
     assert_invalid(
@@ -154,20 +265,8 @@ fn bad_input_is_refused_and_writes_nothing() {
         "ttl",
     );
     assert_invalid(held.acquire("t", Some(Duration::MAX)).run(&mut con), "ttl");
-    assert_invalid(held.release("").run(&mut con), "token");
-    assert_invalid(held.extend("secret", Duration::ZERO).run(&mut con), "ttl");
-    assert_invalid(
-        held.extend("", Duration::from_secs(1)).run(&mut con),
-        "token",
-    );
     assert_invalid(held.lease("").run(&mut con), "token");
-
     let wrong_type = IdentityLock::new("a:hash").unwrap();
-    assert_code(wrong_type.release("t").run(&mut con), "WRONGTYPE");
-    assert_code(
-        wrong_type.extend("t", Duration::from_secs(1)).run(&mut con),
-        "WRONGTYPE",
-    );
     assert_code(wrong_type.lease("t").run(&mut con), "WRONGTYPE");
 
     // What a non-Rust caller can send: the scripts check it themselves.
