@@ -27,6 +27,7 @@ use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix};
 use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::resource_pool::ResourcePool;
+use redis_patterns::server::{Capability, Server};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::{Batch, Op, catalog};
@@ -276,6 +277,27 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
         "refused before anything is sent to Redis",
         lock.release(""),
     );
+    let server = Server::probe(&mut t.con)?;
+    t.say(
+        "server = Server::probe(&mut con)",
+        server.to_string(),
+        "what the server is and can do, read once per client",
+    );
+    let lock = lock.with_server(&server);
+    t.show(
+        "lock.acquire(&token, None)",
+        "a lock built .with_server(&server)",
+        lock.acquire(&token, None),
+    )?;
+    t.show(
+        "lock.release(&token)",
+        if server.supports(Capability::DeleteIfEqual) {
+            "the server's own DELIFEQ: no script"
+        } else {
+            "this server has no DELIFEQ: the script"
+        },
+        lock.release(&token),
+    )?;
 
     t.section(
         "FencedLock (beyond the books): each acquisition gets a larger fencing token",

@@ -751,7 +751,8 @@ impl BinaryCache {
     }
 }
 
-/// How long a [`CategoryCache`] stays ([`CategoryCache::ttl`]).
+/// How long a [`CategoryCache`] stays ([`CategoryCache::ttl`]), or one of its entries
+/// ([`CategoryCache::entry_ttl`]).
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -767,12 +768,23 @@ impl BinaryCache {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ttl {
-    /// The category does not exist (it has no entries, or it expired).
+    /// The category (or the entry) does not exist, or it expired.
     Missing,
-    /// The category exists and does not expire.
+    /// It exists and has no expiry of its own.
     Forever,
-    /// The category expires in this long (to the millisecond).
+    /// It expires in this long (to the millisecond).
     Expires(Duration),
+}
+
+/// What `PTTL` and `HPTTL` answer: -2 for missing, -1 for no expiry, else milliseconds.
+fn ttl_from_pttl(command: &'static str, ms: i64) -> Result<Ttl> {
+    Ok(match ms {
+        -2 => Ttl::Missing,
+        -1 => Ttl::Forever,
+        ms => Ttl::Expires(Duration::from_millis(u64::try_from(ms).map_err(|_| {
+            Error::unexpected_reply("a negative ttl", format!("{command} returned {ms}"))
+        })?)),
+    })
 }
 
 /// The 2011 Redis Cookbook's hash cache: the entries of one category in one hash, with
@@ -843,6 +855,62 @@ impl CategoryCache {
         Op::try_build(|| Ok(Op::native(self.cmd("HDEL", Some(name))?)))
     }
 
+    /// Stores `value` under `name` with a time to live of its own (`HSETEX category PX ttl
+    /// FIELDS 1 name value`): the entry expires alone, while the category's other entries
+    /// and its own ttl stay as they are. The cookbook's category has one ttl for all.
+    ///
+    /// Needs per-field expiry, which Redis 8.0 and Valkey 9.0 added
+    /// ([`Capability::HashFieldExpiry`](crate::server::Capability::HashFieldExpiry) tells);
+    /// an older server refuses the command (`ERR unknown command 'hsetex'`) and nothing is
+    /// written. A later [`set`](Self::set) of the same entry keeps it for good again.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::cache::{CategoryCache, Ttl};
+    /// use redis_patterns::server::{Capability, Server};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let pages = CategoryCache::new("page_cache")?;
+    /// if Server::probe(&mut con)?.supports(Capability::HashFieldExpiry) {
+    ///     pages.set_with_ttl("/news", "<html>…", Duration::from_secs(30)).run(&mut con)?;
+    ///     assert!(matches!(pages.entry_ttl("/news").run(&mut con)?, Ttl::Expires(_)));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn set_with_ttl<V: ToRedisArgs>(&self, name: &str, value: V, ttl: Duration) -> Op<()> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("HSETEX");
+            cmd.arg(&self.category)
+                .arg("PX")
+                .arg(input::ttl_ms(ttl)?)
+                .arg("FIELDS")
+                .arg(1)
+                .arg(input::key("name", name)?)
+                .arg(input::value("value", &value)?);
+            // HSETEX answers 1 when it set the field.
+            Ok(Op::<i64>::native(cmd).map(|_| Ok(())))
+        })
+    }
+
+    /// How long the entry at `name` stays on its own (`HPTTL`): [`Ttl::Missing`] when
+    /// there is no such entry, [`Ttl::Forever`] when it has no ttl of its own (it still goes
+    /// when the whole category expires). The same servers as
+    /// [`set_with_ttl`](Self::set_with_ttl).
+    pub fn entry_ttl(&self, name: &str) -> Op<Ttl> {
+        Op::try_build(|| {
+            let mut cmd = self.cmd("HPTTL", None)?;
+            cmd.arg("FIELDS").arg(1).arg(input::key("name", name)?);
+            Ok(Op::native(cmd).map(|ms: Vec<i64>| match ms[..] {
+                [ms] => ttl_from_pttl("HPTTL", ms),
+                _ => Err(Error::unexpected_reply(
+                    "HPTTL did not return one ttl for one field",
+                    format!("{ms:?}"),
+                )),
+            }))
+        })
+    }
+
     /// Makes the whole category expire in `ttl` (`PEXPIRE`, whole milliseconds): true if
     /// the category exists, false if it does not (then nothing is set).
     pub fn expire(&self, ttl: Duration) -> Op<bool> {
@@ -856,15 +924,7 @@ impl CategoryCache {
     /// How long the category stays (`PTTL`).
     pub fn ttl(&self) -> Op<Ttl> {
         Op::try_build(|| {
-            Ok(Op::native(self.cmd("PTTL", None)?).map(|ms: i64| {
-                Ok(match ms {
-                    -2 => Ttl::Missing,
-                    -1 => Ttl::Forever,
-                    ms => Ttl::Expires(Duration::from_millis(u64::try_from(ms).map_err(|_| {
-                        Error::unexpected_reply("PTTL returned a negative ttl", ms.to_string())
-                    })?)),
-                })
-            }))
+            Ok(Op::native(self.cmd("PTTL", None)?).map(|ms: i64| ttl_from_pttl("PTTL", ms)))
         })
     }
 

@@ -43,6 +43,8 @@ struct Probed {
     /// Lowercase names, as `COMMAND LIST` gives them.
     commands: BTreeSet<String>,
     set_if_equal: bool,
+    /// The cluster's primaries report different products or versions.
+    mixed: bool,
 }
 
 /// Which server it is, from `server_name` in `INFO server` (Redis leaves it out).
@@ -130,9 +132,11 @@ impl Server {
     /// for its commands and `COMMAND DOCS SET` for the options `SET` takes. Three round
     /// trips, once per client (a cluster connection takes no pipelines).
     ///
-    /// On a cluster each node may answer separately (redis-rs sends `INFO` to every
-    /// primary); the answer is then what every node can do: the lowest version, and the
-    /// commands all of them have.
+    /// On a cluster, redis-rs sends `INFO` to every primary and the other two commands to
+    /// one node. When the primaries report different versions (an upgrade under way), the
+    /// answer is the lowest version, and no capability but [`Capability::Scripting`]:
+    /// the one node's commands may not be every node's. Probe again once every node runs
+    /// the same version.
     pub fn probe(con: &mut dyn redis::ConnectionLike) -> Result<Server> {
         let [info, commands, set_docs] = probe_commands();
         Self::from_replies(info.query(con)?, commands.query(con)?, set_docs.query(con)?)
@@ -154,6 +158,7 @@ impl Server {
         for text in per_node(&info) {
             nodes.push(parse_info(&text)?);
         }
+        let mixed = nodes.windows(2).any(|pair| pair[0] != pair[1]);
         let (product, version) = nodes
             .into_iter()
             .min_by_key(|(_, version)| *version)
@@ -174,6 +179,7 @@ impl Server {
                 version,
                 commands,
                 set_if_equal,
+                mixed,
             }),
         })
     }
@@ -201,6 +207,9 @@ impl Server {
     /// Whether the server can do `capability`, from the commands and options it lists
     /// (not from its version number, which forks and managed services bend).
     pub fn supports(&self, capability: Capability) -> bool {
+        if self.inner.mixed && capability != Capability::Scripting {
+            return false;
+        }
         match capability {
             Capability::Scripting => self.has_command("evalsha") && self.has_command("script"),
             Capability::SetIfEqual => self.inner.set_if_equal,
@@ -323,5 +332,50 @@ mod tests {
             (Product::Redis, Version::new(8, 0, 2))
         );
         assert!(parse_info("# Server\r\n").is_err());
+    }
+
+    /// A cluster mid-upgrade: one node on Valkey 8.0, one on 8.1. The probe answers the
+    /// lowest version and no native capability; once both nodes agree, it answers theirs.
+    #[test]
+    fn a_mixed_cluster_is_what_every_node_can_do() {
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let node = |name: &str| bulk(name);
+        let info = |version: &str| {
+            bulk(&format!(
+                "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:{version}\r\n"
+            ))
+        };
+        let names = |names: &[&str]| Value::Array(names.iter().map(|n| bulk(n)).collect());
+        let probe = |second: &str| {
+            Server::from_replies(
+                Value::Map(vec![
+                    (node("a:1"), info("8.1.1")),
+                    (node("b:2"), info(second)),
+                ]),
+                Value::Map(vec![
+                    (
+                        node("a:1"),
+                        names(&["get", "set", "evalsha", "script", "newcmd"]),
+                    ),
+                    (node("b:2"), names(&["GET", "SET", "EVALSHA", "SCRIPT"])),
+                ]),
+                names(&["set", "IFEQ"]),
+            )
+            .unwrap()
+        };
+        let mixed = probe("8.0.1");
+        assert_eq!(mixed.to_string(), "valkey 8.0.1");
+        assert_eq!(
+            mixed.commands().collect::<Vec<_>>(),
+            ["evalsha", "get", "script", "set"]
+        );
+        assert!(mixed.has_command("Get"));
+        assert!(!mixed.has_command("newcmd"));
+        assert!(mixed.supports(Capability::Scripting));
+        assert!(!mixed.supports(Capability::SetIfEqual));
+
+        let upgraded = probe("8.1.1");
+        assert_eq!(upgraded.to_string(), "valkey 8.1.1");
+        assert!(upgraded.supports(Capability::SetIfEqual));
     }
 }

@@ -9,6 +9,7 @@ use redis_patterns::cache::{
     BinaryCache, Cache, CategoryCache, ComputeOptions, HashCache, JsonCache, Ttl,
 };
 use redis_patterns::scripts::cache as script;
+use redis_patterns::server::{Capability, Server};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
@@ -937,4 +938,100 @@ fn get_or_compute_async_runs_without_tokio() {
             started.elapsed()
         );
     });
+}
+
+/// An entry of a category with a ttl of its own, where the server has per-field expiry
+/// (Redis 8.0, Valkey 9); elsewhere the server refuses the command and nothing is written.
+#[test]
+fn category_entries_expire_alone_where_the_server_has_field_expiry() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let server = Server::probe(&mut con).unwrap();
+    let pages = CategoryCache::new("cache:each").unwrap();
+    pages.set("kept", "a").run(&mut con).unwrap();
+    let brief = pages.set_with_ttl("brief", "b", Duration::from_millis(200));
+    if !server.supports(Capability::HashFieldExpiry) {
+        let before = harness::dump(&mut con);
+        let refused = brief.run(&mut con).unwrap_err();
+        assert!(
+            refused.to_string().contains("unknown command"),
+            "{server}: {refused}"
+        );
+        let refused = pages.entry_ttl("kept").run(&mut con).unwrap_err();
+        assert!(
+            refused.to_string().contains("unknown command"),
+            "{server}: {refused}"
+        );
+        assert_eq!(harness::dump(&mut con), before);
+        return;
+    }
+    brief.run(&mut con).unwrap();
+    match pages.entry_ttl("brief").run(&mut con).unwrap() {
+        Ttl::Expires(left) => assert!(left <= Duration::from_millis(200), "{left:?}"),
+        other => panic!("{server}: {other:?}"),
+    }
+    assert_eq!(pages.entry_ttl("kept").run(&mut con).unwrap(), Ttl::Forever);
+    assert_eq!(pages.entry_ttl("none").run(&mut con).unwrap(), Ttl::Missing);
+    assert_eq!(pages.ttl().run(&mut con).unwrap(), Ttl::Forever);
+    assert_eq!(pages.size().run(&mut con).unwrap(), 2);
+
+    // The entry goes alone; the category and its other entry stay.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pages
+        .get::<String>("brief")
+        .run(&mut con)
+        .unwrap()
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "{server}: never expired");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        pages.entry_ttl("brief").run(&mut con).unwrap(),
+        Ttl::Missing
+    );
+    assert_eq!(
+        pages
+            .get::<String>("kept")
+            .run(&mut con)
+            .unwrap()
+            .as_deref(),
+        Some("a")
+    );
+
+    // A plain set of the entry keeps it for good again.
+    pages
+        .set_with_ttl("brief", "b", Duration::from_secs(60))
+        .run(&mut con)
+        .unwrap();
+    pages.set("brief", "c").run(&mut con).unwrap();
+    assert_eq!(
+        pages.entry_ttl("brief").run(&mut con).unwrap(),
+        Ttl::Forever
+    );
+
+    // Bad input is refused before anything is sent.
+    assert_invalid(
+        pages.set_with_ttl("x", "v", Duration::ZERO).run(&mut con),
+        "ttl",
+    );
+    assert_invalid(
+        pages
+            .set_with_ttl("", "v", Duration::from_secs(1))
+            .run(&mut con),
+        "name",
+    );
+    assert_invalid(pages.entry_ttl("").run(&mut con), "name");
+    // A key of another type: the server's WRONGTYPE, and nothing changes.
+    harness::cmd(&mut con, &["SET", "cache:a_string", "v"]);
+    let before = harness::dump(&mut con);
+    let wrong = CategoryCache::new("cache:a_string").unwrap();
+    assert_code(
+        wrong
+            .set_with_ttl("f", "v", Duration::from_secs(1))
+            .run(&mut con),
+        "WRONGTYPE",
+    );
+    assert_code(wrong.entry_ttl("f").run(&mut con), "WRONGTYPE");
+    assert_eq!(harness::dump(&mut con), before);
 }

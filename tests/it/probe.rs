@@ -86,11 +86,18 @@ async fn the_probe_says_the_same_on_an_async_connection() {
     assert_eq!(server, Server::probe(&mut db.con()).unwrap());
 }
 
-#[test]
-fn the_probe_says_the_same_on_the_cluster() {
+/// A cluster answers `INFO` from every primary: the probe takes what all of them can do,
+/// which for nodes of one binary is what one of them says.
+#[tokio::test]
+async fn the_probe_says_the_same_on_the_cluster() {
     let standalone = Server::probe(&mut harness::fresh_db().con()).unwrap();
     let cluster = Server::probe(&mut harness::cluster_con()).unwrap();
     assert_eq!(cluster, standalone);
+    let mut con = harness::cluster_client()
+        .get_async_connection()
+        .await
+        .unwrap();
+    assert_eq!(Server::probe_async(&mut con).await.unwrap(), standalone);
 }
 
 /// Each capability the probe reports works, and each it does not report is refused: the
