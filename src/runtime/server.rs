@@ -137,6 +137,9 @@ impl Server {
     /// answer is the lowest version, and no capability but [`Capability::Scripting`]:
     /// the one node's commands may not be every node's. Probe again once every node runs
     /// the same version.
+    ///
+    /// The client's user needs `INFO` and `COMMAND` (in the ACL categories `@dangerous`
+    /// and `@connection`); a refusal is the server's `NOPERM`.
     pub fn probe(con: &mut dyn redis::ConnectionLike) -> Result<Server> {
         let [info, commands, set_docs] = probe_commands();
         Self::from_replies(info.query(con)?, commands.query(con)?, set_docs.query(con)?)

@@ -137,6 +137,52 @@ fn with_server_sends_native_commands_where_the_server_has_them() {
     assert_eq!(harness::last_command(&mut observer, id), "evalsha");
 }
 
+/// A user whose ACL denies `@scripting` holds and frees a lock where the server has the
+/// native commands; the scripts are refused to it (`NOPERM`).
+#[test]
+fn with_server_needs_no_scripting_permission() {
+    let db = harness::fresh_db();
+    let mut admin = db.con();
+    harness::cmd(
+        &mut admin,
+        &[
+            "ACL",
+            "SETUSER",
+            "no_scripts",
+            "on",
+            ">pw",
+            "~*",
+            "+@all",
+            "-@scripting",
+        ],
+    );
+    let mut con = db.con();
+    harness::cmd(&mut con, &["AUTH", "no_scripts", "pw"]);
+    let server = Server::probe(&mut con).unwrap();
+    let native = lock_on("acl:lock", Some(&server));
+    let scripted = lock_on("acl:lock", None);
+
+    assert!(native.acquire("t", None).run(&mut con).unwrap());
+    assert_code(scripted.release("t").run(&mut con), "NOPERM");
+    assert_code(
+        scripted.extend("t", Duration::from_secs(1)).run(&mut con),
+        "NOPERM",
+    );
+    let extended = native.extend("t", Duration::from_secs(60)).run(&mut con);
+    if server.supports(Capability::SetIfEqual) {
+        assert!(extended.unwrap(), "{server}");
+    } else {
+        assert_code(extended, "NOPERM");
+    }
+    let released = native.release("t").run(&mut con);
+    if server.supports(Capability::DeleteIfEqual) {
+        assert!(released.unwrap(), "{server}");
+    } else {
+        assert_code(released, "NOPERM");
+    }
+    harness::cmd(&mut admin, &["ACL", "DELUSER", "no_scripts"]);
+}
+
 #[test]
 fn random_tokens_are_fresh_hex() {
     let (a, b) = (IdentityLock::random_token(), IdentityLock::random_token());
