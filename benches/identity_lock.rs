@@ -47,17 +47,23 @@ fn take(con: &mut redis::Connection) {
 
 type Release<'a> = Box<dyn FnMut(&mut redis::Connection) -> bool + 'a>;
 
-/// Mean time of each way's release over `rounds`, each after an untimed acquire. The ways
-/// take turns round by round, so that a noisy moment on the machine hits them alike.
-fn measure(con: &mut redis::Connection, rounds: u32, ways: &mut [Release<'_>]) -> Vec<Duration> {
+/// Mean time of each way's call over `rounds`, each after an untimed `before` (taking the
+/// lock, for releases). The ways take turns round by round, so that a noisy moment on the
+/// machine hits them alike.
+fn measure(
+    con: &mut redis::Connection,
+    rounds: u32,
+    before: fn(&mut redis::Connection),
+    ways: &mut [Release<'_>],
+) -> Vec<Duration> {
     let mut totals = vec![Duration::ZERO; ways.len()];
     for _ in 0..rounds {
         for (way, total) in ways.iter_mut().zip(&mut totals) {
-            take(con);
+            before(con);
             let start = Instant::now();
-            let released = way(con);
+            let done = way(con);
             *total += start.elapsed();
-            assert!(released, "a release failed");
+            assert!(done, "a call failed");
         }
     }
     totals.into_iter().map(|t| t / rounds).collect()
@@ -142,8 +148,8 @@ fn main() {
         Box::new(book_release),
     ];
     // Warm up the connection, the server and the caches.
-    measure(&mut con, 1000, &mut ways);
-    let [crate_op, raw_script, book] = measure(&mut con, rounds, &mut ways)[..] else {
+    measure(&mut con, 1000, take, &mut ways);
+    let [crate_op, raw_script, book] = measure(&mut con, rounds, take, &mut ways)[..] else {
         unreachable!("one mean per way")
     };
 
@@ -260,70 +266,79 @@ fn reset_stats(con: &mut redis::Connection) {
 }
 
 /// The native compare-and-delete and compare-and-set against the scripts they replace,
-/// taking turns call by call, where the server has them.
+/// where the server has them.
 fn native_vs_scripts(con: &mut redis::Connection, rounds: u32) {
     let server = Server::probe(con).unwrap();
     let scripted = IdentityLock::new(KEY).unwrap();
     let native = IdentityLock::new(KEY).unwrap().with_server(&server);
     println!("\nNative commands against the scripts on {server}, mean of {rounds} each:");
-    let row = |name: &str, client: Duration, server_us: f64, script: (Duration, f64)| {
-        println!(
-            "  {name:<34} {:>7.1} µs ({:.2}× the script's), server {server_us:>5.2} µs per call ({:.2}×)",
-            client.as_secs_f64() * 1e6,
-            client.as_secs_f64() / script.0.as_secs_f64(),
-            server_us / script.1,
-        );
-    };
 
     if server.supports(Capability::DeleteIfEqual) {
         let mut ways: [Release<'_>; 2] = [
             Box::new(|con| scripted.release(TOKEN).run(con).unwrap()),
             Box::new(|con| native.release(TOKEN).run(con).unwrap()),
         ];
-        measure(con, 1000, &mut ways);
-        reset_stats(con);
-        let [script, delifeq] = measure(con, rounds, &mut ways)[..] else {
-            unreachable!("one mean per way")
-        };
-        let script = (script, usec_per_call(con, "evalsha"));
-        row("release: script (EVALSHA)", script.0, script.1, script);
-        row(
-            "release: DELIFEQ",
-            delifeq,
-            usec_per_call(con, "delifeq"),
-            script,
+        script_vs_native(
+            con,
+            rounds,
+            "release",
+            ("DELIFEQ", "delifeq"),
+            take,
+            &mut ways,
         );
     } else {
         println!("  release: {server} has no DELIFEQ; the script is the only way");
     }
 
     if server.supports(Capability::SetIfEqual) {
-        // The lock stays held: each extend finds it held with the token.
+        // Taken once: each extend finds it held with the token. Nothing runs between the
+        // calls, so that `cmdstat_set` counts the extends alone.
         take(con);
         let ttl = Duration::from_secs(60);
         let mut ways: [Release<'_>; 2] = [
             Box::new(|con| scripted.extend(TOKEN, ttl).run(con).unwrap()),
             Box::new(|con| native.extend(TOKEN, ttl).run(con).unwrap()),
         ];
-        let mut totals = [Duration::ZERO; 2];
-        reset_stats(con);
-        for _ in 0..rounds {
-            for (way, total) in ways.iter_mut().zip(&mut totals) {
-                let start = Instant::now();
-                assert!(way(con), "an extend failed");
-                *total += start.elapsed();
-            }
-        }
-        let [script, set_ifeq] = totals.map(|t| t / rounds);
-        let script = (script, usec_per_call(con, "evalsha"));
-        row("extend: script (EVALSHA)", script.0, script.1, script);
-        row(
-            "extend: SET … IFEQ … PX",
-            set_ifeq,
-            usec_per_call(con, "set"),
-            script,
+        let nothing: fn(&mut redis::Connection) = |_| {};
+        script_vs_native(
+            con,
+            rounds,
+            "extend",
+            ("SET … IFEQ … PX", "set"),
+            nothing,
+            &mut ways,
         );
     } else {
         println!("  extend: {server} has no SET … IFEQ; the script is the only way");
+    }
+}
+
+/// Times `call` by its script and by its native command (`native`: how it is shown, and
+/// its `cmdstat_` name), taking turns, and prints both with the server's own time per call.
+fn script_vs_native(
+    con: &mut redis::Connection,
+    rounds: u32,
+    call: &str,
+    (native_name, native_stat): (&str, &str),
+    before: fn(&mut redis::Connection),
+    ways: &mut [Release<'_>; 2],
+) {
+    measure(con, 1000, before, ways);
+    reset_stats(con);
+    let [script, native] = measure(con, rounds, before, ways)[..] else {
+        unreachable!("one mean per way")
+    };
+    let script_us = usec_per_call(con, "evalsha");
+    for (name, client, server_us) in [
+        ("script (EVALSHA)", script, script_us),
+        (native_name, native, usec_per_call(con, native_stat)),
+    ] {
+        println!(
+            "  {:<34} {:>7.1} µs ({:.2}× the script's), server {server_us:>5.2} µs per call ({:.2}×)",
+            format!("{call}: {name}"),
+            client.as_secs_f64() * 1e6,
+            client.as_secs_f64() / script.as_secs_f64(),
+            server_us / script_us,
+        );
     }
 }

@@ -888,8 +888,7 @@ impl CategoryCache {
                 .arg(1)
                 .arg(input::key("name", name)?)
                 .arg(input::value("value", &value)?);
-            // HSETEX answers 1 when it set the field.
-            Ok(Op::<i64>::native(cmd).map(|_| Ok(())))
+            Ok(Op::native(cmd))
         })
     }
 

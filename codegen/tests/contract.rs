@@ -1034,13 +1034,19 @@ fn a_count_near_u32_max_does_not_overflow() {
     assert_eq!(script, Ok(expected));
 }
 
+/// `identity_lock/release` with a body that calls `decimal_less` and no other helper, its
+/// input checks generated afresh; and its header.
+fn release_calling_decimal_less() -> (String, Header) {
+    let (source, header) = good("identity_lock", "release");
+    let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
+    (fix(&without_block(&calls), &header), header)
+}
+
 /// A body that calls `decimal_less` alone gets it defined in the block, with its own
 /// comment, and not `integer`, which nothing would call.
 #[test]
 fn a_body_calling_decimal_less_gets_it_defined() {
-    let (source, header) = good("identity_lock", "release");
-    let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
-    let fixed = fix(&without_block(&calls), &header);
+    let (fixed, header) = release_calling_decimal_less();
     assert_eq!(helpers_in(&fixed), ["decimal_less"]);
     let helper: Vec<&str> = fixed
         .lines()
@@ -1065,13 +1071,12 @@ fn a_body_calling_decimal_less_gets_it_defined() {
 /// no `integer` to leave uncalled.
 #[test]
 fn a_body_calling_decimal_less_alone_passes_luacheck() {
-    let (source, header) = good("identity_lock", "release");
-    let calls = source.replace("return 0\n", "return decimal_less(token, '5')\n");
+    let (fixed, _) = release_calling_decimal_less();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-decimal-less");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("release.lua");
-    std::fs::write(&path, fix(&without_block(&calls), &header)).unwrap();
+    std::fs::write(&path, fixed).unwrap();
     let Some(output) = luacheck(&[&path]) else {
         eprintln!("luacheck is not installed; skipped");
         return;

@@ -1,6 +1,6 @@
 //! The whole pipeline on a folder: read, check every file, render.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use redis_patterns_codegen::{Config, Diagnostic, Error, Fixed, GENERATED_HEADER, contract};
 
@@ -315,22 +315,33 @@ fn fix_reports_headers_it_cannot_read_and_fixes_the_rest() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A block without its last marker cannot be rewritten: `fix` reports it on the file's
-/// first line, leaves the file alone, and still fixes the others.
-#[test]
-fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
-    let dir = copy_of_good_fixtures("codegen-fix-unterminated");
+/// Copies the good fixtures to `folder`, deletes the line `marker` from the block of
+/// `identity_lock/release.lua` and the whole block of `rate_limiter/take.lua`, and runs
+/// `fix`: it rewrites `take.lua` and leaves `release.lua` as it is. Returns the folder,
+/// `release.lua`'s path and broken text, and what `fix` answered.
+fn fix_with_a_marker_missing(folder: &str, marker: &str) -> (PathBuf, PathBuf, String, Fixed) {
+    let dir = copy_of_good_fixtures(folder);
     let release = dir.join("identity_lock/release.lua");
     let take = dir.join("rate_limiter/take.lua");
     let release_source = std::fs::read_to_string(&release).unwrap();
     let take_source = std::fs::read_to_string(&take).unwrap();
-    let unterminated = release_source.replacen(&format!("{}\n", contract::END), "", 1);
-    assert_ne!(unterminated, release_source);
-    std::fs::write(&release, &unterminated).unwrap();
+    let broken = release_source.replacen(&format!("{marker}\n"), "", 1);
+    assert_ne!(broken, release_source);
+    std::fs::write(&release, &broken).unwrap();
     std::fs::write(&take, without_block(&take_source)).unwrap();
 
     let fixed = Config::new().fix(&dir).unwrap();
     assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
+    assert_eq!(std::fs::read_to_string(&release).unwrap(), broken);
+    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
+    (dir, release, broken, fixed)
+}
+
+/// A block without its last marker cannot be rewritten: `fix` reports it on the file's
+/// first line, leaves the file alone, and still fixes the others.
+#[test]
+fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
+    let (dir, _, _, fixed) = fix_with_a_marker_missing("codegen-fix-unterminated", contract::END);
     let shown = relative(&fixed.problems, "codegen-fix-unterminated", true);
     assert_eq!(
         shown,
@@ -341,8 +352,6 @@ fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
             contract::END
         )]
     );
-    assert_eq!(std::fs::read_to_string(&release).unwrap(), unterminated);
-    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -351,18 +360,8 @@ fn fix_reports_an_unterminated_block_and_fixes_the_rest() {
 /// line, leaves the file alone, and still fixes the others.
 #[test]
 fn fix_reports_a_block_without_its_first_marker_and_fixes_the_rest() {
-    let dir = copy_of_good_fixtures("codegen-fix-unopened");
-    let release = dir.join("identity_lock/release.lua");
-    let take = dir.join("rate_limiter/take.lua");
-    let release_source = std::fs::read_to_string(&release).unwrap();
-    let take_source = std::fs::read_to_string(&take).unwrap();
-    let unopened = release_source.replacen(&format!("{}\n", contract::BEGIN), "", 1);
-    assert_ne!(unopened, release_source);
-    std::fs::write(&release, &unopened).unwrap();
-    std::fs::write(&take, without_block(&take_source)).unwrap();
-
-    let fixed = Config::new().fix(&dir).unwrap();
-    assert_eq!(fixed.changed, [take.to_string_lossy().replace('\\', "/")]);
+    let (dir, release, unopened, fixed) =
+        fix_with_a_marker_missing("codegen-fix-unopened", contract::BEGIN);
     let shown = relative(&fixed.problems, "codegen-fix-unopened", true);
     assert_eq!(
         shown,
@@ -372,8 +371,6 @@ fn fix_reports_a_block_without_its_first_marker_and_fixes_the_rest() {
              the block\n  = hint: the fixer rewrites only a block it can find whole"
         ]
     );
-    assert_eq!(std::fs::read_to_string(&release).unwrap(), unopened);
-    assert_eq!(std::fs::read_to_string(&take).unwrap(), take_source);
     // Fixing again changes nothing, and reports the same.
     assert_eq!(
         Config::new().fix(&dir).unwrap(),

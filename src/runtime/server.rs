@@ -158,8 +158,8 @@ impl Server {
 
     fn from_replies(info: Value, commands: Value, set_docs: Value) -> Result<Server> {
         let mut nodes = Vec::new();
-        for text in per_node(&info) {
-            nodes.push(parse_info(&text)?);
+        for node_info in per_node(&info, text) {
+            nodes.push(parse_info(&node_info)?);
         }
         let mixed = nodes.windows(2).any(|pair| pair[0] != pair[1]);
         let (product, version) = nodes
@@ -167,7 +167,7 @@ impl Server {
             .min_by_key(|(_, version)| *version)
             .ok_or_else(|| Error::unexpected_reply("INFO server returned nothing", ""))?;
         let mut common: Option<BTreeSet<String>> = None;
-        for node in per_node_array(&commands) {
+        for node in per_node(&commands, names) {
             let names: BTreeSet<String> = node.iter().map(|n| n.to_ascii_lowercase()).collect();
             common = Some(match common {
                 None => names,
@@ -239,23 +239,20 @@ fn probe_commands() -> [redis::Cmd; 3] {
     [info, commands, set_docs]
 }
 
-/// The texts of a reply that is one text, or one per node (a cluster's map of them).
-fn per_node(reply: &Value) -> Vec<String> {
+/// What `read` finds in a reply that is one node's, or in each node's of a cluster's map
+/// of them.
+fn per_node<T>(reply: &Value, read: impl Fn(&Value) -> Option<T>) -> Vec<T> {
     match reply {
-        Value::Map(nodes) => nodes.iter().filter_map(|(_, v)| text(v)).collect(),
-        other => text(other).into_iter().collect(),
+        Value::Map(nodes) => nodes.iter().filter_map(|(_, v)| read(v)).collect(),
+        other => read(other).into_iter().collect(),
     }
 }
 
-/// The arrays of names of a reply that is one array, or one per node.
-fn per_node_array(reply: &Value) -> Vec<Vec<String>> {
-    let names = |v: &Value| match v {
+/// The names in an array reply (`COMMAND LIST`).
+fn names(reply: &Value) -> Option<Vec<String>> {
+    match reply {
         Value::Array(items) | Value::Set(items) => Some(items.iter().filter_map(text).collect()),
         _ => None,
-    };
-    match reply {
-        Value::Map(nodes) => nodes.iter().filter_map(|(_, v)| names(v)).collect(),
-        other => names(other).into_iter().collect(),
     }
 }
 

@@ -108,11 +108,7 @@ fn what_the_probe_reports_is_what_the_server_does() {
     let mut con = db.con();
     let server = Server::probe(&mut con).unwrap();
     let run = |con: &mut redis::Connection, args: &[&str]| -> redis::RedisResult<redis::Value> {
-        let mut cmd = redis::cmd(args[0]);
-        for arg in &args[1..] {
-            cmd.arg(*arg);
-        }
-        cmd.query(con)
+        redis::cmd(args[0]).arg(&args[1..]).query(con)
     };
     run(&mut con, &["SET", "probe:k", "v"]).unwrap();
 
@@ -197,7 +193,7 @@ fn scripts_loaded_with_script_load_survive_where_eval_ones_are_evicted() {
         found[0]
     };
     eval(&mut con, 0);
-    let first_eval = sha1_hex(b"return 'app script 0'");
+    let first_eval = sha1_hex("return 'app script 0'");
     for i in 1..=600 {
         eval(&mut con, i);
     }
@@ -266,8 +262,6 @@ fn info_field(con: &mut redis::Connection, section: &str, field: &str) -> Option
     number.trim().parse().ok()
 }
 
-fn sha1_hex(source: &[u8]) -> String {
-    redis::Script::new(std::str::from_utf8(source).unwrap())
-        .get_hash()
-        .to_owned()
+fn sha1_hex(source: &str) -> String {
+    redis::Script::new(source).get_hash().to_owned()
 }
