@@ -48,10 +48,7 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(20_000);
     let server = server::RedisProcess::start(&[]);
-    let mut con = redis::Client::open(server.url(0))
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let mut con = server.connection();
     redis_patterns::load_all(&mut con).unwrap();
 
     let page = "<html>".to_owned() + &"x".repeat(1000) + "</html>";

@@ -519,10 +519,7 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
     let server = server::RedisProcess::start(&["--slowlog-log-slower-than", "0"]);
-    let mut con = redis::Client::open(server.url(0))
-        .unwrap()
-        .get_connection()
-        .unwrap();
+    let mut con = server.connection();
     redis_patterns::load_all(&mut con).unwrap();
     let cases = cases();
 

@@ -109,27 +109,22 @@ fn with_server_sends_native_commands_where_the_server_has_them() {
             .run(&mut con)
             .unwrap()
     );
-    let expected = if server.supports(Capability::SetIfEqual) {
-        "set"
-    } else {
-        "evalsha"
+    // What the last call sent: `native` where the server can, else the script.
+    let mut assert_sent = |capability, native| {
+        let expected = if server.supports(capability) {
+            native
+        } else {
+            "evalsha"
+        };
+        assert_eq!(
+            harness::last_command(&mut observer, id),
+            expected,
+            "{server}"
+        );
     };
-    assert_eq!(
-        harness::last_command(&mut observer, id),
-        expected,
-        "{server}"
-    );
+    assert_sent(Capability::SetIfEqual, "set");
     assert!(lock.release("t").run(&mut con).unwrap());
-    let expected = if server.supports(Capability::DeleteIfEqual) {
-        "delifeq"
-    } else {
-        "evalsha"
-    };
-    assert_eq!(
-        harness::last_command(&mut observer, id),
-        expected,
-        "{server}"
-    );
+    assert_sent(Capability::DeleteIfEqual, "delifeq");
     // Without the server, always the scripts.
     let scripted = lock_on("native", None);
     assert!(scripted.acquire("t", None).run(&mut con).unwrap());

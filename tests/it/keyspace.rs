@@ -117,13 +117,7 @@ fn node_connections() -> Vec<(u16, redis::Connection)> {
     harness::cluster()
         .nodes
         .iter()
-        .map(|node| {
-            let con = redis::Client::open(node.url(0))
-                .unwrap()
-                .get_connection()
-                .unwrap();
-            (node.port(), con)
-        })
+        .map(|node| (node.port(), node.connection()))
         .collect()
 }
 

@@ -163,9 +163,7 @@ fn what_the_probe_reports_is_what_the_server_does() {
 fn scripts_loaded_with_script_load_survive_where_eval_ones_are_evicted() {
     // A server of its own: this test fills and counts the script cache.
     let process = RedisProcess::start(&[]);
-    let mut con = redis::Client::open(process.url(0))
-        .and_then(|c| c.get_connection())
-        .unwrap();
+    let mut con = process.connection();
     let server = Server::probe(&mut con).unwrap();
     let evicts = match server.product() {
         Product::Redis => server.version() >= Version::new(7, 4, 0),
@@ -223,9 +221,7 @@ fn scripts_loaded_with_script_load_survive_where_eval_ones_are_evicted() {
 fn the_crate_never_sends_eval() {
     // A server of its own: this test flushes the script cache.
     let process = RedisProcess::start(&[]);
-    let mut con = redis::Client::open(process.url(0))
-        .and_then(|c| c.get_connection())
-        .unwrap();
+    let mut con = process.connection();
     let lock = IdentityLock::new("eval:lock").unwrap();
     assert!(lock.acquire("t", None).run(&mut con).unwrap());
     assert_eq!(lock.lease("t").run(&mut con).unwrap(), Holding::Forever); // EVALSHA_RO

@@ -41,10 +41,7 @@ fn load_all_reaches_every_cluster_node() {
     script_flush(&mut con);
     redis_patterns::load_all(&mut con).unwrap();
     for node in &servers.cluster().nodes {
-        let mut node = redis::Client::open(node.url(0))
-            .unwrap()
-            .get_connection()
-            .unwrap();
+        let mut node = node.connection();
         for script in catalog::scripts() {
             assert!(
                 loaded(&mut node, script),

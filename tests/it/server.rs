@@ -90,6 +90,13 @@ impl RedisProcess {
         format!("redis://127.0.0.1:{}/{db}", self.port)
     }
 
+    /// A new connection to database 0.
+    pub fn connection(&self) -> redis::Connection {
+        redis::Client::open(self.url(0))
+            .and_then(|c| c.get_connection())
+            .expect("connect to a test server")
+    }
+
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
@@ -149,7 +156,7 @@ impl RedisCluster {
             .collect();
         let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
         for (node, (first, last)) in nodes.iter().zip(ranges) {
-            let mut con = connect(node);
+            let mut con = node.connection();
             let _: () = redis::cmd("CLUSTER")
                 .arg("ADDSLOTSRANGE")
                 .arg(first)
@@ -157,7 +164,7 @@ impl RedisCluster {
                 .query(&mut con)
                 .expect("CLUSTER ADDSLOTSRANGE");
         }
-        let mut first = connect(&nodes[0]);
+        let mut first = nodes[0].connection();
         for node in &nodes[1..] {
             let _: () = redis::cmd("CLUSTER")
                 .arg("MEET")
@@ -179,7 +186,7 @@ impl RedisCluster {
     fn wait_until_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         for node in &self.nodes {
-            let mut con = connect(node);
+            let mut con = node.connection();
             loop {
                 let info: String = redis::cmd("CLUSTER")
                     .arg("INFO")
@@ -204,12 +211,6 @@ impl RedisCluster {
             }
         }
     }
-}
-
-fn connect(node: &RedisProcess) -> redis::Connection {
-    redis::Client::open(node.url(0))
-        .and_then(|c| c.get_connection())
-        .expect("connect to a test server")
 }
 
 /// Stops the whole run with one line: every test needs the server.
