@@ -29,6 +29,7 @@ mod runtime;
 mod stack;
 mod stream_iterator;
 mod unique_counter;
+mod work_queue;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
 /// in the code.

@@ -1,0 +1,137 @@
+--- Adds a job, unless a job with the same id is in the queue (deduplication).
+---
+--- Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`
+--- for `delay`: a delayed job holds no lease, so its delay can never make it run twice.
+--- An id that is in the queue in any state (waiting, delayed, leased, parked or dead) is
+--- left as it is, and the reply says which state it is in; once a job is acked or
+--- removed, its id may be added again. Higher `priority` is taken first; jobs of one
+--- priority are taken in the order they were added. A job in a `group` counts against
+--- that group's limits when it runs (see `take.lua`).
+--- Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of
+--- the job already there).
+--- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset              job id -> lease deadline (ms, server clock)
+--- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key wake zset                group -> when its rate window lets a parked job start (ms)
+--- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
+--- @arg payload bytes            the job's data
+--- @arg priority uint 0..=255    higher is taken first; 0 is the usual
+--- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
+--- @arg group string             the group whose limits the job counts against; '' for none
+--- @return (bool, string)        added, and the job's state
+--- @error BAD_ARGS               not 9 keys and 5 arguments
+--- @error BAD_ID                 `id` is empty
+--- @error BAD_PRIORITY           `priority` is not an integer from 0 to 255
+--- @error BAD_DELAY              `delay` is not whole milliseconds from 0 to 10^12
+--- @clock server
+--- @complexity O(log N), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 9 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local payload = ARGV[2]
+local priority = integer(ARGV[3], '0', '255')
+if not priority then
+  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
+end
+priority = tonumber(priority)
+local delay = integer(ARGV[4], '0', '1000000000000')
+if not delay then
+  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
+end
+delay = tonumber(delay)
+local group = ARGV[5]
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
+redis.call('HLEN', groups)
+local existing = redis.call('HGET', jobs, 's:' .. id)
+if existing then
+  return { 0, existing }
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- Arrival numbers wrap after 10^13 so that a rank stays exact in a double.
+local seq = redis.call('HINCRBY', jobs, '#seq', 1)
+if seq >= 10000000000000 then
+  seq = 1
+  redis.call('HSET', jobs, '#seq', seq)
+end
+local rank = (255 - priority) * 10000000000000 + seq
+local state = 'waiting'
+if delay > 0 then
+  state = 'delayed'
+  redis.call('ZADD', delayed, now + delay, id)
+else
+  redis.call('ZADD', waiting, rank, id)
+end
+redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
+if group ~= '' then
+  redis.call('HSET', jobs, 'g:' .. id, group)
+end
+return { 1, state }

@@ -1,0 +1,128 @@
+#!lua flags=no-writes
+--- Lists one page of the jobs in a state, for operators.
+---
+--- Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by
+--- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
+--- A page is read at one instant; pages read one after another may skip or repeat a job
+--- that moved in between.
+--- Reply: seven items per job: id, deliveries, priority, group ('' for none), last error
+--- ('' for none), payload, and the time that goes with the state (as in `job.lua`).
+--- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset              job id -> lease deadline (ms, server clock)
+--- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key wake zset                group -> when its rate window lets a parked job start (ms)
+--- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @arg state string waiting|delayed|leased|dead|parked   the state to list
+--- @arg offset uint 0..=10^9     how many jobs of the state to skip
+--- @arg count uint 1..=1000      the most jobs listed
+--- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
+--- @error BAD_ARGS               not 9 keys and 3 arguments
+--- @error BAD_STATE              `state` is not one of waiting, delayed, leased, dead, parked
+--- @error BAD_OFFSET             `offset` is not an integer from 0 to 10^9
+--- @error BAD_COUNT              `count` is not an integer from 1 to 1000
+--- @complexity O(log N + M), N = the jobs in the state, M = `count`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 9 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local state = ARGV[1]
+if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
+  return redis.error_reply(
+      'BAD_STATE state must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
+end
+local offset = integer(ARGV[2], '0', '1000000000')
+if not offset then
+  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
+end
+offset = tonumber(offset)
+local count = integer(ARGV[3], '1', '1000')
+if not count then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+count = tonumber(count)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
+redis.call('HLEN', groups)
+local zsets = { waiting = waiting, delayed = delayed, leased = leased, dead = dead, parked = parked }
+local members = redis.call('ZRANGE', zsets[state], offset, offset + count - 1, 'WITHSCORES')
+local page = {}
+for i = 1, #members, 2 do
+  local id = members[i]
+  if state == 'parked' then
+    -- <8 hex digits: the group's length><group><16-digit rank><id>, as take.lua names it.
+    id = string.sub(id, 8 + tonumber(string.sub(id, 1, 8), 16) + 17)
+  end
+  local fields = redis.call('HMGET', jobs, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
+  local at = ''
+  if state == 'delayed' or state == 'leased' or state == 'dead' then
+    at = members[i + 1]
+  end
+  page[#page + 1] = id
+  page[#page + 1] = fields[1]
+  page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
+  page[#page + 1] = fields[3] or ''
+  page[#page + 1] = fields[4] or ''
+  page[#page + 1] = fields[5]
+  page[#page + 1] = at
+end
+return page

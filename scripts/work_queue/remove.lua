@@ -1,0 +1,62 @@
+--- Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).
+---
+--- Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
+--- it under the worker would let the worker's ack fail for no reason of its own.
+--- Reply: whether the job was removed, and the state it was in (nil when there is no job
+--- with this id).
+--- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset              job id -> lease deadline (ms, server clock)
+--- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key wake zset                group -> when its rate window lets a parked job start (ms)
+--- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @arg id string non-empty      the job's id
+--- @return (bool, string?)       removed, and the state it was in
+--- @error BAD_ARGS               not 9 keys and 1 argument
+--- @error BAD_ID                 `id` is empty
+--- @complexity O(log N), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 9 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
+redis.call('HLEN', groups)
+local state, group, rank = unpack(redis.call('HMGET', jobs, 's:' .. id, 'g:' .. id, 'r:' .. id))
+if not state then
+  return { 0, false }
+end
+if state == 'leased' then
+  return { 0, state }
+end
+if state == 'parked' then
+  -- Its name in `parked`, as take.lua wrote it.
+  redis.call('ZREM', parked, string.format('%08x', #group) .. group .. string.format('%016d', tonumber(rank)) .. id)
+else
+  redis.call('ZREM', waiting, id)
+  redis.call('ZREM', delayed, id)
+  redis.call('ZREM', dead, id)
+end
+redis.call('HDEL', jobs, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+return { 1, state }

@@ -1,0 +1,286 @@
+--- Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
+---
+--- Beyond the books: the heart of a reliable work queue. A queue is nine keys in one hash
+--- slot, passed in the same order to every `work_queue` script (the Rust `WorkQueue`
+--- derives them as `{name}:waiting`, …). Before taking, one call does three bounded
+--- chores, on the server's clock: it hands back up to `limit` jobs whose lease ran out
+--- (to `waiting`, or to `dead` once they were delivered `max_deliveries` times), moves up
+--- to `limit` due delayed jobs to `waiting`, and unparks the jobs of up to `limit` groups
+--- whose rate window has passed. Then it examines at most 10 × `limit` waiting jobs: a job
+--- whose group already runs `group_concurrency` jobs, or started `group_rate` jobs in the
+--- last `group_period`, is parked (out of the way of other groups' jobs) until a job of
+--- its group ends or the window passes; every other job is taken.
+---
+--- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
+--- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed). A
+--- worker that dies simply stops renewing: its job is handed out again after the lease.
+--- The jobs hash also holds the counters #seq (arrival numbers) and #lease (lease tokens).
+--- Reply: six items per job taken: id, lease token, delivery count (1 on the first
+--- delivery), lease deadline (ms, server clock), group ('' for none), payload.
+--- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset              job id -> lease deadline (ms, server clock)
+--- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key wake zset                group -> when its rate window lets a parked job start (ms)
+--- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @arg lease ms 1..=10^10       how long each job is held before it is handed out again
+--- @arg limit uint 1..=100       the most jobs taken, and the bound on each chore (10 × `limit` examined)
+--- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
+--- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
+--- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
+--- @arg group_period ms 1..=10^10       the window of `group_rate`
+--- @return [bytes]               id, token, delivery, deadline, group, payload for each job taken
+--- @error BAD_ARGS               not 9 keys and 6 arguments
+--- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^10
+--- @error BAD_LIMIT              `limit` is not an integer from 1 to 100
+--- @error BAD_MAX_DELIVERIES     `max_deliveries` is not an integer from 1 to 1000
+--- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
+--- @error BAD_GROUP_RATE         `group_rate` is not an integer from 0 to 1000
+--- @error BAD_GROUP_PERIOD       `group_period` is not whole milliseconds from 1 to 10^10
+--- @clock server
+--- @complexity O(M × (log N + R)), N = the jobs, M = `limit`, R = `group_rate`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 9 or #ARGV ~= 6 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local lease = integer(ARGV[1], '1', '10000000000')
+if not lease then
+  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[1]))
+end
+lease = tonumber(lease)
+local limit = integer(ARGV[2], '1', '100')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+limit = tonumber(limit)
+local max_deliveries = integer(ARGV[3], '1', '1000')
+if not max_deliveries then
+  return redis.error_reply(
+      'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+max_deliveries = tonumber(max_deliveries)
+local group_concurrency = integer(ARGV[4], '0', '1000000')
+if not group_concurrency then
+  return redis.error_reply(
+      'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
+end
+group_concurrency = tonumber(group_concurrency)
+local group_rate = integer(ARGV[5], '0', '1000')
+if not group_rate then
+  return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
+end
+group_rate = tonumber(group_rate)
+local group_period = integer(ARGV[6], '1', '10000000000')
+if not group_period then
+  return redis.error_reply(
+      'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
+end
+group_period = tonumber(group_period)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
+redis.call('HLEN', groups)
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function group_prefix(group)
+  return string.format('%08x', #group) .. group
+end
+
+-- Moves up to n parked jobs of `group` back to waiting, at their rank; how many it moved.
+local function unpark(group, n)
+  local prefix = group_prefix(group)
+  local members = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  for _, member in ipairs(members) do
+    local id = string.sub(member, #prefix + 17)
+    redis.call('ZREM', parked, member)
+    redis.call('ZADD', waiting, tonumber(string.sub(member, #prefix + 1, #prefix + 16)), id)
+    redis.call('HSET', jobs, 's:' .. id, 'waiting')
+  end
+  return #members
+end
+
+-- A job of `group` no longer runs: one fewer running, and one of its parked jobs may go.
+local function release_slot(group)
+  if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
+    redis.call('HDEL', groups, 'r:' .. group)
+  end
+  unpark(group, 1)
+end
+
+-- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
+local lapsed = redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+for _, id in ipairs(lapsed) do
+  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+  redis.call('ZREM', leased, id)
+  redis.call('HDEL', jobs, 't:' .. id)
+  if group then
+    release_slot(group)
+  end
+  if tonumber(deliveries) >= max_deliveries then
+    redis.call('ZADD', dead, now, id)
+    redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+  else
+    redis.call('ZADD', waiting, rank, id)
+    redis.call('HSET', jobs, 's:' .. id, 'waiting')
+  end
+end
+
+-- 2. Delayed jobs that are due.
+local due = redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+for _, id in ipairs(due) do
+  redis.call('ZREM', delayed, id)
+  redis.call('ZADD', waiting, redis.call('HGET', jobs, 'r:' .. id), id)
+  redis.call('HSET', jobs, 's:' .. id, 'waiting')
+end
+
+-- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
+-- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
+local woken = redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local budget = limit
+for _, group in ipairs(woken) do
+  redis.call('ZREM', wake, group)
+  local n = group_rate
+  if group_concurrency > 0 then
+    n = math.min(n, group_concurrency - (tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0))
+  end
+  n = math.min(n, budget)
+  if n > 0 then
+    budget = budget - unpark(group, n)
+  end
+  -- Out of budget: look again on the next call rather than leave the group parked.
+  if budget == 0 then
+    redis.call('ZADD', wake, now, group)
+  end
+end
+
+-- 4. Take in rank order; park the jobs of groups at a limit.
+local taken = {}
+local count = 0
+local examined = 0
+while count < limit and examined < 10 * limit do
+  local head = redis.call('ZPOPMIN', waiting)
+  if #head == 0 then
+    break
+  end
+  examined = examined + 1
+  local id, rank = head[1], tonumber(head[2])
+  local group, payload = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id))
+  local park = false
+  local starts
+  if group then
+    local running = tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0
+    if group_concurrency > 0 and running >= group_concurrency then
+      park = true
+    elseif group_rate > 0 then
+      -- The start times of the group's last jobs, 14 digits each, oldest first.
+      starts = redis.call('HGET', groups, 's:' .. group) or ''
+      local n = #starts / 14
+      if n >= group_rate then
+        local oldest = tonumber(string.sub(starts, (n - group_rate) * 14 + 1, (n - group_rate + 1) * 14))
+        if oldest + group_period > now then
+          park = true
+          redis.call('ZADD', wake, 'LT', oldest + group_period, group)
+        end
+      end
+    end
+  end
+  if park then
+    redis.call('ZADD', parked, 0, group_prefix(group) .. string.format('%016d', rank) .. id)
+    redis.call('HSET', jobs, 's:' .. id, 'parked')
+  else
+    local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)
+    local token = redis.call('HINCRBY', jobs, '#lease', 1)
+    local deadline = now + lease
+    redis.call('ZADD', leased, deadline, id)
+    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, token)
+    if group then
+      redis.call('HINCRBY', groups, 'r:' .. group, 1)
+      if group_rate > 0 then
+        starts = starts .. string.format('%014d', now)
+        if #starts > group_rate * 14 then
+          starts = string.sub(starts, -group_rate * 14)
+        end
+        redis.call('HSET', groups, 's:' .. group, starts)
+        redis.call('ZADD', idle, now + group_period, group)
+      end
+    end
+    count = count + 1
+    taken[#taken + 1] = id
+    taken[#taken + 1] = string.format('%d', token)
+    taken[#taken + 1] = string.format('%d', delivery)
+    taken[#taken + 1] = string.format('%d', deadline)
+    taken[#taken + 1] = group or ''
+    taken[#taken + 1] = payload
+  end
+end
+
+-- 5. Start times that no longer count against any window.
+local quiet = redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+for _, group in ipairs(quiet) do
+  redis.call('ZREM', idle, group)
+  redis.call('HDEL', groups, 's:' .. group)
+end
+
+return taken

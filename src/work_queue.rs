@@ -1,0 +1,1155 @@
+//! A reliable work queue: jobs with leases, retries, a dead-letter queue, delays,
+//! priorities, deduplication and per-group limits (beyond the books).
+//!
+//! The books' queues ([`fifo_queue`](crate::fifo_queue), and the message queue of
+//! chapter 14 in `message_queue`) lose a job when the worker that popped it dies. Here a
+//! worker *takes* a job under a **lease** (a visibility timeout, on the server's clock),
+//! renews it while it works ([`extend`](WorkQueue::extend)), and ends it with
+//! [`ack`](WorkQueue::ack) (done: the job leaves the queue) or [`nack`](WorkQueue::nack)
+//! (failed: retried after a backoff, or moved to the dead-letter queue after
+//! [`max_deliveries`](WorkQueue::with_max_deliveries)). A worker that dies just stops
+//! renewing; once its lease has run out the job is handed to another worker, with its
+//! delivery count. Delivery is at least once: a job whose lease runs out while its
+//! worker is still busy (a long pause, a lost network) runs again, so handlers should be
+//! idempotent.
+//!
+//! Every operation is one script (`scripts/work_queue/*.lua`), so it is one round trip
+//! and atomic; [`Worker`] is the loop that takes jobs, renews their leases while the
+//! handler runs, and acks or nacks by the handler's result.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::work_queue::{JobOptions, Stop, WorkQueue};
+//!
+//! let client = redis::Client::open("redis://127.0.0.1/")?;
+//! let mut con = client.get_connection()?;
+//! let queue = WorkQueue::new("emails")?.with_lease(Duration::from_secs(60))?;
+//!
+//! // Producers: the id deduplicates; a second add of "welcome:42" changes nothing.
+//! queue.add("welcome:42", "to=ann@example.com").run(&mut con)?;
+//! queue
+//!     .add_with("digest:42", "weekly", JobOptions::new().delay(Duration::from_secs(3600)))
+//!     .run(&mut con)?;
+//!
+//! // A worker: by hand...
+//! for job in queue.take(10).run(&mut con)? {
+//!     match send_email(&job.payload) {
+//!         Ok(()) => queue.ack(&job).run(&mut con)?,
+//!         Err(why) => { queue.nack(&job, &why).run(&mut con)?; }
+//!     }
+//! }
+//!
+//! // ...or with the loop, which also renews leases while `send_email` runs.
+//! let mut renewals = client.get_connection()?;
+//! let stop = Stop::new();
+//! let report = queue.worker().run(&mut con, &mut renewals, &stop, |job| send_email(&job.payload))?;
+//! # Ok(()) }
+//! # fn send_email(_: &[u8]) -> Result<(), String> { Ok(()) }
+//! ```
+//!
+//! # Keys and states
+//!
+//! A queue named `name` is nine keys in `name`'s hash slot, passed in the same order to
+//! every script (so a worker in another language passes the same nine keys to each):
+//!
+//! | Key | Type | Holds |
+//! |---|---|---|
+//! | `{name}:waiting` | zset | job id → rank: `(255 − priority) × 10^13 + arrival number` |
+//! | `{name}:delayed` | zset | job id → when it is due (ms, server clock) |
+//! | `{name}:leased` | zset | job id → lease deadline (ms) |
+//! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
+//! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; counters `#seq`, `#lease` |
+//! | `{name}:groups` | hash | `r:<group>` jobs running, `s:<group>` start times within the rate window |
+//! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
+//! | `{name}:idle` | zset | group → when its start times stop mattering (they are dropped then) |
+//!
+//! A job moves between five [`State`]s:
+//!
+//! ```text
+//!  add ──► waiting ◄──────────── delayed ◄── add with a delay
+//!           │  ▲  ▲                  ▲
+//!      take │  │  └── parked ◄─┐     │ nack with a delay
+//!           ▼  │ unpark        │ take (group at its limit)
+//!         leased ──────────────┘     │
+//!           │ │ └── lease runs out, or nack ──► waiting / delayed, or dead after max deliveries
+//!       ack │ └────────────────────────────────► dead ──requeue──► waiting
+//!           ▼                                     └──remove──► (gone)
+//!         (gone)
+//! ```
+//!
+//! Hand-outs happen only in `take`: it first returns lapsed leases (up to `limit`),
+//! promotes due delayed jobs (up to `limit`) and wakes groups whose rate window passed
+//! (up to `limit` jobs), then examines at most `10 × limit` waiting jobs in rank order.
+//! So every call does bounded work, whatever the queue's size; a backlog of lapsed
+//! leases or due jobs drains over successive calls. `limit` is at most [`MAX_TAKE`].
+//!
+//! # Why sorted sets, not a stream
+//!
+//! A stream with a consumer group has leases of a kind (the pending entries list,
+//! `XAUTOCLAIM`), but no delays, no priorities, no deduplication and no per-group limits,
+//! and a delay built beside it turns into a second delivery when it outlives the claim
+//! timeout (kombu#337). Sorted sets give each of these one place: a delayed job sits in
+//! `delayed` holding no lease, so a delay can never cause a second delivery; `waiting` is
+//! ordered by priority then arrival; a job's id is its member, so deduplication is one
+//! `HGET`. Everything runs on Redis 7.0 and Valkey 8.
+//!
+//! # Group limits
+//!
+//! A job added with a [`group`](JobOptions::group) (a tenant, a user, an API key) counts
+//! against its group's limits: at most [`concurrency`](GroupLimits::concurrency) of its
+//! jobs held at once, and at most [`rate`](GroupLimits::rate) started per period (a
+//! sliding window: in any span of that length). A job whose group is at a limit is
+//! *parked*: out of `waiting`, so it never blocks other groups' jobs, and back when a job
+//! of its group ends (concurrency) or when the window passes (rate). The limits are
+//! settings of the [`WorkQueue`] value, sent with each call: give every worker of a queue
+//! the same ones.
+//!
+//! # Differences from other queues
+//!
+//! - BullMQ's open-source core has no group concurrency or group rate limits (they are
+//!   in its paid tier); here they are part of `take`. Its "job stalled more than
+//!   allowable limit" is a lease that ran out on the last delivery: here the job goes to
+//!   the dead-letter queue with the reason "lease ran out on the last delivery".
+//! - Sidekiq's open-source fetch (`BRPOP`) and Resque (`BLPOP`) lose the job a worker
+//!   was running when it dies; here the lease brings it back.
+//! - Celery's Redis transport puts a delayed (ETA) task in its unacked set, so a delay
+//!   longer than the visibility timeout delivers it twice; here delays and leases are
+//!   separate sets.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use redis::{FromRedisValue, ToRedisArgs, Value};
+
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
+use crate::runtime::show::Bytes;
+use crate::scripts::work_queue as script;
+
+/// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`).
+pub const MAX_TAKE: u64 = 100;
+/// The most jobs one page of [`list`](WorkQueue::list) holds.
+pub const MAX_PAGE: u64 = 1000;
+/// The highest [`priority`](JobOptions::priority).
+pub const MAX_PRIORITY: u8 = 255;
+
+/// The code of the error [`ack`](WorkQueue::ack), [`nack`](WorkQueue::nack) and
+/// [`extend`](WorkQueue::extend) fail with when the caller no longer holds the job:
+/// `err.code() == Some(LEASE_LOST)`.
+pub const LEASE_LOST: &str = "LEASE_LOST";
+
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Ready to be taken, in priority then arrival order.
+    Waiting,
+    /// Held back because its group was at a limit when it came up.
+    Parked,
+    /// Waiting for its delay (on add, or after a failed delivery).
+    Delayed,
+    /// Held by a worker under a lease.
+    Leased,
+    /// In the dead-letter queue, after its last delivery failed.
+    Dead,
+}
+
+impl State {
+    /// The state's name in the scripts (`"waiting"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Waiting => "waiting",
+            State::Parked => "parked",
+            State::Delayed => "delayed",
+            State::Leased => "leased",
+            State::Dead => "dead",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for State {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "waiting" => State::Waiting,
+            "parked" => State::Parked,
+            "delayed" => State::Delayed,
+            "leased" => State::Leased,
+            "dead" => State::Dead,
+            other => {
+                return Err(Error::unexpected_reply(
+                    "job state",
+                    format!("{other:?} is not a job state"),
+                ));
+            }
+        })
+    }
+}
+
+/// What [`add`](WorkQueue::add) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// The job was added, in this state (waiting, or delayed).
+    New(State),
+    /// A job with this id is already in the queue, in this state; nothing changed.
+    Duplicate(State),
+}
+
+impl Added {
+    /// Whether the job was added.
+    pub fn is_new(self) -> bool {
+        matches!(self, Added::New(_))
+    }
+
+    /// The job's state now.
+    pub fn state(self) -> State {
+        match self {
+            Added::New(state) | Added::Duplicate(state) => state,
+        }
+    }
+}
+
+/// How a job is added: its priority, delay and group. The default is priority 0, no
+/// delay, no group.
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::work_queue::JobOptions;
+///
+/// let options = JobOptions::new()
+///     .priority(10)
+///     .delay(Duration::from_secs(5))
+///     .group("tenant-7");
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobOptions {
+    priority: u8,
+    delay: Duration,
+    group: Option<String>,
+}
+
+impl JobOptions {
+    /// Priority 0, no delay, no group.
+    pub fn new() -> Self {
+        JobOptions::default()
+    }
+
+    /// Jobs of a higher priority (up to [`MAX_PRIORITY`]) are taken first; jobs of one
+    /// priority in the order they were added.
+    pub fn priority(mut self, priority: u8) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// The job can be taken only after `delay` (whole milliseconds, up to 10^12 ms). A
+    /// delayed job holds no lease, so its delay never causes a second delivery.
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// The group whose limits the job counts against (see [`GroupLimits`]); not empty.
+    pub fn group(mut self, group: impl Into<String>) -> Self {
+        self.group = Some(group.into());
+        self
+    }
+}
+
+/// Limits per group: how many of a group's jobs may be held at once, and how many may
+/// start per period. Both are off by default.
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::work_queue::{GroupLimits, WorkQueue};
+///
+/// // Each tenant: at most 2 jobs at once, at most 10 started per second.
+/// let limits = GroupLimits::new()
+///     .concurrency(2)?
+///     .rate(10, Duration::from_secs(1))?;
+/// let queue = WorkQueue::new("reports")?.with_group_limits(limits);
+/// # Ok::<(), redis_patterns::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupLimits {
+    concurrency: u64,
+    rate: u64,
+    period: Duration,
+}
+
+impl Default for GroupLimits {
+    fn default() -> Self {
+        GroupLimits {
+            concurrency: 0,
+            rate: 0,
+            period: Duration::from_secs(1),
+        }
+    }
+}
+
+impl GroupLimits {
+    /// No limits.
+    pub fn new() -> Self {
+        GroupLimits::default()
+    }
+
+    /// At most `max` jobs of one group held at once (1 to 10^6).
+    pub fn concurrency(mut self, max: u64) -> Result<Self> {
+        if max == 0 {
+            return Err(Error::invalid(
+                "group_concurrency",
+                "must be an integer from 1 to 1000000 (leave it unset for no limit), got 0",
+            ));
+        }
+        input::check_param(&script::TAKE.args[3], max)?;
+        self.concurrency = max;
+        Ok(self)
+    }
+
+    /// At most `count` jobs of one group started in any span of `period` (`count` from
+    /// 1 to 1000, `period` from 1 ms to 10^10 ms).
+    pub fn rate(mut self, count: u64, period: Duration) -> Result<Self> {
+        if count == 0 {
+            return Err(Error::invalid(
+                "group_rate",
+                "must be an integer from 1 to 1000 (leave it unset for no limit), got 0",
+            ));
+        }
+        input::check_param(&script::TAKE.args[4], count)?;
+        input::check_param(&script::TAKE.args[5], period)?;
+        self.rate = count;
+        self.period = period;
+        Ok(self)
+    }
+
+    /// The concurrency limit, if any.
+    pub fn concurrency_limit(&self) -> Option<u64> {
+        (self.concurrency > 0).then_some(self.concurrency)
+    }
+
+    /// The rate limit, if any: jobs started per period.
+    pub fn rate_limit(&self) -> Option<(u64, Duration)> {
+        (self.rate > 0).then_some((self.rate, self.period))
+    }
+}
+
+/// How long a failed job waits before its next delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backoff {
+    /// The same delay after every failure.
+    Fixed(Duration),
+    /// `base` after the first delivery fails, doubling after each further one, never
+    /// more than `max`.
+    Exponential {
+        /// The delay after the first failure.
+        base: Duration,
+        /// The longest delay.
+        max: Duration,
+    },
+}
+
+impl Backoff {
+    /// The delay after delivery number `delivery` (1 for the first) failed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redis_patterns::work_queue::Backoff;
+    ///
+    /// let backoff = Backoff::Exponential { base: Duration::from_secs(1), max: Duration::from_secs(60) };
+    /// assert_eq!(backoff.delay(1), Duration::from_secs(1));
+    /// assert_eq!(backoff.delay(3), Duration::from_secs(4));
+    /// assert_eq!(backoff.delay(30), Duration::from_secs(60));
+    /// ```
+    pub fn delay(&self, delivery: u32) -> Duration {
+        match *self {
+            Backoff::Fixed(delay) => delay,
+            Backoff::Exponential { base, max } => {
+                let doublings = delivery.saturating_sub(1);
+                if doublings >= 32 {
+                    return max;
+                }
+                base.checked_mul(1 << doublings)
+                    .map_or(max, |delay| delay.min(max))
+            }
+        }
+    }
+}
+
+/// A job taken from the queue, held under a lease until [`ack`](WorkQueue::ack),
+/// [`nack`](WorkQueue::nack), or its deadline.
+///
+/// Its `Debug` shows the payload as text, or as a byte string literal when it is not
+/// UTF-8.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The job's id.
+    pub id: String,
+    /// The lease's token: only this delivery's holder can ack, nack or extend it.
+    pub token: u64,
+    /// Which delivery this is: 1 the first time the job is handed out.
+    pub delivery: u32,
+    /// When the lease runs out, in milliseconds of the server's clock (Unix time).
+    pub deadline_ms: u64,
+    /// The job's group, if it has one.
+    pub group: Option<String>,
+    /// The job's data, as added.
+    pub payload: Vec<u8>,
+}
+
+impl Job {
+    /// The payload decoded as redis-rs decodes a bulk string (`String`, a number, your
+    /// own `FromRedisValue`).
+    pub fn payload_as<T: FromRedisValue>(&self) -> Result<T> {
+        T::from_redis_value(Value::BulkString(self.payload.clone())).map_err(Error::from)
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Job")
+            .field("id", &self.id)
+            .field("token", &self.token)
+            .field("delivery", &self.delivery)
+            .field("deadline_ms", &self.deadline_ms)
+            .field("group", &self.group)
+            .field("payload", &Bytes(&self.payload))
+            .finish()
+    }
+}
+
+/// A job as [`job`](WorkQueue::job) and [`list`](WorkQueue::list) read it, for
+/// operators.
+#[derive(Clone, PartialEq, Eq)]
+pub struct JobInfo {
+    /// The job's id.
+    pub id: String,
+    /// Where it is.
+    pub state: State,
+    /// How many times it was handed out (reset by [`requeue`](WorkQueue::requeue)).
+    pub deliveries: u32,
+    /// Its priority.
+    pub priority: u8,
+    /// Its group, if any.
+    pub group: Option<String>,
+    /// The reason of its last failure ([`nack`](WorkQueue::nack), or a lease that ran out
+    /// on its last delivery), if any.
+    pub last_error: Option<Vec<u8>>,
+    /// The time that goes with its state, in milliseconds of the server's clock: when a
+    /// delayed job is due, when a lease runs out, when a dead job died; `None` for
+    /// waiting and parked jobs.
+    pub at_ms: Option<u64>,
+    /// The job's data.
+    pub payload: Vec<u8>,
+}
+
+impl fmt::Debug for JobInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JobInfo")
+            .field("id", &self.id)
+            .field("state", &self.state)
+            .field("deliveries", &self.deliveries)
+            .field("priority", &self.priority)
+            .field("group", &self.group)
+            .field("last_error", &self.last_error.as_deref().map(Bytes))
+            .field("at_ms", &self.at_ms)
+            .field("payload", &Bytes(&self.payload))
+            .finish()
+    }
+}
+
+/// How many jobs are in each state, counted at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Ready to be taken.
+    pub waiting: u64,
+    /// Held back by their group's limits.
+    pub parked: u64,
+    /// Waiting for a delay.
+    pub delayed: u64,
+    /// Held by workers (a lease that ran out counts until a `take` hands it back).
+    pub leased: u64,
+    /// In the dead-letter queue.
+    pub dead: u64,
+}
+
+/// What a failed delivery led to: [`nack`](WorkQueue::nack)'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nacked {
+    /// The job will be delivered again from this time on (ms, server clock): at once
+    /// (waiting) or after its backoff (delayed).
+    Retry {
+        /// Its state now: waiting or delayed.
+        state: State,
+        /// When it can be taken again.
+        at_ms: u64,
+    },
+    /// That was its last delivery: it is in the dead-letter queue (since `at_ms`).
+    Dead {
+        /// When it died.
+        at_ms: u64,
+    },
+}
+
+/// A work queue named `name`, with its settings: the lease, the most deliveries, the
+/// backoff after a failure, and the group limits.
+///
+/// The defaults: a 30 s lease, 5 deliveries, an exponential backoff from 1 s to 5 min,
+/// no group limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkQueue {
+    name: String,
+    keys: [String; 9],
+    lease: Duration,
+    max_deliveries: u32,
+    backoff: Backoff,
+    limits: GroupLimits,
+}
+
+/// The suffixes of a queue's keys, in the order every script takes them.
+const KEY_SUFFIXES: [&str; 9] = [
+    "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
+];
+
+impl WorkQueue {
+    /// The queue named `name`, with its keys `{name}:waiting`, `{name}:delayed`, … (see
+    /// the [module docs](self)), and the default settings.
+    ///
+    /// An empty `name`, or one with a `}` but no hash tag (its keys could not share one
+    /// cluster hash slot), is [`Error::InvalidInput`].
+    pub fn new(name: impl Into<String>) -> Result<Self> {
+        let name = name.into();
+        input::key("name", &name)?;
+        let mut keys: [String; 9] = Default::default();
+        for (key, suffix) in keys.iter_mut().zip(KEY_SUFFIXES) {
+            *key = input::aux_key(&name, suffix)?;
+        }
+        Ok(WorkQueue {
+            name,
+            keys,
+            lease: Duration::from_secs(30),
+            max_deliveries: 5,
+            backoff: Backoff::Exponential {
+                base: Duration::from_secs(1),
+                max: Duration::from_secs(300),
+            },
+            limits: GroupLimits::default(),
+        })
+    }
+
+    /// How long a taken job is held before it is handed out again, unless renewed (1 ms
+    /// to 10^10 ms, whole milliseconds).
+    pub fn with_lease(mut self, lease: Duration) -> Result<Self> {
+        input::check_param(&script::TAKE.args[0], lease)?;
+        self.lease = lease;
+        Ok(self)
+    }
+
+    /// After how many deliveries a failed job goes to the dead-letter queue instead of
+    /// being retried (1 to 1000).
+    pub fn with_max_deliveries(mut self, max: u32) -> Result<Self> {
+        input::check_param(&script::TAKE.args[2], u64::from(max))?;
+        self.max_deliveries = max;
+        Ok(self)
+    }
+
+    /// How long a failed job waits before its next delivery; each delay must be whole
+    /// milliseconds up to 10^12 ms (a longer one is cut to that).
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The limits per group (see [`GroupLimits`]).
+    pub fn with_group_limits(mut self, limits: GroupLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The queue's nine keys, in the order every `work_queue` script takes them.
+    pub fn keys(&self) -> [&str; 9] {
+        std::array::from_fn(|i| self.keys[i].as_str())
+    }
+
+    /// The lease a taken job is held for.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// The deliveries after which a failed job is dead.
+    pub fn max_deliveries(&self) -> u32 {
+        self.max_deliveries
+    }
+
+    /// The backoff after a failed delivery.
+    pub fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// The limits per group.
+    pub fn group_limits(&self) -> GroupLimits {
+        self.limits
+    }
+
+    /// Adds a job with priority 0, no delay and no group, unless a job with the same id
+    /// is in the queue (in any state): then nothing changes and the answer says where
+    /// that job is. Once a job is acked or removed its id can be added again. One script
+    /// (`work_queue/add`).
+    pub fn add<V: ToRedisArgs>(&self, id: &str, payload: V) -> Op<Added> {
+        self.add_with(id, payload, JobOptions::new())
+    }
+
+    /// [`add`](Self::add) with a priority, a delay or a group.
+    pub fn add_with<V: ToRedisArgs>(&self, id: &str, payload: V, options: JobOptions) -> Op<Added> {
+        Op::try_build(|| {
+            let payload = input::value("payload", &payload)?;
+            let group = match &options.group {
+                Some(group) if group.is_empty() => {
+                    return Err(Error::invalid(
+                        "group",
+                        "must not be empty; leave it unset for no group",
+                    ));
+                }
+                Some(group) => group.as_str(),
+                None => "",
+            };
+            let [w, d, l, x, p, j, g, k, i] = self.keys();
+            let op = script::add(
+                w,
+                d,
+                l,
+                x,
+                p,
+                j,
+                g,
+                k,
+                i,
+                id,
+                &payload,
+                u64::from(options.priority),
+                options.delay,
+                group,
+            );
+            Ok(op.map(|(added, state)| {
+                let state = state.parse()?;
+                Ok(if added {
+                    Added::New(state)
+                } else {
+                    Added::Duplicate(state)
+                })
+            }))
+        })
+    }
+
+    /// Takes up to `limit` jobs (1 to [`MAX_TAKE`]), each under the queue's lease, in
+    /// priority then arrival order; parks the jobs of groups at a limit. Before taking it
+    /// hands back up to `limit` lapsed leases, promotes up to `limit` due delayed jobs and
+    /// wakes up to `limit` rate-limited groups (see the [module docs](self)). An empty
+    /// `Vec` when no job can be taken now. One script (`work_queue/take`).
+    pub fn take(&self, limit: u64) -> Op<Vec<Job>> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::take(
+            w,
+            d,
+            l,
+            x,
+            p,
+            j,
+            g,
+            k,
+            i,
+            self.lease,
+            limit,
+            u64::from(self.max_deliveries),
+            self.limits.concurrency,
+            self.limits.rate,
+            self.limits.period,
+        )
+        .map(taken)
+    }
+
+    /// Ends a job that was done: it leaves the queue. Fails with the code [`LEASE_LOST`]
+    /// when `job` is no longer held under its token (its lease ran out and it was handed
+    /// to another worker, or it was acked already); nothing changes then. Answers when it
+    /// was acked (ms, server clock). One script (`work_queue/ack`).
+    pub fn ack(&self, job: &Job) -> Op<u64> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::ack(w, d, l, x, p, j, g, k, i, &job.id, job.token).map(unsigned)
+    }
+
+    /// Renews `job`'s lease: held for the queue's lease from now. Answers the new
+    /// deadline (ms, server clock); fails with [`LEASE_LOST`] when the job is no longer
+    /// held under its token (stop working on it then). One script
+    /// (`work_queue/extend`).
+    pub fn extend(&self, job: &Job) -> Op<u64> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::extend(w, d, l, x, p, j, g, k, i, &job.id, job.token, self.lease).map(unsigned)
+    }
+
+    /// Ends a failed delivery: the job is retried after the queue's backoff for this
+    /// delivery, or goes to the dead-letter queue with `reason` if this was delivery
+    /// number [`max_deliveries`](Self::with_max_deliveries). Fails with [`LEASE_LOST`] as
+    /// [`ack`](Self::ack) does. One script (`work_queue/nack`).
+    pub fn nack<R: ToRedisArgs>(&self, job: &Job, reason: R) -> Op<Nacked> {
+        self.nack_after(job, self.backoff.delay(job.delivery), reason)
+    }
+
+    /// [`nack`](Self::nack) with a delay of the caller's choosing (whole milliseconds up
+    /// to 10^12 ms; zero for at once) instead of the backoff.
+    pub fn nack_after<R: ToRedisArgs>(&self, job: &Job, delay: Duration, reason: R) -> Op<Nacked> {
+        Op::try_build(|| {
+            let reason = input::value("reason", &reason)?;
+            let [w, d, l, x, p, j, g, k, i] = self.keys();
+            let op = script::nack(
+                w,
+                d,
+                l,
+                x,
+                p,
+                j,
+                g,
+                k,
+                i,
+                &job.id,
+                job.token,
+                delay.min(MAX_DELAY),
+                u64::from(self.max_deliveries),
+                &reason,
+            );
+            Ok(op.map(|(state, at)| {
+                let at_ms = u64::try_from(at).map_err(|_| negative(at))?;
+                Ok(match state.parse()? {
+                    State::Dead => Nacked::Dead { at_ms },
+                    state => Nacked::Retry { state, at_ms },
+                })
+            }))
+        })
+    }
+
+    /// Moves a dead job back to waiting with its delivery count reset (behind the jobs
+    /// waiting at its priority): true if it was dead. One script
+    /// (`work_queue/requeue`).
+    pub fn requeue(&self, id: &str) -> Op<bool> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::requeue(w, d, l, x, p, j, g, k, i, id)
+    }
+
+    /// Removes a job that is not held by a worker: waiting, parked, delayed or dead (this
+    /// is how a dead letter is dropped). A leased job is left to its worker, which ends
+    /// it with an ack or a nack. One script (`work_queue/remove`).
+    pub fn remove(&self, id: &str) -> Op<Removed> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::remove(w, d, l, x, p, j, g, k, i, id).map(|(removed, state)| {
+            Ok(match (removed, state) {
+                (_, None) => Removed::NoSuchJob,
+                (true, Some(state)) => Removed::From(state.parse()?),
+                (false, Some(_)) => Removed::Running,
+            })
+        })
+    }
+
+    /// One job, for operators: `None` when there is no job with this id. One read-only
+    /// script (`work_queue/job`).
+    pub fn job(&self, id: &str) -> Op<Option<JobInfo>> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        let op = script::job(w, d, l, x, p, j, g, k, i, id);
+        let id = id.to_owned();
+        op.map(move |fields| {
+            if fields.is_empty() {
+                return Ok(None);
+            }
+            let [state, deliveries, priority, group, error, payload, at]: [Vec<u8>; 7] = fields
+                .try_into()
+                .map_err(|_| bad_reply("expected 7 fields"))?;
+            let state = text(state)?.parse()?;
+            Ok(Some(info(
+                id.clone(),
+                state,
+                [deliveries, priority, group, error, payload, at],
+            )?))
+        })
+    }
+
+    /// One page of the jobs in `state`, for operators: `count` jobs (1 to [`MAX_PAGE`])
+    /// after skipping `offset`, waiting jobs in the order they will be taken, delayed
+    /// ones by due time, leased ones by deadline, dead ones by when they died, parked
+    /// ones by group. One read-only script (`work_queue/list`); a page is one instant,
+    /// and pages read one after another may skip or repeat a job that moved in between.
+    pub fn list(&self, state: State, offset: u64, count: u64) -> Op<Vec<JobInfo>> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::list(w, d, l, x, p, j, g, k, i, state.as_str(), offset, count).map(move |flat| {
+            if flat.len() % 7 != 0 {
+                return Err(bad_reply("expected 7 items per job"));
+            }
+            let mut items = flat.into_iter();
+            let mut page = Vec::new();
+            while let Some(id) = items.next() {
+                let rest: [Vec<u8>; 6] = std::array::from_fn(|_| items.next().unwrap_or_default());
+                page.push(info(text(id)?, state, rest)?);
+            }
+            Ok(page)
+        })
+    }
+
+    /// How many jobs are in each state, at one instant. One read-only script
+    /// (`work_queue/counts`).
+    pub fn counts(&self) -> Op<Counts> {
+        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        script::counts(w, d, l, x, p, j, g, k, i).map(|(waiting, parked, delayed, leased, dead)| {
+            Ok(Counts {
+                waiting,
+                parked,
+                delayed,
+                leased,
+                dead,
+            })
+        })
+    }
+
+    /// The loop that takes jobs one at a time, renews each lease while the handler runs,
+    /// and acks or nacks by the handler's result. See [`Worker`].
+    pub fn worker(&self) -> Worker<'_> {
+        Worker {
+            queue: self,
+            poll: Duration::from_millis(200),
+        }
+    }
+}
+
+/// The longest delay `nack.lua` accepts; a longer backoff is cut to it.
+const MAX_DELAY: Duration = Duration::from_millis(1_000_000_000_000);
+
+/// What [`remove`](WorkQueue::remove) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removed {
+    /// The job was removed from this state.
+    From(State),
+    /// The job is held by a worker: it was left to it (ack or nack ends it).
+    Running,
+    /// There is no job with this id.
+    NoSuchJob,
+}
+
+fn bad_reply(detail: &str) -> Error {
+    Error::unexpected_reply("work queue reply", detail.to_owned())
+}
+
+fn negative(n: i64) -> Error {
+    bad_reply(&format!("expected a time, got {n}"))
+}
+
+fn unsigned(n: i64) -> Result<u64> {
+    u64::try_from(n).map_err(|_| negative(n))
+}
+
+fn text(bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| bad_reply("a job id or group is not UTF-8"))
+}
+
+fn number<N: FromStr>(bytes: &[u8]) -> Result<N> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad_reply("expected a number"))
+}
+
+fn optional(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    (!bytes.is_empty()).then_some(bytes)
+}
+
+/// A job's fields as `job.lua` and `list.lua` send them: deliveries, priority, group,
+/// last error, payload, time.
+fn info(id: String, state: State, fields: [Vec<u8>; 6]) -> Result<JobInfo> {
+    let [deliveries, priority, group, error, payload, at] = fields;
+    Ok(JobInfo {
+        id,
+        state,
+        deliveries: number(&deliveries)?,
+        priority: number(&priority)?,
+        group: optional(group).map(text).transpose()?,
+        last_error: optional(error),
+        at_ms: optional(at).map(|at| number(&at)).transpose()?,
+        payload,
+    })
+}
+
+/// `take.lua`'s reply: six items per job.
+fn taken(flat: Vec<Vec<u8>>) -> Result<Vec<Job>> {
+    if flat.len() % 6 != 0 {
+        return Err(bad_reply("expected 6 items per job"));
+    }
+    let mut items = flat.into_iter();
+    let mut jobs = Vec::new();
+    while let Some(id) = items.next() {
+        let [token, delivery, deadline, group, payload]: [Vec<u8>; 5] =
+            std::array::from_fn(|_| items.next().unwrap_or_default());
+        jobs.push(Job {
+            id: text(id)?,
+            token: number(&token)?,
+            delivery: number(&delivery)?,
+            deadline_ms: number(&deadline)?,
+            group: optional(group).map(text).transpose()?,
+            payload,
+        });
+    }
+    Ok(jobs)
+}
+
+/// A flag that asks a [`Worker`] to stop: it finishes the job in hand, acks or nacks it,
+/// and returns. Clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    /// A flag not yet raised.
+    pub fn new() -> Self {
+        Stop::default()
+    }
+
+    /// Asks every worker watching this flag to stop.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`stop`](Self::stop) was called.
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What a [`Worker`] did before it stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkReport {
+    /// Jobs the handler finished and that were acked.
+    pub acked: u64,
+    /// Jobs the handler failed that will be delivered again.
+    pub retried: u64,
+    /// Jobs the handler failed on their last delivery: now in the dead-letter queue.
+    pub dead: u64,
+    /// Jobs whose lease was lost before they ended (the handler outlived the lease and
+    /// another worker took the job): their ack or nack changed nothing.
+    pub lost: u64,
+}
+
+/// The consumer loop of a [`WorkQueue`]: takes one job at a time, renews its lease every
+/// third of the lease while the handler runs, then acks it (`Ok`) or nacks it with the
+/// error's text and the queue's backoff (`Err`). When no job can be taken it waits
+/// [`poll`](Self::poll) between tries. It returns when the [`Stop`] flag is raised
+/// (after the job in hand), or with the first error from Redis.
+///
+/// A handler that panics unwinds through the loop: its job is not acked, and is handed
+/// out again once its lease runs out.
+#[derive(Debug, Clone)]
+pub struct Worker<'q> {
+    queue: &'q WorkQueue,
+    poll: Duration,
+}
+
+impl Worker<'_> {
+    /// How long to wait before trying again when no job can be taken (200 ms by
+    /// default).
+    pub fn poll(mut self, interval: Duration) -> Self {
+        self.poll = interval;
+        self
+    }
+
+    fn renew_every(&self) -> Duration {
+        (self.queue.lease / 3).max(Duration::from_millis(1))
+    }
+
+    /// Ends a job by the handler's result, and counts it.
+    fn settle<E: fmt::Display>(
+        &self,
+        job: &Job,
+        outcome: std::result::Result<(), E>,
+    ) -> Op<Ending> {
+        match outcome {
+            Ok(()) => self.queue.ack(job).map(|_| Ok(Ending::Acked)),
+            Err(why) => self.queue.nack(job, why.to_string()).map(|nacked| {
+                Ok(match nacked {
+                    Nacked::Dead { .. } => Ending::Dead,
+                    Nacked::Retry { .. } => Ending::Retried,
+                })
+            }),
+        }
+    }
+
+    /// Runs the loop on a sync connection, with a second connection for lease renewals
+    /// (they are sent from another thread while the handler runs on this one).
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::work_queue::{Stop, WorkQueue};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let (mut con, mut renewals) = (client.get_connection()?, client.get_connection()?);
+    /// let queue = WorkQueue::new("thumbnails")?;
+    /// let stop = Stop::new();
+    /// let on_signal = stop.clone(); // raise it from a signal handler or another thread
+    /// let report = queue.worker().run(&mut con, &mut renewals, &stop, |job| {
+    ///     let path: String = job.payload_as().map_err(|e| e.to_string())?;
+    ///     make_thumbnail(&path)
+    /// })?;
+    /// println!("{} done, {} to retry, {} dead", report.acked, report.retried, report.dead);
+    /// # Ok(()) }
+    /// # fn make_thumbnail(_: &str) -> Result<(), String> { Ok(()) }
+    /// ```
+    pub fn run<H, E>(
+        &self,
+        con: &mut dyn redis::ConnectionLike,
+        renewals: &mut (dyn redis::ConnectionLike + Send),
+        stop: &Stop,
+        mut handler: H,
+    ) -> Result<WorkReport>
+    where
+        H: FnMut(&Job) -> std::result::Result<(), E>,
+        E: fmt::Display,
+    {
+        let mut report = WorkReport::default();
+        let every = self.renew_every();
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel::<Option<Job>>();
+            // Renews the job in hand every `every` until the loop hands over another
+            // (or None: no job), and ends when the loop drops its sender.
+            scope.spawn(move || {
+                let mut current: Option<Job> = None;
+                loop {
+                    match rx.recv_timeout(every) {
+                        Ok(next) => current = next,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            // A failed renewal is not fatal here: the ack or nack tells.
+                            if let Some(job) = &current
+                                && self.queue.extend(job).run(renewals).is_err()
+                            {
+                                current = None;
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            });
+            while !stop.is_stopped() {
+                let Some(job) = self.queue.take(1).run(con)?.pop() else {
+                    sleep_unless_stopped(self.poll, stop);
+                    continue;
+                };
+                let _ = tx.send(Some(job.clone()));
+                let outcome = handler(&job);
+                let _ = tx.send(None);
+                report.count(self.settle(&job, outcome).run(con))?;
+            }
+            Ok(report)
+        })
+    }
+
+    /// Runs the loop on an async connection, which is cloned for the lease renewals
+    /// (a `MultiplexedConnection`, a `ConnectionManager`, a cluster connection). The
+    /// handler's future and the renewals run side by side; on any runtime.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::work_queue::{Job, Stop, WorkQueue};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut con = client.get_multiplexed_async_connection().await?;
+    /// let queue = WorkQueue::new("webhooks")?;
+    /// let stop = Stop::new();
+    /// let report = queue
+    ///     .worker()
+    ///     .run_async(&mut con, &stop, |job: Job| async move { deliver(&job.payload).await })
+    ///     .await?;
+    /// # Ok(()) }
+    /// # async fn deliver(_: &[u8]) -> Result<(), String> { Ok(()) }
+    /// ```
+    #[cfg(feature = "aio")]
+    pub async fn run_async<C, H, F, E>(
+        &self,
+        con: &mut C,
+        stop: &Stop,
+        mut handler: H,
+    ) -> Result<WorkReport>
+    where
+        C: redis::aio::ConnectionLike + Clone + Send,
+        H: FnMut(Job) -> F,
+        F: std::future::Future<Output = std::result::Result<(), E>>,
+        E: fmt::Display,
+    {
+        use futures_util::future::{Either, select};
+
+        let mut report = WorkReport::default();
+        let every = self.renew_every();
+        while !stop.is_stopped() {
+            let Some(job) = self.queue.take(1).run_async(con).await?.pop() else {
+                futures_timer::Delay::new(self.poll).await;
+                continue;
+            };
+            let mut renewals = con.clone();
+            let extend = self.queue.extend(&job);
+            let renew = async move {
+                loop {
+                    futures_timer::Delay::new(every).await;
+                    // Stop renewing once the lease is lost; the ack or nack tells.
+                    if let Err(err) = extend.run_async(&mut renewals).await
+                        && err.code() == Some(LEASE_LOST)
+                    {
+                        std::future::pending::<()>().await;
+                    }
+                }
+            };
+            let work = handler(job.clone());
+            let outcome = match select(std::pin::pin!(work), std::pin::pin!(renew)).await {
+                Either::Left((outcome, _)) => outcome,
+                Either::Right(((), _)) => unreachable!("the renewals never end"),
+            };
+            report.count(self.settle(&job, outcome).run_async(con).await)?;
+        }
+        Ok(report)
+    }
+}
+
+/// How a job the worker held ended.
+enum Ending {
+    Acked,
+    Retried,
+    Dead,
+}
+
+impl WorkReport {
+    fn count(&mut self, ending: Result<Ending>) -> Result<()> {
+        match ending {
+            Ok(Ending::Acked) => self.acked += 1,
+            Ok(Ending::Retried) => self.retried += 1,
+            Ok(Ending::Dead) => self.dead += 1,
+            Err(err) if err.code() == Some(LEASE_LOST) => self.lost += 1,
+            Err(err) => return Err(err),
+        }
+        Ok(())
+    }
+}
+
+/// Sleeps for `total`, waking early when `stop` is raised.
+fn sleep_unless_stopped(total: Duration, stop: &Stop) {
+    let step = Duration::from_millis(20);
+    let mut left = total;
+    while !left.is_zero() && !stop.is_stopped() {
+        let now = left.min(step);
+        std::thread::sleep(now);
+        left -= now;
+    }
+}
