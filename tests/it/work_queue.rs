@@ -238,3 +238,637 @@ fn keys_share_the_names_slot() {
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
 }
+
+/// How a delivery ended, as its worker saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Acked at this time (server clock).
+    Acked(u64),
+    /// Nacked: handed back at `ended`, available again from `available`; dead or not.
+    Nacked {
+        ended: u64,
+        available: u64,
+        dead: bool,
+    },
+    /// The worker died (or was too slow): the lease ran out at its last deadline.
+    Lapsed,
+}
+
+#[derive(Debug, Clone)]
+struct Delivery {
+    job: Job,
+    start: u64,
+    deadline: u64,
+    outcome: Outcome,
+}
+
+impl Delivery {
+    /// When the job stopped counting against its group (the lease's deadline when the
+    /// worker died: the slot is freed no earlier than that).
+    fn end(&self) -> u64 {
+        match self.outcome {
+            Outcome::Acked(at) => at,
+            Outcome::Nacked { ended, .. } => ended,
+            Outcome::Lapsed => self.deadline,
+        }
+    }
+}
+
+const LEASE: Duration = Duration::from_millis(300);
+const BACKOFF: Duration = Duration::from_millis(20);
+const MAX_DELIVERIES: u32 = 3;
+const CONCURRENCY: usize = 2;
+const RATE: usize = 20;
+const PERIOD_MS: u64 = 200;
+
+/// One worker: takes up to 3 jobs at a time; for each, dies (6 %), or works 0–3 ms
+/// (renewing the lease now and then) and then fails (30 %) or succeeds.
+fn consume(
+    con: &mut dyn redis::ConnectionLike,
+    queue: &WorkQueue,
+    seed: u64,
+    produced: &AtomicBool,
+    done: &AtomicBool,
+) -> Vec<Delivery> {
+    let mut rng = Rng::new(seed);
+    let mut seen = Vec::new();
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    while !done.load(Ordering::SeqCst) {
+        let jobs = queue.take(1 + rng.below(3)).run(con).unwrap();
+        if jobs.is_empty() {
+            let c = queue.counts().run(con).unwrap();
+            if produced.load(Ordering::SeqCst) && c.waiting + c.parked + c.delayed + c.leased == 0 {
+                done.store(true, Ordering::SeqCst);
+            }
+            assert!(std::time::Instant::now() < give_up, "jobs are stuck: {c:?}");
+            thread::sleep(Duration::from_millis(2));
+            continue;
+        }
+        for job in jobs {
+            let mut deadline = job.deadline_ms;
+            let start = deadline - LEASE.as_millis() as u64;
+            let roll = rng.below(100);
+            let outcome = if roll < 6 {
+                Outcome::Lapsed
+            } else {
+                if roll < 25 {
+                    deadline = queue.extend(&job).run(con).unwrap();
+                }
+                thread::sleep(Duration::from_micros(rng.below(3000)));
+                let ended = if roll < 36 {
+                    queue
+                        .nack(&job, "handler failed")
+                        .run(con)
+                        .map(|nacked| match nacked {
+                            Nacked::Retry {
+                                state: State::Waiting,
+                                at_ms,
+                            } => Outcome::Nacked {
+                                ended: at_ms,
+                                available: at_ms,
+                                dead: false,
+                            },
+                            Nacked::Retry { at_ms, .. } => Outcome::Nacked {
+                                ended: at_ms - BACKOFF.as_millis() as u64,
+                                available: at_ms,
+                                dead: false,
+                            },
+                            Nacked::Dead { at_ms } => Outcome::Nacked {
+                                ended: at_ms,
+                                available: u64::MAX,
+                                dead: true,
+                            },
+                        })
+                } else {
+                    queue.ack(&job).run(con).map(Outcome::Acked)
+                };
+                match ended {
+                    Ok(outcome) => outcome,
+                    // Slower than the lease (a loaded machine): the job was handed on.
+                    Err(err) if err.code() == Some(LEASE_LOST) => Outcome::Lapsed,
+                    Err(err) => panic!("{err}"),
+                }
+            };
+            seen.push(Delivery {
+                job,
+                start,
+                deadline,
+                outcome,
+            });
+        }
+    }
+    seen
+}
+
+/// 8 producers add 40 jobs each (three groups and no group, some delayed, priorities
+/// 0–2) while 8 workers take, die, fail and succeed at random. Then, from the server's
+/// clock: each job was acked exactly once or sits in the dead-letter queue after 3
+/// deliveries; none is lost; its deliveries never overlap; a delayed job never started
+/// early; no group ever ran more than 2 jobs at once, or started more than 20 in any
+/// 200 ms.
+fn invariants<C: redis::ConnectionLike + Send>(connect: impl Fn() -> C + Sync, name: &str) {
+    let queue = WorkQueue::new(name)
+        .unwrap()
+        .with_lease(LEASE)
+        .unwrap()
+        .with_max_deliveries(MAX_DELIVERIES)
+        .unwrap()
+        .with_backoff(Backoff::Fixed(BACKOFF))
+        .with_group_limits(
+            GroupLimits::new()
+                .concurrency(CONCURRENCY as u64)
+                .unwrap()
+                .rate(RATE as u64, Duration::from_millis(PERIOD_MS))
+                .unwrap(),
+        );
+    let produced = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let (added, deliveries) = thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|w| {
+                let (queue, produced, done, connect) = (&queue, &produced, &done, &connect);
+                scope.spawn(move || consume(&mut connect(), queue, w + 100, produced, done))
+            })
+            .collect();
+        let producers: Vec<_> = (0..8u64)
+            .map(|p| {
+                let (queue, connect) = (&queue, &connect);
+                scope.spawn(move || {
+                    let mut con = connect();
+                    let mut rng = Rng::new(p + 1);
+                    (0..40)
+                        .map(|i| {
+                            let id = format!("p{p}-{i}");
+                            let mut options = JobOptions::new().priority(rng.below(3) as u8);
+                            if i % 4 != 3 {
+                                options = options.group(format!("g{}", i % 4));
+                            }
+                            let delay = if i % 5 == 0 { 30 + rng.below(100) } else { 0 };
+                            options = options.delay(Duration::from_millis(delay));
+                            let before = harness::server_ms(&mut con);
+                            let added = queue
+                                .add_with(&id, id.as_bytes(), options)
+                                .run(&mut con)
+                                .unwrap();
+                            assert!(added.is_new(), "{id}: {added:?}");
+                            (id, before + delay)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let added: BTreeMap<String, u64> = producers
+            .into_iter()
+            .flat_map(|p| p.join().unwrap())
+            .collect();
+        produced.store(true, Ordering::SeqCst);
+        let deliveries: Vec<Delivery> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        (added, deliveries)
+    });
+    assert_eq!(added.len(), 320);
+
+    let mut by_job: HashMap<&str, Vec<&Delivery>> = HashMap::new();
+    for d in &deliveries {
+        by_job.entry(d.job.id.as_str()).or_default().push(d);
+    }
+    let mut con = connect();
+    let dead: BTreeMap<String, u32> = queue
+        .list(State::Dead, 0, 1000)
+        .run(&mut con)
+        .unwrap()
+        .into_iter()
+        .map(|info| (info.id, info.deliveries))
+        .collect();
+    let counts = queue.counts().run(&mut con).unwrap();
+    assert_eq!(
+        (counts.waiting, counts.parked, counts.delayed, counts.leased),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(counts.dead as usize, dead.len());
+    for (id, earliest) in &added {
+        let mut seen = by_job
+            .remove(id.as_str())
+            .unwrap_or_else(|| panic!("{id} was never delivered"));
+        seen.sort_by_key(|d| d.job.token);
+        let numbers: Vec<u32> = seen.iter().map(|d| d.job.delivery).collect();
+        assert_eq!(
+            numbers,
+            (1..=seen.len() as u32).collect::<Vec<_>>(),
+            "{id}'s deliveries"
+        );
+        assert!(
+            seen[0].start >= *earliest,
+            "{id} started before its delay: {seen:?}"
+        );
+        for pair in seen.windows(2) {
+            let bound = match pair[0].outcome {
+                Outcome::Acked(_) => panic!("{id} delivered again after its ack: {seen:?}"),
+                Outcome::Nacked { available, .. } => available,
+                Outcome::Lapsed => pair[0].deadline,
+            };
+            assert!(
+                pair[1].start >= bound,
+                "{id} was held twice at once: {seen:?}"
+            );
+        }
+        let last = seen.last().unwrap();
+        match last.outcome {
+            Outcome::Acked(_) => assert!(!dead.contains_key(id), "{id} acked and dead"),
+            _ => {
+                assert_eq!(
+                    dead.get(id),
+                    Some(&MAX_DELIVERIES),
+                    "{id} is neither acked nor dead: {seen:?}"
+                );
+                assert_eq!(last.job.delivery, MAX_DELIVERIES);
+            }
+        }
+        if let Outcome::Nacked { dead: true, .. } = last.outcome {
+            assert_eq!(last.job.delivery, MAX_DELIVERIES);
+        }
+    }
+    assert!(by_job.is_empty(), "jobs nobody added: {:?}", by_job.keys());
+
+    // Group limits, swept over each group's deliveries in server time.
+    let mut groups: HashMap<&str, Vec<&Delivery>> = HashMap::new();
+    for d in &deliveries {
+        if let Some(group) = &d.job.group {
+            groups.entry(group.as_str()).or_default().push(d);
+        }
+    }
+    assert_eq!(groups.len(), 3);
+    for (group, runs) in groups {
+        // (time, +1 start / -1 end): ends sort first at one instant, as a slot freed at t
+        // may be taken at t.
+        let mut events: Vec<(u64, i32)> = runs
+            .iter()
+            .flat_map(|d| [(d.start, 1), (d.end(), -1)])
+            .collect();
+        events.sort();
+        let mut running = 0;
+        for (at, change) in events {
+            running += change;
+            assert!(
+                running <= CONCURRENCY as i32,
+                "{group} ran {running} jobs at {at}"
+            );
+        }
+        let mut starts: Vec<u64> = runs.iter().map(|d| d.start).collect();
+        starts.sort_unstable();
+        for window in starts.windows(RATE + 1) {
+            assert!(
+                window[RATE] - window[0] >= PERIOD_MS,
+                "{group} started {} jobs within {} ms",
+                RATE + 1,
+                window[RATE] - window[0]
+            );
+        }
+    }
+    let retried = deliveries
+        .iter()
+        .filter(|d| matches!(d.outcome, Outcome::Nacked { dead: false, .. }))
+        .count();
+    let lapsed = deliveries
+        .iter()
+        .filter(|d| d.outcome == Outcome::Lapsed)
+        .count();
+    assert!(
+        retried > 0 && lapsed > 0 && !dead.is_empty(),
+        "retried {retried}, lapsed {lapsed}, dead {}",
+        dead.len()
+    );
+    redis::cmd("DEL").arg(&queue.keys()).exec(&mut con).unwrap();
+}
+
+#[test]
+fn invariants_standalone() {
+    let db = harness::fresh_db();
+    invariants(|| db.con(), "work_queue:invariants");
+}
+
+#[test]
+fn invariants_cluster() {
+    invariants(harness::cluster_con, "work_queue:invariants");
+}
+
+/// Eight producers add the same 100 ids at once: each id is added exactly once, and every
+/// other add answers where that job is.
+#[test]
+fn an_id_is_added_once_under_contention() {
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("dedup").unwrap();
+    let new: Vec<String> = thread::scope(|scope| {
+        let producers: Vec<_> = (0..8)
+            .map(|p| {
+                let (db, queue) = (&db, &queue);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    (0..100)
+                        .map(|i| format!("job-{}", (i * 7 + p * 13) % 100))
+                        .filter(|id| match queue.add(id, "x").run(&mut con).unwrap() {
+                            Added::New(state) => state == State::Waiting,
+                            Added::Duplicate(state) => {
+                                assert_eq!(state, State::Waiting);
+                                false
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        producers
+            .into_iter()
+            .flat_map(|p| p.join().unwrap())
+            .collect()
+    });
+    let mut sorted = new.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!((new.len(), sorted.len()), (100, 100));
+    assert_eq!(queue.counts().run(&mut db.con()).unwrap().waiting, 100);
+}
+
+/// A worker queue for the loop tests: a 300 ms lease, two deliveries, a 10 ms backoff;
+/// "slow" takes 800 ms (its lease must be renewed twice), "fail" always fails, "ok-*" work.
+fn loop_queue(con: &mut dyn redis::ConnectionLike, name: &str) -> WorkQueue {
+    let queue = WorkQueue::new(name)
+        .unwrap()
+        .with_lease(Duration::from_millis(300))
+        .unwrap()
+        .with_max_deliveries(2)
+        .unwrap()
+        .with_backoff(Backoff::Fixed(Duration::from_millis(10)));
+    for id in ["slow", "fail", "ok-1", "ok-2", "ok-3", "ok-4", "ok-5"] {
+        queue.add(id, id).run(con).unwrap();
+    }
+    queue
+}
+
+fn handle(job: &Job, seen: &Mutex<Vec<(String, u32)>>) -> Result<(), String> {
+    seen.lock().unwrap().push((job.id.clone(), job.delivery));
+    match job.id.as_str() {
+        "slow" => thread::sleep(Duration::from_millis(800)),
+        "fail" => return Err("boom".into()),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What both loop tests check: "slow" ran once (its lease was renewed while it ran, so
+/// the other worker never got it), "fail" ran twice and is dead with its error, the rest
+/// were acked, and nothing is left but the dead letter.
+fn assert_loop_outcome(
+    con: &mut dyn redis::ConnectionLike,
+    queue: &WorkQueue,
+    reports: [redis_patterns::work_queue::WorkReport; 2],
+    seen: &Mutex<Vec<(String, u32)>>,
+) {
+    let total = reports.iter().fold((0, 0, 0, 0), |t, r| {
+        (t.0 + r.acked, t.1 + r.retried, t.2 + r.dead, t.3 + r.lost)
+    });
+    assert_eq!(
+        total,
+        (6, 1, 1, 0),
+        "acked, retried, dead, lost: {reports:?}"
+    );
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    assert_eq!(
+        seen.iter().filter(|(id, _)| id == "slow").count(),
+        1,
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen.iter()
+            .filter(|(id, _)| id == "fail")
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let dead = queue.job("fail").run(con).unwrap().unwrap();
+    assert_eq!(
+        (dead.state, dead.last_error.as_deref()),
+        (State::Dead, Some(&b"boom"[..]))
+    );
+    let counts = queue.counts().run(con).unwrap();
+    assert_eq!(
+        (counts.waiting, counts.delayed, counts.leased, counts.dead),
+        (0, 0, 0, 1)
+    );
+}
+
+/// Raises `stop` once only dead letters are left.
+fn stop_when_drained(con: &mut dyn redis::ConnectionLike, queue: &WorkQueue, stop: &Stop) {
+    let give_up = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let c = queue.counts().run(con).unwrap();
+        if c.waiting + c.parked + c.delayed + c.leased == 0 {
+            stop.stop();
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the workers did not drain the queue: {c:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Two sync workers drain the queue; the loop renews a long job's lease and stops when
+/// asked.
+#[test]
+fn worker_loop_renews_acks_nacks_and_stops() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = loop_queue(&mut con, "loop");
+    let stop = Stop::new();
+    let seen = Mutex::new(Vec::new());
+    let reports = thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (db, queue, stop, seen) = (&db, &queue, &stop, &seen);
+                scope.spawn(move || {
+                    let (mut con, mut renewals) = (db.con(), db.con());
+                    queue
+                        .worker()
+                        .poll(Duration::from_millis(10))
+                        .run(&mut con, &mut renewals, stop, |job| handle(job, seen))
+                        .unwrap()
+                })
+            })
+            .collect();
+        stop_when_drained(&mut db.con(), &queue, &stop);
+        let reports: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        [reports[0], reports[1]]
+    });
+    assert_loop_outcome(&mut con, &queue, reports, &seen);
+}
+
+/// The same with the async loop, two workers on clones of one multiplexed connection
+/// (its default 500 ms response timeout is no obstacle: no call blocks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_worker_loop_renews_acks_nacks_and_stops() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = loop_queue(&mut con, "loop");
+    let stop = Stop::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let multiplexed = db.multiplexed().await;
+    let worker = |mut con: redis::aio::MultiplexedConnection| {
+        let (queue, stop, seen) = (queue.clone(), stop.clone(), seen.clone());
+        tokio::spawn(async move {
+            let work = |job: Job| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push((job.id.clone(), job.delivery));
+                    match job.id.as_str() {
+                        "slow" => tokio::time::sleep(Duration::from_millis(800)).await,
+                        "fail" => return Err("boom"),
+                        _ => {}
+                    }
+                    Ok(())
+                }
+            };
+            queue
+                .worker()
+                .poll(Duration::from_millis(10))
+                .run_async(&mut con, &stop, work)
+                .await
+                .unwrap()
+        })
+    };
+    let (a, b) = (worker(multiplexed.clone()), worker(multiplexed));
+    let (queue2, stop2) = (queue.clone(), stop.clone());
+    let db_con = db.con();
+    tokio::task::spawn_blocking(move || stop_when_drained(&mut { db_con }, &queue2, &stop2))
+        .await
+        .unwrap();
+    let reports = [a.await.unwrap(), b.await.unwrap()];
+    assert_loop_outcome(&mut con, &queue, reports, &seen);
+}
+
+/// Bad settings and arguments are refused before any I/O; a caller that lost its lease
+/// is refused by the script; neither changes anything.
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("bad").unwrap();
+    queue.add("a", "x").run(&mut con).unwrap();
+    queue
+        .add_with("d", "x", JobOptions::new().delay(Duration::from_secs(60)))
+        .run(&mut con)
+        .unwrap();
+    let job = queue.take(1).run(&mut con).unwrap().pop().unwrap();
+    let before = harness::dump(&mut con);
+
+    for bad in ["", "a}b"] {
+        assert_invalid(WorkQueue::new(bad), "name");
+    }
+    assert_invalid(
+        WorkQueue::new("q").unwrap().with_lease(Duration::ZERO),
+        "lease",
+    );
+    assert_invalid(
+        WorkQueue::new("q")
+            .unwrap()
+            .with_lease(Duration::from_secs(20_000_000)),
+        "lease",
+    );
+    assert_invalid(
+        WorkQueue::new("q").unwrap().with_max_deliveries(0),
+        "max_deliveries",
+    );
+    assert_invalid(
+        WorkQueue::new("q").unwrap().with_max_deliveries(1001),
+        "max_deliveries",
+    );
+    assert_invalid(GroupLimits::new().concurrency(0), "group_concurrency");
+    assert_invalid(
+        GroupLimits::new().concurrency(1_000_001),
+        "group_concurrency",
+    );
+    assert_invalid(
+        GroupLimits::new().rate(0, Duration::from_secs(1)),
+        "group_rate",
+    );
+    assert_invalid(
+        GroupLimits::new().rate(1001, Duration::from_secs(1)),
+        "group_rate",
+    );
+    assert_invalid(GroupLimits::new().rate(1, Duration::ZERO), "group_period");
+    assert_invalid(queue.add("", "x").run(&mut con), "id");
+    assert_invalid(
+        queue.add("e", vec!["two", "values"]).run(&mut con),
+        "payload",
+    );
+    assert_invalid(
+        queue
+            .add_with("e", "x", JobOptions::new().group(""))
+            .run(&mut con),
+        "group",
+    );
+    let far = Duration::from_millis(1_000_000_000_001);
+    assert_invalid(
+        queue
+            .add_with("e", "x", JobOptions::new().delay(far))
+            .run(&mut con),
+        "delay",
+    );
+    for limit in [0, 101] {
+        assert_invalid(queue.take(limit).run(&mut con), "limit");
+    }
+    assert_invalid(queue.list(State::Waiting, 0, 0).run(&mut con), "count");
+    assert_invalid(queue.list(State::Waiting, 0, 1001).run(&mut con), "count");
+    assert_invalid(
+        queue.list(State::Waiting, 1_000_000_001, 1).run(&mut con),
+        "offset",
+    );
+    for op in [queue.requeue(""), queue.remove("").map(|_| Ok(true))] {
+        assert_invalid(op.run(&mut con), "id");
+    }
+    assert_invalid(queue.job("").run(&mut con), "id");
+    let stale = Job {
+        token: job.token + 1,
+        ..job.clone()
+    };
+    let nobody = Job {
+        id: "nobody".into(),
+        ..job.clone()
+    };
+    for held in [&stale, &nobody] {
+        assert_code(queue.ack(held).run(&mut con), LEASE_LOST);
+        assert_code(queue.extend(held).run(&mut con), LEASE_LOST);
+        assert_code(queue.nack(held, "x").run(&mut con), LEASE_LOST);
+    }
+    assert_eq!(queue.remove("a").run(&mut con).unwrap(), Removed::Running);
+    assert_eq!(harness::dump(&mut con), before);
+
+    // Raw calls as another language makes them: the declared codes, nothing written.
+    let keys = queue.keys();
+    let cases: [(&redis_patterns::Script, &[&str], &str); 8] = [
+        (&script::ADD, &["e", "x", "256", "0", ""], "BAD_PRIORITY"),
+        (&script::ADD, &["e", "x", "0", "-1", ""], "BAD_DELAY"),
+        (&script::TAKE, &["0", "1", "1", "0", "0", "1"], "BAD_LEASE"),
+        (
+            &script::TAKE,
+            &["1000", "1", "1", "0", "1001", "1"],
+            "BAD_GROUP_RATE",
+        ),
+        (&script::ACK, &["a", "0"], "BAD_TOKEN"),
+        (&script::ACK, &["a", "999"], "LEASE_LOST"),
+        (
+            &script::NACK,
+            &["a", "1", "0", "0", "x"],
+            "BAD_MAX_DELIVERIES",
+        ),
+        (&script::LIST, &["running", "0", "1"], "BAD_STATE"),
+    ];
+    for (script, args, code) in cases {
+        assert_code(harness::eval(&mut con, script, &keys, args), code);
+    }
+    assert_eq!(harness::dump(&mut con), before);
+}
