@@ -68,6 +68,7 @@ fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: 
 fn cases() -> Vec<Case> {
     let rows512: Vec<String> = (0..512).map(|r| format!("{{m}}:row:{r}")).collect();
     let pool = s(&["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"]);
+    let queue: Vec<String> = QUEUE.iter().map(|k| k.to_string()).collect();
     vec![
         Case {
             script: "cache/claim",
@@ -376,6 +377,90 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
         Case {
+            script: "work_queue/ack",
+            input: "a held job whose group has parked jobs",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["held".into(), "7".into()]),
+        },
+        Case {
+            script: "work_queue/add",
+            input: "a new delayed job in a group, on a busy queue",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings([
+                "new".into(),
+                "x".repeat(100),
+                "255".into(),
+                "1000000000000".into(),
+                "g".into(),
+            ]),
+        },
+        Case {
+            script: "work_queue/counts",
+            input: "a busy queue",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: vec![],
+        },
+        Case {
+            script: "work_queue/extend",
+            input: "a held job",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["held".into(), "7".into(), "10000000000".into()]),
+        },
+        Case {
+            script: "work_queue/job",
+            input: "a leased job",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["held".into()]),
+        },
+        Case {
+            script: "work_queue/list",
+            input: "100 parked jobs, 100-byte payloads",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["parked".into(), "0".into(), "100".into()]),
+        },
+        Case {
+            script: "work_queue/nack",
+            input: "a held job on its last delivery, group with parked jobs",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings([
+                "held".into(),
+                "7".into(),
+                "1000000000000".into(),
+                "1".into(),
+                "x".repeat(1000),
+            ]),
+        },
+        Case {
+            script: "work_queue/remove",
+            input: "a parked job",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["pp:5".into()]),
+        },
+        Case {
+            script: "work_queue/requeue",
+            input: "a dead job",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(["dead".into()]),
+        },
+        Case {
+            script: "work_queue/take",
+            input: "limit 25: every chore full, 1000-start rate rings",
+            setup: busy_queue,
+            keys: queue.clone(),
+            args: strings(
+                ["10000000000", "25", "1000", "0", "1000", "10000000000"].map(String::from),
+            ),
+        },
+        Case {
             script: "unique_counter/diff_count",
             input: "two sets of 10,000 members",
             setup: |con| {
@@ -468,6 +553,77 @@ fn expired_leases(con: &mut redis::Connection) {
          redis.call('ZADD', KEYS[3], 99999999999999, 'r:7')
          redis.call('HSET', KEYS[4], 'r:7', 't')",
         &["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"],
+        &[],
+    );
+}
+
+/// A work queue's nine keys.
+const QUEUE: [&str; 9] = [
+    "{w}:waiting",
+    "{w}:delayed",
+    "{w}:leased",
+    "{w}:dead",
+    "{w}:parked",
+    "{w}:jobs",
+    "{w}:groups",
+    "{w}:wake",
+    "{w}:idle",
+];
+
+/// A work queue where one `take` with `limit` 25 does the most work of every kind: 25
+/// lapsed leases in groups with parked jobs, 25 due delayed jobs, 25 groups due to wake
+/// with 10 parked jobs each, 25 idle groups with full 1000-start rings to drop, and at the
+/// head of `waiting` 75 jobs of groups whose full rate rings park them, then 25 jobs of
+/// groups whose full (but old) rings let them start. Beside them: 100 more parked jobs,
+/// `held` (token 7, last delivery, group `G` with a parked job) and `dead`.
+fn busy_queue(con: &mut redis::Connection) {
+    lua(
+        con,
+        "local w, d, l, x, p, j, g, k, i = unpack(KEYS)
+         local function job(id, rank, group, state)
+           redis.call('HSET', j, 'd:' .. id, string.rep('x', 100), 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
+           if group then redis.call('HSET', j, 'g:' .. id, group) end
+         end
+         local function park(id, rank, group)
+           job(id, rank, group, 'parked')
+           redis.call('ZADD', p, 0, string.format('%08x', #group) .. group .. string.format('%016d', rank) .. id)
+         end
+         local function ring(group, at)
+           redis.call('HSET', g, 'p:' .. group, 1000, 'z:' .. group, 1000)
+           for n = 0, 999 do redis.call('HSET', g, 's:' .. group .. ':' .. n, at) end
+         end
+         for n = 1, 75 do
+           local group = 'R' .. (n % 10)
+           job('r:' .. n, n, group, 'waiting')
+           redis.call('ZADD', w, n, 'r:' .. n)
+         end
+         for n = 0, 9 do ring('R' .. n, 99999999999999) end
+         for n = 1, 25 do
+           job('t:' .. n, 100 + n, 'T' .. n, 'waiting')
+           redis.call('ZADD', w, 100 + n, 't:' .. n)
+           ring('T' .. n, 1)
+           job('l:' .. n, 1000000 + n, 'L' .. n, 'leased')
+           redis.call('ZADD', l, 1, 'l:' .. n)
+           redis.call('HSET', j, 't:l:' .. n, n, 'n:l:' .. n, 1)
+           redis.call('HSET', g, 'r:L' .. n, 1)
+           park('pl:' .. n, 1000000 + n, 'L' .. n)
+           job('d:' .. n, 2000000 + n, nil, 'delayed')
+           redis.call('ZADD', d, 1, 'd:' .. n)
+           redis.call('ZADD', k, 1, 'W' .. n)
+           for m = 1, 10 do park('pw:' .. n .. ':' .. m, 3000000 + n * 10 + m, 'W' .. n) end
+           redis.call('ZADD', i, 1, 'I' .. n)
+           ring('I' .. n, 1)
+         end
+         for n = 1, 100 do park('pp:' .. n, 4000000 + n, 'P' .. n) end
+         job('held', 5, 'G', 'leased')
+         redis.call('ZADD', l, 99999999999999, 'held')
+         redis.call('HSET', j, 't:held', 7, 'n:held', 1)
+         redis.call('HSET', g, 'r:G', 1)
+         park('pg', 6, 'G')
+         job('dead', 8, nil, 'dead')
+         redis.call('ZADD', x, 1, 'dead')
+         redis.call('HSET', j, '#seq', 5000000, '#lease', 1000)",
+        &QUEUE,
         &[],
     );
 }

@@ -11,19 +11,19 @@
 --- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
---- @arg count uint 1..=1000      the most jobs listed
+--- @arg count uint 1..=100       the most jobs listed
 --- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
 --- @error BAD_ARGS               not 9 keys and 3 arguments
 --- @error BAD_STATE              `state` is not one of waiting, delayed, leased, dead, parked
 --- @error BAD_OFFSET             `offset` is not an integer from 0 to 10^9
---- @error BAD_COUNT              `count` is not an integer from 1 to 1000
+--- @error BAD_COUNT              `count` is not an integer from 1 to 100
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
@@ -91,9 +91,9 @@ if not offset then
   return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end
 offset = tonumber(offset)
-local count = integer(ARGV[3], '1', '1000')
+local count = integer(ARGV[3], '1', '100')
 if not count then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 count = tonumber(count)
 -- End of the generated input checks.

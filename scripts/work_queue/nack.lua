@@ -12,11 +12,11 @@
 --- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once

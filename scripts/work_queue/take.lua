@@ -5,11 +5,12 @@
 --- derives them as `{name}:waiting`, …). Before taking, one call does three bounded
 --- chores, on the server's clock: it hands back up to `limit` jobs whose lease ran out
 --- (to `waiting`, or to `dead` once they were delivered `max_deliveries` times), moves up
---- to `limit` due delayed jobs to `waiting`, and unparks the jobs of up to `limit` groups
---- whose rate window has passed. Then it examines at most 10 × `limit` waiting jobs: a job
+--- to `limit` due delayed jobs to `waiting`, and unparks up to `limit` jobs of groups
+--- whose rate window has passed. Then it examines at most 4 × `limit` waiting jobs: a job
 --- whose group already runs `group_concurrency` jobs, or started `group_rate` jobs in the
 --- last `group_period`, is parked (out of the way of other groups' jobs) until a job of
---- its group ends or the window passes; every other job is taken.
+--- its group ends or the window passes; every other job is taken. Last, it drops the
+--- start times of groups idle for a whole `group_period` (about 1000 fields per call).
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed). A
@@ -21,13 +22,13 @@
 --- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see the note below)
+--- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see group_prefix)
 --- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group: r:<group> jobs running, s:<group> start times in the rate window
+--- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its start times stop mattering (ms), to drop them
+--- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg lease ms 1..=10^10       how long each job is held before it is handed out again
---- @arg limit uint 1..=100       the most jobs taken, and the bound on each chore (10 × `limit` examined)
+--- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
@@ -35,13 +36,13 @@
 --- @return [bytes]               id, token, delivery, deadline, group, payload for each job taken
 --- @error BAD_ARGS               not 9 keys and 6 arguments
 --- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^10
---- @error BAD_LIMIT              `limit` is not an integer from 1 to 100
+--- @error BAD_LIMIT              `limit` is not an integer from 1 to 25
 --- @error BAD_MAX_DELIVERIES     `max_deliveries` is not an integer from 1 to 1000
 --- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
 --- @error BAD_GROUP_RATE         `group_rate` is not an integer from 0 to 1000
 --- @error BAD_GROUP_PERIOD       `group_period` is not whole milliseconds from 1 to 10^10
 --- @clock server
---- @complexity O(M × (log N + R)), N = the jobs, M = `limit`, R = `group_rate`
+--- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
@@ -103,9 +104,9 @@ if not lease then
   return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[1]))
 end
 lease = tonumber(lease)
-local limit = integer(ARGV[2], '1', '100')
+local limit = integer(ARGV[2], '1', '25')
 if not limit then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 25, got ' .. shown(ARGV[2]))
 end
 limit = tonumber(limit)
 local max_deliveries = integer(ARGV[3], '1', '1000')
@@ -169,6 +170,37 @@ local function release_slot(group)
   unpark(group, 1)
 end
 
+-- The rate window of a group is a ring of its last `group_rate` start times, in hash
+-- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
+-- Drops a group's ring: its fields, as many as it holds; how many fields that was.
+local function drop_ring(group)
+  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
+  local fields = { 'p:' .. group, 'z:' .. group }
+  for i = 0, math.min(tonumber(started) or 0, tonumber(size) or 0) - 1 do
+    fields[#fields + 1] = 's:' .. group .. ':' .. i
+  end
+  redis.call('HDEL', groups, unpack(fields))
+  return #fields
+end
+
+-- The start time that leaves the window last among the `group_rate` most recent, or nil
+-- while the group started fewer. A ring of another size (the setting changed) is dropped.
+local function rate_oldest(group)
+  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
+  if not started then
+    return nil
+  end
+  if tonumber(size) ~= group_rate then
+    drop_ring(group)
+    return nil
+  end
+  started = tonumber(started)
+  if started < group_rate then
+    return nil
+  end
+  return tonumber(redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate)))
+end
+
 -- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
 local lapsed = redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
 for _, id in ipairs(lapsed) do
@@ -219,7 +251,7 @@ end
 local taken = {}
 local count = 0
 local examined = 0
-while count < limit and examined < 10 * limit do
+while count < limit and examined < 4 * limit do
   local head = redis.call('ZPOPMIN', waiting)
   if #head == 0 then
     break
@@ -228,21 +260,15 @@ while count < limit and examined < 10 * limit do
   local id, rank = head[1], tonumber(head[2])
   local group, payload = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id))
   local park = false
-  local starts
   if group then
     local running = tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0
     if group_concurrency > 0 and running >= group_concurrency then
       park = true
     elseif group_rate > 0 then
-      -- The start times of the group's last jobs, 14 digits each, oldest first.
-      starts = redis.call('HGET', groups, 's:' .. group) or ''
-      local n = #starts / 14
-      if n >= group_rate then
-        local oldest = tonumber(string.sub(starts, (n - group_rate) * 14 + 1, (n - group_rate + 1) * 14))
-        if oldest + group_period > now then
-          park = true
-          redis.call('ZADD', wake, 'LT', oldest + group_period, group)
-        end
+      local oldest = rate_oldest(group)
+      if oldest and oldest + group_period > now then
+        park = true
+        redis.call('ZADD', wake, 'LT', oldest + group_period, group)
       end
     end
   end
@@ -258,11 +284,9 @@ while count < limit and examined < 10 * limit do
     if group then
       redis.call('HINCRBY', groups, 'r:' .. group, 1)
       if group_rate > 0 then
-        starts = starts .. string.format('%014d', now)
-        if #starts > group_rate * 14 then
-          starts = string.sub(starts, -group_rate * 14)
-        end
-        redis.call('HSET', groups, 's:' .. group, starts)
+        local started = tonumber(redis.call('HGET', groups, 'p:' .. group)) or 0
+        redis.call('HSET', groups, 's:' .. group .. ':' .. (started % group_rate), now,
+          'p:' .. group, started + 1, 'z:' .. group, group_rate)
         redis.call('ZADD', idle, now + group_period, group)
       end
     end
@@ -276,11 +300,16 @@ while count < limit and examined < 10 * limit do
   end
 end
 
--- 5. Start times that no longer count against any window.
+-- 5. Rings whose start times no longer count: dropped, at least one and about 1000
+-- fields per call.
 local quiet = redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local dropped = 0
 for _, group in ipairs(quiet) do
+  if dropped >= 1000 then
+    break
+  end
   redis.call('ZREM', idle, group)
-  redis.call('HDEL', groups, 's:' .. group)
+  dropped = dropped + drop_ring(group)
 end
 
 return taken
