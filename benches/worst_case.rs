@@ -68,7 +68,15 @@ fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: 
 fn cases() -> Vec<Case> {
     let rows512: Vec<String> = (0..512).map(|r| format!("{{m}}:row:{r}")).collect();
     let pool = s(&["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"]);
-    let queue: Vec<String> = QUEUE.iter().map(|k| k.to_string()).collect();
+    // A work_queue script's keys: the queue's, by the names in its header.
+    let queue = |name: &str| -> Vec<String> {
+        catalog::find(name)
+            .expect("a script of the catalogue")
+            .keys
+            .iter()
+            .map(|key| format!("{{w}}:{}", key.name))
+            .collect()
+    };
     vec![
         Case {
             script: "cache/claim",
@@ -380,14 +388,14 @@ fn cases() -> Vec<Case> {
             script: "work_queue/ack",
             input: "a held job whose group has parked jobs",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/ack"),
             args: strings(["held".into(), "7".into()]),
         },
         Case {
             script: "work_queue/add",
             input: "a new delayed job in a group, on a busy queue",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/add"),
             args: strings([
                 "new".into(),
                 "x".repeat(100),
@@ -400,35 +408,35 @@ fn cases() -> Vec<Case> {
             script: "work_queue/counts",
             input: "a busy queue",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/counts"),
             args: vec![],
         },
         Case {
             script: "work_queue/extend",
             input: "a held job",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/extend"),
             args: strings(["held".into(), "7".into(), "10000000000".into()]),
         },
         Case {
             script: "work_queue/job",
             input: "a leased job",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/job"),
             args: strings(["held".into()]),
         },
         Case {
             script: "work_queue/list",
             input: "100 parked jobs, 100-byte payloads",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/list"),
             args: strings(["parked".into(), "0".into(), "100".into()]),
         },
         Case {
             script: "work_queue/nack",
             input: "a held job on its last delivery, group with parked jobs",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/nack"),
             args: strings([
                 "held".into(),
                 "7".into(),
@@ -441,21 +449,21 @@ fn cases() -> Vec<Case> {
             script: "work_queue/remove",
             input: "a parked job",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/remove"),
             args: strings(["pp:5".into()]),
         },
         Case {
             script: "work_queue/requeue",
             input: "a dead job",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/requeue"),
             args: strings(["dead".into()]),
         },
         Case {
             script: "work_queue/take",
             input: "limit 25: every chore full, 1000-start rate rings",
             setup: busy_queue,
-            keys: queue.clone(),
+            keys: queue("work_queue/take"),
             args: strings(
                 ["10000000000", "25", "1000", "0", "1000", "10000000000"].map(String::from),
             ),

@@ -50,8 +50,8 @@
 //!
 //! # Keys and states
 //!
-//! A queue named `name` is nine keys in `name`'s hash slot, passed in the same order to
-//! every script (so a worker in another language passes the same nine keys to each):
+//! A queue named `name` is nine keys in `name`'s hash slot; each script takes the ones it
+//! uses, in this order (its header lists them):
 //!
 //! | Key | Type | Holds |
 //! |---|---|---|
@@ -512,17 +512,43 @@ pub enum Nacked {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkQueue {
     name: String,
-    keys: [String; 9],
+    keys: Keys,
     lease: Duration,
     max_deliveries: u32,
     backoff: Backoff,
     limits: GroupLimits,
 }
 
-/// The suffixes of a queue's keys, in the order every script takes them.
-const KEY_SUFFIXES: [&str; 9] = [
-    "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-];
+/// A queue's nine keys, in the order the scripts take them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Keys {
+    waiting: String,
+    delayed: String,
+    leased: String,
+    dead: String,
+    parked: String,
+    jobs: String,
+    groups: String,
+    wake: String,
+    idle: String,
+}
+
+impl Keys {
+    fn of(name: &str) -> Result<Self> {
+        let key = |suffix| input::aux_key(name, suffix);
+        Ok(Keys {
+            waiting: key("waiting")?,
+            delayed: key("delayed")?,
+            leased: key("leased")?,
+            dead: key("dead")?,
+            parked: key("parked")?,
+            jobs: key("jobs")?,
+            groups: key("groups")?,
+            wake: key("wake")?,
+            idle: key("idle")?,
+        })
+    }
+}
 
 impl WorkQueue {
     /// The queue named `name`, with its keys `{name}:waiting`, `{name}:delayed`, … (see
@@ -533,13 +559,9 @@ impl WorkQueue {
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
         input::key("name", &name)?;
-        let mut keys: [String; 9] = Default::default();
-        for (key, suffix) in keys.iter_mut().zip(KEY_SUFFIXES) {
-            *key = input::aux_key(&name, suffix)?;
-        }
         Ok(WorkQueue {
+            keys: Keys::of(&name)?,
             name,
-            keys,
             lease: Duration::from_secs(30),
             max_deliveries: 5,
             backoff: Backoff::Exponential {
@@ -584,9 +606,15 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's nine keys, in the order every `work_queue` script takes them.
+    /// The queue's nine keys: `waiting`, `delayed`, `leased`, `dead`, `parked`, `jobs`,
+    /// `groups`, `wake`, `idle`. Each `work_queue` script takes the ones it uses, in this
+    /// order.
     pub fn keys(&self) -> [&str; 9] {
-        std::array::from_fn(|i| self.keys[i].as_str())
+        let k = &self.keys;
+        [
+            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
+            &k.idle,
+        ]
     }
 
     /// The lease a taken job is held for.
@@ -631,17 +659,11 @@ impl WorkQueue {
                 Some(group) => group.as_str(),
                 None => "",
             };
-            let [w, d, l, x, p, j, g, k, i] = self.keys();
+            let k = &self.keys;
             let op = script::add(
-                w,
-                d,
-                l,
-                x,
-                p,
-                j,
-                g,
-                k,
-                i,
+                &k.waiting,
+                &k.delayed,
+                &k.jobs,
                 id,
                 &payload,
                 u64::from(options.priority),
@@ -665,17 +687,17 @@ impl WorkQueue {
     /// wakes up to `limit` rate-limited groups (see the [module docs](self)). An empty
     /// `Vec` when no job can be taken now. One script (`work_queue/take`).
     pub fn take(&self, limit: u64) -> Op<Vec<Job>> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
+        let k = &self.keys;
         script::take(
-            w,
-            d,
-            l,
-            x,
-            p,
-            j,
-            g,
-            k,
-            i,
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            &k.groups,
+            &k.wake,
+            &k.idle,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
@@ -691,8 +713,11 @@ impl WorkQueue {
     /// to another worker, or it was acked already); nothing changes then. Answers when it
     /// was acked (ms, server clock). One script (`work_queue/ack`).
     pub fn ack(&self, job: &Job) -> Op<u64> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::ack(w, d, l, x, p, j, g, k, i, &job.id, job.token).map(unsigned)
+        let k = &self.keys;
+        script::ack(
+            &k.waiting, &k.leased, &k.parked, &k.jobs, &k.groups, &job.id, job.token,
+        )
+        .map(unsigned)
     }
 
     /// Renews `job`'s lease: held for the queue's lease from now. Answers the new
@@ -700,8 +725,8 @@ impl WorkQueue {
     /// held under its token (stop working on it then). One script
     /// (`work_queue/extend`).
     pub fn extend(&self, job: &Job) -> Op<u64> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::extend(w, d, l, x, p, j, g, k, i, &job.id, job.token, self.lease).map(unsigned)
+        let k = &self.keys;
+        script::extend(&k.leased, &k.jobs, &job.id, job.token, self.lease).map(unsigned)
     }
 
     /// Ends a failed delivery: the job is retried after the queue's backoff for this
@@ -717,17 +742,15 @@ impl WorkQueue {
     pub fn nack_after<R: ToRedisArgs>(&self, job: &Job, delay: Duration, reason: R) -> Op<Nacked> {
         Op::try_build(|| {
             let reason = input::value("reason", &reason)?;
-            let [w, d, l, x, p, j, g, k, i] = self.keys();
+            let k = &self.keys;
             let op = script::nack(
-                w,
-                d,
-                l,
-                x,
-                p,
-                j,
-                g,
-                k,
-                i,
+                &k.waiting,
+                &k.delayed,
+                &k.leased,
+                &k.dead,
+                &k.parked,
+                &k.jobs,
+                &k.groups,
                 &job.id,
                 job.token,
                 delay.min(MAX_DELAY),
@@ -748,29 +771,31 @@ impl WorkQueue {
     /// waiting at its priority): true if it was dead. One script
     /// (`work_queue/requeue`).
     pub fn requeue(&self, id: &str) -> Op<bool> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::requeue(w, d, l, x, p, j, g, k, i, id)
+        let k = &self.keys;
+        script::requeue(&k.waiting, &k.dead, &k.jobs, id)
     }
 
     /// Removes a job that is not held by a worker: waiting, parked, delayed or dead (this
     /// is how a dead letter is dropped). A leased job is left to its worker, which ends
     /// it with an ack or a nack. One script (`work_queue/remove`).
     pub fn remove(&self, id: &str) -> Op<Removed> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::remove(w, d, l, x, p, j, g, k, i, id).map(|(removed, state)| {
-            Ok(match (removed, state) {
-                (_, None) => Removed::NoSuchJob,
-                (true, Some(state)) => Removed::From(state.parse()?),
-                (false, Some(_)) => Removed::Running,
-            })
-        })
+        let k = &self.keys;
+        script::remove(&k.waiting, &k.delayed, &k.dead, &k.parked, &k.jobs, id).map(
+            |(removed, state)| {
+                Ok(match (removed, state) {
+                    (_, None) => Removed::NoSuchJob,
+                    (true, Some(state)) => Removed::From(state.parse()?),
+                    (false, Some(_)) => Removed::Running,
+                })
+            },
+        )
     }
 
     /// One job, for operators: `None` when there is no job with this id. One read-only
     /// script (`work_queue/job`).
     pub fn job(&self, id: &str) -> Op<Option<JobInfo>> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        let op = script::job(w, d, l, x, p, j, g, k, i, id);
+        let k = &self.keys;
+        let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, id);
         let id = id.to_owned();
         op.map(move |fields| {
             if fields.is_empty() {
@@ -794,8 +819,19 @@ impl WorkQueue {
     /// ones by group. One read-only script (`work_queue/list`); a page is one instant,
     /// and pages read one after another may skip or repeat a job that moved in between.
     pub fn list(&self, state: State, offset: u64, count: u64) -> Op<Vec<JobInfo>> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::list(w, d, l, x, p, j, g, k, i, state.as_str(), offset, count).map(move |flat| {
+        let k = &self.keys;
+        script::list(
+            &k.waiting,
+            &k.delayed,
+            &k.leased,
+            &k.dead,
+            &k.parked,
+            &k.jobs,
+            state.as_str(),
+            offset,
+            count,
+        )
+        .map(move |flat| {
             if !flat.len().is_multiple_of(7) {
                 return Err(bad_reply("expected 7 items per job"));
             }
@@ -812,16 +848,18 @@ impl WorkQueue {
     /// How many jobs are in each state, at one instant. One read-only script
     /// (`work_queue/counts`).
     pub fn counts(&self) -> Op<Counts> {
-        let [w, d, l, x, p, j, g, k, i] = self.keys();
-        script::counts(w, d, l, x, p, j, g, k, i).map(|(waiting, parked, delayed, leased, dead)| {
-            Ok(Counts {
-                waiting,
-                parked,
-                delayed,
-                leased,
-                dead,
-            })
-        })
+        let k = &self.keys;
+        script::counts(&k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked).map(
+            |(waiting, parked, delayed, leased, dead)| {
+                Ok(Counts {
+                    waiting,
+                    parked,
+                    delayed,
+                    leased,
+                    dead,
+                })
+            },
+        )
     }
 
     /// The loop that takes jobs one at a time, renews each lease while the handler runs,

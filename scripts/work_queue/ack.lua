@@ -5,14 +5,10 @@
 --- worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the
 --- job yet, the ack still counts, as nobody else holds it.
 --- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @return int                   when the job was acked (ms, server clock)
@@ -66,18 +62,14 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
+local leased = KEYS[2]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local groups = KEYS[5]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -88,11 +80,10 @@ if not token then
 end
 token = tonumber(token)
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ waiting, leased, parked }) do
   redis.call('ZCARD', zset)
 end
-redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
 
 -- The caller must hold the job's current lease.

@@ -4,15 +4,8 @@
 --- (a third of the lease is a good interval). Only the holder of the job's current lease
 --- can renew it: LEASE_LOST means the job was handed to another worker (or acked, or
 --- removed) and this worker should stop working on it.
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg lease ms 1..=10^10       the new lease, from now
@@ -68,18 +61,11 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
+local leased = KEYS[1]
+local jobs = KEYS[2]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -95,12 +81,8 @@ if not lease then
 end
 lease = tonumber(lease)
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
-  redis.call('ZCARD', zset)
-end
-redis.call('HLEN', jobs)
-redis.call('HLEN', groups)
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+redis.call('ZCARD', leased)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))

@@ -12,10 +12,7 @@
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
@@ -69,8 +66,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 3 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 6 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -78,9 +75,6 @@ local leased = KEYS[3]
 local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
-local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
 local state = ARGV[1]
 if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 'dead' and state ~= 'parked' then
   return redis.error_reply(
@@ -97,12 +91,11 @@ if not count then
 end
 count = tonumber(count)
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+-- O(1) reads that fail with WRONGTYPE whichever state is asked for.
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
-redis.call('HLEN', groups)
 local zsets = { waiting = waiting, delayed = delayed, leased = leased, dead = dead, parked = parked }
 local members = redis.call('ZRANGE', zsets[state], offset, offset + count - 1, 'WITHSCORES')
 local page = {}

@@ -13,10 +13,8 @@
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
@@ -75,8 +73,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -85,8 +83,6 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -109,11 +105,10 @@ end
 max_deliveries = tonumber(max_deliveries)
 local reason = ARGV[5]
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked }) do
   redis.call('ZCARD', zset)
 end
-redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
 
 -- The caller must hold the job's current lease.

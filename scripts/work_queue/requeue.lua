@@ -4,14 +4,8 @@
 --- error until it fails again; it goes behind the jobs already waiting at its priority.
 --- A job that is not dead is left alone.
 --- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
---- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
 --- @error BAD_ARGS               not 9 keys and 1 argument
@@ -19,29 +13,21 @@
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 9 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
-local delayed = KEYS[2]
-local leased = KEYS[3]
-local dead = KEYS[4]
-local parked = KEYS[5]
-local jobs = KEYS[6]
-local groups = KEYS[7]
-local wake = KEYS[8]
-local idle = KEYS[9]
+local dead = KEYS[2]
+local jobs = KEYS[3]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ waiting, dead }) do
   redis.call('ZCARD', zset)
 end
-redis.call('HLEN', jobs)
-redis.call('HLEN', groups)
 if redis.call('HGET', jobs, 's:' .. id) ~= 'dead' then
   return false
 end

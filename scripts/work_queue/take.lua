@@ -1,9 +1,9 @@
 --- Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 ---
---- Beyond the books: the heart of a reliable work queue. A queue is nine keys in one hash
---- slot, passed in the same order to every `work_queue` script (the Rust `WorkQueue`
---- derives them as `{name}:waiting`, …). Before taking, one call does three bounded
---- chores, on the server's clock: it hands back up to `limit` jobs whose lease ran out
+--- Beyond the books: the heart of a reliable work queue. A queue is the nine keys below,
+--- in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every
+--- `work_queue` script takes the ones it uses, in this order. Before taking, one call
+--- does three bounded chores, on the server's clock: it hands back up to `limit` jobs whose lease ran out
 --- (to `waiting`, or to `dead` once they were delivered `max_deliveries` times), moves up
 --- to `limit` due delayed jobs to `waiting`, and unparks up to `limit` jobs of groups
 --- whose rate window has passed. Then it examines at most 4 × `limit` waiting jobs: a job
@@ -23,7 +23,7 @@
 --- @key leased zset              job id -> lease deadline (ms, server clock)
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see group_prefix)
---- @key jobs hash       <x>:<id> per job (x: d payload, s state, r rank, n deliveries, g group, t token, e error)
+--- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset                group -> when its rate window lets a parked job start (ms)
 --- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it

@@ -852,7 +852,6 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 
     // Raw calls as another language makes them: the declared codes, nothing written.
-    let keys = queue.keys();
     let cases: [(&redis_patterns::Script, &[&str], &str); 8] = [
         (&script::ADD, &["e", "x", "256", "0", ""], "BAD_PRIORITY"),
         (&script::ADD, &["e", "x", "0", "-1", ""], "BAD_DELAY"),
@@ -872,7 +871,44 @@ fn bad_input_is_refused_and_writes_nothing() {
         (&script::LIST, &["running", "0", "1"], "BAD_STATE"),
     ];
     for (script, args, code) in cases {
+        let keys = keys_of(&queue, script);
         assert_code(harness::eval(&mut con, script, &keys, args), code);
     }
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// The keys `script` takes, by the names in its header: a subset of the queue's nine.
+fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
+    const NAMES: [&str; 9] = [
+        "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
+    ];
+    script
+        .keys
+        .iter()
+        .map(|key| queue.keys()[NAMES.iter().position(|n| *n == key.name).unwrap()])
+        .collect()
+}
+
+/// Each script's keys are named as the queue names them, in the queue's order.
+#[test]
+fn every_script_takes_the_queues_keys_in_order() {
+    let queue = WorkQueue::new("order").unwrap();
+    for script in redis_patterns::catalog::scripts()
+        .iter()
+        .filter(|s| s.name.starts_with("work_queue/"))
+    {
+        let keys = keys_of(&queue, script);
+        let mut positions: Vec<usize> = keys
+            .iter()
+            .map(|k| queue.keys().iter().position(|q| q == k).unwrap())
+            .collect();
+        let sorted = {
+            let mut p = positions.clone();
+            p.sort_unstable();
+            p
+        };
+        assert_eq!(positions, sorted, "{}", script.name);
+        positions.dedup();
+        assert_eq!(positions.len(), keys.len(), "{}", script.name);
+    }
 }
