@@ -30,6 +30,7 @@ use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
+use redis_patterns::work_queue::{Backoff, GroupLimits, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -177,6 +178,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     binary_recorder(t)?;
     compact_string(t)?;
     resource_pool(t)?;
+    work_queue(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -1088,6 +1090,102 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "resources, available and held",
         pool.total_count(),
     )?;
+    Ok(())
+}
+
+fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "WorkQueue (beyond the books): jobs under leases, retries, dead letters, group limits",
+        "One script per step. A taken job is held under a lease: a worker that dies loses it,\n\
+         and it is handed out again. Failures are retried after a backoff, then dead-lettered.",
+    );
+    let queue = WorkQueue::new("tour:{emails}")?
+        .with_lease(Duration::from_millis(100))?
+        .with_max_deliveries(2)?
+        .with_backoff(Backoff::Fixed(Duration::ZERO))
+        .with_group_limits(GroupLimits::new().concurrency(1)?);
+    t.show(
+        "queue.add(\"welcome:7\", \"ann@example.com\")",
+        "",
+        queue.add("welcome:7", "ann@example.com"),
+    )?;
+    t.show(
+        "queue.add(\"welcome:7\", \"ann@example.com\")",
+        "deduplicated by id",
+        queue.add("welcome:7", "ann@example.com"),
+    )?;
+    t.show(
+        "queue.add_with(\"reset:9\", …, priority(5))",
+        "",
+        queue.add_with("reset:9", "bob@example.com", JobOptions::new().priority(5)),
+    )?;
+    for id in ["digest:1", "digest:2"] {
+        queue
+            .add_with(id, "weekly", JobOptions::new().group("tenant-1"))
+            .run(&mut t.con)?;
+    }
+    t.text("added digest:1 and digest:2 in group tenant-1, which runs one job at a time");
+    let jobs = queue.take(10).run(&mut t.con)?;
+    let ids: Vec<_> = jobs
+        .iter()
+        .map(|j| format!("{} #{}", j.id, j.delivery))
+        .collect();
+    t.say(
+        "queue.take(10)",
+        format!("{ids:?}"),
+        "priority first; digest:2 is parked behind digest:1",
+    );
+    t.show("queue.counts()", "", queue.counts())?;
+    if let Some(reset) = jobs.iter().find(|j| j.id == "reset:9") {
+        t.show(
+            "queue.ack(&reset)",
+            "done: ms of the server's clock",
+            queue.ack(reset),
+        )?;
+    }
+    if let Some(welcome) = jobs.iter().find(|j| j.id == "welcome:7") {
+        t.show(
+            "queue.nack(&welcome, \"smtp timeout\")",
+            "retried at once: the tour's backoff is 0",
+            queue.nack(welcome, "smtp timeout"),
+        )?;
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    t.text("150 ms pass: the worker holding digest:1 died, its lease ran out");
+    let jobs = queue.take(10).run(&mut t.con)?;
+    let ids: Vec<_> = jobs
+        .iter()
+        .map(|j| format!("{} #{}", j.id, j.delivery))
+        .collect();
+    t.say(
+        "queue.take(10)",
+        format!("{ids:?}"),
+        "digest:1 again (delivery 2), so digest:2 still waits",
+    );
+    for job in &jobs {
+        if job.id == "welcome:7" {
+            t.show(
+                "queue.nack(&welcome, \"smtp timeout\")",
+                "its last delivery: dead-lettered",
+                queue.nack(job, "smtp timeout"),
+            )?;
+        } else {
+            queue.ack(job).run(&mut t.con)?;
+        }
+    }
+    let dead = queue.list(State::Dead, 0, 10).run(&mut t.con)?;
+    let dead: Vec<_> = dead.iter().map(|j| (&j.id, j.deliveries)).collect();
+    t.say(
+        "queue.list(State::Dead, 0, 10)",
+        format!("{dead:?}"),
+        "(id, deliveries)",
+    );
+    t.show(
+        "queue.requeue(\"welcome:7\")",
+        "back to waiting, deliveries reset",
+        queue.requeue("welcome:7"),
+    )?;
+    t.show("queue.counts()", "", queue.counts())?;
     Ok(())
 }
 
