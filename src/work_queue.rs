@@ -34,9 +34,10 @@
 //!
 //! // A worker: by hand...
 //! for job in queue.take(10).run(&mut con)? {
-//!     match send_email(&job.payload) {
-//!         Ok(()) => queue.ack(&job).run(&mut con)?,
-//!         Err(why) => { queue.nack(&job, &why).run(&mut con)?; }
+//!     if let Err(why) = send_email(&job.payload) {
+//!         queue.nack(&job, &why).run(&mut con)?; // retried after a backoff, or dead
+//!     } else {
+//!         queue.ack(&job).run(&mut con)?;
 //!     }
 //! }
 //!
