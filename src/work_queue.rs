@@ -88,6 +88,32 @@
 //! full, one call takes about 6 ms of server time (`cargo bench --bench worst_case`); a
 //! backlog of lapsed leases or due jobs drains over successive calls.
 //!
+//! # From another language
+//!
+//! Each script's header is its manual; a worker in any language runs the same steps
+//! (here with redis-cli, for a queue named `mail`):
+//!
+//! ```text
+//! $ redis-cli --eval scripts/work_queue/add.lua '{mail}:waiting' '{mail}:delayed' '{mail}:jobs' \
+//!     , welcome:42 'to=ann@example.com' 0 0 ''           # id, payload, priority, delay ms, group
+//! 1
+//! waiting
+//! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
+//!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
+//!     , 30000 1 5 0 0 1000       # lease ms, limit, max deliveries, group concurrency, rate, period
+//! welcome:42                     # id
+//! 1                              # lease token
+//! 1                              # delivery
+//! 1795464207092                  # lease deadline (ms)
+//!                                # group ('' for none)
+//! to=ann@example.com             # payload
+//! $ redis-cli --eval scripts/work_queue/extend.lua '{mail}:leased' '{mail}:jobs' , welcome:42 1 30000
+//! 1795464207100
+//! $ redis-cli --eval scripts/work_queue/ack.lua '{mail}:waiting' '{mail}:leased' '{mail}:parked' \
+//!     '{mail}:jobs' '{mail}:groups' , welcome:42 1
+//! 1795464177107
+//! ```
+//!
 //! # Why sorted sets, not a stream
 //!
 //! A stream with a consumer group has leases of a kind (the pending entries list,
