@@ -133,9 +133,11 @@ if not group_period then
 end
 group_period = tonumber(group_period)
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
+-- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
+-- is skipped.
+local cards = {}
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
-  redis.call('ZCARD', zset)
+  cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
@@ -202,7 +204,7 @@ local function rate_oldest(group)
 end
 
 -- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
-local lapsed = redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 for _, id in ipairs(lapsed) do
   local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
   redis.call('ZREM', leased, id)
@@ -220,7 +222,7 @@ for _, id in ipairs(lapsed) do
 end
 
 -- 2. Delayed jobs that are due.
-local due = redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 for _, id in ipairs(due) do
   redis.call('ZREM', delayed, id)
   redis.call('ZADD', waiting, redis.call('HGET', jobs, 'r:' .. id), id)
@@ -229,7 +231,7 @@ end
 
 -- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
 -- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
-local woken = redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 local budget = limit
 for _, group in ipairs(woken) do
   redis.call('ZREM', wake, group)
@@ -302,7 +304,7 @@ end
 
 -- 5. Rings whose start times no longer count: dropped, at least one and about 1000
 -- fields per call.
-local quiet = redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local quiet = cards[idle] > 0 and redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 local dropped = 0
 for _, group in ipairs(quiet) do
   if dropped >= 1000 then
