@@ -212,7 +212,10 @@ for _, id in ipairs(lapsed) do
   if group then
     release_slot(group)
   end
-  if tonumber(deliveries) >= max_deliveries then
+  if not rank then
+    -- No record (deleted by hand): nothing to hand back.
+    redis.call('HDEL', jobs, 's:' .. id)
+  elseif tonumber(deliveries) >= max_deliveries then
     redis.call('ZADD', dead, now, id)
     redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
   else
@@ -235,7 +238,8 @@ local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCO
 local budget = limit
 for _, group in ipairs(woken) do
   redis.call('ZREM', wake, group)
-  local n = group_rate
+  -- With no rate limit any more (the setting changed), as many as the budget allows.
+  local n = group_rate > 0 and group_rate or budget
   if group_concurrency > 0 then
     n = math.min(n, group_concurrency - (tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0))
   end
@@ -261,8 +265,9 @@ while count < limit and examined < 4 * limit do
   examined = examined + 1
   local id, rank = head[1], tonumber(head[2])
   local group, payload = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id))
+  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   local park = false
-  if group then
+  if payload and group then
     local running = tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0
     if group_concurrency > 0 and running >= group_concurrency then
       park = true
@@ -274,7 +279,9 @@ while count < limit and examined < 4 * limit do
       end
     end
   end
-  if park then
+  if not payload then
+    redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+  elseif park then
     redis.call('ZADD', parked, 0, group_prefix(group) .. string.format('%016d', rank) .. id)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
   else

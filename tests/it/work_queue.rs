@@ -912,3 +912,66 @@ fn every_script_takes_the_queues_keys_in_order() {
         assert_eq!(positions.len(), keys.len(), "{}", script.name);
     }
 }
+
+/// Jobs parked under one setting are not stranded when the settings change: with the
+/// rate limit lifted, the parked job still comes back when its window passes.
+#[test]
+fn parked_jobs_come_back_after_the_limits_change() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let limited = WorkQueue::new("changing").unwrap().with_group_limits(
+        GroupLimits::new()
+            .rate(1, Duration::from_millis(200))
+            .unwrap(),
+    );
+    for id in ["a", "b"] {
+        limited
+            .add_with(id, id, JobOptions::new().group("g"))
+            .run(&mut con)
+            .unwrap();
+    }
+    let first = limited.take(10).run(&mut con).unwrap();
+    assert_eq!(shown(&first), ["a #1 [g]"]);
+    assert_eq!(
+        limited.job("b").run(&mut con).unwrap().unwrap().state,
+        State::Parked
+    );
+    let unlimited = limited.clone().with_group_limits(GroupLimits::new());
+    harness::wait_server(&mut con, Duration::from_millis(200));
+    assert_eq!(
+        shown(&unlimited.take(10).run(&mut con).unwrap()),
+        ["b #1 [g]"]
+    );
+}
+
+/// A job whose record was deleted by hand (its id left in a set) is dropped by the next
+/// take, which hands out the others as usual.
+#[test]
+fn a_job_without_its_record_is_dropped() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("orphans")
+        .unwrap()
+        .with_lease(Duration::from_millis(50))
+        .unwrap();
+    for id in ["a", "b", "c", "d"] {
+        queue.add(id, id).run(&mut con).unwrap();
+    }
+    let held = queue.take(1).run(&mut con).unwrap();
+    assert_eq!(shown(&held), ["a #1"]);
+    let jobs = queue.keys()[5];
+    harness::cmd(
+        &mut con,
+        &[
+            "HDEL", jobs, "d:a", "s:a", "r:a", "n:a", "t:a", "d:b", "s:b", "r:b", "n:b",
+        ],
+    );
+    harness::wait_server(&mut con, Duration::from_millis(50));
+    assert_eq!(
+        shown(&queue.take(10).run(&mut con).unwrap()),
+        ["c #1", "d #1"]
+    );
+    let counts = queue.counts().run(&mut con).unwrap();
+    assert_eq!((counts.waiting, counts.leased), (0, 2));
+    assert_eq!(queue.job("a").run(&mut con).unwrap(), None);
+}
