@@ -138,14 +138,19 @@
 //! # Differences from other queues
 //!
 //! - BullMQ's open-source core has no group concurrency or group rate limits (they are
-//!   in its paid tier); here they are part of `take`. Its "job stalled more than
-//!   allowable limit" is a lease that ran out on the last delivery: here the job goes to
-//!   the dead-letter queue with the reason "lease ran out on the last delivery".
-//! - Sidekiq's open-source fetch (`BRPOP`) and Resque (`BLPOP`) lose the job a worker
-//!   was running when it dies; here the lease brings it back.
-//! - Celery's Redis transport puts a delayed (ETA) task in its unacked set, so a delay
-//!   longer than the visibility timeout delivers it twice; here delays and leases are
-//!   separate sets.
+//!   in its paid tier); here they are part of `take`. BullMQ holds a job with a lock key
+//!   per job and finds stalled jobs with a separate periodic check; its "job stalled more
+//!   than allowable limit" is, here, a lease that ran out on the last delivery: the job
+//!   goes to the dead-letter queue with the reason "lease ran out on the last delivery",
+//!   and the next `take` notices it, with no checker to run.
+//! - Sidekiq's open-source fetch pops a job off a list (`BRPOP`), and Resque pops one too:
+//!   a worker that dies mid-job loses it. Here the lease brings it back.
+//! - Celery's Redis transport (kombu) hands a task with a countdown or ETA to a worker at
+//!   once, which holds it unacknowledged until it is due; a delay longer than the
+//!   visibility timeout makes the transport restore and deliver it a second time
+//!   (kombu#337). Here a delayed job sits in `delayed`, holding no lease, until it is due.
+//! - All three leave deduplication to plug-ins or to the caller; here an id is never
+//!   queued twice, and `add` says where the job already is.
 
 use std::fmt;
 use std::str::FromStr;
