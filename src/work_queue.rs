@@ -605,7 +605,7 @@ impl WorkQueue {
     }
 
     /// How long a taken job is held before it is handed out again, unless renewed (1 ms
-    /// to 10^10 ms, whole milliseconds).
+    /// to 10^15 - 1 ms, whole milliseconds, as every lease and ttl of the crate).
     pub fn with_lease(mut self, lease: Duration) -> Result<Self> {
         input::check_param(&script::TAKE.args[0], lease)?;
         self.lease = lease;

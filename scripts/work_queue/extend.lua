@@ -8,12 +8,12 @@
 --- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
---- @arg lease ms 1..=10^10       the new lease, from now
+--- @arg lease ms 1..=10^15-1    the new lease, from now
 --- @return int                   the new deadline (ms, server clock)
 --- @error BAD_ARGS               not 9 keys and 3 arguments
 --- @error BAD_ID                 `id` is empty
 --- @error BAD_TOKEN              `token` is not an integer from 1 to 10^15 - 1
---- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^10
+--- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^15 - 1
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -75,9 +75,10 @@ if not token then
   return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 token = tonumber(token)
-local lease = integer(ARGV[3], '1', '10000000000')
+local lease = integer(ARGV[3], '1', '999999999999999')
 if not lease then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 lease = tonumber(lease)
 -- End of the generated input checks.

@@ -3,14 +3,15 @@
 --- Beyond the books: the heart of a reliable work queue. A queue is the nine keys below,
 --- in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
---- does three bounded chores, on the server's clock: it hands back up to `limit` jobs whose lease ran out
---- (to `waiting`, or to `dead` once they were delivered `max_deliveries` times), moves up
---- to `limit` due delayed jobs to `waiting`, and unparks up to `limit` jobs of groups
---- whose rate window has passed. Then it examines at most 4 × `limit` waiting jobs: a job
---- whose group already runs `group_concurrency` jobs, or started `group_rate` jobs in the
---- last `group_period`, is parked (out of the way of other groups' jobs) until a job of
---- its group ends or the window passes; every other job is taken. Last, it drops the
---- start times of groups idle for a whole `group_period` (about 1000 fields per call).
+--- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
+--- whose lease ran out (to `waiting`, or to `dead` once they were delivered
+--- `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
+--- unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
+--- most 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`
+--- jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the
+--- way of other groups' jobs) until a job of its group ends or the window passes; every
+--- other job is taken. Last, it drops the start times of groups idle for a whole
+--- `group_period` (about 1000 fields per call).
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed). A
@@ -27,7 +28,7 @@
 --- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset                group -> when its rate window lets a parked job start (ms)
 --- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
---- @arg lease ms 1..=10^10       how long each job is held before it is handed out again
+--- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
@@ -35,7 +36,7 @@
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
 --- @return [bytes]               id, token, delivery, deadline, group, payload for each job taken
 --- @error BAD_ARGS               not 9 keys and 6 arguments
---- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^10
+--- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^15 - 1
 --- @error BAD_LIMIT              `limit` is not an integer from 1 to 25
 --- @error BAD_MAX_DELIVERIES     `max_deliveries` is not an integer from 1 to 1000
 --- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
@@ -99,9 +100,10 @@ local jobs = KEYS[6]
 local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
-local lease = integer(ARGV[1], '1', '10000000000')
+local lease = integer(ARGV[1], '1', '999999999999999')
 if not lease then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[1]))
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 lease = tonumber(lease)
 local limit = integer(ARGV[2], '1', '25')
