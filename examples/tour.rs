@@ -30,7 +30,7 @@ use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
-use redis_patterns::work_queue::{Backoff, GroupLimits, JobOptions, State, WorkQueue};
+use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
 
 #[path = "../tests/it/server.rs"]
@@ -1126,13 +1126,9 @@ fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
     }
     t.text("added digest:1 and digest:2 in group tenant-1, which runs one job at a time");
     let jobs = queue.take(10).run(&mut t.con)?;
-    let ids: Vec<_> = jobs
-        .iter()
-        .map(|j| format!("{} #{}", j.id, j.delivery))
-        .collect();
     t.say(
         "queue.take(10)",
-        format!("{ids:?}"),
+        taken(&jobs),
         "priority first; digest:2 is parked behind digest:1",
     );
     t.show("queue.counts()", "", queue.counts())?;
@@ -1153,13 +1149,9 @@ fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
     std::thread::sleep(Duration::from_millis(150));
     t.text("150 ms pass: the worker holding digest:1 died, its lease ran out");
     let jobs = queue.take(10).run(&mut t.con)?;
-    let ids: Vec<_> = jobs
-        .iter()
-        .map(|j| format!("{} #{}", j.id, j.delivery))
-        .collect();
     t.say(
         "queue.take(10)",
-        format!("{ids:?}"),
+        taken(&jobs),
         "digest:1 again (delivery 2), so digest:2 still waits",
     );
     for job in &jobs {
@@ -1187,6 +1179,15 @@ fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
     )?;
     t.show("queue.counts()", "", queue.counts())?;
     Ok(())
+}
+
+/// Jobs as `id #delivery`.
+fn taken(jobs: &[Job]) -> String {
+    let ids: Vec<_> = jobs
+        .iter()
+        .map(|j| format!("{} #{}", j.id, j.delivery))
+        .collect();
+    format!("{ids:?}")
 }
 
 fn batch(t: &mut Tour) -> redis_patterns::Result<()> {
