@@ -5,8 +5,9 @@
 //! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example tour   # against yours
 //! ```
 //!
-//! Against `REDIS_URL` it writes only keys whose names start with `tour:` or `{tour:`,
-//! and deletes them at the end (found with SCAN, never KEYS).
+//! Against `REDIS_URL` it writes only keys whose names start with `tour:` or `{tour:`
+//! (and `Chat:tour:`, as a chat's key is `Chat:<broadcaster>`), and deletes them at the
+//! end (found with SCAN, never KEYS).
 
 use std::fmt::Debug;
 use std::time::Duration;
@@ -154,7 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  a throwaway redis-server; set REDIS_URL to run the tour on yours");
     } else {
         println!(
-            "  from REDIS_URL; the tour writes only keys named tour:… or {{tour:…, and deletes them at the end"
+            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:… or Chat:tour:…, and deletes them at the end"
         );
     }
     println!("  Each line shows a call → what it returned  (and why, when that is not obvious).");
@@ -170,6 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     counters(t)?;
     keyspace(t)?;
     stream_iterator(t)?;
+    message_queue(t)?;
     cache(t)?;
     rate_limiter(t)?;
     queues(t)?;
@@ -187,11 +189,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Deletes every key whose name starts with `tour:` or `{tour:`, a SCAN batch at a time:
-/// each call does bounded work, however many keys the server holds.
+/// Deletes every key whose name starts with `tour:`, `{tour:` or `Chat:tour:`, a SCAN
+/// batch at a time: each call does bounded work, however many keys the server holds.
 fn delete_tour_keys(con: &mut redis::Connection) -> redis::RedisResult<u64> {
     let mut deleted = 0;
-    for pattern in ["tour:*", "{tour:*"] {
+    for pattern in ["tour:*", "{tour:*", "Chat:tour:*"] {
         let mut cursor = 0_u64;
         loop {
             let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -549,7 +551,7 @@ fn keyspace(t: &mut Tour) -> redis_patterns::Result<()> {
 }
 
 fn stream_iterator(t: &mut Tour) -> redis_patterns::Result<()> {
-    use redis_patterns::stream_iterator::{XrangeIterator, XreadIterator};
+    use redis_patterns::stream_iterator::{Block, XrangeIterator, XreadIterator};
 
     t.section(
         "Stream iterators (ch. 13): XrangeIterator (XRANGE), XreadIterator (XREAD, may wait)",
@@ -605,6 +607,135 @@ fn stream_iterator(t: &mut Tour) -> redis_patterns::Result<()> {
         "reader.rewind_to(\"abc\")",
         format!("error: {bad}"),
         "no I/O",
+    );
+    let mut live = XreadIterator::from_now("tour:stream");
+    t.say(
+        "let mut live = XreadIterator::from_now(..)",
+        format!("cursor {:?}", live.cursor()),
+        "\"now\" is resolved on the first read",
+    );
+    let none = live.next(&mut t.con, 10, None)?;
+    let cursor = live.cursor().map(|id| id.to_string());
+    t.say(
+        "live.next(10, None)",
+        format!("{none:?}"),
+        &format!("cursor {cursor:?}: the newest entry, once (XREVRANGE + - COUNT 1)"),
+    );
+    let _: () = redis::cmd("XADD")
+        .arg("tour:stream")
+        .arg("6-1")
+        .arg("reading")
+        .arg(60)
+        .query(&mut t.con)?;
+    t.text("XADD tour:stream 6-1 reading 60, between two reads");
+    let fresh = live.next(&mut t.con, 10, Block::Forever)?;
+    let readings: Vec<_> = fresh.iter().filter_map(|e| e.get_str("reading")).collect();
+    t.say(
+        "live.next(10, Block::Forever)",
+        format!("{readings:?}"),
+        "waits in 250 ms XREAD BLOCKs until an entry comes; none is missed",
+    );
+    Ok(())
+}
+
+/// Message queues and live comments (ch. 14): fan-out over one stream.
+fn message_queue(t: &mut Tour) -> redis_patterns::Result<()> {
+    use redis_patterns::message_queue::{Chat, DEFAULT_COUNT, MessageQueue};
+    use redis_patterns::stream_iterator::{Block, StreamEntry};
+
+    t.section(
+        "Message queue and live comments (ch. 14): MessageQueue, Chat",
+        "A stream; each receiver reads every message from a cursor of its own (fan-out, no acks).\n\
+         A Chat is the stream Chat:<broadcaster>, trimmed with MAXLEN ~; a viewer sees what comes after it joins.",
+    );
+    let _: () = redis::cmd("DEL")
+        .arg("tour:mq")
+        .arg("Chat:tour:peter")
+        .query(&mut t.con)?;
+    fn texts(batch: &[StreamEntry]) -> Vec<String> {
+        batch
+            .iter()
+            .map(|e| e.get_str("text").unwrap_or("?").to_owned())
+            .collect()
+    }
+    let mut mq = MessageQueue::new("tour:mq")?;
+    let id = mq
+        .send(&[("user", "peter"), ("text", "hi")])
+        .run(&mut t.con)?;
+    t.say(
+        "mq.send(&[(\"user\", \"peter\"), (\"text\", \"hi\")])",
+        id.to_string(),
+        "XADD tour:mq * …: the id the server gave",
+    );
+    let next = mq
+        .send(&[("user", "tom"), ("text", "hello")])
+        .run(&mut t.con)?;
+    t.say(
+        "mq.send(&[(\"user\", \"tom\"), (\"text\", \"hello\")])",
+        next.to_string(),
+        "",
+    );
+    t.show("mq.length()", "XLEN", mq.length())?;
+    t.show(
+        "mq.get(id)",
+        "XRANGE tour:mq id id",
+        mq.get(id).map(|msg| Ok(msg.map(|m| texts(&[m])))),
+    )?;
+    let got = mq.receive(&mut t.con, DEFAULT_COUNT, None)?;
+    t.say(
+        "mq.receive(10, None)",
+        format!("{:?}", texts(&got)),
+        "from 0-0; the cursor is now the last id read",
+    );
+    let got = mq.receive(&mut t.con, DEFAULT_COUNT, None)?;
+    t.say(
+        "mq.receive(10, None)",
+        format!("{:?}", texts(&got)),
+        "nothing new, and no wait",
+    );
+    let mut late = MessageQueue::from_now("tour:mq")?;
+    let got = late.receive(&mut t.con, DEFAULT_COUNT, None)?;
+    t.say(
+        "late = MessageQueue::from_now(..); late.receive",
+        format!("{:?}", texts(&got)),
+        "from now on: the messages already sent are not for it",
+    );
+    mq.send(&[("user", "ann"), ("text", "bye")])
+        .run(&mut t.con)?;
+    t.text("mq.send(&[(\"user\", \"ann\"), (\"text\", \"bye\")])");
+    for (name, queue) in [("mq", &mut mq), ("late", &mut late)] {
+        let got = queue.receive(&mut t.con, DEFAULT_COUNT, Block::Forever)?;
+        t.say(
+            &format!("{name}.receive(10, Block::Forever)"),
+            format!("{:?}", texts(&got)),
+            "every receiver reads every message",
+        );
+    }
+    let refused = t.show("mq.send(&[])", "no I/O", mq.send::<&str, &str>(&[]));
+    assert!(refused.is_err());
+
+    let room = Chat::new("tour:peter")?.with_history(1000)?;
+    let mut viewer = Chat::new("tour:peter")?;
+    room.send("tom", "am I first?", 0).run(&mut t.con)?;
+    t.text("room.send(\"tom\", \"am I first?\", 0): before the viewer joins");
+    let joined = viewer.join(&mut t.con)?;
+    t.say(
+        "viewer.join()",
+        joined.to_string(),
+        "XREVRANGE: from tom's comment on",
+    );
+    room.send("jack", "hello peter", 0).run(&mut t.con)?;
+    room.send("mary", "for the cat", 100).run(&mut t.con)?;
+    t.text("room.send(\"jack\", \"hello peter\", 0); room.send(\"mary\", \"for the cat\", 100)");
+    let comments: Vec<String> = viewer
+        .receive(&mut t.con, DEFAULT_COUNT)?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    t.say(
+        "viewer.receive(10)",
+        format!("{comments:?}"),
+        "waits until a comment comes; tom's came before it joined",
     );
     Ok(())
 }

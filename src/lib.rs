@@ -19,6 +19,7 @@ pub mod lock;
 pub mod log;
 pub mod logical_matrix;
 pub mod matrix;
+pub mod message_queue;
 pub mod priority_queue;
 pub mod rate_limiter;
 pub mod resource_pool;

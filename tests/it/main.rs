@@ -21,6 +21,7 @@ mod lock;
 mod log;
 mod logical_matrix;
 mod matrix;
+mod message_queue;
 mod priority_queue;
 mod probe;
 mod rate_limiter;

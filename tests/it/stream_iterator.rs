@@ -3,10 +3,17 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
-use redis_patterns::stream_iterator::{EntryId, StreamEntry, XrangeIterator, XreadIterator};
+use redis_patterns::stream_iterator::{
+    Block, EntryId, FOREVER_SLICE, StreamEntry, XrangeIterator, XreadIterator,
+};
 use redis_patterns::{Error, Result};
 
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+
+/// The cursor as text, as a transcript shows it.
+fn cursor_of(reader: &XreadIterator) -> Result<Option<String>> {
+    Ok(reader.cursor().map(|id| id.to_string()))
+}
 
 /// Records a call that is not an `Op`, written as in the code, with entries shown as
 /// `id field=value …` (bytes that are not printable ASCII escaped, as `\xff`).
@@ -76,10 +83,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 
     let mut reader = XreadIterator::new(key);
     let _ = call!(t, reader.next(con, 2, None));
-    let _ = t.step(
-        "reader.cursor()",
-        Ok::<_, Error>(reader.cursor().to_string()),
-    );
+    let _ = t.step("reader.cursor()", cursor_of(&reader));
     let _ = call!(t, reader.next(con, 10, None));
     let _ = call!(t, reader.next(con, 10, None));
     let _ = call!(t, reader.next(con, 10, Some(Duration::from_millis(20))));
@@ -122,6 +126,24 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "let text: Option<String> = entry.get_as(b\"raw\\xff\")",
         text,
     );
+
+    // The book's cursor `$`, resolved once: the entries added from the first read on.
+    let _ = t.step("reader.rewind_to(\"$\")", reader.rewind_to("$"));
+    let mut live = XreadIterator::from_now(key);
+    t.note("let mut live = XreadIterator::from_now(key)");
+    let _ = t.step("live.cursor()", cursor_of(&live));
+    let _ = call!(t, live.next(con, 10, None));
+    let _ = t.step("live.cursor()", cursor_of(&live));
+    harness::cmd(con, &["XADD", key, "5-1", "celsius", "23", "room", "lab"]);
+    harness::cmd(con, &["XADD", key, "5-2", "celsius", "24", "room", "lab"]);
+    t.note("XADD 5-1, 5-2: added between two reads");
+    let _ = call!(t, live.next(con, 1, None));
+    let _ = call!(t, live.next(con, 10, Block::Forever));
+    live.rewind_to_now();
+    t.note("live.rewind_to_now()");
+    let _ = t.step("live.cursor()", cursor_of(&live));
+    let _ = call!(t, live.next(con, 10, Duration::from_millis(20)));
+    let _ = t.step("live.cursor()", cursor_of(&live));
     t
 }
 
@@ -258,7 +280,7 @@ async fn async_iterators_and_long_blocks() {
         "{timed_out:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(1500));
-    assert_eq!(reader.cursor(), EntryId::new(7, 0));
+    assert_eq!(reader.cursor(), Some(EntryId::new(7, 0)));
 
     // A connection without a response timeout waits for the entry a producer adds.
     let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
@@ -278,7 +300,7 @@ async fn async_iterators_and_long_blocks() {
         .unwrap();
     assert_eq!(ids(fresh), vec![8]);
     assert!(started.elapsed() >= Duration::from_millis(600));
-    assert_eq!(reader.cursor(), EntryId::new(8, 0));
+    assert_eq!(reader.cursor(), Some(EntryId::new(8, 0)));
     producer.await.unwrap();
 }
 
@@ -319,7 +341,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     for bad in ["abc", "$", "(1-1", "-", "1-x"] {
         assert_invalid(reader.rewind_to(bad), "cursor");
     }
-    assert_eq!(reader.cursor(), EntryId::MIN);
+    assert_eq!(reader.cursor(), Some(EntryId::MIN));
     assert_invalid(reader.next(&mut con, 0, None), "count");
     assert_invalid(reader.next(&mut con, 1, Some(Duration::ZERO)), "block");
     assert_invalid(
@@ -332,6 +354,19 @@ fn bad_input_is_refused_and_writes_nothing() {
         XreadIterator::new("a:list").next(&mut con, 1, None),
         "WRONGTYPE",
     );
+    assert_invalid(
+        reader.next(&mut con, 1, Block::For(Duration::ZERO)),
+        "block",
+    );
+    let mut live = XreadIterator::from_now("s");
+    assert_invalid(live.next(&mut con, 0, Block::Forever), "count");
+    assert_eq!(live.cursor(), None, "a refused read resolves nothing");
+    assert_invalid(XreadIterator::from_now("").next(&mut con, 1, None), "key");
+    assert_invalid(XreadIterator::from_now("").resolve(&mut con), "key");
+    let mut wrong = XreadIterator::from_now("a:list");
+    assert_code(wrong.next(&mut con, 1, Block::Forever), "WRONGTYPE");
+    assert_code(wrong.resolve(&mut con), "WRONGTYPE");
+    assert_eq!(wrong.cursor(), None);
     {
         let mut entries = XreadIterator::new("s").entries(&mut con, 0, None);
         assert_invalid(entries.next().unwrap(), "count");
@@ -503,4 +538,227 @@ async fn binary_fields_and_values_read_back_unchanged_async() {
         .await
         .unwrap();
     assert_eq!(streamed, written);
+}
+
+/// Adds an entry `n=<n>` with an id of the server's choosing, and returns that id.
+fn add(con: &mut dyn redis::ConnectionLike, key: &str, n: u32) -> EntryId {
+    let id: String = redis::cmd("XADD")
+        .arg(key)
+        .arg("*")
+        .arg("n")
+        .arg(n)
+        .query(con)
+        .unwrap();
+    id.parse().unwrap()
+}
+
+fn ns(entries: &[StreamEntry]) -> Vec<u32> {
+    entries
+        .iter()
+        .map(|e| e.get_as::<u32>("n").unwrap().unwrap())
+        .collect()
+}
+
+/// A reader from now reads, after reads that found nothing, every entry added between
+/// them; `XREAD … STREAMS key $` sent at the same moment finds none of them.
+#[test]
+fn from_now_misses_nothing_added_between_reads() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let mut producer = db.con();
+    for n in 1..=3 {
+        add(&mut producer, "s", n);
+    }
+    let newest = add(&mut producer, "s", 4);
+
+    let mut live = XreadIterator::from_now("s");
+    assert_eq!(live.cursor(), None, "not resolved before the first read");
+    assert!(live.next(&mut con, 10, None).unwrap().is_empty());
+    assert_eq!(live.cursor(), Some(newest), "resolved to the newest entry");
+    assert!(live.next(&mut con, 10, None).unwrap().is_empty());
+
+    add(&mut producer, "s", 5);
+    add(&mut producer, "s", 6);
+    let dollar: redis::Value = redis::cmd("XREAD")
+        .arg("COUNT")
+        .arg(10)
+        .arg("STREAMS")
+        .arg("s")
+        .arg("$")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        dollar,
+        redis::Value::Nil,
+        "`$` skips what was added before it"
+    );
+    assert_eq!(ns(&live.next(&mut con, 1, None).unwrap()), [5]);
+    assert_eq!(ns(&live.next(&mut con, 10, None).unwrap()), [6]);
+    assert!(
+        live.next(&mut con, 10, Duration::from_millis(10))
+            .unwrap()
+            .is_empty()
+    );
+    let last = add(&mut producer, "s", 7);
+    assert_eq!(
+        ns(&live.next(&mut con, 10, Duration::from_millis(10)).unwrap()),
+        [7]
+    );
+    assert_eq!(live.cursor(), Some(last));
+
+    // Back to "now": the next read starts after the newest entry again.
+    live.rewind_to_now();
+    assert_eq!(live.cursor(), None);
+    add(&mut producer, "s", 8);
+    assert!(live.next(&mut con, 10, None).unwrap().is_empty());
+    add(&mut producer, "s", 9);
+    assert_eq!(ns(&live.next(&mut con, 10, None).unwrap()), [9]);
+
+    // `resolve` pins "now" before the first read: what is added after it is read.
+    let mut pinned = XreadIterator::from_now("s");
+    let since = pinned.resolve(&mut con).unwrap();
+    assert_eq!(pinned.cursor(), Some(since));
+    add(&mut producer, "s", 10);
+    assert_eq!(pinned.resolve(&mut con).unwrap(), since, "resolved once");
+    assert_eq!(ns(&pinned.next(&mut con, 10, None).unwrap()), [10]);
+
+    // A first read whose input is refused resolves nothing: the entry added after it is
+    // older than "now" when the next read resolves.
+    let mut refused = XreadIterator::from_now("s");
+    assert_invalid(refused.next(&mut con, 0, None), "count");
+    assert_invalid(
+        refused.next(&mut con, 1, Block::For(Duration::ZERO)),
+        "block",
+    );
+    assert_eq!(refused.cursor(), None);
+    add(&mut producer, "s", 11);
+    assert!(refused.next(&mut con, 10, None).unwrap().is_empty());
+    add(&mut producer, "s", 12);
+    assert_eq!(ns(&refused.next(&mut con, 10, None).unwrap()), [12]);
+}
+
+/// "Now" is the newest entry left, so a reader from now reads exactly what is added
+/// after it: on a missing key, after the newest entries were deleted (the stream's last
+/// generated id is higher then), after `XSETID` lowered that id again, and on a stream
+/// whose entries were all deleted.
+#[test]
+fn from_now_starts_after_the_newest_entry_left() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+
+    let mut live = XreadIterator::from_now("s");
+    assert!(live.next(&mut con, 10, None).unwrap().is_empty());
+    assert_eq!(live.cursor(), Some(EntryId::MIN), "a missing key: 0-0");
+    harness::cmd(&mut con, &["XADD", "s", "1-1", "n", "1"]);
+    assert_eq!(ns(&live.next(&mut con, 10, None).unwrap()), [1]);
+
+    harness::cmd(&mut con, &["XADD", "s", "2-1", "n", "2"]);
+    harness::cmd(&mut con, &["XADD", "s", "3-1", "n", "3"]);
+    harness::cmd(&mut con, &["XDEL", "s", "3-1"]);
+    let mut late = XreadIterator::from_now("s");
+    assert!(late.next(&mut con, 10, None).unwrap().is_empty());
+    assert_eq!(late.cursor(), Some(EntryId::new(2, 1)));
+    // The last generated id is 3-1. Redis lets XSETID lower it down to the newest entry,
+    // and the next entry may then take an id below 3-1: a reader from 3-1 would never
+    // see it. Valkey 9 refuses to lower it below an id it deleted.
+    match redis::cmd("XSETID").arg("s").arg("2-5").exec(&mut con) {
+        Ok(()) => {
+            harness::cmd(&mut con, &["XADD", "s", "2-6", "n", "26"]);
+            assert_eq!(ns(&late.next(&mut con, 10, None).unwrap()), [26]);
+        }
+        Err(err) => assert!(err.to_string().contains("max_deleted_entry_id"), "{err}"),
+    }
+
+    harness::cmd(&mut con, &["XDEL", "s", "1-1", "2-1", "2-6"]);
+    let mut emptied = XreadIterator::from_now("s");
+    assert!(emptied.next(&mut con, 10, None).unwrap().is_empty());
+    assert_eq!(emptied.cursor(), Some(EntryId::MIN), "no entry left: 0-0");
+    add(&mut con, "s", 4);
+    assert_eq!(ns(&emptied.next(&mut con, 10, None).unwrap()), [4]);
+}
+
+/// `Block::Forever` waits well past a connection's response timeout (redis-rs's default
+/// 500 ms on an async connection; 400 ms set on a sync one), in slices shorter than it,
+/// and returns the entry that arrives; a single `BLOCK` as long fails on the same
+/// connection.
+#[tokio::test]
+async fn forever_waits_past_the_response_timeout_in_slices() {
+    const WAIT: Duration = Duration::from_millis(1300);
+    assert!(FOREVER_SLICE < Duration::from_millis(400));
+    let db = harness::fresh_db();
+
+    let mut con = db.multiplexed().await;
+    let mut live = XreadIterator::from_now("s");
+    live.resolve_async(&mut con).await.unwrap();
+    let mut producer = db.con();
+    let started = Instant::now();
+    let adding = thread::spawn(move || {
+        thread::sleep(WAIT);
+        add(&mut producer, "s", 1)
+    });
+    let got = live.next_async(&mut con, 10, Block::Forever).await.unwrap();
+    assert!(started.elapsed() >= WAIT - Duration::from_millis(100));
+    assert_eq!(ns(&got), [1]);
+    assert_eq!(live.cursor(), Some(adding.join().unwrap()));
+    let timed_out = live.next_async(&mut con, 10, WAIT).await;
+    assert!(
+        matches!(&timed_out, Err(Error::ResponseTimeout { .. })),
+        "{timed_out:?}"
+    );
+
+    let mut sync = db.con();
+    sync.set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    let mut live = XreadIterator::from_now("s");
+    live.resolve(&mut sync).unwrap();
+    let mut producer = db.con();
+    let started = Instant::now();
+    let adding = thread::spawn(move || {
+        thread::sleep(WAIT);
+        add(&mut producer, "s", 2)
+    });
+    let got = live.next(&mut sync, 10, Block::Forever).unwrap();
+    assert!(started.elapsed() >= WAIT - Duration::from_millis(100));
+    assert_eq!(ns(&got), [2]);
+    assert_eq!(live.cursor(), Some(adding.join().unwrap()));
+}
+
+/// With `Block::Forever`, `entries` and `entry_stream` follow the stream: they yield the
+/// entries a producer adds, with pauses longer than a slice between them, and never end.
+#[tokio::test]
+async fn forever_iterators_follow_the_stream() {
+    let db = harness::fresh_db();
+    let producing = |key: &'static str| {
+        let mut producer = db.con();
+        thread::spawn(move || {
+            for n in 1..=4 {
+                thread::sleep(Duration::from_millis(300));
+                add(&mut producer, key, n);
+            }
+        })
+    };
+
+    let mut con = db.con();
+    let mut live = XreadIterator::from_now("s");
+    live.resolve(&mut con).unwrap();
+    let adding = producing("s");
+    let followed: Vec<StreamEntry> = live
+        .entries(&mut con, 3, Block::Forever)
+        .take(4)
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(ns(&followed), [1, 2, 3, 4]);
+    adding.join().unwrap();
+
+    let mut con = db.multiplexed().await;
+    let mut live = XreadIterator::from_now("t");
+    live.resolve_async(&mut con).await.unwrap();
+    let adding = producing("t");
+    let followed: Vec<StreamEntry> =
+        futures_util::StreamExt::take(live.entry_stream(&mut con, 3, Block::Forever), 4)
+            .try_collect()
+            .await
+            .unwrap();
+    assert_eq!(ns(&followed), [1, 2, 3, 4]);
+    adding.join().unwrap();
 }
