@@ -30,8 +30,7 @@
 //!   and no redelivery: a message is read by every receiver and owned by none, and a
 //!   receiver that crashes while handling one does not get it again. For work that each
 //!   message must get done once, by one of several workers, with redelivery after a
-//!   crash, use consumer groups (`XREADGROUP`, `XACK`), as the crate's `work_queue`
-//!   module does.
+//!   crash, use [`work_queue`](crate::work_queue) (leases, retries, a dead-letter queue).
 //! - **The cursor lives in process memory, as in the book.** A receiver that restarts
 //!   starts again from where it is built; to resume, save [`cursor()`](MessageQueue::cursor)
 //!   and give it back to [`rewind_to`](MessageQueue::rewind_to).
