@@ -23,6 +23,7 @@ pub mod message_queue;
 pub mod priority_queue;
 pub mod rate_limiter;
 pub mod resource_pool;
+pub mod short_url;
 pub mod stack;
 pub mod stream_iterator;
 pub mod unique_counter;

@@ -27,6 +27,7 @@ mod probe;
 mod rate_limiter;
 mod resource_pool;
 mod runtime;
+mod short_url;
 mod stack;
 mod stream_iterator;
 mod unique_counter;

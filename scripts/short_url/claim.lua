@@ -1,0 +1,148 @@
+--- Gives `url` the custom short id `slug`, unless a live link holds it.
+---
+--- Beyond the book: a vanity link (`/spring-sale`). A slug is 1 to 64 characters of
+--- `0-9a-zA-Z`, `-` and `_`. A slug held by a link that has expired or was visited as
+--- often as it allows is free again: that link is deleted. A number's base62 id taken as
+--- a slug is skipped by `shorten.lua` later, so the two never collide.
+--- @key links hash               short id -> URL (the book's `mapping_hash`)
+--- @key expiries zset            short id -> when the link expires (ms, server clock)
+--- @key limits hash              short id -> the most visits the link allows
+--- @key visits hash              short id -> visits so far
+--- @arg slug string non-empty    the short id wanted
+--- @arg url string non-empty     the long URL
+--- @arg ttl ms? 1..=10^15-1        how long the link lives; empty for ever
+--- @arg max_visits uint? 1..=10^15-1    the most visits it allows; empty for no limit
+--- @return bool                    1 if `slug` now leads to `url`; 0 if a live link holds it
+--- @error BAD_ARGS                 not 4 keys and 4 arguments
+--- @error BAD_SLUG                 `slug` is not 1 to 64 characters of 0-9, a-z, A-Z, `-` and `_`
+--- @error BAD_URL                  `url` is empty
+--- @error BAD_TTL                  `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_MAX_VISITS           `max_visits` is neither empty nor an integer from 1 to 10^15 - 1
+--- @clock server
+--- @complexity O(log N), N = the links with an expiry
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local links = KEYS[1]
+local expiries = KEYS[2]
+local limits = KEYS[3]
+local visits = KEYS[4]
+local slug = ARGV[1]
+if slug == '' then
+  return redis.error_reply('BAD_SLUG slug must not be empty')
+end
+local url = ARGV[2]
+if url == '' then
+  return redis.error_reply('BAD_URL url must not be empty')
+end
+local ttl = nil
+if ARGV[3] ~= '' then
+  ttl = integer(ARGV[3], '1', '999999999999999')
+  if not ttl then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
+  end
+  ttl = tonumber(ttl)
+end
+local max_visits = nil
+if ARGV[4] ~= '' then
+  max_visits = integer(ARGV[4], '1', '999999999999999')
+  if not max_visits then
+    return redis.error_reply(
+        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
+  end
+  max_visits = tonumber(max_visits)
+end
+-- End of the generated input checks.
+if #slug > 64 or not string.match(slug, '^[0-9a-zA-Z_%-]+$') then
+  return redis.error_reply('BAD_SLUG slug must be 1 to 64 characters of 0-9, a-z, A-Z, - and _, got ' .. shown(slug))
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', expiries)
+redis.call('HLEN', links)
+redis.call('HLEN', limits)
+redis.call('HLEN', visits)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- Whether `link` has expired, or was visited as often as it allows.
+local function over(link)
+  local deadline = redis.call('ZSCORE', expiries, link)
+  if deadline and tonumber(deadline) <= now then
+    return true
+  end
+  local most = redis.call('HGET', limits, link)
+  return most ~= false and tonumber(redis.call('HGET', visits, link) or '0') >= tonumber(most)
+end
+
+-- Deletes `link` and everything kept about it.
+local function forget(link)
+  redis.call('HDEL', links, link)
+  redis.call('ZREM', expiries, link)
+  redis.call('HDEL', limits, link)
+  redis.call('HDEL', visits, link)
+end
+
+-- A link's expiry and visit limit, when it has them.
+local function keep(link)
+  if ttl then
+    redis.call('ZADD', expiries, now + ttl, link)
+  end
+  if max_visits then
+    redis.call('HSET', limits, link, max_visits)
+  end
+end
+
+if redis.call('HEXISTS', links, slug) == 1 then
+  if not over(slug) then
+    return false
+  end
+  forget(slug)
+end
+redis.call('HSET', links, slug, url)
+keep(slug)
+return true

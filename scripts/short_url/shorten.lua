@@ -1,0 +1,153 @@
+--- Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`).
+---
+--- 《Redis 应用实例》 chapter 20. The book sends INCRBY and then HSET, two round trips; here
+--- it is one step. As in the book, each call gives a new id, even for a URL shortened
+--- before (`shorten_cached.lua` gives the same one). Beyond the book, the link may expire
+--- after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id
+--- that a custom slug already holds (`claim.lua`) is skipped.
+--- @key counter string           the last number handed out (the book's `id_counter`)
+--- @key links hash               short id -> URL (the book's `mapping_hash`)
+--- @key expiries zset            short id -> when the link expires (ms, server clock)
+--- @key limits hash              short id -> the most visits the link allows
+--- @arg url string non-empty     the long URL
+--- @arg ttl ms? 1..=10^15-1        how long the link lives; empty for ever
+--- @arg max_visits uint? 1..=10^15-1    the most visits it allows; empty for no limit
+--- @return string                  the short id
+--- @error BAD_ARGS                 not 4 keys and 3 arguments
+--- @error BAD_URL                  `url` is empty
+--- @error BAD_TTL                  `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_MAX_VISITS           `max_visits` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_COUNTER              the counter holds no number below 2^53, or every id up to 2^53 is taken
+--- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
+--- @clock server
+--- @complexity O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local counter = KEYS[1]
+local links = KEYS[2]
+local expiries = KEYS[3]
+local limits = KEYS[4]
+local url = ARGV[1]
+if url == '' then
+  return redis.error_reply('BAD_URL url must not be empty')
+end
+local ttl = nil
+if ARGV[2] ~= '' then
+  ttl = integer(ARGV[2], '1', '999999999999999')
+  if not ttl then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+  end
+  ttl = tonumber(ttl)
+end
+local max_visits = nil
+if ARGV[3] ~= '' then
+  max_visits = integer(ARGV[3], '1', '999999999999999')
+  if not max_visits then
+    return redis.error_reply(
+        'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
+  end
+  max_visits = tonumber(max_visits)
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', expiries)
+redis.call('HLEN', links)
+redis.call('HLEN', limits)
+local last = redis.call('GET', counter)
+if last and (not string.match(last, '^%d+$') or #last > 16 or tonumber(last) >= 9007199254740991) then
+  return redis.error_reply('BAD_COUNTER the counter holds ' .. string.sub(last, 1, 32) .. ', not a number below 2^53')
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- The book's base62: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
+local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+local function base62(n)
+  local text = ''
+  repeat
+    local d = n % 62
+    text = string.sub(DIGITS, d + 1, d + 1) .. text
+    n = (n - d) / 62
+  until n == 0
+  return text
+end
+
+-- A link's expiry and visit limit, when it has them.
+local function keep(link)
+  if ttl then
+    redis.call('ZADD', expiries, now + ttl, link)
+  end
+  if max_visits then
+    redis.call('HSET', limits, link, max_visits)
+  end
+end
+
+-- The next number whose id no custom slug holds (a slug made of base62 digits may).
+-- At most 1000 are tried; past a run that long the counter moves on and the caller
+-- calls again.
+local n = tonumber(last or '0')
+local id
+for _ = 1, 1000 do
+  n = n + 1
+  if n >= 9007199254740991 then
+    return redis.error_reply('BAD_COUNTER every id up to 2^53 is taken')
+  end
+  id = base62(n)
+  if redis.call('HEXISTS', links, id) == 0 then
+    break
+  end
+  id = nil
+end
+redis.call('SET', counter, string.format('%d', n))
+if not id then
+  return redis.error_reply('IDS_TAKEN the next 1000 ids are custom slugs; the counter moved past them, call again')
+end
+redis.call('HSET', links, id, url)
+keep(id)
+return id

@@ -1,0 +1,77 @@
+--- Gives `url` its short id: the one it already has, or a new one (the book's `UrlShortyWithCache.shorten`).
+---
+--- 《Redis 应用实例》 chapter 20. The book checks the cache, then creates an id, in four
+--- round trips: two clients shortening the same URL at once both miss and get two ids.
+--- Here the check and the creation are one step, so a URL gets exactly one id, however
+--- many clients shorten it at once. An id whose link is gone (removed by hand) is
+--- replaced. Ids skip custom slugs, as in `shorten.lua`.
+--- @key counter string           the last number handed out (the book's `id_counter`)
+--- @key links hash               short id -> URL (the book's `mapping_hash`)
+--- @key cache hash               URL -> short id (the book's `mapping_cache`)
+--- @arg url string non-empty     the long URL
+--- @return string                  the short id
+--- @error BAD_ARGS                 not 3 keys and 1 argument
+--- @error BAD_URL                  `url` is empty
+--- @error BAD_COUNTER              the counter holds no number below 2^53, or every id up to 2^53 is taken
+--- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
+--- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local counter = KEYS[1]
+local links = KEYS[2]
+local cache = KEYS[3]
+local url = ARGV[1]
+if url == '' then
+  return redis.error_reply('BAD_URL url must not be empty')
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('HLEN', links)
+redis.call('HLEN', cache)
+local known = redis.call('HGET', cache, url)
+if known and redis.call('HGET', links, known) == url then
+  return known
+end
+local last = redis.call('GET', counter)
+if last and (not string.match(last, '^%d+$') or #last > 16 or tonumber(last) >= 9007199254740991) then
+  return redis.error_reply('BAD_COUNTER the counter holds ' .. string.sub(last, 1, 32) .. ', not a number below 2^53')
+end
+
+-- The book's base62: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
+local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+local function base62(n)
+  local text = ''
+  repeat
+    local d = n % 62
+    text = string.sub(DIGITS, d + 1, d + 1) .. text
+    n = (n - d) / 62
+  until n == 0
+  return text
+end
+
+-- The next number whose id no custom slug holds (a slug made of base62 digits may).
+-- At most 1000 are tried; past a run that long the counter moves on and the caller
+-- calls again.
+local n = tonumber(last or '0')
+local id
+for _ = 1, 1000 do
+  n = n + 1
+  if n >= 9007199254740991 then
+    return redis.error_reply('BAD_COUNTER every id up to 2^53 is taken')
+  end
+  id = base62(n)
+  if redis.call('HEXISTS', links, id) == 0 then
+    break
+  end
+  id = nil
+end
+redis.call('SET', counter, string.format('%d', n))
+if not id then
+  return redis.error_reply('IDS_TAKEN the next 1000 ids are custom slugs; the counter moved past them, call again')
+end
+redis.call('HSET', links, id, url)
+redis.call('HSET', cache, url, id)
+return id
