@@ -469,6 +469,57 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            script: "short_url/claim",
+            input: "a slug held by an expired link, deleted first",
+            setup: busy_links,
+            keys: s(&LINKS_KEYS),
+            args: strings([
+                "expired-7".into(),
+                "u".repeat(2048),
+                "999999999999999".into(),
+                "999999999999999".into(),
+            ]),
+        },
+        Case {
+            script: "short_url/purge",
+            input: "100 of 1000 expired links, all cached",
+            setup: busy_links,
+            keys: s(&PURGE_KEYS),
+            args: strings(["100".into()]),
+        },
+        Case {
+            script: "short_url/restore",
+            input: "a link with an expiry and a visit limit",
+            setup: busy_links,
+            keys: s(&LINKS_KEYS),
+            args: strings(["limited".into()]),
+        },
+        Case {
+            script: "short_url/shorten",
+            input: "999 ids in a row held by slugs, then a free one",
+            setup: busy_links,
+            keys: s(&SHORTEN_KEYS),
+            args: strings([
+                "u".repeat(2048),
+                "999999999999999".into(),
+                "999999999999999".into(),
+            ]),
+        },
+        Case {
+            script: "short_url/shorten_cached",
+            input: "a miss: 999 ids in a row held by slugs, then a free one",
+            setup: busy_links,
+            keys: s(&["{s}:id_counter", "{s}:mapping_hash", "{s}:mapping_cache"]),
+            args: strings(["u".repeat(2048)]),
+        },
+        Case {
+            script: "short_url/visit",
+            input: "a link with an expiry and a visit limit",
+            setup: busy_links,
+            keys: s(&LINKS_KEYS),
+            args: strings(["limited".into()]),
+        },
+        Case {
             script: "unique_counter/diff_count",
             input: "two sets of 10,000 members",
             setup: |con| {
@@ -561,6 +612,62 @@ fn expired_leases(con: &mut redis::Connection) {
          redis.call('ZADD', KEYS[3], 99999999999999, 'r:7')
          redis.call('HSET', KEYS[4], 'r:7', 't')",
         &["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"],
+        &[],
+    );
+}
+
+/// A shortener's keys, as `short_url` scripts take them.
+const LINKS_KEYS: [&str; 4] = [
+    "{s}:mapping_hash",
+    "{s}:expiries",
+    "{s}:limits",
+    "{s}:visits",
+];
+const SHORTEN_KEYS: [&str; 4] = [
+    "{s}:id_counter",
+    "{s}:mapping_hash",
+    "{s}:expiries",
+    "{s}:limits",
+];
+const PURGE_KEYS: [&str; 5] = [
+    "{s}:mapping_hash",
+    "{s}:mapping_cache",
+    "{s}:expiries",
+    "{s}:limits",
+    "{s}:visits",
+];
+
+/// A shortener whose next 999 ids (from 1) are held by slugs, with 1000 expired links
+/// (all cached, counted and limited), and `limited`: a live link with an expiry and a
+/// visit limit.
+fn busy_links(con: &mut redis::Connection) {
+    lua(
+        con,
+        "local links, cache, expiries, limits, visits = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+         local digits = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+         local function base62(n)
+           local text = ''
+           repeat
+             local d = n % 62
+             text = string.sub(digits, d + 1, d + 1) .. text
+             n = (n - d) / 62
+           until n == 0
+           return text
+         end
+         for n = 1, 999 do redis.call('HSET', links, base62(n), 'vanity') end
+         for n = 1, 1000 do
+           local id, url = 'expired-' .. n, 'https://old/' .. n
+           redis.call('HSET', links, id, url)
+           redis.call('HSET', cache, url, id)
+           redis.call('ZADD', expiries, 1, id)
+           redis.call('HSET', limits, id, 10)
+           redis.call('HSET', visits, id, 3)
+         end
+         redis.call('HSET', links, 'limited', 'https://live')
+         redis.call('ZADD', expiries, 99999999999999, 'limited')
+         redis.call('HSET', limits, 'limited', 1000000, 'x', 1)
+         redis.call('HSET', visits, 'limited', 5)",
+        &PURGE_KEYS,
         &[],
     );
 }

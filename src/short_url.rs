@@ -290,7 +290,7 @@ impl UrlShorty {
         })
     }
 
-    /// Deletes up to `limit` (1 to 1000) expired links with their counts; how many. An
+    /// Deletes up to `limit` (1 to 100) expired links with their counts; how many. An
     /// expired link is also deleted when it is visited; call this now and then for the
     /// ones nobody visits. One script (`short_url/purge`).
     pub fn purge(&self, limit: u64) -> Op<u64> {

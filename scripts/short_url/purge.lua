@@ -8,10 +8,10 @@
 --- @key expiries zset            short id -> when the link expires (ms, server clock)
 --- @key limits hash              short id -> the most visits the link allows
 --- @key visits hash              short id -> visits so far
---- @arg limit uint 1..=1000       the most links deleted
+--- @arg limit uint 1..=100        the most links deleted
 --- @return uint                    how many links were deleted
 --- @error BAD_ARGS                 not 5 keys and 1 argument
---- @error BAD_LIMIT                `limit` is not an integer from 1 to 1000
+--- @error BAD_LIMIT                `limit` is not an integer from 1 to 100
 --- @clock server
 --- @complexity O(M × log N), N = the links with an expiry, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -66,9 +66,9 @@ local cache = KEYS[2]
 local expiries = KEYS[3]
 local limits = KEYS[4]
 local visits = KEYS[5]
-local limit = integer(ARGV[1], '1', '1000')
+local limit = integer(ARGV[1], '1', '100')
 if not limit then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 limit = tonumber(limit)
 -- End of the generated input checks.
