@@ -29,6 +29,7 @@ use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::server::{Capability, Server};
+use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
@@ -180,6 +181,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     binary_recorder(t)?;
     compact_string(t)?;
     resource_pool(t)?;
+    short_url(t)?;
     work_queue(t)?;
     batch(t)?;
     catalogue(t);
@@ -1221,6 +1223,59 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "resources, available and held",
         pool.total_count(),
     )?;
+    Ok(())
+}
+
+fn short_url(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "UrlShorty (ch. 20): short links, base62 ids, custom slugs, links that run out",
+        "One script each: shorten_cached gives a URL one id however many clients ask at once;\n\
+         visit (the redirect) enforces a link's expiry and visit limit and counts the visit.",
+    );
+    t.say(
+        "base62(10086)",
+        format!("{:?}", base62(10086)),
+        "the book's example",
+    );
+    let shorty = UrlShorty::with_name("tour:{links}")?;
+    t.show(
+        "shorty.shorten(\"https://redis.io\")",
+        "",
+        shorty.shorten("https://redis.io"),
+    )?;
+    t.show(
+        "shorty.shorten(\"https://redis.io\")",
+        "a new id each time, as in the book",
+        shorty.shorten("https://redis.io"),
+    )?;
+    t.show(
+        "shorty.shorten_cached(\"https://redis.io\")",
+        "",
+        shorty.shorten_cached("https://redis.io"),
+    )?;
+    t.show(
+        "shorty.shorten_cached(\"https://redis.io\")",
+        "the same id",
+        shorty.shorten_cached("https://redis.io"),
+    )?;
+    t.show("shorty.restore(\"1\")", "", shorty.restore("1"))?;
+    let once = LinkOptions::new().max_visits(1);
+    t.show(
+        "shorty.claim(\"one-shot\", \"https://secret\", max_visits(1))",
+        "a custom slug",
+        shorty.claim("one-shot", "https://secret", once),
+    )?;
+    t.show(
+        "shorty.visit(\"one-shot\")",
+        "counted",
+        shorty.visit("one-shot"),
+    )?;
+    t.show(
+        "shorty.visit(\"one-shot\")",
+        "used up",
+        shorty.visit("one-shot"),
+    )?;
+    t.show("shorty.visits(\"one-shot\")", "", shorty.visits("one-shot"))?;
     Ok(())
 }
 
