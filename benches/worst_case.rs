@@ -174,6 +174,60 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            script: "geo/distance",
+            input: "two live pins among 100,000",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: strings(["m:1".into(), "m:2".into()]),
+        },
+        Case {
+            script: "geo/locate",
+            input: "a live pin among 100,000",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: strings(["m:1".into()]),
+        },
+        Case {
+            script: "geo/neighbours",
+            input: "a miss: the 100 nearest of 10,000 within 1 km, 1000 expired pins",
+            setup: crowd,
+            keys: s(&["{g}", "{g}:deadlines", "{g}:neighbours:m:1"]),
+            args: strings(["m:1".into(), "100".into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "geo/pin",
+            input: "a pin with a ttl, 10 expired pins deleted",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: strings([
+                "new".into(),
+                "113.21".into(),
+                "23.59".into(),
+                "999999999999999".into(),
+            ]),
+        },
+        Case {
+            script: "geo/purge",
+            input: "1000 expired pins",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: strings(["1000".into()]),
+        },
+        Case {
+            script: "geo/search",
+            input: "the 100 nearest of 10,000 within 1 km, 1000 expired pins",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: strings(["m:1".into(), "1".into(), "100".into()]),
+        },
+        Case {
+            script: "geo/size",
+            input: "100,000 pins, 1000 expired",
+            setup: crowd,
+            keys: s(&GEO_KEYS),
+            args: vec![],
+        },
+        Case {
             script: "identity_lock/extend",
             input: "a held lock",
             setup: held_lock,
@@ -612,6 +666,33 @@ fn expired_leases(con: &mut redis::Connection) {
          redis.call('ZADD', KEYS[3], 99999999999999, 'r:7')
          redis.call('HSET', KEYS[4], 'r:7', 't')",
         &["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"],
+        &[],
+    );
+}
+
+/// A location's keys, as `geo` scripts take them.
+const GEO_KEYS: [&str; 2] = ["{g}", "{g}:deadlines"];
+
+/// 100,000 pins: 10,000 within about 1 km of `m:1` (1000 of them expired), the rest
+/// spread over 100 km.
+fn crowd(con: &mut redis::Connection) {
+    lua(
+        con,
+        "for chunk = 0, 99 do
+           local args = {}
+           for i = chunk * 1000 + 1, chunk * 1000 + 1000 do
+             local spread = i <= 10000 and 0.004 or 0.5
+             local lon = 113.2 + spread * math.sin(i * 12.9898)
+             local lat = 23.59 + spread * math.cos(i * 78.233)
+             args[#args + 1] = lon
+             args[#args + 1] = lat
+             args[#args + 1] = 'm:' .. i
+           end
+           redis.call('GEOADD', KEYS[1], unpack(args))
+         end
+         redis.call('GEOADD', KEYS[1], 113.2, 23.59, 'm:1')
+         for i = 2, 1001 do redis.call('ZADD', KEYS[2], 1, 'm:' .. i) end",
+        &GEO_KEYS,
         &[],
     );
 }

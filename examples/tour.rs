@@ -19,6 +19,7 @@ use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Wi
 use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
 use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
+use redis_patterns::geo::Location;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
@@ -182,6 +183,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compact_string(t)?;
     resource_pool(t)?;
     short_url(t)?;
+    geo(t)?;
     work_queue(t)?;
     batch(t)?;
     catalogue(t);
@@ -1276,6 +1278,54 @@ fn short_url(t: &mut Tour) -> redis_patterns::Result<()> {
         shorty.visit("one-shot"),
     )?;
     t.show("shorty.visits(\"one-shot\")", "", shorty.visits("one-shot"))?;
+    Ok(())
+}
+
+fn geo(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Location (ch. 25): pins, distances, search, \"shake\", pins that expire",
+        "The member never takes a place in a search's limit; an unknown member is a typed\n\
+         answer; the shake cache is built once per miss and caches \"no neighbours\" too.",
+    );
+    let places = Location::new("tour:places")?;
+    places
+        .pin("peter", 113.2099647, 23.593675)
+        .run(&mut t.con)?;
+    places.pin("jack", 113.2099100, 23.593600).run(&mut t.con)?;
+    places.pin("mary", 113.2150000, 23.596000).run(&mut t.con)?;
+    t.text("pinned peter, jack (10 m away) and mary (570 m away)");
+    let found = places.search("peter", 1.0, 1).run(&mut t.con)?;
+    let found: Vec<_> = found
+        .iter()
+        .map(|(who, km)| format!("{who} {:.0} m", km * 1000.0))
+        .collect();
+    t.say(
+        "places.search(\"peter\", 1.0, 1)",
+        format!("{found:?}"),
+        "the nearest, peter left out",
+    );
+    let km = places.distance("peter", "mary").run(&mut t.con)?;
+    t.say(
+        "places.distance(\"peter\", \"mary\")",
+        format!("{:?}", km.map(|km| format!("{km:.3} km"))),
+        "",
+    );
+    let nobody = places.search("nobody", 1.0, 10).run(&mut t.con);
+    t.say(
+        "places.search(\"nobody\", 1.0, 10)",
+        format!("{:?}", nobody.map_err(|e| e.code().map(str::to_owned))),
+        "a declared code, not a server error",
+    );
+    places
+        .pin_for("tom", 113.2098, 23.5935, Duration::from_millis(50))
+        .run(&mut t.con)?;
+    t.show("places.size()", "tom is pinned for 50 ms", places.size())?;
+    std::thread::sleep(Duration::from_millis(60));
+    t.show(
+        "places.size()",
+        "60 ms later: tom's pin expired",
+        places.size(),
+    )?;
     Ok(())
 }
 

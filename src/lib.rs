@@ -12,6 +12,7 @@ pub mod counter;
 pub mod fenced_lock;
 pub mod fifo_queue;
 pub mod fixed_length_queue;
+pub mod geo;
 pub mod id_generator;
 pub mod identity_lock;
 pub mod keyspace;

@@ -10,3 +10,14 @@ pub(crate) fn random() -> String {
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// A number picked at random from `0..n` (`n` > 0), from the same source.
+///
+/// # Panics
+///
+/// If the operating system's random source fails, as [`random`] does.
+pub(crate) fn below(n: usize) -> usize {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+    (u64::from_le_bytes(bytes) % n as u64) as usize
+}

@@ -1,0 +1,153 @@
+--- A random member within 1 km of `member`, from a cache of its neighbours (the book's `cached_random_neighbour`).
+---
+--- 《Redis 应用实例》 chapter 25. The book reads the cache, and on a miss builds it in a
+--- transaction: two clients that miss at once both build it, and a member with no
+--- neighbours is never cached (the empty result deletes the key), so every call for a
+--- lonely member searches again. Here the read and the build are one step: a miss is
+--- computed once, and "no neighbours" is cached too (as the member '' alone, which no
+--- member can be). The cache holds the `limit` nearest, leaving out `member` and expired
+--- pins, for `ttl`; a pin that expires within it may still be picked.
+--- @key places zset           the geo set (the book's key)
+--- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @key cache zset            the member's cached neighbours -> distance (km); the book's `Location:<user>:neighbours`
+--- @arg member string non-empty    the member searched around
+--- @arg limit uint 1..=100    how many of the nearest are cached
+--- @arg ttl ms 1..=10^15-1    how long the cache lasts (the book's is 60 s)
+--- @return string?            a neighbour; nil when there is none
+--- @error BAD_ARGS            not 3 keys and 3 arguments
+--- @error BAD_MEMBER          `member` is empty
+--- @error BAD_LIMIT           `limit` is not an integer from 1 to 100
+--- @error BAD_TTL             `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
+--- @clock server
+--- @complexity O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 3 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local places = KEYS[1]
+local deadlines = KEYS[2]
+local cache = KEYS[3]
+local member = ARGV[1]
+if member == '' then
+  return redis.error_reply('BAD_MEMBER member must not be empty')
+end
+local limit = integer(ARGV[2], '1', '100')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+limit = tonumber(limit)
+local ttl = integer(ARGV[3], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+ttl = tonumber(ttl)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', places)
+redis.call('ZCARD', deadlines)
+redis.call('ZCARD', cache)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- Whether `who` is pinned and its pin has not expired.
+local function live(who)
+  if not redis.call('ZSCORE', places, who) then
+    return false
+  end
+  local deadline = redis.call('ZSCORE', deadlines, who)
+  return not deadline or tonumber(deadline) > now
+end
+
+-- The members within `km` of `member`, nearest first, as a flat list of member and
+-- distance: at most `most`, leaving out `member` and expired pins. Asks for as many more
+-- as pins have expired, so that neither takes one of the `most` places.
+local function nearest(km, most)
+  local expired = redis.call('ZCOUNT', deadlines, '-inf', now)
+  local found = redis.call('GEOSEARCH', places, 'FROMMEMBER', member, 'BYRADIUS', km, 'km',
+    'ASC', 'COUNT', most + 1 + expired, 'WITHDIST')
+  local out = {}
+  for _, hit in ipairs(found) do
+    if #out >= 2 * most then
+      break
+    end
+    local who = hit[1]
+    local deadline = redis.call('ZSCORE', deadlines, who)
+    if who ~= member and (not deadline or tonumber(deadline) > now) then
+      out[#out + 1] = who
+      out[#out + 1] = hit[2]
+    end
+  end
+  return out
+end
+
+local function pick()
+  local neighbour = redis.call('ZRANDMEMBER', cache)
+  if neighbour == '' then
+    return false
+  end
+  return neighbour
+end
+
+if redis.call('EXISTS', cache) == 1 then
+  return pick()
+end
+if not live(member) then
+  return redis.error_reply('UNKNOWN_MEMBER ' .. shown(member) .. ' is not pinned, or its pin expired')
+end
+local found = nearest('1', limit)
+if #found == 0 then
+  redis.call('ZADD', cache, 0, '')
+else
+  local scored = {}
+  for i = 1, #found, 2 do
+    scored[#scored + 1] = found[i + 1]
+    scored[#scored + 1] = found[i]
+  end
+  redis.call('ZADD', cache, unpack(scored))
+end
+redis.call('PEXPIRE', cache, ttl)
+return pick()

@@ -1,0 +1,144 @@
+#!lua flags=no-writes
+--- The members within `radius` km of `member`, nearest first (the book's `Location.search`).
+---
+--- 《Redis 应用实例》 chapter 25. The book asks GEOSEARCH for `limit` members and removes
+--- `member` from the answer, so `member` takes one of the `limit` places, and an unknown
+--- member fails with Redis's "could not decode requested zset member". Here `member` and
+--- expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.
+--- Reply: member, distance (km) for each, nearest first.
+--- @key places zset           the geo set (the book's key)
+--- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @arg member string non-empty    the member searched around
+--- @arg radius float          km, more than 0 and at most 20037.5 (half the Earth's circumference)
+--- @arg limit uint 1..=100    the most members answered
+--- @return [(string, float)]  member and km, nearest first
+--- @error BAD_ARGS            not 2 keys and 3 arguments
+--- @error BAD_MEMBER          `member` is empty
+--- @error BAD_RADIUS          `radius` is not a number above 0 and at most 20037.5
+--- @error BAD_LIMIT           `limit` is not an integer from 1 to 100
+--- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
+--- @clock server
+--- @complexity O(N + log M), N = the members in the radius' bounding box, M = the members
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local places = KEYS[1]
+local deadlines = KEYS[2]
+local member = ARGV[1]
+if member == '' then
+  return redis.error_reply('BAD_MEMBER member must not be empty')
+end
+local radius = float(ARGV[2])
+if not radius then
+  return redis.error_reply('BAD_RADIUS radius must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+local limit = integer(ARGV[3], '1', '100')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+end
+limit = tonumber(limit)
+-- End of the generated input checks.
+if radius <= 0 or radius > 20037.5 then
+  return redis.error_reply('BAD_RADIUS radius must be a number above 0 and at most 20037.5, got ' .. ARGV[2])
+end
+-- O(1) reads that fail with WRONGTYPE whatever is pinned.
+redis.call('ZCARD', places)
+redis.call('ZCARD', deadlines)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- Whether `who` is pinned and its pin has not expired.
+local function live(who)
+  if not redis.call('ZSCORE', places, who) then
+    return false
+  end
+  local deadline = redis.call('ZSCORE', deadlines, who)
+  return not deadline or tonumber(deadline) > now
+end
+
+-- The members within `km` of `member`, nearest first, as a flat list of member and
+-- distance: at most `most`, leaving out `member` and expired pins. Asks for as many more
+-- as pins have expired, so that neither takes one of the `most` places.
+local function nearest(km, most)
+  local expired = redis.call('ZCOUNT', deadlines, '-inf', now)
+  local found = redis.call('GEOSEARCH', places, 'FROMMEMBER', member, 'BYRADIUS', km, 'km',
+    'ASC', 'COUNT', most + 1 + expired, 'WITHDIST')
+  local out = {}
+  for _, hit in ipairs(found) do
+    if #out >= 2 * most then
+      break
+    end
+    local who = hit[1]
+    local deadline = redis.call('ZSCORE', deadlines, who)
+    if who ~= member and (not deadline or tonumber(deadline) > now) then
+      out[#out + 1] = who
+      out[#out + 1] = hit[2]
+    end
+  end
+  return out
+end
+
+if not live(member) then
+  return redis.error_reply('UNKNOWN_MEMBER ' .. shown(member) .. ' is not pinned, or its pin expired')
+end
+return nearest(string.format('%.17g', radius), limit)
