@@ -439,6 +439,25 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
         Case {
+            script: "user_login/login",
+            input: "10,000 recent logins trimmed to 1",
+            setup: |con| {
+                lua(
+                    con,
+                    "redis.call('HSET', KEYS[1], 'peter', '1')
+                     for i = 1, 10 do
+                       local ids = {}
+                       for j = 1, 1000 do ids[j] = 'id' .. j end
+                       redis.call('LPUSH', KEYS[2], unpack(ids))
+                     end",
+                    &["{l}:ids", "{l}:recent"],
+                    &[],
+                )
+            },
+            keys: s(&["{l}:ids", "{l}:counts", "{l}:last", "{l}:recent"]),
+            args: strings(["peter".into(), "1".into()]),
+        },
+        Case {
             script: "work_queue/ack",
             input: "a held job whose group has parked jobs",
             setup: busy_queue,

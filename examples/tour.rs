@@ -33,6 +33,7 @@ use redis_patterns::server::{Capability, Server};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
+use redis_patterns::user_login::UserLogin;
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
 
@@ -184,6 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     resource_pool(t)?;
     short_url(t)?;
     geo(t)?;
+    user_login(t)?;
     work_queue(t)?;
     batch(t)?;
     catalogue(t);
@@ -1326,6 +1328,35 @@ fn geo(t: &mut Tour) -> redis_patterns::Result<()> {
         "60 ms later: tom's pin expired",
         places.size(),
     )?;
+    Ok(())
+}
+
+fn user_login(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "UserLogin (2011 cookbook): counts, last login, latest logins, the regulars",
+        "A login is one script; each user's count is its score in the ranking.",
+    );
+    let logins = UserLogin::new("tour:logins")?;
+    t.show(
+        "logins.register(\"peter\", \"10086\")",
+        "",
+        logins.register("peter", "10086"),
+    )?;
+    t.show(
+        "logins.register(\"jack\", \"10087\")",
+        "",
+        logins.register("jack", "10087"),
+    )?;
+    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
+    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
+    t.show("logins.login(\"jack\")", "", logins.login("jack"))?;
+    t.show(
+        "logins.login(\"nobody\")",
+        "never registered: nothing recorded",
+        logins.login("nobody"),
+    )?;
+    t.show("logins.recent(10)", "newest first", logins.recent(10))?;
+    t.show("logins.most_frequent(2)", "", logins.most_frequent(2))?;
     Ok(())
 }
 

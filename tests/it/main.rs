@@ -32,6 +32,7 @@ mod short_url;
 mod stack;
 mod stream_iterator;
 mod unique_counter;
+mod user_login;
 mod work_queue;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as

@@ -1,0 +1,98 @@
+--- Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.
+---
+--- The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six
+--- separate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM
+--- the recent list, ZINCRBY the ranking), so two logins at once can interleave and a
+--- crash can leave the count and the ranking apart. Here it is one script, and the count
+--- and the ranking are one sorted set, so they never disagree. A name that was never
+--- registered records nothing and answers nil.
+--- Reply: the user's id (nil for an unknown name), and its login count now.
+--- @key ids hash              name -> user id (registered with HSETNX)
+--- @key counts zset           user id -> logins: each user's count, and the ranking
+--- @key last hash             user id -> the time of its last login (ms, server clock)
+--- @key recent list           the ids of the latest logins, newest first
+--- @arg name string non-empty    the name logging in
+--- @arg keep uint 1..=10000   how many latest logins `recent` keeps
+--- @return (string?, int)     the user's id, or nil; its login count (0 for an unknown name)
+--- @error BAD_ARGS            not 4 keys and 2 arguments
+--- @error BAD_NAME            `name` is empty
+--- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
+--- @clock server
+--- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local ids = KEYS[1]
+local counts = KEYS[2]
+local last = KEYS[3]
+local recent = KEYS[4]
+local name = ARGV[1]
+if name == '' then
+  return redis.error_reply('BAD_NAME name must not be empty')
+end
+local keep = integer(ARGV[2], '1', '10000')
+if not keep then
+  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+keep = tonumber(keep)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`ids` is read first).
+redis.call('ZCARD', counts)
+redis.call('HLEN', last)
+redis.call('LLEN', recent)
+
+local uid = redis.call('HGET', ids, name)
+if not uid then
+  return { false, 0 }
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local count = redis.call('ZINCRBY', counts, 1, uid)
+redis.call('HSET', last, uid, now)
+redis.call('LPUSH', recent, uid)
+redis.call('LTRIM', recent, 0, keep - 1)
+return { uid, tonumber(count) }
