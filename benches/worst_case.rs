@@ -316,6 +316,36 @@ fn cases() -> Vec<Case> {
             args: strings(["2048".into()]),
         },
         Case {
+            script: "online_friends/minute_friends",
+            input: "300 friends, all but one in each of 10 minutes of 100,000 users",
+            setup: minutes_crowd,
+            keys: std::iter::once("{o}:friends:u".to_string())
+                .chain((0..10).map(|m| format!("{{o}}:active.users:{m:02}")))
+                .collect(),
+            args: vec![],
+        },
+        Case {
+            script: "online_friends/minute_visit",
+            input: "a user in a set of 100,000",
+            setup: minutes_crowd,
+            keys: s(&["{o}:active.users:00"]),
+            args: strings(["u7".into(), "3000000".into()]),
+        },
+        Case {
+            script: "online_friends/seen_friends",
+            input: "2,000 friends among 1,000,000 users seen",
+            setup: seen_crowd,
+            keys: s(&["{o}:friends:u", "{o}:last.seen"]),
+            args: strings(["1700000000000".into(), "600000".into()]),
+        },
+        Case {
+            script: "online_friends/seen_visit",
+            input: "100 stale users forgotten, among 1,000,000",
+            setup: seen_crowd,
+            keys: s(&["{o}:last.seen"]),
+            args: strings(["u7".into(), "1700000000000".into(), "1".into()]),
+        },
+        Case {
             script: "rate_limiter/duration",
             input: "a full window",
             setup: |con| {
@@ -685,6 +715,48 @@ fn expired_leases(con: &mut redis::Connection) {
          redis.call('ZADD', KEYS[3], 99999999999999, 'r:7')
          redis.call('HSET', KEYS[4], 'r:7', 't')",
         &["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"],
+        &[],
+    );
+}
+
+/// 300 friends of `u`, and 10 minute sets of 100,000 users each, holding every friend but
+/// `x` (so every minute is looked at).
+fn minutes_crowd(con: &mut redis::Connection) {
+    lua(
+        con,
+        "local function fill(key, n)
+           for i = 0, n - 1, 1000 do
+             local batch = {}
+             for j = i, math.min(i + 999, n - 1) do batch[#batch + 1] = 'u' .. j end
+             redis.call('SADD', key, unpack(batch))
+           end
+         end
+         fill(KEYS[1], 299)
+         redis.call('SADD', KEYS[1], 'x')
+         for m = 0, 9 do fill(string.format('{o}:active.users:%02d', m), 100000) end",
+        &["{o}:friends:u"],
+        &[],
+    );
+}
+
+/// 2,000 friends of `u`, and 1,000,000 users seen, many long ago.
+fn seen_crowd(con: &mut redis::Connection) {
+    lua(
+        con,
+        "for i = 0, 1999, 1000 do
+           local batch = {}
+           for j = i, i + 999 do batch[#batch + 1] = 'u' .. j end
+           redis.call('SADD', KEYS[1], unpack(batch))
+         end
+         for i = 0, 999999, 1000 do
+           local batch = {}
+           for j = i, i + 999 do
+             batch[#batch + 1] = 1700000000000 - (j % 1000000)
+             batch[#batch + 1] = 'u' .. j
+           end
+           redis.call('ZADD', KEYS[2], unpack(batch))
+         end",
+        &["{o}:friends:u", "{o}:last.seen"],
         &[],
     );
 }

@@ -26,6 +26,7 @@ use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::log::Log;
 use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
 use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix};
+use redis_patterns::online_friends::{LastSeen, MinuteSets};
 use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::resource_pool::ResourcePool;
@@ -186,6 +187,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     short_url(t)?;
     geo(t)?;
     user_login(t)?;
+    online_friends(t)?;
     work_queue(t)?;
     batch(t)?;
     catalogue(t);
@@ -1357,6 +1359,39 @@ fn user_login(t: &mut Tour) -> redis_patterns::Result<()> {
     )?;
     t.show("logins.recent(10)", "newest first", logins.recent(10))?;
     t.show("logins.most_frequent(2)", "", logins.most_frequent(2))?;
+    Ok(())
+}
+
+fn online_friends(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Online friends (《Redis入门指南》 §5.3.4): one set per minute, or one sorted set",
+        "Both designs answer a user's online friends in one read-only script, with no\n\
+         temporary key; the per-minute sets always expire, last.seen is trimmed as it grows.",
+    );
+    let minutes = MinuteSets::new("tour:online")?;
+    let seen = LastSeen::new("tour:online")?;
+    t.show(
+        "minutes.add_friends(\"peter\", &[\"jack\", \"tom\"])",
+        "one friends set serves both designs",
+        minutes.add_friends("peter", &["jack", "tom"]),
+    )?;
+    t.show(
+        "minutes.visit(\"jack\")",
+        "in this minute's set",
+        minutes.visit("jack"),
+    )?;
+    t.show(
+        "minutes.online_friends(\"peter\")",
+        "",
+        minutes.online_friends("peter"),
+    )?;
+    t.show("seen.visit(\"tom\")", "", seen.visit("tom"))?;
+    t.show(
+        "seen.online_friends(\"peter\")",
+        "",
+        seen.online_friends("peter"),
+    )?;
+    t.show("seen.online_count()", "", seen.online_count())?;
     Ok(())
 }
 

@@ -21,6 +21,7 @@ pub mod log;
 pub mod logical_matrix;
 pub mod matrix;
 pub mod message_queue;
+pub mod online_friends;
 pub mod priority_queue;
 pub mod rate_limiter;
 pub mod resource_pool;

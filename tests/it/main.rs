@@ -23,6 +23,7 @@ mod log;
 mod logical_matrix;
 mod matrix;
 mod message_queue;
+mod online_friends;
 mod priority_queue;
 mod probe;
 mod rate_limiter;
