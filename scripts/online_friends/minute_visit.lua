@@ -2,18 +2,18 @@
 ---
 --- 《Redis入门指南》 §5.3.4, design a: each minute of the hour has a set of the users
 --- seen in it, named by the minute (`active.users:<MM>`, 00 to 59), so the name of a
---- minute comes back every hour. The set expires `ttl` after its last visit; keep `ttl`
+--- minute comes back every hour. The set expires `expiry` after its last visit; keep `expiry`
 --- well under an hour (at most 50 minutes here), so that a set is gone before its name is
 --- used again. The book adds and sets the expiry in two commands; a crash between them
 --- would leave a set with no expiry, whose users would come back online an hour later.
 --- Here both are one step.
 --- @key minute set            the set of the current minute, `active.users:<MM>`
 --- @arg user string non-empty    the user seen
---- @arg ttl ms 1..=3000000    how long the set lives after its last visit (at most 50 minutes)
+--- @arg expiry ms 1..=3000000    how long the set lives after its last visit (at most 50 minutes)
 --- @return bool               1 if the user was not yet in this minute's set
 --- @error BAD_ARGS            not 1 key and 2 arguments
 --- @error BAD_USER            `user` is empty
---- @error BAD_TTL             `ttl` is not whole milliseconds from 1 to 3000000
+--- @error BAD_EXPIRY          `expiry` is not whole milliseconds from 1 to 3000000
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
@@ -67,12 +67,12 @@ local user = ARGV[1]
 if user == '' then
   return redis.error_reply('BAD_USER user must not be empty')
 end
-local ttl = integer(ARGV[2], '1', '3000000')
-if not ttl then
-  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
+local expiry = integer(ARGV[2], '1', '3000000')
+if not expiry then
+  return redis.error_reply('BAD_EXPIRY expiry must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
 end
-ttl = tonumber(ttl)
+expiry = tonumber(expiry)
 -- End of the generated input checks.
 local added = redis.call('SADD', minute, user)
-redis.call('PEXPIRE', minute, ttl)
+redis.call('PEXPIRE', minute, expiry)
 return added

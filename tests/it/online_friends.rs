@@ -252,10 +252,10 @@ fn bad_input_is_refused_and_writes_nothing() {
         "TOO_MANY_FRIENDS",
     );
     let key = minutes.minute_key(0);
-    for ttl in ["0", "3000001", "1e3", ""] {
+    for expiry in ["0", "3000001", "1e3", ""] {
         assert_code(
-            harness::eval(&mut con, &script::MINUTE_VISIT, &[&key], &["u", ttl]),
-            "BAD_TTL",
+            harness::eval(&mut con, &script::MINUTE_VISIT, &[&key], &["u", expiry]),
+            "BAD_EXPIRY",
         );
     }
     for now in ["-1", "1000000000000000", "+5"] {
