@@ -13,25 +13,17 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use redis::Value;
 use redis_patterns::online_friends::{LastSeen, MinuteSets};
 
+#[path = "support/fill.rs"]
+mod fill;
 #[path = "../tests/it/server.rs"]
 mod server;
 
+use fill::lua;
+
 const FRIENDS: usize = 200;
 const WINDOW_MINUTES: u64 = 10;
-
-/// Runs `body` (Lua over KEYS/ARGV) with EVAL, to fill a keyspace fast.
-fn lua(con: &mut redis::Connection, body: &str, keys: &[&str], args: &[&str]) {
-    let _: Value = redis::cmd("EVAL")
-        .arg(body)
-        .arg(keys.len())
-        .arg(keys)
-        .arg(args)
-        .query(con)
-        .unwrap();
-}
 
 fn used_memory(con: &mut redis::Connection) -> u64 {
     let info: String = redis::cmd("INFO").arg("memory").query(con).unwrap();

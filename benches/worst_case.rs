@@ -16,8 +16,12 @@ use std::time::Duration;
 use redis::Value;
 use redis_patterns::{Script, catalog};
 
+#[path = "support/fill.rs"]
+mod fill;
 #[path = "../tests/it/server.rs"]
 mod server;
+
+use fill::lua;
 
 /// The bound every call must stay under.
 const BOUND_US: u64 = 10_000;
@@ -38,17 +42,6 @@ fn strings(items: impl IntoIterator<Item = String>) -> Vec<Vec<u8>> {
 
 fn s(items: &[&str]) -> Vec<String> {
     items.iter().map(|k| k.to_string()).collect()
-}
-
-/// Runs `body` (Lua over KEYS/ARGV) with EVAL: for building big keyspaces fast.
-fn lua(con: &mut redis::Connection, body: &str, keys: &[&str], args: &[&str]) {
-    let _: Value = redis::cmd("EVAL")
-        .arg(body)
-        .arg(keys.len())
-        .arg(keys)
-        .arg(args)
-        .query(con)
-        .unwrap();
 }
 
 /// `n` members `<prefix><i>` added to `key` with `command` (`SADD`, `RPUSH`), in chunks.
