@@ -105,12 +105,7 @@ impl Location {
     /// An empty key, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
-        input::key("key", &key)?;
-        // The geo set's key is the caller's: a bad one is reported as `key`.
-        let deadlines = input::aux_key(&key, "deadlines").map_err(|err| match err {
-            Error::InvalidInput { why, .. } => Error::invalid("key", why),
-            other => other,
-        })?;
+        let deadlines = input::aux_key_of("key", &key, "deadlines")?;
         Ok(Location {
             deadlines,
             key,
@@ -138,7 +133,7 @@ impl Location {
 
     /// The key of `member`'s neighbour cache, `{key}:neighbours:<member>`.
     pub fn cache_key(&self, member: &str) -> Result<String> {
-        input::aux_key(&self.key, &format!("neighbours:{member}"))
+        input::aux_key_of("key", &self.key, &format!("neighbours:{member}"))
     }
 
     /// Pins `member` at `longitude`, `latitude` (degrees), for ever (until pinned again).

@@ -95,9 +95,8 @@ fn now_ms() -> u64 {
 
 /// The key of `user`'s friends in namespace `ns`.
 fn friends_key(ns: &str, user: &str) -> Result<String> {
-    if user.is_empty() {
-        return Err(Error::invalid("user", "must not be empty"));
-    }
+    // The scripts' rule for a user, for the key built here.
+    input::check_param(&script::MINUTE_VISIT.args[0], user)?;
     input::aux_key(ns, &format!("friends:{user}"))
 }
 

@@ -181,13 +181,19 @@ pub(crate) fn negate(what: &'static str, n: i64) -> Result<i64> {
 /// slot as `name` itself: `{name}:suffix`, or `name:suffix` when `name` already holds a
 /// hash tag.
 pub(crate) fn aux_key(name: &str, suffix: &str) -> Result<String> {
-    let name = key("name", name)?;
+    aux_key_of("name", name, suffix)
+}
+
+/// [`aux_key`] for a pattern built on a key the caller names (a geo set's key): a bad one
+/// is reported as `what`.
+pub(crate) fn aux_key_of(what: &'static str, name: &str, suffix: &str) -> Result<String> {
+    let name = key(what, name)?;
     if has_hash_tag(name) {
         Ok(format!("{name}:{suffix}"))
     } else if name.contains('}') {
         // `{a}b}:x` would hash by `a`, while `a}b` hashes whole: different slots.
         Err(Error::invalid(
-            "name",
+            what,
             format!(
                 "`{name}` holds a `}}` but no hash tag; add one, as in `{{{name}}}`, or drop the `}}`"
             ),
