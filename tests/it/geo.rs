@@ -284,3 +284,74 @@ fn bad_input_is_refused_and_writes_nothing() {
     }
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// 8 clients pin 50 members each for good and 50 for a while, at once; once those expired
+/// (their deadlines moved to the past), 8 clients purge at once: each expired pin is
+/// deleted exactly once, the 400 lasting pins are left, and no deadline.
+#[test]
+fn pins_and_purges_under_contention_leave_exactly_the_lasting_pins() {
+    let db = harness::fresh_db();
+    let places = Location::new("crowd").unwrap();
+    let a_while = Duration::from_secs(600);
+    thread::scope(|scope| {
+        for c in 0..8 {
+            let (db, places) = (&db, &places);
+            scope.spawn(move || {
+                let mut con = db.con();
+                for i in 0..50 {
+                    let (lon, lat) = (113.0 + i as f64 * 0.001, 23.0 + c as f64 * 0.001);
+                    places
+                        .pin(&format!("stay:{c}:{i}"), lon, lat)
+                        .run(&mut con)
+                        .unwrap();
+                    places
+                        .pin_for(&format!("go:{c}:{i}"), lon, lat, a_while)
+                        .run(&mut con)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let mut con = db.con();
+    assert_eq!(places.size().run(&mut con).unwrap(), 800);
+    let expire_all = "for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('ZADD', KEYS[1], 1, m) end";
+    let _: () = redis::cmd("EVAL")
+        .arg(expire_all)
+        .arg(1)
+        .arg(places.deadlines_key())
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(places.size().run(&mut con).unwrap(), 400);
+    let purged: u64 = thread::scope(|scope| {
+        let purgers: Vec<_> = (0..8)
+            .map(|_| {
+                let (db, places) = (&db, &places);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut total = 0;
+                    loop {
+                        match places.purge(10).run(&mut con).unwrap() {
+                            0 => return total,
+                            n => total += n,
+                        }
+                    }
+                })
+            })
+            .collect();
+        purgers.into_iter().map(|p| p.join().unwrap()).sum()
+    });
+    let members: Vec<String> = redis::cmd("ZRANGE")
+        .arg(places.key())
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(members.len(), 400);
+    assert!(members.iter().all(|m| m.starts_with("stay:")));
+    let deadlines: u64 = redis::cmd("ZCARD")
+        .arg(places.deadlines_key())
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(deadlines, 0);
+    assert_eq!(purged, 400);
+}

@@ -349,3 +349,66 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// 300 links expire; 8 clients purge them 10 at a time, at once, while another reads them:
+/// each link is deleted exactly once, and no read gets an expired link's URL.
+#[test]
+fn purge_deletes_each_expired_link_once_under_contention() {
+    let db = harness::fresh_db();
+    let shorty = UrlShorty::with_name("purged").unwrap();
+    let mut con = db.con();
+    let brief = LinkOptions::new().ttl(Duration::from_millis(20));
+    let ids: Vec<String> = (0..300)
+        .map(|i| {
+            shorty
+                .shorten_with(&format!("https://gone/{i}"), brief)
+                .run(&mut con)
+                .unwrap()
+        })
+        .collect();
+    let kept = shorty.shorten("https://kept").run(&mut con).unwrap();
+    harness::wait_server(&mut con, Duration::from_millis(20));
+    let deleted: u64 = thread::scope(|scope| {
+        let purgers: Vec<_> = (0..8)
+            .map(|_| {
+                let (db, shorty) = (&db, &shorty);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut total = 0;
+                    loop {
+                        let n = shorty.purge(10).run(&mut con).unwrap();
+                        if n == 0 {
+                            return total;
+                        }
+                        total += n;
+                    }
+                })
+            })
+            .collect();
+        let visitor = {
+            let (db, shorty, ids) = (&db, &shorty, &ids);
+            scope.spawn(move || {
+                let mut con = db.con();
+                for id in ids {
+                    assert_eq!(shorty.restore(id).run(&mut con).unwrap(), None, "{id}");
+                }
+            })
+        };
+        visitor.join().unwrap();
+        purgers.into_iter().map(|p| p.join().unwrap()).sum()
+    });
+    let expiries: u64 = redis::cmd("ZCARD")
+        .arg(shorty.keys()[3])
+        .query(&mut con)
+        .unwrap();
+    let links: u64 = redis::cmd("HLEN")
+        .arg(shorty.keys()[1])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((expiries, links), (0, 1));
+    assert_eq!(deleted, 300);
+    assert_eq!(
+        shorty.restore(&kept).run(&mut con).unwrap().as_deref(),
+        Some("https://kept")
+    );
+}

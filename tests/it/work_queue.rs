@@ -1,4 +1,4 @@
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -974,4 +974,104 @@ fn a_job_without_its_record_is_dropped() {
     let counts = queue.counts().run(&mut con).unwrap();
     assert_eq!((counts.waiting, counts.leased), (0, 2));
     assert_eq!(queue.job("a").run(&mut con).unwrap(), None);
+}
+
+/// 100 dead jobs requeued by 8 clients at once are each requeued once. Then 4 workers
+/// take and ack while 4 clients remove every id: each job is acked or removed, never both,
+/// and none is left.
+#[test]
+fn requeue_and_remove_act_once_per_job_under_contention() {
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("contended")
+        .unwrap()
+        .with_max_deliveries(1)
+        .unwrap();
+    let mut con = db.con();
+    let ids: Vec<String> = (0..100).map(|i| format!("j{i}")).collect();
+    for id in &ids {
+        queue.add(id, "x").run(&mut con).unwrap();
+    }
+    while let Some(job) = queue.take(1).run(&mut con).unwrap().pop() {
+        assert!(matches!(
+            queue.nack(&job, "no").run(&mut con).unwrap(),
+            Nacked::Dead { .. }
+        ));
+    }
+    assert_eq!(queue.counts().run(&mut con).unwrap().dead, 100);
+    let requeued: usize = thread::scope(|scope| {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                let (db, queue, ids) = (&db, &queue, &ids);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    ids.iter()
+                        .filter(|id| queue.requeue(id).run(&mut con).unwrap())
+                        .count()
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).sum()
+    });
+    assert_eq!(requeued, 100);
+    let counts = queue.counts().run(&mut con).unwrap();
+    assert_eq!((counts.waiting, counts.dead), (100, 0));
+
+    let done = AtomicBool::new(false);
+    let (acked, removed): (Vec<String>, Vec<String>) = thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (db, queue, done) = (&db, &queue, &done);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut acked = Vec::new();
+                    while !done.load(Ordering::SeqCst) {
+                        for job in queue.take(5).run(&mut con).unwrap() {
+                            queue.ack(&job).run(&mut con).unwrap();
+                            acked.push(job.id);
+                        }
+                    }
+                    acked
+                })
+            })
+            .collect();
+        let removers: Vec<_> = (0..4)
+            .map(|r| {
+                let (db, queue, ids) = (&db, &queue, &ids);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut removed = Vec::new();
+                    for id in ids.iter().skip(r * 25).chain(ids.iter().take(r * 25)) {
+                        if let Removed::From(state) = queue.remove(id).run(&mut con).unwrap() {
+                            assert_eq!(state, State::Waiting, "{id}");
+                            removed.push(id.clone());
+                        }
+                    }
+                    removed
+                })
+            })
+            .collect();
+        let removed: Vec<String> = removers
+            .into_iter()
+            .flat_map(|r| r.join().unwrap())
+            .collect();
+        let mut con = db.con();
+        while queue.counts().run(&mut con).unwrap() != Default::default() {
+            thread::sleep(Duration::from_millis(5));
+        }
+        done.store(true, Ordering::SeqCst);
+        let acked = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        (acked, removed)
+    });
+    let mut all: Vec<&String> = acked.iter().chain(&removed).collect();
+    all.sort();
+    assert_eq!(
+        all,
+        ids.iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+    );
 }
