@@ -833,9 +833,9 @@ impl WorkQueue {
             if fields.is_empty() {
                 return Ok(None);
             }
-            let [state, deliveries, priority, group, error, payload, at]: [Vec<u8>; 7] = fields
+            let [[state, deliveries, priority, group, error, payload, at]] = rows(fields)?
                 .try_into()
-                .map_err(|_| bad_reply("expected 7 fields"))?;
+                .map_err(|_| bad_reply("expected one job"))?;
             let state = text(state)?.parse()?;
             Ok(Some(info(
                 id.clone(),
@@ -864,16 +864,13 @@ impl WorkQueue {
             count,
         )
         .map(move |flat| {
-            if !flat.len().is_multiple_of(7) {
-                return Err(bad_reply("expected 7 items per job"));
-            }
-            let mut items = flat.into_iter();
-            let mut page = Vec::new();
-            while let Some(id) = items.next() {
-                let rest: [Vec<u8>; 6] = std::array::from_fn(|_| items.next().unwrap_or_default());
-                page.push(info(text(id)?, state, rest)?);
-            }
-            Ok(page)
+            rows(flat)?
+                .into_iter()
+                .map(|[id, deliveries, priority, group, error, payload, at]| {
+                    let fields = [deliveries, priority, group, error, payload, at];
+                    info(text(id)?, state, fields)
+                })
+                .collect()
         })
     }
 
@@ -961,26 +958,32 @@ fn info(id: String, state: State, fields: [Vec<u8>; 6]) -> Result<JobInfo> {
     })
 }
 
-/// `take.lua`'s reply: six items per job.
-fn taken(flat: Vec<Vec<u8>>) -> Result<Vec<Job>> {
-    if !flat.len().is_multiple_of(6) {
-        return Err(bad_reply("expected 6 items per job"));
+/// A flat reply of `N` items per job, one array per job.
+fn rows<const N: usize>(flat: Vec<Vec<u8>>) -> Result<Vec<[Vec<u8>; N]>> {
+    if !flat.len().is_multiple_of(N) {
+        return Err(bad_reply(&format!("expected {N} items per job")));
     }
     let mut items = flat.into_iter();
-    let mut jobs = Vec::new();
-    while let Some(id) = items.next() {
-        let [token, delivery, deadline, group, payload]: [Vec<u8>; 5] =
-            std::array::from_fn(|_| items.next().unwrap_or_default());
-        jobs.push(Job {
-            id: text(id)?,
-            token: number(&token)?,
-            delivery: number(&delivery)?,
-            deadline_ms: number(&deadline)?,
-            group: optional(group).map(text).transpose()?,
-            payload,
-        });
-    }
-    Ok(jobs)
+    Ok((0..items.len() / N)
+        .map(|_| std::array::from_fn(|_| items.next().unwrap_or_default()))
+        .collect())
+}
+
+/// `take.lua`'s reply: six items per job.
+fn taken(flat: Vec<Vec<u8>>) -> Result<Vec<Job>> {
+    rows(flat)?
+        .into_iter()
+        .map(|[id, token, delivery, deadline, group, payload]| {
+            Ok(Job {
+                id: text(id)?,
+                token: number(&token)?,
+                delivery: number(&delivery)?,
+                deadline_ms: number(&deadline)?,
+                group: optional(group).map(text).transpose()?,
+                payload,
+            })
+        })
+        .collect()
 }
 
 /// A flag that asks a [`Worker`] to stop: it finishes the job in hand, acks or nacks it,
