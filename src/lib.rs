@@ -25,6 +25,7 @@ pub mod online_friends;
 pub mod priority_queue;
 pub mod rate_limiter;
 pub mod resource_pool;
+pub mod session;
 pub mod short_url;
 pub mod stack;
 pub mod stream_iterator;

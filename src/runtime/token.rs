@@ -1,4 +1,5 @@
-//! Unguessable tokens: the lock holders', the cache's computing claims, the pool's leases.
+//! Unguessable tokens (the lock holders', the cache's computing claims, the pool's leases, login
+//! sessions') and comparing one with a guess.
 
 /// 128 random bits from the operating system, as 32 hex digits.
 ///
@@ -20,4 +21,15 @@ pub(crate) fn below(n: usize) -> usize {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     (u64::from_le_bytes(bytes) % n as u64) as usize
+}
+
+/// Whether `a` and `b` are equal, in a time that depends on their lengths only, not on
+/// where they differ: for comparing a secret with a guess.
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // Keeps the compiler from turning the fold back into an early-exit comparison.
+    std::hint::black_box(difference) == 0
 }

@@ -29,6 +29,7 @@ mod probe;
 mod rate_limiter;
 mod resource_pool;
 mod runtime;
+mod session;
 mod short_url;
 mod stack;
 mod stream_iterator;

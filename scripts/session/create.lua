@@ -1,0 +1,134 @@
+--- Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.
+---
+--- 《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a
+--- second login ends the first. This family keeps several sessions per user, as web apps
+--- need (a phone, a laptop), in two keys of the user's hash slot:
+--- `sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and
+--- `d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).
+--- A session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and
+--- a token is looked up by its digest, so no comparison leaks how much of a guess was right.
+--- The caller makes the token: at least 128 random bits (the Rust API uses 256).
+---
+--- Expired sessions leave the index with their records first (all of them: the index is
+--- never longer than the largest cap, 1000). Then, if the user already has `cap` sessions,
+--- those that would expire soonest are ended (with one ttl: the least recently used),
+--- so the cap holds at every instant. Both keys expire when the last session does, so a
+--- user who never comes back leaves nothing behind and no keyspace notification is needed.
+--- Reply: the ids of the sessions ended to make room.
+--- @key sessions zset         session id -> deadline (ms, server clock)
+--- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @arg token string non-empty   the new session's token
+--- @arg ttl ms 1..=10^15-1    how long the session lasts (again from each sliding validation)
+--- @arg cap uint 1..=1000     the most sessions the user may have
+--- @return [string]           the ids of the sessions ended to make room, soonest to expire first
+--- @error BAD_ARGS            not 2 keys and 3 arguments
+--- @error BAD_TOKEN           `token` is empty
+--- @error BAD_TTL             `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_CAP             `cap` is not an integer from 1 to 1000
+--- @error TOKEN_TAKEN         a live session already has this token
+--- @clock server
+--- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+local ttl = integer(ARGV[2], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+ttl = tonumber(ttl)
+local cap = integer(ARGV[3], '1', '1000')
+if not cap then
+  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+cap = tonumber(cap)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', sessions)
+redis.call('HLEN', records)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local id = redis.sha1hex(token)
+local deadline = tonumber(redis.call('ZSCORE', sessions, id))
+if deadline and deadline > now then
+  return redis.error_reply('TOKEN_TAKEN a live session already has this token; make a new random one')
+end
+
+-- Ends the sessions `ids`: out of the index, and their records with them.
+local function forget(ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+
+forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+local evicted = {}
+local excess = redis.call('ZCARD', sessions) + 1 - cap
+if excess > 0 then
+  evicted = redis.call('ZRANGE', sessions, 0, math.min(excess, 1000) - 1)
+  forget(evicted)
+end
+redis.call('ZADD', sessions, now + ttl, id)
+redis.call('HSET', records, 't:' .. id, ttl)
+-- Both keys live as long as the session that lasts longest.
+local last = redis.call('ZRANGE', sessions, -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', sessions, last[2])
+redis.call('PEXPIREAT', records, last[2])
+return evicted

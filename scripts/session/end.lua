@@ -1,0 +1,62 @@
+--- Ends sessions of one user by their ids (a "log out this device" button), data and all.
+---
+--- 《Redis 应用实例》 chapter 19 (`Session.destroy`), for one session among several. A
+--- session's id is the SHA-1 of its token (see create.lua), so an app can list a user's
+--- sessions (list.lua) and end one without holding its token. Ids the user does not have
+--- are ignored. Expired sessions of the user are forgotten first. Logging out everywhere
+--- needs no script: `DEL sessions records`.
+--- Reply: how many live sessions were ended.
+--- @key sessions zset         session id -> deadline (ms, server clock)
+--- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @arg ids string... 1..=100    the ids of the sessions to end
+--- @return uint               how many of them were live sessions, now ended
+--- @error BAD_ARGS            not 2 keys and from 1 to 100 ids
+--- @clock server
+--- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 100 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 100 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', sessions)
+redis.call('HLEN', records)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- Ends the sessions `ids`: out of the index, and their records with them.
+local function forget(ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+
+forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+local ended = {}
+for i = 1, #ARGV do
+  if redis.call('ZSCORE', sessions, ARGV[i]) then
+    ended[#ended + 1] = ARGV[i]
+  end
+end
+if #ended == 0 then
+  return 0
+end
+forget(ended)
+-- Both keys live as long as the session that lasts longest, if one is left.
+local last = redis.call('ZRANGE', sessions, -1, -1, 'WITHSCORES')
+if last[2] then
+  redis.call('PEXPIREAT', sessions, last[2])
+  redis.call('PEXPIREAT', records, last[2])
+end
+return #ended

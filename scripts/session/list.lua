@@ -1,0 +1,27 @@
+#!lua flags=no-writes
+--- Lists a user's live sessions, soonest to expire first, with the time each has left.
+---
+--- Beyond the book (one session per user). For a "your devices" page: each id can be
+--- ended with end.lua. Sessions that have expired but are not yet forgotten are left out.
+--- The index is never longer than the largest cap, 1000 (see create.lua).
+--- Reply: id, ms left, id, ms left, ...
+--- @key sessions zset         session id -> deadline (ms, server clock)
+--- @return [string]           each live session's id and its milliseconds left, soonest to expire first
+--- @error BAD_ARGS            not 1 key and no arguments
+--- @clock server
+--- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+-- End of the generated input checks.
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local live = redis.call('ZRANGEBYSCORE', sessions, '(' .. string.format('%d', now), '+inf',
+  'WITHSCORES', 'LIMIT', 0, 1000)
+for i = 2, #live, 2 do
+  live[i] = string.format('%d', tonumber(live[i]) - now)
+end
+return live

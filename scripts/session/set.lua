@@ -1,0 +1,93 @@
+--- Sets fields of a session's data, if the token is correct; the data ends with the session.
+---
+--- Beyond the book, whose sessions hold no data. A session's data lives in `records` as
+--- one MessagePack map under `d:<id>`, beside the session's ttl, so that ending or
+--- evicting a session (create.lua, end.lua), or its expiry, takes its data with it in the
+--- same step, and "log out everywhere" is deleting two keys. The data is bounded: at most
+--- 256 fields, and at most 1 MiB of names and values together. Expired sessions of the
+--- user are forgotten first (see create.lua). Setting data does not slide the expiry.
+--- Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- (nothing is set), as validate.lua answers.
+--- @key sessions zset         session id -> deadline (ms, server clock)
+--- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @arg token string non-empty   the session's token
+--- @arg fields bytes... 2..=200   name, value, name, value, ...: from 1 to 100 pairs
+--- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @error BAD_ARGS            not 2 keys, a token and from 2 to 200 names and values
+--- @error BAD_TOKEN           `token` is empty
+--- @error BAD_FIELDS          a name without a value: the names and values are an odd number
+--- @error DATA_TOO_BIG        the data would have more than 256 fields or 1 MiB of names and values
+--- @error BAD_RECORD          the session's data in `records` was not written by these scripts
+--- @clock server
+--- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 3 or #ARGV > 201 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 3 to 201 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- End of the generated input checks.
+if #ARGV % 2 ~= 1 then
+  return redis.error_reply('BAD_FIELDS ' .. (#ARGV - 1) .. ' names and values: a name has no value')
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', sessions)
+redis.call('HLEN', records)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local id = redis.sha1hex(token)
+local deadline = tonumber(redis.call('ZSCORE', sessions, id))
+local correct = deadline and deadline > now
+local packed
+-- Everything that can be refused is read and checked before the first write.
+if correct then
+  local data = {}
+  local stored = redis.call('HGET', records, 'd:' .. id)
+  if stored then
+    local ok, unpacked = pcall(cmsgpack.unpack, stored)
+    if not ok or type(unpacked) ~= 'table' then
+      return redis.error_reply('BAD_RECORD session ' .. id .. ' has data that is not a MessagePack map')
+    end
+    data = unpacked
+  end
+  for i = 2, #ARGV, 2 do
+    data[ARGV[i]] = ARGV[i + 1]
+  end
+  local count, bytes = 0, 0
+  for name, value in pairs(data) do
+    count = count + 1
+    bytes = bytes + #name + #value
+  end
+  if count > 256 or bytes > 1048576 then
+    return redis.error_reply('DATA_TOO_BIG the data would have ' .. count .. ' fields and ' .. bytes
+      .. ' bytes of names and values; at most 256 and 1048576')
+  end
+  packed = cmsgpack.pack(data)
+end
+
+-- Ends the sessions `ids`: out of the index, and their records with them.
+local function forget(ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+
+forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+if not correct then
+  return redis.call('ZCARD', sessions) > 0 and 'TOKEN_INCORRECT' or 'TOKEN_NOT_EXISTS'
+end
+redis.call('HSET', records, 'd:' .. id, packed)
+return 'TOKEN_CORRECT'

@@ -1,0 +1,75 @@
+--- Removes fields from a session's data, if the token is correct.
+---
+--- Beyond the book (see set.lua for where the data lives). Names the data does not hold
+--- are ignored. Expired sessions of the user are forgotten first (see create.lua).
+--- Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- (nothing is removed), as validate.lua answers.
+--- @key sessions zset         session id -> deadline (ms, server clock)
+--- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @arg token string non-empty   the session's token
+--- @arg names bytes... 1..=100   the names of the fields to remove
+--- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @error BAD_ARGS            not 2 keys, a token and from 1 to 100 names
+--- @error BAD_TOKEN           `token` is empty
+--- @error BAD_RECORD          the session's data in `records` was not written by these scripts
+--- @clock server
+--- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 2 or #ARGV > 101 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local sessions = KEYS[1]
+local records = KEYS[2]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', sessions)
+redis.call('HLEN', records)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local id = redis.sha1hex(token)
+local deadline = tonumber(redis.call('ZSCORE', sessions, id))
+local correct = deadline and deadline > now
+local data
+-- Everything that can be refused is read and checked before the first write.
+local stored = correct and redis.call('HGET', records, 'd:' .. id)
+if stored then
+  local ok, unpacked = pcall(cmsgpack.unpack, stored)
+  if not ok or type(unpacked) ~= 'table' then
+    return redis.error_reply('BAD_RECORD session ' .. id .. ' has data that is not a MessagePack map')
+  end
+  data = unpacked
+  for i = 2, #ARGV do
+    data[ARGV[i]] = nil
+  end
+end
+
+-- Ends the sessions `ids`: out of the index, and their records with them.
+local function forget(ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+
+forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+if not correct then
+  return redis.call('ZCARD', sessions) > 0 and 'TOKEN_INCORRECT' or 'TOKEN_NOT_EXISTS'
+end
+if data and next(data) then
+  redis.call('HSET', records, 'd:' .. id, cmsgpack.pack(data))
+elseif data then
+  redis.call('HDEL', records, 'd:' .. id)
+end
+return 'TOKEN_CORRECT'
