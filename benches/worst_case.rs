@@ -462,6 +462,52 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
         Case {
+            script: "session/create",
+            input: "1,000 live sessions with data, all evicted (cap 1)",
+            setup: |con| sessions_crowd(con, 0, 1000),
+            keys: session_keys(),
+            args: strings(["new-token".into(), "3600000".into(), "1".into()]),
+        },
+        Case {
+            script: "session/end",
+            input: "900 expired sessions forgotten, 100 live ones ended",
+            setup: |con| sessions_crowd(con, 900, 100),
+            keys: session_keys(),
+            args: strings((900..1000).map(|i| format!("s{i}"))),
+        },
+        Case {
+            script: "session/list",
+            input: "1,000 live sessions",
+            setup: |con| sessions_crowd(con, 0, 1000),
+            keys: session_keys()[..1].to_vec(),
+            args: vec![],
+        },
+        Case {
+            script: "session/set",
+            input: "999 expired forgotten; 100 of 256 fields (64 KiB) replaced",
+            setup: full_session,
+            keys: session_keys(),
+            args: std::iter::once(b"live-token".to_vec())
+                .chain((0..100).flat_map(|i| [format!("f{i}").into_bytes(), vec![b'y'; 250]]))
+                .collect(),
+        },
+        Case {
+            script: "session/unset",
+            input: "999 expired forgotten; 100 of 256 fields (64 KiB) removed",
+            setup: full_session,
+            keys: session_keys(),
+            args: std::iter::once(b"live-token".to_vec())
+                .chain((0..100).map(|i| format!("f{i}").into_bytes()))
+                .collect(),
+        },
+        Case {
+            script: "session/validate",
+            input: "999 expired forgotten; slid, with 256 fields (64 KiB)",
+            setup: full_session,
+            keys: session_keys(),
+            args: strings(["live-token".into(), "1".into(), "1".into()]),
+        },
+        Case {
             script: "user_login/login",
             input: "10,000 recent logins trimmed to 1",
             setup: |con| {
@@ -750,6 +796,44 @@ fn seen_crowd(con: &mut redis::Connection) {
            redis.call('ZADD', KEYS[2], unpack(batch))
          end",
         &["{o}:friends:u", "{o}:last.seen"],
+        &[],
+    );
+}
+
+/// A user's keys, as `session` scripts take them.
+fn session_keys() -> Vec<String> {
+    s(&["{s:u}:sessions", "{s:u}:records"])
+}
+
+/// `expired` sessions `s0`… whose deadline has passed, then `live` ones, each with a
+/// ttl record and 1 KiB of data.
+fn sessions_crowd(con: &mut redis::Connection, expired: usize, live: usize) {
+    lua(
+        con,
+        "local expired, live = tonumber(ARGV[1]), tonumber(ARGV[2])
+         local data = cmsgpack.pack({ cart = string.rep('x', 1024) })
+         for i = 0, expired + live - 1 do
+           local id = 's' .. i
+           redis.call('ZADD', KEYS[1], i < expired and 1 or 4102444800000 + i, id)
+           redis.call('HSET', KEYS[2], 't:' .. id, 3600000, 'd:' .. id, data)
+         end",
+        &["{s:u}:sessions", "{s:u}:records"],
+        &[&expired.to_string(), &live.to_string()],
+    );
+}
+
+/// 999 expired sessions, and the session of `live-token` with the most data it may hold:
+/// 256 fields, 64 KiB of names and values.
+fn full_session(con: &mut redis::Connection) {
+    sessions_crowd(con, 999, 0);
+    lua(
+        con,
+        "local id = redis.sha1hex('live-token')
+         local data = {}
+         for i = 0, 255 do data['f' .. i] = string.rep('x', 250) end
+         redis.call('ZADD', KEYS[1], 4102444800000, id)
+         redis.call('HSET', KEYS[2], 't:' .. id, 3600000, 'd:' .. id, cmsgpack.pack(data))",
+        &["{s:u}:sessions", "{s:u}:records"],
         &[],
     );
 }

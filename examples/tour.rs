@@ -31,6 +31,7 @@ use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::server::{Capability, Server};
+use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
@@ -159,7 +160,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  a throwaway redis-server; set REDIS_URL to run the tour on yours");
     } else {
         println!(
-            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:… or Chat:tour:…, and deletes them at the end"
+            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:…, Chat:tour:… or User:tour:…, and deletes them at the end"
         );
     }
     println!("  Each line shows a call → what it returned  (and why, when that is not obvious).");
@@ -184,6 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     binary_recorder(t)?;
     compact_string(t)?;
     resource_pool(t)?;
+    session(t)?;
     short_url(t)?;
     geo(t)?;
     user_login(t)?;
@@ -197,11 +199,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Deletes every key whose name starts with `tour:`, `{tour:` or `Chat:tour:`, a SCAN
+/// Deletes every key whose name starts with `tour:`, `{tour:`, `Chat:tour:` or
+/// `User:tour:`, a SCAN
 /// batch at a time: each call does bounded work, however many keys the server holds.
 fn delete_tour_keys(con: &mut redis::Connection) -> redis::RedisResult<u64> {
     let mut deleted = 0;
-    for pattern in ["tour:*", "{tour:*", "Chat:tour:*"] {
+    for pattern in ["tour:*", "{tour:*", "Chat:tour:*", "User:tour:*"] {
         let mut cursor = 0_u64;
         loop {
             let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -1228,6 +1231,69 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "pool.total_count()",
         "resources, available and held",
         pool.total_count(),
+    )?;
+    Ok(())
+}
+
+fn session(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Session (ch. 19): one token per user; SessionStore: several, capped, sliding, with data",
+        "The book's token is compared in constant time. A store keeps a user's sessions in an\n\
+         index of deadlines that every call cleans; its keys expire with the last session.",
+    );
+    let book = Session::new("tour:peter")?;
+    let token = t.show("book.create()", "a 30-day token", book.create())?;
+    t.show("book.validate(token)", "", book.validate(token.as_str()))?;
+    t.show("book.validate(\"guess\")", "", book.validate("guess"))?;
+    t.show("book.destroy()", "", book.destroy())?;
+
+    let store = SessionStore::new("tour:sessions")?.with_cap(2)?;
+    let phone = t.show(
+        "store.create(\"peter\")",
+        "a token for the phone",
+        store.create("peter"),
+    )?;
+    let phone = phone.token.as_str();
+    t.show(
+        "store.set(\"peter\", phone, &[(\"theme\", \"dark\")])",
+        "",
+        store.set("peter", phone, &[("theme", "dark")]),
+    )?;
+    t.show(
+        "store.load(\"peter\", phone) → .get(\"theme\")",
+        "checked, slid and loaded in one step",
+        store.load("peter", phone).map(|session| {
+            session
+                .map(|s| s.get::<String>("theme"))
+                .transpose()
+                .map(Option::flatten)
+        }),
+    )?;
+    t.show(
+        "store.create(\"peter\")",
+        "the laptop",
+        store.create("peter"),
+    )?;
+    std::thread::sleep(Duration::from_millis(2));
+    t.show(
+        "store.validate(\"peter\", phone)",
+        "the phone is used again: the laptop is now the least recently used",
+        store.validate("peter", phone),
+    )?;
+    t.show(
+        "store.create(\"peter\")",
+        "a third, over the cap of 2: the laptop's session ends",
+        store.create("peter"),
+    )?;
+    t.show(
+        "store.list(\"peter\")",
+        "soonest to expire first",
+        store.list("peter"),
+    )?;
+    t.show(
+        "store.end_all(\"peter\")",
+        "log out everywhere",
+        store.end_all("peter"),
     )?;
     Ok(())
 }

@@ -46,7 +46,7 @@
 //!   session's ttl (turn it off with [`with_sliding(false)`](SessionStore::with_sliding)).
 //! - **Session data** ([`set`](SessionStore::set), [`unset`](SessionStore::unset),
 //!   [`load`](SessionStore::load)) that ends with its session, whether it expires, is
-//!   evicted by the cap or is ended: up to 256 fields and 1 MiB of names and values per
+//!   evicted by the cap or is ended: up to 256 fields and 64 KiB of names and values per
 //!   session.
 //! - **Redis never holds a token.** A session's id is the SHA-1 of its token
 //!   ([`session_id`]); the store keeps ids, and looks a token up by its digest, so no
@@ -448,7 +448,7 @@ impl SessionStore {
 
     /// Sets fields of the session's data (from 1 to 100 per call), if `token` is one of
     /// `uid`'s sessions: [`TokenStatus::Correct`]; otherwise nothing is set and the answer
-    /// says why. The data may hold up to 256 fields and 1 MiB of names and values
+    /// says why. The data may hold up to 256 fields and 64 KiB of names and values
     /// (`DATA_TOO_BIG` beyond, and nothing is set). Setting does not slide the expiry.
     /// One script (`session/set`).
     pub fn set<V: ToRedisArgs>(

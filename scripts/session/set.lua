@@ -4,8 +4,10 @@
 --- one MessagePack map under `d:<id>`, beside the session's ttl, so that ending or
 --- evicting a session (create.lua, end.lua), or its expiry, takes its data with it in the
 --- same step, and "log out everywhere" is deleting two keys. The data is bounded: at most
---- 256 fields, and at most 1 MiB of names and values together. Expired sessions of the
---- user are forgotten first (see create.lua). Setting data does not slide the expiry.
+--- 256 fields, and at most 64 KiB of names and values together (each call reads and
+--- rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).
+--- Expired sessions of the user are forgotten first (see create.lua). Setting data does not
+--- slide the expiry.
 --- Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
 --- (nothing is set), as validate.lua answers.
 --- @key sessions zset         session id -> deadline (ms, server clock)
@@ -16,7 +18,7 @@
 --- @error BAD_ARGS            not 2 keys, a token and from 2 to 200 names and values
 --- @error BAD_TOKEN           `token` is empty
 --- @error BAD_FIELDS          a name without a value: the names and values are an odd number
---- @error DATA_TOO_BIG        the data would have more than 256 fields or 1 MiB of names and values
+--- @error DATA_TOO_BIG        the data would have more than 256 fields or 64 KiB of names and values
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
@@ -63,9 +65,9 @@ if correct then
     count = count + 1
     bytes = bytes + #name + #value
   end
-  if count > 256 or bytes > 1048576 then
+  if count > 256 or bytes > 65536 then
     return redis.error_reply('DATA_TOO_BIG the data would have ' .. count .. ' fields and ' .. bytes
-      .. ' bytes of names and values; at most 256 and 1048576')
+      .. ' bytes of names and values; at most 256 and 65536')
   end
   packed = cmsgpack.pack(data)
 end

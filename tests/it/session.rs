@@ -530,7 +530,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
 
     // Data beyond its bounds: all of a set is refused.
-    let big = vec![b'x'; 1 << 20];
+    let big = vec![b'x'; 65_534];
     assert_code(
         store
             .set("peter", token, &[("big", big.as_slice())])
@@ -538,6 +538,16 @@ fn bad_input_is_refused_and_writes_nothing() {
         "DATA_TOO_BIG",
     );
     assert_eq!(harness::dump(&mut con), before);
+    // 65,536 bytes of names and values in all ("a" = "1" and "big" included) is the most.
+    let most = vec![b'x'; 65_531];
+    assert_eq!(
+        store
+            .set("peter", token, &[("big", most.as_slice())])
+            .run(&mut con)
+            .unwrap(),
+        TokenStatus::Correct
+    );
+    store.unset("peter", token, &["big"]).run(&mut con).unwrap();
     let names: Vec<String> = (0..255).map(|i| format!("f{i}")).collect();
     for chunk in names.chunks(100) {
         let fields: Vec<(&str, &str)> = chunk.iter().map(|n| (n.as_str(), "v")).collect();
