@@ -50,7 +50,9 @@
 //!   session.
 //! - **Redis never holds a token.** A session's id is the SHA-1 of its token
 //!   ([`session_id`]); the store keeps ids, and looks a token up by its digest, so no
-//!   stored token is ever compared and a copy of the data lets no one log in.
+//!   stored token is ever compared and a copy of the data (an RDB file, a replica) lets
+//!   no one log in. A token does travel as a script argument, so `MONITOR` and `SLOWLOG`
+//!   can show it, as they show any command's arguments.
 //!
 //! A user `uid` of the store `namespace` is two keys in one hash slot:
 //!

@@ -33,3 +33,18 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     // Keeps the compiler from turning the fold back into an early-exit comparison.
     std::hint::black_box(difference) == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_is_equality() {
+        assert!(same(b"", b""));
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"xbc"));
+        assert!(!same(b"abc", b"ab"));
+        assert!(!same(b"", b"a"));
+    }
+}
