@@ -385,25 +385,14 @@ fn the_cap_holds_at_every_instant_under_contention() {
         .unwrap()
         .with_cap(CAP as u64)
         .unwrap();
-    let [sessions, records] = store.keys("peter").unwrap();
     let done = std::sync::atomic::AtomicBool::new(false);
     let (created, evicted, snapshots) = thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             let mut con = db.con();
             let mut snapshots = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let (index, fields): (Vec<String>, Vec<String>) = redis::pipe()
-                    .atomic()
-                    .cmd("ZRANGE")
-                    .arg(&sessions)
-                    .arg(0)
-                    .arg(-1)
-                    .cmd("HKEYS")
-                    .arg(&records)
-                    .query(&mut con)
-                    .unwrap();
-                assert!(index.len() <= CAP, "{} sessions", index.len());
-                assert_consistent(&index, &fields);
+                let sessions = assert_consistent(&mut con, &store);
+                assert!(sessions <= CAP, "{sessions} sessions");
                 snapshots += 1;
             }
             snapshots
@@ -457,21 +446,24 @@ fn the_cap_holds_at_every_instant_under_contention() {
     for s in &live {
         assert!(created.contains(&s.id) && !ended.contains(&s.id));
     }
+    assert_consistent(&mut con, &store);
+}
+
+/// Reads peter's index and records in one transaction: every session in the index has
+/// its ttl record, and every record belongs to a session in the index. Returns how many
+/// sessions the index holds.
+fn assert_consistent(con: &mut redis::Connection, store: &SessionStore) -> usize {
+    let [sessions, records] = store.keys("peter").unwrap();
     let (index, fields): (Vec<String>, Vec<String>) = redis::pipe()
+        .atomic()
         .cmd("ZRANGE")
         .arg(&sessions)
         .arg(0)
         .arg(-1)
         .cmd("HKEYS")
         .arg(&records)
-        .query(&mut con)
+        .query(con)
         .unwrap();
-    assert_consistent(&index, &fields);
-}
-
-/// Every session in the index has its ttl record, and every record belongs to a session
-/// in the index.
-fn assert_consistent(index: &[String], fields: &[String]) {
     let ids: BTreeSet<&str> = index.iter().map(String::as_str).collect();
     let with_ttl: BTreeSet<&str> = fields.iter().filter_map(|f| f.strip_prefix("t:")).collect();
     assert_eq!(with_ttl, ids, "the index and the records disagree");
@@ -479,6 +471,7 @@ fn assert_consistent(index: &[String], fields: &[String]) {
         let id = f.split_once(':').map(|(_, id)| id).unwrap_or("");
         assert!(ids.contains(id), "a record of no session: {f}");
     }
+    index.len()
 }
 
 /// Bad input is refused before any I/O, or by the script with its declared code; either
