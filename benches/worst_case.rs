@@ -339,6 +339,13 @@ fn cases() -> Vec<Case> {
             args: strings(["u7".into(), "1700000000000".into(), "1".into()]),
         },
         Case {
+            script: "pagination/page",
+            input: "1000 items from the middle of 1,000,000",
+            setup: |con| fill(con, "RPUSH", "{pages}", "item", 1_000_000),
+            keys: s(&["{pages}"]),
+            args: strings(["500000".into(), "1000".into()]),
+        },
+        Case {
             script: "rate_limiter/duration",
             input: "a full window",
             setup: |con| {

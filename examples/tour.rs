@@ -25,8 +25,10 @@ use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::log::Log;
 use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
+use redis_patterns::lottery::Lottery;
 use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix};
 use redis_patterns::online_friends::{LastSeen, MinuteSets};
+use redis_patterns::pagination::Paging;
 use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::resource_pool::ResourcePool;
@@ -185,7 +187,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     binary_recorder(t)?;
     compact_string(t)?;
     resource_pool(t)?;
+    lottery(t)?;
     session(t)?;
+    pagination(t)?;
     short_url(t)?;
     geo(t)?;
     user_login(t)?;
@@ -1232,6 +1236,66 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "resources, available and held",
         pool.total_count(),
     )?;
+    Ok(())
+}
+
+fn lottery(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Lottery (ch. 17): a pool of players, drawn with or without removal",
+        "One native command each; a draw's number is at least 1 (a negative one repeats winners).",
+    );
+    let lottery = Lottery::new("tour:lottery")?;
+    for player in ["peter", "jack", "tom"] {
+        t.show(
+            &format!("lottery.join({player:?})"),
+            "",
+            lottery.join(player),
+        )?;
+    }
+    t.show(
+        "lottery.draw::<String>(2)",
+        "they stay in the pool",
+        lottery.draw::<String>(2),
+    )?;
+    t.show(
+        "lottery.draw_and_remove::<String>(1)",
+        "the first prize: out of the pool",
+        lottery.draw_and_remove::<String>(1),
+    )?;
+    t.show("lottery.size()", "", lottery.size())?;
+    Ok(())
+}
+
+fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Paging (ch. 23): offset pages as in the book, and cursor pages that never shift",
+        "A cursor counts the items left from the tail, which new items at the head never move.",
+    );
+    let paging = Paging::new("tour:pages")?;
+    t.show(
+        "paging.add(&[\"1\", …, \"7\"])",
+        "",
+        paging.add(&["1", "2", "3", "4", "5", "6", "7"]),
+    )?;
+    t.show("paging.get::<String>(1, 3)", "", paging.get::<String>(1, 3))?;
+    let first = t.show(
+        "paging.first_page::<String>(3)",
+        "",
+        paging.first_page::<String>(3),
+    )?;
+    t.show("paging.add(&[\"8\"])", "a new item", paging.add(&["8"]))?;
+    t.show(
+        "paging.get::<String>(2, 3)",
+        "the offset page shifted: 5 again",
+        paging.get::<String>(2, 3),
+    )?;
+    if let Some(cursor) = first.next {
+        t.show(
+            "paging.page_after::<String>(cursor, 3)",
+            "the cursor page did not",
+            paging.page_after::<String>(cursor, 3),
+        )?;
+    }
     Ok(())
 }
 

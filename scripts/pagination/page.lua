@@ -1,0 +1,95 @@
+#!lua flags=no-writes
+--- Reads one page of a list, newest first, by a cursor that new items never shift.
+---
+--- 《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an
+--- item added at the head between two reads moves every later item down one place: the
+--- reader sees an item twice, or, with deletions, misses one. Items are only ever added at
+--- the head (LPUSH), so an item's place counted from the tail never changes. The cursor is
+--- that count: how many older items are still to read. The first page (an empty cursor)
+--- reads the newest `size` items; each reply gives the cursor of the next page, 0 after the
+--- oldest item. A cursor larger than the list (the list was trimmed at its tail) reads on
+--- from the oldest item left.
+--- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
+--- @key list list             the items, newest first (added with LPUSH)
+--- @arg cursor uint? 1..=10^15-1   how many older items remain, from the last reply; empty for the first page
+--- @arg size uint 1..=1000    the most items on the page
+--- @return [bytes]            the next cursor (0: no more), then the page's items
+--- @error BAD_ARGS            not 1 key and 2 arguments
+--- @error BAD_CURSOR          `cursor` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_SIZE            `size` is not an integer from 1 to 1000
+--- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local list = KEYS[1]
+local cursor = nil
+if ARGV[1] ~= '' then
+  cursor = integer(ARGV[1], '1', '999999999999999')
+  if not cursor then
+    return redis.error_reply(
+        'BAD_CURSOR cursor must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
+  end
+  cursor = tonumber(cursor)
+end
+local size = integer(ARGV[2], '1', '1000')
+if not size then
+  return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+end
+size = tonumber(size)
+-- End of the generated input checks.
+local length = redis.call('LLEN', list)
+local remaining = length
+if cursor and cursor < length then
+  remaining = cursor
+end
+if remaining == 0 then
+  return { '0' }
+end
+local stop = math.min(size - remaining - 1, -1)
+local page = redis.call('LRANGE', list, -remaining, stop)
+table.insert(page, 1, string.format('%d', remaining - #page))
+return page
