@@ -242,6 +242,47 @@ fn cases() -> Vec<Case> {
             args: strings(["t".into()]),
         },
         Case {
+            script: "leaderboard/around",
+            input: "100 above and 100 below, all scores distinct, among 1,000,000",
+            setup: |con| board(con, "{b}", 1_000_000),
+            keys: s(&["{b}", "{b}:levels"]),
+            args: strings(["i500000".into(), "100".into(), "dense".into()]),
+        },
+        Case {
+            script: "leaderboard/remove",
+            input: "the only item of its score, among 1,000,000",
+            setup: |con| board(con, "{b}", 1_000_000),
+            keys: s(&["{b}", "{b}:levels"]),
+            args: strings(["i500000".into()]),
+        },
+        Case {
+            script: "leaderboard/set",
+            input: "a new score for the only item of its old one, among 1,000,000",
+            setup: |con| board(con, "{b}", 1_000_000),
+            keys: s(&["{b}", "{b}:levels"]),
+            args: strings(["i500000".into(), "0.5".into()]),
+        },
+        Case {
+            script: "leaderboard/standing",
+            input: "10 boards of 100,000",
+            setup: |con| {
+                for b in 0..10 {
+                    board(con, &format!("{{b}}:{b}"), 100_000);
+                }
+            },
+            keys: (0..10)
+                .flat_map(|b| [format!("{{b}}:{b}"), format!("{{b}}:{b}:levels")])
+                .collect(),
+            args: strings(["i50000".into()]),
+        },
+        Case {
+            script: "leaderboard/update",
+            input: "the only item of its score, among 1,000,000",
+            setup: |con| board(con, "{b}", 1_000_000),
+            keys: s(&["{b}", "{b}:levels"]),
+            args: strings(["i500000".into(), "0.5".into()]),
+        },
+        Case {
             script: "logical_matrix/get_all",
             input: "512 rows of 2 KiB (1 MiB)",
             setup: rows_of_2_kib,
@@ -804,6 +845,27 @@ fn seen_crowd(con: &mut redis::Connection) {
          end",
         &["{o}:friends:u", "{o}:last.seen"],
         &[],
+    );
+}
+
+/// A leaderboard `key` of `n` items `i0`… scored 0, 1, …, and its distinct scores.
+fn board(con: &mut redis::Connection, key: &str, n: usize) {
+    let levels = format!("{key}:levels");
+    lua(
+        con,
+        "for i = 0, tonumber(ARGV[1]) - 1, 1000 do
+           local items, levels = {}, {}
+           for j = i, math.min(i + 999, tonumber(ARGV[1]) - 1) do
+             items[#items + 1] = j
+             items[#items + 1] = 'i' .. j
+             levels[#levels + 1] = j
+             levels[#levels + 1] = string.format('%.17g', j)
+           end
+           redis.call('ZADD', KEYS[1], unpack(items))
+           redis.call('ZADD', KEYS[2], unpack(levels))
+         end",
+        &[key, &levels],
+        &[&n.to_string()],
     );
 }
 

@@ -6,7 +6,8 @@
 //! ```
 //!
 //! Against `REDIS_URL` it writes only keys whose names start with `tour:` or `{tour:`
-//! (and `Chat:tour:`, as a chat's key is `Chat:<broadcaster>`), and deletes them at the
+//! (and `Chat:tour:` and `User:tour:`, as a chat's key is `Chat:<broadcaster>` and the
+//! book's session key is `User:<uid>:token`), and deletes them at the
 //! end (found with SCAN, never KEYS).
 
 use std::fmt::Debug;
@@ -22,6 +23,7 @@ use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 use redis_patterns::geo::Location;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
 use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::log::Log;
 use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
@@ -190,6 +192,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     lottery(t)?;
     session(t)?;
     pagination(t)?;
+    leaderboard(t)?;
     short_url(t)?;
     geo(t)?;
     user_login(t)?;
@@ -1296,6 +1299,46 @@ fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
             paging.page_after::<String>(cursor, 3),
         )?;
     }
+    Ok(())
+}
+
+fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Leaderboard (ch. 22): floats kept, ranks by tie policy, \"around me\", several boards",
+        "Writes also keep each distinct score once, so a dense rank is one count; reads of\n\
+         ranks are one script, so every answer is of one moment.",
+    );
+    let board = Leaderboard::new("{tour:game}:all-time")?;
+    for (item, score) in [("ann", 100.0), ("bob", 90.0), ("cat", 90.0), ("dan", 80.0)] {
+        t.show(
+            &format!("board.set_weight({item:?}, {score:?})"),
+            "",
+            board.set_weight(item, score),
+        )?;
+    }
+    t.show(
+        "board.update_weight(\"dan\", 0.5)",
+        "",
+        board.update_weight("dan", 0.5),
+    )?;
+    t.show("board.top(2)", "", board.top(2))?;
+    for policy in [
+        RankPolicy::Standard,
+        RankPolicy::Dense,
+        RankPolicy::Modified,
+    ] {
+        t.show(
+            &format!("board.rank(\"dan\", {policy:?})"),
+            "",
+            board.rank("dan", policy),
+        )?;
+    }
+    t.show(
+        "board.around(\"bob\", 1, RankPolicy::Standard)",
+        "one above, one below",
+        board.around("bob", 1, RankPolicy::Standard),
+    )?;
+    t.show("board.standing(\"bob\")", "", board.standing("bob"))?;
     Ok(())
 }
 

@@ -16,6 +16,7 @@ pub mod geo;
 pub mod id_generator;
 pub mod identity_lock;
 pub mod keyspace;
+pub mod leaderboard;
 pub mod lock;
 pub mod log;
 pub mod logical_matrix;

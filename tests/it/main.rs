@@ -18,6 +18,7 @@ mod geo;
 mod id_generator;
 mod identity_lock;
 mod keyspace;
+mod leaderboard;
 mod lock;
 mod log;
 mod logical_matrix;

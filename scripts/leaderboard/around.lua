@@ -1,0 +1,109 @@
+#!lua flags=no-writes
+--- The items around one ("around me"): up to `n` ranked above it and `n` below, with their scores and ranks.
+---
+--- Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank
+--- follows `policy` (see standing.lua), so tied items at the window's edges get the rank
+--- they have on the whole board, not in the window. One read, so every rank is of one
+--- moment.
+--- Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is
+--- not on the board.
+--- @key board zset            item -> score (the book's key)
+--- @key levels zset           each distinct score of `board` once (see set.lua)
+--- @arg item bytes            the item
+--- @arg n uint 1..=100        how many items above it, and how many below, at the most
+--- @arg policy string standard|dense|modified|ordinal   how ties are ranked
+--- @return [bytes]            item, score, rank triples, highest first
+--- @error BAD_ARGS            not 2 keys and 3 arguments
+--- @error BAD_N               `n` is not an integer from 1 to 100
+--- @error BAD_POLICY          `policy` is not standard, dense, modified or ordinal
+--- @complexity O(n log N), N = the items
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local item = ARGV[1]
+local n = integer(ARGV[2], '1', '100')
+if not n then
+  return redis.error_reply('BAD_N n must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+n = tonumber(n)
+local policy = ARGV[3]
+if policy ~= 'standard' and policy ~= 'dense' and policy ~= 'modified' and policy ~= 'ordinal' then
+  return redis.error_reply('BAD_POLICY policy must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
+end
+-- End of the generated input checks.
+redis.call('ZCARD', levels)
+local place = redis.call('ZREVRANK', board, item)
+if not place then
+  return {}
+end
+local first = math.max(place - n, 0)
+local window = redis.call('ZREVRANGE', board, first, place + n, 'WITHSCORES')
+local ranks = {}
+local function rank_of(score, position)
+  if policy == 'ordinal' then
+    return position + 1
+  end
+  if not ranks[score] then
+    if policy == 'standard' then
+      ranks[score] = 1 + redis.call('ZCOUNT', board, '(' .. score, '+inf')
+    elseif policy == 'dense' then
+      ranks[score] = 1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf')
+    else
+      ranks[score] = redis.call('ZCOUNT', board, score, '+inf')
+    end
+  end
+  return ranks[score]
+end
+local reply = {}
+for i = 1, #window, 2 do
+  reply[#reply + 1] = window[i]
+  reply[#reply + 1] = window[i + 1]
+  reply[#reply + 1] = tostring(rank_of(window[i + 1], first + (i - 1) / 2))
+end
+return reply

@@ -1,0 +1,39 @@
+--- Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.
+---
+--- 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.
+--- Reply: 1 if the item was on the board.
+--- @key board zset            item -> score (the book's key)
+--- @key levels zset          each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @arg item bytes            the item
+--- @return bool               1 if it was on the board
+--- @error BAD_ARGS            not 2 keys and 1 argument
+--- @complexity O(log N), N = the items
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local item = ARGV[1]
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
+-- A score as a level's member: one spelling per value, whatever the server's own.
+local function level(score)
+  if score == 0 then
+    return '0'
+  end
+  return string.format('%.17g', score)
+end
+
+local old = redis.call('ZSCORE', board, item)
+if not old then
+  return 0
+end
+redis.call('ZREM', board, item)
+if redis.call('ZCOUNT', board, old, old) == 0 then
+  redis.call('ZREM', levels, level(tonumber(old)))
+end
+return 1

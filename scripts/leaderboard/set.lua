@@ -1,0 +1,73 @@
+--- Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.
+---
+--- 《Redis 应用实例》 chapter 22 (`Ranking.set_weight`), a ZADD. Beside the board, `levels`
+--- holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away
+--- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
+--- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
+--- Reply: 1 if the item is new to the board, 0 if its score was replaced.
+--- @key board zset            item -> score (the book's key)
+--- @key levels zset          each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @arg item bytes            the item
+--- @arg weight float          its score
+--- @return bool               1 if the item is new
+--- @error BAD_ARGS            not 2 keys and 2 arguments
+--- @error BAD_WEIGHT          `weight` is not a finite decimal number
+--- @complexity O(log N), N = the items
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local item = ARGV[1]
+local weight = float(ARGV[2])
+if not weight then
+  return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
+-- A score as a level's member: one spelling per value, whatever the server's own.
+local function level(score)
+  if score == 0 then
+    return '0'
+  end
+  return string.format('%.17g', score)
+end
+
+local old = redis.call('ZSCORE', board, item)
+local added = redis.call('ZADD', board, level(weight), item)
+if old and tonumber(old) ~= weight and redis.call('ZCOUNT', board, old, old) == 0 then
+  redis.call('ZREM', levels, level(tonumber(old)))
+end
+redis.call('ZADD', levels, level(weight), level(weight))
+return added

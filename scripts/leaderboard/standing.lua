@@ -1,0 +1,52 @@
+#!lua flags=no-writes
+--- An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.
+---
+--- Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the
+--- highest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,
+--- 4 ("1224": 1 + the items scored higher); dense ranks 1, 2, 2, 3 ("1223": 1 + the
+--- distinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4
+--- ("1334": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:
+--- ties in reverse byte order of the items). The percentile is 100 × (the items scored
+--- lower + half the items scored the same, itself included) / the items. Several boards
+--- (all in one hash slot) are read in one step, so their answers are of one moment.
+--- Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;
+--- all seven empty when the item is not on that board.
+--- @key boards... zset 2..=20   board, levels, board, levels, …: each board and its distinct scores (see set.lua)
+--- @arg item bytes            the item
+--- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
+--- @error BAD_ARGS            not from 1 to 10 pairs of keys and 1 argument
+--- @complexity O(B log N), B = the boards, N = the items of the largest
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS < 2 or #KEYS > 20 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected from 2 to 20 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local item = ARGV[1]
+-- End of the generated input checks.
+if #KEYS % 2 ~= 0 then
+  return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')
+end
+local reply = {}
+for b = 1, #KEYS, 2 do
+  local board, levels = KEYS[b], KEYS[b + 1]
+  redis.call('ZCARD', levels)
+  local score = redis.call('ZSCORE', board, item)
+  if not score then
+    for _ = 1, 7 do
+      reply[#reply + 1] = ''
+    end
+  else
+    local items = redis.call('ZCARD', board)
+    local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
+    local same = redis.call('ZCOUNT', board, score, score)
+    local lower = items - higher - same
+    reply[#reply + 1] = score
+    reply[#reply + 1] = tostring(1 + higher)
+    reply[#reply + 1] = tostring(1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'))
+    reply[#reply + 1] = tostring(higher + same)
+    reply[#reply + 1] = tostring(1 + redis.call('ZREVRANK', board, item))
+    reply[#reply + 1] = string.format('%.17g', 100 * (lower + same / 2) / items)
+    reply[#reply + 1] = tostring(items)
+  end
+end
+return reply

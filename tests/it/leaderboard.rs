@@ -1,0 +1,269 @@
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
+use redis_patterns::scripts::leaderboard as script;
+
+use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+const POLICIES: [RankPolicy; 4] = [
+    RankPolicy::Standard,
+    RankPolicy::Dense,
+    RankPolicy::Modified,
+    RankPolicy::Ordinal,
+];
+
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let board = Leaderboard::new("{game}:all-time").unwrap();
+    let _ = step!(t, con, board.set_weight("ann", 100.0));
+    let _ = step!(t, con, board.set_weight("bob", 7.9));
+    let _ = step!(t, con, board.get_weight("bob"));
+    let _ = step!(t, con, board.update_weight("bob", 82.1));
+    let _ = step!(t, con, board.set_weight("cat", 90.0));
+    let _ = step!(t, con, board.set_weight("dan", 80.0));
+    let _ = step!(t, con, board.set_weight("ann", 100.0));
+    let _ = step!(t, con, board.length());
+    let _ = step!(t, con, board.top(3));
+    let _ = step!(t, con, board.bottom(2));
+    let _ = step!(t, con, board.get_weight("nobody"));
+    for item in ["ann", "bob", "cat", "dan"] {
+        for policy in POLICIES {
+            t.step(
+                &format!("board.rank({item:?}, {policy:?})"),
+                board.rank(item, policy).run(con),
+            )
+            .unwrap();
+        }
+    }
+    let _ = step!(t, con, board.standing("bob"));
+    let _ = step!(t, con, board.standing("nobody"));
+    let _ = step!(t, con, board.around("cat", 1, RankPolicy::Standard));
+    let _ = step!(t, con, board.around("dan", 1, RankPolicy::Modified));
+    let _ = step!(t, con, board.around("nobody", 1, RankPolicy::Dense));
+
+    let weekly = Leaderboard::new("{game}:weekly").unwrap();
+    let _ = step!(t, con, weekly.set_weight("bob", 3.0));
+    let _ = step!(t, con, weekly.set_weight("eve", 5.0));
+    let _ = step!(t, con, Leaderboard::standings(&[&board, &weekly], "bob"));
+    let _ = step!(t, con, Leaderboard::standings(&[&board, &weekly], "eve"));
+
+    let _ = step!(t, con, board.remove("cat"));
+    let _ = step!(t, con, board.remove("cat"));
+    let _ = step!(t, con, board.rank("dan", RankPolicy::Dense));
+    let _ = step!(t, con, board.update_weight("dan", -80.0));
+    let _ = step!(t, con, board.update_weight("dan", -0.0));
+    let _ = step!(t, con, board.set_weight("eve", -0.0));
+    let _ = step!(t, con, board.standing("eve"));
+    let levels: Vec<(String, f64)> = redis::cmd("ZRANGE")
+        .arg(board.levels_key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap();
+    t.step(
+        "ZRANGE {game}:all-time:levels 0 -1 WITHSCORES",
+        Ok::<_, redis_patterns::Error>(levels),
+    )
+    .unwrap();
+    redis::cmd("DEL")
+        .arg(&[
+            board.key(),
+            board.levels_key(),
+            weekly.key(),
+            weekly.levels_key(),
+        ])
+        .exec(con)
+        .unwrap();
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("leaderboard__scenario", &scenario(&mut con));
+    assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "leaderboard__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// The board's distinct scores, and its `levels`, read in one transaction.
+fn scores_and_levels(
+    con: &mut redis::Connection,
+    board: &Leaderboard,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    type Scored = Vec<(String, f64)>;
+    let (scored, levels): (Scored, Scored) = redis::pipe()
+        .atomic()
+        .cmd("ZRANGE")
+        .arg(board.key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .cmd("ZRANGE")
+        .arg(board.levels_key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap();
+    let scores = scored.iter().map(|(_, s)| format!("{s}")).collect();
+    let levels = levels.iter().map(|(_, s)| format!("{s}")).collect();
+    (scores, levels)
+}
+
+/// 8 writers set, update and remove 60 items' scores at random (from a few values, so
+/// ties abound) while readers ask for the whole board around an item: every answer's
+/// ranks are those of the scores in it, by each policy (one moment, not a mix), and the
+/// distinct scores never disagree with the board.
+#[test]
+fn ranks_under_concurrent_updates_are_of_one_moment() {
+    let db = harness::fresh_db();
+    let board = Leaderboard::new("{race}:board").unwrap();
+    let done = AtomicBool::new(false);
+    let checked = thread::scope(|scope| {
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let (db, board) = (&db, &board);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut rng = Rng::new(w);
+                    for _ in 0..400 {
+                        let item = format!("i{}", rng.below(60));
+                        match rng.below(4) {
+                            0 => drop(board.remove(&item).run(&mut con).unwrap()),
+                            1 => drop(
+                                board
+                                    .update_weight(&item, rng.below(3) as f64 - 1.0)
+                                    .run(&mut con)
+                                    .unwrap(),
+                            ),
+                            _ => drop(
+                                board
+                                    .set_weight(&item, (rng.below(8) * 5) as f64)
+                                    .run(&mut con)
+                                    .unwrap(),
+                            ),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let readers: Vec<_> = POLICIES
+            .into_iter()
+            .map(|policy| {
+                let (db, board, done) = (&db, &board, &done);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    let mut checked = 0;
+                    while !done.load(Ordering::Relaxed) {
+                        let (scores, levels) = scores_and_levels(&mut con, board);
+                        assert_eq!(scores, levels, "levels disagree with the board");
+                        // Around the item ranked 30th, with 100 on each side: the board.
+                        let Some(Ok(Some(middle))) = board
+                            .top(30)
+                            .run(&mut con)
+                            .ok()
+                            .and_then(|top| top.last().cloned())
+                            .map(|(item, _)| board.around(&item, 100, policy).run(&mut con))
+                        else {
+                            continue;
+                        };
+                        let all: Vec<f64> = middle.iter().map(|r| r.score).collect();
+                        let mut distinct: Vec<f64> = all.clone();
+                        distinct.dedup();
+                        for (place, entry) in middle.iter().enumerate() {
+                            let higher = all.iter().filter(|s| **s > entry.score).count() as u64;
+                            let same = all.iter().filter(|s| **s == entry.score).count() as u64;
+                            let expected = match policy {
+                                RankPolicy::Standard => higher + 1,
+                                RankPolicy::Modified => higher + same,
+                                RankPolicy::Dense => {
+                                    distinct.iter().filter(|s| **s > entry.score).count() as u64 + 1
+                                }
+                                RankPolicy::Ordinal => place as u64 + 1,
+                            };
+                            assert_eq!(entry.rank, expected, "{policy:?}: {middle:?}");
+                        }
+                        checked += 1;
+                    }
+                    checked
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        readers.into_iter().map(|r| r.join().unwrap()).sum::<u64>()
+    });
+    assert!(checked > 0, "no reader got an answer");
+    let mut con = db.con();
+    let (scores, levels) = scores_and_levels(&mut con, &board);
+    assert_eq!(scores, levels);
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for key in ["", "a}b"] {
+        assert_invalid(Leaderboard::new(key), "key");
+    }
+    let board = Leaderboard::new("{bad}:board").unwrap();
+    board.set_weight("ann", 1.5).run(&mut con).unwrap();
+    let before = harness::dump(&mut con);
+    for weight in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        assert_invalid(board.set_weight("x", weight).run(&mut con), "weight");
+        assert_invalid(board.update_weight("ann", weight).run(&mut con), "change");
+    }
+    assert_invalid(board.top(0).run(&mut con), "n");
+    assert_invalid(board.bottom(0).run(&mut con), "n");
+    for n in [0, 101] {
+        assert_invalid(board.around("ann", n, RankPolicy::Dense).run(&mut con), "n");
+    }
+    let elsewhere = Leaderboard::new("{other}:board").unwrap();
+    assert_invalid(
+        Leaderboard::standings(&[&board, &elsewhere], "ann").run(&mut con),
+        "boards",
+    );
+    assert_invalid(Leaderboard::standings(&[], "ann").run(&mut con), "boards");
+    let many: Vec<Leaderboard> = (0..11)
+        .map(|i| Leaderboard::new(format!("{{bad}}:{i}")).unwrap())
+        .collect();
+    let many: Vec<&Leaderboard> = many.iter().collect();
+    assert_invalid(Leaderboard::standings(&many, "ann").run(&mut con), "boards");
+
+    // Raw calls, as another language makes them.
+    let keys = [board.key(), board.levels_key()];
+    for weight in ["1e999", "nan", "0x10", " 5", "inf"] {
+        assert_code(
+            harness::eval(&mut con, &script::SET, &keys, &["x", weight]),
+            "BAD_WEIGHT",
+        );
+    }
+    assert_code(
+        harness::eval(
+            &mut con,
+            &script::STANDING,
+            &[board.key(), board.levels_key(), "{bad}:x"],
+            &["ann"],
+        ),
+        "BAD_ARGS",
+    );
+    assert_code(
+        harness::eval(&mut con, &script::AROUND, &keys, &["ann", "5", "olympic"]),
+        "BAD_POLICY",
+    );
+    assert_eq!(harness::dump(&mut con), before);
+}
