@@ -434,6 +434,36 @@ fn cases() -> Vec<Case> {
             args: strings(["1000000".into(), "1000".into(), "1".into()]),
         },
         Case {
+            script: "relation/follow",
+            input: "both lists of 1,000,000, the newest entry in the future",
+            setup: |con| {
+                fill_scored(con, "{r}:following:a", 1_000_000);
+                fill_scored(con, "{r}:followers:b", 1_000_000);
+            },
+            keys: s(&["{r}:following:a", "{r}:followers:b"]),
+            args: strings(["a".into(), "b".into()]),
+        },
+        Case {
+            script: "relation/mutual",
+            input: "both lists of 1,000,000",
+            setup: |con| {
+                fill_scored(con, "{r}:following:a", 1_000_000);
+                fill_scored(con, "{r}:following:b", 1_000_000);
+            },
+            keys: s(&["{r}:following:a", "{r}:following:b"]),
+            args: strings(["a".into(), "b".into()]),
+        },
+        Case {
+            script: "relation/unfollow",
+            input: "both lists of 1,000,000",
+            setup: |con| {
+                fill_scored(con, "{r}:following:a", 1_000_000);
+                fill_scored(con, "{r}:followers:b", 1_000_000);
+            },
+            keys: s(&["{r}:following:a", "{r}:followers:b"]),
+            args: strings(["a".into(), "m500000".into()]),
+        },
+        Case {
             script: "resource_pool/acquire",
             input: "1000 expired leases reclaimed first",
             setup: expired_leases,
@@ -845,6 +875,23 @@ fn seen_crowd(con: &mut redis::Connection) {
          end",
         &["{o}:friends:u", "{o}:last.seen"],
         &[],
+    );
+}
+
+/// `n` members `m0`… of the sorted set `key`, scored from far in the future down.
+fn fill_scored(con: &mut redis::Connection, key: &str, n: usize) {
+    lua(
+        con,
+        "for i = 0, tonumber(ARGV[1]) - 1, 1000 do
+           local batch = {}
+           for j = i, math.min(i + 999, tonumber(ARGV[1]) - 1) do
+             batch[#batch + 1] = 4102444800000 - j
+             batch[#batch + 1] = 'm' .. j
+           end
+           redis.call('ZADD', KEYS[1], unpack(batch))
+         end",
+        &[key],
+        &[&n.to_string()],
     );
 }
 

@@ -33,6 +33,7 @@ use redis_patterns::online_friends::{LastSeen, MinuteSets};
 use redis_patterns::pagination::Paging;
 use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
+use redis_patterns::relation::Relations;
 use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
@@ -190,6 +191,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compact_string(t)?;
     resource_pool(t)?;
     lottery(t)?;
+    relations(t)?;
     session(t)?;
     pagination(t)?;
     leaderboard(t)?;
@@ -1339,6 +1341,46 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         board.around("bob", 1, RankPolicy::Standard),
     )?;
     t.show("board.standing(\"bob\")", "", board.standing("bob"))?;
+    Ok(())
+}
+
+fn relations(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Relations (ch. 18): who follows whom, both sides in one step, lists paged by time",
+        "A namespace is one hash slot, so a follow stays atomic on a cluster too.",
+    );
+    let relations = Relations::new("tour:social")?;
+    t.show(
+        "relations.follow(\"peter\", \"jack\")",
+        "",
+        relations.follow("peter", "jack"),
+    )?;
+    t.show(
+        "relations.follow(\"peter\", \"jack\")",
+        "again: nothing changes, the first time stays",
+        relations.follow("peter", "jack"),
+    )?;
+    t.show(
+        "relations.follow(\"jack\", \"peter\")",
+        "",
+        relations.follow("jack", "peter"),
+    )?;
+    t.show(
+        "relations.is_following_each_other(\"peter\", \"jack\")",
+        "",
+        relations.is_following_each_other("peter", "jack"),
+    )?;
+    t.show(
+        "relations.follow(\"tom\", \"tom\")",
+        "refused",
+        relations.follow("tom", "tom"),
+    )
+    .ok();
+    t.show(
+        "relations.followers(\"jack\", None, 10)",
+        "(user, ms) newest first, and the next page's cursor",
+        relations.followers("jack", None, 10),
+    )?;
     Ok(())
 }
 

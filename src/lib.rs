@@ -27,6 +27,7 @@ pub mod online_friends;
 pub mod pagination;
 pub mod priority_queue;
 pub mod rate_limiter;
+pub mod relation;
 pub mod resource_pool;
 pub mod session;
 pub mod short_url;

@@ -30,6 +30,7 @@ mod pagination;
 mod priority_queue;
 mod probe;
 mod rate_limiter;
+mod relation;
 mod resource_pool;
 mod runtime;
 mod session;

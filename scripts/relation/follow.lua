@@ -1,0 +1,62 @@
+--- Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.
+---
+--- 《Redis 应用实例》 chapter 18 (`Relation.follow`), which ZADDs both sides in a MULTI and,
+--- on a second follow, overwrites both times; nothing stops a user following itself.
+--- Here a second follow changes nothing (ZADD NX, on each side), and following oneself is
+--- refused. Each side's time is the server's clock in ms, moved on by a millisecond past
+--- the newest entry of that side when it would tie with it, so that no two entries of
+--- one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then
+--- never skips or repeats an entry. The two sides may hold times a few ms apart.
+--- Reply: 1 if `user` did not follow `target` before.
+--- @key following zset        `user`'s followed users -> when followed (ms)
+--- @key followers zset        `target`'s followers -> when they followed (ms)
+--- @arg user string non-empty      who follows
+--- @arg target string non-empty    whom
+--- @return bool               1 if the follow is new
+--- @error BAD_ARGS            not 2 keys and 2 arguments
+--- @error BAD_USER            `user` is empty
+--- @error BAD_TARGET          `target` is empty
+--- @error SELF_FOLLOW         `user` and `target` are the same user
+--- @clock server
+--- @complexity O(log N), N = the larger of the two lists
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local following = KEYS[1]
+local followers = KEYS[2]
+local user = ARGV[1]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
+end
+local target = ARGV[2]
+if target == '' then
+  return redis.error_reply('BAD_TARGET target must not be empty')
+end
+-- End of the generated input checks.
+if user == target then
+  return redis.error_reply('SELF_FOLLOW a user cannot follow itself')
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', following)
+redis.call('ZCARD', followers)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- Adds `member` to `list` at a time no other entry of `list` has, unless it is there.
+local function add(list, member)
+  if redis.call('ZSCORE', list, member) then
+    return 0
+  end
+  local newest = redis.call('ZREVRANGE', list, 0, 0, 'WITHSCORES')[2]
+  local at = now
+  if newest and tonumber(newest) >= at then
+    at = tonumber(newest) + 1
+  end
+  return redis.call('ZADD', list, at, member)
+end
+
+local new = add(following, target)
+add(followers, user)
+return new
