@@ -605,6 +605,34 @@ fn cases() -> Vec<Case> {
             args: strings(["peter".into(), "1".into()]),
         },
         Case {
+            script: "vote/cast",
+            input: "a switch, 1,000,000 votes on the subject, 1,000,000 subjects ranked",
+            setup: voted,
+            keys: vote_keys(),
+            args: strings(["s7".into(), "u7".into(), "down".into()]),
+        },
+        Case {
+            script: "vote/forget",
+            input: "1,000,000 votes on the subject (freed in the background)",
+            setup: voted,
+            keys: vote_keys(),
+            args: strings(["s7".into()]),
+        },
+        Case {
+            script: "vote/post",
+            input: "1,000,000 votes on the subject, 1,000,000 subjects ranked",
+            setup: voted,
+            keys: vote_keys(),
+            args: strings(["s7".into(), "".into()]),
+        },
+        Case {
+            script: "vote/tally",
+            input: "1,000,000 votes on the subject",
+            setup: voted,
+            keys: vote_keys()[..2].to_vec(),
+            args: strings(["u7".into()]),
+        },
+        Case {
             script: "work_queue/ack",
             input: "a held job whose group has parked jobs",
             setup: busy_queue,
@@ -893,6 +921,24 @@ fn fill_scored(con: &mut redis::Connection, key: &str, n: usize) {
         &[key],
         &[&n.to_string()],
     );
+}
+
+/// A vote namespace's keys for the subject `s7`, as the `vote` scripts take them.
+fn vote_keys() -> Vec<String> {
+    s(&[
+        "{v}:up:s7",
+        "{v}:down:s7",
+        "{v}:posted",
+        "{v}:hot",
+        "{v}:best",
+    ])
+}
+
+/// 1,000,000 up votes on `s7`, and 1,000,000 subjects in both rankings.
+fn voted(con: &mut redis::Connection) {
+    fill(con, "SADD", "{v}:up:s7", "u", 1_000_000);
+    fill_scored(con, "{v}:hot", 1_000_000);
+    fill_scored(con, "{v}:best", 1_000_000);
 }
 
 /// A leaderboard `key` of `n` items `i0`… scored 0, 1, …, and its distinct scores.

@@ -41,6 +41,7 @@ use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
+use redis_patterns::vote::Votes;
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
 
@@ -194,6 +195,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     relations(t)?;
     session(t)?;
     pagination(t)?;
+    votes(t)?;
     leaderboard(t)?;
     short_url(t)?;
     geo(t)?;
@@ -1301,6 +1303,42 @@ fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
             paging.page_after::<String>(cursor, 3),
         )?;
     }
+    Ok(())
+}
+
+fn votes(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Votes (ch. 21): up, down and back in one step, a vote read back, reddit's rankings",
+        "Each vote also updates \"hot\" (net votes and age) and \"best\" (Wilson lower bound).",
+    );
+    let votes = Votes::new("tour:news")?;
+    t.show(
+        "votes.post(\"post:1\", None)",
+        "posted now",
+        votes.post("post:1", None),
+    )?;
+    t.show(
+        "votes.up(\"post:1\", \"peter\")",
+        "",
+        votes.up("post:1", "peter"),
+    )?;
+    t.show(
+        "votes.up(\"post:1\", \"jack\")",
+        "",
+        votes.up("post:1", "jack"),
+    )?;
+    t.show(
+        "votes.down(\"post:1\", \"peter\")",
+        "a switch",
+        votes.down("post:1", "peter"),
+    )?;
+    t.show(
+        "votes.is_voted(\"post:1\", \"peter\")",
+        "the book can only say 1",
+        votes.is_voted("post:1", "peter"),
+    )?;
+    t.show("votes.total(\"post:1\")", "", votes.total("post:1"))?;
+    t.show("votes.best(3)", "", votes.best(3))?;
     Ok(())
 }
 

@@ -39,6 +39,7 @@ mod stack;
 mod stream_iterator;
 mod unique_counter;
 mod user_login;
+mod vote;
 mod work_queue;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as

@@ -1,0 +1,101 @@
+--- Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.
+---
+--- 《Redis 应用实例》 chapter 21 (`Vote.up`, `down`, `unvote`): SADD to one side and SREM
+--- from the other. Beyond the book, each vote also updates two sorted sets of subjects:
+--- "hot" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /
+--- 45000, net = ups − downs) and "best" (the lower bound of the 95% Wilson score interval
+--- of the share of up votes, 0 with no vote). A subject's posting time is the time of its
+--- first vote unless post.lua set it.
+--- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
+--- included); for `none`, 1 if the user had voted.
+--- @key up set              the users who voted the subject up (the book's `Vote:<subject>:up`)
+--- @key down set            the users who voted it down
+--- @key posted hash           subject -> when it was posted (ms)
+--- @key hot_rank zset         subject -> its "hot" rank (reddit's: net votes and age)
+--- @key best_rank zset        subject -> its "best" rank (the Wilson lower bound of its share of up votes)
+--- @arg subject string non-empty   the subject, as it appears in the rankings
+--- @arg user string non-empty      who votes
+--- @arg direction string up|down|none   which way; `none` takes the vote back
+--- @return bool               1 if the vote changed (see above)
+--- @error BAD_ARGS            not 5 keys and 3 arguments
+--- @error BAD_SUBJECT         `subject` is empty
+--- @error BAD_USER            `user` is empty
+--- @error BAD_DIRECTION       `direction` is not up, down or none
+--- @clock server
+--- @complexity O(log S), S = the subjects ranked
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local up = KEYS[1]
+local down = KEYS[2]
+local posted = KEYS[3]
+local hot_rank = KEYS[4]
+local best_rank = KEYS[5]
+local subject = ARGV[1]
+if subject == '' then
+  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+end
+local user = ARGV[2]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
+end
+local direction = ARGV[3]
+if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
+  return redis.error_reply('BAD_DIRECTION direction must be one of up, down, none, got ' .. shown(direction))
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', up)
+redis.call('SCARD', down)
+redis.call('ZCARD', hot_rank)
+redis.call('ZCARD', best_rank)
+local posted_ms = tonumber(redis.call('HGET', posted, subject))
+if not posted_ms then
+  local time = redis.call('TIME')
+  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+-- The subject's two rankings, from its votes now and its posting time (ms).
+local function rank()
+  local ups, downs = redis.call('SCARD', up), redis.call('SCARD', down)
+  -- reddit's "hot": the order of magnitude of the net score, plus 1 for every 12.5 hours
+  -- since 2005-12-08 07:46:43 UTC, so newer subjects rise above older ones.
+  local net = ups - downs
+  local sign = net > 0 and 1 or (net < 0 and -1 or 0)
+  local hot = sign * math.log10(math.max(math.abs(net), 1)) + (posted_ms / 1000 - 1134028003) / 45000
+  -- The lower bound of the Wilson score interval (95%, z = 1.96) of the share of up votes.
+  local n, z = ups + downs, 1.96
+  local wilson = 0
+  if n > 0 then
+    local p = ups / n
+    wilson = (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n)) / (1 + z * z / n)
+  end
+  redis.call('ZADD', hot_rank, string.format('%.17g', hot), subject)
+  redis.call('ZADD', best_rank, string.format('%.17g', wilson), subject)
+end
+
+local changed
+if direction == 'up' then
+  changed = redis.call('SADD', up, user)
+  redis.call('SREM', down, user)
+elseif direction == 'down' then
+  changed = redis.call('SADD', down, user)
+  redis.call('SREM', up, user)
+else
+  changed = redis.call('SREM', up, user) + redis.call('SREM', down, user)
+end
+redis.call('HSETNX', posted, subject, posted_ms)
+rank()
+return changed

@@ -1,0 +1,116 @@
+--- Sets when a subject was posted, which its "hot" rank depends on, and ranks it.
+---
+--- Beyond the book. A subject's posting time is otherwise the time of its first vote
+--- (cast.lua); posting it first puts it in both rankings before any vote, at the time it
+--- was really posted. Posting again moves the time.
+--- @key up set              the users who voted the subject up (the book's `Vote:<subject>:up`)
+--- @key down set            the users who voted it down
+--- @key posted hash           subject -> when it was posted (ms)
+--- @key hot_rank zset         subject -> its "hot" rank (reddit's: net votes and age)
+--- @key best_rank zset        subject -> its "best" rank (the Wilson lower bound of its share of up votes)
+--- @arg subject string non-empty   the subject
+--- @arg at uint? 0..=10^15-1  when it was posted (ms, Unix time); empty for now
+--- @return nil                nothing
+--- @error BAD_ARGS            not 5 keys and 2 arguments
+--- @error BAD_SUBJECT         `subject` is empty
+--- @error BAD_AT              `at` is neither empty nor an integer from 0 to 10^15 - 1
+--- @clock server
+--- @complexity O(log S), S = the subjects ranked
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local up = KEYS[1]
+local down = KEYS[2]
+local posted = KEYS[3]
+local hot_rank = KEYS[4]
+local best_rank = KEYS[5]
+local subject = ARGV[1]
+if subject == '' then
+  return redis.error_reply('BAD_SUBJECT subject must not be empty')
+end
+local at = nil
+if ARGV[2] ~= '' then
+  at = integer(ARGV[2], '0', '999999999999999')
+  if not at then
+    return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+  end
+  at = tonumber(at)
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', up)
+redis.call('SCARD', down)
+redis.call('HLEN', posted)
+redis.call('ZCARD', hot_rank)
+redis.call('ZCARD', best_rank)
+local posted_ms = at
+if not posted_ms then
+  local time = redis.call('TIME')
+  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+-- The subject's two rankings, from its votes now and its posting time (ms).
+local function rank()
+  local ups, downs = redis.call('SCARD', up), redis.call('SCARD', down)
+  -- reddit's "hot": the order of magnitude of the net score, plus 1 for every 12.5 hours
+  -- since 2005-12-08 07:46:43 UTC, so newer subjects rise above older ones.
+  local net = ups - downs
+  local sign = net > 0 and 1 or (net < 0 and -1 or 0)
+  local hot = sign * math.log10(math.max(math.abs(net), 1)) + (posted_ms / 1000 - 1134028003) / 45000
+  -- The lower bound of the Wilson score interval (95%, z = 1.96) of the share of up votes.
+  local n, z = ups + downs, 1.96
+  local wilson = 0
+  if n > 0 then
+    local p = ups / n
+    wilson = (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n)) / (1 + z * z / n)
+  end
+  redis.call('ZADD', hot_rank, string.format('%.17g', hot), subject)
+  redis.call('ZADD', best_rank, string.format('%.17g', wilson), subject)
+end
+
+redis.call('HSET', posted, subject, posted_ms)
+rank()
+return nil
