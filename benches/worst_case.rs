@@ -768,6 +768,27 @@ fn cases() -> Vec<Case> {
             args: strings(["limited".into()]),
         },
         Case {
+            script: "timeline/add",
+            input: "1000 entries into 1,000,000, 2000 trimmed",
+            setup: |con| fill_scored(con, "{t}", 1_000_000),
+            keys: s(&["{t}"]),
+            args: std::iter::once(b"999000".to_vec())
+                .chain((0..1000).flat_map(|i| {
+                    [
+                        (4_102_444_900_000_u64 + i).to_string().into_bytes(),
+                        format!("new{i}").into_bytes(),
+                    ]
+                }))
+                .collect(),
+        },
+        Case {
+            script: "timeline/delete_range",
+            input: "1000 entries of a range of 500,000, among 1,000,000",
+            setup: |con| fill_scored(con, "{t}", 1_000_000),
+            keys: s(&["{t}"]),
+            args: strings(["0".into(), "4102444300000".into(), "1000".into()]),
+        },
+        Case {
             script: "unique_counter/diff_count",
             input: "two sets of 10,000 members",
             setup: |con| {

@@ -39,6 +39,7 @@ use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
+use redis_patterns::timeline::Timeline;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
 use redis_patterns::vote::Votes;
@@ -195,6 +196,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     relations(t)?;
     session(t)?;
     pagination(t)?;
+    timeline(t)?;
     votes(t)?;
     leaderboard(t)?;
     short_url(t)?;
@@ -1303,6 +1305,36 @@ fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
             paging.page_after::<String>(cursor, 3),
         )?;
     }
+    Ok(())
+}
+
+fn timeline(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Timeline (ch. 24, 2011 cookbook): every entry of an add kept, a maximum length held",
+        "Times are the caller's (ms). The book's add silently drops all but its first mapping.",
+    );
+    let timeline = Timeline::new("tour:timeline")?.with_max_length(3)?;
+    t.show(
+        "timeline.add(&[(100, \"a\"), (200, \"b\")])",
+        "",
+        timeline.add(&[(100, "a"), (200, "b")]),
+    )?;
+    t.show(
+        "timeline.add(&[(300, \"c\"), (400, \"d\")])",
+        "over the maximum of 3: the oldest goes",
+        timeline.add(&[(300, "c"), (400, "d")]),
+    )?;
+    t.show("timeline.get(1, 2)", "newest first", timeline.get(1, 2))?;
+    t.show(
+        "timeline.get_by_time_range(150, 350, 1, 10)",
+        "",
+        timeline.get_by_time_range(150, 350, 1, 10),
+    )?;
+    t.show(
+        "timeline.delete_by_time_range(0, 250, 100)",
+        "bounded, and says whether more remain",
+        timeline.delete_by_time_range(0, 250, 100),
+    )?;
     Ok(())
 }
 

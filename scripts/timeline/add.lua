@@ -1,0 +1,99 @@
+--- Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step.
+---
+--- 《Redis 应用实例》 chapter 24 (`Timeline.add`) and the 2011 cookbook's `append`. The book
+--- passes each {item: time} mapping as a separate argument of redis-py's `zadd`, which
+--- reads the second one as a flag: every mapping after the first is silently dropped.
+--- Here all entries are added, and then, with `max_length`, the oldest entries beyond it
+--- are removed (at most 2000 per call, so a timeline whose maximum was just lowered
+--- shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app
+--- picks; a backfill writes old times), and an item added again moves to its new time.
+--- Reply: the timeline's length, and how many old entries were trimmed.
+--- @key timeline zset         item -> time (ms)
+--- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
+--- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1
+--- @return (int, int)         the length now, and the entries trimmed
+--- @error BAD_ARGS            not 1 key, a max_length and from 2 to 2000 times and items
+--- @error BAD_MAX_LENGTH      `max_length` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
+--- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV < 3 or #ARGV > 2001 then
+  return redis.error_reply('BAD_ARGS expected 1 key and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local timeline = KEYS[1]
+local max_length = nil
+if ARGV[1] ~= '' then
+  max_length = integer(ARGV[1], '1', '999999999999999')
+  if not max_length then
+    return redis.error_reply(
+        'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
+  end
+  max_length = tonumber(max_length)
+end
+-- End of the generated input checks.
+if #ARGV % 2 ~= 1 then
+  return redis.error_reply('BAD_ENTRIES ' .. (#ARGV - 1) .. ' times and items: a time has no item')
+end
+local pairs_in_order = {}
+for i = 2, #ARGV, 2 do
+  local time = ARGV[i]
+  if not (time == '0' or (string.match(time, '^[1-9]%d*$') and #time <= 15)) then
+    return redis.error_reply('BAD_ENTRIES time ' .. (i / 2) .. ' must be whole ms from 0 to 10^15 - 1, got '
+      .. string.format('%q', string.sub(time, 1, 32)))
+  end
+  pairs_in_order[#pairs_in_order + 1] = time
+  pairs_in_order[#pairs_in_order + 1] = ARGV[i + 1]
+end
+for i = 1, #pairs_in_order, 1000 do
+  redis.call('ZADD', timeline, unpack(pairs_in_order, i, math.min(i + 999, #pairs_in_order)))
+end
+local length = redis.call('ZCARD', timeline)
+local trimmed = 0
+if max_length and length > max_length then
+  trimmed = math.min(length - max_length, 2000)
+  redis.call('ZREMRANGEBYRANK', timeline, 0, trimmed - 1)
+end
+return { length - trimmed, trimmed }
