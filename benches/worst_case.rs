@@ -768,6 +768,33 @@ fn cases() -> Vec<Case> {
             args: strings(["limited".into()]),
         },
         Case {
+            script: "tag/add",
+            input: "100 tags, each on 100,000 targets",
+            setup: |con| tagged(con, 100, 100_000),
+            keys: tag_keys(100),
+            args: std::iter::once(b"new".to_vec())
+                .chain((0..100).map(|t| format!("t{t}").into_bytes()))
+                .collect(),
+        },
+        Case {
+            script: "tag/cached",
+            input: "a miss: 10 tags of 3,000 targets, all in every tag",
+            setup: |con| tagged(con, 10, 3_000),
+            keys: std::iter::once("{tags}:cached:x".to_string())
+                .chain(tag_keys(10).into_iter().skip(1))
+                .collect(),
+            args: strings(["60000".into()]),
+        },
+        Case {
+            script: "tag/remove",
+            input: "100 tags, each on 100,000 targets",
+            setup: |con| tagged(con, 100, 100_000),
+            keys: tag_keys(100),
+            args: std::iter::once(b"x7".to_vec())
+                .chain((0..100).map(|t| format!("t{t}").into_bytes()))
+                .collect(),
+        },
+        Case {
             script: "timeline/add",
             input: "1000 entries into 1,000,000, 2000 trimmed",
             setup: |con| fill_scored(con, "{t}", 1_000_000),
@@ -942,6 +969,20 @@ fn fill_scored(con: &mut redis::Connection, key: &str, n: usize) {
         &[key],
         &[&n.to_string()],
     );
+}
+
+/// The keys of `tag/add` for the target `x7` and `n` tags `t0`…
+fn tag_keys(n: usize) -> Vec<String> {
+    std::iter::once("{tags}:target:x7".to_string())
+        .chain((0..n).map(|t| format!("{{tags}}:tag:t{t}")))
+        .collect()
+}
+
+/// `tags` tags `t0`…, each on the same `targets` targets `x0`….
+fn tagged(con: &mut redis::Connection, tags: usize, targets: usize) {
+    for t in 0..tags {
+        fill(con, "SADD", &format!("{{tags}}:tag:t{t}"), "x", targets);
+    }
 }
 
 /// A vote namespace's keys for the subject `s7`, as the `vote` scripts take them.

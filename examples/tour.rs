@@ -39,6 +39,7 @@ use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
+use redis_patterns::tag::Tags;
 use redis_patterns::timeline::Timeline;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
@@ -192,6 +193,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     binary_recorder(t)?;
     compact_string(t)?;
     resource_pool(t)?;
+    tags(t)?;
     lottery(t)?;
     relations(t)?;
     session(t)?;
@@ -1244,6 +1246,40 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "pool.total_count()",
         "resources, available and held",
         pool.total_count(),
+    )?;
+    Ok(())
+}
+
+fn tags(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Tags (ch. 15, 2011 cookbook): both directions in one step, a cache built once per miss",
+        "The cached intersection caches an empty answer too, under a key that sorts the tags.",
+    );
+    let tags = Tags::new("tour:books")?;
+    t.show(
+        "tags.add(\"SICP\", &[\"Lisp\", \"programming\"])",
+        "",
+        tags.add("SICP", &["Lisp", "programming"]),
+    )?;
+    t.show(
+        "tags.add(\"K&R\", &[\"C\", \"programming\"])",
+        "",
+        tags.add("K&R", &["C", "programming"]),
+    )?;
+    t.show(
+        "tags.get_target_by_tags(&[\"programming\", \"C\"])",
+        "",
+        tags.get_target_by_tags(&["programming", "C"]),
+    )?;
+    t.show(
+        "tags.lookup_cached(&[\"C\", \"Lisp\"], 60 s)",
+        "a miss: computed, and the empty answer cached",
+        tags.lookup_cached(&["C", "Lisp"], Duration::from_secs(60)),
+    )?;
+    t.show(
+        "tags.lookup_cached(&[\"Lisp\", \"C\"], 60 s)",
+        "a hit, in any order",
+        tags.lookup_cached(&["Lisp", "C"], Duration::from_secs(60)),
     )?;
     Ok(())
 }

@@ -33,6 +33,7 @@ pub mod session;
 pub mod short_url;
 pub mod stack;
 pub mod stream_iterator;
+pub mod tag;
 pub mod timeline;
 pub mod unique_counter;
 pub mod user_login;

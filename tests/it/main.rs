@@ -37,6 +37,7 @@ mod session;
 mod short_url;
 mod stack;
 mod stream_iterator;
+mod tag;
 mod timeline;
 mod unique_counter;
 mod user_login;

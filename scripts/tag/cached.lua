@@ -1,0 +1,100 @@
+--- The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).
+---
+--- 《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate
+--- MULTI, so clients that miss at once all compute the intersection; and SINTERSTORE
+--- deletes a destination whose result is empty, so an empty answer is never cached and
+--- every call for it computes again. Here the read and the build are one step: the first
+--- caller of a miss computes, every other one reads its result. The cache set always holds
+--- the empty string as a marker, so an empty answer is cached like any other (targets are
+--- never empty). The cache key is the caller's: the Rust API names it from the sorted,
+--- escaped tags, so that the same tags in any order share one entry. The work of a miss
+--- grows with the targets of the rarest tag, times the tags: a miss is refused when the
+--- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
+--- time); read such an intersection with SINTER, or cache it in pages of your own.
+--- Reply: 1 if this call computed the answer (a miss), then the targets.
+--- @key cache set             the cached answer for these tags (with the marker '')
+--- @key tag_targets... set 1..=10   each tag's targets
+--- @arg ttl ms 1..=10^15-1    how long the answer stays cached
+--- @return [string]           `1` on a miss, `0` on a hit, then the targets
+--- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
+--- @error BAD_TTL             `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
+--- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local cache = KEYS[1]
+local ttl = integer(ARGV[1], '1', '999999999999999')
+if not ttl then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+ttl = tonumber(ttl)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', cache)
+local rarest = math.huge
+for i = 2, #KEYS do
+  rarest = math.min(rarest, redis.call('SCARD', KEYS[i]))
+end
+local computed = '0'
+if redis.call('EXISTS', cache) == 0 then
+  if rarest > 3000 then
+    return redis.error_reply('TOO_BROAD the rarest of these tags has ' .. rarest
+      .. ' targets, over 3000: read the intersection with SINTER instead')
+  end
+  computed = '1'
+  redis.call('SINTERSTORE', cache, unpack(KEYS, 2))
+  redis.call('SADD', cache, '')
+  redis.call('PEXPIRE', cache, ttl)
+end
+local reply = { computed }
+for _, member in ipairs(redis.call('SMEMBERS', cache)) do
+  if member ~= '' then
+    reply[#reply + 1] = member
+  end
+end
+return reply
