@@ -92,17 +92,19 @@ impl Relations {
 
     /// The key of `user`'s following list, `{namespace}:following:<user>`.
     pub fn following_key(&self, user: &str) -> Result<String> {
-        self.key("following", user)
+        self.key("following", "user", user)
     }
 
     /// The key of `user`'s followers list, `{namespace}:followers:<user>`.
     pub fn followers_key(&self, user: &str) -> Result<String> {
-        self.key("followers", user)
+        self.key("followers", "user", user)
     }
 
-    fn key(&self, list: &str, user: &str) -> Result<String> {
+    /// The key of `list` (`following` or `followers`) of `user`, which an error calls
+    /// `what`.
+    fn key(&self, list: &str, what: &'static str, user: &str) -> Result<String> {
         if user.is_empty() {
-            return Err(Error::invalid("user", "must not be empty"));
+            return Err(Error::invalid(what, "must not be empty"));
         }
         input::aux_key_of("namespace", &self.namespace, &format!("{list}:{user}"))
     }
@@ -114,7 +116,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::follow(
                 &self.following_key(user)?,
-                &self.followers_key(target)?,
+                &self.key("followers", "target", target)?,
                 user,
                 target,
             ))
@@ -127,7 +129,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::unfollow(
                 &self.following_key(user)?,
-                &self.followers_key(target)?,
+                &self.key("followers", "target", target)?,
                 user,
                 target,
             ))
@@ -158,7 +160,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::mutual(
                 &self.following_key(user)?,
-                &self.following_key(other)?,
+                &self.key("following", "other", other)?,
                 user,
                 other,
             ))

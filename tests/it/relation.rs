@@ -227,11 +227,11 @@ fn bad_input_is_refused_and_writes_nothing() {
         "SELF_FOLLOW",
     );
     assert_invalid(relations.follow("", "jack").run(&mut con), "user");
-    assert_invalid(relations.follow("peter", "").run(&mut con), "user");
+    assert_invalid(relations.follow("peter", "").run(&mut con), "target");
     assert_invalid(relations.unfollow("", "jack").run(&mut con), "user");
     assert_invalid(
         relations.is_following_each_other("peter", "").run(&mut con),
-        "user",
+        "other",
     );
     assert_invalid(relations.following("peter", None, 0).run(&mut con), "n");
     assert_invalid(relations.followers_count("").run(&mut con), "user");
