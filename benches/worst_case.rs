@@ -72,6 +72,38 @@ fn cases() -> Vec<Case> {
     };
     vec![
         Case {
+            script: "autocomplete/feed",
+            input: "64 prefixes, each table 1000 over a cap of 1000 (100 dropped from each)",
+            setup: |con| {
+                for p in 1..=64 {
+                    fill_scored(con, &format!("{{ac}}:{}", "x".repeat(p)), 2000);
+                }
+            },
+            keys: (1..=64)
+                .map(|p| format!("{{ac}}:{}", "x".repeat(p)))
+                .collect(),
+            args: strings([
+                "x".repeat(64),
+                "1".into(),
+                "incr".into(),
+                "60000".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "autocomplete/remove",
+            input: "64 prefixes, each table of 10,000",
+            setup: |con| {
+                for p in 1..=64 {
+                    fill_scored(con, &format!("{{ac}}:{}", "x".repeat(p)), 10_000);
+                }
+            },
+            keys: (1..=64)
+                .map(|p| format!("{{ac}}:{}", "x".repeat(p)))
+                .collect(),
+            args: strings(["m500".into()]),
+        },
+        Case {
             script: "cache/claim",
             input: "a miss: GET, STRLEN, SET NX",
             setup: |_| {},

@@ -13,6 +13,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
+use redis_patterns::autocomplete::Autocomplete;
 use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
 use redis_patterns::compact_string::CompactString;
@@ -194,6 +195,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     compact_string(t)?;
     resource_pool(t)?;
     tags(t)?;
+    autocomplete(t)?;
     lottery(t)?;
     relations(t)?;
     session(t)?;
@@ -1280,6 +1282,46 @@ fn tags(t: &mut Tour) -> redis_patterns::Result<()> {
         "tags.lookup_cached(&[\"Lisp\", \"C\"], 60 s)",
         "a hit, in any order",
         tags.lookup_cached(&["Lisp", "C"], Duration::from_secs(60)),
+    )?;
+    Ok(())
+}
+
+fn autocomplete(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Autocomplete (ch. 16): one table per prefix, fed in one step, capped, removable",
+        "Prefixes are cut by characters; hint(0) is refused (the book returns the whole table).",
+    );
+    let complete = Autocomplete::new("tour:search")?.with_cap(100)?;
+    t.show(
+        "complete.feed(\"redis\", 1.0)",
+        "",
+        complete.feed("redis", 1.0),
+    )?;
+    t.show(
+        "complete.feed(\"redis cluster\", 1.0)",
+        "",
+        complete.feed("redis cluster", 1.0),
+    )?;
+    t.show(
+        "complete.feed(\"redis\", 1.0)",
+        "",
+        complete.feed("redis", 1.0),
+    )?;
+    t.show(
+        "complete.hint(\"re\", 10)",
+        "heaviest first",
+        complete.hint("re", 10),
+    )?;
+    t.show(
+        "complete.feed(\"红茶\", 1.0)",
+        "",
+        complete.feed("红茶", 1.0),
+    )?;
+    t.show("complete.hint(\"红\", 10)", "", complete.hint("红", 10))?;
+    t.show(
+        "complete.remove(\"redis\")",
+        "out of its 5 prefix tables",
+        complete.remove("redis"),
     )?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod runtime;
 
+pub mod autocomplete;
 pub mod binary_recorder;
 pub mod cache;
 pub mod circular_queue;

@@ -1,0 +1,138 @@
+--- Feeds a content into the table of each of its prefixes, in one step (the book's `feed`, `set` and `feedex`).
+---
+--- 《Redis 应用实例》 chapter 16: each prefix of a content ("a", "ab", "abc", cut by
+--- characters, not bytes) has a sorted set of contents by weight, and `hint` reads the
+--- table of what the user has typed. `incr` adds `weight` (the book's `feed`), `set`
+--- replaces it (the book's `set`); with `ttl`, each table expires that long after its
+--- last feed (the book's `feedex`: cold prefixes disappear). Beyond the book, `cap` keeps
+--- each table to its heaviest entries: the lightest beyond it are dropped (at most 100
+--- per table per call), so the memory of a table is bounded whatever is fed.
+--- @key tables... zset 1..=64  the prefix tables of the content, shortest prefix first (at most 64 characters)
+--- @arg content string non-empty   the content to suggest
+--- @arg weight float          what to add (`incr`) or set (`set`)
+--- @arg mode string incr|set  add to the weight, or set it
+--- @arg ttl ms? 1..=10^15-1   how long each table lives after this feed; empty for ever
+--- @arg cap uint? 1..=1000000   the most entries a table keeps; empty for no cap
+--- @return nil                nothing
+--- @error BAD_ARGS            not from 1 to 64 keys and 5 arguments
+--- @error BAD_CONTENT         `content` is empty
+--- @error BAD_WEIGHT          `weight` is not a finite decimal number
+--- @error BAD_MODE            `mode` is not incr or set
+--- @error BAD_TTL             `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_CAP             `cap` is neither empty nor an integer from 1 to 1000000
+--- @complexity O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected from 1 to 64 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local content = ARGV[1]
+if content == '' then
+  return redis.error_reply('BAD_CONTENT content must not be empty')
+end
+local weight = float(ARGV[2])
+if not weight then
+  return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+local mode = ARGV[3]
+if mode ~= 'incr' and mode ~= 'set' then
+  return redis.error_reply('BAD_MODE mode must be one of incr, set, got ' .. shown(mode))
+end
+local ttl = nil
+if ARGV[4] ~= '' then
+  ttl = integer(ARGV[4], '1', '999999999999999')
+  if not ttl then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
+  end
+  ttl = tonumber(ttl)
+end
+local cap = nil
+if ARGV[5] ~= '' then
+  cap = integer(ARGV[5], '1', '1000000')
+  if not cap then
+    return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
+  end
+  cap = tonumber(cap)
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+for i = 1, #KEYS do
+  redis.call('ZCARD', KEYS[i])
+end
+local amount = string.format('%.17g', weight)
+for i = 1, #KEYS do
+  if mode == 'incr' then
+    redis.call('ZINCRBY', KEYS[i], amount, content)
+  else
+    redis.call('ZADD', KEYS[i], amount, content)
+  end
+  if ttl then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
+  if cap then
+    local excess = redis.call('ZCARD', KEYS[i]) - cap
+    if excess > 0 then
+      redis.call('ZREMRANGEBYRANK', KEYS[i], 0, math.min(excess, 100) - 1)
+    end
+  end
+end
+return nil
