@@ -70,6 +70,7 @@
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
+use crate::runtime::reply::{number, text};
 use crate::scripts::leaderboard as script;
 
 /// How tied items rank. See the [module docs](self#ties).
@@ -263,7 +264,7 @@ impl Leaderboard {
             flat.chunks(3)
                 .map(|entry| match entry {
                     [item, score, rank] => Ok(Ranked {
-                        item: text(item)?,
+                        item: text(item.clone())?,
                         score: number(score)?,
                         rank: number(rank)?,
                     }),
@@ -295,21 +296,4 @@ fn standing(items: &[Vec<u8>]) -> Result<Option<Standing>> {
         percentile: number(percentile)?,
         of: number(of)?,
     }))
-}
-
-fn number<T: std::str::FromStr>(bytes: &[u8]) -> Result<T> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| {
-            Error::unexpected_reply(
-                "leaderboard reply",
-                format!("not a number: {}", String::from_utf8_lossy(bytes)),
-            )
-        })
-}
-
-fn text(bytes: &[u8]) -> Result<String> {
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| Error::unexpected_reply("leaderboard reply", "an item that is not UTF-8"))
 }

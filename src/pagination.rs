@@ -51,6 +51,7 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::native;
 use crate::runtime::op::Op;
+use crate::runtime::reply;
 use crate::scripts::pagination as script;
 
 /// Where the next cursor page starts: how many older items are still to read. Send it to
@@ -125,20 +126,9 @@ impl Paging {
     /// (page-1)*size page*size-1`. Empty past the end.
     pub fn get<T: FromRedisValue + 'static>(&self, page: u64, size: usize) -> Op<Vec<T>> {
         Op::try_build(|| {
-            if page == 0 {
-                return Err(Error::invalid(
-                    "page",
-                    "pages count from 1; page 0 would read the oldest items",
-                ));
-            }
-            let size = input::count("size", size)?;
-            let (start, stop) = (page - 1)
-                .checked_mul(size)
-                .and_then(|start| Some((start, start.checked_add(size - 1)?)))
-                .filter(|&(_, stop)| stop <= i64::MAX as u64)
-                .ok_or_else(|| Error::invalid("page", "page × size is past any list's end"))?;
+            let (start, size) = input::page(page, size)?;
             let mut cmd = redis::cmd("LRANGE");
-            cmd.arg(&self.key).arg(start).arg(stop);
+            cmd.arg(&self.key).arg(start).arg(start + size - 1);
             Ok(Op::native(cmd))
         })
     }
@@ -174,15 +164,10 @@ impl Paging {
     }
 
     fn page<T: FromRedisValue + 'static>(&self, cursor: Option<u64>, size: usize) -> Op<Page<T>> {
-        script::page(&self.key, cursor, size as u64).map(|reply| {
-            let mut reply = reply.into_iter();
-            let next = reply
-                .next()
-                .and_then(|n| std::str::from_utf8(&n).ok()?.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    Error::unexpected_reply("pagination/page reply", "no cursor first")
-                })?;
-            let items = reply
+        script::page(&self.key, cursor, size as u64).map(|flat| {
+            let mut flat = flat.into_iter();
+            let next: u64 = reply::number(&flat.next().unwrap_or_default())?;
+            let items = flat
                 .map(|item| Ok(T::from_redis_value(redis::Value::BulkString(item))?))
                 .collect::<Result<_>>()?;
             Ok(Page {

@@ -92,6 +92,7 @@ use redis::{FromRedisValue, ToRedisArgs};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
+use crate::runtime::reply::{number, text};
 use crate::runtime::token;
 use crate::scripts::session as script;
 
@@ -540,21 +541,4 @@ fn checked_uid(uid: &str) -> Result<&str> {
         return Err(Error::invalid("uid", "must not be empty"));
     }
     Ok(uid)
-}
-
-fn number(bytes: &[u8]) -> Result<u64> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| {
-            Error::unexpected_reply(
-                "session reply",
-                format!("not a count: {}", String::from_utf8_lossy(bytes)),
-            )
-        })
-}
-
-fn text(bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes)
-        .map_err(|_| Error::unexpected_reply("session reply", "a field name that is not UTF-8"))
 }

@@ -145,7 +145,7 @@ impl Timeline {
         with_time: bool,
     ) -> Op<Vec<T>> {
         Op::try_build(|| {
-            let (offset, size) = offset(page, size)?;
+            let (offset, size) = input::page(page, size)?;
             let mut cmd = redis::cmd("ZREVRANGE");
             cmd.arg(&self.key).arg(offset).arg(offset + size - 1);
             if with_time {
@@ -166,7 +166,7 @@ impl Timeline {
         size: usize,
     ) -> Op<Vec<(String, u64)>> {
         Op::try_build(|| {
-            let (offset, size) = offset(page, size)?;
+            let (offset, size) = input::page(page, size)?;
             let mut cmd = redis::cmd("ZREVRANGEBYSCORE");
             cmd.arg(&self.key)
                 .arg(checked_time("max", max)?)
@@ -223,24 +223,4 @@ fn checked_time(what: &'static str, time: u64) -> Result<u64> {
         )
     })?;
     Ok(time)
-}
-
-/// The offset of page `page` (from 1) of `size` (at least 1) items.
-fn offset(page: u64, size: usize) -> Result<(u64, u64)> {
-    if page == 0 {
-        return Err(Error::invalid(
-            "page",
-            "pages count from 1; page 0 would read from the oldest end",
-        ));
-    }
-    let size = input::count("size", size)?;
-    (page - 1)
-        .checked_mul(size)
-        .filter(|offset| {
-            offset
-                .checked_add(size)
-                .is_some_and(|end| end <= i64::MAX as u64)
-        })
-        .map(|offset| (offset, size))
-        .ok_or_else(|| Error::invalid("page", "page × size is past any timeline's end"))
 }

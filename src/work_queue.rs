@@ -163,6 +163,7 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
+use crate::runtime::reply::{number, text};
 use crate::runtime::show::Bytes;
 use crate::scripts::work_queue as script;
 
@@ -925,17 +926,6 @@ fn negative(n: i64) -> Error {
 
 fn unsigned(n: i64) -> Result<u64> {
     u64::try_from(n).map_err(|_| negative(n))
-}
-
-fn text(bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes).map_err(|_| bad_reply("a job id or group is not UTF-8"))
-}
-
-fn number<N: FromStr>(bytes: &[u8]) -> Result<N> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad_reply("expected a number"))
 }
 
 fn optional(bytes: Vec<u8>) -> Option<Vec<u8>> {

@@ -225,6 +225,28 @@ pub(crate) fn count(what: &'static str, n: usize) -> Result<u64> {
     }
 }
 
+/// Where page `page` (from 1) of `size` (at least 1) items starts, and its size, for the
+/// families that read by page number (pagination, timelines). Page 0 is refused: sent as
+/// an index, it would read from the other end.
+pub(crate) fn page(page: u64, size: usize) -> Result<(u64, u64)> {
+    if page == 0 {
+        return Err(Error::invalid(
+            "page",
+            "pages count from 1; page 0 would read from the oldest end",
+        ));
+    }
+    let size = count("size", size)?;
+    (page - 1)
+        .checked_mul(size)
+        .filter(|offset| {
+            offset
+                .checked_add(size)
+                .is_some_and(|end| end <= i64::MAX as u64)
+        })
+        .map(|offset| (offset, size))
+        .ok_or_else(|| Error::invalid("page", "page × size is past the end of any key"))
+}
+
 /// One value as the bytes Redis stores: anything redis-rs sends as a single argument
 /// (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers, …).
 pub(crate) fn value<V: ToRedisArgs>(what: &'static str, value: &V) -> Result<Vec<u8>> {

@@ -11,6 +11,7 @@ pub(crate) mod grid;
 pub(crate) mod input;
 pub(crate) mod native;
 pub(crate) mod op;
+pub(crate) mod reply;
 pub(crate) mod script;
 pub mod server;
 pub(crate) mod show;
