@@ -37,6 +37,7 @@ const KEY_TYPES: &[(&str, KeyType)] = &[
     ("set", KeyType::Set),
     ("zset", KeyType::Zset),
     ("stream", KeyType::Stream),
+    ("any", KeyType::Any),
 ];
 
 /// The types that may take `?`: an empty string stands for none.
@@ -610,7 +611,8 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
 fn key_types() -> String {
     let names: Vec<&str> = KEY_TYPES.iter().map(|(n, _)| *n).collect();
     format!(
-        "the key types are {}: what `TYPE` answers for the key",
+        "the key types are {}: what `TYPE` answers for the key (`any` for a key the script \
+         only deletes, whatever it holds)",
         list_of(&names)
     )
 }

@@ -85,8 +85,8 @@
 //!   follow, above the tags.
 //! - `@key <name>[...] <type> [<count>] <doc>`: one per `KEYS[i]`, in order, each used by
 //!   the script. `<type>` is what `TYPE` answers: `string`, `hash`, `list`, `set`, `zset`
-//!   or `stream`. The last key may be variadic (`<name>...`), with a count such as
-//!   `1..=1000`.
+//!   or `stream`; or `any` for a key the script only deletes, whatever it holds. The last
+//!   key may be variadic (`<name>...`), with a count such as `1..=1000`.
 //! - `@arg <name> <type>[?][...] [<constraint>...] <doc>`: one per `ARGV[i]`, in order,
 //!   each used. Types: `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` (a
 //!   `Duration`) and `json` (a `Serialize` value: the app then also needs `serde` in its

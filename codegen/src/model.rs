@@ -79,10 +79,12 @@ pub enum KeyType {
     Zset,
     /// `stream`
     Stream,
+    /// `any`: a key the script only deletes, whatever type it holds.
+    Any,
 }
 
 impl KeyType {
-    /// The header's spelling, which is also the name `TYPE` answers with.
+    /// The header's spelling, which is also the name `TYPE` answers with (but for `any`).
     pub fn name(self) -> &'static str {
         match self {
             KeyType::String => "string",
@@ -91,6 +93,7 @@ impl KeyType {
             KeyType::Set => "set",
             KeyType::Zset => "zset",
             KeyType::Stream => "stream",
+            KeyType::Any => "any",
         }
     }
 }

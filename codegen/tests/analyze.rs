@@ -832,11 +832,11 @@ fn bad_key_types() {
     assert_eq!(
         bad("key_types"),
         r#"scripts/bad/key_types.lua:2:15: error: unknown key type `the`
-  = hint: the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+  = hint: the key types are `string`, `hash`, `list`, `set`, `zset`, `stream` and `any`: what `TYPE` answers for the key (`any` for a key the script only deletes, whatever it holds)
 scripts/bad/key_types.lua:3:15: error: unknown key type `lists`
-  = hint: did you mean `list`? the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+  = hint: did you mean `list`? the key types are `string`, `hash`, `list`, `set`, `zset`, `stream` and `any`: what `TYPE` answers for the key (`any` for a key the script only deletes, whatever it holds)
 scripts/bad/key_types.lua:4:5: error: `@key bare` has no type
-  = hint: write `--- @key bare <type> <doc>`; the key types are `string`, `hash`, `list`, `set`, `zset` and `stream`: what `TYPE` answers for the key
+  = hint: write `--- @key bare <type> <doc>`; the key types are `string`, `hash`, `list`, `set`, `zset`, `stream` and `any`: what `TYPE` answers for the key (`any` for a key the script only deletes, whatever it holds)
 scripts/bad/key_types.lua:4:5: error: `@key bare` has no doc
   = hint: say what the key holds: `--- @key bare <type> <doc>`"#
     );

@@ -251,11 +251,13 @@ fn every_script_refuses_bad_calls_and_writes_nothing() {
             at += n;
         }
 
-        // Each key in turn holding every type but its own.
+        // Each key in turn holding every type but its own (a key of type `any` is only
+        // deleted, whatever it holds).
         let mut at = 0;
         for param in script.keys {
             let n = fewest(param);
-            if n == 0 {
+            if n == 0 || param.ty == "any" {
+                at += n;
                 continue;
             }
             for (ty, create) in TYPES {

@@ -27,12 +27,14 @@ mod lottery;
 mod matrix;
 mod message_queue;
 mod online_friends;
+mod page_cache;
 mod pagination;
 mod priority_queue;
 mod probe;
 mod rate_limiter;
 mod relation;
 mod resource_pool;
+mod row_cache;
 mod runtime;
 mod session;
 mod short_url;
@@ -43,6 +45,7 @@ mod timeline;
 mod unique_counter;
 mod user_login;
 mod vote;
+mod web_session;
 mod work_queue;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as

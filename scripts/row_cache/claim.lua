@@ -1,0 +1,102 @@
+--- Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.
+---
+--- Redis in Action chapter 2 (`cache_rows`). The book's worker reads the first row due,
+--- then reads its delay, then reschedules it, in three round trips without a lock: two
+--- workers that read at once both cache the row, and a row scheduled without a delay
+--- (ZSCORE answers nil) crashes every worker with a TypeError. Here claiming is one step:
+--- each due row goes to exactly one worker per due time. A due row without a positive
+--- delay (written by something other than schedule.lua) is unscheduled and reported as
+--- dropped, so the worker can delete its cached copy.
+--- Reply: c, the number of rows claimed; then c pairs of row id and the due time it was
+--- claimed for (ms); then the rows dropped.
+--- @key delays zset           row id -> delay between two copies (ms)
+--- @key schedule zset         row id -> when its next copy is due (ms, server clock)
+--- @arg limit uint 1..=1000   the most rows to claim or drop
+--- @return [string]           c, c pairs (row, due ms), then the rows dropped
+--- @error BAD_ARGS            not 2 keys and 1 argument
+--- @error BAD_LIMIT           `limit` is not an integer from 1 to 1000
+--- @clock server
+--- @complexity O(M log N), M = rows due (at most `limit`), N = the rows scheduled
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local delays = KEYS[1]
+local schedule = KEYS[2]
+local limit = integer(ARGV[1], '1', '1000')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+limit = tonumber(limit)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', delays)
+redis.call('ZCARD', schedule)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', schedule, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+local claimed, dropped = {}, {}
+for i = 1, #due, 2 do
+  local row = due[i]
+  local every = tonumber(redis.call('ZSCORE', delays, row))
+  if every and every > 0 then
+    redis.call('ZADD', schedule, now + every, row)
+    claimed[#claimed + 1] = row
+    claimed[#claimed + 1] = string.format('%d', tonumber(due[i + 1]))
+  else
+    redis.call('ZREM', schedule, row)
+    redis.call('ZREM', delays, row)
+    dropped[#dropped + 1] = row
+  end
+end
+local reply = { tostring(#claimed / 2) }
+for i = 1, #claimed do
+  reply[#reply + 1] = claimed[i]
+end
+for i = 1, #dropped do
+  reply[#reply + 1] = dropped[i]
+end
+return reply

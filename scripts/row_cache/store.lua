@@ -1,0 +1,36 @@
+--- Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.
+---
+--- Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row
+--- between its claim and this write; if the row was unscheduled in between, writing the
+--- copy would leave a stale row cached for ever, so the copy is deleted instead.
+--- Reply: 1 if the copy was stored, 0 if the row is no longer scheduled.
+--- @key delays zset           row id -> delay between two copies (ms)
+--- @key copy string           the row's cached copy
+--- @arg row string non-empty  the row id
+--- @arg content bytes         the row's copy (the book stores its JSON)
+--- @return bool               1 if stored; 0 if the row was unscheduled (its copy is gone)
+--- @error BAD_ARGS            not 2 keys and 2 arguments
+--- @error BAD_ROW             `row` is empty
+--- @complexity O(1), plus the copy's size
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local delays = KEYS[1]
+local copy = KEYS[2]
+local row = ARGV[1]
+if row == '' then
+  return redis.error_reply('BAD_ROW row must not be empty')
+end
+local content = ARGV[2]
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('STRLEN', copy)
+local every = tonumber(redis.call('ZSCORE', delays, row))
+if every and every > 0 then
+  redis.call('SET', copy, content)
+  return 1
+end
+redis.call('DEL', copy)
+return 0

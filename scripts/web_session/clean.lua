@@ -1,0 +1,119 @@
+--- Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.
+---
+--- Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the
+--- oldest tokens, then deletes them in three more commands: a token refreshed in between
+--- is deleted anyway, and its user is logged out in the middle of a visit. Here the caller
+--- reads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)
+--- and passes them back; a token is ended only if its last-seen time is still the one
+--- read, so a token refreshed since (its time only grows) is kept. Ending a token deletes
+--- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
+--- as soon as only `limit` sessions remain, so several cleaners never end too many.
+--- Reply: the tokens ended, in the order given.
+--- @key login hash            token -> user
+--- @key recent zset           token -> last-seen time (ms)
+--- @key sessions... any 1..=200   each token's items-viewed key and, with `carts`, its cart key, in the tokens' order
+--- @arg limit uint 0..=10^15-1   how many sessions to keep
+--- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
+--- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
+--- @return [string]           the tokens ended
+--- @error BAD_ARGS            not 3 to 202 keys and 4 to 202 arguments, or not 1 session key per token (2 with `carts`)
+--- @error BAD_LIMIT           `limit` is not an integer from 0 to 10^15 - 1
+--- @error BAD_CARTS           `carts` is not 0 or 1
+--- @error BAD_ENTRIES         a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1
+--- @complexity O(M log N + C), M = tokens given (at most 100), N = the sessions, C = the items in their carts
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 3 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
+  return redis.error_reply(
+      'BAD_ARGS expected from 3 to 202 keys and from 4 to 202 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local login = KEYS[1]
+local recent = KEYS[2]
+local limit = integer(ARGV[1], '0', '999999999999999')
+if not limit then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+limit = tonumber(limit)
+local carts = ARGV[2]
+if carts ~= '1' and carts ~= '0' then
+  return redis.error_reply('BAD_CARTS carts must be 1 or 0, got ' .. shown(carts))
+end
+carts = carts == '1'
+-- End of the generated input checks.
+if #ARGV % 2 ~= 0 then
+  return redis.error_reply('BAD_ENTRIES ' .. (#ARGV - 2) .. ' tokens and times: a token has no time')
+end
+local tokens = (#ARGV - 2) / 2
+local per_token = carts and 2 or 1
+if #KEYS - 2 ~= tokens * per_token then
+  return redis.error_reply('BAD_ARGS ' .. tokens .. ' tokens need ' .. tokens * per_token .. ' session keys, got '
+    .. (#KEYS - 2))
+end
+for i = 3, #ARGV, 2 do
+  local read = ARGV[i + 1]
+  if ARGV[i] == '' or not (read == '0' or (string.match(read, '^[1-9]%d*$') and #read <= 15)) then
+    return redis.error_reply('BAD_ENTRIES token ' .. ((i - 1) / 2)
+      .. ' is empty, or its time is not whole ms from 0 to 10^15 - 1')
+  end
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('HLEN', login)
+local remaining = redis.call('ZCARD', recent)
+local ended = {}
+for t = 1, tokens do
+  if remaining <= limit then
+    break
+  end
+  local token, read = ARGV[2 * t + 1], tonumber(ARGV[2 * t + 2])
+  if tonumber(redis.call('ZSCORE', recent, token)) == read then
+    local first = 2 + (t - 1) * per_token
+    redis.call('DEL', unpack(KEYS, first + 1, first + per_token))
+    redis.call('HDEL', login, token)
+    redis.call('ZREM', recent, token)
+    remaining = remaining - 1
+    ended[#ended + 1] = token
+  end
+end
+return ended

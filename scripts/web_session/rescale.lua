@@ -1,0 +1,80 @@
+--- Keeps the `keep` most viewed items and halves every view count, so that new items can climb.
+---
+--- Redis in Action chapter 2 (`rescale_viewed`): `ZREMRANGEBYRANK viewed: 20000 -1`, then
+--- `ZINTERSTORE viewed: 1 viewed: WEIGHTS 0.5`, as two commands with views counted in
+--- between. Here both happen in one step, and an empty set is left alone. To stay bounded, one call drops at most 1000
+--- of the least viewed items beyond `keep`; only a call that leaves no more than `keep`
+--- halves, so a set that grew far beyond it is trimmed over a few calls, then halved once.
+--- Reply: how many items were dropped, and 1 if the counts were halved (0: call again).
+--- @key views zset            every item -> minus its views
+--- @arg keep uint 1..=20000   how many of the most viewed items to keep (the book's 20,000)
+--- @return (int, bool)        the items dropped, and whether the counts were halved
+--- @error BAD_ARGS            not 1 key and 1 argument
+--- @error BAD_KEEP            `keep` is not an integer from 1 to 20000
+--- @complexity O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local views = KEYS[1]
+local keep = integer(ARGV[1], '1', '20000')
+if not keep then
+  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 20000, got ' .. shown(ARGV[1]))
+end
+keep = tonumber(keep)
+-- End of the generated input checks.
+local size = redis.call('ZCARD', views)
+local dropped = math.min(math.max(size - keep, 0), 1000)
+if dropped > 0 then
+  redis.call('ZREMRANGEBYRANK', views, -dropped, -1)
+end
+if size - dropped > keep then
+  return { dropped, 0 }
+end
+if size > 0 then
+  redis.call('ZINTERSTORE', views, 1, views, 'WEIGHTS', 0.5)
+end
+return { dropped, 1 }

@@ -1,0 +1,111 @@
+--- Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.
+---
+--- Redis in Action chapter 2 (`update_token`, listings 2.2 and 2.9): the token -> user
+--- map, the tokens by last-seen time, the token's last `keep` items viewed, and every
+--- item's view count (a negative score, so the most viewed item has rank 0), all written
+--- together. The book sends up to five commands in five round trips, with no
+--- transaction, so a reader (or the cleaner) can find a token in one index and not the
+--- other. Times are the server's clock in ms. A token's last-seen time only grows: a
+--- request in the same millisecond as the last one, or after the clock stepped back, moves
+--- it 1 ms on, so the cleaner can tell that the token was refreshed.
+--- Reply: the token's last-seen time now (ms).
+--- @key login hash            token -> user
+--- @key recent zset           token -> last-seen time (ms)
+--- @key viewed zset           this token's items viewed -> when (ms)
+--- @key views zset            every item -> minus its views
+--- @arg token string non-empty   the login token
+--- @arg user string non-empty    the user the token belongs to
+--- @arg item string           the item viewed; empty for a request that views none
+--- @arg keep uint 1..=1000    how many of the token's last items viewed to keep (the book's 25)
+--- @return int                the token's last-seen time (ms)
+--- @error BAD_ARGS            not 4 keys and 4 arguments
+--- @error BAD_TOKEN           `token` is empty
+--- @error BAD_USER            `user` is empty
+--- @error BAD_KEEP            `keep` is not an integer from 1 to 1000
+--- @clock server
+--- @complexity O(log N), N = the tokens (the trim drops one item at most)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local login = KEYS[1]
+local recent = KEYS[2]
+local viewed = KEYS[3]
+local views = KEYS[4]
+local token = ARGV[1]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+local user = ARGV[2]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
+end
+local item = ARGV[3]
+local keep = integer(ARGV[4], '1', '1000')
+if not keep then
+  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+keep = tonumber(keep)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('HLEN', login)
+redis.call('ZCARD', recent)
+redis.call('ZCARD', viewed)
+redis.call('ZCARD', views)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local seen = tonumber(redis.call('ZSCORE', recent, token))
+if seen and seen >= now then
+  now = seen + 1
+end
+redis.call('HSET', login, token, user)
+redis.call('ZADD', recent, now, token)
+if item ~= '' then
+  redis.call('ZADD', viewed, now, item)
+  redis.call('ZREMRANGEBYRANK', viewed, 0, -keep - 1)
+  redis.call('ZINCRBY', views, -1, item)
+end
+return now

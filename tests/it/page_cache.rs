@@ -1,0 +1,158 @@
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use redis_patterns::Error;
+use redis_patterns::page_cache::PageCache;
+use redis_patterns::web_session::WebSessions;
+
+use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
+
+const POPULAR: &str = "http://shop/view?item=10086";
+
+/// The book's flow: which requests can be cached, then a popular page rendered once
+/// and served from the cache, and an unpopular one rendered every time.
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let web = WebSessions::new("web:pages").unwrap();
+    let pages = PageCache::new(&web).with_top(1).unwrap();
+    for request in [
+        POPULAR,
+        "/view?item=a+b%21&ref=mail#top",
+        "/view?item=10086&_=1700000000",
+        "/view?item=&_=",
+        "/view",
+    ] {
+        t.step(
+            &format!("PageCache::item_of({request:?})"),
+            Ok::<_, Error>(PageCache::item_of(request)),
+        )
+        .unwrap();
+    }
+    t.step(
+        "pages.request_key(POPULAR)",
+        Ok::<_, Error>(pages.request_key(POPULAR)),
+    )
+    .unwrap();
+    web.update_token("t", "peter", Some("10086"))
+        .run(con)
+        .unwrap();
+    web.update_token("t", "peter", Some("10086"))
+        .run(con)
+        .unwrap();
+    web.update_token("t", "peter", Some("10010"))
+        .run(con)
+        .unwrap();
+    t.note("10086 viewed twice, 10010 once; only the most viewed is cached (top 1)");
+    for request in [
+        POPULAR,
+        "/view?item=10010",
+        "/view?item=10086&_=1",
+        "/about",
+    ] {
+        let _ = t.step(
+            &format!("pages.can_cache(con, {request:?})"),
+            pages.can_cache(con, request),
+        );
+    }
+    let renders = AtomicU64::new(0);
+    for request in [POPULAR, POPULAR, "/view?item=10010", "/view?item=10010"] {
+        let page: Result<String, Error> = pages.cache_request(con, request, |request| {
+            let n = renders.fetch_add(1, Ordering::Relaxed) + 1;
+            Ok(format!("<html>{request}, render {n}</html>"))
+        });
+        let _ = t.step(
+            &format!("pages.cache_request(con, {request:?}, render)"),
+            page,
+        );
+    }
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(pages.request_key(POPULAR))
+        .query(con)
+        .unwrap();
+    t.step(
+        "PTTL of the cached page, in whole seconds (rounded up)",
+        Ok::<_, Error>((ttl + 999) / 1000),
+    )
+    .unwrap();
+    redis::cmd("DEL")
+        .arg(pages.request_key(POPULAR))
+        .arg(web.views_key())
+        .arg("{web:pages}:login")
+        .arg("{web:pages}:recent")
+        .arg(web.viewed_key("t").unwrap())
+        .exec(con)
+        .unwrap();
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("page_cache__scenario", &scenario(&mut con));
+    assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "page_cache__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// 16 clients request the same popular page at once: it is rendered once, and every
+/// client gets that render.
+#[test]
+fn a_popular_page_missed_by_16_clients_is_rendered_once() {
+    let db = harness::fresh_db();
+    let web = WebSessions::new("web:stampede").unwrap();
+    let pages = PageCache::new(&web);
+    web.update_token("t", "u", Some("10086"))
+        .run(&mut db.con())
+        .unwrap();
+    let renders = AtomicU64::new(0);
+    let barrier = std::sync::Barrier::new(16);
+    let got: Vec<String> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..16)
+            .map(|_| {
+                let (db, pages, renders, barrier) = (&db, &pages, &renders, &barrier);
+                scope.spawn(move || {
+                    let mut con = db.con();
+                    barrier.wait();
+                    pages
+                        .cache_request(&mut con, POPULAR, |_| {
+                            renders.fetch_add(1, Ordering::Relaxed);
+                            thread::sleep(Duration::from_millis(50));
+                            Ok::<_, Error>("<html>the page</html>".to_owned())
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(renders.load(Ordering::Relaxed), 1);
+    assert!(
+        got.iter().all(|page| page == "<html>the page</html>"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let pages = PageCache::new(&WebSessions::new("web:bad").unwrap());
+    assert_invalid(pages.clone().with_top(0), "top");
+    assert_invalid(pages.clone().with_ttl(Duration::ZERO), "ttl");
+    assert_invalid(pages.is_popular("").run(&mut con), "item");
+    let before = harness::dump(&mut con);
+    // A request that names no item is rendered, and nothing is read or written.
+    let page: String = pages
+        .cache_request(&mut con, "/view?item=", |_| Ok::<_, Error>("x".to_owned()))
+        .unwrap();
+    assert_eq!(page, "x");
+    assert_eq!(harness::dump(&mut con), before);
+}
