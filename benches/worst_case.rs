@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo bench --bench worst_case              # 5 runs of each case, the slowest shown
 //! RUNS=20 cargo bench --bench worst_case
+//! CASES=session/,web_session/update cargo bench --bench worst_case   # the cases of these scripts only
 //! ```
 //!
 //! Each case names its script; a script of the catalogue without a case fails the run, so
@@ -572,6 +573,27 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
         Case {
+            script: "row_cache/claim",
+            input: "100,000 rows scheduled and due, 500 claimed",
+            setup: |con| scheduled_rows(con, 100_000, 1),
+            keys: s(&["{rc}:delays", "{rc}:schedule"]),
+            args: strings(["500".into()]),
+        },
+        Case {
+            script: "row_cache/schedule",
+            input: "100,000 rows scheduled, one more",
+            setup: |con| scheduled_rows(con, 100_000, 1),
+            keys: s(&["{rc}:delays", "{rc}:schedule", "{rc}:inv:new"]),
+            args: strings(["new".into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "row_cache/store",
+            input: "a 1 MiB copy of a scheduled row",
+            setup: |con| scheduled_rows(con, 100_000, 1),
+            keys: s(&["{rc}:delays", "{rc}:inv:r5"]),
+            args: vec![b"r5".to_vec(), vec![b'x'; 1 << 20]],
+        },
+        Case {
             script: "session/create",
             input: "1,000 live sessions with data, all evicted (cap 1)",
             setup: |con| sessions_crowd(con, 0, 1000),
@@ -885,6 +907,45 @@ fn cases() -> Vec<Case> {
             keys: s(&["{u}:scratch", "{u}:x", "{u}:y"]),
             args: vec![],
         },
+        Case {
+            script: "web_session/clean",
+            input: "100 of 100,000 sessions ended, each with 1000 items viewed and a 1000-item cart",
+            setup: |con| web_sessions(con, 100_000, 100, 1000),
+            keys: {
+                let mut keys = s(&["{w}:login", "{w}:recent"]);
+                for j in 100_000 - 100..100_000 {
+                    keys.push(format!("{{w}}:viewed:m{j}"));
+                    keys.push(format!("{{w}}:cart:m{j}"));
+                }
+                keys
+            },
+            args: {
+                let mut args = strings(["0".into(), "1".into()]);
+                for j in 100_000 - 100..100_000u64 {
+                    args.push(format!("m{j}").into_bytes());
+                    args.push((4_102_444_800_000 - j).to_string().into_bytes());
+                }
+                args
+            },
+        },
+        Case {
+            script: "web_session/rescale",
+            input: "11,000 items: 1000 dropped, 10,000 halved",
+            setup: |con| fill_scored(con, "{w}:viewed", 11_000),
+            keys: s(&["{w}:viewed", "{w}:rescaling"]),
+            args: strings(["10000".into()]),
+        },
+        Case {
+            script: "web_session/update",
+            input: "100,000 sessions and items; 1000 viewed kept, one trimmed",
+            setup: |con| {
+                web_sessions(con, 100_000, 0, 0);
+                fill_scored(con, "{w}:viewed", 100_000);
+                fill_scored(con, "{w}:viewed:m5", 1000);
+            },
+            keys: s(&["{w}:login", "{w}:recent", "{w}:viewed:m5", "{w}:viewed"]),
+            args: strings(["m5".into(), "u".into(), "new".into(), "1000".into()]),
+        },
     ]
 }
 
@@ -983,6 +1044,58 @@ fn seen_crowd(con: &mut redis::Connection) {
          end",
         &["{o}:friends:u", "{o}:last.seen"],
         &[],
+    );
+}
+/// `n` rows `r<j>` scheduled every `delay_ms`, all due (their due times are long past).
+fn scheduled_rows(con: &mut redis::Connection, n: usize, delay_ms: u64) {
+    lua(
+        con,
+        "for i = 0, tonumber(ARGV[1]) - 1, 1000 do
+           local due, delays = {}, {}
+           for j = i, math.min(i + 999, tonumber(ARGV[1]) - 1) do
+             due[#due + 1] = j
+             due[#due + 1] = 'r' .. j
+             delays[#delays + 1] = ARGV[2]
+             delays[#delays + 1] = 'r' .. j
+           end
+           redis.call('ZADD', KEYS[1], unpack(delays))
+           redis.call('ZADD', KEYS[2], unpack(due))
+         end",
+        &["{rc}:delays", "{rc}:schedule"],
+        &[&n.to_string(), &delay_ms.to_string()],
+    );
+}
+
+/// `n` sessions `m<j>` seen at `4102444800000 - j` (so the last ones are the oldest),
+/// the `full` oldest of them with `items` items viewed and `items` in their cart.
+fn web_sessions(con: &mut redis::Connection, n: usize, full: usize, items: usize) {
+    fill_scored(con, "{w}:recent", n);
+    lua(
+        con,
+        "local n, full, items = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+         for i = 0, n - 1, 1000 do
+           local login = {}
+           for j = i, math.min(i + 999, n - 1) do
+             login[#login + 1] = 'm' .. j
+             login[#login + 1] = 'u'
+           end
+           redis.call('HSET', KEYS[1], unpack(login))
+         end
+         for j = n - full, n - 1 do
+           local viewed, cart = {}, {}
+           for k = 1, items do
+             viewed[#viewed + 1] = k
+             viewed[#viewed + 1] = 'item' .. k
+             cart[#cart + 1] = 'item' .. k
+             cart[#cart + 1] = 1
+           end
+           if items > 0 then
+             redis.call('ZADD', '{w}:viewed:m' .. j, unpack(viewed))
+             redis.call('HSET', '{w}:cart:m' .. j, unpack(cart))
+           end
+         end",
+        &["{w}:login"],
+        &[&n.to_string(), &full.to_string(), &items.to_string()],
     );
 }
 
@@ -1297,7 +1410,7 @@ fn main() {
     let server = server::RedisProcess::start(&["--slowlog-log-slower-than", "0"]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).unwrap();
-    let cases = cases();
+    let mut cases = cases();
 
     let missing: Vec<&str> = catalog::scripts()
         .iter()
@@ -1308,6 +1421,10 @@ fn main() {
         missing.is_empty(),
         "scripts without a worst case: {missing:?}"
     );
+    if let Ok(only) = std::env::var("CASES") {
+        let prefixes: Vec<&str> = only.split(',').map(str::trim).collect();
+        cases.retain(|c| prefixes.iter().any(|p| c.script.starts_with(p)));
+    }
 
     println!("Each script at its worst: server time of one call (SLOWLOG), slowest of {runs} runs");
     println!("{:<34} {:<52} {:>10}", "script", "input", "µs");

@@ -176,7 +176,7 @@ impl RowCache {
         })
     }
 
-    /// Claims up to `limit` (1 to 1000) due rows, rescheduling each `delay` from now, so
+    /// Claims up to `limit` (1 to 500) due rows, rescheduling each `delay` from now, so
     /// that no other worker gets it before then; rows due without a positive delay are
     /// unscheduled and returned as dropped. One script (`row_cache/claim`).
     pub fn claim(&self, limit: u64) -> Op<Claimed> {
@@ -213,7 +213,7 @@ impl RowCache {
         })
     }
 
-    /// One pass of the book's `cache_rows`: claims up to `limit` (1 to 1000) due rows,
+    /// One pass of the book's `cache_rows`: claims up to `limit` (1 to 500) due rows,
     /// renders each with `fetch` (the book's `Inventory.get`) and stores its copy;
     /// a row `fetch` answers `None` for is unscheduled. A `fetch` error stops the pass
     /// (the rows claimed and not yet stored are cached again at their next due time).

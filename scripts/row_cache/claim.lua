@@ -11,10 +11,10 @@
 --- claimed for (ms); then the rows dropped.
 --- @key delays zset           row id -> delay between two copies (ms)
 --- @key schedule zset         row id -> when its next copy is due (ms, server clock)
---- @arg limit uint 1..=1000   the most rows to claim or drop
+--- @arg limit uint 1..=500    the most rows to claim or drop
 --- @return [string]           c, c pairs (row, due ms), then the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
---- @error BAD_LIMIT           `limit` is not an integer from 1 to 1000
+--- @error BAD_LIMIT           `limit` is not an integer from 1 to 500
 --- @clock server
 --- @complexity O(M log N), M = rows due (at most `limit`), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -66,9 +66,9 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local delays = KEYS[1]
 local schedule = KEYS[2]
-local limit = integer(ARGV[1], '1', '1000')
+local limit = integer(ARGV[1], '1', '500')
 if not limit then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
 end
 limit = tonumber(limit)
 -- End of the generated input checks.

@@ -20,7 +20,7 @@
 --- @error BAD_LIMIT           `limit` is not an integer from 0 to 10^15 - 1
 --- @error BAD_CARTS           `carts` is not 0 or 1
 --- @error BAD_ENTRIES         a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1
---- @complexity O(M log N + C), M = tokens given (at most 100), N = the sessions, C = the items in their carts
+--- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
@@ -109,7 +109,8 @@ for t = 1, tokens do
   local token, read = ARGV[2 * t + 1], tonumber(ARGV[2 * t + 2])
   if tonumber(redis.call('ZSCORE', recent, token)) == read then
     local first = 2 + (t - 1) * per_token
-    redis.call('DEL', unpack(KEYS, first + 1, first + per_token))
+    -- UNLINK: a big cart is freed off the main thread, so a batch costs the same whatever carts hold.
+    redis.call('UNLINK', unpack(KEYS, first + 1, first + per_token))
     redis.call('HDEL', login, token)
     redis.call('ZREM', recent, token)
     remaining = remaining - 1

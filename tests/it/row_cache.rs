@@ -191,7 +191,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         "delay",
     );
     assert_invalid(rows.claim(0).run(&mut con), "limit");
-    assert_invalid(rows.claim(1001).run(&mut con), "limit");
+    assert_invalid(rows.claim(501).run(&mut con), "limit");
     assert_invalid(rows.store("", "x").run(&mut con), "row");
     assert_invalid(rows.get::<String>("").run(&mut con), "row");
     assert_eq!(harness::dump(&mut con), before);

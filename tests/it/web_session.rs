@@ -329,7 +329,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         "token",
     );
     assert_invalid(web.rescale_viewed(0).run(&mut con), "keep");
-    assert_invalid(web.rescale_viewed(20_001).run(&mut con), "keep");
+    assert_invalid(web.rescale_viewed(10_001).run(&mut con), "keep");
     assert_invalid(web.view_rank("").run(&mut con), "item");
     assert_eq!(harness::dump(&mut con), before);
 
