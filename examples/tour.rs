@@ -31,11 +31,13 @@ use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
 use redis_patterns::lottery::Lottery;
 use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix};
 use redis_patterns::online_friends::{LastSeen, MinuteSets};
+use redis_patterns::page_cache::PageCache;
 use redis_patterns::pagination::Paging;
 use redis_patterns::priority_queue::PriorityQueue;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::relation::Relations;
 use redis_patterns::resource_pool::ResourcePool;
+use redis_patterns::row_cache::RowCache;
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
@@ -45,6 +47,7 @@ use redis_patterns::timeline::Timeline;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
 use redis_patterns::vote::Votes;
+use redis_patterns::web_session::WebSessions;
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
 
@@ -208,6 +211,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     user_login(t)?;
     online_friends(t)?;
     work_queue(t)?;
+    web_app(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -1847,6 +1851,86 @@ fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
 }
 
 /// Jobs as `id #delivery`.
+fn web_app(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Web app state (Redis in Action ch. 2): tokens, carts, page and row caches",
+        "A request is one script; the cleanup never ends a session seen since it read it;\n\
+         each due row goes to one worker.",
+    );
+    let web = WebSessions::new("tour:web")?.with_limit(1)?;
+    web.update_token("t1", "peter", Some("item:1"))
+        .run(&mut t.con)?;
+    t.say(
+        "web.update_token(\"t1\", \"peter\", Some(\"item:1\"))",
+        "its last-seen time",
+        "ms of the server's clock",
+    );
+    t.show(
+        "web.check_token::<String>(\"t1\")",
+        "",
+        web.check_token::<String>("t1"),
+    )?;
+    t.show(
+        "web.add_to_cart(\"t1\", \"item:1\", 2)",
+        "",
+        web.add_to_cart("t1", "item:1", 2),
+    )?;
+    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    web.update_token("t2", "jack", None).run(&mut t.con)?;
+    t.text("web.update_token(\"t2\", \"jack\", None)");
+    let ended = web.clean_full_sessions(&mut t.con, 100)?;
+    t.say(
+        "web.clean_full_sessions(&mut con, 100)",
+        format!("{ended:?}"),
+        "a limit of 1: the oldest ends, with its cart",
+    );
+    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+
+    let pages = PageCache::new(&web).with_prefix("tour:cache:");
+    let request = "http://shop/view?item=item:1";
+    let page: String = pages.cache_request(&mut t.con, request, |request| {
+        Ok::<_, redis_patterns::Error>(format!("<html>{request}</html>"))
+    })?;
+    t.say(
+        "pages.cache_request(&mut con, request, render)",
+        format!("{page:?}"),
+        "item:1 is among the most viewed: cached for 300 s",
+    );
+    t.say(
+        "pages.request_key(request)",
+        pages.request_key(request),
+        "the same in every process, unlike Python's hash()",
+    );
+
+    let rows = RowCache::new("tour:rows")?;
+    rows.schedule_row_cache("item:1", std::time::Duration::from_secs(5))
+        .run(&mut t.con)?;
+    t.text("rows.schedule_row_cache(\"item:1\", 5 s)");
+    let pass = rows.cache_rows(&mut t.con, 100, |row| {
+        Ok::<_, redis_patterns::Error>(Some(format!(r#"{{"id":"{row}","qty":629}}"#)))
+    })?;
+    t.say(
+        "rows.cache_rows(&mut con, 100, fetch)",
+        format!("{pass:?}"),
+        "",
+    );
+    t.show(
+        "rows.get::<String>(\"item:1\")",
+        "",
+        rows.get::<String>("item:1"),
+    )?;
+    let again = rows.cache_rows(&mut t.con, 100, |_| {
+        Ok::<_, redis_patterns::Error>(Some("never rendered".to_owned()))
+    })?;
+    t.say(
+        "rows.cache_rows(&mut con, 100, fetch)",
+        format!("{again:?}"),
+        "not due again for 5 s",
+    );
+    Ok(())
+}
+
 fn taken(jobs: &[Job]) -> String {
     let ids: Vec<_> = jobs
         .iter()

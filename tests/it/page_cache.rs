@@ -156,3 +156,35 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(page, "x");
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// The async page cache renders a popular page once and serves it from the cache after.
+#[tokio::test]
+async fn the_async_page_cache_serves_the_cached_page() {
+    let db = harness::fresh_db();
+    let mut con = db.multiplexed().await;
+    let web = WebSessions::new("web:async-pages").unwrap();
+    let pages = PageCache::new(&web);
+    web.update_token("t", "u", Some("10086"))
+        .run_async(&mut con)
+        .await
+        .unwrap();
+    assert!(pages.can_cache_async(&mut con, POPULAR).await.unwrap());
+    assert!(
+        !pages
+            .can_cache_async(&mut con, "/view?item=1")
+            .await
+            .unwrap()
+    );
+    let renders = AtomicU64::new(0);
+    for _ in 0..2 {
+        let page: String = pages
+            .cache_request_async(&mut con, POPULAR, |request| {
+                renders.fetch_add(1, Ordering::Relaxed);
+                async move { Ok::<_, Error>(format!("<html>{request}</html>")) }
+            })
+            .await
+            .unwrap();
+        assert_eq!(page, format!("<html>{POPULAR}</html>"));
+    }
+    assert_eq!(renders.load(Ordering::Relaxed), 1);
+}

@@ -421,3 +421,35 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert!(ended.is_empty());
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// The async cleanup ends what the sync one would, on a multiplexed connection.
+#[tokio::test]
+async fn the_async_cleanup_ends_the_oldest_beyond_the_limit() {
+    let db = harness::fresh_db();
+    let mut con = db.multiplexed().await;
+    let web = WebSessions::new("web:async")
+        .unwrap()
+        .with_limit(1)
+        .unwrap();
+    for token in ["a", "b", "c"] {
+        web.update_token(token, "u", None)
+            .run_async(&mut con)
+            .await
+            .unwrap();
+        web.add_to_cart(token, "i", 1)
+            .run_async(&mut con)
+            .await
+            .unwrap();
+        harness::wait_server(&mut db.con(), Duration::from_millis(1));
+    }
+    let ended = web.clean_sessions_async(&mut con, true, 100).await.unwrap();
+    assert_eq!(ended, ["a", "b"]);
+    assert!(
+        web.clean_sessions_async(&mut con, true, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(web.cart("a").run_async(&mut con).await.unwrap().is_empty());
+    assert_eq!(web.cart("c").run_async(&mut con).await.unwrap().len(), 1);
+}
