@@ -179,6 +179,78 @@ fn a_token_refreshed_during_the_cleanup_is_kept() {
     );
 }
 
+/// 8 clients refresh 16 tokens in a loop while a cleaner, 20 times over, reads every
+/// session (the 16 and 50 idle ones), waits until each client has refreshed its tokens
+/// since, and ends what it read: it ends exactly the idle sessions, never one refreshed.
+#[test]
+fn a_cleanup_racing_refreshes_never_ends_a_refreshed_token() {
+    let db = harness::fresh_db();
+    let web = WebSessions::new("web:race").unwrap().with_limit(0).unwrap();
+    let done = AtomicBool::new(false);
+    let loops: Vec<std::sync::atomic::AtomicU64> = (0..8)
+        .map(|_| std::sync::atomic::AtomicU64::new(0))
+        .collect();
+    thread::scope(|scope| {
+        let (db, web, done, loops) = (&db, &web, &done, &loops);
+        for (c, count) in loops.iter().enumerate() {
+            scope.spawn(move || {
+                let mut con = db.con();
+                while !done.load(Ordering::Relaxed) {
+                    for token in [format!("hot{c}a"), format!("hot{c}b")] {
+                        web.update_token(&token, "u", Some("item"))
+                            .run(&mut con)
+                            .unwrap();
+                    }
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+        // Stops the clients however the rounds end, so that a failed assertion fails the
+        // test instead of leaving the scope waiting for them.
+        let _stop = Stop(done);
+        let mut con = db.con();
+        // Every client has made its tokens before the first round.
+        while loops.iter().any(|count| count.load(Ordering::SeqCst) == 0) {
+            thread::yield_now();
+        }
+        for round in 0..20 {
+            let idle: BTreeSet<String> = (0..50).map(|i| format!("idle{round}:{i}")).collect();
+            for token in &idle {
+                web.update_token(token, "u", None).run(&mut con).unwrap();
+            }
+            let read = web.oldest(100).run(&mut con).unwrap();
+            assert_eq!(read.len(), 66, "round {round}");
+            let at_read: Vec<u64> = loops.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+            // Each client finishes a loop that started after the read.
+            while loops
+                .iter()
+                .zip(&at_read)
+                .any(|(count, read)| count.load(Ordering::SeqCst) < read + 2)
+            {
+                thread::yield_now();
+            }
+            let ended: BTreeSet<String> = web
+                .end_sessions(&read, true)
+                .run(&mut con)
+                .unwrap()
+                .into_iter()
+                .collect();
+            assert_eq!(ended, idle, "round {round}");
+        }
+    });
+    let mut con = db.con();
+    assert_eq!(web.count().run(&mut con).unwrap(), 16);
+}
+
+/// Sets its flag when dropped.
+struct Stop<'a>(&'a AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// 16 clients record requests of 40 tokens while a cleaner keeps 20 sessions and a
 /// watcher reads both indexes in `MULTI` over and over: the indexes always hold the
 /// same tokens, and at the end no view count is lost.
@@ -194,6 +266,7 @@ fn the_indexes_agree_under_concurrent_requests_and_cleanups() {
     const REQUESTS: u64 = 300;
     thread::scope(|scope| {
         let (db, web, done) = (&db, &web, &done);
+        let _stop = Stop(done);
         let clients: Vec<_> = (0..CLIENTS)
             .map(|c| {
                 scope.spawn(move || {
