@@ -24,6 +24,7 @@
 //! | `clean_full_sessions()` | [`clean_full_sessions(con, batch)`](WebSessions::clean_full_sessions) | same, carts included |
 //! | `rescale_viewed()`, a loop every 300 s, keeping 20,000 | [`rescale_viewed(keep)`](WebSessions::rescale_viewed): one step, keeping at most 10,000; [`rescale_viewed_fully(con, keep)`](WebSessions::rescale_viewed_fully) | script `web_session/rescale` |
 //! | `can_cache`'s `ZRANK viewed: item` | [`view_rank(item)`](WebSessions::view_rank) | `ZRANK` |
+//! | (the ranking itself) | [`most_viewed(n)`](WebSessions::most_viewed) → `(item, views)` | `ZRANGE … WITHSCORES` |
 //!
 //! What differs from the book, and why:
 //!
@@ -414,6 +415,22 @@ impl WebSessions {
                 return Ok(dropped);
             }
         }
+    }
+
+    /// The `n` (at least 1) most viewed items, most viewed first, each with its view
+    /// count (halved by each rescale, so it may have a fraction) (`ZRANGE … WITHSCORES`).
+    pub fn most_viewed(&self, n: usize) -> Op<Vec<(String, f64)>> {
+        Op::try_build(|| {
+            let n = input::count("n", n)?;
+            let mut cmd = redis::cmd("ZRANGE");
+            cmd.arg(&self.views).arg(0).arg(n - 1).arg("WITHSCORES");
+            Ok(Op::native(cmd).map(|items: Vec<(String, f64)>| {
+                Ok(items
+                    .into_iter()
+                    .map(|(item, score)| (item, -score + 0.0))
+                    .collect())
+            }))
+        })
     }
 
     /// `item`'s rank by views, 0 for the most viewed, or `None` when it has no views

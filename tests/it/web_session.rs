@@ -99,15 +99,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, web.cart("t2"));
     let _ = step!(t, con, web.count());
     let _ = step!(t, con, web.rescale_viewed(2));
-    let views: Vec<(String, f64)> = redis::cmd("ZRANGE")
-        .arg(web.views_key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(con)
-        .unwrap();
-    t.step("ZRANGE {web}:viewed 0 -1 WITHSCORES", Ok::<_, Error>(views))
-        .unwrap();
+    let _ = step!(t, con, web.most_viewed(10));
     redis::cmd("DEL")
         .arg(keys_of(&web, &["t1", "t2", "t3", "t4"]))
         .exec(con)
@@ -321,14 +313,8 @@ fn the_indexes_agree_under_concurrent_requests_and_cleanups() {
     let mut con = db.con();
     web.clean_until_limit(&mut con, true, 100).unwrap();
     assert_eq!(web.count().run(&mut con).unwrap(), 20);
-    let views: Vec<(String, f64)> = redis::cmd("ZRANGE")
-        .arg(web.views_key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
-    let total: f64 = views.iter().map(|(_, score)| -score).sum();
+    let views = web.most_viewed(100).run(&mut con).unwrap();
+    let total: f64 = views.iter().map(|(_, views)| views).sum();
     assert_eq!(total, (CLIENTS * REQUESTS) as f64, "a view was lost");
 }
 
@@ -357,18 +343,12 @@ fn rescaling_a_large_set_takes_bounded_steps_then_halves_once() {
         }
     }
     assert_eq!(steps, [(1000, false), (1000, false), (400, true)]);
-    let top: Vec<(String, f64)> = redis::cmd("ZRANGE")
-        .arg(web.views_key())
-        .arg(0)
-        .arg(1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let top = web.most_viewed(2).run(&mut con).unwrap();
     assert_eq!(
         top,
         [
-            ("item:2499".to_owned(), -2500.0),
-            ("item:2498".to_owned(), -2499.0)
+            ("item:2499".to_owned(), 2500.0),
+            ("item:2498".to_owned(), 2499.0)
         ]
     );
     assert_eq!(web.rescale_viewed_fully(&mut con, 100).unwrap(), 0);
