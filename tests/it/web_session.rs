@@ -3,7 +3,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::Error;
 use redis_patterns::scripts::web_session as script;
 use redis_patterns::web_session::WebSessions;
 
