@@ -573,6 +573,30 @@ fn cases() -> Vec<Case> {
             args: vec![],
         },
         Case {
+            script: "ip_city/find",
+            input: "1,000,000 blocks with ends, the address in the last",
+            setup: |con| {
+                lua(
+                    con,
+                    "for i = 0, 999999, 1000 do
+                       local blocks, cities = {}, {}
+                       for j = i, i + 999 do
+                         blocks[#blocks + 1] = j * 512
+                         blocks[#blocks + 1] = 'c' .. j .. '_' .. (j * 512) .. '_' .. (j * 512 + 255)
+                         cities[#cities + 1] = 'c' .. j
+                         cities[#cities + 1] = '[\"city\",\"region\",\"country\"]'
+                       end
+                       redis.call('ZADD', KEYS[1], unpack(blocks))
+                       redis.call('HSET', KEYS[2], unpack(cities))
+                     end",
+                    &["{ip}:ip2cityid", "{ip}:cityid2city"],
+                    &[],
+                );
+            },
+            keys: s(&["{ip}:ip2cityid", "{ip}:cityid2city"]),
+            args: strings([(999_999u64 * 512 + 7).to_string()]),
+        },
+        Case {
             script: "row_cache/claim",
             input: "100,000 rows scheduled and due, 500 claimed",
             setup: |con| scheduled_rows(con, 100_000, 1),

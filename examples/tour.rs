@@ -24,6 +24,7 @@ use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 use redis_patterns::geo::Location;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
+use redis_patterns::ip_city::{City, IpBlock, IpCities, ip_to_score};
 use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
 use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::log::Log;
@@ -212,6 +213,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     online_friends(t)?;
     work_queue(t)?;
     web_app(t)?;
+    ip_city(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -1928,6 +1930,47 @@ fn web_app(t: &mut Tour) -> redis_patterns::Result<()> {
         format!("{again:?}"),
         "not due again for 5 s",
     );
+    Ok(())
+}
+
+fn ip_city(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "IP to city (Redis in Action ch. 5): a lookup in one round trip, imports of 1000 rows per trip",
+        "Blocks may have an end: an address past it belongs to no city.",
+    );
+    let geo = IpCities::new("tour:geoip")?;
+    let brisbane = City {
+        city: "Brisbane".into(),
+        region: "07".into(),
+        country: "AU".into(),
+    };
+    let cities = geo.import_cities(&mut t.con, [Ok(("17".to_owned(), brisbane))])?;
+    t.say(
+        "geo.import_cities(&mut con, [(\"17\", Brisbane)])",
+        cities.to_string(),
+        "",
+    );
+    let block = IpBlock {
+        start: ip_to_score("1.0.0.0")?,
+        end: Some(ip_to_score("1.0.0.255")?),
+        city_id: "17".into(),
+    };
+    let blocks = geo.import_blocks(&mut t.con, [Ok(block)])?;
+    t.say(
+        "geo.import_blocks(&mut con, [1.0.0.0 to 1.0.0.255: 17])",
+        blocks.to_string(),
+        "",
+    );
+    t.show(
+        "geo.find_city_by_ip(ip_to_score(\"1.0.0.9\")?)",
+        "",
+        geo.find_city_by_ip(ip_to_score("1.0.0.9")?),
+    )?;
+    t.show(
+        "geo.find_city_by_ip(ip_to_score(\"1.0.1.0\")?)",
+        "past the block's end; the book answers Brisbane",
+        geo.find_city_by_ip(ip_to_score("1.0.1.0")?),
+    )?;
     Ok(())
 }
 

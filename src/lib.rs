@@ -16,6 +16,8 @@ pub mod fixed_length_queue;
 pub mod geo;
 pub mod id_generator;
 pub mod identity_lock;
+#[cfg(feature = "json")]
+pub mod ip_city;
 pub mod keyspace;
 pub mod leaderboard;
 pub mod lock;

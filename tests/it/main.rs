@@ -18,6 +18,7 @@ mod fixed_length_queue;
 mod geo;
 mod id_generator;
 mod identity_lock;
+mod ip_city;
 mod keyspace;
 mod leaderboard;
 mod lock;
