@@ -13,6 +13,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
+use redis_patterns::app_config::{Configs, Maintenance};
 use redis_patterns::autocomplete::Autocomplete;
 use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
@@ -214,6 +215,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     work_queue(t)?;
     web_app(t)?;
     ip_city(t)?;
+    app_config(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -1971,6 +1973,42 @@ fn ip_city(t: &mut Tour) -> redis_patterns::Result<()> {
         "past the block's end; the book answers Brisbane",
         geo.find_city_by_ip(ip_to_score("1.0.1.0")?),
     )?;
+    Ok(())
+}
+
+fn app_config(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Configuration (Redis in Action ch. 5): the maintenance flag and JSON configs",
+        "Each key is read from Redis at most once a second; threads share the cache.",
+    );
+    let maintenance = Maintenance::new().with_key("tour:is-under-maintenance")?;
+    let on = maintenance.is_under_maintenance(&mut t.con)?;
+    t.say(
+        "maintenance.is_under_maintenance(&mut con)",
+        on.to_string(),
+        "",
+    );
+    maintenance.set(&mut t.con, true)?;
+    let on = maintenance.is_under_maintenance(&mut t.con)?;
+    t.say(
+        "maintenance.set(&mut con, true)?; maintenance.is_under_maintenance(&mut con)",
+        on.to_string(),
+        "others see it within a second",
+    );
+    let configs = Configs::new().with_prefix("tour:config:");
+    configs.set_config(
+        &mut t.con,
+        "redis",
+        "statistics",
+        &serde_json::json!({"db": 15}),
+    )?;
+    let config: Option<serde_json::Value> =
+        configs.get_config(&mut t.con, "redis", "statistics")?;
+    t.say(
+        "configs.get_config::<serde_json::Value>(&mut con, \"redis\", \"statistics\")",
+        format!("{config:?}"),
+        "",
+    );
     Ok(())
 }
 

@@ -4,6 +4,8 @@
 
 mod runtime;
 
+#[cfg(feature = "json")]
+pub mod app_config;
 pub mod autocomplete;
 pub mod binary_recorder;
 pub mod cache;

@@ -5,52 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis::Value;
 use redis_patterns::counter::{Counter, HashCounter};
 use redis_patterns::fixed_length_queue::FixedLengthQueue;
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::{Batch, Error};
 
-use crate::harness;
-
-/// A sync connection that counts the requests it sends: one pipeline is one request.
-struct Counting<C> {
-    inner: C,
-    requests: usize,
-}
-
-impl<C: redis::ConnectionLike> redis::ConnectionLike for Counting<C> {
-    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<Value> {
-        self.requests += 1;
-        self.inner.req_packed_command(cmd)
-    }
-
-    fn req_packed_commands(
-        &mut self,
-        cmd: &[u8],
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisResult<Vec<Value>> {
-        self.requests += 1;
-        self.inner.req_packed_commands(cmd, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
-    }
-
-    fn supports_pipelining(&self) -> bool {
-        self.inner.supports_pipelining()
-    }
-
-    fn check_connection(&mut self) -> bool {
-        self.inner.check_connection()
-    }
-
-    fn is_open(&self) -> bool {
-        self.inner.is_open()
-    }
-}
+use crate::harness::{self, Counting};
 
 fn flush(con: &mut dyn redis::ConnectionLike) {
     harness::cmd(con, &["SCRIPT", "FLUSH"]);

@@ -413,3 +413,42 @@ pub fn assert_fifo_per_consumer(popped: &[Vec<String>]) {
         }
     }
 }
+
+/// A sync connection that counts the requests it sends: one pipeline is one request.
+pub struct Counting<C> {
+    pub inner: C,
+    pub requests: usize,
+}
+
+impl<C: redis::ConnectionLike> redis::ConnectionLike for Counting<C> {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<redis::Value> {
+        self.requests += 1;
+        self.inner.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<redis::Value>> {
+        self.requests += 1;
+        self.inner.req_packed_commands(cmd, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+
+    fn supports_pipelining(&self) -> bool {
+        self.inner.supports_pipelining()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.inner.check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.inner.is_open()
+    }
+}

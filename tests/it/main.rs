@@ -4,6 +4,7 @@
 mod harness;
 mod server;
 
+mod app_config;
 mod autocomplete;
 mod batch;
 mod binary_recorder;
