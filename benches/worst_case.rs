@@ -873,6 +873,51 @@ fn cases() -> Vec<Case> {
                 .collect(),
         },
         Case {
+            script: "time_series/clean",
+            input: "a 1,000,000-sample hash, a chunk of ~1000 scanned and deleted",
+            setup: |con| {
+                fill_scored(con, "{ts}:known", 100_000);
+                lua(
+                    con,
+                    "for i = 0, 999999, 1000 do
+                       local chunk = {}
+                       for j = i, i + 999 do chunk[#chunk + 1] = j; chunk[#chunk + 1] = 1 end
+                       redis.call('HSET', KEYS[1], unpack(chunk))
+                     end",
+                    &["{ts}:count:1:c"],
+                    &[],
+                );
+            },
+            keys: s(&["{ts}:known", "{ts}:count:1:c"]),
+            args: strings([
+                "c".into(),
+                "1".into(),
+                "999999999999999".into(),
+                "100".into(),
+                "0".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "time_series/update",
+            input: "16 precisions, 100,000 counters known",
+            setup: |con| fill_scored(con, "{ts}:known", 100_000),
+            keys: {
+                let mut keys = s(&["{ts}:known"]);
+                keys.extend((1..=16).map(|p| format!("{{ts}}:count:{p}:c")));
+                keys
+            },
+            args: {
+                let mut args = strings([
+                    "c".into(),
+                    "999999999999999".into(),
+                    "999999999999999".into(),
+                ]);
+                args.extend((1..=16u64).map(|p| p.to_string().into_bytes()));
+                args
+            },
+        },
+        Case {
             script: "timeline/add",
             input: "1000 entries into 1,000,000, 2000 trimmed",
             setup: |con| fill_scored(con, "{t}", 1_000_000),

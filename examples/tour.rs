@@ -45,6 +45,7 @@ use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
 use redis_patterns::tag::Tags;
+use redis_patterns::time_series::TimeSeries;
 use redis_patterns::timeline::Timeline;
 use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
@@ -216,6 +217,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     web_app(t)?;
     ip_city(t)?;
     app_config(t)?;
+    time_series(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -2008,6 +2010,42 @@ fn app_config(t: &mut Tour) -> redis_patterns::Result<()> {
         "configs.get_config::<serde_json::Value>(&mut con, \"redis\", \"statistics\")",
         format!("{config:?}"),
         "",
+    );
+    Ok(())
+}
+
+fn time_series(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Time-series counters (Redis in Action ch. 5): every precision in one step",
+        "Time is the caller's (ms); cleaning goes in bounded steps.",
+    );
+    const T0: u64 = 1_700_000_000_000;
+    let hits = TimeSeries::new("tour:ts")?;
+    t.show(
+        "hits.update_counter(\"hits\", 1, T0)",
+        "",
+        hits.update_counter("hits", 1, T0),
+    )?;
+    t.show(
+        "hits.update_counter(\"hits\", 2, T0 + 6_000)",
+        "",
+        hits.update_counter("hits", 2, T0 + 6_000),
+    )?;
+    t.show(
+        "hits.get_counter(\"hits\", 5)",
+        "each: slot start in s, count",
+        hits.get_counter("hits", 5),
+    )?;
+    t.show(
+        "hits.get_counter(\"hits\", 60)",
+        "",
+        hits.get_counter("hits", 60),
+    )?;
+    let cleaned = hits.clean_all(&mut t.con, T0 + 103_000)?;
+    t.say(
+        "hits.clean_all(&mut con, T0 + 103_000)",
+        format!("{cleaned:?}"),
+        "1 s slots keep the last 100 s",
     );
     Ok(())
 }

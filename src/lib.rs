@@ -41,6 +41,7 @@ pub mod short_url;
 pub mod stack;
 pub mod stream_iterator;
 pub mod tag;
+pub mod time_series;
 pub mod timeline;
 pub mod unique_counter;
 pub mod user_login;

@@ -43,6 +43,7 @@ mod short_url;
 mod stack;
 mod stream_iterator;
 mod tag;
+mod time_series;
 mod timeline;
 mod unique_counter;
 mod user_login;

@@ -1,0 +1,129 @@
+--- Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.
+---
+--- Redis in Action chapter 5 (`clean_counters`). The book's cleaner reads every sample of
+--- a hash (`HKEYS`, unbounded), deletes the old ones, and then, in a WATCH transaction,
+--- removes the counter from the index when its hash is empty. Here one call scans one
+--- chunk of the hash (`HSCAN` from `cursor`, about `count` fields), deletes the samples
+--- whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),
+--- and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in
+--- one step: an update between two calls puts both back.
+--- Reply: the cursor to continue from ("0": the hash is done), how many samples were
+--- deleted, and 1 if the counter was forgotten.
+--- @key known zset            `<precision>:<name>` of every counter -> 0
+--- @key hash hash             the counter's samples at `precision`: slot start (s) -> count
+--- @arg name string non-empty the counter's name
+--- @arg precision uint 1..=1000000000   the hash's precision (s)
+--- @arg now uint 0..=10^15-1  the time to clean at (ms, the caller's clock)
+--- @arg samples uint 1..=100000   how many slots back to keep (the book's 100)
+--- @arg cursor string non-empty   where to go on scanning the hash ("0" to start)
+--- @arg count uint 1..=1000   about how many fields to scan
+--- @return (string, int, bool)   the next cursor ("0": done), samples deleted, whether the counter was forgotten
+--- @error BAD_ARGS            not 2 keys and 6 arguments
+--- @error BAD_NAME            `name` is empty
+--- @error BAD_PRECISION       `precision` is not an integer from 1 to 10^9
+--- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
+--- @error BAD_SAMPLES         `samples` is not an integer from 1 to 100000
+--- @error BAD_CURSOR          `cursor` is not a decimal integer
+--- @error BAD_COUNT           `count` is not an integer from 1 to 1000
+--- @clock caller
+--- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 2 or #ARGV ~= 6 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local known = KEYS[1]
+local hash = KEYS[2]
+local name = ARGV[1]
+if name == '' then
+  return redis.error_reply('BAD_NAME name must not be empty')
+end
+local precision = integer(ARGV[2], '1', '1000000000')
+if not precision then
+  return redis.error_reply('BAD_PRECISION precision must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
+end
+precision = tonumber(precision)
+local now = integer(ARGV[3], '0', '999999999999999')
+if not now then
+  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+now = tonumber(now)
+local samples = integer(ARGV[4], '1', '100000')
+if not samples then
+  return redis.error_reply('BAD_SAMPLES samples must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
+end
+samples = tonumber(samples)
+local cursor = ARGV[5]
+if cursor == '' then
+  return redis.error_reply('BAD_CURSOR cursor must not be empty')
+end
+local count = integer(ARGV[6], '1', '1000')
+if not count then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
+end
+count = tonumber(count)
+-- End of the generated input checks.
+if not string.match(cursor, '^%d+$') or #cursor > 20 then
+  return redis.error_reply('BAD_CURSOR cursor must be a decimal integer, got '
+    .. string.format('%q', string.sub(cursor, 1, 32)))
+end
+redis.call('ZCARD', known)
+local cutoff = math.floor(now / 1000) - samples * precision
+local scan = redis.call('HSCAN', hash, cursor, 'COUNT', count)
+local old = {}
+for i = 1, #scan[2], 2 do
+  local slot = tonumber(scan[2][i])
+  if slot and slot <= cutoff then
+    old[#old + 1] = scan[2][i]
+  end
+end
+for i = 1, #old, 1000 do
+  redis.call('HDEL', hash, unpack(old, i, math.min(i + 999, #old)))
+end
+local forgotten = 0
+if redis.call('HLEN', hash) == 0 then
+  forgotten = redis.call('ZREM', known, precision .. ':' .. name)
+end
+return { scan[1], #old, forgotten }

@@ -1,0 +1,129 @@
+--- Counts `count` events at time `now` in a counter, at every precision at once.
+---
+--- Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,
+--- 1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in
+--- the field of the slot that holds `now` (the slot's start, in Unix seconds), and the
+--- index of known counters lists `<precision>:<name>` (score 0), so a cleaner can find
+--- it. The book's MULTI is atomic too; here the same step is one round trip, and a
+--- slot that holds no integer, or a count that would overflow it, is refused before any
+--- write (a HINCRBY error would stop the book's transaction half done).
+--- Time is the caller's (`now`, ms), so tests and backfills count exactly.
+--- Reply: the count of the slot at the first precision, after the update.
+--- @key known zset            `<precision>:<name>` of every counter -> 0
+--- @key counts... hash 1..=16 the counter's hash at each precision, in the order of `precisions`
+--- @arg name string non-empty the counter's name
+--- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
+--- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
+--- @arg precisions uint... 1..=16   each precision in seconds (from 1 to 10^9), one per hash of `counts`
+--- @return int                the first precision's slot count, after the update
+--- @error BAD_ARGS            not from 2 to 17 keys, and 3 arguments and as many precisions as hashes
+--- @error BAD_NAME            `name` is empty
+--- @error BAD_COUNT           `count` is not an integer from -10^15 + 1 to 10^15 - 1
+--- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
+--- @error BAD_PRECISIONS      a precision is not an integer from 1 to 10^9
+--- @error BAD_SAMPLE          a slot holds something other than an integer
+--- @error OVERFLOW            a slot would leave the 64-bit integers
+--- @clock caller
+--- @complexity O(P log K), P = the precisions (at most 16), K = the known counters
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS < 2 or #KEYS > 17 or #ARGV < 4 or #ARGV > 19 then
+  return redis.error_reply(
+      'BAD_ARGS expected from 2 to 17 keys and from 4 to 19 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local known = KEYS[1]
+local name = ARGV[1]
+if name == '' then
+  return redis.error_reply('BAD_NAME name must not be empty')
+end
+local count = integer(ARGV[2], '-999999999999999', '999999999999999')
+if not count then
+  return redis.error_reply(
+      'BAD_COUNT count must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+count = tonumber(count)
+local now = integer(ARGV[3], '0', '999999999999999')
+if not now then
+  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+now = tonumber(now)
+for i = 4, #ARGV do
+  if not integer(ARGV[i], '0', '9223372036854775807') then
+    return redis.error_reply(
+        'BAD_PRECISIONS precisions must be integers from 0 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- End of the generated input checks.
+if #ARGV - 3 ~= #KEYS - 1 then
+  return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' hashes but ' .. (#ARGV - 3) .. ' precisions')
+end
+local seconds = math.floor(now / 1000)
+local slots = {}
+for i = 4, #ARGV do
+  local precision = ARGV[i]
+  if not (string.match(precision, '^[1-9]%d*$') and #precision <= 10 and tonumber(precision) <= 1e9) then
+    return redis.error_reply('BAD_PRECISIONS precision ' .. (i - 3) .. ' must be an integer from 1 to 10^9, got '
+      .. string.format('%q', string.sub(precision, 1, 32)))
+  end
+  local hash, slot = KEYS[i - 2], string.format('%d', math.floor(seconds / precision) * precision)
+  -- Checked before any write: HINCRBY would fail half way through.
+  local held = redis.call('HGET', hash, slot)
+  if held and not (held == '0' or string.match(held, '^%-?[1-9]%d*$')) then
+    return redis.error_reply('BAD_SAMPLE ' .. hash .. ' ' .. slot .. ' holds no integer')
+  end
+  if held and math.abs(tonumber(held) + count) >= 9e18 then
+    return redis.error_reply('OVERFLOW ' .. hash .. ' ' .. slot .. ' would leave the 64-bit integers')
+  end
+  slots[#slots + 1] = { hash, slot, precision }
+end
+redis.call('ZCARD', known)
+local first
+for i = 1, #slots do
+  local hash, slot, precision = slots[i][1], slots[i][2], slots[i][3]
+  redis.call('ZADD', known, 0, precision .. ':' .. name)
+  local now_count = redis.call('HINCRBY', hash, slot, count)
+  first = first or now_count
+end
+return first
