@@ -846,6 +846,31 @@ fn cases() -> Vec<Case> {
             args: strings(["limited".into()]),
         },
         Case {
+            script: "stats/slowest",
+            input: "a ranking of 11,001 kept to 10,000: 1000 dropped",
+            setup: |con| fill_scored(con, "slowest", 11_000),
+            keys: s(&["slowest"]),
+            args: strings(["new".into(), "1".into(), "10000".into()]),
+        },
+        Case {
+            script: "stats/update",
+            input: "a rotation, the hour before last a 1,000,000-member set",
+            setup: |con| {
+                fill_scored(con, "{st}:last", 1_000_000);
+                lua(
+                    con,
+                    "redis.call('SET', KEYS[2], '3600')
+                     for _, k in ipairs({'count', 'sum', 'sumsq', 'min', 'max'}) do
+                       redis.call('ZADD', KEYS[1], 1, k)
+                     end",
+                    &["{st}", "{st}:start"],
+                    &[],
+                );
+            },
+            keys: s(&["{st}", "{st}:start", "{st}:last", "{st}:pstart"]),
+            args: strings(["1e100".into(), "999999999999999".into()]),
+        },
+        Case {
             script: "tag/add",
             input: "100 tags, each on 100,000 targets",
             setup: |con| tagged(con, 100, 100_000),

@@ -44,6 +44,7 @@ use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
 use redis_patterns::stack::Stack;
+use redis_patterns::stats::Stats;
 use redis_patterns::tag::Tags;
 use redis_patterns::time_series::TimeSeries;
 use redis_patterns::timeline::Timeline;
@@ -218,6 +219,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ip_city(t)?;
     app_config(t)?;
     time_series(t)?;
+    stats(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -2047,6 +2049,43 @@ fn time_series(t: &mut Tour) -> redis_patterns::Result<()> {
         format!("{cleaned:?}"),
         "1 s slots keep the last 100 s",
     );
+    Ok(())
+}
+
+fn stats(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Statistics (Redis in Action ch. 5): hourly count, sum, min, max, average, deviation",
+        "One script per value, no temporary keys; the hour rotates once, on the caller's clock.",
+    );
+    const H0: u64 = 1_699_999_200_000;
+    let stats = Stats::new()
+        .with_prefix("tour:stats")?
+        .with_slowest("tour:slowest", 100)?;
+    t.show(
+        "stats.update_stats(\"Home\", \"AccessTime\", 0.5, H0)",
+        "",
+        stats.update_stats("Home", "AccessTime", 0.5, H0),
+    )?;
+    t.show(
+        "stats.update_stats(\"Home\", \"AccessTime\", 1.5, H0 + 1_000)",
+        "",
+        stats.update_stats("Home", "AccessTime", 1.5, H0 + 1_000),
+    )?;
+    t.show(
+        "stats.get_stats(\"Home\", \"AccessTime\")",
+        "",
+        stats.get_stats("Home", "AccessTime"),
+    )?;
+    t.show(
+        "stats.update_stats(\"Home\", \"AccessTime\", 2.0, H0 + 3_600_000)",
+        "a new hour: the last one rotates out",
+        stats.update_stats("Home", "AccessTime", 2.0, H0 + 3_600_000),
+    )?;
+    t.show(
+        "stats.get_stats(\"Nowhere\", \"AccessTime\")",
+        "the book raises KeyError",
+        stats.get_stats("Nowhere", "AccessTime"),
+    )?;
     Ok(())
 }
 

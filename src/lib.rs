@@ -39,6 +39,7 @@ pub mod row_cache;
 pub mod session;
 pub mod short_url;
 pub mod stack;
+pub mod stats;
 pub mod stream_iterator;
 pub mod tag;
 pub mod time_series;

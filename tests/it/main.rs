@@ -41,6 +41,7 @@ mod runtime;
 mod session;
 mod short_url;
 mod stack;
+mod stats;
 mod stream_iterator;
 mod tag;
 mod time_series;

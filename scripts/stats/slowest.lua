@@ -1,0 +1,102 @@
+--- Records a context's average in the ranking of the slowest, keeping the `keep` slowest.
+---
+--- Redis in Action chapter 5 (`access_time`'s `ZADD slowest:AccessTime avg context` and
+--- `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).
+--- Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000
+--- of its fastest per call.
+--- Reply: how many contexts the ranking holds.
+--- @key slowest zset          context -> its average access time
+--- @arg context string non-empty   the context (a page, an endpoint)
+--- @arg average float         its average access time
+--- @arg keep uint 1..=10000   how many of the slowest to keep (the book's 100)
+--- @return int                how many contexts the ranking holds
+--- @error BAD_ARGS            not 1 key and 3 arguments
+--- @error BAD_CONTEXT         `context` is empty
+--- @error BAD_AVERAGE         `average` is not a finite number
+--- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
+--- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 1 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local slowest = KEYS[1]
+local context = ARGV[1]
+if context == '' then
+  return redis.error_reply('BAD_CONTEXT context must not be empty')
+end
+local average = float(ARGV[2])
+if not average then
+  return redis.error_reply('BAD_AVERAGE average must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+local keep = integer(ARGV[3], '1', '10000')
+if not keep then
+  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
+end
+keep = tonumber(keep)
+-- End of the generated input checks.
+redis.call('ZADD', slowest, average, context)
+local size = redis.call('ZCARD', slowest)
+local dropped = math.min(math.max(size - keep, 0), 1000)
+if dropped > 0 then
+  redis.call('ZREMRANGEBYRANK', slowest, 0, dropped - 1)
+end
+return size - dropped

@@ -1,0 +1,138 @@
+--- Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.
+---
+--- Redis in Action chapter 5 (`update_stats`). The book retries a WATCH transaction for 5 s
+--- (then gives up and records nothing), and finds the min and max by ZUNIONSTORE with two
+--- random temporary keys, which are in other hash slots on a cluster. Here one script
+--- does it all: if the hour of `now` (the caller's clock) is later than the hour held in
+--- `start`, the statistics move to `last` and their hour to `pstart` (so a rotation
+--- happens once per hour boundary, whoever writes first), then the value is counted.
+--- A writer whose `now` is in an earlier hour counts into the current hour, as the
+--- book's does: hours only move forward.
+--- Reply: the count, sum and sum of squares after the update, as the book's.
+--- @key stats zset            `count`, `sum`, `sumsq`, `min`, `max` -> their values
+--- @key start string          the hour the statistics are of (Unix s of its start)
+--- @key last zset             the previous hour's statistics
+--- @key pstart string         the previous hour (Unix s of its start)
+--- @arg value float           the value; at most 10^100 in size, so that its square stays finite
+--- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
+--- @return (float, float, float)   the count, the sum and the sum of squares
+--- @error BAD_ARGS            not 4 keys and 2 arguments
+--- @error BAD_VALUE           `value` is not a finite number of at most 10^100 in size
+--- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
+--- @error BAD_START           `start` holds something other than an hour (whole seconds)
+--- @clock caller
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stats = KEYS[1]
+local start = KEYS[2]
+local last = KEYS[3]
+local pstart = KEYS[4]
+local value = float(ARGV[1])
+if not value then
+  return redis.error_reply('BAD_VALUE value must be a finite decimal number, got ' .. shown(ARGV[1]))
+end
+local now = integer(ARGV[2], '0', '999999999999999')
+if not now then
+  return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+now = tonumber(now)
+-- End of the generated input checks.
+if math.abs(value) > 1e100 then
+  return redis.error_reply('BAD_VALUE value must be at most 10^100 in size, got '
+    .. string.format('%q', string.sub(ARGV[1], 1, 32)))
+end
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', stats)
+redis.call('ZCARD', last)
+redis.call('STRLEN', pstart)
+local held = redis.call('GET', start)
+if held and not string.match(held, '^%d+$') then
+  return redis.error_reply('BAD_START ' .. start .. ' holds ' .. string.format('%q', string.sub(held, 1, 32))
+    .. ', not an hour')
+end
+local hour = string.format('%d', math.floor(now / 3600000) * 3600)
+if not held then
+  redis.call('SET', start, hour)
+elseif tonumber(held) < tonumber(hour) then
+  -- UNLINK: the hour before last may be big; it is freed in the background.
+  redis.call('UNLINK', last)
+  if redis.call('EXISTS', stats) == 1 then
+    redis.call('RENAME', stats, last)
+  end
+  redis.call('SET', pstart, held)
+  redis.call('SET', start, hour)
+end
+local min, max = tonumber(redis.call('ZSCORE', stats, 'min')), tonumber(redis.call('ZSCORE', stats, 'max'))
+if not min or value < min then
+  redis.call('ZADD', stats, value, 'min')
+end
+if not max or value > max then
+  redis.call('ZADD', stats, value, 'max')
+end
+return {
+  redis.call('ZINCRBY', stats, 1, 'count'),
+  redis.call('ZINCRBY', stats, value, 'sum'),
+  redis.call('ZINCRBY', stats, value * value, 'sumsq'),
+}
