@@ -73,6 +73,36 @@ fn cases() -> Vec<Case> {
     };
     vec![
         Case {
+            script: "app_log/common",
+            input: "a rotation: 1,000,000 messages moved, 1,000,000 of the hour before freed",
+            setup: |con| {
+                fill_scored(con, "common:{l}", 1_000_000);
+                fill_scored(con, "common:{l}:last", 1_000_000);
+                fill(con, "RPUSH", "recent:{l}", "entry ", 10_000);
+                lua(
+                    con,
+                    "redis.call('SET', KEYS[1], '3600')",
+                    &["common:{l}:start"],
+                    &[],
+                );
+            },
+            keys: s(&[
+                "common:{l}",
+                "common:{l}:start",
+                "common:{l}:last",
+                "common:{l}:pstart",
+                "recent:{l}",
+            ]),
+            args: strings(["a message".into(), "10000".into()]),
+        },
+        Case {
+            script: "app_log/recent",
+            input: "10,000 entries kept, one trimmed",
+            setup: |con| fill(con, "RPUSH", "recent:{l}", "entry ", 10_000),
+            keys: s(&["recent:{l}"]),
+            args: strings(["a message".into(), "10000".into()]),
+        },
+        Case {
             script: "autocomplete/feed",
             input: "64 prefixes, each table 1000 over a cap of 1000 (100 dropped from each)",
             setup: |con| {

@@ -14,6 +14,7 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use redis_patterns::app_config::{Configs, Maintenance};
+use redis_patterns::app_log::{AppLog, Severity};
 use redis_patterns::autocomplete::Autocomplete;
 use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
@@ -176,7 +177,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  a throwaway redis-server; set REDIS_URL to run the tour on yours");
     } else {
         println!(
-            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:…, Chat:tour:… or User:tour:…, and deletes them at the end"
+            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:…, Chat:tour:…, User:tour:…, recent:{{tour:… or common:{{tour:…, and deletes them at the end"
         );
     }
     println!("  Each line shows a call → what it returned  (and why, when that is not obvious).");
@@ -220,6 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     app_config(t)?;
     time_series(t)?;
     stats(t)?;
+    app_log(t)?;
     batch(t)?;
     catalogue(t);
 
@@ -228,12 +230,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Deletes every key whose name starts with `tour:`, `{tour:`, `Chat:tour:` or
-/// `User:tour:`, a SCAN
+/// Deletes every key whose name starts with `tour:`, `{tour:`, `Chat:tour:`,
+/// `User:tour:`, `recent:{tour:` or `common:{tour:`, a SCAN
 /// batch at a time: each call does bounded work, however many keys the server holds.
 fn delete_tour_keys(con: &mut redis::Connection) -> redis::RedisResult<u64> {
     let mut deleted = 0;
-    for pattern in ["tour:*", "{tour:*", "Chat:tour:*", "User:tour:*"] {
+    for pattern in [
+        "tour:*",
+        "{tour:*",
+        "Chat:tour:*",
+        "User:tour:*",
+        "recent:{tour:*",
+        "common:{tour:*",
+    ] {
         let mut cursor = 0_u64;
         loop {
             let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -2085,6 +2094,36 @@ fn stats(t: &mut Tour) -> redis_patterns::Result<()> {
         "stats.get_stats(\"Nowhere\", \"AccessTime\")",
         "the book raises KeyError",
         stats.get_stats("Nowhere", "AccessTime"),
+    )?;
+    Ok(())
+}
+
+fn app_log(t: &mut Tour) -> redis_patterns::Result<()> {
+    t.section(
+        "Application logs (Redis in Action ch. 5): recent entries, and hourly common messages",
+        "One script per message on the server's clock; the book's WATCH loop could log nothing.",
+    );
+    let log = AppLog::new("tour")?;
+    log.log_recent("started", Severity::Info).run(&mut t.con)?;
+    t.text("log.log_recent(\"started\", Severity::Info)");
+    for _ in 0..2 {
+        t.show(
+            "log.log_common(\"disk full\", Severity::Error)",
+            "its count this hour",
+            log.log_common("disk full", Severity::Error),
+        )?;
+    }
+    let entries = log.recent(Severity::Error).run(&mut t.con)?;
+    let messages: Vec<&str> = entries.iter().map(|e| e.message.as_str()).collect();
+    t.say(
+        "log.recent(Severity::Error)",
+        format!("{messages:?}"),
+        "each with the server's time in ms",
+    );
+    t.show(
+        "log.common(Severity::Error, 10)",
+        "",
+        log.common(Severity::Error, 10),
     )?;
     Ok(())
 }

@@ -6,6 +6,7 @@ mod runtime;
 
 #[cfg(feature = "json")]
 pub mod app_config;
+pub mod app_log;
 pub mod autocomplete;
 pub mod binary_recorder;
 pub mod cache;

@@ -5,6 +5,7 @@ mod harness;
 mod server;
 
 mod app_config;
+mod app_log;
 mod autocomplete;
 mod batch;
 mod binary_recorder;

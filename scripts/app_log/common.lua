@@ -1,0 +1,111 @@
+--- Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.
+---
+--- Redis in Action chapter 5 (`log_common`). The book retries a WATCH transaction for
+--- 5 s and then returns having logged nothing, silently; fails when `:start` exists but
+--- the counts do not (RENAME of a missing key); and, comparing hour numbers of the day,
+--- never rotates again after midnight. Here one script on the server's clock: if the
+--- current hour (Unix s of its start) is later than the one in `start`, the counts move
+--- to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then
+--- the message is counted and pushed to the recent log (`<ms> <message>`, the last
+--- `keep` kept).
+--- Reply: the message's count this hour.
+--- @key common zset           message -> how many times it was logged this hour
+--- @key start string          the hour the counts are of (Unix s of its start)
+--- @key last zset             the previous hour's counts
+--- @key pstart string         the previous hour (Unix s of its start)
+--- @key recent list           the newest entries first, each `<ms> <message>`
+--- @arg message string        the message
+--- @arg keep uint 1..=10000   how many recent entries to keep (the book's 100)
+--- @return int                the message's count this hour
+--- @error BAD_ARGS            not 5 keys and 2 arguments
+--- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
+--- @error BAD_START           `start` holds something other than an hour (whole seconds)
+--- @clock server
+--- @complexity O(log N), N = the distinct messages this hour
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local common = KEYS[1]
+local start = KEYS[2]
+local last = KEYS[3]
+local pstart = KEYS[4]
+local recent = KEYS[5]
+local message = ARGV[1]
+local keep = integer(ARGV[2], '1', '10000')
+if not keep then
+  return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+keep = tonumber(keep)
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', common)
+redis.call('ZCARD', last)
+redis.call('STRLEN', pstart)
+redis.call('LLEN', recent)
+local held = redis.call('GET', start)
+if held and not string.match(held, '^%d+$') then
+  return redis.error_reply('BAD_START ' .. start .. ' holds ' .. string.format('%q', string.sub(held, 1, 32))
+    .. ', not an hour')
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local hour = string.format('%d', math.floor(tonumber(time[1]) / 3600) * 3600)
+if not held then
+  redis.call('SET', start, hour)
+elseif tonumber(held) < tonumber(hour) then
+  -- UNLINK: the hour before last may be big; it is freed in the background.
+  redis.call('UNLINK', last)
+  if redis.call('EXISTS', common) == 1 then
+    redis.call('RENAME', common, last)
+  end
+  redis.call('SET', pstart, held)
+  redis.call('SET', start, hour)
+end
+local count = redis.call('ZINCRBY', common, 1, message)
+redis.call('LPUSH', recent, string.format('%d', now) .. ' ' .. message)
+redis.call('LTRIM', recent, 0, keep - 1)
+return tonumber(count)
