@@ -16,7 +16,11 @@
 use std::time::{Duration, Instant};
 
 use redis::{ConnectionLike, RedisResult, Value};
+use redis_patterns::app_log::{AppLog, Severity};
+use redis_patterns::ip_city::{IpBlock, IpCities};
 use redis_patterns::row_cache::RowCache;
+use redis_patterns::stats::Stats;
+use redis_patterns::time_series::{PRECISIONS, TimeSeries};
 use redis_patterns::web_session::WebSessions;
 
 #[path = "../tests/it/server.rs"]
@@ -202,6 +206,129 @@ fn book_cache_row(con: &mut dyn ConnectionLike) {
     );
 }
 
+// ---------------------------------------------------------------------------------------
+// Chapter 5, the book's way.
+
+/// The hour's start, the book's `:start` value (the errata's absolute hours).
+fn hour_now() -> String {
+    ((now_secs() as u64) / 3600 * 3600).to_string()
+}
+
+/// `log_common` in the hour it started: `WATCH`, `GET`, then the transaction.
+fn book_log_common(con: &mut dyn ConnectionLike, message: &str) {
+    let (destination, start) = ("book:common:bench:info", "book:common:bench:info:start");
+    cmd(con, &["WATCH", start]);
+    let existing: Option<String> = redis::cmd("GET").arg(start).query(con).unwrap();
+    let hour = hour_now();
+    let mut tx = redis::pipe();
+    tx.atomic();
+    if existing.is_none() {
+        tx.cmd("SET").arg(start).arg(&hour).ignore();
+    }
+    let entry = format!("{} {message}", now_secs());
+    tx.cmd("ZINCRBY")
+        .arg(destination)
+        .arg(1)
+        .arg(message)
+        .ignore();
+    tx.cmd("LPUSH")
+        .arg("book:recent:bench:info")
+        .arg(entry)
+        .ignore();
+    tx.cmd("LTRIM")
+        .arg("book:recent:bench:info")
+        .arg(0)
+        .arg(99)
+        .ignore();
+    let _: () = tx.query(con).unwrap();
+}
+
+/// `update_counter`: one transaction of 14 commands.
+fn book_update_counter(con: &mut dyn ConnectionLike, name: &str, count: i64) {
+    let now = now_secs();
+    let mut tx = redis::pipe();
+    tx.atomic();
+    for prec in PRECISIONS {
+        let pnow = (now / prec as f64) as u64 * prec;
+        let hash = format!("{prec}:{name}");
+        tx.cmd("ZADD").arg("book:known:").arg(0).arg(&hash).ignore();
+        tx.cmd("HINCRBY")
+            .arg(format!("book:count:{hash}"))
+            .arg(pnow)
+            .arg(count)
+            .ignore();
+    }
+    let _: () = tx.query(con).unwrap();
+}
+
+/// `update_stats` in the hour it started: `WATCH`, `GET`, then the transaction with two
+/// temporary keys.
+fn book_update_stats(con: &mut dyn ConnectionLike, value: f64, round: u32) {
+    let (destination, start) = ("book:stats:bench:t", "book:stats:bench:t:start");
+    cmd(con, &["WATCH", start]);
+    let existing: Option<String> = redis::cmd("GET").arg(start).query(con).unwrap();
+    let (tkey1, tkey2) = (format!("book:tmp1:{round}"), format!("book:tmp2:{round}"));
+    let mut tx = redis::pipe();
+    tx.atomic();
+    if existing.is_none() {
+        tx.cmd("SET").arg(start).arg(hour_now()).ignore();
+    }
+    tx.cmd("ZADD").arg(&tkey1).arg(value).arg("min").ignore();
+    tx.cmd("ZADD").arg(&tkey2).arg(value).arg("max").ignore();
+    tx.cmd("ZUNIONSTORE")
+        .arg(destination)
+        .arg(2)
+        .arg(destination)
+        .arg(&tkey1)
+        .arg("AGGREGATE")
+        .arg("MIN")
+        .ignore();
+    tx.cmd("ZUNIONSTORE")
+        .arg(destination)
+        .arg(2)
+        .arg(destination)
+        .arg(&tkey2)
+        .arg("AGGREGATE")
+        .arg("MAX")
+        .ignore();
+    tx.cmd("DEL").arg(&tkey1).arg(&tkey2).ignore();
+    tx.cmd("ZINCRBY")
+        .arg(destination)
+        .arg(1)
+        .arg("count")
+        .ignore();
+    tx.cmd("ZINCRBY")
+        .arg(destination)
+        .arg(value)
+        .arg("sum")
+        .ignore();
+    tx.cmd("ZINCRBY")
+        .arg(destination)
+        .arg(value * value)
+        .arg("sumsq")
+        .ignore();
+    let _: () = tx.query(con).unwrap();
+}
+
+/// `find_city_by_ip`: the block, then its city.
+fn book_find_city_by_ip(con: &mut dyn ConnectionLike, ip: u32) -> Option<String> {
+    let ids: Vec<String> = redis::cmd("ZREVRANGEBYSCORE")
+        .arg("book:ip2cityid:")
+        .arg(ip)
+        .arg(0)
+        .arg("LIMIT")
+        .arg(0)
+        .arg(1)
+        .query(con)
+        .unwrap();
+    let id = ids.first()?.split('_').next()?.to_owned();
+    redis::cmd("HGET")
+        .arg("book:cityid2city:")
+        .arg(id)
+        .query(con)
+        .unwrap()
+}
+
 fn main() {
     let rounds = std::env::var("ROUNDS")
         .ok()
@@ -374,6 +501,152 @@ fn main() {
                 cmd(con, &["ZADD", "book:schedule:", "0", "row"]);
             },
             |con, _| book_cache_row(con),
+        ),
+    ));
+
+    let log = AppLog::new("bench").unwrap();
+    rows.push(compare(
+        &mut con,
+        rounds,
+        "log_common",
+        way(
+            |_, _| {},
+            |con, round| {
+                let message = format!("message {}", round % 10);
+                log.log_common(&message, Severity::Info).run(con).unwrap();
+            },
+        ),
+        way(
+            |_, _| {},
+            |con, round| book_log_common(con, &format!("message {}", round % 10)),
+        ),
+    ));
+
+    let counters = TimeSeries::new("bench:ts").unwrap();
+    rows.push(compare(
+        &mut con,
+        rounds,
+        "update_counter, 7 precisions",
+        way(
+            |_, _| {},
+            |con, round| {
+                let now = (now_secs() * 1000.0) as u64;
+                let name = format!("c{}", round % 10);
+                counters.update_counter(&name, 1, now).run(con).unwrap();
+            },
+        ),
+        way(
+            |_, _| {},
+            |con, round| book_update_counter(con, &format!("c{}", round % 10), 1),
+        ),
+    ));
+
+    let stats = Stats::new().with_prefix("bench:stats").unwrap();
+    rows.push(compare(
+        &mut con,
+        rounds,
+        "update_stats",
+        way(
+            |_, _| {},
+            |con, round| {
+                let now = (now_secs() * 1000.0) as u64;
+                let value = f64::from(round % 100);
+                stats
+                    .update_stats("bench", "t", value, now)
+                    .run(con)
+                    .unwrap();
+            },
+        ),
+        way(
+            |_, _| {},
+            |con, round| book_update_stats(con, f64::from(round % 100), round),
+        ),
+    ));
+
+    // 10,000 blocks of 256 addresses, in both layouts.
+    let geo = IpCities::new("bench:geo").unwrap();
+    let blocks = (0..10_000u32).map(|i| {
+        Ok(IpBlock {
+            start: i * 256,
+            end: None,
+            city_id: format!("c{i}"),
+        })
+    });
+    geo.import_blocks(&mut con, blocks).unwrap();
+    geo.import_cities(
+        &mut con,
+        (0..10_000u32).map(|i| Ok((format!("c{i}"), Default::default()))),
+    )
+    .unwrap();
+    let mut fill = redis::pipe();
+    for i in 0..10_000u32 {
+        fill.cmd("ZADD")
+            .arg("book:ip2cityid:")
+            .arg(i * 256)
+            .arg(format!("c{i}_{i}"))
+            .ignore();
+        fill.cmd("HSET")
+            .arg("book:cityid2city:")
+            .arg(format!("c{i}"))
+            .arg(r#"["","",""]"#)
+            .ignore();
+    }
+    fill.exec(&mut con).unwrap();
+    rows.push(compare(
+        &mut con,
+        rounds,
+        "find_city_by_ip",
+        way(
+            |_, _| {},
+            |con, round| {
+                let ip = round * 7919 % (10_000 * 256);
+                assert!(geo.find_city_by_ip(ip).run(con).unwrap().is_some());
+            },
+        ),
+        way(
+            |_, _| {},
+            |con, round| {
+                let ip = round * 7919 % (10_000 * 256);
+                assert!(book_find_city_by_ip(con, ip).is_some());
+            },
+        ),
+    ));
+
+    // Each round imports 1000 blocks: the book's one ZADD per row against a batch.
+    let imported = IpCities::new("bench:import").unwrap();
+    rows.push(compare(
+        &mut con,
+        (rounds / 100).max(2),
+        "import 1000 IP blocks",
+        way(
+            |_, _| {},
+            |con, round| {
+                let blocks = (0..1000u32).map(|i| {
+                    Ok(IpBlock {
+                        start: round * 1000 + i,
+                        end: None,
+                        city_id: "c".into(),
+                    })
+                });
+                assert_eq!(imported.import_blocks(con, blocks).unwrap(), 1000);
+            },
+        ),
+        way(
+            |_, _| {},
+            |con, round| {
+                for i in 0..1000u32 {
+                    let start = round * 1000 + i;
+                    cmd(
+                        con,
+                        &[
+                            "ZADD",
+                            "book:import:",
+                            &start.to_string(),
+                            &format!("c_{start}"),
+                        ],
+                    );
+                }
+            },
         ),
     ));
 
