@@ -1,16 +1,25 @@
-//! Generates the typed wrapper of every script in `scripts/` (see the codegen crate).
+//! Generates the typed wrapper of every script in `scripts/`, and their JSON manifest
+//! (see the codegen crate).
 
 use std::path::PathBuf;
 
 fn main() {
     // Cargo watches the whole folder, so an added or edited script regenerates the code.
     println!("cargo::rerun-if-changed=scripts");
-    let out =
-        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("scripts.rs");
-    if let Err(err) = redis_patterns_codegen::Config::new()
-        .runtime("crate")
-        .compile("scripts", &out)
-    {
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let mut config = redis_patterns_codegen::Config::new();
+    config.runtime("crate");
+    let built = config
+        .compile("scripts", out_dir.join("scripts.rs"))
+        .and_then(|()| {
+            config.compile_manifest(
+                "scripts",
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+                out_dir.join("manifest.json"),
+            )
+        });
+    if let Err(err) = built {
         eprintln!("{err}");
         std::process::exit(1);
     }

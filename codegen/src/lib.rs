@@ -49,6 +49,12 @@
 //! }
 //! ```
 //!
+//! **A manifest**, for tools and for clients in other languages:
+//! [`compile_manifest`](Config::compile_manifest) writes every script's contract as JSON
+//! (name, path, SHA1, flags, keys, arguments with their types, counts and rules, return
+//! type, errors, clock, complexity), in the shape of `redis-patterns`'s
+//! `schema/manifest.schema.json`.
+//!
 //! **The module**: the generated file is pulled in with one `include!`.
 //!
 //! ```ignore
@@ -179,6 +185,7 @@ pub mod contract;
 pub mod diagnostic;
 mod header;
 mod lua;
+mod manifest;
 pub mod model;
 mod render;
 
@@ -381,19 +388,44 @@ impl Config {
         Ok(Fixed { changed, problems })
     }
 
+    /// The JSON manifest of `scripts` for `package` at `version`: every script's name,
+    /// path, SHA1, flags, keys, arguments (types, counts, rules), return type, errors,
+    /// clock and complexity, in the shape of `manifest.schema.json`.
+    pub fn manifest(&self, scripts: &[Script], package: &str, version: &str) -> String {
+        manifest::manifest(scripts, package, version)
+    }
+
+    /// Reads and checks the scripts under `dir` and writes their manifest to `out`
+    /// (see [`manifest`](Self::manifest)), leaving `out` untouched when it already holds
+    /// the same bytes.
+    pub fn compile_manifest(
+        &self,
+        dir: impl AsRef<Path>,
+        package: &str,
+        version: &str,
+        out: impl AsRef<Path>,
+    ) -> Result<(), Error> {
+        let json = self.manifest(&self.check(dir)?, package, version);
+        write_if_changed(out.as_ref(), &json)
+    }
+
     /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,
     /// leaving `out` untouched when it already holds the same bytes.
     pub fn compile(&self, dir: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<(), Error> {
         let code = self.generate(&self.check(dir)?)?;
-        let out = out.as_ref();
-        if std::fs::read_to_string(out).is_ok_and(|old| old == code) {
-            return Ok(());
-        }
-        std::fs::write(out, code).map_err(|source| Error::Io {
-            path: out.to_path_buf(),
-            source,
-        })
+        write_if_changed(out.as_ref(), &code)
     }
+}
+
+/// Writes `text` to `out` unless `out` already holds it (so that cargo sees no change).
+fn write_if_changed(out: &Path, text: &str) -> Result<(), Error> {
+    if std::fs::read_to_string(out).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    std::fs::write(out, text).map_err(|source| Error::Io {
+        path: out.to_path_buf(),
+        source,
+    })
 }
 
 /// The scripts under `dir` (each `<dir>/<family>/<op>.lua`, sorted by path), and a

@@ -419,7 +419,7 @@ fn rule_rust(rule: &Rule, rt: &str) -> String {
     }
 }
 
-fn arg_type_name(ty: ArgType) -> &'static str {
+pub(crate) fn arg_type_name(ty: ArgType) -> &'static str {
     match ty {
         ArgType::String => "string",
         ArgType::Bytes => "bytes",
@@ -433,7 +433,7 @@ fn arg_type_name(ty: ArgType) -> &'static str {
 }
 
 /// The header's spelling of a return type.
-fn return_type_name(ty: &ReturnType) -> String {
+pub(crate) fn return_type_name(ty: &ReturnType) -> String {
     match ty {
         ReturnType::Nil => "nil".into(),
         ReturnType::Bool => "bool".into(),

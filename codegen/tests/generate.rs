@@ -36,6 +36,22 @@ fn generated_code_is_pinned_and_deterministic() {
     settings.bind(|| insta::assert_snapshot!("codegen__good_fixtures", first));
 }
 
+/// The manifest of the good fixtures is pinned: every field of every script, as JSON.
+#[test]
+fn the_manifest_is_pinned_and_deterministic() {
+    let config = Config::new();
+    let scripts = config
+        .analyze(&config.read(fixtures("good")).unwrap())
+        .unwrap();
+    let manifest = config.manifest(&scripts, "fixtures", "1.2.3");
+    assert_eq!(config.manifest(&scripts, "fixtures", "1.2.3"), manifest);
+    assert!(manifest.ends_with("}\n"));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("codegen__good_fixtures_manifest", manifest));
+}
+
 #[test]
 fn files_are_read_in_path_order() {
     let files = Config::new().read(fixtures("good")).unwrap();

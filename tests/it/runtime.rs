@@ -288,3 +288,64 @@ fn an_op_runs_again_and_shows_what_it_sends() {
     assert_invalid(refused.run(&mut con), "token");
     assert_invalid(refused.run(&mut con), "token");
 }
+
+/// The manifest describes exactly the scripts that run: for each script of the catalogue,
+/// the same name, path, SHA1, flags, keys and arguments (types, counts, rules), return
+/// type, error codes and clock; and nothing else.
+#[test]
+fn the_manifest_describes_every_script_as_the_catalogue_does() {
+    use redis_patterns::{Rule, catalog};
+    use serde_json::Value as Json;
+
+    let manifest: Json = serde_json::from_str(catalog::MANIFEST).unwrap();
+    assert_eq!(manifest["format"], 1);
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    let entries = manifest["scripts"].as_array().unwrap();
+    assert_eq!(entries.len(), catalog::scripts().len());
+    let count = |c: redis_patterns::Count| serde_json::json!({ "min": c.min, "max": c.max });
+    let rule = |r: Rule| match r {
+        Rule::Any => serde_json::json!({ "kind": "any" }),
+        Rule::NonEmpty => serde_json::json!({ "kind": "non_empty" }),
+        Rule::Range { min, max } => serde_json::json!({ "kind": "range", "min": min, "max": max }),
+        Rule::OneOf(options) => serde_json::json!({ "kind": "one_of", "options": options }),
+    };
+    for (entry, script) in entries.iter().zip(catalog::scripts()) {
+        let name = script.name;
+        assert_eq!(entry["name"], name);
+        assert_eq!(entry["path"], script.path, "{name}");
+        assert_eq!(entry["sha1"], script.sha1, "{name}");
+        assert_eq!(entry["flags"], serde_json::json!(script.flags), "{name}");
+        assert_eq!(entry["read_only"], script.is_read_only(), "{name}");
+        assert_eq!(entry["summary"], script.summary, "{name}");
+        assert_eq!(entry["returns"]["type"], script.returns.ty, "{name}");
+        assert_eq!(entry["complexity"], script.complexity, "{name}");
+        let clock = script.clock.map(|c| format!("{c:?}").to_ascii_lowercase());
+        assert_eq!(entry["clock"], serde_json::json!(clock), "{name}");
+        let codes: Vec<&str> = script.errors.iter().map(|e| e.code).collect();
+        let listed: Vec<&str> = entry["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, codes, "{name}");
+        for (kind, params) in [("keys", script.keys), ("args", script.args)] {
+            let listed = entry[kind].as_array().unwrap();
+            assert_eq!(listed.len(), params.len(), "{name} {kind}");
+            for (p, param) in listed.iter().zip(params) {
+                assert_eq!(p["name"], param.name, "{name}");
+                assert_eq!(p["type"], param.ty, "{name} {}", param.name);
+                assert_eq!(p["variadic"], param.variadic, "{name} {}", param.name);
+                assert_eq!(p["count"], count(param.count), "{name} {}", param.name);
+                if kind == "args" {
+                    assert_eq!(p["optional"], param.optional, "{name} {}", param.name);
+                    assert_eq!(p["rule"], rule(param.rule), "{name} {}", param.name);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        serde_json::from_str::<Json>(catalog::MANIFEST_SCHEMA).unwrap()["properties"]["format"]["const"],
+        manifest["format"]
+    );
+}
