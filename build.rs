@@ -1,5 +1,5 @@
-//! Generates the typed wrapper of every script in `scripts/`, and their JSON manifest
-//! (see the codegen crate).
+//! Generates the typed wrapper of every script in `scripts/`, their JSON manifest and
+//! their Redis Functions library (see the codegen crate).
 
 use std::path::PathBuf;
 
@@ -17,6 +17,13 @@ fn main() {
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
                 out_dir.join("manifest.json"),
+            )
+        })
+        .and_then(|()| {
+            config.compile_functions(
+                "scripts",
+                env!("CARGO_PKG_VERSION"),
+                out_dir.join("functions.lua"),
             )
         });
     if let Err(err) = built {

@@ -1,6 +1,7 @@
 //! Writes what a non-Rust app needs to call the scripts into a folder: every script
-//! (`<dir>/scripts/<family>/<op>.lua`), the manifest (`<dir>/manifest.json`) and its
-//! JSON Schema (`<dir>/manifest.schema.json`).
+//! (`<dir>/scripts/<family>/<op>.lua`), the manifest (`<dir>/manifest.json`), its JSON
+//! Schema (`<dir>/manifest.schema.json`), and the Redis Functions library
+//! (`<dir>/functions.lua`).
 //!
 //! ```sh
 //! cargo run --example export -- /tmp/redis-patterns
@@ -19,8 +20,9 @@ fn main() -> std::io::Result<()> {
     catalog::export(dir.join("scripts"))?;
     catalog::export_manifest(dir.join("manifest.json"))?;
     std::fs::write(dir.join("manifest.schema.json"), catalog::MANIFEST_SCHEMA)?;
+    std::fs::write(dir.join("functions.lua"), catalog::FUNCTIONS)?;
     println!(
-        "{} scripts, manifest.json and manifest.schema.json written to {}",
+        "{} scripts, manifest.json, manifest.schema.json and functions.lua written to {}",
         catalog::scripts().len(),
         dir.display()
     );

@@ -210,6 +210,10 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     }
 }
 
+/// The helpers the input checks define, in an order where each comes after those it
+/// calls: the Functions library defines each once for all its functions.
+pub(crate) const HELPER_SOURCES: [&str; 4] = [DECIMAL_LESS, INTEGER, FLOAT, SHOWN];
+
 const DECIMAL_LESS: &str = "\
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that

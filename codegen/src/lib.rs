@@ -183,6 +183,7 @@
 mod check;
 pub mod contract;
 pub mod diagnostic;
+pub mod functions;
 mod header;
 mod lua;
 mod manifest;
@@ -407,6 +408,25 @@ impl Config {
     ) -> Result<(), Error> {
         let json = self.manifest(&self.check(dir)?, package, version);
         write_if_changed(out.as_ref(), &json)
+    }
+
+    /// The Redis Functions library of `scripts` for crate `version`: each script's body
+    /// registered as a function (see [`functions`]), for `FUNCTION LOAD`.
+    pub fn functions_library(&self, scripts: &[Script], version: &str) -> String {
+        functions::library(scripts, version)
+    }
+
+    /// Reads and checks the scripts under `dir` and writes their Functions library to
+    /// `out` (see [`functions_library`](Self::functions_library)), leaving `out` untouched
+    /// when it already holds the same bytes.
+    pub fn compile_functions(
+        &self,
+        dir: impl AsRef<Path>,
+        version: &str,
+        out: impl AsRef<Path>,
+    ) -> Result<(), Error> {
+        let library = self.functions_library(&self.check(dir)?, version);
+        write_if_changed(out.as_ref(), &library)
     }
 
     /// Reads, checks and renders the scripts under `dir` and writes the result to `out`,

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::functions::{function_name, library_name};
 use crate::model::{Clock, Count, Rule, Script};
 use crate::render::{arg_type_name, return_type_name};
 
@@ -14,6 +15,7 @@ struct Manifest<'a> {
     format: u32,
     package: &'a str,
     version: &'a str,
+    library: String,
     scripts: Vec<ScriptEntry<'a>>,
 }
 
@@ -34,6 +36,7 @@ struct ScriptEntry<'a> {
     errors: Vec<ErrorEntry<'a>>,
     clock: Option<&'static str>,
     complexity: &'a str,
+    function: String,
 }
 
 #[derive(Serialize)]
@@ -161,6 +164,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
                     Clock::Caller => "caller",
                 }),
                 complexity: &h.complexity,
+                function: function_name(version, &script.file.family, &script.file.op),
             }
         })
         .collect();
@@ -168,6 +172,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
         format: MANIFEST_FORMAT,
         package,
         version,
+        library: library_name(version),
         scripts,
     };
     let mut json = serde_json::to_string_pretty(&manifest).expect("the manifest is plain data");

@@ -52,6 +52,23 @@ fn the_manifest_is_pinned_and_deterministic() {
     settings.bind(|| insta::assert_snapshot!("codegen__good_fixtures_manifest", manifest));
 }
 
+/// The Functions library of the good fixtures is pinned: each body registered unchanged,
+/// the input checks' helpers defined once at the top.
+#[test]
+fn the_functions_library_is_pinned() {
+    let config = Config::new();
+    let scripts = config
+        .analyze(&config.read(fixtures("good")).unwrap())
+        .unwrap();
+    let library = config.functions_library(&scripts, "1.2.3-rc.1");
+    assert!(library.starts_with("#!lua name=redis_patterns_v1_2_3_rc_1\n"));
+    assert_eq!(library.matches("local function decimal_less").count(), 1);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/../snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("codegen__good_fixtures_functions", library));
+}
+
 #[test]
 fn files_are_read_in_path_order() {
     let files = Config::new().read(fixtures("good")).unwrap();

@@ -7,6 +7,7 @@ against it before sending anything, as the Rust API does, then runs the script w
 EVALSHA (loading it on NOSCRIPT). It validates the manifest against its JSON Schema,
 then calls three patterns: an identity lock's release, a timeline's add and an hourly
 statistic's update, and shows a bad call refused twice: here, and by the script itself.
+Last, it loads the Functions library and calls the lock's release through FCALL.
 
     python3 examples/python/manifest_client.py <folder> [redis-url]
 
@@ -30,7 +31,7 @@ import redis
 # The one rule for integers: decimal digits, an optional leading '-', no leading zero.
 INTEGER = re.compile(r"^(0|-?[1-9][0-9]*)$")
 # A float as the scripts read it: decimal, with an optional fraction and exponent.
-FLOAT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+FLOAT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE]-?[0-9]+)?$")
 BOUNDS = {"int": (-(2**63), 2**63 - 1), "uint": (0, 2**63 - 1), "ms": (0, 2**63 - 1)}
 
 
@@ -183,6 +184,14 @@ def demo(patterns):
         print(f"refused by the script: {err}")
         assert str(err).split()[0] == here
     assert client.dump("{py:stats}") == before, "a refused call changed the statistics"
+    # The same script as a Redis Function: the library named in the manifest, loaded once.
+    with open(os.path.join(patterns.folder, "functions.lua")) as f:
+        client.execute_command("FUNCTION", "LOAD", "REPLACE", f.read())
+    client.set("py:lock", "secret")
+    function = patterns.scripts["identity_lock/release"]["function"]
+    released = client.execute_command("FCALL", function, 1, "py:lock", "secret")
+    print(f"FCALL {function}: {released}")
+    assert released == 1
     client.delete("py:timeline", *stats)
     print("ok")
 

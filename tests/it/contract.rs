@@ -62,7 +62,7 @@ fn fewest(param: &Param) -> usize {
 }
 
 /// A call every check of the script's own arguments accepts: keys in one slot.
-fn valid_call(script: &Script) -> (Vec<String>, Vec<String>) {
+pub(crate) fn valid_call(script: &Script) -> (Vec<String>, Vec<String>) {
     let keys = script
         .keys
         .iter()

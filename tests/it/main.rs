@@ -17,6 +17,7 @@ mod counter;
 mod fenced_lock;
 mod fifo_queue;
 mod fixed_length_queue;
+mod functions;
 mod geo;
 mod id_generator;
 mod identity_lock;

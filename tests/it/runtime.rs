@@ -300,6 +300,7 @@ fn the_manifest_describes_every_script_as_the_catalogue_does() {
     let manifest: Json = serde_json::from_str(catalog::MANIFEST).unwrap();
     assert_eq!(manifest["format"], 1);
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["library"], catalog::functions_library());
     let entries = manifest["scripts"].as_array().unwrap();
     assert_eq!(entries.len(), catalog::scripts().len());
     let count = |c: redis_patterns::Count| serde_json::json!({ "min": c.min, "max": c.max });
@@ -319,6 +320,7 @@ fn the_manifest_describes_every_script_as_the_catalogue_does() {
         assert_eq!(entry["summary"], script.summary, "{name}");
         assert_eq!(entry["returns"]["type"], script.returns.ty, "{name}");
         assert_eq!(entry["complexity"], script.complexity, "{name}");
+        assert_eq!(entry["function"], catalog::function_name(script), "{name}");
         let clock = script.clock.map(|c| format!("{c:?}").to_ascii_lowercase());
         assert_eq!(entry["clock"], serde_json::json!(clock), "{name}");
         let codes: Vec<&str> = script.errors.iter().map(|e| e.code).collect();

@@ -1,0 +1,195 @@
+//! The Redis Functions library generated from the scripts: every script answers through
+//! `FCALL` as through `EVAL`, two versions of the library serve side by side on one
+//! server, and the library loads on every primary of a cluster.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use redis::Value;
+use redis_patterns::Script;
+use redis_patterns::catalog::{self, FUNCTIONS};
+
+use crate::contract::valid_call;
+use crate::harness;
+use crate::server::RedisProcess;
+
+fn eval(
+    con: &mut redis::Connection,
+    script: &Script,
+    keys: &[String],
+    args: &[String],
+) -> Result<Value, String> {
+    redis::cmd("EVAL")
+        .arg(script.source)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con)
+        .map_err(|err| err.to_string())
+}
+
+fn fcall(
+    con: &mut dyn redis::ConnectionLike,
+    function: &str,
+    read_only: bool,
+    keys: &[String],
+    args: &[String],
+) -> Result<Value, String> {
+    redis::cmd(if read_only { "FCALL_RO" } else { "FCALL" })
+        .arg(function)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con)
+        .map_err(|err| err.to_string())
+}
+
+/// For every script, the contract test's valid call and the same call with an argument
+/// (or a key) too few answer the same through `FCALL` as through `EVAL`, and leave the
+/// same keyspace: byte for byte, or, for scripts that read the server's clock, the same
+/// keys.
+#[test]
+fn every_script_answers_through_fcall_as_through_eval() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    catalog::load_functions(&mut con).unwrap();
+    for script in catalog::scripts() {
+        let (keys, args) = valid_call(script);
+        let mut calls = vec![(keys.clone(), args.clone())];
+        if !args.is_empty() {
+            calls.push((keys.clone(), args[..args.len() - 1].to_vec()));
+        } else if !keys.is_empty() {
+            calls.push((keys[..keys.len() - 1].to_vec(), args.clone()));
+        }
+        let timed = script.clock == Some(redis_patterns::Clock::Server);
+        for (keys, args) in calls {
+            harness::cmd(&mut con, &["FLUSHDB"]);
+            let by_eval = eval(&mut con, script, &keys, &args);
+            let after_eval = harness::dump(&mut con);
+            harness::cmd(&mut con, &["FLUSHDB"]);
+            let function = catalog::function_name(script);
+            let by_fcall = fcall(&mut con, &function, script.is_read_only(), &keys, &args);
+            let after_fcall = harness::dump(&mut con);
+            let case = format!(
+                "{} with {} keys and {} arguments",
+                script.name,
+                keys.len(),
+                args.len()
+            );
+            match (&by_eval, &by_fcall) {
+                (Err(a), Err(b)) => assert_eq!(a, b, "{case}"),
+                (Ok(a), Ok(b)) if !timed => assert_eq!(a, b, "{case}"),
+                (Ok(_), Ok(_)) => {}
+                _ => panic!("{case}: EVAL {by_eval:?}, FCALL {by_fcall:?}"),
+            }
+            if timed {
+                let names = |dump: &std::collections::BTreeMap<Vec<u8>, (Vec<u8>, bool)>| {
+                    dump.keys().cloned().collect::<Vec<_>>()
+                };
+                assert_eq!(names(&after_eval), names(&after_fcall), "{case}");
+            } else {
+                assert_eq!(after_eval, after_fcall, "{case}");
+            }
+        }
+    }
+}
+
+/// The library with the crate's version renamed to another one: an older app's.
+fn older_library() -> (String, String) {
+    let library = catalog::functions_library();
+    let prefix = catalog::function_name(catalog::find("identity_lock/release").unwrap())
+        .trim_end_matches("identity_lock__release")
+        .to_owned();
+    let older = FUNCTIONS
+        .replace(
+            &format!("name={library}"),
+            "name=redis_patterns_v0_0_0_older",
+        )
+        .replace(&prefix, "rp_v0_0_0_older__");
+    (older, "rp_v0_0_0_older__identity_lock__release".to_owned())
+}
+
+/// Two versions of the library on one server, as during a rolling deploy: 8 clients
+/// call both while the older one is loaded again and again (`FUNCTION LOAD REPLACE`),
+/// and no call fails; the version probe tells which one a server has.
+#[test]
+fn two_versions_serve_side_by_side() {
+    let server = RedisProcess::start(&[]);
+    let mut con = server.connection();
+    assert_eq!(catalog::functions_version(&mut con).unwrap(), None);
+    catalog::load_functions(&mut con).unwrap();
+    let (older, older_release) = older_library();
+    redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg(&older)
+        .exec(&mut con)
+        .unwrap();
+    assert_eq!(
+        catalog::functions_version(&mut con).unwrap().as_deref(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    let newer_release = catalog::function_name(catalog::find("identity_lock/release").unwrap());
+    let done = AtomicBool::new(false);
+    thread::scope(|scope| {
+        let (server, done, older) = (&server, &done, &older);
+        let deployer = scope.spawn(move || {
+            let mut con = server.connection();
+            let mut loads = 0;
+            while !done.load(Ordering::Relaxed) {
+                redis::cmd("FUNCTION")
+                    .arg("LOAD")
+                    .arg("REPLACE")
+                    .arg(older)
+                    .exec(&mut con)
+                    .unwrap();
+                loads += 1;
+            }
+            loads
+        });
+        let clients: Vec<_> = (0..8)
+            .map(|c| {
+                let (older_release, newer_release) = (&older_release, &newer_release);
+                scope.spawn(move || {
+                    let mut con = server.connection();
+                    for i in 0..200 {
+                        let function = if i % 2 == 0 {
+                            older_release
+                        } else {
+                            newer_release
+                        };
+                        let key = format!("lock:{c}");
+                        redis::cmd("SET").arg(&key).arg("t").exec(&mut con).unwrap();
+                        let released = fcall(&mut con, function, false, &[key], &["t".into()]);
+                        assert_eq!(released, Ok(Value::Int(1)), "{function}");
+                    }
+                })
+            })
+            .collect();
+        for client in clients {
+            client.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        assert!(deployer.join().unwrap() > 0);
+    });
+}
+
+/// On a cluster, the library loads on every primary, and `FCALL` reaches the node of its
+/// first key.
+#[test]
+fn the_library_loads_on_every_primary_of_a_cluster() {
+    let mut con = harness::cluster_con();
+    catalog::load_functions(&mut con).unwrap();
+    for url in harness::cluster().urls() {
+        let mut node = redis::Client::open(url).unwrap().get_connection().unwrap();
+        assert_eq!(
+            catalog::functions_version(&mut node).unwrap().as_deref(),
+            Some(env!("CARGO_PKG_VERSION"))
+        );
+    }
+    let release = catalog::function_name(catalog::find("identity_lock/release").unwrap());
+    for key in ["fn:a", "fn:b", "fn:c", "fn:d", "fn:e", "fn:f"] {
+        redis::cmd("SET").arg(key).arg("t").exec(&mut con).unwrap();
+        let released = fcall(&mut con, &release, false, &[key.to_owned()], &["t".into()]);
+        assert_eq!(released, Ok(Value::Int(1)), "{key}");
+    }
+}
