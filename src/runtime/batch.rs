@@ -419,7 +419,7 @@ impl Batch {
 /// Sends a packed pipeline with `req_packed_commands`, the way `Pipeline::query` does,
 /// for the connection that routes it itself (the sync cluster connection, by the first
 /// command, which `Batch::pipeline`'s anchor keys).
-fn query_packed(
+pub(crate) fn query_packed(
     con: &mut dyn redis::ConnectionLike,
     pipe: &Pipeline,
     atomic: bool,

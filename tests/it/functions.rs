@@ -193,3 +193,124 @@ fn the_library_loads_on_every_primary_of_a_cluster() {
         assert_eq!(released, Ok(Value::Int(1)), "{key}");
     }
 }
+
+/// `rounds` rounds of three single operations through `FCALL` (take a lock, push, let
+/// the lock go) while another connection runs `FUNCTION FLUSH` every millisecond: no
+/// operation fails, and none runs twice. Returns how many flushes ran.
+fn function_flush_hammer(
+    rounds: usize,
+    tag: &str,
+    mut con: impl redis::ConnectionLike,
+    mut flusher: impl redis::ConnectionLike + Send,
+) -> usize {
+    use redis_patterns::ScriptMode::Functions;
+    use redis_patterns::fixed_length_queue::FixedLengthQueue;
+    use redis_patterns::identity_lock::IdentityLock;
+
+    let stop = AtomicBool::new(false);
+    let flushes = std::sync::atomic::AtomicUsize::new(0);
+    let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000).unwrap();
+    let lock = IdentityLock::new(format!("{{{tag}}}:lock")).unwrap();
+    thread::scope(|scope| {
+        let (stop, flushes) = (&stop, &flushes);
+        scope.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                harness::cmd(&mut flusher, &["FUNCTION", "FLUSH"]);
+                flushes.fetch_add(1, Ordering::Relaxed);
+                thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(stop);
+        for round in 0..rounds {
+            assert!(
+                lock.acquire("t", None)
+                    .via(Functions)
+                    .run(&mut con)
+                    .unwrap()
+            );
+            queue
+                .enqueue(&[format!("i{round}")])
+                .via(Functions)
+                .run(&mut con)
+                .unwrap();
+            assert!(lock.release("t").via(Functions).run(&mut con).unwrap());
+        }
+    });
+    let items: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{{{tag}}}:queue"))
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    let expected: Vec<String> = (0..rounds).map(|r| format!("i{r}")).collect();
+    assert_eq!(items, expected, "an operation was lost or ran twice");
+    flushes.load(Ordering::Relaxed)
+}
+
+#[test]
+fn under_function_flushes_no_error_surfaces() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let flushes = function_flush_hammer(200, "fn:hammer", db.con(), db.con());
+    assert!(flushes > 20, "{flushes} flushes");
+}
+
+#[test]
+fn under_function_flushes_on_a_cluster_no_error_surfaces() {
+    let servers = harness::script_cache_servers();
+    harness::cmd(&mut servers.cluster_con(), &["FLUSHALL"]);
+    let flushes = function_flush_hammer(
+        300,
+        "fn:cluster",
+        servers.cluster_con(),
+        servers.cluster_con(),
+    );
+    assert!(flushes > 10, "{flushes} flushes");
+}
+
+/// On an async connection, an operation through `FCALL` loads the library when the
+/// server has none, and answers as through `EVALSHA`.
+#[tokio::test]
+async fn an_async_call_loads_the_library_when_it_is_missing() {
+    use redis_patterns::ScriptMode;
+    use redis_patterns::fixed_length_queue::FixedLengthQueue;
+
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let mut con = db.multiplexed().await;
+    let via_fcall = FixedLengthQueue::new("fn:async:a", 100).unwrap();
+    let via_eval = FixedLengthQueue::new("fn:async:b", 100).unwrap();
+    for round in 1..=3 {
+        redis::cmd("FUNCTION")
+            .arg("FLUSH")
+            .exec_async(&mut con)
+            .await
+            .unwrap();
+        let a = via_fcall
+            .enqueue(&[round])
+            .via(ScriptMode::Functions)
+            .run_async(&mut con)
+            .await;
+        let b = via_eval
+            .enqueue(&[round])
+            .via(ScriptMode::Eval)
+            .run_async(&mut con)
+            .await;
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "round {round}");
+        assert!(a.is_ok(), "{a:?}");
+    }
+    let a: Vec<u32> = redis::cmd("LRANGE")
+        .arg("fn:async:a")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(a, [1, 2, 3]);
+}

@@ -14,7 +14,22 @@ use crate::server::{RedisCluster, RedisProcess};
 /// Enough databases that every test of the binary gets its own.
 const DATABASES: u32 = 512;
 
+/// With `IT_SCRIPT_MODE=functions`, every operation of the binary runs its script through
+/// `FCALL` instead of `EVALSHA` (`.ci/test` runs the scenarios both ways). Set before the
+/// first server is handed out.
+fn script_mode() {
+    static MODE: std::sync::Once = std::sync::Once::new();
+    MODE.call_once(|| match std::env::var("IT_SCRIPT_MODE").as_deref() {
+        Ok("functions") => {
+            redis_patterns::set_default_script_mode(redis_patterns::ScriptMode::Functions)
+        }
+        Ok("eval") | Err(_) => {}
+        Ok(other) => panic!("IT_SCRIPT_MODE is `eval` or `functions`, not `{other}`"),
+    });
+}
+
 fn standalone() -> &'static RedisProcess {
+    script_mode();
     static SERVER: OnceLock<RedisProcess> = OnceLock::new();
     SERVER.get_or_init(|| RedisProcess::start(&["--databases", &DATABASES.to_string()]))
 }
@@ -52,6 +67,7 @@ pub fn fresh_db() -> Db {
 
 /// The shared three-master cluster. Tests on it use keys no other test uses.
 pub fn cluster() -> &'static RedisCluster {
+    script_mode();
     static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
     CLUSTER.get_or_init(RedisCluster::start)
 }
@@ -80,6 +96,7 @@ pub struct ScriptCacheServers {
 }
 
 pub fn script_cache_servers() -> ScriptCacheServers {
+    script_mode();
     static TURN: Mutex<()> = Mutex::new(());
     // A test that failed while holding the turn leaves nothing behind that matters.
     let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
