@@ -1,0 +1,503 @@
+//! `redis-patterns`: the crate's scripts from a shell. List and read them, export them
+//! (as files, a Redis Functions library or a JSON manifest), load them into a server or
+//! a cluster, check a folder of scripts of your own, and call one.
+//!
+//! Exit codes: 0 when the command did what was asked; 1 when Redis or a script answered
+//! an error, or `check` found problems; 2 for a command line that makes no sense (an
+//! unknown script, a bad argument), with nothing sent.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use redis::Value;
+use redis_patterns::{Param, Rule, Script, ScriptCall, ScriptMode, catalog};
+
+#[derive(Parser)]
+#[command(
+    name = "redis-patterns",
+    version,
+    about = "The redis-patterns scripts from a shell: list, show, export, load, check, call.",
+    after_help = "Examples:\n  \
+        redis-patterns list\n  \
+        redis-patterns show identity_lock/release\n  \
+        redis-patterns export ./redis-patterns --what manifest\n  \
+        redis-patterns load redis://127.0.0.1:6379 --functions\n  \
+        redis-patterns check ./sql\n  \
+        redis-patterns call identity_lock/release --url redis://127.0.0.1 --key lock:1 --arg secret"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Lists every script: its name, `ro` when it writes nothing, and what it does.
+    List,
+    /// Shows a script's header: what it does, its keys, arguments, reply and errors.
+    Show {
+        /// The script, as `family/op` (`identity_lock/release`).
+        name: String,
+        /// Prints the whole script instead.
+        #[arg(long)]
+        source: bool,
+    },
+    /// Writes the scripts, the Functions library or the manifest to a folder.
+    Export {
+        /// The folder (created if missing).
+        dir: PathBuf,
+        /// What to write.
+        #[arg(long, value_enum, default_value_t = What::All)]
+        what: What,
+    },
+    /// Loads every script (SCRIPT LOAD) or the Functions library (FUNCTION LOAD) into a
+    /// server, or into every primary of a cluster.
+    Load {
+        /// The server: `redis://host:port` (`rediss://` for TLS).
+        url: String,
+        /// Loads the Functions library instead of the scripts.
+        #[arg(long)]
+        functions: bool,
+        /// The URL is a node of a cluster: load into every primary.
+        #[arg(long)]
+        cluster: bool,
+    },
+    /// Checks a folder of scripts (`<dir>/<family>/<op>.lua`) against their headers, as
+    /// the build does, with every problem as `file:line:col`.
+    Check {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// Calls a script: checks the keys and arguments against its header, then runs it.
+    Call {
+        /// The script, as `family/op`.
+        name: String,
+        /// The server: `redis://host:port`.
+        #[arg(long, default_value = "redis://127.0.0.1:6379")]
+        url: String,
+        /// A key, in the header's order (repeat for each).
+        #[arg(long = "key")]
+        keys: Vec<String>,
+        /// An argument, in the header's order (repeat for each); an empty one for `?` types.
+        #[arg(long = "arg", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Runs it as a Redis Function (FCALL), loading the library if the server lacks it.
+        #[arg(long)]
+        functions: bool,
+        /// The URL is a node of a cluster.
+        #[arg(long)]
+        cluster: bool,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum What {
+    /// `scripts/<family>/<op>.lua`
+    Scripts,
+    /// `functions.lua`: the Redis Functions library
+    Functions,
+    /// `manifest.json` and `manifest.schema.json`
+    Manifest,
+    /// All of them.
+    All,
+}
+
+/// How a command failed: what to print, and the exit code.
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    fn failed(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+}
+
+impl From<redis_patterns::Error> for Failure {
+    fn from(err: redis_patterns::Error) -> Self {
+        match err {
+            redis_patterns::Error::InvalidInput { .. } => Failure::usage(err.to_string()),
+            err => Failure::failed(err.to_string()),
+        }
+    }
+}
+
+impl From<redis::RedisError> for Failure {
+    fn from(err: redis::RedisError) -> Self {
+        Failure::failed(err.to_string())
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(err: std::io::Error) -> Self {
+        Failure::failed(err.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("redis-patterns: {}", failure.message.trim_end());
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::List => {
+            for script in catalog::scripts() {
+                let ro = if script.is_read_only() { "ro" } else { "  " };
+                println!("{:<34} {ro}  {}", script.name, script.summary);
+            }
+            Ok(())
+        }
+        Command::Show { name, source } => {
+            let script = find(&name)?;
+            if source {
+                print!("{}", script.source);
+            } else {
+                show(script);
+            }
+            Ok(())
+        }
+        Command::Export { dir, what } => export(&dir, what),
+        Command::Load {
+            url,
+            functions,
+            cluster,
+        } => {
+            let mut con = connect(&url, cluster)?;
+            if functions {
+                catalog::load_functions(&mut *con)?;
+                println!(
+                    "loaded the library {} ({} functions) into {url}{}",
+                    catalog::functions_library(),
+                    catalog::scripts().len(),
+                    if cluster { ", every primary" } else { "" }
+                );
+            } else {
+                catalog::load_all(&mut *con)?;
+                println!(
+                    "loaded {} scripts into {url}{}",
+                    catalog::scripts().len(),
+                    if cluster { ", every node" } else { "" }
+                );
+            }
+            Ok(())
+        }
+        Command::Check { dir } => match redis_patterns_codegen::Config::new().check(&dir) {
+            Ok(scripts) => {
+                println!("{}: {} scripts, no problems", dir.display(), scripts.len());
+                Ok(())
+            }
+            Err(err) => Err(Failure::failed(err.to_string())),
+        },
+        Command::Call {
+            name,
+            url,
+            keys,
+            args,
+            functions,
+            cluster,
+        } => {
+            let script = find(&name)?;
+            let op = call(script, &keys, &args)?.via(if functions {
+                ScriptMode::Functions
+            } else {
+                ScriptMode::Eval
+            });
+            let mut con = connect(&url, cluster)?;
+            let reply = op.run(&mut *con)?;
+            print_value(&reply, 0);
+            Ok(())
+        }
+    }
+}
+
+fn find(name: &str) -> Result<&'static Script, Failure> {
+    catalog::find(name).ok_or_else(|| {
+        let family = name.split('/').next().unwrap_or(name);
+        let near: Vec<&str> = catalog::scripts()
+            .iter()
+            .map(|s| s.name)
+            .filter(|n| n.starts_with(family))
+            .collect();
+        let hint = if near.is_empty() {
+            "`redis-patterns list` shows them all".to_owned()
+        } else {
+            format!("did you mean one of {}?", near.join(", "))
+        };
+        Failure::usage(format!("no script `{name}`; {hint}"))
+    })
+}
+
+fn connect(url: &str, cluster: bool) -> Result<Box<dyn redis::ConnectionLike>, Failure> {
+    let failed =
+        |err: redis::RedisError| Failure::failed(format!("cannot connect to {url}: {err}"));
+    if cluster {
+        let client = redis::cluster::ClusterClient::new(vec![url]).map_err(failed)?;
+        Ok(Box::new(client.get_connection().map_err(failed)?))
+    } else {
+        let client = redis::Client::open(url).map_err(failed)?;
+        Ok(Box::new(client.get_connection().map_err(failed)?))
+    }
+}
+
+fn export(dir: &std::path::Path, what: What) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)?;
+    let mut wrote = Vec::new();
+    if matches!(what, What::Scripts | What::All) {
+        catalog::export(dir.join("scripts"))?;
+        wrote.push(format!("{} scripts in scripts/", catalog::scripts().len()));
+    }
+    if matches!(what, What::Functions | What::All) {
+        std::fs::write(dir.join("functions.lua"), catalog::FUNCTIONS)?;
+        wrote.push("functions.lua".to_owned());
+    }
+    if matches!(what, What::Manifest | What::All) {
+        catalog::export_manifest(dir.join("manifest.json"))?;
+        std::fs::write(dir.join("manifest.schema.json"), catalog::MANIFEST_SCHEMA)?;
+        wrote.push("manifest.json and manifest.schema.json".to_owned());
+    }
+    println!("wrote {} to {}", wrote.join(", "), dir.display());
+    Ok(())
+}
+
+/// The script's call, each argument converted to its header type and checked as the Rust
+/// API checks it.
+fn call(
+    script: &'static Script,
+    keys: &[String],
+    args: &[String],
+) -> Result<redis_patterns::Op<Value>, Failure> {
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let fixed_keys = script.keys.iter().filter(|k| !k.variadic).count();
+    if keys.len() < fixed_keys {
+        return Err(Failure::usage(format!(
+            "{} needs the key `{}`; `redis-patterns show {}` lists its keys",
+            script.name,
+            script.keys[keys.len()].name,
+            script.name
+        )));
+    }
+    let mut call = ScriptCall::new(script);
+    for key in &keys[..fixed_keys] {
+        call = call.key(key);
+    }
+    match script.keys.last() {
+        Some(last) if last.variadic => call = call.keys(&keys[fixed_keys..]),
+        _ if keys.len() > fixed_keys => {
+            return Err(Failure::usage(format!(
+                "{} takes {fixed_keys} key(s); got {}",
+                script.name,
+                keys.len()
+            )));
+        }
+        _ => {}
+    }
+    let fixed = script.args.iter().filter(|p| !p.variadic).count();
+    if args.len() < fixed {
+        let missing = &script.args[args.len()];
+        return Err(Failure::usage(format!(
+            "{} needs `{}` ({}); `redis-patterns show {}` lists its arguments",
+            script.name, missing.name, missing.ty, script.name
+        )));
+    }
+    for (param, value) in script.args.iter().zip(args) {
+        if !param.variadic {
+            call = add_arg(call, param, value)?;
+        }
+    }
+    match script.args.last() {
+        Some(last) if last.variadic => call = add_args(call, last, &args[fixed..])?,
+        _ if args.len() > fixed => {
+            return Err(Failure::usage(format!(
+                "{} takes {fixed} argument(s); got {}",
+                script.name,
+                args.len()
+            )));
+        }
+        _ => {}
+    }
+    Ok(call.finish())
+}
+
+/// The values of the variadic argument `param`, each converted to its type.
+fn add_args(call: ScriptCall, param: &Param, values: &[String]) -> Result<ScriptCall, Failure> {
+    fn parsed<T: std::str::FromStr>(
+        param: &Param,
+        values: &[String],
+        what: &str,
+    ) -> Result<Vec<T>, Failure> {
+        values
+            .iter()
+            .map(|v| {
+                v.parse().map_err(|_| {
+                    Failure::usage(format!("each `{}` is {what}, got {v:?}", param.name))
+                })
+            })
+            .collect()
+    }
+    Ok(match param.ty {
+        "int" => call.args(&parsed::<i64>(param, values, "a whole number")?),
+        "uint" => call.args(&parsed::<u64>(param, values, "a whole number, 0 or more")?),
+        "float" => call.args(&parsed::<f64>(param, values, "a number")?),
+        "bytes" => {
+            let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+            call.args(&values)
+        }
+        _ => {
+            let values: Vec<&str> = values.iter().map(String::as_str).collect();
+            call.args(&values)
+        }
+    })
+}
+
+fn add_arg(call: ScriptCall, param: &Param, value: &str) -> Result<ScriptCall, Failure> {
+    let bad = |why: &str| {
+        Failure::usage(format!(
+            "`{}` is a {}{}: {why}, got {value:?}",
+            param.name,
+            param.ty,
+            if param.optional {
+                " (empty for none)"
+            } else {
+                ""
+            }
+        ))
+    };
+    if param.optional && value.is_empty() {
+        return Ok(match param.ty {
+            "int" => call.arg(None::<i64>),
+            "uint" => call.arg(None::<u64>),
+            "float" => call.arg(None::<f64>),
+            _ => call.arg(None::<Duration>),
+        });
+    }
+    Ok(match param.ty {
+        "int" => call.arg(value.parse::<i64>().map_err(|_| bad("a whole number"))?),
+        "uint" => call.arg(
+            value
+                .parse::<u64>()
+                .map_err(|_| bad("a whole number, 0 or more"))?,
+        ),
+        "float" => call.arg(value.parse::<f64>().map_err(|_| bad("a number"))?),
+        "ms" => call.arg(Duration::from_millis(
+            value
+                .parse::<u64>()
+                .map_err(|_| bad("whole milliseconds"))?,
+        )),
+        "bool" => call.arg(match value {
+            "1" | "true" => true,
+            "0" | "false" => false,
+            _ => return Err(bad("1 or 0")),
+        }),
+        "bytes" => call.arg(value.as_bytes()),
+        _ => call.arg(value),
+    })
+}
+
+fn show(script: &Script) {
+    println!("{}  ({})", script.name, script.path);
+    println!("  {}", script.summary);
+    if !script.description.is_empty() {
+        println!();
+        for line in script.description.lines() {
+            println!("  {line}");
+        }
+    }
+    println!("\nKeys:");
+    for key in script.keys {
+        println!("  {:<16} {:<10} {}", param_name(key), key.ty, key.doc);
+    }
+    if !script.args.is_empty() {
+        println!("\nArguments:");
+        for arg in script.args {
+            let ty = format!("{}{}", arg.ty, if arg.optional { "?" } else { "" });
+            let rule = match arg.rule {
+                Rule::Any => String::new(),
+                Rule::NonEmpty => "non-empty".to_owned(),
+                Rule::Range { min, max } => format!("{min}..={max}"),
+                Rule::OneOf(options) => options.join("|"),
+            };
+            println!(
+                "  {:<16} {:<10} {:<24} {}",
+                param_name(arg),
+                ty,
+                rule,
+                arg.doc
+            );
+        }
+    }
+    println!("\nReply: {}  {}", script.returns.ty, script.returns.doc);
+    println!("\nErrors:");
+    for error in script.errors {
+        println!("  {:<16} {}", error.code, error.doc);
+    }
+    if let Some(clock) = script.clock {
+        println!("\nClock: {clock:?}");
+    }
+    println!("Complexity: {}", script.complexity);
+    println!(
+        "Read-only: {}",
+        if script.is_read_only() {
+            "yes (EVALSHA_RO, FCALL_RO; runs on replicas)"
+        } else {
+            "no"
+        }
+    );
+    println!("SHA1: {}", script.sha1);
+    println!("Function: {}", catalog::function_name(script));
+}
+
+fn param_name(param: &Param) -> String {
+    if param.variadic {
+        let max = param.count.max.map_or(String::new(), |m| m.to_string());
+        format!("{}... {}..={max}", param.name, param.count.min)
+    } else {
+        param.name.to_owned()
+    }
+}
+
+/// A reply as `redis-cli` shows one.
+fn print_value(value: &Value, depth: usize) {
+    let indent = "   ".repeat(depth);
+    match value {
+        Value::Nil => println!("{indent}(nil)"),
+        Value::Int(n) => println!("{indent}(integer) {n}"),
+        Value::BulkString(bytes) => println!("{indent}\"{}\"", String::from_utf8_lossy(bytes)),
+        Value::SimpleString(s) => println!("{indent}{s}"),
+        Value::Okay => println!("{indent}OK"),
+        Value::Array(items) | Value::Set(items) => {
+            if items.is_empty() {
+                println!("{indent}(empty array)");
+            }
+            for (i, item) in items.iter().enumerate() {
+                print!("{indent}{}) ", i + 1);
+                match item {
+                    Value::Array(_) | Value::Set(_) => {
+                        println!();
+                        print_value(item, depth + 1);
+                    }
+                    _ => print_value(item, 0),
+                }
+            }
+        }
+        other => println!("{indent}{other:?}"),
+    }
+}
