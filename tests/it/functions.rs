@@ -197,6 +197,10 @@ fn the_library_loads_on_every_primary_of_a_cluster() {
 /// `rounds` rounds of three single operations through `FCALL` (take a lock, push, let
 /// the lock go) while another connection runs `FUNCTION FLUSH` every millisecond: no
 /// operation fails, and none runs twice. Returns how many flushes ran.
+///
+/// The flushes are `SYNC` (the default of Redis): Valkey 8.0 and 8.1 before 8.1.5 flush
+/// asynchronously by default, and crash when a `FUNCTION LOAD` follows such a flush
+/// (valkey#1826), which is the server's bug, not what this test is about.
 fn function_flush_hammer(
     rounds: usize,
     tag: &str,
@@ -215,7 +219,7 @@ fn function_flush_hammer(
         let (stop, flushes) = (&stop, &flushes);
         scope.spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                harness::cmd(&mut flusher, &["FUNCTION", "FLUSH"]);
+                harness::cmd(&mut flusher, &["FUNCTION", "FLUSH", "SYNC"]);
                 flushes.fetch_add(1, Ordering::Relaxed);
                 thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -287,8 +291,10 @@ async fn an_async_call_loads_the_library_when_it_is_missing() {
     let via_fcall = FixedLengthQueue::new("fn:async:a", 100).unwrap();
     let via_eval = FixedLengthQueue::new("fn:async:b", 100).unwrap();
     for round in 1..=3 {
+        // SYNC: see function_flush_hammer.
         redis::cmd("FUNCTION")
             .arg("FLUSH")
+            .arg("SYNC")
             .exec_async(&mut con)
             .await
             .unwrap();
