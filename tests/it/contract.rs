@@ -39,12 +39,16 @@ const TYPES: &[(&str, &[&str])] = &[
     ("stream", &["XADD", "{k}", "*", "f", "v"]),
 ];
 
-/// A value the parameter accepts.
+/// A value the parameter accepts. Durations are an hour where the header allows it, so
+/// that nothing a valid call writes expires while a test compares two runs of it.
 fn valid(param: &Param) -> String {
+    const HOUR: i64 = 3_600_000;
     match (param.ty, param.rule) {
         (_, Rule::OneOf(options)) => options[0].to_string(),
+        ("ms", Rule::Range { min, max }) => HOUR.min(max).max(min).to_string(),
         (_, Rule::Range { min, .. }) => min.max(1).to_string(),
-        ("int" | "uint" | "ms", _) => "1".to_string(),
+        ("ms", _) => HOUR.to_string(),
+        ("int" | "uint", _) => "1".to_string(),
         ("float", _) => "1.5".to_string(),
         ("bool", _) => "1".to_string(),
         _ => "x".to_string(),
@@ -62,23 +66,7 @@ fn fewest(param: &Param) -> usize {
 }
 
 /// A call every check of the script's own arguments accepts: keys in one slot.
-fn valid_call(script: &Script) -> (Vec<String>, Vec<String>) {
-    call_of(script, valid)
-}
-
-/// A valid call whose durations are an hour where the header allows it (instead of the
-/// 1 ms of [`valid_call`]), so that nothing it writes expires while a test compares two
-/// runs of it.
-pub(crate) fn lasting_call(script: &Script) -> (Vec<String>, Vec<String>) {
-    const HOUR: i64 = 3_600_000;
-    call_of(script, |param| match (param.ty, param.rule) {
-        ("ms", Rule::Range { min, max }) => HOUR.min(max).max(min).to_string(),
-        ("ms", _) => HOUR.to_string(),
-        _ => valid(param),
-    })
-}
-
-fn call_of(script: &Script, value: impl Fn(&Param) -> String) -> (Vec<String>, Vec<String>) {
+pub(crate) fn valid_call(script: &Script) -> (Vec<String>, Vec<String>) {
     let keys = script
         .keys
         .iter()
@@ -87,7 +75,7 @@ fn call_of(script: &Script, value: impl Fn(&Param) -> String) -> (Vec<String>, V
     let args = script
         .args
         .iter()
-        .flat_map(|a| std::iter::repeat_n(value(a), fewest(a)))
+        .flat_map(|a| std::iter::repeat_n(valid(a), fewest(a)))
         .collect();
     (keys, args)
 }
