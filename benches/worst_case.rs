@@ -443,10 +443,24 @@ fn cases() -> Vec<Case> {
             args: strings(["u7".into(), "1700000000000".into(), "1".into()]),
         },
         Case {
+            script: "pagination/add",
+            input: "1000 items onto 1,000,000, 2,000,000 ever added",
+            setup: |con| {
+                fill(con, "RPUSH", "{pages}", "item", 1_000_000);
+                let _: () = redis::cmd("SET")
+                    .arg("{pages}:added")
+                    .arg(2_000_000)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["{pages}", "{pages}:added"]),
+            args: strings((0..1000).map(|i| format!("new:{i}"))),
+        },
+        Case {
             script: "pagination/page",
             input: "1000 items from the middle of 1,000,000",
             setup: |con| fill(con, "RPUSH", "{pages}", "item", 1_000_000),
-            keys: s(&["{pages}"]),
+            keys: s(&["{pages}", "{pages}:added"]),
             args: strings(["500000".into(), "1000".into()]),
         },
         Case {

@@ -1377,7 +1377,7 @@ fn lottery(t: &mut Tour) -> redis_patterns::Result<()> {
 fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
     t.section(
         "Paging (ch. 23): offset pages as in the book, and cursor pages that never shift",
-        "A cursor counts the items left from the tail, which new items at the head never move.",
+        "A cursor is the number of the next item to read, which neither new items nor trims move.",
     );
     let paging = Paging::new("tour:pages")?;
     t.show(
@@ -1398,11 +1398,23 @@ fn pagination(t: &mut Tour) -> redis_patterns::Result<()> {
         paging.get::<String>(2, 3),
     )?;
     if let Some(cursor) = first.next {
-        t.show(
+        let second = t.show(
             "paging.page_after::<String>(cursor, 3)",
             "the cursor page did not",
             paging.page_after::<String>(cursor, 3),
         )?;
+        let _: () = redis::cmd("LTRIM")
+            .arg(paging.key())
+            .arg(0)
+            .arg(4)
+            .query(&mut t.con)?;
+        if let Some(cursor) = second.next {
+            t.show(
+                "LTRIM tour:pages 0 4, then paging.page_after::<String>(cursor, 3)",
+                "the one unread item, 1, was trimmed: an empty last page, no item twice",
+                paging.page_after::<String>(cursor, 3),
+            )?;
+        }
     }
     Ok(())
 }

@@ -34,6 +34,12 @@
 //!   its minute's name comes round an hour later. Here both are one step, and the expiry
 //!   (the window plus a minute, at most 50 minutes) is checked to end before the name is
 //!   used again.
+//! - **One boundary for both queries of design b.** The book's two queries disagree on a
+//!   user seen exactly `window` ago: its online users (`ZRANGEBYSCORE last.seen <now -
+//!   N> +inf`) count it, its online friends (`ZREMRANGEBYSCORE temp.last.seen 0 <now -
+//!   N>` on a copy) leave it out. Here both count it, as the book's first query does:
+//!   online means seen at `now − window` or later, so a user's online friends are always
+//!   among the online users.
 //! - **`last.seen` is trimmed** in bounded steps: each visit forgets up to 100 users not
 //!   seen for `keep` (a day by default); the book's grows for ever.
 //! - A friends set is read whole, so its size is bounded (`TOO_MANY_FRIENDS` beyond): 300

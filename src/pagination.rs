@@ -4,11 +4,12 @@
 //! | Book | Here | Wire |
 //! |---|---|---|
 //! | `Pagging(client, key)` | [`Paging::new(key)`](Paging::new) → `Result` | none |
-//! | `add(*items)` → length | [`add(&items)`](Paging::add) | `LPUSH` |
+//! | `add(*items)` → length | [`add(&items)`](Paging::add) | script `pagination/add` (`LPUSH`, and the count of items ever added) |
 //! | `get(page, size=10)` | [`get(page, size)`](Paging::get) | `LRANGE key (page-1)*size page*size-1` |
 //! | `length()` | [`length()`](Paging::length) | `LLEN` |
 //! | `number(size=10)` → pages | [`number(size)`](Paging::number) | `LLEN`, then rounded up |
 //! | (none) | [`first_page(size)`](Paging::first_page), [`page_after(cursor, size)`](Paging::page_after) → [`Page`] | script `pagination/page` (read-only) |
+//! | (none) | [`clear()`](Paging::clear) | `DEL` of both keys |
 //!
 //! What differs from the book, and why:
 //!
@@ -16,12 +17,23 @@
 //!   as `LRANGE key -size -1`, which quietly returns the *oldest* items.
 //! - **Offset pages shift; cursor pages do not.** An item added between two reads of
 //!   offset pages pushes every item one place down, so the next page starts with an item
-//!   the reader has already seen. A [`PageCursor`] counts the items still to read from
-//!   the tail, where a list that grows at the head never changes, so a reader that pages
-//!   with [`page_after`](Paging::page_after) sees every item that was in the list when it
+//!   the reader has already seen. Here every item gets an arrival number when it is added
+//!   (1 for the first item ever added: [`add`](Paging::add) counts them in a second key,
+//!   `{<key>}:added`, in the list's hash slot), and a [`PageCursor`] is the number of the
+//!   newest item still to read. A reader that pages with
+//!   [`page_after`](Paging::page_after) sees every item that was in the list when it
 //!   started exactly once, in order, however many are added meanwhile. (The new ones are
-//!   on a new [`first_page`](Paging::first_page).) Trimming the list at its tail (`LTRIM
-//!   key 0 n`) makes the cursor read on from the oldest item left.
+//!   on a new [`first_page`](Paging::first_page).)
+//! - **A reader never sees an item twice, even while the list is trimmed.** Trimming at
+//!   the tail (`LTRIM key 0 n`, the usual cap on a list) takes the oldest items away and
+//!   numbers none anew, so the reader goes on with the items left, and a cursor whose
+//!   items were all trimmed answers an empty last page. (Counting from the tail instead,
+//!   as this crate did before, read a trimmed list's newest items again.) Other removals
+//!   (`LREM`, a trim at the head) make a cursor skip as many items, never repeat one.
+//!   Items must be added through [`add`](Paging::add) (or the script `pagination/add`):
+//!   a bare `LPUSH` is not counted, and cursors issued before it may show items again. A
+//!   list filled by `LPUSH` alone is read as if its oldest item were number 1, and is
+//!   counted from its first [`add`](Paging::add) on.
 //! - Items are binary-safe: `add` takes anything redis-rs sends as one argument, and the
 //!   reads decode into the type asked for.
 //!
@@ -54,14 +66,15 @@ use crate::runtime::op::Op;
 use crate::runtime::reply;
 use crate::scripts::pagination as script;
 
-/// Where the next cursor page starts: how many older items are still to read. Send it to
-/// a client as text ([`Display`](fmt::Display)) and parse it back ([`FromStr`]).
+/// Where the next cursor page starts: the arrival number of the newest item still to
+/// read (1 for the first item ever added to the list). Send it to a client as text
+/// ([`Display`](fmt::Display)) and parse it back ([`FromStr`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PageCursor(u64);
 
 impl PageCursor {
-    /// How many older items remain.
-    pub fn remaining(self) -> u64 {
+    /// The arrival number of the newest item still to read.
+    pub fn number(self) -> u64 {
         self.0
     }
 }
@@ -101,14 +114,15 @@ pub struct Page<T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paging {
     key: String,
+    added: String,
 }
 
 impl Paging {
     /// The list at `key`. An empty key is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
-        input::key("key", &key)?;
-        Ok(Paging { key })
+        let added = input::aux_key_of("key", &key, "added")?;
+        Ok(Paging { key, added })
     }
 
     /// The list's key.
@@ -116,10 +130,31 @@ impl Paging {
         &self.key
     }
 
-    /// Adds `items` at the head, in order, so the last is the newest (`LPUSH`), and
-    /// returns the list's length. At least one item.
+    /// The key that counts the items ever added: `{<key>}:added` (or `<key>:added` when
+    /// the key holds a hash tag).
+    pub fn added_key(&self) -> &str {
+        &self.added
+    }
+
+    /// Adds `items` at the head, in order, so the last is the newest (`LPUSH`), numbers
+    /// them for cursors, and returns the list's length. From 1 to 1000 items, in one
+    /// step (`pagination/add`).
     pub fn add<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
-        native::push("LPUSH", &self.key, items)
+        Op::try_build(|| {
+            Ok(script::add(
+                &self.key,
+                &self.added,
+                &input::slices(&input::items(items)?),
+            ))
+        })
+    }
+
+    /// Deletes the list and its count of items added (`DEL` of both keys); cursors
+    /// issued before answer an empty page.
+    pub fn clear(&self) -> Op<u64> {
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(&self.key).arg(&self.added);
+        Op::native(cmd)
     }
 
     /// Page `page` (from 1) of `size` items (at least 1), newest first: `LRANGE key
@@ -164,7 +199,7 @@ impl Paging {
     }
 
     fn page<T: FromRedisValue + 'static>(&self, cursor: Option<u64>, size: usize) -> Op<Page<T>> {
-        script::page(&self.key, cursor, size as u64).map(|flat| {
+        script::page(&self.key, &self.added, cursor, size as u64).map(|flat| {
             let mut flat = flat.into_iter();
             let next: u64 = reply::number(&flat.next().unwrap_or_default())?;
             let items = flat

@@ -47,8 +47,11 @@
 //!   count can be read.
 //! - **The cache follows the links**: a URL whose cached id no longer leads to it (the
 //!   link expired and was purged) gets a new id.
-//! - The counter is checked: a counter key that holds something other than a number is
-//!   refused with `BAD_COUNTER` before anything is written.
+//! - The counter is checked: a counter key that holds something other than a count from
+//!   0 to 2^53 − 1 in the one form of integers (`7`, not `007`) is refused with
+//!   `BAD_COUNTER` before anything is written. Ids are the numbers 1 to 2^53 − 1 (the
+//!   largest is `FfGNdXsE7` in base 62), all exact in Lua's numbers; past the last one
+//!   `shorten` answers `BAD_COUNTER`.
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {

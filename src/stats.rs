@@ -34,6 +34,10 @@
 //!   A rotation happens once per hour boundary, whoever writes first; a writer still in
 //!   an earlier hour counts into the current one, as in the book.
 //! - The standard deviation is the sample's (`n − 1`), as the book's, and 0 for one value.
+//! - **The standard deviation is a real number.** Rounding can leave `sumsq − sum²/count`
+//!   a little below 0 when the values are all alike (0.1 three times: −3.5 × 10⁻¹⁸), and
+//!   the book's `(…) ** .5` then answers a complex number. Here that numerator counts as
+//!   0, and the deviation is 0.0.
 //!
 //! **On a cluster**, each (context, type) is one hash slot, so an update is atomic and
 //! contexts spread over the shards. `access_time` is two round trips, each atomic: the

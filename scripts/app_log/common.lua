@@ -19,7 +19,7 @@
 --- @return int                the message's count this hour
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
---- @error BAD_START           `start` holds something other than an hour (whole seconds)
+--- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -87,16 +87,16 @@ redis.call('ZCARD', last)
 redis.call('STRLEN', pstart)
 redis.call('LLEN', recent)
 local held = redis.call('GET', start)
-if held and not string.match(held, '^%d+$') then
-  return redis.error_reply('BAD_START ' .. start .. ' holds ' .. string.format('%q', string.sub(held, 1, 32))
-    .. ', not an hour')
+if held and not (integer(held, '0', '999999999999') and tonumber(held) % 3600 == 0) then
+  return redis.error_reply('BAD_START ' .. shown(start) .. ' holds ' .. shown(held)
+    .. ', not the start of an hour in whole seconds')
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local hour = string.format('%d', math.floor(tonumber(time[1]) / 3600) * 3600)
 if not held then
   redis.call('SET', start, hour)
-elseif tonumber(held) < tonumber(hour) then
+elseif decimal_less(held, hour) then
   -- UNLINK: the hour before last may be big; it is freed in the background.
   redis.call('UNLINK', last)
   if redis.call('EXISTS', common) == 1 then

@@ -141,4 +141,9 @@ end
 if not live(member) then
   return redis.error_reply('UNKNOWN_MEMBER ' .. shown(member) .. ' is not pinned, or its pin expired')
 end
-return nearest(string.format('%.17g', radius), limit)
+-- Pairs of member and km, as `[(string, float)]` says.
+local flat, found = nearest(string.format('%.17g', radius), limit), {}
+for i = 1, #flat, 2 do
+  found[#found + 1] = { flat[i], flat[i + 1] }
+end
+return found

@@ -78,8 +78,11 @@ if not found then
   return { false, false }
 end
 local city, rest = string.match(found, '^([^_]+)_(.+)$')
-local last = rest and (string.match(rest, '^%d+_(%d+)$') or string.match(rest, '^%d+$') and '')
-if not last then
+local first, last = string.match(rest or '', '^(%d+)_(%d+)$')
+if not first then
+  first, last = string.match(rest or '', '^(%d+)$'), ''
+end
+if not (first and integer(first, '0', '4294967295') and (last == '' or integer(last, '0', '4294967295'))) then
   return redis.error_reply('BAD_BLOCK block ' .. string.format('%q', string.sub(found, 1, 64))
     .. ' is not <city id>_<start>[_<end>]')
 end

@@ -4,7 +4,9 @@
 --- 《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a
 --- temporary key in five steps through shared temporary keys, so concurrent callers
 --- overwrite each other's; here the friends' last-seen times are read in one ZMSCORE,
---- with no temporary key. The friends set holds at most 2,000 users.
+--- with no temporary key. The friends set holds at most 2,000 users. A friend seen at
+--- `now - window` exactly is online (the book's online-users query counts it, its
+--- online-friends query does not; here both count it).
 --- @key friends set           the user's friends
 --- @key seen zset             user -> when it was last seen (ms)
 --- @arg now uint 0..=10^15-1  the time, in milliseconds

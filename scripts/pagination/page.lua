@@ -1,22 +1,29 @@
 #!lua flags=no-writes
---- Reads one page of a list, newest first, by a cursor that new items never shift.
+--- Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.
 ---
 --- 《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an
 --- item added at the head between two reads moves every later item down one place: the
---- reader sees an item twice, or, with deletions, misses one. Items are only ever added at
---- the head (LPUSH), so an item's place counted from the tail never changes. The cursor is
---- that count: how many older items are still to read. The first page (an empty cursor)
---- reads the newest `size` items; each reply gives the cursor of the next page, 0 after the
---- oldest item. A cursor larger than the list (the list was trimmed at its tail) reads on
---- from the oldest item left.
+--- reader sees an item twice, or, with deletions, misses one. Here every item has an
+--- arrival number (1 for the first item ever added; `added`, kept by `add.lua`, counts
+--- them), and the cursor is the number of the newest item still to read. The first page
+--- (an empty cursor) reads the newest `size` items; each reply gives the cursor of the
+--- next page, 0 after the oldest item. A reader never sees an item twice: items added
+--- since do not move the cursor, and a trim at the tail (`LTRIM key 0 n`) only takes the
+--- oldest items away, so a cursor whose items were all trimmed answers an empty last
+--- page. A cursor past the newest item (the keys were deleted and begun again) answers
+--- the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,
+--- never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its
+--- oldest item were number 1.
 --- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
---- @key list list             the items, newest first (added with LPUSH)
---- @arg cursor uint? 1..=10^15-1   how many older items remain, from the last reply; empty for the first page
+--- @key list list             the items, newest first (added with `add.lua`)
+--- @key added string          how many items were ever added to `list` (see `add.lua`)
+--- @arg cursor uint? 1..=10^15-1   the newest item still to read (its number), from the last reply; empty at first
 --- @arg size uint 1..=1000    the most items on the page
 --- @return [bytes]            the next cursor (0: no more), then the page's items
---- @error BAD_ARGS            not 1 key and 2 arguments
+--- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CURSOR          `cursor` is neither empty nor an integer from 1 to 10^15 - 1
 --- @error BAD_SIZE            `size` is not an integer from 1 to 1000
+--- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
@@ -62,10 +69,11 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 1 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local list = KEYS[1]
+local added = KEYS[2]
 local cursor = nil
 if ARGV[1] ~= '' then
   cursor = integer(ARGV[1], '1', '999999999999999')
@@ -82,14 +90,20 @@ end
 size = tonumber(size)
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
-local remaining = length
-if cursor and cursor < length then
-  remaining = cursor
+local count = redis.call('GET', added)
+if count and not integer(count, '0', '999999999999999') then
+  return redis.error_reply('BAD_ADDED ' .. shown(added) .. ' holds ' .. shown(count)
+    .. ', not a count from 0 to 10^15 - 1')
 end
-if remaining == 0 then
+-- The list holds the items numbered oldest to newest, the newest `length` of all added.
+local newest = math.max(tonumber(count or '0'), length)
+local oldest = newest - length + 1
+local top = cursor or newest
+if top > newest or top < oldest then
   return { '0' }
 end
-local stop = math.min(size - remaining - 1, -1)
-local page = redis.call('LRANGE', list, -remaining, stop)
-table.insert(page, 1, string.format('%d', remaining - #page))
+local bottom = math.max(oldest, top - size + 1)
+-- The item numbered n is at index -(n - oldest + 1), counted from the tail.
+local page = redis.call('LRANGE', list, -(top - oldest + 1), -(bottom - oldest + 1))
+table.insert(page, 1, bottom > oldest and string.format('%d', bottom - 1) or '0')
 return page

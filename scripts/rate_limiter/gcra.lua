@@ -59,6 +59,22 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The one rule for floats: decimal digits with an optional leading '-', fraction and
+-- exponent; no leading zero, '+', space, hex, inf or nan.
+local function float(s)
+  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
+  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
+    return nil
+  end
+  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+    return nil
+  end
+  local n = tonumber(s)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return nil
+  end
+  return n
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -105,7 +121,8 @@ if cost > burst then
 end
 
 local stored = redis.call('GET', tat)
-if stored and (not string.match(stored, '^%d+%.?%d*$') or #stored > 24 or tonumber(stored) >= 9007199254740992) then
+local stored_time = stored and float(stored)
+if stored and not (stored_time and stored_time >= 0 and stored_time < 9007199254740992) then
   return redis.error_reply('BAD_TAT the key holds ' .. shown(stored) .. ', not a time in microseconds')
 end
 
@@ -116,8 +133,8 @@ local capacity = burst * emission
 
 -- Times relative to now stay small, so their arithmetic keeps its precision.
 local ahead = 0
-if stored and tonumber(stored) > now then
-  ahead = tonumber(stored) - now
+if stored_time and stored_time > now then
+  ahead = stored_time - now
 end
 local new_ahead = ahead + cost * emission
 -- Whole requests that still fit; the tolerance absorbs rounding of the emission interval.

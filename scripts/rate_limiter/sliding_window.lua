@@ -95,8 +95,9 @@ end
 
 -- `<before>:<cost>` of one entry, as numbers.
 local function entry(member)
-  local before, units = string.match(member or '', '^(%d+):(%d+)$')
-  if not before then
+  -- `before` has exactly 16 digits, zero-padded; `units` is in the one form of integers.
+  local before, units = string.match(member or '', '^(' .. string.rep('%d', 16) .. '):(%d+)$')
+  if not (before and integer(units, '1', '1000000')) then
     return nil
   end
   return tonumber(before), tonumber(units)

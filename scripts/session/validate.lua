@@ -25,6 +25,37 @@
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -67,10 +98,12 @@ local correct = deadline and deadline > now
 local reply = { 'TOKEN_CORRECT', '0' }
 -- Everything that can be refused is read before the first write.
 if correct then
-  local ttl = tonumber(redis.call('HGET', records, 't:' .. id))
-  if not ttl or ttl < 1 or ttl ~= math.floor(ttl) then
-    return redis.error_reply('BAD_RECORD session ' .. id .. ' has no valid ttl in ' .. records)
+  local ttl = redis.call('HGET', records, 't:' .. id)
+  if not (ttl and integer(ttl, '1', '999999999999999')) then
+    return redis.error_reply('BAD_RECORD session ' .. id .. ' has the ttl ' .. shown(ttl or '')
+      .. ', not whole ms from 1 to 10^15 - 1')
   end
+  ttl = tonumber(ttl)
   if slide then
     deadline = now + ttl
   end

@@ -18,6 +18,8 @@
 --- @error BAD_URL                  `url` is empty
 --- @error BAD_TTL                  `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
 --- @error BAD_MAX_VISITS           `max_visits` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
+--- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -109,14 +111,23 @@ redis.call('HLEN', visits)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Whether `link` has expired, or was visited as often as it allows.
+-- Whether `link` has expired, or was visited as often as it allows; nil and an error
+-- reply when `limits` or `visits` holds no count for it (another client wrote it).
 local function over(link)
   local deadline = redis.call('ZSCORE', expiries, link)
   if deadline and tonumber(deadline) <= now then
     return true
   end
-  local most = redis.call('HGET', limits, link)
-  return most ~= false and tonumber(redis.call('HGET', visits, link) or '0') >= tonumber(most)
+  local most, seen = redis.call('HGET', limits, link), redis.call('HGET', visits, link)
+  if most and not integer(most, '1', '999999999999999') then
+    return nil, redis.error_reply('BAD_LIMITS the visit limit of the link is ' .. shown(most)
+      .. ', not an integer from 1 to 10^15 - 1')
+  end
+  if seen and not integer(seen, '0', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_VISITS the visit count of the link is ' .. shown(seen)
+      .. ', not an integer from 0 to 2^63 - 1')
+  end
+  return most ~= false and tonumber(seen or '0') >= tonumber(most)
 end
 
 -- Deletes `link` and everything kept about it.
@@ -138,11 +149,15 @@ local function keep(link)
 end
 
 if redis.call('HEXISTS', links, slug) == 1 then
-  if not over(slug) then
-    return false
+  local gone, bad = over(slug)
+  if bad then
+    return bad
+  end
+  if not gone then
+    return 0
   end
   forget(slug)
 end
 redis.call('HSET', links, slug, url)
 keep(slug)
-return true
+return 1

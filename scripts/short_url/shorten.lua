@@ -5,7 +5,7 @@
 --- before (`shorten_cached.lua` gives the same one). Beyond the book, the link may expire
 --- after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id
 --- that a custom slug already holds (`claim.lua`) is skipped.
---- @key counter string           the last number handed out (the book's `id_counter`)
+--- @key counter string           the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
 --- @key links hash               short id -> URL (the book's `mapping_hash`)
 --- @key expiries zset            short id -> when the link expires (ms, server clock)
 --- @key limits hash              short id -> the most visits the link allows
@@ -17,7 +17,7 @@
 --- @error BAD_URL                  `url` is empty
 --- @error BAD_TTL                  `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
 --- @error BAD_MAX_VISITS           `max_visits` is neither empty nor an integer from 1 to 10^15 - 1
---- @error BAD_COUNTER              the counter holds no number below 2^53, or every id up to 2^53 is taken
+--- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @clock server
 --- @complexity O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)
@@ -100,8 +100,8 @@ redis.call('ZCARD', expiries)
 redis.call('HLEN', links)
 redis.call('HLEN', limits)
 local last = redis.call('GET', counter)
-if last and (not string.match(last, '^%d+$') or #last > 16 or tonumber(last) >= 9007199254740991) then
-  return redis.error_reply('BAD_COUNTER the counter holds ' .. string.sub(last, 1, 32) .. ', not a number below 2^53')
+if last and not integer(last, '0', '9007199254740991') then
+  return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(last) .. ', not a count from 0 to 2^53 - 1')
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -135,8 +135,8 @@ local n = tonumber(last or '0')
 local id
 for _ = 1, 1000 do
   n = n + 1
-  if n >= 9007199254740991 then
-    return redis.error_reply('BAD_COUNTER every id up to 2^53 is taken')
+  if n > 9007199254740991 then
+    return redis.error_reply('BAD_COUNTER every id up to 2^53 - 1 is taken')
   end
   id = base62(n)
   if redis.call('HEXISTS', links, id) == 0 then

@@ -5,18 +5,60 @@
 --- Here the check and the creation are one step, so a URL gets exactly one id, however
 --- many clients shorten it at once. An id whose link is gone (removed by hand) is
 --- replaced. Ids skip custom slugs, as in `shorten.lua`.
---- @key counter string           the last number handed out (the book's `id_counter`)
+--- @key counter string           the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
 --- @key links hash               short id -> URL (the book's `mapping_hash`)
 --- @key cache hash               URL -> short id (the book's `mapping_cache`)
 --- @arg url string non-empty     the long URL
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 3 keys and 1 argument
 --- @error BAD_URL                  `url` is empty
---- @error BAD_COUNTER              the counter holds no number below 2^53, or every id up to 2^53 is taken
+--- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
 if #KEYS ~= 3 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -36,8 +78,8 @@ if known and redis.call('HGET', links, known) == url then
   return known
 end
 local last = redis.call('GET', counter)
-if last and (not string.match(last, '^%d+$') or #last > 16 or tonumber(last) >= 9007199254740991) then
-  return redis.error_reply('BAD_COUNTER the counter holds ' .. string.sub(last, 1, 32) .. ', not a number below 2^53')
+if last and not integer(last, '0', '9007199254740991') then
+  return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(last) .. ', not a count from 0 to 2^53 - 1')
 end
 
 -- The book's base62: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
@@ -59,8 +101,8 @@ local n = tonumber(last or '0')
 local id
 for _ = 1, 1000 do
   n = n + 1
-  if n >= 9007199254740991 then
-    return redis.error_reply('BAD_COUNTER every id up to 2^53 is taken')
+  if n > 9007199254740991 then
+    return redis.error_reply('BAD_COUNTER every id up to 2^53 - 1 is taken')
   end
   id = base62(n)
   if redis.call('HEXISTS', links, id) == 0 then

@@ -13,10 +13,54 @@
 --- @return string?                 the URL; nil when the link does not exist, has expired or is used up
 --- @error BAD_ARGS                 not 4 keys and 1 argument
 --- @error BAD_ID                   `id` is empty
+--- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
+--- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
 if #KEYS ~= 4 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -36,14 +80,23 @@ redis.call('HLEN', visits)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Whether `link` has expired, or was visited as often as it allows.
+-- Whether `link` has expired, or was visited as often as it allows; nil and an error
+-- reply when `limits` or `visits` holds no count for it (another client wrote it).
 local function over(link)
   local deadline = redis.call('ZSCORE', expiries, link)
   if deadline and tonumber(deadline) <= now then
     return true
   end
-  local most = redis.call('HGET', limits, link)
-  return most ~= false and tonumber(redis.call('HGET', visits, link) or '0') >= tonumber(most)
+  local most, seen = redis.call('HGET', limits, link), redis.call('HGET', visits, link)
+  if most and not integer(most, '1', '999999999999999') then
+    return nil, redis.error_reply('BAD_LIMITS the visit limit of the link is ' .. shown(most)
+      .. ', not an integer from 1 to 10^15 - 1')
+  end
+  if seen and not integer(seen, '0', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_VISITS the visit count of the link is ' .. shown(seen)
+      .. ', not an integer from 0 to 2^63 - 1')
+  end
+  return most ~= false and tonumber(seen or '0') >= tonumber(most)
 end
 
 -- Deletes `link` and everything kept about it.
@@ -58,7 +111,11 @@ local url = redis.call('HGET', links, id)
 if not url then
   return false
 end
-if over(id) then
+local gone, bad = over(id)
+if bad then
+  return bad
+end
+if gone then
   local deadline = redis.call('ZSCORE', expiries, id)
   if deadline and tonumber(deadline) <= now then
     forget(id)

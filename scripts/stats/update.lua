@@ -19,7 +19,7 @@
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           `value` is not a finite number of at most 10^100 in size
 --- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
---- @error BAD_START           `start` holds something other than an hour (whole seconds)
+--- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @clock caller
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -108,14 +108,14 @@ redis.call('ZCARD', stats)
 redis.call('ZCARD', last)
 redis.call('STRLEN', pstart)
 local held = redis.call('GET', start)
-if held and not string.match(held, '^%d+$') then
-  return redis.error_reply('BAD_START ' .. start .. ' holds ' .. string.format('%q', string.sub(held, 1, 32))
-    .. ', not an hour')
+if held and not (integer(held, '0', '999999999999') and tonumber(held) % 3600 == 0) then
+  return redis.error_reply('BAD_START ' .. shown(start) .. ' holds ' .. shown(held)
+    .. ', not the start of an hour in whole seconds')
 end
 local hour = string.format('%d', math.floor(now / 3600000) * 3600)
 if not held then
   redis.call('SET', start, hour)
-elseif tonumber(held) < tonumber(hour) then
+elseif decimal_less(held, hour) then
   -- UNLINK: the hour before last may be big; it is freed in the background.
   redis.call('UNLINK', last)
   if redis.call('EXISTS', stats) == 1 then

@@ -114,7 +114,8 @@ local cutoff = math.floor(now / 1000) - samples * precision
 local scan = redis.call('HSCAN', hash, cursor, 'COUNT', count)
 local old = {}
 for i = 1, #scan[2], 2 do
-  local slot = tonumber(scan[2][i])
+  -- Only fields in the one form of integers are slots (update.lua writes no other).
+  local slot = integer(scan[2][i], '0', '999999999999') and tonumber(scan[2][i])
   if slot and slot <= cutoff then
     old[#old + 1] = scan[2][i]
   end

@@ -15,7 +15,7 @@
 --- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
 --- @arg precisions uint... 1..=16   each precision in seconds (from 1 to 10^9), one per hash of `counts`
---- @return int                the first precision's slot count, after the update
+--- @return decimal            the first precision's slot count, after the update, exact to 64 bits
 --- @error BAD_ARGS            not from 2 to 17 keys, and 3 arguments and as many precisions as hashes
 --- @error BAD_NAME            `name` is empty
 --- @error BAD_COUNT           `count` is not an integer from -10^15 + 1 to 10^15 - 1
@@ -99,8 +99,38 @@ end
 if #ARGV - 3 ~= #KEYS - 1 then
   return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' hashes but ' .. (#ARGV - 3) .. ' precisions')
 end
+-- held + change, exactly, as the decimal HINCRBY will store, or nil when it would leave
+-- the 64-bit integers (as HINCRBY refuses). held is an integer's text in the one form,
+-- |change| < 10^15: the sum is kept as high * 10^10 + low, 0 <= low < 10^10, each part
+-- exact in Lua's numbers.
+local function sum(held, change)
+  local negative = string.sub(held, 1, 1) == '-'
+  local digits = negative and string.sub(held, 2) or held
+  local high, low = tonumber(string.sub(digits, 1, -11)) or 0, tonumber(string.sub(digits, -10))
+  if negative then
+    high, low = -high, -low
+  end
+  low = low + change
+  local carry = math.floor(low / 1e10)
+  high, low = high + carry, low - carry * 1e10
+  -- 2^63 - 1 = 922337203 * 10^10 + 6854775807; -2^63 = -922337204 * 10^10 + 3145224192.
+  if high > 922337203 or (high == 922337203 and low > 6854775807)
+      or high < -922337204 or (high == -922337204 and low < 3145224192) then
+    return nil
+  end
+  if high >= 0 then
+    return high == 0 and string.format('%d', low) or string.format('%d%010d', high, low)
+  end
+  -- A negative sum: its magnitude is -high * 10^10 - low.
+  if low == 0 then
+    return string.format('-%d0000000000', -high)
+  end
+  high, low = -high - 1, 1e10 - low
+  return high == 0 and string.format('-%d', low) or string.format('-%d%010d', high, low)
+end
+
 local seconds = math.floor(now / 1000)
-local slots = {}
+local slots, pending = {}, {}
 for i = 4, #ARGV do
   local precision = ARGV[i]
   if not (string.match(precision, '^[1-9]%d*$') and #precision <= 10 and tonumber(precision) <= 1e9) then
@@ -109,21 +139,25 @@ for i = 4, #ARGV do
   end
   local hash, slot = KEYS[i - 2], string.format('%d', math.floor(seconds / precision) * precision)
   -- Checked before any write: HINCRBY would fail half way through.
-  local held = redis.call('HGET', hash, slot)
-  if held and not (held == '0' or string.match(held, '^%-?[1-9]%d*$')) then
-    return redis.error_reply('BAD_SAMPLE ' .. hash .. ' ' .. slot .. ' holds no integer')
+  -- A slot named twice (one hash passed for two precisions) adds up.
+  local held = pending[hash .. ' ' .. slot] or redis.call('HGET', hash, slot) or '0'
+  if not integer(held, '-9223372036854775808', '9223372036854775807') then
+    return redis.error_reply('BAD_SAMPLE ' .. shown(hash) .. ' ' .. slot .. ' holds ' .. shown(held)
+      .. ', not a 64-bit integer')
   end
-  if held and math.abs(tonumber(held) + count) >= 9e18 then
-    return redis.error_reply('OVERFLOW ' .. hash .. ' ' .. slot .. ' would leave the 64-bit integers')
+  local after = sum(held, count)
+  if not after then
+    return redis.error_reply('OVERFLOW ' .. shown(hash) .. ' ' .. slot .. ' holds ' .. held .. ', and adding '
+      .. string.format('%d', count) .. ' would leave the 64-bit integers')
   end
-  slots[#slots + 1] = { hash, slot, precision }
+  pending[hash .. ' ' .. slot] = after
+  slots[#slots + 1] = { hash, slot, precision, after }
 end
 redis.call('ZCARD', known)
-local first
 for i = 1, #slots do
   local hash, slot, precision = slots[i][1], slots[i][2], slots[i][3]
   redis.call('ZADD', known, 0, precision .. ':' .. name)
-  local now_count = redis.call('HINCRBY', hash, slot, count)
-  first = first or now_count
+  redis.call('HINCRBY', hash, slot, count)
 end
-return first
+-- As text: a count beyond 2^53 would lose digits as a Lua number.
+return slots[1][4]

@@ -5,7 +5,8 @@
 --- "hot" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /
 --- 45000, net = ups − downs) and "best" (the lower bound of the 95% Wilson score interval
 --- of the share of up votes, 0 with no vote). A subject's posting time is the time of its
---- first vote unless post.lua set it.
+--- first vote unless post.lua set it. A call that changes no vote (`none` from a user who
+--- had not voted, or the same side again) writes nothing.
 --- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
 --- included); for `none`, 1 if the user had voted.
 --- @key up set              the users who voted the subject up (the book's `Vote:<subject>:up`)
@@ -21,10 +22,42 @@
 --- @error BAD_SUBJECT         `subject` is empty
 --- @error BAD_USER            `user` is empty
 --- @error BAD_DIRECTION       `direction` is not up, down or none
+--- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
+-- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
+-- 64-bit values compare exactly (and no locale's collation is involved).
+local function decimal_less(a, b)
+  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if a_negative ~= b_negative then
+    return a_negative
+  end
+  if a_negative then
+    a, b = string.sub(b, 2), string.sub(a, 2)
+  end
+  if #a ~= #b then
+    return #a < #b
+  end
+  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
+  if a_high ~= b_high then
+    return a_high < b_high
+  end
+  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
+end
+-- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
+-- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
+local function integer(s, min, max)
+  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
+    return nil
+  end
+  if decimal_less(s, min) or decimal_less(max, s) then
+    return nil
+  end
+  return s
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -62,11 +95,12 @@ redis.call('SCARD', up)
 redis.call('SCARD', down)
 redis.call('ZCARD', hot_rank)
 redis.call('ZCARD', best_rank)
-local posted_ms = tonumber(redis.call('HGET', posted, subject))
-if not posted_ms then
-  local time = redis.call('TIME')
-  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local posted_ms = redis.call('HGET', posted, subject)
+if posted_ms and not integer(posted_ms, '0', '999999999999999') then
+  return redis.error_reply('BAD_POSTED the posting time of the subject is ' .. shown(posted_ms)
+    .. ', not whole ms from 0 to 10^15 - 1')
 end
+posted_ms = tonumber(posted_ms)
 -- The subject's two rankings, from its votes now and its posting time (ms).
 local function rank()
   local ups, downs = redis.call('SCARD', up), redis.call('SCARD', down)
@@ -86,16 +120,25 @@ local function rank()
   redis.call('ZADD', best_rank, string.format('%.17g', wilson), subject)
 end
 
-local changed
+local changed, switched
 if direction == 'up' then
   changed = redis.call('SADD', up, user)
-  redis.call('SREM', down, user)
+  switched = redis.call('SREM', down, user)
 elseif direction == 'down' then
   changed = redis.call('SADD', down, user)
-  redis.call('SREM', up, user)
+  switched = redis.call('SREM', up, user)
 else
   changed = redis.call('SREM', up, user) + redis.call('SREM', down, user)
+  switched = 0
 end
-redis.call('HSETNX', posted, subject, posted_ms)
+if changed == 0 and switched == 0 then
+  -- No vote moved: the subject is neither posted nor ranked by this call.
+  return 0
+end
+if not posted_ms then
+  local time = redis.call('TIME')
+  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('HSET', posted, subject, posted_ms)
+end
 rank()
 return changed

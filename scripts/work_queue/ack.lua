@@ -12,10 +12,12 @@
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 9 keys and 2 arguments
+--- @error BAD_ARGS               not 5 keys and 2 arguments
 --- @error BAD_ID                 `id` is empty
 --- @error BAD_TOKEN              `token` is not an integer from 1 to 10^15 - 1
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
+--- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -88,36 +90,66 @@ redis.call('HLEN', groups)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
-if not held or tonumber(held) ~= token then
+-- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
+if held ~= string.format('%d', token) then
   return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
     .. ', not held under token ' .. ARGV[2])
 end
 
--- Moves up to n parked jobs of `group` back to waiting, at their rank (see take.lua for
--- how a parked job is named).
-local function unpark(group, n)
+-- The parked job of `group` that goes first (see take.lua for how a parked job is
+-- named): its member, id and rank; an error reply for a member take.lua did not write.
+local function first_parked(group)
   local prefix = string.format('%08x', #group) .. group
-  local members = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
-  for _, member in ipairs(members) do
-    local parked_id = string.sub(member, #prefix + 17)
-    redis.call('ZREM', parked, member)
-    redis.call('ZADD', waiting, tonumber(string.sub(member, #prefix + 1, #prefix + 16)), parked_id)
-    redis.call('HSET', jobs, 's:' .. parked_id, 'waiting')
+  local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, 1)[1]
+  if not member then
+    return nil
   end
+  local rank = string.sub(member, #prefix + 1, #prefix + 16)
+  if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    return nil, nil, nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+  end
+  return member, string.sub(member, #prefix + 17), tonumber(rank)
 end
 
--- A job of `group` no longer runs: one fewer running, and one of its parked jobs may go.
-local function release_slot(group)
-  if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
-    redis.call('HDEL', groups, 'r:' .. group)
+-- What a job of `group` ending needs, read before the first write: the group's running
+-- count and its first parked job; an error reply when either is not what take.lua wrote.
+local function slot_of(group)
+  local running = redis.call('HGET', groups, 'r:' .. group)
+  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
+      .. shown(running))
   end
-  unpark(group, 1)
+  local member, parked_id, rank, bad = first_parked(group)
+  if bad then
+    return nil, bad
+  end
+  return { group = group, member = member, id = parked_id, rank = rank }
+end
+
+-- The job's group no longer runs it: one fewer running, and its first parked job goes
+-- back to waiting, at its rank.
+local function release_slot(slot)
+  if redis.call('HINCRBY', groups, 'r:' .. slot.group, -1) <= 0 then
+    redis.call('HDEL', groups, 'r:' .. slot.group)
+  end
+  if slot.member then
+    redis.call('ZREM', parked, slot.member)
+    redis.call('ZADD', waiting, slot.rank, slot.id)
+    redis.call('HSET', jobs, 's:' .. slot.id, 'waiting')
+  end
 end
 local group = redis.call('HGET', jobs, 'g:' .. id)
+local slot, bad
+if group then
+  slot, bad = slot_of(group)
+  if bad then
+    return bad
+  end
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
-if group then
-  release_slot(group)
+if slot then
+  release_slot(slot)
 end
 
 local time = redis.call('TIME')

@@ -18,10 +18,11 @@
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
 --- @return (bool, string)        added, and the job's state
---- @error BAD_ARGS               not 9 keys and 5 arguments
+--- @error BAD_ARGS               not 3 keys and 5 arguments
 --- @error BAD_ID                 `id` is empty
 --- @error BAD_PRIORITY           `priority` is not an integer from 0 to 255
 --- @error BAD_DELAY              `delay` is not whole milliseconds from 0 to 10^12
+--- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -98,6 +99,11 @@ end
 local existing = redis.call('HGET', jobs, 's:' .. id)
 if existing then
   return { 0, existing }
+end
+
+local last_seq = redis.call('HGET', jobs, '#seq')
+if last_seq and not integer(last_seq, '0', '9999999999999') then
+  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 
 local time = redis.call('TIME')

@@ -9,7 +9,7 @@
 --- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @return (uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead
---- @error BAD_ARGS               not 9 keys and 0 arguments
+--- @error BAD_ARGS               not 5 keys and 0 arguments
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

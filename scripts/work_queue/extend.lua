@@ -10,7 +10,7 @@
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg lease ms 1..=10^15-1    the new lease, from now
 --- @return int                   the new deadline (ms, server clock)
---- @error BAD_ARGS               not 9 keys and 3 arguments
+--- @error BAD_ARGS               not 2 keys and 3 arguments
 --- @error BAD_ID                 `id` is empty
 --- @error BAD_TOKEN              `token` is not an integer from 1 to 10^15 - 1
 --- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^15 - 1
@@ -87,7 +87,8 @@ redis.call('ZCARD', leased)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
-if not held or tonumber(held) ~= token then
+-- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
+if held ~= string.format('%d', token) then
   return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
     .. ', not held under token ' .. ARGV[2])
 end

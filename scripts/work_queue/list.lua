@@ -17,10 +17,12 @@
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
 --- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
---- @error BAD_ARGS               not 9 keys and 3 arguments
+--- @error BAD_ARGS               not 6 keys and 3 arguments
 --- @error BAD_STATE              `state` is not one of waiting, delayed, leased, dead, parked
 --- @error BAD_OFFSET             `offset` is not an integer from 0 to 10^9
 --- @error BAD_COUNT              `count` is not an integer from 1 to 100
+--- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
@@ -103,19 +105,29 @@ for i = 1, #members, 2 do
   local id = members[i]
   if state == 'parked' then
     -- <8 hex digits: the group's length><group><16-digit rank><id>, as take.lua names it.
-    id = string.sub(id, 8 + tonumber(string.sub(id, 1, 8), 16) + 17)
+    local length = string.match(id, '^%x%x%x%x%x%x%x%x') and tonumber(string.sub(id, 1, 8), 16)
+    if not length or #id < 8 + length + 16 then
+      return redis.error_reply('BAD_PARKED parked holds ' .. shown(id) .. ', not a parked job')
+    end
+    id = string.sub(id, 8 + length + 17)
   end
   local fields = redis.call('HMGET', jobs, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
-  local at = ''
-  if state == 'delayed' or state == 'leased' or state == 'dead' then
-    at = members[i + 1]
+  if fields[2] and not integer(fields[2], '1', '2559999999999999') then
+    return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[2]))
   end
-  page[#page + 1] = id
-  page[#page + 1] = fields[1]
-  page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
-  page[#page + 1] = fields[3] or ''
-  page[#page + 1] = fields[4] or ''
-  page[#page + 1] = fields[5]
-  page[#page + 1] = at
+  -- A member whose record was deleted by hand has nothing to show (take.lua drops it).
+  if fields[2] then
+    local at = ''
+    if state == 'delayed' or state == 'leased' or state == 'dead' then
+      at = members[i + 1]
+    end
+    page[#page + 1] = id
+    page[#page + 1] = fields[1] or '0'
+    page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
+    page[#page + 1] = fields[3] or ''
+    page[#page + 1] = fields[4] or ''
+    page[#page + 1] = fields[5] or ''
+    page[#page + 1] = at
+  end
 end
 return page

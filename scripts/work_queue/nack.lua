@@ -21,12 +21,15 @@
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the job's new state, and when it can be taken again
---- @error BAD_ARGS               not 9 keys and 5 arguments
+--- @error BAD_ARGS               not 7 keys and 5 arguments
 --- @error BAD_ID                 `id` is empty
 --- @error BAD_TOKEN              `token` is not an integer from 1 to 10^15 - 1
 --- @error BAD_DELAY              `delay` is not whole milliseconds from 0 to 10^12
 --- @error BAD_MAX_DELIVERIES     `max_deliveries` is not an integer from 1 to 1000
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
+--- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -113,40 +116,77 @@ redis.call('HLEN', groups)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
-if not held or tonumber(held) ~= token then
+-- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
+if held ~= string.format('%d', token) then
   return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
     .. ', not held under token ' .. ARGV[2])
 end
 
--- Moves up to n parked jobs of `group` back to waiting, at their rank (see take.lua for
--- how a parked job is named).
-local function unpark(group, n)
+-- The parked job of `group` that goes first (see take.lua for how a parked job is
+-- named): its member, id and rank; an error reply for a member take.lua did not write.
+local function first_parked(group)
   local prefix = string.format('%08x', #group) .. group
-  local members = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
-  for _, member in ipairs(members) do
-    local parked_id = string.sub(member, #prefix + 17)
-    redis.call('ZREM', parked, member)
-    redis.call('ZADD', waiting, tonumber(string.sub(member, #prefix + 1, #prefix + 16)), parked_id)
-    redis.call('HSET', jobs, 's:' .. parked_id, 'waiting')
+  local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, 1)[1]
+  if not member then
+    return nil
   end
+  local rank = string.sub(member, #prefix + 1, #prefix + 16)
+  if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    return nil, nil, nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+  end
+  return member, string.sub(member, #prefix + 17), tonumber(rank)
 end
 
--- A job of `group` no longer runs: one fewer running, and one of its parked jobs may go.
-local function release_slot(group)
-  if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
-    redis.call('HDEL', groups, 'r:' .. group)
+-- What a job of `group` ending needs, read before the first write: the group's running
+-- count and its first parked job; an error reply when either is not what take.lua wrote.
+local function slot_of(group)
+  local running = redis.call('HGET', groups, 'r:' .. group)
+  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
+      .. shown(running))
   end
-  unpark(group, 1)
+  local member, parked_id, rank, bad = first_parked(group)
+  if bad then
+    return nil, bad
+  end
+  return { group = group, member = member, id = parked_id, rank = rank }
+end
+
+-- The job's group no longer runs it: one fewer running, and its first parked job goes
+-- back to waiting, at its rank.
+local function release_slot(slot)
+  if redis.call('HINCRBY', groups, 'r:' .. slot.group, -1) <= 0 then
+    redis.call('HDEL', groups, 'r:' .. slot.group)
+  end
+  if slot.member then
+    redis.call('ZREM', parked, slot.member)
+    redis.call('ZADD', waiting, slot.rank, slot.id)
+    redis.call('HSET', jobs, 's:' .. slot.id, 'waiting')
+  end
 end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+-- Everything that can be refused is read before the first write.
+if not (deliveries and integer(deliveries, '0', '999999999999999')) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
+end
+if not (rank and integer(rank, '1', '2559999999999999')) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
+end
+local slot, bad
+if group then
+  slot, bad = slot_of(group)
+  if bad then
+    return bad
+  end
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
-if group then
-  release_slot(group)
+if slot then
+  release_slot(slot)
 end
 if tonumber(deliveries) >= max_deliveries then
   redis.call('ZADD', dead, now, id)

@@ -42,6 +42,9 @@
 --- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
 --- @error BAD_GROUP_RATE         `group_rate` is not an integer from 0 to 1000
 --- @error BAD_GROUP_PERIOD       `group_period` is not whole milliseconds from 1 to 10^10
+--- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count; nothing was written
+--- @error BAD_GROUPS             `groups` holds a running count or start time that is no count; work done before stays
+--- @error BAD_PARKED             `parked` holds a member this script did not write; work done before it stays
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -147,6 +150,18 @@ redis.call('HLEN', groups)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
+-- Stored counts are checked before they are used; an error reply names the field.
+local function bad_jobs(what, value)
+  return redis.error_reply('BAD_JOBS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
+end
+local function bad_groups(what, value)
+  return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
+end
+local last_lease = redis.call('HGET', jobs, '#lease')
+if last_lease and not integer(last_lease, '0', '999999999999998') then
+  return bad_jobs('the lease counter #lease', last_lease)
+end
+
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
 local function group_prefix(group)
@@ -158,6 +173,12 @@ local function unpark(group, n)
   local prefix = group_prefix(group)
   local members = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
   for _, member in ipairs(members) do
+    local rank = string.sub(member, #prefix + 1, #prefix + 16)
+    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+  end
+  for _, member in ipairs(members) do
     local id = string.sub(member, #prefix + 17)
     redis.call('ZREM', parked, member)
     redis.call('ZADD', waiting, tonumber(string.sub(member, #prefix + 1, #prefix + 16)), id)
@@ -166,12 +187,22 @@ local function unpark(group, n)
   return #members
 end
 
+-- The running count of `group`, or nil and an error reply.
+local function running_of(group)
+  local running = redis.call('HGET', groups, 'r:' .. group)
+  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+    return nil, bad_groups('the running count of group ' .. shown(group), running)
+  end
+  return tonumber(running or '0')
+end
+
 -- A job of `group` no longer runs: one fewer running, and one of its parked jobs may go.
+-- Its running count was checked with running_of; nil and an error reply for a bad parked job.
 local function release_slot(group)
   if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
     redis.call('HDEL', groups, 'r:' .. group)
   end
-  unpark(group, 1)
+  return unpark(group, 1)
 end
 
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash
@@ -180,7 +211,10 @@ end
 local function drop_ring(group)
   local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
   local fields = { 'p:' .. group, 'z:' .. group }
-  for i = 0, math.min(tonumber(started) or 0, tonumber(size) or 0) - 1 do
+  -- A count that is no count drops only the two fields: the ring is rebuilt from nothing.
+  started = started and integer(started, '0', '999999999999999') or '0'
+  size = size and integer(size, '0', '1000') or '0'
+  for i = 0, math.min(tonumber(started), tonumber(size)) - 1 do
     fields[#fields + 1] = 's:' .. group .. ':' .. i
   end
   redis.call('HDEL', groups, unpack(fields))
@@ -194,7 +228,7 @@ local function rate_oldest(group)
   if not started then
     return nil
   end
-  if tonumber(size) ~= group_rate then
+  if not integer(started, '0', '999999999999999') or size ~= string.format('%d', group_rate) then
     drop_ring(group)
     return nil
   end
@@ -202,17 +236,52 @@ local function rate_oldest(group)
   if started < group_rate then
     return nil
   end
-  return tonumber(redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate)))
+  local oldest = redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate))
+  if not (oldest and integer(oldest, '0', '999999999999999')) then
+    return nil, bad_groups('start time ' .. (started % group_rate) .. ' of group ' .. shown(group), oldest or '')
+  end
+  return tonumber(oldest)
 end
 
 -- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
+-- Their records, and those of the due delayed jobs (step 2), are read and checked before
+-- the first write.
 local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-for _, id in ipairs(lapsed) do
-  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+local records = {}
+for i, id in ipairs(lapsed) do
+  records[i] = redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id)
+  local group, deliveries, rank = unpack(records[i])
+  if rank and not integer(rank, '1', '2559999999999999') then
+    return bad_jobs('the rank of job ' .. shown(id), rank)
+  end
+  if rank and not (deliveries and integer(deliveries, '0', '999999999999999')) then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
+  end
+  if group then
+    local _, bad = running_of(group)
+    if bad then
+      return bad
+    end
+  end
+end
+local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local due_ranks = {}
+for i, id in ipairs(due) do
+  due_ranks[i] = redis.call('HGET', jobs, 'r:' .. id)
+  if due_ranks[i] and not integer(due_ranks[i], '1', '2559999999999999') then
+    return bad_jobs('the rank of job ' .. shown(id), due_ranks[i])
+  end
+end
+
+for i, id in ipairs(lapsed) do
+  local group, deliveries, rank = unpack(records[i])
   redis.call('ZREM', leased, id)
   redis.call('HDEL', jobs, 't:' .. id)
   if group then
-    release_slot(group)
+    local _, bad = release_slot(group)
+    if bad then
+      return bad
+    end
   end
   if not rank then
     -- No record (deleted by hand): nothing to hand back.
@@ -227,11 +296,15 @@ for _, id in ipairs(lapsed) do
 end
 
 -- 2. Delayed jobs that are due.
-local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-for _, id in ipairs(due) do
+for i, id in ipairs(due) do
   redis.call('ZREM', delayed, id)
-  redis.call('ZADD', waiting, redis.call('HGET', jobs, 'r:' .. id), id)
-  redis.call('HSET', jobs, 's:' .. id, 'waiting')
+  if due_ranks[i] then
+    redis.call('ZADD', waiting, due_ranks[i], id)
+    redis.call('HSET', jobs, 's:' .. id, 'waiting')
+  else
+    -- No record (deleted by hand): nothing to wait for.
+    redis.call('HDEL', jobs, 's:' .. id)
+  end
 end
 
 -- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
@@ -243,11 +316,19 @@ for _, group in ipairs(woken) do
   -- With no rate limit any more (the setting changed), as many as the budget allows.
   local n = group_rate > 0 and group_rate or budget
   if group_concurrency > 0 then
-    n = math.min(n, group_concurrency - (tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0))
+    local running, bad = running_of(group)
+    if bad then
+      return bad
+    end
+    n = math.min(n, group_concurrency - running)
   end
   n = math.min(n, budget)
   if n > 0 then
-    budget = budget - unpark(group, n)
+    local moved, bad = unpark(group, n)
+    if bad then
+      return bad
+    end
+    budget = budget - moved
   end
   -- Out of budget: look again on the next call rather than leave the group parked.
   if budget == 0 then
@@ -266,15 +347,24 @@ while count < limit and examined < 4 * limit do
   end
   examined = examined + 1
   local id, rank = head[1], tonumber(head[2])
-  local group, payload = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id))
+  local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
+  if payload and deliveries and not integer(deliveries, '0', '999999999999998') then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+  end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   local park = false
   if payload and group then
-    local running = tonumber(redis.call('HGET', groups, 'r:' .. group)) or 0
+    local running, bad = running_of(group)
+    if bad then
+      return bad
+    end
     if group_concurrency > 0 and running >= group_concurrency then
       park = true
     elseif group_rate > 0 then
-      local oldest = rate_oldest(group)
+      local oldest, bad_ring = rate_oldest(group)
+      if bad_ring then
+        return bad_ring
+      end
       if oldest and oldest + group_period > now then
         park = true
         redis.call('ZADD', wake, 'LT', oldest + group_period, group)
@@ -295,7 +385,8 @@ while count < limit and examined < 4 * limit do
     if group then
       redis.call('HINCRBY', groups, 'r:' .. group, 1)
       if group_rate > 0 then
-        local started = tonumber(redis.call('HGET', groups, 'p:' .. group)) or 0
+        -- rate_oldest checked it, or dropped a ring it could not read.
+        local started = tonumber(redis.call('HGET', groups, 'p:' .. group) or '0')
         redis.call('HSET', groups, 's:' .. group .. ':' .. (started % group_rate), now,
           'p:' .. group, started + 1, 'z:' .. group, group_rate)
         redis.call('ZADD', idle, now + group_period, group)

@@ -289,6 +289,151 @@ fn every_script_refuses_bad_calls_and_writes_nothing() {
     }
 }
 
+/// Every script's reply has the type its header's `@return` states ([`harness::eval`]
+/// checks each reply), on the valid call and on the same call again, which often takes
+/// another branch (a slug already claimed, a job already queued, a window already open).
+/// A valid call may still be refused by a rule between arguments (`user` = `target`):
+/// then with a declared code.
+#[test]
+fn every_script_answers_the_type_its_header_states() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let mut refused = Vec::new();
+    for script in catalog::scripts() {
+        harness::cmd(&mut con, &["FLUSHDB"]);
+        let (mut keys, mut args) = valid_call(script);
+        prepare(&mut con, script.name, &mut keys, &mut args);
+        for call in ["first", "second"] {
+            if let Err(err) = eval(&mut con, script, &keys, &args) {
+                let code = err.code().unwrap_or("").to_owned();
+                assert!(
+                    script.declares_error(&code),
+                    "{}: the valid call failed with {err}",
+                    script.name
+                );
+                refused.push(format!("{} {call}: {code}", script.name));
+            }
+        }
+    }
+    // Only second calls that must be refused: a matrix made twice, a session token used
+    // again, a lease already acked or given up.
+    assert_eq!(
+        refused,
+        [
+            "logical_matrix/init second: EXISTS",
+            "matrix/bitfield_init second: EXISTS",
+            "matrix/list_init second: EXISTS",
+            "session/create second: TOKEN_TAKEN",
+            "work_queue/ack second: LEASE_LOST",
+            "work_queue/nack second: LEASE_LOST",
+        ]
+    );
+}
+
+/// For the scripts whose valid call needs more than the header's simplest values: the
+/// state or the arguments that make it answer (a pinned member, a leased job, a cursor).
+fn prepare(con: &mut redis::Connection, name: &str, keys: &mut Vec<String>, args: &mut [String]) {
+    match name {
+        "geo/neighbours" | "geo/search" => {
+            harness::cmd(
+                con,
+                &[
+                    "GEOADD", &keys[0], "13.36", "38.11", "x", "13.37", "38.12", "y",
+                ],
+            );
+        }
+        // Eight bits: the one packed byte, `x`, has no unused bits to leave clear.
+        "logical_matrix/init" => args[0] = "8".into(),
+        "relation/follow" => args[1] = "y".into(),
+        "time_series/clean" => args[4] = "0".into(),
+        "timeline/add" => args[1] = "1".into(),
+        "web_session/clean" => {
+            keys.push("{t}:sessions:1".into());
+            args[1] = "1".into();
+            args[3] = "1".into();
+        }
+        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => {
+            let jobs = keys
+                .iter()
+                .find(|k| k.starts_with("{t}:jobs:"))
+                .unwrap()
+                .clone();
+            let leased = keys
+                .iter()
+                .find(|k| k.starts_with("{t}:leased:"))
+                .unwrap()
+                .clone();
+            harness::cmd(
+                con,
+                &[
+                    "HSET",
+                    &jobs,
+                    "s:x",
+                    "leased",
+                    "t:x",
+                    "1",
+                    "r:x",
+                    "2550000000000001",
+                    "n:x",
+                    "1",
+                    "d:x",
+                    "p",
+                ],
+            );
+            harness::cmd(con, &["ZADD", &leased, "99999999999999", "x"]);
+        }
+        _ => {}
+    }
+}
+
+/// The type check itself: what a client in another language could not read as the
+/// header says is refused.
+#[test]
+fn the_reply_check_refuses_what_a_header_does_not_state() {
+    use redis::Value;
+    let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+    for (ty, reply) in [
+        ("bool", Value::Nil),
+        ("bool", Value::Int(2)),
+        ("int", bulk("1")),
+        ("uint", Value::Int(-1)),
+        ("float", Value::Int(1)),
+        ("float", bulk("nan")),
+        ("decimal", bulk("007")),
+        ("decimal", Value::Int(7)),
+        ("string", Value::Nil),
+        ("[bytes]", Value::Array(vec![Value::Nil])),
+        ("(bool,int)", Value::Array(vec![Value::Int(1)])),
+        ("(bool,string?)", Value::Array(vec![Value::Nil, Value::Nil])),
+        ("nil", Value::Int(0)),
+    ] {
+        assert!(
+            harness::reply_matches(ty, &reply).is_err(),
+            "{reply:?} passed as a `{ty}`"
+        );
+    }
+    for (ty, reply) in [
+        ("bool", Value::Int(0)),
+        ("int?", Value::Nil),
+        ("float", bulk("-1.5e3")),
+        ("decimal", bulk("-9223372036854775808")),
+        (
+            "(string,bytes?)",
+            Value::Array(vec![bulk("wait"), Value::Nil]),
+        ),
+        (
+            "[(string,float)]",
+            Value::Array(vec![Value::Array(vec![bulk("a"), bulk("1")])]),
+        ),
+    ] {
+        assert_eq!(
+            harness::reply_matches(ty, &reply),
+            Ok(()),
+            "{reply:?} as `{ty}`"
+        );
+    }
+}
+
 /// The defects the contract fixed, each as it was found.
 mod regressions {
     use super::*;
@@ -516,5 +661,378 @@ mod regressions {
             .run(&mut con)
             .unwrap();
         assert_eq!(token, Some(1));
+    }
+}
+
+/// What calling every script as a client in another language found: each test failed
+/// before its fix.
+mod outside_client {
+    use redis::Value;
+
+    use super::*;
+
+    fn dump_unchanged(con: &mut redis::Connection, run: impl FnOnce(&mut redis::Connection)) {
+        let before = harness::dump(con);
+        run(con);
+        assert_eq!(harness::dump(con), before);
+    }
+
+    fn bulk(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    /// A `none` from a user who had not voted answered 0 but posted and ranked the
+    /// subject, and the next real vote kept the time of that `none` as its posting time.
+    #[test]
+    fn a_vote_that_changes_nothing_writes_nothing() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let keys = [
+            "{v}:up:s",
+            "{v}:down:s",
+            "{v}:posted",
+            "{v}:hot",
+            "{v}:best",
+        ];
+        let cast = |con: &mut redis::Connection, user: &str, direction: &str| {
+            harness::eval(con, &scripts::vote::CAST, &keys, &["s", user, direction]).unwrap()
+        };
+        dump_unchanged(&mut con, |con| {
+            assert_eq!(cast(con, "u", "none"), Value::Int(0))
+        });
+        assert!(harness::dump(&mut con).is_empty());
+        assert_eq!(cast(&mut con, "u", "up"), Value::Int(1));
+        dump_unchanged(&mut con, |con| {
+            assert_eq!(cast(con, "u", "up"), Value::Int(0));
+            assert_eq!(cast(con, "other", "none"), Value::Int(0));
+        });
+        assert_eq!(cast(&mut con, "u", "none"), Value::Int(1));
+    }
+
+    /// Numbers another client stored in a form the one integer rule refuses (`007`)
+    /// were read as numbers and written back; each script now answers its declared code
+    /// and writes nothing.
+    #[test]
+    fn stored_numbers_follow_the_one_rule_in_every_script() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let refused = |con: &mut redis::Connection,
+                       setup: &[&[&str]],
+                       script: &Script,
+                       keys: &[&str],
+                       args: &[&str],
+                       code: &str| {
+            harness::cmd(con, &["FLUSHDB"]);
+            for command in setup {
+                harness::cmd(con, command);
+            }
+            dump_unchanged(con, |con| {
+                assert_code(harness::eval(con, script, keys, args), code);
+            });
+        };
+        let url = ["{u}:counter", "{u}:links", "{u}:expiries", "{u}:limits"];
+        for counter in ["007", "00", "-1", "9007199254740992"] {
+            let set: &[&[&str]] = &[&["SET", "{u}:counter", counter]];
+            refused(
+                &mut con,
+                set,
+                &scripts::short_url::SHORTEN,
+                &url,
+                &["https://a", "", ""],
+                "BAD_COUNTER",
+            );
+            refused(
+                &mut con,
+                set,
+                &scripts::short_url::SHORTEN_CACHED,
+                &["{u}:counter", "{u}:links", "{u}:cache"],
+                &["https://a"],
+                "BAD_COUNTER",
+            );
+        }
+        let link = ["{u}:links", "{u}:expiries", "{u}:limits", "{u}:visits"];
+        for (script, args) in [
+            (&scripts::short_url::VISIT, &["s"][..]),
+            (&scripts::short_url::RESTORE, &["s"][..]),
+            (&scripts::short_url::CLAIM, &["s", "https://b", "", ""][..]),
+        ] {
+            let linked: &[&str] = &["HSET", "{u}:links", "s", "https://a"];
+            refused(
+                &mut con,
+                &[linked, &["HSET", "{u}:limits", "s", "007"]],
+                script,
+                &link,
+                args,
+                "BAD_LIMITS",
+            );
+            refused(
+                &mut con,
+                &[linked, &["HSET", "{u}:visits", "s", "01"]],
+                script,
+                &link,
+                args,
+                "BAD_VISITS",
+            );
+        }
+        refused(
+            &mut con,
+            &[&["HSET", "{v}:posted", "s", "007"]],
+            &scripts::vote::CAST,
+            &[
+                "{v}:up:s",
+                "{v}:down:s",
+                "{v}:posted",
+                "{v}:hot",
+                "{v}:best",
+            ],
+            &["s", "u", "up"],
+            "BAD_POSTED",
+        );
+        let id = redis_patterns::session::session_id("token");
+        refused(
+            &mut con,
+            &[
+                &["ZADD", "{s}:sessions", "99999999999999", &id],
+                &["HSET", "{s}:records", &format!("t:{id}"), "03600000"],
+            ],
+            &scripts::session::VALIDATE,
+            &["{s}:sessions", "{s}:records"],
+            &["token", "1", "0"],
+            "BAD_RECORD",
+        );
+        for start in ["03600", "3601", "-3600"] {
+            let set: &[&[&str]] = &[&["SET", "{l}:start", start]];
+            refused(
+                &mut con,
+                set,
+                &scripts::app_log::COMMON,
+                &[
+                    "{l}:common",
+                    "{l}:start",
+                    "{l}:last",
+                    "{l}:pstart",
+                    "{l}:recent",
+                ],
+                &["m", "100"],
+                "BAD_START",
+            );
+            let set: &[&[&str]] = &[&["SET", "{t}:start", start]];
+            refused(
+                &mut con,
+                set,
+                &scripts::stats::UPDATE,
+                &["{t}:stats", "{t}:start", "{t}:last", "{t}:pstart"],
+                &["1.5", "7200000"],
+                "BAD_START",
+            );
+        }
+        for tat in ["007", "01.5", "-1", "1e999", "nan"] {
+            refused(
+                &mut con,
+                &[&["SET", "tat", tat]],
+                &scripts::rate_limiter::GCRA,
+                &["tat"],
+                &["10", "3", "1000", "1"],
+                "BAD_TAT",
+            );
+        }
+        refused(
+            &mut con,
+            &[&["HSET", "{c}:count:1:x", "1", "007"]],
+            &scripts::time_series::UPDATE,
+            &["{c}:known", "{c}:count:1:x"],
+            &["x", "1", "1000", "1"],
+            "BAD_SAMPLE",
+        );
+        let paged = ["{p}", "{p}:added"];
+        refused(
+            &mut con,
+            &[&["SET", "{p}:added", "007"]],
+            &scripts::pagination::ADD,
+            &paged,
+            &["a"],
+            "BAD_ADDED",
+        );
+        refused(
+            &mut con,
+            &[&["SET", "{p}:added", "007"]],
+            &scripts::pagination::PAGE,
+            &paged,
+            &["", "10"],
+            "BAD_ADDED",
+        );
+        refused(
+            &mut con,
+            &[&["HSET", "{q}:jobs", "#seq", "007"]],
+            &scripts::work_queue::ADD,
+            &["{q}:waiting", "{q}:delayed", "{q}:jobs"],
+            &["j", "payload", "0", "0", ""],
+            "BAD_JOBS",
+        );
+        // A token stored as `007` is not the token 7.
+        refused(
+            &mut con,
+            &[&[
+                "HSET", "{q}:jobs", "s:j", "leased", "t:j", "007", "r:j", "1", "n:j", "1",
+            ]],
+            &scripts::work_queue::ACK,
+            &[
+                "{q}:waiting",
+                "{q}:leased",
+                "{q}:parked",
+                "{q}:jobs",
+                "{q}:groups",
+            ],
+            &["j", "7"],
+            "LEASE_LOST",
+        );
+        refused(
+            &mut con,
+            &[&[
+                "HSET", "{q}:jobs", "s:j", "leased", "t:j", "7", "r:j", "1", "n:j", "01",
+            ]],
+            &scripts::work_queue::NACK,
+            &[
+                "{q}:waiting",
+                "{q}:delayed",
+                "{q}:leased",
+                "{q}:dead",
+                "{q}:parked",
+                "{q}:jobs",
+                "{q}:groups",
+            ],
+            &["j", "7", "0", "5", "failed"],
+            "BAD_JOBS",
+        );
+        refused(
+            &mut con,
+            &[&["HSET", "{q}:jobs", "s:j", "dead", "r:j", "0010000000000001"]],
+            &scripts::work_queue::REQUEUE,
+            &["{q}:waiting", "{q}:dead", "{q}:jobs"],
+            &["j"],
+            "BAD_JOBS",
+        );
+        refused(
+            &mut con,
+            &[&["ZADD", "{i}:blocks", "5", "c_005"]],
+            &scripts::ip_city::FIND,
+            &["{i}:blocks", "{i}:cities"],
+            &["5"],
+            "BAD_BLOCK",
+        );
+        refused(
+            &mut con,
+            &[&["ZADD", "log", "1", "0000000000000000:007"]],
+            &scripts::rate_limiter::SLIDING_WINDOW,
+            &["log"],
+            &["10", "1000", "1"],
+            "BAD_LOG",
+        );
+    }
+
+    /// `false` from Lua reaches a client as nil: `claim` and `requeue` answered nil
+    /// where their headers say 0.
+    #[test]
+    fn a_false_bool_is_the_integer_zero() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let link = ["{u}:links", "{u}:expiries", "{u}:limits", "{u}:visits"];
+        let claim = |con: &mut redis::Connection| {
+            harness::eval(
+                con,
+                &scripts::short_url::CLAIM,
+                &link,
+                &["s", "https://a", "", ""],
+            )
+            .unwrap()
+        };
+        assert_eq!(claim(&mut con), Value::Int(1));
+        assert_eq!(claim(&mut con), Value::Int(0));
+        let requeue = harness::eval(
+            &mut con,
+            &scripts::work_queue::REQUEUE,
+            &["{q}:waiting", "{q}:dead", "{q}:jobs"],
+            &["j"],
+        );
+        assert_eq!(requeue.unwrap(), Value::Int(0));
+    }
+
+    /// OVERFLOW was decided with a float bound (`>= 9e18`), refusing counts that fit
+    /// in 64 bits, and the reply lost digits past 2^53.
+    #[test]
+    fn time_series_counts_are_exact_to_64_bits() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let keys = ["{c}:known", "{c}:count:1:x"];
+        for (held, count, after) in [
+            ("9000000000000000000", "1", "9000000000000000001"),
+            ("9223372036854775807", "-1", "9223372036854775806"),
+            ("9223372036854775000", "807", "9223372036854775807"),
+            ("-9223372036854775807", "-1", "-9223372036854775808"),
+            (
+                "-9223372036854775808",
+                "999999999999999",
+                "-9222372036854775809",
+            ),
+            ("-5", "3", "-2"),
+            ("-10000000000", "10000000000", "0"),
+            ("-10000000001", "1", "-10000000000"),
+        ] {
+            harness::cmd(&mut con, &["HSET", keys[1], "1", held]);
+            let reply = harness::eval(
+                &mut con,
+                &scripts::time_series::UPDATE,
+                &keys,
+                &["x", count, "1000", "1"],
+            );
+            assert_eq!(reply.unwrap(), bulk(after), "{held} + {count}");
+            let stored: String = redis::cmd("HGET")
+                .arg(keys[1])
+                .arg("1")
+                .query(&mut con)
+                .unwrap();
+            assert_eq!(stored, after);
+        }
+        // The Rust API reads the exact count too.
+        let series = redis_patterns::time_series::TimeSeries::new("c")
+            .unwrap()
+            .with_precisions(&[1])
+            .unwrap();
+        let hash = series.count_key("y", 1).unwrap();
+        harness::cmd(&mut con, &["HSET", &hash, "1", "9007199254740993"]);
+        let count = series.update_counter("y", 2, 1000).run(&mut con).unwrap();
+        assert_eq!(count, 9_007_199_254_740_995);
+    }
+
+    /// `shorten` refused when the counter held 2^53 - 2 while its header said every id
+    /// up to 2^53 is handed out; now the largest id is 2^53 - 1, as the header says.
+    #[test]
+    fn shorten_hands_out_every_id_up_to_2_pow_53_minus_1() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let keys = ["{u}:counter", "{u}:links", "{u}:expiries", "{u}:limits"];
+        harness::cmd(&mut con, &["SET", keys[0], "9007199254740990"]);
+        let id = harness::eval(
+            &mut con,
+            &scripts::short_url::SHORTEN,
+            &keys,
+            &["https://a", "", ""],
+        );
+        assert_eq!(id.unwrap(), bulk("FfGNdXsE7"));
+        assert_eq!(
+            redis_patterns::short_url::base62((1 << 53) - 1),
+            "FfGNdXsE7"
+        );
+        dump_unchanged(&mut con, |con| {
+            assert_code(
+                harness::eval(
+                    con,
+                    &scripts::short_url::SHORTEN,
+                    &keys,
+                    &["https://b", "", ""],
+                ),
+                "BAD_COUNTER",
+            );
+        });
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use redis_patterns::Error;
@@ -144,6 +144,25 @@ pub fn last_command(observer: &mut redis::Connection, id: i64) -> String {
     field["cmd=".len()..].to_owned()
 }
 
+/// Waits until the connection with `id` has sent `command` (as [`last_command`] names it):
+/// a blocking pop is waiting, say, so that what the test does next happens while it
+/// waits, however late its thread got a turn. Panics after 60 s.
+pub fn wait_until_sent(observer: &mut redis::Connection, id: i64, command: &str) {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while last_command(observer, id) != command {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "client {id} never sent {command}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The `CLIENT ID` of a connection.
+pub fn client_id(con: &mut dyn redis::ConnectionLike) -> i64 {
+    redis::cmd("CLIENT").arg("ID").query(con).unwrap()
+}
+
 /// Every key of the connection's database with its serialised value (`DUMP`) and whether
 /// it expires: equal dumps mean nothing was written.
 pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
@@ -250,7 +269,91 @@ pub fn eval(
 ) -> Result<redis::Value, Error> {
     let mut cmd = redis::cmd("EVAL");
     cmd.arg(script.source).arg(keys.len()).arg(keys).arg(args);
-    cmd.query(con).map_err(Error::Redis)
+    let reply: redis::Value = cmd.query(con).map_err(Error::Redis)?;
+    assert_reply_type(script, &reply);
+    Ok(reply)
+}
+
+/// Checks a script's reply against the type its header's `@return` states, as a client
+/// in another language reads it: a `bool` is the integer 0 or 1 (never nil), a `float`
+/// or `decimal` is text, a tuple has exactly its elements. Every raw call the tests make
+/// through [`eval`] is checked.
+pub fn assert_reply_type(script: &redis_patterns::Script, reply: &redis::Value) {
+    let ty: String = script.returns.ty.split_whitespace().collect();
+    if let Err(why) = reply_matches(&ty, reply) {
+        panic!(
+            "{}: the reply {reply:?} is not a `{}`: {why}",
+            script.name, script.returns.ty
+        );
+    }
+}
+
+/// Whether `reply` is of the header type `ty` (written without spaces).
+pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
+    use redis::Value;
+    if let Some(inner) = ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        let Value::Array(items) = reply else {
+            return Err("not an array".into());
+        };
+        return items.iter().try_for_each(|item| reply_matches(inner, item));
+    }
+    if let Some(inner) = ty.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+        let types: Vec<&str> = inner.split(',').collect();
+        let Value::Array(items) = reply else {
+            return Err("not an array".into());
+        };
+        if items.len() != types.len() {
+            return Err(format!(
+                "{} items for {} elements",
+                items.len(),
+                types.len()
+            ));
+        }
+        return types
+            .iter()
+            .zip(items)
+            .try_for_each(|(ty, item)| reply_matches(ty, item));
+    }
+    if let Some(inner) = ty.strip_suffix('?') {
+        return match reply {
+            Value::Nil => Ok(()),
+            _ => reply_matches(inner, reply),
+        };
+    }
+    let text = |reply: &Value| match reply {
+        Value::BulkString(bytes) => Ok(bytes.clone()),
+        other => Err(format!("{other:?} is not text")),
+    };
+    match ty {
+        "nil" if *reply == Value::Nil => Ok(()),
+        "bool" if matches!(reply, Value::Int(0 | 1)) => Ok(()),
+        "int" if matches!(reply, Value::Int(_)) => Ok(()),
+        "uint" if matches!(reply, Value::Int(n) if *n >= 0) => Ok(()),
+        "string" | "bytes" => text(reply).map(drop),
+        "float" => {
+            let bytes = text(reply)?;
+            match std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+            {
+                Some(x) if x.is_finite() => Ok(()),
+                _ => Err(format!(
+                    "{:?} is not a finite number",
+                    String::from_utf8_lossy(&bytes)
+                )),
+            }
+        }
+        "decimal" => {
+            let bytes = text(reply)?;
+            let s = String::from_utf8_lossy(&bytes);
+            match s.parse::<i64>() {
+                Ok(n) if n.to_string() == s => Ok(()),
+                _ => Err(format!("{s:?} is not a 64-bit integer in the one form")),
+            }
+        }
+        "nil" | "bool" | "int" | "uint" => Err(format!("{reply:?} is not a {ty}")),
+        other => Err(format!("the type `{other}` is not in the header grammar")),
+    }
 }
 
 /// The server's clock (`TIME`), in milliseconds: the clock leases and windows run on.
@@ -287,6 +390,30 @@ pub fn wait_until_server_ms(con: &mut dyn redis::ConnectionLike, ms: u64) {
 pub fn wait_server(con: &mut dyn redis::ConnectionLike, d: std::time::Duration) {
     let until = server_ms(con) + d.as_millis() as u64 + 1;
     wait_until_server_ms(con, until);
+}
+
+/// Waits until `counter` reaches `at_least`: a test whose invariant needs another
+/// thread to have made progress (a reader that read while writers wrote) waits for that
+/// progress instead of hoping the thread got a turn, which on a busy machine it may not.
+/// Panics with `what` after 60 s, a bound no healthy run comes near.
+pub fn wait_for_count(counter: &AtomicU64, at_least: u64, what: &str) {
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while counter.load(Ordering::SeqCst) < at_least {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "{what}: still {} of {at_least} after 60 s",
+            counter.load(Ordering::SeqCst)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Waits until a whole turn of one of the `threads` threads that move `counter` has
+/// ended, one that began after this call: each thread may end one turn it began before,
+/// so the count moves on `threads + 1` times.
+pub fn wait_for_a_whole_turn(counter: &AtomicU64, threads: u64, what: &str) {
+    let now = counter.load(Ordering::SeqCst);
+    wait_for_count(counter, now + threads + 1, what);
 }
 
 /// Sends one command whose reply does not matter, for setting a test up.

@@ -186,6 +186,32 @@ fn online_friends_match_a_model_under_concurrent_visits() {
 }
 
 /// Each visit forgets up to 100 users not seen for `keep`.
+/// The book's two queries of design b disagree on a user seen exactly `window` ago;
+/// here the online users and the online friends agree: it is online, a millisecond
+/// later it is not.
+#[test]
+fn both_queries_of_last_seen_agree_on_the_window_s_edge() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let seen = LastSeen::new("edge")
+        .unwrap()
+        .with_window(Duration::from_secs(600))
+        .unwrap();
+    seen.add_friends("peter", &["jack"]).run(&mut con).unwrap();
+    seen.visit_at("jack", T0).run(&mut con).unwrap();
+    let edge = T0 + 600_000;
+    for (at, online) in [(edge - 1, true), (edge, true), (edge + 1, false)] {
+        let users = seen.online_users_at(at).run(&mut con).unwrap();
+        let friends = seen.online_friends_at("peter", at).run(&mut con).unwrap();
+        assert_eq!(users.contains(&"jack".to_string()), online, "users at {at}");
+        assert_eq!(
+            friends.contains(&"jack".to_string()),
+            online,
+            "friends at {at}"
+        );
+    }
+}
+
 #[test]
 fn last_seen_is_trimmed_in_bounded_steps() {
     let db = harness::fresh_db();

@@ -151,6 +151,31 @@ fn stats_lose_no_update_and_rotate_once_per_hour_under_16_writers() {
     });
 }
 
+/// Three values of 0.1 leave `sumsq - sum²/count` at -3.5e-18 after rounding; the
+/// book's `** .5` answers a complex number, the crate 0.0.
+#[test]
+fn values_all_alike_have_a_deviation_of_zero() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let stats = Stats::new();
+    for _ in 0..3 {
+        stats
+            .update_stats("alike", "t", 0.1, H0)
+            .run(&mut con)
+            .unwrap();
+    }
+    let summary = stats
+        .get_stats("alike", "t")
+        .run(&mut con)
+        .unwrap()
+        .unwrap();
+    assert!(
+        summary.sumsq - summary.sum * summary.sum / 3.0 < 0.0,
+        "the rounding this test is about did not happen: {summary:?}"
+    );
+    assert_eq!(summary.stddev, 0.0);
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
