@@ -1,7 +1,7 @@
 //! Batches: one round trip whatever the script cache holds, transactions that are never
 //! applied in part, per-op recovery in pipelines, and cluster connections, sync and async.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
@@ -62,13 +62,13 @@ fn a_batch_is_one_round_trip_right_after_a_flush() {
 fn flusher<'s>(
     scope: &'s thread::Scope<'s, '_>,
     stop: &'s AtomicBool,
-    flushes: &'s AtomicUsize,
+    flushes: &'s AtomicU64,
     mut con: impl redis::ConnectionLike + Send + 's,
 ) {
     scope.spawn(move || {
         while !stop.load(Ordering::Relaxed) {
             flush(&mut con);
-            flushes.fetch_add(1, Ordering::Relaxed);
+            flushes.fetch_add(1, Ordering::SeqCst);
             thread::sleep(Duration::from_millis(1));
         }
     });
@@ -81,14 +81,16 @@ struct Hammer {
     partial_transactions: usize,
     failed_pipeline_ops: usize,
     failed_single_ops: usize,
-    flushes: usize,
+    flushes: u64,
     /// The first error any op got, to say what went wrong.
     first_error: Option<String>,
 }
 
 /// `rounds` transactions, pipelines and single ops on keys tagged `tag`, while another
-/// connection flushes the script cache every millisecond. Returns what failed, after
-/// checking that no op ran twice (the queue holds each pushed item once).
+/// connection flushes the script cache every millisecond; every 8 rounds wait for a
+/// flush of their own, so flushes land amid the rounds however the threads are
+/// scheduled. Returns what failed, after checking that no op ran twice (the queue holds
+/// each pushed item once).
 fn hammer(
     rounds: usize,
     tag: &str,
@@ -96,7 +98,7 @@ fn hammer(
     flusher_con: impl redis::ConnectionLike + Send,
 ) -> Hammer {
     let stop = AtomicBool::new(false);
-    let flushes = AtomicUsize::new(0);
+    let flushes = AtomicU64::new(0);
     let mut seen = Hammer::default();
     let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000).unwrap();
     thread::scope(|scope| {
@@ -110,6 +112,8 @@ fn hammer(
         }
         let _stop = Stop(&stop);
         for round in 0..rounds {
+            let due = (round / 8) as u64 + 1;
+            harness::wait_for_count(&flushes, due, "a flush amid the rounds");
             let mut batch = Batch::transaction();
             let slots = mixed(&mut batch, tag);
             let pushed = batch.add(queue.enqueue(&[format!("t{round}")]));
@@ -150,7 +154,7 @@ fn hammer(
             }
         }
     });
-    seen.flushes = flushes.load(Ordering::Relaxed);
+    seen.flushes = flushes.load(Ordering::SeqCst);
     // Every push ran exactly once: three per round, none doubled, none lost.
     let items: Vec<String> = redis::cmd("LRANGE")
         .arg(format!("{{{tag}}}:queue"))

@@ -117,10 +117,16 @@ fn rotation_never_loses_or_doubles_items() {
         let rotators: Vec<_> = (0..8)
             .map(|c| {
                 let (q, handed, db) = (&q, &handed, &db);
+                let reads = &reads;
                 s.spawn(move || {
                     let mut con = db.con();
                     let mut mine = Vec::with_capacity(ROUNDS);
-                    for _ in 0..ROUNDS {
+                    // The reader reads before the rotations, and again while they run.
+                    harness::wait_for_count(reads, 1, "the reader's first read");
+                    for round in 0..ROUNDS {
+                        if round == ROUNDS / 2 {
+                            harness::wait_for_a_whole_turn(reads, 1, "a read among the rotations");
+                        }
                         let op = if c % 2 == 0 {
                             q.rotate()
                         } else {
@@ -137,7 +143,6 @@ fn rotation_never_loses_or_doubles_items() {
         }
         done.store(true, Ordering::SeqCst);
     });
-    assert!(reads.load(Ordering::SeqCst) > 0);
 
     let total = 8 * ROUNDS;
     let mut expected = original.clone();
@@ -178,10 +183,16 @@ fn unique_inserts_never_leave_a_duplicate() {
         let clients: Vec<_> = (0..8)
             .map(|c| {
                 let (q, pool, inserted, db) = (&q, &pool, &inserted, &db);
+                let reads = &reads;
                 s.spawn(move || {
                     let mut con = db.con();
                     let mut rng = Rng::new(100 + c);
-                    for _ in 0..60 {
+                    // The watcher reads before the inserts, and again while they run.
+                    harness::wait_for_count(reads, 1, "the watcher's first read");
+                    for round in 0..60 {
+                        if round == 30 {
+                            harness::wait_for_a_whole_turn(reads, 1, "a read among the inserts");
+                        }
                         let want = 1 + rng.below(4) as usize;
                         let mut items: Vec<&str> = Vec::new();
                         while items.len() < want {
@@ -208,7 +219,6 @@ fn unique_inserts_never_leave_a_duplicate() {
         }
         done.store(true, Ordering::SeqCst);
     });
-    assert!(reads.load(Ordering::SeqCst) > 0);
     let mut now = lrange(&mut db.con(), "unique");
     now.sort();
     let mut inserted: Vec<String> = inserted.into_inner().unwrap().into_iter().collect();

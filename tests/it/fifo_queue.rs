@@ -124,20 +124,21 @@ fn blocking_pop_on_a_sync_connection() {
     assert!(started.elapsed() >= Duration::from_millis(100));
 
     std::thread::scope(|s| {
-        let waiter = s.spawn(|| {
-            q.dequeue_blocking::<String>(None)
-                .run(&mut db.con())
-                .unwrap()
-        });
-        std::thread::sleep(Duration::from_millis(200));
+        let mut con = db.con();
+        let id = harness::client_id(&mut con);
+        let q = &q;
+        let waiter = s.spawn(move || q.dequeue_blocking::<String>(None).run(&mut con).unwrap());
+        // The push comes while the pop waits, however late its thread got a turn.
+        harness::wait_until_sent(&mut db.con(), id, "blpop");
         q.enqueue(&["late"]).run(&mut db.con()).unwrap();
         assert_eq!(waiter.join().unwrap().as_deref(), Some("late"));
     });
 }
 
 /// An async connection made without a response timeout waits as long as the pop does;
-/// one with the default 500 ms response timeout gives up on a longer pop.
-#[tokio::test]
+/// one with the default 500 ms response timeout gives up on a longer pop. (Two workers:
+/// the test watches the pop from a sync connection while another worker runs it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocking_pop_on_an_async_connection() {
     let db = harness::fresh_db();
     let q = ReversedFifoQueue::new("q").unwrap();
@@ -158,16 +159,24 @@ async fn blocking_pop_on_an_async_connection() {
         .get_multiplexed_async_connection_with_config(&config)
         .await
         .unwrap();
+    let id: i64 = redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(&mut waiting)
+        .await
+        .unwrap();
     let pop = q.dequeue_blocking::<String>(None);
     let waiter = tokio::spawn(async move { pop.run_async(&mut waiting).await });
+    // The pop waits past the 500 ms a default connection would allow, then gets the push.
+    harness::wait_until_sent(&mut db.con(), id, "brpop");
     tokio::time::sleep(Duration::from_millis(700)).await;
     q.enqueue(&["late"]).run_async(&mut default).await.unwrap();
     assert_eq!(waiter.await.unwrap().unwrap().as_deref(), Some("late"));
 
     // The pitfall the module docs warn about: the client stops waiting at 500 ms.
+    // The server would answer after 5 s; the client gives up at 500 ms.
     let started = Instant::now();
     let err = q
-        .dequeue_blocking::<String>(Some(Duration::from_millis(800)))
+        .dequeue_blocking::<String>(Some(Duration::from_secs(5)))
         .run_async(&mut db.multiplexed().await)
         .await
         .unwrap_err();
@@ -182,7 +191,7 @@ async fn blocking_pop_on_an_async_connection() {
             .contains("Blocking pops and connection timeouts"),
         "{err}"
     );
-    assert!(started.elapsed() < Duration::from_millis(800));
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[test]

@@ -71,7 +71,9 @@ fn scenario_cluster() {
 const MAX: u64 = 5;
 
 /// 8 producers × 40 batches of 1–4 items and 8 consumers on a queue of at most 5, while a
-/// watcher checks `LLEN` never exceeds 5.
+/// watcher checks `LLEN` never exceeds 5. The consumers start once 6 batches are in, so
+/// the queue overflows at least once however the threads are scheduled; the watcher
+/// samples before the first push, and again while the traffic runs.
 fn bounded_traffic(
     db: &harness::Db,
     key: &str,
@@ -79,6 +81,7 @@ fn bounded_traffic(
 ) -> Traffic<Enqueued> {
     let done = AtomicBool::new(false);
     let samples = AtomicU64::new(0);
+    let pushed = AtomicU64::new(0);
     std::thread::scope(|s| {
         s.spawn(|| {
             let mut con = db.con();
@@ -93,8 +96,18 @@ fn bounded_traffic(
             8,
             8,
             |p| harness::numbered_batches(p, 40, 4),
-            push,
+            |con, batch| {
+                harness::wait_for_count(&samples, 1, "the watcher's first sample");
+                let reply = push(con, batch);
+                if pushed.fetch_add(1, Ordering::SeqCst) + 1 == 160 {
+                    harness::wait_for_a_whole_turn(&samples, 1, "a sample amid the traffic");
+                }
+                reply
+            },
             |con, _| {
+                if pushed.load(Ordering::SeqCst) < MAX + 1 {
+                    return None;
+                }
                 redis::cmd("LPOP")
                     .arg(key)
                     .query::<Option<String>>(con)
@@ -102,7 +115,6 @@ fn bounded_traffic(
             },
         );
         done.store(true, Ordering::SeqCst);
-        assert!(samples.load(Ordering::SeqCst) > 10);
         traffic
     })
 }

@@ -2,7 +2,7 @@
 //! `FCALL` as through `EVAL`, two versions of the library serve side by side on one
 //! server, and the library loads on every primary of a cluster.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use redis::Value;
@@ -130,11 +130,11 @@ fn two_versions_serve_side_by_side() {
     );
     let newer_release = catalog::function_name(catalog::find("identity_lock/release").unwrap());
     let done = AtomicBool::new(false);
+    let loads = AtomicU64::new(0);
     thread::scope(|scope| {
-        let (server, done, older) = (&server, &done, &older);
+        let (server, done, older, loads) = (&server, &done, &older, &loads);
         let deployer = scope.spawn(move || {
             let mut con = server.connection();
-            let mut loads = 0;
             while !done.load(Ordering::Relaxed) {
                 redis::cmd("FUNCTION")
                     .arg("LOAD")
@@ -142,16 +142,20 @@ fn two_versions_serve_side_by_side() {
                     .arg(older)
                     .exec(&mut con)
                     .unwrap();
-                loads += 1;
+                loads.fetch_add(1, Ordering::SeqCst);
             }
-            loads
         });
         let clients: Vec<_> = (0..8)
             .map(|c| {
                 let (older_release, newer_release) = (&older_release, &newer_release);
                 scope.spawn(move || {
                     let mut con = server.connection();
+                    // A reload lands before the calls, and again while they run.
+                    harness::wait_for_count(loads, 1, "the first reload");
                     for i in 0..200 {
+                        if i == 100 {
+                            harness::wait_for_a_whole_turn(loads, 1, "a reload amid the calls");
+                        }
                         let function = if i % 2 == 0 {
                             older_release
                         } else {
@@ -169,7 +173,7 @@ fn two_versions_serve_side_by_side() {
             client.join().unwrap();
         }
         done.store(true, Ordering::Relaxed);
-        assert!(deployer.join().unwrap() > 0);
+        deployer.join().unwrap();
     });
 }
 
@@ -206,13 +210,13 @@ fn function_flush_hammer(
     tag: &str,
     mut con: impl redis::ConnectionLike,
     mut flusher: impl redis::ConnectionLike + Send,
-) -> usize {
+) -> u64 {
     use redis_patterns::ScriptMode::Functions;
     use redis_patterns::fixed_length_queue::FixedLengthQueue;
     use redis_patterns::identity_lock::IdentityLock;
 
     let stop = AtomicBool::new(false);
-    let flushes = std::sync::atomic::AtomicUsize::new(0);
+    let flushes = AtomicU64::new(0);
     let queue = FixedLengthQueue::new(format!("{{{tag}}}:queue"), 1_000_000).unwrap();
     let lock = IdentityLock::new(format!("{{{tag}}}:lock")).unwrap();
     thread::scope(|scope| {
@@ -220,7 +224,7 @@ fn function_flush_hammer(
         scope.spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 harness::cmd(&mut flusher, &["FUNCTION", "FLUSH", "SYNC"]);
-                flushes.fetch_add(1, Ordering::Relaxed);
+                flushes.fetch_add(1, Ordering::SeqCst);
                 thread::sleep(std::time::Duration::from_millis(1));
             }
         });
@@ -232,6 +236,10 @@ fn function_flush_hammer(
         }
         let _stop = Stop(stop);
         for round in 0..rounds {
+            // Every 4 rounds wait for a flush of their own: flushes land amid the rounds
+            // however the threads are scheduled.
+            let due = (round / 4) as u64 + 1;
+            harness::wait_for_count(flushes, due, "a flush amid the rounds");
             assert!(
                 lock.acquire("t", None)
                     .via(Functions)
@@ -254,7 +262,7 @@ fn function_flush_hammer(
         .unwrap();
     let expected: Vec<String> = (0..rounds).map(|r| format!("i{r}")).collect();
     assert_eq!(items, expected, "an operation was lost or ran twice");
-    flushes.load(Ordering::Relaxed)
+    flushes.load(Ordering::SeqCst)
 }
 
 #[test]

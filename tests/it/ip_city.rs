@@ -1,3 +1,4 @@
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use redis_patterns::Error;
@@ -105,38 +106,54 @@ fn lookups_during_an_import_never_answer_a_wrong_city() {
         end: Some(i * 512 + 255),
         city_id: format!("c{i}"),
     };
+    let imported = AtomicBool::new(false);
+    let lookups = AtomicU64::new(0);
     thread::scope(|scope| {
         let readers: Vec<_> = (0..4u64)
             .map(|r| {
-                let (db, geo) = (&db, &geo);
+                let (db, geo, imported, lookups) = (&db, &geo, &imported, &lookups);
                 scope.spawn(move || {
                     let mut con = db.con();
                     let mut rng = harness::Rng::new(r + 7);
-                    let (mut found, mut none) = (0, 0);
-                    for _ in 0..2000 {
-                        let ip = rng.below(10_000 * 512) as u32;
-                        let answer = geo.find_city_by_ip(ip).run(&mut con).unwrap();
+                    let check = |con: &mut redis::Connection, ip: u32| {
+                        let answer = geo.find_city_by_ip(ip).run(con).unwrap();
                         let (i, offset) = (ip / 512, ip % 512);
-                        match answer {
-                            Some(city) => {
-                                assert!(offset < 256, "{ip} is in a gap, got {city:?}");
-                                assert_eq!(city.city, format!("city {i}"), "{ip}");
-                                found += 1;
-                            }
-                            None => none += 1,
+                        if let Some(city) = &answer {
+                            assert!(offset < 256, "{ip} is in a gap, got {city:?}");
+                            assert_eq!(city.city, format!("city {i}"), "{ip}");
+                        }
+                        answer
+                    };
+                    loop {
+                        let finished = imported.load(Ordering::SeqCst);
+                        check(&mut con, rng.below(10_000 * 512) as u32);
+                        lookups.fetch_add(1, Ordering::SeqCst);
+                        if finished {
+                            break;
                         }
                     }
-                    (found, none)
+                    // Once imported, every block answers its city and every gap none.
+                    for _ in 0..100 {
+                        let i = rng.below(10_000) as u32;
+                        assert!(check(&mut con, i * 512 + 255).is_some(), "block {i}");
+                        assert!(check(&mut con, i * 512 + 256).is_none(), "gap {i}");
+                    }
                 })
             })
             .collect();
-        let imported = geo
-            .import_blocks(&mut con, (0..10_000).map(block).map(Ok))
+        // Lookups run before the import, amid it (between its halves), and after it.
+        harness::wait_for_count(&lookups, 4, "the readers' first lookups");
+        let first = geo
+            .import_blocks(&mut con, (0..5_000).map(block).map(Ok))
             .unwrap();
-        assert_eq!(imported, 10_000);
+        harness::wait_for_a_whole_turn(&lookups, 4, "a lookup amid the import");
+        let second = geo
+            .import_blocks(&mut con, (5_000..10_000).map(block).map(Ok))
+            .unwrap();
+        assert_eq!(first + second, 10_000);
+        imported.store(true, Ordering::SeqCst);
         for reader in readers {
-            let (found, none) = reader.join().unwrap();
-            assert!(found > 0 && none > 0, "found {found}, none {none}");
+            reader.join().unwrap();
         }
     });
 }

@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use futures_util::{StreamExt, TryStreamExt};
@@ -200,12 +200,12 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
         .map(|(key, _)| KeyName::from(key))
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicU64::new(0));
     let writers: Vec<_> = (0..8)
         .map(|w| {
-            let (db, stop) = (db.clone(), stop.clone());
+            let (db, stop, rounds) = (db.clone(), stop.clone(), rounds.clone());
             thread::spawn(move || {
                 let mut con = db.con();
-                let mut rounds = 0;
                 while !stop.load(Ordering::Relaxed) {
                     let keys: Vec<String> = (0..400).map(|i| format!("churn:{w}:{i}")).collect();
                     let mut set = redis::pipe();
@@ -214,13 +214,14 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
                     }
                     set.exec(&mut con).unwrap();
                     redis::cmd("DEL").arg(&keys).exec(&mut con).unwrap();
-                    rounds += 1;
+                    rounds.fetch_add(1, Ordering::SeqCst);
                 }
-                rounds
             })
         })
         .collect();
 
+    // The writers churn before the walks, and again between the sync and async ones.
+    harness::wait_for_count(&rounds, 1, "the writers' first round");
     let mut con = db.con();
     for round in 0..5 {
         let walked: Vec<KeyName> = DbIterator::new(20)
@@ -237,6 +238,7 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
         .enable_all()
         .build()
         .unwrap();
+    harness::wait_for_a_whole_turn(&rounds, 8, "a round amid the walks");
     runtime.block_on(async {
         let mut con = db.multiplexed().await;
         for round in 0..5 {
@@ -252,8 +254,9 @@ fn keys_present_for_the_whole_walk_are_always_returned() {
         }
     });
     stop.store(true, Ordering::Relaxed);
-    let rounds: usize = writers.into_iter().map(|w| w.join().unwrap()).sum();
-    assert!(rounds >= 8, "the writers ran during the walks");
+    for writer in writers {
+        writer.join().unwrap();
+    }
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
@@ -125,20 +125,37 @@ fn scores_and_levels(
 /// 8 writers set, update and remove 60 items' scores at random (from a few values, so
 /// ties abound) while readers ask for the whole board around an item: every answer's
 /// ranks are those of the scores in it, by each policy (one moment, not a mix), and the
-/// distinct scores never disagree with the board.
+/// distinct scores never disagree with the board. The board starts with all 60 items, and
+/// the readers answer before the writes and again while they run.
 #[test]
 fn ranks_under_concurrent_updates_are_of_one_moment() {
     let db = harness::fresh_db();
     let board = Leaderboard::new("{race}:board").unwrap();
+    for i in 0..60 {
+        board
+            .set_weight(&format!("i{i}"), (i % 8 * 5) as f64)
+            .run(&mut db.con())
+            .unwrap();
+    }
     let done = AtomicBool::new(false);
-    let checked = thread::scope(|scope| {
+    let checked = AtomicU64::new(0);
+    thread::scope(|scope| {
         let writers: Vec<_> = (0..8)
             .map(|w| {
-                let (db, board) = (&db, &board);
+                let (db, board, checked) = (&db, &board, &checked);
                 scope.spawn(move || {
                     let mut con = db.con();
                     let mut rng = Rng::new(w);
-                    for _ in 0..400 {
+                    harness::wait_for_count(checked, 1, "the readers' first answer");
+                    for op in 0..400 {
+                        if op == 200 {
+                            let readers = POLICIES.len() as u64;
+                            harness::wait_for_a_whole_turn(
+                                checked,
+                                readers,
+                                "an answer amid the writes",
+                            );
+                        }
                         let item = format!("i{}", rng.below(60));
                         match rng.below(4) {
                             0 => drop(board.remove(&item).run(&mut con).unwrap()),
@@ -162,10 +179,9 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
         let readers: Vec<_> = POLICIES
             .into_iter()
             .map(|policy| {
-                let (db, board, done) = (&db, &board, &done);
+                let (db, board, done, checked) = (&db, &board, &done, &checked);
                 scope.spawn(move || {
                     let mut con = db.con();
-                    let mut checked = 0;
                     while !done.load(Ordering::Relaxed) {
                         let (scores, levels) = scores_and_levels(&mut con, board);
                         assert_eq!(scores, levels, "levels disagree with the board");
@@ -195,9 +211,8 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
                             };
                             assert_eq!(entry.rank, expected, "{policy:?}: {middle:?}");
                         }
-                        checked += 1;
+                        checked.fetch_add(1, Ordering::SeqCst);
                     }
-                    checked
                 })
             })
             .collect();
@@ -205,9 +220,10 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
             w.join().unwrap();
         }
         done.store(true, Ordering::Relaxed);
-        readers.into_iter().map(|r| r.join().unwrap()).sum::<u64>()
+        for reader in readers {
+            reader.join().unwrap();
+        }
     });
-    assert!(checked > 0, "no reader got an answer");
     let mut con = db.con();
     let (scores, levels) = scores_and_levels(&mut con, &board);
     assert_eq!(scores, levels);

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::{Arc, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis_patterns::message_queue::{Chat, Comment, DEFAULT_COUNT, MessageQueue};
 use redis_patterns::stream_iterator::{Block, EntryId, StreamEntry};
@@ -199,12 +199,8 @@ const BEFORE: usize = 5;
 /// joined (the XREVRANGE came first) and is waiting.
 fn wait_until_reading(db: &harness::Db, ids: &[i64]) {
     let mut observer = db.con();
-    let deadline = Instant::now() + Duration::from_secs(20);
     for &id in ids {
-        while harness::last_command(&mut observer, id) != "xread" {
-            assert!(Instant::now() < deadline, "client {id} never sent XREAD");
-            thread::sleep(Duration::from_millis(5));
-        }
+        harness::wait_until_sent(&mut observer, id, "xread");
     }
 }
 

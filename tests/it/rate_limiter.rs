@@ -1,4 +1,5 @@
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -221,18 +222,21 @@ const CLIENTS: usize = 16;
 type Reply = (bool, i64, i64, i64);
 
 /// Runs `attempt` on `CLIENTS` threads, each with its own connection, until `run` has
-/// passed, and gathers what they return.
+/// passed and some result satisfied `until` (a refusal, say: a test that needs one waits
+/// for it rather than hoping its threads got enough turns), and gathers what they return.
 fn hammer<T: Send + 'static>(
     db: &Arc<harness::Db>,
     run: Duration,
+    until: impl Fn(&T) -> bool + Send + Sync + 'static,
     attempt: impl Fn(&mut redis::Connection) -> Option<T> + Send + Sync + 'static,
 ) -> (Vec<T>, usize) {
     let results = Arc::new(Mutex::new(Vec::new()));
     let attempts = Arc::new(Mutex::new(0usize));
-    let attempt = Arc::new(attempt);
+    let (attempt, until) = (Arc::new(attempt), Arc::new(until));
+    let seen = Arc::new(AtomicBool::new(false));
     let mut con = db.con();
     redis_patterns::load_all(&mut con).unwrap();
-    let deadline = Instant::now() + run;
+    let started = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|_| {
             let (db, results, attempts, attempt) = (
@@ -241,12 +245,20 @@ fn hammer<T: Send + 'static>(
                 attempts.clone(),
                 attempt.clone(),
             );
+            let (until, seen) = (until.clone(), seen.clone());
             thread::spawn(move || {
                 let mut con = db.con();
                 let (mut mine, mut n) = (Vec::new(), 0);
-                while Instant::now() < deadline {
+                while started.elapsed() < run || !seen.load(Ordering::SeqCst) {
+                    assert!(
+                        started.elapsed() < Duration::from_secs(60),
+                        "`until` never held"
+                    );
                     n += 1;
                     if let Some(r) = attempt(&mut con) {
+                        if until(&r) {
+                            seen.store(true, Ordering::SeqCst);
+                        }
                         mine.push(r);
                     }
                 }
@@ -282,8 +294,10 @@ fn fixed_window_never_admits_more_than_maximum() {
     let (maximum, interval) = (20u64, Duration::from_millis(100));
     let limiter = RateLimiter::new("hammer", maximum, interval).unwrap();
     let key = limiter.key("u").unwrap();
-    // Each admitted attempt: the server's time just after it, and the count it made.
-    let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
+    // Each attempt: the server's time just after it, whether it was admitted, and the
+    // count it left. The clients go on until one was refused.
+    let refused = |a: &(u64, bool, u64)| !a.1;
+    let (all, attempts) = hammer(&db, Duration::from_millis(600), refused, move |con| {
         let op = limiter.attempt("u", 1);
         let (reply, count, time): (Reply, u64, (u64, u64)) = transaction(
             con,
@@ -294,9 +308,13 @@ fn fixed_window_never_admits_more_than_maximum() {
                 .arg(&key)
                 .cmd("TIME"),
         );
-        reply.0.then_some((micros(time), count))
+        Some((micros(time), reply.0, count))
     });
-    let mut admitted = admitted;
+    let mut admitted: Vec<(u64, u64)> = all
+        .iter()
+        .filter(|a| a.1)
+        .map(|&(at, _, count)| (at, count))
+        .collect();
     admitted.sort_unstable();
     let mut windows: Vec<(u64, u64)> = Vec::new(); // (start µs, admitted)
     for &(at, count) in &admitted {
@@ -314,11 +332,15 @@ fn fixed_window_never_admits_more_than_maximum() {
             "windows {pair:?} closer than the interval"
         );
     }
-    let (last, full) = windows.split_last().unwrap();
-    for w in full {
-        assert_eq!(w.1, maximum, "a window admitted {} of {maximum}", w.1);
+    // A refusal comes only from a full window: the one that started last before it.
+    for &(at, _, _) in all.iter().filter(|a| !a.1) {
+        let window = windows.iter().rev().find(|w| w.0 <= at).unwrap();
+        assert_eq!(
+            window.1, maximum,
+            "refused at {at} in a window of {}",
+            window.1
+        );
     }
-    assert!(last.1 <= maximum);
     eprintln!(
         "fixed window: {CLIENTS} clients, {attempts} attempts, {} admitted in {} windows of {interval:?} (maximum {maximum}), per window {:?}",
         admitted.len(),
@@ -337,9 +359,11 @@ fn sliding_window_never_admits_more_than_limit_in_any_window() {
     let limiter = SlidingWindowLimiter::new("hammer", limit as u64, period).unwrap();
     let key = limiter.key("u").unwrap();
     // Each admitted request: the entry it logged (the newest, in the same transaction).
-    let (admitted, attempts) = hammer(&db, Duration::from_millis(600), move |con| {
+    // The clients go on until one was refused; a refusal is its server time, after it.
+    let refused = |a: &Result<(String, u64), u64>| a.is_err();
+    let (all, attempts) = hammer(&db, Duration::from_millis(600), refused, move |con| {
         let op = limiter.attempt("u", 1);
-        let (reply, newest): (Reply, Vec<(String, u64)>) = transaction(
+        let (reply, newest, time): (Reply, Vec<(String, u64)>, (u64, u64)) = transaction(
             con,
             redis::pipe()
                 .atomic()
@@ -349,10 +373,16 @@ fn sliding_window_never_admits_more_than_limit_in_any_window() {
                 .arg(0)
                 .arg(0)
                 .arg("REV")
-                .arg("WITHSCORES"),
+                .arg("WITHSCORES")
+                .cmd("TIME"),
         );
-        reply.0.then(|| newest.into_iter().next().unwrap())
+        Some(if reply.0 {
+            Ok(newest.into_iter().next().unwrap())
+        } else {
+            Err(micros(time))
+        })
     });
+    let admitted: Vec<(String, u64)> = all.iter().filter_map(|a| a.clone().ok()).collect();
     // An entry is its member and its score: after the key expired (no admission for a
     // whole period), the count in the members starts again from 0.
     let members: HashSet<&(String, u64)> = admitted.iter().collect();
@@ -372,13 +402,19 @@ fn sliding_window_never_admits_more_than_limit_in_any_window() {
         busiest = busiest.max(inside);
     }
     assert_eq!(busiest, limit, "the limit was never reached");
+    // A refusal comes only from a full window: the entries in the span before it (with
+    // a millisecond for the script's run before the TIME that followed it) fill it.
+    for &at in all.iter().filter_map(|a| a.as_ref().err()) {
+        let inside = stamps
+            .iter()
+            .filter(|&&s| s + span + 1000 > at && s <= at)
+            .count();
+        assert!(
+            inside >= limit,
+            "refused at {at} with {inside} in the window"
+        );
+    }
     let elapsed = stamps.last().unwrap() - stamps[0];
-    let full_windows = (elapsed / span) as usize;
-    assert!(
-        stamps.len() >= limit * full_windows,
-        "{} admitted over {full_windows} full windows",
-        stamps.len()
-    );
     eprintln!(
         "sliding window: {CLIENTS} clients, {attempts} attempts, {} admitted over {elapsed} µs (limit {limit} per {period:?}), busiest window {busiest}",
         stamps.len()
@@ -397,17 +433,22 @@ fn gcra_admits_burst_plus_rate_times_elapsed() {
         .with_burst(burst)
         .unwrap();
     let emission = limiter.emission_interval().as_micros() as u64;
-    let (attempts, _) = hammer(&db, Duration::from_secs(1), move |con| {
-        let op = limiter.attempt("u", 1);
-        let (reply, time): (Reply, (u64, u64)) = transaction(
-            con,
-            redis::pipe()
-                .atomic()
-                .add_command(op.cmd().unwrap().clone())
-                .cmd("TIME"),
-        );
-        Some((micros(time), reply.0))
-    });
+    let (attempts, _) = hammer(
+        &db,
+        Duration::from_secs(1),
+        |_| true,
+        move |con| {
+            let op = limiter.attempt("u", 1);
+            let (reply, time): (Reply, (u64, u64)) = transaction(
+                con,
+                redis::pipe()
+                    .atomic()
+                    .add_command(op.cmd().unwrap().clone())
+                    .cmd("TIME"),
+            );
+            Some((micros(time), reply.0))
+        },
+    );
     let first = attempts.iter().filter(|a| a.1).map(|a| a.0).min().unwrap();
     let last = attempts.iter().map(|a| a.0).max().unwrap();
     let admitted = attempts.iter().filter(|a| a.1).count() as u64;

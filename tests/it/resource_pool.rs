@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -243,14 +243,20 @@ fn a_small_pool_is_never_over_handed() {
     let db = Arc::new(harness::fresh_db());
     let pool = pool_of(&db, "small", SIZE as usize);
     let held = Arc::new(Mutex::new(HashMap::new()));
-    let nones = Arc::new(AtomicUsize::new(0));
+    let nones = Arc::new(AtomicU64::new(0));
     let clients: Vec<_> = (0..16)
         .map(|client| {
             let (db, pool, held) = (db.clone(), pool.clone(), held.clone());
             let nones = nones.clone();
             thread::spawn(move || {
                 let mut con = db.con();
-                for _ in 0..150 {
+                // The pool runs empty however the threads are scheduled: the first 4
+                // clients hold their first resource until someone has been refused,
+                // and nobody stops before that.
+                for round in 0.. {
+                    if round >= 150 && nones.load(Ordering::SeqCst) > 0 {
+                        break;
+                    }
                     // Acquire and both counts in one transaction: what acquire saw.
                     let mut batch = Batch::transaction();
                     let acquired = batch.add(pool.acquire());
@@ -264,7 +270,11 @@ fn a_small_pool_is_never_over_handed() {
                     match acquired {
                         Some(r) => {
                             take(&held, &r, client);
-                            thread::sleep(Duration::from_micros(200));
+                            if round == 0 && client < SIZE as usize {
+                                harness::wait_for_count(&nones, 1, "a refusal from a full pool");
+                            } else {
+                                thread::sleep(Duration::from_micros(200));
+                            }
                             give_back(&held, &r, client);
                             assert!(pool.release(&r).run(&mut con).unwrap());
                         }
@@ -281,7 +291,6 @@ fn a_small_pool_is_never_over_handed() {
     for client in clients {
         client.join().unwrap();
     }
-    assert!(nones.load(Ordering::SeqCst) > 0, "the pool was never empty");
     assert_eq!(pool.total_count().run(&mut db.con()).unwrap(), SIZE);
 }
 
@@ -326,7 +335,8 @@ fn associate_and_disassociate_act_once_per_resource() {
         run(|pool, r| pool.disassociate(r)),
         (0..RESOURCES).collect::<Vec<_>>()
     );
-    thread::sleep(Duration::from_millis(50));
+    // Every lease has run out on the server's clock: none brings a resource back.
+    harness::wait_server(&mut con, Duration::from_millis(30));
     assert_eq!(pool.reclaim(1000).run(&mut con).unwrap(), 0);
     assert_eq!(pool.total_count().run(&mut con).unwrap(), 0);
     assert!(harness::dump(&mut con).is_empty());
@@ -404,12 +414,25 @@ fn expired_leases_come_back_and_stale_tokens_release_nothing() {
         client.join().unwrap();
     }
     done.store(true, Ordering::SeqCst);
-    let reclaimed = reclaimer.join().unwrap();
+    let mut reclaimed = reclaimer.join().unwrap();
+    // The storm's acquisitions may have taken back every crashed lease themselves (each
+    // reclaims before it picks); one more crash, left to run out, is the reclaimer's.
+    let mut con = db.con();
+    let crashed = loop {
+        if let Some(lease) = pool
+            .acquire_with_lease(Duration::from_millis(25))
+            .run(&mut con)
+            .unwrap()
+        {
+            break lease;
+        }
+        harness::wait_server(&mut con, Duration::from_millis(25));
+    };
+    harness::wait_server(&mut con, Duration::from_millis(25));
+    reclaimed += pool.reclaim(1000).run(&mut con).unwrap();
+    assert!(!pool.release_lease(&crashed).run(&mut con).unwrap());
     let (acquired, released, refused) = *stats.lock().unwrap();
     assert!(refused > 0 && released > 0 && reclaimed > 0, "{stats:?}");
-    let mut con = db.con();
-    thread::sleep(Duration::from_millis(30));
-    pool.reclaim(1000).run(&mut con).unwrap();
     assert_eq!(pool.available_count().run(&mut con).unwrap(), 4);
     assert!(acquired > 4);
 }

@@ -1,4 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -98,15 +99,25 @@ fn each_due_row_is_claimed_by_one_worker() {
             .run(&mut db.con())
             .unwrap();
     }
+    // The workers run until every row was claimed 3 times, however long a loaded
+    // machine takes to get there.
+    let counts = Mutex::new(BTreeMap::<String, usize>::new());
+    let give_up = Instant::now() + Duration::from_secs(60);
     let claims: Vec<Vec<(String, u64)>> = thread::scope(|scope| {
         let handles: Vec<_> = (0..16)
             .map(|_| {
-                let (db, rows) = (&db, &rows);
+                let (db, rows, counts) = (&db, &rows, &counts);
                 scope.spawn(move || {
                     let mut con = db.con();
                     let mut mine = Vec::new();
-                    let until = Instant::now() + Duration::from_millis(400);
-                    while Instant::now() < until {
+                    loop {
+                        {
+                            let counts = counts.lock().unwrap();
+                            if counts.len() == 20 && counts.values().all(|&n| n >= 3) {
+                                break;
+                            }
+                        }
+                        assert!(Instant::now() < give_up, "rows still unclaimed after 60 s");
                         let claimed = rows.claim(5).run(&mut con).unwrap();
                         assert!(claimed.dropped.is_empty());
                         for (row, due) in claimed.rows {
@@ -115,6 +126,7 @@ fn each_due_row_is_claimed_by_one_worker() {
                                     .run(&mut con)
                                     .unwrap()
                             );
+                            *counts.lock().unwrap().entry(row.clone()).or_default() += 1;
                             mine.push((row, due));
                         }
                         thread::sleep(Duration::from_millis(1));

@@ -333,44 +333,76 @@ fn data_ends_with_its_session() {
     );
 }
 
+/// Validated every 100 ms: with sliding, each correct validation moves the deadline to
+/// the server's now plus the ttl, and the session outlives its first deadline; without,
+/// the deadline stays and the session ends there. Each answer is checked against the
+/// deadline the server had, with the server's clock read around the call, so a client
+/// that waits long for a turn sees an answer the model explains; a sliding session that
+/// ran out that way is started again until one outlives its first deadline.
 #[test]
 fn validation_slides_the_expiry_unless_turned_off() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let ttl = Duration::from_millis(400);
+    const TTL: u64 = 400;
     for sliding in [true, false] {
         let store = SessionStore::new("slide")
             .unwrap()
-            .with_ttl(ttl)
+            .with_ttl(Duration::from_millis(TTL))
             .unwrap()
             .with_sliding(sliding);
-        let token = store.create("peter").run(&mut con).unwrap().token;
         let [sessions, _] = store.keys("peter").unwrap();
-        // Validated every 100 ms for 800 ms: twice the ttl.
-        let start = harness::server_ms(&mut con);
-        let mut answers = Vec::new();
-        while harness::server_ms(&mut con) < start + 800 {
-            answers.push(
-                store
+        for attempt in 0.. {
+            assert!(
+                attempt < 20,
+                "no sliding session outlived its first deadline"
+            );
+            let token = store.create("peter").run(&mut con).unwrap().token;
+            let deadline_of = |con: &mut redis::Connection| -> Option<u64> {
+                redis::cmd("ZSCORE")
+                    .arg(&sessions)
+                    .arg(token.id())
+                    .query(con)
+                    .unwrap()
+            };
+            let first = deadline_of(&mut con).unwrap();
+            let mut deadline = first;
+            let outlived = loop {
+                let before = harness::server_ms(&mut con);
+                let answer = store
                     .validate("peter", token.as_str())
                     .run(&mut con)
-                    .unwrap(),
-            );
-            thread::sleep(Duration::from_millis(100));
+                    .unwrap();
+                let after = harness::server_ms(&mut con);
+                // The script decides at one instant between `before` and `after`.
+                if after < deadline {
+                    assert!(answer.is_correct(), "{answer:?} before the deadline");
+                } else if before >= deadline {
+                    assert_eq!(answer, TokenStatus::NotExists, "after the deadline");
+                }
+                if !answer.is_correct() {
+                    break false;
+                }
+                let now = deadline_of(&mut con).unwrap();
+                if sliding {
+                    let range = before + TTL..=after + TTL;
+                    assert!(range.contains(&now), "slid to {now}, not within {range:?}");
+                    // The key lives as long as the session.
+                    let pttl: i64 = redis::cmd("PTTL").arg(&sessions).query(&mut con).unwrap();
+                    assert!(pttl <= TTL as i64, "the key outlives the session: {pttl}");
+                    if before >= first {
+                        break true;
+                    }
+                } else {
+                    assert_eq!(now, first, "the deadline moved without sliding");
+                }
+                deadline = now;
+                thread::sleep(Duration::from_millis(100));
+            };
+            store.end_all("peter").run(&mut con).unwrap();
+            if outlived || !sliding {
+                break;
+            }
         }
-        if sliding {
-            assert!(answers.iter().all(|a| a.is_correct()), "{answers:?}");
-            let pttl: i64 = redis::cmd("PTTL").arg(&sessions).query(&mut con).unwrap();
-            assert!(pttl > 0 && pttl <= 400, "the key follows the slide: {pttl}");
-        } else {
-            assert!(answers[0].is_correct());
-            assert_eq!(
-                *answers.last().unwrap(),
-                TokenStatus::NotExists,
-                "{answers:?}"
-            );
-        }
-        store.end_all("peter").run(&mut con).unwrap();
     }
 }
 
@@ -386,25 +418,33 @@ fn the_cap_holds_at_every_instant_under_contention() {
         .with_cap(CAP as u64)
         .unwrap();
     let done = std::sync::atomic::AtomicBool::new(false);
-    let (created, evicted, snapshots) = thread::scope(|scope| {
+    let snapshots = std::sync::atomic::AtomicU64::new(0);
+    let (created, evicted) = thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             let mut con = db.con();
-            let mut snapshots = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 let sessions = assert_consistent(&mut con, &store);
                 assert!(sessions <= CAP, "{sessions} sessions");
-                snapshots += 1;
+                snapshots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
-            snapshots
         });
         let clients: Vec<_> = (0..8)
             .map(|c| {
-                let (db, store) = (&db, &store);
+                let (db, store, snapshots) = (&db, &store, &snapshots);
                 scope.spawn(move || {
                     let mut con = db.con();
                     let mut created = Vec::new();
                     let mut evicted = Vec::new();
+                    // The watcher looks before the sessions start, and again amid them.
+                    harness::wait_for_count(snapshots, 1, "the watcher's first look");
                     for i in 0..40 {
+                        if i == 20 {
+                            harness::wait_for_a_whole_turn(
+                                snapshots,
+                                1,
+                                "a look amid the sessions",
+                            );
+                        }
                         let new = store.create("peter").run(&mut con).unwrap();
                         let token = new.token.as_str();
                         evicted.extend(new.evicted.clone());
@@ -433,9 +473,9 @@ fn the_cap_holds_at_every_instant_under_contention() {
             evicted.extend(e);
         }
         done.store(true, std::sync::atomic::Ordering::Relaxed);
-        (created, evicted, watcher.join().unwrap())
+        watcher.join().unwrap();
+        (created, evicted)
     });
-    assert!(snapshots > 0);
     let mut con = db.con();
     let live = store.list("peter").run(&mut con).unwrap();
     assert!(live.len() <= CAP);

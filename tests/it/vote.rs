@@ -1,5 +1,5 @@
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use redis_patterns::scripts::vote as script;
@@ -102,10 +102,10 @@ fn votes_never_count_a_user_twice_or_both_ways() {
         votes.post(subject, Some(T0)).run(&mut con).unwrap();
     }
     let done = AtomicBool::new(false);
+    let rounds = AtomicU64::new(0);
     let expected: BTreeMap<(String, String), Option<Vote>> = thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             let mut con = db.con();
-            let mut rounds = 0;
             while !done.load(Ordering::Relaxed) {
                 for subject in &subjects {
                     let [up, down] = votes.vote_keys(subject).unwrap();
@@ -116,18 +116,22 @@ fn votes_never_count_a_user_twice_or_both_ways() {
                         .unwrap();
                     assert!(both.is_empty(), "{both:?} voted {subject} both ways");
                 }
-                rounds += 1;
+                rounds.fetch_add(1, Ordering::SeqCst);
             }
-            rounds
         });
         let clients: Vec<_> = (0..8)
             .map(|c| {
-                let (db, votes, subjects) = (&db, &votes, &subjects);
+                let (db, votes, subjects, rounds) = (&db, &votes, &subjects, &rounds);
                 scope.spawn(move || {
                     let mut con = db.con();
                     let mut rng = Rng::new(c);
                     let mut last = BTreeMap::new();
-                    for _ in 0..300 {
+                    // The watcher looks before the votes, and again amid them.
+                    harness::wait_for_count(rounds, 1, "the watcher's first round");
+                    for n in 0..300 {
+                        if n == 150 {
+                            harness::wait_for_a_whole_turn(rounds, 1, "a round amid the votes");
+                        }
                         let user = format!("c{c}u{}", rng.below(10));
                         let subject = &subjects[rng.below(5) as usize];
                         let vote = match rng.below(3) {
@@ -155,7 +159,7 @@ fn votes_never_count_a_user_twice_or_both_ways() {
             expected.extend(client.join().unwrap());
         }
         done.store(true, Ordering::Relaxed);
-        assert!(watcher.join().unwrap() > 0);
+        watcher.join().unwrap();
         expected
     });
     for ((subject, user), vote) in &expected {

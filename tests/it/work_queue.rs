@@ -597,10 +597,17 @@ fn an_id_is_added_once_under_contention() {
 
 /// A worker queue for the loop tests: a 300 ms lease, two deliveries, a 10 ms backoff;
 /// "slow" takes 800 ms (its lease must be renewed twice), "fail" always fails, "ok-*" work.
+/// The loop tests' lease: renewed every 500 ms, so a renewal thread kept from running for
+/// up to a second on a loaded machine still renews in time.
+const LOOP_LEASE: Duration = Duration::from_millis(1500);
+
+/// How long the "slow" job runs: past its first lease, which only renewals let it outlive.
+const SLOW: Duration = Duration::from_millis(1600);
+
 fn loop_queue(con: &mut dyn redis::ConnectionLike, name: &str) -> WorkQueue {
     let queue = WorkQueue::new(name)
         .unwrap()
-        .with_lease(Duration::from_millis(300))
+        .with_lease(LOOP_LEASE)
         .unwrap()
         .with_max_deliveries(2)
         .unwrap()
@@ -614,7 +621,7 @@ fn loop_queue(con: &mut dyn redis::ConnectionLike, name: &str) -> WorkQueue {
 fn handle(job: &Job, seen: &Mutex<Vec<(String, u32)>>) -> Result<(), String> {
     seen.lock().unwrap().push((job.id.clone(), job.delivery));
     match job.id.as_str() {
-        "slow" => thread::sleep(Duration::from_millis(800)),
+        "slow" => thread::sleep(SLOW),
         "fail" => return Err("boom".into()),
         _ => {}
     }
@@ -729,7 +736,7 @@ async fn async_worker_loop_renews_acks_nacks_and_stops() {
                 async move {
                     seen.lock().unwrap().push((job.id.clone(), job.delivery));
                     match job.id.as_str() {
-                        "slow" => tokio::time::sleep(Duration::from_millis(800)).await,
+                        "slow" => tokio::time::sleep(SLOW).await,
                         "fail" => return Err("boom"),
                         _ => {}
                     }
