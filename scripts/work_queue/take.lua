@@ -19,6 +19,10 @@
 --- The jobs hash also holds the counters #seq (arrival numbers) and #lease (lease tokens).
 --- Reply: six items per job taken: id, lease token, delivery count (1 on the first
 --- delivery), lease deadline (ms, server clock), group ('' for none), payload.
+--- A counter, rank or delivery count of a lapsed or due job that is no count (another
+--- client wrote it) is refused before any write. What is read later (a group's counts,
+--- a parked job, a waiting job's record) is checked where it is read: the call stops
+--- there with that job back in its place, and the chores and jobs before it stay done.
 --- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset              job id -> lease deadline (ms, server clock)
@@ -42,9 +46,9 @@
 --- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
 --- @error BAD_GROUP_RATE         `group_rate` is not an integer from 0 to 1000
 --- @error BAD_GROUP_PERIOD       `group_period` is not whole milliseconds from 1 to 10^10
---- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count; nothing was written
---- @error BAD_GROUPS             `groups` holds a running count or start time that is no count; work done before stays
---- @error BAD_PARKED             `parked` holds a member this script did not write; work done before it stays
+--- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count (see below)
+--- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
+--- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -347,23 +351,28 @@ while count < limit and examined < 4 * limit do
   end
   examined = examined + 1
   local id, rank = head[1], tonumber(head[2])
+  -- A record that cannot be read stops the call with the job back in its place.
+  local function refuse(bad)
+    redis.call('ZADD', waiting, head[2], id)
+    return bad
+  end
   local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
   if payload and deliveries and not integer(deliveries, '0', '999999999999998') then
-    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+    return refuse(bad_jobs('the delivery count of job ' .. shown(id), deliveries))
   end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   local park = false
   if payload and group then
     local running, bad = running_of(group)
     if bad then
-      return bad
+      return refuse(bad)
     end
     if group_concurrency > 0 and running >= group_concurrency then
       park = true
     elseif group_rate > 0 then
       local oldest, bad_ring = rate_oldest(group)
       if bad_ring then
-        return bad_ring
+        return refuse(bad_ring)
       end
       if oldest and oldest + group_period > now then
         park = true

@@ -930,6 +930,71 @@ mod outside_client {
         );
     }
 
+    /// A group's running count that is no count: `ack` refuses before it writes, and
+    /// `take` refuses with the job it popped back in its place.
+    #[test]
+    fn a_damaged_group_count_changes_no_job() {
+        let db = harness::fresh_db();
+        let mut con = db.con();
+        let keys: Vec<String> = [
+            "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
+        ]
+        .iter()
+        .map(|k| format!("{{q}}:{k}"))
+        .collect();
+        let key = |name: &str| keys.iter().find(|k| k.ends_with(name)).unwrap().as_str();
+        harness::cmd(&mut con, &["ZADD", key("waiting"), "2550000000000001", "j"]);
+        harness::cmd(
+            &mut con,
+            &[
+                "HSET",
+                key("jobs"),
+                "d:j",
+                "p",
+                "s:j",
+                "waiting",
+                "r:j",
+                "2550000000000001",
+                "n:j",
+                "0",
+                "g:j",
+                "g",
+            ],
+        );
+        harness::cmd(&mut con, &["HSET", key("groups"), "r:g", "007"]);
+        let all: Vec<&str> = keys.iter().map(String::as_str).collect();
+        dump_unchanged(&mut con, |con| {
+            assert_code(
+                harness::eval(
+                    con,
+                    &scripts::work_queue::TAKE,
+                    &all,
+                    &["60000", "1", "3", "2", "0", "1000"],
+                ),
+                "BAD_GROUPS",
+            );
+        });
+        harness::cmd(
+            &mut con,
+            &["HSET", key("jobs"), "s:j", "leased", "t:j", "1"],
+        );
+        harness::cmd(&mut con, &["ZREM", key("waiting"), "j"]);
+        harness::cmd(&mut con, &["ZADD", key("leased"), "99999999999999", "j"]);
+        let ack = [
+            key("waiting"),
+            key("leased"),
+            key("parked"),
+            key("jobs"),
+            key("groups"),
+        ];
+        dump_unchanged(&mut con, |con| {
+            assert_code(
+                harness::eval(con, &scripts::work_queue::ACK, &ack, &["j", "1"]),
+                "BAD_GROUPS",
+            );
+        });
+    }
+
     /// `false` from Lua reaches a client as nil: `claim` and `requeue` answered nil
     /// where their headers say 0.
     #[test]
