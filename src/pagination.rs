@@ -118,7 +118,9 @@ pub struct Paging {
 }
 
 impl Paging {
-    /// The list at `key`. An empty key is [`Error::InvalidInput`].
+    /// The list at `key`, and its count of items added at [`added_key`](Self::added_key).
+    /// An empty key, or one with a `}` but no hash tag (its count could not share its
+    /// slot), is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
         let added = input::aux_key_of("key", &key, "added")?;

@@ -340,7 +340,12 @@ for _, group in ipairs(woken) do
   end
 end
 
--- 4. Take in rank order; park the jobs of groups at a limit.
+-- 4. Take in rank order; park the jobs of groups at a limit. A record that cannot be read
+-- stops the call with the popped job (ZPOPMIN's id and score) back in its place.
+local function put_back(head, bad)
+  redis.call('ZADD', waiting, head[2], head[1])
+  return bad
+end
 local taken = {}
 local count = 0
 local examined = 0
@@ -351,28 +356,23 @@ while count < limit and examined < 4 * limit do
   end
   examined = examined + 1
   local id, rank = head[1], tonumber(head[2])
-  -- A record that cannot be read stops the call with the job back in its place.
-  local function refuse(bad)
-    redis.call('ZADD', waiting, head[2], id)
-    return bad
-  end
   local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
   if payload and deliveries and not integer(deliveries, '0', '999999999999998') then
-    return refuse(bad_jobs('the delivery count of job ' .. shown(id), deliveries))
+    return put_back(head, bad_jobs('the delivery count of job ' .. shown(id), deliveries))
   end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   local park = false
   if payload and group then
     local running, bad = running_of(group)
     if bad then
-      return refuse(bad)
+      return put_back(head, bad)
     end
     if group_concurrency > 0 and running >= group_concurrency then
       park = true
     elseif group_rate > 0 then
       local oldest, bad_ring = rate_oldest(group)
       if bad_ring then
-        return refuse(bad_ring)
+        return put_back(head, bad_ring)
       end
       if oldest and oldest + group_period > now then
         park = true

@@ -389,7 +389,7 @@ fn a_hit_is_one_get() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let mut observer = db.con();
-    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let id = harness::client_id(&mut con);
     let last_command = |observer: &mut redis::Connection| harness::last_command(observer, id);
     let cache = Cache::new();
     let miss: String = cache

@@ -159,11 +159,7 @@ async fn blocking_pop_on_an_async_connection() {
         .get_multiplexed_async_connection_with_config(&config)
         .await
         .unwrap();
-    let id: i64 = redis::cmd("CLIENT")
-        .arg("ID")
-        .query_async(&mut waiting)
-        .await
-        .unwrap();
+    let id = harness::client_id_async(&mut waiting).await;
     let pop = q.dequeue_blocking::<String>(None);
     let waiter = tokio::spawn(async move { pop.run_async(&mut waiting).await });
     // The pop waits past the 500 ms a default connection would allow, then gets the push.

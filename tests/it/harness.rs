@@ -148,19 +148,36 @@ pub fn last_command(observer: &mut redis::Connection, id: i64) -> String {
 /// a blocking pop is waiting, say, so that what the test does next happens while it
 /// waits, however late its thread got a turn. Panics after 60 s.
 pub fn wait_until_sent(observer: &mut redis::Connection, id: i64, command: &str) {
+    wait_until(&format!("client {id} sending {command}"), 5, || {
+        last_command(observer, id) == command
+    });
+}
+
+/// Checks `done` every `pause_ms` until it holds: how a test waits for a state rather
+/// than for time. Panics with `what` after 60 s, a bound no healthy run comes near.
+pub fn wait_until(what: &str, pause_ms: u64, mut done: impl FnMut() -> bool) {
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while last_command(observer, id) != command {
+    while !done() {
         assert!(
             std::time::Instant::now() < give_up,
-            "client {id} never sent {command}"
+            "{what}: not after 60 s"
         );
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
     }
 }
 
 /// The `CLIENT ID` of a connection.
 pub fn client_id(con: &mut dyn redis::ConnectionLike) -> i64 {
     redis::cmd("CLIENT").arg("ID").query(con).unwrap()
+}
+
+/// The `CLIENT ID` of an async connection.
+pub async fn client_id_async(con: &mut impl redis::aio::ConnectionLike) -> i64 {
+    redis::cmd("CLIENT")
+        .arg("ID")
+        .query_async(con)
+        .await
+        .unwrap()
 }
 
 /// Every key of the connection's database with its serialised value (`DUMP`) and whether
@@ -395,17 +412,11 @@ pub fn wait_server(con: &mut dyn redis::ConnectionLike, d: std::time::Duration) 
 /// Waits until `counter` reaches `at_least`: a test whose invariant needs another
 /// thread to have made progress (a reader that read while writers wrote) waits for that
 /// progress instead of hoping the thread got a turn, which on a busy machine it may not.
-/// Panics with `what` after 60 s, a bound no healthy run comes near.
+/// Panics with `what` after 60 s (see [`wait_until`]).
 pub fn wait_for_count(counter: &AtomicU64, at_least: u64, what: &str) {
-    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while counter.load(Ordering::SeqCst) < at_least {
-        assert!(
-            std::time::Instant::now() < give_up,
-            "{what}: still {} of {at_least} after 60 s",
-            counter.load(Ordering::SeqCst)
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    wait_until(&format!("{what} ({at_least})"), 1, || {
+        counter.load(Ordering::SeqCst) >= at_least
+    });
 }
 
 /// Waits until a whole turn of one of the `threads` threads that move `counter` has

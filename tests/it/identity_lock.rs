@@ -100,7 +100,7 @@ fn scenario_with_server_cluster() {
 fn with_server_sends_native_commands_where_the_server_has_them() {
     let db = harness::fresh_db();
     let (mut con, mut observer) = (db.con(), db.con());
-    let id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let id = harness::client_id(&mut con);
     let server = Server::probe(&mut con).unwrap();
     let lock = lock_on("native", Some(&server));
     assert!(lock.acquire("t", None).run(&mut con).unwrap());

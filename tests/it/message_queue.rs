@@ -280,12 +280,8 @@ async fn chat_viewers_see_every_comment_sent_after_they_join_once() {
             .unwrap();
     }
     let mut multiplexed = db.multiplexed().await;
-    let async_id: i64 = redis::cmd("CLIENT")
-        .arg("ID")
-        .query_async(&mut multiplexed)
-        .await
-        .unwrap();
-    let sync_id: i64 = redis::cmd("CLIENT").arg("ID").query(&mut con).unwrap();
+    let async_id = harness::client_id_async(&mut multiplexed).await;
+    let sync_id = harness::client_id(&mut con);
 
     // Each viewer's first receive comes before any comment of the senders, who wait for
     // both to be reading.
