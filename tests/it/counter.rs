@@ -1,5 +1,5 @@
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
@@ -79,26 +79,32 @@ fn scenario_cluster() {
 fn hash_reset_loses_no_increment() {
     let db = Arc::new(harness::fresh_db());
     let done = Arc::new(AtomicBool::new(false));
+    let resets = Arc::new(AtomicU64::new(0));
     let resetter = {
-        let (db, done) = (db.clone(), done.clone());
+        let (db, done, resets) = (db.clone(), done.clone(), resets.clone());
         thread::spawn(move || {
             let mut con = db.con();
             let counter = HashCounter::new("stats", "hits").unwrap();
-            let (mut taken, mut resets) = (0, 0);
+            let mut taken = 0;
             while !done.load(Ordering::SeqCst) {
                 taken += counter.reset(0).run(&mut con).unwrap();
-                resets += 1;
+                resets.fetch_add(1, Ordering::SeqCst);
             }
-            (taken, resets)
+            taken
         })
     };
     let adders: Vec<_> = (0..8)
         .map(|_| {
-            let db = db.clone();
+            let (db, resets) = (db.clone(), resets.clone());
             thread::spawn(move || {
                 let mut con = db.con();
                 let counter = HashCounter::new("stats", "hits").unwrap();
-                for _ in 0..1000 {
+                // Resets land before the increments and amid them.
+                harness::wait_for_count(&resets, 1, "the first reset");
+                for i in 0..1000 {
+                    if i == 500 {
+                        harness::wait_for_a_whole_turn(&resets, 1, "a reset amid the increments");
+                    }
                     counter.increase(1).run(&mut con).unwrap();
                 }
             })
@@ -108,13 +114,12 @@ fn hash_reset_loses_no_increment() {
         adder.join().unwrap();
     }
     done.store(true, Ordering::SeqCst);
-    let (taken, resets) = resetter.join().unwrap();
+    let taken = resetter.join().unwrap();
     let left = HashCounter::new("stats", "hits")
         .unwrap()
         .get()
         .run(&mut db.con())
         .unwrap();
-    assert!(resets > 1, "the reset never overlapped the increments");
     assert_eq!(taken + left, 8000);
 }
 

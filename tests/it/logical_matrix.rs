@@ -214,13 +214,24 @@ fn get_all_never_shows_a_torn_row() {
             .unwrap();
     }
     let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let snapshots = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| {
-            let (db, by_rows, compact, done) =
-                (db.clone(), by_rows.clone(), compact.clone(), done.clone());
+            let (db, by_rows, compact, done, snapshots) = (
+                db.clone(),
+                by_rows.clone(),
+                compact.clone(),
+                done.clone(),
+                snapshots.clone(),
+            );
             thread::spawn(move || {
                 let mut con = db.con();
+                // The reader reads before the writes, and again amid them.
+                harness::wait_for_count(&snapshots, 1, "the reader's first snapshot");
                 for i in 0..300 {
+                    if i == 150 {
+                        harness::wait_for_a_whole_turn(&snapshots, 1, "a snapshot amid the writes");
+                    }
                     let row = (i * 5 + writer) % rows;
                     let value = vec![(i + writer) % 2 == 0; cols];
                     by_rows.set_row(&mut con, row, &value);
@@ -231,19 +242,17 @@ fn get_all_never_shows_a_torn_row() {
         })
         .collect();
     let mut con = db.con();
-    let mut snapshots = 0;
     while done.load(std::sync::atomic::Ordering::SeqCst) < WRITERS {
         for form in [&by_rows, &compact] {
             for row in form.get_all(&mut con) {
                 assert!(row.iter().all(|v| *v == row[0]), "torn row {row:?}");
             }
         }
-        snapshots += 1;
+        snapshots.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
     for writer in writers {
         writer.join().unwrap();
     }
-    assert!(snapshots > 1, "the reader never overlapped the writers");
 }
 
 /// Rows that do not start on a byte boundary read back exactly through every call.

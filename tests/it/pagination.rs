@@ -54,6 +54,8 @@ fn scenario_cluster() {
 /// 4 clients add items as fast as they can while a reader pages through with cursors,
 /// pages of 7: the reader sees each of the 2,000 items that were there when it started,
 /// exactly once and newest first, and nothing else but newer items on its first page.
+/// The adds start once the first page is read, and land amid the rest; in the end the
+/// count of items added is the list's length: no add lost its number.
 #[test]
 fn cursor_pages_never_shift_under_concurrent_adds() {
     let db = harness::fresh_db();
@@ -64,20 +66,25 @@ fn cursor_pages_never_shift_under_concurrent_adds() {
         paging.add(chunk).run(&mut con).unwrap();
     }
     let done = AtomicBool::new(false);
+    let (adds, first_read) = (AtomicU64::new(0), AtomicU64::new(0));
     let seen = thread::scope(|scope| {
         for c in 0..4 {
-            let (db, paging, done) = (&db, &paging, &done);
+            let (db, paging, done, adds, first_read) = (&db, &paging, &done, &adds, &first_read);
             scope.spawn(move || {
                 let mut con = db.con();
+                harness::wait_for_count(first_read, 1, "the first page");
                 let mut i = 0;
                 while !done.load(Ordering::Relaxed) {
                     paging.add(&[format!("new{c}:{i}")]).run(&mut con).unwrap();
+                    adds.fetch_add(1, Ordering::SeqCst);
                     i += 1;
                 }
             });
         }
         let mut page = paging.first_page::<String>(7).run(&mut con).unwrap();
         let mut seen = page.items.clone();
+        first_read.store(1, Ordering::SeqCst);
+        harness::wait_for_a_whole_turn(&adds, 4, "an add amid the pages");
         while let Some(cursor) = page.next {
             page = paging.page_after(cursor, 7).run(&mut con).unwrap();
             seen.extend(page.items.iter().cloned());
@@ -93,10 +100,13 @@ fn cursor_pages_never_shift_under_concurrent_adds() {
     );
     // Items added during the read can only be on the first page.
     assert!(seen[7..].iter().all(|s| s.starts_with("old")));
-    assert!(
-        paging.length().run(&mut con).unwrap() > 2000,
-        "no item was added meanwhile"
-    );
+    let length = paging.length().run(&mut con).unwrap();
+    assert!(length > 2000, "no item was added meanwhile");
+    let added: u64 = redis::cmd("GET")
+        .arg(paging.added_key())
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(added, length, "an add lost its number");
 }
 
 /// The defect this replaced: counted from the tail, a cursor taken after the first page

@@ -176,7 +176,14 @@ fn a_worker_runs_until_told_to_quit() {
                 Ok::<_, Error>((row != "gone").then(|| format!("copy of {row}")))
             })
         });
-        thread::sleep(Duration::from_millis(200));
+        // Quit once every row is cached and the row without a copy is gone.
+        harness::wait_until("the worker's pass over the rows", 10, || {
+            let copies: Vec<Option<String>> = (0..3)
+                .map(|i| rows.get(&format!("r{i}")).run(&mut con).unwrap())
+                .collect();
+            copies.iter().all(Option::is_some)
+                && rows.delay("gone").run(&mut con).unwrap().is_none()
+        });
         quit.store(true, Ordering::Relaxed);
         worker.join().unwrap().unwrap()
     });
