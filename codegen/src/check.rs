@@ -12,7 +12,7 @@ use crate::contract;
 use crate::diagnostic::Diagnostic;
 use crate::header::{self, Parsed, Report};
 use crate::lua::{self, Kind, Token};
-use crate::model::{Clock, Script, ScriptFile};
+use crate::model::{ArgType, Clock, Script, ScriptFile};
 
 /// Commands a `no-writes` script may not run: Redis marks them `write` (or `may-replicate`,
 /// like `PUBLISH`) and rejects them from read-only scripts.
@@ -55,11 +55,26 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
     body.check_globals(&mut report);
     let calls = body.check_calls(&parsed, &mut report);
     if parsed.found {
-        body.check_indexes(&parsed, &mut report);
-        body.check_bindings(&parsed, &mut report);
-        check_errors_and_clock(&parsed, &calls, &mut report);
-        if let Some(header) = parsed.clone().into_header() {
-            check_contract(&file.source, &header, &mut report);
+        let header = parsed.clone().into_header();
+        let mismatch = header
+            .as_ref()
+            .and_then(|header| contract::mismatch(&file.source, header));
+        if mismatch
+            .as_ref()
+            .is_some_and(|m| !matches!(m, contract::Mismatch::Differs { .. }))
+        {
+            // Without a whole block in its place, what the body binds, uses and raises
+            // cannot be checked: the one error says so, not its consequences.
+            report_contract(mismatch, &mut report);
+        } else {
+            body.check_indexes(&parsed, &mut report);
+            body.check_bindings(&parsed, &mut report);
+            check_errors_and_clock(&parsed, &calls, &mut report);
+            if let Some(header) = &header {
+                check_error_docs(&file.source, &parsed, header, &mut report);
+                check_wide_integers(&file.source, &tokens, header, &mut report);
+            }
+            report_contract(mismatch, &mut report);
         }
     }
     let mut diagnostics = report.diagnostics;
@@ -896,10 +911,91 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
     }
 }
 
+/// The doc of each code the input checks raise must say what their message says.
+/// A code the script's own code raises too must say when, after the generated words.
+fn check_error_docs(
+    source: &str,
+    parsed: &Parsed,
+    header: &crate::model::Header,
+    report: &mut Report,
+) {
+    let body = contract::body_after_block(source);
+    for e in &parsed.errors {
+        let code = &e.error.code;
+        let Some(expected) = contract::error_doc(header, code) else {
+            continue;
+        };
+        let raised_by_body =
+            body.contains(&format!("'{code} ")) || body.contains(&format!("\"{code} "));
+        if raised_by_body && e.error.doc == expected {
+            report.error(
+                e.at.line,
+                e.at.col,
+                format!("`{code}` is raised by the script's own code too, but its doc says only what the input checks raise it for"),
+                format!("after the generated words, say when the script raises it: {expected}, or <when>"),
+            );
+        } else if !contract::doc_agrees(&e.error.doc, &expected) {
+            report.error(
+                e.at.line,
+                e.at.col,
+                format!(
+                    "the doc of `{}` differs from what the input checks raise it for",
+                    e.error.code
+                ),
+                format!(
+                    "write `{expected}` (the script's own reasons may follow after `, ` or \
+                     `; `); `redis-patterns-codegen fix <scripts folder>` writes it"
+                ),
+            );
+        }
+    }
+}
+
+/// An integer argument whose range goes beyond ±(2^53 - 1) reaches the body as its
+/// decimal text, since no Lua number holds every such value; arithmetic or an order
+/// comparison on it would fail at run time ("attempt to compare string with number").
+fn check_wide_integers(
+    source: &str,
+    tokens: &[Token],
+    header: &crate::model::Header,
+    report: &mut Report,
+) {
+    const NUMERIC: [&str; 10] = ["<", ">", "<=", ">=", "+", "-", "*", "/", "%", "^"];
+    let body_line = source.lines().count() - contract::body_after_block(source).lines().count();
+    for arg in &header.args {
+        if arg.variadic
+            || !matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms)
+            || contract::binds_number(arg)
+        {
+            continue;
+        }
+        let numeric = |t: Option<&Token>| t.is_some_and(|t| NUMERIC.iter().any(|op| t.is_op(op)));
+        for (i, t) in tokens.iter().enumerate() {
+            let field = i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":"));
+            if t.line <= body_line || !t.is_name(&arg.name) || field {
+                continue;
+            }
+            if numeric(i.checked_sub(1).and_then(|p| tokens.get(p))) || numeric(tokens.get(i + 1)) {
+                report.error(
+                    t.line,
+                    t.col,
+                    format!(
+                        "`{}` is used as a number, but it is bound as its decimal text: its range \
+                         goes beyond ±(2^53 - 1), which Lua's numbers do not hold exactly",
+                        arg.name
+                    ),
+                    "declare a range within ±(2^53 - 1) (`1..=2^53-1`) to get a Lua number, or \
+                     compare the text with `decimal_less`",
+                );
+            }
+        }
+    }
+}
+
 /// The input checks at the top of the body must be the ones the header declares.
-fn check_contract(source: &str, header: &crate::model::Header, report: &mut Report) {
+fn report_contract(mismatch: Option<contract::Mismatch>, report: &mut Report) {
     let fix = "run `redis-patterns-codegen fix <scripts folder>` to write them from the header";
-    match contract::mismatch(source, header) {
+    match mismatch {
         None => {}
         Some(contract::Mismatch::Missing { line }) => report.error(
             line,

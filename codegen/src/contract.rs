@@ -24,7 +24,7 @@ pub const END: &str = "-- End of the generated input checks.";
 const MAX_LINE: usize = 120;
 
 /// The names the block's helper functions take; no key or argument may be called so.
-pub const HELPERS: &[&str] = &["decimal_less", "integer", "float", "shown"];
+pub const HELPERS: &[&str] = &["decimal_less", "integer", "safe_integer", "float", "shown"];
 
 /// The error code of a bad key or argument count.
 pub const BAD_ARGS: &str = "BAD_ARGS";
@@ -43,6 +43,64 @@ pub fn raised_codes(header: &Header) -> Vec<String> {
         }
     }
     codes
+}
+
+/// The doc an `@error` line of `header` must start with when the block raises `code`:
+/// `not 1 key and 4 arguments` for `BAD_ARGS`, `not whole milliseconds within its range`
+/// for `BAD_TTL` (the code names the argument, and its `@arg` line states the range or
+/// choices, so a line with the longest names still fits in 120 columns). A header may go on after `, `
+/// or `; ` with what the script's own code raises it for too.
+pub fn error_doc(header: &Header, code: &str) -> Option<String> {
+    if code == BAD_ARGS {
+        let (keys, args) = arity_words(header);
+        return Some(format!("not {keys} and {args}"));
+    }
+    let arg = header
+        .args
+        .iter()
+        .find(|a| checks_values(a) && error_code(&a.name) == code)?;
+    let what = match (&arg.ty, &arg.rule) {
+        (_, Rule::NonEmpty) => "empty",
+        (_, Rule::OneOf(_)) => "not one of its choices",
+        (ArgType::Bool, _) => "not 1 or 0",
+        (ArgType::Float, _) => "not a finite decimal number",
+        (ArgType::Ms, _) => "not whole milliseconds within its range",
+        _ => "not an integer within its range",
+    };
+    let subject = if arg.variadic { "a value is " } else { "" };
+    let empty = if arg.optional { " (or empty)" } else { "" };
+    Some(format!("{subject}{what}{empty}"))
+}
+
+/// Whether `doc` is the generated `expected`, or starts with it and goes on after `, ` or
+/// `; `.
+pub fn doc_agrees(doc: &str, expected: &str) -> bool {
+    doc.strip_prefix(expected)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(", ") || rest.starts_with("; "))
+}
+
+/// What a value of `arg` must be, as the block's message says it: `must be an integer from
+/// 1 to 10`; of all the values of a variadic one (`single` false), `must be integers …`.
+fn value_words(arg: &Arg, single: bool) -> String {
+    match (&arg.ty, &arg.rule) {
+        (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => {
+            "must not be empty".to_string()
+        }
+        (_, Rule::OneOf(options)) => format!("must be one of {}", options.join(", ")),
+        (ArgType::String | ArgType::Bytes | ArgType::Json, _) => String::new(),
+        (ArgType::Bool, _) => "must be 1 or 0".to_string(),
+        (ArgType::Float, _) if single => "must be a finite decimal number".to_string(),
+        (ArgType::Float, _) => "must be finite decimal numbers".to_string(),
+        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
+            let (min, max) = range_of(arg);
+            let words = range_words(arg.ty, min, max);
+            if single {
+                format!("must be {words}")
+            } else {
+                format!("must be {}", words.replace("an integer", "integers"))
+            }
+        }
+    }
 }
 
 /// Whether the block checks the values of `arg` (beyond their count).
@@ -78,6 +136,13 @@ fn range_of(arg: &Arg) -> (i64, i64) {
         Rule::Range { min, max } => (min, max),
         _ => crate::header::full_range(arg.ty),
     }
+}
+
+/// Whether the block binds integer argument `arg` as a Lua number (its range is within
+/// ±(2^53 - 1)) rather than as its canonical decimal text.
+pub fn binds_number(arg: &Arg) -> bool {
+    let (min, max) = range_of(arg);
+    is_exact(min, max)
 }
 
 /// Whether a range binds a Lua number (exact) rather than the canonical decimal text.
@@ -183,13 +248,22 @@ impl Lines {
 /// The helper functions the checks and the body need, and only those (luacheck refuses
 /// unused ones).
 fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
-    let numeric = |ty: ArgType| header.args.iter().any(|a| a.ty == ty);
-    let integers = numeric(ArgType::Int)
-        || numeric(ArgType::Uint)
-        || numeric(ArgType::Ms)
-        || body_uses.contains(&"integer");
+    let integer_args = || {
+        header
+            .args
+            .iter()
+            .filter(|a| matches!(a.ty, ArgType::Int | ArgType::Uint | ArgType::Ms))
+    };
+    let integers = integer_args().any(|a| {
+        let (min, max) = range_of(a);
+        !is_exact(min, max)
+    }) || body_uses.contains(&"integer");
+    let safe_integers = integer_args().any(|a| {
+        let (min, max) = range_of(a);
+        is_exact(min, max)
+    }) || body_uses.contains(&"safe_integer");
     let decimals = integers || body_uses.contains(&"decimal_less");
-    let floats = numeric(ArgType::Float) || body_uses.contains(&"float");
+    let floats = header.args.iter().any(|a| a.ty == ArgType::Float) || body_uses.contains(&"float");
     let shows = body_uses.contains(&"shown")
         || header.args.iter().any(|a| match a.ty {
             ArgType::String => matches!(a.rule, Rule::OneOf(_)),
@@ -202,6 +276,9 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     if integers {
         out.text.push_str(INTEGER);
     }
+    if safe_integers {
+        out.text.push_str(SAFE_INTEGER);
+    }
     if floats {
         out.text.push_str(FLOAT);
     }
@@ -212,7 +289,7 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
 
 /// The helpers the input checks define, in an order where each comes after those it
 /// calls: the Functions library defines each once for all its functions.
-pub(crate) const HELPER_SOURCES: [&str; 4] = [DECIMAL_LESS, INTEGER, FLOAT, SHOWN];
+pub(crate) const HELPER_SOURCES: [&str; 5] = [DECIMAL_LESS, INTEGER, SAFE_INTEGER, FLOAT, SHOWN];
 
 const DECIMAL_LESS: &str = "\
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
@@ -248,6 +325,18 @@ local function integer(s, min, max)
     return nil
   end
   return s
+end
+";
+
+const SAFE_INTEGER: &str = "\
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
 end
 ";
 
@@ -334,22 +423,34 @@ fn count_conditions(table: &str, fixed: u64, variadic: Option<Count>) -> Vec<Str
     }
 }
 
-fn arity(header: &Header, out: &mut Lines) {
+/// The fixed count and the variadic part's count of `header`'s keys and arguments.
+fn arity_of(header: &Header) -> ((u64, Option<Count>), (u64, Option<Count>)) {
     let fixed_keys = header.keys.iter().filter(|k| !k.variadic).count() as u64;
     let fixed_args = header.args.iter().filter(|a| !a.variadic).count() as u64;
     let variadic_keys = header.keys.last().filter(|k| k.variadic).map(|k| k.count);
     let variadic_args = header.args.last().filter(|a| a.variadic).map(|a| a.count);
+    ((fixed_keys, variadic_keys), (fixed_args, variadic_args))
+}
+
+/// How many keys and arguments `header` takes, in words: `1 key`, `from 2 to 4 arguments`.
+fn arity_words(header: &Header) -> (String, String) {
+    let ((fixed_keys, variadic_keys), (fixed_args, variadic_args)) = arity_of(header);
+    (
+        count_words(fixed_keys, variadic_keys, "key"),
+        count_words(fixed_args, variadic_args, "argument"),
+    )
+}
+
+fn arity(header: &Header, out: &mut Lines) {
+    let ((fixed_keys, variadic_keys), (fixed_args, variadic_args)) = arity_of(header);
     let mut conditions = count_conditions("KEYS", fixed_keys, variadic_keys);
     conditions.extend(count_conditions("ARGV", fixed_args, variadic_args));
     if conditions.is_empty() {
         return;
     }
     out.line(&format!("if {} then", conditions.join(" or ")));
-    let message = format!(
-        "{BAD_ARGS} expected {} and {}, got ",
-        count_words(fixed_keys, variadic_keys, "key"),
-        count_words(fixed_args, variadic_args, "argument"),
-    );
+    let (keys, args) = arity_words(header);
+    let message = format!("{BAD_ARGS} expected {keys} and {args}, got ");
     out.error("  ", &message, Some("#KEYS .. ' and ' .. #ARGV"));
     out.line("end");
 }
@@ -359,13 +460,14 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
     let name = &arg.name;
     let code = error_code(name);
     let raw = format!("ARGV[{index}]");
+    let words = format!("{code} {name} {}", value_words(arg, true));
     match arg.ty {
         ArgType::String | ArgType::Bytes | ArgType::Json => {
             out.line(&format!("local {name} = {raw}"));
             match &arg.rule {
                 Rule::NonEmpty => {
                     out.line(&format!("if {name} == '' then"));
-                    out.error("  ", &format!("{code} {name} must not be empty"), None);
+                    out.error("  ", &words, None);
                     out.line("end");
                 }
                 Rule::OneOf(options) => {
@@ -376,7 +478,7 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
                     out.condition("", &test, " and ");
                     out.error(
                         "  ",
-                        &format!("{code} {name} must be one of {}, got ", options.join(", ")),
+                        &format!("{words}, got "),
                         Some(&format!("shown({name})")),
                     );
                     out.line("end");
@@ -389,28 +491,36 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
             out.line(&format!("if {name} ~= '1' and {name} ~= '0' then"));
             out.error(
                 "  ",
-                &format!("{code} {name} must be 1 or 0, got "),
+                &format!("{words}, got "),
                 Some(&format!("shown({name})")),
             );
             out.line("end");
             out.line(&format!("{name} = {name} == '1'"));
         }
         ArgType::Float => {
-            let words = format!("{code} {name} must be a finite decimal number");
-            number(out, arg, &raw, &format!("float({raw})"), &words, false);
+            number(out, arg, &raw, &format!("float({raw})"), &words);
         }
         ArgType::Int | ArgType::Uint | ArgType::Ms => {
             let (min, max) = range_of(arg);
-            let call = format!("integer({raw}, '{min}', '{max}')");
-            let words = format!("{code} {name} must be {}", range_words(arg.ty, min, max));
-            number(out, arg, &raw, &call, &words, is_exact(min, max));
+            number(out, arg, &raw, &integer_call(&raw, min, max), &words);
         }
     }
 }
 
-/// The check and binding of a number: `call` parses `raw` or answers nil; `exact` turns
-/// the text it returns into a Lua number. An optional one is nil when `raw` is empty.
-fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str, exact: bool) {
+/// The call that checks integer `raw` against `min..=max` and answers the value, or nil:
+/// a Lua number when both bounds are within ±(2^53 - 1), else the canonical decimal text
+/// (a Lua number could not hold every value of the range exactly).
+fn integer_call(raw: &str, min: i64, max: i64) -> String {
+    if is_exact(min, max) {
+        format!("safe_integer({raw}, {min}, {max})")
+    } else {
+        format!("integer({raw}, '{min}', '{max}')")
+    }
+}
+
+/// The check and binding of a number: `call` parses `raw` or answers nil. An optional one
+/// is nil when `raw` is empty.
+fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str) {
     let name = &arg.name;
     let shown = format!("shown({raw})");
     if arg.optional {
@@ -420,18 +530,12 @@ fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str, exact:
         out.line(&format!("  if not {name} then"));
         out.error("    ", &format!("{words}, or empty, got "), Some(&shown));
         out.line("  end");
-        if exact {
-            out.line(&format!("  {name} = tonumber({name})"));
-        }
         out.line("end");
     } else {
         out.line(&format!("local {name} = {call}"));
         out.line(&format!("if not {name} then"));
         out.error("  ", &format!("{words}, got "), Some(&shown));
         out.line("end");
-        if exact {
-            out.line(&format!("{name} = tonumber({name})"));
-        }
     }
 }
 
@@ -440,44 +544,33 @@ fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str, exact:
 fn values(arg: &Arg, first: usize, out: &mut Lines) {
     let name = &arg.name;
     let code = error_code(name);
-    let test: Option<(Vec<String>, String, bool)> = match (&arg.ty, &arg.rule) {
-        (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => Some((
-            vec!["ARGV[i] == ''".to_string()],
-            "must not be empty".to_string(),
-            false,
-        )),
+    let test: Option<(Vec<String>, bool)> = match (&arg.ty, &arg.rule) {
+        (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => {
+            Some((vec!["ARGV[i] == ''".to_string()], false))
+        }
         (ArgType::String, Rule::OneOf(options)) => Some((
             options
                 .iter()
                 .map(|o| format!("ARGV[i] ~= '{}'", lua_escape(o)))
                 .collect(),
-            format!("must be one of {}", options.join(", ")),
             true,
         )),
         (ArgType::String | ArgType::Bytes | ArgType::Json, _) => None,
         (ArgType::Bool, _) => Some((
             vec!["ARGV[i] ~= '1'".to_string(), "ARGV[i] ~= '0'".to_string()],
-            "must be 1 or 0".to_string(),
             true,
         )),
-        (ArgType::Float, _) => Some((
-            vec!["not float(ARGV[i])".to_string()],
-            "must be finite decimal numbers".to_string(),
-            true,
-        )),
+        (ArgType::Float, _) => Some((vec!["not float(ARGV[i])".to_string()], true)),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
             let (min, max) = range_of(arg);
             Some((
-                vec![format!("not integer(ARGV[i], '{min}', '{max}')")],
-                format!(
-                    "must be {}",
-                    range_words(arg.ty, min, max).replace("an integer", "integers")
-                ),
+                vec![format!("not {}", integer_call("ARGV[i]", min, max))],
                 true,
             ))
         }
     };
-    let Some((test, words, shows)) = test else {
+    let words = value_words(arg, false);
+    let Some((test, shows)) = test else {
         return;
     };
     out.line(&format!("for i = {first}, #ARGV do"));
@@ -565,6 +658,14 @@ pub(crate) fn locate(lines: &[&str]) -> Placement {
             stray,
         },
     }
+}
+
+/// The script's text after its block (all of it after the header when it has none).
+pub(crate) fn body_after_block(source: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let place = locate(&lines);
+    let from = place.block.map_or(place.start, |b| b.end);
+    lines[from.min(lines.len())..].join("\n")
 }
 
 /// The helpers that the script calls outside its block.
@@ -685,9 +786,13 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
         .chain(&lines[block.end..])
         .copied()
         .collect();
-    for line in lines[..place.start.min(lines.len())]
+    let head: Vec<String> = lines[..place.start.min(lines.len())]
         .iter()
-        .copied()
+        .map(|line| fix_error_doc(line, header))
+        .collect();
+    for line in head
+        .iter()
+        .map(String::as_str)
         .chain(render(header, &uses).lines())
         .chain(kept_after.iter().copied())
     {
@@ -697,4 +802,34 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
         out.truncate(out.len() - newline.len());
     }
     Ok(out)
+}
+
+/// `line` with the doc of its `@error` tag rewritten to the generated one, when the block
+/// raises that code and the doc does not start with what the block says.
+fn fix_error_doc(line: &str, header: &Header) -> String {
+    let Some(tag) = line.strip_prefix("--- @error ") else {
+        return line.to_string();
+    };
+    let code_len = tag.find(char::is_whitespace).unwrap_or(tag.len());
+    let (code, rest) = tag.split_at(code_len);
+    let doc = rest.trim_start();
+    match error_doc(header, code) {
+        Some(expected) if !doc_agrees(doc.trim_end(), &expected) => {
+            // What the script's own code raises the code for follows the generated words.
+            let own = [", or ", "; "]
+                .iter()
+                .filter_map(|sep| doc.find(sep))
+                .min()
+                .map_or("", |at| doc[at..].trim_end());
+            let expected = format!("{expected}{own}");
+            let gap = &rest[..rest.len() - doc.len()];
+            let line = format!("--- @error {code}{gap}{expected}");
+            if gap.is_empty() || line.chars().count() > MAX_LINE {
+                format!("--- @error {code} {expected}")
+            } else {
+                line
+            }
+        }
+        _ => line.to_string(),
+    }
 }

@@ -283,7 +283,20 @@ fn the_block_defines_only_the_helpers_it_needs() {
         (
             vec![optional("wait", ArgType::Ms, range(1, 1000))],
             &[],
-            &["decimal_less", "integer", "shown"],
+            &["safe_integer", "shown"],
+        ),
+        (
+            vec![
+                arg("n", ArgType::Int, range(-(1 << 53) + 1, (1 << 53) - 1)),
+                arg("m", ArgType::Int, range(0, 1 << 53)),
+            ],
+            &[],
+            &["decimal_less", "integer", "safe_integer", "shown"],
+        ),
+        (
+            vec![arg("name", ArgType::String, Rule::Any)],
+            &["safe_integer"],
+            &["safe_integer"],
         ),
         (
             vec![arg("name", ArgType::String, Rule::Any)],
@@ -1011,7 +1024,7 @@ fn a_count_near_u32_max_does_not_overflow() {
     );
     expected.errors = vec![ErrorCode {
         code: "BAD_ARGS".to_string(),
-        doc: "bad counts".to_string(),
+        doc: "not at least 4294967296 keys and 4294967296 arguments".to_string(),
     }];
     let fixed = fix(source, &expected);
     let arity: Vec<&str> = fixed
@@ -1246,7 +1259,7 @@ fn markers_after_a_whole_block_are_refused() {
 }
 
 /// A variadic `ms` with no range takes what `ms` holds: 0 to 2^53 - 1, whole milliseconds
-/// that Lua's numbers hold exactly.
+/// that Lua's numbers hold exactly, so each is checked on the fast path.
 #[test]
 fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
     let block = contract::render(
@@ -1257,11 +1270,65 @@ fn a_variadic_ms_without_a_range_takes_up_to_2_pow_53_minus_1() {
         &[],
     );
     assert!(
-        block.contains("if not integer(ARGV[i], '0', '9007199254740991') then"),
+        block.contains("if not safe_integer(ARGV[i], 0, 9007199254740991) then"),
         "{block}"
     );
     assert!(
         block.contains("steps must be whole milliseconds from 0 to 9007199254740991"),
         "{block}"
+    );
+}
+
+/// An integer argument whose range fits in ±(2^53 - 1) reaches the body as a Lua number; a
+/// wider one as its decimal text, and the check refuses a body that uses that text as a
+/// number (it would fail at run time with "attempt to compare string with number").
+#[test]
+fn an_integer_wider_than_2_pow_53_used_as_a_number_is_refused() {
+    let source = |range: &str| {
+        format!(
+            "--- Probes the binding of an integer.\n\
+             --- @key k string                a key\n\
+             --- @arg cap int {range}          the cap\n\
+             --- @return int                  the cap, or 0\n\
+             --- @error BAD_ARGS              not 1 key and 1 argument\n\
+             --- @error BAD_CAP               not an integer within its range\n\
+             --- @complexity O(1)\n\
+             if cap > 5 then\n  return redis.call('STRLEN', k)\nend\nreturn 0\n"
+        )
+    };
+    let fixed = |range: &str| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("codegen-wide-{range}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("probe")).unwrap();
+        let path = dir.join("probe/cap.lua");
+        std::fs::write(&path, source(range)).unwrap();
+        Config::new().fix(&dir).unwrap();
+        let fixed = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        fixed
+    };
+    let narrow = fixed("1..=2^53-1");
+    assert!(narrow.contains("local cap = safe_integer(ARGV[1], 1, 9007199254740991)"));
+    assert_eq!(
+        analyze(&script_file("probe", "cap", &narrow)).map(|_| ()),
+        Ok(())
+    );
+    let wide = fixed("1..");
+    assert!(wide.contains("local cap = integer(ARGV[1], '1', '9223372036854775807')"));
+    let found: Vec<String> = analyze(&script_file("probe", "cap", &wide))
+        .err()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let line = wide.lines().position(|l| l == "if cap > 5 then").unwrap() + 1;
+    assert_eq!(
+        found,
+        [format!(
+            "scripts/probe/cap.lua:{line}:4: error: `cap` is used as a number, but it is bound \
+             as its decimal text: its range goes beyond ±(2^53 - 1), which Lua's numbers do not \
+             hold exactly\n  = hint: declare a range within ±(2^53 - 1) (`1..=2^53-1`) to get a \
+             Lua number, or compare the text with `decimal_less`"
+        )]
     );
 }

@@ -18,7 +18,7 @@
 --- @arg keep uint 1..=10000   how many recent entries to keep (the book's 100)
 --- @return int                the message's count this hour
 --- @error BAD_ARGS            not 5 keys and 2 arguments
---- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
+--- @error BAD_KEEP            not an integer within its range
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
@@ -55,6 +55,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -75,11 +84,10 @@ local last = KEYS[3]
 local pstart = KEYS[4]
 local recent = KEYS[5]
 local message = ARGV[1]
-local keep = integer(ARGV[2], '1', '10000')
+local keep = safe_integer(ARGV[2], 1, 10000)
 if not keep then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
-keep = tonumber(keep)
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', common)

@@ -7,7 +7,7 @@
 --- @arg content string non-empty   the content to remove
 --- @return uint               how many tables held it
 --- @error BAD_ARGS            not from 1 to 64 keys and 1 argument
---- @error BAD_CONTENT         `content` is empty
+--- @error BAD_CONTENT         empty
 --- @complexity O(P log T), P = the prefixes, T = a table's entries
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

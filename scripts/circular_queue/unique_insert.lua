@@ -11,7 +11,7 @@
 --- @key queue list                    the list; its head is the front of the queue
 --- @arg items bytes...  1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
---- @error BAD_ARGS                    not 1 key and from 1 to 1000 items
+--- @error BAD_ARGS                    not 1 key and from 1 to 1000 arguments
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items

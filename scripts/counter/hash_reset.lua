@@ -10,7 +10,7 @@
 --- @arg value int -2^63..=2^63-1      the new value
 --- @return decimal                    the old value; "0" when the field was missing
 --- @error BAD_ARGS                    not 1 key and 2 arguments
---- @error BAD_VALUE                   `value` is not a signed 64-bit integer
+--- @error BAD_VALUE                   not an integer within its range
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -11,7 +11,7 @@
 --- @arg ttl ms 1..=10^15-1   the lease
 --- @return int?              the fencing token; nil when the lock is held
 --- @error BAD_ARGS           not 2 keys and 1 argument
---- @error BAD_TTL            `ttl` is not whole milliseconds from 1 to 10^15 - 1
+--- @error BAD_TTL            not whole milliseconds within its range
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -47,6 +47,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -63,11 +72,10 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local lock = KEYS[1]
 local fence = KEYS[2]
-local ttl = integer(ARGV[1], '1', '999999999999999')
+local ttl = safe_integer(ARGV[1], 1, 999999999999999)
 if not ttl then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-ttl = tonumber(ttl)
 -- End of the generated input checks.
 -- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".
 if redis.call('GET', lock) then

@@ -9,8 +9,8 @@
 --- @arg y string non-empty    the other
 --- @return float?             km; nil when either is not pinned
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_X               `x` is empty
---- @error BAD_Y               `y` is empty
+--- @error BAD_X               empty
+--- @error BAD_Y               empty
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -8,7 +8,7 @@
 --- @arg member string non-empty    the member
 --- @return (float?, float?)   longitude and latitude; nil and nil when it is not pinned
 --- @error BAD_ARGS            not 2 keys and 1 argument
---- @error BAD_MEMBER          `member` is empty
+--- @error BAD_MEMBER          empty
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

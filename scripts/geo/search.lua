@@ -13,44 +13,22 @@
 --- @arg limit uint 1..=100    the most members answered
 --- @return [(string, float)]  member and km, nearest first
 --- @error BAD_ARGS            not 2 keys and 3 arguments
---- @error BAD_MEMBER          `member` is empty
---- @error BAD_RADIUS          `radius` is not a number above 0 and at most 20037.5
---- @error BAD_LIMIT           `limit` is not an integer from 1 to 100
+--- @error BAD_MEMBER          empty
+--- @error BAD_RADIUS          not a finite decimal number, or not above 0 and at most 20037.5
+--- @error BAD_LIMIT           not an integer within its range
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
 --- @clock server
 --- @complexity O(N + log M), N = the members in the radius' bounding box, M = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
@@ -92,11 +70,10 @@ local radius = float(ARGV[2])
 if not radius then
   return redis.error_reply('BAD_RADIUS radius must be a finite decimal number, got ' .. shown(ARGV[2]))
 end
-local limit = integer(ARGV[3], '1', '100')
+local limit = safe_integer(ARGV[3], 1, 100)
 if not limit then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
-limit = tonumber(limit)
 -- End of the generated input checks.
 if radius <= 0 or radius > 20037.5 then
   return redis.error_reply('BAD_RADIUS radius must be a number above 0 and at most 20037.5, got ' .. ARGV[2])

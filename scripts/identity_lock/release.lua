@@ -7,7 +7,7 @@
 --- @arg token string non-empty   the secret the lock was acquired with
 --- @return bool                  1 when it was held with `token` and is now free; 0 for another token or a free lock
 --- @error BAD_ARGS               not 1 key and 1 argument
---- @error BAD_TOKEN              `token` is empty
+--- @error BAD_TOKEN              empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

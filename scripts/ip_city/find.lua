@@ -13,7 +13,7 @@
 --- @arg ip uint 0..=4294967295   the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)
 --- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
 --- @error BAD_ARGS            not 2 keys and 1 argument
---- @error BAD_IP              `ip` is not an integer from 0 to 4294967295
+--- @error BAD_IP              not an integer within its range
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
 --- @complexity O(log N), N = the blocks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -49,6 +49,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -65,11 +74,10 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local blocks = KEYS[1]
 local cities = KEYS[2]
-local ip = integer(ARGV[1], '0', '4294967295')
+local ip = safe_integer(ARGV[1], 0, 4294967295)
 if not ip then
   return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end
-ip = tonumber(ip)
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before the answer is built.
 redis.call('HLEN', cities)

@@ -11,7 +11,7 @@
 --- @arg weight float          its score
 --- @return bool               1 if the item is new
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_WEIGHT          `weight` is not a finite decimal number
+--- @error BAD_WEIGHT          not a finite decimal number
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -14,7 +14,7 @@
 --- @key boards... zset 2..=20   board, levels, board, levels, …: each board and its distinct scores (see set.lua)
 --- @arg item bytes            the item
 --- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
---- @error BAD_ARGS            not from 1 to 10 pairs of keys and 1 argument
+--- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

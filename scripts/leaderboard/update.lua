@@ -10,7 +10,7 @@
 --- @arg change float          what to add (negative to take away)
 --- @return float              the item's new score
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_CHANGE          `change` is not a finite decimal number
+--- @error BAD_CHANGE          not a finite decimal number
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -9,7 +9,7 @@
 --- time (each range is one consistent read, the ranges are not one together).
 --- @key rows... string 1..=512  the row bitmaps, first row first; all in one hash slot
 --- @return [bytes]               each row's bytes; an empty string for a missing row (all 0)
---- @error BAD_ARGS               not from 1 to 512 keys, or an argument
+--- @error BAD_ARGS               not from 1 to 512 keys and 0 arguments
 --- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
 --- @complexity O(B), B = the bytes read, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -18,9 +18,9 @@
 --- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
 --- @arg packed bytes... 1..=512                   each string's bytes, one per key, or empty for zeros
 --- @return nil                                     nothing
---- @error BAD_ARGS                                 not one packed value per key, or not from 1 to 512 of them
---- @error BAD_CELL_TYPE                            `cell_type` is not one of the eight types
---- @error BAD_CELLS                                `cells` is not an integer from 1 to 2^23
+--- @error BAD_ARGS                                 not from 1 to 512 keys and from 3 to 514 arguments; or keys ≠ values
+--- @error BAD_CELL_TYPE                            not one of its choices
+--- @error BAD_CELLS                                not an integer within its range
 --- @error BAD_SHAPE                                a string is neither empty nor ceil(cells × bits / 8) bytes
 --- @error BAD_PADDING                              a string sets one of the unused bits after its last cell
 --- @error TOO_BIG                                  the strings hold more than 1 MiB, together or one alone
@@ -28,36 +28,14 @@
 --- @complexity O(B), B = the bytes written, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -80,11 +58,10 @@ if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type
   return redis.error_reply(
       'BAD_CELL_TYPE cell_type must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
 end
-local cells = integer(ARGV[2], '1', '8388608')
+local cells = safe_integer(ARGV[2], 1, 8388608)
 if not cells then
   return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
 end
-cells = tonumber(cells)
 -- End of the generated input checks.
 local MAX_BYTES = 1048576
 

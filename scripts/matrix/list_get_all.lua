@@ -9,7 +9,7 @@
 --- (each range is one consistent read, the ranges are not one together).
 --- @key rows... list 1..=512   the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
---- @error BAD_ARGS              not from 1 to 512 keys, or an argument
+--- @error BAD_ARGS              not from 1 to 512 keys and 0 arguments
 --- @error TOO_BIG               the rows hold more than 8,192 cells together; read fewer rows per call
 --- @complexity O(C), C = the cells read, at most 8,192
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -11,9 +11,9 @@
 --- @arg cols uint 1..=2048              the number of columns
 --- @arg values int... 0..=2048          the cells row by row (rows × cols of them), or none for zeros
 --- @return nil                          nothing
---- @error BAD_ARGS                      not from 1 to 512 keys, or neither 0 nor rows × cols values
---- @error BAD_COLS                      `cols` is not an integer from 1 to 2048
---- @error BAD_VALUES                    a value is not a signed 64-bit integer in decimal
+--- @error BAD_ARGS                  not from 1 to 512 keys and from 1 to 2049 arguments; or not 0 or rows×cols values
+--- @error BAD_COLS                      not an integer within its range
+--- @error BAD_VALUES                    a value is not an integer within its range
 --- @error TOO_BIG                       rows × cols is more than 2,048 cells; write fewer rows per call
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
 --- @complexity O(rows × cols), at most 2,048 cells
@@ -50,6 +50,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -65,11 +74,10 @@ if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 1 to 2049 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local cols = integer(ARGV[1], '1', '2048')
+local cols = safe_integer(ARGV[1], 1, 2048)
 if not cols then
   return redis.error_reply('BAD_COLS cols must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
 end
-cols = tonumber(cols)
 for i = 2, #ARGV do
   if not integer(ARGV[i], '-9223372036854775808', '9223372036854775807') then
     return redis.error_reply(

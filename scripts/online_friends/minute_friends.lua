@@ -10,7 +10,7 @@
 --- @key friends set           the user's friends
 --- @key minutes... set 1..=10  the sets of the last N minutes, newest first
 --- @return [string]           the friends seen in any of them
---- @error BAD_ARGS            not 2 to 11 keys and 0 arguments
+--- @error BAD_ARGS            not from 2 to 11 keys and 0 arguments
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 300 users
 --- @complexity O(F × N), F = the friends, N = the minutes
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -10,7 +10,7 @@
 --- @key added string          how many items were ever added to `list` (the Rust `Paging` names it `{<list>}:added`)
 --- @arg items bytes... 1..=1000   the items, oldest first
 --- @return uint               the list's length after the add
---- @error BAD_ARGS            not 2 keys and 1 to 1000 items
+--- @error BAD_ARGS            not 2 keys and from 1 to 1000 arguments
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it
 --- @complexity O(M), M = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

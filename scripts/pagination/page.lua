@@ -21,8 +21,8 @@
 --- @arg size uint 1..=1000    the most items on the page
 --- @return [bytes]            the next cursor (0: no more), then the page's items
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_CURSOR          `cursor` is neither empty nor an integer from 1 to 10^15 - 1
---- @error BAD_SIZE            `size` is not an integer from 1 to 1000
+--- @error BAD_CURSOR          not an integer within its range (or empty)
+--- @error BAD_SIZE            not an integer within its range
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -58,6 +58,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -76,18 +85,16 @@ local list = KEYS[1]
 local added = KEYS[2]
 local cursor = nil
 if ARGV[1] ~= '' then
-  cursor = integer(ARGV[1], '1', '999999999999999')
+  cursor = safe_integer(ARGV[1], 1, 999999999999999)
   if not cursor then
     return redis.error_reply(
         'BAD_CURSOR cursor must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
-  cursor = tonumber(cursor)
 end
-local size = integer(ARGV[2], '1', '1000')
+local size = safe_integer(ARGV[2], 1, 1000)
 if not size then
   return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
-size = tonumber(size)
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
 local count = redis.call('GET', added)

@@ -9,7 +9,7 @@
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @return int?                     milliseconds until the window resets; nil when attempts are admitted
 --- @error BAD_ARGS                  not 1 key and 1 argument
---- @error BAD_MAXIMUM               `maximum` is not an integer from 1 to 10^15 - 1
+--- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_COUNTER               the counter holds something other than a count
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -45,6 +45,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -60,11 +69,10 @@ if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
-local maximum = integer(ARGV[1], '1', '999999999999999')
+local maximum = safe_integer(ARGV[1], 1, 999999999999999)
 if not maximum then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-maximum = tonumber(maximum)
 -- End of the generated input checks.
 local stored = redis.call('GET', counter)
 if not stored then

@@ -19,45 +19,23 @@
 --- @arg cost uint 1..=10^15-1     requests this call stands for, at most `burst`
 --- @return (bool, int, int, int)  allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
 --- @error BAD_ARGS                not 1 key and 4 arguments
---- @error BAD_BURST               `burst` is not an integer from 1 to 10^15 - 1
---- @error BAD_COUNT               `count` is not an integer from 1 to 10^15 - 1
---- @error BAD_PERIOD              `period` is not whole milliseconds from 1 to 10^10, or refilling takes over 10^10 ms
---- @error BAD_COST                `cost` is not an integer from 1 to `burst`
+--- @error BAD_BURST               not an integer within its range
+--- @error BAD_COUNT               not an integer within its range
+--- @error BAD_PERIOD              not whole milliseconds within its range, or a refill over 10^10 ms
+--- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
@@ -90,26 +68,22 @@ if #KEYS ~= 1 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 1 key and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local tat = KEYS[1]
-local burst = integer(ARGV[1], '1', '999999999999999')
+local burst = safe_integer(ARGV[1], 1, 999999999999999)
 if not burst then
   return redis.error_reply('BAD_BURST burst must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-burst = tonumber(burst)
-local count = integer(ARGV[2], '1', '999999999999999')
+local count = safe_integer(ARGV[2], 1, 999999999999999)
 if not count then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-count = tonumber(count)
-local period = integer(ARGV[3], '1', '10000000000')
+local period = safe_integer(ARGV[3], 1, 10000000000)
 if not period then
   return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
-period = tonumber(period)
-local cost = integer(ARGV[4], '1', '999999999999999')
+local cost = safe_integer(ARGV[4], 1, 999999999999999)
 if not cost then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
-cost = tonumber(cost)
 -- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.
 if burst * period / count > 10000000000 then

@@ -16,9 +16,9 @@
 --- @arg cost uint 1..=10^15-1       attempts this call stands for, at most `maximum`
 --- @return (bool, int, int, int)    allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
 --- @error BAD_ARGS                  not 1 key and 3 arguments
---- @error BAD_MAXIMUM               `maximum` is not an integer from 1 to 10^15 - 1
---- @error BAD_INTERVAL              `interval` is not whole milliseconds from 1 to 10^10
---- @error BAD_COST                  `cost` is not an integer from 1 to `maximum`
+--- @error BAD_MAXIMUM               not an integer within its range
+--- @error BAD_INTERVAL              not whole milliseconds within its range
+--- @error BAD_COST                  not an integer within its range, or more than `maximum`
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -54,6 +54,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -69,22 +78,19 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
-local maximum = integer(ARGV[1], '1', '999999999999999')
+local maximum = safe_integer(ARGV[1], 1, 999999999999999)
 if not maximum then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-maximum = tonumber(maximum)
-local interval = integer(ARGV[2], '1', '10000000000')
+local interval = safe_integer(ARGV[2], 1, 10000000000)
 if not interval then
   return redis.error_reply(
       'BAD_INTERVAL interval must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
-interval = tonumber(interval)
-local cost = integer(ARGV[3], '1', '999999999999999')
+local cost = safe_integer(ARGV[3], 1, 999999999999999)
 if not cost then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-cost = tonumber(cost)
 -- End of the generated input checks.
 if cost > maximum then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to maximum (' .. maximum .. '), got ' .. cost)

@@ -19,9 +19,9 @@
 --- @arg cost uint 1..=10^6      units this call stands for, at most `limit`
 --- @return (bool, int, int, int)  allowed, remaining, retry-after µs (-1 when allowed), reset-after µs
 --- @error BAD_ARGS              not 1 key and 3 arguments
---- @error BAD_LIMIT             `limit` is not an integer from 1 to 10^6
---- @error BAD_PERIOD            `period` is not whole milliseconds from 1 to 10^10
---- @error BAD_COST              `cost` is not an integer from 1 to `limit`
+--- @error BAD_LIMIT             not an integer within its range
+--- @error BAD_PERIOD            not whole milliseconds within its range
+--- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
@@ -58,6 +58,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -73,21 +82,18 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local log = KEYS[1]
-local limit = integer(ARGV[1], '1', '1000000')
+local limit = safe_integer(ARGV[1], 1, 1000000)
 if not limit then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
 end
-limit = tonumber(limit)
-local period = integer(ARGV[2], '1', '10000000000')
+local period = safe_integer(ARGV[2], 1, 10000000000)
 if not period then
   return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
-period = tonumber(period)
-local cost = integer(ARGV[3], '1', '1000000')
+local cost = safe_integer(ARGV[3], 1, 1000000)
 if not cost then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
 end
-cost = tonumber(cost)
 -- End of the generated input checks.
 if cost > limit then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to limit (' .. limit .. '), got ' .. cost)

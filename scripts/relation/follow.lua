@@ -14,8 +14,8 @@
 --- @arg target string non-empty    whom
 --- @return bool               1 if the follow is new
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_USER            `user` is empty
---- @error BAD_TARGET          `target` is empty
+--- @error BAD_USER            empty
+--- @error BAD_TARGET          empty
 --- @error SELF_FOLLOW         `user` and `target` are the same user
 --- @clock server
 --- @complexity O(log N), N = the larger of the two lists

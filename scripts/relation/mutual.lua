@@ -10,8 +10,8 @@
 --- @arg b string non-empty    the other
 --- @return bool               1 if each follows the other
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_A               `a` is empty
---- @error BAD_B               `b` is empty
+--- @error BAD_A               empty
+--- @error BAD_B               empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -8,8 +8,8 @@
 --- @arg target string non-empty    whom
 --- @return bool               1 if the follow was there
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_USER            `user` is empty
---- @error BAD_TARGET          `target` is empty
+--- @error BAD_USER            empty
+--- @error BAD_TARGET          empty
 --- @complexity O(log N), N = the larger of the two lists
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -10,7 +10,7 @@
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when the pool had it; 0 when it did not
 --- @error BAD_ARGS                not 4 keys and 1 argument
---- @error BAD_RESOURCE            `resource` is empty
+--- @error BAD_RESOURCE            empty
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -8,7 +8,7 @@
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when the pool has it; 0 when not
 --- @error BAD_ARGS                not 2 keys and 1 argument
---- @error BAD_RESOURCE            `resource` is empty
+--- @error BAD_RESOURCE            empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

@@ -10,7 +10,7 @@
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when it was held with no lease and is now available; 0 otherwise
 --- @error BAD_ARGS                not 3 keys and 1 argument
---- @error BAD_RESOURCE            `resource` is empty
+--- @error BAD_RESOURCE            empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

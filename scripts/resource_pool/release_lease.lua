@@ -12,8 +12,8 @@
 --- @arg token string non-empty    the token it was acquired with
 --- @return bool                   1 when it was held with `token` and is now available; 0 otherwise
 --- @error BAD_ARGS                not 4 keys and 2 arguments
---- @error BAD_RESOURCE            `resource` is empty
---- @error BAD_TOKEN               `token` is empty
+--- @error BAD_RESOURCE            empty
+--- @error BAD_TOKEN               empty
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

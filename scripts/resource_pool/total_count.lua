@@ -6,7 +6,7 @@
 --- @key available set            the set of resources free to acquire
 --- @key occupied set             the set of resources held
 --- @return uint                   how many resources the pool has
---- @error BAD_ARGS                not 2 keys and no argument
+--- @error BAD_ARGS                not 2 keys and 0 arguments
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

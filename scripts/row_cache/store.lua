@@ -10,7 +10,7 @@
 --- @arg content bytes         the row's copy (the book stores its JSON)
 --- @return bool               1 if stored; 0 if the row was unscheduled (its copy is gone)
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_ROW             `row` is empty
+--- @error BAD_ROW             empty
 --- @complexity O(1), plus the copy's size
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

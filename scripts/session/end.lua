@@ -10,7 +10,7 @@
 --- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg ids string... 1..=100    the ids of the sessions to end
 --- @return uint               how many of them were live sessions, now ended
---- @error BAD_ARGS            not 2 keys and from 1 to 100 ids
+--- @error BAD_ARGS            not 2 keys and from 1 to 100 arguments
 --- @clock server
 --- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -7,7 +7,7 @@
 --- Reply: id, ms left, id, ms left, ...
 --- @key sessions zset         session id -> deadline (ms, server clock)
 --- @return [string]           each live session's id and its milliseconds left, soonest to expire first
---- @error BAD_ARGS            not 1 key and no arguments
+--- @error BAD_ARGS            not 1 key and 0 arguments
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -15,8 +15,8 @@
 --- @arg token string non-empty   the session's token
 --- @arg fields bytes... 2..=200   name, value, name, value, ...: from 1 to 100 pairs
 --- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- @error BAD_ARGS            not 2 keys, a token and from 2 to 200 names and values
---- @error BAD_TOKEN           `token` is empty
+--- @error BAD_ARGS            not 2 keys and from 3 to 201 arguments
+--- @error BAD_TOKEN           empty
 --- @error BAD_FIELDS          a name without a value: the names and values are an odd number
 --- @error DATA_TOO_BIG        the data would have more than 256 fields or 64 KiB of names and values
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts

@@ -9,8 +9,8 @@
 --- @arg token string non-empty   the session's token
 --- @arg names bytes... 1..=100   the names of the fields to remove
 --- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- @error BAD_ARGS            not 2 keys, a token and from 1 to 100 names
---- @error BAD_TOKEN           `token` is empty
+--- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
+--- @error BAD_TOKEN           empty
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields

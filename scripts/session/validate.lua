@@ -17,9 +17,9 @@
 --- @arg data bool             1: a correct token's reply carries the session's data
 --- @return [bytes]            answer, ms left, then the data's name, value pairs
 --- @error BAD_ARGS            not 2 keys and 3 arguments
---- @error BAD_TOKEN           `token` is empty
---- @error BAD_SLIDE           `slide` is not 0 or 1
---- @error BAD_DATA            `data` is not 0 or 1
+--- @error BAD_TOKEN           empty
+--- @error BAD_SLIDE           not 1 or 0
+--- @error BAD_DATA            not 1 or 0
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields

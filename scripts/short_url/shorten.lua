@@ -14,9 +14,9 @@
 --- @arg max_visits uint? 1..=10^15-1    the most visits it allows; empty for no limit
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 4 keys and 3 arguments
---- @error BAD_URL                  `url` is empty
---- @error BAD_TTL                  `ttl` is neither empty nor whole milliseconds from 1 to 10^15 - 1
---- @error BAD_MAX_VISITS           `max_visits` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_URL                  empty
+--- @error BAD_TTL                  not whole milliseconds within its range (or empty)
+--- @error BAD_MAX_VISITS           not an integer within its range (or empty)
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @clock server
@@ -54,6 +54,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -78,21 +87,19 @@ if url == '' then
 end
 local ttl = nil
 if ARGV[2] ~= '' then
-  ttl = integer(ARGV[2], '1', '999999999999999')
+  ttl = safe_integer(ARGV[2], 1, 999999999999999)
   if not ttl then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
   end
-  ttl = tonumber(ttl)
 end
 local max_visits = nil
 if ARGV[3] ~= '' then
-  max_visits = integer(ARGV[3], '1', '999999999999999')
+  max_visits = safe_integer(ARGV[3], 1, 999999999999999)
   if not max_visits then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
-  max_visits = tonumber(max_visits)
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

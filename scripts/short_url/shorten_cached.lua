@@ -11,7 +11,7 @@
 --- @arg url string non-empty     the long URL
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 3 keys and 1 argument
---- @error BAD_URL                  `url` is empty
+--- @error BAD_URL                  empty
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)

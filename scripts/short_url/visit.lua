@@ -12,7 +12,7 @@
 --- @arg id string non-empty      the short id
 --- @return string?                 the URL; nil when the link does not exist, has expired or is used up
 --- @error BAD_ARGS                 not 4 keys and 1 argument
---- @error BAD_ID                   `id` is empty
+--- @error BAD_ID                   empty
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @clock server

@@ -11,42 +11,20 @@
 --- @arg keep uint 1..=10000   how many of the slowest to keep (the book's 100)
 --- @return int                how many contexts the ranking holds
 --- @error BAD_ARGS            not 1 key and 3 arguments
---- @error BAD_CONTEXT         `context` is empty
---- @error BAD_AVERAGE         `average` is not a finite number
---- @error BAD_KEEP            `keep` is not an integer from 1 to 10000
+--- @error BAD_CONTEXT         empty
+--- @error BAD_AVERAGE         not a finite decimal number
+--- @error BAD_KEEP            not an integer within its range
 --- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
@@ -87,11 +65,10 @@ local average = float(ARGV[2])
 if not average then
   return redis.error_reply('BAD_AVERAGE average must be a finite decimal number, got ' .. shown(ARGV[2]))
 end
-local keep = integer(ARGV[3], '1', '10000')
+local keep = safe_integer(ARGV[3], 1, 10000)
 if not keep then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
 end
-keep = tonumber(keep)
 -- End of the generated input checks.
 redis.call('ZADD', slowest, average, context)
 local size = redis.call('ZCARD', slowest)

@@ -17,8 +17,8 @@
 --- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
 --- @return (float, float, float)   the count, the sum and the sum of squares
 --- @error BAD_ARGS            not 4 keys and 2 arguments
---- @error BAD_VALUE           `value` is not a finite number of at most 10^100 in size
---- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
+--- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
+--- @error BAD_NOW             not an integer within its range
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @clock caller
 --- @complexity O(1)
@@ -54,6 +54,15 @@ local function integer(s, min, max)
     return nil
   end
   return s
+end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
 end
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
@@ -93,11 +102,10 @@ local value = float(ARGV[1])
 if not value then
   return redis.error_reply('BAD_VALUE value must be a finite decimal number, got ' .. shown(ARGV[1]))
 end
-local now = integer(ARGV[2], '0', '999999999999999')
+local now = safe_integer(ARGV[2], 0, 999999999999999)
 if not now then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-now = tonumber(now)
 -- End of the generated input checks.
 if math.abs(value) > 1e100 then
   return redis.error_reply('BAD_VALUE value must be at most 10^100 in size, got '

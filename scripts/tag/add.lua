@@ -10,8 +10,8 @@
 --- @arg target string non-empty    the target
 --- @arg tags string... 1..=100     the tags, one per key of `tag_targets`
 --- @return uint               how many tags the target did not have
---- @error BAD_ARGS            not from 2 to 101 keys, a target and as many tags as tag keys
---- @error BAD_TARGET          `target` is empty
+--- @error BAD_ARGS            not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys
+--- @error BAD_TARGET          empty
 --- @error BAD_TAGS            a tag is empty
 --- @complexity O(M), M = the tags given
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

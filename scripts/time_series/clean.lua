@@ -19,12 +19,12 @@
 --- @arg count uint 1..=1000   about how many fields to scan
 --- @return (string, int, bool)   the next cursor ("0": done), samples deleted, whether the counter was forgotten
 --- @error BAD_ARGS            not 2 keys and 6 arguments
---- @error BAD_NAME            `name` is empty
---- @error BAD_PRECISION       `precision` is not an integer from 1 to 10^9
---- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
---- @error BAD_SAMPLES         `samples` is not an integer from 1 to 100000
---- @error BAD_CURSOR          `cursor` is not a decimal integer
---- @error BAD_COUNT           `count` is not an integer from 1 to 1000
+--- @error BAD_NAME            empty
+--- @error BAD_PRECISION       not an integer within its range
+--- @error BAD_NOW             not an integer within its range
+--- @error BAD_SAMPLES         not an integer within its range
+--- @error BAD_CURSOR          empty, or not a decimal integer
+--- @error BAD_COUNT           not an integer within its range
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -60,6 +60,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -80,30 +89,26 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME name must not be empty')
 end
-local precision = integer(ARGV[2], '1', '1000000000')
+local precision = safe_integer(ARGV[2], 1, 1000000000)
 if not precision then
   return redis.error_reply('BAD_PRECISION precision must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
-precision = tonumber(precision)
-local now = integer(ARGV[3], '0', '999999999999999')
+local now = safe_integer(ARGV[3], 0, 999999999999999)
 if not now then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-now = tonumber(now)
-local samples = integer(ARGV[4], '1', '100000')
+local samples = safe_integer(ARGV[4], 1, 100000)
 if not samples then
   return redis.error_reply('BAD_SAMPLES samples must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
 end
-samples = tonumber(samples)
 local cursor = ARGV[5]
 if cursor == '' then
   return redis.error_reply('BAD_CURSOR cursor must not be empty')
 end
-local count = integer(ARGV[6], '1', '1000')
+local count = safe_integer(ARGV[6], 1, 1000)
 if not count then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
 end
-count = tonumber(count)
 -- End of the generated input checks.
 if not string.match(cursor, '^%d+$') or #cursor > 20 then
   return redis.error_reply('BAD_CURSOR cursor must be a decimal integer, got '

@@ -16,11 +16,11 @@
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
 --- @arg precisions uint... 1..=16   each precision in seconds (from 1 to 10^9), one per hash of `counts`
 --- @return decimal            the first precision's slot count, after the update, exact to 64 bits
---- @error BAD_ARGS            not from 2 to 17 keys, and 3 arguments and as many precisions as hashes
---- @error BAD_NAME            `name` is empty
---- @error BAD_COUNT           `count` is not an integer from -10^15 + 1 to 10^15 - 1
---- @error BAD_NOW             `now` is not an integer from 0 to 10^15 - 1
---- @error BAD_PRECISIONS      a precision is not an integer from 1 to 10^9
+--- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes
+--- @error BAD_NAME            empty
+--- @error BAD_COUNT           not an integer within its range
+--- @error BAD_NOW             not an integer within its range
+--- @error BAD_PRECISIONS      a value is not an integer within its range, or more than 10^9
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
 --- @clock caller
@@ -58,6 +58,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -78,17 +87,15 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME name must not be empty')
 end
-local count = integer(ARGV[2], '-999999999999999', '999999999999999')
+local count = safe_integer(ARGV[2], -999999999999999, 999999999999999)
 if not count then
   return redis.error_reply(
       'BAD_COUNT count must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-count = tonumber(count)
-local now = integer(ARGV[3], '0', '999999999999999')
+local now = safe_integer(ARGV[3], 0, 999999999999999)
 if not now then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-now = tonumber(now)
 for i = 4, #ARGV do
   if not integer(ARGV[i], '0', '9223372036854775807') then
     return redis.error_reply(

@@ -12,42 +12,20 @@
 --- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
 --- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1
 --- @return (int, int)         the length now, and the entries trimmed
---- @error BAD_ARGS            not 1 key, a max_length and from 2 to 2000 times and items
---- @error BAD_MAX_LENGTH      `max_length` is neither empty nor an integer from 1 to 10^15 - 1
+--- @error BAD_ARGS            not 1 key and from 3 to 2001 arguments
+--- @error BAD_MAX_LENGTH      not an integer within its range (or empty)
 --- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
 --- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -66,12 +44,11 @@ end
 local timeline = KEYS[1]
 local max_length = nil
 if ARGV[1] ~= '' then
-  max_length = integer(ARGV[1], '1', '999999999999999')
+  max_length = safe_integer(ARGV[1], 1, 999999999999999)
   if not max_length then
     return redis.error_reply(
         'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
-  max_length = tonumber(max_length)
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then

@@ -11,7 +11,7 @@
 --- @key x set            the set whose members are counted
 --- @key y set            the set whose members are left out
 --- @return uint          the number of members of `x` that are not in `y`
---- @error BAD_ARGS       not 2 keys and no argument
+--- @error BAD_ARGS       not 2 keys and 0 arguments
 --- @error TOO_BIG        both sets hold more than 10,000 members
 --- @complexity O(min(|x|, |y|)), at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

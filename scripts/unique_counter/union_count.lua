@@ -11,7 +11,7 @@
 --- @key scratch set                 where the union is built and unlinked again; must not exist
 --- @key counters... set 1..=1000    the sets to unite
 --- @return uint                     the number of distinct members in all the sets
---- @error BAD_ARGS                  not `scratch` and from 1 to 1000 sets, or an argument
+--- @error BAD_ARGS                  not from 2 to 1001 keys and 0 arguments
 --- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
 --- @error TOO_BIG                   the sets hold more than 10,000 members together
 --- @complexity O(N), N = the members of all the sets, at most 10,000

@@ -19,9 +19,9 @@
 --- @arg direction string up|down|none   which way; `none` takes the vote back
 --- @return bool               1 if the vote changed (see above)
 --- @error BAD_ARGS            not 5 keys and 3 arguments
---- @error BAD_SUBJECT         `subject` is empty
---- @error BAD_USER            `user` is empty
---- @error BAD_DIRECTION       `direction` is not up, down or none
+--- @error BAD_SUBJECT         empty
+--- @error BAD_USER            empty
+--- @error BAD_DIRECTION       not one of its choices
 --- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked

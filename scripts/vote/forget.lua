@@ -11,7 +11,7 @@
 --- @arg subject string non-empty   the subject
 --- @return bool               1 if there was anything to forget
 --- @error BAD_ARGS            not 5 keys and 1 argument
---- @error BAD_SUBJECT         `subject` is empty
+--- @error BAD_SUBJECT         empty
 --- @complexity O(log S), S = the subjects ranked (the vote sets are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.

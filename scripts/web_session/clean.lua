@@ -16,43 +16,21 @@
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
 --- @return [string]           the tokens ended
---- @error BAD_ARGS            not 3 to 202 keys and 4 to 202 arguments, or not 1 session key per token (2 with `carts`)
---- @error BAD_LIMIT           `limit` is not an integer from 0 to 10^15 - 1
---- @error BAD_CARTS           `carts` is not 0 or 1
+--- @error BAD_ARGS            not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)
+--- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_CARTS           not 1 or 0
 --- @error BAD_ENTRIES         a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1
 --- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -71,11 +49,10 @@ if #KEYS < 3 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
 end
 local login = KEYS[1]
 local recent = KEYS[2]
-local limit = integer(ARGV[1], '0', '999999999999999')
+local limit = safe_integer(ARGV[1], 0, 999999999999999)
 if not limit then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-limit = tonumber(limit)
 local carts = ARGV[2]
 if carts ~= '1' and carts ~= '0' then
   return redis.error_reply('BAD_CARTS carts must be 1 or 0, got ' .. shown(carts))

@@ -13,7 +13,7 @@
 --- @arg id string non-empty      the job's id
 --- @return [bytes]               state, deliveries, priority, group, last error, payload, time
 --- @error BAD_ARGS               not 4 keys and 1 argument
---- @error BAD_ID                 `id` is empty
+--- @error BAD_ID                 empty
 --- @error BAD_JOBS               `jobs` holds a rank for the job that these scripts did not write
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

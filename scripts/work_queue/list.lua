@@ -18,9 +18,9 @@
 --- @arg count uint 1..=100       the most jobs listed
 --- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
 --- @error BAD_ARGS               not 6 keys and 3 arguments
---- @error BAD_STATE              `state` is not one of waiting, delayed, leased, dead, parked
---- @error BAD_OFFSET             `offset` is not an integer from 0 to 10^9
---- @error BAD_COUNT              `count` is not an integer from 1 to 100
+--- @error BAD_STATE              not one of its choices
+--- @error BAD_OFFSET             not an integer within its range
+--- @error BAD_COUNT              not an integer within its range
 --- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
@@ -57,6 +57,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -82,16 +91,14 @@ if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 
   return redis.error_reply(
       'BAD_STATE state must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
-local offset = integer(ARGV[2], '0', '1000000000')
+local offset = safe_integer(ARGV[2], 0, 1000000000)
 if not offset then
   return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end
-offset = tonumber(offset)
-local count = integer(ARGV[3], '1', '100')
+local count = safe_integer(ARGV[3], 1, 100)
 if not count then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
-count = tonumber(count)
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked }) do

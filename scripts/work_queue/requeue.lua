@@ -9,7 +9,7 @@
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
 --- @error BAD_ARGS               not 3 keys and 1 argument
---- @error BAD_ID                 `id` is empty
+--- @error BAD_ID                 empty
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -40,12 +40,12 @@
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
 --- @return [bytes]               id, token, delivery, deadline, group, payload for each job taken
 --- @error BAD_ARGS               not 9 keys and 6 arguments
---- @error BAD_LEASE              `lease` is not whole milliseconds from 1 to 10^15 - 1
---- @error BAD_LIMIT              `limit` is not an integer from 1 to 25
---- @error BAD_MAX_DELIVERIES     `max_deliveries` is not an integer from 1 to 1000
---- @error BAD_GROUP_CONCURRENCY  `group_concurrency` is not an integer from 0 to 10^6
---- @error BAD_GROUP_RATE         `group_rate` is not an integer from 0 to 1000
---- @error BAD_GROUP_PERIOD       `group_period` is not whole milliseconds from 1 to 10^10
+--- @error BAD_LEASE              not whole milliseconds within its range
+--- @error BAD_LIMIT              not an integer within its range
+--- @error BAD_MAX_DELIVERIES     not an integer within its range
+--- @error BAD_GROUP_CONCURRENCY  not an integer within its range
+--- @error BAD_GROUP_RATE         not an integer within its range
+--- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
 --- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count (see below)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
@@ -84,6 +84,15 @@ local function integer(s, min, max)
   end
   return s
 end
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -107,40 +116,34 @@ local jobs = KEYS[6]
 local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
-local lease = integer(ARGV[1], '1', '999999999999999')
+local lease = safe_integer(ARGV[1], 1, 999999999999999)
 if not lease then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-lease = tonumber(lease)
-local limit = integer(ARGV[2], '1', '25')
+local limit = safe_integer(ARGV[2], 1, 25)
 if not limit then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 25, got ' .. shown(ARGV[2]))
 end
-limit = tonumber(limit)
-local max_deliveries = integer(ARGV[3], '1', '1000')
+local max_deliveries = safe_integer(ARGV[3], 1, 1000)
 if not max_deliveries then
   return redis.error_reply(
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
-max_deliveries = tonumber(max_deliveries)
-local group_concurrency = integer(ARGV[4], '0', '1000000')
+local group_concurrency = safe_integer(ARGV[4], 0, 1000000)
 if not group_concurrency then
   return redis.error_reply(
       'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
 end
-group_concurrency = tonumber(group_concurrency)
-local group_rate = integer(ARGV[5], '0', '1000')
+local group_rate = safe_integer(ARGV[5], 0, 1000)
 if not group_rate then
   return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
 end
-group_rate = tonumber(group_rate)
-local group_period = integer(ARGV[6], '1', '10000000000')
+local group_period = safe_integer(ARGV[6], 1, 10000000000)
 if not group_period then
   return redis.error_reply(
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
-group_period = tonumber(group_period)
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.

@@ -7,7 +7,7 @@
 --- @arg order string non-empty       the order whose units go back
 --- @return uint                      the units given back; 0 when the order had none reserved
 --- @error BAD_ARGS                   not 2 keys and 1 argument
---- @error BAD_ORDER                  `order` is empty
+--- @error BAD_ORDER                  empty
 --- @error NOT_A_COUNT                the order's reservation is not a count of units
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
