@@ -145,14 +145,17 @@ impl AppLog {
     }
 
     fn keys(&self, severity: Severity) -> Keys {
-        let tag = format!("{{{}:{}}}", self.name, severity.as_str());
-        let common = format!("common:{tag}");
+        use script::keys;
+        let (name, severity) = (self.name.as_str(), severity.as_str());
+        // `new` refused an empty name and one with a brace, and a severity is a plain
+        // word: the templates take every such pair.
+        let key = |built: crate::Result<String>| built.expect("a checked name and a severity");
         Keys {
-            recent: format!("recent:{tag}"),
-            start: format!("{common}:start"),
-            last: format!("{common}:last"),
-            pstart: format!("{common}:pstart"),
-            common,
+            recent: key(keys::recent(name, severity)),
+            common: key(keys::common(name, severity)),
+            start: key(keys::start(name, severity)),
+            last: key(keys::last(name, severity)),
+            pstart: key(keys::pstart(name, severity)),
         }
     }
 

@@ -106,7 +106,7 @@ impl Autocomplete {
         if prefix.is_empty() {
             return Err(Error::invalid("segment", "must not be empty"));
         }
-        input::aux_key_of("subject", &self.subject, prefix)
+        script::keys::tables(&self.subject, prefix)
     }
 
     /// The keys of `content`'s prefix tables, shortest prefix first, cut by characters.

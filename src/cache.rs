@@ -396,9 +396,9 @@ struct Job {
 
 impl Job {
     fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
-        let marker = input::aux_key(name, "computing")?;
+        let marker = scripts::cache::keys::marker(name)?;
         Ok(Job {
-            value: name.to_owned(),
+            value: scripts::cache::keys::value(name)?,
             marker,
             token: token::random(),
             ttl,
@@ -665,13 +665,13 @@ impl HashCache {
         V: ToRedisArgs,
     {
         Op::try_build(|| {
-            let name = input::key("name", name)?;
+            let name = scripts::cache::keys::cache(name)?;
             let mut flat = Vec::new();
             for (field, value) in fields {
                 flat.push(input::value("fields", &field)?);
                 flat.push(input::value("fields", &value)?);
             }
-            Ok(scripts::cache::hash_set(name, ttl, &input::slices(&flat)))
+            Ok(scripts::cache::hash_set(&name, ttl, &input::slices(&flat)))
         })
     }
 

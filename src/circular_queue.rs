@@ -172,8 +172,7 @@ impl UniqueCircularQueue {
     ///
     /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub fn new(key: impl Into<String>) -> crate::Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
+        let key = scripts::circular_queue::keys::queue(&key.into())?;
         Ok(UniqueCircularQueue { key })
     }
 

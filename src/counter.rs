@@ -133,8 +133,8 @@ impl HashCounter {
     /// The counter in field `field` of the hash at `key`. An empty key or field is
     /// [`Error::InvalidInput`] naming it.
     pub fn new(key: impl Into<String>, field: impl Into<String>) -> crate::Result<Self> {
-        let (key, field) = (key.into(), field.into());
-        input::key("key", &key)?;
+        let key = scripts::counter::keys::counters(&key.into())?;
+        let field = field.into();
         input::key("field", &field)?;
         Ok(HashCounter { key, field })
     }

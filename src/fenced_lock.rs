@@ -32,7 +32,6 @@
 use std::time::Duration;
 
 use crate::runtime::error::Error;
-use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::scripts;
 
@@ -68,8 +67,11 @@ impl FencedLock {
     /// its cluster hash slot), is [`crate::Error::InvalidInput`].
     pub fn new(name: impl Into<String>) -> crate::Result<Self> {
         let name = name.into();
-        let fence = input::aux_key(input::key("name", &name)?, "fence")?;
-        Ok(FencedLock { name, fence })
+        let fence = scripts::fenced_lock::keys::fence(&name)?;
+        Ok(FencedLock {
+            name: scripts::fenced_lock::keys::lock(&name)?,
+            fence,
+        })
     }
 
     /// The lock's key (also its name).

@@ -107,8 +107,7 @@ impl FixedLengthQueue {
     /// 10^15 - 1, else [`crate::Error::InvalidInput`], as for an empty
     /// key.
     pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
+        let key = scripts::fixed_length_queue::keys::queue(&key.into())?;
         input::check_param(&scripts::fixed_length_queue::ENQUEUE.args[0], max_length)?;
         Ok(FixedLengthQueue { key, max_length })
     }
@@ -188,8 +187,7 @@ impl FadedQueue {
     /// 10^15 - 1, else [`crate::Error::InvalidInput`], as for an empty
     /// key.
     pub fn new(key: impl Into<String>, max_length: u64) -> crate::Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
+        let key = scripts::fixed_length_queue::keys::queue(&key.into())?;
         input::check_param(&scripts::fixed_length_queue::ENQUEUE.args[0], max_length)?;
         Ok(FadedQueue { key, max_length })
     }

@@ -105,10 +105,10 @@ impl Location {
     /// An empty key, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
-        let deadlines = input::aux_key_of("key", &key, "deadlines")?;
+        let deadlines = script::keys::deadlines(&key)?;
         Ok(Location {
             deadlines,
-            key,
+            key: script::keys::places(&key)?,
             cache_ttl: DEFAULT_CACHE_TTL,
         })
     }
@@ -131,9 +131,10 @@ impl Location {
         &self.deadlines
     }
 
-    /// The key of `member`'s neighbour cache, `{key}:neighbours:<member>`.
+    /// The key of `member`'s neighbour cache, `{key}:neighbours:<member>`. An empty
+    /// member, which no script takes, is [`Error::InvalidInput`].
     pub fn cache_key(&self, member: &str) -> Result<String> {
-        input::aux_key_of("key", &self.key, &format!("neighbours:{member}"))
+        script::keys::cache(&self.key, member)
     }
 
     /// Pins `member` at `longitude`, `latitude` (degrees), for ever (until pinned again).

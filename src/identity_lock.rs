@@ -119,10 +119,8 @@ impl IdentityLock {
     ///
     /// An empty key is [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub fn new(key: impl Into<String>) -> crate::Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
         Ok(IdentityLock {
-            key,
+            key: scripts::identity_lock::keys::lock(&key.into())?,
             native: Native::default(),
         })
     }

@@ -242,8 +242,8 @@ impl IpCities {
     /// [`Error::InvalidInput`].
     pub fn new(namespace: &str) -> Result<Self> {
         Ok(IpCities {
-            blocks: input::aux_key_of("namespace", namespace, "ip2cityid")?,
-            cities: input::aux_key_of("namespace", namespace, "cityid2city")?,
+            blocks: script::keys::blocks(namespace)?,
+            cities: script::keys::cities(namespace)?,
         })
     }
 

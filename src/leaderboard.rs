@@ -153,8 +153,11 @@ impl Leaderboard {
     /// An empty key, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
-        let levels = input::aux_key_of("key", &key, "levels")?;
-        Ok(Leaderboard { key, levels })
+        let levels = script::keys::levels(&key)?;
+        Ok(Leaderboard {
+            key: script::keys::board(&key)?,
+            levels,
+        })
     }
 
     /// The board's key.

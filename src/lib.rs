@@ -74,7 +74,7 @@ pub use runtime::catalog::{load_all_async, load_async};
 pub use runtime::error::{Error, Result};
 pub use runtime::op::{Op, ScriptMode, default_script_mode, set_default_script_mode};
 pub use runtime::script::{
-    Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, Param, Returns, Rule, Script,
-    check_generated_code_format,
+    Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, KeyForm, KeyPart, KeyTemplate, Param, Returns,
+    Rule, Script, check_generated_code_format,
 };
 pub use runtime::server;

@@ -103,7 +103,7 @@ fn now_ms() -> u64 {
 fn friends_key(ns: &str, user: &str) -> Result<String> {
     // The scripts' rule for a user, for the key built here.
     input::check_param(&script::MINUTE_VISIT.args[0], user)?;
-    input::aux_key(ns, &format!("friends:{user}"))
+    script::keys::friends(ns, user)
 }
 
 /// `SADD friends:<user> friend…`: how many were new.
@@ -125,8 +125,6 @@ fn add_friends(ns: &str, user: &str, friends: &[&str]) -> Op<u64> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MinuteSets {
     ns: String,
-    /// `{ns}:active.users`, which a minute's number completes.
-    sets: String,
     window: u32,
 }
 
@@ -137,11 +135,9 @@ impl MinuteSets {
     /// An empty `ns`, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn new(ns: impl Into<String>) -> Result<Self> {
         let ns = ns.into();
-        Ok(MinuteSets {
-            sets: input::aux_key(&ns, "active.users")?,
-            ns,
-            window: 10,
-        })
+        // Refuses a bad `ns` as `name`, as every namespace of the family.
+        input::aux_key(&ns, "active.users")?;
+        Ok(MinuteSets { ns, window: 10 })
     }
 
     /// Online means seen in the last `minutes` minutes, this one included (1 to
@@ -159,7 +155,8 @@ impl MinuteSets {
 
     /// The set of minute `minute` of the hour (0 to 59): `{ns}:active.users:<MM>`.
     pub fn minute_key(&self, minute: u32) -> String {
-        format!("{}:{:02}", self.sets, minute % 60)
+        script::keys::minute(&self.ns, &format!("{:02}", minute % 60))
+            .expect("`new` checked `ns`, and a minute is two digits")
     }
 
     /// The set of `user`'s friends: `{ns}:friends:<user>`.
@@ -241,7 +238,7 @@ impl LastSeen {
     pub fn new(ns: impl Into<String>) -> Result<Self> {
         let ns = ns.into();
         Ok(LastSeen {
-            seen: input::aux_key(&ns, "last.seen")?,
+            seen: input::aux_key(&ns, "last.seen").and(script::keys::seen(&ns))?,
             ns,
             window: Duration::from_secs(600),
             keep: Duration::from_secs(86_400),

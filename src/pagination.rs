@@ -123,8 +123,11 @@ impl Paging {
     /// slot), is [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
-        let added = input::aux_key_of("key", &key, "added")?;
-        Ok(Paging { key, added })
+        let added = script::keys::added(&key)?;
+        Ok(Paging {
+            key: script::keys::list(&key)?,
+            added,
+        })
     }
 
     /// The list's key.

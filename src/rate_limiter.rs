@@ -492,37 +492,31 @@ impl Limiter for GcraLimiter {
 }
 
 /// The keys of one limiter, `<prefix>:<uid>:<action>`: the parts around the client's
-/// `uid` are checked and joined once, when the limiter is built.
+/// `uid` are checked once, when the limiter is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ClientKeys {
     action: String,
-    /// `<prefix>:`
-    head: String,
-    /// `:<action>`
-    tail: String,
+    prefix: String,
 }
 
 impl ClientKeys {
     fn new(prefix: &str, action: String) -> crate::Result<Self> {
         input::key("action", &action)?;
         Ok(ClientKeys {
-            head: format!("{prefix}:"),
-            tail: format!(":{action}"),
+            prefix: prefix.to_owned(),
             action,
         })
     }
 
     fn with_prefix(self, prefix: String) -> crate::Result<Self> {
         input::key("prefix", &prefix)?;
-        Ok(ClientKeys {
-            head: prefix + ":",
-            ..self
-        })
+        Ok(ClientKeys { prefix, ..self })
     }
 
+    /// The key of `uid`: every limiter's scripts name it `<prefix>:<uid>:<action>` (the
+    /// fixed window's `counter`, the sliding window's `log`, GCRA's `tat`).
     fn key(&self, uid: &str) -> crate::Result<String> {
-        let uid = input::key("uid", uid)?;
-        Ok([self.head.as_str(), uid, self.tail.as_str()].concat())
+        scripts::rate_limiter::keys::counter(&self.prefix, uid, &self.action)
     }
 }
 

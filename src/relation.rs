@@ -92,21 +92,26 @@ impl Relations {
 
     /// The key of `user`'s following list, `{namespace}:following:<user>`.
     pub fn following_key(&self, user: &str) -> Result<String> {
-        self.key("following", "user", user)
+        self.key(script::keys::following, "user", user)
     }
 
     /// The key of `user`'s followers list, `{namespace}:followers:<user>`.
     pub fn followers_key(&self, user: &str) -> Result<String> {
-        self.key("followers", "user", user)
+        self.key(script::keys::followers, "user", user)
     }
 
-    /// The key of `list` (`following` or `followers`) of `user`, which an error calls
-    /// `what`.
-    fn key(&self, list: &str, what: &'static str, user: &str) -> Result<String> {
+    /// The key a list's template (`following` or `followers`) names for `user`, which an
+    /// error calls `what`.
+    fn key(
+        &self,
+        list: fn(&str, &str) -> Result<String>,
+        what: &'static str,
+        user: &str,
+    ) -> Result<String> {
         if user.is_empty() {
             return Err(Error::invalid(what, "must not be empty"));
         }
-        input::aux_key_of("namespace", &self.namespace, &format!("{list}:{user}"))
+        list(&self.namespace, user)
     }
 
     /// Makes `user` follow `target`, on both sides in one step: true if it is new; a
@@ -116,7 +121,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::follow(
                 &self.following_key(user)?,
-                &self.key("followers", "target", target)?,
+                &self.key(script::keys::followers, "target", target)?,
                 user,
                 target,
             ))
@@ -129,7 +134,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::unfollow(
                 &self.following_key(user)?,
-                &self.key("followers", "target", target)?,
+                &self.key(script::keys::followers, "target", target)?,
                 user,
                 target,
             ))
@@ -160,7 +165,7 @@ impl Relations {
         Op::try_build(|| {
             Ok(script::mutual(
                 &self.following_key(user)?,
-                &self.key("following", "other", other)?,
+                &self.key(script::keys::following, "other", other)?,
                 user,
                 other,
             ))

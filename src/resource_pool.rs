@@ -146,12 +146,11 @@ impl ResourcePool {
     /// cluster hash slot), is [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub fn new(name: impl Into<String>) -> crate::Result<Self> {
         let name = name.into();
-        input::key("name", &name)?;
         Ok(ResourcePool {
-            available: input::aux_key(&name, "available")?,
-            occupied: input::aux_key(&name, "occupied")?,
-            leases: input::aux_key(&name, "leases")?,
-            holders: input::aux_key(&name, "holders")?,
+            available: script::keys::available(&name)?,
+            occupied: script::keys::occupied(&name)?,
+            leases: script::keys::leases(&name)?,
+            holders: script::keys::holders(&name)?,
             name,
         })
     }

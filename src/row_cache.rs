@@ -99,8 +99,6 @@ impl Pass {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowCache {
     namespace: String,
-    /// `{namespace}:`, which every key starts with.
-    prefix: String,
     delays: String,
     schedule: String,
 }
@@ -110,11 +108,9 @@ impl RowCache {
     /// empty namespace is [`Error::InvalidInput`].
     pub fn new(namespace: impl Into<String>) -> Result<Self> {
         let namespace = namespace.into();
-        let prefix = input::aux_key_of("namespace", &namespace, "")?;
         Ok(RowCache {
-            delays: format!("{prefix}delays"),
-            schedule: format!("{prefix}schedule"),
-            prefix,
+            delays: script::keys::delays(&namespace)?,
+            schedule: script::keys::schedule(&namespace)?,
             namespace,
         })
     }
@@ -126,7 +122,7 @@ impl RowCache {
 
     /// The key of `row`'s cached copy (the book's `inv:<row>`).
     pub fn copy_key(&self, row: &str) -> Result<String> {
-        Ok(format!("{}inv:{}", self.prefix, input::key("row", row)?))
+        script::keys::copy(&self.namespace, row)
     }
 
     /// Schedules `row` to be cached now and again every `delay` (whole ms); a delay of

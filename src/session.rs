@@ -366,10 +366,10 @@ impl SessionStore {
 
     /// User `uid`'s keys: `{namespace:uid}:sessions` and `{namespace:uid}:records`.
     pub fn keys(&self, uid: &str) -> Result<[String; 2]> {
-        let name = format!("{}:{}", self.namespace, checked_uid(uid)?);
+        let uid = checked_uid(uid)?;
         Ok([
-            input::aux_key_of("uid", &name, "sessions")?,
-            input::aux_key_of("uid", &name, "records")?,
+            script::keys::sessions(&self.namespace, uid)?,
+            script::keys::records(&self.namespace, uid)?,
         ])
     }
 

@@ -177,15 +177,14 @@ impl UrlShorty {
     /// An empty `name`, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn with_name(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
-        input::key("name", &name)?;
-        let key = |suffix| input::aux_key(&name, suffix);
+        use script::keys;
         Ok(UrlShorty {
-            counter: key("id_counter")?,
-            links: key("mapping_hash")?,
-            cache: key("mapping_cache")?,
-            expiries: key("expiries")?,
-            limits: key("limits")?,
-            visits: key("visits")?,
+            counter: keys::counter(&name)?,
+            links: keys::links(&name)?,
+            cache: keys::cache(&name)?,
+            expiries: keys::expiries(&name)?,
+            limits: keys::limits(&name)?,
+            visits: keys::visits(&name)?,
             name,
         })
     }

@@ -165,8 +165,7 @@ impl Stats {
 
     /// Keeps the ranking of the slowest at `key`, with the `kept` (1 to 10,000) slowest.
     pub fn with_slowest(mut self, key: impl Into<String>, kept: u64) -> Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
+        let key = script::keys::slowest(&key.into())?;
         input::check_param(&script::SLOWEST.args[2], Some(kept))?;
         self.slowest = key;
         self.slowest_kept = kept;
@@ -185,13 +184,13 @@ impl Stats {
                 format!("{name:?}: the prefix, context and type must not hold `{{` or `}}`"),
             ));
         }
-        let stats = format!("{{{name}}}");
+        let prefix = self.prefix.as_str();
         Ok([
-            format!("{stats}:start"),
-            format!("{stats}:last"),
-            format!("{stats}:pstart"),
+            script::keys::stats(prefix, context, kind)?,
+            script::keys::start(prefix, context, kind)?,
+            script::keys::last(prefix, context, kind)?,
+            script::keys::pstart(prefix, context, kind)?,
         ])
-        .map(|[start, last, pstart]| [stats, start, last, pstart])
     }
 
     /// Adds `value` (finite, at most 10^100 in size) to this hour's statistics of

@@ -88,16 +88,12 @@ impl Tags {
         &self.namespace
     }
 
-    fn key(&self, kind: &str, name: &str) -> Result<String> {
-        input::aux_key_of("namespace", &self.namespace, &format!("{kind}:{name}"))
-    }
-
     /// The key of `target`'s tags, `{namespace}:target:<target>`.
     pub fn target_key(&self, target: &str) -> Result<String> {
         if target.is_empty() {
             return Err(Error::invalid("target", "must not be empty"));
         }
-        self.key("target", target)
+        script::keys::target_tags(&self.namespace, target)
     }
 
     /// The key of `tag`'s targets, `{namespace}:tag:<tag>`.
@@ -105,7 +101,7 @@ impl Tags {
         if tag.is_empty() {
             return Err(Error::invalid("tags", "a tag must not be empty"));
         }
-        self.key("tag", tag)
+        script::keys::tag_targets(&self.namespace, tag)
     }
 
     /// The key of the cached intersection of `tags`, named canonically (see the
@@ -116,7 +112,7 @@ impl Tags {
             .iter()
             .map(|tag| tag.replace('%', "%25").replace(',', "%2C"))
             .collect();
-        self.key("cached", &canonical.join(","))
+        script::keys::cache(&self.namespace, &canonical.join(","))
     }
 
     fn tag_keys(&self, tags: &[&str]) -> Result<Vec<String>> {

@@ -79,8 +79,7 @@ pub struct Cleaned {
 /// Counters at several precisions, in one namespace. See the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeSeries {
-    /// `{namespace}:`, which every key starts with.
-    prefix: String,
+    namespace: String,
     known: String,
     precisions: Vec<u64>,
     samples: u64,
@@ -91,10 +90,9 @@ impl TimeSeries {
     /// book's seven precisions, keeping 100 slots of each. An empty namespace is
     /// [`Error::InvalidInput`].
     pub fn new(namespace: &str) -> Result<Self> {
-        let prefix = input::aux_key_of("namespace", namespace, "")?;
         Ok(TimeSeries {
-            known: format!("{prefix}known"),
-            prefix,
+            known: script::keys::known(namespace)?,
+            namespace: namespace.to_owned(),
             precisions: PRECISIONS.to_vec(),
             samples: SAMPLE_COUNT,
         })
@@ -132,11 +130,7 @@ impl TimeSeries {
 
     /// The key of `name`'s hash at `precision` (the book's `count:<precision>:<name>`).
     pub fn count_key(&self, name: &str, precision: u64) -> Result<String> {
-        Ok(format!(
-            "{}count:{precision}:{}",
-            self.prefix,
-            input::key("name", name)?
-        ))
+        script::keys::hash(&self.namespace, &precision.to_string(), name)
     }
 
     /// Counts `count` events of `name` at `now` (ms, your clock) at every precision, in

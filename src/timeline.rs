@@ -85,8 +85,7 @@ impl Timeline {
     /// The timeline at `key`, with no maximum length. An empty key is
     /// [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
-        let key = key.into();
-        input::key("key", &key)?;
+        let key = script::keys::timeline(&key.into())?;
         Ok(Timeline {
             key,
             max_length: None,

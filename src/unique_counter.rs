@@ -99,12 +99,11 @@ impl UniqueCounter {
     /// in the same cluster slot can be derived.
     pub fn new(key: impl Into<String>) -> crate::Result<Self> {
         let key = key.into();
-        input::key("key", &key)?;
-        let scratch = input::aux_key(&key, "union_scratch").map_err(|err| match err {
-            Error::InvalidInput { why, .. } => Error::InvalidInput { what: "key", why },
-            other => other,
-        })?;
-        Ok(UniqueCounter { key, scratch })
+        let scratch = scripts::unique_counter::keys::scratch(&key)?;
+        Ok(UniqueCounter {
+            key: scripts::unique_counter::keys::counters(&key)?,
+            scratch,
+        })
     }
 
     /// The set's key.

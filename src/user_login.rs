@@ -80,13 +80,12 @@ impl UserLogin {
     /// An empty `name`, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
-        input::key("name", &name)?;
-        let key = |suffix| input::aux_key(&name, suffix);
+        use script::keys;
         Ok(UserLogin {
-            ids: key("ids")?,
-            counts: key("counts")?,
-            last: key("last")?,
-            recent: key("recent")?,
+            ids: keys::ids(&name)?,
+            counts: keys::counts(&name)?,
+            last: keys::last(&name)?,
+            recent: keys::recent(&name)?,
             name,
             keep: DEFAULT_RECENT,
         })

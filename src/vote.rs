@@ -100,11 +100,10 @@ impl Votes {
     /// hash tag, is [`Error::InvalidInput`].
     pub fn new(namespace: impl Into<String>) -> Result<Self> {
         let namespace = namespace.into();
-        let key = |suffix| input::aux_key_of("namespace", &namespace, suffix);
         Ok(Votes {
-            posted: key("posted")?,
-            hot: key("hot")?,
-            best: key("best")?,
+            posted: script::keys::posted(&namespace)?,
+            hot: script::keys::hot_rank(&namespace)?,
+            best: script::keys::best_rank(&namespace)?,
             namespace,
         })
     }
@@ -120,8 +119,8 @@ impl Votes {
         input::check_param(&script::CAST.args[0], subject)
             .map_err(|_| Error::invalid("subject", "must not be empty"))?;
         Ok([
-            input::aux_key_of("namespace", &self.namespace, &format!("up:{subject}"))?,
-            input::aux_key_of("namespace", &self.namespace, &format!("down:{subject}"))?,
+            script::keys::up(&self.namespace, subject)?,
+            script::keys::down(&self.namespace, subject)?,
         ])
     }
 

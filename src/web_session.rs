@@ -96,8 +96,6 @@ pub struct Rescaled {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebSessions {
     namespace: String,
-    /// `{namespace}:`, which every key starts with.
-    prefix: String,
     login: String,
     recent: String,
     views: String,
@@ -113,13 +111,12 @@ impl WebSessions {
     /// namespace is [`Error::InvalidInput`].
     pub fn new(namespace: impl Into<String>) -> Result<Self> {
         let namespace = namespace.into();
-        let prefix = input::aux_key_of("namespace", &namespace, "")?;
+        use script::keys;
         Ok(WebSessions {
-            login: format!("{prefix}login"),
-            recent: format!("{prefix}recent"),
-            views: format!("{prefix}viewed"),
-            scratch: format!("{prefix}rescaling"),
-            prefix,
+            login: keys::login(&namespace)?,
+            recent: keys::recent(&namespace)?,
+            views: keys::views(&namespace)?,
+            scratch: keys::scratch(&namespace)?,
             namespace,
             limit: DEFAULT_LIMIT,
             viewed_kept: DEFAULT_VIEWED_KEPT,
@@ -154,17 +151,13 @@ impl WebSessions {
 
     /// The key of `token`'s last items viewed (the book's `viewed:<token>`).
     pub fn viewed_key(&self, token: &str) -> Result<String> {
-        self.token_key("viewed:", token)
+        script::keys::viewed(&self.namespace, token)
     }
 
-    /// The key of `session`'s cart (the book's `cart:<session>`).
+    /// The key of `session`'s cart (the book's `cart:<session>`): the second form of
+    /// `web_session/clean`'s `sessions`.
     pub fn cart_key(&self, session: &str) -> Result<String> {
-        self.token_key("cart:", session)
-    }
-
-    fn token_key(&self, kind: &str, token: &str) -> Result<String> {
-        let token = input::key("token", token)?;
-        Ok(format!("{}{kind}{token}", self.prefix))
+        script::keys::sessions_2(&self.namespace, session)
     }
 
     /// The user `token` belongs to, or `None` when it is not logged in (`HGET`).

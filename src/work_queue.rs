@@ -567,18 +567,19 @@ struct Keys {
 }
 
 impl Keys {
+    /// The names the scripts' headers give the keys (`{<name>}:waiting`, …).
     fn of(name: &str) -> Result<Self> {
-        let key = |suffix| input::aux_key(name, suffix);
+        use script::keys;
         Ok(Keys {
-            waiting: key("waiting")?,
-            delayed: key("delayed")?,
-            leased: key("leased")?,
-            dead: key("dead")?,
-            parked: key("parked")?,
-            jobs: key("jobs")?,
-            groups: key("groups")?,
-            wake: key("wake")?,
-            idle: key("idle")?,
+            waiting: keys::waiting(name)?,
+            delayed: keys::delayed(name)?,
+            leased: keys::leased(name)?,
+            dead: keys::dead(name)?,
+            parked: keys::parked(name)?,
+            jobs: keys::jobs(name)?,
+            groups: keys::groups(name)?,
+            wake: keys::wake(name)?,
+            idle: keys::idle(name)?,
         })
     }
 }

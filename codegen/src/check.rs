@@ -13,6 +13,7 @@ use crate::diagnostic::Diagnostic;
 use crate::header::{self, Parsed, Report};
 use crate::lua::{self, Kind, Token};
 use crate::model::{ArgType, Clock, Script, ScriptFile};
+use crate::shared;
 
 /// Commands a `no-writes` script may not run: Redis marks them `write` (or `may-replicate`,
 /// like `PUBLISH`) and rejects them from read-only scripts.
@@ -56,9 +57,10 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
     let calls = body.check_calls(&parsed, &mut report);
     if parsed.found {
         let header = parsed.clone().into_header();
+        let shared = shared_section(file, &parsed, &mut report);
         let mismatch = header
             .as_ref()
-            .and_then(|header| contract::mismatch(&file.source, header));
+            .and_then(|header| contract::mismatch(&file.source, header, &shared));
         if mismatch
             .as_ref()
             .is_some_and(|m| !matches!(m, contract::Mismatch::Differs { .. }))
@@ -72,7 +74,10 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
             check_errors_and_clock(&parsed, &calls, &mut report);
             if let Some(header) = &header {
                 check_error_docs(&file.source, &parsed, header, &mut report);
-                check_wide_integers(&file.source, &tokens, header, &mut report);
+                // A header with problems of its own may declare a type it did not mean.
+                if report.diagnostics.is_empty() {
+                    check_wide_integers(&file.source, &tokens, header, &mut report);
+                }
             }
             report_contract(mismatch, &mut report);
         }
@@ -912,6 +917,57 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
 }
 
 /// The doc of each code the input checks raise must say what their message says.
+/// The shared helpers `file`'s header names (and those they call), as they are pasted;
+/// reports a name no shared file defines, a name the script never calls, and a shared
+/// file that is not a list of helpers.
+pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Report) -> String {
+    let mut files = Vec::new();
+    for shared in &file.shared {
+        match shared::helpers(shared) {
+            Ok(helpers) => files.push((shared.clone(), helpers)),
+            Err(problems) => report.diagnostics.extend(problems),
+        }
+    }
+    let names: Vec<String> = parsed.uses.iter().map(|(_, n)| n.clone()).collect();
+    let own = contract::own_code(&file.source);
+    let called = shared::called(&own, &names);
+    for (at, name) in &parsed.uses {
+        if !files
+            .iter()
+            .any(|(_, helpers)| helpers.iter().any(|h| h.name == *name))
+        {
+            let places: Vec<&str> = file.shared.iter().map(|f| f.path.as_str()).collect();
+            report.error(
+                at.line,
+                at.col,
+                format!("no shared helper is called `{name}`"),
+                if places.is_empty() {
+                    format!(
+                        "define it as a `local function` in `{}` of the script's family folder \
+                         (or of the scripts folder)",
+                        shared::FILE_NAME
+                    )
+                } else {
+                    format!("define it in {}, or remove it", places.join(" or "))
+                },
+            );
+        } else if !called.contains(name) {
+            report.error(
+                at.line,
+                at.col,
+                format!("`{name}` is named in `@uses` but the script never calls it"),
+                "remove it from `@uses`: a helper that only another helper calls comes along \
+                 with it",
+            );
+        }
+    }
+    match shared::resolve(&names, &files) {
+        Ok(helpers) => shared::render(&helpers),
+        // Reported above.
+        Err(_) => String::new(),
+    }
+}
+
 /// A code the script's own code raises too must say when, after the generated words.
 fn check_error_docs(
     source: &str,
@@ -944,7 +1000,7 @@ fn check_error_docs(
                 ),
                 format!(
                     "write `{expected}` (the script's own reasons may follow after `, ` or \
-                     `; `); `redis-patterns-codegen fix <scripts folder>` writes it"
+                     `; `); `redis-patterns fix <scripts folder>` writes it"
                 ),
             );
         }
@@ -994,7 +1050,7 @@ fn check_wide_integers(
 
 /// The input checks at the top of the body must be the ones the header declares.
 fn report_contract(mismatch: Option<contract::Mismatch>, report: &mut Report) {
-    let fix = "run `redis-patterns-codegen fix <scripts folder>` to write them from the header";
+    let fix = "run `redis-patterns fix <scripts folder>` to write them from the header";
     match mismatch {
         None => {}
         Some(contract::Mismatch::Missing { line }) => report.error(
@@ -1036,6 +1092,19 @@ fn report_contract(mismatch: Option<contract::Mismatch>, report: &mut Report) {
             "a marker of the input checks after their end",
             "another copy of the checks, or what is left of one: delete it, and the lines that \
              belong to it",
+        ),
+        Some(contract::Mismatch::Shared {
+            line,
+            expected,
+            found,
+        }) => report.error(
+            line,
+            1,
+            "the pasted shared helpers differ from those the header names, as their files hold them",
+            format!(
+                "expected `{expected}` here, found `{found}`; run `redis-patterns fix <scripts \
+                 folder>` to paste them from their files"
+            ),
         ),
         Some(contract::Mismatch::Differs {
             line,

@@ -23,8 +23,16 @@ pub const END: &str = "-- End of the generated input checks.";
 /// luacheck's limit, which the generated lines keep to.
 const MAX_LINE: usize = 120;
 
-/// The names the block's helper functions take; no key or argument may be called so.
-pub const HELPERS: &[&str] = &["decimal_less", "integer", "safe_integer", "float", "shown"];
+/// The names the block's helper functions (and its loop's local) take; no key or argument
+/// may be called so.
+pub const HELPERS: &[&str] = &[
+    "decimal_less",
+    "integer",
+    "safe_integer",
+    "float",
+    "shown",
+    "each",
+];
 
 /// The error code of a bad key or argument count.
 pub const BAD_ARGS: &str = "BAD_ARGS";
@@ -156,9 +164,7 @@ fn is_exact(min: i64, max: i64) -> bool {
 pub fn render(header: &Header, body_uses: &[&str]) -> String {
     let mut out = Lines::default();
     out.line(BEGIN);
-    out.line(
-        "-- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.",
-    );
+    out.line("-- `redis-patterns fix <folder>`). A bad call changes nothing.");
     helpers(header, body_uses, &mut out);
     arity(header, &mut out);
     for (i, key) in header.keys.iter().enumerate() {
@@ -258,10 +264,8 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
         let (min, max) = range_of(a);
         !is_exact(min, max)
     }) || body_uses.contains(&"integer");
-    let safe_integers = integer_args().any(|a| {
-        let (min, max) = range_of(a);
-        is_exact(min, max)
-    }) || body_uses.contains(&"safe_integer");
+    // Arguments read it inline; the script's own code may call it for stored values.
+    let safe_integers = body_uses.contains(&"safe_integer");
     let decimals = integers || body_uses.contains(&"decimal_less");
     let floats = header.args.iter().any(|a| a.ty == ArgType::Float) || body_uses.contains(&"float");
     let shows = body_uses.contains(&"shown")
@@ -320,6 +324,12 @@ const INTEGER: &str = "\
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
@@ -498,42 +508,64 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
             out.line(&format!("{name} = {name} == '1'"));
         }
         ArgType::Float => {
-            number(out, arg, &raw, &format!("float({raw})"), &words);
+            number(out, arg, &raw, (format!("float({raw})"), vec![]), &words);
         }
         ArgType::Int | ArgType::Uint | ArgType::Ms => {
             let (min, max) = range_of(arg);
-            number(out, arg, &raw, &integer_call(&raw, min, max), &words);
+            number(out, arg, &raw, integer_read(&raw, name, min, max), &words);
         }
     }
 }
 
-/// The call that checks integer `raw` against `min..=max` and answers the value, or nil:
-/// a Lua number when both bounds are within ±(2^53 - 1), else the canonical decimal text
-/// (a Lua number could not hold every value of the range exactly).
-fn integer_call(raw: &str, min: i64, max: i64) -> String {
-    if is_exact(min, max) {
-        format!("safe_integer({raw}, {min}, {max})")
-    } else {
-        format!("integer({raw}, '{min}', '{max}')")
+/// How the block reads integer `raw` with bounds `min..=max`: an expression that answers
+/// the value or nil, and what makes a value it answers out of range, as Lua conditions on
+/// the local `value` that holds it. Within ±(2^53 - 1) the value is a Lua number, read on a fast path inline (a
+/// pattern, then `tonumber`: a longer number rounds to one out of range, so the plain
+/// compare is exact), with the compares the pattern does not already make; beyond, it is
+/// the canonical decimal text that `integer` compares exactly.
+fn integer_read(raw: &str, value: &str, min: i64, max: i64) -> (String, Vec<String>) {
+    if !is_exact(min, max) {
+        return (format!("integer({raw}, '{min}', '{max}')"), vec![]);
     }
+    let (expr, least) = match min {
+        1.. => (format!("tonumber(string.match({raw}, '^[1-9]%d*$'))"), 1),
+        0 => (
+            format!("tonumber(string.match({raw}, '^[1-9]%d*$') or string.match({raw}, '^0$'))"),
+            0,
+        ),
+        _ => (
+            format!("tonumber(string.match({raw}, '^%-?[1-9]%d*$') or string.match({raw}, '^0$'))"),
+            i64::MIN,
+        ),
+    };
+    let mut out_of_range = Vec::new();
+    if min > least {
+        out_of_range.push(format!("{value} < {min}"));
+    }
+    out_of_range.push(format!("{value} > {max}"));
+    (expr, out_of_range)
 }
 
-/// The check and binding of a number: `call` parses `raw` or answers nil. An optional one
-/// is nil when `raw` is empty.
-fn number(out: &mut Lines, arg: &Arg, raw: &str, call: &str, words: &str) {
+/// The check and binding of a number: `read` parses `raw` or answers nil, and a value
+/// that makes one of its conditions true is refused too. An optional
+/// one is nil when `raw` is empty.
+fn number(out: &mut Lines, arg: &Arg, raw: &str, read: (String, Vec<String>), words: &str) {
     let name = &arg.name;
     let shown = format!("shown({raw})");
+    let (expr, out_of_range) = read;
+    let mut refused = vec![format!("not {name}")];
+    refused.extend(out_of_range);
     if arg.optional {
         out.line(&format!("local {name} = nil"));
         out.line(&format!("if {raw} ~= '' then"));
-        out.line(&format!("  {name} = {call}"));
-        out.line(&format!("  if not {name} then"));
+        out.line(&format!("  {name} = {expr}"));
+        out.condition("  ", &refused, " or ");
         out.error("    ", &format!("{words}, or empty, got "), Some(&shown));
         out.line("  end");
         out.line("end");
     } else {
-        out.line(&format!("local {name} = {call}"));
-        out.line(&format!("if not {name} then"));
+        out.line(&format!("local {name} = {expr}"));
+        out.condition("", &refused, " or ");
         out.error("  ", &format!("{words}, got "), Some(&shown));
         out.line("end");
     }
@@ -561,20 +593,25 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
             true,
         )),
         (ArgType::Float, _) => Some((vec!["not float(ARGV[i])".to_string()], true)),
-        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
-            let (min, max) = range_of(arg);
-            Some((
-                vec![format!("not {}", integer_call("ARGV[i]", min, max))],
-                true,
-            ))
-        }
+        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => None,
     };
     let words = value_words(arg, false);
-    let Some((test, shows)) = test else {
+    let shows = if matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms) {
+        let (min, max) = range_of(arg);
+        let (expr, out_of_range) = integer_read("ARGV[i]", "each", min, max);
+        out.line(&format!("for i = {first}, #ARGV do"));
+        out.line(&format!("  local each = {expr}"));
+        let mut refused = vec!["not each".to_string()];
+        refused.extend(out_of_range);
+        out.condition("  ", &refused, " or ");
+        true
+    } else if let Some((test, shows)) = test {
+        out.line(&format!("for i = {first}, #ARGV do"));
+        out.condition("  ", &test, " and ");
+        shows
+    } else {
         return;
     };
-    out.line(&format!("for i = {first}, #ARGV do"));
-    out.condition("  ", &test, " and ");
     let (message, tail) = if shows {
         (
             format!("{code} {name} {words}; ARGV["),
@@ -668,15 +705,19 @@ pub(crate) fn body_after_block(source: &str) -> String {
     lines[from.min(lines.len())..].join("\n")
 }
 
-/// The helpers that the script calls outside its block.
-fn body_uses(lines: &[&str], place: &Placement) -> Vec<&'static str> {
-    let block = place.block.clone().unwrap_or(place.start..place.start);
-    let body: Vec<&str> = lines[place.start.min(lines.len())..block.start]
-        .iter()
-        .chain(&lines[block.end..])
-        .copied()
-        .collect();
-    let (tokens, _) = crate::lua::tokenize(&body.join("\n"));
+/// The script's own code after its block and the pasted helpers.
+pub(crate) fn own_code(source: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let place = locate(&lines);
+    let from = place.block.map_or(place.start, |b| b.end);
+    let from = shared_range(&lines, from).map_or(from, |r| r.end);
+    lines[from.min(lines.len())..].join("\n")
+}
+
+/// The helpers of the block that `text` (the script outside its block, the shared helpers
+/// it gets included) calls.
+fn body_uses(text: &str) -> Vec<&'static str> {
+    let (tokens, _) = crate::lua::tokenize(text);
     HELPERS
         .iter()
         .copied()
@@ -687,6 +728,33 @@ fn body_uses(lines: &[&str], place: &Placement) -> Vec<&'static str> {
             })
         })
         .collect()
+}
+
+/// The lines of the pasted shared helpers that start at `from`, if any start there.
+fn shared_range(lines: &[&str], from: usize) -> Option<Range<usize>> {
+    if lines.get(from).map(|l| l.trim_end()) != Some(crate::shared::BEGIN) {
+        return None;
+    }
+    let len = lines[from..]
+        .iter()
+        .position(|l| l.trim_end() == crate::shared::END)?;
+    Some(from..from + len + 1)
+}
+
+/// The script's own lines: neither the header, nor the block, nor the pasted helpers.
+fn own_lines<'a>(lines: &[&'a str], place: &Placement) -> Vec<&'a str> {
+    let block = place.block.clone().unwrap_or(place.start..place.start);
+    let after = shared_range(lines, block.end).map_or(block.end, |r| r.end);
+    lines[place.start.min(lines.len())..block.start]
+        .iter()
+        .chain(&lines[after.min(lines.len())..])
+        .copied()
+        .collect()
+}
+
+/// The helpers of the block a script needs, given its own lines and the pasted `shared`.
+fn uses_of(own: &[&str], shared: &str) -> Vec<&'static str> {
+    body_uses(&format!("{}\n{shared}", own.join("\n")))
 }
 
 /// How a script's block differs from the one its header declares; lines are 1-based.
@@ -702,6 +770,13 @@ pub(crate) enum Mismatch {
     Unopened { line: usize },
     /// A marker, at `line`, after a whole block: what is left of another copy.
     Stray { line: usize },
+    /// The pasted shared helpers at `line` are not those the header names, as their
+    /// files hold them (`expected` or `found` is empty where one has no line).
+    Shared {
+        line: usize,
+        expected: String,
+        found: String,
+    },
     /// The block's `line` is not what the header gives.
     Differs {
         line: usize,
@@ -711,7 +786,7 @@ pub(crate) enum Mismatch {
 }
 
 /// The difference between the block in `source` and the one `header` declares, if any.
-pub(crate) fn mismatch(source: &str, header: &Header) -> Option<Mismatch> {
+pub(crate) fn mismatch(source: &str, header: &Header, shared: &str) -> Option<Mismatch> {
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
     if let Some(line) = place.unopened {
@@ -733,18 +808,33 @@ pub(crate) fn mismatch(source: &str, header: &Header) -> Option<Mismatch> {
             line: block.start + 1,
         });
     }
-    let expected = render(header, &body_uses(&lines, &place));
+    let expected = render(header, &uses_of(&own_lines(&lines, &place), shared));
     let wanted: Vec<&str> = expected.lines().collect();
     let found = &lines[block.clone()];
     // Both end with the last marker, so the first difference is within both.
-    let i = wanted
+    if let Some(i) = wanted
         .iter()
         .zip(found)
-        .position(|(want, got)| *want != got.trim_end_matches('\r'))?;
-    Some(Mismatch::Differs {
-        line: block.start + i + 1,
-        expected: wanted[i].to_string(),
-        found: found[i].trim_end_matches('\r').to_string(),
+        .position(|(want, got)| *want != got.trim_end_matches('\r'))
+    {
+        return Some(Mismatch::Differs {
+            line: block.start + i + 1,
+            expected: wanted[i].to_string(),
+            found: found[i].trim_end_matches('\r').to_string(),
+        });
+    }
+    let pasted = shared_range(&lines, block.end).map_or(&[][..], |r| &lines[r]);
+    let wanted: Vec<&str> = shared.lines().collect();
+    let at = (0..wanted.len().max(pasted.len()))
+        .find(|&i| wanted.get(i).copied() != pasted.get(i).map(|l| l.trim_end_matches('\r')))?;
+    Some(Mismatch::Shared {
+        line: block.end + at + 1,
+        expected: wanted.get(at).copied().unwrap_or_default().to_string(),
+        found: pasted
+            .get(at)
+            .or(lines.get(block.end + at))
+            .map(|l| l.trim_end_matches('\r').to_string())
+            .unwrap_or_default(),
     })
 }
 
@@ -753,6 +843,12 @@ pub(crate) fn mismatch(source: &str, header: &Header) -> Option<Mismatch> {
 /// file's own (`\r\n` when it uses them). Fails when a block has no last marker, since
 /// where it ends cannot be known.
 pub fn fix(source: &str, header: &Header) -> Result<String, String> {
+    fix_with(source, header, "")
+}
+
+/// [`fix`], with `shared` (the helpers the header names, as [`crate::shared::render`]
+/// gives them) pasted right after the block in place of any pasted before.
+pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, String> {
     let crlf = source.contains("\r\n");
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
@@ -777,15 +873,10 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
             line + 1
         ));
     }
-    let uses = body_uses(&lines, &place);
-    let block = place.block.clone().unwrap_or(place.start..place.start);
+    let kept_after = own_lines(&lines, &place);
+    let uses = uses_of(&kept_after, shared);
     let newline = if crlf { "\r\n" } else { "\n" };
     let mut out = String::with_capacity(source.len() + 2048);
-    let kept_after: Vec<&str> = lines[place.start.min(lines.len())..block.start]
-        .iter()
-        .chain(&lines[block.end..])
-        .copied()
-        .collect();
     let head: Vec<String> = lines[..place.start.min(lines.len())]
         .iter()
         .map(|line| fix_error_doc(line, header))
@@ -794,6 +885,7 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
         .iter()
         .map(String::as_str)
         .chain(render(header, &uses).lines())
+        .chain(shared.lines())
         .chain(kept_after.iter().copied())
     {
         let _ = write!(out, "{line}{newline}");

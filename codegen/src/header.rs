@@ -17,7 +17,15 @@ pub(crate) const FLAGS: &[&str] = &[
     "allow-cross-slot-keys",
 ];
 
-const TAGS: &[&str] = &["key", "arg", "return", "error", "clock", "complexity"];
+const TAGS: &[&str] = &[
+    "key",
+    "arg",
+    "return",
+    "error",
+    "uses",
+    "clock",
+    "complexity",
+];
 
 const ARG_TYPES: &[(&str, ArgType)] = &[
     ("string", ArgType::String),
@@ -112,6 +120,8 @@ pub(crate) struct KeyTag {
     pub key: Key,
     pub at: Pos,
     pub name_ok: bool,
+    /// Where its template starts, when it has one (parsed or not).
+    pub template_at: Option<Pos>,
 }
 
 /// An `@arg` tag as read; `ty` is `None` when the type is unknown.
@@ -150,6 +160,8 @@ pub(crate) struct Parsed {
     pub errors: Vec<ErrorTag>,
     pub clock: Option<(Pos, Clock)>,
     pub complexity: Option<(Pos, String)>,
+    /// `@uses` names, where each is written.
+    pub uses: Vec<(Pos, String)>,
 }
 
 impl Parsed {
@@ -181,6 +193,7 @@ impl Parsed {
             errors: self.errors.into_iter().map(|e| e.error).collect(),
             clock: self.clock.map(|(_, c)| c),
             complexity: self.complexity?.1,
+            uses: self.uses.into_iter().map(|(_, name)| name).collect(),
         })
     }
 }
@@ -235,6 +248,7 @@ pub(crate) fn parse(source: &str, report: &mut Report) -> Parsed {
     }
     parsed.description = trim_blank(std::mem::take(&mut block.prose));
     check_variadic_and_names(&parsed, report);
+    crate::template::check_script(&parsed.keys, report);
     if let Some((at, Clock::Caller)) = parsed.clock
         && !parsed.args.iter().any(|a| a.name == "now")
     {
@@ -477,6 +491,7 @@ fn tag(parsed: &mut Parsed, line: usize, cur: &mut Cursor, report: &mut Report) 
         "return" => return_tag(parsed, at, cur, report),
         "error" => error_tag(parsed, at, cur, report),
         "clock" => clock_tag(parsed, at, cur, report),
+        "uses" => uses_tag(parsed, at, cur, report),
         "complexity" => {
             let text = cur.rest();
             if text.is_empty() {
@@ -535,9 +550,11 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
                 doc: String::new(),
                 variadic: false,
                 count: Count::ONE,
+                template: None,
             },
             at,
             name_ok: false,
+            template_at: None,
         });
         return;
     };
@@ -586,6 +603,15 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
             count = c;
         }
     }
+    let mut template = None;
+    let mut template_at = None;
+    if let Some((col, word)) = cur.peek_word()
+        && crate::template::is_template(&word)
+    {
+        cur.word();
+        template_at = Some(Pos { line: at.line, col });
+        template = crate::template::parse(&word, at.line, col, variadic, report);
+    }
     let doc = cur.rest();
     if doc.is_empty() {
         report.error(
@@ -602,9 +628,11 @@ fn key_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
             doc,
             variadic,
             count,
+            template,
         },
         at,
         name_ok: name_ok && ty.is_some(),
+        template_at,
     });
 }
 
@@ -865,7 +893,7 @@ fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
 }
 
 /// The longest key or argument name.
-const MAX_NAME: usize = 32;
+pub(crate) const MAX_NAME: usize = 32;
 
 /// The largest integer Lua's numbers (doubles) hold exactly, and its negation.
 pub(crate) const MAX_EXACT: i64 = (1 << 53) - 1;
@@ -1212,6 +1240,41 @@ fn error_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report
         error: ErrorCode { code, doc },
         at,
     });
+}
+
+/// `@uses <helper>...`: the shared helpers the script calls.
+fn uses_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let mut any = false;
+    while let Some((col, name)) = cur.word() {
+        any = true;
+        let pos = Pos { line: at.line, col };
+        if !is_snake(&name) {
+            report.error(
+                at.line,
+                col,
+                format!("`{name}` is not a helper's name"),
+                "name each shared helper the script calls, separated by spaces: \
+                 `--- @uses release_slot first_parked`",
+            );
+        } else if parsed.uses.iter().any(|(_, n)| *n == name) {
+            report.error(
+                at.line,
+                col,
+                format!("`{name}` is named twice in `@uses`"),
+                "name each helper once",
+            );
+        } else {
+            parsed.uses.push((pos, name));
+        }
+    }
+    if !any {
+        report.error(
+            at.line,
+            at.col,
+            "`@uses` names no helper",
+            "name the shared helpers the script calls: `--- @uses release_slot`",
+        );
+    }
 }
 
 fn clock_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {

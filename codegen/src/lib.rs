@@ -75,8 +75,8 @@
 //! --- Reserves `quantity` units of an item for `order`, if that many are left in stock.
 //! ---
 //! --- Any description, as many lines as needed.
-//! --- @key stock string              units in stock: an integer; missing counts as 0
-//! --- @key reserved hash             units reserved, by order; in the same hash slot as `stock`
+//! --- @key stock string {<sku>}:stock      units in stock: an integer; missing counts as 0
+//! --- @key reserved hash {<sku>}:reserved  units reserved, by order; in the same hash slot as `stock`
 //! --- @arg order string non-empty    the order the units are for
 //! --- @arg quantity uint 1..=10^9    how many units to reserve
 //! --- @return int?                   units left in stock; nil when fewer than `quantity` were left
@@ -89,10 +89,20 @@
 //!
 //! - The first line, **required**: a one-sentence summary, on that line alone. Prose may
 //!   follow, above the tags.
-//! - `@key <name>[...] <type> [<count>] <doc>`: one per `KEYS[i]`, in order, each used by
-//!   the script. `<type>` is what `TYPE` answers: `string`, `hash`, `list`, `set`, `zset`
-//!   or `stream`; or `any` for a key the script only deletes, whatever it holds. The last
-//!   key may be variadic (`<name>...`), with a count such as `1..=1000`.
+//! - `@key <name>[...] <type> [<count>] [<template>] <doc>`: one per `KEYS[i]`, in order,
+//!   each used by the script. `<type>` is what `TYPE` answers: `string`, `hash`, `list`,
+//!   `set`, `zset` or `stream`; or `any` for a key the script only deletes, whatever it
+//!   holds. The last key may be variadic (`<name>...`), with a count such as `1..=1000`.
+//!   `<template>`, optional, is how the app names the key, so that other clients name it
+//!   alike: literal text, `<param>` placeholders (the value as it is) and at most one
+//!   `{…}` group, the cluster hash tag, whose content is wrapped in `{}` unless it already
+//!   holds a hash tag (`{<sku>}:stock`, `<key>`, `recent:{<name>:<severity>}`); a variadic
+//!   key's items may take several forms, `<key>|{<key>}:levels`. It is the word after the
+//!   type (and count) when it holds a `<`, starts with `<`, `{`, a letter or a digit, and
+//!   ends with `>`, `}`, a letter, a digit or `_`. Every key of a script takes the same
+//!   group (a key without one is its content alone), and a key name has one template in
+//!   its family. The full rule is in the `redis-patterns` README, section
+//!   ["Key names"](https://docs.rs/redis-patterns/latest/redis_patterns/#key-names).
 //! - `@arg <name> <type>[?][...] [<constraint>...] <doc>`: one per `ARGV[i]`, in order,
 //!   each used. Types: `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` (a
 //!   `Duration`) and `json` (a `Serialize` value: the app then also needs `serde` in its
@@ -124,7 +134,10 @@
 //! flags and the whole header; and a function (`reserve`) whose parameters are the keys
 //! (`&str`, `&[&str]` when variadic) then the arguments (`&str`, `&[u8]`, `i64`, `u64`,
 //! `f64`, `bool`, `Duration`, `Option<…>` for `?`, slices when variadic), returning an
-//! `Op` of the header's return type (`int?` is `Op<Option<i64>>`). Building an `Op` sends
+//! `Op` of the header's return type (`int?` is `Op<Option<i64>>`). For the keys with a
+//! template, a `keys` module holds a `static` `KeyTemplate` and a function per key name
+//! (`keys::stock(sku) -> Result<String>`; `<key>_<n>` per form of a key of several forms),
+//! whose parameters are the template's placeholders in order. Building an `Op` sends
 //! nothing: it checks every key and argument against the header first (a bad one fails
 //! with `Error::InvalidInput` when run, before any I/O), then runs on a sync or async
 //! connection, or in a `Batch`. At the top level, `ALL` lists every script. The file
@@ -158,13 +171,14 @@
 //! every header change:
 //!
 //! ```text
-//! cargo install redis-patterns-codegen --version 0.1.0   # the version in [build-dependencies]
-//! redis-patterns-codegen fix sql     # rewrites each script's input checks from its header
-//! redis-patterns-codegen check sql   # reports every problem, as the build does
+//! cargo install redis-patterns --features cli --version 0.1.0   # the version you depend on
+//! redis-patterns fix sql     # rewrites each script's input checks from its header
+//! redis-patterns check sql   # reports every problem, as the build does
 //! ```
 //!
-//! (Inside the `redis-patterns` repository: `cargo run -p redis-patterns-codegen -- fix
-//! scripts`.) [`Config::fix`] and [`Config::check`] do the same from Rust.
+//! (`redis-patterns-codegen fix sql` and `check sql`, from `cargo install
+//! redis-patterns-codegen`, do the same.) [`Config::fix`] and [`Config::check`] do the same
+//! from Rust.
 //!
 //! # The version check
 //!
@@ -181,6 +195,7 @@
 #![warn(missing_docs)]
 
 mod check;
+pub mod cli;
 pub mod contract;
 pub mod diagnostic;
 pub mod functions;
@@ -189,6 +204,8 @@ mod lua;
 mod manifest;
 pub mod model;
 mod render;
+pub mod shared;
+mod template;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -201,12 +218,12 @@ pub use render::GENERATED_HEADER;
 /// must have the same `GENERATED_CODE_FORMAT`.
 ///
 /// Every generated file starts with
-/// `const _: () = redis_patterns::check_generated_code_format(2);`, so code generated by
+/// `const _: () = redis_patterns::check_generated_code_format(3);`, so code generated by
 /// one version and built against a `redis-patterns` that runs another format fails to
 /// compile with a message that says to use the same version of both crates, rather than
 /// with errors about missing fields or methods. It changes whenever the generated code
 /// would stop compiling, or mean something else, against another runtime.
-pub const GENERATED_CODE_FORMAT: u32 = 2;
+pub const GENERATED_CODE_FORMAT: u32 = 3;
 
 use model::{Script, ScriptFile};
 
@@ -331,6 +348,7 @@ impl Config {
                 Err(found) => problems.extend(found),
             }
         }
+        problems.extend(template::check_family(&scripts));
         if problems.is_empty() {
             Ok(scripts)
         } else {
@@ -356,7 +374,7 @@ impl Config {
             let mut report = header::Report::new(&file.path);
             let parsed = header::parse(&file.source, &mut report);
             let header = if report.diagnostics.is_empty() {
-                parsed.into_header()
+                parsed.clone().into_header()
             } else {
                 None
             };
@@ -364,7 +382,12 @@ impl Config {
                 problems.extend(report.diagnostics);
                 continue;
             };
-            let fixed = match contract::fix(&file.source, &header) {
+            let shared = check::shared_section(&file, &parsed, &mut report);
+            if !report.diagnostics.is_empty() {
+                problems.extend(report.diagnostics);
+                continue;
+            }
+            let fixed = match contract::fix_with(&file.source, &header, &shared) {
                 Ok(fixed) => fixed,
                 Err(why) => {
                     problems.push(Diagnostic {
@@ -451,13 +474,29 @@ fn write_if_changed(out: &Path, text: &str) -> Result<(), Error> {
 /// The scripts under `dir` (each `<dir>/<family>/<op>.lua`, sorted by path), and a
 /// diagnostic for every other `.lua` file under it, which would otherwise be left out of
 /// the build without a word.
-fn scan(dir: &Path) -> Result<(Vec<ScriptFile>, Vec<Diagnostic>), Error> {
+pub(crate) fn scan(dir: &Path) -> Result<(Vec<ScriptFile>, Vec<Diagnostic>), Error> {
     let shown_dir = display_path(&relative_to_package(dir));
     let mut files = Vec::new();
     let mut misplaced = Vec::new();
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let top_shared = dir.join(shared::FILE_NAME);
+    let top_shared = if top_shared.is_file() {
+        Some(shared::SharedFile {
+            path: format!("{shown_dir}/{}", shared::FILE_NAME),
+            family: None,
+            source: read(&top_shared)?,
+        })
+    } else {
+        None
+    };
     for entry in sorted_entries(dir)? {
         if !entry.is_dir() {
-            if is_lua(&entry) {
+            if is_lua(&entry) && file_name(&entry) != shared::FILE_NAME {
                 let name = file_name(&entry);
                 misplaced.push(Diagnostic {
                     path: format!("{shown_dir}/{name}"),
@@ -475,18 +514,24 @@ fn scan(dir: &Path) -> Result<(Vec<ScriptFile>, Vec<Diagnostic>), Error> {
             continue;
         }
         let family = file_name(&entry);
+        let family_shared = entry.join(shared::FILE_NAME);
+        let mut shared_files: Vec<shared::SharedFile> = top_shared.iter().cloned().collect();
+        if family_shared.is_file() {
+            shared_files.push(shared::SharedFile {
+                path: format!("{shown_dir}/{family}/{}", shared::FILE_NAME),
+                family: Some(family.clone()),
+                source: read(&family_shared)?,
+            });
+        }
         for path in sorted_entries(&entry)? {
             if path.is_dir() {
                 nested_scripts(dir, &path, &shown_dir, &family, &mut misplaced)?;
                 continue;
             }
-            if !is_lua(&path) {
+            if !is_lua(&path) || file_name(&path) == shared::FILE_NAME {
                 continue;
             }
-            let source = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let source = read(&path)?;
             files.push(ScriptFile {
                 family: family.clone(),
                 op: path
@@ -495,6 +540,7 @@ fn scan(dir: &Path) -> Result<(Vec<ScriptFile>, Vec<Diagnostic>), Error> {
                     .unwrap_or_default(),
                 path: format!("{shown_dir}/{family}/{}", file_name(&path)),
                 source,
+                shared: shared_files.clone(),
             });
         }
     }

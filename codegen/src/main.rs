@@ -7,53 +7,30 @@
 //! redis-patterns-codegen fix sql
 //! ```
 //!
-//! Inside the `redis-patterns` workspace: `cargo run -p redis-patterns-codegen -- check
-//! scripts`.
+//! The `redis-patterns` command runs the same two, as `redis-patterns check sql` and
+//! `redis-patterns fix sql`.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
 
   check  reports every problem of every script, as the build does
-  fix    rewrites each script's input checks from its header (the block between
-         `-- Input checks, generated ...` and `-- End of the generated input checks.`)";
+  fix    rewrites each script's input checks from its header, and pastes the shared
+         helpers it names from their `_shared.lua` files
+
+The `redis-patterns` command (`cargo install redis-patterns --features cli`) has the same
+two subcommands.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let config = redis_patterns_codegen::Config::new();
     match args.as_slice() {
-        [command, dir] if command == "check" => match config.check(dir) {
-            Ok(scripts) => {
-                println!("{} scripts, no problems", scripts.len());
-                ExitCode::SUCCESS
-            }
-            Err(err) => {
-                eprintln!("{err}");
-                ExitCode::FAILURE
-            }
-        },
-        [command, dir] if command == "fix" => match config.fix(dir) {
-            Ok(fixed) => {
-                for path in &fixed.changed {
-                    println!("rewrote the input checks of {path}");
-                }
-                for problem in &fixed.problems {
-                    eprintln!("{problem}");
-                }
-                if fixed.problems.is_empty() {
-                    if fixed.changed.is_empty() {
-                        println!("every script's input checks already match its header");
-                    }
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
-            }
-            Err(err) => {
-                eprintln!("{err}");
-                ExitCode::FAILURE
-            }
-        },
+        [command, dir] if command == "check" => redis_patterns_codegen::cli::check(Path::new(dir)),
+        [command, dir] if command == "fix" => redis_patterns_codegen::cli::fix(Path::new(dir)),
+        [flag] if flag == "--help" || flag == "-h" || flag == "help" => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
         _ => {
             eprintln!("{USAGE}");
             ExitCode::from(2)

@@ -4,11 +4,24 @@
 use serde::Serialize;
 
 use crate::functions::{function_name, library_name};
-use crate::model::{Clock, Count, Rule, Script};
+use crate::model::{Clock, Count, KeyPart, KeyTemplate, Rule, Script};
 use crate::render::{arg_type_name, return_type_name};
 
 /// The manifest's format; a change that breaks a reader bumps it.
 pub const MANIFEST_FORMAT: u32 = 1;
+
+/// The manifest's note on key templates: how to read them, and why the keys they name
+/// share a cluster slot.
+const KEY_NAMES: &str = "Each key's template says how the pattern names it from \
+    parameters, so that clients in any language name a pattern instance's keys alike. \
+    Literal text stands as it is; <param> is the parameter's value, as it is; the one {...} \
+    group of a form is the Redis Cluster hash tag: its content, values put in, is wrapped \
+    in { and } unless it already holds a hash tag (a '{', later a '}', something between), \
+    in which case it stands as it is. An empty value is refused, and so is a group content \
+    with a '}' but no hash tag. All the keys of one call take the same group (a key \
+    without one is that group's content alone), so they share one hash slot: one hash tag \
+    per pattern instance. A variadic key whose template has several forms (a|b) takes \
+    items of those forms, as its doc says.";
 
 #[derive(Serialize)]
 struct Manifest<'a> {
@@ -16,6 +29,7 @@ struct Manifest<'a> {
     package: &'a str,
     version: &'a str,
     library: String,
+    key_names: &'static str,
     scripts: Vec<ScriptEntry<'a>>,
 }
 
@@ -52,7 +66,59 @@ struct KeyEntry<'a> {
     ty: &'static str,
     variadic: bool,
     count: CountEntry,
+    template: Option<TemplateEntry<'a>>,
     doc: &'a str,
+}
+
+#[derive(Serialize)]
+struct TemplateEntry<'a> {
+    text: &'a str,
+    params: Vec<&'a str>,
+    forms: Vec<FormEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct FormEntry<'a> {
+    text: &'a str,
+    params: Vec<&'a str>,
+    parts: Vec<PartEntry<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum PartEntry<'a> {
+    Text { text: &'a str },
+    Param { name: &'a str },
+    HashTag { parts: Vec<PartEntry<'a>> },
+}
+
+fn parts(parts: &[KeyPart]) -> Vec<PartEntry<'_>> {
+    parts
+        .iter()
+        .map(|part| match part {
+            KeyPart::Text(text) => PartEntry::Text { text },
+            KeyPart::Param(name) => PartEntry::Param { name },
+            KeyPart::HashTag(inner) => PartEntry::HashTag {
+                parts: self::parts(inner),
+            },
+        })
+        .collect()
+}
+
+fn template(template: &KeyTemplate) -> TemplateEntry<'_> {
+    TemplateEntry {
+        text: &template.text,
+        params: template.params(),
+        forms: template
+            .forms
+            .iter()
+            .map(|form| FormEntry {
+                text: &form.text,
+                params: form.params(),
+                parts: parts(&form.parts),
+            })
+            .collect(),
+    }
 }
 
 #[derive(Serialize)]
@@ -123,6 +189,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
                         ty: k.ty.name(),
                         variadic: k.variadic,
                         count: count(k.count),
+                        template: k.template.as_ref().map(template),
                         doc: &k.doc,
                     })
                     .collect(),
@@ -173,6 +240,7 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
         package,
         version,
         library: library_name(version),
+        key_names: KEY_NAMES,
         scripts,
     };
     let mut json = serde_json::to_string_pretty(&manifest).expect("the manifest is plain data");

@@ -13,6 +13,9 @@ pub struct ScriptFile {
     pub path: String,
     /// The file's text, exactly as read.
     pub source: String,
+    /// The files of shared helpers this script may use: the folder's `_shared.lua`, then
+    /// its family's, those that exist.
+    pub shared: Vec<crate::shared::SharedFile>,
 }
 
 /// A script whose header parsed and matched its body.
@@ -46,9 +49,12 @@ pub struct Header {
     pub clock: Option<Clock>,
     /// The `@complexity` text (`O(1)`).
     pub complexity: String,
+    /// `@uses` entries: the shared helpers the script calls, by name, in the order written.
+    pub uses: Vec<String>,
 }
 
-/// `@key <name> <type> [<count>] <doc>`; `<name>...` marks the last key variadic.
+/// `@key <name> <type> [<count>] [<template>] <doc>`; `<name>...` marks the last key
+/// variadic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Key {
     /// snake_case name, without the `...`.
@@ -62,6 +68,100 @@ pub struct Key {
     /// How many keys a variadic key takes (`1..=1000`); `0..` when not declared. Always
     /// exactly one for a key that is not variadic.
     pub count: Count,
+    /// How the pattern names the key from its parameters (`{<name>}:waiting`), when the
+    /// header says.
+    pub template: Option<KeyTemplate>,
+}
+
+/// A key's name template, such as `{<name>}:waiting` or `recent:{<name>:<severity>}`.
+///
+/// Literal text, `<param>` placeholders (the parameter's value, as it is) and at most one
+/// `{…}` group per form: the cluster hash tag. After the values are put in, the group's
+/// content is wrapped in `{}`, unless it already holds a hash tag (a `{` followed, later,
+/// by a `}`, with something between), in which case it stands as it is; a content with a
+/// `}` but no hash tag, and an empty value, are refused. Every key of one call takes the
+/// same group, so they share one slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTemplate {
+    /// The template as the header writes it.
+    pub text: String,
+    /// Its forms, in order: one, or for a variadic key whose items take several forms,
+    /// each form of `a|b`.
+    pub forms: Vec<KeyForm>,
+}
+
+impl KeyTemplate {
+    /// The parameters of every form, each once, in order of first appearance.
+    pub fn params(&self) -> Vec<&str> {
+        let mut params = Vec::new();
+        for form in &self.forms {
+            for param in form.params() {
+                if !params.contains(&param) {
+                    params.push(param);
+                }
+            }
+        }
+        params
+    }
+}
+
+/// One form of a [`KeyTemplate`]: `{<name>}:waiting`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyForm {
+    /// The form as written.
+    pub text: String,
+    /// Its pieces, in order.
+    pub parts: Vec<KeyPart>,
+}
+
+impl KeyForm {
+    /// Its parameters, each once, in order of first appearance.
+    pub fn params(&self) -> Vec<&str> {
+        let mut params: Vec<&str> = Vec::new();
+        let flat = self.parts.iter().flat_map(|part| match part {
+            KeyPart::HashTag(inner) => inner.iter().collect::<Vec<_>>(),
+            other => vec![other],
+        });
+        for part in flat {
+            if let KeyPart::Param(name) = part
+                && !params.contains(&name.as_str())
+            {
+                params.push(name);
+            }
+        }
+        params
+    }
+
+    /// The `{…}` group as written (`{<name>}`), if the form has one.
+    pub fn hash_tag(&self) -> Option<String> {
+        self.parts.iter().find_map(|part| match part {
+            KeyPart::HashTag(inner) => Some(format!("{{{}}}", spell(inner))),
+            _ => None,
+        })
+    }
+}
+
+/// A piece of a [`KeyForm`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyPart {
+    /// Literal text.
+    Text(String),
+    /// `<name>`: the parameter's value.
+    Param(String),
+    /// `{…}`: the hash tag, of literal text and placeholders (never another group).
+    HashTag(Vec<KeyPart>),
+}
+
+/// Parts as the header writes them.
+pub(crate) fn spell(parts: &[KeyPart]) -> String {
+    parts
+        .iter()
+        .map(|part| match part {
+            KeyPart::Text(text) => text.clone(),
+            KeyPart::Param(name) => format!("<{name}>"),
+            KeyPart::HashTag(inner) => format!("{{{}}}", spell(inner)),
+        })
+        .collect()
 }
 
 /// The Redis types a `@key` may declare: what `TYPE key` answers when the key exists.

@@ -5,7 +5,10 @@ use handlebars::Handlebars;
 use serde::Serialize;
 
 use crate::contract;
-use crate::model::{Arg, ArgType, Clock, Count, ReturnType, Rule, Script, ScriptFile};
+use crate::model::{
+    Arg, ArgType, Clock, Count, Key, KeyForm, KeyPart, KeyTemplate, ReturnType, Rule, Script,
+    ScriptFile,
+};
 
 const TEMPLATE: &str = include_str!("../templates/scripts.rs.hbs");
 
@@ -26,6 +29,27 @@ struct FamilyCtx {
     module: String,
     doc: String,
     scripts: Vec<ScriptCtx>,
+    keys_doc: Vec<String>,
+    keys: Vec<KeyCtx>,
+}
+
+/// A key name of a family with a template: its static, and one function per form.
+#[derive(Serialize)]
+struct KeyCtx {
+    static_name: String,
+    static_doc: Vec<String>,
+    ty: String,
+    value: String,
+    fns: Vec<KeyFnCtx>,
+}
+
+#[derive(Serialize)]
+struct KeyFnCtx {
+    name: String,
+    doc: Vec<String>,
+    params: Vec<String>,
+    return_ty: String,
+    body: String,
 }
 
 #[derive(Serialize)]
@@ -64,6 +88,7 @@ struct ParamCtx {
     count: String,
     rule: String,
     doc: String,
+    template: String,
 }
 
 #[derive(Serialize)]
@@ -93,10 +118,23 @@ pub(crate) fn render(scripts: &[Script], rt: &str) -> Result<String, String> {
                     family_folder(&script.file)
                 )),
                 scripts: Vec::new(),
+                keys_doc: keys_doc(family).iter().map(|line| doc_lit(line)).collect(),
+                keys: Vec::new(),
             });
         }
         let ctx = script_ctx(script, rt);
-        families.last_mut().expect("pushed above").scripts.push(ctx);
+        let family_ctx = families.last_mut().expect("pushed above");
+        family_ctx.scripts.push(ctx);
+        for key in &script.header.keys {
+            let Some(template) = &key.template else {
+                continue;
+            };
+            let static_name = key.name.to_uppercase();
+            // The checks gave each key name one template in its family: the first stands.
+            if family_ctx.keys.iter().all(|k| k.static_name != static_name) {
+                family_ctx.keys.push(key_ctx(key, template, rt));
+            }
+        }
     }
     let all = scripts
         .iter()
@@ -196,6 +234,10 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
                 count: count_rust(k.count, rt),
                 rule: format!("{rt}::Rule::Any"),
                 doc: lit(&k.doc),
+                template: match k.template {
+                    Some(_) => format!("Some(&keys::{})", k.name.to_uppercase()),
+                    None => "None".into(),
+                },
             })
             .collect(),
         args: h
@@ -210,6 +252,7 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
                 count: count_rust(a.count, rt),
                 rule: rule_rust(&a.rule, rt),
                 doc: lit(&a.doc),
+                template: "None".into(),
             })
             .collect(),
         returns_ty: lit(&return_type_name(&h.returns.ty)),
@@ -233,6 +276,131 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
         calls,
         return_ty: return_rust(&h.returns.ty),
     }
+}
+
+/// The docs of a family's `keys` module.
+fn keys_doc(family: &str) -> Vec<String> {
+    vec![
+        format!(
+            "The names of the keys of `{family}`'s scripts, from the templates of their `@key` \
+             lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items \
+             take several forms) whose parameters are the template's placeholders, in order."
+        ),
+        String::new(),
+        "Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its \
+         content, values put in, is wrapped in `{}` unless it already holds a hash tag, and \
+         then stands as it is. An empty value, or a group content with a `}` but no hash tag, \
+         is `Error::InvalidInput` about the parameter."
+            .into(),
+    ]
+}
+
+/// The static and functions of one key name of a family.
+fn key_ctx(key: &Key, template: &KeyTemplate, rt: &str) -> KeyCtx {
+    let static_name = key.name.to_uppercase();
+    let forms: Vec<String> = template
+        .forms
+        .iter()
+        .map(|form| {
+            format!(
+                "{rt}::KeyForm {{ text: {}, params: &[{}], parts: &[{}] }}",
+                lit(&form.text),
+                form.params()
+                    .iter()
+                    .map(|p| lit(p))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                parts_rust(&form.parts, rt)
+            )
+        })
+        .collect();
+    let value = format!(
+        "{rt}::KeyTemplate {{ text: {}, forms: &[{}] }}",
+        lit(&template.text),
+        forms.join(", ")
+    );
+    let several = template.forms.len() > 1;
+    let fns = template
+        .forms
+        .iter()
+        .enumerate()
+        .map(|(i, form)| key_fn_ctx(key, form, several.then_some(i), &static_name, rt))
+        .collect();
+    KeyCtx {
+        static_doc: vec![
+            doc_lit(&format!(
+                "The template of `{}` (a {}), `{}`: {}",
+                key.name,
+                key.ty.name(),
+                template.text,
+                prose(&key.doc)
+            )),
+            doc_lit(""),
+            doc_lit(&format!(
+                "Build its name with [`{}()`].",
+                if several {
+                    format!("{}_1", key.name)
+                } else {
+                    key.name.clone()
+                }
+            )),
+        ],
+        static_name,
+        ty: format!("{rt}::KeyTemplate"),
+        value,
+        fns,
+    }
+}
+
+/// The function that names a key (or, for one of several forms, an item of that form).
+fn key_fn_ctx(
+    key: &Key,
+    form: &KeyForm,
+    index: Option<usize>,
+    static_name: &str,
+    rt: &str,
+) -> KeyFnCtx {
+    let params: Vec<String> = form.params().iter().map(|p| p.to_string()).collect();
+    let (name, what) = match index {
+        None => (key.name.clone(), format!("`{}`", key.name)),
+        Some(i) => (
+            format!("{}_{}", key.name, i + 1),
+            format!("an item of `{}` of the form {}", key.name, i + 1),
+        ),
+    };
+    KeyFnCtx {
+        doc: vec![
+            doc_lit(&format!("The name of {what}: `{}`.", form.text)),
+            doc_lit(""),
+            doc_lit(
+                "Fails with `Error::InvalidInput` for an empty value, or a hash tag whose \
+                 content holds a `}` but no hash tag.",
+            ),
+        ],
+        body: format!(
+            "{static_name}.forms[{}].build(&[{}])",
+            index.unwrap_or(0),
+            params.join(", ")
+        ),
+        return_ty: format!("{rt}::Result<String>"),
+        name,
+        params,
+    }
+}
+
+/// The pieces of a form as a Rust slice's items.
+fn parts_rust(parts: &[KeyPart], rt: &str) -> String {
+    parts
+        .iter()
+        .map(|part| match part {
+            KeyPart::Text(text) => format!("{rt}::KeyPart::Text({})", lit(text)),
+            KeyPart::Param(name) => format!("{rt}::KeyPart::Param({})", lit(name)),
+            KeyPart::HashTag(inner) => {
+                format!("{rt}::KeyPart::HashTag(&[{}])", parts_rust(inner, rt))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The folder of a script's family, as the app names it (`sql/inventory`).
@@ -278,8 +446,12 @@ fn fn_doc(script: &Script, name: &str, sha1: &str) -> Vec<String> {
         doc.push("Keys, in `KEYS` order (all in one cluster hash slot):".into());
         for k in &h.keys {
             let dots = if k.variadic { "..." } else { "" };
+            let named = match &k.template {
+                Some(t) => format!(", named `{}`", t.text),
+                None => String::new(),
+            };
             doc.push(format!(
-                "- `{}{dots}` (a {}{}): {}",
+                "- `{}{dots}` (a {}{}{named}): {}",
                 k.name,
                 k.ty.name(),
                 count_doc(k.variadic, k.count, "keys"),

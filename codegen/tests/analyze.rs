@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use redis_patterns_codegen::model::{
-    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Return, ReturnType, Rule, Script,
-    ScriptFile,
+    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyForm, KeyPart, KeyTemplate, KeyType,
+    Return, ReturnType, Rule, Script, ScriptFile,
 };
 use redis_patterns_codegen::{analyze, contract};
 
@@ -20,6 +20,7 @@ fn script_file(family: &str, op: &str, source: &str) -> ScriptFile {
         op: op.to_string(),
         path: format!("scripts/{family}/{op}.lua"),
         source: source.to_string(),
+        shared: vec![],
     }
 }
 
@@ -79,6 +80,7 @@ fn good_plain_script() {
                     doc: "the lock key".to_string(),
                     variadic: false,
                     count: Count::ONE,
+                    template: None,
                 }],
                 args: vec![Arg {
                     name: "token".to_string(),
@@ -106,6 +108,7 @@ fn good_plain_script() {
                 ],
                 clock: None,
                 complexity: "O(1)".to_string(),
+                uses: vec![],
             },
         }
     );
@@ -152,6 +155,17 @@ fn good_variadic_keys_and_args() {
                     doc: "where the union is stored; replaced if it exists".to_string(),
                     variadic: false,
                     count: Count::ONE,
+                    template: Some(KeyTemplate {
+                        text: "{<namespace>}:<dest>".to_string(),
+                        forms: vec![KeyForm {
+                            text: "{<namespace>}:<dest>".to_string(),
+                            parts: vec![
+                                KeyPart::HashTag(vec![KeyPart::Param("namespace".to_string())]),
+                                KeyPart::Text(":".to_string()),
+                                KeyPart::Param("dest".to_string()),
+                            ],
+                        }],
+                    }),
                 },
                 Key {
                     name: "sources".to_string(),
@@ -162,6 +176,17 @@ fn good_variadic_keys_and_args() {
                         min: 1,
                         max: Some(1000),
                     },
+                    template: Some(KeyTemplate {
+                        text: "{<namespace>}:<source>".to_string(),
+                        forms: vec![KeyForm {
+                            text: "{<namespace>}:<source>".to_string(),
+                            parts: vec![
+                                KeyPart::HashTag(vec![KeyPart::Param("namespace".to_string())]),
+                                KeyPart::Text(":".to_string()),
+                                KeyPart::Param("source".to_string()),
+                            ],
+                        }],
+                    }),
                 },
             ],
             args: vec![
@@ -211,6 +236,7 @@ fn good_variadic_keys_and_args() {
             ],
             clock: None,
             complexity: "O(N), N = the members of the sources plus `extra`".to_string(),
+            uses: vec![],
         }
     );
 }
@@ -232,6 +258,19 @@ fn good_tuple_return_and_server_clock() {
                 doc: "a hash with the fields `tokens` and `at` (milliseconds)".to_string(),
                 variadic: false,
                 count: Count::ONE,
+                // Literal text before the hash tag, a placeholder after it.
+                template: Some(KeyTemplate {
+                    text: "rate:{<user>}:<action>".to_string(),
+                    forms: vec![KeyForm {
+                        text: "rate:{<user>}:<action>".to_string(),
+                        parts: vec![
+                            KeyPart::Text("rate:".to_string()),
+                            KeyPart::HashTag(vec![KeyPart::Param("user".to_string())]),
+                            KeyPart::Text(":".to_string()),
+                            KeyPart::Param("action".to_string()),
+                        ],
+                    }],
+                }),
             }],
             args: vec![
                 Arg {
@@ -293,6 +332,7 @@ fn good_tuple_return_and_server_clock() {
             ],
             clock: Some(Clock::Server),
             complexity: "O(1)".to_string(),
+            uses: vec![],
         }
     );
 }
@@ -452,7 +492,7 @@ fn shebang_without_flags_and_idioms_that_are_not_globals() {
 --- @error BAD_ARGS         not 1 key and any number of arguments
 --- @complexity O(N), N = the number of fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and any number of arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -630,9 +670,9 @@ const BAD: &[&str] = &[
 fn bad_binding_names() {
     assert_eq!(
         bad("binding_names"),
-        r#"scripts/bad/binding_names.lua:41:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
+        r#"scripts/bad/binding_names.lua:32:7: error: binds `KEYS[1]` to `key`, but the header names it `target`
   = hint: rename the local to `target`, or rename it in the header
-scripts/bad/binding_names.lua:42:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
+scripts/bad/binding_names.lua:33:14: error: binds `ARGV[2]` to `ttl_ms`, but the header names it `ttl`
   = hint: rename the local to `ttl`, or rename it in the header"#
     );
 }
@@ -658,7 +698,7 @@ scripts/bad/choice_not_plain.lua:5:23: error: the choice `50%` is not a plain wo
 scripts/bad/choice_not_plain.lua:6:22: error: the choice `abcdefghijklmnopqrstuvwxyz0123456` is not a plain word
   = hint: {hint}
 scripts/bad/choice_not_plain.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
         )
     );
 }
@@ -682,7 +722,7 @@ fn bad_clock_caller() {
         bad("clock_caller"),
         r#"scripts/bad/clock_caller.lua:6:5: error: `@clock caller` needs an argument named `now`
   = hint: declare the caller's time with `--- @arg now <type> <unit and epoch>`
-scripts/bad/clock_caller.lua:60:28: error: `TIME` is called, but the header declares `@clock caller`
+scripts/bad/clock_caller.lua:66:28: error: `TIME` is called, but the header declares `@clock caller`
   = hint: use the `now` argument, or declare `--- @clock server` instead"#
     );
 }
@@ -726,7 +766,7 @@ scripts/bad/duplicates.lua:10:19: error: unexpected `now` after `@clock`
 scripts/bad/duplicates.lua:12:5: error: `@complexity` is declared twice
   = hint: a script has one `@complexity`; the first is on line 11
 scripts/bad/duplicates.lua:13:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -736,7 +776,7 @@ fn bad_edited_input_checks() {
     assert_eq!(
         bad("edited_input_checks"),
         r#"scripts/bad/edited_input_checks.lua:16:1: error: the input checks differ from what the header declares
-  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -798,7 +838,7 @@ scripts/bad/helper_names.lua:4:10: error: `decimal_less` is the name of a helper
 scripts/bad/helper_names.lua:5:10: error: `float` is the name of a helper of the generated input checks
   = hint: pick another name: the script binds it to a local of the same name
 scripts/bad/helper_names.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -885,7 +925,7 @@ scripts/bad/long_names.lua:6:10: error: `ééééééééééééééééé` is 
 scripts/bad/long_names.lua:7:10: error: `Token_that_the_lock_was_taken_by_x` is not a valid name
   = hint: names are snake_case: a lower-case letter, then lower-case letters, digits and `_`
 scripts/bad/long_names.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -930,7 +970,7 @@ fn bad_misplaced_input_checks() {
     assert_eq!(
         bad("misplaced_input_checks"),
         r#"scripts/bad/misplaced_input_checks.lua:10:1: error: the input checks do not start right after the header
-  = hint: nothing may run before them; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: nothing may run before them; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -971,7 +1011,7 @@ scripts/bad/ms_range_refused.lua:5:16: error: `@arg grace ms?` needs a range
 scripts/bad/ms_range_refused.lua:5:20: error: `non-empty` on a `ms` argument
   = hint: `non-empty` goes with `string`, `bytes` and `json`
 scripts/bad/ms_range_refused.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
         )
     );
 }
@@ -987,7 +1027,7 @@ fn bad_ms_without_range() {
 scripts/bad/ms_without_range.lua:4:16: error: `@arg grace ms?` needs a range
   = hint: say which durations are accepted, in milliseconds: `--- @arg grace ms? 1..=10^15-1 <doc>`
 scripts/bad/ms_without_range.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1006,7 +1046,7 @@ fn bad_no_input_checks() {
     assert_eq!(
         bad("no_input_checks"),
         r#"scripts/bad/no_input_checks.lua:7:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1079,7 +1119,7 @@ scripts/bad/range_beyond_type.lua:6:18: error: the range `-1..=5` goes beyond wh
 scripts/bad/range_beyond_type.lua:7:19: error: the range `10..=1` is empty
   = hint: write the smaller bound first: `1..=1000`
 scripts/bad/range_beyond_type.lua:10:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1223,9 +1263,9 @@ fn bad_unknown_tag() {
     assert_eq!(
         bad("unknown_tag"),
         r#"scripts/bad/unknown_tag.lua:2:5: error: unknown tag `@retrun`
-  = hint: did you mean `@return`? the tags are `@key`, `@arg`, `@return`, `@error`, `@clock` and `@complexity`
+  = hint: did you mean `@return`? the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@clock` and `@complexity`
 scripts/bad/unknown_tag.lua:3:5: error: unknown tag `@params`
-  = hint: the tags are `@key`, `@arg`, `@return`, `@error`, `@clock` and `@complexity`
+  = hint: the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@clock` and `@complexity`
 scripts/bad/unknown_tag.lua:4:1: error: the header has no `@return`
   = hint: declare the reply with `--- @return <type> <doc>`; the header ends at the first line that does not start with `---`"#
     );
@@ -1269,7 +1309,7 @@ fn bad_unopened_input_checks() {
     assert_eq!(
         bad("unopened_input_checks"),
         r#"scripts/bad/unopened_input_checks.lua:17:1: error: the input checks end here but never start
-  = hint: delete what is left of them above this line, or start them with their first line; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: delete what is left of them above this line, or start them with their first line; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1280,7 +1320,7 @@ fn bad_unterminated_input_checks() {
     assert_eq!(
         bad("unterminated_input_checks"),
         r#"scripts/bad/unterminated_input_checks.lua:8:1: error: the input checks start here but never end
-  = hint: end them with `-- End of the generated input checks.`, or delete them and run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: end them with `-- End of the generated input checks.`, or delete them and run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1291,7 +1331,7 @@ fn bad_unused_declaration() {
     assert_eq!(
         bad("unused_declaration"),
         r#"scripts/bad/unused_declaration.lua:8:1: error: the script does not start with the input checks its header declares
-  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns-codegen fix <scripts folder>` to write them from the header"#
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 

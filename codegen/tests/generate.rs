@@ -452,7 +452,7 @@ fn the_command_fails_when_a_script_cannot_be_fixed() {
         (code, stdout, stderr.as_str()),
         (
             Some(1),
-            format!("rewrote the input checks of {}\n", take.to_string_lossy()),
+            format!("rewrote {}\n", take.to_string_lossy()),
             problem.as_str()
         )
     );
@@ -474,7 +474,7 @@ fn the_command_fails_when_a_script_cannot_be_fixed() {
             format!(
                 "{}:20:1: error: the input checks end here but never start\n  = hint: delete what \
                  is left of them above this line, or start them with their first line; run \
-                 `redis-patterns-codegen fix <scripts folder>` to write them from the header\n1 \
+                 `redis-patterns fix <scripts folder>` to write them from the header\n1 \
                  problem in the scripts\n",
                 release.to_string_lossy()
             )
@@ -501,7 +501,11 @@ fn the_command_checks_and_fixes_a_folder() {
     let (code, stdout, stderr) = run(&["check", &fixtures("good")]);
     assert_eq!(
         (code, stdout.as_str(), stderr.as_str()),
-        (Some(0), "7 scripts, no problems\n", "")
+        (
+            Some(0),
+            format!("{}: 7 scripts, no problems\n", fixtures("good")).as_str(),
+            ""
+        )
     );
 
     let dir = copy_of_good_fixtures("codegen-command");
@@ -518,7 +522,7 @@ fn the_command_checks_and_fixes_a_folder() {
             "identity_lock/release.lua:19:1: error: the input checks differ from what the header \
              declares\n  = hint: expected `  return redis.error_reply('BAD_TOKEN token must not \
              be empty')` here, found `  return redis.error_reply('BAD_TOKEN token is required')`; \
-             run `redis-patterns-codegen fix <scripts folder>` to write them from the header\n1 \
+             run `redis-patterns fix <scripts folder>` to write them from the header\n1 \
              problem in the scripts\n"
         ),
         "{stderr}"
@@ -528,10 +532,7 @@ fn the_command_checks_and_fixes_a_folder() {
         (code, stdout, stderr.as_str()),
         (
             Some(0),
-            format!(
-                "rewrote the input checks of {}\n",
-                release.to_string_lossy()
-            ),
+            format!("rewrote {}\n", release.to_string_lossy()),
             ""
         )
     );
@@ -539,14 +540,31 @@ fn the_command_checks_and_fixes_a_folder() {
     let (code, stdout, _) = run(&["fix", &dir_arg]);
     assert_eq!(
         (code, stdout.as_str()),
-        (
-            Some(0),
-            "every script's input checks already match its header\n"
-        )
+        (Some(0), "every script already matches its header\n")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
     let (code, stdout, stderr) = run(&["lint", "scripts"]);
     assert_eq!((code, stdout.as_str()), (Some(2), ""));
     assert!(stderr.starts_with("usage: redis-patterns-codegen check|fix <scripts folder>"));
+    let (code, stdout, _) = run(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.starts_with("usage: redis-patterns-codegen check|fix <scripts folder>"));
+
+    // A folder that holds no scripts is said to be none, in one line.
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for command in ["check", "fix"] {
+        let (code, stdout, stderr) = run(&[command, src]);
+        assert_eq!(
+            (code, stdout.as_str(), stderr),
+            (
+                Some(1),
+                "",
+                format!(
+                    "{src}: not a scripts folder: no `<family>/<op>.lua` in it (a script is \
+                     `{src}/<family>/<op>.lua`)\n"
+                )
+            )
+        );
+    }
 }

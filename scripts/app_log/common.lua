@@ -9,52 +9,22 @@
 --- the message is counted and pushed to the recent log (`<ms> <message>`, the last
 --- `keep` kept).
 --- Reply: the message's count this hour.
---- @key common zset           message -> how many times it was logged this hour
---- @key start string          the hour the counts are of (Unix s of its start)
---- @key last zset             the previous hour's counts
---- @key pstart string         the previous hour (Unix s of its start)
---- @key recent list           the newest entries first, each `<ms> <message>`
+--- @key common zset common:{<name>:<severity>}           message -> how many times it was logged this hour
+--- @key start string common:{<name>:<severity>}:start    the hour the counts are of (Unix s of its start)
+--- @key last zset common:{<name>:<severity>}:last        the previous hour's counts
+--- @key pstart string common:{<name>:<severity>}:pstart  the previous hour (Unix s of its start)
+--- @key recent list recent:{<name>:<severity>}           the newest entries first, each `<ms> <message>`
 --- @arg message string        the message
 --- @arg keep uint 1..=10000   how many recent entries to keep (the book's 100)
 --- @return int                the message's count this hour
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @uses held_hour rotate_hour
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -84,35 +54,54 @@ local last = KEYS[3]
 local pstart = KEYS[4]
 local recent = KEYS[5]
 local message = ARGV[1]
-local keep = safe_integer(ARGV[2], 1, 10000)
-if not keep then
+local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- _shared.lua of the scripts folder).
+-- The hour whose totals a zset of hourly statistics holds, as its `start` key keeps it:
+-- whole seconds, a multiple of 3600, or nil when none is kept yet; nil and an error
+-- reply when the key holds something else.
+local function held_hour(start_key)
+  local held = redis.call('GET', start_key)
+  if held and not (safe_integer(held, 0, 999999999999) and tonumber(held) % 3600 == 0) then
+    return nil, redis.error_reply('BAD_START ' .. shown(start_key) .. ' holds ' .. shown(held)
+      .. ', not the start of an hour in whole seconds')
+  end
+  return held
+end
+-- Moves hourly statistics on to the hour that starts at `hour` (whole seconds, as text):
+-- when `held` (as held_hour read it) is an earlier hour, the current zset becomes the last
+-- hour's, and the hour before last goes.
+local function rotate_hour(current_key, last_key, start_key, pstart_key, held, hour)
+  if not held then
+    redis.call('SET', start_key, hour)
+  elseif tonumber(held) < tonumber(hour) then
+    -- UNLINK: the hour before last may be big; it is freed in the background.
+    redis.call('UNLINK', last_key)
+    if redis.call('EXISTS', current_key) == 1 then
+      redis.call('RENAME', current_key, last_key)
+    end
+    redis.call('SET', pstart_key, held)
+    redis.call('SET', start_key, hour)
+  end
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', common)
 redis.call('ZCARD', last)
 redis.call('STRLEN', pstart)
 redis.call('LLEN', recent)
-local held = redis.call('GET', start)
-if held and not (integer(held, '0', '999999999999') and tonumber(held) % 3600 == 0) then
-  return redis.error_reply('BAD_START ' .. shown(start) .. ' holds ' .. shown(held)
-    .. ', not the start of an hour in whole seconds')
+local held, bad = held_hour(start)
+if bad then
+  return bad
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local hour = string.format('%d', math.floor(tonumber(time[1]) / 3600) * 3600)
-if not held then
-  redis.call('SET', start, hour)
-elseif decimal_less(held, hour) then
-  -- UNLINK: the hour before last may be big; it is freed in the background.
-  redis.call('UNLINK', last)
-  if redis.call('EXISTS', common) == 1 then
-    redis.call('RENAME', common, last)
-  end
-  redis.call('SET', pstart, held)
-  redis.call('SET', start, hour)
-end
+rotate_hour(common, last, start, pstart, held, hour)
 local count = redis.call('ZINCRBY', common, 1, message)
 redis.call('LPUSH', recent, string.format('%d', now) .. ' ' .. message)
 redis.call('LTRIM', recent, 0, keep - 1)

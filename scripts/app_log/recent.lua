@@ -6,7 +6,7 @@
 --- Unix ms (Lua in Redis has no date formatting, and one clock orders every server's
 --- entries).
 --- Reply: when the message was logged (ms, server clock).
---- @key recent list           the newest entries first, each `<ms> <message>`
+--- @key recent list recent:{<name>:<severity>}  the newest entries first, each `<ms> <message>`
 --- @arg message string        the message
 --- @arg keep uint 1..=10000   how many entries to keep (the book's 100)
 --- @return int                when it was logged (ms, server clock)
@@ -15,16 +15,7 @@
 --- @clock server
 --- @complexity O(1): the trim drops one entry at most
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -41,8 +32,8 @@ if #KEYS ~= 1 or #ARGV ~= 2 then
 end
 local recent = KEYS[1]
 local message = ARGV[1]
-local keep = safe_integer(ARGV[2], 1, 10000)
-if not keep then
+local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.

@@ -7,7 +7,7 @@
 --- last feed (the book's `feedex`: cold prefixes disappear). Beyond the book, `cap` keeps
 --- each table to its heaviest entries: the lightest beyond it are dropped (at most 100
 --- per table per call), so the memory of a table is bounded whatever is fed.
---- @key tables... zset 1..=64  the prefix tables of the content, shortest prefix first (at most 64 characters)
+--- @key tables... zset 1..=64 {<subject>}:<prefix>  the content's prefix tables, shortest first (at most 64 characters)
 --- @arg content string non-empty   the content to suggest
 --- @arg weight float          what to add (`incr`) or set (`set`)
 --- @arg mode string incr|set  add to the weight, or set it
@@ -22,16 +22,7 @@
 --- @error BAD_CAP             not an integer within its range (or empty)
 --- @complexity O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)
@@ -76,16 +67,16 @@ if mode ~= 'incr' and mode ~= 'set' then
 end
 local ttl = nil
 if ARGV[4] ~= '' then
-  ttl = safe_integer(ARGV[4], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
 end
 local cap = nil
 if ARGV[5] ~= '' then
-  cap = safe_integer(ARGV[5], 1, 1000000)
-  if not cap then
+  cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
+  if not cap or cap > 1000000 then
     return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
   end
 end

@@ -3,14 +3,14 @@
 --- Beyond the book, which has no way to take a suggestion back. Tables left empty are
 --- deleted by Redis.
 --- Reply: how many tables held the content.
---- @key tables... zset 1..=64  the prefix tables of the content, shortest prefix first
+--- @key tables... zset 1..=64 {<subject>}:<prefix>  the prefix tables of the content, shortest prefix first
 --- @arg content string non-empty   the content to remove
 --- @return uint               how many tables held it
 --- @error BAD_ARGS            not from 1 to 64 keys and 1 argument
 --- @error BAD_CONTENT         empty
 --- @complexity O(P log T), P = the prefixes, T = a table's entries
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 64 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 1 to 64 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

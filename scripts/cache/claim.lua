@@ -11,8 +11,8 @@
 --- The answer is "hit" with the cached value; "compute" when this call now holds the
 --- marker (compute, then run `cache/fill.lua` with the same token, or on failure release
 --- the marker with `identity_lock/release.lua`); "wait" when another call holds it.
---- @key value string                the cache entry
---- @key marker string               the computing marker, in the same hash slot as `value` (`{value}:computing`)
+--- @key value string <name>               the cache entry
+--- @key marker string {<name>}:computing  the computing marker, in the same hash slot as `value` (`{value}:computing`)
 --- @arg token string non-empty      a secret unique to this call: only its holder may fill or release the marker
 --- @arg lease ms 1..=10^15-1        how long the marker lasts if its holder never fills it
 --- @return (string, bytes?)         the answer and the value: ("hit", value), ("compute", nil) or ("wait", nil)
@@ -21,16 +21,7 @@
 --- @error BAD_LEASE                 not whole milliseconds within its range
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -51,8 +42,8 @@ local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-local lease = safe_integer(ARGV[2], 1, 999999999999999)
-if not lease then
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end

@@ -5,8 +5,8 @@
 --- the marker is deleted only when it still holds `token`, so a slow client never drops
 --- the marker of a client that claimed after it. A key of another type at `value` or
 --- `marker` is refused with WRONGTYPE before anything is written, as `claim` refuses it.
---- @key value string              the cache entry
---- @key marker string             the computing marker, in the same hash slot as `value` (`{value}:computing`)
+--- @key value string <name>               the cache entry
+--- @key marker string {<name>}:computing  the computing marker, in the same hash slot as `value` (`{value}:computing`)
 --- @arg token string non-empty    the token the marker was claimed with
 --- @arg content bytes             the computed value
 --- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
@@ -16,16 +16,7 @@
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -49,8 +40,8 @@ end
 local content = ARGV[2]
 local ttl = nil
 if ARGV[3] ~= '' then
-  ttl = safe_integer(ARGV[3], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end

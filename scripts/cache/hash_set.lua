@@ -8,7 +8,7 @@
 --- the entry half-written or without its time to live. A key of another type is refused
 --- with WRONGTYPE (from HLEN, before anything is written), so a mistyped name never
 --- deletes another value.
---- @key cache hash                the hash that holds the entry
+--- @key cache hash <name>         the hash that holds the entry
 --- @arg ttl ms? 1..=10^15-1       time to live; an empty string for no expiry
 --- @arg fields bytes...  2..=2000 field, value, field, value, ...: from 1 to 1000 pairs
 --- @return nil                    nothing
@@ -17,16 +17,7 @@
 --- @error BAD_FIELDS              a field without a value: the fields and values are an odd number
 --- @complexity O(N), N = number of fields given (the old entry is freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -44,8 +35,8 @@ end
 local cache = KEYS[1]
 local ttl = nil
 if ARGV[1] ~= '' then
-  ttl = safe_integer(ARGV[1], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end

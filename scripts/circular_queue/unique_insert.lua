@@ -8,7 +8,7 @@
 --- appends them, which also removes copies that other writers added. Uniqueness holds as
 --- long as every write goes through this script. The queue holds at most 5,000 items, so
 --- that one call stays short: an insert that would pass that is refused whole.
---- @key queue list                    the list; its head is the front of the queue
+--- @key queue list <key>              the list; its head is the front of the queue
 --- @arg items bytes...  1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
 --- @error BAD_ARGS                    not 1 key and from 1 to 1000 arguments
@@ -16,7 +16,7 @@
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)

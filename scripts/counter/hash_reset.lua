@@ -5,7 +5,7 @@
 --- overwrite a field that does not hold an integer, so a typo'd key never loses data.
 --- The old value comes back as the decimal string Redis stores, so even values beyond
 --- 2^53 round-trip exactly.
---- @key counters hash                 the hash of counters
+--- @key counters hash <key>           the hash of counters
 --- @arg field string                  the counter's field in the hash
 --- @arg value int -2^63..=2^63-1      the new value
 --- @return decimal                    the old value; "0" when the field was missing
@@ -14,7 +14,7 @@
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -40,6 +40,12 @@ end
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil

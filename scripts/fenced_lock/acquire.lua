@@ -6,8 +6,8 @@
 --- holder whose lease ran out while it was paused (Kleppmann's fencing). Release and
 --- extend with `identity_lock/release.lua` and `identity_lock/extend.lua`, passing the
 --- token as the lock's token.
---- @key lock string          the lock key; holds the current fencing token while held
---- @key fence string         the counter the tokens come from; in the same hash slot as `lock`, never deleted
+--- @key lock string <name>           the lock key; holds the current fencing token while held
+--- @key fence string {<name>}:fence  the counter the tokens come from; in the same hash slot as `lock`, never deleted
 --- @arg ttl ms 1..=10^15-1   the lease
 --- @return int?              the fencing token; nil when the lock is held
 --- @error BAD_ARGS           not 2 keys and 1 argument
@@ -15,38 +15,7 @@
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -72,8 +41,8 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local lock = KEYS[1]
 local fence = KEYS[2]
-local ttl = safe_integer(ARGV[1], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.
@@ -85,7 +54,7 @@ end
 -- Checked before INCR so that a damaged counter fails without writing anything; 2^53
 -- keeps every token exact in Lua's doubles.
 local last = redis.call('GET', fence)
-if last and not integer(last, '0', '9007199254740990') then
+if last and not safe_integer(last, 0, 9007199254740990) then
   return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
 end
 

@@ -8,7 +8,7 @@
 --- a smaller `max_length`), its newest items are trimmed first, as the book's LTRIM does,
 --- at most 5,000 of them per call so that one call stays short, and counted as
 --- `trimmed`; otherwise `trimmed` is 0.
---- @key queue list                    the list; items are appended on the right, taken from the left
+--- @key queue list <key>              the list; items are appended on the right, taken from the left
 --- @arg max_length uint 1..=10^15-1   the most items the queue holds
 --- @arg items bytes...  1..=5000     the items to append, in order
 --- @return (int, int)                 `{kept, trimmed}`: the first `kept` items were appended; `trimmed` old ones cut
@@ -16,16 +16,7 @@
 --- @error BAD_MAX_LENGTH              not an integer within its range
 --- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 5,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -41,8 +32,8 @@ if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 5001 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 2 to 5001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
-local max_length = safe_integer(ARGV[1], 1, 999999999999999)
-if not max_length then
+local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not max_length or max_length > 999999999999999 then
   return redis.error_reply(
       'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end

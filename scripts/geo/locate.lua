@@ -3,16 +3,17 @@
 ---
 --- 《Redis 应用实例》 chapter 25: GEOPOS. A member whose pin expired (see `pin.lua`) is
 --- not there, as one never pinned.
---- @key places zset           the geo set (the book's key)
---- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @key places zset <key>                 the geo set (the book's key)
+--- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member
 --- @return (float?, float?)   longitude and latitude; nil and nil when it is not pinned
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_MEMBER          empty
+--- @uses live
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -23,22 +24,24 @@ if member == '' then
   return redis.error_reply('BAD_MEMBER member must not be empty')
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- geo/_shared.lua of the scripts folder).
+-- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
+local function live(places_set, deadlines_set, who, now)
+  if not redis.call('ZSCORE', places_set, who) then
+    return false
+  end
+  local deadline = redis.call('ZSCORE', deadlines_set, who)
+  return not deadline or tonumber(deadline) > now
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
 redis.call('ZCARD', places)
 redis.call('ZCARD', deadlines)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Whether `who` is pinned and its pin has not expired.
-local function live(who)
-  if not redis.call('ZSCORE', places, who) then
-    return false
-  end
-  local deadline = redis.call('ZSCORE', deadlines, who)
-  return not deadline or tonumber(deadline) > now
-end
-
-if not live(member) then
+if not live(places, deadlines, member, now) then
   return { false, false }
 end
 local position = redis.call('GEOPOS', places, member)[1]

@@ -7,9 +7,9 @@
 --- computed once, and "no neighbours" is cached too (as the member '' alone, which no
 --- member can be). The cache holds the `limit` nearest, leaving out `member` and expired
 --- pins, for `ttl`; a pin that expires within it may still be picked.
---- @key places zset           the geo set (the book's key)
---- @key deadlines zset        member -> when its pin expires (ms, server clock)
---- @key cache zset            the member's cached neighbours -> distance (km); the book's `Location:<user>:neighbours`
+--- @key places zset <key>                       the geo set (the book's key)
+--- @key deadlines zset {<key>}:deadlines        member -> when its pin expires (ms, server clock)
+--- @key cache zset {<key>}:neighbours:<member>  cached neighbours -> km (the book's `Location:<user>:neighbours`)
 --- @arg member string non-empty    the member searched around
 --- @arg limit uint 1..=100    how many of the nearest are cached
 --- @arg ttl ms 1..=10^15-1    how long the cache lasts (the book's is 60 s)
@@ -19,19 +19,11 @@
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
+--- @uses live nearest
 --- @clock server
 --- @complexity O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -53,37 +45,31 @@ local member = ARGV[1]
 if member == '' then
   return redis.error_reply('BAD_MEMBER member must not be empty')
 end
-local limit = safe_integer(ARGV[2], 1, 100)
-if not limit then
+local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
-local ttl = safe_integer(ARGV[3], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('ZCARD', places)
-redis.call('ZCARD', deadlines)
-redis.call('ZCARD', cache)
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-
--- Whether `who` is pinned and its pin has not expired.
-local function live(who)
-  if not redis.call('ZSCORE', places, who) then
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- geo/_shared.lua of the scripts folder).
+-- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
+local function live(places_set, deadlines_set, who, now)
+  if not redis.call('ZSCORE', places_set, who) then
     return false
   end
-  local deadline = redis.call('ZSCORE', deadlines, who)
+  local deadline = redis.call('ZSCORE', deadlines_set, who)
   return not deadline or tonumber(deadline) > now
 end
-
--- The members within `km` of `member`, nearest first, as a flat list of member and
--- distance: at most `most`, leaving out `member` and expired pins. Asks for as many more
--- as pins have expired, so that neither takes one of the `most` places.
-local function nearest(km, most)
-  local expired = redis.call('ZCOUNT', deadlines, '-inf', now)
-  local found = redis.call('GEOSEARCH', places, 'FROMMEMBER', member, 'BYRADIUS', km, 'km',
+-- The members within `km` of `from`, nearest first, as a flat list of member and
+-- distance: at most `most`, leaving out `from` and pins expired by `now`. Asks for as
+-- many more as pins have expired, so that neither takes one of the `most` places.
+local function nearest(places_set, deadlines_set, from, km, most, now)
+  local expired = redis.call('ZCOUNT', deadlines_set, '-inf', now)
+  local found = redis.call('GEOSEARCH', places_set, 'FROMMEMBER', from, 'BYRADIUS', km, 'km',
     'ASC', 'COUNT', most + 1 + expired, 'WITHDIST')
   local out = {}
   for _, hit in ipairs(found) do
@@ -91,14 +77,21 @@ local function nearest(km, most)
       break
     end
     local who = hit[1]
-    local deadline = redis.call('ZSCORE', deadlines, who)
-    if who ~= member and (not deadline or tonumber(deadline) > now) then
+    local deadline = redis.call('ZSCORE', deadlines_set, who)
+    if who ~= from and (not deadline or tonumber(deadline) > now) then
       out[#out + 1] = who
       out[#out + 1] = hit[2]
     end
   end
   return out
 end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', places)
+redis.call('ZCARD', deadlines)
+redis.call('ZCARD', cache)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 local function pick()
   local neighbour = redis.call('ZRANDMEMBER', cache)
@@ -111,10 +104,10 @@ end
 if redis.call('EXISTS', cache) == 1 then
   return pick()
 end
-if not live(member) then
+if not live(places, deadlines, member, now) then
   return redis.error_reply('UNKNOWN_MEMBER ' .. shown(member) .. ' is not pinned, or its pin expired')
 end
-local found = nearest('1', limit)
+local found = nearest(places, deadlines, member, '1', limit, now)
 if #found == 0 then
   redis.call('ZADD', cache, 0, '')
 else

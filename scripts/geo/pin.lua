@@ -5,8 +5,8 @@
 --- family leaves out a member whose deadline has passed, and each pin deletes up to 10
 --- such members (`purge.lua` deletes more). A pin with no `ttl` lasts until the member
 --- is pinned again.
---- @key places zset           the geo set (the book's key)
---- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @key places zset <key>                 the geo set (the book's key)
+--- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member, a user id
 --- @arg longitude float       degrees, from -180 to 180
 --- @arg latitude float        degrees, from -85.05112878 to 85.05112878
@@ -20,16 +20,7 @@
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)
@@ -76,8 +67,8 @@ if not latitude then
 end
 local ttl = nil
 if ARGV[4] ~= '' then
-  ttl = safe_integer(ARGV[4], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end

@@ -2,8 +2,8 @@
 ---
 --- Beyond the book. Reads leave out expired pins, and each pin deletes up to 10 of them;
 --- this deletes more, for a set whose members stop pinning. Each call does bounded work.
---- @key places zset           the geo set (the book's key)
---- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @key places zset <key>                 the geo set (the book's key)
+--- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg limit uint 1..=1000   the most members deleted
 --- @return uint               how many were deleted
 --- @error BAD_ARGS            not 2 keys and 1 argument
@@ -11,16 +11,7 @@
 --- @clock server
 --- @complexity O(M × log N), N = the members, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -37,8 +28,8 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local places = KEYS[1]
 local deadlines = KEYS[2]
-local limit = safe_integer(ARGV[1], 1, 1000)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

@@ -6,8 +6,8 @@
 --- member fails with Redis's "could not decode requested zset member". Here `member` and
 --- expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.
 --- Reply: member, distance (km) for each, nearest first.
---- @key places zset           the geo set (the book's key)
---- @key deadlines zset        member -> when its pin expires (ms, server clock)
+--- @key places zset <key>                 the geo set (the book's key)
+--- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member searched around
 --- @arg radius float          km, more than 0 and at most 20037.5 (half the Earth's circumference)
 --- @arg limit uint 1..=100    the most members answered
@@ -17,19 +17,11 @@
 --- @error BAD_RADIUS          not a finite decimal number, or not above 0 and at most 20037.5
 --- @error BAD_LIMIT           not an integer within its range
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
+--- @uses live nearest
 --- @clock server
 --- @complexity O(N + log M), N = the members in the radius' bounding box, M = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)
@@ -70,11 +62,43 @@ local radius = float(ARGV[2])
 if not radius then
   return redis.error_reply('BAD_RADIUS radius must be a finite decimal number, got ' .. shown(ARGV[2]))
 end
-local limit = safe_integer(ARGV[3], 1, 100)
-if not limit then
+local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- geo/_shared.lua of the scripts folder).
+-- Whether `who` is pinned in `places_set` and its pin has not expired by `now`.
+local function live(places_set, deadlines_set, who, now)
+  if not redis.call('ZSCORE', places_set, who) then
+    return false
+  end
+  local deadline = redis.call('ZSCORE', deadlines_set, who)
+  return not deadline or tonumber(deadline) > now
+end
+-- The members within `km` of `from`, nearest first, as a flat list of member and
+-- distance: at most `most`, leaving out `from` and pins expired by `now`. Asks for as
+-- many more as pins have expired, so that neither takes one of the `most` places.
+local function nearest(places_set, deadlines_set, from, km, most, now)
+  local expired = redis.call('ZCOUNT', deadlines_set, '-inf', now)
+  local found = redis.call('GEOSEARCH', places_set, 'FROMMEMBER', from, 'BYRADIUS', km, 'km',
+    'ASC', 'COUNT', most + 1 + expired, 'WITHDIST')
+  local out = {}
+  for _, hit in ipairs(found) do
+    if #out >= 2 * most then
+      break
+    end
+    local who = hit[1]
+    local deadline = redis.call('ZSCORE', deadlines_set, who)
+    if who ~= from and (not deadline or tonumber(deadline) > now) then
+      out[#out + 1] = who
+      out[#out + 1] = hit[2]
+    end
+  end
+  return out
+end
+-- End of the shared helpers.
 if radius <= 0 or radius > 20037.5 then
   return redis.error_reply('BAD_RADIUS radius must be a number above 0 and at most 20037.5, got ' .. ARGV[2])
 end
@@ -84,42 +108,11 @@ redis.call('ZCARD', deadlines)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Whether `who` is pinned and its pin has not expired.
-local function live(who)
-  if not redis.call('ZSCORE', places, who) then
-    return false
-  end
-  local deadline = redis.call('ZSCORE', deadlines, who)
-  return not deadline or tonumber(deadline) > now
-end
-
--- The members within `km` of `member`, nearest first, as a flat list of member and
--- distance: at most `most`, leaving out `member` and expired pins. Asks for as many more
--- as pins have expired, so that neither takes one of the `most` places.
-local function nearest(km, most)
-  local expired = redis.call('ZCOUNT', deadlines, '-inf', now)
-  local found = redis.call('GEOSEARCH', places, 'FROMMEMBER', member, 'BYRADIUS', km, 'km',
-    'ASC', 'COUNT', most + 1 + expired, 'WITHDIST')
-  local out = {}
-  for _, hit in ipairs(found) do
-    if #out >= 2 * most then
-      break
-    end
-    local who = hit[1]
-    local deadline = redis.call('ZSCORE', deadlines, who)
-    if who ~= member and (not deadline or tonumber(deadline) > now) then
-      out[#out + 1] = who
-      out[#out + 1] = hit[2]
-    end
-  end
-  return out
-end
-
-if not live(member) then
+if not live(places, deadlines, member, now) then
   return redis.error_reply('UNKNOWN_MEMBER ' .. shown(member) .. ' is not pinned, or its pin expired')
 end
 -- Pairs of member and km, as `[(string, float)]` says.
-local flat, found = nearest(string.format('%.17g', radius), limit), {}
+local flat, found = nearest(places, deadlines, member, string.format('%.17g', radius), limit, now), {}
 for i = 1, #flat, 2 do
   found[#found + 1] = { flat[i], flat[i + 1] }
 end

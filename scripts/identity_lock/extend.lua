@@ -4,7 +4,7 @@
 --- client whose lease already ran out (and whose lock may now belong to someone else) is
 --- told so instead of extending another holder's lock. A lock acquired without a lease
 --- gets one.
---- @key lock string              the lock key
+--- @key lock string <key>        the lock key
 --- @arg token string non-empty   the secret the lock was acquired with
 --- @arg ttl ms 1..=10^15-1       the new lease
 --- @return bool                  1 when the lease was set; 0 for another token or a free lock
@@ -13,16 +13,7 @@
 --- @error BAD_TTL                not whole milliseconds within its range
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -42,8 +33,8 @@ local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-local ttl = safe_integer(ARGV[2], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.

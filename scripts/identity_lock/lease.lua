@@ -4,14 +4,14 @@
 --- Its lease in milliseconds, -1 when it is held with no lease, or nil when it is free or
 --- held with another token. Beyond the book. GET and PTTL in one step, so the answer is
 --- about one holder; it writes nothing and runs with EVALSHA_RO, also on replicas.
---- @key lock string              the lock key
+--- @key lock string <key>        the lock key
 --- @arg token string non-empty   the secret the lock was acquired with
 --- @return int?                  milliseconds left; -1 when held with no lease; nil when not held with `token`
 --- @error BAD_ARGS               not 1 key and 1 argument
 --- @error BAD_TOKEN              empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

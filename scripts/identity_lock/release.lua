@@ -3,14 +3,14 @@
 --- The compare-and-delete of 《Redis 应用实例》 chapter 4 in one atomic step. The book's
 --- WATCH/GET/MULTI/DEL takes three round trips and gives up (returns false) when another
 --- client touches the key in between; this never does.
---- @key lock string              the lock key
+--- @key lock string <key>        the lock key
 --- @arg token string non-empty   the secret the lock was acquired with
 --- @return bool                  1 when it was held with `token` and is now free; 0 for another token or a free lock
 --- @error BAD_ARGS               not 1 key and 1 argument
 --- @error BAD_TOKEN              empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

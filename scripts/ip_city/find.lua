@@ -8,8 +8,8 @@
 --- book answers the city of the last block that starts below it.
 --- Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),
 --- or nil and nil when no block holds the address.
---- @key blocks zset           `<city id>_<start>[_<end>]` -> the block's first address, as an integer
---- @key cities hash           city id -> the city
+--- @key blocks zset {<namespace>}:ip2cityid    `<city id>_<start>[_<end>]` -> the block's first address, as an integer
+--- @key cities hash {<namespace>}:cityid2city  city id -> the city
 --- @arg ip uint 0..=4294967295   the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)
 --- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
 --- @error BAD_ARGS            not 2 keys and 1 argument
@@ -17,38 +17,7 @@
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
 --- @complexity O(log N), N = the blocks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -74,8 +43,8 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local blocks = KEYS[1]
 local cities = KEYS[2]
-local ip = safe_integer(ARGV[1], 0, 4294967295)
-if not ip then
+local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not ip or ip > 4294967295 then
   return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.
@@ -90,7 +59,7 @@ local first, last = string.match(rest or '', '^(%d+)_(%d+)$')
 if not first then
   first, last = string.match(rest or '', '^(%d+)$'), ''
 end
-if not (first and integer(first, '0', '4294967295') and (last == '' or integer(last, '0', '4294967295'))) then
+if not (first and safe_integer(first, 0, 4294967295) and (last == '' or safe_integer(last, 0, 4294967295))) then
   return redis.error_reply('BAD_BLOCK block ' .. string.format('%q', string.sub(found, 1, 64))
     .. ' is not <city id>_<start>[_<end>]')
 end

@@ -7,8 +7,8 @@
 --- moment.
 --- Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is
 --- not on the board.
---- @key board zset            item -> score (the book's key)
---- @key levels zset           each distinct score of `board` once (see set.lua)
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
 --- @arg n uint 1..=100        how many items above it, and how many below, at the most
 --- @arg policy string standard|dense|modified|ordinal   how ties are ranked
@@ -18,16 +18,7 @@
 --- @error BAD_POLICY          not one of its choices
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,8 +36,8 @@ end
 local board = KEYS[1]
 local levels = KEYS[2]
 local item = ARGV[1]
-local n = safe_integer(ARGV[2], 1, 100)
-if not n then
+local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not n or n > 100 then
   return redis.error_reply('BAD_N n must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 local policy = ARGV[3]

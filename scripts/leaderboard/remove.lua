@@ -2,14 +2,14 @@
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.
 --- Reply: 1 if the item was on the board.
---- @key board zset            item -> score (the book's key)
---- @key levels zset          each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @return bool               1 if it was on the board
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -5,8 +5,8 @@
 --- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
 --- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
 --- Reply: 1 if the item is new to the board, 0 if its score was replaced.
---- @key board zset            item -> score (the book's key)
---- @key levels zset          each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg weight float          its score
 --- @return bool               1 if the item is new
@@ -14,7 +14,7 @@
 --- @error BAD_WEIGHT          not a finite decimal number
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)

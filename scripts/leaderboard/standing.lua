@@ -11,13 +11,13 @@
 --- (all in one hash slot) are read in one step, so their answers are of one moment.
 --- Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;
 --- all seven empty when the item is not on that board.
---- @key boards... zset 2..=20   board, levels, board, levels, …: each board and its distinct scores (see set.lua)
+--- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
 --- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 20 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 20 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -4,8 +4,8 @@
 --- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
 --- inf, as ZINCRBY makes it.
 --- Reply: the item's new score.
---- @key board zset            item -> score (the book's key)
---- @key levels zset          each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg change float          what to add (negative to take away)
 --- @return float              the item's new score
@@ -13,7 +13,7 @@
 --- @error BAD_CHANGE          not a finite decimal number
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)

@@ -7,13 +7,13 @@
 --- another type, which would read as a row of zeros; GET fails with WRONGTYPE. One call
 --- reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a
 --- time (each range is one consistent read, the ranges are not one together).
---- @key rows... string 1..=512  the row bitmaps, first row first; all in one hash slot
+--- @key rows... string 1..=512 {<id>}:row:<row>  the row bitmaps, first row first; all in one hash slot
 --- @return [bytes]               each row's bytes; an empty string for a missing row (all 0)
 --- @error BAD_ARGS               not from 1 to 512 keys and 0 arguments
 --- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
 --- @complexity O(B), B = the bytes read, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

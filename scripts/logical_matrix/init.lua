@@ -10,7 +10,7 @@
 --- nothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is
 --- built a range of rows per call, the first range holding the first row, so that of two
 --- clients building the same matrix the second fails at its first call.
---- @key bitmaps... string 1..=512  the bitmaps, first bit first; all in one hash slot
+--- @key bitmaps... string 1..=512 {<id>}:row:<row>  the bitmaps, first bit first; all in one hash slot
 --- @arg bits uint 1..=2^23          the bits per bitmap (a bitmap holds at most 1 MiB)
 --- @arg packed bytes... 1..=512    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
 --- @return nil                      nothing
@@ -22,16 +22,7 @@
 --- @error EXISTS                    one of the bitmaps already exists; nothing was written
 --- @complexity O(B), B = the bytes written, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -47,8 +38,8 @@ if #KEYS < 1 or #KEYS > 512 or #ARGV < 2 or #ARGV > 513 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 2 to 513 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local bits = safe_integer(ARGV[1], 1, 8388608)
-if not bits then
+local bits = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not bits or bits > 8388608 then
   return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

@@ -13,7 +13,7 @@
 --- short: a bigger matrix is built a range of rows per call, the first range holding the
 --- first row, so that of two clients building the same matrix the second fails at its
 --- first call.
---- @key strings... string 1..=512                 the strings, in order; all in one hash slot
+--- @key strings... string 1..=512 {<id>}:row:<row>  the strings, in order; all in one hash slot
 --- @arg cell_type string i8|i16|i32|i64|u8|u16|u32|u63  the cell type as BITFIELD spells it
 --- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
 --- @arg packed bytes... 1..=512                   each string's bytes, one per key, or empty for zeros
@@ -27,16 +27,7 @@
 --- @error EXISTS                                   one of the strings already exists; nothing was written
 --- @complexity O(B), B = the bytes written, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -58,8 +49,8 @@ if cell_type ~= 'i8' and cell_type ~= 'i16' and cell_type ~= 'i32' and cell_type
   return redis.error_reply(
       'BAD_CELL_TYPE cell_type must be one of i8, i16, i32, i64, u8, u16, u32, u63, got ' .. shown(cell_type))
 end
-local cells = safe_integer(ARGV[2], 1, 8388608)
-if not cells then
+local cells = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not cells or cells > 8388608 then
   return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.

@@ -7,13 +7,13 @@
 --- key, in order, so a missing row is an empty array in its place. One call reads at most
 --- 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time
 --- (each range is one consistent read, the ranges are not one together).
---- @key rows... list 1..=512   the row lists, first row first; all in one hash slot
+--- @key rows... list 1..=512 {<id>}:row:<row>  the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
 --- @error BAD_ARGS              not from 1 to 512 keys and 0 arguments
 --- @error TOO_BIG               the rows hold more than 8,192 cells together; read fewer rows per call
 --- @complexity O(C), C = the cells read, at most 8,192
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

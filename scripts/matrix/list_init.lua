@@ -7,7 +7,7 @@
 --- so that it stays short: a bigger matrix is built a range of rows per call, the first
 --- range holding the first row, so that of two clients building the same matrix the
 --- second fails at its first call.
---- @key rows... list 1..=512           the row lists, in order; all in one hash slot
+--- @key rows... list 1..=512 {<id>}:row:<row>  the row lists, in order; all in one hash slot
 --- @arg cols uint 1..=2048              the number of columns
 --- @arg values int... 0..=2048          the cells row by row (rows × cols of them), or none for zeros
 --- @return nil                          nothing
@@ -18,7 +18,7 @@
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
 --- @complexity O(rows × cols), at most 2,048 cells
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -45,19 +45,16 @@ local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
   end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
+  end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
   end
   return s
-end
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -74,12 +71,13 @@ if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 1 to 2049 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local cols = safe_integer(ARGV[1], 1, 2048)
-if not cols then
+local cols = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not cols or cols > 2048 then
   return redis.error_reply('BAD_COLS cols must be an integer from 1 to 2048, got ' .. shown(ARGV[1]))
 end
 for i = 2, #ARGV do
-  if not integer(ARGV[i], '-9223372036854775808', '9223372036854775807') then
+  local each = integer(ARGV[i], '-9223372036854775808', '9223372036854775807')
+  if not each then
     return redis.error_reply(
         'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
   end

@@ -7,14 +7,14 @@
 --- concurrent callers never share one. The work is one lookup per friend per minute, and
 --- each friend found costs a reply per minute it was seen in, so the window is at most
 --- 10 minutes and the friends set holds at most 300 users.
---- @key friends set           the user's friends
---- @key minutes... set 1..=10  the sets of the last N minutes, newest first
+--- @key friends set {<ns>}:friends:<user>  the user's friends
+--- @key minutes... set 1..=10 {<ns>}:active.users:<minute>  the sets of the last N minutes, newest first
 --- @return [string]           the friends seen in any of them
 --- @error BAD_ARGS            not from 2 to 11 keys and 0 arguments
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 300 users
 --- @complexity O(F × N), F = the friends, N = the minutes
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -7,8 +7,8 @@
 --- with no temporary key. The friends set holds at most 2,000 users. A friend seen at
 --- `now - window` exactly is online (the book's online-users query counts it, its
 --- online-friends query does not; here both count it).
---- @key friends set           the user's friends
---- @key seen zset             user -> when it was last seen (ms)
+--- @key friends set {<ns>}:friends:<user>  the user's friends
+--- @key seen zset {<ns>}:last.seen         user -> when it was last seen (ms)
 --- @arg now uint 0..=10^15-1  the time, in milliseconds
 --- @arg window ms 1..=10^15-1    how recent "online" is
 --- @return [string]           the friends seen within `window`
@@ -19,16 +19,7 @@
 --- @clock caller
 --- @complexity O(F × log N), F = the friends, N = the users remembered
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,12 +36,12 @@ if #KEYS ~= 2 or #ARGV ~= 2 then
 end
 local friends = KEYS[1]
 local seen = KEYS[2]
-local now = safe_integer(ARGV[1], 0, 999999999999999)
-if not now then
+local now = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local window = safe_integer(ARGV[2], 1, 999999999999999)
-if not window then
+local window = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not window or window > 999999999999999 then
   return redis.error_reply(
       'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end

@@ -4,7 +4,7 @@
 --- seen, on the caller's clock (as design a names minutes by it). The book never trims
 --- it; here each visit deletes up to 100 users not seen for `keep`, so the set holds
 --- about the users of the last `keep`.
---- @key seen zset             user -> when it was last seen (ms): the book's `last.seen`
+--- @key seen zset {<ns>}:last.seen  user -> when it was last seen (ms): the book's `last.seen`
 --- @arg user string non-empty    the user seen
 --- @arg now uint 0..=10^15-1  the time, in milliseconds
 --- @arg keep ms 1..=10^15-1   how long a user is remembered after it was last seen
@@ -16,16 +16,7 @@
 --- @clock caller
 --- @complexity O(log N), N = the users remembered
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -45,12 +36,12 @@ local user = ARGV[1]
 if user == '' then
   return redis.error_reply('BAD_USER user must not be empty')
 end
-local now = safe_integer(ARGV[2], 0, 999999999999999)
-if not now then
+local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local keep = safe_integer(ARGV[3], 1, 999999999999999)
-if not keep then
+local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not keep or keep > 999999999999999 then
   return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.

@@ -15,8 +15,8 @@
 --- never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its
 --- oldest item were number 1.
 --- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
---- @key list list             the items, newest first (added with `add.lua`)
---- @key added string          how many items were ever added to `list` (see `add.lua`)
+--- @key list list <key>             the items, newest first (added with `add.lua`)
+--- @key added string {<key>}:added  how many items were ever added to `list` (see `add.lua`)
 --- @arg cursor uint? 1..=10^15-1   the newest item still to read (its number), from the last reply; empty at first
 --- @arg size uint 1..=1000    the most items on the page
 --- @return [bytes]            the next cursor (0: no more), then the page's items
@@ -26,38 +26,7 @@
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -85,20 +54,20 @@ local list = KEYS[1]
 local added = KEYS[2]
 local cursor = nil
 if ARGV[1] ~= '' then
-  cursor = safe_integer(ARGV[1], 1, 999999999999999)
-  if not cursor then
+  cursor = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+  if not cursor or cursor > 999999999999999 then
     return redis.error_reply(
         'BAD_CURSOR cursor must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
 end
-local size = safe_integer(ARGV[2], 1, 1000)
-if not size then
+local size = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not size or size > 1000 then
   return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
 local count = redis.call('GET', added)
-if count and not integer(count, '0', '999999999999999') then
+if count and not safe_integer(count, 0, 999999999999999) then
   return redis.error_reply('BAD_ADDED ' .. shown(added) .. ' holds ' .. shown(count)
     .. ', not a count from 0 to 10^15 - 1')
 end

@@ -5,7 +5,7 @@
 --- milliseconds instead of whole seconds. Nil when the counter is missing or below
 --- `maximum` (an attempt would be admitted now), or when it has no expiry.
 --- Writes nothing and runs with EVALSHA_RO, also on replicas.
---- @key counter string              the window's counter (`RateLimiter:<uid>:<action>`)
+--- @key counter string <prefix>:<uid>:<action>  the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @return int?                     milliseconds until the window resets; nil when attempts are admitted
 --- @error BAD_ARGS                  not 1 key and 1 argument
@@ -13,38 +13,7 @@
 --- @error BAD_COUNTER               the counter holds something other than a count
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -69,8 +38,8 @@ if #KEYS ~= 1 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
-local maximum = safe_integer(ARGV[1], 1, 999999999999999)
-if not maximum then
+local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not maximum or maximum > 999999999999999 then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.
@@ -78,7 +47,7 @@ local stored = redis.call('GET', counter)
 if not stored then
   return false
 end
-if not integer(stored, '0', '999999999999999') then
+if not safe_integer(stored, 0, 999999999999999) then
   return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(stored) .. ', not an attempt count')
 end
 if tonumber(stored) < maximum then

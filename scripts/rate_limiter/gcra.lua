@@ -12,7 +12,7 @@
 --- bucket is full again, so an idle client costs nothing.
 --- Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`
 --- would be admitted (-1 when allowed), microseconds until the bucket is full again.
---- @key tat string                the theoretical arrival time: microseconds, with a fraction
+--- @key tat string <prefix>:<uid>:<action>  the theoretical arrival time: microseconds, with a fraction
 --- @arg burst uint 1..=10^15-1    the bucket's size: requests admitted at once
 --- @arg count uint 1..=10^15-1    requests the bucket regains per `period`
 --- @arg period ms 1..=10^10       the time in which `count` requests are regained
@@ -27,32 +27,7 @@
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
-local function float(s)
-  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
-  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
-    return nil
-  end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
-    return nil
-  end
-  local n = tonumber(s)
-  if n ~= n or n == math.huge or n == -math.huge then
-    return nil
-  end
-  return n
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -68,20 +43,20 @@ if #KEYS ~= 1 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 1 key and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local tat = KEYS[1]
-local burst = safe_integer(ARGV[1], 1, 999999999999999)
-if not burst then
+local burst = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not burst or burst > 999999999999999 then
   return redis.error_reply('BAD_BURST burst must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local count = safe_integer(ARGV[2], 1, 999999999999999)
-if not count then
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 999999999999999 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local period = safe_integer(ARGV[3], 1, 10000000000)
-if not period then
+local period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not period or period > 10000000000 then
   return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
 end
-local cost = safe_integer(ARGV[4], 1, 999999999999999)
-if not cost then
+local cost = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
 -- End of the generated input checks.
@@ -95,8 +70,11 @@ if cost > burst then
 end
 
 local stored = redis.call('GET', tat)
-local stored_time = stored and float(stored)
-if stored and not (stored_time and stored_time >= 0 and stored_time < 9007199254740992) then
+-- What this script writes: digits and a fraction, no leading zero (a cheaper test than
+-- the one rule for floats, which also takes signs and exponents).
+local stored_time = stored and string.match(stored, '^%d+%.?%d*$') and not string.match(stored, '^0%d')
+  and tonumber(stored)
+if stored and not (stored_time and stored_time < 9007199254740992) then
   return redis.error_reply('BAD_TAT the key holds ' .. shown(stored) .. ', not a time in microseconds')
 end
 

@@ -10,7 +10,7 @@
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
 --- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
 --- attempt can be admitted (-1 when allowed), microseconds until the window resets.
---- @key counter string              the window's counter (`RateLimiter:<uid>:<action>`)
+--- @key counter string <prefix>:<uid>:<action>  the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @arg interval ms 1..=10^10       the window's length
 --- @arg cost uint 1..=10^15-1       attempts this call stands for, at most `maximum`
@@ -22,38 +22,7 @@
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -78,17 +47,17 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local counter = KEYS[1]
-local maximum = safe_integer(ARGV[1], 1, 999999999999999)
-if not maximum then
+local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not maximum or maximum > 999999999999999 then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local interval = safe_integer(ARGV[2], 1, 10000000000)
-if not interval then
+local interval = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not interval or interval > 10000000000 then
   return redis.error_reply(
       'BAD_INTERVAL interval must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
-local cost = safe_integer(ARGV[3], 1, 999999999999999)
-if not cost then
+local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
@@ -100,7 +69,7 @@ local stored = redis.call('GET', counter)
 local count = 0
 if stored then
   -- What INCRBY would refuse (`007`, `1.5`, ...) is no count either.
-  if not integer(stored, '0', '999999999999999') then
+  if not safe_integer(stored, 0, 999999999999999) then
     return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(stored) .. ', not an attempt count')
   end
   count = tonumber(stored)

@@ -13,7 +13,7 @@
 --- so an idle client costs nothing. Memory is one entry per admitted call in the window.
 --- Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be
 --- admitted (-1 when allowed), microseconds until the window is empty.
---- @key log zset                the sorted set of admitted calls
+--- @key log zset <prefix>:<uid>:<action>  the sorted set of admitted calls
 --- @arg limit uint 1..=10^6     units admitted in any span of `period`
 --- @arg period ms 1..=10^10     the window's length
 --- @arg cost uint 1..=10^6      units this call stands for, at most `limit`
@@ -26,38 +26,7 @@
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -82,16 +51,16 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local log = KEYS[1]
-local limit = safe_integer(ARGV[1], 1, 1000000)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 1000000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000000, got ' .. shown(ARGV[1]))
 end
-local period = safe_integer(ARGV[2], 1, 10000000000)
-if not period then
+local period = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not period or period > 10000000000 then
   return redis.error_reply('BAD_PERIOD period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
 end
-local cost = safe_integer(ARGV[3], 1, 1000000)
-if not cost then
+local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not cost or cost > 1000000 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
@@ -103,7 +72,7 @@ end
 local function entry(member)
   -- `before` has exactly 16 digits, zero-padded; `units` is in the one form of integers.
   local before, units = string.match(member or '', '^(' .. string.rep('%d', 16) .. '):(%d+)$')
-  if not (before and integer(units, '1', '1000000')) then
+  if not (before and safe_integer(units, 1, 1000000)) then
     return nil
   end
   return tonumber(before), tonumber(units)

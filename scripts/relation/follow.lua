@@ -8,8 +8,8 @@
 --- one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then
 --- never skips or repeats an entry. The two sides may hold times a few ms apart.
 --- Reply: 1 if `user` did not follow `target` before.
---- @key following zset        `user`'s followed users -> when followed (ms)
---- @key followers zset        `target`'s followers -> when they followed (ms)
+--- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
+--- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who follows
 --- @arg target string non-empty    whom
 --- @return bool               1 if the follow is new
@@ -20,7 +20,7 @@
 --- @clock server
 --- @complexity O(log N), N = the larger of the two lists
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -4,8 +4,8 @@
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
 --- Reply: 1 if `a` follows `b` and `b` follows `a`.
---- @key a_following zset      `a`'s followed users
---- @key b_following zset      `b`'s followed users
+--- @key a_following zset {<namespace>}:following:<user>   `a`'s followed users
+--- @key b_following zset {<namespace>}:following:<other>  `b`'s followed users
 --- @arg a string non-empty    one user
 --- @arg b string non-empty    the other
 --- @return bool               1 if each follows the other
@@ -14,7 +14,7 @@
 --- @error BAD_B               empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

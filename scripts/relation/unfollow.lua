@@ -2,8 +2,8 @@
 ---
 --- 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.
 --- Reply: 1 if `user` followed `target`.
---- @key following zset        `user`'s followed users -> when followed (ms)
---- @key followers zset        `target`'s followers -> when they followed (ms)
+--- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
+--- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who stops following
 --- @arg target string non-empty    whom
 --- @return bool               1 if the follow was there
@@ -12,7 +12,7 @@
 --- @error BAD_TARGET          empty
 --- @complexity O(log N), N = the larger of the two lists
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

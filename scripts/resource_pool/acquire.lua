@@ -5,10 +5,10 @@
 --- between, so an empty pool and contention look alike. Here nil means that, after
 --- reclaiming up to `limit` expired leases, no resource was available. The resource
 --- stays held until `release.lua` frees it.
---- @key available set            the set of resources free to acquire
---- @key occupied set             the set of resources held
---- @key leases zset              leased resource -> lease deadline (ms, server clock)
---- @key holders hash             leased resource -> its holder's token
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held
+--- @key leases zset {<name>}:leases       leased resource -> lease deadline (ms, server clock)
+--- @key holders hash {<name>}:holders     leased resource -> its holder's token
 --- @arg limit uint 1..=1000       the most expired leases reclaimed first
 --- @return string?                the resource; nil when every resource is held
 --- @error BAD_ARGS                not 4 keys and 1 argument
@@ -16,16 +16,7 @@
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -44,8 +35,8 @@ local available = KEYS[1]
 local occupied = KEYS[2]
 local leases = KEYS[3]
 local holders = KEYS[4]
-local limit = safe_integer(ARGV[1], 1, 1000)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

@@ -3,15 +3,15 @@
 --- 《Redis 应用实例》 chapter 10 (`ResourcePool.associate`). The book checks both sets
 --- under WATCH and returns None when another client touched them in between, so the
 --- caller must retry; this checks and adds in one atomic step and never fails that way.
---- @key available set            the set of resources free to acquire
---- @key occupied set             the set of resources held; same hash slot as `available`
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held; same hash slot as `available`
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when added; 0 when the pool already has it, available or held
 --- @error BAD_ARGS                not 2 keys and 1 argument
 --- @error BAD_RESOURCE            empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

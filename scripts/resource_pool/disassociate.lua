@@ -3,17 +3,17 @@
 --- 《Redis 应用实例》 chapter 10 (`ResourcePool.disassociate`). The book removes it from
 --- both sets; this also drops its lease and its holder's token, so that an expired lease
 --- cannot bring it back into the pool later.
---- @key available set            the set of resources free to acquire
---- @key occupied set             the set of resources held
---- @key leases zset              leased resource -> lease deadline (ms, server clock)
---- @key holders hash             leased resource -> its holder's token
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held
+--- @key leases zset {<name>}:leases       leased resource -> lease deadline (ms, server clock)
+--- @key holders hash {<name>}:holders     leased resource -> its holder's token
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when the pool had it; 0 when it did not
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_RESOURCE            empty
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -2,8 +2,8 @@
 ---
 --- Beyond the book: a holder whose work runs long renews its lease before it runs out.
 --- After the lease was reclaimed, the old token extends nothing.
---- @key leases zset              leased resource -> lease deadline (ms, server clock)
---- @key holders hash             leased resource -> its holder's token
+--- @key leases zset {<name>}:leases    leased resource -> lease deadline (ms, server clock)
+--- @key holders hash {<name>}:holders  leased resource -> its holder's token
 --- @arg resource string non-empty the resource's name
 --- @arg token string non-empty    the token it was acquired with
 --- @arg ttl ms 1..=10^15-1        the new lease
@@ -15,16 +15,7 @@
 --- @clock server
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -49,8 +40,8 @@ local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-local ttl = safe_integer(ARGV[3], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.

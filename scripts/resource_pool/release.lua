@@ -4,16 +4,16 @@
 --- resource held under a lease is left alone: only its holder's token releases it
 --- (`release_lease.lua`), so a client whose lease ran out cannot free a resource that
 --- now belongs to someone else.
---- @key available set            the set of resources free to acquire
---- @key occupied set             the set of resources held
---- @key holders hash             leased resource -> its holder's token
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held
+--- @key holders hash {<name>}:holders     leased resource -> its holder's token
 --- @arg resource string non-empty the resource's name
 --- @return bool                   1 when it was held with no lease and is now available; 0 otherwise
 --- @error BAD_ARGS                not 3 keys and 1 argument
 --- @error BAD_RESOURCE            empty
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 3 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

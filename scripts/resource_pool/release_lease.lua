@@ -4,10 +4,10 @@
 --- acquired again under another token), the old token releases nothing. The lease
 --- deadline is not checked: a holder whose lease has passed but was not reclaimed yet
 --- still holds the resource.
---- @key available set            the set of resources free to acquire
---- @key occupied set             the set of resources held
---- @key leases zset              leased resource -> lease deadline (ms, server clock)
---- @key holders hash             leased resource -> its holder's token
+--- @key available set {<name>}:available  the set of resources free to acquire
+--- @key occupied set {<name>}:occupied    the set of resources held
+--- @key leases zset {<name>}:leases       leased resource -> lease deadline (ms, server clock)
+--- @key holders hash {<name>}:holders     leased resource -> its holder's token
 --- @arg resource string non-empty the resource's name
 --- @arg token string non-empty    the token it was acquired with
 --- @return bool                   1 when it was held with `token` and is now available; 0 otherwise
@@ -16,7 +16,7 @@
 --- @error BAD_TOKEN               empty
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -9,8 +9,8 @@
 --- dropped, so the worker can delete its cached copy.
 --- Reply: c, the number of rows claimed; then c pairs of row id and the due time it was
 --- claimed for (ms); then the rows dropped.
---- @key delays zset           row id -> delay between two copies (ms)
---- @key schedule zset         row id -> when its next copy is due (ms, server clock)
+--- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
+--- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @arg limit uint 1..=500    the most rows to claim or drop
 --- @return [string]           c, c pairs (row, due ms), then the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
@@ -18,16 +18,7 @@
 --- @clock server
 --- @complexity O(M log N), M = rows due (at most `limit`), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -44,8 +35,8 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local delays = KEYS[1]
 local schedule = KEYS[2]
-local limit = safe_integer(ARGV[1], 1, 500)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 500 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

@@ -6,9 +6,9 @@
 --- deletes its cached copy in the same step; the book instead leaves a delay of 0 for a
 --- worker to find, and its workers crash on a row with no delay at all.
 --- Reply: when the row is next due (ms, server clock); 0 when it was unscheduled.
---- @key delays zset           row id -> delay between two copies (ms)
---- @key schedule zset         row id -> when its next copy is due (ms, server clock)
---- @key copy string           the row's cached copy, deleted when the row is unscheduled
+--- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
+--- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
+--- @key copy string {<namespace>}:inv:<row>   the row's cached copy, deleted when the row is unscheduled
 --- @arg row string non-empty  the row id
 --- @arg delay ms 0..=10^15-1  how often to cache the row again; 0 to stop caching it
 --- @return int                when the row is next due (ms); 0 when unscheduled
@@ -18,16 +18,7 @@
 --- @clock server
 --- @complexity O(log N), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -49,8 +40,8 @@ local row = ARGV[1]
 if row == '' then
   return redis.error_reply('BAD_ROW row must not be empty')
 end
-local delay = safe_integer(ARGV[2], 0, 999999999999999)
-if not delay then
+local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not delay or delay > 999999999999999 then
   return redis.error_reply(
       'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end

@@ -4,8 +4,8 @@
 --- between its claim and this write; if the row was unscheduled in between, writing the
 --- copy would leave a stale row cached for ever, so the copy is deleted instead.
 --- Reply: 1 if the copy was stored, 0 if the row is no longer scheduled.
---- @key delays zset           row id -> delay between two copies (ms)
---- @key copy string           the row's cached copy
+--- @key delays zset {<namespace>}:delays     row id -> delay between two copies (ms)
+--- @key copy string {<namespace>}:inv:<row>  the row's cached copy
 --- @arg row string non-empty  the row id
 --- @arg content bytes         the row's copy (the book stores its JSON)
 --- @return bool               1 if stored; 0 if the row was unscheduled (its copy is gone)
@@ -13,7 +13,7 @@
 --- @error BAD_ROW             empty
 --- @complexity O(1), plus the copy's size
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -15,8 +15,8 @@
 --- so the cap holds at every instant. Both keys expire when the last session does, so a
 --- user who never comes back leaves nothing behind and no keyspace notification is needed.
 --- Reply: the ids of the sessions ended to make room.
---- @key sessions zset         session id -> deadline (ms, server clock)
---- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
+--- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the new session's token
 --- @arg ttl ms 1..=10^15-1    how long the session lasts (again from each sliding validation)
 --- @arg cap uint 1..=1000     the most sessions the user may have
@@ -26,19 +26,11 @@
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_CAP             not an integer within its range
 --- @error TOKEN_TAKEN         a live session already has this token
+--- @uses sweep forget outlive_sessions
 --- @clock server
 --- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -59,15 +51,45 @@ local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
-local ttl = safe_integer(ARGV[2], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local cap = safe_integer(ARGV[3], 1, 1000)
-if not cap then
+local cap = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not cap or cap > 1000 then
   return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- session/_shared.lua of the scripts folder).
+-- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
+-- (the most arguments one command is given here).
+local function forget(sessions_set, records_hash, ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions_set, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records_hash, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+-- Ends up to 1000 sessions that expired by `now`: each call sweeps a bounded share.
+local function sweep(sessions_set, records_hash, now)
+  forget(sessions_set, records_hash, redis.call('ZRANGEBYSCORE', sessions_set, '-inf', now, 'LIMIT', 0, 1000))
+end
+-- Both keys live as long as the session that lasts longest, if one is left.
+local function outlive_sessions(sessions_set, records_hash)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIREAT', sessions_set, last[2])
+    redis.call('PEXPIREAT', records_hash, last[2])
+  end
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)
@@ -79,32 +101,14 @@ if deadline and deadline > now then
   return redis.error_reply('TOKEN_TAKEN a live session already has this token; make a new random one')
 end
 
--- Ends the sessions `ids`: out of the index, and their records with them.
-local function forget(ids)
-  local fields = {}
-  for _, gone in ipairs(ids) do
-    fields[#fields + 1] = 't:' .. gone
-    fields[#fields + 1] = 'd:' .. gone
-  end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
-  end
-  for i = 1, #fields, 1000 do
-    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
-  end
-end
-
-forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+sweep(sessions, records, now)
 local evicted = {}
 local excess = redis.call('ZCARD', sessions) + 1 - cap
 if excess > 0 then
   evicted = redis.call('ZRANGE', sessions, 0, math.min(excess, 1000) - 1)
-  forget(evicted)
+  forget(sessions, records, evicted)
 end
 redis.call('ZADD', sessions, now + ttl, id)
 redis.call('HSET', records, 't:' .. id, ttl)
--- Both keys live as long as the session that lasts longest.
-local last = redis.call('ZRANGE', sessions, -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', sessions, last[2])
-redis.call('PEXPIREAT', records, last[2])
+outlive_sessions(sessions, records)
 return evicted

@@ -5,13 +5,13 @@
 --- ended with end.lua. Sessions that have expired but are not yet forgotten are left out.
 --- The index is never longer than the largest cap, 1000 (see create.lua).
 --- Reply: id, ms left, id, ms left, ...
---- @key sessions zset         session id -> deadline (ms, server clock)
+--- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @return [string]           each live session's id and its milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 1 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

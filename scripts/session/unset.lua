@@ -4,18 +4,19 @@
 --- are ignored. Expired sessions of the user are forgotten first (see create.lua).
 --- Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
 --- (nothing is removed), as validate.lua answers.
---- @key sessions zset         session id -> deadline (ms, server clock)
---- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
+--- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg names bytes... 1..=100   the names of the fields to remove
 --- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
 --- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
+--- @uses sweep
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV < 2 or #ARGV > 101 then
   return redis.error_reply('BAD_ARGS expected 2 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -26,6 +27,28 @@ if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- session/_shared.lua of the scripts folder).
+-- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
+-- (the most arguments one command is given here).
+local function forget(sessions_set, records_hash, ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions_set, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records_hash, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+-- Ends up to 1000 sessions that expired by `now`: each call sweeps a bounded share.
+local function sweep(sessions_set, records_hash, now)
+  forget(sessions_set, records_hash, redis.call('ZRANGEBYSCORE', sessions_set, '-inf', now, 'LIMIT', 0, 1000))
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)
@@ -48,22 +71,7 @@ if stored then
   end
 end
 
--- Ends the sessions `ids`: out of the index, and their records with them.
-local function forget(ids)
-  local fields = {}
-  for _, gone in ipairs(ids) do
-    fields[#fields + 1] = 't:' .. gone
-    fields[#fields + 1] = 'd:' .. gone
-  end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
-  end
-  for i = 1, #fields, 1000 do
-    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
-  end
-end
-
-forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+sweep(sessions, records, now)
 if not correct then
   return redis.call('ZCARD', sessions) > 0 and 'TOKEN_INCORRECT' or 'TOKEN_NOT_EXISTS'
 end

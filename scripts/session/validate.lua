@@ -10,8 +10,8 @@
 --- session's data. Expired sessions of the user are forgotten first (see create.lua).
 --- Reply: the answer, the milliseconds the session has left (0 unless correct), then, with
 --- `data` = 1, the data's names and values: name, value, name, value, ...
---- @key sessions zset         session id -> deadline (ms, server clock)
---- @key records hash          `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
+--- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
+--- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the token to check
 --- @arg slide bool            1: a correct token's session lasts its ttl again from now
 --- @arg data bool             1: a correct token's reply carries the session's data
@@ -21,40 +21,19 @@
 --- @error BAD_SLIDE           not 1 or 0
 --- @error BAD_DATA            not 1 or 0
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
+--- @uses sweep outlive_sessions
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -87,6 +66,36 @@ if data ~= '1' and data ~= '0' then
 end
 data = data == '1'
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- session/_shared.lua of the scripts folder).
+-- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
+-- (the most arguments one command is given here).
+local function forget(sessions_set, records_hash, ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions_set, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records_hash, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+-- Ends up to 1000 sessions that expired by `now`: each call sweeps a bounded share.
+local function sweep(sessions_set, records_hash, now)
+  forget(sessions_set, records_hash, redis.call('ZRANGEBYSCORE', sessions_set, '-inf', now, 'LIMIT', 0, 1000))
+end
+-- Both keys live as long as the session that lasts longest, if one is left.
+local function outlive_sessions(sessions_set, records_hash)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIREAT', sessions_set, last[2])
+    redis.call('PEXPIREAT', records_hash, last[2])
+  end
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
 redis.call('HLEN', records)
@@ -99,7 +108,7 @@ local reply = { 'TOKEN_CORRECT', '0' }
 -- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
-  if not (ttl and integer(ttl, '1', '999999999999999')) then
+  if not (ttl and safe_integer(ttl, 1, 999999999999999)) then
     return redis.error_reply('BAD_RECORD session ' .. id .. ' has the ttl ' .. shown(ttl or '')
       .. ', not whole ms from 1 to 10^15 - 1')
   end
@@ -121,29 +130,11 @@ if correct then
   end
 end
 
--- Ends the sessions `ids`: out of the index, and their records with them.
-local function forget(ids)
-  local fields = {}
-  for _, gone in ipairs(ids) do
-    fields[#fields + 1] = 't:' .. gone
-    fields[#fields + 1] = 'd:' .. gone
-  end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', sessions, unpack(ids, i, math.min(i + 999, #ids)))
-  end
-  for i = 1, #fields, 1000 do
-    redis.call('HDEL', records, unpack(fields, i, math.min(i + 999, #fields)))
-  end
-end
-
-forget(redis.call('ZRANGEBYSCORE', sessions, '-inf', now, 'LIMIT', 0, 1000))
+sweep(sessions, records, now)
 if not correct then
   reply[1] = redis.call('ZCARD', sessions) > 0 and 'TOKEN_INCORRECT' or 'TOKEN_NOT_EXISTS'
 elseif slide then
   redis.call('ZADD', sessions, deadline, id)
-  -- Both keys live as long as the session that lasts longest.
-  local last = redis.call('ZRANGE', sessions, -1, -1, 'WITHSCORES')
-  redis.call('PEXPIREAT', sessions, last[2])
-  redis.call('PEXPIREAT', records, last[2])
+  outlive_sessions(sessions, records)
 end
 return reply

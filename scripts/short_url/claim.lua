@@ -4,10 +4,10 @@
 --- `0-9a-zA-Z`, `-` and `_`. A slug held by a link that has expired or was visited as
 --- often as it allows is free again: that link is deleted. A number's base62 id taken as
 --- a slug is skipped by `shorten.lua` later, so the two never collide.
---- @key links hash               short id -> URL (the book's `mapping_hash`)
---- @key expiries zset            short id -> when the link expires (ms, server clock)
---- @key limits hash              short id -> the most visits the link allows
---- @key visits hash              short id -> visits so far
+--- @key links hash {<name>}:mapping_hash  short id -> URL (the book's `mapping_hash`)
+--- @key expiries zset {<name>}:expiries   short id -> when the link expires (ms, server clock)
+--- @key limits hash {<name>}:limits       short id -> the most visits the link allows
+--- @key visits hash {<name>}:visits       short id -> visits so far
 --- @arg slug string non-empty    the short id wanted
 --- @arg url string non-empty     the long URL
 --- @arg ttl ms? 1..=10^15-1        how long the link lives; empty for ever
@@ -20,10 +20,11 @@
 --- @error BAD_MAX_VISITS           not an integer within its range (or empty)
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
+--- @uses over forget keep
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -49,6 +50,12 @@ end
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
@@ -92,21 +99,58 @@ if url == '' then
 end
 local ttl = nil
 if ARGV[3] ~= '' then
-  ttl = safe_integer(ARGV[3], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
 end
 local max_visits = nil
 if ARGV[4] ~= '' then
-  max_visits = safe_integer(ARGV[4], 1, 999999999999999)
-  if not max_visits then
+  max_visits = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+  if not max_visits or max_visits > 999999999999999 then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- short_url/_shared.lua of the scripts folder).
+-- Whether `link` has expired by `now`, or was visited as often as it allows; nil and an
+-- error reply when `limits` or `visits` holds no count for it (another client wrote it).
+local function over(expiries_set, limits_hash, visits_hash, link, now)
+  local deadline = redis.call('ZSCORE', expiries_set, link)
+  if deadline and tonumber(deadline) <= now then
+    return true
+  end
+  local most, seen = redis.call('HGET', limits_hash, link), redis.call('HGET', visits_hash, link)
+  if most and not safe_integer(most, 1, 999999999999999) then
+    return nil, redis.error_reply('BAD_LIMITS the visit limit of the link is ' .. shown(most)
+      .. ', not an integer from 1 to 10^15 - 1')
+  end
+  if seen and not integer(seen, '0', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_VISITS the visit count of the link is ' .. shown(seen)
+      .. ', not an integer from 0 to 2^63 - 1')
+  end
+  return most ~= false and tonumber(seen or '0') >= tonumber(most)
+end
+-- Deletes `link` and everything kept about it.
+local function forget(links_hash, expiries_set, limits_hash, visits_hash, link)
+  redis.call('HDEL', links_hash, link)
+  redis.call('ZREM', expiries_set, link)
+  redis.call('HDEL', limits_hash, link)
+  redis.call('HDEL', visits_hash, link)
+end
+-- A link's expiry (`now` + `life` ms) and visit limit (`most`), when it has them.
+local function keep(expiries_set, limits_hash, link, now, life, most)
+  if life then
+    redis.call('ZADD', expiries_set, now + life, link)
+  end
+  if most then
+    redis.call('HSET', limits_hash, link, most)
+  end
+end
+-- End of the shared helpers.
 if #slug > 64 or not string.match(slug, '^[0-9a-zA-Z_%-]+$') then
   return redis.error_reply('BAD_SLUG slug must be 1 to 64 characters of 0-9, a-z, A-Z, - and _, got ' .. shown(slug))
 end
@@ -118,53 +162,16 @@ redis.call('HLEN', visits)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Whether `link` has expired, or was visited as often as it allows; nil and an error
--- reply when `limits` or `visits` holds no count for it (another client wrote it).
-local function over(link)
-  local deadline = redis.call('ZSCORE', expiries, link)
-  if deadline and tonumber(deadline) <= now then
-    return true
-  end
-  local most, seen = redis.call('HGET', limits, link), redis.call('HGET', visits, link)
-  if most and not integer(most, '1', '999999999999999') then
-    return nil, redis.error_reply('BAD_LIMITS the visit limit of the link is ' .. shown(most)
-      .. ', not an integer from 1 to 10^15 - 1')
-  end
-  if seen and not integer(seen, '0', '9223372036854775807') then
-    return nil, redis.error_reply('BAD_VISITS the visit count of the link is ' .. shown(seen)
-      .. ', not an integer from 0 to 2^63 - 1')
-  end
-  return most ~= false and tonumber(seen or '0') >= tonumber(most)
-end
-
--- Deletes `link` and everything kept about it.
-local function forget(link)
-  redis.call('HDEL', links, link)
-  redis.call('ZREM', expiries, link)
-  redis.call('HDEL', limits, link)
-  redis.call('HDEL', visits, link)
-end
-
--- A link's expiry and visit limit, when it has them.
-local function keep(link)
-  if ttl then
-    redis.call('ZADD', expiries, now + ttl, link)
-  end
-  if max_visits then
-    redis.call('HSET', limits, link, max_visits)
-  end
-end
-
 if redis.call('HEXISTS', links, slug) == 1 then
-  local gone, bad = over(slug)
+  local gone, bad = over(expiries, limits, visits, slug, now)
   if bad then
     return bad
   end
   if not gone then
     return 0
   end
-  forget(slug)
+  forget(links, expiries, limits, visits, slug)
 end
 redis.call('HSET', links, slug, url)
-keep(slug)
+keep(expiries, limits, slug, now, ttl, max_visits)
 return 1

@@ -3,28 +3,20 @@
 --- Beyond the book. `visit.lua` deletes an expired link it comes across; a link nobody
 --- visits after it expired stays until this runs. Call it now and then (each call does
 --- bounded work), or until it answers less than `limit`.
---- @key links hash               short id -> URL (the book's `mapping_hash`)
---- @key cache hash               URL -> short id (the book's `mapping_cache`)
---- @key expiries zset            short id -> when the link expires (ms, server clock)
---- @key limits hash              short id -> the most visits the link allows
---- @key visits hash              short id -> visits so far
+--- @key links hash {<name>}:mapping_hash   short id -> URL (the book's `mapping_hash`)
+--- @key cache hash {<name>}:mapping_cache  URL -> short id (the book's `mapping_cache`)
+--- @key expiries zset {<name>}:expiries    short id -> when the link expires (ms, server clock)
+--- @key limits hash {<name>}:limits        short id -> the most visits the link allows
+--- @key visits hash {<name>}:visits        short id -> visits so far
 --- @arg limit uint 1..=100        the most links deleted
 --- @return uint                    how many links were deleted
 --- @error BAD_ARGS                 not 5 keys and 1 argument
 --- @error BAD_LIMIT                not an integer within its range
+--- @uses forget
 --- @clock server
 --- @complexity O(M × log N), N = the links with an expiry, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -44,11 +36,21 @@ local cache = KEYS[2]
 local expiries = KEYS[3]
 local limits = KEYS[4]
 local visits = KEYS[5]
-local limit = safe_integer(ARGV[1], 1, 100)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- short_url/_shared.lua of the scripts folder).
+-- Deletes `link` and everything kept about it.
+local function forget(links_hash, expiries_set, limits_hash, visits_hash, link)
+  redis.call('HDEL', links_hash, link)
+  redis.call('ZREM', expiries_set, link)
+  redis.call('HDEL', limits_hash, link)
+  redis.call('HDEL', visits_hash, link)
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', expiries)
 redis.call('HLEN', links)
@@ -58,14 +60,6 @@ redis.call('HLEN', visits)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Deletes `link` and everything kept about it.
-local function forget(link)
-  redis.call('HDEL', links, link)
-  redis.call('ZREM', expiries, link)
-  redis.call('HDEL', limits, link)
-  redis.call('HDEL', visits, link)
-end
-
 local expired = redis.call('ZRANGE', expiries, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
 for _, id in ipairs(expired) do
   local url = redis.call('HGET', links, id)
@@ -73,6 +67,6 @@ for _, id in ipairs(expired) do
   if url and redis.call('HGET', cache, url) == id then
     redis.call('HDEL', cache, url)
   end
-  forget(id)
+  forget(links, expiries, limits, visits, id)
 end
 return #expired

@@ -5,10 +5,10 @@
 --- before (`shorten_cached.lua` gives the same one). Beyond the book, the link may expire
 --- after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id
 --- that a custom slug already holds (`claim.lua`) is skipped.
---- @key counter string           the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
---- @key links hash               short id -> URL (the book's `mapping_hash`)
---- @key expiries zset            short id -> when the link expires (ms, server clock)
---- @key limits hash              short id -> the most visits the link allows
+--- @key counter string {<name>}:id_counter  the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
+--- @key links hash {<name>}:mapping_hash    short id -> URL (the book's `mapping_hash`)
+--- @key expiries zset {<name>}:expiries     short id -> when the link expires (ms, server clock)
+--- @key limits hash {<name>}:limits         short id -> the most visits the link allows
 --- @arg url string non-empty     the long URL
 --- @arg ttl ms? 1..=10^15-1        how long the link lives; empty for ever
 --- @arg max_visits uint? 1..=10^15-1    the most visits it allows; empty for no limit
@@ -19,41 +19,11 @@
 --- @error BAD_MAX_VISITS           not an integer within its range (or empty)
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
+--- @uses keep base62
 --- @clock server
 --- @complexity O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -87,53 +57,54 @@ if url == '' then
 end
 local ttl = nil
 if ARGV[2] ~= '' then
-  ttl = safe_integer(ARGV[2], 1, 999999999999999)
-  if not ttl then
+  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
   end
 end
 local max_visits = nil
 if ARGV[3] ~= '' then
-  max_visits = safe_integer(ARGV[3], 1, 999999999999999)
-  if not max_visits then
+  max_visits = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+  if not max_visits or max_visits > 999999999999999 then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- short_url/_shared.lua of the scripts folder).
+-- A link's expiry (`now` + `life` ms) and visit limit (`most`), when it has them.
+local function keep(expiries_set, limits_hash, link, now, life, most)
+  if life then
+    redis.call('ZADD', expiries_set, now + life, link)
+  end
+  if most then
+    redis.call('HSET', limits_hash, link, most)
+  end
+end
+-- The book's base62 of n: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
+local function base62(n)
+  local digits = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+  local text = ''
+  repeat
+    local d = n % 62
+    text = string.sub(digits, d + 1, d + 1) .. text
+    n = (n - d) / 62
+  until n == 0
+  return text
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', expiries)
 redis.call('HLEN', links)
 redis.call('HLEN', limits)
 local last = redis.call('GET', counter)
-if last and not integer(last, '0', '9007199254740991') then
+if last and not safe_integer(last, 0, 9007199254740991) then
   return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(last) .. ', not a count from 0 to 2^53 - 1')
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-
--- The book's base62: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
-local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
-local function base62(n)
-  local text = ''
-  repeat
-    local d = n % 62
-    text = string.sub(DIGITS, d + 1, d + 1) .. text
-    n = (n - d) / 62
-  until n == 0
-  return text
-end
-
--- A link's expiry and visit limit, when it has them.
-local function keep(link)
-  if ttl then
-    redis.call('ZADD', expiries, now + ttl, link)
-  end
-  if max_visits then
-    redis.call('HSET', limits, link, max_visits)
-  end
-end
 
 -- The next number whose id no custom slug holds (a slug made of base62 digits may).
 -- At most 1000 are tried; past a run that long the counter moves on and the caller
@@ -156,5 +127,5 @@ if not id then
   return redis.error_reply('IDS_TAKEN the next 1000 ids are custom slugs; the counter moved past them, call again')
 end
 redis.call('HSET', links, id, url)
-keep(id)
+keep(expiries, limits, id, now, ttl, max_visits)
 return id

@@ -5,48 +5,27 @@
 --- Here the check and the creation are one step, so a URL gets exactly one id, however
 --- many clients shorten it at once. An id whose link is gone (removed by hand) is
 --- replaced. Ids skip custom slugs, as in `shorten.lua`.
---- @key counter string           the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
---- @key links hash               short id -> URL (the book's `mapping_hash`)
---- @key cache hash               URL -> short id (the book's `mapping_cache`)
+--- @key counter string {<name>}:id_counter  the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1
+--- @key links hash {<name>}:mapping_hash    short id -> URL (the book's `mapping_hash`)
+--- @key cache hash {<name>}:mapping_cache   URL -> short id (the book's `mapping_cache`)
 --- @arg url string non-empty     the long URL
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 3 keys and 1 argument
 --- @error BAD_URL                  empty
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
+--- @uses base62
 --- @complexity O(1 + S), S = custom slugs that hold the next ids (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -70,6 +49,20 @@ if url == '' then
   return redis.error_reply('BAD_URL url must not be empty')
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- short_url/_shared.lua of the scripts folder).
+-- The book's base62 of n: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
+local function base62(n)
+  local digits = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+  local text = ''
+  repeat
+    local d = n % 62
+    text = string.sub(digits, d + 1, d + 1) .. text
+    n = (n - d) / 62
+  until n == 0
+  return text
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('HLEN', links)
 redis.call('HLEN', cache)
@@ -78,20 +71,8 @@ if known and redis.call('HGET', links, known) == url then
   return known
 end
 local last = redis.call('GET', counter)
-if last and not integer(last, '0', '9007199254740991') then
+if last and not safe_integer(last, 0, 9007199254740991) then
   return redis.error_reply('BAD_COUNTER the counter holds ' .. shown(last) .. ', not a count from 0 to 2^53 - 1')
-end
-
--- The book's base62: digits 0-9, then a-z, then A-Z (0 -> 0, 61 -> Z, 62 -> 10).
-local DIGITS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
-local function base62(n)
-  local text = ''
-  repeat
-    local d = n % 62
-    text = string.sub(DIGITS, d + 1, d + 1) .. text
-    n = (n - d) / 62
-  until n == 0
-  return text
 end
 
 -- The next number whose id no custom slug holds (a slug made of base62 digits may).

@@ -5,7 +5,7 @@
 --- Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000
 --- of its fastest per call.
 --- Reply: how many contexts the ranking holds.
---- @key slowest zset          context -> its average access time
+--- @key slowest zset <key>    context -> its average access time
 --- @arg context string non-empty   the context (a page, an endpoint)
 --- @arg average float         its average access time
 --- @arg keep uint 1..=10000   how many of the slowest to keep (the book's 100)
@@ -16,16 +16,7 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The one rule for floats: decimal digits with an optional leading '-', fraction and
 -- exponent; no leading zero, '+', space, hex, inf or nan.
 local function float(s)
@@ -65,8 +56,8 @@ local average = float(ARGV[2])
 if not average then
   return redis.error_reply('BAD_AVERAGE average must be a finite decimal number, got ' .. shown(ARGV[2]))
 end
-local keep = safe_integer(ARGV[3], 1, 10000)
-if not keep then
+local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.

@@ -9,10 +9,10 @@
 --- A writer whose `now` is in an earlier hour counts into the current hour, as the
 --- book's does: hours only move forward.
 --- Reply: the count, sum and sum of squares after the update, as the book's.
---- @key stats zset            `count`, `sum`, `sumsq`, `min`, `max` -> their values
---- @key start string          the hour the statistics are of (Unix s of its start)
---- @key last zset             the previous hour's statistics
---- @key pstart string         the previous hour (Unix s of its start)
+--- @key stats zset {<prefix>:<context>:<kind>}            `count`, `sum`, `sumsq`, `min`, `max` -> their values
+--- @key start string {<prefix>:<context>:<kind>}:start    the hour the statistics are of (Unix s of its start)
+--- @key last zset {<prefix>:<context>:<kind>}:last        the previous hour's statistics
+--- @key pstart string {<prefix>:<context>:<kind>}:pstart  the previous hour (Unix s of its start)
 --- @arg value float           the value; at most 10^100 in size, so that its square stays finite
 --- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
 --- @return (float, float, float)   the count, the sum and the sum of squares
@@ -20,41 +20,11 @@
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @uses held_hour rotate_hour
 --- @clock caller
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -102,11 +72,41 @@ local value = float(ARGV[1])
 if not value then
   return redis.error_reply('BAD_VALUE value must be a finite decimal number, got ' .. shown(ARGV[1]))
 end
-local now = safe_integer(ARGV[2], 0, 999999999999999)
-if not now then
+local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- _shared.lua of the scripts folder).
+-- The hour whose totals a zset of hourly statistics holds, as its `start` key keeps it:
+-- whole seconds, a multiple of 3600, or nil when none is kept yet; nil and an error
+-- reply when the key holds something else.
+local function held_hour(start_key)
+  local held = redis.call('GET', start_key)
+  if held and not (safe_integer(held, 0, 999999999999) and tonumber(held) % 3600 == 0) then
+    return nil, redis.error_reply('BAD_START ' .. shown(start_key) .. ' holds ' .. shown(held)
+      .. ', not the start of an hour in whole seconds')
+  end
+  return held
+end
+-- Moves hourly statistics on to the hour that starts at `hour` (whole seconds, as text):
+-- when `held` (as held_hour read it) is an earlier hour, the current zset becomes the last
+-- hour's, and the hour before last goes.
+local function rotate_hour(current_key, last_key, start_key, pstart_key, held, hour)
+  if not held then
+    redis.call('SET', start_key, hour)
+  elseif tonumber(held) < tonumber(hour) then
+    -- UNLINK: the hour before last may be big; it is freed in the background.
+    redis.call('UNLINK', last_key)
+    if redis.call('EXISTS', current_key) == 1 then
+      redis.call('RENAME', current_key, last_key)
+    end
+    redis.call('SET', pstart_key, held)
+    redis.call('SET', start_key, hour)
+  end
+end
+-- End of the shared helpers.
 if math.abs(value) > 1e100 then
   return redis.error_reply('BAD_VALUE value must be at most 10^100 in size, got '
     .. string.format('%q', string.sub(ARGV[1], 1, 32)))
@@ -115,23 +115,12 @@ end
 redis.call('ZCARD', stats)
 redis.call('ZCARD', last)
 redis.call('STRLEN', pstart)
-local held = redis.call('GET', start)
-if held and not (integer(held, '0', '999999999999') and tonumber(held) % 3600 == 0) then
-  return redis.error_reply('BAD_START ' .. shown(start) .. ' holds ' .. shown(held)
-    .. ', not the start of an hour in whole seconds')
+local held, bad = held_hour(start)
+if bad then
+  return bad
 end
 local hour = string.format('%d', math.floor(now / 3600000) * 3600)
-if not held then
-  redis.call('SET', start, hour)
-elseif decimal_less(held, hour) then
-  -- UNLINK: the hour before last may be big; it is freed in the background.
-  redis.call('UNLINK', last)
-  if redis.call('EXISTS', stats) == 1 then
-    redis.call('RENAME', stats, last)
-  end
-  redis.call('SET', pstart, held)
-  redis.call('SET', start, hour)
-end
+rotate_hour(stats, last, start, pstart, held, hour)
 local min, max = tonumber(redis.call('ZSCORE', stats, 'min')), tonumber(redis.call('ZSCORE', stats, 'max'))
 if not min or value < min then
   redis.call('ZADD', stats, value, 'min')

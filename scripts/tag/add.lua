@@ -5,8 +5,8 @@
 --- tag does not list (or the other way round). The book's MULTI is atomic too, but an
 --- empty list of tags aborts it with an error; here it is refused before anything runs.
 --- Reply: how many of the tags are new to the target.
---- @key target_tags set       the target's tags
---- @key tag_targets... set 1..=100   each tag's targets, in the order of `tags`
+--- @key target_tags set {<namespace>}:target:<target>  the target's tags
+--- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
 --- @arg target string non-empty    the target
 --- @arg tags string... 1..=100     the tags, one per key of `tag_targets`
 --- @return uint               how many tags the target did not have
@@ -15,7 +15,7 @@
 --- @error BAD_TAGS            a tag is empty
 --- @complexity O(M), M = the tags given
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 101 or #ARGV < 2 or #ARGV > 101 then
   return redis.error_reply(
       'BAD_ARGS expected from 2 to 101 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)

@@ -12,8 +12,8 @@
 --- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
 --- Reply: 1 if this call computed the answer (a miss), then the targets.
---- @key cache set             the cached answer for these tags (with the marker '')
---- @key tag_targets... set 1..=10   each tag's targets
+--- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
+--- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
 --- @return [string]           `1` on a miss, `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
@@ -21,16 +21,7 @@
 --- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
 --- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -46,8 +37,8 @@ if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local cache = KEYS[1]
-local ttl = safe_integer(ARGV[1], 1, 999999999999999)
-if not ttl then
+local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

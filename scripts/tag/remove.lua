@@ -3,8 +3,8 @@
 --- 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target
 --- does not have are ignored.
 --- Reply: how many of the tags the target had.
---- @key target_tags set       the target's tags
---- @key tag_targets... set 1..=100   each tag's targets, in the order of `tags`
+--- @key target_tags set {<namespace>}:target:<target>  the target's tags
+--- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
 --- @arg target string non-empty    the target
 --- @arg tags string... 1..=100     the tags, one per key of `tag_targets`
 --- @return uint               how many of the tags the target had
@@ -13,7 +13,7 @@
 --- @error BAD_TAGS            a tag is empty
 --- @complexity O(M), M = the tags given
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 101 or #ARGV < 2 or #ARGV > 101 then
   return redis.error_reply(
       'BAD_ARGS expected from 2 to 101 keys and from 2 to 101 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)

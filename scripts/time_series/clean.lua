@@ -9,8 +9,8 @@
 --- one step: an update between two calls puts both back.
 --- Reply: the cursor to continue from ("0": the hash is done), how many samples were
 --- deleted, and 1 if the counter was forgotten.
---- @key known zset            `<precision>:<name>` of every counter -> 0
---- @key hash hash             the counter's samples at `precision`: slot start (s) -> count
+--- @key known zset {<namespace>}:known                    `<precision>:<name>` of every counter -> 0
+--- @key hash hash {<namespace>}:count:<precision>:<name>  the counter's samples at `precision`: slot start (s) -> count
 --- @arg name string non-empty the counter's name
 --- @arg precision uint 1..=1000000000   the hash's precision (s)
 --- @arg now uint 0..=10^15-1  the time to clean at (ms, the caller's clock)
@@ -28,38 +28,7 @@
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -89,24 +58,24 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME name must not be empty')
 end
-local precision = safe_integer(ARGV[2], 1, 1000000000)
-if not precision then
+local precision = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not precision or precision > 1000000000 then
   return redis.error_reply('BAD_PRECISION precision must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
-local now = safe_integer(ARGV[3], 0, 999999999999999)
-if not now then
+local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
-local samples = safe_integer(ARGV[4], 1, 100000)
-if not samples then
+local samples = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not samples or samples > 100000 then
   return redis.error_reply('BAD_SAMPLES samples must be an integer from 1 to 100000, got ' .. shown(ARGV[4]))
 end
 local cursor = ARGV[5]
 if cursor == '' then
   return redis.error_reply('BAD_CURSOR cursor must not be empty')
 end
-local count = safe_integer(ARGV[6], 1, 1000)
-if not count then
+local count = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
 end
 -- End of the generated input checks.
@@ -120,7 +89,7 @@ local scan = redis.call('HSCAN', hash, cursor, 'COUNT', count)
 local old = {}
 for i = 1, #scan[2], 2 do
   -- Only fields in the one form of integers are slots (update.lua writes no other).
-  local slot = integer(scan[2][i], '0', '999999999999') and tonumber(scan[2][i])
+  local slot = safe_integer(scan[2][i], 0, 999999999999) and tonumber(scan[2][i])
   if slot and slot <= cutoff then
     old[#old + 1] = scan[2][i]
   end

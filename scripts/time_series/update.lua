@@ -9,8 +9,8 @@
 --- write (a HINCRBY error would stop the book's transaction half done).
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
 --- Reply: the count of the slot at the first precision, after the update.
---- @key known zset            `<precision>:<name>` of every counter -> 0
---- @key counts... hash 1..=16 the counter's hash at each precision, in the order of `precisions`
+--- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
+--- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precisions`, in order
 --- @arg name string non-empty the counter's name
 --- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
@@ -26,7 +26,7 @@
 --- @clock caller
 --- @complexity O(P log K), P = the precisions (at most 16), K = the known counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -53,19 +53,16 @@ local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
   end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
+  end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
   end
   return s
-end
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -87,17 +84,18 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME name must not be empty')
 end
-local count = safe_integer(ARGV[2], -999999999999999, 999999999999999)
-if not count then
+local count = tonumber(string.match(ARGV[2], '^%-?[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not count or count < -999999999999999 or count > 999999999999999 then
   return redis.error_reply(
       'BAD_COUNT count must be an integer from -999999999999999 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local now = safe_integer(ARGV[3], 0, 999999999999999)
-if not now then
+local now = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
-  if not integer(ARGV[i], '0', '9223372036854775807') then
+  local each = integer(ARGV[i], '0', '9223372036854775807')
+  if not each then
     return redis.error_reply(
         'BAD_PRECISIONS precisions must be integers from 0 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
   end

@@ -8,7 +8,7 @@
 --- shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app
 --- picks; a backfill writes old times), and an item added again moves to its new time.
 --- Reply: the timeline's length, and how many old entries were trimmed.
---- @key timeline zset         item -> time (ms)
+--- @key timeline zset <key>   item -> time (ms)
 --- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
 --- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1
 --- @return (int, int)         the length now, and the entries trimmed
@@ -17,16 +17,7 @@
 --- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
 --- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -44,8 +35,8 @@ end
 local timeline = KEYS[1]
 local max_length = nil
 if ARGV[1] ~= '' then
-  max_length = safe_integer(ARGV[1], 1, 999999999999999)
-  if not max_length then
+  max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+  if not max_length or max_length > 999999999999999 then
     return redis.error_reply(
         'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end

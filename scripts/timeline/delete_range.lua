@@ -4,7 +4,7 @@
 --- with the entries in the range. Here one call deletes at most `limit` of them, oldest
 --- first, and says whether more remain; call again until none do.
 --- Reply: how many entries were deleted, and 1 if the range still holds some.
---- @key timeline zset         item -> time (ms)
+--- @key timeline zset <key>   item -> time (ms)
 --- @arg min uint 0..=10^15-1  the earliest time deleted (ms, included)
 --- @arg max uint 0..=10^15-1  the latest time deleted (ms, included)
 --- @arg limit uint 1..=1000   the most entries deleted by this call
@@ -15,16 +15,7 @@
 --- @error BAD_LIMIT           not an integer within its range
 --- @complexity O(M log N), M = `limit`, N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -40,16 +31,16 @@ if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local timeline = KEYS[1]
-local min = safe_integer(ARGV[1], 0, 999999999999999)
-if not min then
+local min = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not min or min > 999999999999999 then
   return redis.error_reply('BAD_MIN min must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local max = safe_integer(ARGV[2], 0, 999999999999999)
-if not max then
+local max = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not max or max > 999999999999999 then
   return redis.error_reply('BAD_MAX max must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local limit = safe_integer(ARGV[3], 1, 1000)
-if not limit then
+local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.

@@ -8,14 +8,14 @@
 --- Both keys must share one cluster hash slot. SINTERCARD walks the smaller set, which
 --- may hold 10,000 members, so that one call stays short; count bigger ones with a
 --- HyperLogLog (`HllUniqueCounter`).
---- @key x set            the set whose members are counted
---- @key y set            the set whose members are left out
+--- @key x set <x>        the set whose members are counted
+--- @key y set <y>        the set whose members are left out
 --- @return uint          the number of members of `x` that are not in `y`
 --- @error BAD_ARGS       not 2 keys and 0 arguments
 --- @error TOO_BIG        both sets hold more than 10,000 members
 --- @complexity O(min(|x|, |y|)), at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

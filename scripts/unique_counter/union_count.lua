@@ -8,15 +8,15 @@
 --- (derive `scratch` from the first counter's name, as `{name}:union_scratch`). The sets
 --- may hold 10,000 members together, so that one call stays short; count bigger ones
 --- with a HyperLogLog (`HllUniqueCounter`), whose union costs the same at any size.
---- @key scratch set                 where the union is built and unlinked again; must not exist
---- @key counters... set 1..=1000    the sets to unite
+--- @key scratch set {<key>}:union_scratch  where the union is built and unlinked again; must not exist
+--- @key counters... set 1..=1000 <key>     the sets to unite
 --- @return uint                     the number of distinct members in all the sets
 --- @error BAD_ARGS                  not from 2 to 1001 keys and 0 arguments
 --- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
 --- @error TOO_BIG                   the sets hold more than 10,000 members together
 --- @complexity O(N), N = the members of all the sets, at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 1001 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

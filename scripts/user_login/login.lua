@@ -7,10 +7,10 @@
 --- and the ranking are one sorted set, so they never disagree. A name that was never
 --- registered records nothing and answers nil.
 --- Reply: the user's id (nil for an unknown name), and its login count now.
---- @key ids hash              name -> user id (registered with HSETNX)
---- @key counts zset           user id -> logins: each user's count, and the ranking
---- @key last hash             user id -> the time of its last login (ms, server clock)
---- @key recent list           the ids of the latest logins, newest first
+--- @key ids hash {<name>}:ids        name -> user id (registered with HSETNX)
+--- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
+--- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
+--- @key recent list {<name>}:recent  the ids of the latest logins, newest first
 --- @arg name string non-empty    the name logging in
 --- @arg keep uint 1..=10000   how many latest logins `recent` keeps
 --- @return (string?, int)     the user's id, or nil; its login count (0 for an unknown name)
@@ -20,16 +20,7 @@
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -52,8 +43,8 @@ local name = ARGV[1]
 if name == '' then
   return redis.error_reply('BAD_NAME name must not be empty')
 end
-local keep = safe_integer(ARGV[2], 1, 10000)
-if not keep then
+local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.

@@ -9,11 +9,11 @@
 --- had not voted, or the same side again) writes nothing.
 --- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
 --- included); for `none`, 1 if the user had voted.
---- @key up set              the users who voted the subject up (the book's `Vote:<subject>:up`)
---- @key down set            the users who voted it down
---- @key posted hash           subject -> when it was posted (ms)
---- @key hot_rank zset         subject -> its "hot" rank (reddit's: net votes and age)
---- @key best_rank zset        subject -> its "best" rank (the Wilson lower bound of its share of up votes)
+--- @key up set {<namespace>}:up:<subject>      the users who voted the subject up (the book's `Vote:<subject>:up`)
+--- @key down set {<namespace>}:down:<subject>  the users who voted it down
+--- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
+--- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank (reddit's: net votes and age)
+--- @key best_rank zset {<namespace>}:best  subject -> its "best" rank (the Wilson lower bound of its share of up votes)
 --- @arg subject string non-empty   the subject, as it appears in the rankings
 --- @arg user string non-empty      who votes
 --- @arg direction string up|down|none   which way; `none` takes the vote back
@@ -23,40 +23,19 @@
 --- @error BAD_USER            empty
 --- @error BAD_DIRECTION       not one of its choices
 --- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
+--- @uses rank
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -90,20 +69,11 @@ if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
   return redis.error_reply('BAD_DIRECTION direction must be one of up, down, none, got ' .. shown(direction))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('SCARD', up)
-redis.call('SCARD', down)
-redis.call('ZCARD', hot_rank)
-redis.call('ZCARD', best_rank)
-local posted_ms = redis.call('HGET', posted, subject)
-if posted_ms and not integer(posted_ms, '0', '999999999999999') then
-  return redis.error_reply('BAD_POSTED the posting time of the subject is ' .. shown(posted_ms)
-    .. ', not whole ms from 0 to 10^15 - 1')
-end
-posted_ms = tonumber(posted_ms)
--- The subject's two rankings, from its votes now and its posting time (ms).
-local function rank()
-  local ups, downs = redis.call('SCARD', up), redis.call('SCARD', down)
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- vote/_shared.lua of the scripts folder).
+-- The two rankings of subject `id`, from its votes now and its posting time (ms).
+local function rank(up_set, down_set, hot_set, best_set, id, posted_ms)
+  local ups, downs = redis.call('SCARD', up_set), redis.call('SCARD', down_set)
   -- reddit's "hot": the order of magnitude of the net score, plus 1 for every 12.5 hours
   -- since 2005-12-08 07:46:43 UTC, so newer subjects rise above older ones.
   local net = ups - downs
@@ -116,10 +86,21 @@ local function rank()
     local p = ups / n
     wilson = (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n)) / (1 + z * z / n)
   end
-  redis.call('ZADD', hot_rank, string.format('%.17g', hot), subject)
-  redis.call('ZADD', best_rank, string.format('%.17g', wilson), subject)
+  redis.call('ZADD', hot_set, string.format('%.17g', hot), id)
+  redis.call('ZADD', best_set, string.format('%.17g', wilson), id)
 end
-
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', up)
+redis.call('SCARD', down)
+redis.call('ZCARD', hot_rank)
+redis.call('ZCARD', best_rank)
+local posted_ms = redis.call('HGET', posted, subject)
+if posted_ms and not safe_integer(posted_ms, 0, 999999999999999) then
+  return redis.error_reply('BAD_POSTED the posting time of the subject is ' .. shown(posted_ms)
+    .. ', not whole ms from 0 to 10^15 - 1')
+end
+posted_ms = tonumber(posted_ms)
 local changed, switched
 if direction == 'up' then
   changed = redis.call('SADD', up, user)
@@ -140,5 +121,5 @@ if not posted_ms then
   posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   redis.call('HSET', posted, subject, posted_ms)
 end
-rank()
+rank(up, down, hot_rank, best_rank, subject, posted_ms)
 return changed

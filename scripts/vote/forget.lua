@@ -3,18 +3,18 @@
 --- Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big
 --- one is freed in the background.
 --- Reply: 1 if the subject had votes or a place in the rankings.
---- @key up set              the users who voted the subject up
---- @key down set            the users who voted it down
---- @key posted hash           subject -> when it was posted (ms)
---- @key hot_rank zset         subject -> its "hot" rank
---- @key best_rank zset        subject -> its "best" rank
+--- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
+--- @key down set {<namespace>}:down:<subject>  the users who voted it down
+--- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
+--- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank
+--- @key best_rank zset {<namespace>}:best      subject -> its "best" rank
 --- @arg subject string non-empty   the subject
 --- @return bool               1 if there was anything to forget
 --- @error BAD_ARGS            not 5 keys and 1 argument
 --- @error BAD_SUBJECT         empty
 --- @complexity O(log S), S = the subjects ranked (the vote sets are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 5 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -3,30 +3,22 @@
 --- Beyond the book. A subject's posting time is otherwise the time of its first vote
 --- (cast.lua); posting it first puts it in both rankings before any vote, at the time it
 --- was really posted. Posting again moves the time.
---- @key up set              the users who voted the subject up (the book's `Vote:<subject>:up`)
---- @key down set            the users who voted it down
---- @key posted hash           subject -> when it was posted (ms)
---- @key hot_rank zset         subject -> its "hot" rank (reddit's: net votes and age)
---- @key best_rank zset        subject -> its "best" rank (the Wilson lower bound of its share of up votes)
+--- @key up set {<namespace>}:up:<subject>      the users who voted the subject up (the book's `Vote:<subject>:up`)
+--- @key down set {<namespace>}:down:<subject>  the users who voted it down
+--- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
+--- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank (reddit's: net votes and age)
+--- @key best_rank zset {<namespace>}:best  subject -> its "best" rank (the Wilson lower bound of its share of up votes)
 --- @arg subject string non-empty   the subject
 --- @arg at uint? 0..=10^15-1  when it was posted (ms, Unix time); empty for now
 --- @return nil                nothing
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_AT              not an integer within its range (or empty)
+--- @uses rank
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -52,26 +44,17 @@ if subject == '' then
 end
 local at = nil
 if ARGV[2] ~= '' then
-  at = safe_integer(ARGV[2], 0, 999999999999999)
-  if not at then
+  at = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+  if not at or at > 999999999999999 then
     return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
   end
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('SCARD', up)
-redis.call('SCARD', down)
-redis.call('HLEN', posted)
-redis.call('ZCARD', hot_rank)
-redis.call('ZCARD', best_rank)
-local posted_ms = at
-if not posted_ms then
-  local time = redis.call('TIME')
-  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
--- The subject's two rankings, from its votes now and its posting time (ms).
-local function rank()
-  local ups, downs = redis.call('SCARD', up), redis.call('SCARD', down)
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- vote/_shared.lua of the scripts folder).
+-- The two rankings of subject `id`, from its votes now and its posting time (ms).
+local function rank(up_set, down_set, hot_set, best_set, id, posted_ms)
+  local ups, downs = redis.call('SCARD', up_set), redis.call('SCARD', down_set)
   -- reddit's "hot": the order of magnitude of the net score, plus 1 for every 12.5 hours
   -- since 2005-12-08 07:46:43 UTC, so newer subjects rise above older ones.
   local net = ups - downs
@@ -84,10 +67,21 @@ local function rank()
     local p = ups / n
     wilson = (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n)) / (1 + z * z / n)
   end
-  redis.call('ZADD', hot_rank, string.format('%.17g', hot), subject)
-  redis.call('ZADD', best_rank, string.format('%.17g', wilson), subject)
+  redis.call('ZADD', hot_set, string.format('%.17g', hot), id)
+  redis.call('ZADD', best_set, string.format('%.17g', wilson), id)
 end
-
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('SCARD', up)
+redis.call('SCARD', down)
+redis.call('HLEN', posted)
+redis.call('ZCARD', hot_rank)
+redis.call('ZCARD', best_rank)
+local posted_ms = at
+if not posted_ms then
+  local time = redis.call('TIME')
+  posted_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 redis.call('HSET', posted, subject, posted_ms)
-rank()
+rank(up, down, hot_rank, best_rank, subject, posted_ms)
 return nil

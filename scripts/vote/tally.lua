@@ -5,14 +5,14 @@
 --- `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the
 --- user's vote is 1 (up), -1 (down) or 0 (none).
 --- Reply: ups, downs, the user's vote.
---- @key up set              the users who voted the subject up
---- @key down set            the users who voted it down
+--- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
+--- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @arg user string          whose vote to report; empty for nobody's
 --- @return (int, int, int)    ups, downs, the user's vote: 1 up, -1 down, 0 none
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -9,9 +9,9 @@
 --- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
 --- as soon as only `limit` sessions remain, so several cleaners never end too many.
 --- Reply: the tokens ended, in the order given.
---- @key login hash            token -> user
---- @key recent zset           token -> last-seen time (ms)
---- @key sessions... any 1..=200   each token's items-viewed key and, with `carts`, its cart key, in the tokens' order
+--- @key login hash {<namespace>}:login    token -> user
+--- @key recent zset {<namespace>}:recent  token -> last-seen time (ms)
+--- @key sessions... any 1..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token>  each token's viewed (and cart)
 --- @arg limit uint 0..=10^15-1   how many sessions to keep
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
@@ -22,16 +22,7 @@
 --- @error BAD_ENTRIES         a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1
 --- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -49,8 +40,8 @@ if #KEYS < 3 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
 end
 local login = KEYS[1]
 local recent = KEYS[2]
-local limit = safe_integer(ARGV[1], 0, 999999999999999)
-if not limit then
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not limit or limit > 999999999999999 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local carts = ARGV[2]

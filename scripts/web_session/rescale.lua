@@ -9,24 +9,15 @@
 --- of the least viewed items beyond `keep`; only a call that leaves no more than `keep`
 --- halves, so a set that grew far beyond it is trimmed over a few calls, then halved once.
 --- Reply: how many items were dropped, and 1 if the counts were halved (0: call again).
---- @key views zset            every item -> minus its views
---- @key scratch zset          a key of the same slot that holds nothing between calls (the halved copy, renamed)
+--- @key views zset {<namespace>}:viewed       every item -> minus its views
+--- @key scratch zset {<namespace>}:rescaling  empty between calls: the halved copy is built here, then renamed
 --- @arg keep uint 1..=10000   how many of the most viewed items to keep (the book keeps 20,000)
 --- @return (int, bool)        the items dropped, and whether the counts were halved
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEEP            not an integer within its range
 --- @complexity O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -43,8 +34,8 @@ if #KEYS ~= 2 or #ARGV ~= 1 then
 end
 local views = KEYS[1]
 local scratch = KEYS[2]
-local keep = safe_integer(ARGV[1], 1, 10000)
-if not keep then
+local keep = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
 -- End of the generated input checks.

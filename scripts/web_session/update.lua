@@ -9,10 +9,10 @@
 --- request in the same millisecond as the last one, or after the clock stepped back, moves
 --- it 1 ms on, so the cleaner can tell that the token was refreshed.
 --- Reply: the token's last-seen time now (ms).
---- @key login hash            token -> user
---- @key recent zset           token -> last-seen time (ms)
---- @key viewed zset           this token's items viewed -> when (ms)
---- @key views zset            every item -> minus its views
+--- @key login hash {<namespace>}:login            token -> user
+--- @key recent zset {<namespace>}:recent          token -> last-seen time (ms)
+--- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)
+--- @key views zset {<namespace>}:viewed           every item -> minus its views
 --- @arg token string non-empty   the login token
 --- @arg user string non-empty    the user the token belongs to
 --- @arg item string           the item viewed; empty for a request that views none
@@ -25,16 +25,7 @@
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -62,8 +53,8 @@ if user == '' then
   return redis.error_reply('BAD_USER user must not be empty')
 end
 local item = ARGV[3]
-local keep = safe_integer(ARGV[4], 1, 1000)
-if not keep then
+local keep = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not keep or keep > 1000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- End of the generated input checks.

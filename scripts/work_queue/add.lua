@@ -9,9 +9,9 @@
 --- that group's limits when it runs (see `take.lua`).
 --- Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of
 --- the job already there).
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
 --- @arg payload bytes            the job's data
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
@@ -26,38 +26,7 @@
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -89,12 +58,12 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 local payload = ARGV[2]
-local priority = safe_integer(ARGV[3], 0, 255)
-if not priority then
+local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not priority or priority > 255 then
   return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
 end
-local delay = safe_integer(ARGV[4], 0, 1000000000000)
-if not delay then
+local delay = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
 end
 local group = ARGV[5]
@@ -109,7 +78,7 @@ if existing then
 end
 
 local last_seq = redis.call('HGET', jobs, '#seq')
-if last_seq and not integer(last_seq, '0', '9999999999999') then
+if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 

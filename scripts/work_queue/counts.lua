@@ -3,16 +3,16 @@
 ---
 --- Beyond the books, for operators and dashboards. A leased job whose lease ran out
 --- counts as leased until a `take.lua` call hands it back.
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @return (uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead
 --- @error BAD_ARGS               not 5 keys and 0 arguments
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 5 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -4,8 +4,8 @@
 --- (a third of the lease is a good interval). Only the holder of the job's current lease
 --- can renew it: LEASE_LOST means the job was handed to another worker (or acked, or
 --- removed) and this worker should stop working on it.
---- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key leased zset {<name>}:leased  job id -> lease deadline (ms, server clock)
+--- @key jobs hash {<name>}:jobs      <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg lease ms 1..=10^15-1    the new lease, from now
@@ -18,16 +18,7 @@
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -48,12 +39,12 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
-local token = safe_integer(ARGV[2], 1, 999999999999999)
-if not token then
+local token = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not token or token > 999999999999999 then
   return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local lease = safe_integer(ARGV[3], 1, 999999999999999)
-if not lease then
+local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end

@@ -7,12 +7,12 @@
 --- that moved in between.
 --- Reply: seven items per job: id, deliveries, priority, group ('' for none), last error
 --- ('' for none), payload, and the time that goes with the state (as in `job.lua`).
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
@@ -25,38 +25,7 @@
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -91,12 +60,12 @@ if state ~= 'waiting' and state ~= 'delayed' and state ~= 'leased' and state ~= 
   return redis.error_reply(
       'BAD_STATE state must be one of waiting, delayed, leased, dead, parked, got ' .. shown(state))
 end
-local offset = safe_integer(ARGV[2], 0, 1000000000)
-if not offset then
+local offset = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not offset or offset > 1000000000 then
   return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[2]))
 end
-local count = safe_integer(ARGV[3], 1, 100)
-if not count then
+local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- End of the generated input checks.
@@ -119,7 +88,7 @@ for i = 1, #members, 2 do
     id = string.sub(id, 8 + length + 17)
   end
   local fields = redis.call('HMGET', jobs, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
-  if fields[2] and not integer(fields[2], '1', '2559999999999999') then
+  if fields[2] and not safe_integer(fields[2], 1, 2559999999999999) then
     return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[2]))
   end
   -- A member whose record was deleted by hand has nothing to show (take.lua drops it).

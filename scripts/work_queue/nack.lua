@@ -8,13 +8,13 @@
 --- a fixed one, or a backoff that grows with the delivery count.
 --- Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken
 --- again (ms, server clock; when it died, for 'dead').
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see take.lua)
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @arg id string non-empty      the job's id
 --- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
@@ -30,10 +30,11 @@
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
+--- @uses slot_of release_slot
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -59,6 +60,12 @@ end
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
@@ -99,21 +106,81 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
-local token = safe_integer(ARGV[2], 1, 999999999999999)
-if not token then
+local token = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not token or token > 999999999999999 then
   return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
-local delay = safe_integer(ARGV[3], 0, 1000000000000)
-if not delay then
+local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
 end
-local max_deliveries = safe_integer(ARGV[4], 1, 1000)
-if not max_deliveries then
+local max_deliveries = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not max_deliveries or max_deliveries > 1000 then
   return redis.error_reply(
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 local reason = ARGV[5]
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(group)
+  return string.format('%08x', #group) .. group
+end
+-- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
+-- nil and an error reply for a member that take.lua did not write. Reads only.
+local function parked_of(parked_set, group, n)
+  local prefix = parked_prefix(group)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local found = {}
+  for i, member in ipairs(members) do
+    local rank = string.sub(member, #prefix + 1, #prefix + 16)
+    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+  end
+  return found
+end
+-- Moves parked jobs (as parked_of read them) back to waiting, at their ranks; how many.
+local function unpark(parked_set, waiting_set, jobs_hash, found)
+  for _, job in ipairs(found) do
+    redis.call('ZREM', parked_set, job.member)
+    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
+  end
+  return #found
+end
+-- The running count of `group`; nil and an error reply for a count these scripts did not
+-- write.
+local function running_of(groups_hash, group)
+  local running = redis.call('HGET', groups_hash, 'r:' .. group)
+  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
+      .. shown(running) .. ', not what these scripts write')
+  end
+  return tonumber(running or '0')
+end
+-- What a job of `group` ending needs, read before its writes: the group's first parked
+-- job (a list of at most one); nil and an error reply when the group's running count or
+-- that job is not what these scripts write.
+local function slot_of(groups_hash, parked_set, group)
+  local _, bad = running_of(groups_hash, group)
+  if bad then
+    return nil, bad
+  end
+  return parked_of(parked_set, group, 1)
+end
+-- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
+-- goes back to waiting.
+local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+    redis.call('HDEL', groups_hash, 'r:' .. group)
+  end
+  unpark(parked_set, waiting_set, jobs_hash, first)
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked }) do
   redis.call('ZCARD', zset)
@@ -128,62 +195,19 @@ if held ~= string.format('%d', token) then
     .. ', not held under token ' .. ARGV[2])
 end
 
--- The parked job of `group` that goes first (see take.lua for how a parked job is
--- named): its member, id and rank; an error reply for a member take.lua did not write.
-local function first_parked(group)
-  local prefix = string.format('%08x', #group) .. group
-  local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, 1)[1]
-  if not member then
-    return nil
-  end
-  local rank = string.sub(member, #prefix + 1, #prefix + 16)
-  if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
-    return nil, nil, nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
-  end
-  return member, string.sub(member, #prefix + 17), tonumber(rank)
-end
-
--- What a job of `group` ending needs, read before the first write: the group's running
--- count and its first parked job; an error reply when either is not what take.lua wrote.
-local function slot_of(group)
-  local running = redis.call('HGET', groups, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
-    return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
-      .. shown(running))
-  end
-  local member, parked_id, rank, bad = first_parked(group)
-  if bad then
-    return nil, bad
-  end
-  return { group = group, member = member, id = parked_id, rank = rank }
-end
-
--- The job's group no longer runs it: one fewer running, and its first parked job goes
--- back to waiting, at its rank.
-local function release_slot(slot)
-  if redis.call('HINCRBY', groups, 'r:' .. slot.group, -1) <= 0 then
-    redis.call('HDEL', groups, 'r:' .. slot.group)
-  end
-  if slot.member then
-    redis.call('ZREM', parked, slot.member)
-    redis.call('ZADD', waiting, slot.rank, slot.id)
-    redis.call('HSET', jobs, 's:' .. slot.id, 'waiting')
-  end
-end
-
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
 -- Everything that can be refused is read before the first write.
-if not (deliveries and integer(deliveries, '0', '999999999999999')) then
+if not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
 end
-if not (rank and integer(rank, '1', '2559999999999999')) then
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
 end
-local slot, bad
+local first, bad
 if group then
-  slot, bad = slot_of(group)
+  first, bad = slot_of(groups, parked, group)
   if bad then
     return bad
   end
@@ -191,8 +215,8 @@ end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
-if slot then
-  release_slot(slot)
+if group then
+  release_slot(groups, parked, waiting, jobs, group, first)
 end
 if tonumber(deliveries) >= max_deliveries then
   redis.call('ZADD', dead, now, id)

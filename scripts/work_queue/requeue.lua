@@ -3,9 +3,9 @@
 --- Beyond the books. The job keeps its id, payload, priority and group, and its last
 --- error until it fails again; it goes behind the jobs already waiting at its priority.
 --- A job that is not dead is left alone.
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
 --- @error BAD_ARGS               not 3 keys and 1 argument
@@ -13,37 +13,15 @@
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -76,10 +54,10 @@ if redis.call('HGET', jobs, 's:' .. id) ~= 'dead' then
 end
 -- Everything that can be refused is read before the first write.
 local old_rank, last_seq = unpack(redis.call('HMGET', jobs, 'r:' .. id, '#seq'))
-if not (old_rank and integer(old_rank, '1', '2559999999999999')) then
+if not (old_rank and safe_integer(old_rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(old_rank or ''))
 end
-if last_seq and not integer(last_seq, '0', '9999999999999') then
+if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 local priority = 255 - math.floor(tonumber(old_rank) / 10000000000000)

@@ -23,15 +23,15 @@
 --- client wrote it) is refused before any write. What is read later (a group's counts,
 --- a parked job, a waiting job's record) is checked where it is read: the call stops
 --- there with that job back in its place, and the chores and jobs before it stay done.
---- @key waiting zset             job id -> rank: (255 - priority) × 10^13 + arrival number
---- @key delayed zset             job id -> when it becomes waiting (ms, server clock)
---- @key leased zset              job id -> lease deadline (ms, server clock)
---- @key dead zset                job id -> when it died (ms, server clock): the dead-letter queue
---- @key parked zset              held-back jobs of groups at their limit, all at score 0 (see group_prefix)
---- @key jobs hash                <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash              per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
---- @key wake zset                group -> when its rate window lets a parked job start (ms)
---- @key idle zset                group -> when its ring of start times stops mattering (ms), to drop it
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see parked_prefix)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
@@ -49,10 +49,11 @@
 --- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count (see below)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
+--- @uses running_of parked_of unpark slot_of release_slot parked_prefix
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -78,6 +79,12 @@ end
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
@@ -116,35 +123,95 @@ local jobs = KEYS[6]
 local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
-local lease = safe_integer(ARGV[1], 1, 999999999999999)
-if not lease then
+local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
-local limit = safe_integer(ARGV[2], 1, 25)
-if not limit then
+local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not limit or limit > 25 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 25, got ' .. shown(ARGV[2]))
 end
-local max_deliveries = safe_integer(ARGV[3], 1, 1000)
-if not max_deliveries then
+local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not max_deliveries or max_deliveries > 1000 then
   return redis.error_reply(
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
-local group_concurrency = safe_integer(ARGV[4], 0, 1000000)
-if not group_concurrency then
+local group_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if not group_concurrency or group_concurrency > 1000000 then
   return redis.error_reply(
       'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
 end
-local group_rate = safe_integer(ARGV[5], 0, 1000)
-if not group_rate then
+local group_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+if not group_rate or group_rate > 1000 then
   return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
 end
-local group_period = safe_integer(ARGV[6], 1, 10000000000)
-if not group_period then
+local group_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if not group_period or group_period > 10000000000 then
   return redis.error_reply(
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(group)
+  return string.format('%08x', #group) .. group
+end
+-- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
+-- nil and an error reply for a member that take.lua did not write. Reads only.
+local function parked_of(parked_set, group, n)
+  local prefix = parked_prefix(group)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local found = {}
+  for i, member in ipairs(members) do
+    local rank = string.sub(member, #prefix + 1, #prefix + 16)
+    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+  end
+  return found
+end
+-- Moves parked jobs (as parked_of read them) back to waiting, at their ranks; how many.
+local function unpark(parked_set, waiting_set, jobs_hash, found)
+  for _, job in ipairs(found) do
+    redis.call('ZREM', parked_set, job.member)
+    redis.call('ZADD', waiting_set, job.rank, job.id)
+    redis.call('HSET', jobs_hash, 's:' .. job.id, 'waiting')
+  end
+  return #found
+end
+-- The running count of `group`; nil and an error reply for a count these scripts did not
+-- write.
+local function running_of(groups_hash, group)
+  local running = redis.call('HGET', groups_hash, 'r:' .. group)
+  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+    return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
+      .. shown(running) .. ', not what these scripts write')
+  end
+  return tonumber(running or '0')
+end
+-- What a job of `group` ending needs, read before its writes: the group's first parked
+-- job (a list of at most one); nil and an error reply when the group's running count or
+-- that job is not what these scripts write.
+local function slot_of(groups_hash, parked_set, group)
+  local _, bad = running_of(groups_hash, group)
+  if bad then
+    return nil, bad
+  end
+  return parked_of(parked_set, group, 1)
+end
+-- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
+-- goes back to waiting.
+local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
+  if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
+    redis.call('HDEL', groups_hash, 'r:' .. group)
+  end
+  unpark(parked_set, waiting_set, jobs_hash, first)
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
@@ -165,51 +232,8 @@ local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
 end
 local last_lease = redis.call('HGET', jobs, '#lease')
-if last_lease and not integer(last_lease, '0', '999999999999998') then
+if last_lease and not safe_integer(last_lease, 0, 999999999999998) then
   return bad_jobs('the lease counter #lease', last_lease)
-end
-
--- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
--- so that one group's parked jobs are one lexicographic range, in rank order.
-local function group_prefix(group)
-  return string.format('%08x', #group) .. group
-end
-
--- Moves up to n parked jobs of `group` back to waiting, at their rank; how many it moved.
-local function unpark(group, n)
-  local prefix = group_prefix(group)
-  local members = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
-  for _, member in ipairs(members) do
-    local rank = string.sub(member, #prefix + 1, #prefix + 16)
-    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
-      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
-    end
-  end
-  for _, member in ipairs(members) do
-    local id = string.sub(member, #prefix + 17)
-    redis.call('ZREM', parked, member)
-    redis.call('ZADD', waiting, tonumber(string.sub(member, #prefix + 1, #prefix + 16)), id)
-    redis.call('HSET', jobs, 's:' .. id, 'waiting')
-  end
-  return #members
-end
-
--- The running count of `group`, or nil and an error reply.
-local function running_of(group)
-  local running = redis.call('HGET', groups, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
-    return nil, bad_groups('the running count of group ' .. shown(group), running)
-  end
-  return tonumber(running or '0')
-end
-
--- A job of `group` no longer runs: one fewer running, and one of its parked jobs may go.
--- Its running count was checked with running_of; nil and an error reply for a bad parked job.
-local function release_slot(group)
-  if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
-    redis.call('HDEL', groups, 'r:' .. group)
-  end
-  return unpark(group, 1)
 end
 
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash
@@ -219,8 +243,8 @@ local function drop_ring(group)
   local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
   local fields = { 'p:' .. group, 'z:' .. group }
   -- A count that is no count drops only the two fields: the ring is rebuilt from nothing.
-  started = started and integer(started, '0', '999999999999999') or '0'
-  size = size and integer(size, '0', '1000') or '0'
+  started = started and safe_integer(started, 0, 999999999999999) or '0'
+  size = size and safe_integer(size, 0, 1000) or '0'
   for i = 0, math.min(tonumber(started), tonumber(size)) - 1 do
     fields[#fields + 1] = 's:' .. group .. ':' .. i
   end
@@ -235,7 +259,7 @@ local function rate_oldest(group)
   if not started then
     return nil
   end
-  if not integer(started, '0', '999999999999999') or size ~= string.format('%d', group_rate) then
+  if not safe_integer(started, 0, 999999999999999) or size ~= string.format('%d', group_rate) then
     drop_ring(group)
     return nil
   end
@@ -244,7 +268,7 @@ local function rate_oldest(group)
     return nil
   end
   local oldest = redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate))
-  if not (oldest and integer(oldest, '0', '999999999999999')) then
+  if not (oldest and safe_integer(oldest, 0, 999999999999999)) then
     return nil, bad_groups('start time ' .. (started % group_rate) .. ' of group ' .. shown(group), oldest or '')
   end
   return tonumber(oldest)
@@ -258,14 +282,14 @@ local records = {}
 for i, id in ipairs(lapsed) do
   records[i] = redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id)
   local group, deliveries, rank = unpack(records[i])
-  if rank and not integer(rank, '1', '2559999999999999') then
+  if rank and not safe_integer(rank, 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), rank)
   end
-  if rank and not (deliveries and integer(deliveries, '0', '999999999999999')) then
+  if rank and not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
     return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
   end
   if group then
-    local _, bad = running_of(group)
+    local _, bad = running_of(groups, group)
     if bad then
       return bad
     end
@@ -275,7 +299,7 @@ local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'B
 local due_ranks = {}
 for i, id in ipairs(due) do
   due_ranks[i] = redis.call('HGET', jobs, 'r:' .. id)
-  if due_ranks[i] and not integer(due_ranks[i], '1', '2559999999999999') then
+  if due_ranks[i] and not safe_integer(due_ranks[i], 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), due_ranks[i])
   end
 end
@@ -285,10 +309,11 @@ for i, id in ipairs(lapsed) do
   redis.call('ZREM', leased, id)
   redis.call('HDEL', jobs, 't:' .. id)
   if group then
-    local _, bad = release_slot(group)
+    local first, bad = slot_of(groups, parked, group)
     if bad then
       return bad
     end
+    release_slot(groups, parked, waiting, jobs, group, first)
   end
   if not rank then
     -- No record (deleted by hand): nothing to hand back.
@@ -323,7 +348,7 @@ for _, group in ipairs(woken) do
   -- With no rate limit any more (the setting changed), as many as the budget allows.
   local n = group_rate > 0 and group_rate or budget
   if group_concurrency > 0 then
-    local running, bad = running_of(group)
+    local running, bad = running_of(groups, group)
     if bad then
       return bad
     end
@@ -331,11 +356,11 @@ for _, group in ipairs(woken) do
   end
   n = math.min(n, budget)
   if n > 0 then
-    local moved, bad = unpark(group, n)
+    local found, bad = parked_of(parked, group, n)
     if bad then
       return bad
     end
-    budget = budget - moved
+    budget = budget - unpark(parked, waiting, jobs, found)
   end
   -- Out of budget: look again on the next call rather than leave the group parked.
   if budget == 0 then
@@ -360,13 +385,13 @@ while count < limit and examined < 4 * limit do
   examined = examined + 1
   local id, rank = head[1], tonumber(head[2])
   local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
-  if payload and deliveries and not integer(deliveries, '0', '999999999999998') then
+  if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
     return put_back(head, bad_jobs('the delivery count of job ' .. shown(id), deliveries))
   end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   local park = false
   if payload and group then
-    local running, bad = running_of(group)
+    local running, bad = running_of(groups, group)
     if bad then
       return put_back(head, bad)
     end
@@ -386,7 +411,7 @@ while count < limit and examined < 4 * limit do
   if not payload then
     redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
   elseif park then
-    redis.call('ZADD', parked, 0, group_prefix(group) .. string.format('%016d', rank) .. id)
+    redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', rank) .. id)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
   else
     local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)

@@ -1,6 +1,7 @@
 //! `redis-patterns`: the crate's scripts from a shell. List and read them, export them
 //! (as files, a Redis Functions library or a JSON manifest), load them into a server or
-//! a cluster, check a folder of scripts of your own, and call one.
+//! a cluster, check a folder of scripts of your own and rewrite their generated parts, and
+//! call one.
 //!
 //! Exit codes: 0 when the command did what was asked; 1 when Redis or a script answered
 //! an error, or `check` found problems; 2 for a command line that makes no sense (an
@@ -18,13 +19,14 @@ use redis_patterns::{Param, Rule, Script, ScriptCall, ScriptMode, catalog};
 #[command(
     name = "redis-patterns",
     version,
-    about = "The redis-patterns scripts from a shell: list, show, export, load, check, call.",
+    about = "The redis-patterns scripts from a shell: list, show, export, load, check, fix, call.",
     after_help = "Examples:\n  \
         redis-patterns list\n  \
         redis-patterns show identity_lock/release\n  \
         redis-patterns export ./redis-patterns --what manifest\n  \
         redis-patterns load redis://127.0.0.1:6379 --functions\n  \
         redis-patterns check ./sql\n  \
+        redis-patterns fix ./sql\n  \
         redis-patterns call identity_lock/release --url redis://127.0.0.1 --key lock:1 --arg secret"
 )]
 struct Cli {
@@ -70,16 +72,34 @@ enum Command {
         /// The folder.
         dir: PathBuf,
     },
+    /// Rewrites the input checks of every script in a folder from its header, and pastes
+    /// the shared helpers it names (`@uses`) from their `_shared.lua` files.
+    Fix {
+        /// The folder.
+        dir: PathBuf,
+    },
     /// Calls a script: checks the keys and arguments against its header, then runs it.
+    ///
+    /// Name the keys as the Rust API does with `--param`: each key is built from its
+    /// header's template (`{<name>}:waiting`), as in `call work_queue/counts --param
+    /// name=emails`. A fixed key takes a parameter's first value; a variadic key takes an
+    /// item per value of its parameters given several times (`--param tag=a --param
+    /// tag=b`), one key of each form in turn for a key of several forms; `--key` gives a
+    /// variadic key's items instead. Or name every key yourself with `--key`.
     Call {
         /// The script, as `family/op`.
         name: String,
         /// The server: `redis://host:port`.
         #[arg(long, default_value = "redis://127.0.0.1:6379")]
         url: String,
-        /// A key, in the header's order (repeat for each).
+        /// A key, in the header's order (repeat for each); with `--param`, the items of
+        /// the variadic key.
         #[arg(long = "key")]
         keys: Vec<String>,
+        /// A parameter of the keys' templates, as NAME=VALUE (repeat for each): builds
+        /// every key as the pattern names it.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
         /// An argument, in the header's order (repeat for each); an empty one for `?` types.
         #[arg(long = "arg", allow_hyphen_values = true)]
         args: Vec<String>,
@@ -148,12 +168,17 @@ impl From<std::io::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("redis-patterns: {}", failure.message.trim_end());
-            ExitCode::from(failure.code)
-        }
+    match Cli::parse().command {
+        // The generator's own commands, with its output and exit codes.
+        Command::Check { dir } => redis_patterns_codegen::cli::check(&dir),
+        Command::Fix { dir } => redis_patterns_codegen::cli::fix(&dir),
+        command => match run(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failure) => {
+                eprintln!("redis-patterns: {}", failure.message.trim_end());
+                ExitCode::from(failure.code)
+            }
+        },
     }
 }
 
@@ -200,22 +225,22 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::Check { dir } => match redis_patterns_codegen::Config::new().check(&dir) {
-            Ok(scripts) => {
-                println!("{}: {} scripts, no problems", dir.display(), scripts.len());
-                Ok(())
-            }
-            Err(err) => Err(Failure::failed(err.to_string())),
-        },
+        Command::Check { .. } | Command::Fix { .. } => unreachable!("main runs check and fix"),
         Command::Call {
             name,
             url,
             keys,
+            params,
             args,
             functions,
             cluster,
         } => {
             let script = find(&name)?;
+            let keys = if params.is_empty() {
+                keys
+            } else {
+                template_keys(script, &params, &keys)?
+            };
             let op = call(script, &keys, &args)?.via(if functions {
                 ScriptMode::Functions
             } else {
@@ -278,6 +303,130 @@ fn export(dir: &std::path::Path, what: What) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The keys of `script` built from their templates with `params` (`NAME=VALUE`); `given`
+/// are the variadic key's items, when given.
+fn template_keys(
+    script: &'static Script,
+    params: &[String],
+    given: &[String],
+) -> Result<Vec<String>, Failure> {
+    let mut values: Vec<(&str, Vec<&str>)> = Vec::new();
+    for param in params {
+        let Some((name, value)) = param.split_once('=') else {
+            return Err(Failure::usage(format!(
+                "`--param` takes NAME=VALUE, got {param:?}"
+            )));
+        };
+        match values.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, all)) => all.push(value),
+            None => values.push((name, vec![value])),
+        }
+    }
+    let mut known: Vec<&str> = Vec::new();
+    for key in script.keys {
+        let Some(template) = key.template else {
+            return Err(Failure::usage(format!(
+                "{}'s key `{}` has no template: name the keys with --key",
+                script.name, key.name
+            )));
+        };
+        for param in template.params() {
+            if !known.contains(&param) {
+                known.push(param);
+            }
+        }
+    }
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some((unknown, _)) = values.iter().find(|(n, _)| !known.contains(n)) {
+        return Err(Failure::usage(format!(
+            "{} names its keys from {}; `{unknown}` is none of them",
+            script.name,
+            list(&known)
+        )));
+    }
+    let has_variadic = script.keys.last().is_some_and(|k| k.variadic);
+    if !given.is_empty() && !has_variadic {
+        return Err(Failure::usage(format!(
+            "{} has no variadic key: name its keys with --param or with --key, not both",
+            script.name
+        )));
+    }
+    let of = |name: &str| values.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+    // Every parameter a key needs, so that one error names them all.
+    let missing: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|p| of(p).is_none())
+        .filter(|p| {
+            script.keys.iter().any(|k| {
+                (!k.variadic || given.is_empty())
+                    && k.template.is_some_and(|t| t.params().contains(p))
+            })
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} names its keys from {}: add {}",
+            script.name,
+            list(&known),
+            missing
+                .iter()
+                .map(|p| format!("--param {p}=<value>"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    // Every parameter of the keys built below was given: `missing` is empty.
+    let all = |name: &str| of(name).expect("every needed parameter was given");
+    let mut keys = Vec::new();
+    for key in script.keys {
+        let template = key
+            .template
+            .expect("every key has a template: checked above");
+        if !key.variadic {
+            let form = &template.forms[0];
+            let firsts: Vec<&str> = form.params.iter().map(|p| all(p)[0]).collect();
+            keys.push(form.build(&firsts)?);
+            continue;
+        }
+        if !given.is_empty() {
+            keys.extend(given.iter().cloned());
+            continue;
+        }
+        // An item per value of the parameters given several times; one given once is
+        // every item's.
+        let params = template.params();
+        let items = params.iter().map(|p| all(p).len()).max().unwrap_or(1);
+        let uneven = params.iter().find(|p| ![1, items].contains(&all(p).len()));
+        if let Some(p) = uneven {
+            return Err(Failure::usage(format!(
+                "the items of `{}` take one value of each parameter given several times: \
+                 `{p}` has {}, another {items}",
+                key.name,
+                all(p).len()
+            )));
+        }
+        for item in 0..items {
+            for form in template.forms {
+                let values: Vec<&str> = form
+                    .params
+                    .iter()
+                    .map(|p| all(p).get(item).unwrap_or(&all(p)[0]))
+                    .copied()
+                    .collect();
+                keys.push(form.build(&values)?);
+            }
+        }
+    }
+    Ok(keys)
+}
+
 /// The script's call, each argument converted to its header type and checked as the Rust
 /// API checks it.
 fn call(
@@ -288,11 +437,32 @@ fn call(
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let fixed_keys = script.keys.iter().filter(|k| !k.variadic).count();
     if keys.len() < fixed_keys {
+        let params: Vec<String> = script
+            .keys
+            .iter()
+            .filter_map(|k| k.template)
+            .flat_map(|t| t.params())
+            .fold(Vec::new(), |mut all, p| {
+                if !all.contains(&p) {
+                    all.push(p);
+                }
+                all
+            })
+            .iter()
+            .map(|p| format!("--param {p}=<value>"))
+            .collect();
+        let how = if params.is_empty() {
+            format!("`redis-patterns show {}` lists its keys", script.name)
+        } else {
+            format!(
+                "name its keys with {}, or each with --key",
+                params.join(" ")
+            )
+        };
         return Err(Failure::usage(format!(
-            "{} needs the key `{}`; `redis-patterns show {}` lists its keys",
+            "{} needs the key `{}`; {how}",
             script.name,
             script.keys[keys.len()].name,
-            script.name
         )));
     }
     let mut call = ScriptCall::new(script);

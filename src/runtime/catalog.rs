@@ -111,8 +111,10 @@ pub fn find(name: &str) -> Option<&'static Script> {
     scripts().iter().copied().find(|s| s.name == name)
 }
 
-/// Writes every script to `dir`, as `<dir>/<family>/<op>.lua`, creating folders as needed.
+/// Writes every script to `dir`, as `<dir>/<family>/<op>.lua`, creating folders as needed,
+/// with the `_shared.lua` files their shared helpers were pasted from.
 pub fn export(dir: impl AsRef<Path>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.as_ref())?;
     SCRIPTS_DIR.extract(dir)
 }
 

@@ -6,7 +6,7 @@
 /// It changes whenever the generated code would stop compiling or mean something else
 /// against another runtime: a field added to [`Script`] or [`Param`], a method of
 /// [`ScriptCall`](crate::ScriptCall) renamed.
-pub const GENERATED_CODE_FORMAT: u32 = 2;
+pub const GENERATED_CODE_FORMAT: u32 = 3;
 
 /// Checked by every generated file, at compile time: code generated for another format
 /// than [`GENERATED_CODE_FORMAT`] fails to build with this message, instead of with
@@ -126,6 +126,147 @@ pub struct Param {
     pub rule: Rule,
     /// What it is.
     pub doc: &'static str,
+    /// For a `@key`, how the pattern names it, when its header says (every key of the
+    /// crate's scripts has one); `None` for an `@arg`.
+    pub template: Option<&'static KeyTemplate>,
+}
+
+/// How a pattern names a key from its parameters: the template of a `@key` line, such as
+/// `{<name>}:waiting`, so that an app in any language names the keys of a pattern
+/// instance as the crate does, and shares its data.
+///
+/// Literal text, `<param>` placeholders (the parameter's value, as it is), and at most one
+/// `{…}` group per form: the cluster hash tag. After the values are put in, the group's
+/// content is wrapped in `{}`, unless it already holds a hash tag (a `{`, then later a
+/// `}`, with something between), in which case it stands as it is: `{<name>}:waiting`
+/// names `{emails}:waiting` for `emails`, and `{tenant:7}:emails:waiting` for
+/// `{tenant:7}:emails`. Every key of one call takes the same group, so they share one
+/// cluster slot. The generated `keys` module of each family has a function per template.
+///
+/// ```
+/// use redis_patterns::scripts::work_queue::{ADD, keys};
+///
+/// assert_eq!(keys::WAITING.text, "{<name>}:waiting");
+/// assert_eq!(ADD.keys[0].template, Some(&keys::WAITING));
+/// assert_eq!(keys::waiting("emails")?, "{emails}:waiting");
+/// assert_eq!(keys::waiting("{tenant:7}:emails")?, "{tenant:7}:emails:waiting");
+/// assert_eq!(keys::WAITING.forms[0].build(&["emails"])?, "{emails}:waiting");
+/// assert!(keys::waiting("a}b").is_err()); // `{a}b}:waiting` would hash by `a`
+/// # Ok::<(), redis_patterns::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyTemplate {
+    /// The template as the header writes it; forms are separated by `|`.
+    pub text: &'static str,
+    /// Its forms: one, or, for a variadic key whose items take several forms (a board,
+    /// then its levels), each of them, as the key's doc says.
+    pub forms: &'static [KeyForm],
+}
+
+impl KeyTemplate {
+    /// The parameters of every form, each once, in order of first appearance.
+    pub fn params(&self) -> Vec<&'static str> {
+        let mut params = Vec::new();
+        for param in self.forms.iter().flat_map(|form| form.params) {
+            if !params.contains(param) {
+                params.push(*param);
+            }
+        }
+        params
+    }
+}
+
+/// One form of a [`KeyTemplate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyForm {
+    /// The form as written: `{<name>}:waiting`.
+    pub text: &'static str,
+    /// Its parameters, each once, in order of first appearance.
+    pub params: &'static [&'static str],
+    /// Its pieces, in order.
+    pub parts: &'static [KeyPart],
+}
+
+impl KeyForm {
+    /// The key's name for `values`, one per [`params`](Self::params) entry, in order.
+    ///
+    /// An empty value, a hash tag whose content holds a `}` but no hash tag, or a number
+    /// of values other than the parameters' is [`Error::InvalidInput`](crate::Error) about
+    /// the parameter (`values` for a wrong count).
+    pub fn build(&self, values: &[&str]) -> crate::Result<String> {
+        if values.len() != self.params.len() {
+            return Err(crate::Error::invalid(
+                "values",
+                format!(
+                    "`{}` takes {} value(s) ({}), got {}",
+                    self.text,
+                    self.params.len(),
+                    self.params.join(", "),
+                    values.len()
+                ),
+            ));
+        }
+        for (param, value) in self.params.iter().copied().zip(values) {
+            crate::runtime::input::key(param, value)?;
+        }
+        let value_of = |name: &str| {
+            let i = self.params.iter().position(|p| *p == name);
+            values[i.expect("a form's params list every placeholder")]
+        };
+        let mut key = String::new();
+        for part in self.parts {
+            match part {
+                KeyPart::Text(text) => key.push_str(text),
+                KeyPart::Param(name) => key.push_str(value_of(name)),
+                KeyPart::HashTag(inner) => {
+                    let mut content = String::new();
+                    for part in *inner {
+                        match part {
+                            KeyPart::Param(name) => content.push_str(value_of(name)),
+                            KeyPart::Text(text) => content.push_str(text),
+                            // A group holds no other group (the header checks refuse it).
+                            KeyPart::HashTag(_) => {}
+                        }
+                    }
+                    if crate::runtime::input::hash_tag(content.as_bytes()).is_some() {
+                        key.push_str(&content);
+                    } else if content.contains('}') {
+                        // `{a}b}:x` would hash by `a`, while `a}b` hashes whole.
+                        let what = inner
+                            .iter()
+                            .find_map(|part| match part {
+                                KeyPart::Param(name) if value_of(name).contains('}') => Some(*name),
+                                _ => None,
+                            })
+                            .unwrap_or("key");
+                        return Err(crate::Error::invalid(
+                            what,
+                            format!(
+                                "`{content}` holds a `}}` but no hash tag; add one, as in \
+                                 `{{{content}}}`, or drop the `}}`"
+                            ),
+                        ));
+                    } else {
+                        key.push('{');
+                        key.push_str(&content);
+                        key.push('}');
+                    }
+                }
+            }
+        }
+        Ok(key)
+    }
+}
+
+/// A piece of a [`KeyForm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPart {
+    /// Literal text.
+    Text(&'static str),
+    /// `<name>`: the parameter's value, as it is.
+    Param(&'static str),
+    /// `{…}`: the hash tag, of literal text and placeholders.
+    HashTag(&'static [KeyPart]),
 }
 
 /// What an argument's values must be, besides their type's form (the header's

@@ -38,6 +38,8 @@ fn standalone() -> &'static RedisProcess {
 /// parallel without seeing each other's keys.
 pub struct Db {
     pub client: redis::Client,
+    /// Its URL, for a client that is not this process (another language's).
+    pub url: String,
 }
 
 impl Db {
@@ -60,8 +62,10 @@ pub fn fresh_db() -> Db {
     static NEXT: AtomicU32 = AtomicU32::new(1);
     let db = NEXT.fetch_add(1, Ordering::Relaxed);
     assert!(db < DATABASES, "more tests than databases: raise DATABASES");
+    let url = standalone().url(db);
     Db {
-        client: redis::Client::open(standalone().url(db)).expect("a valid url"),
+        client: redis::Client::open(url.as_str()).expect("a valid url"),
+        url,
     }
 }
 
@@ -107,8 +111,10 @@ impl ScriptCacheServers {
     pub fn db(&self) -> Db {
         static SERVER: OnceLock<RedisProcess> = OnceLock::new();
         let server = SERVER.get_or_init(|| RedisProcess::start(&[]));
+        let url = server.url(0);
         let db = Db {
-            client: redis::Client::open(server.url(0)).expect("a valid url"),
+            client: redis::Client::open(url.as_str()).expect("a valid url"),
+            url,
         };
         // Each test starts from an empty keyspace, whatever the one before it left.
         cmd(&mut db.con(), &["FLUSHDB"]);

@@ -25,7 +25,7 @@ mod tests {
 
     use std::collections::BTreeMap;
 
-    use crate::fixtures::{ALL, identity_lock, profile, set_ops, timeline};
+    use crate::fixtures::{ALL, identity_lock, profile, rate_limiter, set_ops, timeline};
 
     /// A command's arguments, as text.
     fn args<T: 'static>(op: &redis_patterns::Op<T>) -> Vec<String> {
@@ -168,5 +168,30 @@ mod tests {
         // An empty token breaks `non-empty`: no command is built, nothing is sent.
         let refused = identity_lock::release("report:lock", "");
         assert_eq!((refused.script(), refused.cmd().is_some()), (None, false));
+    }
+
+    /// Each family with key templates has a `keys` module: a function per key name, whose
+    /// parameters are the template's placeholders, and a static the key's metadata points
+    /// at. A key without a template has neither.
+    #[test]
+    fn key_functions_name_keys_from_their_templates() {
+        assert_eq!(profile::keys::profile("7").unwrap(), "{7}:profile");
+        assert_eq!(profile::keys::scores("{u:7}").unwrap(), "{u:7}:scores");
+        assert_eq!(
+            set_ops::keys::sources("stats", "mon").unwrap(),
+            "{stats}:mon"
+        );
+        assert_eq!(
+            rate_limiter::keys::bucket("ann", "login").unwrap(),
+            "rate:{ann}:login"
+        );
+        assert_eq!(timeline::keys::timeline("ann").unwrap(), "timeline:ann");
+        assert!(matches!(
+            profile::keys::profile("a}b"),
+            Err(redis_patterns::Error::InvalidInput { what: "user", .. })
+        ));
+        assert_eq!(profile::SAVE.keys[1].template, Some(&profile::keys::SCORES));
+        assert_eq!(set_ops::keys::SOURCES.params(), ["namespace", "source"]);
+        assert_eq!(identity_lock::RELEASE.keys[0].template, None);
     }
 }

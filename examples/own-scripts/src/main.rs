@@ -26,8 +26,12 @@ fn main() -> redis_patterns::Result<()> {
     // a server that refuses scripts, and lets the app send EVALSHA in its own pipelines.
     redis_patterns::load(&mut con, &[&inventory::RESERVE, &inventory::RELEASE])?;
 
-    // Both keys share the hash tag `{example:sku:42}`, so they sit in one cluster slot.
-    let (stock, reserved) = ("{example:sku:42}:stock", "{example:sku:42}:reserved");
+    // The headers name the keys (`{<sku>}:stock`, `{<sku>}:reserved`) and the build made a
+    // function of each: both share the hash tag `{example:sku:42}`, one cluster slot.
+    let (stock, reserved) = (
+        &inventory::keys::stock("example:sku:42")?,
+        &inventory::keys::reserved("example:sku:42")?,
+    );
     redis::cmd("SET").arg(stock).arg(10).exec(&mut con)?;
     redis::cmd("DEL").arg(reserved).exec(&mut con)?;
 

@@ -2,8 +2,8 @@
 ---
 --- For an order that was cancelled or never paid. Releasing twice gives nothing back the
 --- second time, so a retried release cannot inflate the stock.
---- @key stock string                 units in stock: an integer; missing counts as 0
---- @key reserved hash                units reserved, by order; in the same hash slot as `stock`
+--- @key stock string {<sku>}:stock      units in stock: an integer; missing counts as 0
+--- @key reserved hash {<sku>}:reserved  units reserved, by order; in the same hash slot as `stock`
 --- @arg order string non-empty       the order whose units go back
 --- @return uint                      the units given back; 0 when the order had none reserved
 --- @error BAD_ARGS                   not 2 keys and 1 argument
@@ -11,7 +11,7 @@
 --- @error NOT_A_COUNT                the order's reservation is not a count of units
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -37,6 +37,12 @@ end
 local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
+  end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
   end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil

@@ -3,8 +3,8 @@
 --- Check-then-take in one atomic step: two orders racing for the last units can never
 --- both get them. The units stay reserved for the order until `inventory/release` gives
 --- them back; a second reservation for the same order adds to the first.
---- @key stock string                 units in stock: an integer; missing counts as 0
---- @key reserved hash                units reserved, by order; in the same hash slot as `stock`
+--- @key stock string {<sku>}:stock      units in stock: an integer; missing counts as 0
+--- @key reserved hash {<sku>}:reserved  units reserved, by order; in the same hash slot as `stock`
 --- @arg order string non-empty       the order the units are for
 --- @arg quantity uint 1..=10^9       how many units to reserve
 --- @return int?                      units left in stock; nil when fewer than `quantity` were left (nothing reserved)
@@ -14,7 +14,7 @@
 --- @error NOT_A_COUNT                `stock` holds something other than a count of units
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
--- `cargo run -p redis-patterns-codegen -- fix <folder>`). A bad call changes nothing.
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
 -- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
 -- 64-bit values compare exactly (and no locale's collation is involved).
@@ -41,19 +41,16 @@ local function integer(s, min, max)
   if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
     return nil
   end
+  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
+  -- still falls on the same side of it.
+  if #s <= 15 then
+    local n = tonumber(s)
+    return n >= tonumber(min) and n <= tonumber(max) and s or nil
+  end
   if decimal_less(s, min) or decimal_less(max, s) then
     return nil
   end
   return s
-end
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -75,8 +72,8 @@ local order = ARGV[1]
 if order == '' then
   return redis.error_reply('BAD_ORDER order must not be empty')
 end
-local quantity = safe_integer(ARGV[2], 1, 1000000000)
-if not quantity then
+local quantity = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not quantity or quantity > 1000000000 then
   return redis.error_reply('BAD_QUANTITY quantity must be an integer from 1 to 1000000000, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.

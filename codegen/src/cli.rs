@@ -1,0 +1,80 @@
+//! The `check` and `fix` commands, as both `redis-patterns-codegen` and the
+//! `redis-patterns` command run them: what they print, and their exit codes (0 done,
+//! 1 problems found).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::Config;
+
+/// Checks the scripts under `dir` against their headers: prints how many passed, or every
+/// problem of every file to stderr.
+pub fn check(dir: &Path) -> ExitCode {
+    if let Some(why) = not_a_scripts_folder(dir) {
+        eprintln!("{why}");
+        return ExitCode::FAILURE;
+    }
+    match Config::new().check(dir) {
+        Ok(scripts) => {
+            println!("{}: {} scripts, no problems", dir.display(), scripts.len());
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Rewrites the input checks and the pasted shared helpers of every script under `dir`
+/// from its header and the shared files; prints what changed, and what it could not fix.
+pub fn fix(dir: &Path) -> ExitCode {
+    if let Some(why) = not_a_scripts_folder(dir) {
+        eprintln!("{why}");
+        return ExitCode::FAILURE;
+    }
+    match Config::new().fix(dir) {
+        Ok(fixed) => {
+            for path in &fixed.changed {
+                println!("rewrote {path}");
+            }
+            for problem in &fixed.problems {
+                eprintln!("{problem}");
+            }
+            if !fixed.problems.is_empty() {
+                return ExitCode::FAILURE;
+            }
+            if fixed.changed.is_empty() {
+                println!("every script already matches its header");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One line saying why `dir` is no scripts folder, if it is not one: missing, not a
+/// folder, or holding no `<family>/<op>.lua` at all (the problems of each stray `.lua`
+/// file in it would say nothing more useful).
+fn not_a_scripts_folder(dir: &Path) -> Option<String> {
+    let shown = dir.display();
+    if !dir.exists() {
+        return Some(format!("{shown}: no such folder"));
+    }
+    if !dir.is_dir() {
+        return Some(format!(
+            "{shown}: not a folder; give the folder that holds `<family>/<op>.lua`"
+        ));
+    }
+    match crate::scan(dir) {
+        Ok((files, _)) if files.is_empty() => Some(format!(
+            "{shown}: not a scripts folder: no `<family>/<op>.lua` in it (a script is \
+             `{shown}/<family>/<op>.lua`)"
+        )),
+        Ok(_) => None,
+        Err(err) => Some(err.to_string()),
+    }
+}

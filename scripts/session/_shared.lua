@@ -1,0 +1,35 @@
+--- Helpers of the session scripts, each defined here once. `redis-patterns fix` pastes
+--- the ones a script names in `@uses` (and those they call) into it, and the build refuses
+--- a copy that differs from this file. Keys come in as parameters, named apart from the
+--- scripts' own locals.
+-- luacheck: ignore 211
+
+-- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
+-- (the most arguments one command is given here).
+local function forget(sessions_set, records_hash, ids)
+  local fields = {}
+  for _, gone in ipairs(ids) do
+    fields[#fields + 1] = 't:' .. gone
+    fields[#fields + 1] = 'd:' .. gone
+  end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', sessions_set, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  for i = 1, #fields, 1000 do
+    redis.call('HDEL', records_hash, unpack(fields, i, math.min(i + 999, #fields)))
+  end
+end
+
+-- Ends up to 1000 sessions that expired by `now`: each call sweeps a bounded share.
+local function sweep(sessions_set, records_hash, now)
+  forget(sessions_set, records_hash, redis.call('ZRANGEBYSCORE', sessions_set, '-inf', now, 'LIMIT', 0, 1000))
+end
+
+-- Both keys live as long as the session that lasts longest, if one is left.
+local function outlive_sessions(sessions_set, records_hash)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIREAT', sessions_set, last[2])
+    redis.call('PEXPIREAT', records_hash, last[2])
+  end
+end

@@ -1,0 +1,191 @@
+//! A Python app and a Rust app share data: `examples/python/share_with_rust.py`, with only
+//! the exported manifest and script files, names a work queue's and a leaderboard's keys
+//! from the manifest's templates; the Rust API then finds its jobs, and both read the
+//! same leaderboard to the byte. The Python is `REDIS_PATTERNS_PYTHON` (`.ci/run` and
+//! `.ci/test` set it to an interpreter with redis-py), else `python3`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
+use redis_patterns::work_queue::WorkQueue;
+use redis_patterns::{Op, catalog};
+use serde::Deserialize;
+
+use crate::harness;
+
+/// The interpreter, after checking that it has redis-py.
+fn python() -> String {
+    let python = std::env::var("REDIS_PATTERNS_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_redis = Command::new(&python)
+        .args(["-c", "import redis"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        has_redis,
+        "{python} cannot import redis (redis-py): install it (apt-get install python3-redis, or \
+         pip install redis), or set REDIS_PATTERNS_PYTHON to a python3 that has it"
+    );
+    python
+}
+
+/// The scripts and the manifest, exported as a non-Rust app gets them, into a fresh folder.
+fn exported(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    catalog::export(dir.join("scripts")).unwrap();
+    catalog::export_manifest(dir.join("manifest.json")).unwrap();
+    dir
+}
+
+#[derive(Deserialize)]
+struct Output {
+    keys: Vec<String>,
+    #[serde(default)]
+    added: u64,
+    #[serde(default)]
+    reply: Vec<String>,
+}
+
+/// Runs the Python program with `args` after its command's folder and URL.
+fn run_python(command: &str, folder: &Path, url: &str, args: &[&str]) -> Output {
+    let program = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/python/share_with_rust.py"
+    );
+    let out = Command::new(python())
+        .arg(program)
+        .arg(command)
+        .arg(folder)
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "share_with_rust.py {command} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The keys an operation's command names (after `EVALSHA <sha1> <count>`).
+fn keys_of<T: 'static>(op: &Op<T>) -> Vec<String> {
+    let args: Vec<Vec<u8>> = op
+        .cmd()
+        .unwrap()
+        .args_iter()
+        .map(|arg| match arg {
+            redis::Arg::Simple(bytes) => bytes.to_vec(),
+            other => panic!("a script call has no {other:?}"),
+        })
+        .collect();
+    let count: usize = String::from_utf8_lossy(&args[2]).parse().unwrap();
+    args[3..3 + count]
+        .iter()
+        .map(|k| String::from_utf8(k.clone()).unwrap())
+        .collect()
+}
+
+/// Python adds jobs to the queue `emails` (and to one whose name holds a hash tag); a Rust
+/// worker takes and acks every one of them, and the counts agree.
+#[test]
+fn python_adds_jobs_that_a_rust_worker_drains() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let folder = exported("python-sharing-queue");
+    for (name, count) in [("emails", 25u64), ("{tenant:7}:emails", 7)] {
+        let added = run_python("add-jobs", &folder, &db.url, &[name, &count.to_string()]);
+        assert_eq!(added.added, count, "{name}: every job is new");
+        let queue = WorkQueue::new(name).unwrap();
+        // The keys Python named are the Rust queue's: waiting, delayed and jobs.
+        assert_eq!(
+            added.keys,
+            keys_of(&queue.add("x", "x")),
+            "{name}: work_queue/add's keys"
+        );
+        let counts = queue.counts().run(&mut con).unwrap();
+        assert_eq!(counts.waiting, count, "{name}: {counts:?}");
+
+        let mut payloads = Vec::new();
+        loop {
+            let jobs = queue.take(10).run(&mut con).unwrap();
+            if jobs.is_empty() {
+                break;
+            }
+            for job in jobs {
+                payloads.push(job.payload_as::<String>().unwrap());
+                queue.ack(&job).run(&mut con).unwrap();
+            }
+        }
+        payloads.sort();
+        let mut expected: Vec<String> = (0..count).map(|i| format!("email {i}")).collect();
+        expected.sort();
+        assert_eq!(payloads, expected, "{name}: every job once");
+        let counts = queue.counts().run(&mut con).unwrap();
+        assert_eq!(
+            (counts.waiting, counts.leased, counts.delayed, counts.dead),
+            (0, 0, 0, 0),
+            "{name}: {counts:?}"
+        );
+    }
+}
+
+/// Rust writes a leaderboard; Python reads the items around one with the same script,
+/// from keys it named itself: the reply is the Rust API's, byte for byte.
+#[test]
+fn python_reads_a_leaderboard_that_rust_wrote() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let folder = exported("python-sharing-board");
+    for key in ["scores", "{game:7}:scores"] {
+        let board = Leaderboard::new(key).unwrap();
+        for (item, weight) in [
+            ("ann", 100.0),
+            ("bob", 90.5),
+            ("carol", 90.5),
+            ("dan", 80.0),
+            ("eve", -1.25),
+        ] {
+            board.set_weight(item, weight).run(&mut con).unwrap();
+        }
+        let around = board.around("carol", 2, RankPolicy::Dense);
+        // Through the API first, which loads the script, then as the raw command.
+        let ranked = around
+            .run(&mut con)
+            .unwrap()
+            .expect("carol is on the board");
+        let rust_raw: Vec<Vec<u8>> = around.cmd().unwrap().query(&mut con).unwrap();
+        let python = run_python(
+            "around",
+            &folder,
+            &db.url,
+            &[key, "carol", "2", RankPolicy::Dense.as_str()],
+        );
+        assert_eq!(
+            python.keys,
+            keys_of(&around),
+            "{key}: leaderboard/around's keys"
+        );
+        assert_eq!(
+            python.reply,
+            rust_raw.iter().map(|b| hex(b)).collect::<Vec<_>>(),
+            "{key}: the reply, byte for byte"
+        );
+        // The Rust API reads the window: highest first, ties in reverse byte order, the
+        // tied `bob` and `carol` at one dense rank.
+        let items: Vec<(&str, u64)> = ranked.iter().map(|r| (r.item.as_str(), r.rank)).collect();
+        assert_eq!(
+            items,
+            [("ann", 1), ("carol", 2), ("bob", 2), ("dan", 3)],
+            "{key}"
+        );
+        assert_eq!(python.reply.len(), 3 * ranked.len(), "{key}");
+    }
+}
