@@ -491,19 +491,14 @@ impl SessionStore {
     pub fn list(&self, uid: &str) -> Op<Vec<SessionInfo>> {
         Op::try_build(|| {
             let [sessions, _] = self.keys(uid)?;
-            Ok(script::list(&sessions).map(|flat| {
-                flat.chunks(2)
-                    .map(|pair| match pair {
-                        [id, left] => Ok(SessionInfo {
-                            id: id.clone(),
-                            expires_in: Duration::from_millis(number(left.as_bytes())?),
-                        }),
-                        _ => Err(Error::unexpected_reply(
-                            "session/list reply",
-                            "an odd number of items",
-                        )),
+            Ok(script::list(&sessions).map(|rows| {
+                Ok(rows
+                    .into_iter()
+                    .map(|(id, left)| SessionInfo {
+                        id,
+                        expires_in: Duration::from_millis(left),
                     })
-                    .collect()
+                    .collect())
             }))
         })
     }

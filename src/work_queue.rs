@@ -960,17 +960,16 @@ fn rows<const N: usize>(flat: Vec<Vec<u8>>) -> Result<Vec<[Vec<u8>; N]>> {
         .collect())
 }
 
-/// `take.lua`'s reply: six items per job.
-fn taken(flat: Vec<Vec<u8>>) -> Result<Vec<Job>> {
-    rows(flat)?
-        .into_iter()
-        .map(|[id, token, delivery, deadline, group, payload]| {
+/// `take.lua`'s reply, as its `@return` decodes it: a row per job.
+fn taken(rows: Vec<(String, u64, u64, u64, String, Vec<u8>)>) -> Result<Vec<Job>> {
+    rows.into_iter()
+        .map(|(id, token, delivery, deadline_ms, group, payload)| {
             Ok(Job {
-                id: text(id)?,
-                token: number(&token)?,
-                delivery: number(&delivery)?,
-                deadline_ms: number(&deadline)?,
-                group: optional(group).map(text).transpose()?,
+                id,
+                token,
+                delivery: u32::try_from(delivery).map_err(|_| bad_reply("a delivery past 2^32"))?,
+                deadline_ms,
+                group: (!group.is_empty()).then_some(group),
                 payload,
             })
         })

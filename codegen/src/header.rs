@@ -63,6 +63,7 @@ const SCALARS: &[(&str, ReturnType)] = &[
     ("float?", ReturnType::OptFloat),
     ("string", ReturnType::String),
     ("string?", ReturnType::OptString),
+    ("bytes", ReturnType::Bytes),
     ("bytes?", ReturnType::OptBytes),
 ];
 
@@ -73,7 +74,6 @@ const LISTS: &[(&str, ReturnType)] = &[
     ("[int]", ReturnType::Ints),
     ("[decimal]", ReturnType::Decimals),
     ("[[decimal]]", ReturnType::DecimalRows),
-    ("[(string,float)]", ReturnType::ScoredStrings),
 ];
 
 /// Collects the diagnostics of one file.
@@ -1142,7 +1142,12 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
         return known;
     }
     let scalars: Vec<&str> = SCALARS.iter().map(|(n, _)| *n).collect();
-    if let Some(inner) = compact.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
+    // `[(…)]`: rows, each the tuple.
+    let (rows, tuple) = match compact.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        Some(inner) if inner.starts_with('(') => (true, inner),
+        _ => (false, compact.as_str()),
+    };
+    if let Some(inner) = tuple.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
         let parts: Vec<&str> = inner.split(',').collect();
         let mut elems = Vec::new();
         for part in &parts {
@@ -1172,24 +1177,22 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
             );
             return None;
         }
-        return Some(ReturnType::Tuple(elems));
+        return Some(if rows {
+            ReturnType::Rows(elems)
+        } else {
+            ReturnType::Tuple(elems)
+        });
     }
     let mut all = vec!["nil"];
     all.extend(&scalars);
-    all.extend([
-        "[string]",
-        "[bytes]",
-        "[int]",
-        "[decimal]",
-        "[[decimal]]",
-        "[(string, float)]",
-    ]);
+    all.extend(["[string]", "[bytes]", "[int]", "[decimal]", "[[decimal]]"]);
     report.error(
         line,
         col,
         format!("unknown return type `{raw}`"),
         format!(
-            "{}the return types are {}, and tuples of scalars such as `(int, string?)`",
+            "{}the return types are {}, tuples of scalars such as `(int, string?)`, and rows \
+             of them such as `[(string, float)]`",
             did_you_mean(&compact, &all, ""),
             list_of(&all)
         ),
@@ -1495,7 +1498,10 @@ mod tests {
         let mut report = Report::new("x.lua");
         assert_eq!(
             return_type("[(string, float)]", 1, 1, &mut report),
-            Some(ReturnType::ScoredStrings)
+            Some(ReturnType::Rows(vec![
+                ReturnType::String,
+                ReturnType::Float
+            ]))
         );
         assert_eq!(
             return_type("(int,string?)", 1, 1, &mut report),

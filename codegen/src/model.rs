@@ -309,6 +309,8 @@ pub enum ReturnType {
     String,
     /// `string?`
     OptString,
+    /// `bytes`
+    Bytes,
     /// `bytes?`
     OptBytes,
     /// `[string]`
@@ -321,11 +323,12 @@ pub enum ReturnType {
     Decimals,
     /// `[[decimal]]`: an array of arrays, such as the rows of a matrix.
     DecimalRows,
-    /// `[(string, float)]`: a flat array of member, score pairs.
-    ScoredStrings,
+    /// `[(t1, t2, …)]`: an array of rows, each an array of these scalar types, such as
+    /// `[(string, float)]` for members and their scores.
+    Rows(Vec<ReturnType>),
     /// `(t1, t2, …)`: a fixed-size array whose elements are scalar types
     /// (`bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`,
-    /// `string?`, `bytes?`).
+    /// `string?`, `bytes`, `bytes?`).
     Tuple(Vec<ReturnType>),
 }
 

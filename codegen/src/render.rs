@@ -618,13 +618,21 @@ pub(crate) fn return_type_name(ty: &ReturnType) -> String {
         ReturnType::OptFloat => "float?".into(),
         ReturnType::String => "string".into(),
         ReturnType::OptString => "string?".into(),
+        ReturnType::Bytes => "bytes".into(),
         ReturnType::OptBytes => "bytes?".into(),
         ReturnType::Strings => "[string]".into(),
         ReturnType::BytesList => "[bytes]".into(),
         ReturnType::Ints => "[int]".into(),
         ReturnType::Decimals => "[decimal]".into(),
         ReturnType::DecimalRows => "[[decimal]]".into(),
-        ReturnType::ScoredStrings => "[(string, float)]".into(),
+        ReturnType::Rows(items) => format!(
+            "[({})]",
+            items
+                .iter()
+                .map(return_type_name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         ReturnType::Tuple(items) => format!(
             "({})",
             items
@@ -650,13 +658,17 @@ fn return_rust(ty: &ReturnType) -> String {
         ReturnType::OptFloat => "Option<f64>".into(),
         ReturnType::String => "String".into(),
         ReturnType::OptString => "Option<String>".into(),
+        ReturnType::Bytes => "Vec<u8>".into(),
         ReturnType::OptBytes => "Option<Vec<u8>>".into(),
         ReturnType::Strings => "Vec<String>".into(),
         ReturnType::BytesList => "Vec<Vec<u8>>".into(),
         ReturnType::Ints => "Vec<i64>".into(),
         ReturnType::Decimals => "Vec<i64>".into(),
         ReturnType::DecimalRows => "Vec<Vec<i64>>".into(),
-        ReturnType::ScoredStrings => "Vec<(String, f64)>".into(),
+        ReturnType::Rows(items) => format!(
+            "Vec<({},)>",
+            items.iter().map(return_rust).collect::<Vec<_>>().join(", ")
+        ),
         // A trailing comma keeps a one-element tuple a tuple.
         ReturnType::Tuple(items) => format!(
             "({},)",

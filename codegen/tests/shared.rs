@@ -83,7 +83,6 @@ fn fix_pastes_the_named_helpers_and_those_they_call_and_check_holds_every_copy()
         .lines()
         .skip_while(|l| !l.starts_with("-- Helpers shared with other scripts"))
         .collect();
-    let shown = dir.to_string_lossy().replace('\\', "/");
     assert_eq!(
         pasted.join("\n"),
         format!(

@@ -6,7 +6,7 @@
 --- The index is never longer than the largest cap, 1000 (see create.lua).
 --- Reply: id, ms left, id, ms left, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
---- @return [string]           each live session's id and its milliseconds left, soonest to expire first
+--- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
@@ -21,7 +21,9 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local live = redis.call('ZRANGEBYSCORE', sessions, '(' .. string.format('%d', now), '+inf',
   'WITHSCORES', 'LIMIT', 0, 1000)
-for i = 2, #live, 2 do
-  live[i] = string.format('%d', tonumber(live[i]) - now)
+local rows = {}
+for i = 1, #live, 2 do
+  -- An integer reply: the time left is whole and below 2^53.
+  rows[#rows + 1] = { live[i], tonumber(live[i + 1]) - now }
 end
-return live
+return rows

@@ -38,7 +38,7 @@
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
---- @return [bytes]               id, token, delivery, deadline, group, payload for each job taken
+--- @return [(string, uint, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group or '', payload
 --- @error BAD_ARGS               not 9 keys and 6 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
@@ -430,12 +430,8 @@ while count < limit and examined < 4 * limit do
       end
     end
     count = count + 1
-    taken[#taken + 1] = id
-    taken[#taken + 1] = string.format('%d', token)
-    taken[#taken + 1] = string.format('%d', delivery)
-    taken[#taken + 1] = string.format('%d', deadline)
-    taken[#taken + 1] = group or ''
-    taken[#taken + 1] = payload
+    -- Numbers go out as integer replies: each is whole and below 2^53.
+    taken[count] = { id, token, delivery, deadline, group or '', payload }
   end
 end
 
