@@ -420,12 +420,14 @@ fn take_row(con: &mut redis::Connection, run: Run, shas: [&str; 2]) -> Row {
             let acks: Vec<Cmd> = replies
                 .iter()
                 .map(|reply| {
-                    let job = items(reply);
-                    assert_eq!(job.len(), 6, "every take gets one job");
+                    // A row per job taken: id, token, delivery, deadline, group, payload.
+                    let rows = items(reply);
+                    assert_eq!(rows.len(), 1, "every take gets one job");
+                    let job = items(&rows[0]);
                     taken[v].push(text(&job[0]));
                     let job = Job {
                         id: text(&job[0]),
-                        token: text(&job[1]).parse().expect("a lease token"),
+                        token: u64::try_from(int(&job[1])).expect("a lease token"),
                         delivery: 1,
                         deadline_ms: 0,
                         group: None,

@@ -761,14 +761,15 @@ fn arg_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) 
 fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) -> bool {
     let line = tag.at.line;
     let mut ranged = false;
+    let mut counted = false;
     while let Some((col, word)) = cur.peek_word() {
         if looks_like_range(&word) {
             ranged = true;
             cur.word();
-            if tag.variadic {
-                if tag.count != Count::ANY {
-                    twice_constraint(report, line, col, &word);
-                } else if let Some(count) = parse_count(&word, line, col, report) {
+            // A variadic's first range counts its values; a second one bounds each.
+            if tag.variadic && !counted {
+                counted = true;
+                if let Some(count) = parse_count(&word, line, col, report) {
                     tag.count = count;
                 }
                 continue;

@@ -1339,3 +1339,57 @@ fn an_integer_wider_than_2_pow_53_used_as_a_number_is_refused() {
         )]
     );
 }
+
+/// A variadic's first range counts its values and a second bounds each of them, which the
+/// block then checks on the fast path; a third is one too many.
+#[test]
+fn a_variadic_takes_a_count_and_a_range_for_each_value() {
+    let source = |ranges: &str| {
+        format!(
+            "--- Probes a variadic with a range for its values.\n\
+             --- @key k string                a key\n\
+             --- @arg ids uint... {ranges}    the ids\n\
+             --- @return int                  how many\n\
+             --- @error BAD_ARGS              not 1 key and from 1 to 5 arguments\n\
+             --- @error BAD_IDS               a value is not an integer within its range\n\
+             --- @complexity O(1)\n\
+             return redis.call('STRLEN', k) + #ARGV\n"
+        )
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-variadic-range");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("probe")).unwrap();
+    let path = dir.join("probe/ids.lua");
+    std::fs::write(&path, source("1..=5 1..=10^9")).unwrap();
+    assert_eq!(Config::new().fix(&dir).unwrap().problems, vec![]);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        fixed.contains(
+            "  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))\n  \
+             if not each or each > 1000000000 then"
+        ),
+        "{fixed}"
+    );
+    let header = analyze(&script_file("probe", "ids", &fixed))
+        .unwrap()
+        .header;
+    assert_eq!(header.args[0].rule, range(1, 1_000_000_000));
+    assert_eq!(
+        header.args[0].count,
+        Count {
+            min: 1,
+            max: Some(5)
+        }
+    );
+
+    std::fs::write(&path, source("1..=5 1..=10^9 1..=3")).unwrap();
+    let found: Vec<String> = Config::new()
+        .fix(&dir)
+        .unwrap()
+        .problems
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(found, ["`1..=3` constrains the argument a second time"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -89,14 +89,13 @@ if stored_time and stored_time > now then
   ahead = stored_time - now
 end
 local new_ahead = ahead + cost * emission
--- Whole requests that still fit; the tolerance absorbs rounding of the emission interval.
-local function fitting(t)
-  return math.max(math.floor((capacity - t) / emission + 1e-6), 0)
-end
-
-if new_ahead > capacity * (1 + 1e-12) then
-  return { 0, fitting(ahead), math.ceil(new_ahead - capacity), math.ceil(ahead) }
+local admitted = new_ahead <= capacity * (1 + 1e-12)
+-- Whole requests that still fit after this call; the tolerance absorbs rounding of the
+-- emission interval.
+local fitting = math.max(math.floor((capacity - (admitted and new_ahead or ahead)) / emission + 1e-6), 0)
+if not admitted then
+  return { 0, fitting, math.ceil(new_ahead - capacity), math.ceil(ahead) }
 end
 
 redis.call('SET', tat, string.format('%.17g', now + new_ahead), 'PX', math.ceil(new_ahead / 1000))
-return { 1, fitting(new_ahead), -1, math.ceil(new_ahead) }
+return { 1, fitting, -1, math.ceil(new_ahead) }

@@ -14,13 +14,13 @@
 --- @arg name string non-empty the counter's name
 --- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
---- @arg precisions uint... 1..=16   each precision in seconds (from 1 to 10^9), one per hash of `counts`
+--- @arg precisions uint... 1..=16 1..=10^9  each precision in seconds, one per hash of `counts`
 --- @return decimal            the first precision's slot count, after the update, exact to 64 bits
 --- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes
 --- @error BAD_NAME            empty
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_NOW             not an integer within its range
---- @error BAD_PRECISIONS      a value is not an integer within its range, or more than 10^9
+--- @error BAD_PRECISIONS      a value is not an integer within its range
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
 --- @clock caller
@@ -94,10 +94,10 @@ if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 for i = 4, #ARGV do
-  local each = integer(ARGV[i], '0', '9223372036854775807')
-  if not each then
+  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
+  if not each or each > 1000000000 then
     return redis.error_reply(
-        'BAD_PRECISIONS precisions must be integers from 0 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_PRECISIONS precisions must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
   end
 end
 -- End of the generated input checks.
@@ -137,11 +137,7 @@ end
 local seconds = math.floor(now / 1000)
 local slots, pending = {}, {}
 for i = 4, #ARGV do
-  local precision = ARGV[i]
-  if not (string.match(precision, '^[1-9]%d*$') and #precision <= 10 and tonumber(precision) <= 1e9) then
-    return redis.error_reply('BAD_PRECISIONS precision ' .. (i - 3) .. ' must be an integer from 1 to 10^9, got '
-      .. string.format('%q', string.sub(precision, 1, 32)))
-  end
+  local precision = tonumber(ARGV[i])
   local hash, slot = KEYS[i - 2], string.format('%d', math.floor(seconds / precision) * precision)
   -- Checked before any write: HINCRBY would fail half way through.
   -- A slot named twice (one hash passed for two precisions) adds up.
