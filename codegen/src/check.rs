@@ -916,7 +916,6 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
     }
 }
 
-/// The doc of each code the input checks raise must say what their message says.
 /// The shared helpers `file`'s header names (and those they call), as they are pasted;
 /// reports a name no shared file defines, a name the script never calls, and a shared
 /// file that is not a list of helpers.
@@ -929,7 +928,7 @@ pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Re
         }
     }
     let names: Vec<String> = parsed.uses.iter().map(|(_, n)| n.clone()).collect();
-    let own = contract::own_code(&file.source);
+    let (_, own) = contract::code_after_block(&file.source, true);
     let called = shared::called(&own, &names);
     for (at, name) in &parsed.uses {
         if !files
@@ -968,14 +967,15 @@ pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Re
     }
 }
 
-/// A code the script's own code raises too must say when, after the generated words.
+/// The doc of each code the input checks raise must say what their message says, and a
+/// code the script's own code raises too must go on to say when.
 fn check_error_docs(
     source: &str,
     parsed: &Parsed,
     header: &crate::model::Header,
     report: &mut Report,
 ) {
-    let body = contract::body_after_block(source);
+    let (_, body) = contract::code_after_block(source, false);
     for e in &parsed.errors {
         let code = &e.error.code;
         let Some(expected) = contract::error_doc(header, code) else {
@@ -987,8 +987,14 @@ fn check_error_docs(
             report.error(
                 e.at.line,
                 e.at.col,
-                format!("`{code}` is raised by the script's own code too, but its doc says only what the input checks raise it for"),
-                format!("after the generated words, say when the script raises it: {expected}, or <when>"),
+                format!(
+                    "`{code}` is raised by the script's own code too, but its doc says only \
+                     what the input checks raise it for"
+                ),
+                format!(
+                    "after the generated words, say when the script raises it: {expected}, \
+                     or <when>"
+                ),
             );
         } else if !contract::doc_agrees(&e.error.doc, &expected) {
             report.error(
@@ -1017,7 +1023,8 @@ fn check_wide_integers(
     report: &mut Report,
 ) {
     const NUMERIC: [&str; 10] = ["<", ">", "<=", ">=", "+", "-", "*", "/", "%", "^"];
-    let body_line = source.lines().count() - contract::body_after_block(source).lines().count();
+    // Lines are 1-based in tokens: the block ends on line `first`.
+    let (first, _) = contract::code_after_block(source, false);
     for arg in &header.args {
         if arg.variadic
             || !matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms)
@@ -1028,7 +1035,7 @@ fn check_wide_integers(
         let numeric = |t: Option<&Token>| t.is_some_and(|t| NUMERIC.iter().any(|op| t.is_op(op)));
         for (i, t) in tokens.iter().enumerate() {
             let field = i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":"));
-            if t.line <= body_line || !t.is_name(&arg.name) || field {
+            if t.line <= first || !t.is_name(&arg.name) || field {
                 continue;
             }
             if numeric(i.checked_sub(1).and_then(|p| tokens.get(p))) || numeric(tokens.get(i + 1)) {
@@ -1100,7 +1107,8 @@ fn report_contract(mismatch: Option<contract::Mismatch>, report: &mut Report) {
         }) => report.error(
             line,
             1,
-            "the pasted shared helpers differ from those the header names, as their files hold them",
+            "the pasted shared helpers differ from those the header names, as their files \
+             hold them",
             format!(
                 "expected `{expected}` here, found `{found}`; run `redis-patterns fix <scripts \
                  folder>` to paste them from their files"

@@ -56,8 +56,8 @@ pub fn raised_codes(header: &Header) -> Vec<String> {
 /// The doc an `@error` line of `header` must start with when the block raises `code`:
 /// `not 1 key and 4 arguments` for `BAD_ARGS`, `not whole milliseconds within its range`
 /// for `BAD_TTL` (the code names the argument, and its `@arg` line states the range or
-/// choices, so a line with the longest names still fits in 120 columns). A header may go on after `, `
-/// or `; ` with what the script's own code raises it for too.
+/// choices, so a line with the longest names still fits in 120 columns). A header may go
+/// on after `, ` or `; ` with what the script's own code raises it for too.
 pub fn error_doc(header: &Header, code: &str) -> Option<String> {
     if code == BAD_ARGS {
         let (keys, args) = arity_words(header);
@@ -260,10 +260,7 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
             .iter()
             .filter(|a| matches!(a.ty, ArgType::Int | ArgType::Uint | ArgType::Ms))
     };
-    let integers = integer_args().any(|a| {
-        let (min, max) = range_of(a);
-        !is_exact(min, max)
-    }) || body_uses.contains(&"integer");
+    let integers = integer_args().any(|a| !binds_number(a)) || body_uses.contains(&"integer");
     // Arguments read it inline; the script's own code may call it for stored values.
     let safe_integers = body_uses.contains(&"safe_integer");
     let decimals = integers || body_uses.contains(&"decimal_less");
@@ -519,10 +516,10 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
 
 /// How the block reads integer `raw` with bounds `min..=max`: an expression that answers
 /// the value or nil, and what makes a value it answers out of range, as Lua conditions on
-/// the local `value` that holds it. Within ±(2^53 - 1) the value is a Lua number, read on a fast path inline (a
-/// pattern, then `tonumber`: a longer number rounds to one out of range, so the plain
-/// compare is exact), with the compares the pattern does not already make; beyond, it is
-/// the canonical decimal text that `integer` compares exactly.
+/// the local `value` that holds it. Within ±(2^53 - 1) the value is a Lua number, read
+/// inline on a fast path (a pattern, then `tonumber`: a longer number rounds to one out of
+/// range, so the plain compare is exact), with the compares the pattern does not already
+/// make; beyond, it is the canonical decimal text that `integer` compares exactly.
 fn integer_read(raw: &str, value: &str, min: i64, max: i64) -> (String, Vec<String>) {
     if !is_exact(min, max) {
         return (format!("integer({raw}, '{min}', '{max}')"), vec![]);
@@ -547,8 +544,8 @@ fn integer_read(raw: &str, value: &str, min: i64, max: i64) -> (String, Vec<Stri
 }
 
 /// The check and binding of a number: `read` parses `raw` or answers nil, and a value
-/// that makes one of its conditions true is refused too. An optional
-/// one is nil when `raw` is empty.
+/// that makes one of its conditions true is refused too. An optional one is nil when `raw`
+/// is empty.
 fn number(out: &mut Lines, arg: &Arg, raw: &str, read: (String, Vec<String>), words: &str) {
     let name = &arg.name;
     let shown = format!("shown({raw})");
@@ -697,21 +694,18 @@ pub(crate) fn locate(lines: &[&str]) -> Placement {
     }
 }
 
-/// The script's text after its block (all of it after the header when it has none).
-pub(crate) fn body_after_block(source: &str) -> String {
+/// The script's code after its block (after the header when it has none), from the
+/// pasted shared helpers on, or past them when `past_shared`: its first line (0-based)
+/// and its text.
+pub(crate) fn code_after_block(source: &str, past_shared: bool) -> (usize, String) {
     let lines: Vec<&str> = source.lines().collect();
     let place = locate(&lines);
-    let from = place.block.map_or(place.start, |b| b.end);
-    lines[from.min(lines.len())..].join("\n")
-}
-
-/// The script's own code after its block and the pasted helpers.
-pub(crate) fn own_code(source: &str) -> String {
-    let lines: Vec<&str> = source.lines().collect();
-    let place = locate(&lines);
-    let from = place.block.map_or(place.start, |b| b.end);
-    let from = shared_range(&lines, from).map_or(from, |r| r.end);
-    lines[from.min(lines.len())..].join("\n")
+    let mut from = place.block.map_or(place.start, |b| b.end);
+    if past_shared {
+        from = shared_range(&lines, from).map_or(from, |r| r.end);
+    }
+    let from = from.min(lines.len());
+    (from, lines[from..].join("\n"))
 }
 
 /// The helpers of the block that `text` (the script outside its block, the shared helpers

@@ -81,50 +81,20 @@
 //! --- @arg quantity uint 1..=10^9    how many units to reserve
 //! --- @return int?                   units left in stock; nil when fewer than `quantity` were left
 //! --- @error BAD_ARGS                not 2 keys and 2 arguments
-//! --- @error BAD_ORDER               `order` is empty
-//! --- @error BAD_QUANTITY            `quantity` is not an integer from 1 to 10^9
+//! --- @error BAD_ORDER               empty
+//! --- @error BAD_QUANTITY            not an integer within its range
 //! --- @error NOT_A_COUNT             `stock` holds something other than a count of units
 //! --- @complexity O(1)
 //! ```
 //!
-//! - The first line, **required**: a one-sentence summary, on that line alone. Prose may
-//!   follow, above the tags.
-//! - `@key <name>[...] <type> [<count>] [<template>] <doc>`: one per `KEYS[i]`, in order,
-//!   each used by the script. `<type>` is what `TYPE` answers: `string`, `hash`, `list`,
-//!   `set`, `zset` or `stream`; or `any` for a key the script only deletes, whatever it
-//!   holds. The last key may be variadic (`<name>...`), with a count such as `1..=1000`.
-//!   `<template>`, optional, is how the app names the key, so that other clients name it
-//!   alike: literal text, `<param>` placeholders (the value as it is) and at most one
-//!   `{…}` group, the cluster hash tag, whose content is wrapped in `{}` unless it already
-//!   holds a hash tag (`{<sku>}:stock`, `<key>`, `recent:{<name>:<severity>}`); a variadic
-//!   key's items may take several forms, `<key>|{<key>}:levels`. It is the word after the
-//!   type (and count) when it holds a `<`, starts with `<`, `{`, a letter or a digit, and
-//!   ends with `>`, `}`, a letter, a digit or `_`. Every key of a script takes the same
-//!   group (a key without one is its content alone), and a key name has one template in
-//!   its family. The full rule is in the `redis-patterns` README, section
-//!   ["Key names"](https://docs.rs/redis-patterns/latest/redis_patterns/#key-names).
-//! - `@arg <name> <type>[?][...] [<constraint>...] <doc>`: one per `ARGV[i]`, in order,
-//!   each used. Types: `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` (a
-//!   `Duration`) and `json` (a `Serialize` value: the app then also needs `serde` in its
-//!   `[dependencies]`, and `redis-patterns`' default `json` feature). Constraints: a range
-//!   `A..=B` or `A..` (required on `ms`), `non-empty`, or a choice `a|b|c`. `?` lets an
-//!   empty string stand for none (an `Option`); the last argument may be variadic.
-//! - `@return <type> <doc>`, **required**, exactly one: `nil`, `bool`, `int`, `int?`,
-//!   `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes?`,
-//!   `[string]`, `[bytes]`, `[int]`, `[decimal]`, `[[decimal]]`, `[(string, float)]`, or a
-//!   tuple of scalars such as `(bool, int?)`.
-//! - `@error <CODE> <doc>`: every error reply the script raises, and only those: `BAD_ARGS`
-//!   and the `BAD_<NAME>` of each checked argument (raised by the input checks) included.
-//!   A reply's first word is its code: `redis.error_reply('NOT_A_COUNT ' .. stock)`.
-//! - `@clock server|caller`: required when, and only when, the script reads the time:
-//!   `server` for `redis.call('TIME')`, `caller` for an argument named `now`.
-//! - `@complexity <text>`, **required**, exactly one: the cost, in terms the caller
-//!   controls.
-//! - `#!lua flags=no-writes` marks a read-only script (a write command in it is an error);
-//!   its call runs `EVALSHA_RO`.
-//!
-//! Besides the header, the build refuses `KEYS[n]`/`ARGV[n]` used but not declared, a
-//! local bound under another name than the header's, a global assignment, and a key name
+//! The tags are `@key` (with the key's name template), `@arg`, `@return`, `@error`,
+//! `@uses` (shared helpers), `@clock` and `@complexity`. The grammar is written once, in
+//! the `redis-patterns` README: ["The script header"](https://docs.rs/redis-patterns/latest/redis_patterns/#the-script-header),
+//! ["Key names"](https://docs.rs/redis-patterns/latest/redis_patterns/#key-names) and
+//! ["Shared helpers"](https://docs.rs/redis-patterns/latest/redis_patterns/#shared-helpers).
+//! The docs of the codes the input checks raise (`BAD_ARGS`, `BAD_<NAME>`) are written by
+//! `fix`. Besides the header, the build refuses `KEYS[n]`/`ARGV[n]` used but not declared,
+//! a local bound under another name than the header's, a global assignment, and a key name
 //! built inside Lua.
 //!
 //! # The generated code
