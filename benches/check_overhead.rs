@@ -427,7 +427,7 @@ fn take_row(con: &mut redis::Connection, run: Run, shas: [&str; 2]) -> Row {
                     taken[v].push(text(&job[0]));
                     let job = Job {
                         id: text(&job[0]),
-                        token: u64::try_from(int(&job[1])).expect("a lease token"),
+                        token: text(&job[1]),
                         delivery: 1,
                         deadline_ms: 0,
                         group: None,

@@ -831,11 +831,22 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25: every chore full, 1000-start rate rings",
+            input: "limit 25: a held job acked first, every chore full, 1000-start rate rings",
             setup: busy_queue,
             keys: queue("work_queue/take"),
             args: strings(
-                ["10000000000", "25", "1000", "0", "1000", "10000000000"].map(String::from),
+                [
+                    "10000000000",
+                    "25",
+                    "1000",
+                    "0",
+                    "1000",
+                    "10000000000",
+                    "0123456789abcdef0123456789abcdef",
+                    "held",
+                    "7",
+                ]
+                .map(String::from),
             ),
         },
         Case {
@@ -1428,8 +1439,8 @@ fn busy_links(con: &mut redis::Connection) {
     );
 }
 
-/// A work queue's nine keys.
-const QUEUE: [&str; 9] = [
+/// A work queue's ten keys.
+const QUEUE: [&str; 10] = [
     "{w}:waiting",
     "{w}:delayed",
     "{w}:leased",
@@ -1439,6 +1450,7 @@ const QUEUE: [&str; 9] = [
     "{w}:groups",
     "{w}:wake",
     "{w}:idle",
+    "{w}:signal",
 ];
 
 /// A work queue where one `take` with `limit` 25 does the most work of every kind: 25
@@ -1446,7 +1458,8 @@ const QUEUE: [&str; 9] = [
 /// with 10 parked jobs each, 25 idle groups with full 1000-start rings to drop, and at the
 /// head of `waiting` 75 jobs of groups whose full rate rings park them, then 25 jobs of
 /// groups whose full (but old) rings let them start. Beside them: 100 more parked jobs,
-/// `held` (token 7, last delivery, group `G` with a parked job) and `dead`.
+/// `held` (token 7, last delivery, group `G` with a parked job: `take` acks it first) and
+/// `dead`.
 fn busy_queue(con: &mut redis::Connection) {
     lua(
         con,
@@ -1493,7 +1506,7 @@ fn busy_queue(con: &mut redis::Connection) {
          park('pg', 6, 'G')
          job('dead', 8, nil, 'dead')
          redis.call('ZADD', x, 1, 'dead')
-         redis.call('HSET', j, '#seq', 5000000, '#lease', 1000)",
+         redis.call('HSET', j, '#seq', 5000000)",
         &QUEUE,
         &[],
     );

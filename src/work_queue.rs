@@ -155,7 +155,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::{FromRedisValue, ToRedisArgs, Value};
@@ -165,6 +165,7 @@ use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::runtime::reply::{number, text};
 use crate::runtime::show::Bytes;
+use crate::runtime::token;
 use crate::scripts::work_queue as script;
 
 /// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`).
@@ -420,6 +421,24 @@ impl Backoff {
             }
         }
     }
+
+    /// The delay [`nack`](WorkQueue::nack) uses: [`Fixed`](Backoff::Fixed) as it is, and
+    /// [`Exponential`](Backoff::Exponential) at a random point between half of
+    /// [`delay`](Self::delay) and all of it, so that jobs that failed together (an outage
+    /// of what they call) do not all come back at the same moment.
+    pub fn jittered(&self, delivery: u32) -> Duration {
+        let delay = self.delay(delivery);
+        match self {
+            Backoff::Fixed(_) => delay,
+            Backoff::Exponential { .. } => delay / 2 + jitter(delay / 2),
+        }
+    }
+}
+
+/// A random duration from zero to `most`.
+fn jitter(most: Duration) -> Duration {
+    const STEPS: u32 = 1 << 16;
+    most * token::below(STEPS as usize + 1) as u32 / STEPS
 }
 
 /// A job taken from the queue, held under a lease until [`ack`](WorkQueue::ack),
@@ -431,8 +450,11 @@ impl Backoff {
 pub struct Job {
     /// The job's id.
     pub id: String,
-    /// The lease's token: only this delivery's holder can ack, nack or extend it.
-    pub token: u64,
+    /// The lease's token: only this delivery's holder can ack, nack or extend it. It is
+    /// the 128 random bits the taking call drew (as 32 hex digits) and the delivery count,
+    /// `<random>:<delivery>`, so no two deliveries of a job share one, even across a
+    /// failover to a replica that missed some of them.
+    pub token: String,
     /// Which delivery this is: 1 the first time the job is handed out.
     pub delivery: u32,
     /// When the lease runs out, in milliseconds of the server's clock (Unix time).
@@ -552,7 +574,7 @@ pub struct WorkQueue {
     limits: GroupLimits,
 }
 
-/// A queue's nine keys, in the order the scripts take them.
+/// A queue's ten keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -564,6 +586,7 @@ struct Keys {
     groups: String,
     wake: String,
     idle: String,
+    signal: String,
 }
 
 impl Keys {
@@ -580,6 +603,7 @@ impl Keys {
             groups: keys::groups(name)?,
             wake: keys::wake(name)?,
             idle: keys::idle(name)?,
+            signal: keys::signal(name)?,
         })
     }
 }
@@ -640,14 +664,14 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's nine keys: `waiting`, `delayed`, `leased`, `dead`, `parked`, `jobs`,
-    /// `groups`, `wake`, `idle`. Each `work_queue` script takes the ones it uses, in this
-    /// order.
-    pub fn keys(&self) -> [&str; 9] {
+    /// The queue's ten keys: `waiting`, `delayed`, `leased`, `dead`, `parked`, `jobs`,
+    /// `groups`, `wake`, `idle`, `signal`. Each `work_queue` script takes the ones it uses,
+    /// in this order.
+    pub fn keys(&self) -> [&str; 10] {
         let k = &self.keys;
         [
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle,
+            &k.idle, &k.signal,
         ]
     }
 
@@ -698,6 +722,7 @@ impl WorkQueue {
                 &k.waiting,
                 &k.delayed,
                 &k.jobs,
+                &k.signal,
                 id,
                 &payload,
                 u64::from(options.priority),
@@ -719,8 +744,25 @@ impl WorkQueue {
     /// priority then arrival order; parks the jobs of groups at a limit. Before taking it
     /// hands back up to `limit` lapsed leases, promotes up to `limit` due delayed jobs and
     /// wakes up to `limit` rate-limited groups (see the [module docs](self)). An empty
-    /// `Vec` when no job can be taken now. One script (`work_queue/take`).
+    /// `Vec` when no job can be taken now ([`wait_for_work`](Self::wait_for_work) waits
+    /// for one). One script (`work_queue/take`).
+    ///
+    /// The `Op` carries 128 random bits drawn when it is built, which make its jobs' lease
+    /// tokens unique; build one for each call (running the same `Op` again reuses them,
+    /// and tokens then differ only by the delivery count, which a failover can repeat).
     pub fn take(&self, limit: u64) -> Op<Vec<Job>> {
+        self.take_after("", "", limit)
+    }
+
+    /// Acks `job`, as [`ack`](Self::ack) does, and takes up to `limit` jobs, as
+    /// [`take`](Self::take) does, in one call: a busy worker's one round trip per job.
+    /// Fails with [`LEASE_LOST`] when `job` is no longer held under its token; nothing
+    /// is taken then. One script (`work_queue/take`).
+    pub fn ack_and_take(&self, job: &Job, limit: u64) -> Op<Vec<Job>> {
+        self.take_after(&job.id, &job.token, limit)
+    }
+
+    fn take_after(&self, done_id: &str, done_token: &str, limit: u64) -> Op<Vec<Job>> {
         let k = &self.keys;
         script::take(
             &k.waiting,
@@ -732,14 +774,35 @@ impl WorkQueue {
             &k.groups,
             &k.wake,
             &k.idle,
+            &k.signal,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
             self.limits.concurrency,
             self.limits.rate,
             self.limits.period,
+            &token::random(),
+            done_id,
+            done_token,
         )
         .map(taken)
+    }
+
+    /// Waits until a job may be ready, or `timeout` passed: whether it woke for a job.
+    /// Every script that makes a job ready (an add, a nack or an ack that frees a group's
+    /// slot, a requeue, a take that leaves jobs behind) wakes one waiting worker, so a
+    /// job added to an idle queue starts at once; a delayed job that comes due wakes no
+    /// one, and is found by the next [`take`](Self::take) after a `timeout`. One blocking
+    /// command (`BZPOPMIN {name}:signal <timeout>`): the connection is busy meanwhile, so
+    /// give it a connection of its own, whose response timeout (if any) is longer than
+    /// `timeout`.
+    pub fn wait_for_work(&self, timeout: Duration) -> Op<bool> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("BZPOPMIN");
+            cmd.arg(&self.keys.signal)
+                .arg(input::block_timeout(Some(timeout))?);
+            Ok(Op::<Value>::native(cmd).map(|woken| Ok(woken != Value::Nil)))
+        })
     }
 
     /// Ends a job that was done: it leaves the queue. Fails with the code [`LEASE_LOST`]
@@ -749,7 +812,7 @@ impl WorkQueue {
     pub fn ack(&self, job: &Job) -> Op<u64> {
         let k = &self.keys;
         script::ack(
-            &k.waiting, &k.leased, &k.parked, &k.jobs, &k.groups, &job.id, job.token,
+            &k.waiting, &k.leased, &k.parked, &k.jobs, &k.groups, &k.signal, &job.id, &job.token,
         )
         .map(unsigned)
     }
@@ -760,7 +823,7 @@ impl WorkQueue {
     /// (`work_queue/extend`).
     pub fn extend(&self, job: &Job) -> Op<u64> {
         let k = &self.keys;
-        script::extend(&k.leased, &k.jobs, &job.id, job.token, self.lease).map(unsigned)
+        script::extend(&k.leased, &k.jobs, &job.id, &job.token, self.lease).map(unsigned)
     }
 
     /// Ends a failed delivery: the job is retried after the queue's backoff for this
@@ -768,7 +831,7 @@ impl WorkQueue {
     /// number [`max_deliveries`](Self::with_max_deliveries). Fails with [`LEASE_LOST`] as
     /// [`ack`](Self::ack) does. One script (`work_queue/nack`).
     pub fn nack<R: ToRedisArgs>(&self, job: &Job, reason: R) -> Op<Nacked> {
-        self.nack_after(job, self.backoff.delay(job.delivery), reason)
+        self.nack_after(job, self.backoff.jittered(job.delivery), reason)
     }
 
     /// [`nack`](Self::nack) with a delay of the caller's choosing (whole milliseconds up
@@ -785,8 +848,9 @@ impl WorkQueue {
                 &k.parked,
                 &k.jobs,
                 &k.groups,
+                &k.signal,
                 &job.id,
-                job.token,
+                &job.token,
                 delay.min(MAX_DELAY),
                 u64::from(self.max_deliveries),
                 &reason,
@@ -806,7 +870,7 @@ impl WorkQueue {
     /// (`work_queue/requeue`).
     pub fn requeue(&self, id: &str) -> Op<bool> {
         let k = &self.keys;
-        script::requeue(&k.waiting, &k.dead, &k.jobs, id)
+        script::requeue(&k.waiting, &k.dead, &k.jobs, &k.signal, id)
     }
 
     /// Removes a job that is not held by a worker: waiting, parked, delayed or dead (this
@@ -961,7 +1025,7 @@ fn rows<const N: usize>(flat: Vec<Vec<u8>>) -> Result<Vec<[Vec<u8>; N]>> {
 }
 
 /// `take.lua`'s reply, as its `@return` decodes it: a row per job.
-fn taken(rows: Vec<(String, u64, u64, u64, String, Vec<u8>)>) -> Result<Vec<Job>> {
+fn taken(rows: Vec<(String, String, u64, u64, String, Vec<u8>)>) -> Result<Vec<Job>> {
     rows.into_iter()
         .map(|(id, token, delivery, deadline_ms, group, payload)| {
             Ok(Job {
@@ -1010,13 +1074,44 @@ pub struct WorkReport {
     /// Jobs whose lease was lost before they ended (the handler outlived the lease and
     /// another worker took the job): their ack or nack changed nothing.
     pub lost: u64,
+    /// Lease renewals that failed for a reason other than a lost lease (a closed
+    /// connection, a server that did not answer): each was tried again on a new
+    /// connection. Jobs whose lease ran out meanwhile are counted in `lost`.
+    pub renewals_failed: u64,
+    /// Connections the sync loop opened again after one failed (the server closed an
+    /// idle one, a proxy or `CLIENT KILL` cut it, the server restarted).
+    pub reconnects: u64,
+}
+
+/// What a [`Worker`] opens its connections with, and opens again when one fails:
+/// [`redis::Client`], or [`redis::cluster::ClusterClient`] (feature `cluster`).
+pub trait Connect: Sync {
+    /// A new connection.
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>>;
+}
+
+impl Connect for redis::Client {
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
+        Ok(Box::new(self.get_connection()?))
+    }
+}
+
+#[cfg(feature = "cluster")]
+impl Connect for redis::cluster::ClusterClient {
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
+        Ok(Box::new(self.get_connection()?))
+    }
 }
 
 /// The consumer loop of a [`WorkQueue`]: takes one job at a time, renews its lease every
 /// third of the lease while the handler runs, then acks it (`Ok`) or nacks it with the
-/// error's text and the queue's backoff (`Err`). When no job can be taken it waits
-/// [`poll`](Self::poll) between tries. It returns when the [`Stop`] flag is raised
-/// (after the job in hand), or with the first error from Redis.
+/// error's text and the queue's backoff (`Err`). A finished job is acked in the same call
+/// that takes the next one ([`ack_and_take`](WorkQueue::ack_and_take)), so a busy worker
+/// makes one round trip per job. With nothing to take it waits for a wake-up
+/// ([`wait_for_work`](WorkQueue::wait_for_work)): a job added to an idle queue starts at
+/// once; a delayed job that comes due is found within [`poll`](Self::poll). It returns
+/// when the [`Stop`] flag is raised (after the job in hand), or with the first error that
+/// is not a connection's.
 ///
 /// A handler that panics unwinds through the loop: its job is not acked, and is handed
 /// out again once its lease runs out.
@@ -1026,9 +1121,15 @@ pub struct Worker<'q> {
     poll: Duration,
 }
 
+/// The longest pause before the sync loop opens a failed connection again; the pauses
+/// double from 10 ms up to it.
+const MOST_RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
 impl Worker<'_> {
-    /// How long to wait before trying again when no job can be taken (200 ms by
-    /// default).
+    /// The longest wait for a wake-up before looking for jobs again (200 ms by default),
+    /// which is how late a delayed job that came due may start. Each wait is drawn at
+    /// random from 80 % to 100 % of it, so that workers started together do not look in
+    /// step.
     pub fn poll(mut self, interval: Duration) -> Self {
         self.poll = interval;
         self
@@ -1038,36 +1139,53 @@ impl Worker<'_> {
         (self.queue.lease / 3).max(Duration::from_millis(1))
     }
 
-    /// Ends a job by the handler's result, and counts it.
+    /// One wait for a wake-up, with its jitter (at least 1 ms, which the command needs).
+    fn wait(&self) -> Op<bool> {
+        let wait = self.poll * 4 / 5 + jitter(self.poll / 5);
+        self.queue.wait_for_work(wait.max(Duration::from_millis(1)))
+    }
+
+    /// The call that ends a job by the handler's result and takes the next one: on
+    /// success an [`ack_and_take`](WorkQueue::ack_and_take) (an [`ack`](WorkQueue::ack)
+    /// once the loop is asked to stop), on failure a [`nack`](WorkQueue::nack).
     fn settle<E: fmt::Display>(
         &self,
         job: &Job,
         outcome: std::result::Result<(), E>,
-    ) -> Op<Ending> {
+        stopping: bool,
+    ) -> Op<(Ending, Vec<Job>)> {
         match outcome {
-            Ok(()) => self.queue.ack(job).map(|_| Ok(Ending::Acked)),
+            Ok(()) if stopping => self.queue.ack(job).map(|_| Ok((Ending::Acked, Vec::new()))),
+            Ok(()) => self
+                .queue
+                .ack_and_take(job, 1)
+                .map(|next| Ok((Ending::Acked, next))),
             Err(why) => self.queue.nack(job, why.to_string()).map(|nacked| {
                 Ok(match nacked {
-                    Nacked::Dead { .. } => Ending::Dead,
-                    Nacked::Retry { .. } => Ending::Retried,
+                    Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
+                    Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
                 })
             }),
         }
     }
 
-    /// Runs the loop on a sync connection, with a second connection for lease renewals
-    /// (they are sent from another thread while the handler runs on this one).
+    /// Runs the loop on sync connections it opens with `client` (a [`redis::Client`], a
+    /// cluster client): one for taking and ending jobs, one for lease renewals, sent from
+    /// another thread while the handler runs on this one. A connection that fails (the
+    /// server's `timeout` closed it while it sat idle, a proxy or `CLIENT KILL` cut it,
+    /// the server restarted) is opened again, after a pause that doubles from 10 ms up to
+    /// 1 s while the server refuses; a renewal that failed that way is sent again at once
+    /// on the new connection. [`WorkReport`] counts both.
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
     /// use redis_patterns::work_queue::{Stop, WorkQueue};
     ///
     /// let client = redis::Client::open("redis://127.0.0.1/")?;
-    /// let (mut con, mut renewals) = (client.get_connection()?, client.get_connection()?);
     /// let queue = WorkQueue::new("thumbnails")?;
     /// let stop = Stop::new();
     /// let on_signal = stop.clone(); // raise it from a signal handler or another thread
-    /// let report = queue.worker().run(&mut con, &mut renewals, &stop, |job| {
+    /// let report = queue.worker().run(&client, &stop, |job| {
     ///     let path: String = job.payload_as().map_err(|e| e.to_string())?;
     ///     make_thumbnail(&path)
     /// })?;
@@ -1075,64 +1193,113 @@ impl Worker<'_> {
     /// # Ok(()) }
     /// # fn make_thumbnail(_: &str) -> Result<(), String> { Ok(()) }
     /// ```
-    pub fn run<H, E>(
-        &self,
-        con: &mut dyn redis::ConnectionLike,
-        renewals: &mut (dyn redis::ConnectionLike + Send),
-        stop: &Stop,
-        mut handler: H,
-    ) -> Result<WorkReport>
+    pub fn run<H, E>(&self, client: &dyn Connect, stop: &Stop, mut handler: H) -> Result<WorkReport>
     where
         H: FnMut(&Job) -> std::result::Result<(), E>,
         E: fmt::Display,
     {
         let mut report = WorkReport::default();
+        let renewals_failed = AtomicU64::new(0);
+        let renewal_reconnects = AtomicU64::new(0);
         let every = self.renew_every();
-        std::thread::scope(|scope| {
+        let outcome = std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::channel::<Option<Job>>();
+            let (failed, reconnects) = (&renewals_failed, &renewal_reconnects);
             // Renews the job in hand every `every` until the loop hands over another
             // (or None: no job), and ends when the loop drops its sender.
             scope.spawn(move || {
+                let mut con = Link::new(client);
                 let mut current: Option<Job> = None;
                 loop {
                     match rx.recv_timeout(every) {
                         Ok(next) => current = next,
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            // A failed renewal is not fatal here: the ack or nack tells.
                             if let Some(job) = &current
-                                && self.queue.extend(job).run(renewals).is_err()
+                                && !self.renew(job, &mut con, failed)
                             {
                                 current = None;
                             }
+                            reconnects.store(con.reconnects, Ordering::Relaxed);
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
                     }
                 }
             });
-            while !stop.is_stopped() {
-                let Some(job) = self.queue.take(1).run(con)?.pop() else {
-                    sleep_unless_stopped(self.poll, stop);
+            let mut con = Link::new(client);
+            let mut next: Vec<Job> = Vec::new();
+            let result = loop {
+                if stop.is_stopped() {
+                    break Ok(());
+                }
+                if next.is_empty() {
+                    match con.run(&self.queue.take(1), stop) {
+                        Ok(Some(jobs)) => next = jobs,
+                        Ok(None) => continue,
+                        Err(err) => break Err(err),
+                    }
+                }
+                let Some(job) = next.pop() else {
+                    if let Err(err) = con.run(&self.wait(), stop) {
+                        break Err(err);
+                    }
                     continue;
                 };
                 let _ = tx.send(Some(job.clone()));
                 let outcome = handler(&job);
                 let _ = tx.send(None);
-                report.count(self.settle(&job, outcome).run(con))?;
+                let settle = self.settle(&job, outcome, stop.is_stopped());
+                match con.run(&settle, stop) {
+                    Ok(Some((ending, jobs))) => {
+                        report.count(Ok(ending))?;
+                        next = jobs;
+                    }
+                    // Stopped while the connection was down: the job's lease runs out.
+                    Ok(None) => report.lost += 1,
+                    Err(err) if err.code() == Some(LEASE_LOST) => report.lost += 1,
+                    Err(err) => break Err(err),
+                }
+            };
+            report.reconnects += con.reconnects;
+            result
+        });
+        report.renewals_failed = renewals_failed.into_inner();
+        report.reconnects += renewal_reconnects.into_inner();
+        outcome.map(|()| report)
+    }
+
+    /// Renews `job`'s lease on `con`, opening it again and sending the renewal once more
+    /// when the connection failed; whether to go on renewing (false once the lease is
+    /// lost).
+    fn renew(&self, job: &Job, con: &mut Link<'_>, failed: &AtomicU64) -> bool {
+        let extend = self.queue.extend(job);
+        for _ in 0..2 {
+            match con.try_run(&extend) {
+                Ok(_) => return true,
+                Err(err) if err.code() == Some(LEASE_LOST) => return false,
+                Err(_) => {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                }
             }
-            Ok(report)
-        })
+        }
+        // Tried again at the next tick, while the lease may still be held.
+        true
     }
 
     /// Runs the loop on an async connection, which is cloned for the lease renewals
     /// (a `MultiplexedConnection`, a `ConnectionManager`, a cluster connection). The
-    /// handler's future and the renewals run side by side; on any runtime.
+    /// handler's future and the renewals run side by side; on any runtime. With nothing
+    /// to take, the loop waits for a wake-up on `con` ([`wait_for_work`](WorkQueue::wait_for_work)),
+    /// which holds the connection meanwhile: give the worker a connection of its own.
+    /// A renewal that fails for another reason than a lost lease is counted and sent
+    /// again at the next tick; a `ConnectionManager` reconnects by itself, so that the
+    /// renewals survive a connection the server closed.
     ///
     /// ```no_run
     /// # async fn demo() -> redis_patterns::Result<()> {
     /// use redis_patterns::work_queue::{Job, Stop, WorkQueue};
     ///
     /// let client = redis::Client::open("redis://127.0.0.1/")?;
-    /// let mut con = client.get_multiplexed_async_connection().await?;
+    /// let mut con = client.get_connection_manager().await?;
     /// let queue = WorkQueue::new("webhooks")?;
     /// let stop = Stop::new();
     /// let report = queue
@@ -1158,22 +1325,32 @@ impl Worker<'_> {
         use futures_util::future::{Either, select};
 
         let mut report = WorkReport::default();
+        let renewals_failed = AtomicU64::new(0);
         let every = self.renew_every();
+        let mut next: Vec<Job> = Vec::new();
         while !stop.is_stopped() {
-            let Some(job) = self.queue.take(1).run_async(con).await?.pop() else {
-                futures_timer::Delay::new(self.poll).await;
+            if next.is_empty() {
+                next = self.queue.take(1).run_async(con).await?;
+            }
+            let Some(job) = next.pop() else {
+                self.wait().run_async(con).await?;
                 continue;
             };
             let mut renewals = con.clone();
             let extend = self.queue.extend(&job);
+            let failed = &renewals_failed;
             let renew = async move {
                 loop {
                     futures_timer::Delay::new(every).await;
                     // Stop renewing once the lease is lost; the ack or nack tells.
-                    if let Err(err) = extend.run_async(&mut renewals).await
-                        && err.code() == Some(LEASE_LOST)
-                    {
-                        std::future::pending::<()>().await;
+                    match extend.run_async(&mut renewals).await {
+                        Err(err) if err.code() == Some(LEASE_LOST) => {
+                            std::future::pending::<()>().await;
+                        }
+                        Err(_) => {
+                            failed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(_) => {}
                     }
                 }
             };
@@ -1182,8 +1359,19 @@ impl Worker<'_> {
                 Either::Left((outcome, _)) => outcome,
                 Either::Right(((), _)) => unreachable!("the renewals never end"),
             };
-            report.count(self.settle(&job, outcome).run_async(con).await)?;
+            match self
+                .settle(&job, outcome, stop.is_stopped())
+                .run_async(con)
+                .await
+            {
+                Ok((ending, jobs)) => {
+                    report.count(Ok(ending))?;
+                    next = jobs;
+                }
+                Err(err) => report.count(Err(err))?,
+            }
         }
+        report.renewals_failed = renewals_failed.into_inner();
         Ok(report)
     }
 }
@@ -1208,13 +1396,68 @@ impl WorkReport {
     }
 }
 
-/// Sleeps for `total`, waking early when `stop` is raised.
-fn sleep_unless_stopped(total: Duration, stop: &Stop) {
-    let step = Duration::from_millis(20);
-    let mut left = total;
-    while !left.is_zero() && !stop.is_stopped() {
-        let now = left.min(step);
-        std::thread::sleep(now);
-        left -= now;
+/// A sync connection of the worker loop's, opened on first use and again after it failed.
+struct Link<'c> {
+    client: &'c dyn Connect,
+    con: Option<Box<dyn redis::ConnectionLike + Send>>,
+    reconnects: u64,
+}
+
+impl<'c> Link<'c> {
+    fn new(client: &'c dyn Connect) -> Self {
+        Link {
+            client,
+            con: None,
+            reconnects: 0,
+        }
+    }
+
+    /// Runs `op` once: on the connection, opened first if it is not; a failed connection
+    /// is dropped, to be opened again by the next call.
+    fn try_run<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
+        let con = match &mut self.con {
+            Some(con) => con,
+            None => {
+                let con = self.client.connect().map_err(Error::from)?;
+                self.con.insert(con)
+            }
+        };
+        let result = op.run(con.as_mut());
+        if let Err(err) = &result
+            && is_connection_failure(err)
+        {
+            self.con = None;
+            self.reconnects += 1;
+        }
+        result
+    }
+
+    /// Runs `op` until it gets an answer other than a connection's failure, pausing
+    /// between tries; `None` when `stop` was raised first.
+    fn run<T: 'static>(&mut self, op: &Op<T>, stop: &Stop) -> Result<Option<T>> {
+        let mut pause = Duration::from_millis(10);
+        loop {
+            match self.try_run(op) {
+                Err(err) if is_connection_failure(&err) => {
+                    if stop.is_stopped() {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(pause / 2 + jitter(pause / 2));
+                    pause = (pause * 2).min(MOST_RECONNECT_PAUSE);
+                }
+                result => return result.map(Some),
+            }
+        }
+    }
+}
+
+/// A failure of the connection rather than an answer of the server's: the command may or
+/// may not have run, and a new connection may do better.
+fn is_connection_failure(err: &Error) -> bool {
+    match err {
+        Error::Redis(err) => {
+            err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal()
+        }
+        _ => false,
     }
 }

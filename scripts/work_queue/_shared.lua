@@ -60,10 +60,41 @@ local function slot_of(groups_hash, parked_set, group)
 end
 
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
--- goes back to waiting.
+-- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
   if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
-  unpark(parked_set, waiting_set, jobs_hash, first)
+  return unpark(parked_set, waiting_set, jobs_hash, first)
+end
+
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+
+-- Acks job `id` held under `token`: it leaves the queue, and its group frees a slot.
+-- Returns whether a parked job went back to waiting, or nil and an error reply, before any
+-- write, when the job is not held under `token` or its group's records cannot be read.
+local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, id, token)
+  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. id, 't:' .. id, 'g:' .. id))
+  -- A token is text: the caller's random part and the delivery count (see take.lua).
+  if held ~= token then
+    return nil, redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
+      .. ', not held under this token')
+  end
+  local first, bad
+  if group then
+    first, bad = slot_of(groups_hash, parked_set, group)
+    if bad then
+      return nil, bad
+    end
+  end
+  redis.call('ZREM', leased_set, id)
+  redis.call('HDEL', jobs_hash, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+  if not group then
+    return false
+  end
+  return release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first) > 0
 end

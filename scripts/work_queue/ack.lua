@@ -9,16 +9,17 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
---- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
+--- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 5 keys and 2 arguments
+--- @error BAD_ARGS               not 6 keys and 2 arguments
 --- @error BAD_ID                 empty
---- @error BAD_TOKEN              not an integer within its range
+--- @error BAD_TOKEN              empty
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot
+--- @uses ack_job wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -71,21 +72,22 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 6 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local leased = KEYS[2]
 local parked = KEYS[3]
 local jobs = KEYS[4]
 local groups = KEYS[5]
+local signal = KEYS[6]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
-local token = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not token or token > 999999999999999 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -140,40 +142,56 @@ local function slot_of(groups_hash, parked_set, group)
   return parked_of(parked_set, group, 1)
 end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
--- goes back to waiting.
+-- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
   if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
-  unpark(parked_set, waiting_set, jobs_hash, first)
+  return unpark(parked_set, waiting_set, jobs_hash, first)
+end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- Acks job `id` held under `token`: it leaves the queue, and its group frees a slot.
+-- Returns whether a parked job went back to waiting, or nil and an error reply, before any
+-- write, when the job is not held under `token` or its group's records cannot be read.
+local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, id, token)
+  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. id, 't:' .. id, 'g:' .. id))
+  -- A token is text: the caller's random part and the delivery count (see take.lua).
+  if held ~= token then
+    return nil, redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
+      .. ', not held under this token')
+  end
+  local first, bad
+  if group then
+    first, bad = slot_of(groups_hash, parked_set, group)
+    if bad then
+      return nil, bad
+    end
+  end
+  redis.call('ZREM', leased_set, id)
+  redis.call('HDEL', jobs_hash, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+  if not group then
+    return false
+  end
+  return release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first) > 0
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, leased, parked }) do
+for _, zset in ipairs({ waiting, leased, parked, signal }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', groups)
 
--- The caller must hold the job's current lease.
-local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
--- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
-if held ~= string.format('%d', token) then
-  return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
-    .. ', not held under token ' .. ARGV[2])
+local unparked, bad = ack_job(waiting, leased, parked, jobs, groups, id, token)
+if bad then
+  return bad
 end
-
-local group = redis.call('HGET', jobs, 'g:' .. id)
-local first, bad
-if group then
-  first, bad = slot_of(groups, parked, group)
-  if bad then
-    return bad
-  end
-end
-redis.call('ZREM', leased, id)
-redis.call('HDEL', jobs, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
-if group then
-  release_slot(groups, parked, waiting, jobs, group, first)
+-- A job of its group that was held back may start now.
+if unparked then
+  wake_workers(signal)
 end
 
 local time = redis.call('TIME')

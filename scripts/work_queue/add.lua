@@ -12,17 +12,19 @@
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
 --- @arg payload bytes            the job's data
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
 --- @return (bool, string)        added, and the job's state
---- @error BAD_ARGS               not 3 keys and 5 arguments
+--- @error BAD_ARGS               not 4 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
+--- @uses wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -47,12 +49,13 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
 local jobs = KEYS[3]
+local signal = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -68,8 +71,16 @@ if not delay or delay > 1000000000000 then
 end
 local group = ARGV[5]
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, delayed }) do
+for _, zset in ipairs({ waiting, delayed, signal }) do
   redis.call('ZCARD', zset)
 end
 local existing = redis.call('HGET', jobs, 's:' .. id)
@@ -97,6 +108,7 @@ if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
 else
   redis.call('ZADD', waiting, rank, id)
+  wake_workers(signal)
 end
 redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
 if group ~= '' then

@@ -7,12 +7,12 @@
 --- @key leased zset {<name>}:leased  job id -> lease deadline (ms, server clock)
 --- @key jobs hash {<name>}:jobs      <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
+--- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg lease ms 1..=10^15-1    the new lease, from now
 --- @return int                   the new deadline (ms, server clock)
 --- @error BAD_ARGS               not 2 keys and 3 arguments
 --- @error BAD_ID                 empty
---- @error BAD_TOKEN              not an integer within its range
+--- @error BAD_TOKEN              empty
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @clock server
@@ -39,9 +39,9 @@ local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
-local token = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not token or token > 999999999999999 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
@@ -54,10 +54,9 @@ redis.call('ZCARD', leased)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
--- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
-if held ~= string.format('%d', token) then
+if held ~= token then
   return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
-    .. ', not held under token ' .. ARGV[2])
+    .. ', not held under this token')
 end
 
 local time = redis.call('TIME')

@@ -15,22 +15,23 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
---- @arg token uint 1..=10^15-1   the lease token `take.lua` returned with the job
+--- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the job's new state, and when it can be taken again
---- @error BAD_ARGS               not 7 keys and 5 arguments
+--- @error BAD_ARGS               not 8 keys and 5 arguments
 --- @error BAD_ID                 empty
---- @error BAD_TOKEN              not an integer within its range
+--- @error BAD_TOKEN              empty
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot
+--- @uses slot_of release_slot wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -92,8 +93,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 7 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 7 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -102,13 +103,14 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local groups = KEYS[7]
+local signal = KEYS[8]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
-local token = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not token or token > 999999999999999 then
-  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 local delay = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
 if not delay or delay > 1000000000000 then
@@ -173,26 +175,30 @@ local function slot_of(groups_hash, parked_set, group)
   return parked_of(parked_set, group, 1)
 end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
--- goes back to waiting.
+-- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
   if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
-  unpark(parked_set, waiting_set, jobs_hash, first)
+  return unpark(parked_set, waiting_set, jobs_hash, first)
+end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', groups)
 
 -- The caller must hold the job's current lease.
 local state, held = unpack(redis.call('HMGET', jobs, 's:' .. id, 't:' .. id))
--- Compared as text: a token is stored as take.lua wrote it, in the one form of integers.
-if held ~= string.format('%d', token) then
+if held ~= token then
   return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
-    .. ', not held under token ' .. ARGV[2])
+    .. ', not held under this token')
 end
 
 local time = redis.call('TIME')
@@ -215,8 +221,9 @@ end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
-if group then
-  release_slot(groups, parked, waiting, jobs, group, first)
+-- A job of its group that was held back may start now.
+if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
+  wake_workers(signal)
 end
 if tonumber(deliveries) >= max_deliveries then
   redis.call('ZADD', dead, now, id)
@@ -230,4 +237,5 @@ if delay > 0 then
 end
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting')
+wake_workers(signal)
 return { 'waiting', now }

@@ -6,11 +6,13 @@
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
---- @error BAD_ARGS               not 3 keys and 1 argument
+--- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @uses wake_workers
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -34,19 +36,28 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 3 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local dead = KEYS[2]
 local jobs = KEYS[3]
+local signal = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, dead }) do
+for _, zset in ipairs({ waiting, dead, signal }) do
   redis.call('ZCARD', zset)
 end
 if redis.call('HGET', jobs, 's:' .. id) ~= 'dead' then
@@ -70,4 +81,5 @@ local rank = (255 - priority) * 10000000000000 + seq
 redis.call('ZREM', dead, id)
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+wake_workers(signal)
 return 1

@@ -14,15 +14,22 @@
 --- `group_period` (about 1000 fields per call).
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
---- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed). A
---- worker that dies simply stops renewing: its job is handed out again after the lease.
---- The jobs hash also holds the counters #seq (arrival numbers) and #lease (lease tokens).
+--- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
+--- acks it in its next `take` (`done_id`, `done_token`: one call per job on a busy queue).
+--- A worker that dies simply stops renewing: its job is handed out again after the lease.
+--- A lease token is `token` (128 random bits the caller draws anew for every call) and the
+--- delivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted
+--- after it missed some deliveries never hands out a token again. With nothing to take,
+--- a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes
+--- a job ready fills; this one fills it again while jobs are left, to wake the next
+--- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- Reply: six items per job taken: id, lease token, delivery count (1 on the first
 --- delivery), lease deadline (ms, server clock), group ('' for none), payload.
---- A counter, rank or delivery count of a lapsed or due job that is no count (another
---- client wrote it) is refused before any write. What is read later (a group's counts,
---- a parked job, a waiting job's record) is checked where it is read: the call stops
---- there with that job back in its place, and the chores and jobs before it stay done.
+--- A rank or delivery count of a lapsed or due job that is no count (another client wrote
+--- it) is refused before any write, and so is an ack of `done_id` that fails. What is read
+--- later (a group's counts, a parked job, a waiting job's record) is checked where it is
+--- read: the call stops there with that job back in its place, and the ack, the chores
+--- and the jobs before it stay done.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -32,24 +39,30 @@
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
---- @return [(string, uint, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group or '', payload
---- @error BAD_ARGS               not 9 keys and 6 arguments
+--- @arg token string             128 random bits as 32 hex digits, drawn anew for every call
+--- @arg done_id string           a job this worker finished, acked first as `ack.lua` does; '' for none
+--- @arg done_token string        the lease token of `done_id`; '' with no `done_id`
+--- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group or '', payload
+--- @error BAD_ARGS               not 10 keys and 9 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
---- @error BAD_JOBS               `jobs` holds a counter, rank or delivery count that is no count (see below)
+--- @error BAD_TOKEN              not 32 hex digits
+--- @error LEASE_LOST             `done_id` is not held under `done_token`; nothing was written
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see below)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
---- @uses running_of parked_of unpark slot_of release_slot parked_prefix
+--- @uses running_of parked_of unpark slot_of release_slot parked_prefix ack_job wake_workers
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -111,8 +124,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 9 or #ARGV ~= 6 then
-  return redis.error_reply('BAD_ARGS expected 9 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV ~= 9 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -123,6 +136,7 @@ local jobs = KEYS[6]
 local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
+local signal = KEYS[10]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
@@ -151,6 +165,9 @@ if not group_period or group_period > 10000000000 then
   return redis.error_reply(
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
+local token = ARGV[7]
+local done_id = ARGV[8]
+local done_token = ARGV[9]
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
@@ -204,18 +221,47 @@ local function slot_of(groups_hash, parked_set, group)
   return parked_of(parked_set, group, 1)
 end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
--- goes back to waiting.
+-- goes back to waiting; how many went back.
 local function release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first)
   if redis.call('HINCRBY', groups_hash, 'r:' .. group, -1) <= 0 then
     redis.call('HDEL', groups_hash, 'r:' .. group)
   end
-  unpark(parked_set, waiting_set, jobs_hash, first)
+  return unpark(parked_set, waiting_set, jobs_hash, first)
+end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- Acks job `id` held under `token`: it leaves the queue, and its group frees a slot.
+-- Returns whether a parked job went back to waiting, or nil and an error reply, before any
+-- write, when the job is not held under `token` or its group's records cannot be read.
+local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, id, token)
+  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. id, 't:' .. id, 'g:' .. id))
+  -- A token is text: the caller's random part and the delivery count (see take.lua).
+  if held ~= token then
+    return nil, redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
+      .. ', not held under this token')
+  end
+  local first, bad
+  if group then
+    first, bad = slot_of(groups_hash, parked_set, group)
+    if bad then
+      return nil, bad
+    end
+  end
+  redis.call('ZREM', leased_set, id)
+  redis.call('HDEL', jobs_hash, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+  if not group then
+    return false
+  end
+  return release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first) > 0
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
@@ -231,9 +277,8 @@ end
 local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
 end
-local last_lease = redis.call('HGET', jobs, '#lease')
-if last_lease and not safe_integer(last_lease, 0, 999999999999998) then
-  return bad_jobs('the lease counter #lease', last_lease)
+if not string.match(token, '^' .. string.rep('%x', 32) .. '$') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
 
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash
@@ -304,8 +349,21 @@ for i, id in ipairs(due) do
   end
 end
 
+-- 0. The job this worker finished, as ack.lua ends it: the last thing that can refuse the
+-- whole call.
+if done_id ~= '' then
+  local _, bad = ack_job(waiting, leased, parked, jobs, groups, done_id, done_token)
+  if bad then
+    return bad
+  end
+end
+
 for i, id in ipairs(lapsed) do
   local group, deliveries, rank = unpack(records[i])
+  -- The finished job, if its lease had run out, was acked above: nothing to hand back.
+  if id == done_id then
+    group, rank = false, false
+  end
   redis.call('ZREM', leased, id)
   redis.call('HDEL', jobs, 't:' .. id)
   if group then
@@ -415,10 +473,10 @@ while count < limit and examined < 4 * limit do
     redis.call('HSET', jobs, 's:' .. id, 'parked')
   else
     local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)
-    local token = redis.call('HINCRBY', jobs, '#lease', 1)
+    local held = token .. ':' .. delivery
     local deadline = now + lease
     redis.call('ZADD', leased, deadline, id)
-    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, token)
+    redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
     if group then
       redis.call('HINCRBY', groups, 'r:' .. group, 1)
       if group_rate > 0 then
@@ -431,7 +489,7 @@ while count < limit and examined < 4 * limit do
     end
     count = count + 1
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[count] = { id, token, delivery, deadline, group or '', payload }
+    taken[count] = { id, held, delivery, deadline, group or '', payload }
   end
 end
 
@@ -447,4 +505,9 @@ for _, group in ipairs(quiet) do
   dropped = dropped + drop_ring(group)
 end
 
+-- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
+-- the next waiting worker wakes.
+if redis.call('ZCARD', waiting) > 0 then
+  wake_workers(signal)
+end
 return taken

@@ -352,7 +352,15 @@ fn prepare(con: &mut redis::Connection, name: &str, keys: &mut Vec<String>, args
             args[1] = "1".into();
             args[3] = "1".into();
         }
+        "work_queue/take" => {
+            args[6] = "0123456789abcdef0123456789abcdef".into();
+            // No job to ack first.
+            args[7] = String::new();
+            args[8] = String::new();
+        }
         "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => {
+            // The token the job is held under, below.
+            args[1] = "1".into();
             let jobs = keys
                 .iter()
                 .find(|k| k.starts_with("{t}:jobs:"))
@@ -865,7 +873,7 @@ mod outside_client {
             &mut con,
             &[&["HSET", "{q}:jobs", "#seq", "007"]],
             &scripts::work_queue::ADD,
-            &["{q}:waiting", "{q}:delayed", "{q}:jobs"],
+            &["{q}:waiting", "{q}:delayed", "{q}:jobs", "{q}:signal"],
             &["j", "payload", "0", "0", ""],
             "BAD_JOBS",
         );
@@ -882,6 +890,7 @@ mod outside_client {
                 "{q}:parked",
                 "{q}:jobs",
                 "{q}:groups",
+                "{q}:signal",
             ],
             &["j", "7"],
             "LEASE_LOST",
@@ -900,6 +909,7 @@ mod outside_client {
                 "{q}:parked",
                 "{q}:jobs",
                 "{q}:groups",
+                "{q}:signal",
             ],
             &["j", "7", "0", "5", "failed"],
             "BAD_JOBS",
@@ -908,7 +918,7 @@ mod outside_client {
             &mut con,
             &[&["HSET", "{q}:jobs", "s:j", "dead", "r:j", "0010000000000001"]],
             &scripts::work_queue::REQUEUE,
-            &["{q}:waiting", "{q}:dead", "{q}:jobs"],
+            &["{q}:waiting", "{q}:dead", "{q}:jobs", "{q}:signal"],
             &["j"],
             "BAD_JOBS",
         );
@@ -938,6 +948,7 @@ mod outside_client {
         let mut con = db.con();
         let keys: Vec<String> = [
             "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
+            "signal",
         ]
         .iter()
         .map(|k| format!("{{q}}:{k}"))
@@ -969,7 +980,17 @@ mod outside_client {
                     con,
                     &scripts::work_queue::TAKE,
                     &all,
-                    &["60000", "1", "3", "2", "0", "1000"],
+                    &[
+                        "60000",
+                        "1",
+                        "3",
+                        "2",
+                        "0",
+                        "1000",
+                        "0123456789abcdef0123456789abcdef",
+                        "",
+                        "",
+                    ],
                 ),
                 "BAD_GROUPS",
             );
@@ -986,6 +1007,7 @@ mod outside_client {
             key("parked"),
             key("jobs"),
             key("groups"),
+            key("signal"),
         ];
         dump_unchanged(&mut con, |con| {
             assert_code(
@@ -1016,7 +1038,7 @@ mod outside_client {
         let requeue = harness::eval(
             &mut con,
             &scripts::work_queue::REQUEUE,
-            &["{q}:waiting", "{q}:dead", "{q}:jobs"],
+            &["{q}:waiting", "{q}:dead", "{q}:jobs", "{q}:signal"],
             &["j"],
         );
         assert_eq!(requeue.unwrap(), Value::Int(0));

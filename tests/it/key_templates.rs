@@ -579,7 +579,7 @@ fn families(c: &mut Checks, tagged: bool) {
     let queue = work_queue::WorkQueue::new(name).unwrap();
     let job = work_queue::Job {
         id: "1".into(),
-        token: 1,
+        token: "1".into(),
         delivery: 1,
         deadline_ms: 0,
         group: None,

@@ -55,6 +55,7 @@ mod user_login;
 mod vote;
 mod web_session;
 mod work_queue;
+mod work_queue_faults;
 
 /// Runs an operation on a connection and records it in a transcript, the call written as
 /// in the code.

@@ -217,7 +217,7 @@ fn scenario_cluster() {
     );
 }
 
-/// The nine keys are derived once from the name, in its cluster hash slot.
+/// The ten keys are derived once from the name, in its cluster hash slot.
 #[test]
 fn keys_share_the_names_slot() {
     let queue = WorkQueue::new("{app}:jobs").unwrap();
@@ -234,6 +234,7 @@ fn keys_share_the_names_slot() {
             "{app}:jobs:groups",
             "{app}:jobs:wake",
             "{app}:jobs:idle",
+            "{app}:jobs:signal",
         ]
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
@@ -456,7 +457,7 @@ fn invariants<C: redis::ConnectionLike + Send>(connect: impl Fn() -> C + Sync, n
         let mut seen = by_job
             .remove(id.as_str())
             .unwrap_or_else(|| panic!("{id} was never delivered"));
-        seen.sort_by_key(|d| d.job.token);
+        seen.sort_by_key(|d| d.job.delivery);
         let numbers: Vec<u32> = seen.iter().map(|d| d.job.delivery).collect();
         assert_eq!(
             numbers,
@@ -702,11 +703,10 @@ fn worker_loop_renews_acks_nacks_and_stops() {
             .map(|_| {
                 let (db, queue, stop, seen) = (&db, &queue, &stop, &seen);
                 scope.spawn(move || {
-                    let (mut con, mut renewals) = (db.con(), db.con());
                     queue
                         .worker()
                         .poll(Duration::from_millis(10))
-                        .run(&mut con, &mut renewals, stop, |job| handle(job, seen))
+                        .run(&db.client, stop, |job| handle(job, seen))
                         .unwrap()
                 })
             })
@@ -843,7 +843,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     }
     assert_invalid(queue.job("").run(&mut con), "id");
     let stale = Job {
-        token: job.token + 1,
+        token: format!("{}0", job.token),
         ..job.clone()
     };
     let nobody = Job {
@@ -854,22 +854,59 @@ fn bad_input_is_refused_and_writes_nothing() {
         assert_code(queue.ack(held).run(&mut con), LEASE_LOST);
         assert_code(queue.extend(held).run(&mut con), LEASE_LOST);
         assert_code(queue.nack(held, "x").run(&mut con), LEASE_LOST);
+        assert_code(queue.ack_and_take(held, 1).run(&mut con), LEASE_LOST);
     }
     assert_eq!(queue.remove("a").run(&mut con).unwrap(), Removed::Running);
     assert_eq!(harness::dump(&mut con), before);
 
     // Raw calls as another language makes them: the declared codes, nothing written.
-    let cases: [(&redis_patterns::Script, &[&str], &str); 8] = [
+    let random = "0123456789abcdef0123456789ABCDEF";
+    let cases: [(&redis_patterns::Script, &[&str], &str); 13] = [
         (&script::ADD, &["e", "x", "256", "0", ""], "BAD_PRIORITY"),
         (&script::ADD, &["e", "x", "0", "-1", ""], "BAD_DELAY"),
-        (&script::TAKE, &["0", "1", "1", "0", "0", "1"], "BAD_LEASE"),
         (
             &script::TAKE,
-            &["1000", "1", "1", "0", "1001", "1"],
+            &["0", "1", "1", "0", "0", "1", random, "", ""],
+            "BAD_LEASE",
+        ),
+        (
+            &script::TAKE,
+            &["1000", "1", "1", "0", "1001", "1", random, "", ""],
             "BAD_GROUP_RATE",
         ),
-        (&script::ACK, &["a", "0"], "BAD_TOKEN"),
+        (
+            &script::TAKE,
+            &["1000", "1", "1", "0", "0", "1", &random[1..], "", ""],
+            "BAD_TOKEN",
+        ),
+        (
+            &script::TAKE,
+            &[
+                "1000",
+                "1",
+                "1",
+                "0",
+                "0",
+                "1",
+                "g123456789abcdef0123456789abcdef",
+                "",
+                "",
+            ],
+            "BAD_TOKEN",
+        ),
+        (
+            &script::TAKE,
+            &["1000", "1", "1", "0", "0", "1", random, "a", "999"],
+            "LEASE_LOST",
+        ),
+        (
+            &script::TAKE,
+            &["1000", "1", "1", "0", "0", "1", random, "nobody", ""],
+            "LEASE_LOST",
+        ),
+        (&script::ACK, &["a", ""], "BAD_TOKEN"),
         (&script::ACK, &["a", "999"], "LEASE_LOST"),
+        (&script::ACK, &["a", &job.token[1..]], "LEASE_LOST"),
         (
             &script::NACK,
             &["a", "1", "0", "0", "x"],
@@ -884,10 +921,11 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 }
 
-/// The keys `script` takes, by the names in its header: a subset of the queue's nine.
+/// The keys `script` takes, by the names in its header: a subset of the queue's ten.
 fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
-    const NAMES: [&str; 9] = [
+    const NAMES: [&str; 10] = [
         "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
+        "signal",
     ];
     script
         .keys

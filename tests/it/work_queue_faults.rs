@@ -1,0 +1,389 @@
+//! The work queue under the faults a deployment meets: a promoted replica that lagged,
+//! a renewals connection the server or a proxy closed, a worker waiting on an idle queue.
+//! Each test runs its own servers: it reconfigures them, kills their clients or fails
+//! them over.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use redis_patterns::work_queue::{Job, Stop, WorkQueue, WorkReport};
+
+use crate::harness;
+use crate::server::RedisProcess;
+
+/// A primary and its replica, started in sync.
+fn primary_and_replica() -> (RedisProcess, RedisProcess) {
+    let primary = RedisProcess::start(&[]);
+    let port = primary.port().to_string();
+    let replica = RedisProcess::start(&["--replicaof", "127.0.0.1", &port]);
+    let mut con = replica.connection();
+    harness::wait_until("the replica to be in sync", 10, || {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut con)
+            .unwrap();
+        info.contains("master_link_status:up")
+    });
+    (primary, replica)
+}
+
+/// Waits until `replica` has applied everything `primary` wrote so far.
+fn wait_for_replica(primary: &mut redis::Connection) {
+    let acked: u64 = redis::cmd("WAIT").arg(1).arg(0).query(primary).unwrap();
+    assert_eq!(acked, 1);
+}
+
+/// A failover to a replica that missed the old primary's last writes: the new primary
+/// hands out jobs again, and no delivery gets the (job, token) pair of one the old
+/// primary handed out, so a stale worker can neither ack, extend nor nack it.
+#[test]
+fn a_promoted_lagging_replica_reissues_no_token() {
+    let (primary, replica) = primary_and_replica();
+    let (mut old, mut new) = (primary.connection(), replica.connection());
+    let queue = WorkQueue::new("faults:failover").unwrap();
+    for n in 0..100 {
+        queue
+            .add(&format!("job-{n}"), "payload")
+            .run(&mut old)
+            .unwrap();
+    }
+    // A few deliveries the replica sees, then the replica is cut off and promoted: the
+    // deliveries after that exist on the old primary only, as with a replica that lagged.
+    let mut delivered = Vec::new();
+    for _ in 0..2 {
+        delivered.extend(queue.take(5).run(&mut old).unwrap());
+    }
+    wait_for_replica(&mut old);
+    redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .exec(&mut new)
+        .unwrap();
+    let lost_on_failover: Vec<_> = (0..4)
+        .flat_map(|_| queue.take(25).run(&mut old).unwrap())
+        .collect();
+    // The new primary hands the jobs it still sees waiting to new workers.
+    let reissued: Vec<_> = (0..4)
+        .flat_map(|_| queue.take(25).run(&mut new).unwrap())
+        .collect();
+    let before: HashSet<_> = delivered
+        .iter()
+        .chain(&lost_on_failover)
+        .map(|job| (job.id.clone(), job.token.to_string()))
+        .collect();
+    let again: Vec<_> = reissued
+        .iter()
+        .filter(|job| before.contains(&(job.id.clone(), job.token.to_string())))
+        .map(|job| format!("{} token {}", job.id, job.token))
+        .collect();
+    assert_eq!(reissued.len(), 90, "deliveries on the new primary");
+    assert_eq!(
+        again,
+        Vec::<String>::new(),
+        "{} of {} reissued",
+        again.len(),
+        reissued.len()
+    );
+    // A stale worker's ack changes nothing on the new primary.
+    for job in &lost_on_failover {
+        let acked = queue.ack(job).run(&mut new);
+        assert!(acked.is_err(), "{} acked by a stale token", job.id);
+    }
+}
+
+/// The lease of the loop tests: renewed every 500 ms, so a renewal thread kept from
+/// running for up to a second on a loaded machine still renews in time.
+const LEASE: Duration = Duration::from_millis(1500);
+
+/// What the handlers of two workers saw, and the test's hold on its long jobs: a long
+/// job runs until the test releases it.
+#[derive(Default)]
+struct Seen {
+    started: Mutex<HashMap<String, u32>>,
+    released: Mutex<HashSet<String>>,
+}
+
+impl Seen {
+    fn handle(&self, job: &Job) -> Result<(), String> {
+        *self
+            .started
+            .lock()
+            .unwrap()
+            .entry(job.id.clone())
+            .or_default() += 1;
+        if job.id.starts_with("long") {
+            harness::wait_until("the test to release a long job", 5, || {
+                self.released.lock().unwrap().contains(&job.id)
+            });
+        }
+        Ok(())
+    }
+
+    fn has_started(&self, id: &str) -> bool {
+        self.started.lock().unwrap().contains_key(id)
+    }
+
+    fn release(&self, id: &str) {
+        self.released.lock().unwrap().insert(id.to_owned());
+    }
+
+    /// Jobs that started more than once.
+    fn twice(&self) -> Vec<String> {
+        let started = self.started.lock().unwrap();
+        let mut twice: Vec<String> = started
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(id, n)| format!("{id} ×{n}"))
+            .collect();
+        twice.sort();
+        twice
+    }
+}
+
+/// A queue whose jobs go to the dead-letter queue when their only lease runs out, so that
+/// a lease the renewals failed to keep shows as a dead successful job.
+fn strict_queue(name: &str) -> WorkQueue {
+    WorkQueue::new(name)
+        .unwrap()
+        .with_lease(LEASE)
+        .unwrap()
+        .with_max_deliveries(1)
+        .unwrap()
+}
+
+/// The lease deadline of a held job, read on the server.
+fn deadline(con: &mut redis::Connection, queue: &WorkQueue, id: &str) -> u64 {
+    redis::cmd("ZSCORE")
+        .arg(queue.keys()[2])
+        .arg(id)
+        .query::<Option<u64>>(con)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{id} is not held"))
+}
+
+/// Waits until long job `id` runs and its lease has been renewed once (its worker has a
+/// renewals connection); answers its deadline then.
+fn renewed_once(con: &mut redis::Connection, queue: &WorkQueue, seen: &Seen, id: &str) -> u64 {
+    harness::wait_until("a long job to start", 5, || seen.has_started(id));
+    let first = deadline(con, queue, id);
+    harness::wait_until("a renewal", 5, || deadline(con, queue, id) > first);
+    deadline(con, queue, id)
+}
+
+/// Waits until long job `id` has been held a whole lease past `since` (a deadline it
+/// had), by renewals alone, then lets it end.
+fn outlive_a_lease(
+    con: &mut redis::Connection,
+    queue: &WorkQueue,
+    seen: &Seen,
+    id: &str,
+    since: u64,
+) {
+    let past = since + LEASE.as_millis() as u64;
+    harness::wait_until("renewals past a whole lease", 5, || {
+        deadline(con, queue, id) >= past
+    });
+    seen.release(id);
+}
+
+/// Runs two sync workers on `client` while `drive` adds jobs and breaks things; then
+/// stops them once the queue is empty and returns their reports.
+fn two_workers(
+    client: &redis::Client,
+    queue: &WorkQueue,
+    seen: &Seen,
+    drive: impl FnOnce(),
+) -> [WorkReport; 2] {
+    let stop = Stop::new();
+    thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let stop = &stop;
+                scope.spawn(move || {
+                    queue
+                        .worker()
+                        .poll(Duration::from_millis(50))
+                        .run(client, stop, |job| seen.handle(job))
+                        .unwrap()
+                })
+            })
+            .collect();
+        drive();
+        let mut con = client.get_connection().unwrap();
+        harness::wait_until("the queue to drain", 10, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            c.waiting + c.delayed + c.leased + c.parked == 0
+        });
+        stop.stop();
+        let reports: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+        [reports[0], reports[1]]
+    })
+}
+
+/// The clients of `con`'s server, but `con` itself.
+fn other_clients(con: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+    list.lines().count() - 1
+}
+
+/// The server closes the workers' renewals connections after they sat idle (its
+/// `timeout` setting): the next renewals open new ones, so the long jobs after the idle
+/// spell keep their leases past a whole lease. Before, the renewal thread dropped its
+/// job at the first failure: the lease ran out, the other worker could run the job a
+/// second time while it still ran, and the job, which succeeded, went to the
+/// dead-letter queue.
+#[test]
+fn renewals_survive_the_servers_idle_timeout() {
+    let server = RedisProcess::start(&["--timeout", "1"]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let mut con = server.connection();
+    let queue = strict_queue("faults:idle");
+    let seen = Seen::default();
+    let reports = two_workers(&client, &queue, &seen, || {
+        // A long job on each worker opens its renewals connection...
+        for id in ["long-1a", "long-1b"] {
+            queue.add(id, "x").run(&mut con).unwrap();
+        }
+        for id in ["long-1a", "long-1b"] {
+            renewed_once(&mut con, &queue, &seen, id);
+            seen.release(id);
+        }
+        harness::wait_until("the first jobs to end", 5, || {
+            queue.counts().run(&mut con).unwrap().leased == 0
+        });
+        // ...which sits idle until the server closes it.
+        let with_renewals = other_clients(&mut con);
+        harness::wait_until("the server to close both renewals connections", 50, || {
+            other_clients(&mut con) <= with_renewals - 2
+        });
+        for id in ["long-2a", "long-2b"] {
+            queue.add(id, "x").run(&mut con).unwrap();
+        }
+        for id in ["long-2a", "long-2b"] {
+            harness::wait_until("a long job to start", 5, || seen.has_started(id));
+            let first = deadline(&mut con, &queue, id);
+            outlive_a_lease(&mut con, &queue, &seen, id, first);
+        }
+    });
+    assert_eq!(seen.twice(), Vec::<String>::new(), "jobs that ran twice");
+    let acked: u64 = reports.iter().map(|r| r.acked).sum();
+    let dead = queue.counts().run(&mut con).unwrap().dead;
+    assert_eq!((acked, dead), (4, 0), "{reports:?}");
+    let renewals_failed: u64 = reports.iter().map(|r| r.renewals_failed).sum();
+    assert!(
+        renewals_failed >= 2,
+        "renewals that met a closed connection: {reports:?}"
+    );
+}
+
+/// `CLIENT KILL` of every worker connection while long jobs run (a proxy restart, an
+/// operator): both loops open new connections, each job is held past a whole lease by
+/// renewals sent after the kill, and each runs once and is acked.
+#[test]
+fn workers_survive_killed_connections() {
+    let server = RedisProcess::start(&[]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let mut con = server.connection();
+    let queue = strict_queue("faults:killed");
+    let seen = Seen::default();
+    const JOBS: u64 = 4;
+    let reports = two_workers(&client, &queue, &seen, || {
+        for n in 0..JOBS {
+            queue.add(&format!("long-{n}"), "x").run(&mut con).unwrap();
+        }
+        for n in 0..JOBS {
+            let id = format!("long-{n}");
+            let renewed = renewed_once(&mut con, &queue, &seen, &id);
+            let _: u64 = redis::cmd("CLIENT")
+                .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+                .query(&mut con)
+                .unwrap();
+            outlive_a_lease(&mut con, &queue, &seen, &id, renewed);
+        }
+    });
+    assert_eq!(seen.twice(), Vec::<String>::new(), "jobs that ran twice");
+    let acked: u64 = reports.iter().map(|r| r.acked).sum();
+    let dead = queue.counts().run(&mut con).unwrap().dead;
+    assert_eq!((acked, dead), (JOBS, 0), "{reports:?}");
+    let reconnects: u64 = reports.iter().map(|r| r.reconnects).sum();
+    assert!(reconnects >= JOBS, "{reports:?}");
+}
+
+/// A job added to an idle queue wakes a waiting worker: with the fallback poll an hour
+/// long, only the wake-up can start it. Three jobs added at once wake three workers,
+/// which run them side by side.
+#[test]
+fn an_added_job_wakes_an_idle_worker() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("faults:wake").unwrap();
+    let stop = Stop::new();
+    let running = AtomicU64::new(0);
+    let started = AtomicU64::new(0);
+    let waited = Mutex::new(Vec::new());
+    let hour = Duration::from_secs(3600);
+    thread::scope(|scope| {
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                let (db, queue, stop, running, started) = (&db, &queue, &stop, &running, &started);
+                scope.spawn(move || {
+                    queue
+                        .worker()
+                        .poll(hour)
+                        .run(&db.client, stop, |_job| {
+                            started.fetch_add(1, Ordering::SeqCst);
+                            running.fetch_add(1, Ordering::SeqCst);
+                            // The three ran at once only if three workers were woken.
+                            harness::wait_until("three jobs running at once", 1, || {
+                                running.load(Ordering::SeqCst) >= 3
+                            });
+                            Ok::<(), String>(())
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        let blocked = || {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .query(&mut db.con())
+                .unwrap();
+            list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+        };
+        harness::wait_until("three idle workers", 5, || blocked() == 3);
+        let added = std::time::Instant::now();
+        queue.add("one", "x").run(&mut con).unwrap();
+        harness::wait_until("the first job to start", 1, || {
+            started.load(Ordering::SeqCst) >= 1
+        });
+        waited.lock().unwrap().push(added.elapsed());
+        queue.add("two", "x").run(&mut con).unwrap();
+        queue.add("three", "x").run(&mut con).unwrap();
+        harness::wait_until("all three to start", 1, || {
+            started.load(Ordering::SeqCst) == 3
+        });
+        stop.stop();
+        // The workers wait an hour for the next job: wake them to see the flag.
+        for _ in 0..3 {
+            redis::cmd("ZADD")
+                .arg(queue.keys()[9])
+                .arg(0)
+                .arg("ready")
+                .exec(&mut con)
+                .unwrap();
+            harness::wait_until("a worker to wake", 1, || {
+                blocked() < 3 || workers.iter().all(|w| w.is_finished())
+            });
+        }
+        for worker in workers {
+            assert_eq!(worker.join().unwrap().acked, 1);
+        }
+    });
+    println!(
+        "an idle worker started a job {:?} after it was added",
+        waited.lock().unwrap()[0]
+    );
+}
