@@ -49,7 +49,7 @@
 --- @arg token string             128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done_id string           a job this worker finished, acked first as `ack.lua` does; '' for none
 --- @arg done_token string        the lease token of `done_id`; '' with no `done_id`
---- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group or '', payload
+--- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 10 keys and 9 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
@@ -233,14 +233,14 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- Acks job `id` held under `token`: it leaves the queue, and its group frees a slot.
+-- Acks job `job_id` held under `job_token`: it leaves the queue, and its group frees a slot.
 -- Returns whether a parked job went back to waiting, or nil and an error reply, before any
--- write, when the job is not held under `token` or its group's records cannot be read.
-local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, id, token)
-  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. id, 't:' .. id, 'g:' .. id))
+-- write, when the job is not held under `job_token` or its group's records cannot be read.
+local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, job_id, job_token)
+  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
-  if held ~= token then
-    return nil, redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is ' .. (state or 'gone')
+  if held ~= job_token then
+    return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
   local first, bad
@@ -250,8 +250,9 @@ local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_ha
       return nil, bad
     end
   end
-  redis.call('ZREM', leased_set, id)
-  redis.call('HDEL', jobs_hash, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+  redis.call('ZREM', leased_set, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
   if not group then
     return false
   end
