@@ -4,6 +4,7 @@
 mod harness;
 mod server;
 
+mod acl;
 mod app_config;
 mod app_log;
 mod autocomplete;
