@@ -418,6 +418,9 @@ impl Batch {
         if cluster && let Some(err) = self.cross_slot() {
             return Err(err);
         }
+        if cluster && self.wait.is_some() {
+            return Err(crate::runtime::op::sync_cluster_wait());
+        }
         let mut values = vec![Value::Nil; self.entries.len()];
         let mut acks = None;
         let mut pending: Vec<usize> = (0..self.entries.len()).collect();
@@ -427,7 +430,17 @@ impl Batch {
             }
             let (pipe, layout) = self.pipeline(&pending, cluster);
             let replies = if cluster {
-                query_packed(con, &pipe)?
+                match query_packed(con, &pipe) {
+                    // The connection answers the first error reply for the whole
+                    // pipeline: a refused MULTI, whose commands then ran one by one.
+                    Err(Error::Redis(err)) if self.atomic && is_refused_multi(&err) => {
+                        return Err(Error::RanOutsideTransaction {
+                            refused: err,
+                            commands: layout.loads.len() + layout.ops,
+                        });
+                    }
+                    replies => replies?,
+                }
             } else {
                 pipe.query::<Vec<Value>>(con)?
             };
@@ -579,6 +592,11 @@ impl Batch {
             )),
         }
     }
+}
+
+/// `NOPERM` for `MULTI`.
+fn is_refused_multi(err: &redis::RedisError) -> bool {
+    err.code() == Some("NOPERM") && err.detail().is_some_and(|d| d.contains("'multi'"))
 }
 
 /// Sends a plain pipeline packed, with `req_packed_commands`, as `Pipeline::query` does,

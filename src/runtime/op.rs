@@ -512,26 +512,31 @@ impl<T: 'static> Op<T> {
     /// run (or, for a script's declared error, wrote nothing).
     pub fn run(&self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
         let request = self.request.as_ref().map_err(Clone::clone)?;
+        // redis-rs's sync cluster connection is the one that takes no pipeline through
+        // `query`, and it turns an error reply of any command of a packed pipeline into
+        // an error for all of them: a single operation runs there without one.
+        let cluster = !con.supports_pipelining();
+        if cluster && self.wait.is_some() {
+            return Err(sync_cluster_wait());
+        }
         let followers = self.followers();
         let fcall = self.function_call(request);
         let call = fcall.as_ref().unwrap_or(request.cmd());
-        // The sync cluster connection takes no pipeline through `query`: it routes a
-        // packed one by its first command, so the call's key leads.
-        let cluster = !con.supports_pipelining();
         let (mut reply, mut acks) = if followers.is_empty() {
             (call.query::<Value>(con), Vec::new())
         } else {
-            let pipe = round_trip(None, None, call, &followers);
-            split_call(send(con, &pipe, cluster)?, 0)?
+            let pipe = round_trip(None, call, &followers);
+            split_call(pipe.query::<Vec<Value>>(con)?, 0)?
         };
         match (&fcall, &reply) {
+            (Some(fcall), Err(err)) if is_missing_function(err) && cluster => {
+                reply = load_then_call_packed(con, request.route(), fcall);
+            }
             (Some(fcall), Err(err)) if is_missing_function(err) => {
-                let anchor = cluster.then(|| request.route()).flatten();
-                let pipe = round_trip(anchor, Some(function_load()), fcall, &followers);
+                let pipe = round_trip(Some(function_load()), fcall, &followers);
                 for _ in 0..NOSCRIPT_ATTEMPTS {
                     let again;
-                    (reply, acks, again) =
-                        after_load(send(con, &pipe, cluster)?, anchor.is_some())?;
+                    (reply, acks, again) = after_load(pipe.query::<Vec<Value>>(con)?)?;
                     if !again {
                         break;
                     }
@@ -563,18 +568,17 @@ impl<T: 'static> Op<T> {
         let (mut reply, mut acks) = if followers.is_empty() {
             (call.query_async::<Value>(con).await, Vec::new())
         } else {
-            let pipe = round_trip(None, None, call, &followers);
+            let pipe = round_trip(None, call, &followers);
             split_call(pipe.query_async::<Vec<Value>>(con).await?, 0)?
         };
         match (&fcall, &reply) {
             (Some(fcall), Err(err)) if is_missing_function(err) => {
                 // The async cluster connection sends a pipeline to the node of its first
                 // command with a key: the call's.
-                let pipe = round_trip(None, Some(function_load()), fcall, &followers);
+                let pipe = round_trip(Some(function_load()), fcall, &followers);
                 for _ in 0..NOSCRIPT_ATTEMPTS {
                     let again;
-                    (reply, acks, again) =
-                        after_load(pipe.query_async::<Vec<Value>>(con).await?, false)?;
+                    (reply, acks, again) = after_load(pipe.query_async::<Vec<Value>>(con).await?)?;
                     if !again {
                         break;
                     }
@@ -634,21 +638,19 @@ fn function_load() -> Cmd {
     cmd
 }
 
-/// One round trip for one call, as a plain pipeline whose replies are all kept: `EXISTS
-/// anchor` (for the sync cluster connection, which routes a pipeline by its first
-/// command: the call's key then leads), `load`, the call, and its `followers` (a wait).
+/// One round trip for one call, as a plain pipeline whose replies are all kept: `load`,
+/// the call, and its `followers` (a wait). Not for the sync cluster connection (see
+/// [`load_then_call`]); an async cluster connection sends it to the node of the call's
+/// key, the first command with one.
 ///
 /// Not a transaction: a user without the `multi` permission would have the server refuse
 /// `MULTI` and then run the rest one by one, and the caller would get an error for a call
 /// that ran. In a pipeline each reply stands for its own command, and the call's tells
 /// whether it ran: a `FUNCTION FLUSH` that lands between the load and the call makes
 /// the call fail with "Function not found", so it did not run.
-fn round_trip(anchor: Option<&[u8]>, load: Option<Cmd>, call: &Cmd, followers: &[Cmd]) -> Pipeline {
+fn round_trip(load: Option<Cmd>, call: &Cmd, followers: &[Cmd]) -> Pipeline {
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
-    if let Some(key) = anchor {
-        pipe.cmd("EXISTS").arg(key);
-    }
     if let Some(load) = load {
         pipe.add_command(load);
     }
@@ -659,13 +661,45 @@ fn round_trip(anchor: Option<&[u8]>, load: Option<Cmd>, call: &Cmd, followers: &
     pipe
 }
 
-/// Sends a plain pipeline: packed for the sync cluster connection (see `round_trip`).
-fn send(con: &mut dyn redis::ConnectionLike, pipe: &Pipeline, cluster: bool) -> Result<Vec<Value>> {
-    if cluster {
-        crate::runtime::batch::query_packed(con, pipe)
-    } else {
-        Ok(pipe.query::<Vec<Value>>(con)?)
+/// How an `FCALL` recovers on redis-rs's sync cluster connection, which routes a packed
+/// pipeline by its first command and answers the first error reply of any of its
+/// commands for the whole pipeline: `EXISTS anchor` (the call's key, so that the pipeline
+/// goes to its node), `FUNCTION LOAD REPLACE`, the call, in one round trip, up to five
+/// times while the call finds no function. With the permissions the README lists
+/// (`exists` included for this connection), an error is the load's (the call then found
+/// no function) or the call's own.
+fn load_then_call_packed(
+    con: &mut dyn redis::ConnectionLike,
+    anchor: Option<&[u8]>,
+    fcall: &Cmd,
+) -> redis::RedisResult<Value> {
+    let mut pipe = redis::pipe();
+    if let Some(key) = anchor {
+        pipe.cmd("EXISTS").arg(key);
     }
+    pipe.add_command(function_load()).add_command(fcall.clone());
+    let mut reply = Ok(Value::Nil);
+    for _ in 0..NOSCRIPT_ATTEMPTS {
+        reply = con
+            .req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())
+            .map(|mut replies| replies.pop().unwrap_or(Value::Nil));
+        if !matches!(&reply, Err(err) if is_missing_function(err)) {
+            break;
+        }
+    }
+    reply
+}
+
+/// Why an operation or a batch that waits is refused on redis-rs's sync cluster
+/// connection.
+pub(crate) fn sync_cluster_wait() -> Error {
+    Error::invalid(
+        "durability",
+        "redis-rs's sync cluster connection answers an error for a whole pipeline when any \
+         of its commands failed, so a refused WAIT or WAITAOF would report a write that ran \
+         as failed; wait on an async cluster connection (`cluster_async`), which sends the \
+         write and its WAIT to the node of the write's key",
+    )
 }
 
 /// The call's reply (at `at`) and the replies after it.
@@ -688,19 +722,15 @@ fn split_call(
 /// the load failed, whose error then says why (the call did not run either way); and
 /// whether to send it all again: the load succeeded but the call found no function (a
 /// `FUNCTION FLUSH` landed in between, so it did not run).
-fn after_load(
-    mut replies: Vec<Value>,
-    anchored: bool,
-) -> Result<(redis::RedisResult<Value>, Vec<Value>, bool)> {
-    let at = usize::from(anchored);
-    if replies.len() < at + 2 {
+fn after_load(mut replies: Vec<Value>) -> Result<(redis::RedisResult<Value>, Vec<Value>, bool)> {
+    if replies.len() < 2 {
         return Err(Error::unexpected_reply(
             "a pipeline got fewer replies than it sent commands",
-            format!("expected at least {}, got {}", at + 2, replies.len()),
+            format!("expected at least 2, got {}", replies.len()),
         ));
     }
-    let load = std::mem::replace(&mut replies[at], Value::Nil);
-    let (call, rest) = split_call(replies, at + 1)?;
+    let load = std::mem::replace(&mut replies[0], Value::Nil);
+    let (call, rest) = split_call(replies, 1)?;
     Ok(match (call, load) {
         (Err(err), Value::ServerError(load)) if is_missing_function(&err) => {
             (Err(load.into()), rest, false)

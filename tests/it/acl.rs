@@ -19,6 +19,7 @@ const README: &str = include_str!("../../README.md");
 const EVAL_RULES: &str = "+evalsha +evalsha_ro +script|load";
 const FUNCTION_RULES: &str = "+fcall +fcall_ro +function|load";
 const TRANSACTION_RULES: &str = "+multi +exec";
+const CLUSTER_RULES: &str = "+exists +ping +cluster|slots";
 
 /// The commands a script's source calls (`redis.call('HSET', …)`), as ACL rules: the
 /// server checks each command a script sends against the caller's permissions.
@@ -345,4 +346,87 @@ async fn a_transaction_without_multi_says_it_ran_outside_one() {
     };
     let _ = &mut replies;
     assert_eq!(waiting(&mut admin, "app:tx"), 4);
+}
+
+/// The same on a cluster of its own, with the rules the README adds for cluster
+/// connections: Functions mode recovers on every node without `multi`, on sync and async
+/// cluster connections, with no add both applied and reported failed; a transaction on
+/// the sync cluster connection without `multi` says it ran outside one.
+#[tokio::test]
+async fn on_a_cluster_without_multi() {
+    let cluster = crate::server::RedisCluster::start();
+    let mut clients = Vec::new();
+    for node in &cluster.nodes {
+        let mut admin = node.connection();
+        clients.push(user(
+            &mut admin,
+            node,
+            "cluster_user",
+            &["work_queue/add"],
+            &[FUNCTION_RULES, EVAL_RULES, CLUSTER_RULES],
+        ));
+    }
+    let urls: Vec<String> = cluster
+        .nodes
+        .iter()
+        .map(|node| format!("redis://cluster_user:pw@127.0.0.1:{}/", node.port()))
+        .collect();
+    let client = redis::cluster::ClusterClient::new(urls).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let mut async_con = client.get_async_connection().await.unwrap();
+    let flush_functions = || {
+        for node in &cluster.nodes {
+            harness::cmd(&mut node.connection(), &["FUNCTION", "FLUSH", "SYNC"]);
+        }
+    };
+    for (name, sync) in [("app:cq", true), ("app:cqa", false)] {
+        let queue = WorkQueue::new(name).unwrap();
+        let mut reported = Vec::new();
+        for i in 0..5 {
+            flush_functions();
+            let op = queue
+                .add(&format!("job{i}"), "x")
+                .via(ScriptMode::Functions);
+            let result = if sync {
+                op.run(&mut con)
+            } else {
+                op.run_async(&mut async_con).await
+            };
+            reported.push(result.map(|added| added.is_new()));
+        }
+        // Read each queue on the node that holds it.
+        let mut holder = redis::cluster::ClusterClient::new(cluster.urls())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let stored: Vec<String> = redis::cmd("ZRANGE")
+            .arg(format!("{{{name}}}:waiting"))
+            .arg(0)
+            .arg(-1)
+            .query(&mut holder)
+            .unwrap();
+        println!("{name}: reported {reported:?}, stored {stored:?}");
+        for (i, result) in reported.iter().enumerate() {
+            let present = stored.contains(&format!("job{i}"));
+            assert_eq!(result.is_ok(), present, "{name} add {i}: {result:?}");
+        }
+        assert_eq!(stored.len(), 5, "{name}");
+    }
+
+    let queue = WorkQueue::new("app:ctx").unwrap();
+    let mut batch = Batch::transaction();
+    let _ = batch.add(queue.add("a", "x"));
+    match batch.run(&mut con) {
+        Err(Error::RanOutsideTransaction { refused, .. }) => {
+            assert_eq!(refused.code(), Some("NOPERM"))
+        }
+        other => panic!("expected RanOutsideTransaction, got {other:?}"),
+    }
+    let mut batch = Batch::transaction();
+    let _ = batch.add(queue.add("b", "x"));
+    let err = batch.run_async(&mut async_con).await.unwrap_err();
+    assert!(
+        matches!(err, Error::RanOutsideTransaction { .. }),
+        "{err:?}"
+    );
 }
