@@ -30,7 +30,10 @@ use crate::runtime::script::Script;
 /// On a Redis Cluster every operation of a batch must be in one hash slot (a batch runs on
 /// one node): give the keys one hash tag, such as `{user:7}:cart` and `{user:7}:views`.
 /// A batch that spans slots is refused before anything is sent. On a standalone server
-/// any keys may share a batch.
+/// any keys may share a batch. redis-rs's sync cluster connection answers the first error
+/// reply of a pipeline for the whole of it: there a batch in which one operation fails
+/// returns that error although the others ran (the async cluster connection gives each
+/// operation its own reply).
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -185,6 +188,11 @@ impl Batch {
     /// A MULTI/EXEC transaction: one round trip, all commands run together with no other
     /// client's command in between, and never only some of them. On a Redis Cluster all
     /// its keys must share one hash slot, as for any batch.
+    ///
+    /// The user needs the `multi` and `exec` permissions. A server that refuses `MULTI`
+    /// runs the queued commands anyway, one by one: the batch reads `MULTI`'s reply and
+    /// then fails with [`Error::RanOutsideTransaction`], which says so (their effects
+    /// stay; nothing is sent again).
     pub fn transaction() -> Self {
         Batch {
             atomic: true,

@@ -430,3 +430,62 @@ async fn on_a_cluster_without_multi() {
         "{err:?}"
     );
 }
+
+/// Waiting for replicas with the README's rules (`+wait`, and `+waitaof` where the server
+/// has it): the acknowledgements come back. Without `+wait`, the write still comes back as
+/// applied, with the refusal in its acknowledgements rather than as an error.
+#[test]
+fn a_wait_needs_its_permission_and_never_fails_the_write() {
+    use redis_patterns::{Aof, Durability};
+    use std::time::Duration;
+
+    let server = RedisProcess::start(&["--appendonly", "yes"]);
+    let mut admin = server.connection();
+    let has_waitaof = !matches!(
+        redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg("WAITAOF")
+            .query::<Vec<redis::Value>>(&mut admin)
+            .unwrap()
+            .as_slice(),
+        [redis::Value::Nil] | []
+    );
+    let mut rules = vec![EVAL_RULES, "+wait"];
+    if has_waitaof {
+        rules.push("+waitaof");
+    }
+    let client = user(&mut admin, &server, "waiter", &["work_queue/add"], &rules);
+    let mut con = client.get_connection().unwrap();
+    let queue = WorkQueue::new("app:wq").unwrap();
+    let wanted = Durability::replicas(0)
+        .aof_local()
+        .timeout(Duration::from_secs(5));
+    let added = queue.add("a", "x").wait_for(wanted).run(&mut con).unwrap();
+    assert!(added.value.is_new());
+    assert!(added.acks.wait_error.is_none(), "{added:?}");
+    if has_waitaof {
+        assert!(added.is_met(), "{added:?}");
+    } else {
+        println!("this server has no WAITAOF: the fsync is reported unsupported");
+        assert!(matches!(added.acks.aof, Aof::Unsupported), "{added:?}");
+    }
+
+    let client = less_than_listed(
+        &mut admin,
+        &server,
+        "no_wait",
+        &["work_queue/add"],
+        &[EVAL_RULES],
+    );
+    let mut con = client.get_connection().unwrap();
+    let added = queue
+        .add("b", "x")
+        .wait_for(Durability::replicas(0))
+        .run(&mut con)
+        .unwrap();
+    assert!(added.value.is_new());
+    let refused = added.acks.wait_error.as_ref().expect("WAIT is refused");
+    assert_eq!(refused.code(), Some("NOPERM"));
+    assert!(!added.is_met());
+    assert_eq!(waiting(&mut admin, "app:wq"), 2);
+}

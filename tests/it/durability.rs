@@ -210,15 +210,20 @@ struct Seen {
     acknowledged: Vec<String>,
 }
 
-/// A field of `INFO replication` (`master_repl_offset`), if the server reports it.
-fn replication_field(server: &RedisProcess, field: &str) -> Option<u64> {
-    server.info("replication").lines().find_map(|line| {
+/// A numeric field of `INFO` (`master_repl_offset`).
+fn field_of(info: &str, field: &str) -> Option<u64> {
+    info.lines().find_map(|line| {
         line.strip_prefix(field)?
             .strip_prefix(':')?
             .trim()
             .parse()
             .ok()
     })
+}
+
+/// A numeric field of `INFO replication`.
+fn replication_field(server: &RedisProcess, field: &str) -> Option<u64> {
+    field_of(&server.info("replication"), field)
 }
 
 /// A replica that lags for real: it runs `DEBUG SLEEP 0.05` again and again, catching up
@@ -244,13 +249,13 @@ fn an_acknowledged_add_survives_the_promotion_of_the_replica() {
         scope.spawn(move || {
             while !stop_lagging.load(Ordering::Relaxed) {
                 harness::cmd(&mut lagger, &["DEBUG", "SLEEP", "0.05"]);
-                // Caught up with where the primary is now, or promoted.
+                // Caught up with where the primary is now (a replica reports its own
+                // offset as master_repl_offset too), or promoted.
                 let target = replication_field(primary, "master_repl_offset").unwrap_or(0);
                 harness::wait_until("the replica catching up", 1, || {
-                    match replication_field(replica, "slave_repl_offset") {
-                        Some(offset) => offset >= target,
-                        None => true,
-                    }
+                    let info = replica.info("replication");
+                    info.contains("role:master")
+                        || field_of(&info, "master_repl_offset").is_some_and(|at| at >= target)
                 });
             }
         });
