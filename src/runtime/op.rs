@@ -451,7 +451,7 @@ impl<T: 'static> Op<T> {
                 "the operation already waits: call wait_for once",
             ));
         }
-        if let Err(err) = durability.check() {
+        if let (Ok(_), Err(err)) = (&self.request, durability.check()) {
             return Op::rejected(err);
         }
         let decode = self.decode;
@@ -640,7 +640,7 @@ fn function_load() -> Cmd {
 
 /// One round trip for one call, as a plain pipeline whose replies are all kept: `load`,
 /// the call, and its `followers` (a wait). Not for the sync cluster connection (see
-/// [`load_then_call`]); an async cluster connection sends it to the node of the call's
+/// [`load_then_call_packed`]); an async cluster connection sends it to the node of the call's
 /// key, the first command with one.
 ///
 /// Not a transaction: a user without the `multi` permission would have the server refuse

@@ -158,7 +158,7 @@ fn functions_mode_recovers_without_multi() {
     let queue = WorkQueue::new("app:fq").unwrap();
     let mut reported = Vec::new();
     for i in 0..5 {
-        harness::cmd(&mut admin, &["FUNCTION", "FLUSH"]);
+        harness::cmd(&mut admin, &["FUNCTION", "FLUSH", "SYNC"]);
         reported.push(
             queue
                 .add(&format!("job{i}"), "x")
@@ -189,7 +189,7 @@ async fn functions_mode_recovers_without_multi_async() {
     let queue = WorkQueue::new("app:fqa").unwrap();
     let mut reported = Vec::new();
     for i in 0..5 {
-        harness::cmd(&mut admin, &["FUNCTION", "FLUSH"]);
+        harness::cmd(&mut admin, &["FUNCTION", "FLUSH", "SYNC"]);
         reported.push(
             queue
                 .add(&format!("job{i}"), "x")

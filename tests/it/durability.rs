@@ -151,7 +151,7 @@ async fn the_wait_follows_the_write_through_every_recovery() {
         .enumerate()
     {
         harness::cmd(&mut admin, &["SCRIPT", "FLUSH"]);
-        harness::cmd(&mut admin, &["FUNCTION", "FLUSH"]);
+        harness::cmd(&mut admin, &["FUNCTION", "FLUSH", "SYNC"]);
         let added = queue
             .add(&format!("sync{i}"), "x")
             .via(mode)
@@ -165,7 +165,7 @@ async fn the_wait_follows_the_write_through_every_recovery() {
         assert_eq!(added.replicas(), 1);
 
         harness::cmd(&mut admin, &["SCRIPT", "FLUSH"]);
-        harness::cmd(&mut admin, &["FUNCTION", "FLUSH"]);
+        harness::cmd(&mut admin, &["FUNCTION", "FLUSH", "SYNC"]);
         let added = queue
             .add(&format!("async{i}"), "x")
             .via(mode)
