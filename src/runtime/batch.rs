@@ -25,7 +25,8 @@ use crate::runtime::script::Script;
 ///
 /// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
 /// its slot's type has its value put back (where it was) before `run` returns, so a
-/// slot's decoding error never loses a value.
+/// slot's decoding error never loses a value; if putting it back fails, that slot's
+/// error says so, and the other slots keep their replies.
 ///
 /// On a Redis Cluster every operation of a batch must be in one hash slot (a batch runs on
 /// one node): give the keys one hash tag, such as `{user:7}:cart` and `{user:7}:views`.
@@ -177,6 +178,8 @@ pub struct Replies {
     values: Vec<Option<Value>>,
     /// The replies of the batch's wait, if it waits.
     acks: Option<Vec<Value>>,
+    /// The slots whose value did not decode and could not be put back, and why.
+    not_put_back: Vec<(usize, redis::RedisError)>,
 }
 
 impl Batch {
@@ -456,10 +459,13 @@ impl Batch {
             self.restore(&pipe, &layout, &pending, &again);
             pending = again;
         }
-        for undo in self.undo(&values) {
-            undo.query::<Value>(con)?;
+        let mut replies = Replies::new(self.id, values, acks);
+        for (index, undo) in self.undo(&replies) {
+            if let Err(err) = undo.query::<Value>(con) {
+                replies.not_put_back.push((index, err));
+            }
         }
-        Ok(Replies::new(self.id, values, acks))
+        Ok(replies)
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
@@ -495,22 +501,30 @@ impl Batch {
             self.restore(&pipe, &layout, &pending, &again);
             pending = again;
         }
-        for undo in self.undo(&values) {
-            undo.query_async::<Value>(con).await?;
+        let mut replies = Replies::new(self.id, values, acks);
+        for (index, undo) in self.undo(&replies) {
+            if let Err(err) = undo.query_async::<Value>(con).await {
+                replies.not_put_back.push((index, err));
+            }
         }
-        Ok(Replies::new(self.id, values, acks))
+        Ok(replies)
     }
 
     /// The commands that put back the values popped by this batch that will not decode
     /// (their slots then fail with the decoding error), in reverse order, so that values
     /// popped from one end go back in the order they were. Sent one by one: this is the
-    /// rare path, and it runs on every kind of connection.
-    fn undo(&self, values: &[Value]) -> Vec<Cmd> {
+    /// rare path, and it runs on every kind of connection. A put-back that fails is
+    /// that slot's error, not the batch's: the other operations ran.
+    fn undo(&self, replies: &Replies) -> Vec<(usize, Cmd)> {
         self.entries
             .iter()
-            .zip(values)
+            .zip(&replies.values)
+            .enumerate()
             .rev()
-            .filter_map(|(entry, value)| entry.repair.as_ref().and_then(|repair| repair(value)))
+            .filter_map(|(index, (entry, value))| {
+                let repair = entry.repair.as_ref()?;
+                repair(value.as_ref()?).map(|cmd| (index, cmd))
+            })
             .collect()
     }
 
@@ -663,6 +677,7 @@ impl Replies {
             batch,
             values: values.into_iter().map(Some).collect(),
             acks,
+            not_put_back: Vec::new(),
         }
     }
 }
@@ -687,6 +702,14 @@ impl<T> Slot<T> {
         let value = value
             .extract_error()
             .map_err(|err| server_error(self.script, err))?;
-        (self.decode)(value)
+        let not_put_back = replies
+            .not_put_back
+            .iter()
+            .position(|(index, _)| *index == self.index)
+            .map(|at| replies.not_put_back.swap_remove(at).1);
+        match ((self.decode)(value), not_put_back) {
+            (Err(err), Some(undo_err)) => Err(crate::runtime::op::put_back(err, Err(undo_err))),
+            (decoded, _) => decoded,
+        }
     }
 }

@@ -307,6 +307,50 @@ mod tests {
         assert!(met.is_met());
     }
 
+    /// An error reply, as the server sends it.
+    fn error_reply(text: &str) -> Value {
+        redis::parse_redis_value(format!("-{text}\r\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn refusals_and_missing_commands_are_reported_not_raised() {
+        let d = Durability::replicas(1).aof_local();
+        let old_server = Acks::from_replies(
+            d,
+            vec![
+                Value::Int(1),
+                error_reply("ERR unknown command 'WAITAOF', with args beginning with: '1' "),
+            ],
+        );
+        assert!(matches!(old_server.aof, Aof::Unsupported), "{old_server:?}");
+        assert_eq!(old_server.replicas, 1);
+        assert!(!old_server.is_met());
+
+        let refused = Acks::from_replies(
+            Durability::replicas(0),
+            vec![error_reply(
+                "NOPERM User app has no permissions to run the 'wait' command",
+            )],
+        );
+        assert_eq!(refused.replicas, 0);
+        assert_eq!(
+            refused.wait_error.as_ref().and_then(Error::code),
+            Some("NOPERM")
+        );
+        assert!(!refused.is_met());
+
+        let no_aof = Acks::from_replies(
+            d,
+            vec![
+                Value::Int(1),
+                error_reply(
+                    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+                ),
+            ],
+        );
+        assert!(matches!(no_aof.aof, Aof::Failed(_)), "{no_aof:?}");
+    }
+
     #[test]
     fn a_zero_timeout_is_refused() {
         assert!(

@@ -489,3 +489,29 @@ fn a_wait_needs_its_permission_and_never_fails_the_write() {
     assert!(!added.is_met());
     assert_eq!(waiting(&mut admin, "app:wq"), 2);
 }
+
+/// A batch whose pop will not decode and cannot be put back (the user may pop but not
+/// push) still answers: that slot's error says the put-back failed, and the batch's
+/// other operation, which ran, has its reply.
+#[test]
+fn a_failed_put_back_is_its_slots_error_not_the_batchs() {
+    use redis_patterns::counter::Counter;
+    use redis_patterns::stack::Stack;
+
+    let server = RedisProcess::start(&[]);
+    let mut admin = server.connection();
+    let _: () = redis::cmd("RPUSH")
+        .arg("app:stack")
+        .arg(&b"\xff"[..])
+        .query(&mut admin)
+        .unwrap();
+    let client = less_than_listed(&mut admin, &server, "popper", &[], &["+rpop +incrby"]);
+    let mut con = client.get_connection().unwrap();
+    let mut batch = Batch::new();
+    let popped = batch.add(Stack::new("app:stack").unwrap().pop::<String>());
+    let counted = batch.add(Counter::new("app:n").unwrap().increase(1));
+    let mut replies = batch.run(&mut con).unwrap();
+    let err = popped.take(&mut replies).unwrap_err();
+    assert!(err.to_string().contains("putting it back failed"), "{err}");
+    assert_eq!(counted.take(&mut replies).unwrap(), 1);
+}
