@@ -71,6 +71,7 @@ pub use runtime::catalog;
 pub use runtime::catalog::{load, load_all};
 #[cfg(feature = "aio")]
 pub use runtime::catalog::{load_all_async, load_async};
+pub use runtime::durability::{Acks, Aof, Durability, Durable};
 pub use runtime::error::{Error, Result};
 pub use runtime::op::{Op, ScriptMode, default_script_mode, set_default_script_mode};
 pub use runtime::script::{

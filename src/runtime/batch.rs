@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis::{Cmd, Pipeline, Value};
 
+use crate::runtime::durability::{Acks, Durability};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input::hash_slot;
 use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error};
@@ -24,12 +25,16 @@ use crate::runtime::script::Script;
 ///
 /// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
 /// its slot's type has its value put back (where it was) before `run` returns, so a
-/// slot's decoding error never loses a value.
+/// slot's decoding error never loses a value; if putting it back fails, that slot's
+/// error says so, and the other slots keep their replies.
 ///
 /// On a Redis Cluster every operation of a batch must be in one hash slot (a batch runs on
 /// one node): give the keys one hash tag, such as `{user:7}:cart` and `{user:7}:views`.
 /// A batch that spans slots is refused before anything is sent. On a standalone server
-/// any keys may share a batch.
+/// any keys may share a batch. redis-rs's sync cluster connection answers the first error
+/// reply of a pipeline for the whole of it: there a batch in which one operation fails
+/// returns that error although the others ran (the async cluster connection gives each
+/// operation its own reply).
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {
@@ -57,6 +62,23 @@ pub struct Batch {
     /// The first operation with a key, and the first whose slot differs from its.
     first: Option<Keyed>,
     stray: Option<Keyed>,
+    /// What the batch waits for after its writes ([`Batch::wait_for`]).
+    wait: Option<Durability>,
+}
+
+/// The [`Slot`] index of the batch's wait, read from [`Replies::acks`].
+const WAIT_SLOT: usize = usize::MAX;
+
+/// Where each part of one round trip's replies is (see `Batch::pipeline`).
+struct Layout {
+    /// `EXISTS` of the first key, for the sync cluster connection.
+    lead: usize,
+    /// The scripts whose `SCRIPT LOAD` leads the operations, in order.
+    loads: Vec<&'static Script>,
+    /// How many operations.
+    ops: usize,
+    /// The wait's commands, after the operations (after `EXEC` in a transaction).
+    waits: usize,
 }
 
 struct Entry {
@@ -98,6 +120,7 @@ impl Default for Batch {
             rejected: None,
             first: None,
             stray: None,
+            wait: None,
         }
     }
 }
@@ -153,6 +176,10 @@ impl<T> fmt::Debug for Slot<T> {
 pub struct Replies {
     batch: u64,
     values: Vec<Option<Value>>,
+    /// The replies of the batch's wait, if it waits.
+    acks: Option<Vec<Value>>,
+    /// The slots whose value did not decode and could not be put back, and why.
+    not_put_back: Vec<(usize, redis::RedisError)>,
 }
 
 impl Batch {
@@ -164,6 +191,11 @@ impl Batch {
     /// A MULTI/EXEC transaction: one round trip, all commands run together with no other
     /// client's command in between, and never only some of them. On a Redis Cluster all
     /// its keys must share one hash slot, as for any batch.
+    ///
+    /// The user needs the `multi` and `exec` permissions. A server that refuses `MULTI`
+    /// runs the queued commands anyway, one by one: the batch reads `MULTI`'s reply and
+    /// then fails with [`Error::RanOutsideTransaction`], which says so (their effects
+    /// stay; nothing is sent again).
     pub fn transaction() -> Self {
         Batch {
             atomic: true,
@@ -208,7 +240,15 @@ impl Batch {
     pub fn add<T: 'static>(&mut self, op: Op<T>) -> Slot<T> {
         let index = self.entries.len();
         let repair = op.repair();
-        let script = match op.request {
+        let request = match (op.request, op.wait) {
+            (Ok(_), Some(_)) => Err(Error::invalid(
+                "op",
+                "an operation that waits (Op::wait_for) runs alone; in a batch, call \
+                 Batch::wait_for, which waits once after all its operations",
+            )),
+            (request, _) => request,
+        };
+        let script = match request {
             Ok(request) => {
                 let script = self.push(request);
                 self.entries[index].repair = repair;
@@ -230,6 +270,60 @@ impl Batch {
             index,
             script,
             decode: op.decode,
+            _reply: PhantomData,
+        }
+    }
+
+    /// Waits, in the same round trip, after the batch's operations, until `durability` is
+    /// met or its timeout is up: `WAIT` for replicas to acknowledge the batch's writes, and
+    /// `WAITAOF` for the append-only file (on servers that have it). The returned slot
+    /// reads what acknowledged them; the wait covers every operation of the batch,
+    /// whenever `wait_for` was called.
+    ///
+    /// In a transaction the wait follows `EXEC` (inside MULTI/EXEC, `WAIT` would answer at
+    /// once, without waiting). In a plain pipeline whose call got `NOSCRIPT` and was sent
+    /// again, the wait is sent again behind it and the slot reads the later one, which
+    /// covers every write of the batch. As for [`Op::wait_for`](crate::Op::wait_for),
+    /// what acknowledged is a count, never an error. A batch waits once: a second
+    /// `wait_for` fails the batch with [`Error::InvalidInput`] before any I/O, as does a
+    /// zero timeout.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::{Batch, Durability, counter::Counter};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let mut batch = Batch::transaction();
+    /// let views = batch.add(Counter::new("{page:7}:views")?.increase(1));
+    /// let likes = batch.add(Counter::new("{page:7}:likes")?.increase(1));
+    /// let acks = batch.wait_for(Durability::replicas(1));
+    /// let mut replies = batch.run(&mut con)?;
+    /// let (views, likes) = (views.take(&mut replies)?, likes.take(&mut replies)?);
+    /// let acks = acks.take(&mut replies)?;
+    /// println!("{views} views, {likes} likes, on {} replicas", acks.replicas);
+    /// # Ok(()) }
+    /// ```
+    pub fn wait_for(&mut self, durability: Durability) -> Slot<Acks> {
+        if self.wait.is_some() {
+            self.rejected.get_or_insert(Error::invalid(
+                "durability",
+                "the batch already waits: call wait_for once",
+            ));
+        } else if let Err(err) = durability.check() {
+            self.rejected.get_or_insert(err);
+        }
+        self.wait = Some(durability);
+        Slot {
+            batch: self.id,
+            index: WAIT_SLOT,
+            script: None,
+            decode: std::sync::Arc::new(move |value| match value {
+                Value::Array(acks) => Ok(Acks::from_replies(durability, acks)),
+                other => Err(Error::unexpected_reply(
+                    "the replies of a batch's wait are not an array",
+                    format!("{other:?}"),
+                )),
+            }),
             _reply: PhantomData,
         }
     }
@@ -262,21 +356,31 @@ impl Batch {
         ))
     }
 
-    /// The pipeline that runs the operations at `indices`: the loads of their scripts
-    /// first, then the operations, whose commands are moved out of the batch (a retry
-    /// takes them back from the pipeline that sent them); `anchor` puts a read of the
-    /// batch's first key in front (see `run`). Also returns how many replies come before
-    /// the operations'.
-    fn pipeline(&mut self, indices: &[usize], anchor: bool) -> (Pipeline, usize) {
+    /// The round trip that runs the operations at `indices`, as a plain pipeline whose
+    /// replies are all kept: `EXISTS` of the first key when `anchor` (see `run`), then for
+    /// a transaction `MULTI`, the loads of their scripts, the operations (whose commands
+    /// are moved out of the batch; a retry takes them back from the pipeline that sent
+    /// them), `EXEC`, and last the wait, if the batch waits.
+    ///
+    /// A transaction is sent as `MULTI` … `EXEC` commands of a plain pipeline rather than
+    /// as redis-rs's atomic pipeline, so that the reply of `MULTI` itself is read: a
+    /// server that refused it (a user without the `multi` permission) ran the rest one by
+    /// one, and `settle` says so.
+    fn pipeline(&mut self, indices: &[usize], anchor: bool) -> (Pipeline, Layout) {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
-        if self.atomic {
-            pipe.atomic();
-        }
-        let mut prefix = 0;
+        let mut layout = Layout {
+            lead: 0,
+            loads: Vec::new(),
+            ops: indices.len(),
+            waits: 0,
+        };
         if anchor && let Some(first) = &self.first {
             pipe.cmd("EXISTS").arg(first.key.as_bytes());
-            prefix += 1;
+            layout.lead = 1;
+        }
+        if self.atomic {
+            pipe.cmd("MULTI");
         }
         for script in &self.scripts {
             if indices
@@ -284,19 +388,29 @@ impl Batch {
                 .any(|&i| self.entries[i].script == Some(*script))
             {
                 pipe.add_command(load_cmd(script));
-                prefix += 1;
+                layout.loads.push(script);
             }
         }
         for &i in indices {
             pipe.add_command(std::mem::replace(&mut self.entries[i].cmd, Cmd::new()));
         }
-        (pipe, prefix)
+        if self.atomic {
+            pipe.cmd("EXEC");
+        }
+        if let Some(wait) = &self.wait {
+            for cmd in wait.commands() {
+                pipe.add_command(cmd);
+                layout.waits += 1;
+            }
+        }
+        (pipe, layout)
     }
 
     /// Puts back the commands of the operations `again`, which were sent with `pipe` as
-    /// the operations `sent`, for a retry.
-    fn restore(&mut self, pipe: &Pipeline, prefix: usize, sent: &[usize], again: &[usize]) {
-        for (&i, cmd) in sent.iter().zip(pipe.cmd_iter().skip(prefix)) {
+    /// the operations `sent`, for a retry (only a plain pipeline retries).
+    fn restore(&mut self, pipe: &Pipeline, layout: &Layout, sent: &[usize], again: &[usize]) {
+        let skip = layout.lead + layout.loads.len();
+        for (&i, cmd) in sent.iter().zip(pipe.cmd_iter().skip(skip)) {
             if again.contains(&i) {
                 self.entries[i].cmd = cmd.clone();
             }
@@ -315,26 +429,43 @@ impl Batch {
         if cluster && let Some(err) = self.cross_slot() {
             return Err(err);
         }
+        if cluster && self.wait.is_some() {
+            return Err(crate::runtime::op::sync_cluster_wait());
+        }
         let mut values = vec![Value::Nil; self.entries.len()];
+        let mut acks = None;
         let mut pending: Vec<usize> = (0..self.entries.len()).collect();
         for _ in 0..=NOSCRIPT_ATTEMPTS {
             if pending.is_empty() {
                 break;
             }
-            let (pipe, prefix) = self.pipeline(&pending, cluster);
+            let (pipe, layout) = self.pipeline(&pending, cluster);
             let replies = if cluster {
-                query_packed(con, &pipe, self.atomic)?
+                match query_packed(con, &pipe) {
+                    // The connection answers the first error reply for the whole
+                    // pipeline: a refused MULTI, whose commands then ran one by one.
+                    Err(Error::Redis(err)) if self.atomic && is_refused_multi(&err) => {
+                        return Err(Error::RanOutsideTransaction {
+                            refused: err,
+                            commands: layout.loads.len() + layout.ops,
+                        });
+                    }
+                    replies => replies?,
+                }
             } else {
                 pipe.query::<Vec<Value>>(con)?
             };
-            let again = self.settle(&pending, replies, prefix, &mut values)?;
-            self.restore(&pipe, prefix, &pending, &again);
+            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
+            self.restore(&pipe, &layout, &pending, &again);
             pending = again;
         }
-        for undo in self.undo(&values) {
-            undo.query::<Value>(con)?;
+        let mut replies = Replies::new(self.id, values, acks);
+        for (index, undo) in self.undo(&replies) {
+            if let Err(err) = undo.query::<Value>(con) {
+                replies.not_put_back.push((index, err));
+            }
         }
-        Ok(Replies::new(self.id, values))
+        Ok(replies)
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
@@ -348,12 +479,13 @@ impl Batch {
             return Err(err);
         }
         let mut values = vec![Value::Nil; self.entries.len()];
+        let mut acks = None;
         let mut pending: Vec<usize> = (0..self.entries.len()).collect();
         for _ in 0..=NOSCRIPT_ATTEMPTS {
             if pending.is_empty() {
                 break;
             }
-            let (pipe, prefix) = self.pipeline(&pending, false);
+            let (pipe, layout) = self.pipeline(&pending, false);
             let replies = match pipe.query_async::<Vec<Value>>(con).await {
                 // The async cluster connection refuses a pipeline over several slots
                 // before sending it; say which keys and how to fix it.
@@ -365,88 +497,154 @@ impl Batch {
                 }
                 reply => reply?,
             };
-            let again = self.settle(&pending, replies, prefix, &mut values)?;
-            self.restore(&pipe, prefix, &pending, &again);
+            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
+            self.restore(&pipe, &layout, &pending, &again);
             pending = again;
         }
-        for undo in self.undo(&values) {
-            undo.query_async::<Value>(con).await?;
+        let mut replies = Replies::new(self.id, values, acks);
+        for (index, undo) in self.undo(&replies) {
+            if let Err(err) = undo.query_async::<Value>(con).await {
+                replies.not_put_back.push((index, err));
+            }
         }
-        Ok(Replies::new(self.id, values))
+        Ok(replies)
     }
 
     /// The commands that put back the values popped by this batch that will not decode
     /// (their slots then fail with the decoding error), in reverse order, so that values
     /// popped from one end go back in the order they were. Sent one by one: this is the
-    /// rare path, and it runs on every kind of connection.
-    fn undo(&self, values: &[Value]) -> Vec<Cmd> {
+    /// rare path, and it runs on every kind of connection. A put-back that fails is
+    /// that slot's error, not the batch's: the other operations ran.
+    fn undo(&self, replies: &Replies) -> Vec<(usize, Cmd)> {
         self.entries
             .iter()
-            .zip(values)
+            .zip(&replies.values)
+            .enumerate()
             .rev()
-            .filter_map(|(entry, value)| entry.repair.as_ref().and_then(|repair| repair(value)))
+            .filter_map(|(index, (entry, value))| {
+                let repair = entry.repair.as_ref()?;
+                repair(value.as_ref()?).map(|cmd| (index, cmd))
+            })
             .collect()
     }
 
-    /// Files the replies of the operations at `sent` into `values`; returns those that got
-    /// `NOSCRIPT` in a plain pipeline (they did not run, and are sent again).
+    /// Files the replies of the operations at `sent` into `values` and the wait's into
+    /// `acks`; returns those that got `NOSCRIPT` in a plain pipeline while their script's
+    /// load succeeded (they did not run, and are sent again). A call whose script's load
+    /// failed gets the load's error (it did not run either).
     fn settle(
         &self,
         sent: &[usize],
         replies: Vec<Value>,
-        prefix: usize,
+        layout: &Layout,
         values: &mut [Value],
+        acks: &mut Option<Vec<Value>>,
     ) -> Result<Vec<usize>> {
-        if replies.len() != prefix + sent.len() {
+        let framing = if self.atomic { 2 } else { 0 };
+        let expected = layout.lead + framing + layout.loads.len() + layout.ops + layout.waits;
+        if replies.len() != expected {
             return Err(Error::unexpected_reply(
                 "a batch got another number of replies than it sent commands",
-                format!("sent {}, got {}", prefix + sent.len(), replies.len()),
+                format!("sent {expected}, got {}", replies.len()),
             ));
         }
+        let mut replies = replies.into_iter().skip(layout.lead);
+        let mut results: Vec<Value> = if self.atomic {
+            self.unwrap_transaction(&mut replies, layout)?
+        } else {
+            replies
+                .by_ref()
+                .take(layout.loads.len() + layout.ops)
+                .collect()
+        };
+        *acks = self.wait.is_some().then(|| replies.collect());
+        let calls = results.split_off(layout.loads.len());
+        let loads = results;
         let mut again = Vec::new();
-        for (&index, value) in sent.iter().zip(replies.into_iter().skip(prefix)) {
+        for (&index, value) in sent.iter().zip(calls) {
             let missing_script = matches!(&value, Value::ServerError(e)
                 if e.kind() == Some(redis::ServerErrorKind::NoScript));
-            if missing_script && !self.atomic {
-                again.push(index);
-            }
-            values[index] = value;
+            let failed_load = self.entries[index].script.and_then(|script| {
+                let at = layout.loads.iter().position(|s| s.sha1 == script.sha1)?;
+                matches!(loads[at], Value::ServerError(_)).then(|| loads[at].clone())
+            });
+            values[index] = match failed_load {
+                Some(load) if missing_script => load,
+                _ if missing_script && !self.atomic => {
+                    again.push(index);
+                    value
+                }
+                _ => value,
+            };
         }
         Ok(again)
     }
+
+    /// The replies of the loads and the operations of a transaction, from `EXEC`'s;
+    /// `replies` starts at `MULTI`'s and is left at the first reply after `EXEC`'s.
+    fn unwrap_transaction(
+        &self,
+        replies: &mut impl Iterator<Item = Value>,
+        layout: &Layout,
+    ) -> Result<Vec<Value>> {
+        let queued_count = layout.loads.len() + layout.ops;
+        let multi = replies.next();
+        let queued: Vec<Value> = replies.by_ref().take(queued_count).collect();
+        let exec = replies.next();
+        if let Some(Value::ServerError(refused)) = multi {
+            return Err(Error::RanOutsideTransaction {
+                refused: refused.into(),
+                commands: queued_count,
+            });
+        }
+        match exec {
+            Some(Value::Array(items)) if items.len() == queued_count => Ok(items),
+            // Discarded (EXECABORT) because a command was refused while queued: nothing
+            // ran. The first refusal says why (a NOPERM, a wrong number of arguments).
+            Some(Value::ServerError(err)) => {
+                let why = queued.into_iter().find_map(|value| match value {
+                    Value::ServerError(err) => Some(err),
+                    _ => None,
+                });
+                Err(Error::Redis(why.unwrap_or(err).into()))
+            }
+            other => Err(Error::unexpected_reply(
+                "EXEC did not answer with the transaction's replies",
+                format!("{other:?}"),
+            )),
+        }
+    }
 }
 
-/// Sends a packed pipeline with `req_packed_commands`, the way `Pipeline::query` does,
+/// `NOPERM` for `MULTI`.
+fn is_refused_multi(err: &redis::RedisError) -> bool {
+    err.code() == Some("NOPERM") && err.detail().is_some_and(|d| d.contains("'multi'"))
+}
+
+/// Sends a plain pipeline packed, with `req_packed_commands`, as `Pipeline::query` does,
 /// for the connection that routes it itself (the sync cluster connection, by the first
-/// command, which `Batch::pipeline`'s anchor keys).
+/// command, which `Batch::pipeline`'s anchor keys); every reply is kept.
 pub(crate) fn query_packed(
     con: &mut dyn redis::ConnectionLike,
     pipe: &Pipeline,
-    atomic: bool,
 ) -> Result<Vec<Value>> {
-    let packed = pipe.get_packed_pipeline();
-    let n = pipe.len();
-    if !atomic {
-        return Ok(con.req_packed_commands(&packed, 0, n)?);
-    }
-    match con.req_packed_commands(&packed, n + 1, 1)?.pop() {
-        Some(Value::Array(items)) => Ok(items),
-        Some(Value::ServerError(err)) => Err(Error::Redis(err.into())),
-        other => Err(Error::unexpected_reply(
-            "EXEC did not answer with the transaction's replies",
-            format!("{other:?}"),
-        )),
-    }
+    Ok(con.req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())?)
 }
 
-/// Runs one request as a batch of one, whose script is loaded in the same round trip:
-/// how a single operation recovers from `NOSCRIPT`. The reply is its command's.
+/// The reply of a batch of one: the operation's, its error reply as an error, and the
+/// wait's replies.
+pub(crate) type OneReply = (redis::RedisResult<Value>, Vec<Value>);
+
+/// Runs one request as a batch of one, whose script is loaded in the same round trip,
+/// followed by `wait`: how a single operation recovers from `NOSCRIPT`.
 pub(crate) fn run_one(
     request: Request,
+    wait: Option<Durability>,
     con: &mut dyn redis::ConnectionLike,
-) -> Result<redis::RedisResult<Value>> {
+) -> Result<OneReply> {
     let mut batch = Batch::new();
     batch.push(request);
+    batch.wait = wait;
     Ok(batch.run(con)?.into_first())
 }
 
@@ -454,28 +652,32 @@ pub(crate) fn run_one(
 #[cfg(feature = "aio")]
 pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
     request: Request,
+    wait: Option<Durability>,
     con: &mut C,
-) -> Result<redis::RedisResult<Value>> {
+) -> Result<OneReply> {
     let mut batch = Batch::new();
     batch.push(request);
+    batch.wait = wait;
     Ok(batch.run_async(con).await?.into_first())
 }
 
 impl Replies {
-    /// The first reply, its error reply as an error.
-    fn into_first(mut self) -> redis::RedisResult<Value> {
+    /// The first reply, its error reply as an error, and the wait's replies.
+    fn into_first(mut self) -> OneReply {
         let value = self
             .values
             .first_mut()
             .and_then(Option::take)
             .unwrap_or(Value::Nil);
-        value.extract_error()
+        (value.extract_error(), self.acks.unwrap_or_default())
     }
 
-    fn new(batch: u64, values: Vec<Value>) -> Self {
+    fn new(batch: u64, values: Vec<Value>, acks: Option<Vec<Value>>) -> Self {
         Replies {
             batch,
             values: values.into_iter().map(Some).collect(),
+            acks,
+            not_put_back: Vec::new(),
         }
     }
 }
@@ -489,16 +691,25 @@ impl<T> Slot<T> {
                 "read each slot from the replies of the batch that returned it",
             ));
         }
-        let value = replies
-            .values
-            .get_mut(self.index)
-            .and_then(Option::take)
-            .ok_or_else(|| {
-                Error::unexpected_reply("no reply for this slot", "it was taken already")
-            })?;
+        let value = if self.index == WAIT_SLOT {
+            replies.acks.take().map(Value::Array)
+        } else {
+            replies.values.get_mut(self.index).and_then(Option::take)
+        };
+        let value = value.ok_or_else(|| {
+            Error::unexpected_reply("no reply for this slot", "it was taken already")
+        })?;
         let value = value
             .extract_error()
             .map_err(|err| server_error(self.script, err))?;
-        (self.decode)(value)
+        let not_put_back = replies
+            .not_put_back
+            .iter()
+            .position(|(index, _)| *index == self.index)
+            .map(|at| replies.not_put_back.swap_remove(at).1);
+        match ((self.decode)(value), not_put_back) {
+            (Err(err), Some(undo_err)) => Err(crate::runtime::op::put_back(err, Err(undo_err))),
+            (decoded, _) => decoded,
+        }
     }
 }

@@ -70,6 +70,18 @@ pub enum Error {
         /// The client's timeout error.
         source: redis::RedisError,
     },
+    /// The server refused a [`Batch::transaction`](crate::Batch::transaction)'s `MULTI`
+    /// (a user without the `multi` permission), and then ran its commands one by one,
+    /// outside any transaction, as they came: some or all of them may have been applied,
+    /// and other clients' commands may have run in between. Nothing was sent again.
+    /// Grant the user `+multi +exec` (see "ACL permissions" in the README).
+    RanOutsideTransaction {
+        /// The server's reply to `MULTI`.
+        refused: redis::RedisError,
+        /// How many commands ran outside the transaction (the operations and the
+        /// `SCRIPT LOAD`s of their scripts).
+        commands: usize,
+    },
     /// Redis, the connection or the reply failed: an I/O error, a server error such as
     /// `WRONGTYPE`, or a reply that did not decode to the expected type. Its `Display` is
     /// redis-rs's own, which includes the cause (an I/O error's text).
@@ -134,6 +146,13 @@ impl fmt::Display for Error {
                  own timeout, and an item it pops later will be lost: give blocking commands a \
                  connection whose response timeout is longer than theirs (see \"Blocking pops and \
                  connection timeouts\" in the fifo_queue docs)"
+            ),
+            Error::RanOutsideTransaction { refused, commands } => write!(
+                f,
+                "the server refused MULTI ({refused}), so the transaction's {commands} commands \
+                 ran one by one, outside a transaction: any of them may have been applied, and \
+                 nothing was sent again; grant the user `+multi +exec` (see \"ACL permissions\" \
+                 in the README)"
             ),
             // Transparent: what redis-rs says, once; its own source chain follows.
             Error::Redis(err) => fmt::Display::fmt(err, f),

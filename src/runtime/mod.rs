@@ -6,6 +6,7 @@
 pub(crate) mod batch;
 pub(crate) mod call;
 pub mod catalog;
+pub(crate) mod durability;
 pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod input;

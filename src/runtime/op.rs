@@ -5,8 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use redis::{Cmd, FromRedisValue, Value};
+use redis::{Cmd, FromRedisValue, Pipeline, Value};
 
+use crate::runtime::durability::{Acks, Durability, Durable};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::script::Script;
 use crate::runtime::show;
@@ -72,6 +73,8 @@ pub struct Op<T> {
     pub(crate) undo: Option<Undo>,
     /// How its script runs when it runs alone; `None`: the process's default.
     pub(crate) mode: Option<ScriptMode>,
+    /// What its write waits for, in the same round trip ([`Op::wait_for`]).
+    pub(crate) wait: Option<Durability>,
 }
 
 impl<T> Clone for Op<T> {
@@ -81,6 +84,7 @@ impl<T> Clone for Op<T> {
             decode: Arc::clone(&self.decode),
             undo: self.undo.clone(),
             mode: self.mode,
+            wait: self.wait,
         }
     }
 }
@@ -288,6 +292,7 @@ impl<T: 'static> Op<T> {
             decode: Arc::new(decode),
             undo: None,
             mode: None,
+            wait: None,
         }
     }
 
@@ -338,6 +343,7 @@ impl<T: 'static> Op<T> {
             }),
             undo: None,
             mode: None,
+            wait: None,
         }
     }
 
@@ -354,6 +360,7 @@ impl<T: 'static> Op<T> {
             decode: Arc::new(move |value| decode(value).and_then(&f)),
             undo: self.undo,
             mode: self.mode,
+            wait: self.wait,
         }
     }
 
@@ -397,6 +404,93 @@ impl<T: 'static> Op<T> {
         self.request.as_ref().ok().map(Request::cmd)
     }
 
+    /// The same operation, which then waits, in the same round trip, until `durability`
+    /// is met or its timeout is up: `WAIT` for replicas to acknowledge the write, and
+    /// `WAITAOF` for the append-only file to be fsynced (on servers that have it). The
+    /// reply is the value, decoded as before, with what acknowledged it ([`Durable`]).
+    ///
+    /// Waiting never turns an applied write into an error: fewer replicas than asked, a
+    /// server without `WAITAOF` ([`Aof::Unsupported`](crate::Aof::Unsupported)), or a
+    /// refused `WAIT` are all reported in [`Durable::acks`], beside the value; check
+    /// [`Durable::is_met`]. A reply that is an error (a script's declared error, a
+    /// `WRONGTYPE`) is the operation's error, as without the wait.
+    ///
+    /// The `WAIT` goes on the connection that sent the write, right behind it (behind the
+    /// call that actually ran, when a missing script or library was loaded first), so it
+    /// waits for that write, on the node that took it: on a cluster connection the whole
+    /// round trip goes to the node of the operation's key. On a multiplexed connection it
+    /// waits for the connection's latest write, which may be another task's later one:
+    /// never less than asked.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::{Durability, work_queue::WorkQueue};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let queue = WorkQueue::new("emails")?;
+    /// let added = queue
+    ///     .add("welcome:42", "to=ann@example.com")
+    ///     .wait_for(Durability::replicas(1).timeout(Duration::from_millis(500)))
+    ///     .run(&mut con)?;
+    /// if !added.is_met() {
+    ///     // Applied on the primary, but no replica had it within 500 ms: a failover now
+    ///     // could lose it. Retrying is safe here (the job id deduplicates).
+    ///     eprintln!("job added, acknowledged by {} replicas", added.replicas());
+    /// }
+    /// let _state = added.value.state();
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// A timeout of zero is refused ([`Error::InvalidInput`], before any I/O): `WAIT`
+    /// takes it as "forever". Keep the connection's response timeout above the wait's.
+    pub fn wait_for(self, durability: Durability) -> Op<Durable<T>> {
+        if self.wait.is_some() {
+            return Op::rejected(Error::invalid(
+                "durability",
+                "the operation already waits: call wait_for once",
+            ));
+        }
+        if let (Ok(_), Err(err)) = (&self.request, durability.check()) {
+            return Op::rejected(err);
+        }
+        let decode = self.decode;
+        let undo = self.undo.map(|undo| -> Undo {
+            Arc::new(move |value: &Value| match value {
+                Value::Array(parts) => parts.first().and_then(|value| undo(value)),
+                _ => None,
+            })
+        });
+        Op {
+            request: self.request,
+            decode: Arc::new(move |value| {
+                let (value, acks) = split_durable(value)?;
+                Ok(Durable {
+                    value: decode(value)?,
+                    acks: Acks::from_replies(durability, acks),
+                })
+            }),
+            undo,
+            mode: self.mode,
+            wait: Some(durability),
+        }
+    }
+
+    /// The commands that follow the call in its round trip: its wait, if any.
+    fn followers(&self) -> Vec<Cmd> {
+        self.wait.map(|d| d.commands()).unwrap_or_default()
+    }
+
+    /// The reply that decodes: the call's own, or with a wait, the call's and the wait's
+    /// replies as one array (split again by the decoder [`wait_for`](Self::wait_for) made).
+    fn reply_value(&self, value: Value, acks: Vec<Value>) -> Value {
+        if self.wait.is_some() {
+            Value::Array(vec![value, Value::Array(acks)])
+        } else {
+            value
+        }
+    }
+
     /// Runs on a sync connection: `redis::Connection`, a cluster connection, a pooled one.
     ///
     /// A script runs with `EVALSHA` (`EVALSHA_RO` when it writes nothing). If the server
@@ -407,37 +501,54 @@ impl<T: 'static> Op<T> {
     ///
     /// With [`ScriptMode::Functions`] ([`via`](Self::via), [`set_default_script_mode`]),
     /// the crate's scripts run with `FCALL`/`FCALL_RO` instead; if the server lacks the
-    /// library, the call is sent again behind `FUNCTION LOAD REPLACE` of the library, in
-    /// one transaction. A call that found no function did not run, so nothing runs twice.
+    /// library, the call is sent again right behind `FUNCTION LOAD REPLACE` of the
+    /// library, in one round trip (a pipeline, not a transaction, so that a user without
+    /// the `multi` permission recovers too), up to five times (a `FUNCTION FLUSH` can land
+    /// between the load and the call). A call that found no function did not run, so
+    /// nothing runs twice; if the load failed (a user without `function|load`), the error
+    /// is the load's.
+    ///
+    /// Whenever `run` returns an error that the server answered, the operation did not
+    /// run (or, for a script's declared error, wrote nothing).
     pub fn run(&self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
         let request = self.request.as_ref().map_err(Clone::clone)?;
-        let reply = if let Some(fcall) = self.function_call(request) {
-            match fcall.query::<Value>(con) {
-                Err(err) if is_missing_function(&err) => {
-                    // The sync cluster connection takes no pipeline through `query`: it
-                    // routes a packed one by its first command, so the call's key leads.
-                    let anchor = (!con.supports_pipelining())
-                        .then(|| request.route())
-                        .flatten();
-                    let pipe = load_then_call(fcall, anchor);
-                    let replies = if anchor.is_some() {
-                        crate::runtime::batch::query_packed(con, &pipe, true)?
-                    } else {
-                        pipe.query::<Vec<Value>>(con)?
-                    };
-                    last_reply(replies)
-                }
-                reply => reply,
-            }
+        // redis-rs's sync cluster connection is the one that takes no pipeline through
+        // `query`, and it turns an error reply of any command of a packed pipeline into
+        // an error for all of them: a single operation runs there without one.
+        let cluster = !con.supports_pipelining();
+        if cluster && self.wait.is_some() {
+            return Err(sync_cluster_wait());
+        }
+        let followers = self.followers();
+        let fcall = self.function_call(request);
+        let call = fcall.as_ref().unwrap_or(request.cmd());
+        let (mut reply, mut acks) = if followers.is_empty() {
+            (call.query::<Value>(con), Vec::new())
         } else {
-            match request.cmd().query::<Value>(con) {
-                Err(err) if is_noscript(&err) => {
-                    crate::runtime::batch::run_one(request.clone(), con)?
-                }
-                reply => reply,
-            }
+            let pipe = round_trip(None, call, &followers);
+            split_call(pipe.query::<Vec<Value>>(con)?, 0)?
         };
-        match self.decode_reply(reply.map_err(|err| reply_error(request, err))?) {
+        match (&fcall, &reply) {
+            (Some(fcall), Err(err)) if is_missing_function(err) && cluster => {
+                reply = load_then_call_packed(con, request.route(), fcall);
+            }
+            (Some(fcall), Err(err)) if is_missing_function(err) => {
+                let pipe = round_trip(Some(function_load()), fcall, &followers);
+                for _ in 0..NOSCRIPT_ATTEMPTS {
+                    let again;
+                    (reply, acks, again) = after_load(pipe.query::<Vec<Value>>(con)?)?;
+                    if !again {
+                        break;
+                    }
+                }
+            }
+            (None, Err(err)) if is_noscript(err) => {
+                (reply, acks) = crate::runtime::batch::run_one(request.clone(), self.wait, con)?;
+            }
+            _ => {}
+        }
+        let value = reply.map_err(|err| reply_error(request, err))?;
+        match self.decode_reply(self.reply_value(value, acks)) {
             (Err(err), Some(undo)) => Err(put_back(err, undo.query::<Value>(con))),
             (decoded, _) => decoded,
         }
@@ -451,28 +562,55 @@ impl<T: 'static> Op<T> {
         C: redis::aio::ConnectionLike,
     {
         let request = self.request.as_ref().map_err(Clone::clone)?;
-        let reply = if let Some(fcall) = self.function_call(request) {
-            match fcall.query_async::<Value>(con).await {
-                Err(err) if is_missing_function(&err) => last_reply(
-                    load_then_call(fcall, None)
-                        .query_async::<Vec<Value>>(con)
-                        .await?,
-                ),
-                reply => reply,
-            }
+        let followers = self.followers();
+        let fcall = self.function_call(request);
+        let call = fcall.as_ref().unwrap_or(request.cmd());
+        let (mut reply, mut acks) = if followers.is_empty() {
+            (call.query_async::<Value>(con).await, Vec::new())
         } else {
-            match request.cmd().query_async::<Value>(con).await {
-                Err(err) if is_noscript(&err) => {
-                    crate::runtime::batch::run_one_async(request.clone(), con).await?
-                }
-                reply => reply,
-            }
+            let pipe = round_trip(None, call, &followers);
+            split_call(pipe.query_async::<Vec<Value>>(con).await?, 0)?
         };
-        match self.decode_reply(reply.map_err(|err| reply_error(request, err))?) {
+        match (&fcall, &reply) {
+            (Some(fcall), Err(err)) if is_missing_function(err) => {
+                // The async cluster connection sends a pipeline to the node of its first
+                // command with a key: the call's.
+                let pipe = round_trip(Some(function_load()), fcall, &followers);
+                for _ in 0..NOSCRIPT_ATTEMPTS {
+                    let again;
+                    (reply, acks, again) = after_load(pipe.query_async::<Vec<Value>>(con).await?)?;
+                    if !again {
+                        break;
+                    }
+                }
+            }
+            (None, Err(err)) if is_noscript(err) => {
+                (reply, acks) =
+                    crate::runtime::batch::run_one_async(request.clone(), self.wait, con).await?;
+            }
+            _ => {}
+        }
+        let value = reply.map_err(|err| reply_error(request, err))?;
+        match self.decode_reply(self.reply_value(value, acks)) {
             (Err(err), Some(undo)) => Err(put_back(err, undo.query_async::<Value>(con).await)),
             (decoded, _) => decoded,
         }
     }
+}
+
+/// The value and the wait's replies of a reply made by [`Op::reply_value`].
+fn split_durable(value: Value) -> Result<(Value, Vec<Value>)> {
+    if let Value::Array(mut parts) = value
+        && parts.len() == 2
+        && let Some(Value::Array(acks)) = parts.pop()
+        && let Some(value) = parts.pop()
+    {
+        return Ok((value, acks));
+    }
+    Err(Error::unexpected_reply(
+        "a waiting operation's reply is not the call's and the wait's",
+        "only the runtime of the operation that waits can decode it",
+    ))
 }
 
 /// The error of a value that did not decode, after the command that put it back ran:
@@ -491,30 +629,115 @@ fn is_noscript(err: &redis::RedisError) -> bool {
     err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
 }
 
-/// `FUNCTION LOAD REPLACE` of the crate's library and `fcall`, in one transaction, so that
-/// no `FUNCTION FLUSH` lands between them; on a cluster it goes to the node of the call's
-/// key (led by `EXISTS anchor` for the sync cluster connection), the node that lacked it.
-fn load_then_call(fcall: Cmd, anchor: Option<&[u8]>) -> redis::Pipeline {
-    let mut pipe = redis::pipe();
-    pipe.atomic().ignore_errors();
-    if let Some(key) = anchor {
-        pipe.cmd("EXISTS").arg(key);
-    }
-    pipe.cmd("FUNCTION")
-        .arg("LOAD")
+/// `FUNCTION LOAD REPLACE` of the crate's library.
+fn function_load() -> Cmd {
+    let mut cmd = redis::cmd("FUNCTION");
+    cmd.arg("LOAD")
         .arg("REPLACE")
-        .arg(crate::runtime::catalog::FUNCTIONS)
-        .add_command(fcall);
+        .arg(crate::runtime::catalog::FUNCTIONS);
+    cmd
+}
+
+/// One round trip for one call, as a plain pipeline whose replies are all kept: `load`,
+/// the call, and its `followers` (a wait). Not for the sync cluster connection (see
+/// [`load_then_call_packed`]); an async cluster connection sends it to the node of the call's
+/// key, the first command with one.
+///
+/// Not a transaction: a user without the `multi` permission would have the server refuse
+/// `MULTI` and then run the rest one by one, and the caller would get an error for a call
+/// that ran. In a pipeline each reply stands for its own command, and the call's tells
+/// whether it ran: a `FUNCTION FLUSH` that lands between the load and the call makes
+/// the call fail with "Function not found", so it did not run.
+fn round_trip(load: Option<Cmd>, call: &Cmd, followers: &[Cmd]) -> Pipeline {
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors();
+    if let Some(load) = load {
+        pipe.add_command(load);
+    }
+    pipe.add_command(call.clone());
+    for cmd in followers {
+        pipe.add_command(cmd.clone());
+    }
     pipe
 }
 
-/// The call's reply: the last of the transaction's.
-fn last_reply(replies: Vec<Value>) -> redis::RedisResult<Value> {
-    replies
-        .into_iter()
-        .next_back()
-        .unwrap_or(Value::Nil)
-        .extract_error()
+/// How an `FCALL` recovers on redis-rs's sync cluster connection, which routes a packed
+/// pipeline by its first command and answers the first error reply of any of its
+/// commands for the whole pipeline: `EXISTS anchor` (the call's key, so that the pipeline
+/// goes to its node), `FUNCTION LOAD REPLACE`, the call, in one round trip, up to five
+/// times while the call finds no function. With the permissions the README lists
+/// (`exists` included for this connection), an error is the load's (the call then found
+/// no function) or the call's own.
+fn load_then_call_packed(
+    con: &mut dyn redis::ConnectionLike,
+    anchor: Option<&[u8]>,
+    fcall: &Cmd,
+) -> redis::RedisResult<Value> {
+    let mut pipe = redis::pipe();
+    if let Some(key) = anchor {
+        pipe.cmd("EXISTS").arg(key);
+    }
+    pipe.add_command(function_load()).add_command(fcall.clone());
+    let mut reply = Ok(Value::Nil);
+    for _ in 0..NOSCRIPT_ATTEMPTS {
+        reply = con
+            .req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())
+            .map(|mut replies| replies.pop().unwrap_or(Value::Nil));
+        if !matches!(&reply, Err(err) if is_missing_function(err)) {
+            break;
+        }
+    }
+    reply
+}
+
+/// Why an operation or a batch that waits is refused on redis-rs's sync cluster
+/// connection.
+pub(crate) fn sync_cluster_wait() -> Error {
+    Error::invalid(
+        "durability",
+        "redis-rs's sync cluster connection answers an error for a whole pipeline when any \
+         of its commands failed, so a refused WAIT or WAITAOF would report a write that ran \
+         as failed; wait on an async cluster connection (`cluster_async`), which sends the \
+         write and its WAIT to the node of the write's key",
+    )
+}
+
+/// The call's reply (at `at`) and the replies after it.
+fn split_call(
+    mut replies: Vec<Value>,
+    at: usize,
+) -> Result<(redis::RedisResult<Value>, Vec<Value>)> {
+    if replies.len() <= at {
+        return Err(Error::unexpected_reply(
+            "a pipeline got fewer replies than it sent commands",
+            format!("expected more than {at}, got {}", replies.len()),
+        ));
+    }
+    let rest = replies.split_off(at + 1);
+    let call = replies.pop().unwrap_or(Value::Nil).extract_error();
+    Ok((call, rest))
+}
+
+/// The replies of `round_trip` with a load: the call's, unless it found no function and
+/// the load failed, whose error then says why (the call did not run either way); and
+/// whether to send it all again: the load succeeded but the call found no function (a
+/// `FUNCTION FLUSH` landed in between, so it did not run).
+fn after_load(mut replies: Vec<Value>) -> Result<(redis::RedisResult<Value>, Vec<Value>, bool)> {
+    if replies.len() < 2 {
+        return Err(Error::unexpected_reply(
+            "a pipeline got fewer replies than it sent commands",
+            format!("expected at least 2, got {}", replies.len()),
+        ));
+    }
+    let load = std::mem::replace(&mut replies[0], Value::Nil);
+    let (call, rest) = split_call(replies, 1)?;
+    Ok(match (call, load) {
+        (Err(err), Value::ServerError(load)) if is_missing_function(&err) => {
+            (Err(load.into()), rest, false)
+        }
+        (Err(err), _) if is_missing_function(&err) => (Err(err), rest, true),
+        (call, _) => (call, rest, false),
+    })
 }
 
 /// `FCALL` of a function the server does not have: `ERR Function not found`.

@@ -4,6 +4,7 @@
 mod harness;
 mod server;
 
+mod acl;
 mod app_config;
 mod app_log;
 mod autocomplete;
@@ -14,6 +15,7 @@ mod circular_queue;
 mod compact_string;
 mod contract;
 mod counter;
+mod durability;
 mod fenced_lock;
 mod fifo_queue;
 mod fixed_length_queue;

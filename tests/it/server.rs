@@ -351,3 +351,41 @@ fn tie_to_parent(cmd: &mut Command) {
 fn tie_to_parent(_cmd: &mut Command) {
     // Elsewhere the servers outlive a crashed test run; Drop still stops them otherwise.
 }
+
+impl RedisProcess {
+    /// Starts a replica of `primary` (with `extra` arguments too), and waits until its
+    /// link to the primary is up and the primary counts it online.
+    pub fn start_replica_of(primary: &RedisProcess, extra: &[&str]) -> RedisProcess {
+        let port = primary.port().to_string();
+        let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
+        args.extend_from_slice(extra);
+        let replica = RedisProcess::start(&args);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let linked = replica
+                .info("replication")
+                .contains("master_link_status:up");
+            let online = primary
+                .info("replication")
+                .lines()
+                .any(|line| line.starts_with("slave") && line.contains("state=online"));
+            if linked && online {
+                return replica;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the replica did not sync:\n{}",
+                replica.log()
+            );
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `INFO section`.
+    pub fn info(&self, section: &str) -> String {
+        redis::cmd("INFO")
+            .arg(section)
+            .query(&mut self.connection())
+            .expect("INFO")
+    }
+}
