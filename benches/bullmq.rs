@@ -16,7 +16,10 @@
 //! producers add while the workers drain: W producers (a connection each) add JOBS jobs
 //! between them, one per call, while W workers (a connection each) take and ack them,
 //! until all are acked. Timed from the start of the adds to the last ack; the server's
-//! CPU (`INFO cpu`: used_cpu_sys + used_cpu_user) read around the same span. The cells:
+//! CPU (`INFO cpu`: used_cpu_sys + used_cpu_user) read around the same span, and the
+//! client process's own CPU (getrusage here, `process.cpuUsage()` in node), with when
+//! the last add returned: near 100% of the cell, the producers set the pace (the workers
+//! kept up); well below, the workers did (a backlog built up). The cells:
 //!
 //! - *W workers, one job per call*: the crate's worker calls `take(1)`, runs the handler,
 //!   calls `ack` ([`crate_one_per_call`]). BullMQ: W `Worker`s with `concurrency: 1`,
@@ -220,6 +223,10 @@ struct Cell {
     jobs: usize,
     secs: f64,
     cpu_us: u64,
+    /// The client process's CPU time (all its threads), µs.
+    client_cpu_us: u64,
+    /// From the start to the last add's return, s.
+    adds_secs: f64,
     pickup_us: Vec<u64>,
     empty_takes: u64,
 }
@@ -245,7 +252,7 @@ fn crate_cell(
     let go = Barrier::new(2 * workers + 1);
     let on_added = |n: usize| added[n].store(since_base(), Ordering::SeqCst);
     let on_started = |job: &Job| started[number_of(&job.id)].store(since_base(), Ordering::SeqCst);
-    let (cpu_before, start, empty_takes) = std::thread::scope(|scope| {
+    let (cpu_before, client_before, start, empty_takes) = std::thread::scope(|scope| {
         for (p, mut con) in producer_cons.into_iter().enumerate() {
             let (go, queue, on_added) = (&go, &queue, &on_added);
             scope.spawn(move || {
@@ -268,13 +275,22 @@ fn crate_cell(
             })
             .collect();
         let cpu_before = server_us(&mut probe);
+        let client_before = client_us();
         let start = Instant::now();
         go.wait();
         let empty: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
-        (cpu_before, start, empty)
+        (cpu_before, client_before, start, empty)
     });
     let secs = start.elapsed().as_secs_f64();
+    let client_cpu_us = client_us() - client_before;
     let cpu_us = server_us(&mut probe) - cpu_before;
+    let last_add = added
+        .iter()
+        .map(|a| a.load(Ordering::SeqCst))
+        .max()
+        .unwrap_or(0);
+    let adds_secs =
+        last_add.saturating_sub(start.duration_since(base).as_nanos() as u64) as f64 / 1e9;
     let counts = queue.counts().run(&mut probe).unwrap();
     assert_eq!(counts, Default::default(), "every job was acked");
     let pickup_us = added
@@ -290,6 +306,8 @@ fn crate_cell(
         jobs: acked.into_inner(),
         secs,
         cpu_us,
+        client_cpu_us,
+        adds_secs,
         pickup_us,
         empty_takes,
     }
@@ -377,6 +395,8 @@ fn bullmq_cell(peer: &Peer, server: &server::RedisProcess, cell: serde_json::Val
         jobs: reply["jobs"].as_u64().unwrap_or(0) as usize,
         secs: reply["secs"].as_f64().unwrap_or(0.0),
         cpu_us: reply["cpu_us"].as_u64().unwrap_or(0),
+        client_cpu_us: reply["client_cpu_us"].as_u64().unwrap_or(0),
+        adds_secs: reply["adds_secs"].as_f64().unwrap_or(0.0),
         pickup_us: reply["pickup_us"]
             .as_array()
             .map(|v| v.iter().filter_map(|x| x.as_u64()).collect())
@@ -396,6 +416,18 @@ fn server_us(con: &mut redis::Connection) -> u64 {
         .filter_map(|line| line.split(':').nth(1)?.trim().parse::<f64>().ok())
         .sum();
     (seconds * 1e6).round() as u64
+}
+
+/// This process's CPU time so far (user and system, every thread), in µs.
+fn client_us() -> u64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(usage.ru_utime) + us(usage.ru_stime)
 }
 
 /// A small xorshift generator for the idle pauses (no dependency for so little).
@@ -471,6 +503,8 @@ fn quantile_ms(samples: &[u64], q: f64) -> f64 {
 struct Tally {
     rate: Vec<f64>,
     cpu: Vec<f64>,
+    client_cpu: Vec<f64>,
+    adds_share: Vec<f64>,
     pickup_us: Vec<u64>,
     empty_takes: Vec<u64>,
 }
@@ -479,6 +513,9 @@ impl Tally {
     fn push(&mut self, cell: Cell) {
         self.rate.push(cell.jobs as f64 / cell.secs);
         self.cpu.push(cell.cpu_us as f64 / cell.jobs as f64);
+        self.client_cpu
+            .push(cell.client_cpu_us as f64 / cell.jobs as f64);
+        self.adds_share.push(cell.adds_secs / cell.secs);
         self.pickup_us.extend(cell.pickup_us);
         self.empty_takes.push(cell.empty_takes);
     }
@@ -588,6 +625,31 @@ fn main() {
     }
     println!(
         "(BullMQ's rows: W Workers with concurrency 1, or with concurrency 25 and addBulk of 25 in the batch rows)"
+    );
+
+    // Where the time went: the client's own CPU, and whether the producers or the
+    // workers set the pace (the adds end near 100% of the cell when the workers keep up).
+    println!();
+    println!(
+        "{:<42} {:>10} {:>10} {:>7}   {:>10} {:>10}",
+        "client CPU µs/job, adds done at", "crate µs", "BullMQ µs", "ratio", "crate", "BullMQ"
+    );
+    for (i, &(workers, per)) in CELLS.iter().enumerate() {
+        let (c, b) = (&crate_cells[i], &bull_cells[i]);
+        let (cc, bc) = (median(c.client_cpu.clone()), median(b.client_cpu.clone()));
+        let (ca, ba) = (median(c.adds_share.clone()), median(b.adds_share.clone()));
+        println!(
+            "{:<42} {:>10} {:>10} {:>7}   {:>9}% {:>9}%",
+            label(workers, per),
+            shown(cc, 1),
+            shown(bc, 1),
+            times(cc / bc),
+            shown(ca * 100.0, 0),
+            shown(ba * 100.0, 0)
+        );
+    }
+    println!(
+        "(client CPU: the process's user + system time, every thread, over the cell; adds done at: when the last add returned, as a share of the cell's time)"
     );
 
     println!();

@@ -9,7 +9,8 @@
 //   between them while `workers` Workers (a connection each, plus BullMQ's blocking one)
 //   handle them, each with `concurrency: per`; producers add one job per call when `per`
 //   is 1, else `addBulk` of `per` (one pipeline). Timed from the start of the adds to the
-//   last `completed` event; the server's CPU (INFO cpu) around the same span. An untimed
+//   last `completed` event; the server's CPU (INFO cpu) and this process's CPU
+//   (process.cpuUsage) around the same span. An untimed
 //   warm-up of the same cell on another queue runs first (`warm` jobs, 500 by default).
 // - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //   pause in [0, gapMs), add, wait until the job is completed, again.
@@ -91,6 +92,7 @@ async function throughputOn(name, { workers, per, jobs }) {
   await Promise.all([...producers, ...consumers].map((q) => q.waitUntilReady()));
   const probe = redis();
   const cpuBefore = await serverUs(probe);
+  const clientBefore = process.cpuUsage();
   const start = performance.now();
   for (const worker of consumers) worker.run();
   // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with addBulk).
@@ -112,15 +114,24 @@ async function throughputOn(name, { workers, per, jobs }) {
     }
   };
   await Promise.all(producers.map((_, p) => produce(p)));
+  const addsSecs = (performance.now() - start) / 1000;
   await done;
   const secs = (performance.now() - start) / 1000;
+  const client = process.cpuUsage(clientBefore);
   const cpuUs = (await serverUs(probe)) - cpuBefore;
   const pickupUs = [];
   for (let n = 0; n < jobs; n++) pickupUs.push(Math.max(0, Math.round((started[n] - added[n]) * 1000)));
   await Promise.all(consumers.map((w) => w.close()));
   await Promise.all(producers.map((q) => q.close()));
   probe.disconnect();
-  return { jobs: completed, secs, cpu_us: cpuUs, pickup_us: pickupUs };
+  return {
+    jobs: completed,
+    secs,
+    adds_secs: addsSecs,
+    cpu_us: cpuUs,
+    client_cpu_us: client.user + client.system,
+    pickup_us: pickupUs,
+  };
 }
 
 async function pickup({ pickups, gapMs }) {
