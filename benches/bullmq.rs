@@ -154,18 +154,21 @@ fn crate_batches(
 }
 
 /// Idle pickups: `pickups` jobs one at a time, each after a random pause below `gap`,
-/// handled by the crate's `Worker` before the next is added. Returns each pickup, µs.
+/// handled by the crate's `Worker` before the next is added: each pickup (µs), and the
+/// server's CPU and the time over the whole run.
 fn crate_pickup(
     server: &server::RedisProcess,
     queue: &WorkQueue,
     pickups: usize,
     gap: Duration,
     rng: &mut Rng,
-) -> Vec<u64> {
+) -> Cell {
     let stop = Stop::new();
     let (began_tx, began) = mpsc::channel::<Instant>();
     let mut con = server.connection();
     let (mut worker_con, mut renewals) = (server.connection(), server.connection());
+    let cpu_before = server_us(&mut con);
+    let start = Instant::now();
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             crate_worker(queue).run(&mut worker_con, &mut renewals, &stop, move |_job| {
@@ -182,13 +185,22 @@ fn crate_pickup(
             let at = began.recv().expect("the worker runs");
             pickup_us.push(at.saturating_duration_since(added).as_micros() as u64);
             // Handled: acked, so gone from the queue.
+            std::thread::sleep(Duration::from_micros(500));
             while queue.job(&id).run(&mut con).unwrap().is_some() {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
+        let secs = start.elapsed().as_secs_f64();
+        let cpu_us = server_us(&mut con) - cpu_before;
         stop.stop();
         worker.join().unwrap().unwrap();
-        pickup_us
+        Cell {
+            jobs: pickups,
+            secs,
+            cpu_us,
+            pickup_us,
+            ..Cell::default()
+        }
     })
 }
 
@@ -505,6 +517,8 @@ struct Tally {
     cpu: Vec<f64>,
     client_cpu: Vec<f64>,
     adds_share: Vec<f64>,
+    /// The server's CPU per second of the run, ms (read for the idle runs).
+    idle_cpu: Vec<f64>,
     pickup_us: Vec<u64>,
     empty_takes: Vec<u64>,
 }
@@ -512,6 +526,7 @@ struct Tally {
 impl Tally {
     fn push(&mut self, cell: Cell) {
         self.rate.push(cell.jobs as f64 / cell.secs);
+        self.idle_cpu.push(cell.cpu_us as f64 / 1000.0 / cell.secs);
         self.cpu.push(cell.cpu_us as f64 / cell.jobs as f64);
         self.client_cpu
             .push(cell.client_cpu_us as f64 / cell.jobs as f64);
@@ -545,7 +560,7 @@ fn main() {
 
     let mut crate_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
     let mut bull_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
-    let (mut crate_idle, mut bull_idle) = (Vec::new(), Vec::new());
+    let (mut crate_idle, mut bull_idle) = (Tally::default(), Tally::default());
     for round in 0..rounds {
         // Crate first in even rounds, BullMQ first in odd ones.
         let sides: &[bool] = if round % 2 == 0 {
@@ -576,13 +591,13 @@ fn main() {
         for &crate_side in sides {
             if crate_side {
                 let queue = WorkQueue::new(format!("crate-r{round}-idle")).unwrap();
-                crate_idle.extend(crate_pickup(&server, &queue, pickups, gap, &mut rng));
+                crate_idle.push(crate_pickup(&server, &queue, pickups, gap, &mut rng));
             } else if let Ok(peer) = &peer {
                 let cell = serde_json::json!({
                     "mode": "pickup", "queue": format!("bull-r{round}-idle"),
                     "pickups": pickups, "gapMs": gap.as_millis() as u64,
                 });
-                bull_idle.extend(bullmq_cell(peer, &server, cell).pickup_us);
+                bull_idle.push(bullmq_cell(peer, &server, cell));
             }
         }
     }
@@ -661,9 +676,9 @@ fn main() {
         Some(poll) => format!("Worker poll {} ms", poll.as_millis()),
         None => "Worker's default poll".into(),
     };
-    let idle_label = format!("idle queue ({} jobs)", crate_idle.len());
+    let idle_label = format!("idle queue ({} jobs)", crate_idle.pickup_us.len());
     let pick = |samples: &[u64]| (quantile_ms(samples, 0.5), quantile_ms(samples, 0.99));
-    let ((ci50, ci99), (bi50, bi99)) = (pick(&crate_idle), pick(&bull_idle));
+    let ((ci50, ci99), (bi50, bi99)) = (pick(&crate_idle.pickup_us), pick(&bull_idle.pickup_us));
     println!(
         "{idle_label:<42} {:>10} {:>10}   {:>10} {:>10}",
         shown(ci50, 2),
@@ -698,6 +713,11 @@ fn main() {
         "(idle: the crate's {poll}, a random pause of 0–{} ms before each add; under load: every job of the cells above, the wait behind the backlog included; crate's empty takes per cell, median: {})",
         gap.as_millis(),
         empty.join(", ")
+    );
+    println!(
+        "server CPU while idle, ms per second (the idle runs, median): crate {}, BullMQ {}",
+        shown(median(crate_idle.idle_cpu.clone()), 2),
+        shown(median(bull_idle.idle_cpu.clone()), 2)
     );
 
     println!();

@@ -147,6 +147,9 @@ async function pickup({ pickups, gapMs }) {
   );
   worker.on('completed', () => onCompleted());
   await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+  const probe = redis();
+  const cpuBefore = await serverUs(probe);
+  const start = performance.now();
   const pickupUs = [];
   for (let n = 0; n < pickups; n++) {
     await new Promise((resolve) => setTimeout(resolve, Math.random() * gapMs));
@@ -158,9 +161,12 @@ async function pickup({ pickups, gapMs }) {
     pickupUs.push(Math.max(0, Math.round((began - addedAt) * 1000)));
     await completedAt;
   }
+  const secs = (performance.now() - start) / 1000;
+  const cpuUs = (await serverUs(probe)) - cpuBefore;
   await worker.close();
   await queue.close();
-  return { jobs: pickups, pickup_us: pickupUs };
+  probe.disconnect();
+  return { jobs: pickups, secs, cpu_us: cpuUs, pickup_us: pickupUs };
 }
 
 const result = mode === 'throughput' ? await throughput(cell) : await pickup(cell);
