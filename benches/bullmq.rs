@@ -4,10 +4,13 @@
 //!
 //! ```sh
 //! sh benches/peers/fetch-bullmq.sh        # once: npm install into benches/peers/bullmq/ (ignored by git)
-//! cargo bench --bench bullmq              # 3 rounds of 2,000 jobs per cell, 40 idle pickups per round
-//! ROUNDS=5 JOBS=10000 PICKUPS=100 cargo bench --bench bullmq
+//! cargo bench --bench bullmq              # 5 rounds of 3,000 jobs per cell, 25 idle pickups per round
+//! ROUNDS=9 JOBS=10000 PICKUPS=100 cargo bench --bench bullmq
 //! POLL_MS=1 cargo bench --bench bullmq    # the crate's Worker polling every 1 ms instead of its default
 //! ```
+//!
+//! Also: IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
+//! BullMQ's untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN.
 //!
 //! Without BullMQ installed (or without `node`), the bench runs the crate's cells alone
 //! and says how to install it. `NODE=<path>` picks the node binary (v20 or newer).
@@ -487,6 +490,18 @@ fn times(ratio: f64) -> String {
     }
 }
 
+/// The lowest and highest ratio `crate[r] / bullmq[r]` over the rounds, as `(lo–hi)`.
+fn spread(crate_side: &[f64], bullmq: &[f64]) -> String {
+    let ratios: Vec<f64> = crate_side.iter().zip(bullmq).map(|(c, b)| c / b).collect();
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if ratios.is_empty() {
+        String::new()
+    } else {
+        format!("({lo:.2}–{hi:.2})")
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
@@ -549,8 +564,8 @@ fn label(workers: usize, per: usize) -> String {
 }
 
 fn main() {
-    let (rounds, jobs) = (env("ROUNDS", 3), env("JOBS", 2000));
-    let pickups = env("PICKUPS", 40);
+    let (rounds, jobs) = (env("ROUNDS", 5), env("JOBS", 3000));
+    let pickups = env("PICKUPS", 25);
     let gap = Duration::from_millis(env("IDLE_GAP_MS", 250) as u64);
     let peer = peer();
     let server = server::RedisProcess::start(&[]);
@@ -610,14 +625,16 @@ fn main() {
         "add → take → ack, producers adding while workers drain; {rounds} rounds of {jobs} jobs per cell, medians; {peer_name}"
     );
     println!(
-        "{:<42} {:>10} {:>10} {:>7}   {:>10} {:>10} {:>7}",
+        "{:<42} {:>8} {:>8} {:>7} {:>13}   {:>8} {:>9} {:>7} {:>13}",
         "jobs/s and server CPU µs/job",
         "crate/s",
         "BullMQ/s",
         "ratio",
+        "(rounds)",
         "crate µs",
         "BullMQ µs",
-        "ratio"
+        "ratio",
+        "(rounds)"
     );
     let mut goals_rate = Vec::new();
     let mut goals_cpu = Vec::new();
@@ -626,20 +643,22 @@ fn main() {
         let (cr, cc) = (median(c.rate.clone()), median(c.cpu.clone()));
         let (br, bc) = (median(b.rate.clone()), median(b.cpu.clone()));
         println!(
-            "{:<42} {:>10} {:>10} {:>7}   {:>10} {:>10} {:>7}",
+            "{:<42} {:>8} {:>8} {:>7} {:>13}   {:>8} {:>9} {:>7} {:>13}",
             label(workers, per),
             shown(cr, 0),
             shown(br, 0),
             times(cr / br),
+            spread(&c.rate, &b.rate),
             shown(cc, 1),
             shown(bc, 1),
-            times(cc / bc)
+            times(cc / bc),
+            spread(&c.cpu, &b.cpu)
         );
         goals_rate.push(cr / br);
         goals_cpu.push(cc / bc);
     }
     println!(
-        "(BullMQ's rows: W Workers with concurrency 1, or with concurrency 25 and addBulk of 25 in the batch rows)"
+        "(ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. BullMQ's rows: W Workers with concurrency 1, or with concurrency 25 and addBulk of 25 in the batch rows)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the
