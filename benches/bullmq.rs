@@ -10,7 +10,9 @@
 //! ```
 //!
 //! Also: IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
-//! BullMQ's untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN.
+//! BullMQ's untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN,
+//! and COMMANDSTATS=1 to print which commands each side's cells of the first round ran
+//! per job (`INFO commandstats`; BullMQ's counts include its warm-up's jobs).
 //!
 //! Without BullMQ installed (or without `node`), the bench runs the crate's cells alone
 //! and says how to install it. `NODE=<path>` picks the node binary (v20 or newer).
@@ -433,6 +435,37 @@ fn server_us(con: &mut redis::Connection) -> u64 {
     (seconds * 1e6).round() as u64
 }
 
+/// The commands the server ran since the last `CONFIG RESETSTAT` (`INFO commandstats`),
+/// per job: `evalsha 3.00 (41.2 µs)`, … The bench's own INFO and CONFIG calls left out.
+fn per_job(con: &mut redis::Connection, jobs: usize) -> String {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    let mut rows: Vec<(String, f64, f64)> = info
+        .lines()
+        .filter_map(|line| {
+            let (name, fields) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let field = |key: &str| {
+                fields
+                    .split(',')
+                    .find_map(|f| f.strip_prefix(key)?.strip_prefix('=')?.parse::<f64>().ok())
+            };
+            let calls = field("calls")?;
+            (!matches!(name, "info" | "config")).then(|| {
+                (
+                    name.to_owned(),
+                    calls / jobs as f64,
+                    field("usec_per_call").unwrap_or(0.0),
+                )
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    rows.iter()
+        .filter(|(_, per, _)| *per >= 0.005)
+        .map(|(name, per, us)| format!("{name} {per:.2} ({us:.1} µs)"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// This process's CPU time so far (user and system, every thread), in µs.
 fn client_us() -> u64 {
     // SAFETY: getrusage fills the struct it is given.
@@ -576,6 +609,8 @@ fn main() {
     let mut crate_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
     let mut bull_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
     let (mut crate_idle, mut bull_idle) = (Tally::default(), Tally::default());
+    let commandstats = std::env::var_os("COMMANDSTATS").is_some();
+    let mut stats_lines = Vec::new();
     for round in 0..rounds {
         // Crate first in even rounds, BullMQ first in odd ones.
         let sides: &[bool] = if round % 2 == 0 {
@@ -586,6 +621,13 @@ fn main() {
         for (i, &(workers, per)) in CELLS.iter().enumerate() {
             for &crate_side in sides {
                 let name = format!("r{round}-c{i}");
+                let stats = commandstats && round == 0;
+                if stats {
+                    redis::cmd("CONFIG")
+                        .arg("RESETSTAT")
+                        .exec(&mut con)
+                        .unwrap();
+                }
                 if crate_side {
                     crate_cells[i].push(crate_cell(
                         &server,
@@ -600,6 +642,16 @@ fn main() {
                         "workers": workers, "per": per, "jobs": jobs,
                     });
                     bull_cells[i].push(bullmq_cell(peer, &server, cell));
+                }
+                if stats && (crate_side || peer.is_ok()) {
+                    // BullMQ's count includes its untimed warm-up's jobs.
+                    let handled = jobs + if crate_side { 0 } else { env("WARM", 500) };
+                    let side = if crate_side { "crate" } else { "BullMQ" };
+                    stats_lines.push(format!(
+                        "{:<42} {side:<7} {}",
+                        label(workers, per),
+                        per_job(&mut con, handled)
+                    ));
                 }
             }
         }
@@ -738,6 +790,14 @@ fn main() {
         shown(median(crate_idle.idle_cpu.clone()), 2),
         shown(median(bull_idle.idle_cpu.clone()), 2)
     );
+
+    if !stats_lines.is_empty() {
+        println!();
+        println!("commands per job, round 1 (INFO commandstats: calls per job, and µs per call)");
+        for line in &stats_lines {
+            println!("{line}");
+        }
+    }
 
     println!();
     match &peer {
