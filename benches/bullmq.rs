@@ -19,12 +19,13 @@
 //!
 //! **The flow.** Every job goes add → take → ack, and in every throughput cell the
 //! producers add while the workers drain: W producers (a connection each) add JOBS jobs
-//! between them, one per call, while W workers (a connection each) take and ack them,
-//! until all are acked. Timed from the start of the adds to the last ack; the server's
-//! CPU (`INFO cpu`: used_cpu_sys + used_cpu_user) read around the same span, and the
-//! client process's own CPU (getrusage here, `process.cpuUsage()` in node), with when
-//! the last add returned: near 100% of the cell, the producers set the pace (the workers
-//! kept up); well below, the workers did (a backlog built up). The cells:
+//! between them, one per call (25 per call in the batch cells), while W workers (a
+//! connection each) take and ack them, until all are acked. Timed from the start of the
+//! adds to the last ack; the server's CPU (`INFO cpu`: used_cpu_sys + used_cpu_user)
+//! read around the same span, and the client process's own CPU (getrusage here,
+//! `process.cpuUsage()` in node), with when the last add returned: near 100% of the
+//! cell, the producers set the pace (the workers kept up); well below, the workers did
+//! (a backlog built up). The cells:
 //!
 //! - *W workers, one job per call*: the crate's worker calls `take(1)`, runs the handler,
 //!   calls `ack` ([`crate_one_per_call`]). BullMQ: W `Worker`s with `concurrency: 1`,
@@ -38,9 +39,11 @@
 //! Both sides have the same number of connections (BullMQ adds a blocking one per
 //! Worker). The crate's side runs in this process (a thread per producer and worker);
 //! BullMQ's in one node process (`benches/peers/bullmq/bench.mjs`, spawned per cell),
-//! which prints its results as one JSON line. A crate worker that finds the queue empty
-//! (at the start, or while others hold the last jobs) sleeps 1 ms and tries again; the
-//! count of those empty takes is printed.
+//! which prints its results as one JSON line. Node runs JavaScript on one thread: where
+//! BullMQ's client CPU per job times its jobs/s nears a whole core, its own client sets
+//! its pace. A crate worker that finds the queue empty (at the start, or while others
+//! hold the last jobs) sleeps 1 ms and tries again; the count of those empty takes is
+//! printed.
 //!
 //! **Pickup latency** is from `add` returning to the handler starting, both timestamps
 //! read from one clock in one process (`Instant` here, `performance.now()` in node),
