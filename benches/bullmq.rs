@@ -6,7 +6,7 @@
 //! sh benches/peers/fetch-bullmq.sh        # once: npm install into benches/peers/bullmq/ (ignored by git)
 //! cargo bench --bench bullmq              # 5 rounds of 3,000 jobs per cell, 25 idle pickups per round
 //! ROUNDS=9 JOBS=10000 PICKUPS=100 cargo bench --bench bullmq
-//! POLL_MS=1 cargo bench --bench bullmq    # the crate's Worker polling every 1 ms instead of its default
+//! POLL_MS=1000 cargo bench --bench bullmq # the longest wait of the crate's Worker for a wake-up
 //! ```
 //!
 //! Also: IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
@@ -27,11 +27,12 @@
 //! cell, the producers set the pace (the workers kept up); well below, the workers did
 //! (a backlog built up). The cells:
 //!
-//! - *W workers, one job per call*: the crate's worker calls `take(1)`, runs the handler,
-//!   calls `ack` ([`crate_one_per_call`]). BullMQ: W `Worker`s with `concurrency: 1`,
+//! - *W workers, one job per call*: the crate's worker runs the handler and acks the job
+//!   in the call that takes the next, `ack_and_take` ([`crate_one_per_call`]), one round
+//!   trip per job as BullMQ's. BullMQ: W `Worker`s with `concurrency: 1`,
 //!   which ack a job and fetch the next in one script (`moveToFinished`).
 //! - *W workers, batches of 25*: the crate's producers add 25 jobs per round trip (a
-//!   [`Batch`]), its workers call `take(25)` and pipeline the 25 acks in one `Batch`
+//!   [`Batch`]), its workers pipeline the 25 acks and the next `take(25)` in one `Batch`
 //!   ([`crate_batches`]). BullMQ has no batched take in its open-source package; its side
 //!   is its batched add (`addBulk` of 25, one pipeline) and W `Worker`s with
 //!   `concurrency: 25`, which hold as many jobs at once as a crate worker's take of 25.
@@ -42,7 +43,8 @@
 //! which prints its results as one JSON line. Node runs JavaScript on one thread: where
 //! BullMQ's client CPU per job times its jobs/s nears a whole core, its own client sets
 //! its pace. A crate worker that finds the queue empty (at the start, or while others
-//! hold the last jobs) sleeps 1 ms and tries again; the count of those empty takes is
+//! hold the last jobs) waits for a wake-up (`wait_for_work`, up to 5 ms, then it looks
+//! whether the cell is over), as BullMQ's blocks on its marker; the count of those empty takes is
 //! printed.
 //!
 //! **Pickup latency** is from `add` returning to the handler starting, both timestamps
@@ -103,8 +105,10 @@ fn crate_worker(queue: &WorkQueue) -> Worker<'_> {
     }
 }
 
-/// One worker of a throughput cell, one job per call: `take(1)`, the handler
-/// (`started`), `ack`, until `acked` reaches `jobs`. Returns its empty takes.
+/// One worker of a throughput cell, one job per call: the handler (`started`) for each
+/// job, which is acked in the call that takes the next (`ack_and_take`, or `take(1)`
+/// with no job in hand), until `acked` reaches `jobs`; with nothing to take, a wait for
+/// a wake-up (`wait_for_work`). Returns its empty takes.
 fn crate_one_per_call(
     con: &mut redis::Connection,
     queue: &WorkQueue,
@@ -113,22 +117,37 @@ fn crate_one_per_call(
     started: &dyn Fn(&Job),
 ) -> u64 {
     let mut empty = 0;
-    while acked.load(Ordering::SeqCst) < jobs {
-        let Some(job) = queue.take(1).run(con).unwrap().pop() else {
-            empty += 1;
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
+    let mut held: Option<Job> = None;
+    loop {
+        let next = match held.take() {
+            Some(done) => {
+                let next = queue.ack_and_take(&done, 1).run(con).unwrap();
+                acked.fetch_add(1, Ordering::SeqCst);
+                next
+            }
+            None => queue.take(1).run(con).unwrap(),
         };
-        started(&job);
-        queue.ack(&job).run(con).unwrap();
-        acked.fetch_add(1, Ordering::SeqCst);
+        if let Some(job) = next.into_iter().next() {
+            started(&job);
+            held = Some(job);
+            continue;
+        }
+        if acked.load(Ordering::SeqCst) >= jobs {
+            return empty;
+        }
+        empty += 1;
+        queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
     }
-    empty
 }
 
-/// One worker of a throughput cell, in batches: `take(25)`, the handler for each job,
-/// the acks pipelined in one `Batch`, until `acked` reaches `jobs`. Returns its empty
-/// takes.
+/// How long a worker of a throughput cell waits for a wake-up before it looks whether
+/// the cell is over.
+const IDLE_WAIT: Duration = Duration::from_millis(5);
+
+/// One worker of a throughput cell, in batches: the handler for each of up to 25 jobs,
+/// then their acks and the `take(25)` of the next ones pipelined in one `Batch` (one
+/// round trip per 25 jobs), until `acked` reaches `jobs`; with nothing to take, a wait
+/// for a wake-up. Returns its empty takes.
 fn crate_batches(
     con: &mut redis::Connection,
     queue: &WorkQueue,
@@ -137,28 +156,27 @@ fn crate_batches(
     started: &dyn Fn(&Job),
 ) -> u64 {
     let mut empty = 0;
-    while acked.load(Ordering::SeqCst) < jobs {
-        let taken = queue.take(BATCH as u64).run(con).unwrap();
-        if taken.is_empty() {
-            empty += 1;
-            std::thread::sleep(Duration::from_millis(1));
+    let mut held: Vec<Job> = Vec::new();
+    loop {
+        let mut batch = Batch::new();
+        let acks: Vec<_> = held.iter().map(|job| batch.add(queue.ack(job))).collect();
+        let take = batch.add(queue.take(BATCH as u64));
+        let mut replies = batch.run(con).unwrap();
+        for ack in acks {
+            ack.take(&mut replies).unwrap();
+        }
+        acked.fetch_add(held.len(), Ordering::SeqCst);
+        held = take.take(&mut replies).unwrap();
+        if !held.is_empty() {
+            held.iter().for_each(started);
             continue;
         }
-        let mut acks = Batch::new();
-        let slots: Vec<_> = taken
-            .iter()
-            .map(|job| {
-                started(job);
-                acks.add(queue.ack(job))
-            })
-            .collect();
-        let mut replies = acks.run(con).unwrap();
-        for slot in slots {
-            slot.take(&mut replies).unwrap();
+        if acked.load(Ordering::SeqCst) >= jobs {
+            return empty;
         }
-        acked.fetch_add(taken.len(), Ordering::SeqCst);
+        empty += 1;
+        queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
     }
-    empty
 }
 
 /// Idle pickups: `pickups` jobs one at a time, each after a random pause below `gap`,
@@ -174,12 +192,12 @@ fn crate_pickup(
     let stop = Stop::new();
     let (began_tx, began) = mpsc::channel::<Instant>();
     let mut con = server.connection();
-    let (mut worker_con, mut renewals) = (server.connection(), server.connection());
+    let client = redis::Client::open(server.url(0)).unwrap();
     let cpu_before = server_us(&mut con);
     let start = Instant::now();
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            crate_worker(queue).run(&mut worker_con, &mut renewals, &stop, move |_job| {
+            crate_worker(queue).run(&client, &stop, move |_job| {
                 let _ = began_tx.send(Instant::now());
                 Ok::<(), String>(())
             })

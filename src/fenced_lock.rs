@@ -14,6 +14,14 @@
 //! [`IdentityLock`](crate::identity_lock::IdentityLock). Tokens are sequential, not
 //! secret: they tell holders apart, they do not keep out a client that means harm.
 //!
+//! **After a failover** to a replica that missed the primary's last writes, the counter
+//! is where the replica had it: the new primary can hand out a token that the old one
+//! already gave, and a second holder may get the lock while the first still holds it
+//! (the lock key was lost too). A resource that refuses tokens *not above* the highest it
+//! has seen still refuses the repeated token, so fencing keeps its promise; what breaks is
+//! only mutual exclusion, as with every Redis lock under asynchronous replication. Where
+//! that matters, acquire with [`Op::wait_for`](crate::Op::wait_for) and a replica.
+//!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
 //! use std::time::Duration;

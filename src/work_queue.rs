@@ -15,7 +15,9 @@
 //!
 //! Every operation is one script (`scripts/work_queue/*.lua`), so it is one round trip
 //! and atomic; [`Worker`] is the loop that takes jobs, renews their leases while the
-//! handler runs, and acks or nacks by the handler's result.
+//! handler runs, and acks or nacks by the handler's result. What a crashed worker, a
+//! closed connection, a failover and an idle queue do to it is under
+//! [Faults](#faults).
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
@@ -41,17 +43,17 @@
 //!     }
 //! }
 //!
-//! // ...or with the loop, which also renews leases while `send_email` runs.
-//! let mut renewals = client.get_connection()?;
+//! // ...or with the loop, which also renews leases while `send_email` runs, on
+//! // connections of its own.
 //! let stop = Stop::new();
-//! let report = queue.worker().run(&mut con, &mut renewals, &stop, |job| send_email(&job.payload))?;
+//! let report = queue.worker().run(&client, &stop, |job| send_email(&job.payload))?;
 //! # Ok(()) }
 //! # fn send_email(_: &[u8]) -> Result<(), String> { Ok(()) }
 //! ```
 //!
 //! # Keys and states
 //!
-//! A queue named `name` is nine keys in `name`'s hash slot; each script takes the ones it
+//! A queue named `name` is ten keys in `name`'s hash slot; each script takes the ones it
 //! uses, in this order (its header lists them):
 //!
 //! | Key | Type | Holds |
@@ -61,10 +63,11 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; counters `#seq`, `#lease` |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq` |
 //! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then) |
+//! | `{name}:signal` | zset | one member while a job may be ready: idle workers wait on it with `BZPOPMIN` |
 //!
 //! A job moves between five [`State`]s:
 //!
@@ -95,23 +98,84 @@
 //!
 //! ```text
 //! $ redis-cli --eval scripts/work_queue/add.lua '{mail}:waiting' '{mail}:delayed' '{mail}:jobs' \
-//!     , welcome:42 'to=ann@example.com' 0 0 ''           # id, payload, priority, delay ms, group
+//!     '{mail}:signal' , welcome:42 'to=ann@example.com' 0 0 ''   # id, payload, priority, delay ms, group
 //! 1
 //! waiting
 //! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
 //!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
-//!     , 30000 1 5 0 0 1000       # lease ms, limit, max deliveries, group concurrency, rate, period
-//! welcome:42                     # id
-//! 1                              # lease token
-//! 1                              # delivery
-//! 1795464207092                  # lease deadline (ms)
-//!                                # group ('' for none)
-//! to=ann@example.com             # payload
-//! $ redis-cli --eval scripts/work_queue/extend.lua '{mail}:leased' '{mail}:jobs' , welcome:42 1 30000
+//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16) '' ''
+//!     # lease ms, limit, max deliveries, group concurrency, rate, period, 128 random bits,
+//!     # and the id and token of a job to ack first ('' for none)
+//! welcome:42                              # id
+//! 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1      # lease token
+//! 1                                       # delivery
+//! 1795464207092                           # lease deadline (ms)
+//!                                         # group ('' for none)
+//! to=ann@example.com                      # payload
+//! $ redis-cli --eval scripts/work_queue/extend.lua '{mail}:leased' '{mail}:jobs' \
+//!     , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1 30000
 //! 1795464207100
 //! $ redis-cli --eval scripts/work_queue/ack.lua '{mail}:waiting' '{mail}:leased' '{mail}:parked' \
-//!     '{mail}:jobs' '{mail}:groups' , welcome:42 1
+//!     '{mail}:jobs' '{mail}:groups' '{mail}:signal' , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1
 //! 1795464177107
+//! $ redis-cli BZPOPMIN '{mail}:signal' 5   # nothing to take: wait up to 5 s for a job
+//! ```
+//!
+//! # Faults
+//!
+//! - **A worker dies** (a crash, `SIGKILL`, a lost machine): it stops renewing, and once
+//!   its lease runs out the next `take` hands its job to another worker with its delivery
+//!   count; a job that ran out of leases on its last delivery goes to the dead-letter
+//!   queue with the reason "lease ran out on the last delivery".
+//! - **A connection closes** (the server's `timeout` closed an idle one, a proxy or
+//!   `CLIENT KILL` cut it, the server restarted): the sync [`Worker`] opens its
+//!   connections itself from a client and opens them again, sending a failed renewal
+//!   once more at once, so a long job keeps its lease; [`WorkReport`] counts the failed
+//!   renewals and the reconnects. The async loop renews on a clone of its connection:
+//!   give it a `ConnectionManager`, which reconnects by itself.
+//! - **A failover** to a replica that missed the primary's last writes (replication is
+//!   asynchronous): the jobs it missed come back to the state the replica knew (an add
+//!   it missed is gone, an ack it missed runs the job again, a take it missed hands the
+//!   job out again), as Redis documents for every write. A lease token is 128 random bits
+//!   the taking call drew and the delivery count, never a counter of the server's, so the
+//!   new primary never hands out a token a worker of the old one holds: that worker's
+//!   ack, extend or nack gets [`LEASE_LOST`]. Where an acknowledged add must survive a
+//!   failover, wait for a replica in the same round trip with
+//!   [`Op::wait_for`](crate::Op::wait_for) (and, on Redis 7.2+ and Valkey, for the
+//!   append-only file): an add that a replica acknowledged survives that replica's
+//!   promotion, and waiting never turns an applied add into an error. The crate's other
+//!   holders meet the same failover: the tokens of
+//!   [`IdentityLock`](crate::identity_lock::IdentityLock),
+//!   [`ResourcePool`](crate::resource_pool::ResourcePool) leases and
+//!   [`session`](crate::session)s are random and the caller's, as these are, so none is
+//!   handed out twice, but a lock taken, a lease granted or a session created that the
+//!   replica missed is gone (a second holder can take the lock; the user signs in again);
+//!   [`FencedLock`](crate::fenced_lock::FencedLock)'s tokens come from a counter on the
+//!   server, which a promoted replica can repeat (its docs say what that leaves).
+//! - **An idle queue**: every script that makes a job ready (an add, a nack to waiting, an
+//!   ack or nack that frees a group's slot, a requeue, a take that leaves jobs behind)
+//!   adds the one member of `{name}:signal`; an idle worker waits on it with `BZPOPMIN`
+//!   ([`wait_for_work`](WorkQueue::wait_for_work)), so a job added to an idle queue starts
+//!   at once and one waiting worker wakes per ready job. A delayed job that comes due
+//!   wakes no one: it is found within the worker's [`poll`](Worker::poll), the longest
+//!   wait, drawn at random from 80 to 100 % of it so that workers do not look in step;
+//!   an exponential [`Backoff`] is jittered the same way.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::{Durability, work_queue::WorkQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("emails")?;
+//! let added = queue
+//!     .add("welcome:42", "to=ann@example.com")
+//!     .wait_for(Durability::replicas(1).timeout(Duration::from_millis(500)))
+//!     .run(&mut con)?;
+//! if !added.is_met() {
+//!     // On the primary only, for now: adding it again later is safe (the id deduplicates).
+//! }
+//! # Ok(()) }
 //! ```
 //!
 //! # Why sorted sets, not a stream
@@ -142,7 +206,10 @@
 //!   per job and finds stalled jobs with a separate periodic check; its "job stalled more
 //!   than allowable limit" is, here, a lease that ran out on the last delivery: the job
 //!   goes to the dead-letter queue with the reason "lease ran out on the last delivery",
-//!   and the next `take` notices it, with no checker to run.
+//!   and the next `take` notices it, with no checker to run. Its lock tokens are random,
+//!   as the leases' here; its worker acks a job and fetches the next in one call, as
+//!   [`ack_and_take`](WorkQueue::ack_and_take) does, and wakes on a marker key with
+//!   `BZPOPMIN`, as `{name}:signal` here.
 //! - Sidekiq's open-source fetch pops a job off a list (`BRPOP`), and Resque pops one too:
 //!   a worker that dies mid-job loses it. Here the lease brings it back.
 //! - Celery's Redis transport (kombu) hands a task with a countdown or ETA to a worker at
