@@ -83,18 +83,14 @@ end
 for _, zset in ipairs({ waiting, delayed, signal }) do
   redis.call('ZCARD', zset)
 end
-local existing = redis.call('HGET', jobs, 's:' .. id)
+local existing, last_seq = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq'))
 if existing then
   return { 0, existing }
 end
-
-local last_seq = redis.call('HGET', jobs, '#seq')
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 -- Arrival numbers wrap after 10^13 so that a rank stays exact in a double.
 local seq = redis.call('HINCRBY', jobs, '#seq', 1)
 if seq >= 10000000000000 then
@@ -105,13 +101,16 @@ local rank = (255 - priority) * 10000000000000 + seq
 local state = 'waiting'
 if delay > 0 then
   state = 'delayed'
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   redis.call('ZADD', delayed, now + delay, id)
 else
   redis.call('ZADD', waiting, rank, id)
   wake_workers(signal)
 end
-redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
 if group ~= '' then
-  redis.call('HSET', jobs, 'g:' .. id, group)
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'g:' .. id, group)
+else
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
 end
 return { 1, state }

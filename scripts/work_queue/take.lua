@@ -436,9 +436,11 @@ end
 local taken = {}
 local count = 0
 local examined = 0
+local drained = false
 while count < limit and examined < 4 * limit do
   local head = redis.call('ZPOPMIN', waiting)
   if #head == 0 then
+    drained = true
     break
   end
   examined = examined + 1
@@ -508,7 +510,7 @@ end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
 -- the next waiting worker wakes.
-if redis.call('ZCARD', waiting) > 0 then
+if not drained and redis.call('ZCARD', waiting) > 0 then
   wake_workers(signal)
 end
 return taken
