@@ -1356,7 +1356,8 @@ impl Worker<'_> {
     /// (a `MultiplexedConnection`, a `ConnectionManager`, a cluster connection). The
     /// handler's future and the renewals run side by side; on any runtime. With nothing
     /// to take, the loop waits for a wake-up on `con` ([`wait_for_work`](WorkQueue::wait_for_work)),
-    /// which holds the connection meanwhile: give the worker a connection of its own.
+    /// which holds the connection meanwhile: give the worker a connection of its own (a
+    /// response timeout shorter than [`poll`](Self::poll) only cuts the waits short).
     /// A renewal that fails for another reason than a lost lease is counted and sent
     /// again at the next tick; a `ConnectionManager` reconnects by itself, so that the
     /// renewals survive a connection the server closed.
@@ -1400,7 +1401,12 @@ impl Worker<'_> {
                 next = self.queue.take(1).run_async(con).await?;
             }
             let Some(job) = next.pop() else {
-                self.wait().run_async(con).await?;
+                match self.wait().run_async(con).await {
+                    // The connection's response timeout is shorter than the wait: what
+                    // it misses is one wake-up, and the next take looks anyway.
+                    Ok(_) | Err(Error::ResponseTimeout { .. }) => {}
+                    Err(err) => return Err(err),
+                }
                 continue;
             };
             let mut renewals = con.clone();
