@@ -32,7 +32,7 @@
 //!   trip per job as BullMQ's. BullMQ: W `Worker`s with `concurrency: 1`,
 //!   which ack a job and fetch the next in one script (`moveToFinished`).
 //! - *W workers, batches of 25*: the crate's producers add 25 jobs per round trip (a
-//!   [`Batch`]), its workers pipeline the 25 acks and the next `take(25)` in one `Batch`
+//!   [`Batch`]), its workers ack 25 jobs and take the next 25 in one call, `ack_and_take`
 //!   ([`crate_batches`]). BullMQ has no batched take in its open-source package; its side
 //!   is its batched add (`addBulk` of 25, one pipeline) and W `Worker`s with
 //!   `concurrency: 25`, which hold as many jobs at once as a crate worker's take of 25.
@@ -121,7 +121,7 @@ fn crate_one_per_call(
     loop {
         let next = match held.take() {
             Some(done) => {
-                let next = queue.ack_and_take(&done, 1).run(con).unwrap();
+                let next = queue.ack_and_take([&done], 1).run(con).unwrap();
                 acked.fetch_add(1, Ordering::SeqCst);
                 next
             }
@@ -145,9 +145,9 @@ fn crate_one_per_call(
 const IDLE_WAIT: Duration = Duration::from_millis(5);
 
 /// One worker of a throughput cell, in batches: the handler for each of up to 25 jobs,
-/// then their acks and the `take(25)` of the next ones pipelined in one `Batch` (one
-/// round trip per 25 jobs), until `acked` reaches `jobs`; with nothing to take, a wait
-/// for a wake-up. Returns its empty takes.
+/// then their acks and the take of the next 25 in one call (`ack_and_take`: one round
+/// trip and one script per 25 jobs), until `acked` reaches `jobs`; with nothing to take,
+/// a wait for a wake-up. Returns its empty takes.
 fn crate_batches(
     con: &mut redis::Connection,
     queue: &WorkQueue,
@@ -158,15 +158,9 @@ fn crate_batches(
     let mut empty = 0;
     let mut held: Vec<Job> = Vec::new();
     loop {
-        let mut batch = Batch::new();
-        let acks: Vec<_> = held.iter().map(|job| batch.add(queue.ack(job))).collect();
-        let take = batch.add(queue.take(BATCH as u64));
-        let mut replies = batch.run(con).unwrap();
-        for ack in acks {
-            ack.take(&mut replies).unwrap();
-        }
+        let next = queue.ack_and_take(&held, BATCH as u64).run(con).unwrap();
         acked.fetch_add(held.len(), Ordering::SeqCst);
-        held = take.take(&mut replies).unwrap();
+        held = next;
         if !held.is_empty() {
             held.iter().for_each(started);
             continue;

@@ -831,23 +831,29 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25: a held job acked first, every chore full, 1000-start rate rings",
+            input: "limit 25: 25 held jobs of groups with parked jobs acked first, every chore full, 1000-start rate rings",
             setup: busy_queue,
             keys: queue("work_queue/take"),
-            args: strings(
-                [
-                    "10000000000",
-                    "25",
-                    "1000",
-                    "0",
-                    "1000",
-                    "10000000000",
-                    "0123456789abcdef0123456789abcdef",
-                    "held",
-                    "7",
-                ]
-                .map(String::from),
-            ),
+            args: {
+                let mut args = strings(
+                    [
+                        "10000000000",
+                        "25",
+                        "1000",
+                        "0",
+                        "1000",
+                        "10000000000",
+                        "0123456789abcdef0123456789abcdef",
+                        "held",
+                        "7",
+                    ]
+                    .map(String::from),
+                );
+                for n in 1..=24 {
+                    args.extend(strings([format!("h{n}"), "7".into()]));
+                }
+                args
+            },
         },
         Case {
             script: "short_url/claim",
@@ -1458,8 +1464,8 @@ const QUEUE: [&str; 10] = [
 /// with 10 parked jobs each, 25 idle groups with full 1000-start rings to drop, and at the
 /// head of `waiting` 75 jobs of groups whose full rate rings park them, then 25 jobs of
 /// groups whose full (but old) rings let them start. Beside them: 100 more parked jobs,
-/// `held` (token 7, last delivery, group `G` with a parked job: `take` acks it first) and
-/// `dead`.
+/// `held` and `h1` to `h24` (token 7, last delivery, each in a group with a parked job:
+/// `take` acks the 25 first) and `dead`.
 fn busy_queue(con: &mut redis::Connection) {
     lua(
         con,
@@ -1504,6 +1510,13 @@ fn busy_queue(con: &mut redis::Connection) {
          redis.call('HSET', j, 't:held', 7, 'n:held', 1)
          redis.call('HSET', g, 'r:G', 1)
          park('pg', 6, 'G')
+         for n = 1, 24 do
+           job('h' .. n, 5, 'H' .. n, 'leased')
+           redis.call('ZADD', l, 99999999999999, 'h' .. n)
+           redis.call('HSET', j, 't:h' .. n, 7, 'n:h' .. n, 1)
+           redis.call('HSET', g, 'r:H' .. n, 1)
+           park('ph' .. n, 6, 'H' .. n)
+         end
          job('dead', 8, nil, 'dead')
          redis.call('ZADD', x, 1, 'dead')
          redis.call('HSET', j, '#seq', 5000000)",

@@ -818,18 +818,40 @@ impl WorkQueue {
     /// tokens unique; build one for each call (running the same `Op` again reuses them,
     /// and tokens then differ only by the delivery count, which a failover can repeat).
     pub fn take(&self, limit: u64) -> Op<Vec<Job>> {
-        self.take_after("", "", limit)
+        self.ack_and_take([], limit)
     }
 
-    /// Acks `job`, as [`ack`](Self::ack) does, and takes up to `limit` jobs, as
-    /// [`take`](Self::take) does, in one call: a busy worker's one round trip per job.
-    /// Fails with [`LEASE_LOST`] when `job` is no longer held under its token; nothing
-    /// is taken then. One script (`work_queue/take`).
-    pub fn ack_and_take(&self, job: &Job, limit: u64) -> Op<Vec<Job>> {
-        self.take_after(&job.id, &job.token, limit)
-    }
-
-    fn take_after(&self, done_id: &str, done_token: &str, limit: u64) -> Op<Vec<Job>> {
+    /// Acks the jobs in `done` (up to [`MAX_TAKE`]), as [`ack`](Self::ack) acks one, and
+    /// takes up to `limit` jobs, as [`take`](Self::take) does, in one call: a busy
+    /// worker's one round trip per job, or per batch. Fails with [`LEASE_LOST`] when a job
+    /// of `done` is no longer held under its token (or is there twice); nothing is acked
+    /// or taken then. One script (`work_queue/take`).
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::work_queue::WorkQueue;
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let queue = WorkQueue::new("thumbnails")?;
+    /// let mut jobs = queue.take(25).run(&mut con)?;
+    /// while !jobs.is_empty() {
+    ///     for job in &jobs {
+    ///         make_thumbnail(&job.payload);
+    ///     }
+    ///     jobs = queue.ack_and_take(&jobs, 25).run(&mut con)?;
+    /// }
+    /// # Ok(()) }
+    /// # fn make_thumbnail(_: &[u8]) {}
+    /// ```
+    pub fn ack_and_take<'j>(
+        &self,
+        done: impl IntoIterator<Item = &'j Job>,
+        limit: u64,
+    ) -> Op<Vec<Job>> {
+        let done: Vec<&str> = done
+            .into_iter()
+            .flat_map(|job| [job.id.as_str(), job.token.as_str()])
+            .collect();
         let k = &self.keys;
         script::take(
             &k.waiting,
@@ -849,8 +871,7 @@ impl WorkQueue {
             self.limits.rate,
             self.limits.period,
             &token::random(),
-            done_id,
-            done_token,
+            &done,
         )
         .map(taken)
     }
@@ -1225,7 +1246,7 @@ impl Worker<'_> {
             Ok(()) if stopping => self.queue.ack(job).map(|_| Ok((Ending::Acked, Vec::new()))),
             Ok(()) => self
                 .queue
-                .ack_and_take(job, 1)
+                .ack_and_take([job], 1)
                 .map(|next| Ok((Ending::Acked, next))),
             Err(why) => self.queue.nack(job, why.to_string()).map(|nacked| {
                 Ok(match nacked {

@@ -19,7 +19,7 @@
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses ack_job wake_workers
+--- @uses held_group forget_job slot_of release_slot wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -154,30 +154,23 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- Acks job `job_id` held under `job_token`: it leaves the queue, and its group frees a slot.
--- Returns whether a parked job went back to waiting, or nil and an error reply, before any
--- write, when the job is not held under `job_token` or its group's records cannot be read.
-local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, job_id, job_token)
+-- The group of job `job_id` (false for none) when it is held under `job_token`; nil and a
+-- LEASE_LOST error reply when it is not. Reads only.
+local function held_group(jobs_hash, job_id, job_token)
   local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  local first, bad
-  if group then
-    first, bad = slot_of(groups_hash, parked_set, group)
-    if bad then
-      return nil, bad
-    end
-  end
+  return group
+end
+-- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
+-- the caller's to release).
+local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
-  if not group then
-    return false
-  end
-  return release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first) > 0
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -186,12 +179,20 @@ for _, zset in ipairs({ waiting, leased, parked, signal }) do
 end
 redis.call('HLEN', groups)
 
-local unparked, bad = ack_job(waiting, leased, parked, jobs, groups, id, token)
+local group, bad = held_group(jobs, id, token)
 if bad then
   return bad
 end
+local first
+if group then
+  first, bad = slot_of(groups, parked, group)
+  if bad then
+    return bad
+  end
+end
+forget_job(leased, jobs, id)
 -- A job of its group that was held back may start now.
-if unparked then
+if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 

@@ -1,6 +1,6 @@
 --- Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 ---
---- Beyond the books: the heart of a reliable work queue. A queue is the nine keys below,
+--- Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,
 --- in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
 --- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
@@ -15,7 +15,7 @@
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
---- acks it in its next `take` (`done_id`, `done_token`: one call per job on a busy queue).
+--- acks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).
 --- A worker that dies simply stops renewing: its job is handed out again after the lease.
 --- A lease token is `token` (128 random bits the caller draws anew for every call) and the
 --- delivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted
@@ -26,7 +26,7 @@
 --- Reply: six items per job taken: id, lease token, delivery count (1 on the first
 --- delivery), lease deadline (ms, server clock), group ('' for none), payload.
 --- A rank or delivery count of a lapsed or due job that is no count (another client wrote
---- it) is refused before any write, and so is an ack of `done_id` that fails. What is read
+--- it) is refused before any write, and so is an ack of `done` that fails. What is read
 --- later (a group's counts, a parked job, a waiting job's record) is checked where it is
 --- read: the call stops there with that job back in its place, and the ack, the chores
 --- and the jobs before it stay done.
@@ -47,10 +47,9 @@
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
 --- @arg token string             128 random bits as 32 hex digits, drawn anew for every call
---- @arg done_id string           a job this worker finished, acked first as `ack.lua` does; '' for none
---- @arg done_token string        the lease token of `done_id`; '' with no `done_id`
+--- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 10 keys and 9 arguments
+--- @error BAD_ARGS               not 10 keys and from 7 to 57 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -58,11 +57,12 @@
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
 --- @error BAD_TOKEN              not 32 hex digits
---- @error LEASE_LOST             `done_id` is not held under `done_token`; nothing was written
+--- @error BAD_DONE               an id without its token: `done` holds an odd number of values
+--- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see below)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
---- @uses running_of parked_of unpark slot_of release_slot parked_prefix ack_job wake_workers
+--- @uses running_of parked_of unpark slot_of release_slot parked_prefix held_group forget_job wake_workers
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -124,8 +124,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 10 or #ARGV ~= 9 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV < 7 or #ARGV > 57 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and from 7 to 57 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -166,8 +166,6 @@ if not group_period or group_period > 10000000000 then
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
 local token = ARGV[7]
-local done_id = ARGV[8]
-local done_token = ARGV[9]
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
@@ -233,30 +231,23 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- Acks job `job_id` held under `job_token`: it leaves the queue, and its group frees a slot.
--- Returns whether a parked job went back to waiting, or nil and an error reply, before any
--- write, when the job is not held under `job_token` or its group's records cannot be read.
-local function ack_job(waiting_set, leased_set, parked_set, jobs_hash, groups_hash, job_id, job_token)
+-- The group of job `job_id` (false for none) when it is held under `job_token`; nil and a
+-- LEASE_LOST error reply when it is not. Reads only.
+local function held_group(jobs_hash, job_id, job_token)
   local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  local first, bad
-  if group then
-    first, bad = slot_of(groups_hash, parked_set, group)
-    if bad then
-      return nil, bad
-    end
-  end
+  return group
+end
+-- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
+-- the caller's to release).
+local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
     'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
-  if not group then
-    return false
-  end
-  return release_slot(groups_hash, parked_set, waiting_set, jobs_hash, group, first) > 0
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
@@ -350,19 +341,54 @@ for i, id in ipairs(due) do
   end
 end
 
--- 0. The job this worker finished, as ack.lua ends it: the last thing that can refuse the
--- whole call.
-if done_id ~= '' then
-  local _, bad = ack_job(waiting, leased, parked, jobs, groups, done_id, done_token)
+-- 0. The jobs this worker finished, acked as ack.lua acks one. Everything that can refuse
+-- them is read before the first write: each is held under its token (and named once), and
+-- each of their groups' running count and the parked jobs that their ends let start.
+local done = { unpack(ARGV, 8) }
+if #done % 2 == 1 then
+  return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
+end
+local finished = {}
+local ending = {}
+for i = 1, #done, 2 do
+  local id = done[i]
+  local group, bad = held_group(jobs, id, done[i + 1])
   if bad then
     return bad
+  end
+  if finished[id] ~= nil then
+    return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
+  end
+  finished[id] = group
+  finished[#finished + 1] = id
+  if group then
+    ending[group] = (ending[group] or 0) + 1
+  end
+end
+local freed = {}
+for group, n in pairs(ending) do
+  local _, bad = running_of(groups, group)
+  if bad then
+    return bad
+  end
+  freed[group], bad = parked_of(parked, group, n)
+  if bad then
+    return bad
+  end
+end
+for _, id in ipairs(finished) do
+  local group = finished[id]
+  forget_job(leased, jobs, id)
+  if group then
+    -- The group's next parked job, if it has one left: a list of at most one.
+    release_slot(groups, parked, waiting, jobs, group, { table.remove(freed[group], 1) })
   end
 end
 
 for i, id in ipairs(lapsed) do
   local group, deliveries, rank = unpack(records[i])
-  -- The finished job, if its lease had run out, was acked above: nothing to hand back.
-  if id == done_id then
+  -- A finished job whose lease had run out was acked above: nothing to hand back.
+  if finished[id] ~= nil then
     group, rank = false, false
   end
   redis.call('ZREM', leased, id)

@@ -326,13 +326,19 @@ fn every_script_answers_the_type_its_header_states() {
             "session/create second: TOKEN_TAKEN",
             "work_queue/ack second: LEASE_LOST",
             "work_queue/nack second: LEASE_LOST",
+            "work_queue/take second: LEASE_LOST",
         ]
     );
 }
 
 /// For the scripts whose valid call needs more than the header's simplest values: the
 /// state or the arguments that make it answer (a pinned member, a leased job, a cursor).
-fn prepare(con: &mut redis::Connection, name: &str, keys: &mut Vec<String>, args: &mut [String]) {
+fn prepare(
+    con: &mut redis::Connection,
+    name: &str,
+    keys: &mut Vec<String>,
+    args: &mut Vec<String>,
+) {
     match name {
         "geo/neighbours" | "geo/search" => {
             harness::cmd(
@@ -352,15 +358,15 @@ fn prepare(con: &mut redis::Connection, name: &str, keys: &mut Vec<String>, args
             args[1] = "1".into();
             args[3] = "1".into();
         }
-        "work_queue/take" => {
-            args[6] = "0123456789abcdef0123456789abcdef".into();
-            // No job to ack first.
-            args[7] = String::new();
-            args[8] = String::new();
-        }
-        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => {
-            // The token the job is held under, below.
-            args[1] = "1".into();
+        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" | "work_queue/take" => {
+            // Job x, held under the token 1, below: take acks it first (`done`).
+            if name == "work_queue/take" {
+                args[6] = "0123456789abcdef0123456789abcdef".into();
+                args.truncate(7);
+                args.extend(["x".into(), "1".into()]);
+            } else {
+                args[1] = "1".into();
+            }
             let jobs = keys
                 .iter()
                 .find(|k| k.starts_with("{t}:jobs:"))
@@ -988,8 +994,6 @@ mod outside_client {
                         "0",
                         "1000",
                         "0123456789abcdef0123456789abcdef",
-                        "",
-                        "",
                     ],
                 ),
                 "BAD_GROUPS",

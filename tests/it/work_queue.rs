@@ -838,6 +838,11 @@ fn bad_input_is_refused_and_writes_nothing() {
         queue.list(State::Waiting, 1_000_000_001, 1).run(&mut con),
         "offset",
     );
+    assert_code(
+        queue.ack_and_take([&job, &job], 1).run(&mut con),
+        LEASE_LOST,
+    );
+    assert_invalid(queue.ack_and_take(vec![&job; 26], 1).run(&mut con), "done");
     for op in [queue.requeue(""), queue.remove("").map(|_| Ok(true))] {
         assert_invalid(op.run(&mut con), "id");
     }
@@ -854,55 +859,41 @@ fn bad_input_is_refused_and_writes_nothing() {
         assert_code(queue.ack(held).run(&mut con), LEASE_LOST);
         assert_code(queue.extend(held).run(&mut con), LEASE_LOST);
         assert_code(queue.nack(held, "x").run(&mut con), LEASE_LOST);
-        assert_code(queue.ack_and_take(held, 1).run(&mut con), LEASE_LOST);
+        assert_code(queue.ack_and_take([held], 1).run(&mut con), LEASE_LOST);
     }
     assert_eq!(queue.remove("a").run(&mut con).unwrap(), Removed::Running);
     assert_eq!(harness::dump(&mut con), before);
 
     // Raw calls as another language makes them: the declared codes, nothing written.
     let random = "0123456789abcdef0123456789ABCDEF";
-    let cases: [(&redis_patterns::Script, &[&str], &str); 13] = [
+    // take.lua's settings, then the random part of the tokens and the jobs to ack first.
+    let token = job.token.as_str();
+    let takes: [(&[&str], &str); 6] = [
+        (&[&random[1..]], "BAD_TOKEN"),
+        (&["g123456789abcdef0123456789abcdef"], "BAD_TOKEN"),
+        (&[random, "a", "999"], "LEASE_LOST"),
+        (&[random, "nobody", ""], "LEASE_LOST"),
+        (&[random, "a", token, "a", token], "LEASE_LOST"),
+        (&[random, "a"], "BAD_DONE"),
+    ];
+    for (rest, code) in takes {
+        let mut args = vec!["1000", "1", "1", "0", "0", "1"];
+        args.extend_from_slice(rest);
+        let keys = keys_of(&queue, &script::TAKE);
+        assert_code(harness::eval(&mut con, &script::TAKE, &keys, &args), code);
+    }
+    let cases: [(&redis_patterns::Script, &[&str], &str); 9] = [
         (&script::ADD, &["e", "x", "256", "0", ""], "BAD_PRIORITY"),
         (&script::ADD, &["e", "x", "0", "-1", ""], "BAD_DELAY"),
         (
             &script::TAKE,
-            &["0", "1", "1", "0", "0", "1", random, "", ""],
+            &["0", "1", "1", "0", "0", "1", random],
             "BAD_LEASE",
         ),
         (
             &script::TAKE,
-            &["1000", "1", "1", "0", "1001", "1", random, "", ""],
+            &["1000", "1", "1", "0", "1001", "1", random],
             "BAD_GROUP_RATE",
-        ),
-        (
-            &script::TAKE,
-            &["1000", "1", "1", "0", "0", "1", &random[1..], "", ""],
-            "BAD_TOKEN",
-        ),
-        (
-            &script::TAKE,
-            &[
-                "1000",
-                "1",
-                "1",
-                "0",
-                "0",
-                "1",
-                "g123456789abcdef0123456789abcdef",
-                "",
-                "",
-            ],
-            "BAD_TOKEN",
-        ),
-        (
-            &script::TAKE,
-            &["1000", "1", "1", "0", "0", "1", random, "a", "999"],
-            "LEASE_LOST",
-        ),
-        (
-            &script::TAKE,
-            &["1000", "1", "1", "0", "0", "1", random, "nobody", ""],
-            "LEASE_LOST",
         ),
         (&script::ACK, &["a", ""], "BAD_TOKEN"),
         (&script::ACK, &["a", "999"], "LEASE_LOST"),
@@ -1119,4 +1110,51 @@ fn requeue_and_remove_act_once_per_job_under_contention() {
             .into_iter()
             .collect::<Vec<_>>()
     );
+}
+
+/// Acking a batch in the call that takes the next: each ended job frees its group's slot
+/// once (its parked jobs start in rank order), and a job whose lease ran out before its
+/// ack is acked, not handed back.
+#[test]
+fn ack_and_take_frees_each_groups_slots_once() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("ack_and_take")
+        .unwrap()
+        .with_group_limits(GroupLimits::new().concurrency(2).unwrap());
+    for n in 1..=5 {
+        queue
+            .add_with(&format!("g{n}"), "x", JobOptions::new().group("g"))
+            .run(&mut con)
+            .unwrap();
+    }
+    let running = |con: &mut redis::Connection| -> Option<String> {
+        redis::cmd("HGET")
+            .arg(queue.keys()[6])
+            .arg("r:g")
+            .query(con)
+            .unwrap()
+    };
+    let ids = |jobs: &[Job]| jobs.iter().map(|j| j.id.clone()).collect::<Vec<_>>();
+    let first = queue.take(25).run(&mut con).unwrap();
+    assert_eq!(ids(&first), ["g1", "g2"]);
+    let second = queue.ack_and_take(&first, 25).run(&mut con).unwrap();
+    assert_eq!(ids(&second), ["g3", "g4"]);
+    assert_eq!(running(&mut con).as_deref(), Some("2"));
+    let c = queue.counts().run(&mut con).unwrap();
+    assert_eq!((c.waiting, c.parked, c.leased), (0, 1, 2));
+    // g5 under a lease that runs out before its ack, which still counts, as nobody took
+    // the job meanwhile: it is acked, not handed back.
+    let short = queue.clone().with_lease(Duration::from_millis(1)).unwrap();
+    let third = short.ack_and_take(&second, 25).run(&mut con).unwrap();
+    assert_eq!(ids(&third), ["g5"]);
+    assert_eq!(running(&mut con).as_deref(), Some("1"));
+    queue.add("late", "x").run(&mut con).unwrap();
+    harness::wait_server(&mut con, Duration::from_millis(2));
+    let last = queue.ack_and_take(&third, 25).run(&mut con).unwrap();
+    assert_eq!(ids(&last), ["late"]);
+    assert_eq!(queue.job("g5").run(&mut con).unwrap(), None);
+    assert_eq!(running(&mut con), None);
+    let c = queue.counts().run(&mut con).unwrap();
+    assert_eq!((c.waiting, c.parked, c.leased, c.dead), (0, 0, 1, 0));
 }
