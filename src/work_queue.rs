@@ -1316,7 +1316,8 @@ impl Worker<'_> {
             let mut con = Link::new(client);
             let mut next: Vec<Job> = Vec::new();
             let result = loop {
-                if stop.is_stopped() {
+                // A job taken in the call that acked the last one is run before stopping.
+                if stop.is_stopped() && next.is_empty() {
                     break Ok(());
                 }
                 if next.is_empty() {
@@ -1417,7 +1418,8 @@ impl Worker<'_> {
         let renewals_failed = AtomicU64::new(0);
         let every = self.renew_every();
         let mut next: Vec<Job> = Vec::new();
-        while !stop.is_stopped() {
+        // A job taken in the call that acked the last one is run before stopping.
+        while !(stop.is_stopped() && next.is_empty()) {
             if next.is_empty() {
                 next = self.queue.take(1).run_async(con).await?;
             }

@@ -341,9 +341,10 @@ for i, id in ipairs(due) do
   end
 end
 
--- 0. The jobs this worker finished, acked as ack.lua acks one. Everything that can refuse
--- them is read before the first write: each is held under its token (and named once), and
--- each of their groups' running count and the parked jobs that their ends let start.
+-- Before the chores write: the jobs this worker finished (`done`), acked as ack.lua acks
+-- one. Everything that can refuse them is read before the first write: each is held under
+-- its token (and named once), and each of their groups' running count and the parked jobs
+-- that their ends let start.
 local done = { unpack(ARGV, 8) }
 if #done % 2 == 1 then
   return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
