@@ -2,9 +2,11 @@
 //! connection that reconnects by itself), as a small service would use it.
 //!
 //! ```sh
-//! cargo run --example async_tokio                     # against a throwaway redis-server
+//! cargo run --example async_tokio                     # the Redis at 127.0.0.1:6379
 //! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example async_tokio
 //! ```
+//!
+//! With no Redis running, `redis-server --daemonize yes` starts one (Debian: `apt-get install redis-server`).
 //!
 //! It writes keys named `async:…` and deletes them at the end.
 
@@ -17,13 +19,10 @@ use redis_patterns::cache::Cache;
 use redis_patterns::fifo_queue::FifoQueue;
 use redis_patterns::stack::Stack;
 
-#[path = "../tests/it/server.rs"]
-mod server;
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, url) = server::env_url_or_throwaway();
-    let client = redis::Client::open(url)?;
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let client = redis::Client::open(url.as_str())?;
 
     // Most operations share one ConnectionManager: it is cheap to clone, and every clone
     // sends down the same connection.
@@ -31,7 +30,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         client.clone(),
         ConnectionManagerConfig::new().set_response_timeout(Some(Duration::from_secs(2))),
     )
-    .await?;
+    .await
+    .map_err(|err| format!("no Redis answers at {url} ({err}): start one with `redis-server --daemonize yes`, or set REDIS_URL"))?;
 
     // Cache-aside without a stampede: a hit is one GET; a miss computes once, however
     // many tasks miss at the same moment.

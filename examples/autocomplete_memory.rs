@@ -3,19 +3,18 @@
 //! `INFO memory`) read before and after, and the tables counted with `DBSIZE`.
 //!
 //! ```sh
-//! cargo run --example autocomplete_memory                                  # a throwaway redis-server
-//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example autocomplete_memory   # yours (an idle one)
+//! cargo run --example autocomplete_memory                                  # the Redis at 127.0.0.1:6379
+//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example autocomplete_memory   # another (an idle one)
 //! ```
 //!
-//! `used_memory` counts the whole server, so run it on an idle one. Against `REDIS_URL`
-//! it writes only keys whose names start with `{memory:`, and deletes them at the end.
+//! With no Redis running, `redis-server --port 6390 --save '' --daemonize yes` starts an
+//! idle one for it (then `REDIS_URL=redis://127.0.0.1:6390/`).
+//!
+//! `used_memory` counts the whole server, so run it on an idle one. It writes only keys whose names start with `{memory:`, and deletes them at the end.
 //! The numbers go into the docs of `redis_patterns::autocomplete`.
 
 use redis_patterns::Batch;
 use redis_patterns::autocomplete::Autocomplete;
-
-#[path = "../tests/it/server.rs"]
-mod server;
 
 const SIZES: &[usize] = &[1_000, 10_000, 100_000];
 
@@ -66,8 +65,10 @@ fn delete_matching(con: &mut redis::Connection, pattern: &str) -> redis::RedisRe
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, url) = server::env_url_or_throwaway();
-    let mut con = redis::Client::open(url.as_str())?.get_connection()?;
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let mut con = redis::Client::open(url.as_str())?
+        .get_connection()
+        .map_err(|err| format!("no Redis answers at {url} ({err}): start one with `redis-server --daemonize yes`, or set REDIS_URL"))?;
     println!("Autocomplete memory: random words of 4 to 10 letters, fed once each ({url})\n");
     println!("| Words | Tables | Entries | Memory | Per word |");
     println!("|---|---|---|---|---|");

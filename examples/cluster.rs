@@ -1,8 +1,18 @@
 //! The patterns on a Redis Cluster, sync and async.
 //!
 //! ```sh
-//! cargo run --example cluster        # against a throwaway three-node cluster
-//! REDIS_CLUSTER_URLS=redis://127.0.0.1:7000/,redis://127.0.0.1:7001/ cargo run --example cluster
+//! cargo run --example cluster        # the cluster at 127.0.0.1:7000 to 7002
+//! REDIS_CLUSTER_URLS=redis://10.0.0.5:6379/,redis://10.0.0.6:6379/ cargo run --example cluster
+//! ```
+//!
+//! With no cluster running, three empty nodes make one:
+//!
+//! ```sh
+//! for port in 7000 7001 7002; do
+//!   redis-server --port $port --cluster-enabled yes --cluster-config-file nodes-$port.conf \
+//!     --save '' --daemonize yes
+//! done
+//! redis-cli --cluster create 127.0.0.1:7000 127.0.0.1:7001 127.0.0.1:7002 --cluster-yes
 //! ```
 //!
 //! Every key a pattern keeps for one call shares a hash slot (auxiliary keys are named
@@ -18,23 +28,22 @@ use redis_patterns::fifo_queue::FifoQueue;
 use redis_patterns::keyspace::{DbIterator, cluster_masters};
 use redis_patterns::stack::Stack;
 
-#[path = "../tests/it/server.rs"]
-mod server;
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_cluster, urls) = match std::env::var("REDIS_CLUSTER_URLS") {
-        Ok(urls) => (None, urls.split(',').map(str::to_owned).collect()),
-        Err(_) => {
-            let cluster = server::RedisCluster::start();
-            let urls = cluster.urls();
-            (Some(cluster), urls)
-        }
-    };
-    let client = ClusterClient::new(urls)?;
+    let urls = std::env::var("REDIS_CLUSTER_URLS").unwrap_or_else(|_| {
+        "redis://127.0.0.1:7000/,redis://127.0.0.1:7001/,redis://127.0.0.1:7002/".into()
+    });
+    // redis-rs retries a call while a node restarts, doubling its wait up to minutes by
+    // default (a refused connection counts as a retry): bound the wait, so that a call
+    // across a master's restart answers, or fails, within seconds.
+    let client = ClusterClient::builder(urls.split(','))
+        .max_retry_wait(1_000)
+        .build()?;
 
     // Sync: a ClusterConnection routes each operation to the node of its key.
-    let mut con = client.get_connection()?;
+    let mut con = client.get_connection().map_err(|err| {
+        format!("no Redis Cluster answers at {urls} ({err}): see the top of examples/cluster.rs to start one, or set REDIS_CLUSTER_URLS")
+    })?;
     let cart = HashCache::new();
     cart.set("{cart:7}:items", [("book", "1"), ("pen", "3")], None)
         .run(&mut con)?;

@@ -3,20 +3,17 @@
 //! the matrix's keys.
 //!
 //! ```sh
-//! cargo run --example matrix_memory                                  # a throwaway redis-server
-//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example matrix_memory   # yours
+//! cargo run --example matrix_memory                                  # the Redis at 127.0.0.1:6379
+//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example matrix_memory   # another
 //! ```
 //!
-//! Against `REDIS_URL` it writes only keys whose names start with `memory:` or `{memory:`,
+//! With no Redis running, `redis-server --daemonize yes` starts one (Debian: `apt-get install redis-server`). It writes only keys whose names start with `memory:` or `{memory:`,
 //! and deletes them at the end. The numbers go into the docs of
 //! `redis_patterns::logical_matrix`.
 
 use redis_patterns::Op;
 use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
 use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix, Width};
-
-#[path = "../tests/it/server.rs"]
-mod server;
 
 const SIZES: &[usize] = &[10, 100, 1000];
 
@@ -126,8 +123,10 @@ fn grouped(n: u64) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, url) = server::env_url_or_throwaway();
-    let mut con = redis::Client::open(url.as_str())?.get_connection()?;
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let mut con = redis::Client::open(url.as_str())?
+        .get_connection()
+        .map_err(|err| format!("no Redis answers at {url} ({err}): start one with `redis-server --daemonize yes`, or set REDIS_URL"))?;
     let version: String = redis::cmd("INFO").arg("server").query(&mut con)?;
     let version = version
         .lines()

@@ -2,9 +2,11 @@
 //! connections, and an [`Op`](redis_patterns::Op) runs on one like on any other.
 //!
 //! ```sh
-//! cargo run --example pool                     # against a throwaway redis-server
+//! cargo run --example pool                     # the Redis at 127.0.0.1:6379
 //! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example pool
 //! ```
+//!
+//! With no Redis running, `redis-server --daemonize yes` starts one (Debian: `apt-get install redis-server`).
 //!
 //! It writes keys named `pool:…` and deletes them at the end.
 
@@ -13,13 +15,17 @@ use redis_patterns::Batch;
 use redis_patterns::cache::Cache;
 use redis_patterns::log::Log;
 
-#[path = "../tests/it/server.rs"]
-mod server;
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (_server, url) = server::env_url_or_throwaway();
-    let pool = Config::from_url(url).create_pool(Some(Runtime::Tokio1))?;
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let pool = Config::from_url(url.as_str()).create_pool(Some(Runtime::Tokio1))?;
+    // The pool connects on first use: ask for one connection now, to say what to do when
+    // nothing answers.
+    drop(
+        pool.get()
+            .await
+            .map_err(|err| format!("no Redis answers at {url} ({err}): start one with `redis-server --daemonize yes`, or set REDIS_URL"))?,
+    );
 
     // Patterns are plain values, built once and shared by every request handler.
     let audit = Log::new("pool:audit")?;

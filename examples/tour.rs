@@ -1,11 +1,11 @@
 //! A walk through every finished pattern: each call, what it returned, and why.
 //!
 //! ```sh
-//! cargo run --example tour                          # against a throwaway redis-server
-//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example tour   # against yours
+//! cargo run --example tour                          # the Redis at 127.0.0.1:6379
+//! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example tour   # another
 //! ```
 //!
-//! Against `REDIS_URL` it writes only keys whose names start with `tour:` or `{tour:`
+//! With no Redis running, `redis-server --daemonize yes` starts one (Debian: `apt-get install redis-server`). It writes only keys whose names start with `tour:` or `{tour:`
 //! (and `Chat:tour:` and `User:tour:`, as a chat's key is `Chat:<broadcaster>` and the
 //! book's session key is `User:<uid>:token`), and deletes them at the
 //! end (found with SCAN, never KEYS).
@@ -55,9 +55,6 @@ use redis_patterns::vote::Votes;
 use redis_patterns::web_session::WebSessions;
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog};
-
-#[path = "../tests/it/server.rs"]
-mod server;
 
 /// The widest call column; a longer call gets its result on the next line.
 const MAX_CALL_WIDTH: usize = 44;
@@ -165,21 +162,18 @@ impl Tour {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Keep the throwaway server alive until the end of main.
-    let (server, url) = server::env_url_or_throwaway();
-    let con = redis::Client::open(url.as_str())?.get_connection()?;
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let con = redis::Client::open(url.as_str())?
+        .get_connection()
+        .map_err(|err| format!("no Redis answers at {url} ({err}): start one with `redis-server --daemonize yes`, or set REDIS_URL"))?;
     let mut tour = Tour {
         con,
         rows: Vec::new(),
     };
     println!("redis-patterns tour, on {url}");
-    if server.is_some() {
-        println!("  a throwaway redis-server; set REDIS_URL to run the tour on yours");
-    } else {
-        println!(
-            "  from REDIS_URL; the tour writes only keys named tour:…, {{tour:…, Chat:tour:…, User:tour:…, recent:{{tour:… or common:{{tour:…, and deletes them at the end"
-        );
-    }
+    println!(
+        "  it writes only keys named tour:…, {{tour:…, Chat:tour:…, User:tour:…, recent:{{tour:… or common:{{tour:…, and deletes them at the end"
+    );
     println!("  Each line shows a call → what it returned  (and why, when that is not obvious).");
     println!(
         "  \"ch. N\" is a chapter of 《Redis 应用实例》 (huangz); the README names every source."

@@ -1,6 +1,5 @@
 //! Throwaway `redis-server` processes on free loopback ports: one standalone server, or
-//! three of them joined into a Redis Cluster. Shared by the tests, the examples and the
-//! benchmarks.
+//! three of them joined into a Redis Cluster. Shared by the tests and the benchmarks.
 //!
 //! The `redis-test` crate does much of this for redis-rs itself, but it takes its binary
 //! from `REDISRS_SERVER_BIN` while probing the version with a hard-coded `redis-server`,
@@ -16,19 +15,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// The server an example talks to: `$REDIS_URL` when it is set, else a throwaway server
-/// that lives as long as the returned process.
-pub fn env_url_or_throwaway() -> (Option<RedisProcess>, String) {
-    match std::env::var("REDIS_URL") {
-        Ok(url) => (None, url),
-        Err(_) => {
-            let server = RedisProcess::start(&[]);
-            let url = server.url(0);
-            (Some(server), url)
-        }
-    }
-}
 
 /// The binary to run: `$REDIS_SERVER_BIN`, or `redis-server` from the `PATH`.
 pub fn server_bin() -> String {
