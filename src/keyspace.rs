@@ -70,7 +70,7 @@
 //!   it. A [`matching`](DbIterator::matching) pattern may be bytes too. The generator's
 //!   own names are text, so it returns `String`s.
 //! - The async forms (`next_async`, `key_stream`, `sample_async`, `generate_async`) need
-//!   the `aio` feature (on by default).
+//!   the `aio` feature (which `tokio` and `smol` turn on).
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {

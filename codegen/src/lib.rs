@@ -232,7 +232,7 @@ pub enum Error {
         /// What failed.
         source: std::io::Error,
     },
-    /// The generator produced code it cannot format: a bug in the generator.
+    /// The generator could not render its template: a bug in the generator.
     Render(String),
 }
 

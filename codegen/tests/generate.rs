@@ -239,7 +239,7 @@ fn paths_are_the_folder_as_the_package_names_it() {
         .generate(&config.analyze(&expected).unwrap())
         .unwrap();
     assert!(code.contains(
-        "/// The scripts of `tests/fixtures/good/counter/`.\n#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]\npub mod counter {"
+        "#[doc = \" The scripts of `tests/fixtures/good/counter/`.\"]\n#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]\npub mod counter {"
     ));
     assert!(code.contains("        path: \"tests/fixtures/good/counter/incr_capped.lua\",\n"));
     assert!(code.contains("/tests/fixtures/good/counter/incr_capped.lua\")"));

@@ -196,7 +196,7 @@ fn good_templates_parse_and_generate_key_functions() {
         "pub fn boards_1(key: &str) -> ::redis_patterns::Result<String> {",
         "pub fn boards_2(key: &str) -> ::redis_patterns::Result<String> {",
         "BOARDS.forms[1].build(&[key])",
-        "template: Some(&keys::LEVELS),",
+        "template: Some(&keys::LEVELS) }",
     ] {
         assert!(code.contains(function), "no `{function}` in:\n{code}");
     }

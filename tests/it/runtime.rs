@@ -237,6 +237,19 @@ fn the_catalogue_lists_every_script_with_its_embedded_source() {
     assert!(!release.is_read_only());
 }
 
+/// `SCRIPTS_DIR` is built by build.rs on the generated sources; it holds what
+/// `include_dir!` on `scripts/` would: the same files, paths, order and contents.
+#[test]
+fn scripts_dir_is_the_scripts_folder() {
+    let folder = include_dir::include_dir!("$CARGO_MANIFEST_DIR/scripts");
+    assert!(catalog::SCRIPTS_DIR == folder);
+    let shared = catalog::SCRIPTS_DIR.get_file("_shared.lua").unwrap();
+    assert_eq!(
+        shared.contents(),
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/_shared.lua")).unwrap()
+    );
+}
+
 #[test]
 fn export_writes_every_script() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
