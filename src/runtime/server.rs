@@ -267,11 +267,9 @@ fn text(value: &Value) -> Option<String> {
 
 /// The product and version in one node's `INFO server`.
 fn parse_info(info: &str) -> Result<(Product, Version)> {
-    let field = |name: &str| {
-        info.lines()
-            .find_map(|line| line.trim_end().strip_prefix(name)?.strip_prefix(':'))
-    };
-    let product = match field("server_name") {
+    let fields = redis::InfoDict::new(info);
+    let field = |name: &str| fields.get::<String>(name);
+    let product = match field("server_name").as_deref() {
         None | Some("redis") => Product::Redis,
         Some("valkey") => Product::Valkey,
         Some(other) => Product::Other(other.to_owned()),
@@ -282,6 +280,7 @@ fn parse_info(info: &str) -> Result<(Product, Version)> {
     };
     let version = version_field
         .or_else(|| field("redis_version"))
+        .as_deref()
         .and_then(Version::parse)
         .ok_or_else(|| {
             Error::unexpected_reply("INFO server has no version that reads as x.y.z", info)
