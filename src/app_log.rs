@@ -2,6 +2,20 @@
 //! the recent log of each name and severity, and the hourly counts of common messages,
 //! each write one step on the server's clock.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::app_log::{AppLog, Severity};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let log = AppLog::new("checkout")?;
+//! log.log_common("payment declined", Severity::Warning).run(&mut con)?;
+//! for entry in log.recent(Severity::Warning).run(&mut con)? {
+//!     println!("{} {}", entry.time_ms, entry.message);
+//! }
+//! let top = log.common(Severity::Warning, 10).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! (For 《Redis 应用实例》's log, see [`log`](crate::log).)
 //!
 //! The logs of a name and a severity are five keys in one hash slot, the book's with a
@@ -36,20 +50,6 @@
 //!
 //! **On a cluster**, each name and severity is one hash slot, so a `log_common` stays
 //! atomic, and logs spread over the shards by name and severity.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::app_log::{AppLog, Severity};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let log = AppLog::new("checkout")?;
-//! log.log_common("payment declined", Severity::Warning).run(&mut con)?;
-//! for entry in log.recent(Severity::Warning).run(&mut con)? {
-//!     println!("{} {}", entry.time_ms, entry.message);
-//! }
-//! let top = log.common(Severity::Warning, 10).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

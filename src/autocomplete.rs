@@ -2,6 +2,19 @@
 //! prefix, fed in one step, with suggestions that can be taken back and tables whose size
 //! is capped.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::autocomplete::Autocomplete;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let search = Autocomplete::new("search")?.with_cap(100)?;
+//! search.feed("redis", 1.0).run(&mut con)?;
+//! search.feed("redis cluster", 1.0).run(&mut con)?;
+//! search.feed("redis", 1.0).run(&mut con)?;
+//! assert_eq!(search.hint("re", 10).run(&mut con)?, ["redis", "redis cluster"]);
+//! # Ok(()) }
+//! ```
+//!
 //! An [`Autocomplete`] of the subject `subject` keeps, for each prefix of each content
 //! fed, a sorted set `{subject}:<prefix>`: content → weight. A content's prefixes are cut
 //! by characters (`"红茶"` gives `"红"` and `"红茶"`), never inside a UTF-8 character.
@@ -49,19 +62,6 @@
 //!
 //! All of a subject's tables are in one hash slot (the subject is the hash tag), so a
 //! feed works on a cluster; a subject is one slot.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::autocomplete::Autocomplete;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let search = Autocomplete::new("search")?.with_cap(100)?;
-//! search.feed("redis", 1.0).run(&mut con)?;
-//! search.feed("redis cluster", 1.0).run(&mut con)?;
-//! search.feed("redis", 1.0).run(&mut con)?;
-//! assert_eq!(search.hint("re", 10).run(&mut con)?, ["redis", "redis cluster"]);
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -3,6 +3,27 @@
 //! string and hash caches, and [`Cache::get_or_compute`], a cache-aside read that computes
 //! a missing value once however many clients miss it at the same moment.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::cache::{Cache, HashCache};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let cache = Cache::new();
+//! cache.set("greeting", "hello", Some(Duration::from_secs(60))).run(&mut con)?;
+//! assert_eq!(cache.get::<String>("greeting").run(&mut con)?.as_deref(), Some("hello"));
+//!
+//! // Cache-aside without a stampede: however many clients miss, one renders the page.
+//! let page = cache.get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
+//!     Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
+//! })?;
+//!
+//! let users = HashCache::new();
+//! users.set("user:10086", [("id", "10086"), ("name", "peter")], None).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! | Book | Here | What differs |
 //! |---|---|---|
 //! | `Cache.set(name, content, ttl=None)` (`SET [EX]`) | [`Cache::set`] (`SET [PX]`) | the ttl is a `Duration` (whole ms); the book's `ttl=0` server error is [`Error::InvalidInput`] before any I/O |
@@ -25,27 +46,6 @@
 //!
 //! [`JsonCache`] needs the `json` feature (serde and serde_json), which is on by default;
 //! `default-features = false` builds the crate without it.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::cache::{Cache, HashCache};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let cache = Cache::new();
-//! cache.set("greeting", "hello", Some(Duration::from_secs(60))).run(&mut con)?;
-//! assert_eq!(cache.get::<String>("greeting").run(&mut con)?.as_deref(), Some("hello"));
-//!
-//! // Cache-aside without a stampede: however many clients miss, one renders the page.
-//! let page = cache.get_or_compute(&mut con, "page:10086", Some(Duration::from_secs(60)), || {
-//!     Ok::<_, redis_patterns::Error>("<html>...</html>".to_owned())
-//! })?;
-//!
-//! let users = HashCache::new();
-//! users.set("user:10086", [("id", "10086"), ("name", "peter")], None).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use std::path::Path;
 use std::time::{Duration, Instant};

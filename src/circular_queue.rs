@@ -1,6 +1,23 @@
 //! Circular queues: 《Redis 应用实例》 chapter 30 (`CircularQueue` and
 //! `UniqueCircularQueue`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let servers = CircularQueue::new("backends")?;
+//! servers.insert(&["10.0.0.1", "10.0.0.2", "10.0.0.3"]).run(&mut con)?;
+//! assert_eq!(servers.rotate::<String>().run(&mut con)?.as_deref(), Some("10.0.0.1"));
+//! assert_eq!(servers.front::<String>().run(&mut con)?.as_deref(), Some("10.0.0.2"));
+//!
+//! let feeds = UniqueCircularQueue::new("feeds")?;
+//! feeds.insert(&["a", "b", "c"]).run(&mut con)?;
+//! assert_eq!(feeds.insert(&["a"]).run(&mut con)?, 3); // moved to the rear, not doubled
+//! assert_eq!(feeds.rear::<String>().run(&mut con)?.as_deref(), Some("a"));
+//! # Ok(()) }
+//! ```
+//!
 //! A circular queue is one list whose items take turns: [`rotate`](CircularQueue::rotate)
 //! moves the front item to the rear and returns it, in one atomic command
 //! (`LMOVE key key LEFT RIGHT`), so many workers can share the queue and each rotation
@@ -38,23 +55,6 @@
 //! - Items are binary-safe; a rotated item that does not decode as the type asked for is
 //!   moved back to the front before the error returns, so the queue is as it was.
 //! - Needs Redis 6.2 (`LMOVE`/`BLMOVE`), like the book.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let servers = CircularQueue::new("backends")?;
-//! servers.insert(&["10.0.0.1", "10.0.0.2", "10.0.0.3"]).run(&mut con)?;
-//! assert_eq!(servers.rotate::<String>().run(&mut con)?.as_deref(), Some("10.0.0.1"));
-//! assert_eq!(servers.front::<String>().run(&mut con)?.as_deref(), Some("10.0.0.2"));
-//!
-//! let feeds = UniqueCircularQueue::new("feeds")?;
-//! feeds.insert(&["a", "b", "c"]).run(&mut con)?;
-//! assert_eq!(feeds.insert(&["a"]).run(&mut con)?, 3); // moved to the rear, not doubled
-//! assert_eq!(feeds.rear::<String>().run(&mut con)?.as_deref(), Some("a"));
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -2,6 +2,21 @@
 //! 《Redis 应用实例》 chapter 11 (`CompactString`), for log lines and other append-only
 //! records that are read back by byte range.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::compact_string::CompactString;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let log = CompactString::new("log:2024-05-01")?;
+//! assert_eq!(log.append("HTTP/1.1 200 OK").run(&mut con)?, 16); // bytes, with "\n"
+//! log.append("Server: nginx").run(&mut con)?;
+//! // Bytes 0 to 20, both included: the second item is cut.
+//! let items = log.get_bytes(0, 20).run(&mut con)?;
+//! assert_eq!(items, vec![b"HTTP/1.1 200 OK".to_vec(), b"Serve".to_vec()]);
+//! assert!(log.append("two\nlines").run(&mut con).is_err()); // would break the framing
+//! # Ok(()) }
+//! ```
+//!
 //! One string holds what would otherwise be a list of small strings, without the
 //! per-element overhead; both operations are one native command.
 //!
@@ -31,21 +46,6 @@
 //!   item boundary). The book drops the first empty piece anywhere, which loses data as
 //!   shown above. As in the book, the items at the two ends of a range may be cut, and
 //!   with a multi-byte separator a cut end may hold part of it.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::compact_string::CompactString;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let log = CompactString::new("log:2024-05-01")?;
-//! assert_eq!(log.append("HTTP/1.1 200 OK").run(&mut con)?, 16); // bytes, with "\n"
-//! log.append("Server: nginx").run(&mut con)?;
-//! // Bytes 0 to 20, both included: the second item is cut.
-//! let items = log.get_bytes(0, 20).run(&mut con)?;
-//! assert_eq!(items, vec![b"HTTP/1.1 200 OK".to_vec(), b"Serve".to_vec()]);
-//! assert!(log.append("two\nlines").run(&mut con).is_err()); // would break the framing
-//! # Ok(()) }
-//! ```
 
 use redis::ToRedisArgs;
 

@@ -1,6 +1,31 @@
 //! First-in, first-out queues: 《Redis 应用实例》 chapter 26 (`FifoQueue`, `FifoQueueR`, and
 //! the unlisted non-blocking `FifoQueue`).
 //!
+//! ```no_run
+//! # async fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis::AsyncConnectionConfig;
+//! use redis_patterns::fifo_queue::FifoQueue;
+//!
+//! let client = redis::Client::open("redis://127.0.0.1/")?;
+//! let jobs = FifoQueue::new("jobs")?;
+//!
+//! // Producers: any connection.
+//! let mut con = client.get_multiplexed_async_connection().await?;
+//! assert_eq!(jobs.enqueue(&["job:1", "job:2"]).run_async(&mut con).await?, 2);
+//! assert_eq!(jobs.dequeue::<String>().run_async(&mut con).await?.as_deref(), Some("job:1"));
+//!
+//! // A consumer that waits up to a minute: its own connection, no response timeout.
+//! let config = AsyncConnectionConfig::new().set_response_timeout(None);
+//! let mut blocking = client.get_multiplexed_async_connection_with_config(&config).await?;
+//! let job = jobs
+//!     .dequeue_blocking::<String>(Some(Duration::from_secs(60)))
+//!     .run_async(&mut blocking)
+//!     .await?;
+//! assert_eq!(job.as_deref(), Some("job:2"));
+//! # Ok(()) }
+//! ```
+//!
 //! A queue is one list. [`FifoQueue`] pushes on the right and pops on the left;
 //! [`ReversedFifoQueue`] (the book's `FifoQueueR`) pushes on the left and pops on the
 //! right. Either way the first item in is the first out. Every operation is one native
@@ -53,31 +78,6 @@
 //!   (`ClusterClientBuilder::response_timeout`).
 //! - Inside a [`Batch`](crate::Batch) transaction, Redis runs a blocking pop as a
 //!   non-blocking one.
-//!
-//! ```no_run
-//! # async fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis::AsyncConnectionConfig;
-//! use redis_patterns::fifo_queue::FifoQueue;
-//!
-//! let client = redis::Client::open("redis://127.0.0.1/")?;
-//! let jobs = FifoQueue::new("jobs")?;
-//!
-//! // Producers: any connection.
-//! let mut con = client.get_multiplexed_async_connection().await?;
-//! assert_eq!(jobs.enqueue(&["job:1", "job:2"]).run_async(&mut con).await?, 2);
-//! assert_eq!(jobs.dequeue::<String>().run_async(&mut con).await?.as_deref(), Some("job:1"));
-//!
-//! // A consumer that waits up to a minute: its own connection, no response timeout.
-//! let config = AsyncConnectionConfig::new().set_response_timeout(None);
-//! let mut blocking = client.get_multiplexed_async_connection_with_config(&config).await?;
-//! let job = jobs
-//!     .dequeue_blocking::<String>(Some(Duration::from_secs(60)))
-//!     .run_async(&mut blocking)
-//!     .await?;
-//! assert_eq!(job.as_deref(), Some("job:2"));
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

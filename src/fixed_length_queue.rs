@@ -1,5 +1,21 @@
 //! Bounded FIFO queues: 《Redis 应用实例》 chapter 27 (`FixedLengthQueue` and `FadedQueue`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let oldest = FixedLengthQueue::new("signups", 3)?;
+//! assert_eq!(oldest.enqueue(&["a", "b"]).run(&mut con)?, 2);
+//! assert_eq!(oldest.enqueue(&["c", "d", "e"]).run(&mut con)?, 1); // [a, b, c]
+//!
+//! let newest = FadedQueue::new("recent", 3)?;
+//! newest.enqueue(&["a", "b"]).run(&mut con)?;
+//! let pushed = newest.enqueue_counted(&["c", "d", "e"]).run(&mut con)?; // [c, d, e]
+//! assert_eq!((pushed.kept, pushed.evicted), (3, 2));
+//! # Ok(()) }
+//! ```
+//!
 //! Both are FIFO queues in one list (pushed on the right, popped on the left, like
 //! [`FifoQueue`](crate::fifo_queue::FifoQueue)) that never hold more than `max_length`
 //! items. They differ in what gives way when a push would overflow:
@@ -34,22 +50,6 @@
 //!   does not decode as the type asked for is pushed back before the error returns.
 //! - Blocking pops: see [`fifo_queue`](crate::fifo_queue#blocking-pops-and-connection-timeouts)
 //!   about connection timeouts.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let oldest = FixedLengthQueue::new("signups", 3)?;
-//! assert_eq!(oldest.enqueue(&["a", "b"]).run(&mut con)?, 2);
-//! assert_eq!(oldest.enqueue(&["c", "d", "e"]).run(&mut con)?, 1); // [a, b, c]
-//!
-//! let newest = FadedQueue::new("recent", 3)?;
-//! newest.enqueue(&["a", "b"]).run(&mut con)?;
-//! let pushed = newest.enqueue_counted(&["c", "d", "e"]).run(&mut con)?; // [c, d, e]
-//! assert_eq!((pushed.kept, pushed.evicted), (3, 2));
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -1,6 +1,25 @@
 //! Places and "shake": 《Redis 应用实例》 chapter 25 (`Location`), with pins that expire
 //! ("last seen") and a neighbour cache that is built once per miss.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::geo::Location;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let places = Location::new("places")?;
+//! places.pin("peter", 113.2099647, 23.593675).run(&mut con)?;
+//! places.pin("jack", 113.2099100, 23.593600).run(&mut con)?;
+//! // Seen a minute ago: gone from every answer after 5 minutes.
+//! places.pin_for("tom", 113.2098, 23.5935, Duration::from_secs(300)).run(&mut con)?;
+//!
+//! for (who, km) in places.search("peter", 1.0, 10).run(&mut con)? {
+//!     println!("{who} is {km:.3} km away");
+//! }
+//! let shake = places.cached_random_neighbour("peter", 10).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`Location`] keeps members (user ids) in a geo set at the key you name, as the book
 //! does, and beside it, in the key's hash slot, `{key}:deadlines` (member → when its pin
 //! expires, ms of the server's clock) and a neighbour cache per member,
@@ -46,25 +65,6 @@
 //! (it looks at each, then sorts): with 10,000 members within 1 km and `limit` 100, one
 //! search takes about 5 ms of server time (`cargo bench --bench worst_case`). `limit` is
 //! at most 100, and expired pins not yet purged cost one lookup each.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::geo::Location;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let places = Location::new("places")?;
-//! places.pin("peter", 113.2099647, 23.593675).run(&mut con)?;
-//! places.pin("jack", 113.2099100, 23.593600).run(&mut con)?;
-//! // Seen a minute ago: gone from every answer after 5 minutes.
-//! places.pin_for("tom", 113.2098, 23.5935, Duration::from_secs(300)).run(&mut con)?;
-//!
-//! for (who, km) in places.search("peter", 1.0, 10).run(&mut con)? {
-//!     println!("{who} is {km:.3} km away");
-//! }
-//! let shake = places.cached_random_neighbour("peter", 10).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -2,6 +2,20 @@
 //! `import_cities_to_redis`, `find_city_by_ip`), with a lookup in one round trip and an
 //! import that sends 1000 rows per round trip.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::ip_city::{City, IpBlock, IpCities, ip_to_score};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let cities = IpCities::new("geoip")?;
+//! let blocks = [IpBlock { start: ip_to_score("1.0.0.0")?, end: Some(ip_to_score("1.0.0.255")?), city_id: "17".into() }];
+//! cities.import_blocks(&mut con, blocks.iter().cloned().map(Ok))?;
+//! let city = City { city: "Brisbane".into(), region: "07".into(), country: "AU".into() };
+//! cities.import_cities(&mut con, [Ok(("17".to_owned(), city))])?;
+//! assert_eq!(cities.find_city_by_ip(ip_to_score("1.0.0.1")?).run(&mut con)?.map(|c| c.city), Some("Brisbane".into()));
+//! # Ok(()) }
+//! ```
+//!
 //! A [`IpCities`] is a namespace of the book's two keys, in one hash slot:
 //!
 //! | Book key | Here | Holds |
@@ -36,20 +50,6 @@
 //!
 //! **On a cluster**, a namespace is one hash slot, so a lookup reads both keys at one
 //! moment; the whole table lives on one shard (the GeoLite tables take about 200 MB).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::ip_city::{City, IpBlock, IpCities, ip_to_score};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let cities = IpCities::new("geoip")?;
-//! let blocks = [IpBlock { start: ip_to_score("1.0.0.0")?, end: Some(ip_to_score("1.0.0.255")?), city_id: "17".into() }];
-//! cities.import_blocks(&mut con, blocks.iter().cloned().map(Ok))?;
-//! let city = City { city: "Brisbane".into(), region: "07".into(), country: "AU".into() };
-//! cities.import_cities(&mut con, [Ok(("17".to_owned(), city))])?;
-//! assert_eq!(cities.find_city_by_ip(ip_to_score("1.0.0.1")?).run(&mut con)?.map(|c| c.city), Some("Brisbane".into()));
-//! # Ok(()) }
-//! ```
 
 use std::io::BufRead;
 use std::net::Ipv4Addr;

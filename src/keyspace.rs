@@ -1,6 +1,36 @@
 //! Walking the keyspace: 《Redis 应用实例》 chapter 12 (`DbIterator`, `DbSampler`,
 //! `random_key_generator`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::keyspace::{DbIterator, DbSampler, KeyName, KeyType, RandomKeyGenerator};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! RandomKeyGenerator::new("bench", 42).generate(&mut con, 1000)?;
+//!
+//! // The book's way: a batch per call.
+//! let mut it = DbIterator::new(100).matching("bench:*");
+//! while let Some(batch) = it.next(&mut con)? {
+//!     println!("{} keys", batch.len());
+//! }
+//!
+//! // A Rust iterator over the keys.
+//! let hashes: Vec<KeyName> = DbIterator::new(100)
+//!     .of_type(KeyType::Hash)
+//!     .keys(&mut con)
+//!     .collect::<Result<_, _>>()?;
+//! for key in &hashes {
+//!     let fields: usize = redis::cmd("HLEN").arg(key).query(&mut con)?; // the same key
+//!     println!("{key}: {fields} fields"); // printed as text
+//! }
+//!
+//! // The share of each type.
+//! let mut sampler = DbSampler::new(100);
+//! while sampler.sample(&mut con)?.is_some() {}
+//! println!("{}", sampler.stats());
+//! # Ok(()) }
+//! ```
+//!
 //! [`DbIterator`] walks the keys of one server with `SCAN`, a batch per call, as the book's
 //! does; [`DbIterator::keys`] and `DbIterator::key_stream` (feature `aio`) turn it into a
 //! Rust [`Iterator`] and a `futures_core::Stream` of keys. [`DbSampler`] asks the `TYPE` of
@@ -71,36 +101,6 @@
 //!   own names are text, so it returns `String`s.
 //! - The async forms (`next_async`, `key_stream`, `sample_async`, `generate_async`) need
 //!   the `aio` feature (which `tokio` and `smol` turn on).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::keyspace::{DbIterator, DbSampler, KeyName, KeyType, RandomKeyGenerator};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! RandomKeyGenerator::new("bench", 42).generate(&mut con, 1000)?;
-//!
-//! // The book's way: a batch per call.
-//! let mut it = DbIterator::new(100).matching("bench:*");
-//! while let Some(batch) = it.next(&mut con)? {
-//!     println!("{} keys", batch.len());
-//! }
-//!
-//! // A Rust iterator over the keys.
-//! let hashes: Vec<KeyName> = DbIterator::new(100)
-//!     .of_type(KeyType::Hash)
-//!     .keys(&mut con)
-//!     .collect::<Result<_, _>>()?;
-//! for key in &hashes {
-//!     let fields: usize = redis::cmd("HLEN").arg(key).query(&mut con)?; // the same key
-//!     println!("{key}: {fields} fields"); // printed as text
-//! }
-//!
-//! // The share of each type.
-//! let mut sampler = DbSampler::new(100);
-//! while sampler.sample(&mut con)?.is_some() {}
-//! println!("{}", sampler.stats());
-//! # Ok(()) }
-//! ```
 
 use std::borrow::{Borrow, Cow};
 use std::collections::BTreeMap;

@@ -2,6 +2,20 @@
 //! by the tie policy you choose, "around me", percentiles, and several boards read in one
 //! step.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let board = Leaderboard::new("{game}:all-time")?;
+//! board.set_weight("ann", 100.0).run(&mut con)?;
+//! board.update_weight("bob", 90.5).run(&mut con)?;
+//! let best = board.top(10).run(&mut con)?;
+//! let bob = board.rank("bob", RankPolicy::Dense).run(&mut con)?; // Some(2)
+//! let neighbours = board.around("bob", 5, RankPolicy::Standard).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`Leaderboard`] keeps items and their scores in a sorted set at the key you name, as
 //! the book does, and beside it, in the key's hash slot, `{key}:levels`: each distinct
 //! score once, which the writes keep current so that a dense rank is one count away.
@@ -52,20 +66,6 @@
 //! writes run meanwhile; [`standings`](Leaderboard::standings) reads several boards (a
 //! daily, a weekly and an all-time board, all in one hash slot: name them `{game}:daily`,
 //! `{game}:weekly`, …) at one moment too.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let board = Leaderboard::new("{game}:all-time")?;
-//! board.set_weight("ann", 100.0).run(&mut con)?;
-//! board.update_weight("bob", 90.5).run(&mut con)?;
-//! let best = board.top(10).run(&mut con)?;
-//! let bob = board.rank("bob", RankPolicy::Dense).run(&mut con)?; // Some(2)
-//! let neighbours = board.around("bob", 5, RankPolicy::Standard).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

@@ -1,6 +1,24 @@
 //! Boolean matrices in bitmaps: 《Redis 应用实例》 chapter 32 (`LogicalMatrix` and
 //! `CompactLogicalMatrix`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let m = LogicalMatrix::new("seats", 2, 3)?;
+//! m.init(Some(&[vec![true, false, true], vec![false, false, true]])).run(&mut con)?;
+//! m.set(1, 0, true).run(&mut con)?;
+//! assert_eq!(m.get_row(1).run(&mut con)?, vec![true, false, true]);
+//!
+//! let c = CompactLogicalMatrix::new("seats:compact", 2, 3)?;
+//! c.set(0, 2, true).run(&mut con)?;
+//! assert!(c.get(0, 3).run(&mut con).is_err()); // col 3 is out of range, not row 1's col 0
+//! assert_eq!(c.get_all().run(&mut con)?, vec![vec![false, false, true], vec![false; 3]]);
+//! # Ok(()) }
+//! ```
+//!
 //! | Type | Keys | Cell `(row, col)` |
 //! |---|---|---|
 //! | [`LogicalMatrix`] | one bitmap per row, `{id}:row:<r>` | bit `col` of row `row`'s bitmap |
@@ -85,24 +103,6 @@
 //! Rerun: `cargo run --example matrix_memory` (with `REDIS_URL=redis://…/15` to measure on
 //! your own server; it writes and deletes only keys whose names start with `memory:` or
 //! `{memory:`).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::logical_matrix::{CompactLogicalMatrix, LogicalMatrix};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let m = LogicalMatrix::new("seats", 2, 3)?;
-//! m.init(Some(&[vec![true, false, true], vec![false, false, true]])).run(&mut con)?;
-//! m.set(1, 0, true).run(&mut con)?;
-//! assert_eq!(m.get_row(1).run(&mut con)?, vec![true, false, true]);
-//!
-//! let c = CompactLogicalMatrix::new("seats:compact", 2, 3)?;
-//! c.set(0, 2, true).run(&mut con)?;
-//! assert!(c.get(0, 3).run(&mut con).is_err()); // col 3 is out of range, not row 1's col 0
-//! assert_eq!(c.get_all().run(&mut con)?, vec![vec![false, false, true], vec![false; 3]]);
-//! # Ok(()) }
-//! ```
 
 use std::ops::Range;
 

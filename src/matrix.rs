@@ -1,6 +1,30 @@
 //! Matrices of integers: 《Redis 应用实例》 chapter 31 (`ListMatrix`, `BitmapMatrix`, and the
 //! unlisted `Matrix`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix, Width};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let m = ListMatrix::new("m", 2, 3)?;
+//! m.init(Some(&[vec![1, 2, 3], vec![4, 5, 6]])).run(&mut con)?;
+//! m.set(1, 2, 60).run(&mut con)?;
+//! assert_eq!(m.get_all().run(&mut con)?, Some(vec![vec![1, 2, 3], vec![4, 5, 60]]));
+//! assert!(m.init(None).run(&mut con).is_err()); // EXISTS: nothing written
+//!
+//! let b = BitmapMatrix::new("b", 2, 3, Width::U8)?;
+//! b.init(None).run(&mut con)?;
+//! b.set(0, 1, 255).run(&mut con)?;
+//! assert_eq!(b.get_row(0).run(&mut con)?, vec![0, 255, 0]);
+//! assert!(b.set(0, 1, 256).run(&mut con).is_err()); // InvalidInput, before any I/O
+//!
+//! let s = Matrix::new("s", 2, 2, Width::I16)?;
+//! assert_eq!(s.set(1, 1, -7).run(&mut con)?, 0); // the old value
+//! assert_eq!(s.get_all().run(&mut con)?, vec![vec![0, 0], vec![0, -7]]);
+//! # Ok(()) }
+//! ```
+//!
 //! Three layouts of the same M × N matrix:
 //!
 //! | Type | Keys | Cells | A missing matrix |
@@ -72,30 +96,6 @@
 //!   `GET` per cell: the reply is the packed cells, not N integer replies.
 //!
 //! The memory each layout takes is measured in [`crate::logical_matrix`].
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::matrix::{BitmapMatrix, ListMatrix, Matrix, Width};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let m = ListMatrix::new("m", 2, 3)?;
-//! m.init(Some(&[vec![1, 2, 3], vec![4, 5, 6]])).run(&mut con)?;
-//! m.set(1, 2, 60).run(&mut con)?;
-//! assert_eq!(m.get_all().run(&mut con)?, Some(vec![vec![1, 2, 3], vec![4, 5, 60]]));
-//! assert!(m.init(None).run(&mut con).is_err()); // EXISTS: nothing written
-//!
-//! let b = BitmapMatrix::new("b", 2, 3, Width::U8)?;
-//! b.init(None).run(&mut con)?;
-//! b.set(0, 1, 255).run(&mut con)?;
-//! assert_eq!(b.get_row(0).run(&mut con)?, vec![0, 255, 0]);
-//! assert!(b.set(0, 1, 256).run(&mut con).is_err()); // InvalidInput, before any I/O
-//!
-//! let s = Matrix::new("s", 2, 2, Width::I16)?;
-//! assert_eq!(s.set(1, 1, -7).run(&mut con)?, 0); // the old value
-//! assert_eq!(s.get_all().run(&mut con)?, vec![vec![0, 0], vec![0, -7]]);
-//! # Ok(()) }
-//! ```
 
 use std::ops::Range;
 

@@ -1,6 +1,27 @@
 //! Message queues on a stream, and live comments: 《Redis 应用实例》 chapter 14
 //! (`MessageQueue`, and `Chat`, its live-stream comments example).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::message_queue::{DEFAULT_COUNT, MessageQueue};
+//! use redis_patterns::stream_iterator::Block;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let mut orders = MessageQueue::new("orders")?;
+//! let id = orders.send(&[("item", "book"), ("qty", "2")]).run(&mut con)?;
+//! assert_eq!(orders.get(id).run(&mut con)?.unwrap().get_str("item"), Some("book"));
+//! assert_eq!(orders.length().run(&mut con)?, 1);
+//!
+//! // Every message from the first, then wait for more.
+//! loop {
+//!     for msg in orders.receive(&mut con, DEFAULT_COUNT, Block::Forever)? {
+//!         println!("{} {:?}", msg.id, msg.get_str("item"));
+//!     }
+//! }
+//! # }
+//! ```
+//!
 //! A queue is one stream. [`MessageQueue::send`] appends a message (`XADD key * …`), and
 //! each receiver reads the messages after its own cursor (`XREAD`), which it holds in
 //! process memory. Every receiver sees every message: this is fan-out, as in a chat
@@ -56,27 +77,6 @@
 //!   `receive` return them; parse a saved one with `"1700000000000-0".parse::<EntryId>()`,
 //!   which refuses anything that is not an id with [`Error::InvalidInput`]. It answers
 //!   the whole entry (id and fields) where the book answers the fields alone.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::message_queue::{DEFAULT_COUNT, MessageQueue};
-//! use redis_patterns::stream_iterator::Block;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let mut orders = MessageQueue::new("orders")?;
-//! let id = orders.send(&[("item", "book"), ("qty", "2")]).run(&mut con)?;
-//! assert_eq!(orders.get(id).run(&mut con)?.unwrap().get_str("item"), Some("book"));
-//! assert_eq!(orders.length().run(&mut con)?, 1);
-//!
-//! // Every message from the first, then wait for more.
-//! loop {
-//!     for msg in orders.receive(&mut con, DEFAULT_COUNT, Block::Forever)? {
-//!         println!("{} {:?}", msg.id, msg.get_str("item"));
-//!     }
-//! }
-//! # }
-//! ```
 //!
 //! # Live comments
 //!

@@ -1,6 +1,22 @@
 //! Who is online, and which friends: 《Redis入门指南》 §5.3.4 (在线的好友), both of the
 //! book's designs.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::online_friends::{LastSeen, MinuteSets};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let minutes = MinuteSets::new("site")?; // online = seen in the last 10 minutes
+//! minutes.add_friends("peter", &["jack", "tom"]).run(&mut con)?;
+//! minutes.visit("jack").run(&mut con)?;
+//! assert_eq!(minutes.online_friends("peter").run(&mut con)?, ["jack"]);
+//!
+//! let seen = LastSeen::new("site")?;
+//! seen.visit("tom").run(&mut con)?;
+//! assert_eq!(seen.online_friends("peter").run(&mut con)?, ["tom"]);
+//! # Ok(()) }
+//! ```
+//!
 //! - [`MinuteSets`] (design a): one set per minute of the hour, `{ns}:active.users:<MM>`
 //!   (`00` to `59`), each holding the users seen in that minute and expiring a little
 //!   after the window it serves. The users online are the union of the last N minutes'
@@ -63,22 +79,6 @@
 //! is written, and takes up to 2,000 friends. Pick design a for short windows and small
 //! friend lists where its simplicity and self-expiry help; design b for everything else,
 //! and whenever memory matters.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::online_friends::{LastSeen, MinuteSets};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let minutes = MinuteSets::new("site")?; // online = seen in the last 10 minutes
-//! minutes.add_friends("peter", &["jack", "tom"]).run(&mut con)?;
-//! minutes.visit("jack").run(&mut con)?;
-//! assert_eq!(minutes.online_friends("peter").run(&mut con)?, ["jack"]);
-//!
-//! let seen = LastSeen::new("site")?;
-//! seen.visit("tom").run(&mut con)?;
-//! assert_eq!(seen.online_friends("peter").run(&mut con)?, ["tom"]);
-//! # Ok(()) }
-//! ```
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

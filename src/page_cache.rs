@@ -2,6 +2,19 @@
 //! `hash_request`), on top of [`Cache::get_or_compute`], so that a page is rendered once
 //! however many requests miss it at the same moment.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::page_cache::PageCache;
+//! use redis_patterns::web_session::WebSessions;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let pages = PageCache::new(&WebSessions::new("web")?);
+//! let page: String = pages.cache_request(&mut con, "http://shop/view?item=10086", |request| {
+//!     Ok::<_, redis_patterns::Error>(format!("<html>{request}</html>"))
+//! })?;
+//! # Ok(()) }
+//! ```
+//!
 //! | Book | Here | Wire |
 //! |---|---|---|
 //! | `cache_request(conn, request, callback)` | [`PageCache::cache_request(con, request, callback)`](PageCache::cache_request) | `ZRANK`, then `GET`; on a miss, scripts `cache/claim` and `cache/fill` |
@@ -29,19 +42,6 @@
 //! a key of its own (`cache:<sha1>`), so pages spread over a cluster's shards. Checking the
 //! rank and reading the page are two round trips, as in the book: they are on different
 //! shards.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::page_cache::PageCache;
-//! use redis_patterns::web_session::WebSessions;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let pages = PageCache::new(&WebSessions::new("web")?);
-//! let page: String = pages.cache_request(&mut con, "http://shop/view?item=10086", |request| {
-//!     Ok::<_, redis_patterns::Error>(format!("<html>{request}</html>"))
-//! })?;
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

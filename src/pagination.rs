@@ -1,6 +1,23 @@
 //! Pages of a list, newest first: 《Redis 应用实例》 chapter 23 (`Pagging`), by offset as in
 //! the book, and by a cursor that new items never shift.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::pagination::Paging;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let posts = Paging::new("user:peter:posts")?;
+//! posts.add(&["hello", "second post", "third"]).run(&mut con)?;
+//! let newest: Vec<String> = posts.get(1, 2).run(&mut con)?; // ["third", "second post"]
+//!
+//! // A cursor: pages never shift, whatever is added between them.
+//! let mut page = posts.first_page::<String>(2).run(&mut con)?;
+//! while let Some(cursor) = page.next {
+//!     page = posts.page_after(cursor, 2).run(&mut con)?;
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! | Book | Here | Wire |
 //! |---|---|---|
 //! | `Pagging(client, key)` | [`Paging::new(key)`](Paging::new) → `Result` | none |
@@ -36,23 +53,6 @@
 //!   counted from its first [`add`](Paging::add) on.
 //! - Items are binary-safe: `add` takes anything redis-rs sends as one argument, and the
 //!   reads decode into the type asked for.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::pagination::Paging;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let posts = Paging::new("user:peter:posts")?;
-//! posts.add(&["hello", "second post", "third"]).run(&mut con)?;
-//! let newest: Vec<String> = posts.get(1, 2).run(&mut con)?; // ["third", "second post"]
-//!
-//! // A cursor: pages never shift, whatever is added between them.
-//! let mut page = posts.first_page::<String>(2).run(&mut con)?;
-//! while let Some(cursor) = page.next {
-//!     page = posts.page_after(cursor, 2).run(&mut con)?;
-//! }
-//! # Ok(()) }
-//! ```
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,5 +1,19 @@
 //! Priority queues: 《Redis 应用实例》 chapter 29 (`PriorityQueue`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::priority_queue::PriorityQueue;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let tasks = PriorityQueue::new("tasks")?;
+//! tasks.insert("write docs", 3.0).run(&mut con)?;
+//! tasks.insert("fix outage", 1.0).run(&mut con)?;
+//! tasks.insert("lunch", 2.0).run(&mut con)?;
+//! assert_eq!(tasks.pop_min::<String>().run(&mut con)?, Some(("fix outage".to_owned(), 1.0)));
+//! assert_eq!(tasks.max::<String>().run(&mut con)?, Some(("write docs".to_owned(), 3.0)));
+//! # Ok(()) }
+//! ```
+//!
 //! A queue is one sorted set: the member is the item, the score its priority. Items come
 //! out lowest priority first ([`pop_min`](PriorityQueue::pop_min)) or highest first
 //! ([`pop_max`](PriorityQueue::pop_max)), the caller's choice at each pop; items of
@@ -28,20 +42,6 @@
 //! - Items are binary-safe; a popped item that does not decode as the type asked for is
 //!   added back with its priority before the error returns.
 //! - Priorities are `f64`, as sorted-set scores are: integers beyond 2^53 lose precision.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::priority_queue::PriorityQueue;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let tasks = PriorityQueue::new("tasks")?;
-//! tasks.insert("write docs", 3.0).run(&mut con)?;
-//! tasks.insert("fix outage", 1.0).run(&mut con)?;
-//! tasks.insert("lunch", 2.0).run(&mut con)?;
-//! assert_eq!(tasks.pop_min::<String>().run(&mut con)?, Some(("fix outage".to_owned(), 1.0)));
-//! assert_eq!(tasks.max::<String>().run(&mut con)?, Some(("write docs".to_owned(), 3.0)));
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -1,6 +1,30 @@
 //! Rate limiters: 《Redis 应用实例》 chapter 8 (`RateLimiter`, a fixed window), and two
 //! algorithms beyond the book, a sliding window and GCRA, all behind one trait.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! // The book: at most 3 logins per hour for each user.
+//! let login = RateLimiter::new("login", 3, Duration::from_secs(3600))?;
+//! assert!(login.is_permitted("Peter").run(&mut con)?);
+//! assert_eq!(login.remaining("Peter").run(&mut con)?, 2);
+//!
+//! // An API: 10 requests per second, in bursts of up to 20.
+//! let api = GcraLimiter::new("api", 10, Duration::from_secs(1))?.with_burst(20)?;
+//! let decision = api.attempt("client-7", 1).run(&mut con)?;
+//! if !decision.allowed {
+//!     println!("429, retry after {:?}", decision.retry_after);
+//! }
+//!
+//! // A limit of 0 could never admit anything: refused where the limiter is built.
+//! assert!(GcraLimiter::new("api", 0, Duration::from_secs(1)).is_err());
+//! # Ok(()) }
+//! ```
+//!
 //! | | [`RateLimiter`] (book) | [`SlidingWindowLimiter`] | [`GcraLimiter`] |
 //! |---|---|---|---|
 //! | Algorithm | fixed window | sliding-window log | GCRA (token bucket) |
@@ -65,30 +89,6 @@
 //! - A counter that lost its expiry (PERSIST, a SET from elsewhere) gets its window back
 //!   on the next attempt instead of refusing forever.
 //! - `remaining` and `reset` stay single native commands (`GET`, `DEL`).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! // The book: at most 3 logins per hour for each user.
-//! let login = RateLimiter::new("login", 3, Duration::from_secs(3600))?;
-//! assert!(login.is_permitted("Peter").run(&mut con)?);
-//! assert_eq!(login.remaining("Peter").run(&mut con)?, 2);
-//!
-//! // An API: 10 requests per second, in bursts of up to 20.
-//! let api = GcraLimiter::new("api", 10, Duration::from_secs(1))?.with_burst(20)?;
-//! let decision = api.attempt("client-7", 1).run(&mut con)?;
-//! if !decision.allowed {
-//!     println!("429, retry after {:?}", decision.retry_after);
-//! }
-//!
-//! // A limit of 0 could never admit anything: refused where the limiter is built.
-//! assert!(GcraLimiter::new("api", 0, Duration::from_secs(1)).is_err());
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -1,6 +1,22 @@
 //! Social relations, who follows whom: 《Redis 应用实例》 chapter 18 (`Relation`), with both
 //! sides changed in one step and lists paged by time.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::relation::Relations;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let relations = Relations::new("social")?;
+//! relations.follow("peter", "jack").run(&mut con)?;
+//! relations.follow("jack", "peter").run(&mut con)?;
+//! assert!(relations.is_following_each_other("peter", "jack").run(&mut con)?);
+//! let mut page = relations.followers("jack", None, 20).run(&mut con)?;
+//! while let Some(cursor) = page.next {
+//!     page = relations.followers("jack", Some(cursor), 20).run(&mut con)?;
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! Each user has two sorted sets, member → when the follow began (ms, server clock):
 //! `{namespace}:following:<user>` and `{namespace}:followers:<user>`. A follow writes
 //! the follower's `following` and the target's `followers` at once.
@@ -36,22 +52,6 @@
 //! one node splits by namespace (one per community, or per tenant), never by user: an
 //! edge between two slots could not be written atomically, and a crash between its two
 //! halves would leave a follow that only one side knows.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::relation::Relations;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let relations = Relations::new("social")?;
-//! relations.follow("peter", "jack").run(&mut con)?;
-//! relations.follow("jack", "peter").run(&mut con)?;
-//! assert!(relations.is_following_each_other("peter", "jack").run(&mut con)?);
-//! let mut page = relations.followers("jack", None, 20).run(&mut con)?;
-//! while let Some(cursor) = page.next {
-//!     page = relations.followers("jack", Some(cursor), 20).run(&mut con)?;
-//! }
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

@@ -1,6 +1,29 @@
 //! A pool of named resources that clients take and give back: 《Redis 应用实例》
 //! chapter 10 (`ResourcePool`), plus leases that return a crashed client's resource.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::resource_pool::ResourcePool;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let pool = ResourcePool::new("printers")?;
+//! pool.associate("printer-1").run(&mut con)?;
+//! pool.associate("printer-2").run(&mut con)?;
+//!
+//! // The book's way: held until released.
+//! let printer = pool.acquire().run(&mut con)?.expect("a free printer");
+//! assert!(pool.release(&printer).run(&mut con)?);
+//!
+//! // With a lease: back in the pool after 30 s if this client dies.
+//! if let Some(lease) = pool.acquire_with_lease(Duration::from_secs(30)).run(&mut con)? {
+//!     // ... print on lease.resource ...
+//!     assert!(pool.release_lease(&lease).run(&mut con)?);
+//! }
+//! assert_eq!(pool.total_count().run(&mut con)?, 2);
+//! # Ok(()) }
+//! ```
+//!
 //! A pool named `name` keeps two sets, as in the book: `{name}:available` and
 //! `{name}:occupied`, and for leases a sorted set `{name}:leases` (resource → lease
 //! deadline, in milliseconds of the server's clock) and a hash `{name}:holders` (resource →
@@ -52,29 +75,6 @@
 //!   stays held until released.
 //! - `has` returns a `bool` (the book's is 0/1); `disassociate` also drops the lease, so
 //!   a removed resource never comes back when its lease runs out.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::resource_pool::ResourcePool;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let pool = ResourcePool::new("printers")?;
-//! pool.associate("printer-1").run(&mut con)?;
-//! pool.associate("printer-2").run(&mut con)?;
-//!
-//! // The book's way: held until released.
-//! let printer = pool.acquire().run(&mut con)?.expect("a free printer");
-//! assert!(pool.release(&printer).run(&mut con)?);
-//!
-//! // With a lease: back in the pool after 30 s if this client dies.
-//! if let Some(lease) = pool.acquire_with_lease(Duration::from_secs(30)).run(&mut con)? {
-//!     // ... print on lease.resource ...
-//!     assert!(pool.release_lease(&lease).run(&mut con)?);
-//! }
-//! assert_eq!(pool.total_count().run(&mut con)?, 2);
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

@@ -1,6 +1,23 @@
 //! Database rows cached on a schedule: Redis in Action chapter 2 (`schedule_row_cache`,
 //! `cache_rows`), with each due row claimed by exactly one worker.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::row_cache::RowCache;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let rows = RowCache::new("inventory")?;
+//! rows.schedule_row_cache("item:10086", Duration::from_secs(5)).run(&mut con)?;
+//!
+//! // A worker: render every due row from the database, 100 at a time.
+//! let pass = rows.cache_rows(&mut con, 100, |row| {
+//!     Ok::<_, redis_patterns::Error>(Some(format!(r#"{{"id":"{row}","qty":629}}"#)))
+//! })?;
+//! let copy: Option<String> = rows.get("item:10086").run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`RowCache`] is a namespace of the book's keys, all in one hash slot:
 //!
 //! | Book key | Here | Holds |
@@ -34,23 +51,6 @@
 //! **On a cluster**, a namespace is one hash slot, so claims stay atomic; all its rows
 //! are on one shard. Rows that need more room can be split over several namespaces, each
 //! with its workers.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::row_cache::RowCache;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let rows = RowCache::new("inventory")?;
-//! rows.schedule_row_cache("item:10086", Duration::from_secs(5)).run(&mut con)?;
-//!
-//! // A worker: render every due row from the database, 100 at a time.
-//! let pass = rows.cache_rows(&mut con, 100, |row| {
-//!     Ok::<_, redis_patterns::Error>(Some(format!(r#"{{"id":"{row}","qty":629}}"#)))
-//! })?;
-//! let copy: Option<String> = rows.get("item:10086").run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -2,6 +2,25 @@
 //! several sessions per user that cleans itself, caps them, slides their expiry and keeps
 //! their data.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::session::{SessionStore, TokenStatus};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let store = SessionStore::new("sessions")?.with_cap(5)?;
+//! let login = store.create("peter").run(&mut con)?;
+//! let token = login.token.as_str(); // the cookie's value
+//! store.set("peter", token, &[("theme", "dark")]).run(&mut con)?;
+//!
+//! // On each request: one round trip checks the token, slides its expiry, loads the data.
+//! if let Some(session) = store.load("peter", token).run(&mut con)? {
+//!     let theme: Option<String> = session.get("theme")?;
+//! }
+//! assert_eq!(store.validate("peter", "forged").run(&mut con)?, TokenStatus::Incorrect);
+//! store.end_all("peter").run(&mut con)?; // log out everywhere
+//! # Ok(()) }
+//! ```
+//!
 //! ## The book: one session per user
 //!
 //! A [`Session`] keeps one user's token at the key `User:<uid>:token`, as the book does.
@@ -63,25 +82,6 @@
 //!
 //! Every call is about one user, so every call works on a cluster, and users spread over
 //! the slots. A `namespace` with a hash tag (`{app}`) puts all its users in one slot.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::session::{SessionStore, TokenStatus};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let store = SessionStore::new("sessions")?.with_cap(5)?;
-//! let login = store.create("peter").run(&mut con)?;
-//! let token = login.token.as_str(); // the cookie's value
-//! store.set("peter", token, &[("theme", "dark")]).run(&mut con)?;
-//!
-//! // On each request: one round trip checks the token, slides its expiry, loads the data.
-//! if let Some(session) = store.load("peter", token).run(&mut con)? {
-//!     let theme: Option<String> = session.get("theme")?;
-//! }
-//! assert_eq!(store.validate("peter", "forged").run(&mut con)?, TokenStatus::Incorrect);
-//! store.end_all("peter").run(&mut con)?; // log out everywhere
-//! # Ok(()) }
-//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -2,6 +2,26 @@
 //! `base62`), plus custom slugs, links that expire or allow a number of visits, and visit
 //! counts.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::short_url::{LinkOptions, UrlShorty};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let shorty = UrlShorty::new();
+//! let id = shorty.shorten("https://redis.io/docs/").run(&mut con)?;
+//! assert_eq!(shorty.restore(&id).run(&mut con)?.as_deref(), Some("https://redis.io/docs/"));
+//!
+//! // A vanity link that works for a week, for 1000 visits at most.
+//! let week = LinkOptions::new().ttl(Duration::from_secs(7 * 86_400)).max_visits(1000);
+//! if shorty.claim("spring-sale", "https://shop.example/sale", week).run(&mut con)? {
+//!     // The redirect endpoint:
+//!     let target = shorty.visit("spring-sale").run(&mut con)?; // Some(url), counted
+//!     println!("{:?}, visited {} times", target, shorty.visits("spring-sale").run(&mut con)?);
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! A shortener named `name` (the book's is `UrlShorty`) keeps, in `name`'s hash slot:
 //!
 //! | Key | Type | Holds |
@@ -52,26 +72,6 @@
 //!   `BAD_COUNTER` before anything is written. Ids are the numbers 1 to 2^53 − 1 (the
 //!   largest is `FfGNdXsE7` in base 62), all exact in Lua's numbers; past the last one
 //!   `shorten` answers `BAD_COUNTER`.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::short_url::{LinkOptions, UrlShorty};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let shorty = UrlShorty::new();
-//! let id = shorty.shorten("https://redis.io/docs/").run(&mut con)?;
-//! assert_eq!(shorty.restore(&id).run(&mut con)?.as_deref(), Some("https://redis.io/docs/"));
-//!
-//! // A vanity link that works for a week, for 1000 visits at most.
-//! let week = LinkOptions::new().ttl(Duration::from_secs(7 * 86_400)).max_visits(1000);
-//! if shorty.claim("spring-sale", "https://shop.example/sale", week).run(&mut con)? {
-//!     // The redirect endpoint:
-//!     let target = shorty.visit("spring-sale").run(&mut con)?; // Some(url), counted
-//!     println!("{:?}, visited {} times", target, shorty.visits("spring-sale").run(&mut con)?);
-//! }
-//! # Ok(()) }
-//! ```
 
 use std::time::Duration;
 

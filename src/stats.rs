@@ -2,6 +2,21 @@
 //! deviation) and the slowest pages: Redis in Action chapter 5 (`update_stats`,
 //! `get_stats`, `access_time`), each update one step with no temporary keys.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::stats::Stats;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let stats = Stats::new();
+//! let page = stats.access_time(&mut con, "ProfilePage", || {
+//!     Ok::<_, redis_patterns::Error>("<html>…</html>")
+//! })?;
+//! if let Some(s) = stats.get_stats("ProfilePage", "AccessTime").run(&mut con)? {
+//!     println!("{} views, {:.3} s on average", s.count, s.average);
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! The statistics of a context (a page, an endpoint) and a type (`AccessTime`, …) are
 //! four keys in one hash slot, the book's with a hash tag:
 //!
@@ -42,21 +57,6 @@
 //! **On a cluster**, each (context, type) is one hash slot, so an update is atomic and
 //! contexts spread over the shards. `access_time` is two round trips, each atomic: the
 //! ranking of the slowest is one key of its own, in another slot.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::stats::Stats;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let stats = Stats::new();
-//! let page = stats.access_time(&mut con, "ProfilePage", || {
-//!     Ok::<_, redis_patterns::Error>("<html>…</html>")
-//! })?;
-//! if let Some(s) = stats.get_stats("ProfilePage", "AccessTime").run(&mut con)? {
-//!     println!("{} views, {:.3} s on average", s.count, s.average);
-//! }
-//! # Ok(()) }
-//! ```
 
 use std::collections::HashMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

@@ -1,6 +1,39 @@
 //! Reading a stream in batches: 《Redis 应用实例》 chapter 13 (both classes are named
 //! `StreamIterator` in the book: one over `XRANGE`, one over `XREAD`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::stream_iterator::{Block, XrangeIterator, XreadIterator};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let mut it = XrangeIterator::new("events");
+//! loop {
+//!     let batch = it.next(&mut con, 100)?;
+//!     if batch.is_empty() { break; }
+//!     for entry in batch {
+//!         let user = entry.get_str("user").unwrap_or("?");
+//!         let amount: Option<u64> = entry.get_as("amount")?;
+//!         println!("{} {user} {amount:?}", entry.id);
+//!     }
+//! }
+//!
+//! // Wait up to 2 s for entries newer than the last one read.
+//! let mut tail = XreadIterator::new("events");
+//! tail.rewind_to("1700000000000-0")?;
+//! let fresh = tail.next(&mut con, 10, Some(Duration::from_secs(2)))?;
+//!
+//! // Only what is added from now on, waiting as long as it takes.
+//! let mut live = XreadIterator::from_now("events");
+//! loop {
+//!     for entry in live.next(&mut con, 10, Block::Forever)? {
+//!         println!("new: {}", entry.id);
+//!     }
+//! }
+//! # }
+//! ```
+//!
 //! [`XrangeIterator`] walks a stream from the oldest entry with `XRANGE key (last-id + COUNT
 //! n`: the cursor is exclusive, so no entry is returned twice, and entries appended between
 //! calls are picked up by later calls. [`XreadIterator`] reads with `XREAD [BLOCK ms] COUNT
@@ -87,39 +120,6 @@
 //!   a number, a `String`). The stream's key is text: it is the one you name.
 //! - The async forms (`next_async`, `entry_stream`) need the `aio` feature (on by
 //!   default).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::stream_iterator::{Block, XrangeIterator, XreadIterator};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let mut it = XrangeIterator::new("events");
-//! loop {
-//!     let batch = it.next(&mut con, 100)?;
-//!     if batch.is_empty() { break; }
-//!     for entry in batch {
-//!         let user = entry.get_str("user").unwrap_or("?");
-//!         let amount: Option<u64> = entry.get_as("amount")?;
-//!         println!("{} {user} {amount:?}", entry.id);
-//!     }
-//! }
-//!
-//! // Wait up to 2 s for entries newer than the last one read.
-//! let mut tail = XreadIterator::new("events");
-//! tail.rewind_to("1700000000000-0")?;
-//! let fresh = tail.next(&mut con, 10, Some(Duration::from_secs(2)))?;
-//!
-//! // Only what is added from now on, waiting as long as it takes.
-//! let mut live = XreadIterator::from_now("events");
-//! loop {
-//!     for entry in live.next(&mut con, 10, Block::Forever)? {
-//!         println!("new: {}", entry.id);
-//!     }
-//! }
-//! # }
-//! ```
 
 use std::fmt;
 use std::str::FromStr;

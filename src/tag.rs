@@ -2,6 +2,22 @@
 //! index that never disagrees with itself and a cache of intersections built once per
 //! miss.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::tag::Tags;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let tags = Tags::new("books")?;
+//! tags.add("The C Programming Language", &["C", "programming"]).run(&mut con)?;
+//! tags.add("SICP", &["Lisp", "programming"]).run(&mut con)?;
+//! let both = tags.get_target_by_tags(&["programming", "C"]).run(&mut con)?;
+//! let cached = tags
+//!     .get_cached_target_by_tags(&["programming"], Duration::from_secs(60))
+//!     .run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`Tags`] namespace keeps, in one hash slot (the namespace is the hash tag):
 //!
 //! | Key | Type | Holds | The book's |
@@ -43,22 +59,6 @@
 //!
 //! One namespace is one hash slot, so every call (the multi-tag reads included) works on
 //! a cluster: a very large tag index splits by namespace (per site, per tenant).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use std::time::Duration;
-//! use redis_patterns::tag::Tags;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let tags = Tags::new("books")?;
-//! tags.add("The C Programming Language", &["C", "programming"]).run(&mut con)?;
-//! tags.add("SICP", &["Lisp", "programming"]).run(&mut con)?;
-//! let both = tags.get_target_by_tags(&["programming", "C"]).run(&mut con)?;
-//! let cached = tags
-//!     .get_cached_target_by_tags(&["programming"], Duration::from_secs(60))
-//!     .run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use std::collections::BTreeSet;
 use std::time::Duration;

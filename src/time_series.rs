@@ -2,6 +2,18 @@
 //! (`update_counter`, `get_counter`, `clean_counters`), with time from the caller and a
 //! cleanup in bounded steps.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::time_series::TimeSeries;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let hits = TimeSeries::new("stats")?;
+//! hits.update_counter("hits", 1, 1_700_000_000_000).run(&mut con)?;
+//! let per_5_s: Vec<(u64, i64)> = hits.get_counter("hits", 5).run(&mut con)?;
+//! hits.clean_all(&mut con, 1_700_000_000_000)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`TimeSeries`] is a namespace of counters, all in one hash slot:
 //!
 //! | Book key | Here | Holds |
@@ -31,18 +43,6 @@
 //!
 //! **On a cluster**, the book's `known:` spans every counter, so a namespace is one hash
 //! slot and lives on one shard; spread counters over several namespaces to use more.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::time_series::TimeSeries;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let hits = TimeSeries::new("stats")?;
-//! hits.update_counter("hits", 1, 1_700_000_000_000).run(&mut con)?;
-//! let per_5_s: Vec<(u64, i64)> = hits.get_counter("hits", 5).run(&mut con)?;
-//! hits.clean_all(&mut con, 1_700_000_000_000)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

@@ -2,6 +2,22 @@
 //! Cookbook's `Timeline`, with every entry of an add kept, a maximum length held on each
 //! write, and deletes in bounded steps.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::timeline::Timeline;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let timeline = Timeline::new("timeline:peter")?.with_max_length(1000)?;
+//! timeline
+//!     .add(&[(1_700_000_000_000, "hello"), (1_700_000_060_000, "a minute later")])
+//!     .run(&mut con)?;
+//! let newest: Vec<String> = timeline.get(1, 10).run(&mut con)?;
+//! let last_hour = timeline
+//!     .get_by_time_range(1_699_999_000_000, 1_700_000_100_000, 1, 10)
+//!     .run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A timeline is a sorted set at the key you name: item → time. Times are the caller's,
 //! whole milliseconds from 0 to 10^15 − 1 of whatever clock the app picks (Unix time,
 //! usually): a backfill writes old times, and tests write exact ones.
@@ -33,22 +49,6 @@
 //!   for as long as the range is large.
 //! - Items are strings; times are integers of milliseconds (the book's are float
 //!   seconds).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::timeline::Timeline;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let timeline = Timeline::new("timeline:peter")?.with_max_length(1000)?;
-//! timeline
-//!     .add(&[(1_700_000_000_000, "hello"), (1_700_000_060_000, "a minute later")])
-//!     .run(&mut con)?;
-//! let newest: Vec<String> = timeline.get(1, 10).run(&mut con)?;
-//! let last_hour = timeline
-//!     .get_by_time_range(1_699_999_000_000, 1_700_000_100_000, 1, 10)
-//!     .run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

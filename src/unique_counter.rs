@@ -1,6 +1,29 @@
 //! Counters that count each item once: 《Redis 应用实例》 chapter 7 (`UniqueCounter`,
 //! `HllUniqueCounter`, and the unlisted `HllUniqueCounterMerger`).
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//!
+//! let monday = UniqueCounter::new("{visits}:monday")?;
+//! let tuesday = UniqueCounter::new("{visits}:tuesday")?;
+//! assert!(monday.include("Peter").run(&mut con)?);
+//! assert!(!monday.include("Peter").run(&mut con)?); // counted once
+//! tuesday.include("Peter").run(&mut con)?;
+//! tuesday.include("Jack").run(&mut con)?;
+//! assert_eq!(UniqueCounter::inter(&[&monday, &tuesday]).run(&mut con)?, 1);
+//! assert_eq!(UniqueCounter::union(&[&monday, &tuesday]).run(&mut con)?, 2);
+//! assert_eq!(UniqueCounter::diff(&tuesday, &monday).run(&mut con)?, 1);
+//!
+//! let visitors = HllUniqueCounter::new("HllVisitCounter")?;
+//! visitors.include("Peter").run(&mut con)?;
+//! visitors.include(b"\xff\xfe".as_slice()).run(&mut con)?; // any bytes
+//! assert_eq!(visitors.count().run(&mut con)?, 2);
+//! # Ok(()) }
+//! ```
+//!
 //! [`UniqueCounter`] is a set: exact, and it can forget an item. [`HllUniqueCounter`] is
 //! a HyperLogLog: about 12 KB however many items it counts, with a standard error of
 //! 0.81 %, and it cannot forget.
@@ -36,29 +59,6 @@
 //!   book's `True` carries nothing).
 //! - `HllUniqueCounter::include` is approximate, as in the book: it is true when the
 //!   HyperLogLog changed, which a new item does not always do.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//!
-//! let monday = UniqueCounter::new("{visits}:monday")?;
-//! let tuesday = UniqueCounter::new("{visits}:tuesday")?;
-//! assert!(monday.include("Peter").run(&mut con)?);
-//! assert!(!monday.include("Peter").run(&mut con)?); // counted once
-//! tuesday.include("Peter").run(&mut con)?;
-//! tuesday.include("Jack").run(&mut con)?;
-//! assert_eq!(UniqueCounter::inter(&[&monday, &tuesday]).run(&mut con)?, 1);
-//! assert_eq!(UniqueCounter::union(&[&monday, &tuesday]).run(&mut con)?, 2);
-//! assert_eq!(UniqueCounter::diff(&tuesday, &monday).run(&mut con)?, 1);
-//!
-//! let visitors = HllUniqueCounter::new("HllVisitCounter")?;
-//! visitors.include("Peter").run(&mut con)?;
-//! visitors.include(b"\xff\xfe".as_slice()).run(&mut con)?; // any bytes
-//! assert_eq!(visitors.count().run(&mut con)?, 2);
-//! # Ok(()) }
-//! ```
 
 use redis::ToRedisArgs;
 

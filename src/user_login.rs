@@ -2,6 +2,19 @@
 //! ids, each user's login count and last login time, the latest logins, and the users
 //! who log in most.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::user_login::UserLogin;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let logins = UserLogin::new("login")?;
+//! logins.register("peter", "10086").run(&mut con)?;
+//! let login = logins.login("peter").run(&mut con)?.expect("a registered name");
+//! println!("{} has logged in {} times", login.id, login.count);
+//! let regulars = logins.most_frequent(10).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A system named `name` keeps, in `name`'s hash slot (one slot for all its users):
 //!
 //! | Key | Type | Holds | The cookbook's |
@@ -30,19 +43,6 @@
 //! - **The time is the server's** (one clock for every app server), in milliseconds.
 //! - **An unknown name logs nothing** and answers `None`; registering a name twice keeps
 //!   the first id (`HSETNX`), where the cookbook's `SET` silently replaces it.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::user_login::UserLogin;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let logins = UserLogin::new("login")?;
-//! logins.register("peter", "10086").run(&mut con)?;
-//! let login = logins.login("peter").run(&mut con)?.expect("a registered name");
-//! println!("{} has logged in {} times", login.id, login.count);
-//! let regulars = logins.most_frequent(10).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

@@ -2,6 +2,20 @@
 //! a vote you can read back, and subjects ranked as reddit ranks them, kept current on
 //! every vote.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::vote::{Vote, Votes};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let votes = Votes::new("news")?;
+//! votes.post("post:1", None).run(&mut con)?;
+//! votes.up("post:1", "peter").run(&mut con)?;
+//! votes.down("post:1", "jack").run(&mut con)?;
+//! assert_eq!(votes.is_voted("post:1", "jack").run(&mut con)?, Some(Vote::Down));
+//! let front_page = votes.hot(25).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`Votes`] namespace keeps, in one hash slot (the namespace is the hash tag):
 //!
 //! | Key | Type | Holds |
@@ -45,20 +59,6 @@
 //!
 //! A subject's posting time is that of its first vote, unless [`post`](Votes::post) set
 //! it (post a subject when it is created, so that it ranks from then).
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::vote::{Vote, Votes};
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let votes = Votes::new("news")?;
-//! votes.post("post:1", None).run(&mut con)?;
-//! votes.up("post:1", "peter").run(&mut con)?;
-//! votes.down("post:1", "jack").run(&mut con)?;
-//! assert_eq!(votes.is_voted("post:1", "jack").run(&mut con)?, Some(Vote::Down));
-//! let front_page = votes.hot(25).run(&mut con)?;
-//! # Ok(()) }
-//! ```
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;

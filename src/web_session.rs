@@ -3,6 +3,21 @@
 //! `clean_full_sessions`, `rescale_viewed`), each request one atomic step, and a cleanup
 //! that never logs out a user in the middle of a visit.
 //!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::web_session::WebSessions;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let web = WebSessions::new("web")?;
+//! web.update_token("2f6a…", "peter", Some("item:10086")).run(&mut con)?;
+//! let user: Option<String> = web.check_token("2f6a…").run(&mut con)?;
+//! web.add_to_cart("2f6a…", "item:10086", 2).run(&mut con)?;
+//!
+//! // A background job: end the oldest sessions beyond 10 million, carts included.
+//! let ended = web.clean_until_limit(&mut con, true, 100)?;
+//! # Ok(()) }
+//! ```
+//!
 //! A [`WebSessions`] is a namespace of the book's keys, all in one hash slot:
 //!
 //! | Book key | Here | Holds |
@@ -49,21 +64,6 @@
 //! all its sessions live on one shard. To spread them, give each shard its own namespace
 //! (`web:{0}`, `web:{1}`, … chosen by a hash of the token) and run the cleanup per
 //! namespace; the view counts are then per namespace too.
-//!
-//! ```no_run
-//! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::web_session::WebSessions;
-//!
-//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
-//! let web = WebSessions::new("web")?;
-//! web.update_token("2f6a…", "peter", Some("item:10086")).run(&mut con)?;
-//! let user: Option<String> = web.check_token("2f6a…").run(&mut con)?;
-//! web.add_to_cart("2f6a…", "item:10086", 2).run(&mut con)?;
-//!
-//! // A background job: end the oldest sessions beyond 10 million, carts included.
-//! let ended = web.clean_until_limit(&mut con, true, 100)?;
-//! # Ok(()) }
-//! ```
 
 use redis::FromRedisValue;
 
