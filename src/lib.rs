@@ -79,3 +79,4 @@ pub use runtime::script::{
     Rule, Script, check_generated_code_format,
 };
 pub use runtime::server;
+pub use runtime::trace;

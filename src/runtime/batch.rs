@@ -11,6 +11,7 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::input::hash_slot;
 use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error};
 use crate::runtime::script::Script;
+use crate::runtime::trace::Trace;
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///
@@ -418,8 +419,15 @@ impl Batch {
     }
 
     /// Runs the batch on a sync connection: `redis::Connection`, a cluster connection, a
-    /// pooled one.
-    pub fn run(mut self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
+    /// pooled one. With the `tracing` feature, each run is a span (see [`crate::trace`]).
+    pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
+        let trace = Trace::batch(self.entries.len(), self.atomic);
+        let result = trace.in_scope(|| self.run_traced(con, &trace));
+        trace.finish(&result);
+        result
+    }
+
+    fn run_traced(mut self, con: &mut dyn redis::ConnectionLike, trace: &Trace) -> Result<Replies> {
         if let Some(err) = self.rejected.take() {
             return Err(err);
         }
@@ -435,9 +443,12 @@ impl Batch {
         let mut values = vec![Value::Nil; self.entries.len()];
         let mut acks = None;
         let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for _ in 0..=NOSCRIPT_ATTEMPTS {
+        for attempt in 0..=NOSCRIPT_ATTEMPTS {
             if pending.is_empty() {
                 break;
+            }
+            if attempt > 0 {
+                trace.recovered("NOSCRIPT");
             }
             let (pipe, layout) = self.pipeline(&pending, cluster);
             let replies = if cluster {
@@ -471,7 +482,18 @@ impl Batch {
     /// Runs the batch on an async connection: `MultiplexedConnection`,
     /// `ConnectionManager`, an async cluster connection, a pooled one.
     #[cfg(feature = "aio")]
-    pub async fn run_async<C>(mut self, con: &mut C) -> Result<Replies>
+    pub async fn run_async<C>(self, con: &mut C) -> Result<Replies>
+    where
+        C: redis::aio::ConnectionLike,
+    {
+        let trace = Trace::batch(self.entries.len(), self.atomic);
+        let result = trace.instrument(self.run_async_traced(con, &trace)).await;
+        trace.finish(&result);
+        result
+    }
+
+    #[cfg(feature = "aio")]
+    async fn run_async_traced<C>(mut self, con: &mut C, trace: &Trace) -> Result<Replies>
     where
         C: redis::aio::ConnectionLike,
     {
@@ -481,9 +503,12 @@ impl Batch {
         let mut values = vec![Value::Nil; self.entries.len()];
         let mut acks = None;
         let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for _ in 0..=NOSCRIPT_ATTEMPTS {
+        for attempt in 0..=NOSCRIPT_ATTEMPTS {
             if pending.is_empty() {
                 break;
+            }
+            if attempt > 0 {
+                trace.recovered("NOSCRIPT");
             }
             let (pipe, layout) = self.pipeline(&pending, false);
             let replies = match pipe.query_async::<Vec<Value>>(con).await {
@@ -641,11 +666,12 @@ pub(crate) fn run_one(
     request: Request,
     wait: Option<Durability>,
     con: &mut dyn redis::ConnectionLike,
+    trace: &Trace,
 ) -> Result<OneReply> {
     let mut batch = Batch::new();
     batch.push(request);
     batch.wait = wait;
-    Ok(batch.run(con)?.into_first())
+    Ok(batch.run_traced(con, trace)?.into_first())
 }
 
 /// [`run_one`] on an async connection.
@@ -654,11 +680,12 @@ pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
     request: Request,
     wait: Option<Durability>,
     con: &mut C,
+    trace: &Trace,
 ) -> Result<OneReply> {
     let mut batch = Batch::new();
     batch.push(request);
     batch.wait = wait;
-    Ok(batch.run_async(con).await?.into_first())
+    Ok(batch.run_async_traced(con, trace).await?.into_first())
 }
 
 impl Replies {

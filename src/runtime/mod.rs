@@ -17,3 +17,4 @@ pub(crate) mod script;
 pub mod server;
 pub(crate) mod show;
 pub(crate) mod token;
+pub mod trace;

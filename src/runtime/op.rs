@@ -11,6 +11,7 @@ use crate::runtime::durability::{Acks, Durability, Durable};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::script::Script;
 use crate::runtime::show;
+use crate::runtime::trace::Trace;
 
 pub(crate) type Decode<T> = Arc<dyn Fn(Value) -> Result<T> + Send + Sync>;
 
@@ -510,7 +511,39 @@ impl<T: 'static> Op<T> {
     ///
     /// Whenever `run` returns an error that the server answered, the operation did not
     /// run (or, for a script's declared error, wrote nothing).
+    ///
+    /// With the `tracing` feature, each run is a span (see [`crate::trace`]).
     pub fn run(&self, con: &mut dyn redis::ConnectionLike) -> Result<T> {
+        let trace = self.trace();
+        let result = trace.in_scope(|| self.run_traced(con, &trace));
+        trace.finish(&result);
+        result
+    }
+
+    /// The span of one run: the script, how it is sent, how many keys.
+    fn trace(&self) -> Trace {
+        let Ok(request) = &self.request else {
+            return Trace::op("rejected", "none", 0);
+        };
+        let Some(script) = request.script() else {
+            return Trace::op("native", "native", usize::from(request.route().is_some()));
+        };
+        let fcall = self.mode.unwrap_or_else(default_script_mode) == ScriptMode::Functions
+            && crate::runtime::catalog::find(script.name)
+                .is_some_and(|own| std::ptr::eq(own, script));
+        // EVALSHA <sha1> <numkeys> …: the key count is the third argument.
+        let keys = match request.cmd().args_iter().nth(2) {
+            Some(redis::Arg::Simple(n)) => std::str::from_utf8(n).ok().and_then(|n| n.parse().ok()),
+            _ => None,
+        };
+        Trace::op(
+            script.name,
+            if fcall { "FCALL" } else { "EVALSHA" },
+            keys.unwrap_or(0),
+        )
+    }
+
+    fn run_traced(&self, con: &mut dyn redis::ConnectionLike, trace: &Trace) -> Result<T> {
         let request = self.request.as_ref().map_err(Clone::clone)?;
         // redis-rs's sync cluster connection is the one that takes no pipeline through
         // `query`, and it turns an error reply of any command of a packed pipeline into
@@ -530,11 +563,13 @@ impl<T: 'static> Op<T> {
         };
         match (&fcall, &reply) {
             (Some(fcall), Err(err)) if is_missing_function(err) && cluster => {
+                trace.recovered("missing library");
                 reply = load_then_call_packed(con, request.route(), fcall);
             }
             (Some(fcall), Err(err)) if is_missing_function(err) => {
                 let pipe = round_trip(Some(function_load()), fcall, &followers);
                 for _ in 0..NOSCRIPT_ATTEMPTS {
+                    trace.recovered("missing library");
                     let again;
                     (reply, acks, again) = after_load(pipe.query::<Vec<Value>>(con)?)?;
                     if !again {
@@ -543,7 +578,9 @@ impl<T: 'static> Op<T> {
                 }
             }
             (None, Err(err)) if is_noscript(err) => {
-                (reply, acks) = crate::runtime::batch::run_one(request.clone(), self.wait, con)?;
+                trace.recovered("NOSCRIPT");
+                (reply, acks) =
+                    crate::runtime::batch::run_one(request.clone(), self.wait, con, trace)?;
             }
             _ => {}
         }
@@ -558,6 +595,17 @@ impl<T: 'static> Op<T> {
     /// cluster connection, a pooled one. Same behaviour as [`run`](Self::run).
     #[cfg(feature = "aio")]
     pub async fn run_async<C>(&self, con: &mut C) -> Result<T>
+    where
+        C: redis::aio::ConnectionLike,
+    {
+        let trace = self.trace();
+        let result = trace.instrument(self.run_async_traced(con, &trace)).await;
+        trace.finish(&result);
+        result
+    }
+
+    #[cfg(feature = "aio")]
+    async fn run_async_traced<C>(&self, con: &mut C, trace: &Trace) -> Result<T>
     where
         C: redis::aio::ConnectionLike,
     {
@@ -577,6 +625,7 @@ impl<T: 'static> Op<T> {
                 // command with a key: the call's.
                 let pipe = round_trip(Some(function_load()), fcall, &followers);
                 for _ in 0..NOSCRIPT_ATTEMPTS {
+                    trace.recovered("missing library");
                     let again;
                     (reply, acks, again) = after_load(pipe.query_async::<Vec<Value>>(con).await?)?;
                     if !again {
@@ -585,8 +634,10 @@ impl<T: 'static> Op<T> {
                 }
             }
             (None, Err(err)) if is_noscript(err) => {
+                trace.recovered("NOSCRIPT");
                 (reply, acks) =
-                    crate::runtime::batch::run_one_async(request.clone(), self.wait, con).await?;
+                    crate::runtime::batch::run_one_async(request.clone(), self.wait, con, trace)
+                        .await?;
             }
             _ => {}
         }

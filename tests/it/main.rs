@@ -52,6 +52,7 @@ mod stream_iterator;
 mod tag;
 mod time_series;
 mod timeline;
+mod trace;
 mod unique_counter;
 mod user_login;
 mod vote;
