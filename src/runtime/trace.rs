@@ -20,7 +20,7 @@
 //! are spans like any other.
 //!
 //! ```toml
-//! redis-patterns = { version = "0.1", features = ["tracing"] }
+//! redis-patterns = { git = "https://github.com/redis-patterns/redis-patterns", features = ["tracing"] }
 //! ```
 //!
 //! **Metrics from the spans.** A `tracing-subscriber` layer sees every span close; read
