@@ -49,40 +49,42 @@ impl Trace {
     /// `mode` how it is sent (`EVALSHA`, `FCALL`, `native`), `keys` how many keys it names.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     pub(crate) fn op(script: &str, mode: &str, keys: usize) -> Self {
-        Trace {
-            #[cfg(feature = "tracing")]
-            span: tracing::debug_span!(
-                "redis_patterns.op",
-                script,
-                mode,
-                keys,
-                recoveries = 0u64,
-                error = tracing::field::Empty,
-                elapsed_us = tracing::field::Empty,
-            ),
-            #[cfg(feature = "tracing")]
-            start: std::time::Instant::now(),
-            #[cfg(feature = "tracing")]
-            recoveries: std::sync::atomic::AtomicU64::new(0),
-        }
+        #[cfg(feature = "tracing")]
+        return Self::of(tracing::debug_span!(
+            "redis_patterns.op",
+            script,
+            mode,
+            keys,
+            recoveries = 0u64,
+            error = tracing::field::Empty,
+            elapsed_us = tracing::field::Empty,
+        ));
+        #[cfg(not(feature = "tracing"))]
+        Trace {}
     }
 
     /// The span of a batch of `ops` operations, a transaction or a pipeline.
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     pub(crate) fn batch(ops: usize, transaction: bool) -> Self {
+        #[cfg(feature = "tracing")]
+        return Self::of(tracing::debug_span!(
+            "redis_patterns.batch",
+            ops,
+            transaction,
+            recoveries = 0u64,
+            error = tracing::field::Empty,
+            elapsed_us = tracing::field::Empty,
+        ));
+        #[cfg(not(feature = "tracing"))]
+        Trace {}
+    }
+
+    /// `span`, begun now.
+    #[cfg(feature = "tracing")]
+    fn of(span: tracing::Span) -> Self {
         Trace {
-            #[cfg(feature = "tracing")]
-            span: tracing::debug_span!(
-                "redis_patterns.batch",
-                ops,
-                transaction,
-                recoveries = 0u64,
-                error = tracing::field::Empty,
-                elapsed_us = tracing::field::Empty,
-            ),
-            #[cfg(feature = "tracing")]
+            span,
             start: std::time::Instant::now(),
-            #[cfg(feature = "tracing")]
             recoveries: std::sync::atomic::AtomicU64::new(0),
         }
     }
