@@ -7,7 +7,7 @@
 //! | Field | Op | Batch |
 //! |---|---|---|
 //! | `script` | the script, `family/op` (`work_queue/take`), or `native`, or `rejected` for input refused before any I/O | |
-//! | `mode` | `EVALSHA`, `FCALL`, `native` | |
+//! | `mode` | `EVALSHA`, `FCALL`, `native` (`none` for rejected input) | |
 //! | `keys` | how many keys the call names | |
 //! | `ops`, `transaction` | | how many operations; a MULTI/EXEC transaction or a pipeline |
 //! | `recoveries` | times the call was sent again behind a load (`NOSCRIPT` after a restart or `SCRIPT FLUSH`; the Functions library missing) | the same, for the batch |
