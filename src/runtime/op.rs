@@ -376,10 +376,9 @@ impl<T: 'static> Op<T> {
     /// runs with [`ScriptMode::Functions`].
     fn function_call(&self, request: &Request) -> Option<Cmd> {
         let script = request.script()?;
-        if self.mode.unwrap_or_else(default_script_mode) != ScriptMode::Functions {
+        if !self.runs_as_function(script) {
             return None;
         }
-        crate::runtime::catalog::find(script.name).filter(|own| std::ptr::eq(*own, script))?;
         let mut cmd = redis::cmd(if script.is_read_only() {
             "FCALL_RO"
         } else {
@@ -393,6 +392,14 @@ impl<T: 'static> Op<T> {
             }
         }
         Some(cmd)
+    }
+
+    /// Whether `script` runs with `FCALL`: this operation runs with
+    /// [`ScriptMode::Functions`], and the script is one of the crate's own.
+    fn runs_as_function(&self, script: &'static Script) -> bool {
+        self.mode.unwrap_or_else(default_script_mode) == ScriptMode::Functions
+            && crate::runtime::catalog::find(script.name)
+                .is_some_and(|own| std::ptr::eq(own, script))
     }
 
     /// The script this operation calls, if it calls one.
@@ -528,9 +535,7 @@ impl<T: 'static> Op<T> {
         let Some(script) = request.script() else {
             return Trace::op("native", "native", usize::from(request.route().is_some()));
         };
-        let fcall = self.mode.unwrap_or_else(default_script_mode) == ScriptMode::Functions
-            && crate::runtime::catalog::find(script.name)
-                .is_some_and(|own| std::ptr::eq(own, script));
+        let fcall = self.runs_as_function(script);
         // EVALSHA <sha1> <numkeys> …: the key count is the third argument.
         let keys = match request.cmd().args_iter().nth(2) {
             Some(redis::Arg::Simple(n)) => std::str::from_utf8(n).ok().and_then(|n| n.parse().ok()),
