@@ -263,15 +263,6 @@ fn export_writes_every_script() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn generated_code_is_pinned() {
-    let generated = include_str!(concat!(env!("OUT_DIR"), "/scripts.rs"));
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.bind(|| insta::assert_snapshot!("generated_scripts", generated));
-}
-
 /// An op is a value: it runs as often as asked, a clone runs the same command, and its
 /// `Debug` shows the command (a script's by its SHA1 and name) or why it was refused.
 #[test]
