@@ -17,6 +17,7 @@ pub mod fenced_lock;
 pub mod fifo_queue;
 pub mod fixed_length_queue;
 pub mod geo;
+pub mod guide;
 pub mod id_generator;
 pub mod identity_lock;
 #[cfg(feature = "json")]

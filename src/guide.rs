@@ -1,0 +1,12 @@
+//! Reference pages: what the README sums up, in full.
+//!
+//! - [`script_header`]: the grammar of a script's header (every tag, type, constraint and
+//!   key template), the shared helpers, and what the generator checks.
+//! - [`servers`]: the servers the crate is tested on, what differs between them, and where
+//!   the crate sends a server's native command instead of a script.
+
+#[doc = include_str!("../docs/script-header.md")]
+pub mod script_header {}
+
+#[doc = include_str!("../docs/servers.md")]
+pub mod servers {}
