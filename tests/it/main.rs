@@ -12,6 +12,7 @@ mod batch;
 mod binary_recorder;
 mod cache;
 mod circular_queue;
+mod cluster_faults;
 mod compact_string;
 mod contract;
 mod counter;

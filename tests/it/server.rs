@@ -26,6 +26,8 @@ pub struct RedisProcess {
     child: Child,
     port: u16,
     dir: PathBuf,
+    /// The arguments it was started with after the common ones, to start it again.
+    extra: Vec<String>,
 }
 
 impl RedisProcess {
@@ -39,31 +41,37 @@ impl RedisProcess {
             let dir = scratch_dir().join(format!("redis-{}-{port}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("cannot create the server's folder");
-            let mut cmd = Command::new(server_bin());
-            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-                .arg("--dir")
-                .arg(&dir)
-                .arg("--logfile")
-                .arg(dir.join("redis.log"))
-                .args(extra)
-                .current_dir(&dir)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            let child = match spawn_tied_to_this_process(cmd) {
-                Ok(child) => child,
-                Err(err) if err.kind() == ErrorKind::NotFound => missing_server(),
-                Err(err) => panic!("cannot start {}: {err}", server_bin()),
+            let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+            let child = spawn(port, &dir, &extra);
+            let mut server = RedisProcess {
+                child,
+                port,
+                dir,
+                extra,
             };
-            forget_at_exit(child.id(), dir.clone());
-            let mut server = RedisProcess { child, port, dir };
             match server.wait_until_ready() {
                 Ok(()) => return server,
                 Err(log) => last_log = log,
             }
         }
         panic!("redis-server did not start; its last log:\n{last_log}");
+    }
+
+    /// Kills the server at once (`SIGKILL`: no shutdown, no save), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the killed server again: the same port, folder and arguments (a cluster
+    /// node finds its `nodes.conf` there, and comes back with its id and slots), and
+    /// waits until it answers.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.child = spawn(self.port, &self.dir, &self.extra);
+        if let Err(log) = self.wait_until_ready() {
+            panic!("redis-server did not start again; its log:\n{log}");
+        }
     }
 
     /// The port it listens on, at 127.0.0.1.
@@ -197,6 +205,29 @@ impl RedisCluster {
             }
         }
     }
+}
+
+/// Spawns `redis-server` on `port`, in and writing to `dir`, tied to this process.
+fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
+    let mut cmd = Command::new(server_bin());
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .arg("--logfile")
+        .arg(dir.join("redis.log"))
+        .args(extra)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let child = match spawn_tied_to_this_process(cmd) {
+        Ok(child) => child,
+        Err(err) if err.kind() == ErrorKind::NotFound => missing_server(),
+        Err(err) => panic!("cannot start {}: {err}", server_bin()),
+    };
+    forget_at_exit(child.id(), dir.to_path_buf());
+    child
 }
 
 /// Stops the whole run with one line: every test needs the server.
