@@ -1898,17 +1898,18 @@ fn web_app(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         web.add_to_cart("t1", "item:1", 2),
     )?;
-    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+    t.show("web.cart::<String>(\"t1\")", "", web.cart::<String>("t1"))?;
     std::thread::sleep(std::time::Duration::from_millis(2));
-    web.update_token("t2", "jack", None).run(&mut t.con)?;
-    t.text("web.update_token(\"t2\", \"jack\", None)");
+    web.update_token("t2", "jack", None::<&str>)
+        .run(&mut t.con)?;
+    t.text("web.update_token(\"t2\", \"jack\", None::<&str>)");
     let ended = web.clean_full_sessions(&mut t.con, 100)?;
     t.say(
         "web.clean_full_sessions(&mut con, 100)",
         format!("{ended:?}"),
         "a limit of 1: the oldest ends, with its cart",
     );
-    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+    t.show("web.cart::<String>(\"t1\")", "", web.cart::<String>("t1"))?;
 
     let pages = PageCache::new(&web).with_prefix("tour:cache:");
     let request = "http://shop/view?item=item:1";
