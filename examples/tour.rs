@@ -1739,16 +1739,36 @@ fn user_login(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         logins.register("jack", "10087"),
     )?;
-    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
-    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
-    t.show("logins.login(\"jack\")", "", logins.login("jack"))?;
     t.show(
-        "logins.login(\"nobody\")",
-        "never registered: nothing recorded",
-        logins.login("nobody"),
+        "logins.login::<String>(\"peter\")",
+        "",
+        logins.login::<String>("peter"),
     )?;
-    t.show("logins.recent(10)", "newest first", logins.recent(10))?;
-    t.show("logins.most_frequent(2)", "", logins.most_frequent(2))?;
+    t.show(
+        "logins.login::<String>(\"peter\")",
+        "",
+        logins.login::<String>("peter"),
+    )?;
+    t.show(
+        "logins.login::<String>(\"jack\")",
+        "",
+        logins.login::<String>("jack"),
+    )?;
+    t.show(
+        "logins.login::<String>(\"nobody\")",
+        "never registered: nothing recorded",
+        logins.login::<String>("nobody"),
+    )?;
+    t.show(
+        "logins.recent::<String>(10)",
+        "newest first",
+        logins.recent::<String>(10),
+    )?;
+    t.show(
+        "logins.most_frequent::<String>(2)",
+        "",
+        logins.most_frequent::<String>(2),
+    )?;
     Ok(())
 }
 

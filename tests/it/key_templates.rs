@@ -539,7 +539,9 @@ fn families(c: &mut Checks, tagged: bool) {
 
     let name = pick(tagged, "users", "{users}:eu");
     c.check(
-        user_login::UserLogin::new(name).unwrap().login("ann"),
+        user_login::UserLogin::new(name)
+            .unwrap()
+            .login::<String>("ann"),
         &[("name", name)],
         &[],
     );
