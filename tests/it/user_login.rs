@@ -74,7 +74,7 @@ fn no_login_is_lost_under_contention() {
     for u in 0..5 {
         assert!(
             logins
-                .register(&format!("user{u}"), &format!("id{u}"))
+                .register(format!("user{u}"), format!("id{u}"))
                 .run(&mut con)
                 .unwrap()
         );

@@ -44,7 +44,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.step("votes.best(10)", rounded(votes.best(10).run(con)))
         .unwrap();
     for user in 0..9 {
-        votes.up("post:1", &format!("fan{user}")).run(con).unwrap();
+        votes.up("post:1", format!("fan{user}")).run(con).unwrap();
     }
     t.note("9 more up votes on post:1: 10 up, 1 down");
     t.step("votes.hot(10)", rounded(votes.hot(10).run(con)))
