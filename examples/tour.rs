@@ -1498,7 +1498,7 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         board.update_weight("dan", 0.5),
     )?;
-    t.show("board.top(2)", "", board.top(2))?;
+    t.show("board.top::<String>(2)", "", board.top::<String>(2))?;
     for policy in [
         RankPolicy::Standard,
         RankPolicy::Dense,
@@ -1511,9 +1511,9 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         )?;
     }
     t.show(
-        "board.around(\"bob\", 1, RankPolicy::Standard)",
+        "board.around::<String>(\"bob\", 1, RankPolicy::Standard)",
         "one above, one below",
-        board.around("bob", 1, RankPolicy::Standard),
+        board.around::<String>("bob", 1, RankPolicy::Standard),
     )?;
     t.show("board.standing(\"bob\")", "", board.standing("bob"))?;
     Ok(())
