@@ -1429,11 +1429,15 @@ fn timeline(t: &mut Tour) -> redis_patterns::Result<()> {
         "over the maximum of 3: the oldest goes",
         timeline.add(&[(300, "c"), (400, "d")]),
     )?;
-    t.show("timeline.get(1, 2)", "newest first", timeline.get(1, 2))?;
     t.show(
-        "timeline.get_by_time_range(150, 350, 1, 10)",
+        "timeline.get::<String>(1, 2)",
+        "newest first",
+        timeline.get::<String>(1, 2),
+    )?;
+    t.show(
+        "timeline.get_by_time_range::<String>(150, 350, 1, 10)",
         "",
-        timeline.get_by_time_range(150, 350, 1, 10),
+        timeline.get_by_time_range::<String>(150, 350, 1, 10),
     )?;
     t.show(
         "timeline.delete_by_time_range(0, 250, 100)",
