@@ -1429,11 +1429,15 @@ fn timeline(t: &mut Tour) -> redis_patterns::Result<()> {
         "over the maximum of 3: the oldest goes",
         timeline.add(&[(300, "c"), (400, "d")]),
     )?;
-    t.show("timeline.get(1, 2)", "newest first", timeline.get(1, 2))?;
     t.show(
-        "timeline.get_by_time_range(150, 350, 1, 10)",
+        "timeline.get::<String>(1, 2)",
+        "newest first",
+        timeline.get::<String>(1, 2),
+    )?;
+    t.show(
+        "timeline.get_by_time_range::<String>(150, 350, 1, 10)",
         "",
-        timeline.get_by_time_range(150, 350, 1, 10),
+        timeline.get_by_time_range::<String>(150, 350, 1, 10),
     )?;
     t.show(
         "timeline.delete_by_time_range(0, 250, 100)",
@@ -1498,7 +1502,7 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         board.update_weight("dan", 0.5),
     )?;
-    t.show("board.top(2)", "", board.top(2))?;
+    t.show("board.top::<String>(2)", "", board.top::<String>(2))?;
     for policy in [
         RankPolicy::Standard,
         RankPolicy::Dense,
@@ -1511,9 +1515,9 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         )?;
     }
     t.show(
-        "board.around(\"bob\", 1, RankPolicy::Standard)",
+        "board.around::<String>(\"bob\", 1, RankPolicy::Standard)",
         "one above, one below",
-        board.around("bob", 1, RankPolicy::Standard),
+        board.around::<String>("bob", 1, RankPolicy::Standard),
     )?;
     t.show("board.standing(\"bob\")", "", board.standing("bob"))?;
     Ok(())
@@ -1739,16 +1743,36 @@ fn user_login(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         logins.register("jack", "10087"),
     )?;
-    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
-    t.show("logins.login(\"peter\")", "", logins.login("peter"))?;
-    t.show("logins.login(\"jack\")", "", logins.login("jack"))?;
     t.show(
-        "logins.login(\"nobody\")",
-        "never registered: nothing recorded",
-        logins.login("nobody"),
+        "logins.login::<String>(\"peter\")",
+        "",
+        logins.login::<String>("peter"),
     )?;
-    t.show("logins.recent(10)", "newest first", logins.recent(10))?;
-    t.show("logins.most_frequent(2)", "", logins.most_frequent(2))?;
+    t.show(
+        "logins.login::<String>(\"peter\")",
+        "",
+        logins.login::<String>("peter"),
+    )?;
+    t.show(
+        "logins.login::<String>(\"jack\")",
+        "",
+        logins.login::<String>("jack"),
+    )?;
+    t.show(
+        "logins.login::<String>(\"nobody\")",
+        "never registered: nothing recorded",
+        logins.login::<String>("nobody"),
+    )?;
+    t.show(
+        "logins.recent::<String>(10)",
+        "newest first",
+        logins.recent::<String>(10),
+    )?;
+    t.show(
+        "logins.most_frequent::<String>(2)",
+        "",
+        logins.most_frequent::<String>(2),
+    )?;
     Ok(())
 }
 
@@ -1898,17 +1922,18 @@ fn web_app(t: &mut Tour) -> redis_patterns::Result<()> {
         "",
         web.add_to_cart("t1", "item:1", 2),
     )?;
-    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+    t.show("web.cart::<String>(\"t1\")", "", web.cart::<String>("t1"))?;
     std::thread::sleep(std::time::Duration::from_millis(2));
-    web.update_token("t2", "jack", None).run(&mut t.con)?;
-    t.text("web.update_token(\"t2\", \"jack\", None)");
+    web.update_token("t2", "jack", None::<&str>)
+        .run(&mut t.con)?;
+    t.text("web.update_token(\"t2\", \"jack\", None::<&str>)");
     let ended = web.clean_full_sessions(&mut t.con, 100)?;
     t.say(
         "web.clean_full_sessions(&mut con, 100)",
         format!("{ended:?}"),
         "a limit of 1: the oldest ends, with its cart",
     );
-    t.show("web.cart(\"t1\")", "", web.cart("t1"))?;
+    t.show("web.cart::<String>(\"t1\")", "", web.cart::<String>("t1"))?;
 
     let pages = PageCache::new(&web).with_prefix("tour:cache:");
     let request = "http://shop/view?item=item:1";

@@ -6141,7 +6141,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "210f0765a050f5a3d841e67a6f05fc1e42c1d397",
+        sha1: "6442a54b6328e8965c57c6061ad85de6243334fb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.",
@@ -6153,10 +6153,10 @@ pub mod user_login {
             crate::Param { name: "recent", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the ids of the latest logins, newest first", template: Some(&keys::RECENT) },
         ],
         args: &[
-            crate::Param { name: "name", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the name logging in", template: None },
+            crate::Param { name: "name", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the name logging in (any bytes)", template: None },
             crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many latest logins `recent` keeps", template: None },
         ],
-        returns: crate::Returns { ty: "(string?, int)", doc: "the user's id, or nil; its login count (0 for an unknown name)" },
+        returns: crate::Returns { ty: "(bytes?, int)", doc: "the user's id (any bytes), or nil; its login count (0 for an unknown name)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_NAME", doc: "empty" },
@@ -6176,7 +6176,7 @@ pub mod user_login {
     #[doc = " registered records nothing and answers nil."]
     #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `210f0765a050f5a3d841e67a6f05fc1e42c1d397`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `6442a54b6328e8965c57c6061ad85de6243334fb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6185,10 +6185,10 @@ pub mod user_login {
     #[doc = " - `recent` (a list, named `{<name>}:recent`): the ids of the latest logins, newest first"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `name` (`string`, not empty): the name logging in"]
+    #[doc = " - `name` (`bytes`, not empty): the name logging in (any bytes)"]
     #[doc = " - `keep` (`uint`, from 1 to 10000): how many latest logins `recent` keeps"]
     #[doc = ""]
-    #[doc = " Returns (`(string?, int)`): the user's id, or nil; its login count (0 for an unknown name)"]
+    #[doc = " Returns (`(bytes?, int)`): the user's id (any bytes), or nil; its login count (0 for an unknown name)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
@@ -6196,7 +6196,7 @@ pub mod user_login {
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays). Clock: the server's `TIME`."]
-    pub fn login(ids: &str, counts: &str, last: &str, recent: &str, name: &str, keep: u64) -> crate::Op<(Option<String>, i64,)> {
+    pub fn login(ids: &str, counts: &str, last: &str, recent: &str, name: &[u8], keep: u64) -> crate::Op<(Option<Vec<u8>>, i64,)> {
         crate::ScriptCall::new(&LOGIN).key(ids).key(counts).key(last).key(recent).arg(name).arg(keep).finish()
     }
 }
@@ -6275,7 +6275,7 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "4ae2f07811546e121bf8014d7f8a1da0da0e283a",
+        sha1: "3989aa6587237eba29201d4dc085f4982013232f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
@@ -6289,7 +6289,7 @@ pub mod vote {
         ],
         args: &[
             crate::Param { name: "subject", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the subject, as it appears in the rankings", template: None },
-            crate::Param { name: "user", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "who votes", template: None },
+            crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "who votes (any bytes)", template: None },
             crate::Param { name: "direction", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["up", "down", "none"]), doc: "which way; `none` takes the vote back", template: None },
         ],
         returns: crate::Returns { ty: "bool", doc: "1 if the vote changed (see above)" },
@@ -6316,7 +6316,7 @@ pub mod vote {
     #[doc = " Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch"]
     #[doc = " included); for `none`, 1 if the user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `4ae2f07811546e121bf8014d7f8a1da0da0e283a`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `3989aa6587237eba29201d4dc085f4982013232f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6327,7 +6327,7 @@ pub mod vote {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subject` (`string`, not empty): the subject, as it appears in the rankings"]
-    #[doc = " - `user` (`string`, not empty): who votes"]
+    #[doc = " - `user` (`bytes`, not empty): who votes (any bytes)"]
     #[doc = " - `direction` (`string`, one of `up`, `down`, `none`): which way; `none` takes the vote back"]
     #[doc = ""]
     #[doc = " Returns (`bool`): 1 if the vote changed (see above)"]
@@ -6340,7 +6340,7 @@ pub mod vote {
     #[doc = " - `BAD_POSTED`: `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the subjects ranked. Clock: the server's `TIME`."]
-    pub fn cast(up: &str, down: &str, posted: &str, hot_rank: &str, best_rank: &str, subject: &str, user: &str, direction: &str) -> crate::Op<bool> {
+    pub fn cast(up: &str, down: &str, posted: &str, hot_rank: &str, best_rank: &str, subject: &str, user: &[u8], direction: &str) -> crate::Op<bool> {
         crate::ScriptCall::new(&CAST).key(up).key(down).key(posted).key(hot_rank).key(best_rank).arg(subject).arg(user).arg(direction).finish()
     }
 
@@ -6472,7 +6472,7 @@ pub mod vote {
     pub static TALLY: crate::Script = crate::Script {
         name: "vote/tally",
         path: "scripts/vote/tally.lua",
-        sha1: "8b8308a766c2935fd0bd97dcda1b421f08153119",
+        sha1: "8e1002fd868262c66b068c15dc690f2c87be391f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/tally.lua")),
         flags: &["no-writes", ],
         summary: "A subject's up and down votes, and one user's vote, read at one moment.",
@@ -6482,7 +6482,7 @@ pub mod vote {
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
         ],
         args: &[
-            crate::Param { name: "user", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whose vote to report; empty for nobody's", template: None },
+            crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whose vote to report (any bytes); empty for nobody's", template: None },
         ],
         returns: crate::Returns { ty: "(int, int, int)", doc: "ups, downs, the user's vote: 1 up, -1 down, 0 none" },
         errors: &[
@@ -6499,14 +6499,14 @@ pub mod vote {
     #[doc = " user's vote is 1 (up), -1 (down) or 0 (none)."]
     #[doc = " Reply: ups, downs, the user's vote."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `8b8308a766c2935fd0bd97dcda1b421f08153119`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `8e1002fd868262c66b068c15dc690f2c87be391f`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
     #[doc = " - `down` (a set, named `{<namespace>}:down:<subject>`): the users who voted it down"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `user` (`string`): whose vote to report; empty for nobody's"]
+    #[doc = " - `user` (`bytes`): whose vote to report (any bytes); empty for nobody's"]
     #[doc = ""]
     #[doc = " Returns (`(int, int, int)`): ups, downs, the user's vote: 1 up, -1 down, 0 none"]
     #[doc = ""]
@@ -6514,7 +6514,7 @@ pub mod vote {
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn tally(up: &str, down: &str, user: &str) -> crate::Op<(i64, i64, i64,)> {
+    pub fn tally(up: &str, down: &str, user: &[u8]) -> crate::Op<(i64, i64, i64,)> {
         crate::ScriptCall::new(&TALLY).key(up).key(down).arg(user).finish()
     }
 }
@@ -6740,7 +6740,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "b373e690a384a06ad7cf37c731c4a86a64dbd8c3",
+        sha1: "4ecfdd909bbdbd5e799575a9a5042dc73618651f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -6753,8 +6753,8 @@ pub mod web_session {
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the login token", template: None },
-            crate::Param { name: "user", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the user the token belongs to", template: None },
-            crate::Param { name: "item", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item viewed; empty for a request that views none", template: None },
+            crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the user the token belongs to (any bytes)", template: None },
+            crate::Param { name: "item", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item viewed (any bytes); empty for a request that views none", template: None },
             crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "how many of the token's last items viewed to keep (the book's 25)", template: None },
         ],
         returns: crate::Returns { ty: "int", doc: "the token's last-seen time (ms)" },
@@ -6780,7 +6780,7 @@ pub mod web_session {
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `b373e690a384a06ad7cf37c731c4a86a64dbd8c3`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `4ecfdd909bbdbd5e799575a9a5042dc73618651f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6790,8 +6790,8 @@ pub mod web_session {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, not empty): the login token"]
-    #[doc = " - `user` (`string`, not empty): the user the token belongs to"]
-    #[doc = " - `item` (`string`): the item viewed; empty for a request that views none"]
+    #[doc = " - `user` (`bytes`, not empty): the user the token belongs to (any bytes)"]
+    #[doc = " - `item` (`bytes`): the item viewed (any bytes); empty for a request that views none"]
     #[doc = " - `keep` (`uint`, from 1 to 1000): how many of the token's last items viewed to keep (the book's 25)"]
     #[doc = ""]
     #[doc = " Returns (`int`): the token's last-seen time (ms)"]
@@ -6803,7 +6803,7 @@ pub mod web_session {
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the tokens (the trim drops one item at most). Clock: the server's `TIME`."]
-    pub fn update(login: &str, recent: &str, viewed: &str, views: &str, token: &str, user: &str, item: &str, keep: u64) -> crate::Op<i64> {
+    pub fn update(login: &str, recent: &str, viewed: &str, views: &str, token: &str, user: &[u8], item: &[u8], keep: u64) -> crate::Op<i64> {
         crate::ScriptCall::new(&UPDATE).key(login).key(recent).key(viewed).key(views).arg(token).arg(user).arg(item).arg(keep).finish()
     }
 }

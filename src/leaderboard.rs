@@ -10,9 +10,13 @@
 //! let board = Leaderboard::new("{game}:all-time")?;
 //! board.set_weight("ann", 100.0).run(&mut con)?;
 //! board.update_weight("bob", 90.5).run(&mut con)?;
-//! let best = board.top(10).run(&mut con)?;
+//! let best: Vec<(String, f64)> = board.top(10).run(&mut con)?;
 //! let bob = board.rank("bob", RankPolicy::Dense).run(&mut con)?; // Some(2)
-//! let neighbours = board.around("bob", 5, RankPolicy::Standard).run(&mut con)?;
+//! let neighbours = board.around::<String>("bob", 5, RankPolicy::Standard).run(&mut con)?;
+//!
+//! // Items are any bytes; read them back as `Vec<u8>` when they may not be UTF-8.
+//! board.set_weight(&b"\xff\x00id"[..], 80.0).run(&mut con)?;
+//! let last: Vec<(Vec<u8>, f64)> = board.bottom(1).run(&mut con)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -28,7 +32,7 @@
 //! | `update_weight(item, change)` → new score | [`update_weight(item, change)`](Leaderboard::update_weight) → `f64` | script `leaderboard/update` |
 //! | `remove(item)` → `bool` | [`remove(item)`](Leaderboard::remove) | script `leaderboard/remove` |
 //! | `length()` | [`length()`](Leaderboard::length) | `ZCARD` |
-//! | `top(N)` → `[{item: int}]` | [`top(n)`](Leaderboard::top) → `Vec<(String, f64)>` | `ZREVRANGE key 0 n-1 WITHSCORES` |
+//! | `top(N)` → `[{item: int}]` | [`top(n)`](Leaderboard::top) → `Vec<(T, f64)>` | `ZREVRANGE key 0 n-1 WITHSCORES` |
 //! | `bottom(N)` | [`bottom(n)`](Leaderboard::bottom) | `ZRANGE key 0 n-1 WITHSCORES` |
 //! | (none) | [`rank(item, policy)`](Leaderboard::rank), [`standing(item)`](Leaderboard::standing), [`standings(boards, item)`](Leaderboard::standings) | script `leaderboard/standing` (read-only) |
 //! | (none) | [`around(item, n, policy)`](Leaderboard::around) | script `leaderboard/around` (read-only) |
@@ -41,6 +45,11 @@
 //!   returns the whole board: a board of a million items in one reply.
 //! - **Writes are scripts**, because each also keeps `{key}:levels` (one more command,
 //!   in the same step). Reads stay native.
+//! - **Items are binary-safe**: every method takes an item as anything redis-rs sends as
+//!   one argument (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers: [`ToRedisArgs`]), and
+//!   [`top`](Leaderboard::top), [`bottom`](Leaderboard::bottom) and
+//!   [`around`](Leaderboard::around) return items as any [`FromRedisValue`] (`String`, or
+//!   `Vec<u8>` for items that are not UTF-8).
 //!
 //! ## Ties
 //!
@@ -67,10 +76,12 @@
 //! daily, a weekly and an all-time board, all in one hash slot: name them `{game}:daily`,
 //! `{game}:weekly`, …) at one moment too.
 
+use redis::{FromRedisValue, ToRedisArgs, Value};
+
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
-use crate::runtime::reply::{number, text};
+use crate::runtime::reply::number;
 use crate::scripts::leaderboard as script;
 
 /// How tied items rank. See the [module docs](self#ties).
@@ -129,11 +140,12 @@ impl Standing {
     }
 }
 
-/// An item of [`Leaderboard::around`]'s answer.
+/// An item of [`Leaderboard::around`]'s answer, the item itself as a `T` (`String`
+/// unless asked otherwise, such as `Ranked<Vec<u8>>` for items that are not UTF-8).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ranked {
+pub struct Ranked<T = String> {
     /// The item.
-    pub item: String,
+    pub item: T,
     /// Its score.
     pub score: f64,
     /// Its rank, by the policy asked for.
@@ -172,27 +184,38 @@ impl Leaderboard {
 
     /// Sets `item`'s score to `weight` (finite): true if the item is new. One script
     /// (`leaderboard/set`).
-    pub fn set_weight(&self, item: &str, weight: f64) -> Op<bool> {
-        script::set(&self.key, &self.levels, item.as_bytes(), weight)
+    pub fn set_weight(&self, item: impl ToRedisArgs, weight: f64) -> Op<bool> {
+        Op::try_build(|| {
+            let item = input::value("item", &item)?;
+            Ok(script::set(&self.key, &self.levels, &item, weight))
+        })
     }
 
     /// `item`'s score, `None` if it is not on the board (`ZSCORE`).
-    pub fn get_weight(&self, item: &str) -> Op<Option<f64>> {
-        let mut cmd = redis::cmd("ZSCORE");
-        cmd.arg(&self.key).arg(item);
-        Op::native(cmd)
+    pub fn get_weight(&self, item: impl ToRedisArgs) -> Op<Option<f64>> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("ZSCORE");
+            cmd.arg(&self.key).arg(input::value("item", &item)?);
+            Ok(Op::native(cmd))
+        })
     }
 
     /// Adds `change` (finite; negative to take away) to `item`'s score, from 0 if it is
     /// not on the board, and returns the new score. One script (`leaderboard/update`).
-    pub fn update_weight(&self, item: &str, change: f64) -> Op<f64> {
-        script::update(&self.key, &self.levels, item.as_bytes(), change)
+    pub fn update_weight(&self, item: impl ToRedisArgs, change: f64) -> Op<f64> {
+        Op::try_build(|| {
+            let item = input::value("item", &item)?;
+            Ok(script::update(&self.key, &self.levels, &item, change))
+        })
     }
 
     /// Takes `item` off the board: true if it was on it. One script
     /// (`leaderboard/remove`).
-    pub fn remove(&self, item: &str) -> Op<bool> {
-        script::remove(&self.key, &self.levels, item.as_bytes())
+    pub fn remove(&self, item: impl ToRedisArgs) -> Op<bool> {
+        Op::try_build(|| {
+            let item = input::value("item", &item)?;
+            Ok(script::remove(&self.key, &self.levels, &item))
+        })
     }
 
     /// How many items the board holds (`ZCARD`).
@@ -202,17 +225,17 @@ impl Leaderboard {
 
     /// The `n` (at least 1) highest items with their scores, highest first (`ZREVRANGE
     /// … WITHSCORES`); tied items in reverse byte order.
-    pub fn top(&self, n: usize) -> Op<Vec<(String, f64)>> {
+    pub fn top<T: FromRedisValue + 'static>(&self, n: usize) -> Op<Vec<(T, f64)>> {
         self.ends("ZREVRANGE", n)
     }
 
     /// The `n` (at least 1) lowest items with their scores, lowest first (`ZRANGE …
     /// WITHSCORES`).
-    pub fn bottom(&self, n: usize) -> Op<Vec<(String, f64)>> {
+    pub fn bottom<T: FromRedisValue + 'static>(&self, n: usize) -> Op<Vec<(T, f64)>> {
         self.ends("ZRANGE", n)
     }
 
-    fn ends(&self, command: &str, n: usize) -> Op<Vec<(String, f64)>> {
+    fn ends<T: FromRedisValue + 'static>(&self, command: &str, n: usize) -> Op<Vec<(T, f64)>> {
         Op::try_build(|| {
             let n = input::count("n", n)?;
             let mut cmd = redis::cmd(command);
@@ -223,27 +246,28 @@ impl Leaderboard {
 
     /// `item`'s rank by `policy` (1 for the highest score); `None` if it is not on the
     /// board. Read-only (`leaderboard/standing`).
-    pub fn rank(&self, item: &str, policy: RankPolicy) -> Op<Option<u64>> {
+    pub fn rank(&self, item: impl ToRedisArgs, policy: RankPolicy) -> Op<Option<u64>> {
         self.standing(item)
             .map(move |standing| Ok(standing.map(|s| s.rank(policy))))
     }
 
     /// `item`'s score, ranks and percentile, read at one moment; `None` if it is not on
     /// the board. Read-only (`leaderboard/standing`).
-    pub fn standing(&self, item: &str) -> Op<Option<Standing>> {
+    pub fn standing(&self, item: impl ToRedisArgs) -> Op<Option<Standing>> {
         Self::standings(&[self], item).map(|mut all| Ok(all.pop().flatten()))
     }
 
     /// `item`'s standing on each of `boards` (from 1 to 10, all in one hash slot), in
     /// order, read at one moment. Read-only (`leaderboard/standing`).
-    pub fn standings(boards: &[&Leaderboard], item: &str) -> Op<Vec<Option<Standing>>> {
+    pub fn standings(boards: &[&Leaderboard], item: impl ToRedisArgs) -> Op<Vec<Option<Standing>>> {
         Op::try_build(|| {
+            let item = input::value("item", &item)?;
             let keys: Vec<&str> = boards
                 .iter()
                 .flat_map(|b| [b.key.as_str(), b.levels.as_str()])
                 .collect();
             input::same_slot("boards", &keys)?;
-            Ok(script::standing(&keys, item.as_bytes()).map(|flat| {
+            Ok(script::standing(&keys, &item).map(|flat| {
                 if flat.len() % 7 != 0 {
                     return Err(Error::unexpected_reply(
                         "leaderboard/standing reply",
@@ -259,25 +283,35 @@ impl Leaderboard {
     /// their scores and ranks by `policy`, highest first (`item` itself included); `None`
     /// if it is not on the board. Tied items at the edges get their rank on the whole
     /// board. Read-only (`leaderboard/around`).
-    pub fn around(&self, item: &str, n: u64, policy: RankPolicy) -> Op<Option<Vec<Ranked>>> {
-        script::around(&self.key, &self.levels, item.as_bytes(), n, policy.as_str()).map(|flat| {
-            if flat.is_empty() {
-                return Ok(None);
-            }
-            flat.chunks(3)
-                .map(|entry| match entry {
-                    [item, score, rank] => Ok(Ranked {
-                        item: text(item.clone())?,
-                        score: number(score)?,
-                        rank: number(rank)?,
-                    }),
-                    _ => Err(Error::unexpected_reply(
-                        "leaderboard/around reply",
-                        "not 3 items per entry",
-                    )),
-                })
-                .collect::<Result<_>>()
-                .map(Some)
+    pub fn around<T: FromRedisValue + 'static>(
+        &self,
+        item: impl ToRedisArgs,
+        n: u64,
+        policy: RankPolicy,
+    ) -> Op<Option<Vec<Ranked<T>>>> {
+        Op::try_build(|| {
+            let item = input::value("item", &item)?;
+            Ok(
+                script::around(&self.key, &self.levels, &item, n, policy.as_str()).map(|flat| {
+                    if flat.is_empty() {
+                        return Ok(None);
+                    }
+                    flat.chunks(3)
+                        .map(|entry| match entry {
+                            [item, score, rank] => Ok(Ranked {
+                                item: T::from_redis_value(Value::BulkString(item.clone()))?,
+                                score: number(score)?,
+                                rank: number(rank)?,
+                            }),
+                            _ => Err(Error::unexpected_reply(
+                                "leaderboard/around reply",
+                                "not 3 items per entry",
+                            )),
+                        })
+                        .collect::<Result<_>>()
+                        .map(Some)
+                }),
+            )
         })
     }
 }

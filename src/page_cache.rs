@@ -37,6 +37,11 @@
 //!   length; the ttl here is a `Duration` (300 s by default).
 //! - A request can be cached when it names an item (`?item=…`), is not dynamic (no
 //!   `_=…`), and the item is among the 10,000 most viewed, as in the book.
+//! - **Items are bytes**, as in [`WebSessions`]: [`item_of`](PageCache::item_of) returns
+//!   the item's exact bytes (`?item=%FF%00a` is the item `b"\xff\x00a"`, not text with a
+//!   replacement character), and [`is_popular`](PageCache::is_popular) takes any
+//!   [`ToRedisArgs`] value. Pages are any value too (`String`, `Vec<u8>`, …). The request
+//!   itself is a URL, so it is text.
 //!
 //! Keys: the view counts are those of a [`WebSessions`] namespace (one slot); each page is
 //! a key of its own (`cache:<sha1>`), so pages spread over a cluster's shards. Checking the
@@ -124,20 +129,22 @@ impl PageCache {
         format!("{}{}", self.prefix, sha1_smol::Sha1::from(request).digest())
     }
 
-    /// The item a request views (its `item` query parameter), or `None` when it names
-    /// none or is dynamic (it has a `_` parameter): the book's `extract_item_id` and
-    /// `is_dynamic`. Parameters are decoded as forms are (`+` is a space, `%XX` a
-    /// byte), and, as Python's `parse_qs`, one with an empty value counts as absent.
+    /// The item a request views (its `item` query parameter), as bytes, or `None` when
+    /// it names none or is dynamic (it has a `_` parameter): the book's `extract_item_id`
+    /// and `is_dynamic`. Parameters are decoded as forms are (`+` is a space, `%XX` a
+    /// byte, kept as it is even when the result is not UTF-8), and, as Python's
+    /// `parse_qs`, one with an empty value counts as absent.
     ///
     /// ```
     /// use redis_patterns::page_cache::PageCache;
     ///
-    /// assert_eq!(PageCache::item_of("http://shop/view?item=10086").as_deref(), Some("10086"));
-    /// assert_eq!(PageCache::item_of("/view?item=a%20b&ref=mail").as_deref(), Some("a b"));
+    /// assert_eq!(PageCache::item_of("http://shop/view?item=10086").as_deref(), Some(&b"10086"[..]));
+    /// assert_eq!(PageCache::item_of("/view?item=a%20b&ref=mail").as_deref(), Some(&b"a b"[..]));
+    /// assert_eq!(PageCache::item_of("/view?item=%FF%00a").as_deref(), Some(&b"\xff\x00a"[..]));
     /// assert_eq!(PageCache::item_of("/view?item=10086&_=1700000000"), None);
     /// assert_eq!(PageCache::item_of("/view"), None);
     /// ```
-    pub fn item_of(request: &str) -> Option<String> {
+    pub fn item_of(request: &str) -> Option<Vec<u8>> {
         let query = request.split_once('?')?.1;
         let query = query.split('#').next().unwrap_or("");
         let mut item = None;
@@ -147,21 +154,25 @@ impl PageCache {
             if value.is_empty() {
                 continue;
             }
-            match name.as_str() {
-                "_" => return None,
-                "item" if item.is_none() => item = Some(value),
+            match name.as_slice() {
+                b"_" => return None,
+                b"item" if item.is_none() => item = Some(value),
                 _ => {}
             }
         }
         item
     }
 
-    /// Whether `item` is among the `top` most viewed (`ZRANK`).
-    pub fn is_popular(&self, item: &str) -> Op<bool> {
+    /// Whether `item` (any bytes, not empty) is among the `top` most viewed (`ZRANK`).
+    pub fn is_popular<I: ToRedisArgs>(&self, item: I) -> Op<bool> {
         let top = self.top;
         Op::try_build(|| {
+            let item = input::value("item", &item)?;
+            if item.is_empty() {
+                return Err(Error::invalid("item", "must not be empty"));
+            }
             let mut cmd = redis::cmd("ZRANK");
-            cmd.arg(&self.views).arg(input::key("item", item)?);
+            cmd.arg(&self.views).arg(item);
             Ok(Op::native(cmd).map(move |rank: Option<u64>| Ok(rank.is_some_and(|r| r < top))))
         })
     }
@@ -238,8 +249,8 @@ impl PageCache {
 }
 
 /// A query string's name or value as a form encodes it: `+` is a space, `%XX` a byte
-/// (a malformed escape stays as it is), and bytes that are not UTF-8 are replaced.
-fn form_decoded(s: &str) -> String {
+/// (a malformed escape stays as it is); the bytes are kept as they are, UTF-8 or not.
+fn form_decoded(s: &str) -> Vec<u8> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -257,7 +268,7 @@ fn form_decoded(s: &str) -> String {
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 fn hex(digit: u8) -> Option<u8> {

@@ -15,6 +15,10 @@
 //!     Ok::<_, redis_patterns::Error>(Some(format!(r#"{{"id":"{row}","qty":629}}"#)))
 //! })?;
 //! let copy: Option<String> = rows.get("item:10086").run(&mut con)?;
+//!
+//! // Copies are any bytes: store what the database renders, read it back as `Vec<u8>`.
+//! rows.store("item:10086", &b"\x1f\x8b\x08gzip"[..]).run(&mut con)?;
+//! let raw: Option<Vec<u8>> = rows.get("item:10086").run(&mut con)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -47,6 +51,14 @@
 //!   unscheduled is not stored (the book would cache it for ever).
 //! - Delays are `Duration`s, times the server's clock in ms (the book's are float seconds
 //!   of each worker's clock).
+//!
+//! **Copies are bytes; row ids are text.** A copy is a Redis value, so
+//! [`store`](RowCache::store), [`cache_rows`](RowCache::cache_rows) and
+//! [`run_worker`](RowCache::run_worker) take any [`ToRedisArgs`] value (JSON text,
+//! compressed bytes, …) and [`get`](RowCache::get) returns any [`FromRedisValue`]. A row id
+//! is also part of a key name (`{ns}:inv:<row>`), and the crate's key names are text, so
+//! row ids are `&str` (any UTF-8, not empty). An app in another language that writes row
+//! ids that are not UTF-8 into `{ns}:schedule` cannot share the namespace with this one.
 //!
 //! **On a cluster**, a namespace is one hash slot, so claims stay atomic; all its rows
 //! are on one shard. Rows that need more room can be split over several namespaces, each

@@ -12,9 +12,13 @@
 //!     .add(&[(1_700_000_000_000, "hello"), (1_700_000_060_000, "a minute later")])
 //!     .run(&mut con)?;
 //! let newest: Vec<String> = timeline.get(1, 10).run(&mut con)?;
-//! let last_hour = timeline
+//! let last_hour: Vec<(String, u64)> = timeline
 //!     .get_by_time_range(1_699_999_000_000, 1_700_000_100_000, 1, 10)
 //!     .run(&mut con)?;
+//!
+//! // Items are any bytes; read them back as `Vec<u8>` when they may not be UTF-8.
+//! timeline.add(&[(1_700_000_120_000, &b"\x89PNG"[..])]).run(&mut con)?;
+//! let raw: Vec<Vec<u8>> = timeline.get(1, 1).run(&mut con)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -47,8 +51,12 @@
 //! - **Deleting a time range is bounded**: up to `limit` entries per call, and the answer
 //!   says whether more remain. The cookbook's one `ZREMRANGEBYSCORE` blocks the server
 //!   for as long as the range is large.
-//! - Items are strings; times are integers of milliseconds (the book's are float
-//!   seconds).
+//! - Items are binary-safe: the methods take them as anything redis-rs sends as one
+//!   argument (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers: [`ToRedisArgs`]) and return
+//!   them as any [`FromRedisValue`] (`String`, or `Vec<u8>` for items that are not
+//!   UTF-8). Times are integers of milliseconds (the book's are float seconds).
+
+use redis::{FromRedisValue, ToRedisArgs};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
@@ -107,12 +115,12 @@ impl Timeline {
     /// Adds `entries` (from 1 to 1000), each `(time in ms, item)`, then trims to the
     /// maximum length, in one step. An item already in the timeline moves to its new time.
     /// One script (`timeline/add`).
-    pub fn add(&self, entries: &[(u64, &str)]) -> Op<Added> {
+    pub fn add<V: ToRedisArgs>(&self, entries: &[(u64, V)]) -> Op<Added> {
         Op::try_build(|| {
             let mut flat: Vec<Vec<u8>> = Vec::with_capacity(entries.len() * 2);
             for (time, item) in entries {
                 flat.push(checked_time("entries", *time)?.to_string().into_bytes());
-                flat.push(item.as_bytes().to_vec());
+                flat.push(input::value("entries", item)?);
             }
             Ok(
                 script::add(&self.key, self.max_length, &input::slices(&flat)).map(
@@ -128,16 +136,20 @@ impl Timeline {
     }
 
     /// Page `page` (from 1) of `size` (at least 1) items, newest first (`ZREVRANGE`).
-    pub fn get(&self, page: u64, size: usize) -> Op<Vec<String>> {
+    pub fn get<T: FromRedisValue + 'static>(&self, page: u64, size: usize) -> Op<Vec<T>> {
         self.page(page, size, false)
     }
 
     /// [`get`](Self::get), with each item's time (`ZREVRANGE … WITHSCORES`).
-    pub fn get_with_time(&self, page: u64, size: usize) -> Op<Vec<(String, u64)>> {
+    pub fn get_with_time<T: FromRedisValue + 'static>(
+        &self,
+        page: u64,
+        size: usize,
+    ) -> Op<Vec<(T, u64)>> {
         self.page(page, size, true)
     }
 
-    fn page<T: redis::FromRedisValue + 'static>(
+    fn page<T: FromRedisValue + 'static>(
         &self,
         page: u64,
         size: usize,
@@ -157,13 +169,13 @@ impl Timeline {
     /// Page `page` (from 1) of `size` (at least 1) of the entries from time `min` to
     /// `max` (ms, both included), newest first, with their times (`ZREVRANGEBYSCORE max
     /// min WITHSCORES LIMIT`).
-    pub fn get_by_time_range(
+    pub fn get_by_time_range<T: FromRedisValue + 'static>(
         &self,
         min: u64,
         max: u64,
         page: u64,
         size: usize,
-    ) -> Op<Vec<(String, u64)>> {
+    ) -> Op<Vec<(T, u64)>> {
         Op::try_build(|| {
             let (offset, size) = input::page(page, size)?;
             let mut cmd = redis::cmd("ZREVRANGEBYSCORE");
@@ -192,7 +204,7 @@ impl Timeline {
     }
 
     /// Deletes `items` (at least 1): how many were in the timeline (`ZREM`).
-    pub fn delete(&self, items: &[&str]) -> Op<u64> {
+    pub fn delete<V: ToRedisArgs>(&self, items: &[V]) -> Op<u64> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZREM");
             cmd.arg(&self.key).arg(input::items(items)?);

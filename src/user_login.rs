@@ -4,14 +4,18 @@
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::user_login::UserLogin;
+//! use redis_patterns::user_login::{Login, UserLogin};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let logins = UserLogin::new("login")?;
 //! logins.register("peter", "10086").run(&mut con)?;
-//! let login = logins.login("peter").run(&mut con)?.expect("a registered name");
+//! let login: Login = logins.login("peter").run(&mut con)?.expect("a registered name");
 //! println!("{} has logged in {} times", login.id, login.count);
-//! let regulars = logins.most_frequent(10).run(&mut con)?;
+//! let regulars: Vec<(String, u64)> = logins.most_frequent(10).run(&mut con)?;
+//!
+//! // Names and ids are any bytes; read ids back as `Vec<u8>` when they may not be UTF-8.
+//! logins.register(&b"\xffjack"[..], &b"\x00\x01"[..]).run(&mut con)?;
+//! let id: Option<Vec<u8>> = logins.id_of(&b"\xffjack"[..]).run(&mut con)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -43,6 +47,16 @@
 //! - **The time is the server's** (one clock for every app server), in milliseconds.
 //! - **An unknown name logs nothing** and answers `None`; registering a name twice keeps
 //!   the first id (`HSETNX`), where the cookbook's `SET` silently replaces it.
+//!
+//! **Names and ids are binary-safe**: both are Redis values (hash fields and values,
+//! sorted-set members, list items), so the methods take them as anything redis-rs sends
+//! as one argument (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers: [`ToRedisArgs`]) and
+//! return ids as any [`FromRedisValue`] (`String` by default in [`Login`], `Vec<u8>` for
+//! ids that are not UTF-8). A login is recorded before its reply is decoded: ask
+//! [`login`](UserLogin::login) for a type every id decodes as (`Vec<u8>` always does), or
+//! an id that does not decode is an error for a login that was counted.
+
+use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
@@ -53,11 +67,12 @@ use crate::scripts::user_login as script;
 /// [`with_recent`](UserLogin::with_recent).
 pub const DEFAULT_RECENT: u64 = 100;
 
-/// A login recorded by [`UserLogin::login`].
+/// A login recorded by [`UserLogin::login`], with the user's id as a `T` (`String`
+/// unless asked otherwise, such as `Login<Vec<u8>>` for ids that are not UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Login {
+pub struct Login<T = String> {
     /// The user's id.
-    pub id: String,
+    pub id: T,
     /// How many times the user has logged in, this one included.
     pub count: u64,
 }
@@ -109,10 +124,11 @@ impl UserLogin {
     }
 
     /// Registers `name` as the user `id`: true if it was new; false if the name already
-    /// had an id, which it keeps (`HSETNX`). Neither may be empty.
-    pub fn register(&self, name: &str, id: &str) -> Op<bool> {
+    /// had an id, which it keeps (`HSETNX`). Neither may be empty; both are any bytes.
+    pub fn register(&self, name: impl ToRedisArgs, id: impl ToRedisArgs) -> Op<bool> {
         Op::try_build(|| {
-            let name = checked_name(name)?;
+            let name = checked_name(&name)?;
+            let id = input::value("id", &id)?;
             if id.is_empty() {
                 return Err(Error::invalid("id", "must not be empty"));
             }
@@ -126,50 +142,67 @@ impl UserLogin {
     /// login time becomes now (server clock), and it goes first in the latest logins.
     /// `None` for a name never registered, which records nothing. One script
     /// (`user_login/login`).
-    pub fn login(&self, name: &str) -> Op<Option<Login>> {
-        script::login(
-            &self.ids,
-            &self.counts,
-            &self.last,
-            &self.recent,
-            name,
-            self.keep,
-        )
-        .map(|(id, count)| {
-            Ok(id.map(|id| Login {
-                id,
-                count: count.max(0) as u64,
+    ///
+    /// The login is recorded before the reply is decoded: with a `T` the id does not
+    /// decode as (a `String` for an id that is not UTF-8), the login counts and the call
+    /// fails; `Vec<u8>` never fails.
+    pub fn login<T: FromRedisValue + 'static>(
+        &self,
+        name: impl ToRedisArgs,
+    ) -> Op<Option<Login<T>>> {
+        Op::try_build(|| {
+            let name = input::value("name", &name)?;
+            Ok(script::login(
+                &self.ids,
+                &self.counts,
+                &self.last,
+                &self.recent,
+                &name,
+                self.keep,
+            )
+            .map(|(id, count)| {
+                id.map(|id| {
+                    Ok(Login {
+                        id: T::from_redis_value(Value::BulkString(id))?,
+                        count: count.max(0) as u64,
+                    })
+                })
+                .transpose()
             }))
         })
     }
 
     /// The id registered for `name` (`HGET`).
-    pub fn id_of(&self, name: &str) -> Op<Option<String>> {
+    pub fn id_of<T: FromRedisValue + 'static>(&self, name: impl ToRedisArgs) -> Op<Option<T>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HGET");
-            cmd.arg(&self.ids).arg(checked_name(name)?);
+            cmd.arg(&self.ids).arg(checked_name(&name)?);
             Ok(Op::native(cmd))
         })
     }
 
     /// How many times user `id` has logged in; 0 if never (`ZSCORE`).
-    pub fn login_count(&self, id: &str) -> Op<u64> {
-        let mut cmd = redis::cmd("ZSCORE");
-        cmd.arg(&self.counts).arg(id);
-        Op::<Option<u64>>::native(cmd).map(|n| Ok(n.unwrap_or(0)))
+    pub fn login_count(&self, id: impl ToRedisArgs) -> Op<u64> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("ZSCORE");
+            cmd.arg(&self.counts).arg(input::value("id", &id)?);
+            Ok(Op::<Option<u64>>::native(cmd).map(|n| Ok(n.unwrap_or(0))))
+        })
     }
 
     /// When user `id` last logged in, in milliseconds of the server's clock (Unix time);
     /// `None` if never (`HGET`).
-    pub fn last_login_ms(&self, id: &str) -> Op<Option<u64>> {
-        let mut cmd = redis::cmd("HGET");
-        cmd.arg(&self.last).arg(id);
-        Op::native(cmd)
+    pub fn last_login_ms(&self, id: impl ToRedisArgs) -> Op<Option<u64>> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("HGET");
+            cmd.arg(&self.last).arg(input::value("id", &id)?);
+            Ok(Op::native(cmd))
+        })
     }
 
     /// The ids of the latest `n` logins (1 to the number kept), newest first; an id
     /// appears once per login (`LRANGE`).
-    pub fn recent(&self, n: usize) -> Op<Vec<String>> {
+    pub fn recent<T: FromRedisValue + 'static>(&self, n: usize) -> Op<Vec<T>> {
         Op::try_build(|| {
             let n = input::count("n", n)?;
             let mut cmd = redis::cmd("LRANGE");
@@ -180,7 +213,7 @@ impl UserLogin {
 
     /// The `n` users who logged in most, with their counts, most first; users with the
     /// same count in reverse id order, as `ZREVRANGE` gives them.
-    pub fn most_frequent(&self, n: usize) -> Op<Vec<(String, u64)>> {
+    pub fn most_frequent<T: FromRedisValue + 'static>(&self, n: usize) -> Op<Vec<(T, u64)>> {
         Op::try_build(|| {
             let n = input::count("n", n)?;
             let mut cmd = redis::cmd("ZREVRANGE");
@@ -190,8 +223,9 @@ impl UserLogin {
     }
 }
 
-/// A name is never empty: the login script's rule, for the native calls.
-fn checked_name(name: &str) -> Result<&str> {
-    input::check_param(&script::LOGIN.args[0], name)?;
+/// A name is one value, never empty: the login script's rule, for the native calls.
+fn checked_name(name: &impl ToRedisArgs) -> Result<Vec<u8>> {
+    let name = input::value("name", name)?;
+    input::check_param(&script::LOGIN.args[0], name.as_slice())?;
     Ok(name)
 }

@@ -12,6 +12,7 @@
 //! votes.up("post:1", "peter").run(&mut con)?;
 //! votes.down("post:1", "jack").run(&mut con)?;
 //! assert_eq!(votes.is_voted("post:1", "jack").run(&mut con)?, Some(Vote::Down));
+//! votes.up("post:1", &b"\xffuser:7"[..]).run(&mut con)?; // users are any bytes
 //! let front_page = votes.hot(25).run(&mut con)?;
 //! # Ok(()) }
 //! ```
@@ -45,6 +46,11 @@
 //!   switches sides atomically too, but ranks nothing. A user is never counted twice, nor
 //!   on both sides.
 //!
+//! **Users are binary-safe**: a user is only ever a set member, so the methods that take
+//! one take anything redis-rs sends as one argument (`&str`, `String`, `&[u8]`,
+//! `Vec<u8>`, numbers: [`ToRedisArgs`]). Subjects are `&str`: a subject is also part of
+//! two key names (`{namespace}:up:<subject>`), and the crate's key names are text.
+//!
 //! ## Rankings
 //!
 //! Each vote updates two sorted sets of subjects, read with [`hot`](Votes::hot) and
@@ -59,6 +65,8 @@
 //!
 //! A subject's posting time is that of its first vote, unless [`post`](Votes::post) set
 //! it (post a subject when it is created, so that it ranks from then).
+
+use redis::ToRedisArgs;
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
@@ -131,25 +139,26 @@ impl Votes {
 
     /// `user` votes `subject` up: true if the vote is new on that side (a switch from
     /// down included). One script (`vote/cast`).
-    pub fn up(&self, subject: &str, user: &str) -> Op<bool> {
+    pub fn up<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<bool> {
         self.cast(subject, user, "up")
     }
 
     /// `user` votes `subject` down: true if the vote is new on that side. One script
     /// (`vote/cast`).
-    pub fn down(&self, subject: &str, user: &str) -> Op<bool> {
+    pub fn down<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<bool> {
         self.cast(subject, user, "down")
     }
 
     /// `user` takes back its vote on `subject`: true if it had voted. One script
     /// (`vote/cast`).
-    pub fn unvote(&self, subject: &str, user: &str) -> Op<bool> {
+    pub fn unvote<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<bool> {
         self.cast(subject, user, "none")
     }
 
-    fn cast(&self, subject: &str, user: &str, direction: &str) -> Op<bool> {
+    fn cast<U: ToRedisArgs>(&self, subject: &str, user: U, direction: &str) -> Op<bool> {
         Op::try_build(|| {
             let [up, down] = self.vote_keys(subject)?;
+            let user = input::value("user", &user)?;
             Ok(script::cast(
                 &up,
                 &down,
@@ -157,7 +166,7 @@ impl Votes {
                 &self.hot,
                 &self.best,
                 subject,
-                user,
+                &user,
                 direction,
             ))
         })
@@ -165,10 +174,11 @@ impl Votes {
 
     /// `subject`'s votes and `user`'s vote (`""` for nobody's), read at one moment.
     /// Read-only (`vote/tally`).
-    pub fn tally(&self, subject: &str, user: &str) -> Op<Tally> {
+    pub fn tally<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<Tally> {
         Op::try_build(|| {
             let [up, down] = self.vote_keys(subject)?;
-            Ok(script::tally(&up, &down, user).map(|(up, down, mine)| {
+            let user = input::value("user", &user)?;
+            Ok(script::tally(&up, &down, &user).map(|(up, down, mine)| {
                 Ok(Tally {
                     up: up.max(0) as u64,
                     down: down.max(0) as u64,
@@ -183,8 +193,9 @@ impl Votes {
     }
 
     /// Which way `user` voted on `subject`, if at all. Read-only (`vote/tally`).
-    pub fn is_voted(&self, subject: &str, user: &str) -> Op<Option<Vote>> {
+    pub fn is_voted<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<Option<Vote>> {
         Op::try_build(|| {
+            let user = input::value("user", &user)?;
             if user.is_empty() {
                 return Err(Error::invalid("user", "must not be empty"));
             }

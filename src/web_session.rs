@@ -12,6 +12,11 @@
 //! web.update_token("2f6a…", "peter", Some("item:10086")).run(&mut con)?;
 //! let user: Option<String> = web.check_token("2f6a…").run(&mut con)?;
 //! web.add_to_cart("2f6a…", "item:10086", 2).run(&mut con)?;
+//! let cart: Vec<(String, u64)> = web.cart("2f6a…").run(&mut con)?;
+//!
+//! // Users and items are any bytes; read them back as `Vec<u8>` (or `String`).
+//! web.update_token("9c1e…", &b"\xffuser"[..], None::<&str>).run(&mut con)?;
+//! let user: Option<Vec<u8>> = web.check_token("9c1e…").run(&mut con)?;
 //!
 //! // A background job: end the oldest sessions beyond 10 million, carts included.
 //! let ended = web.clean_until_limit(&mut con, true, 100)?;
@@ -60,12 +65,20 @@
 //!   20,000): see [`rescale_viewed`](WebSessions::rescale_viewed).
 //! - Times are the server's clock in ms (the book's are each web server's `time.time()`).
 //!
+//! **Users and items are binary-safe**: they are values in Redis (hash values, hash
+//! fields, sorted-set members), so the methods take them as anything redis-rs sends as
+//! one argument (`&str`, `String`, `&[u8]`, `Vec<u8>`, numbers: [`ToRedisArgs`]) and
+//! return them as any [`FromRedisValue`] (`String`, or `Vec<u8>` for bytes that are not
+//! UTF-8). Tokens stay `&str`: a token is also part of two key names (`{ns}:viewed:<token>`,
+//! `{ns}:cart:<token>`), and the crate's key names are text. A request that views no item
+//! passes `None::<&str>` (any `ToRedisArgs` type will do for the `None`).
+//!
 //! **On a cluster**, a namespace is one hash slot, so every step above stays atomic, but
 //! all its sessions live on one shard. To spread them, give each shard its own namespace
 //! (`web:{0}`, `web:{1}`, … chosen by a hash of the token) and run the cleanup per
 //! namespace; the view counts are then per namespace too.
 
-use redis::FromRedisValue;
+use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
@@ -173,23 +186,39 @@ impl WebSessions {
     /// step: the token → user map, the token's last-seen time, its last items viewed
     /// (trimmed to the kept number) and the item's view count. Returns the token's
     /// last-seen time (ms, server clock). One script (`web_session/update`).
-    pub fn update_token(&self, token: &str, user: &str, item: Option<&str>) -> Op<u64> {
+    ///
+    /// `user` and `item` are any bytes (not empty); a request that views no item passes
+    /// `None::<&str>`.
+    pub fn update_token<U: ToRedisArgs, I: ToRedisArgs>(
+        &self,
+        token: &str,
+        user: U,
+        item: Option<I>,
+    ) -> Op<u64> {
         Op::try_build(|| {
             let viewed = self.viewed_key(token)?;
-            if item == Some("") {
-                return Err(Error::invalid(
-                    "item",
-                    "an item must not be empty; use None",
-                ));
-            }
+            let user = input::value("user", &user)?;
+            let item = match item {
+                Some(item) => {
+                    let item = input::value("item", &item)?;
+                    if item.is_empty() {
+                        return Err(Error::invalid(
+                            "item",
+                            "an item must not be empty; use None",
+                        ));
+                    }
+                    item
+                }
+                None => Vec::new(),
+            };
             Ok(script::update(
                 &self.login,
                 &self.recent,
                 &viewed,
                 &self.views,
                 token,
-                user,
-                item.unwrap_or(""),
+                &user,
+                &item,
                 self.viewed_kept,
             )
             .map(|seen| Ok(seen.max(0) as u64)))
@@ -197,7 +226,7 @@ impl WebSessions {
     }
 
     /// `token`'s last items viewed, newest first (`ZREVRANGE`).
-    pub fn viewed(&self, token: &str) -> Op<Vec<String>> {
+    pub fn viewed<T: FromRedisValue + 'static>(&self, token: &str) -> Op<Vec<T>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZREVRANGE");
             cmd.arg(self.viewed_key(token)?).arg(0).arg(-1);
@@ -211,11 +240,11 @@ impl WebSessions {
     }
 
     /// Sets `item`'s count in `session`'s cart, or removes the item when `count` is 0 or
-    /// less (`HSET` or `HDEL`).
-    pub fn add_to_cart(&self, session: &str, item: &str, count: i64) -> Op<()> {
+    /// less (`HSET` or `HDEL`). `item` is any bytes, not empty.
+    pub fn add_to_cart<I: ToRedisArgs>(&self, session: &str, item: I, count: i64) -> Op<()> {
         Op::try_build(|| {
             let key = self.cart_key(session)?;
-            let item = input::key("item", item)?;
+            let item = item_value(&item)?;
             let mut cmd = redis::cmd(if count <= 0 { "HDEL" } else { "HSET" });
             cmd.arg(&key).arg(item);
             if count > 0 {
@@ -225,14 +254,18 @@ impl WebSessions {
         })
     }
 
-    /// `session`'s cart: each item and its count, by item (`HGETALL`).
-    pub fn cart(&self, session: &str) -> Op<Vec<(String, u64)>> {
+    /// `session`'s cart: each item and its count, by item (in byte order) (`HGETALL`).
+    pub fn cart<T: FromRedisValue + 'static>(&self, session: &str) -> Op<Vec<(T, u64)>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("HGETALL");
             cmd.arg(self.cart_key(session)?);
             Ok(
-                Op::native(cmd).map(|cart: std::collections::BTreeMap<String, u64>| {
-                    Ok(cart.into_iter().collect())
+                Op::native(cmd).map(|cart: std::collections::BTreeMap<Vec<u8>, u64>| {
+                    cart.into_iter()
+                        .map(|(item, count)| {
+                            Ok((T::from_redis_value(Value::BulkString(item))?, count))
+                        })
+                        .collect()
                 }),
             )
         })
@@ -412,12 +445,12 @@ impl WebSessions {
 
     /// The `n` (at least 1) most viewed items, most viewed first, each with its view
     /// count (halved by each rescale, so it may have a fraction) (`ZRANGE … WITHSCORES`).
-    pub fn most_viewed(&self, n: usize) -> Op<Vec<(String, f64)>> {
+    pub fn most_viewed<T: FromRedisValue + 'static>(&self, n: usize) -> Op<Vec<(T, f64)>> {
         Op::try_build(|| {
             let n = input::count("n", n)?;
             let mut cmd = redis::cmd("ZRANGE");
             cmd.arg(&self.views).arg(0).arg(n - 1).arg("WITHSCORES");
-            Ok(Op::native(cmd).map(|items: Vec<(String, f64)>| {
+            Ok(Op::native(cmd).map(|items: Vec<(T, f64)>| {
                 Ok(items
                     .into_iter()
                     .map(|(item, score)| (item, -score + 0.0))
@@ -427,14 +460,23 @@ impl WebSessions {
     }
 
     /// `item`'s rank by views, 0 for the most viewed, or `None` when it has no views
-    /// (`ZRANK`).
-    pub fn view_rank(&self, item: &str) -> Op<Option<u64>> {
+    /// (`ZRANK`). `item` is any bytes, not empty.
+    pub fn view_rank<I: ToRedisArgs>(&self, item: I) -> Op<Option<u64>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZRANK");
-            cmd.arg(&self.views).arg(input::key("item", item)?);
+            cmd.arg(&self.views).arg(item_value(&item)?);
             Ok(Op::native(cmd))
         })
     }
+}
+
+/// An item as the bytes Redis stores: one value, not empty.
+fn item_value<I: ToRedisArgs>(item: &I) -> Result<Vec<u8>> {
+    let item = input::value("item", item)?;
+    if item.is_empty() {
+        return Err(Error::invalid("item", "must not be empty"));
+    }
+    Ok(item)
 }
 
 fn checked_batch(batch: usize) -> Result<u64> {

@@ -11,9 +11,9 @@
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
 --- @key recent list {<name>}:recent  the ids of the latest logins, newest first
---- @arg name string non-empty    the name logging in
+--- @arg name bytes non-empty     the name logging in (any bytes)
 --- @arg keep uint 1..=10000   how many latest logins `recent` keeps
---- @return (string?, int)     the user's id, or nil; its login count (0 for an unknown name)
+--- @return (bytes?, int)      the user's id (any bytes), or nil; its login count (0 for an unknown name)
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_NAME            empty
 --- @error BAD_KEEP            not an integer within its range

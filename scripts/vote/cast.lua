@@ -15,7 +15,7 @@
 --- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank (reddit's: net votes and age)
 --- @key best_rank zset {<namespace>}:best  subject -> its "best" rank (the Wilson lower bound of its share of up votes)
 --- @arg subject string non-empty   the subject, as it appears in the rankings
---- @arg user string non-empty      who votes
+--- @arg user bytes non-empty       who votes (any bytes)
 --- @arg direction string up|down|none   which way; `none` takes the vote back
 --- @return bool               1 if the vote changed (see above)
 --- @error BAD_ARGS            not 5 keys and 3 arguments

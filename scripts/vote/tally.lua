@@ -7,7 +7,7 @@
 --- Reply: ups, downs, the user's vote.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
---- @arg user string          whose vote to report; empty for nobody's
+--- @arg user bytes           whose vote to report (any bytes); empty for nobody's
 --- @return (int, int, int)    ups, downs, the user's vote: 1 up, -1 down, 0 none
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @complexity O(1)

@@ -14,8 +14,8 @@
 --- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)
 --- @key views zset {<namespace>}:viewed           every item -> minus its views
 --- @arg token string non-empty   the login token
---- @arg user string non-empty    the user the token belongs to
---- @arg item string           the item viewed; empty for a request that views none
+--- @arg user bytes non-empty     the user the token belongs to (any bytes)
+--- @arg item bytes            the item viewed (any bytes); empty for a request that views none
 --- @arg keep uint 1..=1000    how many of the token's last items viewed to keep (the book's 25)
 --- @return int                the token's last-seen time (ms)
 --- @error BAD_ARGS            not 4 keys and 4 arguments

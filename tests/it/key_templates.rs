@@ -337,7 +337,7 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(board.update_weight("ann", 1.0), &k, &[]);
     c.check(board.remove("ann"), &k, &[]);
     c.check(
-        board.around("ann", 1, leaderboard::RankPolicy::Dense),
+        board.around::<String>("ann", 1, leaderboard::RankPolicy::Dense),
         &k,
         &[],
     );
@@ -539,7 +539,9 @@ fn families(c: &mut Checks, tagged: bool) {
 
     let name = pick(tagged, "users", "{users}:eu");
     c.check(
-        user_login::UserLogin::new(name).unwrap().login("ann"),
+        user_login::UserLogin::new(name)
+            .unwrap()
+            .login::<String>("ann"),
         &[("name", name)],
         &[],
     );

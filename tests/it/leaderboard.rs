@@ -26,8 +26,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, board.set_weight("dan", 80.0));
     let _ = step!(t, con, board.set_weight("ann", 100.0));
     let _ = step!(t, con, board.length());
-    let _ = step!(t, con, board.top(3));
-    let _ = step!(t, con, board.bottom(2));
+    let _ = step!(t, con, board.top::<String>(3));
+    let _ = step!(t, con, board.bottom::<String>(2));
     let _ = step!(t, con, board.get_weight("nobody"));
     for item in ["ann", "bob", "cat", "dan"] {
         for policy in POLICIES {
@@ -40,9 +40,21 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     }
     let _ = step!(t, con, board.standing("bob"));
     let _ = step!(t, con, board.standing("nobody"));
-    let _ = step!(t, con, board.around("cat", 1, RankPolicy::Standard));
-    let _ = step!(t, con, board.around("dan", 1, RankPolicy::Modified));
-    let _ = step!(t, con, board.around("nobody", 1, RankPolicy::Dense));
+    let _ = step!(
+        t,
+        con,
+        board.around::<String>("cat", 1, RankPolicy::Standard)
+    );
+    let _ = step!(
+        t,
+        con,
+        board.around::<String>("dan", 1, RankPolicy::Modified)
+    );
+    let _ = step!(
+        t,
+        con,
+        board.around::<String>("nobody", 1, RankPolicy::Dense)
+    );
 
     let weekly = Leaderboard::new("{game}:weekly").unwrap();
     let _ = step!(t, con, weekly.set_weight("bob", 3.0));
@@ -133,7 +145,7 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
     let board = Leaderboard::new("{race}:board").unwrap();
     for i in 0..60 {
         board
-            .set_weight(&format!("i{i}"), (i % 8 * 5) as f64)
+            .set_weight(format!("i{i}"), (i % 8 * 5) as f64)
             .run(&mut db.con())
             .unwrap();
     }
@@ -187,11 +199,13 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
                         assert_eq!(scores, levels, "levels disagree with the board");
                         // Around the item ranked 30th, with 100 on each side: the board.
                         let Some(Ok(Some(middle))) = board
-                            .top(30)
+                            .top::<String>(30)
                             .run(&mut con)
                             .ok()
                             .and_then(|top| top.last().cloned())
-                            .map(|(item, _)| board.around(&item, 100, policy).run(&mut con))
+                            .map(|(item, _)| {
+                                board.around::<String>(&item, 100, policy).run(&mut con)
+                            })
                         else {
                             continue;
                         };
@@ -243,10 +257,15 @@ fn bad_input_is_refused_and_writes_nothing() {
         assert_invalid(board.set_weight("x", weight).run(&mut con), "weight");
         assert_invalid(board.update_weight("ann", weight).run(&mut con), "change");
     }
-    assert_invalid(board.top(0).run(&mut con), "n");
-    assert_invalid(board.bottom(0).run(&mut con), "n");
+    assert_invalid(board.top::<String>(0).run(&mut con), "n");
+    assert_invalid(board.bottom::<String>(0).run(&mut con), "n");
     for n in [0, 101] {
-        assert_invalid(board.around("ann", n, RankPolicy::Dense).run(&mut con), "n");
+        assert_invalid(
+            board
+                .around::<String>("ann", n, RankPolicy::Dense)
+                .run(&mut con),
+            "n",
+        );
     }
     let elsewhere = Leaderboard::new("{other}:board").unwrap();
     assert_invalid(
@@ -282,4 +301,58 @@ fn bad_input_is_refused_and_writes_nothing() {
         "BAD_POLICY",
     );
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: a non-UTF-8 item is scored, updated, ranked, read around and removed
+/// byte for byte, the board and its levels hold its exact bytes, and reading it as
+/// `String` fails and changes nothing.
+#[test]
+fn binary_items_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let item: &[u8] = b"\xff\x00item";
+    let board = Leaderboard::new("leaderboard:bin").unwrap();
+    assert!(board.set_weight(item, 10.0).run(&mut con).unwrap());
+    assert!(board.set_weight("plain", 20.0).run(&mut con).unwrap());
+    assert_eq!(board.update_weight(item, 15.0).run(&mut con).unwrap(), 25.0);
+    assert_eq!(board.get_weight(item).run(&mut con).unwrap(), Some(25.0));
+    assert_eq!(board.get_weight(b"\xff\x00").run(&mut con).unwrap(), None);
+    assert_eq!(
+        board.rank(item, RankPolicy::Dense).run(&mut con).unwrap(),
+        Some(1)
+    );
+    let standing = board.standing(item).run(&mut con).unwrap().unwrap();
+    assert_eq!(
+        (standing.score, standing.ordinal, standing.of),
+        (25.0, 1, 2)
+    );
+    let top: Vec<(Vec<u8>, f64)> = board.top(10).run(&mut con).unwrap();
+    assert_eq!(top, [(item.to_vec(), 25.0), (b"plain".to_vec(), 20.0)]);
+    let bottom: Vec<(Vec<u8>, f64)> = board.bottom(1).run(&mut con).unwrap();
+    assert_eq!(bottom, [(b"plain".to_vec(), 20.0)]);
+    let around = board
+        .around::<Vec<u8>>(item, 1, RankPolicy::Standard)
+        .run(&mut con)
+        .unwrap()
+        .unwrap();
+    let around: Vec<(Vec<u8>, u64)> = around.into_iter().map(|r| (r.item, r.rank)).collect();
+    assert_eq!(around, [(item.to_vec(), 1), (b"plain".to_vec(), 2)]);
+    let in_board: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+        .arg(board.key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_board, [(b"plain".to_vec(), 20.0), (item.to_vec(), 25.0)]);
+
+    harness::assert_undecodable_changes_nothing(&mut con, |c| board.top::<String>(1).run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        board.around::<String>(item, 1, RankPolicy::Dense).run(c)
+    });
+
+    assert!(board.remove(item).run(&mut con).unwrap());
+    assert!(!board.remove(item).run(&mut con).unwrap());
+    assert!(board.remove("plain").run(&mut con).unwrap());
+    assert!(harness::dump(&mut con).is_empty());
 }

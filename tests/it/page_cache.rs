@@ -23,9 +23,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "/view?item=&_=",
         "/view",
     ] {
+        // These items are all UTF-8: shown as text.
+        let item = PageCache::item_of(request).map(|item| String::from_utf8(item).unwrap());
         t.step(
             &format!("PageCache::item_of({request:?})"),
-            Ok::<_, Error>(PageCache::item_of(request)),
+            Ok::<_, Error>(item),
         )
         .unwrap();
     }
@@ -187,4 +189,72 @@ async fn the_async_page_cache_serves_the_cached_page() {
         assert_eq!(page, format!("<html>{POPULAR}</html>"));
     }
     assert_eq!(renders.load(Ordering::Relaxed), 1);
+}
+
+/// Items and pages are bytes: a request for a non-UTF-8 item (`%FF%00`) finds that exact
+/// item's view count (not a text with a replacement character), and a non-UTF-8 page is
+/// rendered once, stored and served back byte for byte.
+#[test]
+fn binary_items_and_pages_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let item: &[u8] = b"\xff\x00item";
+    let page: &[u8] = b"\x00\xff<html>\r\n\x80";
+    let web = WebSessions::new("web:bin-pages").unwrap();
+    let pages = PageCache::new(&web).with_top(1).unwrap();
+    web.update_token("t", "u", Some(item))
+        .run(&mut con)
+        .unwrap();
+    let request = "/view?item=%FF%00item";
+    assert_eq!(PageCache::item_of(request).as_deref(), Some(item));
+    assert!(pages.is_popular(item).run(&mut con).unwrap());
+    assert!(pages.can_cache(&mut con, request).unwrap());
+    // U+FFFD, what a lossy decoding would have made of %FF, is another item.
+    assert!(
+        !pages
+            .can_cache(&mut con, "/view?item=%EF%BF%BD%00item")
+            .unwrap()
+    );
+    let renders = AtomicU64::new(0);
+    for _ in 0..2 {
+        let got: Vec<u8> = pages
+            .cache_request(&mut con, request, |_| {
+                renders.fetch_add(1, Ordering::Relaxed);
+                Ok::<_, Error>(page.to_vec())
+            })
+            .unwrap();
+        assert_eq!(got, page);
+    }
+    assert_eq!(renders.load(Ordering::Relaxed), 1);
+    let stored: Vec<u8> = redis::cmd("GET")
+        .arg(pages.request_key(request))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(stored, page);
+    let views: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+        .arg(web.views_key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(views, [(item.to_vec(), -1.0)]);
+    // The cached page read as `String` fails, and the entry stays.
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        pages.cache_request(c, request, |_| Ok::<_, Error>(String::from("never")))
+    });
+    let mut keys: Vec<Vec<u8>> = harness::dump(&mut con).into_keys().collect();
+    keys.sort();
+    let mut expected: Vec<Vec<u8>> = [
+        pages.request_key(request),
+        web.views_key().to_owned(),
+        "{web:bin-pages}:login".to_owned(),
+        "{web:bin-pages}:recent".to_owned(),
+        web.viewed_key("t").unwrap(),
+    ]
+    .into_iter()
+    .map(String::into_bytes)
+    .collect();
+    expected.sort();
+    assert_eq!(keys, expected);
 }

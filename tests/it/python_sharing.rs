@@ -155,7 +155,7 @@ fn python_reads_a_leaderboard_that_rust_wrote() {
         ] {
             board.set_weight(item, weight).run(&mut con).unwrap();
         }
-        let around = board.around("carol", 2, RankPolicy::Dense);
+        let around = board.around::<String>("carol", 2, RankPolicy::Dense);
         // Through the API first, which loads the script, then as the raw command.
         let ranked = around
             .run(&mut con)

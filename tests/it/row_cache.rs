@@ -233,3 +233,52 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// Copies are bytes: a non-UTF-8 copy rendered by a worker, and one stored directly, are
+/// kept and read back byte for byte, and reading one as `String` fails and changes
+/// nothing. Row ids are text, any UTF-8: one with a NUL, a CR LF and non-ASCII letters
+/// names its copy and is claimed as it is.
+#[test]
+fn binary_copies_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let rows = RowCache::new("inv:bin").unwrap();
+    let row = "行\u{0}\r\n:1";
+    let copy: &[u8] = b"\xff\x00row\r\n\x80";
+    rows.schedule_row_cache(row, HOUR).run(&mut con).unwrap();
+    let mut fetched = Vec::new();
+    let pass = rows
+        .cache_rows(&mut con, 10, |id| {
+            fetched.push(id.to_owned());
+            Ok::<_, Error>(Some(copy))
+        })
+        .unwrap();
+    assert_eq!(fetched, [row]);
+    assert_eq!(pass.cached, 1);
+    let got: Option<Vec<u8>> = rows.get(row).run(&mut con).unwrap();
+    assert_eq!(got.as_deref(), Some(copy));
+    let stored: Vec<u8> = redis::cmd("GET")
+        .arg(rows.copy_key(row).unwrap())
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(stored, copy);
+    assert_eq!(rows.copy_key(row).unwrap(), "{inv:bin}:inv:行\u{0}\r\n:1");
+    harness::assert_undecodable_changes_nothing(&mut con, |c| rows.get::<String>(row).run(c));
+
+    // Stored directly, as a worker of its own would.
+    let other: Vec<u8> = vec![0, 255, 254, 0];
+    assert!(rows.store(row, other.clone()).run(&mut con).unwrap());
+    let got: Option<Vec<u8>> = rows.get(row).run(&mut con).unwrap();
+    assert_eq!(got, Some(other));
+    let schedule: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+        .arg("{inv:bin}:schedule")
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(schedule, [row.as_bytes()]);
+
+    // Unscheduling deletes the copy: nothing of the row is left.
+    rows.unschedule(row).run(&mut con).unwrap();
+    assert!(harness::dump(&mut con).is_empty());
+}

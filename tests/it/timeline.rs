@@ -18,20 +18,20 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, timeline.add(&[(400, "d"), (500, "e")]));
     let _ = step!(t, con, timeline.length());
     let _ = step!(t, con, timeline.number(2));
-    let _ = step!(t, con, timeline.get(1, 2));
-    let _ = step!(t, con, timeline.get(3, 2));
-    let _ = step!(t, con, timeline.get(4, 2));
-    let _ = step!(t, con, timeline.get_with_time(1, 3));
-    let _ = step!(t, con, timeline.get_by_time_range(150, 450, 1, 2));
-    let _ = step!(t, con, timeline.get_by_time_range(150, 450, 2, 2));
+    let _ = step!(t, con, timeline.get::<String>(1, 2));
+    let _ = step!(t, con, timeline.get::<String>(3, 2));
+    let _ = step!(t, con, timeline.get::<String>(4, 2));
+    let _ = step!(t, con, timeline.get_with_time::<String>(1, 3));
+    let _ = step!(t, con, timeline.get_by_time_range::<String>(150, 450, 1, 2));
+    let _ = step!(t, con, timeline.get_by_time_range::<String>(150, 450, 2, 2));
     let _ = step!(t, con, timeline.add(&[(600, "a")]));
     t.note("an item added again moves to its new time");
-    let _ = step!(t, con, timeline.get_with_time(1, 2));
+    let _ = step!(t, con, timeline.get_with_time::<String>(1, 2));
     let _ = step!(t, con, timeline.delete(&["b", "nothing"]));
     let _ = step!(t, con, timeline.delete_by_time_range(0, 450, 1));
     let _ = step!(t, con, timeline.delete_by_time_range(0, 450, 10));
     let _ = step!(t, con, timeline.delete_by_time_range(0, 450, 10));
-    let _ = step!(t, con, timeline.get_with_time(1, 10));
+    let _ = step!(t, con, timeline.get_with_time::<String>(1, 10));
 
     let capped = Timeline::new("timeline:capped")
         .unwrap()
@@ -44,7 +44,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     let _ = step!(t, con, capped.add(&[(T0 - 1, "0")]));
     t.note("an entry older than all the kept ones is trimmed at once");
-    let _ = step!(t, con, capped.get(1, 10));
+    let _ = step!(t, con, capped.get::<String>(1, 10));
     redis::cmd("DEL")
         .arg(&[timeline.key(), capped.key()])
         .exec(con)
@@ -94,7 +94,10 @@ fn a_capped_timeline_keeps_the_newest_under_concurrent_adds() {
         }
     });
     let mut con = db.con();
-    let kept = timeline.get_with_time(1, 1000).run(&mut con).unwrap();
+    let kept = timeline
+        .get_with_time::<String>(1, 1000)
+        .run(&mut con)
+        .unwrap();
     let times: Vec<u64> = kept.iter().map(|(_, time)| *time).collect();
     let expected: Vec<u64> = (4000 - 200..4000).rev().collect();
     assert_eq!(times, expected);
@@ -141,24 +144,27 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(timeline.clone().with_max_length(0), "max_length");
     timeline.add(&[(1, "a")]).run(&mut con).unwrap();
     let before = harness::dump(&mut con);
-    assert_invalid(timeline.add(&[]).run(&mut con), "entries");
+    assert_invalid(timeline.add::<&str>(&[]).run(&mut con), "entries");
     assert_invalid(
         timeline.add(&[(1_000_000_000_000_000, "x")]).run(&mut con),
         "entries",
     );
     let many: Vec<(u64, &str)> = (0..1001).map(|i| (i, "x")).collect();
     assert_invalid(timeline.add(&many).run(&mut con), "entries");
-    assert_invalid(timeline.get(0, 10).run(&mut con), "page");
-    assert_invalid(timeline.get(1, 0).run(&mut con), "size");
-    assert_invalid(timeline.get_with_time(u64::MAX, 10).run(&mut con), "page");
+    assert_invalid(timeline.get::<String>(0, 10).run(&mut con), "page");
+    assert_invalid(timeline.get::<String>(1, 0).run(&mut con), "size");
+    assert_invalid(
+        timeline.get_with_time::<String>(u64::MAX, 10).run(&mut con),
+        "page",
+    );
     assert_invalid(
         timeline
-            .get_by_time_range(0, 1_000_000_000_000_000, 1, 10)
+            .get_by_time_range::<String>(0, 1_000_000_000_000_000, 1, 10)
             .run(&mut con),
         "max",
     );
     assert_invalid(timeline.number(0).run(&mut con), "size");
-    assert_invalid(timeline.delete(&[]).run(&mut con), "items");
+    assert_invalid(timeline.delete::<&str>(&[]).run(&mut con), "items");
     assert_invalid(
         timeline.delete_by_time_range(0, 10, 0).run(&mut con),
         "limit",
@@ -188,4 +194,53 @@ fn bad_input_is_refused_and_writes_nothing() {
         "BAD_MAX_LENGTH",
     );
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Items are bytes: non-UTF-8 items are added, paged, found by time, deleted one by one
+/// and by time range, byte for byte, and the sorted set holds their exact bytes; reading
+/// one as `String` fails and changes nothing.
+#[test]
+fn binary_items_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let (a, b): (&[u8], &[u8]) = (b"\xff\x00a", b"\xfe\r\nb");
+    let timeline = Timeline::new("timeline:bin").unwrap();
+    let added = timeline
+        .add(&[(100, a), (200, b), (300, &b"plain"[..])])
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(added.length, 3);
+    let newest: Vec<Vec<u8>> = timeline.get(1, 2).run(&mut con).unwrap();
+    assert_eq!(newest, [&b"plain"[..], b]);
+    let timed: Vec<(Vec<u8>, u64)> = timeline.get_with_time(2, 2).run(&mut con).unwrap();
+    assert_eq!(timed, [(a.to_vec(), 100)]);
+    let range: Vec<(Vec<u8>, u64)> = timeline
+        .get_by_time_range(100, 200, 1, 10)
+        .run(&mut con)
+        .unwrap();
+    assert_eq!(range, [(b.to_vec(), 200), (a.to_vec(), 100)]);
+    let stored: Vec<(Vec<u8>, u64)> = redis::cmd("ZRANGE")
+        .arg(timeline.key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        stored,
+        [
+            (a.to_vec(), 100),
+            (b.to_vec(), 200),
+            (b"plain".to_vec(), 300)
+        ]
+    );
+    harness::assert_undecodable_changes_nothing(&mut con, |c| timeline.get::<String>(1, 10).run(c));
+    assert_eq!(timeline.delete(&[b, b"\xfe"]).run(&mut con).unwrap(), 1);
+    let deleted = timeline
+        .delete_by_time_range(0, 100, 10)
+        .run(&mut con)
+        .unwrap();
+    assert_eq!((deleted.deleted, deleted.more), (1, false));
+    let left: Vec<String> = timeline.get(1, 10).run(&mut con).unwrap();
+    assert_eq!(left, ["plain"]);
 }

@@ -20,18 +20,18 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, logins.register("peter", "10086"));
     let _ = step!(t, con, logins.register("jack", "10087"));
     let _ = step!(t, con, logins.register("peter", "99999"));
-    let _ = step!(t, con, logins.id_of("peter"));
-    let _ = step!(t, con, logins.id_of("nobody"));
-    let _ = step!(t, con, logins.login("peter"));
-    let _ = step!(t, con, logins.login("jack"));
-    let _ = step!(t, con, logins.login("peter"));
-    let _ = step!(t, con, logins.login("peter"));
-    let _ = step!(t, con, logins.login("nobody"));
+    let _ = step!(t, con, logins.id_of::<String>("peter"));
+    let _ = step!(t, con, logins.id_of::<String>("nobody"));
+    let _ = step!(t, con, logins.login::<String>("peter"));
+    let _ = step!(t, con, logins.login::<String>("jack"));
+    let _ = step!(t, con, logins.login::<String>("peter"));
+    let _ = step!(t, con, logins.login::<String>("peter"));
+    let _ = step!(t, con, logins.login::<String>("nobody"));
     let _ = step!(t, con, logins.login_count("10086"));
     let _ = step!(t, con, logins.login_count("10087"));
     let _ = step!(t, con, logins.login_count("404"));
     let before = harness::server_ms(con);
-    let _ = step!(t, con, logins.login("jack"));
+    let _ = step!(t, con, logins.login::<String>("jack"));
     let last = logins.last_login_ms("10087").run(con).unwrap().unwrap();
     t.step(
         "logins.last_login_ms(\"10087\") is the server's time of that login",
@@ -39,10 +39,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     )
     .unwrap();
     let _ = step!(t, con, logins.last_login_ms("404"));
-    let _ = step!(t, con, logins.recent(10));
-    let _ = step!(t, con, logins.recent(1));
-    let _ = step!(t, con, logins.most_frequent(10));
-    let _ = step!(t, con, logins.most_frequent(1));
+    let _ = step!(t, con, logins.recent::<String>(10));
+    let _ = step!(t, con, logins.recent::<String>(1));
+    let _ = step!(t, con, logins.most_frequent::<String>(10));
+    let _ = step!(t, con, logins.most_frequent::<String>(1));
     redis::cmd("DEL").arg(&logins.keys()).exec(con).unwrap();
     t
 }
@@ -74,7 +74,7 @@ fn no_login_is_lost_under_contention() {
     for u in 0..5 {
         assert!(
             logins
-                .register(&format!("user{u}"), &format!("id{u}"))
+                .register(format!("user{u}"), format!("id{u}"))
                 .run(&mut con)
                 .unwrap()
         );
@@ -88,7 +88,7 @@ fn no_login_is_lost_under_contention() {
                     (0..50)
                         .map(|i| {
                             let login = logins
-                                .login(&format!("user{}", (c + i) % 5))
+                                .login::<String>(&format!("user{}", (c + i) % 5))
                                 .run(&mut con)
                                 .unwrap()
                                 .unwrap();
@@ -113,10 +113,10 @@ fn no_login_is_lost_under_contention() {
         assert_eq!(counts, (1..=160).collect::<Vec<_>>(), "{id}");
         assert_eq!(logins.login_count(&id).run(&mut con).unwrap(), 160);
     }
-    let ranking = logins.most_frequent(10).run(&mut con).unwrap();
+    let ranking = logins.most_frequent::<String>(10).run(&mut con).unwrap();
     assert_eq!(ranking.len(), 5);
     assert!(ranking.iter().all(|(_, n)| *n == 160));
-    let recent = logins.recent(1000).run(&mut con).unwrap();
+    let recent = logins.recent::<String>(1000).run(&mut con).unwrap();
     assert_eq!(recent.len(), 100);
     assert!(recent.iter().all(|id| id.starts_with("id")));
 }
@@ -129,7 +129,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     let mut con = db.con();
     let logins = UserLogin::new("bad").unwrap();
     logins.register("peter", "1").run(&mut con).unwrap();
-    logins.login("peter").run(&mut con).unwrap();
+    logins.login::<String>("peter").run(&mut con).unwrap();
     let broken = UserLogin::new("broken").unwrap();
     broken.register("peter", "1").run(&mut con).unwrap();
     harness::cmd(&mut con, &["SET", broken.keys()[3], "not a list"]);
@@ -143,11 +143,11 @@ fn bad_input_is_refused_and_writes_nothing() {
     }
     assert_invalid(logins.register("", "1").run(&mut con), "name");
     assert_invalid(logins.register("x", "").run(&mut con), "id");
-    assert_invalid(logins.login("").run(&mut con), "name");
-    assert_invalid(logins.id_of("").run(&mut con), "name");
-    assert_invalid(logins.recent(0).run(&mut con), "n");
-    assert_invalid(logins.most_frequent(0).run(&mut con), "n");
-    assert_code(broken.login("peter").run(&mut con), "WRONGTYPE");
+    assert_invalid(logins.login::<String>("").run(&mut con), "name");
+    assert_invalid(logins.id_of::<String>("").run(&mut con), "name");
+    assert_invalid(logins.recent::<String>(0).run(&mut con), "n");
+    assert_invalid(logins.most_frequent::<String>(0).run(&mut con), "n");
+    assert_code(broken.login::<String>("peter").run(&mut con), "WRONGTYPE");
     let keys = logins.keys();
     for keep in ["0", "10001", "1e3", "+5", ""] {
         assert_code(
@@ -160,4 +160,71 @@ fn bad_input_is_refused_and_writes_nothing() {
         "BAD_NAME",
     );
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Names and ids are bytes: a non-UTF-8 name registered with a non-UTF-8 id logs in and
+/// is found by every query byte for byte, and Redis holds the exact bytes. Reading the
+/// id as `String` fails: for the read-only queries, with nothing changed.
+#[test]
+fn binary_names_and_ids_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let name: &[u8] = b"\xff\x00name";
+    let id: &[u8] = b"\xfe\x00id\r\n";
+    let logins = UserLogin::new("user_login:bin").unwrap();
+    let [ids, counts, last, recent] = logins.keys().map(str::to_owned);
+    assert!(logins.register(name, id).run(&mut con).unwrap());
+    assert!(!logins.register(name, "other").run(&mut con).unwrap());
+    let got: Option<Vec<u8>> = logins.id_of(name).run(&mut con).unwrap();
+    assert_eq!(got.as_deref(), Some(id));
+    for n in 1..=2 {
+        let login = logins.login::<Vec<u8>>(name).run(&mut con).unwrap();
+        let login = login.expect("a registered name");
+        assert_eq!((login.id.as_slice(), login.count), (id, n));
+    }
+    assert!(
+        logins
+            .login::<Vec<u8>>(b"\xff\x00")
+            .run(&mut con)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(logins.login_count(id).run(&mut con).unwrap(), 2);
+    assert_eq!(logins.login_count(b"\xfe\x00").run(&mut con).unwrap(), 0);
+    assert!(logins.last_login_ms(id).run(&mut con).unwrap().is_some());
+    let latest: Vec<Vec<u8>> = logins.recent(10).run(&mut con).unwrap();
+    assert_eq!(latest, [id, id]);
+    let ranking: Vec<(Vec<u8>, u64)> = logins.most_frequent(10).run(&mut con).unwrap();
+    assert_eq!(ranking, [(id.to_vec(), 2)]);
+
+    // The keyspace holds the exact bytes.
+    let in_ids: Vec<(Vec<u8>, Vec<u8>)> = redis::cmd("HGETALL").arg(&ids).query(&mut con).unwrap();
+    assert_eq!(in_ids, [(name.to_vec(), id.to_vec())]);
+    let in_counts: Vec<(Vec<u8>, u64)> = redis::cmd("ZRANGE")
+        .arg(&counts)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_counts, [(id.to_vec(), 2)]);
+    let in_last: Vec<Vec<u8>> = redis::cmd("HKEYS").arg(&last).query(&mut con).unwrap();
+    assert_eq!(in_last, [id]);
+    let in_recent: Vec<Vec<u8>> = redis::cmd("LRANGE")
+        .arg(&recent)
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_recent, [id, id]);
+
+    harness::assert_undecodable_changes_nothing(&mut con, |c| logins.id_of::<String>(name).run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| logins.recent::<String>(10).run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        logins.most_frequent::<String>(10).run(c)
+    });
+    // A login is recorded before its reply decodes (see `UserLogin::login`): counted,
+    // then the `String` fails.
+    assert!(logins.login::<String>(name).run(&mut con).is_err());
+    assert_eq!(logins.login_count(id).run(&mut con).unwrap(), 3);
 }

@@ -44,7 +44,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.step("votes.best(10)", rounded(votes.best(10).run(con)))
         .unwrap();
     for user in 0..9 {
-        votes.up("post:1", &format!("fan{user}")).run(con).unwrap();
+        votes.up("post:1", format!("fan{user}")).run(con).unwrap();
     }
     t.note("9 more up votes on post:1: 10 up, 1 down");
     t.step("votes.hot(10)", rounded(votes.hot(10).run(con)))
@@ -234,4 +234,41 @@ fn bad_input_is_refused_and_writes_nothing() {
         );
     }
     assert_eq!(harness::dump(&mut con), before);
+}
+
+/// Users are bytes: a non-UTF-8 user votes up, switches down, is read back and takes its
+/// vote back, and the sets hold its exact bytes; a user that differs in one byte is
+/// another user.
+#[test]
+fn binary_users_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let user: &[u8] = b"\xff\x00user";
+    let votes = Votes::new("votes:bin").unwrap();
+    let [up, down] = votes.vote_keys("s").unwrap();
+    let members = |con: &mut redis::Connection, key: &str| -> Vec<Vec<u8>> {
+        redis::cmd("SMEMBERS").arg(key).query(con).unwrap()
+    };
+    votes.post("s", Some(T0)).run(&mut con).unwrap();
+    assert!(votes.up("s", user).run(&mut con).unwrap());
+    assert!(!votes.up("s", user.to_vec()).run(&mut con).unwrap());
+    assert_eq!(members(&mut con, &up), [user]);
+    assert_eq!(
+        votes.is_voted("s", user).run(&mut con).unwrap(),
+        Some(Vote::Up)
+    );
+    assert_eq!(
+        votes.is_voted("s", b"\xfe\x00user").run(&mut con).unwrap(),
+        None
+    );
+    assert!(votes.down("s", user).run(&mut con).unwrap());
+    assert!(members(&mut con, &up).is_empty());
+    assert_eq!(members(&mut con, &down), [user]);
+    let tally = votes.tally("s", user).run(&mut con).unwrap();
+    assert_eq!((tally.up, tally.down, tally.mine), (0, 1, Some(Vote::Down)));
+    assert!(votes.unvote("s", user).run(&mut con).unwrap());
+    assert_eq!(votes.is_voted("s", user).run(&mut con).unwrap(), None);
+    assert_eq!(votes.total("s").run(&mut con).unwrap(), 0);
+    assert!(votes.forget("s").run(&mut con).unwrap());
+    assert!(harness::dump(&mut con).is_empty());
 }

@@ -62,7 +62,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         update(&mut t, con, &web, "t1", Some(item));
     }
     t.note("each token keeps its last 2 items viewed (the book's 25)");
-    let _ = step!(t, con, web.viewed("t1"));
+    let _ = step!(t, con, web.viewed::<String>("t1"));
     let _ = step!(t, con, web.view_rank("item:1"));
     let _ = step!(t, con, web.view_rank("item:3"));
     let _ = step!(t, con, web.view_rank("item:9"));
@@ -70,7 +70,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, web.add_to_cart("t1", "item:2", 1));
     let _ = step!(t, con, web.add_to_cart("t1", "item:2", 0));
     t.note("a count of 0 removes the item (the book calls hrem, which does not exist)");
-    let _ = step!(t, con, web.cart("t1"));
+    let _ = step!(t, con, web.cart::<String>("t1"));
     // A token's requests within one ms move its time on by 1 ms each: let the clock
     // pass them, so that the tokens' order is the order of the calls.
     harness::wait_server(con, Duration::from_millis(10));
@@ -82,8 +82,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = t.step("clean_sessions(con, 100)", web.clean_sessions(con, 100));
     t.note("t1 ended with its items viewed; clean_sessions leaves its cart, as the book");
     let _ = step!(t, con, web.check_token::<String>("t1"));
-    let _ = step!(t, con, web.viewed("t1"));
-    let _ = step!(t, con, web.cart("t1"));
+    let _ = step!(t, con, web.viewed::<String>("t1"));
+    let _ = step!(t, con, web.cart::<String>("t1"));
     let _ = t.step(
         "clean_full_sessions(con, 100)",
         web.clean_full_sessions(con, 100),
@@ -95,10 +95,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "clean_full_sessions(con, 100)",
         web.clean_full_sessions(con, 100),
     );
-    let _ = step!(t, con, web.cart("t2"));
+    let _ = step!(t, con, web.cart::<String>("t2"));
     let _ = step!(t, con, web.count());
     let _ = step!(t, con, web.rescale_viewed(2));
-    let _ = step!(t, con, web.most_viewed(10));
+    let _ = step!(t, con, web.most_viewed::<String>(10));
     redis::cmd("DEL")
         .arg(keys_of(&web, &["t1", "t2", "t3", "t4"]))
         .exec(con)
@@ -144,15 +144,17 @@ fn a_token_refreshed_during_the_cleanup_is_kept() {
     assert_eq!(oldest.len(), 10);
     // Another web server sees the even tokens again, twice within one ms at most.
     for token in tokens.iter().step_by(2) {
-        web.update_token(token, "u", None).run(&mut other).unwrap();
+        web.update_token(token, "u", None::<&str>)
+            .run(&mut other)
+            .unwrap();
     }
     let ended = web.end_sessions(&oldest, true).run(&mut con).unwrap();
     let odd: Vec<String> = tokens.iter().skip(1).step_by(2).cloned().collect();
     assert_eq!(ended, odd);
     for (i, token) in tokens.iter().enumerate() {
         let user: Option<String> = web.check_token(token).run(&mut con).unwrap();
-        let cart = web.cart(token).run(&mut con).unwrap();
-        let viewed = web.viewed(token).run(&mut con).unwrap();
+        let cart: Vec<(String, u64)> = web.cart(token).run(&mut con).unwrap();
+        let viewed: Vec<String> = web.viewed(token).run(&mut con).unwrap();
         if i % 2 == 0 {
             assert_eq!(user.as_deref(), Some("u"), "{token}");
             assert_eq!(cart, [("item".to_owned(), 1)], "{token}");
@@ -207,7 +209,9 @@ fn a_cleanup_racing_refreshes_never_ends_a_refreshed_token() {
         for round in 0..20 {
             let idle: BTreeSet<String> = (0..50).map(|i| format!("idle{round}:{i}")).collect();
             for token in &idle {
-                web.update_token(token, "u", None).run(&mut con).unwrap();
+                web.update_token(token, "u", None::<&str>)
+                    .run(&mut con)
+                    .unwrap();
             }
             let read = web.oldest(100).run(&mut con).unwrap();
             assert_eq!(read.len(), 66, "round {round}");
@@ -316,7 +320,7 @@ fn the_indexes_agree_under_concurrent_requests_and_cleanups() {
     let mut con = db.con();
     web.clean_until_limit(&mut con, true, 100).unwrap();
     assert_eq!(web.count().run(&mut con).unwrap(), 20);
-    let views = web.most_viewed(100).run(&mut con).unwrap();
+    let views: Vec<(String, f64)> = web.most_viewed(100).run(&mut con).unwrap();
     let total: f64 = views.iter().map(|(_, views)| views).sum();
     assert_eq!(total, (CLIENTS * REQUESTS) as f64, "a view was lost");
 }
@@ -346,7 +350,7 @@ fn rescaling_a_large_set_takes_bounded_steps_then_halves_once() {
         }
     }
     assert_eq!(steps, [(1000, false), (1000, false), (400, true)]);
-    let top = web.most_viewed(2).run(&mut con).unwrap();
+    let top: Vec<(String, f64)> = web.most_viewed(2).run(&mut con).unwrap();
     assert_eq!(
         top,
         [
@@ -370,8 +374,14 @@ fn bad_input_is_refused_and_writes_nothing() {
     web.update_token("t", "u", Some("i")).run(&mut con).unwrap();
     web.add_to_cart("t", "i", 1).run(&mut con).unwrap();
     let before = harness::dump(&mut con);
-    assert_invalid(web.update_token("", "u", None).run(&mut con), "token");
-    assert_invalid(web.update_token("t", "", None).run(&mut con), "user");
+    assert_invalid(
+        web.update_token("", "u", None::<&str>).run(&mut con),
+        "token",
+    );
+    assert_invalid(
+        web.update_token("t", "", None::<&str>).run(&mut con),
+        "user",
+    );
     assert_invalid(web.update_token("t", "u", Some("")).run(&mut con), "item");
     assert_invalid(web.check_token::<String>("").run(&mut con), "token");
     assert_invalid(web.add_to_cart("", "i", 1).run(&mut con), "token");
@@ -488,7 +498,7 @@ async fn the_async_cleanup_ends_the_oldest_beyond_the_limit() {
         .with_limit(1)
         .unwrap();
     for token in ["a", "b", "c"] {
-        web.update_token(token, "u", None)
+        web.update_token(token, "u", None::<&str>)
             .run_async(&mut con)
             .await
             .unwrap();
@@ -506,6 +516,103 @@ async fn the_async_cleanup_ends_the_oldest_beyond_the_limit() {
             .unwrap()
             .is_empty()
     );
-    assert!(web.cart("a").run_async(&mut con).await.unwrap().is_empty());
-    assert_eq!(web.cart("c").run_async(&mut con).await.unwrap().len(), 1);
+    assert!(
+        web.cart::<String>("a")
+            .run_async(&mut con)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        web.cart::<String>("c")
+            .run_async(&mut con)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// Users and items are bytes: a non-UTF-8 user and item go through every call that takes
+/// or returns one and come back byte for byte; Redis holds them as they are; reading them
+/// as `String` fails and changes nothing; ending the session leaves only the view count.
+#[test]
+fn binary_users_and_items_round_trip() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let user: &[u8] = b"\xff\x00user";
+    let item: &[u8] = b"\xff\x00item";
+    let web = WebSessions::new("web:bin").unwrap().with_limit(0).unwrap();
+    web.update_token("t", user, Some(item))
+        .run(&mut con)
+        .unwrap();
+    web.update_token("t", user, Some("plain"))
+        .run(&mut con)
+        .unwrap();
+    web.update_token("t", user, Some(item))
+        .run(&mut con)
+        .unwrap();
+    web.add_to_cart("t", item, 3).run(&mut con).unwrap();
+    web.add_to_cart("t", "plain", 1).run(&mut con).unwrap();
+
+    let got: Option<Vec<u8>> = web.check_token("t").run(&mut con).unwrap();
+    assert_eq!(got.as_deref(), Some(user));
+    let viewed: Vec<Vec<u8>> = web.viewed("t").run(&mut con).unwrap();
+    assert_eq!(viewed, [item, b"plain"]);
+    assert_eq!(web.view_rank(item).run(&mut con).unwrap(), Some(0));
+    assert_eq!(web.view_rank(b"\xff\x00").run(&mut con).unwrap(), None);
+    let cart: Vec<(Vec<u8>, u64)> = web.cart("t").run(&mut con).unwrap();
+    assert_eq!(cart, [(b"plain".to_vec(), 1), (item.to_vec(), 3)]);
+    let top: Vec<(Vec<u8>, f64)> = web.most_viewed(10).run(&mut con).unwrap();
+    assert_eq!(top, [(item.to_vec(), 2.0), (b"plain".to_vec(), 1.0)]);
+
+    // The keyspace holds the exact bytes.
+    let login: Vec<u8> = redis::cmd("HGET")
+        .arg("{web:bin}:login")
+        .arg("t")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(login, user);
+    let views: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+        .arg(web.views_key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(views, [(item.to_vec(), -2.0), (b"plain".to_vec(), -1.0)]);
+    let in_viewed: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+        .arg(web.viewed_key("t").unwrap())
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_viewed, [b"plain", item]);
+    let in_cart: Option<u64> = redis::cmd("HGET")
+        .arg(web.cart_key("t").unwrap())
+        .arg(item)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_cart, Some(3));
+
+    // Reads that cannot decode as `String` fail, and change nothing.
+    harness::assert_undecodable_changes_nothing(&mut con, |c| {
+        web.check_token::<String>("t").run(c)
+    });
+    harness::assert_undecodable_changes_nothing(&mut con, |c| web.viewed::<String>("t").run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| web.cart::<String>("t").run(c));
+    harness::assert_undecodable_changes_nothing(&mut con, |c| web.most_viewed::<String>(10).run(c));
+
+    // A count of 0 removes the binary item from the cart; a rescale keeps it, halved.
+    web.add_to_cart("t", item, 0).run(&mut con).unwrap();
+    let cart: Vec<(Vec<u8>, u64)> = web.cart("t").run(&mut con).unwrap();
+    assert_eq!(cart, [(b"plain".to_vec(), 1)]);
+    web.rescale_viewed_fully(&mut con, 1).unwrap();
+    let top: Vec<(Vec<u8>, f64)> = web.most_viewed(10).run(&mut con).unwrap();
+    assert_eq!(top, [(item.to_vec(), 1.0)]);
+
+    // Ending the session takes the user, the items viewed and the cart.
+    assert_eq!(web.clean_until_limit(&mut con, true, 100).unwrap(), 1);
+    let keys: Vec<Vec<u8>> = harness::dump(&mut con).into_keys().collect();
+    assert_eq!(keys, [web.views_key().as_bytes()]);
 }
