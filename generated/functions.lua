@@ -5246,9 +5246,9 @@ redis.register_function{
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
 --- @key recent list {<name>}:recent  the ids of the latest logins, newest first
---- @arg name string non-empty    the name logging in
+--- @arg name bytes non-empty     the name logging in (any bytes)
 --- @arg keep uint 1..=10000   how many latest logins `recent` keeps
---- @return (string?, int)     the user's id, or nil; its login count (0 for an unknown name)
+--- @return (bytes?, int)      the user's id (any bytes), or nil; its login count (0 for an unknown name)
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_NAME            empty
 --- @error BAD_KEEP            not an integer within its range
@@ -5334,7 +5334,7 @@ redis.register_function{
 --- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank (reddit's: net votes and age)
 --- @key best_rank zset {<namespace>}:best  subject -> its "best" rank (the Wilson lower bound of its share of up votes)
 --- @arg subject string non-empty   the subject, as it appears in the rankings
---- @arg user string non-empty      who votes
+--- @arg user bytes non-empty       who votes (any bytes)
 --- @arg direction string up|down|none   which way; `none` takes the vote back
 --- @return bool               1 if the vote changed (see above)
 --- @error BAD_ARGS            not 5 keys and 3 arguments
@@ -5529,7 +5529,7 @@ redis.register_function{
 --- Reply: ups, downs, the user's vote.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
---- @arg user string          whose vote to report; empty for nobody's
+--- @arg user bytes           whose vote to report (any bytes); empty for nobody's
 --- @return (int, int, int)    ups, downs, the user's vote: 1 up, -1 down, 0 none
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @complexity O(1)
@@ -5717,8 +5717,8 @@ redis.register_function{
 --- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)
 --- @key views zset {<namespace>}:viewed           every item -> minus its views
 --- @arg token string non-empty   the login token
---- @arg user string non-empty    the user the token belongs to
---- @arg item string           the item viewed; empty for a request that views none
+--- @arg user bytes non-empty     the user the token belongs to (any bytes)
+--- @arg item bytes            the item viewed (any bytes); empty for a request that views none
 --- @arg keep uint 1..=1000    how many of the token's last items viewed to keep (the book's 25)
 --- @return int                the token's last-seen time (ms)
 --- @error BAD_ARGS            not 4 keys and 4 arguments
