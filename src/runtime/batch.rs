@@ -8,10 +8,14 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::runtime::durability::{Acks, Durability};
 use crate::runtime::error::{Error, Result};
-use crate::runtime::input::hash_slot;
-use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error};
+use crate::runtime::input::{hash_slot, hash_tag};
+use crate::runtime::op::Op;
+use crate::runtime::request::{
+    Decode, NOSCRIPT_ATTEMPTS, Request, Undo, load_cmd, put_back, server_error, sync_cluster_wait,
+};
 use crate::runtime::script::Script;
 use crate::runtime::trace::Trace;
+use crate::runtime::wire::{self, Action, Plan, Reply};
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///
@@ -343,9 +347,8 @@ impl Batch {
     fn cross_slot(&self) -> Option<Error> {
         let (first, stray) = (self.first.as_ref()?, self.stray.as_ref()?);
         // The first key's own hash tag when it has one, so the example stays one tag.
-        let tag = String::from_utf8_lossy(
-            crate::runtime::input::hash_tag(first.key.as_bytes()).unwrap_or(first.key.as_bytes()),
-        );
+        let tag =
+            String::from_utf8_lossy(hash_tag(first.key.as_bytes()).unwrap_or(first.key.as_bytes()));
         Some(Error::invalid(
             "batch",
             format!(
@@ -367,7 +370,7 @@ impl Batch {
     /// as redis-rs's atomic pipeline, so that the reply of `MULTI` itself is read: a
     /// server that refused it (a user without the `multi` permission) ran the rest one by
     /// one, and `settle` says so.
-    fn pipeline(&mut self, indices: &[usize], anchor: bool) -> (Pipeline, Layout) {
+    fn pipeline(&mut self, indices: &[usize], anchor: bool, loads: bool) -> (Pipeline, Layout) {
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
         let mut layout = Layout {
@@ -383,7 +386,7 @@ impl Batch {
         if self.atomic {
             pipe.cmd("MULTI");
         }
-        for script in &self.scripts {
+        for script in self.scripts.iter().filter(|_| loads) {
             if indices
                 .iter()
                 .any(|&i| self.entries[i].script == Some(*script))
@@ -422,61 +425,14 @@ impl Batch {
     /// pooled one. With the `tracing` feature, each run is a span (see [`crate::trace`]).
     pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
         let trace = Trace::batch(self.entries.len(), self.atomic);
-        let result = trace.in_scope(|| self.run_traced(con, &trace));
+        let result = trace.in_scope(|| {
+            // redis-rs's sync cluster connection takes a pipeline only packed, and routes
+            // it by its first command.
+            let mut plan = self.plan(wire::is_sync_cluster(con), &trace)?;
+            wire::drive(&mut plan, con)
+        });
         trace.finish(&result);
         result
-    }
-
-    fn run_traced(mut self, con: &mut dyn redis::ConnectionLike, trace: &Trace) -> Result<Replies> {
-        if let Some(err) = self.rejected.take() {
-            return Err(err);
-        }
-        // redis-rs's sync cluster connection is the one that takes no pipeline through
-        // `Pipeline::query`; it routes a packed pipeline by its first command.
-        let cluster = !con.supports_pipelining();
-        if cluster && let Some(err) = self.cross_slot() {
-            return Err(err);
-        }
-        if cluster && self.wait.is_some() {
-            return Err(crate::runtime::op::sync_cluster_wait());
-        }
-        let mut values = vec![Value::Nil; self.entries.len()];
-        let mut acks = None;
-        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for attempt in 0..=NOSCRIPT_ATTEMPTS {
-            if pending.is_empty() {
-                break;
-            }
-            if attempt > 0 {
-                trace.recovered("NOSCRIPT");
-            }
-            let (pipe, layout) = self.pipeline(&pending, cluster);
-            let replies = if cluster {
-                match query_packed(con, &pipe) {
-                    // The connection answers the first error reply for the whole
-                    // pipeline: a refused MULTI, whose commands then ran one by one.
-                    Err(Error::Redis(err)) if self.atomic && is_refused_multi(&err) => {
-                        return Err(Error::RanOutsideTransaction {
-                            refused: err,
-                            commands: layout.loads.len() + layout.ops,
-                        });
-                    }
-                    replies => replies?,
-                }
-            } else {
-                pipe.query::<Vec<Value>>(con)?
-            };
-            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
-            self.restore(&pipe, &layout, &pending, &again);
-            pending = again;
-        }
-        let mut replies = Replies::new(self.id, values, acks);
-        for (index, undo) in self.undo(&replies) {
-            if let Err(err) = undo.query::<Value>(con) {
-                replies.not_put_back.push((index, err));
-            }
-        }
-        Ok(replies)
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
@@ -487,52 +443,40 @@ impl Batch {
         C: redis::aio::ConnectionLike,
     {
         let trace = Trace::batch(self.entries.len(), self.atomic);
-        let result = trace.instrument(self.run_async_traced(con, &trace)).await;
+        let result = trace
+            .instrument(async {
+                let mut plan = self.plan(false, &trace)?;
+                wire::drive_async(&mut plan, con).await
+            })
+            .await;
         trace.finish(&result);
         result
     }
 
-    #[cfg(feature = "aio")]
-    async fn run_async_traced<C>(mut self, con: &mut C, trace: &Trace) -> Result<Replies>
-    where
-        C: redis::aio::ConnectionLike,
-    {
+    /// The plan of one run, or why the batch is refused before any I/O. `packed`: on
+    /// redis-rs's sync cluster connection.
+    fn plan(mut self, packed: bool, trace: &Trace) -> Result<BatchRun<'_>> {
         if let Some(err) = self.rejected.take() {
             return Err(err);
         }
-        let mut values = vec![Value::Nil; self.entries.len()];
-        let mut acks = None;
-        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for attempt in 0..=NOSCRIPT_ATTEMPTS {
-            if pending.is_empty() {
-                break;
-            }
-            if attempt > 0 {
-                trace.recovered("NOSCRIPT");
-            }
-            let (pipe, layout) = self.pipeline(&pending, false);
-            let replies = match pipe.query_async::<Vec<Value>>(con).await {
-                // The async cluster connection refuses a pipeline over several slots
-                // before sending it; say which keys and how to fix it.
-                Err(err)
-                    if err.kind()
-                        == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
-                {
-                    return Err(self.cross_slot().unwrap_or(Error::Redis(err)));
-                }
-                reply => reply?,
-            };
-            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
-            self.restore(&pipe, &layout, &pending, &again);
-            pending = again;
+        if packed && let Some(err) = self.cross_slot() {
+            return Err(err);
         }
-        let mut replies = Replies::new(self.id, values, acks);
-        for (index, undo) in self.undo(&replies) {
-            if let Err(err) = undo.query_async::<Value>(con).await {
-                replies.not_put_back.push((index, err));
-            }
+        if packed && self.wait.is_some() {
+            return Err(sync_cluster_wait());
         }
-        Ok(replies)
+        Ok(BatchRun {
+            values: vec![Value::Nil; self.entries.len()],
+            pending: (0..self.entries.len()).collect(),
+            batch: self,
+            packed,
+            trace,
+            acks: None,
+            attempt: 0,
+            sent: None,
+            replies: None,
+            undo: Vec::new(),
+        })
     }
 
     /// The commands that put back the values popped by this batch that will not decode
@@ -646,59 +590,115 @@ fn is_refused_multi(err: &redis::RedisError) -> bool {
     err.code() == Some("NOPERM") && err.detail().is_some_and(|d| d.contains("'multi'"))
 }
 
-/// Sends a plain pipeline packed, with `req_packed_commands`, as `Pipeline::query` does,
-/// for the connection that routes it itself (the sync cluster connection, by the first
-/// command, which `Batch::pipeline`'s anchor keys); every reply is kept.
-pub(crate) fn query_packed(
-    con: &mut dyn redis::ConnectionLike,
-    pipe: &Pipeline,
-) -> Result<Vec<Value>> {
-    Ok(con.req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())?)
+/// One run of a batch, without its I/O: round trips until no call is left to send again,
+/// then the put-backs of popped values that will not decode, one by one (the rare path,
+/// on every kind of connection; a put-back that fails is that slot's error, not the
+/// batch's: the other operations ran).
+struct BatchRun<'a> {
+    batch: Batch,
+    /// On redis-rs's sync cluster connection.
+    packed: bool,
+    trace: &'a Trace,
+    values: Vec<Value>,
+    acks: Option<Vec<Value>>,
+    /// The operations still to send.
+    pending: Vec<usize>,
+    /// Round trips sent so far.
+    attempt: usize,
+    /// The round trip awaiting its replies.
+    sent: Option<(Pipeline, Layout)>,
+    /// Set after the last round trip.
+    replies: Option<Replies>,
+    /// The put-backs still to send, the next one last.
+    undo: Vec<(usize, Cmd)>,
 }
 
-/// The reply of a batch of one: the operation's, its error reply as an error, and the
-/// wait's replies.
-pub(crate) type OneReply = (redis::RedisResult<Value>, Vec<Value>);
+impl Plan for BatchRun<'_> {
+    type Output = Replies;
 
-/// Runs one request as a batch of one, whose script is loaded in the same round trip,
-/// followed by `wait`: how a single operation recovers from `NOSCRIPT`.
-pub(crate) fn run_one(
-    request: Request,
-    wait: Option<Durability>,
-    con: &mut dyn redis::ConnectionLike,
-    trace: &Trace,
-) -> Result<OneReply> {
-    let mut batch = Batch::new();
-    batch.push(request);
-    batch.wait = wait;
-    Ok(batch.run_traced(con, trace)?.into_first())
-}
+    fn poll(&mut self) -> Action<'_, Replies> {
+        if self.replies.is_none() && (self.pending.is_empty() || self.attempt > NOSCRIPT_ATTEMPTS) {
+            let values = std::mem::take(&mut self.values);
+            let replies = Replies::new(self.batch.id, values, self.acks.take());
+            self.undo = self.batch.undo(&replies);
+            self.undo.reverse();
+            self.replies = Some(replies);
+        }
+        if let Some(replies) = &mut self.replies {
+            return match self.undo.last() {
+                Some((_, cmd)) => Action::Cmd(cmd),
+                None => Action::Done(Ok(std::mem::replace(
+                    replies,
+                    Replies::new(self.batch.id, Vec::new(), None),
+                ))),
+            };
+        }
+        if self.attempt > 0 {
+            self.trace.recovered("NOSCRIPT");
+        }
+        // A transaction loads its scripts inside itself, so that it is never cut short by
+        // a missing one; so does a pipeline on the sync cluster connection, which answers
+        // one error for a whole pipeline (a NOSCRIPT there would hide which calls ran), and
+        // a pipeline that waits (a WAIT behind calls that did not run would wait for
+        // nothing, up to its timeout). Any other pipeline sends its calls alone, and the
+        // calls that got NOSCRIPT (which did not run) again behind their scripts' loads.
+        let loads =
+            self.batch.atomic || self.packed || self.batch.wait.is_some() || self.attempt > 0;
+        let (pipe, _) = self
+            .sent
+            .insert(self.batch.pipeline(&self.pending, self.packed, loads));
+        if self.packed {
+            Action::Packed(pipe)
+        } else {
+            Action::Pipe(pipe)
+        }
+    }
 
-/// [`run_one`] on an async connection.
-#[cfg(feature = "aio")]
-pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
-    request: Request,
-    wait: Option<Durability>,
-    con: &mut C,
-    trace: &Trace,
-) -> Result<OneReply> {
-    let mut batch = Batch::new();
-    batch.push(request);
-    batch.wait = wait;
-    Ok(batch.run_async_traced(con, trace).await?.into_first())
+    fn feed(&mut self, reply: Reply) -> Result<()> {
+        let replies = match reply {
+            Reply::One(undone) => {
+                let (index, _) = self.undo.pop().expect("a put-back was sent");
+                if let (Err(err), Some(replies)) = (undone, &mut self.replies) {
+                    replies.not_put_back.push((index, err));
+                }
+                return Ok(());
+            }
+            Reply::Many(replies) => replies,
+        };
+        let (pipe, layout) = self.sent.take().expect("a pipeline was sent");
+        let replies = match replies {
+            // The sync cluster connection answers the first error reply for the whole
+            // pipeline: a refused MULTI, whose commands then ran one by one.
+            Err(err) if self.batch.atomic && is_refused_multi(&err) => {
+                return Err(Error::RanOutsideTransaction {
+                    refused: err,
+                    commands: layout.loads.len() + layout.ops,
+                });
+            }
+            // The async cluster connection refuses a pipeline over several slots before
+            // sending it; say which keys and how to fix it.
+            Err(err)
+                if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
+            {
+                return Err(self.batch.cross_slot().unwrap_or(Error::Redis(err)));
+            }
+            replies => replies?,
+        };
+        let again = self.batch.settle(
+            &self.pending,
+            replies,
+            &layout,
+            &mut self.values,
+            &mut self.acks,
+        )?;
+        self.batch.restore(&pipe, &layout, &self.pending, &again);
+        self.pending = again;
+        self.attempt += 1;
+        Ok(())
+    }
 }
 
 impl Replies {
-    /// The first reply, its error reply as an error, and the wait's replies.
-    fn into_first(mut self) -> OneReply {
-        let value = self
-            .values
-            .first_mut()
-            .and_then(Option::take)
-            .unwrap_or(Value::Nil);
-        (value.extract_error(), self.acks.unwrap_or_default())
-    }
-
     fn new(batch: u64, values: Vec<Value>, acks: Option<Vec<Value>>) -> Self {
         Replies {
             batch,
@@ -735,7 +735,7 @@ impl<T> Slot<T> {
             .position(|(index, _)| *index == self.index)
             .map(|at| replies.not_put_back.swap_remove(at).1);
         match ((self.decode)(value), not_put_back) {
-            (Err(err), Some(undo_err)) => Err(crate::runtime::op::put_back(err, Err(undo_err))),
+            (Err(err), Some(undo_err)) => Err(put_back(err, Err(undo_err))),
             (decoded, _) => decoded,
         }
     }

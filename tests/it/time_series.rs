@@ -4,6 +4,7 @@ use std::thread;
 use redis_patterns::scripts::time_series as script;
 use redis_patterns::time_series::TimeSeries;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -24,7 +25,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for precision in [1, 5, 60, 300, 86_400] {
         let _ = t.step(
             &format!("hits.get_counter(\"hits\", {precision})"),
-            hits.get_counter("hits", precision).run(con),
+            hits.get_counter("hits", precision).in_mode().run(con),
         );
     }
     let _ = step!(t, con, hits.get_counter("nothing", 1));
