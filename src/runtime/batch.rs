@@ -1,4 +1,7 @@
-//! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction.
+//! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction. A
+//! transaction loads its scripts inside itself and is one round trip even right after a
+//! `SCRIPT FLUSH`; a plain pipeline sends its calls alone and, when some got `NOSCRIPT`,
+//! sends those again behind their loads in a second round trip (see [`Batch`]).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -19,14 +22,23 @@ use crate::runtime::wire::{self, Action, Plan, Reply};
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///
-/// The scripts the batch calls are loaded in the same round trip: each distinct script's
-/// `SCRIPT LOAD` goes first, inside the pipeline or the transaction, so a batch never needs
-/// a round trip of its own to load them, even right after a `SCRIPT FLUSH`, a restart or a
-/// failover. In a transaction the loads run in the same atomic step as the calls, so a
-/// transaction is applied whole or not at all; it is never cut short by a missing script.
-/// In a plain pipeline another client's flush can still land between the load and a call;
-/// the calls that got `NOSCRIPT` did not run, and they alone are sent again (after the
-/// rest of the batch, so they run later than their place in the batch).
+/// A transaction is one round trip whatever the server's script cache holds: each
+/// distinct script's `SCRIPT LOAD` goes first, inside the MULTI/EXEC, so the loads run in
+/// the same atomic step as the calls and a transaction is applied whole or not at all,
+/// never cut short by a missing script, even right after a `SCRIPT FLUSH`, a restart or a
+/// failover.
+///
+/// A plain pipeline sends its calls alone (`EVALSHA`, as a raw pipeline would), so that
+/// it costs what a raw pipeline costs: one round trip while the server has its scripts.
+/// Right after a flush, a restart or a failover, the calls that got `NOSCRIPT` did not
+/// run; they alone are sent again in a second round trip, behind their scripts' loads (up
+/// to five times, should flushes keep landing between a load and its call). They then run
+/// after the rest of the batch, later than their place in it: when the order across
+/// operations matters, use a transaction. A pipeline that waits ([`Batch::wait_for`])
+/// loads in band as a transaction does, so that its wait never follows calls that did
+/// not run; so does any batch on redis-rs's sync cluster connection, which answers one
+/// error for a whole pipeline. [`load_all`](crate::load_all) at start-up spares a
+/// pipeline that second round trip until the server next loses its scripts.
 ///
 /// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
 /// its slot's type has its value put back (where it was) before `run` returns, so a

@@ -92,9 +92,11 @@ pub fn export(dir: impl AsRef<Path>) -> std::io::Result<()> {
 
 /// Loads every script into the server with `SCRIPT LOAD` (into every node of a cluster).
 ///
-/// Single operations load their script by themselves when the server lacks it, and a
-/// [`Batch`](crate::Batch) loads what it calls in its own round trip. Call this at start-up
-/// when the app sends `EVALSHA` in its own pipelines or transactions.
+/// Single operations and batches load their scripts by themselves when the server lacks
+/// them (a transaction in its own round trip, a plain pipeline in a second one for the
+/// calls that got `NOSCRIPT`; see [`Batch`](crate::Batch)). Call this at start-up when
+/// the app sends `EVALSHA` in its own pipelines or transactions, or to spare plain
+/// pipelines that second round trip.
 pub fn load_all(con: &mut dyn redis::ConnectionLike) -> Result<()> {
     load(con, scripts())
 }

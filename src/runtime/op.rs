@@ -379,12 +379,11 @@ impl<T: 'static> Op<T> {
     ///
     /// A script runs with `EVALSHA` (`EVALSHA_RO` when it writes nothing). If the server
     /// answers `NOSCRIPT` (it restarted, failed over, or ran `SCRIPT FLUSH`), the call is
-    /// sent again behind its script's `SCRIPT LOAD`, both in one round trip, as a
-    /// [`Batch`](crate::Batch) sends them, up to five times; a call that got `NOSCRIPT`
-    /// did not run, so nothing runs twice.
+    /// sent again behind its script's `SCRIPT LOAD`, both in one round trip (a pipeline),
+    /// up to five times; a call that got `NOSCRIPT` did not run, so nothing runs twice.
     ///
-    /// With [`ScriptMode::Functions`] ([`via`](Self::via)),
-    /// the crate's scripts run with `FCALL`/`FCALL_RO` instead; if the server lacks the
+    /// With [`ScriptMode::Functions`] ([`via`](Self::via)), the crate's scripts run with
+    /// `FCALL`/`FCALL_RO` instead; if the server lacks the
     /// library, the call is sent again right behind `FUNCTION LOAD REPLACE` of the
     /// library, in one round trip (a pipeline, not a transaction, so that a user without
     /// the `multi` permission recovers too), up to five times (a `FUNCTION FLUSH` can land
