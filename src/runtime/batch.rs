@@ -425,6 +425,9 @@ impl Batch {
     /// Puts back the commands of the operations `again`, which were sent with `pipe` as
     /// the operations `sent`, for a retry (only a plain pipeline retries).
     fn restore(&mut self, pipe: &Pipeline, layout: &Layout, sent: &[usize], again: &[usize]) {
+        if again.is_empty() {
+            return;
+        }
         let skip = layout.lead + layout.loads.len();
         for (&i, cmd) in sent.iter().zip(pipe.cmd_iter().skip(skip)) {
             if again.contains(&i) {
@@ -478,7 +481,7 @@ impl Batch {
             return Err(sync_cluster_wait());
         }
         Ok(BatchRun {
-            values: vec![Value::Nil; self.entries.len()],
+            values: vec![None; self.entries.len()],
             pending: (0..self.entries.len()).collect(),
             batch: self,
             packed,
@@ -518,7 +521,7 @@ impl Batch {
         sent: &[usize],
         replies: Vec<Value>,
         layout: &Layout,
-        values: &mut [Value],
+        values: &mut [Option<Value>],
         acks: &mut Option<Vec<Value>>,
     ) -> Result<Vec<usize>> {
         let framing = if self.atomic { 2 } else { 0 };
@@ -530,35 +533,50 @@ impl Batch {
             ));
         }
         let mut replies = replies.into_iter().skip(layout.lead);
-        let mut results: Vec<Value> = if self.atomic {
-            self.unwrap_transaction(&mut replies, layout)?
+        let again = if self.atomic {
+            let items = self.unwrap_transaction(&mut replies, layout)?;
+            self.file(sent, items.into_iter(), layout, values)
         } else {
-            replies
-                .by_ref()
-                .take(layout.loads.len() + layout.ops)
-                .collect()
+            let results = replies.by_ref().take(layout.loads.len() + layout.ops);
+            self.file(sent, results, layout, values)
         };
         *acks = self.wait.is_some().then(|| replies.collect());
-        let calls = results.split_off(layout.loads.len());
-        let loads = results;
+        Ok(again)
+    }
+
+    /// Files `results` (the loads' replies, then the calls') into `values`; returns the
+    /// calls to send again (see [`settle`](Self::settle)).
+    fn file(
+        &self,
+        sent: &[usize],
+        mut results: impl Iterator<Item = Value>,
+        layout: &Layout,
+        values: &mut [Option<Value>],
+    ) -> Vec<usize> {
+        // Empty, without allocating, when the round trip loaded nothing.
+        let loads: Vec<Value> = results.by_ref().take(layout.loads.len()).collect();
         let mut again = Vec::new();
-        for (&index, value) in sent.iter().zip(calls) {
+        for (&index, value) in sent.iter().zip(results) {
             let missing_script = matches!(&value, Value::ServerError(e)
                 if e.kind() == Some(redis::ServerErrorKind::NoScript));
+            if !missing_script {
+                values[index] = Some(value);
+                continue;
+            }
             let failed_load = self.entries[index].script.and_then(|script| {
                 let at = layout.loads.iter().position(|s| s.sha1 == script.sha1)?;
                 matches!(loads[at], Value::ServerError(_)).then(|| loads[at].clone())
             });
-            values[index] = match failed_load {
-                Some(load) if missing_script => load,
-                _ if missing_script && !self.atomic => {
+            values[index] = Some(match failed_load {
+                Some(load) => load,
+                None if !self.atomic => {
                     again.push(index);
                     value
                 }
-                _ => value,
-            };
+                None => value,
+            });
         }
-        Ok(again)
+        again
     }
 
     /// The replies of the loads and the operations of a transaction, from `EXEC`'s;
@@ -570,7 +588,13 @@ impl Batch {
     ) -> Result<Vec<Value>> {
         let queued_count = layout.loads.len() + layout.ops;
         let multi = replies.next();
-        let queued: Vec<Value> = replies.by_ref().take(queued_count).collect();
+        // The first command refused while queued, if any: why EXEC discarded them all.
+        let mut refused = None;
+        for queued in replies.by_ref().take(queued_count) {
+            if let (None, Value::ServerError(err)) = (&refused, queued) {
+                refused = Some(err);
+            }
+        }
         let exec = replies.next();
         if let Some(Value::ServerError(refused)) = multi {
             return Err(Error::RanOutsideTransaction {
@@ -582,13 +606,7 @@ impl Batch {
             Some(Value::Array(items)) if items.len() == queued_count => Ok(items),
             // Discarded (EXECABORT) because a command was refused while queued: nothing
             // ran. The first refusal says why (a NOPERM, a wrong number of arguments).
-            Some(Value::ServerError(err)) => {
-                let why = queued.into_iter().find_map(|value| match value {
-                    Value::ServerError(err) => Some(err),
-                    _ => None,
-                });
-                Err(Error::Redis(why.unwrap_or(err).into()))
-            }
+            Some(Value::ServerError(err)) => Err(Error::Redis(refused.unwrap_or(err).into())),
             other => Err(Error::unexpected_reply(
                 "EXEC did not answer with the transaction's replies",
                 format!("{other:?}"),
@@ -611,7 +629,7 @@ struct BatchRun<'a> {
     /// On redis-rs's sync cluster connection.
     packed: bool,
     trace: &'a Trace,
-    values: Vec<Value>,
+    values: Vec<Option<Value>>,
     acks: Option<Vec<Value>>,
     /// The operations still to send.
     pending: Vec<usize>,
@@ -711,10 +729,10 @@ impl Plan for BatchRun<'_> {
 }
 
 impl Replies {
-    fn new(batch: u64, values: Vec<Value>, acks: Option<Vec<Value>>) -> Self {
+    fn new(batch: u64, values: Vec<Option<Value>>, acks: Option<Vec<Value>>) -> Self {
         Replies {
             batch,
-            values: values.into_iter().map(Some).collect(),
+            values,
             acks,
             not_put_back: Vec::new(),
         }
