@@ -95,13 +95,16 @@ impl<T> Clone for Op<T> {
 /// [`Op::via`]. There is no process-wide setting: two libraries (or two parts of an
 /// app) in one process may each choose, and the app's own places that run operations for
 /// it take a mode of their own ([`Worker::via`](crate::work_queue::Worker::via),
-/// [`Cache::via`](crate::cache::Cache::via)).
+/// [`Cache::via`](crate::cache::Cache::via) for `get_or_compute`,
+/// [`Stats::via`](crate::stats::Stats::via) for `access_time`,
+/// [`TimeSeries::via`](crate::time_series::TimeSeries::via) for its cleaning loops).
 ///
-/// A [`Batch`](crate::Batch) always sends `EVALSHA`: it loads what is missing in band
-/// with `SCRIPT LOAD` of the few scripts it calls, while an `FCALL` would need
-/// `FUNCTION LOAD` of the whole library (every script of the crate) to recover, on every
-/// batch that found it missing, and a transaction could not carry that load atomically
-/// at a reasonable cost.
+/// A [`Batch`](crate::Batch) always sends `EVALSHA`, whatever its operations' modes: a
+/// transaction carries the `SCRIPT LOAD` of each script it calls inside its MULTI/EXEC,
+/// so that it is never cut short by a missing script, and a plain pipeline loads the
+/// scripts of the calls that got `NOSCRIPT`. With `FCALL`, the same guarantee would take
+/// `FUNCTION LOAD` of the whole library (every script of the crate, over 300 kB
+/// the server compiles) in every transaction, or a library missing mid-transaction.
 ///
 /// ```no_run
 /// # fn demo() -> redis_patterns::Result<()> {

@@ -21,7 +21,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .with_prefix("test:stats")
         .unwrap()
         .with_slowest("test:slowest", 2)
-        .unwrap();
+        .unwrap()
+        .via(harness::script_mode());
     let _ = step!(t, con, stats.update_stats("Home", "AccessTime", 0.5, H0));
     let _ = step!(
         t,
