@@ -100,6 +100,44 @@ fn a_transaction_is_one_round_trip_right_after_a_flush_and_a_pipeline_two() {
     }
 }
 
+/// Right after a flush, the calls of a plain pipeline that got `NOSCRIPT` run after the
+/// rest of the batch, as documented; a transaction, and a pipeline whose scripts the
+/// server has, run in the batch's order.
+#[test]
+fn after_a_flush_a_pipeline_runs_the_calls_that_got_noscript_last() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let mut con = db.con();
+    for (atomic, flushed, expected) in [
+        // reset(7) answers the value it replaced; increase(1) the new value.
+        (false, true, (1, 1, 7)),
+        (false, false, (0, 8, 8)),
+        (true, true, (0, 8, 8)),
+    ] {
+        let counter = HashCounter::new("{order}:h", "f").unwrap();
+        harness::cmd(&mut con, &["DEL", "{order}:h"]);
+        if flushed {
+            flush(&mut con);
+        } else {
+            counter.reset(0).run(&mut con).unwrap();
+        }
+        let mut batch = if atomic {
+            Batch::transaction()
+        } else {
+            Batch::new()
+        };
+        let reset = batch.add(counter.reset(7));
+        let increased = batch.add(counter.increase(1));
+        let mut replies = batch.run(&mut con).unwrap();
+        let got = (
+            reset.take(&mut replies).unwrap(),
+            increased.take(&mut replies).unwrap(),
+            counter.get().run(&mut con).unwrap(),
+        );
+        assert_eq!(got, expected, "transaction: {atomic}, flushed: {flushed}");
+    }
+}
+
 /// Flushes the script cache every millisecond until the returned flag is set.
 fn flusher<'s>(
     scope: &'s thread::Scope<'s, '_>,
