@@ -3,10 +3,11 @@
 //! the probe of what the server can do.
 //! The families (one module each beside this folder) hold patterns only.
 //!
-//! Imports run one way, from the bottom up: `error`, `show`, `token`, `reply`; `keys`; `script`;
-//! `input`; `library`; `trace`, `durability`, `wire`; `request` (a request and the loop
-//! that runs it alone); `op`; `call`, `native`, `grid` (which build ops); `batch`;
-//! `catalog`; `server`. No module here names a family.
+//! Imports run one way, from the bottom up: `error`, `show`, `token`, `reply`, `server`;
+//! `keys`; `script`; `input`; `library` (which also reads the generated table of every
+//! script, `crate::scripts::ALL`); `trace`, `durability`, `wire`; `request` (a request
+//! and the loop that runs it alone); `op`; `call`, `native`, `grid` (which build ops);
+//! `batch`; `catalog`. No module here names a family.
 
 pub(crate) mod batch;
 pub(crate) mod call;

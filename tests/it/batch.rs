@@ -379,3 +379,22 @@ fn a_slot_is_read_only_from_its_own_batch() {
         Ok(n) => panic!("read {n} from another batch's replies"),
     }
 }
+
+/// The futures of a run can move between threads (`tokio::spawn`): a plan holds nothing
+/// that is not `Send`.
+#[test]
+fn runs_on_async_connections_are_send() {
+    fn send<T: Send>(_: &T) {}
+    async fn both(mut con: redis::aio::MultiplexedConnection) {
+        let counter = Counter::new("send").unwrap();
+        let mut batch = Batch::new();
+        let _ = batch.add(counter.increase(1));
+        let _ = counter.increase(1).run_async(&mut con).await;
+        let _ = batch.run_async(&mut con).await;
+    }
+    let _future = |con| {
+        let future = both(con);
+        send(&future);
+        future
+    };
+}
