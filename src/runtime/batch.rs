@@ -200,7 +200,8 @@ pub struct Replies {
 }
 
 impl Batch {
-    /// A pipeline: one round trip, each command atomic on its own.
+    /// A pipeline: each command atomic on its own; one round trip while the server has
+    /// the scripts it calls, two right after it lost them (see [`Batch`]).
     pub fn new() -> Self {
         Self::default()
     }
