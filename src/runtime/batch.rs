@@ -375,9 +375,10 @@ impl Batch {
 
     /// The round trip that runs the operations at `indices`, as a plain pipeline whose
     /// replies are all kept: `EXISTS` of the first key when `anchor` (see `run`), then for
-    /// a transaction `MULTI`, the loads of their scripts, the operations (whose commands
-    /// are moved out of the batch; a retry takes them back from the pipeline that sent
-    /// them), `EXEC`, and last the wait, if the batch waits.
+    /// a transaction `MULTI`, when `loads` the loads of their scripts (`BatchRun::poll`
+    /// says when), the operations (whose commands are moved out of the batch; a retry
+    /// takes them back from the pipeline that sent them), `EXEC`, and last the wait, if
+    /// the batch waits.
     ///
     /// A transaction is sent as `MULTI` … `EXEC` commands of a plain pipeline rather than
     /// as redis-rs's atomic pipeline, so that the reply of `MULTI` itself is read: a
