@@ -385,7 +385,14 @@ impl Batch {
     /// server that refused it (a user without the `multi` permission) ran the rest one by
     /// one, and `settle` says so.
     fn pipeline(&mut self, indices: &[usize], anchor: bool, loads: bool) -> (Pipeline, Layout) {
-        let mut pipe = redis::pipe();
+        // Every command it will hold, so that adding them never reallocates.
+        let mut pipe = Pipeline::with_capacity(
+            usize::from(anchor)
+                + 2
+                + if loads { self.scripts.len() } else { 0 }
+                + indices.len()
+                + usize::from(self.wait.is_some()) * 2,
+        );
         pipe.ignore_errors();
         let mut layout = Layout {
             lead: 0,
