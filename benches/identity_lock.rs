@@ -6,9 +6,11 @@
 //! - pipelined: a `Batch` of releases against `redis-benchmark` sending the same `EVALSHA`
 //!   on one connection;
 //! - batched: a `Batch` of 16 and of 100 releases against a raw `redis::pipe()` of the same
-//!   `EVALSHA`s, taking turns round by round. A `Batch` also sends the script's
-//!   `SCRIPT LOAD` in the same round trip, so that it never needs a second one; the ratio
-//!   shows what that costs.
+//!   `EVALSHA`s, taking turns round by round, as plain pipelines and as MULTI/EXEC
+//!   transactions (medians of the rounds). A plain `Batch` sends the calls alone, as the
+//!   raw pipe does; a transaction also sends the script's `SCRIPT LOAD` inside its
+//!   MULTI/EXEC, so that it never needs a second round trip: the ratio shows what that
+//!   costs.
 //!
 //! - native: on a server that has them, `DELIFEQ` against the release script and
 //!   `SET … IFEQ … PX` against the extend script (`IdentityLock::with_server`), with the
@@ -85,9 +87,21 @@ fn book_release(con: &mut redis::Connection) -> bool {
     deleted == Some((1,))
 }
 
-/// Mean time of a `Batch` of `size` releases and of a raw pipeline of the same `EVALSHA`s,
-/// taking turns round by round, each after an untimed pipeline that takes the locks.
-fn batch_vs_pipe(con: &mut redis::Connection, size: usize, rounds: u32) -> (Duration, Duration) {
+/// The median of `times`.
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// Median time of a `Batch` of `size` releases and of a raw pipeline of the same
+/// `EVALSHA`s (both MULTI/EXEC transactions when `atomic`), taking turns round by round,
+/// each after an untimed pipeline that takes the locks.
+fn batch_vs_pipe(
+    con: &mut redis::Connection,
+    size: usize,
+    rounds: u32,
+    atomic: bool,
+) -> (Duration, Duration) {
     let keys: Vec<String> = (0..size).map(|i| format!("bench:batch:{i}")).collect();
     let take_all = |con: &mut redis::Connection| {
         let mut pipe = redis::pipe();
@@ -96,23 +110,30 @@ fn batch_vs_pipe(con: &mut redis::Connection, size: usize, rounds: u32) -> (Dura
         }
         let _: () = pipe.query(con).unwrap();
     };
-    let (mut ours, mut raw) = (Duration::ZERO, Duration::ZERO);
+    let (mut ours, mut raw) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         take_all(con);
-        let mut batch = Batch::new();
+        let mut batch = if atomic {
+            Batch::transaction()
+        } else {
+            Batch::new()
+        };
         let slots: Vec<_> = keys
             .iter()
             .map(|key| batch.add(IdentityLock::new(key.as_str()).unwrap().release(TOKEN)))
             .collect();
         let start = Instant::now();
         let mut replies = batch.run(con).unwrap();
-        ours += start.elapsed();
+        ours.push(start.elapsed());
         for slot in slots {
             assert!(slot.take(&mut replies).unwrap());
         }
 
         take_all(con);
         let mut pipe = redis::pipe();
+        if atomic {
+            pipe.atomic();
+        }
         for key in &keys {
             pipe.cmd("EVALSHA")
                 .arg(scripts::identity_lock::RELEASE.sha1)
@@ -122,10 +143,10 @@ fn batch_vs_pipe(con: &mut redis::Connection, size: usize, rounds: u32) -> (Dura
         }
         let start = Instant::now();
         let released: Vec<i64> = pipe.query(con).unwrap();
-        raw += start.elapsed();
+        raw.push(start.elapsed());
         assert!(released.iter().all(|&r| r == 1));
     }
-    (ours / rounds, raw / rounds)
+    (median(ours), median(raw))
 }
 
 fn main() {
@@ -184,22 +205,25 @@ fn main() {
             assert!(slot.take(&mut replies).unwrap());
         }
     }
-    println!("\nBatch against a raw redis::pipe() of the same EVALSHAs, mean per round trip:");
-    for size in [16, 100] {
-        let rounds = (rounds / 10).max(100);
-        batch_vs_pipe(&mut con, size, rounds / 10);
-        let (ours, raw) = batch_vs_pipe(&mut con, size, rounds);
-        println!(
-            "  {size:>3} releases: Batch {:>7.1} µs, raw pipe {:>7.1} µs: Batch at {:.2} of the raw pipe's speed",
-            ours.as_secs_f64() * 1e6,
-            raw.as_secs_f64() * 1e6,
-            raw.as_secs_f64() / ours.as_secs_f64()
-        );
+    println!("\nBatch against a raw redis::pipe() of the same EVALSHAs, median per round trip:");
+    for atomic in [false, true] {
+        for size in [16, 100] {
+            let rounds = (rounds / 10).max(100);
+            batch_vs_pipe(&mut con, size, rounds / 10, atomic);
+            let (ours, raw) = batch_vs_pipe(&mut con, size, rounds, atomic);
+            println!(
+                "  {:<11} {size:>3} releases: Batch {:>7.1} µs, raw pipe {:>7.1} µs: Batch at {:.2} of the raw pipe's speed",
+                if atomic { "transaction" } else { "pipeline" },
+                ours.as_secs_f64() * 1e6,
+                raw.as_secs_f64() * 1e6,
+                raw.as_secs_f64() / ours.as_secs_f64()
+            );
+        }
     }
 
     let ours = f64::from(batches * 100) / total.as_secs_f64();
     println!("\nPipelined, 100 releases per round trip:");
-    println!("  crate: Batch of 100 (+1 SCRIPT LOAD in it)   {ours:>10.0} releases/s");
+    println!("  crate: Batch of 100                           {ours:>10.0} releases/s");
     let output = Command::new("redis-benchmark")
         .args([
             "-p",

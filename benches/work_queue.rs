@@ -9,11 +9,10 @@
 //! ROUNDS=5 JOBS=5000 cargo bench --bench work_queue
 //! ```
 //!
-//! A batch of scripts sends each script's `SCRIPT LOAD` with it (so that it is one round
-//! trip even right after a flush), so single jobs are sent as single calls. The stream flow has none of what the queue adds (leases that come back, retries,
-//! delays, priorities, deduplication, group limits); the ratio is what those cost. The
-//! ways take turns round by round, so that a noisy moment on the machine hits them alike;
-//! read the ratios, not the digits.
+//! Single jobs are sent as single calls. The stream flow has none of what the queue adds
+//! (leases that come back, retries, delays, priorities, deduplication, group limits); the
+//! ratio is what those cost. The ways take turns round by round, so that a noisy moment
+//! on the machine hits them alike; read the ratios, not the digits.
 
 use std::time::{Duration, Instant};
 

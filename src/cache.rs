@@ -54,7 +54,7 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
-use crate::runtime::op::Op;
+use crate::runtime::op::{Op, ScriptMode};
 use crate::runtime::token;
 use crate::scripts;
 
@@ -144,6 +144,8 @@ impl Default for ComputeOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cache {
     options: ComputeOptions,
+    /// How `get_or_compute`'s scripts run.
+    mode: ScriptMode,
 }
 
 impl Cache {
@@ -158,7 +160,30 @@ impl Cache {
     /// script takes it), else [`Error::InvalidInput`] about `lease`.
     pub fn with_options(options: ComputeOptions) -> Result<Self> {
         input::check_param(&scripts::cache::CLAIM.args[1], options.lease)?;
-        Ok(Cache { options })
+        Ok(Cache {
+            options,
+            mode: ScriptMode::Eval,
+        })
+    }
+
+    /// The same cache, whose [`get_or_compute`](Cache::get_or_compute) runs its scripts
+    /// (the claim, the fill, the release) with `mode` ([`ScriptMode::Eval`] by default;
+    /// see [`Op::via`]). The operations a cache returns choose for themselves.
+    ///
+    /// ```
+    /// use redis_patterns::{ScriptMode, cache::Cache};
+    ///
+    /// let cache = Cache::new().via(ScriptMode::Functions);
+    /// assert_eq!(cache.mode(), ScriptMode::Functions);
+    /// ```
+    pub fn via(mut self, mode: ScriptMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// How [`get_or_compute`](Cache::get_or_compute) runs its scripts.
+    pub fn mode(&self) -> ScriptMode {
+        self.mode
     }
 
     /// The options of [`get_or_compute`](Cache::get_or_compute).
@@ -236,7 +261,7 @@ impl Cache {
         T: ToRedisArgs + FromRedisValue + 'static,
         E: From<Error>,
     {
-        compute_sync(&self.options, &Plain, con, name, ttl, compute)
+        compute_sync(self, &Plain, con, name, ttl, compute)
     }
 
     /// [`get_or_compute`](Cache::get_or_compute) on an async connection, with an async
@@ -271,7 +296,7 @@ impl Cache {
         Fut: std::future::Future<Output = std::result::Result<T, E>>,
         E: From<Error>,
     {
-        compute_async(&self.options, &Plain, con, name, ttl, compute).await
+        compute_async(self, &Plain, con, name, ttl, compute).await
     }
 }
 
@@ -296,7 +321,7 @@ impl<T: ToRedisArgs + FromRedisValue> Codec<T> for Plain {
 
 /// The sync loop of `get_or_compute`: a plain `GET` first, the claim only on a miss.
 fn compute_sync<T, E: From<Error>>(
-    options: &ComputeOptions,
+    cache: &Cache,
     codec: &impl Codec<T>,
     con: &mut dyn redis::ConnectionLike,
     name: &str,
@@ -307,8 +332,8 @@ fn compute_sync<T, E: From<Error>>(
     if let Some(bytes) = get_op::<Vec<u8>>(name).run(con)? {
         return Ok(codec.decode(name, bytes)?);
     }
-    let job = Job::new(name, ttl, options)?;
-    let mut wait = Wait::new(name, options);
+    let job = Job::new(name, ttl, cache)?;
+    let mut wait = Wait::new(name, &cache.options);
     loop {
         match job.claim().run(con)? {
             Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
@@ -339,7 +364,7 @@ fn check_ttl(ttl: Option<Duration>) -> Result<()> {
 /// [`compute_sync`] on an async connection.
 #[cfg(feature = "aio")]
 async fn compute_async<T, C, F, Fut, E>(
-    options: &ComputeOptions,
+    cache: &Cache,
     codec: &impl Codec<T>,
     con: &mut C,
     name: &str,
@@ -356,8 +381,8 @@ where
     if let Some(bytes) = get_op::<Vec<u8>>(name).run_async(con).await? {
         return Ok(codec.decode(name, bytes)?);
     }
-    let job = Job::new(name, ttl, options)?;
-    let mut wait = Wait::new(name, options);
+    let job = Job::new(name, ttl, cache)?;
+    let mut wait = Wait::new(name, &cache.options);
     loop {
         match job.claim().run_async(con).await? {
             Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
@@ -392,23 +417,25 @@ struct Job {
     token: String,
     ttl: Option<Duration>,
     lease: Duration,
+    mode: ScriptMode,
 }
 
 impl Job {
-    fn new(name: &str, ttl: Option<Duration>, options: &ComputeOptions) -> Result<Job> {
+    fn new(name: &str, ttl: Option<Duration>, cache: &Cache) -> Result<Job> {
         let marker = scripts::cache::keys::marker(name)?;
         Ok(Job {
             value: scripts::cache::keys::value(name)?,
             marker,
             token: token::random(),
             ttl,
-            lease: options.lease,
+            lease: cache.options.lease,
+            mode: cache.mode,
         })
     }
 
     fn claim(&self) -> Op<Claim> {
-        scripts::cache::claim(&self.value, &self.marker, &self.token, self.lease).map(
-            |(answer, value)| match (answer.as_str(), value) {
+        scripts::cache::claim(&self.value, &self.marker, &self.token, self.lease)
+            .map(|(answer, value)| match (answer.as_str(), value) {
                 ("hit", Some(value)) => Ok(Claim::Hit(value)),
                 ("compute", None) => Ok(Claim::Compute),
                 ("wait", None) => Ok(Claim::Wait),
@@ -416,16 +443,17 @@ impl Job {
                     "cache/claim answered neither hit, compute nor wait",
                     format!("{answer:?}, {value:?}"),
                 )),
-            },
-        )
+            })
+            .via(self.mode)
     }
 
     fn fill(&self, content: &[u8]) -> Op<bool> {
         scripts::cache::fill(&self.value, &self.marker, &self.token, content, self.ttl)
+            .via(self.mode)
     }
 
     fn release(&self) -> Op<bool> {
-        scripts::identity_lock::release(&self.marker, &self.token)
+        scripts::identity_lock::release(&self.marker, &self.token).via(self.mode)
     }
 }
 
@@ -570,7 +598,7 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned + 'static> JsonCache<T> {
         ttl: Option<Duration>,
         compute: impl FnOnce() -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        compute_sync(&cache.options, &Json, con, name, ttl, compute)
+        compute_sync(cache, &Json, con, name, ttl, compute)
     }
 
     /// [`get_or_compute`](JsonCache::get_or_compute) on an async connection.
@@ -589,7 +617,7 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned + 'static> JsonCache<T> {
         Fut: std::future::Future<Output = std::result::Result<T, E>>,
         E: From<Error>,
     {
-        compute_async(&cache.options, &Json, con, name, ttl, compute).await
+        compute_async(cache, &Json, con, name, ttl, compute).await
     }
 }
 

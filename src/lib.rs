@@ -67,14 +67,15 @@ pub mod scripts {
 pub use redis;
 
 pub use runtime::batch::{Batch, Replies, Slot};
-pub use runtime::call::{ScriptArg, ScriptCall};
+pub use runtime::call::ScriptCall;
 pub use runtime::catalog;
 pub use runtime::catalog::{load, load_all};
 #[cfg(feature = "aio")]
 pub use runtime::catalog::{load_all_async, load_async};
 pub use runtime::durability::{Acks, Aof, Durability, Durable};
 pub use runtime::error::{Error, Result};
-pub use runtime::op::{Op, ScriptMode, default_script_mode, set_default_script_mode};
+pub use runtime::input::ScriptArg;
+pub use runtime::op::{Op, ScriptMode};
 pub use runtime::script::{
     Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, KeyForm, KeyPart, KeyTemplate, Param, Returns,
     Rule, Script, check_generated_code_format,

@@ -332,7 +332,7 @@ impl BitmapMatrix {
     pub fn new(id: impl Into<String>, rows: usize, cols: usize, width: Width) -> Result<Self> {
         let id = id.into();
         let row_prefix = row_prefix(&id)?;
-        check_shape(rows, cols, Some((cols, width)))?;
+        check_shape(rows, cols, Some((cols, width.bits(), width.as_str())))?;
         Ok(BitmapMatrix {
             id,
             rows,
@@ -508,7 +508,11 @@ impl Matrix {
     pub fn new(key: impl Into<String>, rows: usize, cols: usize, width: Width) -> Result<Self> {
         let key = key.into();
         input::key("key", &key)?;
-        check_shape(rows, cols, Some((rows.saturating_mul(cols), width)))?;
+        check_shape(
+            rows,
+            cols,
+            Some((rows.saturating_mul(cols), width.bits(), width.as_str())),
+        )?;
         Ok(Matrix {
             key,
             rows,

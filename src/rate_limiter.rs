@@ -92,9 +92,9 @@
 
 use std::time::Duration;
 
-use crate::runtime::call::ScriptArg;
 use crate::runtime::error::Error;
 use crate::runtime::input;
+use crate::runtime::input::ScriptArg;
 use crate::runtime::op::Op;
 use crate::runtime::script::Param;
 use crate::scripts;

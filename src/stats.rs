@@ -63,7 +63,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
-use crate::runtime::op::Op;
+use crate::runtime::op::{Op, ScriptMode};
 use crate::scripts::stats as script;
 
 /// The book's ranking of the slowest contexts: `slowest:AccessTime`.
@@ -135,6 +135,8 @@ pub struct Stats {
     prefix: String,
     slowest: String,
     slowest_kept: u64,
+    /// How [`access_time`](Stats::access_time) runs its scripts.
+    mode: ScriptMode,
 }
 
 impl Default for Stats {
@@ -151,7 +153,23 @@ impl Stats {
             prefix: "stats".to_owned(),
             slowest: SLOWEST_KEY.to_owned(),
             slowest_kept: SLOWEST_KEPT,
+            mode: ScriptMode::Eval,
         }
+    }
+
+    /// The same statistics, whose [`access_time`](Stats::access_time) runs its scripts
+    /// with `mode` ([`ScriptMode::Eval`] by default; see [`Op::via`]). The operations
+    /// they return choose for themselves.
+    ///
+    /// ```
+    /// use redis_patterns::{ScriptMode, stats::Stats};
+    ///
+    /// let stats = Stats::new().via(ScriptMode::Functions);
+    /// # let _ = stats;
+    /// ```
+    pub fn via(mut self, mode: ScriptMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Names the statistics `{<prefix>:<context>:<type>}` instead. An empty prefix is
@@ -277,8 +295,10 @@ impl Stats {
             .map_or(0, |d| d.as_millis() as u64);
         let totals = self
             .update_stats(context, ACCESS_TIME, seconds, now)
+            .via(self.mode)
             .run(con)?;
         self.record_slowest(context, totals.sum / totals.count.max(1) as f64)
+            .via(self.mode)
             .run(con)?;
         Ok(())
     }

@@ -46,7 +46,7 @@
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
-use crate::runtime::op::Op;
+use crate::runtime::op::{Op, ScriptMode};
 use crate::scripts::time_series as script;
 
 /// The book's precisions, in seconds: 1 s, 5 s, 1 min, 5 min, 1 h, 5 h, 1 day.
@@ -83,6 +83,8 @@ pub struct TimeSeries {
     known: String,
     precisions: Vec<u64>,
     samples: u64,
+    /// How the cleaning loops run their scripts.
+    mode: ScriptMode,
 }
 
 impl TimeSeries {
@@ -95,7 +97,25 @@ impl TimeSeries {
             namespace: namespace.to_owned(),
             precisions: PRECISIONS.to_vec(),
             samples: SAMPLE_COUNT,
+            mode: ScriptMode::Eval,
         })
+    }
+
+    /// The same counters, whose cleaning loops ([`clean_counters`](Self::clean_counters),
+    /// [`clean_all`](Self::clean_all)) run their scripts with `mode`
+    /// ([`ScriptMode::Eval`] by default; see [`Op::via`]). The operations they return
+    /// choose for themselves.
+    ///
+    /// ```
+    /// use redis_patterns::{ScriptMode, time_series::TimeSeries};
+    ///
+    /// let hits = TimeSeries::new("hits")?.via(ScriptMode::Functions);
+    /// # let _ = hits;
+    /// # Ok::<(), redis_patterns::Error>(())
+    /// ```
+    pub fn via(mut self, mode: ScriptMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Counts at `precisions` instead (1 to 16 of them, each from 1 s to 10^9 s, no two
@@ -238,6 +258,7 @@ impl TimeSeries {
                         &scan,
                         SCAN_CHUNK,
                     )
+                    .via(self.mode)
                     .run(con)?;
                     calls += 1;
                     done.deleted += deleted.max(0) as u64;

@@ -229,7 +229,7 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
-use crate::runtime::op::Op;
+use crate::runtime::op::{Op, ScriptMode};
 use crate::runtime::reply::{number, text};
 use crate::runtime::show::Bytes;
 use crate::runtime::token;
@@ -1051,6 +1051,7 @@ impl WorkQueue {
         Worker {
             queue: self,
             poll: Duration::from_millis(200),
+            mode: ScriptMode::Eval,
         }
     }
 }
@@ -1207,6 +1208,8 @@ impl Connect for redis::cluster::ClusterClient {
 pub struct Worker<'q> {
     queue: &'q WorkQueue,
     poll: Duration,
+    /// How the loop's operations run their scripts.
+    mode: ScriptMode,
 }
 
 /// The longest pause before the sync loop opens a failed connection again; the pauses
@@ -1223,6 +1226,25 @@ impl Worker<'_> {
         self
     }
 
+    /// How the loop's takes, acks, nacks and renewals run their scripts
+    /// ([`ScriptMode::Eval`] by default): see [`Op::via`].
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::ScriptMode;
+    /// use redis_patterns::work_queue::{Stop, WorkQueue};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let queue = WorkQueue::new("thumbnails")?;
+    /// let worker = queue.worker().via(ScriptMode::Functions);
+    /// worker.run(&client, &Stop::new(), |_job| Ok::<(), String>(()))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn via(mut self, mode: ScriptMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
     fn renew_every(&self) -> Duration {
         (self.queue.lease / 3).max(Duration::from_millis(1))
     }
@@ -1230,7 +1252,9 @@ impl Worker<'_> {
     /// One wait for a wake-up, with its jitter (at least 1 ms, which the command needs).
     fn wait(&self) -> Op<bool> {
         let wait = self.poll * 4 / 5 + jitter(self.poll / 5);
-        self.queue.wait_for_work(wait.max(Duration::from_millis(1)))
+        self.queue
+            .wait_for_work(wait.max(Duration::from_millis(1)))
+            .via(self.mode)
     }
 
     /// The call that ends a job by the handler's result and takes the next one: on
@@ -1242,7 +1266,7 @@ impl Worker<'_> {
         outcome: std::result::Result<(), E>,
         stopping: bool,
     ) -> Op<(Ending, Vec<Job>)> {
-        match outcome {
+        let op = match outcome {
             Ok(()) if stopping => self.queue.ack(job).map(|_| Ok((Ending::Acked, Vec::new()))),
             Ok(()) => self
                 .queue
@@ -1254,7 +1278,8 @@ impl Worker<'_> {
                     Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
                 })
             }),
-        }
+        };
+        op.via(self.mode)
     }
 
     /// Runs the loop on sync connections it opens with `client` (a [`redis::Client`], a
@@ -1321,7 +1346,7 @@ impl Worker<'_> {
                     break Ok(());
                 }
                 if next.is_empty() {
-                    match con.run(&self.queue.take(1), stop) {
+                    match con.run(&self.queue.take(1).via(self.mode), stop) {
                         Ok(Some(jobs)) => next = jobs,
                         Ok(None) => continue,
                         Err(err) => break Err(err),
@@ -1360,7 +1385,7 @@ impl Worker<'_> {
     /// when the connection failed; whether to go on renewing (false once the lease is
     /// lost).
     fn renew(&self, job: &Job, con: &mut Link<'_>, failed: &AtomicU64) -> bool {
-        let extend = self.queue.extend(job);
+        let extend = self.queue.extend(job).via(self.mode);
         for _ in 0..2 {
             match con.try_run(&extend) {
                 Ok(_) => return true,
@@ -1421,7 +1446,7 @@ impl Worker<'_> {
         // A job taken in the call that acked the last one is run before stopping.
         while !(stop.is_stopped() && next.is_empty()) {
             if next.is_empty() {
-                next = self.queue.take(1).run_async(con).await?;
+                next = self.queue.take(1).via(self.mode).run_async(con).await?;
             }
             let Some(job) = next.pop() else {
                 match self.wait().run_async(con).await {
@@ -1433,7 +1458,7 @@ impl Worker<'_> {
                 continue;
             };
             let mut renewals = con.clone();
-            let extend = self.queue.extend(&job);
+            let extend = self.queue.extend(&job).via(self.mode);
             let failed = &renewals_failed;
             let renew = async move {
                 loop {

@@ -1,4 +1,7 @@
-//! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction.
+//! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction. A
+//! transaction loads its scripts inside itself and is one round trip even right after a
+//! `SCRIPT FLUSH`; a plain pipeline sends its calls alone and, when some got `NOSCRIPT`,
+//! sends those again behind their loads in a second round trip (see [`Batch`]).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -8,21 +11,34 @@ use redis::{Cmd, Pipeline, Value};
 
 use crate::runtime::durability::{Acks, Durability};
 use crate::runtime::error::{Error, Result};
-use crate::runtime::input::hash_slot;
-use crate::runtime::op::{Decode, NOSCRIPT_ATTEMPTS, Op, Request, Undo, load_cmd, server_error};
+use crate::runtime::input::{hash_slot, hash_tag};
+use crate::runtime::op::Op;
+use crate::runtime::request::{
+    Decode, NOSCRIPT_ATTEMPTS, Request, Undo, load_cmd, put_back, server_error, sync_cluster_wait,
+};
 use crate::runtime::script::Script;
 use crate::runtime::trace::Trace;
+use crate::runtime::wire::{self, Action, Plan, Reply};
 
 /// Operations sent together in one round trip: a pipeline, or a MULTI/EXEC transaction.
 ///
-/// The scripts the batch calls are loaded in the same round trip: each distinct script's
-/// `SCRIPT LOAD` goes first, inside the pipeline or the transaction, so a batch never needs
-/// a round trip of its own to load them, even right after a `SCRIPT FLUSH`, a restart or a
-/// failover. In a transaction the loads run in the same atomic step as the calls, so a
-/// transaction is applied whole or not at all; it is never cut short by a missing script.
-/// In a plain pipeline another client's flush can still land between the load and a call;
-/// the calls that got `NOSCRIPT` did not run, and they alone are sent again (after the
-/// rest of the batch, so they run later than their place in the batch).
+/// A transaction is one round trip whatever the server's script cache holds: each
+/// distinct script's `SCRIPT LOAD` goes first, inside the MULTI/EXEC, so the loads run in
+/// the same atomic step as the calls and a transaction is applied whole or not at all,
+/// never cut short by a missing script, even right after a `SCRIPT FLUSH`, a restart or a
+/// failover.
+///
+/// A plain pipeline sends its calls alone (`EVALSHA`, as a raw pipeline would), so that
+/// it costs what a raw pipeline costs: one round trip while the server has its scripts.
+/// Right after a flush, a restart or a failover, the calls that got `NOSCRIPT` did not
+/// run; they alone are sent again in a second round trip, behind their scripts' loads (up
+/// to five times, should flushes keep landing between a load and its call). They then run
+/// after the rest of the batch, later than their place in it: when the order across
+/// operations matters, use a transaction. A pipeline that waits ([`Batch::wait_for`])
+/// loads in band as a transaction does, so that its wait never follows calls that did
+/// not run; so does any batch on redis-rs's sync cluster connection, which answers one
+/// error for a whole pipeline. [`load_all`](crate::load_all) at start-up spares a
+/// pipeline that second round trip until the server next loses its scripts.
 ///
 /// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
 /// its slot's type has its value put back (where it was) before `run` returns, so a
@@ -184,7 +200,8 @@ pub struct Replies {
 }
 
 impl Batch {
-    /// A pipeline: one round trip, each command atomic on its own.
+    /// A pipeline: each command atomic on its own; one round trip while the server has
+    /// the scripts it calls, two right after it lost them (see [`Batch`]).
     pub fn new() -> Self {
         Self::default()
     }
@@ -343,9 +360,8 @@ impl Batch {
     fn cross_slot(&self) -> Option<Error> {
         let (first, stray) = (self.first.as_ref()?, self.stray.as_ref()?);
         // The first key's own hash tag when it has one, so the example stays one tag.
-        let tag = String::from_utf8_lossy(
-            crate::runtime::input::hash_tag(first.key.as_bytes()).unwrap_or(first.key.as_bytes()),
-        );
+        let tag =
+            String::from_utf8_lossy(hash_tag(first.key.as_bytes()).unwrap_or(first.key.as_bytes()));
         Some(Error::invalid(
             "batch",
             format!(
@@ -359,16 +375,24 @@ impl Batch {
 
     /// The round trip that runs the operations at `indices`, as a plain pipeline whose
     /// replies are all kept: `EXISTS` of the first key when `anchor` (see `run`), then for
-    /// a transaction `MULTI`, the loads of their scripts, the operations (whose commands
-    /// are moved out of the batch; a retry takes them back from the pipeline that sent
-    /// them), `EXEC`, and last the wait, if the batch waits.
+    /// a transaction `MULTI`, when `loads` the loads of their scripts (`BatchRun::poll`
+    /// says when), the operations (whose commands are moved out of the batch; a retry
+    /// takes them back from the pipeline that sent them), `EXEC`, and last the wait, if
+    /// the batch waits.
     ///
     /// A transaction is sent as `MULTI` … `EXEC` commands of a plain pipeline rather than
     /// as redis-rs's atomic pipeline, so that the reply of `MULTI` itself is read: a
     /// server that refused it (a user without the `multi` permission) ran the rest one by
     /// one, and `settle` says so.
-    fn pipeline(&mut self, indices: &[usize], anchor: bool) -> (Pipeline, Layout) {
-        let mut pipe = redis::pipe();
+    fn pipeline(&mut self, indices: &[usize], anchor: bool, loads: bool) -> (Pipeline, Layout) {
+        // Every command it will hold, so that adding them never reallocates.
+        let mut pipe = Pipeline::with_capacity(
+            usize::from(anchor)
+                + 2
+                + if loads { self.scripts.len() } else { 0 }
+                + indices.len()
+                + usize::from(self.wait.is_some()) * 2,
+        );
         pipe.ignore_errors();
         let mut layout = Layout {
             lead: 0,
@@ -383,7 +407,7 @@ impl Batch {
         if self.atomic {
             pipe.cmd("MULTI");
         }
-        for script in &self.scripts {
+        for script in self.scripts.iter().filter(|_| loads) {
             if indices
                 .iter()
                 .any(|&i| self.entries[i].script == Some(*script))
@@ -410,6 +434,9 @@ impl Batch {
     /// Puts back the commands of the operations `again`, which were sent with `pipe` as
     /// the operations `sent`, for a retry (only a plain pipeline retries).
     fn restore(&mut self, pipe: &Pipeline, layout: &Layout, sent: &[usize], again: &[usize]) {
+        if again.is_empty() {
+            return;
+        }
         let skip = layout.lead + layout.loads.len();
         for (&i, cmd) in sent.iter().zip(pipe.cmd_iter().skip(skip)) {
             if again.contains(&i) {
@@ -422,61 +449,14 @@ impl Batch {
     /// pooled one. With the `tracing` feature, each run is a span (see [`crate::trace`]).
     pub fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Replies> {
         let trace = Trace::batch(self.entries.len(), self.atomic);
-        let result = trace.in_scope(|| self.run_traced(con, &trace));
+        let result = trace.in_scope(|| {
+            // redis-rs's sync cluster connection takes a pipeline only packed, and routes
+            // it by its first command.
+            let mut plan = self.plan(wire::is_sync_cluster(con), &trace)?;
+            wire::drive(&mut plan, con)
+        });
         trace.finish(&result);
         result
-    }
-
-    fn run_traced(mut self, con: &mut dyn redis::ConnectionLike, trace: &Trace) -> Result<Replies> {
-        if let Some(err) = self.rejected.take() {
-            return Err(err);
-        }
-        // redis-rs's sync cluster connection is the one that takes no pipeline through
-        // `Pipeline::query`; it routes a packed pipeline by its first command.
-        let cluster = !con.supports_pipelining();
-        if cluster && let Some(err) = self.cross_slot() {
-            return Err(err);
-        }
-        if cluster && self.wait.is_some() {
-            return Err(crate::runtime::op::sync_cluster_wait());
-        }
-        let mut values = vec![Value::Nil; self.entries.len()];
-        let mut acks = None;
-        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for attempt in 0..=NOSCRIPT_ATTEMPTS {
-            if pending.is_empty() {
-                break;
-            }
-            if attempt > 0 {
-                trace.recovered("NOSCRIPT");
-            }
-            let (pipe, layout) = self.pipeline(&pending, cluster);
-            let replies = if cluster {
-                match query_packed(con, &pipe) {
-                    // The connection answers the first error reply for the whole
-                    // pipeline: a refused MULTI, whose commands then ran one by one.
-                    Err(Error::Redis(err)) if self.atomic && is_refused_multi(&err) => {
-                        return Err(Error::RanOutsideTransaction {
-                            refused: err,
-                            commands: layout.loads.len() + layout.ops,
-                        });
-                    }
-                    replies => replies?,
-                }
-            } else {
-                pipe.query::<Vec<Value>>(con)?
-            };
-            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
-            self.restore(&pipe, &layout, &pending, &again);
-            pending = again;
-        }
-        let mut replies = Replies::new(self.id, values, acks);
-        for (index, undo) in self.undo(&replies) {
-            if let Err(err) = undo.query::<Value>(con) {
-                replies.not_put_back.push((index, err));
-            }
-        }
-        Ok(replies)
     }
 
     /// Runs the batch on an async connection: `MultiplexedConnection`,
@@ -487,52 +467,40 @@ impl Batch {
         C: redis::aio::ConnectionLike,
     {
         let trace = Trace::batch(self.entries.len(), self.atomic);
-        let result = trace.instrument(self.run_async_traced(con, &trace)).await;
+        let result = trace
+            .instrument(async {
+                let mut plan = self.plan(false, &trace)?;
+                wire::drive_async(&mut plan, con).await
+            })
+            .await;
         trace.finish(&result);
         result
     }
 
-    #[cfg(feature = "aio")]
-    async fn run_async_traced<C>(mut self, con: &mut C, trace: &Trace) -> Result<Replies>
-    where
-        C: redis::aio::ConnectionLike,
-    {
+    /// The plan of one run, or why the batch is refused before any I/O. `packed`: on
+    /// redis-rs's sync cluster connection.
+    fn plan(mut self, packed: bool, trace: &Trace) -> Result<BatchRun<'_>> {
         if let Some(err) = self.rejected.take() {
             return Err(err);
         }
-        let mut values = vec![Value::Nil; self.entries.len()];
-        let mut acks = None;
-        let mut pending: Vec<usize> = (0..self.entries.len()).collect();
-        for attempt in 0..=NOSCRIPT_ATTEMPTS {
-            if pending.is_empty() {
-                break;
-            }
-            if attempt > 0 {
-                trace.recovered("NOSCRIPT");
-            }
-            let (pipe, layout) = self.pipeline(&pending, false);
-            let replies = match pipe.query_async::<Vec<Value>>(con).await {
-                // The async cluster connection refuses a pipeline over several slots
-                // before sending it; say which keys and how to fix it.
-                Err(err)
-                    if err.kind()
-                        == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
-                {
-                    return Err(self.cross_slot().unwrap_or(Error::Redis(err)));
-                }
-                reply => reply?,
-            };
-            let again = self.settle(&pending, replies, &layout, &mut values, &mut acks)?;
-            self.restore(&pipe, &layout, &pending, &again);
-            pending = again;
+        if packed && let Some(err) = self.cross_slot() {
+            return Err(err);
         }
-        let mut replies = Replies::new(self.id, values, acks);
-        for (index, undo) in self.undo(&replies) {
-            if let Err(err) = undo.query_async::<Value>(con).await {
-                replies.not_put_back.push((index, err));
-            }
+        if packed && self.wait.is_some() {
+            return Err(sync_cluster_wait());
         }
-        Ok(replies)
+        Ok(BatchRun {
+            values: vec![None; self.entries.len()],
+            pending: (0..self.entries.len()).collect(),
+            batch: self,
+            packed,
+            trace,
+            acks: None,
+            attempt: 0,
+            sent: None,
+            replies: None,
+            undo: Vec::new(),
+        })
     }
 
     /// The commands that put back the values popped by this batch that will not decode
@@ -562,7 +530,7 @@ impl Batch {
         sent: &[usize],
         replies: Vec<Value>,
         layout: &Layout,
-        values: &mut [Value],
+        values: &mut [Option<Value>],
         acks: &mut Option<Vec<Value>>,
     ) -> Result<Vec<usize>> {
         let framing = if self.atomic { 2 } else { 0 };
@@ -574,35 +542,50 @@ impl Batch {
             ));
         }
         let mut replies = replies.into_iter().skip(layout.lead);
-        let mut results: Vec<Value> = if self.atomic {
-            self.unwrap_transaction(&mut replies, layout)?
+        let again = if self.atomic {
+            let items = self.unwrap_transaction(&mut replies, layout)?;
+            self.file(sent, items.into_iter(), layout, values)
         } else {
-            replies
-                .by_ref()
-                .take(layout.loads.len() + layout.ops)
-                .collect()
+            let results = replies.by_ref().take(layout.loads.len() + layout.ops);
+            self.file(sent, results, layout, values)
         };
         *acks = self.wait.is_some().then(|| replies.collect());
-        let calls = results.split_off(layout.loads.len());
-        let loads = results;
+        Ok(again)
+    }
+
+    /// Files `results` (the loads' replies, then the calls') into `values`; returns the
+    /// calls to send again (see [`settle`](Self::settle)).
+    fn file(
+        &self,
+        sent: &[usize],
+        mut results: impl Iterator<Item = Value>,
+        layout: &Layout,
+        values: &mut [Option<Value>],
+    ) -> Vec<usize> {
+        // Empty, without allocating, when the round trip loaded nothing.
+        let loads: Vec<Value> = results.by_ref().take(layout.loads.len()).collect();
         let mut again = Vec::new();
-        for (&index, value) in sent.iter().zip(calls) {
+        for (&index, value) in sent.iter().zip(results) {
             let missing_script = matches!(&value, Value::ServerError(e)
                 if e.kind() == Some(redis::ServerErrorKind::NoScript));
+            if !missing_script {
+                values[index] = Some(value);
+                continue;
+            }
             let failed_load = self.entries[index].script.and_then(|script| {
                 let at = layout.loads.iter().position(|s| s.sha1 == script.sha1)?;
                 matches!(loads[at], Value::ServerError(_)).then(|| loads[at].clone())
             });
-            values[index] = match failed_load {
-                Some(load) if missing_script => load,
-                _ if missing_script && !self.atomic => {
+            values[index] = Some(match failed_load {
+                Some(load) => load,
+                None if !self.atomic => {
                     again.push(index);
                     value
                 }
-                _ => value,
-            };
+                None => value,
+            });
         }
-        Ok(again)
+        again
     }
 
     /// The replies of the loads and the operations of a transaction, from `EXEC`'s;
@@ -614,7 +597,13 @@ impl Batch {
     ) -> Result<Vec<Value>> {
         let queued_count = layout.loads.len() + layout.ops;
         let multi = replies.next();
-        let queued: Vec<Value> = replies.by_ref().take(queued_count).collect();
+        // The first command refused while queued, if any: why EXEC discarded them all.
+        let mut refused = None;
+        for queued in replies.by_ref().take(queued_count) {
+            if let (None, Value::ServerError(err)) = (&refused, queued) {
+                refused = Some(err);
+            }
+        }
         let exec = replies.next();
         if let Some(Value::ServerError(refused)) = multi {
             return Err(Error::RanOutsideTransaction {
@@ -626,13 +615,7 @@ impl Batch {
             Some(Value::Array(items)) if items.len() == queued_count => Ok(items),
             // Discarded (EXECABORT) because a command was refused while queued: nothing
             // ran. The first refusal says why (a NOPERM, a wrong number of arguments).
-            Some(Value::ServerError(err)) => {
-                let why = queued.into_iter().find_map(|value| match value {
-                    Value::ServerError(err) => Some(err),
-                    _ => None,
-                });
-                Err(Error::Redis(why.unwrap_or(err).into()))
-            }
+            Some(Value::ServerError(err)) => Err(Error::Redis(refused.unwrap_or(err).into())),
             other => Err(Error::unexpected_reply(
                 "EXEC did not answer with the transaction's replies",
                 format!("{other:?}"),
@@ -646,63 +629,119 @@ fn is_refused_multi(err: &redis::RedisError) -> bool {
     err.code() == Some("NOPERM") && err.detail().is_some_and(|d| d.contains("'multi'"))
 }
 
-/// Sends a plain pipeline packed, with `req_packed_commands`, as `Pipeline::query` does,
-/// for the connection that routes it itself (the sync cluster connection, by the first
-/// command, which `Batch::pipeline`'s anchor keys); every reply is kept.
-pub(crate) fn query_packed(
-    con: &mut dyn redis::ConnectionLike,
-    pipe: &Pipeline,
-) -> Result<Vec<Value>> {
-    Ok(con.req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())?)
+/// One run of a batch, without its I/O: round trips until no call is left to send again,
+/// then the put-backs of popped values that will not decode, one by one (the rare path,
+/// on every kind of connection; a put-back that fails is that slot's error, not the
+/// batch's: the other operations ran).
+struct BatchRun<'a> {
+    batch: Batch,
+    /// On redis-rs's sync cluster connection.
+    packed: bool,
+    trace: &'a Trace,
+    values: Vec<Option<Value>>,
+    acks: Option<Vec<Value>>,
+    /// The operations still to send.
+    pending: Vec<usize>,
+    /// Round trips sent so far.
+    attempt: usize,
+    /// The round trip awaiting its replies.
+    sent: Option<(Pipeline, Layout)>,
+    /// Set after the last round trip.
+    replies: Option<Replies>,
+    /// The put-backs still to send, the next one last.
+    undo: Vec<(usize, Cmd)>,
 }
 
-/// The reply of a batch of one: the operation's, its error reply as an error, and the
-/// wait's replies.
-pub(crate) type OneReply = (redis::RedisResult<Value>, Vec<Value>);
+impl Plan for BatchRun<'_> {
+    type Output = Replies;
 
-/// Runs one request as a batch of one, whose script is loaded in the same round trip,
-/// followed by `wait`: how a single operation recovers from `NOSCRIPT`.
-pub(crate) fn run_one(
-    request: Request,
-    wait: Option<Durability>,
-    con: &mut dyn redis::ConnectionLike,
-    trace: &Trace,
-) -> Result<OneReply> {
-    let mut batch = Batch::new();
-    batch.push(request);
-    batch.wait = wait;
-    Ok(batch.run_traced(con, trace)?.into_first())
-}
+    fn poll(&mut self) -> Action<'_, Replies> {
+        if self.replies.is_none() && (self.pending.is_empty() || self.attempt > NOSCRIPT_ATTEMPTS) {
+            let values = std::mem::take(&mut self.values);
+            let replies = Replies::new(self.batch.id, values, self.acks.take());
+            self.undo = self.batch.undo(&replies);
+            self.undo.reverse();
+            self.replies = Some(replies);
+        }
+        if let Some(replies) = &mut self.replies {
+            return match self.undo.last() {
+                Some((_, cmd)) => Action::Cmd(cmd),
+                None => Action::Done(Ok(std::mem::replace(
+                    replies,
+                    Replies::new(self.batch.id, Vec::new(), None),
+                ))),
+            };
+        }
+        if self.attempt > 0 {
+            self.trace.recovered("NOSCRIPT");
+        }
+        // A transaction loads its scripts inside itself, so that it is never cut short by
+        // a missing one; so does a pipeline on the sync cluster connection, which answers
+        // one error for a whole pipeline (a NOSCRIPT there would hide which calls ran), and
+        // a pipeline that waits (a WAIT behind calls that did not run would wait for
+        // nothing, up to its timeout). Any other pipeline sends its calls alone, and the
+        // calls that got NOSCRIPT (which did not run) again behind their scripts' loads.
+        let loads =
+            self.batch.atomic || self.packed || self.batch.wait.is_some() || self.attempt > 0;
+        let (pipe, _) = self
+            .sent
+            .insert(self.batch.pipeline(&self.pending, self.packed, loads));
+        if self.packed {
+            Action::Packed(pipe)
+        } else {
+            Action::Pipe(pipe)
+        }
+    }
 
-/// [`run_one`] on an async connection.
-#[cfg(feature = "aio")]
-pub(crate) async fn run_one_async<C: redis::aio::ConnectionLike>(
-    request: Request,
-    wait: Option<Durability>,
-    con: &mut C,
-    trace: &Trace,
-) -> Result<OneReply> {
-    let mut batch = Batch::new();
-    batch.push(request);
-    batch.wait = wait;
-    Ok(batch.run_async_traced(con, trace).await?.into_first())
+    fn feed(&mut self, reply: Reply) -> Result<()> {
+        let replies = match reply {
+            Reply::One(undone) => {
+                let (index, _) = self.undo.pop().expect("a put-back was sent");
+                if let (Err(err), Some(replies)) = (undone, &mut self.replies) {
+                    replies.not_put_back.push((index, err));
+                }
+                return Ok(());
+            }
+            Reply::Many(replies) => replies,
+        };
+        let (pipe, layout) = self.sent.take().expect("a pipeline was sent");
+        let replies = match replies {
+            // The sync cluster connection answers the first error reply for the whole
+            // pipeline: a refused MULTI, whose commands then ran one by one.
+            Err(err) if self.batch.atomic && is_refused_multi(&err) => {
+                return Err(Error::RanOutsideTransaction {
+                    refused: err,
+                    commands: layout.loads.len() + layout.ops,
+                });
+            }
+            // The async cluster connection refuses a pipeline over several slots before
+            // sending it; say which keys and how to fix it.
+            Err(err)
+                if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot) =>
+            {
+                return Err(self.batch.cross_slot().unwrap_or(Error::Redis(err)));
+            }
+            replies => replies?,
+        };
+        let again = self.batch.settle(
+            &self.pending,
+            replies,
+            &layout,
+            &mut self.values,
+            &mut self.acks,
+        )?;
+        self.batch.restore(&pipe, &layout, &self.pending, &again);
+        self.pending = again;
+        self.attempt += 1;
+        Ok(())
+    }
 }
 
 impl Replies {
-    /// The first reply, its error reply as an error, and the wait's replies.
-    fn into_first(mut self) -> OneReply {
-        let value = self
-            .values
-            .first_mut()
-            .and_then(Option::take)
-            .unwrap_or(Value::Nil);
-        (value.extract_error(), self.acks.unwrap_or_default())
-    }
-
-    fn new(batch: u64, values: Vec<Value>, acks: Option<Vec<Value>>) -> Self {
+    fn new(batch: u64, values: Vec<Option<Value>>, acks: Option<Vec<Value>>) -> Self {
         Replies {
             batch,
-            values: values.into_iter().map(Some).collect(),
+            values,
             acks,
             not_put_back: Vec::new(),
         }
@@ -735,7 +774,7 @@ impl<T> Slot<T> {
             .position(|(index, _)| *index == self.index)
             .map(|at| replies.not_put_back.swap_remove(at).1);
         match ((self.decode)(value), not_put_back) {
-            (Err(err), Some(undo_err)) => Err(crate::runtime::op::put_back(err, Err(undo_err))),
+            (Err(err), Some(undo_err)) => Err(put_back(err, Err(undo_err))),
             (decoded, _) => decoded,
         }
     }

@@ -3,13 +3,14 @@
 //! every script is called, and checked, the same way.
 
 use std::fmt;
-use std::time::Duration;
 
 use redis::FromRedisValue;
 
 use crate::runtime::error::Error;
 use crate::runtime::input;
-use crate::runtime::op::{Op, Request, decode_as};
+use crate::runtime::input::ScriptArg;
+use crate::runtime::op::Op;
+use crate::runtime::request::{Request, decode_as};
 use crate::runtime::script::{Param, Script};
 
 /// A script call being built: keys and arguments in header order, each checked against its
@@ -60,77 +61,6 @@ impl fmt::Debug for ScriptCall {
             .field("args", &self.args.len())
             .field("error", &self.error)
             .finish()
-    }
-}
-
-/// A value that can be passed as a script argument: it checks itself against the
-/// argument's [`Param`] and encodes as Redis receives it.
-///
-/// The generated functions take, per `@arg` type: `&str` (`string`), `&[u8]` (`bytes`),
-/// `i64` (`int`), `u64` (`uint`), `f64` (`float`), `bool` (`bool`), `Duration` (`ms`),
-/// and `Option` of those for `?` types.
-pub trait ScriptArg {
-    /// The bytes to send, or why the value breaks `param`'s rule.
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String>;
-}
-
-impl ScriptArg for &str {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        input::check_str(param, self)?;
-        Ok(self.as_bytes().to_vec())
-    }
-}
-
-impl ScriptArg for &[u8] {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        input::check_bytes(param, self)?;
-        Ok(self.to_vec())
-    }
-}
-
-impl ScriptArg for i64 {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        input::check_int(param, i128::from(*self))?;
-        Ok(self.to_string().into_bytes())
-    }
-}
-
-impl ScriptArg for u64 {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        input::check_int(param, i128::from(*self))?;
-        Ok(self.to_string().into_bytes())
-    }
-}
-
-impl ScriptArg for f64 {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        input::check_float(param, *self)?;
-        // Rust's shortest round-trip form (`0.1`, `1e20`, `-2.5e-7`) is what the scripts'
-        // rule for floats accepts.
-        Ok(format!("{self:?}").into_bytes())
-    }
-}
-
-impl ScriptArg for bool {
-    fn encode(&self, _param: &Param) -> std::result::Result<Vec<u8>, String> {
-        Ok(vec![if *self { b'1' } else { b'0' }])
-    }
-}
-
-impl ScriptArg for Duration {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        Ok(input::check_ms(param, *self)?.to_string().into_bytes())
-    }
-}
-
-/// `None` is sent as an empty string, which a `<type>?` argument reads as none.
-impl<T: ScriptArg> ScriptArg for Option<T> {
-    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
-        match self {
-            Some(value) => value.encode(param),
-            None if param.optional => Ok(Vec::new()),
-            None => Err("is required".to_string()),
-        }
     }
 }
 

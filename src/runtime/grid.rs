@@ -3,7 +3,6 @@
 
 use std::ops::Range;
 
-use crate::counter::Width;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
@@ -18,9 +17,13 @@ pub(crate) const MAX_BYTES_PER_CALL: usize = 1 << 20;
 /// The most keys (rows) one call of the matrix scripts takes (their `@key` count).
 pub(crate) const MAX_KEYS_PER_CALL: usize = 512;
 
-/// At least one row and one column, and, for a bitfield form, `(cells, width)` of one
+/// At least one row and one column, and, for a bitfield form, `(cells, bits per cell, the cells' type)` of one
 /// string within [`MAX_STRING_BITS`] (1 MiB).
-pub(crate) fn check_shape(rows: usize, cols: usize, string: Option<(usize, Width)>) -> Result<()> {
+pub(crate) fn check_shape(
+    rows: usize,
+    cols: usize,
+    string: Option<(usize, u64, &str)>,
+) -> Result<()> {
     if rows == 0 {
         return Err(Error::invalid("rows", "must be at least 1, got 0"));
     }
@@ -34,13 +37,13 @@ pub(crate) fn check_shape(rows: usize, cols: usize, string: Option<(usize, Width
         ));
     }
     match string {
-        Some((cells, width)) if cells as u128 * u128::from(width.bits()) > MAX_STRING_BITS => {
+        Some((cells, bits, width)) if cells as u128 * u128::from(bits) > MAX_STRING_BITS => {
             Err(Error::invalid(
                 "cols",
                 format!(
                     "{cells} {} cells take more than the 1 MiB (2^23 bits) one string of a \
                      matrix holds; use fewer cells, a narrower type, or a key per row",
-                    width.as_str()
+                    width
                 ),
             ))
         }

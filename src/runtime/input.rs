@@ -5,6 +5,7 @@ use std::time::Duration;
 use redis::ToRedisArgs;
 
 use crate::runtime::error::{Error, Result};
+pub(crate) use crate::runtime::keys::{hash_slot, hash_tag, key};
 use crate::runtime::script::{Count, Param, Rule};
 
 // The rules of script arguments, applied to the metadata of each `@arg` line (see
@@ -97,10 +98,7 @@ pub(crate) fn check_bytes(param: &Param, value: &[u8]) -> std::result::Result<()
 /// `value` passes the rule of a script's argument: for a native command that takes the
 /// same setting as a script (a limiter's `maximum`, a lock's `ttl`), so that both refuse
 /// the same values.
-pub(crate) fn check_param(
-    param: &Param,
-    value: impl crate::runtime::call::ScriptArg,
-) -> Result<()> {
+pub(crate) fn check_param(param: &Param, value: impl ScriptArg) -> Result<()> {
     value
         .encode(param)
         .map(drop)
@@ -130,14 +128,6 @@ pub(crate) fn check_count(
 /// rejects a timeout. Blocking commands have no script, so this is their one rule.
 pub(crate) const MAX_BLOCK_MS: u64 = 999_999_999_999_999;
 
-/// A key or name must not be empty.
-pub(crate) fn key<'a>(what: &'static str, key: &'a str) -> Result<&'a str> {
-    if key.is_empty() {
-        return Err(Error::invalid(what, "must not be empty"));
-    }
-    Ok(key)
-}
-
 /// A token must not be empty: an empty token would match a lock taken by a client that
 /// stored nothing.
 pub(crate) fn token<'a>(what: &'static str, token: &'a str) -> Result<&'a str> {
@@ -157,11 +147,30 @@ pub(crate) fn millis_in(d: Duration, max: u64) -> Option<u64> {
         .filter(|ms| (1..=max).contains(ms))
 }
 
+/// The rule of every script's `ttl` and `lease` argument (`identity_lock/extend`'s
+/// `ttl`, say; a unit test of the families checks that they all agree with it).
+pub(crate) const TTL: Param = Param {
+    name: "ttl",
+    ty: "ms",
+    optional: false,
+    variadic: false,
+    count: Count {
+        min: 1,
+        max: Some(1),
+    },
+    rule: Rule::Range {
+        min: 1,
+        max: MAX_BLOCK_MS as i64,
+    },
+    doc: "a time to live, in whole milliseconds",
+    template: None,
+};
+
 /// A time to live or lease for a native command (`SET … PX`, `PEXPIRE`): whole
 /// milliseconds, by the rule of the scripts' `ttl` (`identity_lock/extend`'s), so that a
 /// lease a native command takes is one every script takes too.
 pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64> {
-    check_param(&crate::scripts::identity_lock::EXTEND.args[1], ttl)?;
+    check_param(&TTL, ttl)?;
     Ok(u64::try_from(ttl.as_millis()).expect("within the rule's range"))
 }
 
@@ -205,13 +214,6 @@ pub(crate) fn aux_key_of(what: &'static str, name: &str, suffix: &str) -> Result
 
 fn has_hash_tag(key: &str) -> bool {
     hash_tag(key.as_bytes()).is_some()
-}
-
-/// Redis Cluster's rule: the bytes between the first `{` and the next `}`, if not empty.
-pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
-    let open = key.iter().position(|&b| b == b'{')?;
-    let len = key[open + 1..].iter().position(|&b| b == b'}')?;
-    (len > 0).then(|| &key[open + 1..open + 1 + len])
 }
 
 /// A batch size: from 1 to `i64::MAX` (a count of 0 would never make progress).
@@ -332,24 +334,6 @@ pub(crate) fn unique_items<V: ToRedisArgs>(items: &[V]) -> Result<Vec<Vec<u8>>> 
     Ok(items)
 }
 
-/// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole
-/// key when it has none, modulo 16384.
-pub(crate) fn hash_slot(key: &[u8]) -> u16 {
-    let hashed = hash_tag(key).unwrap_or(key);
-    let mut crc: u16 = 0;
-    for &byte in hashed {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    crc % 16384
-}
-
 /// The keys of one multi-key call: none empty, and all in one cluster hash slot, so that
 /// the call behaves the same on a standalone server and on a cluster.
 pub(crate) fn same_slot(what: &'static str, keys: &[&str]) -> Result<()> {
@@ -373,6 +357,77 @@ pub(crate) fn same_slot(what: &'static str, keys: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A value that can be passed as a script argument: it checks itself against the
+/// argument's [`Param`] and encodes as Redis receives it.
+///
+/// The generated functions take, per `@arg` type: `&str` (`string`), `&[u8]` (`bytes`),
+/// `i64` (`int`), `u64` (`uint`), `f64` (`float`), `bool` (`bool`), `Duration` (`ms`),
+/// and `Option` of those for `?` types.
+pub trait ScriptArg {
+    /// The bytes to send, or why the value breaks `param`'s rule.
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String>;
+}
+
+impl ScriptArg for &str {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        check_str(param, self)?;
+        Ok(self.as_bytes().to_vec())
+    }
+}
+
+impl ScriptArg for &[u8] {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        check_bytes(param, self)?;
+        Ok(self.to_vec())
+    }
+}
+
+impl ScriptArg for i64 {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        check_int(param, i128::from(*self))?;
+        Ok(self.to_string().into_bytes())
+    }
+}
+
+impl ScriptArg for u64 {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        check_int(param, i128::from(*self))?;
+        Ok(self.to_string().into_bytes())
+    }
+}
+
+impl ScriptArg for f64 {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        check_float(param, *self)?;
+        // Rust's shortest round-trip form (`0.1`, `1e20`, `-2.5e-7`) is what the scripts'
+        // rule for floats accepts.
+        Ok(format!("{self:?}").into_bytes())
+    }
+}
+
+impl ScriptArg for bool {
+    fn encode(&self, _param: &Param) -> std::result::Result<Vec<u8>, String> {
+        Ok(vec![if *self { b'1' } else { b'0' }])
+    }
+}
+
+impl ScriptArg for Duration {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        Ok(check_ms(param, *self)?.to_string().into_bytes())
+    }
+}
+
+/// `None` is sent as an empty string, which a `<type>?` argument reads as none.
+impl<T: ScriptArg> ScriptArg for Option<T> {
+    fn encode(&self, param: &Param) -> std::result::Result<Vec<u8>, String> {
+        match self {
+            Some(value) => value.encode(param),
+            None if param.optional => Ok(Vec::new()),
+            None => Err("is required".to_string()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -410,21 +465,5 @@ mod tests {
         assert!(ttl_ms(Duration::from_micros(999)).is_err());
         assert!(ttl_ms(Duration::from_millis(max + 1)).is_err());
         assert!(ttl_ms(Duration::MAX).is_err());
-    }
-
-    /// Every script's lease takes what the native commands take.
-    #[test]
-    fn every_lease_of_every_script_has_one_rule() {
-        let rule = crate::scripts::identity_lock::EXTEND.args[1].rule;
-        let leases: Vec<(&str, &str)> = crate::scripts::ALL
-            .iter()
-            .flat_map(|s| s.args.iter().map(move |a| (s.name, a)))
-            .filter(|(_, a)| matches!(a.name, "ttl" | "lease"))
-            .map(|(script, a)| {
-                assert_eq!(a.rule, rule, "{script}'s {}", a.name);
-                (script, a.name)
-            })
-            .collect();
-        assert!(leases.len() >= 6, "{leases:?}");
     }
 }

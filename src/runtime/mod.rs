@@ -2,6 +2,12 @@
 //! the catalogue, the input rules, the error type, native-command helpers, tokens, and
 //! the probe of what the server can do.
 //! The families (one module each beside this folder) hold patterns only.
+//!
+//! Imports run one way, from the bottom up: `error`, `show`, `token`, `reply`, `server`;
+//! `keys`; `script`; `input`; `library` (which also reads the generated table of every
+//! script, `crate::scripts::ALL`); `trace`, `durability`, `wire`; `request` (a request
+//! and the loop that runs it alone); `op`; `call`, `native`, `grid` (which build ops);
+//! `batch`; `catalog`. No module here names a family.
 
 pub(crate) mod batch;
 pub(crate) mod call;
@@ -10,11 +16,15 @@ pub(crate) mod durability;
 pub(crate) mod error;
 pub(crate) mod grid;
 pub(crate) mod input;
+pub(crate) mod keys;
+pub(crate) mod library;
 pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod reply;
+pub(crate) mod request;
 pub(crate) mod script;
 pub mod server;
 pub(crate) mod show;
 pub(crate) mod token;
 pub mod trace;
+pub(crate) mod wire;

@@ -207,7 +207,7 @@ impl KeyForm {
             ));
         }
         for (param, value) in self.params.iter().copied().zip(values) {
-            crate::runtime::input::key(param, value)?;
+            crate::runtime::keys::key(param, value)?;
         }
         let value_of = |name: &str| {
             let i = self.params.iter().position(|p| *p == name);
@@ -228,7 +228,7 @@ impl KeyForm {
                             KeyPart::HashTag(_) => {}
                         }
                     }
-                    if crate::runtime::input::hash_tag(content.as_bytes()).is_some() {
+                    if crate::runtime::keys::hash_tag(content.as_bytes()).is_some() {
                         key.push_str(&content);
                     } else if content.contains('}') {
                         // `{a}b}:x` would hash by `a`, while `a}b` hashes whole.

@@ -5,6 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::app_log::{AppLog, Severity};
 use redis_patterns::scripts::app_log as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -22,16 +23,17 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = t.step(
         "log.log_recent(\"started\", Severity::Info)",
         log.log_recent("started", Severity::Info)
+            .in_mode()
             .run(con)
             .map(|ms| ms >= before),
     );
     for message in ["disk full", "disk full", "timeout", "disk full"] {
         let _ = t.step(
             &format!("log.log_common({message:?}, Severity::Error)"),
-            log.log_common(message, Severity::Error).run(con),
+            log.log_common(message, Severity::Error).in_mode().run(con),
         );
     }
-    let entries = log.recent(Severity::Error).run(con).unwrap();
+    let entries = log.recent(Severity::Error).in_mode().run(con).unwrap();
     let after = harness::server_ms(con);
     assert!(
         entries

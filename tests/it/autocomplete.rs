@@ -4,6 +4,7 @@ use std::time::Duration;
 use redis_patterns::autocomplete::Autocomplete;
 use redis_patterns::scripts::autocomplete as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -41,7 +42,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, capped.hint("a", 10));
     for content in ["redis cluster", "ruby", "红茶", "红酒", "aa", "ab", "ac"] {
         for complete in [&complete, &capped] {
-            complete.remove(content).run(con).unwrap();
+            complete.remove(content).in_mode().run(con).unwrap();
         }
     }
     t

@@ -1,5 +1,6 @@
-//! Batches: one round trip whatever the script cache holds, transactions that are never
-//! applied in part, per-op recovery in pipelines, and cluster connections, sync and async.
+//! Batches: transactions in one round trip whatever the script cache holds and never
+//! applied in part, pipelines that load only what got `NOSCRIPT`, per-op recovery in
+//! pipelines, and cluster connections, sync and async.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
@@ -31,30 +32,109 @@ fn mixed(batch: &mut Batch, tag: &str) -> Vec<redis_patterns::Slot<i64>> {
     ]
 }
 
+/// How many times the server ran `command` (`calls=` of `INFO commandstats`).
+fn calls(con: &mut redis::Connection, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix)?.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A transaction is one round trip whatever the script cache holds: it loads its scripts
+/// inside itself. A plain pipeline sends its calls alone: one round trip with no load
+/// while the server has its scripts, and right after a flush two, the second with the
+/// loads of the scripts whose calls got `NOSCRIPT` and those calls again.
 #[test]
-fn a_batch_is_one_round_trip_right_after_a_flush() {
+fn a_transaction_is_one_round_trip_right_after_a_flush_and_a_pipeline_two() {
     let servers = harness::script_cache_servers();
     let db = servers.db();
+    let mut observer = db.con();
+    // The distinct scripts `mixed` calls (its other operations are native commands).
+    let lock = IdentityLock::new("{rt}:lock").unwrap();
+    let scripts = [
+        lock.acquire("t", None).script(),
+        HashCounter::new("{rt}:h", "f").unwrap().reset(7).script(),
+        Counter::new("{rt}:n").unwrap().increase(1).script(),
+        lock.release("t").script(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|script| script.name)
+    .collect::<std::collections::BTreeSet<_>>()
+    .len() as u64;
+    assert!(scripts >= 2, "{scripts}");
     for atomic in [false, true] {
-        let mut con = Counting {
-            inner: db.con(),
-            requests: 0,
-        };
-        flush(&mut con.inner);
+        for flushed in [true, false] {
+            let mut con = Counting {
+                inner: db.con(),
+                requests: 0,
+            };
+            if flushed {
+                flush(&mut con.inner);
+            }
+            let loads_before = calls(&mut observer, "script|load");
+            let mut batch = if atomic {
+                Batch::transaction()
+            } else {
+                Batch::new()
+            };
+            let slots = mixed(&mut batch, "rt");
+            let mut replies = batch.run(&mut con).unwrap();
+            let values: Vec<i64> = slots
+                .into_iter()
+                .map(|s| s.take(&mut replies).unwrap())
+                .collect();
+            assert_eq!(values[0], 1);
+            assert_eq!(values[3], 1);
+            let loads = calls(&mut observer, "script|load") - loads_before;
+            let case = format!("transaction: {atomic}, flushed: {flushed}");
+            let (round_trips, loaded) = match (atomic, flushed) {
+                (true, _) => (1, scripts),
+                (false, true) => (2, scripts),
+                (false, false) => (1, 0),
+            };
+            assert_eq!(con.requests, round_trips, "{case}");
+            assert_eq!(loads, loaded, "{case}");
+        }
+    }
+}
+
+/// Right after a flush, the calls of a plain pipeline that got `NOSCRIPT` run after the
+/// rest of the batch, as documented; a transaction, and a pipeline whose scripts the
+/// server has, run in the batch's order.
+#[test]
+fn after_a_flush_a_pipeline_runs_the_calls_that_got_noscript_last() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let mut con = db.con();
+    for (atomic, flushed, expected) in [
+        // reset(7) answers the value it replaced; increase(1) the new value.
+        (false, true, (1, 1, 7)),
+        (false, false, (0, 8, 8)),
+        (true, true, (0, 8, 8)),
+    ] {
+        let counter = HashCounter::new("{order}:h", "f").unwrap();
+        harness::cmd(&mut con, &["DEL", "{order}:h"]);
+        if flushed {
+            flush(&mut con);
+        } else {
+            counter.reset(0).run(&mut con).unwrap();
+        }
         let mut batch = if atomic {
             Batch::transaction()
         } else {
             Batch::new()
         };
-        let slots = mixed(&mut batch, "rt");
+        let reset = batch.add(counter.reset(7));
+        let increased = batch.add(counter.increase(1));
         let mut replies = batch.run(&mut con).unwrap();
-        let values: Vec<i64> = slots
-            .into_iter()
-            .map(|s| s.take(&mut replies).unwrap())
-            .collect();
-        assert_eq!(values[0], 1);
-        assert_eq!(values[3], 1);
-        assert_eq!(con.requests, 1, "transaction: {atomic}");
+        let got = (
+            reset.take(&mut replies).unwrap(),
+            increased.take(&mut replies).unwrap(),
+            counter.get().run(&mut con).unwrap(),
+        );
+        assert_eq!(got, expected, "transaction: {atomic}, flushed: {flushed}");
     }
 }
 
@@ -298,4 +378,23 @@ fn a_slot_is_read_only_from_its_own_batch() {
         Err(err) => assert!(err.to_string().contains("another batch"), "{err}"),
         Ok(n) => panic!("read {n} from another batch's replies"),
     }
+}
+
+/// The futures of a run can move between threads (`tokio::spawn`): a plan holds nothing
+/// that is not `Send`.
+#[test]
+fn runs_on_async_connections_are_send() {
+    fn send<T: Send>(_: &T) {}
+    async fn both(mut con: redis::aio::MultiplexedConnection) {
+        let counter = Counter::new("send").unwrap();
+        let mut batch = Batch::new();
+        let _ = batch.add(counter.increase(1));
+        let _ = counter.increase(1).run_async(&mut con).await;
+        let _ = batch.run_async(&mut con).await;
+    }
+    let _future = |con| {
+        let future = both(con);
+        send(&future);
+        future
+    };
 }

@@ -12,6 +12,7 @@ use redis_patterns::scripts::cache as script;
 use redis_patterns::server::{Capability, Server};
 use serde::{Deserialize, Serialize};
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -82,7 +83,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
 
     // Ch 1: Cache.
-    let cache = Cache::new();
+    let cache = Cache::new().via(harness::script_mode());
     let _ = step!(t, con, cache.set("cache:greeting", "hello world", None));
     let _ = step!(t, con, cache.get::<String>("cache:greeting"));
     let _ = step!(
@@ -134,7 +135,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     t.step(
         "hashes.get(\"cache:user:hash:10086\") (sorted)",
-        hashes.get("cache:user:hash:10086").run(con).map(sorted),
+        hashes
+            .get("cache:user:hash:10086")
+            .in_mode()
+            .run(con)
+            .map(sorted),
     )
     .unwrap();
     t.step(
@@ -153,7 +158,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     t.step(
         "hashes.get(\"cache:user:hash:10086\") (sorted)",
-        hashes.get("cache:user:hash:10086").run(con).map(sorted),
+        hashes
+            .get("cache:user:hash:10086")
+            .in_mode()
+            .run(con)
+            .map(sorted),
     )
     .unwrap();
     let ttl = pttl(con, "cache:user:hash:10086");
@@ -184,7 +193,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .unwrap();
     t.step(
         "binary.set_file(\"cache:logo.png\", <8-byte png header>, 60 s)",
-        op.run(con),
+        op.in_mode().run(con),
     )
     .unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -266,7 +275,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let max = Duration::from_millis(100);
     t.step(
         "page.ttl()",
-        page.ttl().run(con).map(|ttl| ttl_shown(ttl, max)),
+        page.ttl().in_mode().run(con).map(|ttl| ttl_shown(ttl, max)),
     )
     .unwrap();
     harness::wait_until_gone(con, "cache:page_cache");

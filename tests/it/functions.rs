@@ -328,3 +328,16 @@ async fn an_async_call_loads_the_library_when_it_is_missing() {
         .unwrap();
     assert_eq!(a, [1, 2, 3]);
 }
+
+/// `IT_SCRIPT_MODE` reaches every operation a scenario runs through `step!`, with no
+/// process-wide setting in the library.
+#[test]
+fn the_scenarios_run_in_the_mode_it_script_mode_names() {
+    use crate::harness::InMode;
+    let op = redis_patterns::counter::Counter::new("mode")
+        .unwrap()
+        .increase(1);
+    assert_eq!(op.mode(), redis_patterns::ScriptMode::Eval);
+    assert_eq!((&op).in_mode().mode(), harness::script_mode());
+    assert_eq!(op.in_mode().mode(), harness::script_mode());
+}

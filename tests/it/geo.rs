@@ -5,6 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::geo::{Location, UNKNOWN_MEMBER};
 use redis_patterns::scripts::geo as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::server::RedisProcess;
 use crate::step;
@@ -48,6 +49,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, places.size());
     let at = places
         .locate("peter")
+        .in_mode()
         .run(con)
         .map(|p| p.map(|(lon, lat)| (round(lon, 4), round(lat, 4))));
     t.step("places.locate(\"peter\") to 4 decimals", at)
@@ -55,6 +57,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, places.locate("nobody"));
     let km = places
         .distance("peter", "mary")
+        .in_mode()
         .run(con)
         .map(|d| d.map(|km| round(km, 3)));
     t.step("places.distance(\"peter\", \"mary\") to the metre", km)
@@ -93,6 +96,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     .unwrap();
     let shaken = places
         .cached_random_neighbour("peter", 2)
+        .in_mode()
         .run(con)
         .unwrap()
         .unwrap();

@@ -14,22 +14,42 @@ use crate::server::{RedisCluster, RedisProcess};
 /// Enough databases that every test of the binary gets its own.
 const DATABASES: u32 = 512;
 
-/// With `IT_SCRIPT_MODE=functions`, every operation of the binary runs its script through
-/// `FCALL` instead of `EVALSHA` (`.ci/test` runs the scenarios both ways). Set before the
-/// first server is handed out.
-fn script_mode() {
-    static MODE: std::sync::Once = std::sync::Once::new();
-    MODE.call_once(|| match std::env::var("IT_SCRIPT_MODE").as_deref() {
-        Ok("functions") => {
-            redis_patterns::set_default_script_mode(redis_patterns::ScriptMode::Functions)
-        }
-        Ok("eval") | Err(_) => {}
+/// How the scenarios run their scripts: with `IT_SCRIPT_MODE=functions`, through `FCALL`
+/// instead of `EVALSHA` (`.ci/test` runs the scenarios both ways). [`step!`] applies it
+/// to every operation it runs, and the scenarios pass it to what runs operations for
+/// them (a worker, `get_or_compute`).
+pub fn script_mode() -> redis_patterns::ScriptMode {
+    static MODE: OnceLock<redis_patterns::ScriptMode> = OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("IT_SCRIPT_MODE").as_deref() {
+        Ok("functions") => redis_patterns::ScriptMode::Functions,
+        Ok("eval") | Err(_) => redis_patterns::ScriptMode::Eval,
         Ok(other) => panic!("IT_SCRIPT_MODE is `eval` or `functions`, not `{other}`"),
-    });
+    })
+}
+
+/// An operation of a scenario, to run in the scenarios' [`script_mode`].
+pub trait InMode {
+    /// The operation to run.
+    type Op;
+    /// The same operation, run in [`script_mode`].
+    fn in_mode(self) -> Self::Op;
+}
+
+impl<T: 'static> InMode for redis_patterns::Op<T> {
+    type Op = Self;
+    fn in_mode(self) -> Self {
+        self.via(script_mode())
+    }
+}
+
+impl<T: 'static> InMode for &redis_patterns::Op<T> {
+    type Op = redis_patterns::Op<T>;
+    fn in_mode(self) -> redis_patterns::Op<T> {
+        self.clone().via(script_mode())
+    }
 }
 
 fn standalone() -> &'static RedisProcess {
-    script_mode();
     static SERVER: OnceLock<RedisProcess> = OnceLock::new();
     SERVER.get_or_init(|| RedisProcess::start(&["--databases", &DATABASES.to_string()]))
 }
@@ -71,7 +91,6 @@ pub fn fresh_db() -> Db {
 
 /// The shared three-master cluster. Tests on it use keys no other test uses.
 pub fn cluster() -> &'static RedisCluster {
-    script_mode();
     static CLUSTER: OnceLock<RedisCluster> = OnceLock::new();
     CLUSTER.get_or_init(RedisCluster::start)
 }
@@ -100,7 +119,6 @@ pub struct ScriptCacheServers {
 }
 
 pub fn script_cache_servers() -> ScriptCacheServers {
-    script_mode();
     static TURN: Mutex<()> = Mutex::new(());
     // A test that failed while holding the turn leaves nothing behind that matters.
     let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

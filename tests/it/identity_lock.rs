@@ -7,6 +7,7 @@ use redis_patterns::identity_lock::{Holding, IdentityLock};
 use redis_patterns::scripts::identity_lock as script;
 use redis_patterns::server::{Capability, Server};
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -29,7 +30,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike, native: Option<&Server>) -> Tra
     );
     let _ = step!(t, con, lock.extend("bob", Duration::from_secs(60)));
     let _ = step!(t, con, lock.extend("alice", Duration::from_secs(60)));
-    match lock.lease("alice").run(con) {
+    match lock.lease("alice").in_mode().run(con) {
         Ok(Holding::Expires(left)) if left > Duration::from_secs(59) => {
             t.note("lease(\"alice\") is about 60 s")
         }

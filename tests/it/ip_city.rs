@@ -7,6 +7,7 @@ use redis_patterns::ip_city::{
 };
 use redis_patterns::scripts::ip_city as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -57,7 +58,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         let score = ip_to_score(ip).unwrap();
         let _ = t.step(
             &format!("geo.find_city_by_ip(ip_to_score({ip:?}))"),
-            geo.find_city_by_ip(score).run(con),
+            geo.find_city_by_ip(score).in_mode().run(con),
         );
     }
     t.note("1.0.1.0 is past the end of the first block: no city (the book says Brisbane)");

@@ -5,6 +5,7 @@ use std::thread;
 use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
 use redis_patterns::scripts::leaderboard as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -33,7 +34,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         for policy in POLICIES {
             t.step(
                 &format!("board.rank({item:?}, {policy:?})"),
-                board.rank(item, policy).run(con),
+                board.rank(item, policy).in_mode().run(con),
             )
             .unwrap();
         }

@@ -4,6 +4,7 @@ use std::thread;
 use redis_patterns::Error;
 use redis_patterns::lottery::Lottery;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -21,7 +22,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for player in ["peter", "jack", "tom", "mary"] {
         t.step(
             &format!("lottery.join({player:?})"),
-            lottery.join(player).run(con),
+            lottery.join(player).in_mode().run(con),
         )
         .unwrap();
     }
@@ -33,7 +34,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "peter".into(),
         "tom".into(),
     ]);
-    let kept: Vec<String> = lottery.draw(3).run(con).unwrap();
+    let kept: Vec<String> = lottery.draw(3).in_mode().run(con).unwrap();
     t.step(
         "lottery.draw(3): 3 distinct players, all still in the pool",
         Ok::<_, Error>((
@@ -43,9 +44,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     )
     .unwrap();
     let _ = step!(t, con, lottery.size());
-    let first: Vec<String> = lottery.draw_and_remove(1).run(con).unwrap();
-    let second: Vec<String> = lottery.draw_and_remove(2).run(con).unwrap();
-    let rest: Vec<String> = lottery.draw(10).run(con).unwrap();
+    let first: Vec<String> = lottery.draw_and_remove(1).in_mode().run(con).unwrap();
+    let second: Vec<String> = lottery.draw_and_remove(2).in_mode().run(con).unwrap();
+    let rest: Vec<String> = lottery.draw(10).in_mode().run(con).unwrap();
     t.step(
         "lottery.draw_and_remove(1), draw_and_remove(2), then draw(10): every player once",
         Ok::<_, Error>((
@@ -61,6 +62,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "lottery.draw_and_remove(1): the last player",
         lottery
             .draw_and_remove::<String>(1)
+            .in_mode()
             .run(con)
             .map(|won| won.len()),
     )

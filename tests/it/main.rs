@@ -61,11 +61,15 @@ mod web_session;
 mod work_queue;
 mod work_queue_faults;
 
-/// Runs an operation on a connection and records it in a transcript, the call written as
-/// in the code.
+/// Runs an operation on a connection, in the scenarios' script mode
+/// ([`harness::script_mode`]), and records it in a transcript, the call written as in the
+/// code.
 #[macro_export]
 macro_rules! step {
     ($transcript:expr, $con:expr, $op:expr) => {
-        $transcript.step(stringify!($op), $op.run($con))
+        $transcript.step(
+            stringify!($op),
+            $crate::harness::InMode::in_mode($op).run($con),
+        )
     };
 }

@@ -6,6 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::online_friends::{LastSeen, MinuteSets};
 use redis_patterns::scripts::online_friends as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -45,17 +46,27 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, minutes.visit_at("bob", T0 + 2 * MINUTE));
     t.step(
         "minutes.online_users_at(minute 15)",
-        sorted(minutes.online_users_at(T0 + 2 * MINUTE).run(con)),
+        sorted(minutes.online_users_at(T0 + 2 * MINUTE).in_mode().run(con)),
     )
     .unwrap();
     t.step(
         "minutes.online_friends_at(\"peter\", minute 15)",
-        sorted(minutes.online_friends_at("peter", T0 + 2 * MINUTE).run(con)),
+        sorted(
+            minutes
+                .online_friends_at("peter", T0 + 2 * MINUTE)
+                .in_mode()
+                .run(con),
+        ),
     )
     .unwrap();
     t.step(
         "minutes.online_friends_at(\"peter\", minute 16)",
-        sorted(minutes.online_friends_at("peter", T0 + 3 * MINUTE).run(con)),
+        sorted(
+            minutes
+                .online_friends_at("peter", T0 + 3 * MINUTE)
+                .in_mode()
+                .run(con),
+        ),
     )
     .unwrap();
     let _ = step!(t, con, minutes.online_friends_at("nobody", T0));
@@ -72,13 +83,18 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, seen.online_users_at(T0 + 2 * MINUTE));
     t.step(
         "seen.online_friends_at(\"peter\", minute 15)",
-        sorted(seen.online_friends_at("peter", T0 + 2 * MINUTE).run(con)),
+        sorted(
+            seen.online_friends_at("peter", T0 + 2 * MINUTE)
+                .in_mode()
+                .run(con),
+        ),
     )
     .unwrap();
     t.step(
         "seen.online_friends_at(\"peter\", minute 16:01)",
         sorted(
             seen.online_friends_at("peter", T0 + 3 * MINUTE + 1000)
+                .in_mode()
                 .run(con),
         ),
     )

@@ -6,6 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::page_cache::PageCache;
 use redis_patterns::web_session::WebSessions;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
 
 const POPULAR: &str = "http://shop/view?item=10086";
@@ -37,12 +38,15 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     )
     .unwrap();
     web.update_token("t", "peter", Some("10086"))
+        .in_mode()
         .run(con)
         .unwrap();
     web.update_token("t", "peter", Some("10086"))
+        .in_mode()
         .run(con)
         .unwrap();
     web.update_token("t", "peter", Some("10010"))
+        .in_mode()
         .run(con)
         .unwrap();
     t.note("10086 viewed twice, 10010 once; only the most viewed is cached (top 1)");

@@ -4,6 +4,7 @@ use std::thread;
 use redis_patterns::pagination::{PageCursor, Paging};
 use redis_patterns::scripts::pagination as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -29,7 +30,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     assert_eq!(third.next, None);
     let _ = step!(t, con, paging.first_page::<String>(100));
     let _ = step!(t, con, paging.number(3));
-    paging.clear().run(con).unwrap();
+    paging.clear().in_mode().run(con).unwrap();
     let _ = step!(t, con, paging.first_page::<String>(3));
     let _ = step!(t, con, paging.number(3));
     t

@@ -9,6 +9,7 @@ use redis_patterns::rate_limiter::{
 };
 use redis_patterns::scripts::rate_limiter as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -41,7 +42,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     }
     step!(t, con, login.is_permitted("Peter")).unwrap();
     step!(t, con, login.remaining("Peter")).unwrap();
-    let left = login.duration("Peter").run(con).unwrap().unwrap();
+    let left = login.duration("Peter").in_mode().run(con).unwrap().unwrap();
     within(
         "duration",
         left,
@@ -53,7 +54,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     step!(t, con, login.reset("Peter")).unwrap();
     step!(t, con, login.is_permitted("Peter")).unwrap();
     // The same limiter through the trait, with a cost.
-    let d = login.attempt("Peter", 3).run(con).unwrap();
+    let d = login.attempt("Peter", 3).in_mode().run(con).unwrap();
     t.step("shape(login.attempt(\"Peter\", 3))", Ok(shape(d)))
         .unwrap();
     within(
@@ -62,7 +63,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         Duration::from_secs(3590),
         Duration::from_secs(3600),
     );
-    let d = login.attempt("Peter", 2).run(con).unwrap();
+    let d = login.attempt("Peter", 2).in_mode().run(con).unwrap();
     t.step("shape(login.attempt(\"Peter\", 2))", Ok(shape(d)))
         .unwrap();
     step!(t, con, login.reset("Peter")).unwrap();
@@ -74,12 +75,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     step!(t, con, messages.reset("Peter")).unwrap();
     let first = harness::server_ms(con);
     for _ in 0..3 {
-        let d = messages.attempt("Peter", 1).run(con).unwrap();
+        let d = messages.attempt("Peter", 1).in_mode().run(con).unwrap();
         t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
             .unwrap();
         assert_eq!(d.reset_after, window);
     }
-    let d = messages.attempt("Peter", 1).run(con).unwrap();
+    let d = messages.attempt("Peter", 1).in_mode().run(con).unwrap();
     t.step("shape(messages.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
     // The oldest message leaves the window `window` after it was sent, which was at
@@ -94,10 +95,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     assert!(d.reset_after >= d.retry_after.unwrap());
     harness::wait_server(con, window);
     t.note("wait 1.5 s on the server's clock: the window is empty again");
-    let d = messages.attempt("Peter", 2).run(con).unwrap();
+    let d = messages.attempt("Peter", 2).in_mode().run(con).unwrap();
     t.step("shape(messages.attempt(\"Peter\", 2))", Ok(shape(d)))
         .unwrap();
-    let d = messages.attempt("Peter", 2).run(con).unwrap();
+    let d = messages.attempt("Peter", 2).in_mode().run(con).unwrap();
     t.step("shape(messages.attempt(\"Peter\", 2))", Ok(shape(d)))
         .unwrap();
     step!(t, con, messages.reset("Peter")).unwrap();
@@ -113,11 +114,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     step!(t, con, api.reset("Peter")).unwrap();
     let first = harness::server_ms(con);
     for _ in 0..3 {
-        let d = api.attempt("Peter", 1).run(con).unwrap();
+        let d = api.attempt("Peter", 1).in_mode().run(con).unwrap();
         t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
             .unwrap();
     }
-    let d = api.attempt("Peter", 1).run(con).unwrap();
+    let d = api.attempt("Peter", 1).in_mode().run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
     let since_first = Duration::from_millis(harness::server_ms(con) - first + 1);
@@ -133,7 +134,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         3 * interval - since_first,
         3 * interval,
     );
-    let d = api.attempt("Peter", 3).run(con).unwrap();
+    let d = api.attempt("Peter", 3).in_mode().run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 3))", Ok(shape(d)))
         .unwrap();
     let since_first = Duration::from_millis(harness::server_ms(con) - first + 1);
@@ -147,10 +148,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     // (another half interval of slack).
     harness::wait_server(con, Duration::from_millis(750));
     t.note("wait 750 ms on the server's clock: one request regained");
-    let d = api.attempt("Peter", 1).run(con).unwrap();
+    let d = api.attempt("Peter", 1).in_mode().run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
-    let d = api.attempt("Peter", 1).run(con).unwrap();
+    let d = api.attempt("Peter", 1).in_mode().run(con).unwrap();
     t.step("shape(api.attempt(\"Peter\", 1))", Ok(shape(d)))
         .unwrap();
     step!(t, con, api.reset("Peter")).unwrap();

@@ -5,6 +5,7 @@ use std::thread;
 use redis_patterns::relation::Relations;
 use redis_patterns::scripts::relation as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -33,19 +34,26 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for user in ["tom", "mary", "bob"] {
         t.step(
             &format!("relations.follow({user:?}, \"jack\")"),
-            relations.follow(user, "jack").run(con),
+            relations.follow(user, "jack").in_mode().run(con),
         )
         .unwrap();
     }
     let _ = step!(t, con, relations.followers_count("jack"));
     let _ = step!(t, con, relations.following_count("peter"));
-    let first = relations.followers("jack", None, 2).run(con).unwrap();
+    let first = relations
+        .followers("jack", None, 2)
+        .in_mode()
+        .run(con)
+        .unwrap();
     t.step(
         "relations.followers(\"jack\", None, 2): users, and whether a cursor follows",
         names(Ok(first.clone())),
     )
     .unwrap();
-    let second = relations.followers("jack", first.next, 2).run(con);
+    let second = relations
+        .followers("jack", first.next, 2)
+        .in_mode()
+        .run(con);
     t.step(
         "relations.followers(\"jack\", cursor, 2)",
         names(second.clone()),

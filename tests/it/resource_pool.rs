@@ -8,6 +8,7 @@ use redis_patterns::resource_pool::{Lease, ResourcePool};
 use redis_patterns::scripts::resource_pool as script;
 use redis_patterns::{Batch, Error};
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -46,6 +47,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.note("leases: printer-2 is the only resource left");
     let lease = pool
         .acquire_with_lease(Duration::from_millis(2000))
+        .in_mode()
         .run(con)
         .unwrap()
         .unwrap();
@@ -74,6 +76,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, pool.extend_lease(&lease, Duration::from_secs(30)));
     let second = pool
         .acquire_with_lease(Duration::from_secs(30))
+        .in_mode()
         .run(con)
         .unwrap()
         .unwrap();
@@ -94,10 +97,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
 
     t.note("bounded reclaim: six resources leased for 1 s");
     for name in ["a", "b", "c", "d", "e"] {
-        pool.associate(name).run(con).unwrap();
+        pool.associate(name).in_mode().run(con).unwrap();
     }
     for _ in 0..6 {
         pool.acquire_with_lease(Duration::from_millis(1000))
+            .in_mode()
             .run(con)
             .unwrap()
             .unwrap();

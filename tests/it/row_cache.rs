@@ -8,6 +8,7 @@ use redis_patterns::Error;
 use redis_patterns::row_cache::{Claimed, RowCache};
 use redis_patterns::scripts::row_cache as script;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -28,7 +29,7 @@ fn claim(t: &mut Transcript, con: &mut dyn redis::ConnectionLike, rows: &RowCach
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
     let rows = RowCache::new("inv").unwrap();
-    let due = rows.schedule_row_cache("item:1", HOUR).run(con);
+    let due = rows.schedule_row_cache("item:1", HOUR).in_mode().run(con);
     t.step(
         "rows.schedule_row_cache(\"item:1\", HOUR)",
         due.map(|ms| ms > 1_600_000_000_000),
@@ -40,7 +41,10 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     claim(&mut t, con, &rows);
     let _ = step!(t, con, rows.store("item:1", r#"{"id":1,"qty":629}"#));
     let _ = step!(t, con, rows.get::<String>("item:1"));
-    rows.schedule_row_cache("item:2", HOUR).run(con).unwrap();
+    rows.schedule_row_cache("item:2", HOUR)
+        .in_mode()
+        .run(con)
+        .unwrap();
     t.note("rows.schedule_row_cache(\"item:2\", HOUR)");
     claim(&mut t, con, &rows);
     let _ = step!(t, con, rows.unschedule("item:2"));

@@ -8,6 +8,7 @@ use redis_patterns::session::{
     NewSession, Session, SessionInfo, SessionStore, TokenStatus, session_id,
 };
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -52,7 +53,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     // The book: one session per user.
     let book = Session::new("peter").unwrap();
     let _ = step!(t, con, book.validate("anything"));
-    let first = book.create().run(con).unwrap();
+    let first = book.create().in_mode().run(con).unwrap();
     t.step(
         "book.create()",
         Ok::<_, Error>(format!("a token of {} hex digits", first.as_str().len())),
@@ -66,21 +67,21 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     .unwrap();
     t.step(
         "book.validate(first)",
-        book.validate(first.as_str()).run(con),
+        book.validate(first.as_str()).in_mode().run(con),
     )
     .unwrap();
     let forged = "0".repeat(64);
     let _ = step!(t, con, book.validate(&forged));
-    let second = book.create().run(con).unwrap();
+    let second = book.create().in_mode().run(con).unwrap();
     t.note("book.create() again: a second login replaces the first");
     t.step(
         "book.validate(first)",
-        book.validate(first.as_str()).run(con),
+        book.validate(first.as_str()).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "book.validate(second)",
-        book.validate(second.as_str()).run(con),
+        book.validate(second.as_str()).in_mode().run(con),
     )
     .unwrap();
     let _ = step!(t, con, book.destroy());
@@ -95,13 +96,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .with_cap(2)
         .unwrap();
     let mut names = Names::default();
-    let a = store.create("peter").run(con).unwrap();
+    let a = store.create("peter").in_mode().run(con).unwrap();
     t.step(
         "store.create(\"peter\")",
         Ok::<_, Error>(names.new_session("a", &a)),
     )
     .unwrap();
-    let b = store.create("peter").run(con).unwrap();
+    let b = store.create("peter").in_mode().run(con).unwrap();
     t.step(
         "store.create(\"peter\")",
         Ok::<_, Error>(names.new_session("b", &b)),
@@ -110,7 +111,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let (a, b) = (a.token.as_str(), b.token.as_str());
     t.step(
         "store.load(\"peter\", b): data",
-        store.load("peter", b).run(con).map(|s| s.map(|s| s.fields)),
+        store
+            .load("peter", b)
+            .in_mode()
+            .run(con)
+            .map(|s| s.map(|s| s.fields)),
     )
     .unwrap();
     // Each deadline below is at least a millisecond after the one before, so the order of
@@ -118,7 +123,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     harness::wait_server(con, Duration::from_millis(1));
     t.step(
         "store.validate(\"peter\", a)",
-        store.validate("peter", a).run(con),
+        store.validate("peter", a).in_mode().run(con),
     )
     .unwrap();
     let _ = step!(t, con, store.validate("peter", "forged"));
@@ -127,6 +132,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "store.set(\"peter\", a, theme = dark, lang = zh)",
         store
             .set("peter", a, &[("theme", "dark"), ("lang", "zh")])
+            .in_mode()
             .run(con),
     )
     .unwrap();
@@ -135,19 +141,21 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         "store.load(\"peter\", a): minutes left, data",
         store
             .load("peter", a)
+            .in_mode()
             .run(con)
             .map(|s| s.map(|s| (minutes(s.expires_in), s.fields))),
     )
     .unwrap();
     t.step(
         "store.unset(\"peter\", a, [lang])",
-        store.unset("peter", a, &["lang"]).run(con),
+        store.unset("peter", a, &["lang"]).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "store.load(\"peter\", a): theme",
         store
             .load("peter", a)
+            .in_mode()
             .run(con)
             .and_then(|s| s.expect("a live session").get::<String>("theme")),
     )
@@ -155,12 +163,16 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, store.load("peter", "forged"));
     t.step(
         "store.list(\"peter\"): minutes left",
-        store.list("peter").run(con).map(|l| names.list(&l)),
+        store
+            .list("peter")
+            .in_mode()
+            .run(con)
+            .map(|l| names.list(&l)),
     )
     .unwrap();
     t.note("a was used after b: b is the least recently used");
     harness::wait_server(con, Duration::from_millis(1));
-    let c = store.create("peter").run(con).unwrap();
+    let c = store.create("peter").in_mode().run(con).unwrap();
     t.step(
         "store.create(\"peter\")",
         Ok::<_, Error>(names.new_session("c", &c)),
@@ -168,35 +180,39 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     .unwrap();
     t.step(
         "store.validate(\"peter\", b)",
-        store.validate("peter", b).run(con),
+        store.validate("peter", b).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "store.list(\"peter\")",
-        store.list("peter").run(con).map(|l| names.list(&l)),
+        store
+            .list("peter")
+            .in_mode()
+            .run(con)
+            .map(|l| names.list(&l)),
     )
     .unwrap();
     t.step(
         "store.end(\"peter\", c's id)",
-        store.end("peter", &c.token.id()).run(con),
+        store.end("peter", &c.token.id()).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "store.end(\"peter\", c's id)",
-        store.end("peter", &c.token.id()).run(con),
+        store.end("peter", &c.token.id()).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "store.end_token(\"peter\", a)",
-        store.end_token("peter", a).run(con),
+        store.end_token("peter", a).in_mode().run(con),
     )
     .unwrap();
     t.step(
         "store.validate(\"peter\", a)",
-        store.validate("peter", a).run(con),
+        store.validate("peter", a).in_mode().run(con),
     )
     .unwrap();
-    let d = store.create("peter").run(con).unwrap();
+    let d = store.create("peter").in_mode().run(con).unwrap();
     t.step(
         "store.create(\"peter\")",
         Ok::<_, Error>(names.new_session("d", &d)),
@@ -205,7 +221,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, store.end_all("peter"));
     t.step(
         "store.validate(\"peter\", d)",
-        store.validate("peter", d.token.as_str()).run(con),
+        store.validate("peter", d.token.as_str()).in_mode().run(con),
     )
     .unwrap();
     let _ = step!(t, con, store.end_all("peter"));
@@ -213,13 +229,17 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     // Expiry: the user's keys go with the last session.
     let short = store
         .create_for("tom", Duration::from_millis(100))
+        .in_mode()
         .run(con)
         .unwrap();
     t.note("store.create_for(\"tom\", 100 ms), then the server's clock passes it");
     harness::wait_server(con, Duration::from_millis(100));
     t.step(
         "store.validate(\"tom\", its token)",
-        store.validate("tom", short.token.as_str()).run(con),
+        store
+            .validate("tom", short.token.as_str())
+            .in_mode()
+            .run(con),
     )
     .unwrap();
     let [sessions, records] = store.keys("tom").unwrap();

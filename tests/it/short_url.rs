@@ -6,6 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::short_url as script;
 use redis_patterns::short_url::{LinkOptions, UrlShorty, UrlShortyWithCache, base62};
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -56,6 +57,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, shorty.claim("brief", "gone-soon.example", brief));
     let brief_id = shorty
         .shorten_with("gone-soon-too.example", brief)
+        .in_mode()
         .run(con)
         .unwrap();
     t.step(

@@ -5,6 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::stats as script;
 use redis_patterns::stats::{Stats, Summary};
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -20,7 +21,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .with_prefix("test:stats")
         .unwrap()
         .with_slowest("test:slowest", 2)
-        .unwrap();
+        .unwrap()
+        .via(harness::script_mode());
     let _ = step!(t, con, stats.update_stats("Home", "AccessTime", 0.5, H0));
     let _ = step!(
         t,
@@ -58,6 +60,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = t.step("stats.access_time(con, \"Contact\", render)", page);
     let contact = stats
         .get_stats("Contact", "AccessTime")
+        .in_mode()
         .run(con)
         .unwrap()
         .unwrap();

@@ -4,6 +4,7 @@ use std::thread;
 use redis_patterns::scripts::time_series as script;
 use redis_patterns::time_series::TimeSeries;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -15,7 +16,7 @@ const T0_S: u64 = T0 / 1000;
 /// as time passes; a counter with no sample left is forgotten.
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
-    let hits = TimeSeries::new("ts").unwrap();
+    let hits = TimeSeries::new("ts").unwrap().via(harness::script_mode());
     let _ = step!(t, con, hits.update_counter("hits", 1, T0));
     let _ = step!(t, con, hits.update_counter("hits", 2, T0 + 999));
     let _ = step!(t, con, hits.update_counter("hits", 1, T0 + 5_000));
@@ -24,7 +25,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for precision in [1, 5, 60, 300, 86_400] {
         let _ = t.step(
             &format!("hits.get_counter(\"hits\", {precision})"),
-            hits.get_counter("hits", precision).run(con),
+            hits.get_counter("hits", precision).in_mode().run(con),
         );
     }
     let _ = step!(t, con, hits.get_counter("nothing", 1));
@@ -40,7 +41,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
         .with_precisions(&[1, 60])
         .unwrap()
         .with_samples(2)
-        .unwrap();
+        .unwrap()
+        .via(harness::script_mode());
     let _ = step!(t, con, few.update_counter("logins", 7, T0));
     let _ = t.step(
         "few.clean_all(con, T0 + 180_000)",

@@ -5,6 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::user_login as script;
 use redis_patterns::user_login::UserLogin;
 
+use crate::harness::InMode;
 use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -32,7 +33,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, logins.login_count("404"));
     let before = harness::server_ms(con);
     let _ = step!(t, con, logins.login::<String>("jack"));
-    let last = logins.last_login_ms("10087").run(con).unwrap().unwrap();
+    let last = logins
+        .last_login_ms("10087")
+        .in_mode()
+        .run(con)
+        .unwrap()
+        .unwrap();
     t.step(
         "logins.last_login_ms(\"10087\") is the server's time of that login",
         Ok::<_, Error>(last >= before && last <= harness::server_ms(con)),

@@ -5,6 +5,7 @@ use std::thread;
 use redis_patterns::scripts::vote as script;
 use redis_patterns::vote::{Vote, Votes};
 
+use crate::harness::InMode;
 use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -39,21 +40,25 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, votes.unvote("post:1", "peter"));
     let _ = step!(t, con, votes.unvote("post:1", "peter"));
     let _ = step!(t, con, votes.up("post:2", "peter"));
-    t.step("votes.hot(10)", rounded(votes.hot(10).run(con)))
+    t.step("votes.hot(10)", rounded(votes.hot(10).in_mode().run(con)))
         .unwrap();
-    t.step("votes.best(10)", rounded(votes.best(10).run(con)))
+    t.step("votes.best(10)", rounded(votes.best(10).in_mode().run(con)))
         .unwrap();
     for user in 0..9 {
-        votes.up("post:1", format!("fan{user}")).run(con).unwrap();
+        votes
+            .up("post:1", format!("fan{user}"))
+            .in_mode()
+            .run(con)
+            .unwrap();
     }
     t.note("9 more up votes on post:1: 10 up, 1 down");
-    t.step("votes.hot(10)", rounded(votes.hot(10).run(con)))
+    t.step("votes.hot(10)", rounded(votes.hot(10).in_mode().run(con)))
         .unwrap();
-    t.step("votes.best(10)", rounded(votes.best(10).run(con)))
+    t.step("votes.best(10)", rounded(votes.best(10).in_mode().run(con)))
         .unwrap();
     let _ = step!(t, con, votes.forget("post:1"));
     let _ = step!(t, con, votes.forget("post:1"));
-    t.step("votes.hot(10)", rounded(votes.hot(10).run(con)))
+    t.step("votes.hot(10)", rounded(votes.hot(10).in_mode().run(con)))
         .unwrap();
     let _ = step!(t, con, votes.forget("post:2"));
     t

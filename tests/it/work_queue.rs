@@ -11,6 +11,7 @@ use redis_patterns::work_queue::{
     WorkQueue,
 };
 
+use crate::harness::InMode;
 use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
@@ -92,7 +93,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     );
     t.step(
         "queue.nack(a, \"smtp timeout\")",
-        nacked(queue.nack(a, "smtp timeout").run(con)),
+        nacked(queue.nack(a, "smtp timeout").in_mode().run(con)),
     )
     .unwrap();
     take(&mut t, con, &queue, 10);
@@ -106,17 +107,21 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     take(&mut t, con, &queue, 10);
     let _ = step!(t, con, queue.ack(a).map(|_| Ok("acked")));
     let _ = step!(t, con, queue.counts());
-    let dead = queue.list(State::Dead, 0, 10).run(con).map(|page| {
-        page.into_iter()
-            .map(|i| {
-                (
-                    i.id,
-                    i.deliveries,
-                    String::from_utf8(i.last_error.unwrap()).unwrap(),
-                )
-            })
-            .collect::<Vec<_>>()
-    });
+    let dead = queue
+        .list(State::Dead, 0, 10)
+        .in_mode()
+        .run(con)
+        .map(|page| {
+            page.into_iter()
+                .map(|i| {
+                    (
+                        i.id,
+                        i.deliveries,
+                        String::from_utf8(i.last_error.unwrap()).unwrap(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
     t.step(
         "queue.list(State::Dead, 0, 10) → (id, deliveries, last error)",
         dead,
@@ -127,13 +132,14 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let jobs = take(&mut t, con, &queue, 10);
     let retry = queue
         .nack_after(&jobs[0], Duration::ZERO, "bad address")
+        .in_mode()
         .run(con);
     t.step("queue.nack_after(a, 0 ms, \"bad address\")", nacked(retry))
         .unwrap();
     let jobs = take(&mut t, con, &queue, 10);
     t.step(
         "queue.nack(a, \"bad address\")",
-        nacked(queue.nack(&jobs[0], "bad address").run(con)),
+        nacked(queue.nack(&jobs[0], "bad address").in_mode().run(con)),
     )
     .unwrap();
     let _ = step!(t, con, queue.remove("a"));
@@ -146,6 +152,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     for id in ["t1-1", "t1-2", "t1-3", "t1-4"] {
         queue
             .add_with(id, "report", JobOptions::new().group("t1"))
+            .in_mode()
             .run(con)
             .unwrap();
     }
@@ -158,7 +165,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.add("free", "report"));
     let first = take(&mut t, con, &queue, 10);
     let _ = step!(t, con, queue.counts());
-    let parked = queue.list(State::Parked, 0, 10).run(con);
+    let parked = queue.list(State::Parked, 0, 10).in_mode().run(con);
     t.step(
         "queue.list(State::Parked, 0, 10) → ids",
         parked.map(|page| page.into_iter().map(|i| i.id).collect::<Vec<_>>()),
@@ -187,7 +194,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     t.note("wait 400 ms: the window has passed, and the first batch's leases ran out");
     let last = take(&mut t, con, &queue, 10);
     for job in &last {
-        queue.ack(job).run(con).unwrap();
+        queue.ack(job).in_mode().run(con).unwrap();
     }
     t.note("acked all four");
     let _ = step!(t, con, queue.counts());
