@@ -7,10 +7,11 @@
 //!   on one connection;
 //! - batched: a `Batch` of 16 and of 100 releases against a raw `redis::pipe()` of the same
 //!   `EVALSHA`s, taking turns round by round, as plain pipelines and as MULTI/EXEC
-//!   transactions (medians of the rounds). A plain `Batch` sends the calls alone, as the
-//!   raw pipe does; a transaction also sends the script's `SCRIPT LOAD` inside its
-//!   MULTI/EXEC, so that it never needs a second round trip: the ratio shows what that
-//!   costs.
+//!   transactions (medians of the rounds). A plain `Batch` whose operations all call one
+//!   script sends the calls alone, as the raw pipe does; a transaction (and a pipeline of
+//!   several scripts or with native commands) also sends the script's `SCRIPT LOAD` in
+//!   band, so that it never needs a second round trip and keeps its order: the
+//!   transaction's ratio shows what that costs.
 //!
 //! - native: on a server that has them, `DELIFEQ` against the release script and
 //!   `SET … IFEQ … PX` against the extend script (`IdentityLock::with_server`), with the

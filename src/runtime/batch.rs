@@ -1,7 +1,7 @@
 //! Several operations in one round trip: a pipeline, or a MULTI/EXEC transaction. A
-//! transaction loads its scripts inside itself and is one round trip even right after a
-//! `SCRIPT FLUSH`; a plain pipeline sends its calls alone and, when some got `NOSCRIPT`,
-//! sends those again behind their loads in a second round trip (see [`Batch`]).
+//! batch loads its scripts in band and is one round trip even right after a
+//! `SCRIPT FLUSH`, except a pipeline whose operations all call one script: it sends its
+//! calls alone and, after a flush, those calls again behind the load (see [`Batch`]).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -28,17 +28,20 @@ use crate::runtime::wire::{self, Action, Plan, Reply};
 /// never cut short by a missing script, even right after a `SCRIPT FLUSH`, a restart or a
 /// failover.
 ///
-/// A plain pipeline sends its calls alone (`EVALSHA`, as a raw pipeline would), so that
-/// it costs what a raw pipeline costs: one round trip while the server has its scripts.
-/// Right after a flush, a restart or a failover, the calls that got `NOSCRIPT` did not
-/// run; they alone are sent again in a second round trip, behind their scripts' loads (up
-/// to five times, should flushes keep landing between a load and its call). They then run
-/// after the rest of the batch, later than their place in it: when the order across
-/// operations matters, use a transaction. A pipeline that waits ([`Batch::wait_for`])
-/// loads in band as a transaction does, so that its wait never follows calls that did
-/// not run; so does any batch on redis-rs's sync cluster connection, which answers one
-/// error for a whole pipeline. [`load_all`](crate::load_all) at start-up spares a
-/// pipeline that second round trip until the server next loses its scripts.
+/// A plain pipeline runs its operations in order, and is one round trip too: it loads
+/// its scripts in band, in front of its calls, as a transaction does. One kind of
+/// pipeline sends its calls alone (`EVALSHA`, as a raw pipeline would), so that it costs
+/// what a raw pipeline costs: one whose operations all call the same script (a bulk of
+/// releases, of adds). Right after a flush, a restart or a failover its calls got
+/// `NOSCRIPT` and did not run; they are sent again behind the script's load in a second
+/// round trip (up to five times, should flushes keep landing between the load and the
+/// calls). They are all of the batch's calls, or its last ones when a flush landed
+/// mid-way, so the order holds. [`load_all`](crate::load_all) at start-up spares that
+/// second round trip until the server next loses its scripts. Sending any other pipeline
+/// without its loads would let its native commands and other scripts' calls run before
+/// the calls that got `NOSCRIPT`, out of order. In any pipeline another client's flush can
+/// still land between a load and a call; the calls that got `NOSCRIPT` did not run, and
+/// they alone are sent again, after the rest.
 ///
 /// Replies decode when their [`Slot`]s are read. A pop whose value will not decode as
 /// its slot's type has its value put back (where it was) before `run` returns, so a
@@ -354,6 +357,11 @@ impl Batch {
     /// Whether the batch holds no operation.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Whether every operation calls the same script (and none is a native command).
+    fn calls_one_script(&self) -> bool {
+        self.scripts.len() == 1 && self.entries.iter().all(|entry| entry.script.is_some())
     }
 
     /// The error a cluster gets for a batch over several hash slots, before any I/O.
@@ -677,12 +685,18 @@ impl Plan for BatchRun<'_> {
         }
         // A transaction loads its scripts inside itself, so that it is never cut short by
         // a missing one; so does a pipeline on the sync cluster connection, which answers
-        // one error for a whole pipeline (a NOSCRIPT there would hide which calls ran), and
-        // a pipeline that waits (a WAIT behind calls that did not run would wait for
-        // nothing, up to its timeout). Any other pipeline sends its calls alone, and the
-        // calls that got NOSCRIPT (which did not run) again behind their scripts' loads.
-        let loads =
-            self.batch.atomic || self.packed || self.batch.wait.is_some() || self.attempt > 0;
+        // one error for a whole pipeline (a NOSCRIPT there would hide which calls ran), a
+        // pipeline that waits (a WAIT behind calls that did not run would wait for
+        // nothing, up to its timeout), and a pipeline of several scripts or with native
+        // commands (those would run before the calls that got NOSCRIPT, out of the
+        // batch's order). A pipeline whose operations all call one script sends its calls
+        // alone: the calls that got NOSCRIPT are all of them, or the last ones (a flush
+        // landed mid-way), so sending them again behind the load keeps the order.
+        let loads = self.batch.atomic
+            || self.packed
+            || self.batch.wait.is_some()
+            || self.attempt > 0
+            || !self.batch.calls_one_script();
         let (pipe, _) = self
             .sent
             .insert(self.batch.pipeline(&self.pending, self.packed, loads));

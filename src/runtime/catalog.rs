@@ -99,10 +99,10 @@ pub fn export(dir: impl AsRef<Path>) -> std::io::Result<()> {
 /// Loads every script into the server with `SCRIPT LOAD` (into every node of a cluster).
 ///
 /// Single operations and batches load their scripts by themselves when the server lacks
-/// them (a transaction in its own round trip, a plain pipeline in a second one for the
-/// calls that got `NOSCRIPT`; see [`Batch`](crate::Batch)). Call this at start-up when
-/// the app sends `EVALSHA` in its own pipelines or transactions, or to spare plain
-/// pipelines that second round trip.
+/// them (a batch in its own round trip; a pipeline whose operations all call one script
+/// in a second one, for its calls that got `NOSCRIPT`; see [`Batch`](crate::Batch)).
+/// Call this at start-up when the app sends `EVALSHA` in its own pipelines or
+/// transactions, or to spare those pipelines that second round trip.
 pub fn load_all(con: &mut dyn redis::ConnectionLike) -> Result<()> {
     load(con, scripts())
 }

@@ -1,6 +1,6 @@
-//! Batches: transactions in one round trip whatever the script cache holds and never
-//! applied in part, pipelines that load only what got `NOSCRIPT`, per-op recovery in
-//! pipelines, and cluster connections, sync and async.
+//! Batches: one round trip in order whatever the script cache holds, transactions never
+//! applied in part, pipelines of one script that load only after `NOSCRIPT`, per-op
+//! recovery in pipelines, and cluster connections, sync and async.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
@@ -41,12 +41,12 @@ fn calls(con: &mut redis::Connection, command: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// A transaction is one round trip whatever the script cache holds: it loads its scripts
-/// inside itself. A plain pipeline sends its calls alone: one round trip with no load
-/// while the server has its scripts, and right after a flush two, the second with the
-/// loads of the scripts whose calls got `NOSCRIPT` and those calls again.
+/// A batch is one round trip whatever the script cache holds: it loads its scripts in
+/// band. The exception is a plain pipeline whose operations all call one script: it sends
+/// its calls alone, one round trip with no load while the server has the script, and
+/// right after a flush two, the second with the script's load and the calls again.
 #[test]
-fn a_transaction_is_one_round_trip_right_after_a_flush_and_a_pipeline_two() {
+fn a_batch_is_one_round_trip_right_after_a_flush_but_a_pipeline_of_one_script_two() {
     let servers = harness::script_cache_servers();
     let db = servers.db();
     let mut observer = db.con();
@@ -64,78 +64,112 @@ fn a_transaction_is_one_round_trip_right_after_a_flush_and_a_pipeline_two() {
     .collect::<std::collections::BTreeSet<_>>()
     .len() as u64;
     assert!(scripts >= 2, "{scripts}");
+    for one_script in [false, true] {
+        for atomic in [false, true] {
+            for flushed in [true, false] {
+                let mut con = Counting {
+                    inner: db.con(),
+                    requests: 0,
+                };
+                if flushed {
+                    flush(&mut con.inner);
+                }
+                let loads_before = calls(&mut observer, "script|load");
+                let mut batch = if atomic {
+                    Batch::transaction()
+                } else {
+                    Batch::new()
+                };
+                let values: Vec<i64> = if one_script {
+                    // Three releases of locks nobody holds with the token: one script.
+                    let slots: Vec<_> = (0..3)
+                        .map(|i| {
+                            let lock = IdentityLock::new(format!("{{rt}}:free:{i}")).unwrap();
+                            batch.add(lock.release("t").map(|b| Ok(i64::from(b))))
+                        })
+                        .collect();
+                    let mut replies = batch.run(&mut con).unwrap();
+                    slots
+                        .into_iter()
+                        .map(|s| s.take(&mut replies).unwrap())
+                        .collect()
+                } else {
+                    let slots = mixed(&mut batch, "rt");
+                    let mut replies = batch.run(&mut con).unwrap();
+                    slots
+                        .into_iter()
+                        .map(|s| s.take(&mut replies).unwrap())
+                        .collect()
+                };
+                if one_script {
+                    assert_eq!(values, [0, 0, 0]);
+                } else {
+                    assert_eq!((values[0], values[3]), (1, 1));
+                }
+                let loads = calls(&mut observer, "script|load") - loads_before;
+                let case =
+                    format!("one script: {one_script}, transaction: {atomic}, flushed: {flushed}");
+                let (round_trips, loaded) = match (one_script, atomic, flushed) {
+                    (false, _, _) => (1, scripts),
+                    (true, true, _) => (1, 1),
+                    (true, false, true) => (2, 1),
+                    (true, false, false) => (1, 0),
+                };
+                assert_eq!(con.requests, round_trips, "{case}");
+                assert_eq!(loads, loaded, "{case}");
+            }
+        }
+    }
+}
+
+/// Right after a flush a batch runs its operations in the batch's order: a pipeline of a
+/// script's call and a native command (it loads in band), a transaction, and a pipeline
+/// whose calls are all of one script (they all got `NOSCRIPT` and went again, in order).
+#[test]
+fn after_a_flush_a_batch_runs_in_its_order() {
+    let servers = harness::script_cache_servers();
+    let db = servers.db();
+    let mut con = db.con();
     for atomic in [false, true] {
         for flushed in [true, false] {
-            let mut con = Counting {
-                inner: db.con(),
-                requests: 0,
-            };
+            let counter = HashCounter::new("{order}:h", "f").unwrap();
+            harness::cmd(&mut con, &["DEL", "{order}:h"]);
             if flushed {
-                flush(&mut con.inner);
+                flush(&mut con);
+            } else {
+                counter.reset(0).run(&mut con).unwrap();
             }
-            let loads_before = calls(&mut observer, "script|load");
             let mut batch = if atomic {
                 Batch::transaction()
             } else {
                 Batch::new()
             };
-            let slots = mixed(&mut batch, "rt");
+            // reset(7) is a script and answers the value it replaced; increase(1) is a
+            // native HINCRBY and answers the new value.
+            let reset = batch.add(counter.reset(7));
+            let increased = batch.add(counter.increase(1));
             let mut replies = batch.run(&mut con).unwrap();
-            let values: Vec<i64> = slots
-                .into_iter()
-                .map(|s| s.take(&mut replies).unwrap())
-                .collect();
-            assert_eq!(values[0], 1);
-            assert_eq!(values[3], 1);
-            let loads = calls(&mut observer, "script|load") - loads_before;
-            let case = format!("transaction: {atomic}, flushed: {flushed}");
-            let (round_trips, loaded) = match (atomic, flushed) {
-                (true, _) => (1, scripts),
-                (false, true) => (2, scripts),
-                (false, false) => (1, 0),
-            };
-            assert_eq!(con.requests, round_trips, "{case}");
-            assert_eq!(loads, loaded, "{case}");
+            let got = (
+                reset.take(&mut replies).unwrap(),
+                increased.take(&mut replies).unwrap(),
+                counter.get().run(&mut con).unwrap(),
+            );
+            assert_eq!(got, (0, 8, 8), "transaction: {atomic}, flushed: {flushed}");
         }
     }
-}
-
-/// Right after a flush, the calls of a plain pipeline that got `NOSCRIPT` run after the
-/// rest of the batch, as documented; a transaction, and a pipeline whose scripts the
-/// server has, run in the batch's order.
-#[test]
-fn after_a_flush_a_pipeline_runs_the_calls_that_got_noscript_last() {
-    let servers = harness::script_cache_servers();
-    let db = servers.db();
-    let mut con = db.con();
-    for (atomic, flushed, expected) in [
-        // reset(7) answers the value it replaced; increase(1) the new value.
-        (false, true, (1, 1, 7)),
-        (false, false, (0, 8, 8)),
-        (true, true, (0, 8, 8)),
-    ] {
-        let counter = HashCounter::new("{order}:h", "f").unwrap();
-        harness::cmd(&mut con, &["DEL", "{order}:h"]);
-        if flushed {
-            flush(&mut con);
-        } else {
-            counter.reset(0).run(&mut con).unwrap();
-        }
-        let mut batch = if atomic {
-            Batch::transaction()
-        } else {
-            Batch::new()
-        };
-        let reset = batch.add(counter.reset(7));
-        let increased = batch.add(counter.increase(1));
-        let mut replies = batch.run(&mut con).unwrap();
-        let got = (
-            reset.take(&mut replies).unwrap(),
-            increased.take(&mut replies).unwrap(),
-            counter.get().run(&mut con).unwrap(),
-        );
-        assert_eq!(got, expected, "transaction: {atomic}, flushed: {flushed}");
-    }
+    // One script: each reset answers the value the one before it set.
+    let counter = HashCounter::new("{order}:h", "f").unwrap();
+    harness::cmd(&mut con, &["DEL", "{order}:h"]);
+    flush(&mut con);
+    let mut batch = Batch::new();
+    let resets: Vec<_> = [1, 2, 3].map(|v| batch.add(counter.reset(v))).into();
+    let mut replies = batch.run(&mut con).unwrap();
+    let replaced: Vec<i64> = resets
+        .into_iter()
+        .map(|s| s.take(&mut replies).unwrap())
+        .collect();
+    assert_eq!(replaced, [0, 1, 2]);
+    assert_eq!(counter.get().run(&mut con).unwrap(), 3);
 }
 
 /// Flushes the script cache every millisecond until the returned flag is set.
