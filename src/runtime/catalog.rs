@@ -23,8 +23,9 @@ pub static SCRIPTS_DIR: Dir<'static> = include!(concat!(
 
 /// The manifest of every script, as JSON: name, path, SHA1, flags, keys, arguments with
 /// their types, counts and rules, return type, errors, clock and complexity. Generated
-/// from the script headers (`generated/manifest.json`), in the shape of [`MANIFEST_SCHEMA`], so that a
-/// client in another language can check its calls and decode replies as the Rust API does.
+/// from the script headers (`generated/manifest.json`), in the shape of
+/// [`MANIFEST_SCHEMA`], so that a client in another language can check its calls and
+/// decode replies as the Rust API does.
 ///
 /// ```
 /// let manifest = redis_patterns::catalog::MANIFEST;
