@@ -7,10 +7,12 @@ use crate::runtime::script::Script;
 
 /// The Redis Functions library of every script, generated from the same files
 /// (`generated/functions.lua`): each script's body registered as a function, unchanged,
-/// for apps that prefer named, persistent functions (`FCALL`) to `EVALSHA`. The library and its functions carry
-/// the crate's version (`redis_patterns_v0_1_0`, `rp_v0_1_0__identity_lock__release`), so
-/// two versions of an app load and call their own side by side during a deploy. Load it
-/// with [`load_functions`](crate::catalog::load_functions); [`function_name`] names a script's function.
+/// for apps that prefer named, persistent functions (`FCALL`) to `EVALSHA`. The library
+/// and its functions carry the crate's version (`redis_patterns_v0_1_0`,
+/// `rp_v0_1_0__identity_lock__release`), so two versions of an app load and call their
+/// own side by side during a deploy. Load it with
+/// [`load_functions`](crate::catalog::load_functions); [`function_name`] names a
+/// script's function.
 pub const FUNCTIONS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/generated/functions.lua"
