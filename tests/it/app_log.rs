@@ -5,8 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::app_log::{AppLog, Severity};
 use redis_patterns::scripts::app_log as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The server's current hour (Unix s of its start).

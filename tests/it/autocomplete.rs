@@ -4,8 +4,7 @@ use std::time::Duration;
 use redis_patterns::autocomplete::Autocomplete;
 use redis_patterns::scripts::autocomplete as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {

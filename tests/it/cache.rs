@@ -12,8 +12,7 @@ use redis_patterns::scripts::cache as script;
 use redis_patterns::server::{Capability, Server};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's `JsonCache` example value.

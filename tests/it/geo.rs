@@ -5,8 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::geo::{Location, UNKNOWN_MEMBER};
 use redis_patterns::scripts::geo as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::server::RedisProcess;
 use crate::step;
 

@@ -452,6 +452,21 @@ pub fn wait_for_a_whole_turn(counter: &AtomicU64, threads: u64, what: &str) {
 }
 
 /// Sends one command whose reply does not matter, for setting a test up.
+/// Every member of the sorted set at `key` as bytes, with its score, lowest first: what
+/// the keyspace holds, read without the pattern under test.
+pub fn zset_with_scores<S: redis::FromRedisValue>(
+    con: &mut dyn redis::ConnectionLike,
+    key: &str,
+) -> Vec<(Vec<u8>, S)> {
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap_or_else(|err| panic!("ZRANGE {key} 0 -1 WITHSCORES: {err}"))
+}
+
 pub fn cmd(con: &mut dyn redis::ConnectionLike, args: &[&str]) {
     redis::cmd(args[0])
         .arg(&args[1..])

@@ -7,8 +7,7 @@ use redis_patterns::identity_lock::{Holding, IdentityLock};
 use redis_patterns::scripts::identity_lock as script;
 use redis_patterns::server::{Capability, Server};
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's example (chapter 4), then what the book cannot do: leases, extend, and a

@@ -7,8 +7,7 @@ use redis_patterns::ip_city::{
 };
 use redis_patterns::scripts::ip_city as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's files, in GeoLite's format: a copyright line, a header, quoted fields.

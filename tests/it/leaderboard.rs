@@ -5,8 +5,7 @@ use std::thread;
 use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
 use redis_patterns::scripts::leaderboard as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 const POLICIES: [RankPolicy; 4] = [
@@ -338,13 +337,7 @@ fn binary_items_round_trip() {
         .unwrap();
     let around: Vec<(Vec<u8>, u64)> = around.into_iter().map(|r| (r.item, r.rank)).collect();
     assert_eq!(around, [(item.to_vec(), 1), (b"plain".to_vec(), 2)]);
-    let in_board: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
-        .arg(board.key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let in_board: Vec<(Vec<u8>, f64)> = harness::zset_with_scores(&mut con, board.key());
     assert_eq!(in_board, [(b"plain".to_vec(), 20.0), (item.to_vec(), 25.0)]);
 
     harness::assert_undecodable_changes_nothing(&mut con, |c| board.top::<String>(1).run(c));

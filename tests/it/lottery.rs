@@ -4,8 +4,7 @@ use std::thread;
 use redis_patterns::Error;
 use redis_patterns::lottery::Lottery;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_invalid, assert_snapshot};
 use crate::step;
 
 fn sorted(mut players: Vec<String>) -> Vec<String> {

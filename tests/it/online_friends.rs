@@ -6,8 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::online_friends::{LastSeen, MinuteSets};
 use redis_patterns::scripts::online_friends as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// 2023-11-14 22:13:20 UTC: minute 13 of its hour.

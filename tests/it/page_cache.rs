@@ -6,8 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::page_cache::PageCache;
 use redis_patterns::web_session::WebSessions;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_invalid, assert_snapshot};
 
 const POPULAR: &str = "http://shop/view?item=10086";
 
@@ -235,13 +234,7 @@ fn binary_items_and_pages_round_trip() {
         .query(&mut con)
         .unwrap();
     assert_eq!(stored, page);
-    let views: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
-        .arg(web.views_key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let views: Vec<(Vec<u8>, f64)> = harness::zset_with_scores(&mut con, web.views_key());
     assert_eq!(views, [(item.to_vec(), -1.0)]);
     // The cached page read as `String` fails, and the entry stays.
     harness::assert_undecodable_changes_nothing(&mut con, |c| {

@@ -4,8 +4,7 @@ use std::thread;
 use redis_patterns::pagination::{PageCursor, Paging};
 use redis_patterns::scripts::pagination as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's example (items 1 to 7, pages of 3), then a cursor reader that an item

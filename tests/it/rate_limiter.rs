@@ -9,8 +9,7 @@ use redis_patterns::rate_limiter::{
 };
 use redis_patterns::scripts::rate_limiter as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The parts of a decision that do not depend on timing: allowed, remaining, and whether

@@ -5,8 +5,7 @@ use std::thread;
 use redis_patterns::relation::Relations;
 use redis_patterns::scripts::relation as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 fn names(

@@ -8,8 +8,7 @@ use redis_patterns::resource_pool::{Lease, ResourcePool};
 use redis_patterns::scripts::resource_pool as script;
 use redis_patterns::{Batch, Error};
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's pool (chapter 10): associate, acquire, release, the counts and checks; then

@@ -8,8 +8,7 @@ use redis_patterns::Error;
 use redis_patterns::row_cache::{Claimed, RowCache};
 use redis_patterns::scripts::row_cache as script;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 const HOUR: Duration = Duration::from_secs(3600);

@@ -8,8 +8,7 @@ use redis_patterns::session::{
     NewSession, Session, SessionInfo, SessionStore, TokenStatus, session_id,
 };
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 const HOUR: Duration = Duration::from_secs(3600);

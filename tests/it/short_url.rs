@@ -6,8 +6,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::short_url as script;
 use redis_patterns::short_url::{LinkOptions, UrlShorty, UrlShortyWithCache, base62};
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The book's example (chapter 20), then what it lacks: the cached shortener's one id

@@ -5,8 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::stats as script;
 use redis_patterns::stats::{Stats, Summary};
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// 2023-11-14 22:00:00 UTC, in ms: the start of an hour.

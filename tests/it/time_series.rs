@@ -4,8 +4,7 @@ use std::thread;
 use redis_patterns::scripts::time_series as script;
 use redis_patterns::time_series::TimeSeries;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// 2023-11-14 22:13:20 UTC, in ms: a multiple of 5 s and of 1 min, not of 5 min.

@@ -219,13 +219,7 @@ fn binary_items_round_trip() {
         .run(&mut con)
         .unwrap();
     assert_eq!(range, [(b.to_vec(), 200), (a.to_vec(), 100)]);
-    let stored: Vec<(Vec<u8>, u64)> = redis::cmd("ZRANGE")
-        .arg(timeline.key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let stored: Vec<(Vec<u8>, u64)> = harness::zset_with_scores(&mut con, timeline.key());
     assert_eq!(
         stored,
         [

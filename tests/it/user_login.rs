@@ -5,8 +5,7 @@ use redis_patterns::Error;
 use redis_patterns::scripts::user_login as script;
 use redis_patterns::user_login::UserLogin;
 
-use crate::harness::InMode;
-use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// The cookbook's flow: register names, log in, then the queries.
@@ -206,13 +205,7 @@ fn binary_names_and_ids_round_trip() {
     // The keyspace holds the exact bytes.
     let in_ids: Vec<(Vec<u8>, Vec<u8>)> = redis::cmd("HGETALL").arg(&ids).query(&mut con).unwrap();
     assert_eq!(in_ids, [(name.to_vec(), id.to_vec())]);
-    let in_counts: Vec<(Vec<u8>, u64)> = redis::cmd("ZRANGE")
-        .arg(&counts)
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let in_counts: Vec<(Vec<u8>, u64)> = harness::zset_with_scores(&mut con, &counts);
     assert_eq!(in_counts, [(id.to_vec(), 2)]);
     let in_last: Vec<Vec<u8>> = redis::cmd("HKEYS").arg(&last).query(&mut con).unwrap();
     assert_eq!(in_last, [id]);

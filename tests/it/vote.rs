@@ -5,8 +5,7 @@ use std::thread;
 use redis_patterns::scripts::vote as script;
 use redis_patterns::vote::{Vote, Votes};
 
-use crate::harness::InMode;
-use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// 2023-11-14 22:13:20 UTC.

@@ -573,13 +573,7 @@ fn binary_users_and_items_round_trip() {
         .query(&mut con)
         .unwrap();
     assert_eq!(login, user);
-    let views: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
-        .arg(web.views_key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(&mut con)
-        .unwrap();
+    let views: Vec<(Vec<u8>, f64)> = harness::zset_with_scores(&mut con, web.views_key());
     assert_eq!(views, [(item.to_vec(), -2.0), (b"plain".to_vec(), -1.0)]);
     let in_viewed: Vec<Vec<u8>> = redis::cmd("ZRANGE")
         .arg(web.viewed_key("t").unwrap())

@@ -11,8 +11,7 @@ use redis_patterns::work_queue::{
     WorkQueue,
 };
 
-use crate::harness::InMode;
-use crate::harness::{self, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
 use crate::step;
 
 /// What a taken job reads as in a transcript: its id, delivery and group (its token and
