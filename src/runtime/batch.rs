@@ -415,13 +415,15 @@ impl Batch {
         if self.atomic {
             pipe.cmd("MULTI");
         }
-        for script in self.scripts.iter().filter(|_| loads) {
-            if indices
-                .iter()
-                .any(|&i| self.entries[i].script == Some(*script))
-            {
-                pipe.add_command(load_cmd(script));
-                layout.loads.push(script);
+        if loads {
+            for script in &self.scripts {
+                if indices
+                    .iter()
+                    .any(|&i| self.entries[i].script == Some(*script))
+                {
+                    pipe.add_command(load_cmd(script));
+                    layout.loads.push(script);
+                }
             }
         }
         for &i in indices {

@@ -7,9 +7,9 @@ use include_dir::Dir;
 use redis::Value;
 
 use crate::runtime::error::{Error, Result};
-use crate::runtime::library::version_tag;
+use crate::runtime::library;
 pub use crate::runtime::library::{FUNCTIONS, function_name, functions_library};
-use crate::runtime::request::load_cmd;
+use crate::runtime::request::{is_missing_function, load_cmd};
 use crate::runtime::script::Script;
 
 /// The `scripts/` folder as the crate was built with it, for apps that ship the scripts
@@ -47,18 +47,17 @@ pub fn export_manifest(path: impl AsRef<Path>) -> std::io::Result<()> {
 /// Loads [`FUNCTIONS`] with `FUNCTION LOAD REPLACE` (on every primary of a cluster; a
 /// shard added later has none until this runs again). Other versions' libraries stay.
 pub fn load_functions(con: &mut dyn redis::ConnectionLike) -> Result<()> {
-    let mut cmd = redis::cmd("FUNCTION");
-    cmd.arg("LOAD").arg("REPLACE").arg(FUNCTIONS);
-    let _: Value = cmd.query(con).map_err(Error::Redis)?;
+    let _: Value = library::function_load().query(con).map_err(Error::Redis)?;
     Ok(())
 }
 
 /// [`load_functions`] on an async connection.
 #[cfg(feature = "aio")]
 pub async fn load_functions_async<C: redis::aio::ConnectionLike>(con: &mut C) -> Result<()> {
-    let mut cmd = redis::cmd("FUNCTION");
-    cmd.arg("LOAD").arg("REPLACE").arg(FUNCTIONS);
-    let _: Value = cmd.query_async(con).await.map_err(Error::Redis)?;
+    let _: Value = library::function_load()
+        .query_async(con)
+        .await
+        .map_err(Error::Redis)?;
     Ok(())
 }
 
@@ -66,10 +65,10 @@ pub async fn load_functions_async<C: redis::aio::ConnectionLike>(con: &mut C) ->
 /// has loaded: this crate's own version, or `None` when it has none.
 pub fn functions_version(con: &mut dyn redis::ConnectionLike) -> Result<Option<String>> {
     let mut cmd = redis::cmd("FCALL_RO");
-    cmd.arg(format!("rp_v{}__version", version_tag())).arg(0);
+    cmd.arg(library::version_function()).arg(0);
     match cmd.query::<String>(con) {
         Ok(version) => Ok(Some(version)),
-        Err(err) if err.to_string().contains("Function not found") => Ok(None),
+        Err(err) if is_missing_function(&err) => Ok(None),
         Err(err) => Err(Error::Redis(err)),
     }
 }

@@ -39,7 +39,17 @@ pub fn functions_library() -> String {
 /// assert!(name.starts_with("rp_v") && name.ends_with("__identity_lock__release"));
 /// ```
 pub fn function_name(script: &Script) -> String {
-    format!("rp_v{}__{}", version_tag(), script.name.replace('/', "__"))
+    format!("{}{}", function_prefix(), script.name.replace('/', "__"))
+}
+
+/// What every function name of the library starts with: `rp_v<version>__`.
+fn function_prefix() -> String {
+    format!("rp_v{}__", version_tag())
+}
+
+/// The library's function that answers the version loaded: `rp_v<version>__version`.
+pub(crate) fn version_function() -> String {
+    format!("{}version", function_prefix())
 }
 
 /// Whether `script` is one of the crate's own, which the library holds (an app's script,

@@ -382,7 +382,7 @@ fn split_call(
 }
 
 /// `FCALL` of a function the server does not have: `ERR Function not found`.
-fn is_missing_function(err: &redis::RedisError) -> bool {
+pub(crate) fn is_missing_function(err: &redis::RedisError) -> bool {
     err.code() == Some("ERR")
         && err
             .detail()
