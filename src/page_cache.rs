@@ -167,10 +167,7 @@ impl PageCache {
     pub fn is_popular<I: ToRedisArgs>(&self, item: I) -> Op<bool> {
         let top = self.top;
         Op::try_build(|| {
-            let item = input::value("item", &item)?;
-            if item.is_empty() {
-                return Err(Error::invalid("item", "must not be empty"));
-            }
+            let item = input::non_empty_value("item", &item)?;
             let mut cmd = redis::cmd("ZRANK");
             cmd.arg(&self.views).arg(item);
             Ok(Op::native(cmd).map(move |rank: Option<u64>| Ok(rank.is_some_and(|r| r < top))))

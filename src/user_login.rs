@@ -58,7 +58,7 @@
 
 use redis::{FromRedisValue, ToRedisArgs, Value};
 
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::Result;
 use crate::runtime::input;
 use crate::runtime::op::Op;
 use crate::scripts::user_login as script;
@@ -128,10 +128,7 @@ impl UserLogin {
     pub fn register(&self, name: impl ToRedisArgs, id: impl ToRedisArgs) -> Op<bool> {
         Op::try_build(|| {
             let name = checked_name(&name)?;
-            let id = input::value("id", &id)?;
-            if id.is_empty() {
-                return Err(Error::invalid("id", "must not be empty"));
-            }
+            let id = input::non_empty_value("id", &id)?;
             let mut cmd = redis::cmd("HSETNX");
             cmd.arg(&self.ids).arg(name).arg(id);
             Ok(Op::native(cmd))

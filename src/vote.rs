@@ -195,10 +195,7 @@ impl Votes {
     /// Which way `user` voted on `subject`, if at all. Read-only (`vote/tally`).
     pub fn is_voted<U: ToRedisArgs>(&self, subject: &str, user: U) -> Op<Option<Vote>> {
         Op::try_build(|| {
-            let user = input::value("user", &user)?;
-            if user.is_empty() {
-                return Err(Error::invalid("user", "must not be empty"));
-            }
+            let user = input::non_empty_value("user", &user)?;
             Ok(self.tally(subject, user).map(|tally| Ok(tally.mine)))
         })
     }

@@ -244,7 +244,7 @@ impl WebSessions {
     pub fn add_to_cart<I: ToRedisArgs>(&self, session: &str, item: I, count: i64) -> Op<()> {
         Op::try_build(|| {
             let key = self.cart_key(session)?;
-            let item = item_value(&item)?;
+            let item = input::non_empty_value("item", &item)?;
             let mut cmd = redis::cmd(if count <= 0 { "HDEL" } else { "HSET" });
             cmd.arg(&key).arg(item);
             if count > 0 {
@@ -464,19 +464,11 @@ impl WebSessions {
     pub fn view_rank<I: ToRedisArgs>(&self, item: I) -> Op<Option<u64>> {
         Op::try_build(|| {
             let mut cmd = redis::cmd("ZRANK");
-            cmd.arg(&self.views).arg(item_value(&item)?);
+            cmd.arg(&self.views)
+                .arg(input::non_empty_value("item", &item)?);
             Ok(Op::native(cmd))
         })
     }
-}
-
-/// An item as the bytes Redis stores: one value, not empty.
-fn item_value<I: ToRedisArgs>(item: &I) -> Result<Vec<u8>> {
-    let item = input::value("item", item)?;
-    if item.is_empty() {
-        return Err(Error::invalid("item", "must not be empty"));
-    }
-    Ok(item)
 }
 
 fn checked_batch(batch: usize) -> Result<u64> {

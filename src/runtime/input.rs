@@ -265,6 +265,16 @@ pub(crate) fn value<V: ToRedisArgs>(what: &'static str, value: &V) -> Result<Vec
     Ok(args.pop().expect("one argument"))
 }
 
+/// One value (see [`value`]) that must not be empty: a member, a hash field or an id
+/// the pattern refuses empty.
+pub(crate) fn non_empty_value<V: ToRedisArgs>(what: &'static str, v: &V) -> Result<Vec<u8>> {
+    let bytes = value(what, v)?;
+    if bytes.is_empty() {
+        return Err(Error::invalid(what, "must not be empty"));
+    }
+    Ok(bytes)
+}
+
 /// At least one item, each one value (see [`value`]).
 pub(crate) fn items<V: ToRedisArgs>(items: &[V]) -> Result<Vec<Vec<u8>>> {
     if items.is_empty() {
