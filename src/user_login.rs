@@ -92,7 +92,8 @@ impl UserLogin {
     /// The system named `name`, with its keys `{name}:ids`, `{name}:counts`,
     /// `{name}:last` and `{name}:recent`, keeping the latest [`DEFAULT_RECENT`] logins.
     ///
-    /// An empty `name`, or one with a `}` but no hash tag, is [`Error::InvalidInput`].
+    /// An empty `name`, or one with a `}` but no hash tag, is
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
         use script::keys;
