@@ -82,6 +82,72 @@ local function shown(s)
   return '"' .. head .. '"'
 end
 
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
+
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
+
+-- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
+-- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+local function key_group_fits(g, texts)
+  local inner = string.match(g, '^{([^}]+)}$')
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+end
+
 -- The hour whose totals a zset of hourly statistics holds, as its `start` key keeps it:
 -- whole seconds, a multiple of 3600, or nil when none is kept yet; nil and an error
 -- reply when the key holds something else.
@@ -144,6 +210,7 @@ redis.register_function{
 --- @return int                the message's count this hour
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @uses held_hour rotate_hour
 --- @clock server
@@ -162,6 +229,31 @@ local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(common, 'common:', '')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS common must be common:{<name>:<severity>}, but KEYS[1] is ' .. shown(common))
+end
+if start ~= 'common:' .. tag_of_keys .. ':start' then
+  return redis.error_reply(
+      'BAD_KEYS start must be common:{<name>:<severity>}:start with the hash tag as in common, but KEYS[2] is '
+      .. shown(start))
+end
+if last ~= 'common:' .. tag_of_keys .. ':last' then
+  return redis.error_reply(
+      'BAD_KEYS last must be common:{<name>:<severity>}:last with the hash tag as in common, but KEYS[3] is '
+      .. shown(last))
+end
+if pstart ~= 'common:' .. tag_of_keys .. ':pstart' then
+  return redis.error_reply(
+      'BAD_KEYS pstart must be common:{<name>:<severity>}:pstart with the hash tag as in common, but KEYS[4] is '
+      .. shown(pstart))
+end
+if recent ~= 'recent:' .. tag_of_keys then
+  return redis.error_reply(
+      'BAD_KEYS recent must be recent:{<name>:<severity>} with the hash tag as in common, but KEYS[5] is '
+      .. shown(recent))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -203,6 +295,7 @@ redis.register_function{
 --- @return int                when it was logged (ms, server clock)
 --- @error BAD_ARGS            not 1 key and 2 arguments
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(1): the trim drops one entry at most
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -215,6 +308,11 @@ local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(recent, 'recent:', '')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS recent must be recent:{<name>:<severity>}, but KEYS[1] is ' .. shown(recent))
 end
 -- End of the generated input checks.
 local time = redis.call('TIME')
@@ -252,6 +350,7 @@ redis.register_function{
 --- @error BAD_MODE            not one of its choices
 --- @error BAD_TTL             not whole milliseconds within its range (or empty)
 --- @error BAD_CAP             not an integer within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -283,6 +382,19 @@ if ARGV[5] ~= '' then
   cap = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
   if not cap or cap > 1000000 then
     return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000000, or empty, got ' .. shown(ARGV[5]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
+if not tables_parts then
+  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = tables_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
+    return redis.error_reply(
+        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
+        .. i .. '] is ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -326,6 +438,7 @@ redis.register_function{
 --- @return uint               how many tables held it
 --- @error BAD_ARGS            not from 1 to 64 keys and 1 argument
 --- @error BAD_CONTENT         empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(P log T), P = the prefixes, T = a table's entries
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -335,6 +448,19 @@ end
 local content = ARGV[1]
 if content == '' then
   return redis.error_reply('BAD_CONTENT content must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tables_parts = key_split(KEYS[1], { '', ':', '' }, true)
+if not tables_parts then
+  return redis.error_reply('BAD_KEYS tables must be {<subject>}:<prefix>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = tables_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':', '') then
+    return redis.error_reply(
+        'BAD_KEYS tables must be {<subject>}:<prefix> with <subject> as in tables, but KEYS['
+        .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -375,6 +501,7 @@ redis.register_function{
 --- @error BAD_ARGS                  not 2 keys and 2 arguments
 --- @error BAD_TOKEN                 empty
 --- @error BAD_LEASE                 not whole milliseconds within its range
+--- @error BAD_KEYS                  a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -391,6 +518,15 @@ local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(value)
+if value == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+end
+if marker ~= tag_of_keys .. ':computing' then
+  return redis.error_reply(
+      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
 end
 -- End of the generated input checks.
 local cached = redis.call('GET', value)
@@ -427,6 +563,7 @@ redis.register_function{
 --- @error BAD_ARGS                not 2 keys and 3 arguments
 --- @error BAD_TOKEN               empty
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -447,6 +584,15 @@ if ARGV[3] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(value)
+if value == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+end
+if marker ~= tag_of_keys .. ':computing' then
+  return redis.error_reply(
+      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the first write.
@@ -487,6 +633,7 @@ redis.register_function{
 --- @return nil                    nothing
 --- @error BAD_ARGS                not 1 key and from 3 to 2001 arguments
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_FIELDS              a field without a value: the fields and values are an odd number
 --- @complexity O(N), N = number of fields given (the old entry is freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -502,6 +649,10 @@ if ARGV[1] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if cache == '' then
+  return redis.error_reply('BAD_KEYS cache must be <name>, but KEYS[1] is ' .. shown(cache))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -542,6 +693,7 @@ redis.register_function{
 --- @arg items bytes...  1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
 --- @error BAD_ARGS                    not 1 key and from 1 to 1000 arguments
+--- @error BAD_KEYS                    a key not named as its template says
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
@@ -551,6 +703,10 @@ if #KEYS ~= 1 or #ARGV < 1 or #ARGV > 1000 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 1 to 1000 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if queue == '' then
+  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+end
 -- End of the generated input checks.
 local MAX_LENGTH = 5000
 
@@ -607,6 +763,7 @@ redis.register_function{
 --- @return decimal                    the old value; "0" when the field was missing
 --- @error BAD_ARGS                    not 1 key and 2 arguments
 --- @error BAD_VALUE                   not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -619,6 +776,10 @@ local field = ARGV[1]
 local value = integer(ARGV[2], '-9223372036854775808', '9223372036854775807')
 if not value then
   return redis.error_reply('BAD_VALUE value must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if counters == '' then
+  return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[1] is ' .. shown(counters))
 end
 -- End of the generated input checks.
 local old = redis.call('HGET', counters, field)
@@ -651,6 +812,7 @@ redis.register_function{
 --- @return int?              the fencing token; nil when the lock is held
 --- @error BAD_ARGS           not 2 keys and 1 argument
 --- @error BAD_TTL            not whole milliseconds within its range
+--- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -663,6 +825,15 @@ local fence = KEYS[2]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(lock)
+if lock == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".
@@ -704,6 +875,7 @@ redis.register_function{
 --- @return (int, int)                 `{kept, trimmed}`: the first `kept` items were appended; `trimmed` old ones cut
 --- @error BAD_ARGS                    not 1 key and from 2 to 5001 arguments
 --- @error BAD_MAX_LENGTH              not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
 --- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 5,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -715,6 +887,10 @@ local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
   return redis.error_reply(
       'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if queue == '' then
+  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000
@@ -757,6 +933,7 @@ redis.register_function{
 --- @return (int, int)                 `{kept, evicted}`: the last `kept` items were appended; `evicted` old ones cut
 --- @error BAD_ARGS                    not 1 key and from 2 to 5001 arguments
 --- @error BAD_MAX_LENGTH              not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
 --- @complexity O(M + E), M = the number of items, E = the items evicted (at most 5,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -768,6 +945,10 @@ local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
   return redis.error_reply(
       'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if queue == '' then
+  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000
@@ -838,6 +1019,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_X               empty
 --- @error BAD_Y               empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses live
 --- @clock server
 --- @complexity O(log N), N = the members
@@ -855,6 +1037,15 @@ end
 local y = ARGV[2]
 if y == '' then
   return redis.error_reply('BAD_Y y must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
@@ -885,6 +1076,7 @@ redis.register_function{
 --- @return (float?, float?)   longitude and latitude; nil and nil when it is not pinned
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_MEMBER          empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses live
 --- @clock server
 --- @complexity O(log N), N = the members
@@ -898,6 +1090,15 @@ local deadlines = KEYS[2]
 local member = ARGV[1]
 if member == '' then
   return redis.error_reply('BAD_MEMBER member must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whatever is pinned.
@@ -939,6 +1140,7 @@ redis.register_function{
 --- @error BAD_MEMBER          empty
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_TTL             not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
 --- @uses live nearest
 --- @clock server
@@ -962,6 +1164,20 @@ end
 local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+end
+if cache ~= tag_of_keys .. ':neighbours:' .. member then
+  return redis.error_reply(
+      'BAD_KEYS cache must be {<key>}:neighbours:<member> with <key> as in places and <member> = ARGV[1], but ' ..
+      'KEYS[3] is ' .. shown(cache))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -1025,6 +1241,7 @@ redis.register_function{
 --- @error BAD_LONGITUDE       not a finite decimal number, or not from -180 to 180
 --- @error BAD_LATITUDE        not a finite decimal number, or not from -85.05112878 to 85.05112878
 --- @error BAD_TTL             not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1053,6 +1270,15 @@ if ARGV[4] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if longitude < -180 or longitude > 180 then
@@ -1098,6 +1324,7 @@ redis.register_function{
 --- @return uint               how many were deleted
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the members, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1110,6 +1337,15 @@ local deadlines = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -1148,6 +1384,7 @@ redis.register_function{
 --- @error BAD_MEMBER          empty
 --- @error BAD_RADIUS          not a finite decimal number, or not above 0 and at most 20037.5
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error UNKNOWN_MEMBER      `member` is not pinned, or its pin expired
 --- @uses live nearest
 --- @clock server
@@ -1170,6 +1407,15 @@ end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if radius <= 0 or radius > 20037.5 then
@@ -1205,6 +1451,7 @@ redis.register_function{
 --- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @return uint              the members pinned
 --- @error BAD_ARGS            not 2 keys and 0 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the pins with a ttl
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1214,6 +1461,15 @@ if #KEYS ~= 2 or #ARGV ~= 0 then
 end
 local places = KEYS[1]
 local deadlines = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
+end
 -- End of the generated input checks.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -1240,6 +1496,7 @@ redis.register_function{
 --- @error BAD_ARGS               not 1 key and 2 arguments
 --- @error BAD_TOKEN              empty
 --- @error BAD_TTL                not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1254,6 +1511,10 @@ end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if lock == '' then
+  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then
@@ -1278,6 +1539,7 @@ redis.register_function{
 --- @return int?                  milliseconds left; -1 when held with no lease; nil when not held with `token`
 --- @error BAD_ARGS               not 1 key and 1 argument
 --- @error BAD_TOKEN              empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1288,6 +1550,10 @@ local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if lock == '' then
+  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) ~= token then
@@ -1312,6 +1578,7 @@ redis.register_function{
 --- @return bool                  1 when it was held with `token` and is now free; 0 for another token or a free lock
 --- @error BAD_ARGS               not 1 key and 1 argument
 --- @error BAD_TOKEN              empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1322,6 +1589,10 @@ local lock = KEYS[1]
 local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if lock == '' then
+  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then
@@ -1351,6 +1622,7 @@ redis.register_function{
 --- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_IP              not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
 --- @complexity O(log N), N = the blocks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1363,6 +1635,16 @@ local cities = KEYS[2]
 local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not ip or ip > 4294967295 then
   return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(blocks, '', ':ip2cityid')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS blocks must be {<namespace>}:ip2cityid, but KEYS[1] is ' .. shown(blocks))
+end
+if cities ~= tag_of_keys .. ':cityid2city' then
+  return redis.error_reply(
+      'BAD_KEYS cities must be {<namespace>}:cityid2city with <namespace> as in blocks, but KEYS[2] is '
+      .. shown(cities))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before the answer is built.
@@ -1409,6 +1691,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1425,6 +1708,15 @@ end
 local policy = ARGV[3]
 if policy ~= 'standard' and policy ~= 'dense' and policy ~= 'modified' and policy ~= 'ordinal' then
   return redis.error_reply('BAD_POLICY policy must be one of standard, dense, modified, ordinal, got ' .. shown(policy))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', levels)
@@ -1474,6 +1766,7 @@ redis.register_function{
 --- @arg item bytes            the item
 --- @return bool               1 if it was on the board
 --- @error BAD_ARGS            not 2 keys and 1 argument
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1483,6 +1776,15 @@ end
 local board = KEYS[1]
 local levels = KEYS[2]
 local item = ARGV[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
@@ -1526,6 +1828,7 @@ redis.register_function{
 --- @return bool               1 if the item is new
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1538,6 +1841,15 @@ local item = ARGV[1]
 local weight = float(ARGV[2])
 if not weight then
   return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -1582,6 +1894,7 @@ redis.register_function{
 --- @arg item bytes            the item
 --- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1589,6 +1902,21 @@ if #KEYS < 2 or #KEYS > 20 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 20 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local item = ARGV[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_item
+for i = 1, #KEYS do
+  if (i - 1) % 2 == 0 then
+    tag_of_item = key_group(KEYS[i])
+    if KEYS[i] == '' or not tag_of_item then
+      return redis.error_reply('BAD_KEYS boards must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  elseif (i - 1) % 2 == 1 then
+    if KEYS[i] ~= tag_of_item .. ':levels' then
+      return redis.error_reply(
+          'BAD_KEYS boards must be {<key>}:levels with <key> as in boards, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  end
+end
 -- End of the generated input checks.
 if #KEYS % 2 ~= 0 then
   return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')
@@ -1638,6 +1966,7 @@ redis.register_function{
 --- @return float              the item's new score
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1650,6 +1979,15 @@ local item = ARGV[1]
 local change = float(ARGV[2])
 if not change then
   return redis.error_reply('BAD_CHANGE change must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -1697,12 +2035,25 @@ redis.register_function{
 --- @key rows... string 1..=512 {<id>}:row:<row>  the row bitmaps, first row first; all in one hash slot
 --- @return [bytes]               each row's bytes; an empty string for a missing row (all 0)
 --- @error BAD_ARGS               not from 1 to 512 keys and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
 --- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
 --- @complexity O(B), B = the bytes read, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
+if not rows_parts then
+  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = rows_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
+    return redis.error_reply(
+        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576
@@ -1741,12 +2092,13 @@ redis.register_function{
 --- nothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is
 --- built a range of rows per call, the first range holding the first row, so that of two
 --- clients building the same matrix the second fails at its first call.
---- @key bitmaps... string 1..=512 {<id>}:row:<row>  the bitmaps, first bit first; all in one hash slot
+--- @key bitmaps... string 1..=512 <key>  the rows as get_all.lua names them, or a compact matrix's one key
 --- @arg bits uint 1..=2^23          the bits per bitmap (a bitmap holds at most 1 MiB)
 --- @arg packed bytes... 1..=512    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
 --- @return nil                      nothing
 --- @error BAD_ARGS                  not from 1 to 512 keys and from 2 to 513 arguments; or not one packed value per key
 --- @error BAD_BITS                  not an integer within its range
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_SHAPE                 a packed value is neither empty nor ceil(bits / 8) bytes
 --- @error BAD_PADDING               a bitmap sets one of the unused bits after its last cell
 --- @error TOO_BIG                   the bitmaps hold more than 1 MiB together; write fewer per call
@@ -1761,6 +2113,12 @@ end
 local bits = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not bits or bits > 8388608 then
   return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+for i = 1, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS bitmaps must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576
@@ -1824,7 +2182,7 @@ redis.register_function{
 --- short: a bigger matrix is built a range of rows per call, the first range holding the
 --- first row, so that of two clients building the same matrix the second fails at its
 --- first call.
---- @key strings... string 1..=512 {<id>}:row:<row>  the strings, in order; all in one hash slot
+--- @key strings... string 1..=512 <key>  the rows as bitmap_get_all.lua names them, or a Matrix's one key
 --- @arg cell_type string i8|i16|i32|i64|u8|u16|u32|u63  the cell type as BITFIELD spells it
 --- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
 --- @arg packed bytes... 1..=512                   each string's bytes, one per key, or empty for zeros
@@ -1832,6 +2190,7 @@ redis.register_function{
 --- @error BAD_ARGS                                 not from 1 to 512 keys and from 3 to 514 arguments; or keys ≠ values
 --- @error BAD_CELL_TYPE                            not one of its choices
 --- @error BAD_CELLS                                not an integer within its range
+--- @error BAD_KEYS                                 a key not named as its template says
 --- @error BAD_SHAPE                                a string is neither empty nor ceil(cells × bits / 8) bytes
 --- @error BAD_PADDING                              a string sets one of the unused bits after its last cell
 --- @error TOO_BIG                                  the strings hold more than 1 MiB, together or one alone
@@ -1852,6 +2211,12 @@ end
 local cells = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not cells or cells > 8388608 then
   return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+for i = 1, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS strings must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576
@@ -1913,12 +2278,25 @@ redis.register_function{
 --- @key rows... string 1..=512 {<id>}:row:<row>  the row strings, first row first; all in one hash slot
 --- @return [bytes]               each row's bytes; an empty string for a missing row (all zeros)
 --- @error BAD_ARGS               not from 1 to 512 keys and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
 --- @error TOO_BIG                the rows hold more than 1 MiB together; read fewer rows per call
 --- @complexity O(B), B = the bytes read, at most 1 MiB
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
+if not rows_parts then
+  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = rows_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
+    return redis.error_reply(
+        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576
@@ -1956,12 +2334,25 @@ redis.register_function{
 --- @key rows... list 1..=512 {<id>}:row:<row>  the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
 --- @error BAD_ARGS              not from 1 to 512 keys and 0 arguments
+--- @error BAD_KEYS              a key not named as its template says
 --- @error TOO_BIG               the rows hold more than 8,192 cells together; read fewer rows per call
 --- @complexity O(C), C = the cells read, at most 8,192
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 1 or #KEYS > 512 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 1 to 512 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
+if not rows_parts then
+  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = rows_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
+    return redis.error_reply(
+        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_CELLS = 8192
@@ -2004,6 +2395,7 @@ redis.register_function{
 --- @error BAD_ARGS                  not from 1 to 512 keys and from 1 to 2049 arguments; or not 0 or rows×cols values
 --- @error BAD_COLS                      not an integer within its range
 --- @error BAD_VALUES                    a value is not an integer within its range
+--- @error BAD_KEYS                      a key not named as its template says
 --- @error TOO_BIG                       rows × cols is more than 2,048 cells; write fewer rows per call
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
 --- @complexity O(rows × cols), at most 2,048 cells
@@ -2022,6 +2414,18 @@ for i = 2, #ARGV do
   if not each then
     return redis.error_reply(
         'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
+if not rows_parts then
+  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = rows_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
+    return redis.error_reply(
+        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
@@ -2079,6 +2483,7 @@ redis.register_function{
 --- @key minutes... set 1..=10 {<ns>}:active.users:<minute>  the sets of the last N minutes, newest first
 --- @return [string]           the friends seen in any of them
 --- @error BAD_ARGS            not from 2 to 11 keys and 0 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 300 users
 --- @complexity O(F × N), F = the friends, N = the minutes
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2087,6 +2492,19 @@ if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local friends = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local friends_parts = key_split(friends, { '', ':friends:', '' }, true)
+if not friends_parts then
+  return redis.error_reply('BAD_KEYS friends must be {<ns>}:friends:<user>, but KEYS[1] is ' .. shown(friends))
+end
+local tag_of_keys = friends_parts[1]
+for i = 2, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':active.users:', '') then
+    return redis.error_reply(
+        'BAD_KEYS minutes must be {<ns>}:active.users:<minute> with <ns> as in friends, but KEYS['
+        .. i .. '] is ' .. shown(KEYS[i]))
+  end
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whoever the friends are.
 for m = 2, #KEYS do
@@ -2137,6 +2555,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 1 key and 2 arguments
 --- @error BAD_USER            empty
 --- @error BAD_EXPIRY          not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -2151,6 +2570,10 @@ end
 local expiry = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not expiry or expiry > 3000000 then
   return redis.error_reply('BAD_EXPIRY expiry must be whole milliseconds from 1 to 3000000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(minute, { '', ':active.users:', '' }, true) then
+  return redis.error_reply('BAD_KEYS minute must be {<ns>}:active.users:<minute>, but KEYS[1] is ' .. shown(minute))
 end
 -- End of the generated input checks.
 local added = redis.call('SADD', minute, user)
@@ -2180,6 +2603,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_WINDOW          not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 2,000 users
 --- @clock caller
 --- @complexity O(F × log N), F = the friends, N = the users remembered
@@ -2198,6 +2622,15 @@ local window = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not window or window > 999999999999999 then
   return redis.error_reply(
       'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(seen, '', ':last.seen')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
+end
+if not key_cut(friends, tag_of_keys .. ':friends:', '') then
+  return redis.error_reply(
+      'BAD_KEYS friends must be {<ns>}:friends:<user> with <ns> as in seen, but KEYS[1] is ' .. shown(friends))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)
@@ -2242,6 +2675,7 @@ redis.register_function{
 --- @error BAD_USER            empty
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_KEEP            not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock caller
 --- @complexity O(log N), N = the users remembered
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2261,6 +2695,11 @@ end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 999999999999999 then
   return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(seen, '', ':last.seen')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)
@@ -2292,6 +2731,7 @@ redis.register_function{
 --- @arg items bytes... 1..=1000   the items, oldest first
 --- @return uint               the list's length after the add
 --- @error BAD_ARGS            not 2 keys and from 1 to 1000 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it
 --- @complexity O(M), M = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2301,6 +2741,15 @@ if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 1000 then
 end
 local list = KEYS[1]
 local added = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(list)
+if list == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+end
+if added ~= tag_of_keys .. ':added' then
+  return redis.error_reply(
+      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
 local count = redis.call('GET', added)
@@ -2348,6 +2797,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CURSOR          not an integer within its range (or empty)
 --- @error BAD_SIZE            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1
 --- @complexity O(S + M), S = how far the page is from the nearer end of the list, M = `size`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2368,6 +2818,15 @@ end
 local size = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not size or size > 1000 then
   return redis.error_reply('BAD_SIZE size must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(list)
+if list == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+end
+if added ~= tag_of_keys .. ':added' then
+  return redis.error_reply(
+      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
 end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
@@ -2407,6 +2866,7 @@ redis.register_function{
 --- @return int?                     milliseconds until the window resets; nil when attempts are admitted
 --- @error BAD_ARGS                  not 1 key and 1 argument
 --- @error BAD_MAXIMUM               not an integer within its range
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2418,6 +2878,10 @@ local counter = KEYS[1]
 local maximum = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not maximum or maximum > 999999999999999 then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(counter, { '', ':', ':', '' }, false) then
+  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
 end
 -- End of the generated input checks.
 local stored = redis.call('GET', counter)
@@ -2468,6 +2932,7 @@ redis.register_function{
 --- @error BAD_COUNT               not an integer within its range
 --- @error BAD_PERIOD              not whole milliseconds within its range, or a refill over 10^10 ms
 --- @error BAD_COST                not an integer within its range, or more than `burst`
+--- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
 --- @clock server
 --- @complexity O(1)
@@ -2492,6 +2957,10 @@ end
 local cost = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(tat, { '', ':', ':', '' }, false) then
+  return redis.error_reply('BAD_KEYS tat must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(tat))
 end
 -- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.
@@ -2562,6 +3031,7 @@ redis.register_function{
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_INTERVAL              not whole milliseconds within its range
 --- @error BAD_COST                  not an integer within its range, or more than `maximum`
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2582,6 +3052,10 @@ end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(counter, { '', ':', ':', '' }, false) then
+  return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
 end
 -- End of the generated input checks.
 if cost > maximum then
@@ -2647,6 +3121,7 @@ redis.register_function{
 --- @error BAD_LIMIT             not an integer within its range
 --- @error BAD_PERIOD            not whole milliseconds within its range
 --- @error BAD_COST              not an integer within its range, or more than `limit`
+--- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
@@ -2667,6 +3142,10 @@ end
 local cost = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cost or cost > 1000000 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(log, { '', ':', ':', '' }, false) then
+  return redis.error_reply('BAD_KEYS log must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(log))
 end
 -- End of the generated input checks.
 if cost > limit then
@@ -2774,6 +3253,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_USER            empty
 --- @error BAD_TARGET          empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @error SELF_FOLLOW         `user` and `target` are the same user
 --- @clock server
 --- @complexity O(log N), N = the larger of the two lists
@@ -2791,6 +3271,18 @@ end
 local target = ARGV[2]
 if target == '' then
   return redis.error_reply('BAD_TARGET target must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(following, '', ':following:' .. user)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
+      .. shown(following))
+end
+if followers ~= tag_of_keys .. ':followers:' .. target then
+  return redis.error_reply(
+      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], but KEYS[2] is ' .. shown(followers))
 end
 -- End of the generated input checks.
 if user == target then
@@ -2830,15 +3322,16 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
---- Reply: 1 if `a` follows `b` and `b` follows `a`.
---- @key a_following zset {<namespace>}:following:<user>   `a`'s followed users
---- @key b_following zset {<namespace>}:following:<other>  `b`'s followed users
---- @arg a string non-empty    one user
---- @arg b string non-empty    the other
+--- Reply: 1 if `user` follows `other` and `other` follows `user`.
+--- @key a_following zset {<namespace>}:following:<user>   `user`'s followed users
+--- @key b_following zset {<namespace>}:following:<other>  `other`'s followed users
+--- @arg user string non-empty    one user
+--- @arg other string non-empty   the other
 --- @return bool               1 if each follows the other
 --- @error BAD_ARGS            not 2 keys and 2 arguments
---- @error BAD_A               empty
---- @error BAD_B               empty
+--- @error BAD_USER            empty
+--- @error BAD_OTHER           empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -2847,17 +3340,29 @@ if #KEYS ~= 2 or #ARGV ~= 2 then
 end
 local a_following = KEYS[1]
 local b_following = KEYS[2]
-local a = ARGV[1]
-if a == '' then
-  return redis.error_reply('BAD_A a must not be empty')
+local user = ARGV[1]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
 end
-local b = ARGV[2]
-if b == '' then
-  return redis.error_reply('BAD_B b must not be empty')
+local other = ARGV[2]
+if other == '' then
+  return redis.error_reply('BAD_OTHER other must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(a_following, '', ':following:' .. user)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS a_following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
+      .. shown(a_following))
+end
+if b_following ~= tag_of_keys .. ':following:' .. other then
+  return redis.error_reply(
+      'BAD_KEYS b_following must be {<namespace>}:following:<other> with <namespace> as in a_following and <other> ' ..
+      '= ARGV[2], but KEYS[2] is ' .. shown(b_following))
 end
 -- End of the generated input checks.
-local a_follows = redis.call('ZSCORE', a_following, b)
-local b_follows = redis.call('ZSCORE', b_following, a)
+local a_follows = redis.call('ZSCORE', a_following, other)
+local b_follows = redis.call('ZSCORE', b_following, user)
 return (a_follows and b_follows) and 1 or 0
   end,
 }
@@ -2879,6 +3384,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_USER            empty
 --- @error BAD_TARGET          empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the larger of the two lists
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -2894,6 +3400,18 @@ end
 local target = ARGV[2]
 if target == '' then
   return redis.error_reply('BAD_TARGET target must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(following, '', ':following:' .. user)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
+      .. shown(following))
+end
+if followers ~= tag_of_keys .. ':followers:' .. target then
+  return redis.error_reply(
+      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], but KEYS[2] is ' .. shown(followers))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
@@ -2924,6 +3442,7 @@ redis.register_function{
 --- @return string?                the resource; nil when every resource is held
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2938,6 +3457,23 @@ local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -2989,6 +3525,7 @@ redis.register_function{
 --- @error BAD_TTL                 not whole milliseconds within its range
 --- @error BAD_TOKEN               empty
 --- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3011,6 +3548,23 @@ end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3056,6 +3610,7 @@ redis.register_function{
 --- @return bool                   1 when added; 0 when the pool already has it, available or held
 --- @error BAD_ARGS                not 2 keys and 1 argument
 --- @error BAD_RESOURCE            empty
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3067,6 +3622,15 @@ local occupied = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the write.
@@ -3096,6 +3660,7 @@ redis.register_function{
 --- @return bool                   1 when the pool had it; 0 when it did not
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_RESOURCE            empty
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3109,6 +3674,23 @@ local holders = KEYS[4]
 local resource = ARGV[1]
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3143,6 +3725,7 @@ redis.register_function{
 --- @error BAD_RESOURCE            empty
 --- @error BAD_TOKEN               empty
 --- @error BAD_TTL                 not whole milliseconds within its range
+--- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3163,6 +3746,15 @@ end
 local ttl = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(leases, '', ':leases')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS leases must be {<name>}:leases, but KEYS[1] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in leases, but KEYS[2] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before anything is written.
@@ -3193,6 +3785,7 @@ redis.register_function{
 --- @return bool                   1 when the pool has it; 0 when not
 --- @error BAD_ARGS                not 2 keys and 1 argument
 --- @error BAD_RESOURCE            empty
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3204,6 +3797,15 @@ local occupied = KEYS[2]
 local resource = ARGV[1]
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
 end
 -- End of the generated input checks.
 -- Both sets are read, so a key of another type is WRONGTYPE whatever the answer.
@@ -3235,6 +3837,7 @@ redis.register_function{
 --- @return uint                   how many resources went back to the pool
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3249,6 +3852,23 @@ local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3288,6 +3908,7 @@ redis.register_function{
 --- @return bool                   1 when it was held with no lease and is now available; 0 otherwise
 --- @error BAD_ARGS                not 3 keys and 1 argument
 --- @error BAD_RESOURCE            empty
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3300,6 +3921,19 @@ local holders = KEYS[3]
 local resource = ARGV[1]
 if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[3] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (SMOVE would answer 0
@@ -3335,6 +3969,7 @@ redis.register_function{
 --- @error BAD_ARGS                not 4 keys and 2 arguments
 --- @error BAD_RESOURCE            empty
 --- @error BAD_TOKEN               empty
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(log N), N = the leases
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3352,6 +3987,23 @@ end
 local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3382,6 +4034,7 @@ redis.register_function{
 --- @key occupied set {<name>}:occupied    the set of resources held
 --- @return uint                   how many resources the pool has
 --- @error BAD_ARGS                not 2 keys and 0 arguments
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3390,6 +4043,15 @@ if #KEYS ~= 2 or #ARGV ~= 0 then
 end
 local available = KEYS[1]
 local occupied = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
 -- End of the generated input checks.
 return redis.call('SCARD', available) + redis.call('SCARD', occupied)
   end,
@@ -3417,6 +4079,7 @@ redis.register_function{
 --- @return [string]           c, c pairs (row, due ms), then the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(M log N), M = rows due (at most `limit`), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3429,6 +4092,16 @@ local schedule = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 500 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(delays, '', ':delays')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+end
+if schedule ~= tag_of_keys .. ':schedule' then
+  return redis.error_reply(
+      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
+      .. shown(schedule))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3484,6 +4157,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 3 keys and 2 arguments
 --- @error BAD_ROW             empty
 --- @error BAD_DELAY           not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3502,6 +4176,21 @@ local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[
 if not delay or delay > 999999999999999 then
   return redis.error_reply(
       'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(delays, '', ':delays')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+end
+if schedule ~= tag_of_keys .. ':schedule' then
+  return redis.error_reply(
+      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
+      .. shown(schedule))
+end
+if copy ~= tag_of_keys .. ':inv:' .. row then
+  return redis.error_reply(
+      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[3] ' ..
+      'is ' .. shown(copy))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3540,6 +4229,7 @@ redis.register_function{
 --- @return bool               1 if stored; 0 if the row was unscheduled (its copy is gone)
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_ROW             empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1), plus the copy's size
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3553,6 +4243,16 @@ if row == '' then
   return redis.error_reply('BAD_ROW row must not be empty')
 end
 local content = ARGV[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(delays, '', ':delays')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+end
+if copy ~= tag_of_keys .. ':inv:' .. row then
+  return redis.error_reply(
+      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[2] ' ..
+      'is ' .. shown(copy))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('STRLEN', copy)
@@ -3628,6 +4328,7 @@ redis.register_function{
 --- @error BAD_TOKEN           empty
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_CAP             not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOKEN_TAKEN         a live session already has this token
 --- @uses sweep forget outlive_sessions
 --- @clock server
@@ -3650,6 +4351,16 @@ end
 local cap = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not cap or cap > 1000 then
   return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3695,6 +4406,7 @@ redis.register_function{
 --- @arg ids string... 1..=100    the ids of the sessions to end
 --- @return uint               how many of them were live sessions, now ended
 --- @error BAD_ARGS            not 2 keys and from 1 to 100 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses sweep forget outlive_sessions
 --- @clock server
 --- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
@@ -3705,6 +4417,16 @@ if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 100 then
 end
 local sessions = KEYS[1]
 local records = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
@@ -3742,6 +4464,7 @@ redis.register_function{
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3750,6 +4473,11 @@ if #KEYS ~= 1 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local sessions = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
 -- End of the generated input checks.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -3788,6 +4516,7 @@ redis.register_function{
 --- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
 --- @error BAD_ARGS            not 2 keys and from 3 to 201 arguments
 --- @error BAD_TOKEN           empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_FIELDS          a name without a value: the names and values are an odd number
 --- @error DATA_TOO_BIG        the data would have more than 256 fields or 64 KiB of names and values
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
@@ -3804,6 +4533,16 @@ local records = KEYS[2]
 local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -3871,6 +4610,7 @@ redis.register_function{
 --- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
 --- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
 --- @error BAD_TOKEN           empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
 --- @uses sweep
 --- @clock server
@@ -3885,6 +4625,16 @@ local records = KEYS[2]
 local token = ARGV[1]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -3949,6 +4699,7 @@ redis.register_function{
 --- @error BAD_TOKEN           empty
 --- @error BAD_SLIDE           not 1 or 0
 --- @error BAD_DATA            not 1 or 0
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
 --- @uses sweep outlive_sessions
 --- @clock server
@@ -3974,6 +4725,16 @@ if data ~= '1' and data ~= '0' then
   return redis.error_reply('BAD_DATA data must be 1 or 0, got ' .. shown(data))
 end
 data = data == '1'
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
@@ -4094,6 +4855,7 @@ redis.register_function{
 --- @error BAD_URL                  empty
 --- @error BAD_TTL                  not whole milliseconds within its range (or empty)
 --- @error BAD_MAX_VISITS           not an integer within its range (or empty)
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @uses over forget keep
@@ -4131,6 +4893,23 @@ if ARGV[4] ~= '' then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 if #slug > 64 or not string.match(slug, '^[0-9a-zA-Z_%-]+$') then
@@ -4179,6 +4958,7 @@ redis.register_function{
 --- @return uint                    how many links were deleted
 --- @error BAD_ARGS                 not 5 keys and 1 argument
 --- @error BAD_LIMIT                not an integer within its range
+--- @error BAD_KEYS                 a key not named as its template says
 --- @uses forget
 --- @clock server
 --- @complexity O(M × log N), N = the links with an expiry, M = `limit`
@@ -4195,6 +4975,27 @@ local visits = KEYS[5]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if cache ~= tag_of_keys .. ':mapping_cache' then
+  return redis.error_reply(
+      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in links, but KEYS[2] is ' .. shown(cache))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[3] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[4] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[5] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4236,6 +5037,7 @@ redis.register_function{
 --- @return string?                 the URL; nil when the link does not exist, has expired or is used up
 --- @error BAD_ARGS                 not 4 keys and 1 argument
 --- @error BAD_ID                   empty
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @uses over
@@ -4253,6 +5055,23 @@ local visits = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4301,6 +5120,7 @@ redis.register_function{
 --- @error BAD_URL                  empty
 --- @error BAD_TTL                  not whole milliseconds within its range (or empty)
 --- @error BAD_MAX_VISITS           not an integer within its range (or empty)
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @uses keep base62
@@ -4334,6 +5154,23 @@ if ARGV[3] ~= '' then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(counter, '', ':id_counter')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
+end
+if links ~= tag_of_keys .. ':mapping_hash' then
+  return redis.error_reply(
+      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in counter, but KEYS[3] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in counter, but KEYS[4] is ' .. shown(limits))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4392,6 +5229,7 @@ redis.register_function{
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 3 keys and 1 argument
 --- @error BAD_URL                  empty
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @uses base62
@@ -4407,6 +5245,19 @@ local cache = KEYS[3]
 local url = ARGV[1]
 if url == '' then
   return redis.error_reply('BAD_URL url must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(counter, '', ':id_counter')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
+end
+if links ~= tag_of_keys .. ':mapping_hash' then
+  return redis.error_reply(
+      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
+end
+if cache ~= tag_of_keys .. ':mapping_cache' then
+  return redis.error_reply(
+      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in counter, but KEYS[3] is ' .. shown(cache))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4467,6 +5318,7 @@ redis.register_function{
 --- @return string?                 the URL; nil when the link does not exist, has expired or is used up
 --- @error BAD_ARGS                 not 4 keys and 1 argument
 --- @error BAD_ID                   empty
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @uses over forget
@@ -4484,6 +5336,23 @@ local visits = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4535,6 +5404,7 @@ redis.register_function{
 --- @error BAD_CONTEXT         empty
 --- @error BAD_AVERAGE         not a finite decimal number
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -4553,6 +5423,10 @@ end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if slowest == '' then
+  return redis.error_reply('BAD_KEYS slowest must be <key>, but KEYS[1] is ' .. shown(slowest))
 end
 -- End of the generated input checks.
 redis.call('ZADD', slowest, average, context)
@@ -4591,6 +5465,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @uses held_hour rotate_hour
 --- @clock caller
@@ -4611,6 +5486,25 @@ end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if stats == '' or not key_tagged(stats) or not key_group_fits(stats, { '', ':', ':', '' }) then
+  return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
+end
+if start ~= stats .. ':start' then
+  return redis.error_reply(
+      'BAD_KEYS start must be {<prefix>:<context>:<kind>}:start with the hash tag as in stats, but KEYS[2] is '
+      .. shown(start))
+end
+if last ~= stats .. ':last' then
+  return redis.error_reply(
+      'BAD_KEYS last must be {<prefix>:<context>:<kind>}:last with the hash tag as in stats, but KEYS[3] is '
+      .. shown(last))
+end
+if pstart ~= stats .. ':pstart' then
+  return redis.error_reply(
+      'BAD_KEYS pstart must be {<prefix>:<context>:<kind>}:pstart with the hash tag as in stats, but KEYS[4] is '
+      .. shown(pstart))
 end
 -- End of the generated input checks.
 if math.abs(value) > 1e100 then
@@ -4655,13 +5549,14 @@ redis.register_function{
 --- empty list of tags aborts it with an error; here it is refused before anything runs.
 --- Reply: how many of the tags are new to the target.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
---- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
+--- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target
---- @arg tags string... 1..=100     the tags, one per key of `tag_targets`
+--- @arg tag string... 1..=100 non-empty   the tags, one per key of `tag_targets`
 --- @return uint               how many tags the target did not have
---- @error BAD_ARGS            not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys
+--- @error BAD_ARGS            not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets
 --- @error BAD_TARGET          empty
---- @error BAD_TAGS            a tag is empty
+--- @error BAD_TAG             a value is empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M), M = the tags given
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -4674,15 +5569,30 @@ local target = ARGV[1]
 if target == '' then
   return redis.error_reply('BAD_TARGET target must not be empty')
 end
--- End of the generated input checks.
-if #ARGV - 1 ~= #KEYS - 1 then
-  return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' tag keys but ' .. (#ARGV - 1) .. ' tags')
-end
 for i = 2, #ARGV do
   if ARGV[i] == '' then
-    return redis.error_reply('BAD_TAGS tag ' .. (i - 1) .. ' is empty')
+    return redis.error_reply('BAD_TAG tag must not be empty, but ARGV[' .. i .. '] is')
   end
 end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if #KEYS - 2 ~= #ARGV - 2 then
+  return redis.error_reply(
+      'BAD_ARGS expected one tag per key of tag_targets, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 1))
+end
+local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
+      .. shown(target_tags))
+end
+for i = 2, #KEYS do
+  if KEYS[i] ~= tag_of_keys .. ':tag:' .. ARGV[i] then
+    return redis.error_reply(
+        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the ' ..
+        'tag arguments, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 for i = 1, #KEYS do
   redis.call('SCARD', KEYS[i])
@@ -4720,6 +5630,7 @@ redis.register_function{
 --- @return [string]           `1` on a miss, `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
 --- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4731,6 +5642,19 @@ local cache = KEYS[1]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local cache_parts = key_split(cache, { '', ':cached:', '' }, true)
+if not cache_parts then
+  return redis.error_reply('BAD_KEYS cache must be {<namespace>}:cached:<tags>, but KEYS[1] is ' .. shown(cache))
+end
+local tag_of_keys = cache_parts[1]
+for i = 2, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':tag:', '') then
+    return redis.error_reply(
+        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in cache, but KEYS['
+        .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -4771,13 +5695,14 @@ redis.register_function{
 --- does not have are ignored.
 --- Reply: how many of the tags the target had.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
---- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
+--- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target
---- @arg tags string... 1..=100     the tags, one per key of `tag_targets`
+--- @arg tag string... 1..=100 non-empty   the tags, one per key of `tag_targets`
 --- @return uint               how many of the tags the target had
---- @error BAD_ARGS            not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys
+--- @error BAD_ARGS            not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets
 --- @error BAD_TARGET          empty
---- @error BAD_TAGS            a tag is empty
+--- @error BAD_TAG             a value is empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M), M = the tags given
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -4790,15 +5715,30 @@ local target = ARGV[1]
 if target == '' then
   return redis.error_reply('BAD_TARGET target must not be empty')
 end
--- End of the generated input checks.
-if #ARGV - 1 ~= #KEYS - 1 then
-  return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' tag keys but ' .. (#ARGV - 1) .. ' tags')
-end
 for i = 2, #ARGV do
   if ARGV[i] == '' then
-    return redis.error_reply('BAD_TAGS tag ' .. (i - 1) .. ' is empty')
+    return redis.error_reply('BAD_TAG tag must not be empty, but ARGV[' .. i .. '] is')
   end
 end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if #KEYS - 2 ~= #ARGV - 2 then
+  return redis.error_reply(
+      'BAD_ARGS expected one tag per key of tag_targets, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 1))
+end
+local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
+      .. shown(target_tags))
+end
+for i = 2, #KEYS do
+  if KEYS[i] ~= tag_of_keys .. ':tag:' .. ARGV[i] then
+    return redis.error_reply(
+        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in target_tags and <tag> from the ' ..
+        'tag arguments, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
+end
+-- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 for i = 1, #KEYS do
   redis.call('SCARD', KEYS[i])
@@ -4843,6 +5783,7 @@ redis.register_function{
 --- @error BAD_SAMPLES         not an integer within its range
 --- @error BAD_CURSOR          empty, or not a decimal integer
 --- @error BAD_COUNT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4875,6 +5816,16 @@ end
 local count = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(known, '', ':known')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+end
+if hash ~= tag_of_keys .. ':count:' .. ARGV[2] .. ':' .. name then
+  return redis.error_reply(
+      'BAD_KEYS hash must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> = ' ..
+      'ARGV[2] and <name> = ARGV[1], but KEYS[2] is ' .. shown(hash))
 end
 -- End of the generated input checks.
 if not string.match(cursor, '^%d+$') or #cursor > 20 then
@@ -4920,17 +5871,18 @@ redis.register_function{
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
 --- Reply: the count of the slot at the first precision, after the update.
 --- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
---- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precisions`, in order
+--- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precision`, in order
 --- @arg name string non-empty the counter's name
 --- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
---- @arg precisions uint... 1..=16 1..=10^9  each precision in seconds, one per hash of `counts`
+--- @arg precision uint... 1..=16 1..=10^9  each precision in seconds, one per hash of `counts`
 --- @return decimal            the first precision's slot count, after the update, exact to 64 bits
---- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes
+--- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments, or not one precision per key of counts
 --- @error BAD_NAME            empty
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_NOW             not an integer within its range
---- @error BAD_PRECISIONS      a value is not an integer within its range
+--- @error BAD_PRECISION      a value is not an integer within its range
+--- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
 --- @clock caller
@@ -4959,13 +5911,26 @@ for i = 4, #ARGV do
   local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000 then
     return redis.error_reply(
-        'BAD_PRECISIONS precisions must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_PRECISION precision must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if #KEYS - 2 ~= #ARGV - 4 then
+  return redis.error_reply(
+      'BAD_ARGS expected one precision per key of counts, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 3))
+end
+local tag_of_keys = key_cut(known, '', ':known')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+end
+for i = 2, #KEYS do
+  if KEYS[i] ~= tag_of_keys .. ':count:' .. ARGV[i + 2] .. ':' .. name then
+    return redis.error_reply(
+        'BAD_KEYS counts must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and ' ..
+        '<precision> from the precision arguments and <name> = ARGV[1], but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
-if #ARGV - 3 ~= #KEYS - 1 then
-  return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' hashes but ' .. (#ARGV - 3) .. ' precisions')
-end
 -- held + change, exactly, as the decimal HINCRBY will store, or nil when it would leave
 -- the 64-bit integers (as HINCRBY refuses). held is an integer's text in the one form,
 -- |change| < 10^15: the sum is kept as high * 10^10 + low, 0 <= low < 10^10, each part
@@ -5048,6 +6013,7 @@ redis.register_function{
 --- @return (int, int)         the length now, and the entries trimmed
 --- @error BAD_ARGS            not 1 key and from 3 to 2001 arguments
 --- @error BAD_MAX_LENGTH      not an integer within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
 --- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5063,6 +6029,10 @@ if ARGV[1] ~= '' then
     return redis.error_reply(
         'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if timeline == '' then
+  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then
@@ -5111,6 +6081,7 @@ redis.register_function{
 --- @error BAD_MIN             not an integer within its range
 --- @error BAD_MAX             not an integer within its range
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M log N), M = `limit`, N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5129,6 +6100,10 @@ end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if timeline == '' then
+  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
 end
 -- End of the generated input checks.
 local doomed = redis.call('ZRANGEBYSCORE', timeline, min, max, 'LIMIT', 0, limit)
@@ -5158,6 +6133,7 @@ redis.register_function{
 --- @key y set <y>        the set whose members are left out
 --- @return uint          the number of members of `x` that are not in `y`
 --- @error BAD_ARGS       not 2 keys and 0 arguments
+--- @error BAD_KEYS       a key not named as its template says
 --- @error TOO_BIG        both sets hold more than 10,000 members
 --- @complexity O(min(|x|, |y|)), at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5167,6 +6143,13 @@ if #KEYS ~= 2 or #ARGV ~= 0 then
 end
 local x = KEYS[1]
 local y = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if x == '' then
+  return redis.error_reply('BAD_KEYS x must be <x>, but KEYS[1] is ' .. shown(x))
+end
+if y == '' then
+  return redis.error_reply('BAD_KEYS y must be <y>, but KEYS[2] is ' .. shown(y))
+end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000
 
@@ -5198,6 +6181,7 @@ redis.register_function{
 --- @key counters... set 1..=1000 <key>     the sets to unite
 --- @return uint                     the number of distinct members in all the sets
 --- @error BAD_ARGS                  not from 2 to 1001 keys and 0 arguments
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
 --- @error TOO_BIG                   the sets hold more than 10,000 members together
 --- @complexity O(N), N = the members of all the sets, at most 10,000
@@ -5207,6 +6191,16 @@ if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 1001 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local scratch = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(scratch, '', ':union_scratch')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS scratch must be {<key>}:union_scratch, but KEYS[1] is ' .. shown(scratch))
+end
+for i = 2, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
+end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000
 
@@ -5233,7 +6227,7 @@ redis.register_function{
   function_name = 'rp_v0_1_0__user_login__login',
   flags = {  },
   callback = function(KEYS, ARGV)
---- Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.
+--- Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.
 ---
 --- The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six
 --- separate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM
@@ -5246,12 +6240,13 @@ redis.register_function{
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
 --- @key recent list {<name>}:recent  the ids of the latest logins, newest first
---- @arg name bytes non-empty     the name logging in (any bytes)
+--- @arg user bytes non-empty     the name logging in (any bytes)
 --- @arg keep uint 1..=10000   how many latest logins `recent` keeps
 --- @return (bytes?, int)      the user's id (any bytes), or nil; its login count (0 for an unknown name)
 --- @error BAD_ARGS            not 4 keys and 2 arguments
---- @error BAD_NAME            empty
+--- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5263,13 +6258,29 @@ local ids = KEYS[1]
 local counts = KEYS[2]
 local last = KEYS[3]
 local recent = KEYS[4]
-local name = ARGV[1]
-if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+local user = ARGV[1]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
 end
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(ids, '', ':ids')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids, but KEYS[1] is ' .. shown(ids))
+end
+if counts ~= tag_of_keys .. ':counts' then
+  return redis.error_reply(
+      'BAD_KEYS counts must be {<name>}:counts with <name> as in ids, but KEYS[2] is ' .. shown(counts))
+end
+if last ~= tag_of_keys .. ':last' then
+  return redis.error_reply('BAD_KEYS last must be {<name>}:last with <name> as in ids, but KEYS[3] is ' .. shown(last))
+end
+if recent ~= tag_of_keys .. ':recent' then
+  return redis.error_reply(
+      'BAD_KEYS recent must be {<name>}:recent with <name> as in ids, but KEYS[4] is ' .. shown(recent))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`ids` is read first).
@@ -5277,7 +6288,7 @@ redis.call('ZCARD', counts)
 redis.call('HLEN', last)
 redis.call('LLEN', recent)
 
-local uid = redis.call('HGET', ids, name)
+local uid = redis.call('HGET', ids, user)
 if not uid then
   return { false, 0 }
 end
@@ -5341,6 +6352,7 @@ redis.register_function{
 --- @error BAD_SUBJECT         empty
 --- @error BAD_USER            empty
 --- @error BAD_DIRECTION       not one of its choices
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
 --- @uses rank
 --- @clock server
@@ -5366,6 +6378,29 @@ end
 local direction = ARGV[3]
 if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
   return redis.error_reply('BAD_DIRECTION direction must be one of up, down, none, got ' .. shown(direction))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
+if posted ~= tag_of_keys .. ':posted' then
+  return redis.error_reply(
+      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
+end
+if hot_rank ~= tag_of_keys .. ':hot' then
+  return redis.error_reply(
+      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
+end
+if best_rank ~= tag_of_keys .. ':best' then
+  return redis.error_reply(
+      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5423,6 +6458,7 @@ redis.register_function{
 --- @return bool               1 if there was anything to forget
 --- @error BAD_ARGS            not 5 keys and 1 argument
 --- @error BAD_SUBJECT         empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log S), S = the subjects ranked (the vote sets are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5437,6 +6473,29 @@ local best_rank = KEYS[5]
 local subject = ARGV[1]
 if subject == '' then
   return redis.error_reply('BAD_SUBJECT subject must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
+if posted ~= tag_of_keys .. ':posted' then
+  return redis.error_reply(
+      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
+end
+if hot_rank ~= tag_of_keys .. ':hot' then
+  return redis.error_reply(
+      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
+end
+if best_rank ~= tag_of_keys .. ':best' then
+  return redis.error_reply(
+      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5474,6 +6533,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_AT              not an integer within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses rank
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
@@ -5497,6 +6557,29 @@ if ARGV[2] ~= '' then
   if not at or at > 999999999999999 then
     return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
+if posted ~= tag_of_keys .. ':posted' then
+  return redis.error_reply(
+      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
+end
+if hot_rank ~= tag_of_keys .. ':hot' then
+  return redis.error_reply(
+      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
+end
+if best_rank ~= tag_of_keys .. ':best' then
+  return redis.error_reply(
+      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5532,6 +6615,7 @@ redis.register_function{
 --- @arg user bytes           whose vote to report (any bytes); empty for nobody's
 --- @return (int, int, int)    ups, downs, the user's vote: 1 up, -1 down, 0 none
 --- @error BAD_ARGS            not 2 keys and 1 argument
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5541,6 +6625,18 @@ end
 local up = KEYS[1]
 local down = KEYS[2]
 local user = ARGV[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local up_parts = key_split(up, { '', ':up:', '' }, true)
+if not up_parts then
+  return redis.error_reply('BAD_KEYS up must be {<namespace>}:up:<subject>, but KEYS[1] is ' .. shown(up))
+end
+local tag_of_keys = up_parts[1]
+local subject_of_keys = up_parts[2]
+if down ~= tag_of_keys .. ':down:' .. subject_of_keys then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> as in up, but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
 -- End of the generated input checks.
 local mine = 0
 if user ~= '' then
@@ -5569,25 +6665,27 @@ redis.register_function{
 --- and passes them back; a token is ended only if its last-seen time is still the one
 --- read, so a token refreshed since (its time only grows) is kept. Ending a token deletes
 --- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
---- as soon as only `limit` sessions remain, so several cleaners never end too many.
+--- as soon as only `limit` sessions remain, so several cleaners never end too many. Each
+--- token's two keys are passed, in the order of `entries`, with or without `carts`.
 --- Reply: the tokens ended, in the order given.
 --- @key login hash {<namespace>}:login    token -> user
 --- @key recent zset {<namespace>}:recent  token -> last-seen time (ms)
---- @key sessions... any 1..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token>  each token's viewed (and cart)
+--- @key sessions... any 2..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token> each token's viewed, then cart
 --- @arg limit uint 0..=10^15-1   how many sessions to keep
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
 --- @return [string]           the tokens ended
---- @error BAD_ARGS            not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)
+--- @error BAD_ARGS            not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_CARTS           not 1 or 0
---- @error BAD_ENTRIES         a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1
+--- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_ENTRIES         a token without a time, empty, or not its keys' token; a time not whole ms below 10^15
 --- @complexity O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS < 3 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
+if #KEYS < 4 or #KEYS > 202 or #ARGV < 4 or #ARGV > 202 then
   return redis.error_reply(
-      'BAD_ARGS expected from 3 to 202 keys and from 4 to 202 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+      'BAD_ARGS expected from 4 to 202 keys and from 4 to 202 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local login = KEYS[1]
 local recent = KEYS[2]
@@ -5600,21 +6698,52 @@ if carts ~= '1' and carts ~= '0' then
   return redis.error_reply('BAD_CARTS carts must be 1 or 0, got ' .. shown(carts))
 end
 carts = carts == '1'
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(login, '', ':login')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+end
+if recent ~= tag_of_keys .. ':recent' then
+  return redis.error_reply(
+      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+end
+local token_of_item
+for i = 3, #KEYS do
+  if (i - 3) % 2 == 0 then
+    token_of_item = key_cut(KEYS[i], tag_of_keys .. ':viewed:', '')
+    if not token_of_item then
+      return redis.error_reply(
+          'BAD_KEYS sessions must be {<namespace>}:viewed:<token> with <namespace> as in login, but KEYS['
+          .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  elseif (i - 3) % 2 == 1 then
+    if KEYS[i] ~= tag_of_keys .. ':cart:' .. token_of_item then
+      return redis.error_reply(
+          'BAD_KEYS sessions must be {<namespace>}:cart:<token> with <namespace> as in login and <token> as in ' ..
+          'sessions, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  end
+end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 0 then
   return redis.error_reply('BAD_ENTRIES ' .. (#ARGV - 2) .. ' tokens and times: a token has no time')
 end
 local tokens = (#ARGV - 2) / 2
-local per_token = carts and 2 or 1
-if #KEYS - 2 ~= tokens * per_token then
-  return redis.error_reply('BAD_ARGS ' .. tokens .. ' tokens need ' .. tokens * per_token .. ' session keys, got '
+if #KEYS - 2 ~= tokens * 2 then
+  return redis.error_reply('BAD_ARGS ' .. tokens .. ' tokens need ' .. tokens * 2 .. ' session keys, got '
     .. (#KEYS - 2))
 end
+-- The namespace's hash tag group, as the key check read it from `login`.
+local group = string.sub(login, 1, #login - #':login')
 for i = 3, #ARGV, 2 do
-  local read = ARGV[i + 1]
-  if ARGV[i] == '' or not (read == '0' or (string.match(read, '^[1-9]%d*$') and #read <= 15)) then
+  local token, read = ARGV[i], ARGV[i + 1]
+  if token == '' or not (read == '0' or (string.match(read, '^[1-9]%d*$') and #read <= 15)) then
     return redis.error_reply('BAD_ENTRIES token ' .. ((i - 1) / 2)
       .. ' is empty, or its time is not whole ms from 0 to 10^15 - 1')
+  end
+  if KEYS[i] ~= group .. ':viewed:' .. token then
+    return redis.error_reply('BAD_ENTRIES token ' .. ((i - 1) / 2) .. ' is ' .. shown(token) .. ', but its keys are '
+      .. shown(KEYS[i]) .. ' and ' .. shown(KEYS[i + 1]))
   end
 end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5627,9 +6756,8 @@ for t = 1, tokens do
   end
   local token, read = ARGV[2 * t + 1], tonumber(ARGV[2 * t + 2])
   if tonumber(redis.call('ZSCORE', recent, token)) == read then
-    local first = 2 + (t - 1) * per_token
     -- UNLINK: a big cart is freed off the main thread, so a batch costs the same whatever carts hold.
-    redis.call('UNLINK', unpack(KEYS, first + 1, first + per_token))
+    redis.call('UNLINK', unpack(KEYS, 2 * t + 1, carts and 2 * t + 2 or 2 * t + 1))
     redis.call('HDEL', login, token)
     redis.call('ZREM', recent, token)
     remaining = remaining - 1
@@ -5662,6 +6790,7 @@ redis.register_function{
 --- @return (int, bool)        the items dropped, and whether the counts were halved
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -5673,6 +6802,16 @@ local scratch = KEYS[2]
 local keep = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(views, '', ':viewed')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS views must be {<namespace>}:viewed, but KEYS[1] is ' .. shown(views))
+end
+if scratch ~= tag_of_keys .. ':rescaling' then
+  return redis.error_reply(
+      'BAD_KEYS scratch must be {<namespace>}:rescaling with <namespace> as in views, but KEYS[2] is '
+      .. shown(scratch))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5725,6 +6864,7 @@ redis.register_function{
 --- @error BAD_TOKEN           empty
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5748,6 +6888,24 @@ local item = ARGV[3]
 local keep = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not keep or keep > 1000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(login, '', ':login')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+end
+if recent ~= tag_of_keys .. ':recent' then
+  return redis.error_reply(
+      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+end
+if viewed ~= tag_of_keys .. ':viewed:' .. token then
+  return redis.error_reply(
+      'BAD_KEYS viewed must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], but ' ..
+      'KEYS[3] is ' .. shown(viewed))
+end
+if views ~= tag_of_keys .. ':viewed' then
+  return redis.error_reply(
+      'BAD_KEYS views must be {<namespace>}:viewed with <namespace> as in login, but KEYS[4] is ' .. shown(views))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
@@ -5878,6 +7036,7 @@ redis.register_function{
 --- @error BAD_ARGS               not 6 keys and 2 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
@@ -5902,6 +7061,31 @@ end
 local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[2] is ' .. shown(leased))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
+end
+if groups ~= tag_of_keys .. ':groups' then
+  return redis.error_reply(
+      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[5] is ' .. shown(groups))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[6] is ' .. shown(signal))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -5963,6 +7147,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
 --- @uses wake_workers
 --- @clock server
@@ -5990,6 +7175,23 @@ if not delay or delay > 1000000000000 then
   return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[4]))
 end
 local group = ARGV[5]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, signal }) do
@@ -6045,6 +7247,7 @@ redis.register_function{
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @return (uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead
 --- @error BAD_ARGS               not 5 keys and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -6056,6 +7259,27 @@ local delayed = KEYS[2]
 local leased = KEYS[3]
 local dead = KEYS[4]
 local parked = KEYS[5]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
 -- End of the generated input checks.
 return {
   redis.call('ZCARD', waiting),
@@ -6088,6 +7312,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_LEASE              not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -6110,6 +7335,15 @@ local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(leased, '', ':leased')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[2] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -6149,6 +7383,7 @@ redis.register_function{
 --- @return [bytes]               state, deliveries, priority, group, last error, payload, time
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank for the job that these scripts did not write
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6163,6 +7398,23 @@ local jobs = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(delayed, '', ':delayed')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS delayed must be {<name>}:delayed, but KEYS[1] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in delayed, but KEYS[2] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in delayed, but KEYS[3] is ' .. shown(dead))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in delayed, but KEYS[4] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
@@ -6217,6 +7469,7 @@ redis.register_function{
 --- @error BAD_STATE              not one of its choices
 --- @error BAD_OFFSET             not an integer within its range
 --- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
@@ -6243,6 +7496,31 @@ end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE whichever state is asked for.
@@ -6320,6 +7598,7 @@ redis.register_function{
 --- @error BAD_TOKEN              empty
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
@@ -6358,6 +7637,39 @@ if not max_deliveries or max_deliveries > 1000 then
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 local reason = ARGV[5]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+if groups ~= tag_of_keys .. ':groups' then
+  return redis.error_reply(
+      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[8] is ' .. shown(signal))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
@@ -6433,6 +7745,7 @@ redis.register_function{
 --- @return (bool, string?)       removed, and the state it was in
 --- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6448,6 +7761,27 @@ local jobs = KEYS[5]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[3] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[4] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -6496,6 +7830,7 @@ redis.register_function{
 --- @return bool                  whether the job was dead and is now waiting
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @uses wake_workers
 --- @complexity O(log N), N = the jobs
@@ -6511,6 +7846,23 @@ local signal = KEYS[4]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[2] is ' .. shown(dead))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -6606,6 +7958,7 @@ redis.register_function{
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
@@ -6659,6 +8012,47 @@ if not group_period or group_period > 10000000000 then
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
 local token = ARGV[7]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(waiting, '', ':waiting')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+if groups ~= tag_of_keys .. ':groups' then
+  return redis.error_reply(
+      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
+end
+if idle ~= tag_of_keys .. ':idle' then
+  return redis.error_reply(
+      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.

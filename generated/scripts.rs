@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "206c375d547e73add59c263579034d9f449e34f0",
+        sha1: "77bd794b85593f794d19e034de7a48e045b6ef99",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -95,6 +95,7 @@ pub mod app_log {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
         ],
         clock: Some(crate::Clock::Server),
@@ -113,7 +114,7 @@ pub mod app_log {
     #[doc = " `keep` kept)."]
     #[doc = " Reply: the message's count this hour."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `206c375d547e73add59c263579034d9f449e34f0`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `77bd794b85593f794d19e034de7a48e045b6ef99`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -131,6 +132,7 @@ pub mod app_log {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 2 arguments"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the distinct messages this hour. Clock: the server's `TIME`."]
@@ -144,7 +146,7 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "3df03b051a8cb0083fd311699a45fd4a7d216f7c",
+        sha1: "441d736912b00d654c5298d6770855948942c188",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
@@ -160,6 +162,7 @@ pub mod app_log {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(1): the trim drops one entry at most",
@@ -174,7 +177,7 @@ pub mod app_log {
     #[doc = " entries)."]
     #[doc = " Reply: when the message was logged (ms, server clock)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `3df03b051a8cb0083fd311699a45fd4a7d216f7c`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `441d736912b00d654c5298d6770855948942c188`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -188,6 +191,7 @@ pub mod app_log {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1): the trim drops one entry at most. Clock: the server's `TIME`."]
     pub fn recent(recent: &str, message: &str, keep: u64) -> crate::Op<i64> {
@@ -221,7 +225,7 @@ pub mod autocomplete {
     pub static FEED: crate::Script = crate::Script {
         name: "autocomplete/feed",
         path: "scripts/autocomplete/feed.lua",
-        sha1: "9872775a64476068d40d2dabac79eddf7aea932e",
+        sha1: "d8f302a5ead4eba06471b0d9757eef568384c8a4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/feed.lua")),
         flags: &[],
         summary: "Feeds a content into the table of each of its prefixes, in one step (the book's `feed`, `set` and `feedex`).",
@@ -244,6 +248,7 @@ pub mod autocomplete {
             crate::ErrorDoc { code: "BAD_MODE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_CAP", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)",
@@ -259,7 +264,7 @@ pub mod autocomplete {
     #[doc = " each table to its heaviest entries: the lightest beyond it are dropped (at most 100"]
     #[doc = " per table per call), so the memory of a table is bounded whatever is fed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/feed.lua` (`autocomplete/feed`, SHA1 `9872775a64476068d40d2dabac79eddf7aea932e`)."]
+    #[doc = " Runs `scripts/autocomplete/feed.lua` (`autocomplete/feed`, SHA1 `d8f302a5ead4eba06471b0d9757eef568384c8a4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the content's prefix tables, shortest first (at most 64 characters)"]
@@ -280,6 +285,7 @@ pub mod autocomplete {
     #[doc = " - `BAD_MODE`: not one of its choices"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_CAP`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)."]
     pub fn feed(tables: &[&str], content: &str, weight: f64, mode: &str, ttl: Option<::std::time::Duration>, cap: Option<u64>) -> crate::Op<()> {
@@ -292,7 +298,7 @@ pub mod autocomplete {
     pub static REMOVE: crate::Script = crate::Script {
         name: "autocomplete/remove",
         path: "scripts/autocomplete/remove.lua",
-        sha1: "1e682f3fc9e6d9bfc603e4b273b5bdf9ebb5cb9e",
+        sha1: "7fd61102e258cf35b87a1b6ba879121dfc135310",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/remove.lua")),
         flags: &[],
         summary: "Removes a content from the suggestion table of each of its prefixes, in one step.",
@@ -307,6 +313,7 @@ pub mod autocomplete {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 64 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_CONTENT", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(P log T), P = the prefixes, T = a table's entries",
@@ -318,7 +325,7 @@ pub mod autocomplete {
     #[doc = " deleted by Redis."]
     #[doc = " Reply: how many tables held the content."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `1e682f3fc9e6d9bfc603e4b273b5bdf9ebb5cb9e`)."]
+    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `7fd61102e258cf35b87a1b6ba879121dfc135310`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the prefix tables of the content, shortest prefix first"]
@@ -331,6 +338,7 @@ pub mod autocomplete {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 1 to 64 keys and 1 argument"]
     #[doc = " - `BAD_CONTENT`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(P log T), P = the prefixes, T = a table's entries."]
     pub fn remove(tables: &[&str], content: &str) -> crate::Op<u64> {
@@ -388,7 +396,7 @@ pub mod cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "cache/claim",
         path: "scripts/cache/claim.lua",
-        sha1: "09ffed7ae7eae51c59f5e308e003f89ec846c7fb",
+        sha1: "d76398a8a40aa284ccc7329a22efa35b9421eb42",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/claim.lua")),
         flags: &[],
         summary: "Reads a cached value; on a miss, claims the right to compute it unless another client has.",
@@ -406,6 +414,7 @@ pub mod cache {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -425,7 +434,7 @@ pub mod cache {
     #[doc = " marker (compute, then run `cache/fill.lua` with the same token, or on failure release"]
     #[doc = " the marker with `identity_lock/release.lua`); \"wait\" when another call holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `09ffed7ae7eae51c59f5e308e003f89ec846c7fb`)."]
+    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `d76398a8a40aa284ccc7329a22efa35b9421eb42`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -441,6 +450,7 @@ pub mod cache {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn claim(value: &str, marker: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<(String, Option<Vec<u8>>,)> {
@@ -453,7 +463,7 @@ pub mod cache {
     pub static FILL: crate::Script = crate::Script {
         name: "cache/fill",
         path: "scripts/cache/fill.lua",
-        sha1: "a21d7932645b8a019d14366ebd837d016b625093",
+        sha1: "fc3329e66d9f08147a516a8a22d3764c2ef45bc0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/fill.lua")),
         flags: &[],
         summary: "Stores a computed value and drops the computing marker if this call still holds it.",
@@ -472,6 +482,7 @@ pub mod cache {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -485,7 +496,7 @@ pub mod cache {
     #[doc = " the marker of a client that claimed after it. A key of another type at `value` or"]
     #[doc = " `marker` is refused with WRONGTYPE before anything is written, as `claim` refuses it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `a21d7932645b8a019d14366ebd837d016b625093`)."]
+    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `fc3329e66d9f08147a516a8a22d3764c2ef45bc0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -502,6 +513,7 @@ pub mod cache {
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn fill(value: &str, marker: &str, token: &str, content: &[u8], ttl: Option<::std::time::Duration>) -> crate::Op<bool> {
@@ -514,7 +526,7 @@ pub mod cache {
     pub static HASH_SET: crate::Script = crate::Script {
         name: "cache/hash_set",
         path: "scripts/cache/hash_set.lua",
-        sha1: "8016405acea731855ed116ab226be489363a496f",
+        sha1: "a7011355a98debf6a23594fe00ee42b4329f49ee",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/hash_set.lua")),
         flags: &[],
         summary: "Replaces the hash cache entry at `cache` with the given fields, and its time to live.",
@@ -530,6 +542,7 @@ pub mod cache {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and from 3 to 2001 arguments" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_FIELDS", doc: "a field without a value: the fields and values are an odd number" },
         ],
         clock: None,
@@ -547,7 +560,7 @@ pub mod cache {
     #[doc = " with WRONGTYPE (from HLEN, before anything is written), so a mistyped name never"]
     #[doc = " deletes another value."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/hash_set.lua` (`cache/hash_set`, SHA1 `8016405acea731855ed116ab226be489363a496f`)."]
+    #[doc = " Runs `scripts/cache/hash_set.lua` (`cache/hash_set`, SHA1 `a7011355a98debf6a23594fe00ee42b4329f49ee`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a hash, named `<name>`): the hash that holds the entry"]
@@ -561,6 +574,7 @@ pub mod cache {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and from 3 to 2001 arguments"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_FIELDS`: a field without a value: the fields and values are an odd number"]
     #[doc = ""]
     #[doc = " Complexity: O(N), N = number of fields given (the old entry is freed in the background)."]
@@ -595,7 +609,7 @@ pub mod circular_queue {
     pub static UNIQUE_INSERT: crate::Script = crate::Script {
         name: "circular_queue/unique_insert",
         path: "scripts/circular_queue/unique_insert.lua",
-        sha1: "837fa06ad6363b6c36f3117191a76b14746e17eb",
+        sha1: "35053fd1cb91d4f5a9cdf27c6bb59a82401b4402",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/circular_queue/unique_insert.lua")),
         flags: &[],
         summary: "Appends `items` to a queue of unique items, moving any already queued to the tail.",
@@ -609,6 +623,7 @@ pub mod circular_queue {
         returns: crate::Returns { ty: "int", doc: "the queue's length afterwards" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and from 1 to 1000 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "DUPLICATE_ITEMS", doc: "an item was passed twice; nothing was written" },
             crate::ErrorDoc { code: "QUEUE_FULL", doc: "the queue would hold more than 5,000 items; nothing was written" },
         ],
@@ -627,7 +642,7 @@ pub mod circular_queue {
     #[doc = " long as every write goes through this script. The queue holds at most 5,000 items, so"]
     #[doc = " that one call stays short: an insert that would pass that is refused whole."]
     #[doc = ""]
-    #[doc = " Runs `scripts/circular_queue/unique_insert.lua` (`circular_queue/unique_insert`, SHA1 `837fa06ad6363b6c36f3117191a76b14746e17eb`)."]
+    #[doc = " Runs `scripts/circular_queue/unique_insert.lua` (`circular_queue/unique_insert`, SHA1 `35053fd1cb91d4f5a9cdf27c6bb59a82401b4402`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; its head is the front of the queue"]
@@ -639,6 +654,7 @@ pub mod circular_queue {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and from 1 to 1000 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `DUPLICATE_ITEMS`: an item was passed twice; nothing was written"]
     #[doc = " - `QUEUE_FULL`: the queue would hold more than 5,000 items; nothing was written"]
     #[doc = ""]
@@ -674,7 +690,7 @@ pub mod counter {
     pub static HASH_RESET: crate::Script = crate::Script {
         name: "counter/hash_reset",
         path: "scripts/counter/hash_reset.lua",
-        sha1: "1e412c4fe9f3c1d9239b01a93a6dfc1cadda8e66",
+        sha1: "0f5e2883807f748c4c38f0fe79856116835c0ec6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/counter/hash_reset.lua")),
         flags: &[],
         summary: "Sets one counter of a hash to `value` and returns the value it held before.",
@@ -690,6 +706,7 @@ pub mod counter {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
             crate::ErrorDoc { code: "BAD_VALUE", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "NOT_INTEGER", doc: "the field holds something that is not an integer; nothing was written" },
         ],
         clock: None,
@@ -704,7 +721,7 @@ pub mod counter {
     #[doc = " The old value comes back as the decimal string Redis stores, so even values beyond"]
     #[doc = " 2^53 round-trip exactly."]
     #[doc = ""]
-    #[doc = " Runs `scripts/counter/hash_reset.lua` (`counter/hash_reset`, SHA1 `1e412c4fe9f3c1d9239b01a93a6dfc1cadda8e66`)."]
+    #[doc = " Runs `scripts/counter/hash_reset.lua` (`counter/hash_reset`, SHA1 `0f5e2883807f748c4c38f0fe79856116835c0ec6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counters` (a hash, named `<key>`): the hash of counters"]
@@ -718,6 +735,7 @@ pub mod counter {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
     #[doc = " - `BAD_VALUE`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `NOT_INTEGER`: the field holds something that is not an integer; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
@@ -764,7 +782,7 @@ pub mod fenced_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fenced_lock/acquire",
         path: "scripts/fenced_lock/acquire.lua",
-        sha1: "abdfefb68d944cba90fd6d1c0950f1934c5b6808",
+        sha1: "235066aa01354b413ad64a4c7622f6789501c7bb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `ttl` and returns a fencing token, or nil when the lock is held.",
@@ -780,6 +798,7 @@ pub mod fenced_lock {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
         ],
         clock: None,
@@ -795,7 +814,7 @@ pub mod fenced_lock {
     #[doc = " extend with `identity_lock/release.lua` and `identity_lock/extend.lua`, passing the"]
     #[doc = " token as the lock's token."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `abdfefb68d944cba90fd6d1c0950f1934c5b6808`)."]
+    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `235066aa01354b413ad64a4c7622f6789501c7bb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the current fencing token while held"]
@@ -809,6 +828,7 @@ pub mod fenced_lock {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
@@ -843,7 +863,7 @@ pub mod fixed_length_queue {
     pub static ENQUEUE: crate::Script = crate::Script {
         name: "fixed_length_queue/enqueue",
         path: "scripts/fixed_length_queue/enqueue.lua",
-        sha1: "eb36700067dc6ba91628f912cb4da5d56073dcbb",
+        sha1: "9a4ad7ae7de3d7b62b130eaa344bb758d13a1889",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fixed_length_queue/enqueue.lua")),
         flags: &[],
         summary: "Appends as many of `items` as fit under `max_length`; the queue keeps its oldest items.",
@@ -859,6 +879,7 @@ pub mod fixed_length_queue {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and from 2 to 5001 arguments" },
             crate::ErrorDoc { code: "BAD_MAX_LENGTH", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(M + T), M = the number of items, T = the items trimmed (at most 5,000)",
@@ -875,7 +896,7 @@ pub mod fixed_length_queue {
     #[doc = " at most 5,000 of them per call so that one call stays short, and counted as"]
     #[doc = " `trimmed`; otherwise `trimmed` is 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fixed_length_queue/enqueue.lua` (`fixed_length_queue/enqueue`, SHA1 `eb36700067dc6ba91628f912cb4da5d56073dcbb`)."]
+    #[doc = " Runs `scripts/fixed_length_queue/enqueue.lua` (`fixed_length_queue/enqueue`, SHA1 `9a4ad7ae7de3d7b62b130eaa344bb758d13a1889`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; items are appended on the right, taken from the left"]
@@ -889,6 +910,7 @@ pub mod fixed_length_queue {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and from 2 to 5001 arguments"]
     #[doc = " - `BAD_MAX_LENGTH`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M + T), M = the number of items, T = the items trimmed (at most 5,000)."]
     pub fn enqueue(queue: &str, max_length: u64, items: &[&[u8]]) -> crate::Op<(i64, i64,)> {
@@ -901,7 +923,7 @@ pub mod fixed_length_queue {
     pub static FADED_ENQUEUE: crate::Script = crate::Script {
         name: "fixed_length_queue/faded_enqueue",
         path: "scripts/fixed_length_queue/faded_enqueue.lua",
-        sha1: "29034392f2f925ff67b4433cac3a92a96fd13e03",
+        sha1: "31d1eb23d2b2cb60a6ea6b27b8c6486d56b1ea69",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fixed_length_queue/faded_enqueue.lua")),
         flags: &[],
         summary: "Appends `items` and trims the queue to its newest `max_length` items.",
@@ -917,6 +939,7 @@ pub mod fixed_length_queue {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and from 2 to 5001 arguments" },
             crate::ErrorDoc { code: "BAD_MAX_LENGTH", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(M + E), M = the number of items, E = the items evicted (at most 5,000)",
@@ -932,7 +955,7 @@ pub mod fixed_length_queue {
     #[doc = " most 5,000 per call, so that one call stays short (a queue that other writers filled"]
     #[doc = " far beyond `max_length` shrinks over several calls)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fixed_length_queue/faded_enqueue.lua` (`fixed_length_queue/faded_enqueue`, SHA1 `29034392f2f925ff67b4433cac3a92a96fd13e03`)."]
+    #[doc = " Runs `scripts/fixed_length_queue/faded_enqueue.lua` (`fixed_length_queue/faded_enqueue`, SHA1 `31d1eb23d2b2cb60a6ea6b27b8c6486d56b1ea69`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a list, named `<key>`): the list; items are appended on the right, taken from the left"]
@@ -946,6 +969,7 @@ pub mod fixed_length_queue {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and from 2 to 5001 arguments"]
     #[doc = " - `BAD_MAX_LENGTH`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M + E), M = the number of items, E = the items evicted (at most 5,000)."]
     pub fn faded_enqueue(queue: &str, max_length: u64, items: &[&[u8]]) -> crate::Op<(i64, i64,)> {
@@ -1003,7 +1027,7 @@ pub mod geo {
     pub static DISTANCE: crate::Script = crate::Script {
         name: "geo/distance",
         path: "scripts/geo/distance.lua",
-        sha1: "af6d625c5c6fd89288446d4beb4cc45bebacbdd7",
+        sha1: "5970d32d5bd87176c7ee93e385d976ecb802f4dd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/distance.lua")),
         flags: &["no-writes", ],
         summary: "The distance between two pinned members, in km (the book's `Location.distance`).",
@@ -1021,6 +1045,7 @@ pub mod geo {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_X", doc: "empty" },
             crate::ErrorDoc { code: "BAD_Y", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
@@ -1031,7 +1056,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEODIST in km. Nil when either is not pinned, or its pin"]
     #[doc = " expired."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `af6d625c5c6fd89288446d4beb4cc45bebacbdd7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `5970d32d5bd87176c7ee93e385d976ecb802f4dd`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1047,6 +1072,7 @@ pub mod geo {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_X`: empty"]
     #[doc = " - `BAD_Y`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the members. Clock: the server's `TIME`."]
     pub fn distance(places: &str, deadlines: &str, x: &str, y: &str) -> crate::Op<Option<f64>> {
@@ -1059,7 +1085,7 @@ pub mod geo {
     pub static LOCATE: crate::Script = crate::Script {
         name: "geo/locate",
         path: "scripts/geo/locate.lua",
-        sha1: "ff3ada4cd600cff83816ca18614d039fefbae00c",
+        sha1: "b1ec09eaa6066c1551637e385c15bf5c51ed4e97",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/locate.lua")),
         flags: &["no-writes", ],
         summary: "Where `member` is pinned: longitude and latitude (the book's `Location.locate`).",
@@ -1075,6 +1101,7 @@ pub mod geo {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_MEMBER", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
@@ -1085,7 +1112,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEOPOS. A member whose pin expired (see `pin.lua`) is"]
     #[doc = " not there, as one never pinned."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `ff3ada4cd600cff83816ca18614d039fefbae00c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `b1ec09eaa6066c1551637e385c15bf5c51ed4e97`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1099,6 +1126,7 @@ pub mod geo {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_MEMBER`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the members. Clock: the server's `TIME`."]
     pub fn locate(places: &str, deadlines: &str, member: &str) -> crate::Op<(Option<f64>, Option<f64>,)> {
@@ -1111,7 +1139,7 @@ pub mod geo {
     pub static NEIGHBOURS: crate::Script = crate::Script {
         name: "geo/neighbours",
         path: "scripts/geo/neighbours.lua",
-        sha1: "76acb313815e85035318e528d185794c229aa18a",
+        sha1: "78a05a94e7885ad46752650d7f96fdd564306e2e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/neighbours.lua")),
         flags: &[],
         summary: "A random member within 1 km of `member`, from a cache of its neighbours (the book's `cached_random_neighbour`).",
@@ -1132,6 +1160,7 @@ pub mod geo {
             crate::ErrorDoc { code: "BAD_MEMBER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "UNKNOWN_MEMBER", doc: "`member` is not pinned, or its pin expired" },
         ],
         clock: Some(crate::Clock::Server),
@@ -1148,7 +1177,7 @@ pub mod geo {
     #[doc = " member can be). The cache holds the `limit` nearest, leaving out `member` and expired"]
     #[doc = " pins, for `ttl`; a pin that expires within it may still be picked."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `76acb313815e85035318e528d185794c229aa18a`)."]
+    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `78a05a94e7885ad46752650d7f96fdd564306e2e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1167,6 +1196,7 @@ pub mod geo {
     #[doc = " - `BAD_MEMBER`: empty"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `UNKNOWN_MEMBER`: `member` is not pinned, or its pin expired"]
     #[doc = ""]
     #[doc = " Complexity: O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members. Clock: the server's `TIME`."]
@@ -1180,7 +1210,7 @@ pub mod geo {
     pub static PIN: crate::Script = crate::Script {
         name: "geo/pin",
         path: "scripts/geo/pin.lua",
-        sha1: "e663f04e53ee9d0cb83a2f1ab2743c6d61714b54",
+        sha1: "8180b91dc516bfe08df1a497c4d5c8f9fcd98619",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/pin.lua")),
         flags: &[],
         summary: "Pins `member` at a position, for ever or for `ttl` (the book's `Location.pin`).",
@@ -1202,6 +1232,7 @@ pub mod geo {
             crate::ErrorDoc { code: "BAD_LONGITUDE", doc: "not a finite decimal number, or not from -180 to 180" },
             crate::ErrorDoc { code: "BAD_LATITUDE", doc: "not a finite decimal number, or not from -85.05112878 to 85.05112878" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
@@ -1215,7 +1246,7 @@ pub mod geo {
     #[doc = " such members (`purge.lua` deletes more). A pin with no `ttl` lasts until the member"]
     #[doc = " is pinned again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `e663f04e53ee9d0cb83a2f1ab2743c6d61714b54`)."]
+    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `8180b91dc516bfe08df1a497c4d5c8f9fcd98619`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1235,6 +1266,7 @@ pub mod geo {
     #[doc = " - `BAD_LONGITUDE`: not a finite decimal number, or not from -180 to 180"]
     #[doc = " - `BAD_LATITUDE`: not a finite decimal number, or not from -85.05112878 to 85.05112878"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the members. Clock: the server's `TIME`."]
     pub fn pin(places: &str, deadlines: &str, member: &str, longitude: f64, latitude: f64, ttl: Option<::std::time::Duration>) -> crate::Op<()> {
@@ -1247,7 +1279,7 @@ pub mod geo {
     pub static PURGE: crate::Script = crate::Script {
         name: "geo/purge",
         path: "scripts/geo/purge.lua",
-        sha1: "3613f45e557e326161a8e7757401e71fc7e5193f",
+        sha1: "2d1ba98999b9fbfa45c0148d3c17f865ef6c4136",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` members whose pin expired; how many it deleted.",
@@ -1263,6 +1295,7 @@ pub mod geo {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the members, M = `limit`",
@@ -1273,7 +1306,7 @@ pub mod geo {
     #[doc = " Beyond the book. Reads leave out expired pins, and each pin deletes up to 10 of them;"]
     #[doc = " this deletes more, for a set whose members stop pinning. Each call does bounded work."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `3613f45e557e326161a8e7757401e71fc7e5193f`)."]
+    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `2d1ba98999b9fbfa45c0148d3c17f865ef6c4136`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1287,6 +1320,7 @@ pub mod geo {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the members, M = `limit`. Clock: the server's `TIME`."]
     pub fn purge(places: &str, deadlines: &str, limit: u64) -> crate::Op<u64> {
@@ -1299,7 +1333,7 @@ pub mod geo {
     pub static SEARCH: crate::Script = crate::Script {
         name: "geo/search",
         path: "scripts/geo/search.lua",
-        sha1: "7e0f8e3e368245602ceca6554ec4d149ea586e5f",
+        sha1: "c8d9922ec7c59d6199ada7e3aeff3964f90b718b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/search.lua")),
         flags: &["no-writes", ],
         summary: "The members within `radius` km of `member`, nearest first (the book's `Location.search`).",
@@ -1319,6 +1353,7 @@ pub mod geo {
             crate::ErrorDoc { code: "BAD_MEMBER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_RADIUS", doc: "not a finite decimal number, or not above 0 and at most 20037.5" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "UNKNOWN_MEMBER", doc: "`member` is not pinned, or its pin expired" },
         ],
         clock: Some(crate::Clock::Server),
@@ -1333,7 +1368,7 @@ pub mod geo {
     #[doc = " expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER."]
     #[doc = " Reply: member, distance (km) for each, nearest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `7e0f8e3e368245602ceca6554ec4d149ea586e5f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `c8d9922ec7c59d6199ada7e3aeff3964f90b718b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1351,6 +1386,7 @@ pub mod geo {
     #[doc = " - `BAD_MEMBER`: empty"]
     #[doc = " - `BAD_RADIUS`: not a finite decimal number, or not above 0 and at most 20037.5"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `UNKNOWN_MEMBER`: `member` is not pinned, or its pin expired"]
     #[doc = ""]
     #[doc = " Complexity: O(N + log M), N = the members in the radius' bounding box, M = the members. Clock: the server's `TIME`."]
@@ -1364,7 +1400,7 @@ pub mod geo {
     pub static SIZE: crate::Script = crate::Script {
         name: "geo/size",
         path: "scripts/geo/size.lua",
-        sha1: "ab4542488aaa46252fe77611427484795f0bccac",
+        sha1: "804ad48ee0bd5910f483354bd6a2155a24e24d10",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/size.lua")),
         flags: &["no-writes", ],
         summary: "How many members are pinned, leaving out expired pins (the book's `Location.size`).",
@@ -1378,6 +1414,7 @@ pub mod geo {
         returns: crate::Returns { ty: "uint", doc: "the members pinned" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the pins with a ttl",
@@ -1387,7 +1424,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 25: ZCARD, less the pins that expired and are not purged yet."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `ab4542488aaa46252fe77611427484795f0bccac`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `804ad48ee0bd5910f483354bd6a2155a24e24d10`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1397,6 +1434,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the pins with a ttl. Clock: the server's `TIME`."]
     pub fn size(places: &str, deadlines: &str) -> crate::Op<u64> {
@@ -1430,7 +1468,7 @@ pub mod identity_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "identity_lock/extend",
         path: "scripts/identity_lock/extend.lua",
-        sha1: "fb0f41dabb9dfce3fcad2fe705c755b49771f409",
+        sha1: "c5d1bbe03186b80b644ce5f37342294698b70204",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/extend.lua")),
         flags: &[],
         summary: "Sets the lock's lease to `ttl` from now if, and only if, it is held with `token`.",
@@ -1447,6 +1485,7 @@ pub mod identity_lock {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -1459,7 +1498,7 @@ pub mod identity_lock {
     #[doc = " told so instead of extending another holder's lock. A lock acquired without a lease"]
     #[doc = " gets one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/extend.lua` (`identity_lock/extend`, SHA1 `fb0f41dabb9dfce3fcad2fe705c755b49771f409`)."]
+    #[doc = " Runs `scripts/identity_lock/extend.lua` (`identity_lock/extend`, SHA1 `c5d1bbe03186b80b644ce5f37342294698b70204`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -1474,6 +1513,7 @@ pub mod identity_lock {
     #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn extend(lock: &str, token: &str, ttl: ::std::time::Duration) -> crate::Op<bool> {
@@ -1486,7 +1526,7 @@ pub mod identity_lock {
     pub static LEASE: crate::Script = crate::Script {
         name: "identity_lock/lease",
         path: "scripts/identity_lock/lease.lua",
-        sha1: "64896ce3dd3a5d0c08d0d44ff48d052b50f3709e",
+        sha1: "feae8cbea91cad26448b7ae3ac99183dc749fd4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/lease.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long the lock stays held with `token`.",
@@ -1501,6 +1541,7 @@ pub mod identity_lock {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -1512,7 +1553,7 @@ pub mod identity_lock {
     #[doc = " held with another token. Beyond the book. GET and PTTL in one step, so the answer is"]
     #[doc = " about one holder; it writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/lease.lua` (`identity_lock/lease`, SHA1 `64896ce3dd3a5d0c08d0d44ff48d052b50f3709e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/identity_lock/lease.lua` (`identity_lock/lease`, SHA1 `feae8cbea91cad26448b7ae3ac99183dc749fd4b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -1525,6 +1566,7 @@ pub mod identity_lock {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 1 argument"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn lease(lock: &str, token: &str) -> crate::Op<Option<i64>> {
@@ -1537,7 +1579,7 @@ pub mod identity_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "identity_lock/release",
         path: "scripts/identity_lock/release.lua",
-        sha1: "f5ab73a6432bd245421b4a2e28e4adc4175c290c",
+        sha1: "45cde531a6d5afd05d269cbdea6ba4a69766672c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/identity_lock/release.lua")),
         flags: &[],
         summary: "Deletes the lock if, and only if, it is held with `token`.",
@@ -1552,6 +1594,7 @@ pub mod identity_lock {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -1563,7 +1606,7 @@ pub mod identity_lock {
     #[doc = " WATCH/GET/MULTI/DEL takes three round trips and gives up (returns false) when another"]
     #[doc = " client touches the key in between; this never does."]
     #[doc = ""]
-    #[doc = " Runs `scripts/identity_lock/release.lua` (`identity_lock/release`, SHA1 `f5ab73a6432bd245421b4a2e28e4adc4175c290c`)."]
+    #[doc = " Runs `scripts/identity_lock/release.lua` (`identity_lock/release`, SHA1 `45cde531a6d5afd05d269cbdea6ba4a69766672c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<key>`): the lock key"]
@@ -1576,6 +1619,7 @@ pub mod identity_lock {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 1 argument"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn release(lock: &str, token: &str) -> crate::Op<bool> {
@@ -1621,7 +1665,7 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "8b6cc5b85bcceb7ceeb0a836e08c300391a22054",
+        sha1: "9c336bfc136fb4ff3fd884ae34bb81d20e51cfcf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
@@ -1637,6 +1681,7 @@ pub mod ip_city {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_IP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_BLOCK", doc: "the block found is not `<city id>_<start>[_<end>]`" },
         ],
         clock: None,
@@ -1653,7 +1698,7 @@ pub mod ip_city {
     #[doc = " Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),"]
     #[doc = " or nil and nil when no block holds the address."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `8b6cc5b85bcceb7ceeb0a836e08c300391a22054`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `9c336bfc136fb4ff3fd884ae34bb81d20e51cfcf`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -1667,6 +1712,7 @@ pub mod ip_city {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_IP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_BLOCK`: the block found is not `<city id>_<start>[_<end>]`"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the blocks."]
@@ -1732,7 +1778,7 @@ pub mod leaderboard {
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "b3e666015fa219d177074a53599a2881b79df541",
+        sha1: "8a0ecabf42f6b06cca9d2ba604785c2202ad6f75",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
@@ -1751,6 +1797,7 @@ pub mod leaderboard {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_POLICY", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(n log N), N = the items",
@@ -1765,7 +1812,7 @@ pub mod leaderboard {
     #[doc = " Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is"]
     #[doc = " not on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `b3e666015fa219d177074a53599a2881b79df541`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `8a0ecabf42f6b06cca9d2ba604785c2202ad6f75`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1782,6 +1829,7 @@ pub mod leaderboard {
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
     #[doc = " - `BAD_N`: not an integer within its range"]
     #[doc = " - `BAD_POLICY`: not one of its choices"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(n log N), N = the items."]
     pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<Vec<u8>>> {
@@ -1794,7 +1842,7 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "21bb37205caaa2e74e016f3e3a399e699299e24f",
+        sha1: "6402b02c83e60e07bb161607c7a1c4657ffb5838",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
@@ -1809,6 +1857,7 @@ pub mod leaderboard {
         returns: crate::Returns { ty: "bool", doc: "1 if it was on the board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the items",
@@ -1819,7 +1868,7 @@ pub mod leaderboard {
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
     #[doc = " Reply: 1 if the item was on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `21bb37205caaa2e74e016f3e3a399e699299e24f`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `6402b02c83e60e07bb161607c7a1c4657ffb5838`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1832,6 +1881,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the items."]
     pub fn remove(board: &str, levels: &str, item: &[u8]) -> crate::Op<bool> {
@@ -1844,7 +1894,7 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "7a9a3e271a7a0f2afafaa7c6ae64afea5242f9db",
+        sha1: "254893dd79695652f5582b040d1f8e3b6ed4dd67",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -1861,6 +1911,7 @@ pub mod leaderboard {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_WEIGHT", doc: "not a finite decimal number" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the items",
@@ -1874,7 +1925,7 @@ pub mod leaderboard {
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
     #[doc = " Reply: 1 if the item is new to the board, 0 if its score was replaced."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `7a9a3e271a7a0f2afafaa7c6ae64afea5242f9db`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `254893dd79695652f5582b040d1f8e3b6ed4dd67`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1889,6 +1940,7 @@ pub mod leaderboard {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_WEIGHT`: not a finite decimal number"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the items."]
     pub fn set(board: &str, levels: &str, item: &[u8], weight: f64) -> crate::Op<bool> {
@@ -1901,7 +1953,7 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "377e65f53b0bf9927dac6726683d1e90d701a73c",
+        sha1: "165a68df475c0c5721a3e3b2d829735ce0c695e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
@@ -1915,6 +1967,7 @@ pub mod leaderboard {
         returns: crate::Returns { ty: "[bytes]", doc: "per board: score, standard, dense, modified, ordinal, percentile, items" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(B log N), B = the boards, N = the items of the largest",
@@ -1933,7 +1986,7 @@ pub mod leaderboard {
     #[doc = " Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;"]
     #[doc = " all seven empty when the item is not on that board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `377e65f53b0bf9927dac6726683d1e90d701a73c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `165a68df475c0c5721a3e3b2d829735ce0c695e4`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -1945,6 +1998,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(B log N), B = the boards, N = the items of the largest."]
     pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<Vec<u8>>> {
@@ -1957,7 +2011,7 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "383b2b592630f374bea7669b32df9c94e4a881fe",
+        sha1: "5efcbe7ab182e34f85745907b951adba8f57d1d8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -1974,6 +2028,7 @@ pub mod leaderboard {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CHANGE", doc: "not a finite decimal number" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the items",
@@ -1986,7 +2041,7 @@ pub mod leaderboard {
     #[doc = " inf, as ZINCRBY makes it."]
     #[doc = " Reply: the item's new score."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `383b2b592630f374bea7669b32df9c94e4a881fe`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `5efcbe7ab182e34f85745907b951adba8f57d1d8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2001,6 +2056,7 @@ pub mod leaderboard {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_CHANGE`: not a finite decimal number"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the items."]
     pub fn update(board: &str, levels: &str, item: &[u8], change: f64) -> crate::Op<f64> {
@@ -2027,16 +2083,16 @@ pub mod logical_matrix {
             ROWS.forms[0].build(&[id, row])
         }
 
-        #[doc = " The template of `bitmaps` (a string), `{<id>}:row:<row>`: the bitmaps, first bit first; all in one hash slot"]
+        #[doc = " The template of `bitmaps` (a string), `<key>`: the rows as get_all.lua names them, or a compact matrix's one key"]
         #[doc = ""]
         #[doc = " Build its name with [`bitmaps()`]."]
-        pub static BITMAPS: crate::KeyTemplate = crate::KeyTemplate { text: "{<id>}:row:<row>", forms: &[crate::KeyForm { text: "{<id>}:row:<row>", params: &["id", "row"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("id")]), crate::KeyPart::Text(":row:"), crate::KeyPart::Param("row")] }] };
+        pub static BITMAPS: crate::KeyTemplate = crate::KeyTemplate { text: "<key>", forms: &[crate::KeyForm { text: "<key>", params: &["key"], parts: &[crate::KeyPart::Param("key")] }] };
 
-        #[doc = " The name of `bitmaps`: `{<id>}:row:<row>`."]
+        #[doc = " The name of `bitmaps`: `<key>`."]
         #[doc = ""]
         #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
-        pub fn bitmaps(id: &str, row: &str) -> crate::Result<String> {
-            BITMAPS.forms[0].build(&[id, row])
+        pub fn bitmaps(key: &str) -> crate::Result<String> {
+            BITMAPS.forms[0].build(&[key])
         }
     }
 
@@ -2046,7 +2102,7 @@ pub mod logical_matrix {
     pub static GET_ALL: crate::Script = crate::Script {
         name: "logical_matrix/get_all",
         path: "scripts/logical_matrix/get_all.lua",
-        sha1: "e5f7341efbb7c709b9dd6cd5ff9617aadd32342a",
+        sha1: "8655d409428fc35fbad33225d46fac363220f042",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/logical_matrix/get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns the bytes of every row bitmap of a LogicalMatrix, in one consistent read.",
@@ -2059,6 +2115,7 @@ pub mod logical_matrix {
         returns: crate::Returns { ty: "[bytes]", doc: "each row's bytes; an empty string for a missing row (all 0)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the rows hold more than 1 MiB together; read fewer rows per call" },
         ],
         clock: None,
@@ -2074,7 +2131,7 @@ pub mod logical_matrix {
     #[doc = " reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a"]
     #[doc = " time (each range is one consistent read, the ranges are not one together)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/logical_matrix/get_all.lua` (`logical_matrix/get_all`, SHA1 `e5f7341efbb7c709b9dd6cd5ff9617aadd32342a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/logical_matrix/get_all.lua` (`logical_matrix/get_all`, SHA1 `8655d409428fc35fbad33225d46fac363220f042`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the row bitmaps, first row first; all in one hash slot"]
@@ -2083,6 +2140,7 @@ pub mod logical_matrix {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BIG`: the rows hold more than 1 MiB together; read fewer rows per call"]
     #[doc = ""]
     #[doc = " Complexity: O(B), B = the bytes read, at most 1 MiB."]
@@ -2096,13 +2154,13 @@ pub mod logical_matrix {
     pub static INIT: crate::Script = crate::Script {
         name: "logical_matrix/init",
         path: "scripts/logical_matrix/init.lua",
-        sha1: "3d29220986ea88ed0b802fe65bdc723d83b36b71",
+        sha1: "8fd225c0aad118b17cc18271a44cefec4462fb0e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/logical_matrix/init.lua")),
         flags: &[],
         summary: "Stores packed bitmaps of `bits` bits each, unless one of the keys exists.",
         description: "《Redis 应用实例》 chapter 32 (`LogicalMatrix.init`, `CompactLogicalMatrix.init`). A\nLogicalMatrix passes one key per row with `bits` = columns; a CompactLogicalMatrix\npasses its one key with `bits` = rows × columns. Each bitmap comes packed as SETBIT\nnumbers bits: bit i is bit 7 - i % 8 of byte i / 8, most significant first, and the\nunused bits of the last byte are 0; an empty value stands for all zeros. The book sends\none SETBIT per cell in a MULTI, with no existence check (a second init overwrites the\nfirst, cell by cell) and no shape check; here the bitmaps are one SET each, all or\nnothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is\nbuilt a range of rows per call, the first range holding the first row, so that of two\nclients building the same matrix the second fails at its first call.",
         keys: &[
-            crate::Param { name: "bitmaps", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the bitmaps, first bit first; all in one hash slot", template: Some(&keys::BITMAPS) },
+            crate::Param { name: "bitmaps", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the rows as get_all.lua names them, or a compact matrix's one key", template: Some(&keys::BITMAPS) },
         ],
         args: &[
             crate::Param { name: "bits", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 8388608 }, doc: "the bits per bitmap (a bitmap holds at most 1 MiB)", template: None },
@@ -2112,6 +2170,7 @@ pub mod logical_matrix {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and from 2 to 513 arguments; or not one packed value per key" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_SHAPE", doc: "a packed value is neither empty nor ceil(bits / 8) bytes" },
             crate::ErrorDoc { code: "BAD_PADDING", doc: "a bitmap sets one of the unused bits after its last cell" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the bitmaps hold more than 1 MiB together; write fewer per call" },
@@ -2134,10 +2193,10 @@ pub mod logical_matrix {
     #[doc = " built a range of rows per call, the first range holding the first row, so that of two"]
     #[doc = " clients building the same matrix the second fails at its first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/logical_matrix/init.lua` (`logical_matrix/init`, SHA1 `3d29220986ea88ed0b802fe65bdc723d83b36b71`)."]
+    #[doc = " Runs `scripts/logical_matrix/init.lua` (`logical_matrix/init`, SHA1 `8fd225c0aad118b17cc18271a44cefec4462fb0e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `bitmaps...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the bitmaps, first bit first; all in one hash slot"]
+    #[doc = " - `bitmaps...` (a string, 1 to 512 keys, named `<key>`): the rows as get_all.lua names them, or a compact matrix's one key"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `bits` (`uint`, from 1 to 8388608): the bits per bitmap (a bitmap holds at most 1 MiB)"]
@@ -2148,6 +2207,7 @@ pub mod logical_matrix {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and from 2 to 513 arguments; or not one packed value per key"]
     #[doc = " - `BAD_BITS`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_SHAPE`: a packed value is neither empty nor ceil(bits / 8) bytes"]
     #[doc = " - `BAD_PADDING`: a bitmap sets one of the unused bits after its last cell"]
     #[doc = " - `TOO_BIG`: the bitmaps hold more than 1 MiB together; write fewer per call"]
@@ -2166,16 +2226,16 @@ pub mod matrix {
     #[doc = ""]
     #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
-        #[doc = " The template of `strings` (a string), `{<id>}:row:<row>`: the strings, in order; all in one hash slot"]
+        #[doc = " The template of `strings` (a string), `<key>`: the rows as bitmap_get_all.lua names them, or a Matrix's one key"]
         #[doc = ""]
         #[doc = " Build its name with [`strings()`]."]
-        pub static STRINGS: crate::KeyTemplate = crate::KeyTemplate { text: "{<id>}:row:<row>", forms: &[crate::KeyForm { text: "{<id>}:row:<row>", params: &["id", "row"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("id")]), crate::KeyPart::Text(":row:"), crate::KeyPart::Param("row")] }] };
+        pub static STRINGS: crate::KeyTemplate = crate::KeyTemplate { text: "<key>", forms: &[crate::KeyForm { text: "<key>", params: &["key"], parts: &[crate::KeyPart::Param("key")] }] };
 
-        #[doc = " The name of `strings`: `{<id>}:row:<row>`."]
+        #[doc = " The name of `strings`: `<key>`."]
         #[doc = ""]
         #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
-        pub fn strings(id: &str, row: &str) -> crate::Result<String> {
-            STRINGS.forms[0].build(&[id, row])
+        pub fn strings(key: &str) -> crate::Result<String> {
+            STRINGS.forms[0].build(&[key])
         }
 
         #[doc = " The template of `rows` (a string), `{<id>}:row:<row>`: the row strings, first row first; all in one hash slot"]
@@ -2197,13 +2257,13 @@ pub mod matrix {
     pub static BITFIELD_INIT: crate::Script = crate::Script {
         name: "matrix/bitfield_init",
         path: "scripts/matrix/bitfield_init.lua",
-        sha1: "cc7d5e26d6a4c22eccbf37c8a4974b2d119dbe84",
+        sha1: "6c50bcc3b3175e970de02a7ad05502782cd7921d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/bitfield_init.lua")),
         flags: &[],
         summary: "Stores BITFIELD strings of `cells` typed integers each, unless one of them exists.",
         description: "《Redis 应用实例》 chapter 31 (`BitmapMatrix.init` and the unlisted `Matrix.init`). A\nBitmapMatrix passes one key per row with `cells` = columns; a Matrix passes its one key\nwith `cells` = rows × columns. The book asserts that the first row is missing and then\nwrites one row per round trip, so two clients can both pass the check; and its\n`init(None)` writes nothing, so the matrix does not exist afterwards. This script\nchecks every key and writes them all in one atomic step, or writes nothing. Each\nstring comes packed as BITFIELD stores it: cell i is the `cell_type` integer at bit\ni × bits, big-endian, two's complement when signed, and the unused bits of the last\nbyte are 0; an empty value stands for all zeros (the string is still created at its\nfull size, so the matrix exists). One call writes at most 1 MiB, so that it stays\nshort: a bigger matrix is built a range of rows per call, the first range holding the\nfirst row, so that of two clients building the same matrix the second fails at its\nfirst call.",
         keys: &[
-            crate::Param { name: "strings", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the strings, in order; all in one hash slot", template: Some(&keys::STRINGS) },
+            crate::Param { name: "strings", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the rows as bitmap_get_all.lua names them, or a Matrix's one key", template: Some(&keys::STRINGS) },
         ],
         args: &[
             crate::Param { name: "cell_type", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u63"]), doc: "the cell type as BITFIELD spells it", template: None },
@@ -2215,6 +2275,7 @@ pub mod matrix {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and from 3 to 514 arguments; or keys ≠ values" },
             crate::ErrorDoc { code: "BAD_CELL_TYPE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_CELLS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_SHAPE", doc: "a string is neither empty nor ceil(cells × bits / 8) bytes" },
             crate::ErrorDoc { code: "BAD_PADDING", doc: "a string sets one of the unused bits after its last cell" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the strings hold more than 1 MiB, together or one alone" },
@@ -2240,10 +2301,10 @@ pub mod matrix {
     #[doc = " first row, so that of two clients building the same matrix the second fails at its"]
     #[doc = " first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/bitfield_init.lua` (`matrix/bitfield_init`, SHA1 `cc7d5e26d6a4c22eccbf37c8a4974b2d119dbe84`)."]
+    #[doc = " Runs `scripts/matrix/bitfield_init.lua` (`matrix/bitfield_init`, SHA1 `6c50bcc3b3175e970de02a7ad05502782cd7921d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `strings...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the strings, in order; all in one hash slot"]
+    #[doc = " - `strings...` (a string, 1 to 512 keys, named `<key>`): the rows as bitmap_get_all.lua names them, or a Matrix's one key"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `cell_type` (`string`, one of `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u63`): the cell type as BITFIELD spells it"]
@@ -2256,6 +2317,7 @@ pub mod matrix {
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and from 3 to 514 arguments; or keys ≠ values"]
     #[doc = " - `BAD_CELL_TYPE`: not one of its choices"]
     #[doc = " - `BAD_CELLS`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_SHAPE`: a string is neither empty nor ceil(cells × bits / 8) bytes"]
     #[doc = " - `BAD_PADDING`: a string sets one of the unused bits after its last cell"]
     #[doc = " - `TOO_BIG`: the strings hold more than 1 MiB, together or one alone"]
@@ -2272,7 +2334,7 @@ pub mod matrix {
     pub static BITMAP_GET_ALL: crate::Script = crate::Script {
         name: "matrix/bitmap_get_all",
         path: "scripts/matrix/bitmap_get_all.lua",
-        sha1: "e14b5602a70b8314d4515cdab8c3e6f8b3dc24cb",
+        sha1: "a4556fccdd43e29e7e9e147486a2997b047f450d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/bitmap_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns the bytes of every row string of a BitmapMatrix, in one consistent read.",
@@ -2285,6 +2347,7 @@ pub mod matrix {
         returns: crate::Returns { ty: "[bytes]", doc: "each row's bytes; an empty string for a missing row (all zeros)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the rows hold more than 1 MiB together; read fewer rows per call" },
         ],
         clock: None,
@@ -2301,7 +2364,7 @@ pub mod matrix {
     #[doc = " reads at most 1 MiB, so that it stays short; read a bigger matrix a range of rows at a"]
     #[doc = " time (each range is one consistent read, the ranges are not one together)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/bitmap_get_all.lua` (`matrix/bitmap_get_all`, SHA1 `e14b5602a70b8314d4515cdab8c3e6f8b3dc24cb`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/bitmap_get_all.lua` (`matrix/bitmap_get_all`, SHA1 `a4556fccdd43e29e7e9e147486a2997b047f450d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a string, 1 to 512 keys, named `{<id>}:row:<row>`): the row strings, first row first; all in one hash slot"]
@@ -2310,6 +2373,7 @@ pub mod matrix {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BIG`: the rows hold more than 1 MiB together; read fewer rows per call"]
     #[doc = ""]
     #[doc = " Complexity: O(B), B = the bytes read, at most 1 MiB."]
@@ -2323,7 +2387,7 @@ pub mod matrix {
     pub static LIST_GET_ALL: crate::Script = crate::Script {
         name: "matrix/list_get_all",
         path: "scripts/matrix/list_get_all.lua",
-        sha1: "ea2eac9dc0b296249775848d6892aca0a5834149",
+        sha1: "f81f3ef3c494617b361f76825ec563d49c4ca31e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns every cell of a list matrix, row by row, in one consistent read.",
@@ -2336,6 +2400,7 @@ pub mod matrix {
         returns: crate::Returns { ty: "[[decimal]]", doc: "each row's cells; an empty array for a missing row" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the rows hold more than 8,192 cells together; read fewer rows per call" },
         ],
         clock: None,
@@ -2351,7 +2416,7 @@ pub mod matrix {
     #[doc = " 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time"]
     #[doc = " (each range is one consistent read, the ranges are not one together)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `ea2eac9dc0b296249775848d6892aca0a5834149`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `f81f3ef3c494617b361f76825ec563d49c4ca31e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, first row first; all in one hash slot"]
@@ -2360,6 +2425,7 @@ pub mod matrix {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BIG`: the rows hold more than 8,192 cells together; read fewer rows per call"]
     #[doc = ""]
     #[doc = " Complexity: O(C), C = the cells read, at most 8,192."]
@@ -2373,7 +2439,7 @@ pub mod matrix {
     pub static LIST_INIT: crate::Script = crate::Script {
         name: "matrix/list_init",
         path: "scripts/matrix/list_init.lua",
-        sha1: "5e67b1e2529c03b57eaee2d378731b82fc392c9b",
+        sha1: "a30e7ff5c18e338f2086024459dee61e82fd681b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_init.lua")),
         flags: &[],
         summary: "Creates rows of a list matrix, one list of `cols` integers each, unless a row exists.",
@@ -2390,6 +2456,7 @@ pub mod matrix {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 1 to 512 keys and from 1 to 2049 arguments; or not 0 or rows×cols values" },
             crate::ErrorDoc { code: "BAD_COLS", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_VALUES", doc: "a value is not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "rows × cols is more than 2,048 cells; write fewer rows per call" },
             crate::ErrorDoc { code: "EXISTS", doc: "a row of the matrix already exists; nothing was written" },
         ],
@@ -2407,7 +2474,7 @@ pub mod matrix {
     #[doc = " range holding the first row, so that of two clients building the same matrix the"]
     #[doc = " second fails at its first call."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_init.lua` (`matrix/list_init`, SHA1 `5e67b1e2529c03b57eaee2d378731b82fc392c9b`)."]
+    #[doc = " Runs `scripts/matrix/list_init.lua` (`matrix/list_init`, SHA1 `a30e7ff5c18e338f2086024459dee61e82fd681b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, in order; all in one hash slot"]
@@ -2422,6 +2489,7 @@ pub mod matrix {
     #[doc = " - `BAD_ARGS`: not from 1 to 512 keys and from 1 to 2049 arguments; or not 0 or rows×cols values"]
     #[doc = " - `BAD_COLS`: not an integer within its range"]
     #[doc = " - `BAD_VALUES`: a value is not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BIG`: rows × cols is more than 2,048 cells; write fewer rows per call"]
     #[doc = " - `EXISTS`: a row of the matrix already exists; nothing was written"]
     #[doc = ""]
@@ -2493,7 +2561,7 @@ pub mod online_friends {
     pub static MINUTE_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/minute_friends",
         path: "scripts/online_friends/minute_friends.lua",
-        sha1: "ff44bfe8adb8bfad7f94bdecd700d30ba6d9a399",
+        sha1: "2eab9a790b170f757a4ed9ba39d2fa07ceaf8559",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen in any of the given minutes (design a).",
@@ -2507,6 +2575,7 @@ pub mod online_friends {
         returns: crate::Returns { ty: "[string]", doc: "the friends seen in any of them" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 300 users" },
         ],
         clock: None,
@@ -2522,7 +2591,7 @@ pub mod online_friends {
     #[doc = " each friend found costs a reply per minute it was seen in, so the window is at most"]
     #[doc = " 10 minutes and the friends set holds at most 300 users."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `ff44bfe8adb8bfad7f94bdecd700d30ba6d9a399`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `2eab9a790b170f757a4ed9ba39d2fa07ceaf8559`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -2532,6 +2601,7 @@ pub mod online_friends {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 300 users"]
     #[doc = ""]
     #[doc = " Complexity: O(F × N), F = the friends, N = the minutes."]
@@ -2545,7 +2615,7 @@ pub mod online_friends {
     pub static MINUTE_VISIT: crate::Script = crate::Script {
         name: "online_friends/minute_visit",
         path: "scripts/online_friends/minute_visit.lua",
-        sha1: "c94d8cfebe55f2efff5553b11c53a32c0518f95d",
+        sha1: "228e352371a61cf8157228d1104320e0fef1e349",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_visit.lua")),
         flags: &[],
         summary: "Marks `user` online in the set of the current minute (design a: one set per minute).",
@@ -2562,6 +2632,7 @@ pub mod online_friends {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_EXPIRY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -2577,7 +2648,7 @@ pub mod online_friends {
     #[doc = " would leave a set with no expiry, whose users would come back online an hour later."]
     #[doc = " Here both are one step."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_visit.lua` (`online_friends/minute_visit`, SHA1 `c94d8cfebe55f2efff5553b11c53a32c0518f95d`)."]
+    #[doc = " Runs `scripts/online_friends/minute_visit.lua` (`online_friends/minute_visit`, SHA1 `228e352371a61cf8157228d1104320e0fef1e349`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `minute` (a set, named `{<ns>}:active.users:<minute>`): the set of the current minute, `active.users:<MM>`"]
@@ -2592,6 +2663,7 @@ pub mod online_friends {
     #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_EXPIRY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn minute_visit(minute: &str, user: &str, expiry: ::std::time::Duration) -> crate::Op<bool> {
@@ -2604,7 +2676,7 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "abfe62668906962645ed249f469d88416f799dfb",
+        sha1: "21dd8bc701758716c2eb4073a0b0345d8530d480",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
@@ -2622,6 +2694,7 @@ pub mod online_friends {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_WINDOW", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 2,000 users" },
         ],
         clock: Some(crate::Clock::Caller),
@@ -2637,7 +2710,7 @@ pub mod online_friends {
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `abfe62668906962645ed249f469d88416f799dfb`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `21dd8bc701758716c2eb4073a0b0345d8530d480`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -2653,6 +2726,7 @@ pub mod online_friends {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_WINDOW`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 2,000 users"]
     #[doc = ""]
     #[doc = " Complexity: O(F × log N), F = the friends, N = the users remembered. Clock: the caller's `now`."]
@@ -2666,7 +2740,7 @@ pub mod online_friends {
     pub static SEEN_VISIT: crate::Script = crate::Script {
         name: "online_friends/seen_visit",
         path: "scripts/online_friends/seen_visit.lua",
-        sha1: "ae44d3f8a25880931c4149848235bfea21f243da",
+        sha1: "ae2afd97db3d8f2fac84eed50aab9f57e7ec37f8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_visit.lua")),
         flags: &[],
         summary: "Records that `user` was seen at `now` (design b), and forgets up to 100 users not seen for `keep`.",
@@ -2685,6 +2759,7 @@ pub mod online_friends {
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(log N), N = the users remembered",
@@ -2697,7 +2772,7 @@ pub mod online_friends {
     #[doc = " it; here each visit deletes up to 100 users not seen for `keep`, so the set holds"]
     #[doc = " about the users of the last `keep`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `ae44d3f8a25880931c4149848235bfea21f243da`)."]
+    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `ae2afd97db3d8f2fac84eed50aab9f57e7ec37f8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `seen` (a zset, named `{<ns>}:last.seen`): user -> when it was last seen (ms): the book's `last.seen`"]
@@ -2714,6 +2789,7 @@ pub mod online_friends {
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_KEEP`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the users remembered. Clock: the caller's `now`."]
     pub fn seen_visit(seen: &str, user: &str, now: u64, keep: ::std::time::Duration) -> crate::Op<()> {
@@ -2759,7 +2835,7 @@ pub mod pagination {
     pub static ADD: crate::Script = crate::Script {
         name: "pagination/add",
         path: "scripts/pagination/add.lua",
-        sha1: "ce0c474489f2713521799f04c84d0e07957a4437",
+        sha1: "890ffe57e5a8d6e2d1ab98814fbd7336bd1bc1b3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/add.lua")),
         flags: &[],
         summary: "Adds items at the head of a list, the last one newest (the book's `add`), and counts every item ever added.",
@@ -2774,6 +2850,7 @@ pub mod pagination {
         returns: crate::Returns { ty: "uint", doc: "the list's length after the add" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 1 to 1000 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_ADDED", doc: "`added` holds something other than an integer from 0 to 10^15 - 1, or would pass it" },
         ],
         clock: None,
@@ -2789,7 +2866,7 @@ pub mod pagination {
     #[doc = " counted, and cursors issued before it may then show items again. A list filled"]
     #[doc = " before it was counted has its items numbered from 1, oldest first, on its first add."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `ce0c474489f2713521799f04c84d0e07957a4437`)."]
+    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `890ffe57e5a8d6e2d1ab98814fbd7336bd1bc1b3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first"]
@@ -2802,6 +2879,7 @@ pub mod pagination {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 1 to 1000 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_ADDED`: `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it"]
     #[doc = ""]
     #[doc = " Complexity: O(M), M = the items."]
@@ -2815,7 +2893,7 @@ pub mod pagination {
     pub static PAGE: crate::Script = crate::Script {
         name: "pagination/page",
         path: "scripts/pagination/page.lua",
-        sha1: "b1d416505e29a31b0b180a73e2244442e8ec8a10",
+        sha1: "9fd34d9b8ada1b01bb2275819b8c2ff7e2af2cb9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/page.lua")),
         flags: &["no-writes", ],
         summary: "Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.",
@@ -2833,6 +2911,7 @@ pub mod pagination {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CURSOR", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_SIZE", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_ADDED", doc: "`added` holds something other than an integer from 0 to 10^15 - 1" },
         ],
         clock: None,
@@ -2856,7 +2935,7 @@ pub mod pagination {
     #[doc = " oldest item were number 1."]
     #[doc = " Reply: the next page's cursor (0 when there is none), then the page's items, newest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `b1d416505e29a31b0b180a73e2244442e8ec8a10`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `9fd34d9b8ada1b01bb2275819b8c2ff7e2af2cb9`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first (added with `add.lua`)"]
@@ -2872,6 +2951,7 @@ pub mod pagination {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_CURSOR`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_SIZE`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_ADDED`: `added` holds something other than an integer from 0 to 10^15 - 1"]
     #[doc = ""]
     #[doc = " Complexity: O(S + M), S = how far the page is from the nearer end of the list, M = `size`."]
@@ -2930,7 +3010,7 @@ pub mod rate_limiter {
     pub static DURATION: crate::Script = crate::Script {
         name: "rate_limiter/duration",
         path: "scripts/rate_limiter/duration.lua",
-        sha1: "fc1c72bb46ebdee2da203295c053c58c0233eafe",
+        sha1: "38eef0a0e6f25362339a1d6b1a21e29e980958a2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/duration.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long until the window resets, only when its limit is reached.",
@@ -2945,6 +3025,7 @@ pub mod rate_limiter {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 1 argument" },
             crate::ErrorDoc { code: "BAD_MAXIMUM", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_COUNTER", doc: "the counter holds something other than a count" },
         ],
         clock: None,
@@ -2958,7 +3039,7 @@ pub mod rate_limiter {
     #[doc = " `maximum` (an attempt would be admitted now), or when it has no expiry."]
     #[doc = " Writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `fc1c72bb46ebdee2da203295c053c58c0233eafe`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `38eef0a0e6f25362339a1d6b1a21e29e980958a2`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -2971,6 +3052,7 @@ pub mod rate_limiter {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 1 argument"]
     #[doc = " - `BAD_MAXIMUM`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_COUNTER`: the counter holds something other than a count"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
@@ -2984,7 +3066,7 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "523023b7417632970d72146a60d13e0bb3cb0ddf",
+        sha1: "d28fc4323e3eedc38d7a395cccf4eeb0becc7c84",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
@@ -3005,6 +3087,7 @@ pub mod rate_limiter {
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_PERIOD", doc: "not whole milliseconds within its range, or a refill over 10^10 ms" },
             crate::ErrorDoc { code: "BAD_COST", doc: "not an integer within its range, or more than `burst`" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_TAT", doc: "the key holds something other than a time; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
@@ -3026,7 +3109,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`"]
     #[doc = " would be admitted (-1 when allowed), microseconds until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `523023b7417632970d72146a60d13e0bb3cb0ddf`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `d28fc4323e3eedc38d7a395cccf4eeb0becc7c84`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3045,6 +3128,7 @@ pub mod rate_limiter {
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_PERIOD`: not whole milliseconds within its range, or a refill over 10^10 ms"]
     #[doc = " - `BAD_COST`: not an integer within its range, or more than `burst`"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_TAT`: the key holds something other than a time; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(1). Clock: the server's `TIME`."]
@@ -3058,7 +3142,7 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "f430cf09b1e52fc243fc9740cdf53c76e3d4b0f8",
+        sha1: "4ecc112c470d12733323b9738cc6816e8a8c9d87",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
@@ -3077,6 +3161,7 @@ pub mod rate_limiter {
             crate::ErrorDoc { code: "BAD_MAXIMUM", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_INTERVAL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_COST", doc: "not an integer within its range, or more than `maximum`" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_COUNTER", doc: "the counter holds something other than a count; nothing was written" },
         ],
         clock: None,
@@ -3096,7 +3181,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), remaining attempts in this window, microseconds until an"]
     #[doc = " attempt can be admitted (-1 when allowed), microseconds until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `f430cf09b1e52fc243fc9740cdf53c76e3d4b0f8`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `4ecc112c470d12733323b9738cc6816e8a8c9d87`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3113,6 +3198,7 @@ pub mod rate_limiter {
     #[doc = " - `BAD_MAXIMUM`: not an integer within its range"]
     #[doc = " - `BAD_INTERVAL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_COST`: not an integer within its range, or more than `maximum`"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_COUNTER`: the counter holds something other than a count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
@@ -3126,7 +3212,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "f7bc1390405b34374b3bceb075f38f52ad9d3040",
+        sha1: "2135e45a08b7b22d57a72faced09d19a1c673e20",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -3145,6 +3231,7 @@ pub mod rate_limiter {
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_PERIOD", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_COST", doc: "not an integer within its range, or more than `limit`" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LOG", doc: "the sorted set holds an entry this script did not write; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
@@ -3167,7 +3254,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be"]
     #[doc = " admitted (-1 when allowed), microseconds until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `f7bc1390405b34374b3bceb075f38f52ad9d3040`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `2135e45a08b7b22d57a72faced09d19a1c673e20`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -3184,6 +3271,7 @@ pub mod rate_limiter {
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_PERIOD`: not whole milliseconds within its range"]
     #[doc = " - `BAD_COST`: not an integer within its range, or more than `limit`"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LOG`: the sorted set holds an entry this script did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted. Clock: the server's `TIME`."]
@@ -3223,7 +3311,7 @@ pub mod relation {
             FOLLOWERS.forms[0].build(&[namespace, target])
         }
 
-        #[doc = " The template of `a_following` (a zset), `{<namespace>}:following:<user>`: `a`'s followed users"]
+        #[doc = " The template of `a_following` (a zset), `{<namespace>}:following:<user>`: `user`'s followed users"]
         #[doc = ""]
         #[doc = " Build its name with [`a_following()`]."]
         pub static A_FOLLOWING: crate::KeyTemplate = crate::KeyTemplate { text: "{<namespace>}:following:<user>", forms: &[crate::KeyForm { text: "{<namespace>}:following:<user>", params: &["namespace", "user"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":following:"), crate::KeyPart::Param("user")] }] };
@@ -3235,7 +3323,7 @@ pub mod relation {
             A_FOLLOWING.forms[0].build(&[namespace, user])
         }
 
-        #[doc = " The template of `b_following` (a zset), `{<namespace>}:following:<other>`: `b`'s followed users"]
+        #[doc = " The template of `b_following` (a zset), `{<namespace>}:following:<other>`: `other`'s followed users"]
         #[doc = ""]
         #[doc = " Build its name with [`b_following()`]."]
         pub static B_FOLLOWING: crate::KeyTemplate = crate::KeyTemplate { text: "{<namespace>}:following:<other>", forms: &[crate::KeyForm { text: "{<namespace>}:following:<other>", params: &["namespace", "other"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":following:"), crate::KeyPart::Param("other")] }] };
@@ -3254,7 +3342,7 @@ pub mod relation {
     pub static FOLLOW: crate::Script = crate::Script {
         name: "relation/follow",
         path: "scripts/relation/follow.lua",
-        sha1: "9e166f402c3cbcb43a828c90b0d460653c017398",
+        sha1: "05c422b01ab05459f11a17b3d735aaf49c9ae3dc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/follow.lua")),
         flags: &[],
         summary: "Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.",
@@ -3272,6 +3360,7 @@ pub mod relation {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TARGET", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "SELF_FOLLOW", doc: "`user` and `target` are the same user" },
         ],
         clock: Some(crate::Clock::Server),
@@ -3289,7 +3378,7 @@ pub mod relation {
     #[doc = " never skips or repeats an entry. The two sides may hold times a few ms apart."]
     #[doc = " Reply: 1 if `user` did not follow `target` before."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `9e166f402c3cbcb43a828c90b0d460653c017398`)."]
+    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `05c422b01ab05459f11a17b3d735aaf49c9ae3dc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3305,6 +3394,7 @@ pub mod relation {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_TARGET`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `SELF_FOLLOW`: `user` and `target` are the same user"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the larger of the two lists. Clock: the server's `TIME`."]
@@ -3318,24 +3408,25 @@ pub mod relation {
     pub static MUTUAL: crate::Script = crate::Script {
         name: "relation/mutual",
         path: "scripts/relation/mutual.lua",
-        sha1: "4e7c3e28444c89aee3061d02dec5815ea6933fce",
+        sha1: "23b797b8bcef940ab82023e00cb64aeddbd6e191",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/mutual.lua")),
         flags: &["no-writes", ],
         summary: "Whether two users follow each other (the book's `is_following_each_other`), read at one moment.",
-        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.\nReply: 1 if `a` follows `b` and `b` follows `a`.",
+        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.\nReply: 1 if `user` follows `other` and `other` follows `user`.",
         keys: &[
-            crate::Param { name: "a_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`a`'s followed users", template: Some(&keys::A_FOLLOWING) },
-            crate::Param { name: "b_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`b`'s followed users", template: Some(&keys::B_FOLLOWING) },
+            crate::Param { name: "a_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users", template: Some(&keys::A_FOLLOWING) },
+            crate::Param { name: "b_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`other`'s followed users", template: Some(&keys::B_FOLLOWING) },
         ],
         args: &[
-            crate::Param { name: "a", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "one user", template: None },
-            crate::Param { name: "b", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the other", template: None },
+            crate::Param { name: "user", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "one user", template: None },
+            crate::Param { name: "other", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the other", template: None },
         ],
         returns: crate::Returns { ty: "bool", doc: "1 if each follows the other" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
-            crate::ErrorDoc { code: "BAD_A", doc: "empty" },
-            crate::ErrorDoc { code: "BAD_B", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_OTHER", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3345,28 +3436,29 @@ pub mod relation {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here"]
     #[doc = " ZSCORE (O(1)) in one script."]
-    #[doc = " Reply: 1 if `a` follows `b` and `b` follows `a`."]
+    #[doc = " Reply: 1 if `user` follows `other` and `other` follows `user`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `4e7c3e28444c89aee3061d02dec5815ea6933fce`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `23b797b8bcef940ab82023e00cb64aeddbd6e191`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
-    #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `a`'s followed users"]
-    #[doc = " - `b_following` (a zset, named `{<namespace>}:following:<other>`): `b`'s followed users"]
+    #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users"]
+    #[doc = " - `b_following` (a zset, named `{<namespace>}:following:<other>`): `other`'s followed users"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `a` (`string`, not empty): one user"]
-    #[doc = " - `b` (`string`, not empty): the other"]
+    #[doc = " - `user` (`string`, not empty): one user"]
+    #[doc = " - `other` (`string`, not empty): the other"]
     #[doc = ""]
     #[doc = " Returns (`bool`): 1 if each follows the other"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
-    #[doc = " - `BAD_A`: empty"]
-    #[doc = " - `BAD_B`: empty"]
+    #[doc = " - `BAD_USER`: empty"]
+    #[doc = " - `BAD_OTHER`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn mutual(a_following: &str, b_following: &str, a: &str, b: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&MUTUAL).key(a_following).key(b_following).arg(a).arg(b).finish()
+    pub fn mutual(a_following: &str, b_following: &str, user: &str, other: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&MUTUAL).key(a_following).key(b_following).arg(user).arg(other).finish()
     }
 
     #[doc = " `relation/unfollow`: Makes `user` stop following `target`, on both sides at once (the book's `unfollow`)."]
@@ -3375,7 +3467,7 @@ pub mod relation {
     pub static UNFOLLOW: crate::Script = crate::Script {
         name: "relation/unfollow",
         path: "scripts/relation/unfollow.lua",
-        sha1: "5156425eb4e321f0d799d1a48f8e95f4f94d182d",
+        sha1: "c8781fe2d9fddae6105f21522cd09b280a3dd399",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/unfollow.lua")),
         flags: &[],
         summary: "Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).",
@@ -3393,6 +3485,7 @@ pub mod relation {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TARGET", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the larger of the two lists",
@@ -3403,7 +3496,7 @@ pub mod relation {
     #[doc = " 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step."]
     #[doc = " Reply: 1 if `user` followed `target`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `5156425eb4e321f0d799d1a48f8e95f4f94d182d`)."]
+    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `c8781fe2d9fddae6105f21522cd09b280a3dd399`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3419,6 +3512,7 @@ pub mod relation {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_TARGET`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the larger of the two lists."]
     pub fn unfollow(following: &str, followers: &str, user: &str, target: &str) -> crate::Op<bool> {
@@ -3488,7 +3582,7 @@ pub mod resource_pool {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "resource_pool/acquire",
         path: "scripts/resource_pool/acquire.lua",
-        sha1: "5b3d07a73de490326286fd871c728a15c84dacaf",
+        sha1: "dc13d9cd5befba1bf202b80f9e5df7a903d7affa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire.lua")),
         flags: &[],
         summary: "Takes an available resource and marks it held, with no lease; nil when none is left.",
@@ -3506,6 +3600,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
@@ -3519,7 +3614,7 @@ pub mod resource_pool {
     #[doc = " reclaiming up to `limit` expired leases, no resource was available. The resource"]
     #[doc = " stays held until `release.lua` frees it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `5b3d07a73de490326286fd871c728a15c84dacaf`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `dc13d9cd5befba1bf202b80f9e5df7a903d7affa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3535,6 +3630,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's `TIME`."]
     pub fn acquire(available: &str, occupied: &str, leases: &str, holders: &str, limit: u64) -> crate::Op<Option<String>> {
@@ -3547,7 +3643,7 @@ pub mod resource_pool {
     pub static ACQUIRE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/acquire_lease",
         path: "scripts/resource_pool/acquire_lease.lua",
-        sha1: "65aed2a0cebb4f0a16f9084a4caeb24a28bff5e7",
+        sha1: "4c8d7ad0e9a3f674b3c5f2fdaa99336fd808fe52",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire_lease.lua")),
         flags: &[],
         summary: "Takes an available resource for `ttl` under the caller's `token`; nil when none is left.",
@@ -3569,6 +3665,7 @@ pub mod resource_pool {
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
@@ -3582,7 +3679,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`, `extend_lease.lua`). Up to `limit` expired leases are reclaimed"]
     #[doc = " before picking, so nil means every resource is held by a live holder."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `65aed2a0cebb4f0a16f9084a4caeb24a28bff5e7`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `4c8d7ad0e9a3f674b3c5f2fdaa99336fd808fe52`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3602,6 +3699,7 @@ pub mod resource_pool {
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's `TIME`."]
     pub fn acquire_lease(available: &str, occupied: &str, leases: &str, holders: &str, ttl: ::std::time::Duration, token: &str, limit: u64) -> crate::Op<Option<String>> {
@@ -3614,7 +3712,7 @@ pub mod resource_pool {
     pub static ASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/associate",
         path: "scripts/resource_pool/associate.lua",
-        sha1: "0009f04390b02d783b368276fa8b240ed97cb254",
+        sha1: "5ecc07bb5be6f789da27546f9b8d9be75ae23467",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/associate.lua")),
         flags: &[],
         summary: "Adds `resource` to the pool, as available, unless the pool already has it.",
@@ -3630,6 +3728,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3641,7 +3740,7 @@ pub mod resource_pool {
     #[doc = " under WATCH and returns None when another client touched them in between, so the"]
     #[doc = " caller must retry; this checks and adds in one atomic step and never fails that way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `0009f04390b02d783b368276fa8b240ed97cb254`)."]
+    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `5ecc07bb5be6f789da27546f9b8d9be75ae23467`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3655,6 +3754,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_RESOURCE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn associate(available: &str, occupied: &str, resource: &str) -> crate::Op<bool> {
@@ -3667,7 +3767,7 @@ pub mod resource_pool {
     pub static DISASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/disassociate",
         path: "scripts/resource_pool/disassociate.lua",
-        sha1: "a566922babb246183ba1bf0a3d19e1e3bc0d2c72",
+        sha1: "ea82bebb2d45534fc0c8b4c314fd20b0593fca3b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/disassociate.lua")),
         flags: &[],
         summary: "Removes `resource` from the pool, available or held, with its lease if it has one.",
@@ -3685,6 +3785,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the leases",
@@ -3696,7 +3797,7 @@ pub mod resource_pool {
     #[doc = " both sets; this also drops its lease and its holder's token, so that an expired lease"]
     #[doc = " cannot bring it back into the pool later."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `a566922babb246183ba1bf0a3d19e1e3bc0d2c72`)."]
+    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `ea82bebb2d45534fc0c8b4c314fd20b0593fca3b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3712,6 +3813,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_RESOURCE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the leases."]
     pub fn disassociate(available: &str, occupied: &str, leases: &str, holders: &str, resource: &str) -> crate::Op<bool> {
@@ -3724,7 +3826,7 @@ pub mod resource_pool {
     pub static EXTEND_LEASE: crate::Script = crate::Script {
         name: "resource_pool/extend_lease",
         path: "scripts/resource_pool/extend_lease.lua",
-        sha1: "1ae4f936bd16c841835b47889035ef8580014f6b",
+        sha1: "480f99380ff8b8e06391ab82765fbd11a710d32c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/extend_lease.lua")),
         flags: &[],
         summary: "Sets a leased resource's deadline to `ttl` from now if it is still held with `token`.",
@@ -3744,6 +3846,7 @@ pub mod resource_pool {
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the leases",
@@ -3754,7 +3857,7 @@ pub mod resource_pool {
     #[doc = " Beyond the book: a holder whose work runs long renews its lease before it runs out."]
     #[doc = " After the lease was reclaimed, the old token extends nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `1ae4f936bd16c841835b47889035ef8580014f6b`)."]
+    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `480f99380ff8b8e06391ab82765fbd11a710d32c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leases` (a zset, named `{<name>}:leases`): leased resource -> lease deadline (ms, server clock)"]
@@ -3772,6 +3875,7 @@ pub mod resource_pool {
     #[doc = " - `BAD_RESOURCE`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the leases. Clock: the server's `TIME`."]
     pub fn extend_lease(leases: &str, holders: &str, resource: &str, token: &str, ttl: ::std::time::Duration) -> crate::Op<bool> {
@@ -3784,7 +3888,7 @@ pub mod resource_pool {
     pub static HAS: crate::Script = crate::Script {
         name: "resource_pool/has",
         path: "scripts/resource_pool/has.lua",
-        sha1: "5be58dba8016e8e05a390311d1ad76848c567b19",
+        sha1: "ac7c1b97fddd7b609faeae0d06afb10413743420",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/has.lua")),
         flags: &["no-writes", ],
         summary: "Tells whether the pool has `resource`, available or held.",
@@ -3800,6 +3904,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3810,7 +3915,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.has`, MULTI SISMEMBER SISMEMBER EXEC in"]
     #[doc = " the book, which returns 0/1). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `5be58dba8016e8e05a390311d1ad76848c567b19`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `ac7c1b97fddd7b609faeae0d06afb10413743420`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3824,6 +3929,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_RESOURCE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn has(available: &str, occupied: &str, resource: &str) -> crate::Op<bool> {
@@ -3836,7 +3942,7 @@ pub mod resource_pool {
     pub static RECLAIM: crate::Script = crate::Script {
         name: "resource_pool/reclaim",
         path: "scripts/resource_pool/reclaim.lua",
-        sha1: "63d78153672bcaa70810a0b418dc41eff4c6f28e",
+        sha1: "d9aa4e254297dd130c8fb6ee44be5b97a14d6e8b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/reclaim.lua")),
         flags: &[],
         summary: "Returns resources whose lease ran out to the pool, at most `limit` of them.",
@@ -3854,6 +3960,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
@@ -3867,7 +3974,7 @@ pub mod resource_pool {
     #[doc = " holder can no longer release it. `acquire.lua` and `acquire_lease.lua` do the same"]
     #[doc = " for a few leases before they pick; call this to tidy a pool nobody acquires from."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `63d78153672bcaa70810a0b418dc41eff4c6f28e`)."]
+    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `d9aa4e254297dd130c8fb6ee44be5b97a14d6e8b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3883,6 +3990,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the leases, M = `limit`. Clock: the server's `TIME`."]
     pub fn reclaim(available: &str, occupied: &str, leases: &str, holders: &str, limit: u64) -> crate::Op<u64> {
@@ -3895,7 +4003,7 @@ pub mod resource_pool {
     pub static RELEASE: crate::Script = crate::Script {
         name: "resource_pool/release",
         path: "scripts/resource_pool/release.lua",
-        sha1: "6059df03b55fa924a1b921bc8eee558a7b70e5e7",
+        sha1: "dc2b38e9d5ba2f3370cef17014ea2e155adf0706",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release.lua")),
         flags: &[],
         summary: "Returns a resource held with no lease to the pool.",
@@ -3912,6 +4020,7 @@ pub mod resource_pool {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3924,7 +4033,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`), so a client whose lease ran out cannot free a resource that"]
     #[doc = " now belongs to someone else."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `6059df03b55fa924a1b921bc8eee558a7b70e5e7`)."]
+    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `dc2b38e9d5ba2f3370cef17014ea2e155adf0706`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3939,6 +4048,7 @@ pub mod resource_pool {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
     #[doc = " - `BAD_RESOURCE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn release(available: &str, occupied: &str, holders: &str, resource: &str) -> crate::Op<bool> {
@@ -3951,7 +4061,7 @@ pub mod resource_pool {
     pub static RELEASE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/release_lease",
         path: "scripts/resource_pool/release_lease.lua",
-        sha1: "6c41165266bae5cbdcd6aefafbecf8a166222478",
+        sha1: "a82ab24eaf6bc7f9638240d73a0a1f578484b59c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release_lease.lua")),
         flags: &[],
         summary: "Returns a leased resource to the pool if, and only if, it is still held with `token`.",
@@ -3971,6 +4081,7 @@ pub mod resource_pool {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_RESOURCE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N), N = the leases",
@@ -3983,7 +4094,7 @@ pub mod resource_pool {
     #[doc = " deadline is not checked: a holder whose lease has passed but was not reclaimed yet"]
     #[doc = " still holds the resource."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `6c41165266bae5cbdcd6aefafbecf8a166222478`)."]
+    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `a82ab24eaf6bc7f9638240d73a0a1f578484b59c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4001,6 +4112,7 @@ pub mod resource_pool {
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
     #[doc = " - `BAD_RESOURCE`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the leases."]
     pub fn release_lease(available: &str, occupied: &str, leases: &str, holders: &str, resource: &str, token: &str) -> crate::Op<bool> {
@@ -4013,7 +4125,7 @@ pub mod resource_pool {
     pub static TOTAL_COUNT: crate::Script = crate::Script {
         name: "resource_pool/total_count",
         path: "scripts/resource_pool/total_count.lua",
-        sha1: "32760fc81ee8be57eabc6c853ce3034aa2d9bd3b",
+        sha1: "433e68d5604c49c82c94dd145ed1d601ace2d1f9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/total_count.lua")),
         flags: &["no-writes", ],
         summary: "Counts the pool's resources, available and held, at one moment.",
@@ -4027,6 +4139,7 @@ pub mod resource_pool {
         returns: crate::Returns { ty: "uint", doc: "how many resources the pool has" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -4037,7 +4150,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.total_count`, MULTI SCARD SCARD EXEC in"]
     #[doc = " the book). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `32760fc81ee8be57eabc6c853ce3034aa2d9bd3b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `433e68d5604c49c82c94dd145ed1d601ace2d1f9`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4047,6 +4160,7 @@ pub mod resource_pool {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn total_count(available: &str, occupied: &str) -> crate::Op<u64> {
@@ -4104,7 +4218,7 @@ pub mod row_cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "row_cache/claim",
         path: "scripts/row_cache/claim.lua",
-        sha1: "6e70c88808c805f313f55a81c17a8c17e74ae249",
+        sha1: "920c9329bd88211644bc859ab054503e789eef2f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/claim.lua")),
         flags: &[],
         summary: "Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.",
@@ -4120,6 +4234,7 @@ pub mod row_cache {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M log N), M = rows due (at most `limit`), N = the rows scheduled",
@@ -4137,7 +4252,7 @@ pub mod row_cache {
     #[doc = " Reply: c, the number of rows claimed; then c pairs of row id and the due time it was"]
     #[doc = " claimed for (ms); then the rows dropped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `6e70c88808c805f313f55a81c17a8c17e74ae249`)."]
+    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `920c9329bd88211644bc859ab054503e789eef2f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4151,6 +4266,7 @@ pub mod row_cache {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M log N), M = rows due (at most `limit`), N = the rows scheduled. Clock: the server's `TIME`."]
     pub fn claim(delays: &str, schedule: &str, limit: u64) -> crate::Op<Vec<String>> {
@@ -4163,7 +4279,7 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "191e6adc0999b7d7173bb0fbda33baee0a411e88",
+        sha1: "799ccd9081ae21271245bc2f0cdbe05c7c05255a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
@@ -4182,6 +4298,7 @@ pub mod row_cache {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_ROW", doc: "empty" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the rows scheduled",
@@ -4196,7 +4313,7 @@ pub mod row_cache {
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
     #[doc = " Reply: when the row is next due (ms, server clock); 0 when it was unscheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `191e6adc0999b7d7173bb0fbda33baee0a411e88`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `799ccd9081ae21271245bc2f0cdbe05c7c05255a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4213,6 +4330,7 @@ pub mod row_cache {
     #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
     #[doc = " - `BAD_ROW`: empty"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the rows scheduled. Clock: the server's `TIME`."]
     pub fn schedule(delays: &str, schedule: &str, copy: &str, row: &str, delay: ::std::time::Duration) -> crate::Op<i64> {
@@ -4225,7 +4343,7 @@ pub mod row_cache {
     pub static STORE: crate::Script = crate::Script {
         name: "row_cache/store",
         path: "scripts/row_cache/store.lua",
-        sha1: "afddb908a6eb2f475a5019e2a07b26b3593113fb",
+        sha1: "c361df901ada828f2fbfeab8f6a6e7114a62773e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/store.lua")),
         flags: &[],
         summary: "Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.",
@@ -4242,6 +4360,7 @@ pub mod row_cache {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_ROW", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1), plus the copy's size",
@@ -4254,7 +4373,7 @@ pub mod row_cache {
     #[doc = " copy would leave a stale row cached for ever, so the copy is deleted instead."]
     #[doc = " Reply: 1 if the copy was stored, 0 if the row is no longer scheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `afddb908a6eb2f475a5019e2a07b26b3593113fb`)."]
+    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `c361df901ada828f2fbfeab8f6a6e7114a62773e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4269,6 +4388,7 @@ pub mod row_cache {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_ROW`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1), plus the copy's size."]
     pub fn store(delays: &str, copy: &str, row: &str, content: &[u8]) -> crate::Op<bool> {
@@ -4314,7 +4434,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "2b80ac803743b144066d0944c21f1b1f2d7d16e4",
+        sha1: "646b42c76f0196898c1667d23b9d33375a1be579",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -4334,6 +4454,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_CAP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOKEN_TAKEN", doc: "a live session already has this token" },
         ],
         clock: Some(crate::Clock::Server),
@@ -4358,7 +4479,7 @@ pub mod session {
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `2b80ac803743b144066d0944c21f1b1f2d7d16e4`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `646b42c76f0196898c1667d23b9d33375a1be579`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4376,6 +4497,7 @@ pub mod session {
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_CAP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOKEN_TAKEN`: a live session already has this token"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions. Clock: the server's `TIME`."]
@@ -4389,7 +4511,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "9f03db0d3c0a75b0baf001245753411d682c0b57",
+        sha1: "0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -4404,6 +4526,7 @@ pub mod session {
         returns: crate::Returns { ty: "uint", doc: "how many of them were live sessions, now ended" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 1 to 100 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions",
@@ -4418,7 +4541,7 @@ pub mod session {
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = " Reply: how many live sessions were ended."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `9f03db0d3c0a75b0baf001245753411d682c0b57`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4431,6 +4554,7 @@ pub mod session {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 1 to 100 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions. Clock: the server's `TIME`."]
     pub fn end(sessions: &str, records: &str, ids: &[&str]) -> crate::Op<u64> {
@@ -4443,7 +4567,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "4e6fecb666432b149528ff6a47b52b364dcf38ea",
+        sha1: "079e4cb3f2ed73533057e30db19f63705cdbaef4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -4456,6 +4580,7 @@ pub mod session {
         returns: crate::Returns { ty: "[(string, uint)]", doc: "each live session: its id and milliseconds left, soonest to expire first" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)",
@@ -4468,7 +4593,7 @@ pub mod session {
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = " Reply: id, ms left, id, ms left, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `4e6fecb666432b149528ff6a47b52b364dcf38ea`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `079e4cb3f2ed73533057e30db19f63705cdbaef4`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4477,6 +4602,7 @@ pub mod session {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000). Clock: the server's `TIME`."]
     pub fn list(sessions: &str) -> crate::Op<Vec<(String, u64,)>> {
@@ -4489,7 +4615,7 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "e37c89696d39acdd5b1891ed5390ea0b5e74345a",
+        sha1: "e1f586dee241a3f46156834ad81a3518d0dd6246",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
@@ -4506,6 +4632,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 3 to 201 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_FIELDS", doc: "a name without a value: the names and values are an odd number" },
             crate::ErrorDoc { code: "DATA_TOO_BIG", doc: "the data would have more than 256 fields or 64 KiB of names and values" },
             crate::ErrorDoc { code: "BAD_RECORD", doc: "the session's data in `records` was not written by these scripts" },
@@ -4527,7 +4654,7 @@ pub mod session {
     #[doc = " Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
     #[doc = " (nothing is set), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `e37c89696d39acdd5b1891ed5390ea0b5e74345a`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `e1f586dee241a3f46156834ad81a3518d0dd6246`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4542,6 +4669,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 3 to 201 arguments"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_FIELDS`: a name without a value: the names and values are an odd number"]
     #[doc = " - `DATA_TOO_BIG`: the data would have more than 256 fields or 64 KiB of names and values"]
     #[doc = " - `BAD_RECORD`: the session's data in `records` was not written by these scripts"]
@@ -4557,7 +4685,7 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "3dcffc4056d47f9687f2ef6d07170c621299cbe8",
+        sha1: "641a6419f49934bcc199a0d168480389c2f2b3aa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
@@ -4574,6 +4702,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 2 to 101 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_RECORD", doc: "the session's data in `records` was not written by these scripts" },
         ],
         clock: Some(crate::Clock::Server),
@@ -4587,7 +4716,7 @@ pub mod session {
     #[doc = " Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
     #[doc = " (nothing is removed), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `3dcffc4056d47f9687f2ef6d07170c621299cbe8`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `641a6419f49934bcc199a0d168480389c2f2b3aa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4602,6 +4731,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 2 to 101 arguments"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_RECORD`: the session's data in `records` was not written by these scripts"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
@@ -4615,7 +4745,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "6fb2ffa4652c0f93affcd3d3e2457c79a64333df",
+        sha1: "38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -4635,6 +4765,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_SLIDE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_DATA", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_RECORD", doc: "the session's record in `records` was not written by these scripts" },
         ],
         clock: Some(crate::Clock::Server),
@@ -4654,7 +4785,7 @@ pub mod session {
     #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
     #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `6fb2ffa4652c0f93affcd3d3e2457c79a64333df`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4672,6 +4803,7 @@ pub mod session {
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_SLIDE`: not 1 or 0"]
     #[doc = " - `BAD_DATA`: not 1 or 0"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_RECORD`: the session's record in `records` was not written by these scripts"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
@@ -4766,7 +4898,7 @@ pub mod short_url {
     pub static CLAIM: crate::Script = crate::Script {
         name: "short_url/claim",
         path: "scripts/short_url/claim.lua",
-        sha1: "bb2088f06b84265163ff0ef093701b1f84dbc4e8",
+        sha1: "0a8320d2c20dafc6db4e5a67642787b082c54baa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/claim.lua")),
         flags: &[],
         summary: "Gives `url` the custom short id `slug`, unless a live link holds it.",
@@ -4790,6 +4922,7 @@ pub mod short_url {
             crate::ErrorDoc { code: "BAD_URL", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_MAX_VISITS", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LIMITS", doc: "`limits` holds something other than an integer from 1 to 10^15 - 1 for the link" },
             crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds something other than an integer from 0 to 2^63 - 1 for the link" },
         ],
@@ -4804,7 +4937,7 @@ pub mod short_url {
     #[doc = " often as it allows is free again: that link is deleted. A number's base62 id taken as"]
     #[doc = " a slug is skipped by `shorten.lua` later, so the two never collide."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `bb2088f06b84265163ff0ef093701b1f84dbc4e8`)."]
+    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `0a8320d2c20dafc6db4e5a67642787b082c54baa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -4826,6 +4959,7 @@ pub mod short_url {
     #[doc = " - `BAD_URL`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_MAX_VISITS`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LIMITS`: `limits` holds something other than an integer from 1 to 10^15 - 1 for the link"]
     #[doc = " - `BAD_VISITS`: `visits` holds something other than an integer from 0 to 2^63 - 1 for the link"]
     #[doc = ""]
@@ -4840,7 +4974,7 @@ pub mod short_url {
     pub static PURGE: crate::Script = crate::Script {
         name: "short_url/purge",
         path: "scripts/short_url/purge.lua",
-        sha1: "3141097a0f8e83c290a8b31672a2149e17a5e458",
+        sha1: "66ad1242ca452a9da64f9bd5469cb6cc5f160dae",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` links that have expired, with their counts; how many it deleted.",
@@ -4859,6 +4993,7 @@ pub mod short_url {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the links with an expiry, M = `limit`",
@@ -4870,7 +5005,7 @@ pub mod short_url {
     #[doc = " visits after it expired stays until this runs. Call it now and then (each call does"]
     #[doc = " bounded work), or until it answers less than `limit`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `3141097a0f8e83c290a8b31672a2149e17a5e458`)."]
+    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `66ad1242ca452a9da64f9bd5469cb6cc5f160dae`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -4887,6 +5022,7 @@ pub mod short_url {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the links with an expiry, M = `limit`. Clock: the server's `TIME`."]
     pub fn purge(links: &str, cache: &str, expiries: &str, limits: &str, visits: &str, limit: u64) -> crate::Op<u64> {
@@ -4899,7 +5035,7 @@ pub mod short_url {
     pub static RESTORE: crate::Script = crate::Script {
         name: "short_url/restore",
         path: "scripts/short_url/restore.lua",
-        sha1: "755d8bd448a01ddff5235622b28d798e78407e06",
+        sha1: "41501e4593909be9d87591547ab0f5f9d147635a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/restore.lua")),
         flags: &["no-writes", ],
         summary: "The URL of a short id, without counting a visit (the book's `UrlShorty.restore`).",
@@ -4917,6 +5053,7 @@ pub mod short_url {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LIMITS", doc: "`limits` holds something other than an integer from 1 to 10^15 - 1 for the link" },
             crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds something other than an integer from 0 to 2^63 - 1 for the link" },
         ],
@@ -4929,7 +5066,7 @@ pub mod short_url {
     #[doc = " 《Redis 应用实例》 chapter 20. The book's is one HGET; here a link that has expired or"]
     #[doc = " is used up answers nil, as `visit.lua` would, and nothing is written."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `755d8bd448a01ddff5235622b28d798e78407e06`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `41501e4593909be9d87591547ab0f5f9d147635a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -4945,6 +5082,7 @@ pub mod short_url {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LIMITS`: `limits` holds something other than an integer from 1 to 10^15 - 1 for the link"]
     #[doc = " - `BAD_VISITS`: `visits` holds something other than an integer from 0 to 2^63 - 1 for the link"]
     #[doc = ""]
@@ -4959,7 +5097,7 @@ pub mod short_url {
     pub static SHORTEN: crate::Script = crate::Script {
         name: "short_url/shorten",
         path: "scripts/short_url/shorten.lua",
-        sha1: "978869b890c0581d804ef55030a7cfc917b2daf5",
+        sha1: "f30fb9037ab239b3bb08713732c2e712a348661c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten.lua")),
         flags: &[],
         summary: "Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`).",
@@ -4981,6 +5119,7 @@ pub mod short_url {
             crate::ErrorDoc { code: "BAD_URL", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_MAX_VISITS", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_COUNTER", doc: "the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken" },
             crate::ErrorDoc { code: "IDS_TAKEN", doc: "the next 1000 ids were all custom slugs: the counter moved past them; call again" },
         ],
@@ -4996,7 +5135,7 @@ pub mod short_url {
     #[doc = " after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id"]
     #[doc = " that a custom slug already holds (`claim.lua`) is skipped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `978869b890c0581d804ef55030a7cfc917b2daf5`)."]
+    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `f30fb9037ab239b3bb08713732c2e712a348661c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -5016,6 +5155,7 @@ pub mod short_url {
     #[doc = " - `BAD_URL`: empty"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_MAX_VISITS`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_COUNTER`: the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken"]
     #[doc = " - `IDS_TAKEN`: the next 1000 ids were all custom slugs: the counter moved past them; call again"]
     #[doc = ""]
@@ -5030,7 +5170,7 @@ pub mod short_url {
     pub static SHORTEN_CACHED: crate::Script = crate::Script {
         name: "short_url/shorten_cached",
         path: "scripts/short_url/shorten_cached.lua",
-        sha1: "c38585ad0d20682310539a36b910ee0209538891",
+        sha1: "076dd4efa3c7103387ba11bb3aa07cfb277d3035",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten_cached.lua")),
         flags: &[],
         summary: "Gives `url` its short id: the one it already has, or a new one (the book's `UrlShortyWithCache.shorten`).",
@@ -5047,6 +5187,7 @@ pub mod short_url {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_URL", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_COUNTER", doc: "the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken" },
             crate::ErrorDoc { code: "IDS_TAKEN", doc: "the next 1000 ids were all custom slugs: the counter moved past them; call again" },
         ],
@@ -5062,7 +5203,7 @@ pub mod short_url {
     #[doc = " many clients shorten it at once. An id whose link is gone (removed by hand) is"]
     #[doc = " replaced. Ids skip custom slugs, as in `shorten.lua`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `c38585ad0d20682310539a36b910ee0209538891`)."]
+    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `076dd4efa3c7103387ba11bb3aa07cfb277d3035`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -5077,6 +5218,7 @@ pub mod short_url {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
     #[doc = " - `BAD_URL`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_COUNTER`: the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken"]
     #[doc = " - `IDS_TAKEN`: the next 1000 ids were all custom slugs: the counter moved past them; call again"]
     #[doc = ""]
@@ -5091,7 +5233,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "582fda5fbff0276c915ff9c16f4ae0833b95cd46",
+        sha1: "cb63327ae21588ffc434fdc975b9a830e3c47114",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -5109,6 +5251,7 @@ pub mod short_url {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LIMITS", doc: "`limits` holds something other than an integer from 1 to 10^15 - 1 for the link" },
             crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds something other than an integer from 0 to 2^63 - 1 for the link" },
         ],
@@ -5124,7 +5267,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `582fda5fbff0276c915ff9c16f4ae0833b95cd46`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `cb63327ae21588ffc434fdc975b9a830e3c47114`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5140,6 +5283,7 @@ pub mod short_url {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LIMITS`: `limits` holds something other than an integer from 1 to 10^15 - 1 for the link"]
     #[doc = " - `BAD_VISITS`: `visits` holds something other than an integer from 0 to 2^63 - 1 for the link"]
     #[doc = ""]
@@ -5223,7 +5367,7 @@ pub mod stats {
     pub static SLOWEST: crate::Script = crate::Script {
         name: "stats/slowest",
         path: "scripts/stats/slowest.lua",
-        sha1: "b234e0b941d45a7fb64f46abfbe84dd296988743",
+        sha1: "554f276a8cae386c9947f101b829abaf7626b052",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/slowest.lua")),
         flags: &[],
         summary: "Records a context's average in the ranking of the slowest, keeping the `keep` slowest.",
@@ -5242,6 +5386,7 @@ pub mod stats {
             crate::ErrorDoc { code: "BAD_CONTEXT", doc: "empty" },
             crate::ErrorDoc { code: "BAD_AVERAGE", doc: "not a finite decimal number" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)",
@@ -5255,7 +5400,7 @@ pub mod stats {
     #[doc = " of its fastest per call."]
     #[doc = " Reply: how many contexts the ranking holds."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `b234e0b941d45a7fb64f46abfbe84dd296988743`)."]
+    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `554f276a8cae386c9947f101b829abaf7626b052`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `slowest` (a zset, named `<key>`): context -> its average access time"]
@@ -5272,6 +5417,7 @@ pub mod stats {
     #[doc = " - `BAD_CONTEXT`: empty"]
     #[doc = " - `BAD_AVERAGE`: not a finite decimal number"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)."]
     pub fn slowest(slowest: &str, context: &str, average: f64, keep: u64) -> crate::Op<i64> {
@@ -5284,7 +5430,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "af7d61122f483ecd1e9060a39609d0be2f749d44",
+        sha1: "71d257f2451e4beab523d25cccb542a930eb51c0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -5304,6 +5450,7 @@ pub mod stats {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_VALUE", doc: "not a finite decimal number, or more than 10^100 in size" },
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
         ],
         clock: Some(crate::Clock::Caller),
@@ -5322,7 +5469,7 @@ pub mod stats {
     #[doc = " book's does: hours only move forward."]
     #[doc = " Reply: the count, sum and sum of squares after the update, as the book's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `af7d61122f483ecd1e9060a39609d0be2f749d44`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `71d257f2451e4beab523d25cccb542a930eb51c0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5340,6 +5487,7 @@ pub mod stats {
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
     #[doc = " - `BAD_VALUE`: not a finite decimal number, or more than 10^100 in size"]
     #[doc = " - `BAD_NOW`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
     #[doc = ""]
     #[doc = " Complexity: O(1). Clock: the caller's `now`."]
@@ -5367,7 +5515,7 @@ pub mod tag {
             TARGET_TAGS.forms[0].build(&[namespace, target])
         }
 
-        #[doc = " The template of `tag_targets` (a set), `{<namespace>}:tag:<tag>`: each tag's targets, in the order of `tags`"]
+        #[doc = " The template of `tag_targets` (a set), `{<namespace>}:tag:<tag>`: each tag's targets, in the order of `tag`"]
         #[doc = ""]
         #[doc = " Build its name with [`tag_targets()`]."]
         pub static TAG_TARGETS: crate::KeyTemplate = crate::KeyTemplate { text: "{<namespace>}:tag:<tag>", forms: &[crate::KeyForm { text: "{<namespace>}:tag:<tag>", params: &["namespace", "tag"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":tag:"), crate::KeyPart::Param("tag")] }] };
@@ -5398,24 +5546,25 @@ pub mod tag {
     pub static ADD: crate::Script = crate::Script {
         name: "tag/add",
         path: "scripts/tag/add.lua",
-        sha1: "78e55c06fc577fed20761d68583e887658650d93",
+        sha1: "127bf7c1c182a4f9e2bf19f8bc8d92eaed4bbd41",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/add.lua")),
         flags: &[],
         summary: "Tags a target, keeping both directions of the index in one step (the book's `add`).",
         description: "《Redis 应用实例》 chapter 15 (`Tag.add`): the target's set of tags, and each tag's set\nof targets, written together, so that no reader ever finds a tag on a target that the\ntag does not list (or the other way round). The book's MULTI is atomic too, but an\nempty list of tags aborts it with an error; here it is refused before anything runs.\nReply: how many of the tags are new to the target.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
-            crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tags`", template: Some(&keys::TAG_TARGETS) },
+            crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tag`", template: Some(&keys::TAG_TARGETS) },
         ],
         args: &[
             crate::Param { name: "target", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the target", template: None },
-            crate::Param { name: "tags", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the tags, one per key of `tag_targets`", template: None },
+            crate::Param { name: "tag", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::NonEmpty, doc: "the tags, one per key of `tag_targets`", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many tags the target did not have" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets" },
             crate::ErrorDoc { code: "BAD_TARGET", doc: "empty" },
-            crate::ErrorDoc { code: "BAD_TAGS", doc: "a tag is empty" },
+            crate::ErrorDoc { code: "BAD_TAG", doc: "a value is empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(M), M = the tags given",
@@ -5429,26 +5578,27 @@ pub mod tag {
     #[doc = " empty list of tags aborts it with an error; here it is refused before anything runs."]
     #[doc = " Reply: how many of the tags are new to the target."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `78e55c06fc577fed20761d68583e887658650d93`)."]
+    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `127bf7c1c182a4f9e2bf19f8bc8d92eaed4bbd41`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
-    #[doc = " - `tag_targets...` (a set, 1 to 100 keys, named `{<namespace>}:tag:<tag>`): each tag's targets, in the order of `tags`"]
+    #[doc = " - `tag_targets...` (a set, 1 to 100 keys, named `{<namespace>}:tag:<tag>`): each tag's targets, in the order of `tag`"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `target` (`string`, not empty): the target"]
-    #[doc = " - `tags` (`string...`, 1 to 100 values): the tags, one per key of `tag_targets`"]
+    #[doc = " - `tag` (`string...`, not empty, 1 to 100 values): the tags, one per key of `tag_targets`"]
     #[doc = ""]
     #[doc = " Returns (`uint`): how many tags the target did not have"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys"]
+    #[doc = " - `BAD_ARGS`: not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets"]
     #[doc = " - `BAD_TARGET`: empty"]
-    #[doc = " - `BAD_TAGS`: a tag is empty"]
+    #[doc = " - `BAD_TAG`: a value is empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M), M = the tags given."]
-    pub fn add(target_tags: &str, tag_targets: &[&str], target: &str, tags: &[&str]) -> crate::Op<u64> {
-        crate::ScriptCall::new(&ADD).key(target_tags).keys(tag_targets).arg(target).args(tags).finish()
+    pub fn add(target_tags: &str, tag_targets: &[&str], target: &str, tag: &[&str]) -> crate::Op<u64> {
+        crate::ScriptCall::new(&ADD).key(target_tags).keys(tag_targets).arg(target).args(tag).finish()
     }
 
     #[doc = " `tag/cached`: The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`)."]
@@ -5457,7 +5607,7 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "a0ee86098f76bc02ec82623038d1cda3285ea4c6",
+        sha1: "1d5619ab330b3a8c37c9854daba6d28aad4f8821",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
@@ -5473,6 +5623,7 @@ pub mod tag {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BROAD", doc: "a miss, and the rarest tag has more than 3,000 targets" },
         ],
         clock: None,
@@ -5494,7 +5645,7 @@ pub mod tag {
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
     #[doc = " Reply: 1 if this call computed the answer (a miss), then the targets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `a0ee86098f76bc02ec82623038d1cda3285ea4c6`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `1d5619ab330b3a8c37c9854daba6d28aad4f8821`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -5508,6 +5659,7 @@ pub mod tag {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 3,000 targets"]
     #[doc = ""]
     #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags."]
@@ -5521,24 +5673,25 @@ pub mod tag {
     pub static REMOVE: crate::Script = crate::Script {
         name: "tag/remove",
         path: "scripts/tag/remove.lua",
-        sha1: "8c1269c0b3d12b5b490582f873cbc01062c23ede",
+        sha1: "62dcd01a2599321bbc4c5f8f5c2d38ffca3a3a3b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/remove.lua")),
         flags: &[],
         summary: "Untags a target, keeping both directions of the index in one step (the book's `remove`).",
         description: "《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target\ndoes not have are ignored.\nReply: how many of the tags the target had.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
-            crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tags`", template: Some(&keys::TAG_TARGETS) },
+            crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tag`", template: Some(&keys::TAG_TARGETS) },
         ],
         args: &[
             crate::Param { name: "target", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the target", template: None },
-            crate::Param { name: "tags", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the tags, one per key of `tag_targets`", template: None },
+            crate::Param { name: "tag", ty: "string", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::NonEmpty, doc: "the tags, one per key of `tag_targets`", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many of the tags the target had" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets" },
             crate::ErrorDoc { code: "BAD_TARGET", doc: "empty" },
-            crate::ErrorDoc { code: "BAD_TAGS", doc: "a tag is empty" },
+            crate::ErrorDoc { code: "BAD_TAG", doc: "a value is empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(M), M = the tags given",
@@ -5550,26 +5703,27 @@ pub mod tag {
     #[doc = " does not have are ignored."]
     #[doc = " Reply: how many of the tags the target had."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `8c1269c0b3d12b5b490582f873cbc01062c23ede`)."]
+    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `62dcd01a2599321bbc4c5f8f5c2d38ffca3a3a3b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
-    #[doc = " - `tag_targets...` (a set, 1 to 100 keys, named `{<namespace>}:tag:<tag>`): each tag's targets, in the order of `tags`"]
+    #[doc = " - `tag_targets...` (a set, 1 to 100 keys, named `{<namespace>}:tag:<tag>`): each tag's targets, in the order of `tag`"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `target` (`string`, not empty): the target"]
-    #[doc = " - `tags` (`string...`, 1 to 100 values): the tags, one per key of `tag_targets`"]
+    #[doc = " - `tag` (`string...`, not empty, 1 to 100 values): the tags, one per key of `tag_targets`"]
     #[doc = ""]
     #[doc = " Returns (`uint`): how many of the tags the target had"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not from 2 to 101 keys and from 2 to 101 arguments; or not as many tags as tag keys"]
+    #[doc = " - `BAD_ARGS`: not from 2 to 101 keys and from 2 to 101 arguments, or not one tag per key of tag_targets"]
     #[doc = " - `BAD_TARGET`: empty"]
-    #[doc = " - `BAD_TAGS`: a tag is empty"]
+    #[doc = " - `BAD_TAG`: a value is empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M), M = the tags given."]
-    pub fn remove(target_tags: &str, tag_targets: &[&str], target: &str, tags: &[&str]) -> crate::Op<u64> {
-        crate::ScriptCall::new(&REMOVE).key(target_tags).keys(tag_targets).arg(target).args(tags).finish()
+    pub fn remove(target_tags: &str, tag_targets: &[&str], target: &str, tag: &[&str]) -> crate::Op<u64> {
+        crate::ScriptCall::new(&REMOVE).key(target_tags).keys(tag_targets).arg(target).args(tag).finish()
     }
 }
 
@@ -5604,7 +5758,7 @@ pub mod time_series {
             HASH.forms[0].build(&[namespace, precision, name])
         }
 
-        #[doc = " The template of `counts` (a hash), `{<namespace>}:count:<precision>:<name>`: the counter at each of `precisions`, in order"]
+        #[doc = " The template of `counts` (a hash), `{<namespace>}:count:<precision>:<name>`: the counter at each of `precision`, in order"]
         #[doc = ""]
         #[doc = " Build its name with [`counts()`]."]
         pub static COUNTS: crate::KeyTemplate = crate::KeyTemplate { text: "{<namespace>}:count:<precision>:<name>", forms: &[crate::KeyForm { text: "{<namespace>}:count:<precision>:<name>", params: &["namespace", "precision", "name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":count:"), crate::KeyPart::Param("precision"), crate::KeyPart::Text(":"), crate::KeyPart::Param("name")] }] };
@@ -5623,7 +5777,7 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "e8e6b83f7e481e5acf795a56c844237896250a1b",
+        sha1: "69ffe200dc34e1ec1da145afd07cbac3ec292cf0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
@@ -5649,6 +5803,7 @@ pub mod time_series {
             crate::ErrorDoc { code: "BAD_SAMPLES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_CURSOR", doc: "empty, or not a decimal integer" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters",
@@ -5666,7 +5821,7 @@ pub mod time_series {
     #[doc = " Reply: the cursor to continue from (\"0\": the hash is done), how many samples were"]
     #[doc = " deleted, and 1 if the counter was forgotten."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `e8e6b83f7e481e5acf795a56c844237896250a1b`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `69ffe200dc34e1ec1da145afd07cbac3ec292cf0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5690,6 +5845,7 @@ pub mod time_series {
     #[doc = " - `BAD_SAMPLES`: not an integer within its range"]
     #[doc = " - `BAD_CURSOR`: empty, or not a decimal integer"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters. Clock: the caller's `now`."]
     pub fn clean(known: &str, hash: &str, name: &str, precision: u64, now: u64, samples: u64, cursor: &str, count: u64) -> crate::Op<(String, i64, bool,)> {
@@ -5702,28 +5858,29 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "ee06e4206d732cc2ffd4686a5f7194b1cfc79e74",
+        sha1: "176c8745bad2c3f22c4d23b43194c90e9a0767ba",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
         description: "Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,\n1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in\nthe field of the slot that holds `now` (the slot's start, in Unix seconds), and the\nindex of known counters lists `<precision>:<name>` (score 0), so a cleaner can find\nit. The book's MULTI is atomic too; here the same step is one round trip, and a\nslot that holds no integer, or a count that would overflow it, is refused before any\nwrite (a HINCRBY error would stop the book's transaction half done).\nTime is the caller's (`now`, ms), so tests and backfills count exactly.\nReply: the count of the slot at the first precision, after the update.",
         keys: &[
             crate::Param { name: "known", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<precision>:<name>` of every counter -> 0", template: Some(&keys::KNOWN) },
-            crate::Param { name: "counts", ty: "hash", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Any, doc: "the counter at each of `precisions`, in order", template: Some(&keys::COUNTS) },
+            crate::Param { name: "counts", ty: "hash", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Any, doc: "the counter at each of `precision`, in order", template: Some(&keys::COUNTS) },
         ],
         args: &[
             crate::Param { name: "name", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the counter's name", template: None },
             crate::Param { name: "count", ty: "int", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: -999999999999999, max: 999999999999999 }, doc: "how many events (negative to take some back)", template: None },
             crate::Param { name: "now", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "when they happened (ms, the caller's clock)", template: None },
-            crate::Param { name: "precisions", ty: "uint", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Range { min: 1, max: 1000000000 }, doc: "each precision in seconds, one per hash of `counts`", template: None },
+            crate::Param { name: "precision", ty: "uint", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Range { min: 1, max: 1000000000 }, doc: "each precision in seconds, one per hash of `counts`", template: None },
         ],
         returns: crate::Returns { ty: "decimal", doc: "the first precision's slot count, after the update, exact to 64 bits" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 17 keys and from 4 to 19 arguments, or not one precision per key of counts" },
             crate::ErrorDoc { code: "BAD_NAME", doc: "empty" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_PRECISIONS", doc: "a value is not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_PRECISION", doc: "a value is not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_SAMPLE", doc: "a slot holds something other than an integer" },
             crate::ErrorDoc { code: "OVERFLOW", doc: "a slot would leave the 64-bit integers" },
         ],
@@ -5743,32 +5900,33 @@ pub mod time_series {
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
     #[doc = " Reply: the count of the slot at the first precision, after the update."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `ee06e4206d732cc2ffd4686a5f7194b1cfc79e74`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `176c8745bad2c3f22c4d23b43194c90e9a0767ba`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
-    #[doc = " - `counts...` (a hash, 1 to 16 keys, named `{<namespace>}:count:<precision>:<name>`): the counter at each of `precisions`, in order"]
+    #[doc = " - `counts...` (a hash, 1 to 16 keys, named `{<namespace>}:count:<precision>:<name>`): the counter at each of `precision`, in order"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `name` (`string`, not empty): the counter's name"]
     #[doc = " - `count` (`int`, from -999999999999999 to 999999999999999): how many events (negative to take some back)"]
     #[doc = " - `now` (`uint`, from 0 to 999999999999999): when they happened (ms, the caller's clock)"]
-    #[doc = " - `precisions` (`uint...`, from 1 to 1000000000, 1 to 16 values): each precision in seconds, one per hash of `counts`"]
+    #[doc = " - `precision` (`uint...`, from 1 to 1000000000, 1 to 16 values): each precision in seconds, one per hash of `counts`"]
     #[doc = ""]
     #[doc = " Returns (`decimal`): the first precision's slot count, after the update, exact to 64 bits"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes"]
+    #[doc = " - `BAD_ARGS`: not from 2 to 17 keys and from 4 to 19 arguments, or not one precision per key of counts"]
     #[doc = " - `BAD_NAME`: empty"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_NOW`: not an integer within its range"]
-    #[doc = " - `BAD_PRECISIONS`: a value is not an integer within its range"]
+    #[doc = " - `BAD_PRECISION`: a value is not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_SAMPLE`: a slot holds something other than an integer"]
     #[doc = " - `OVERFLOW`: a slot would leave the 64-bit integers"]
     #[doc = ""]
     #[doc = " Complexity: O(P log K), P = the precisions (at most 16), K = the known counters. Clock: the caller's `now`."]
-    pub fn update(known: &str, counts: &[&str], name: &str, count: i64, now: u64, precisions: &[u64]) -> crate::Op<i64> {
-        crate::ScriptCall::new(&UPDATE).key(known).keys(counts).arg(name).arg(count).arg(now).args(precisions).finish()
+    pub fn update(known: &str, counts: &[&str], name: &str, count: i64, now: u64, precision: &[u64]) -> crate::Op<i64> {
+        crate::ScriptCall::new(&UPDATE).key(known).keys(counts).arg(name).arg(count).arg(now).args(precision).finish()
     }
 }
 
@@ -5798,7 +5956,7 @@ pub mod timeline {
     pub static ADD: crate::Script = crate::Script {
         name: "timeline/add",
         path: "scripts/timeline/add.lua",
-        sha1: "d36e3fdcbca05698c0539803fd16989e2fa75351",
+        sha1: "1821cbc3d5dcb27afe7160e09a448c14bda9efbf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/add.lua")),
         flags: &[],
         summary: "Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step.",
@@ -5814,6 +5972,7 @@ pub mod timeline {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and from 3 to 2001 arguments" },
             crate::ErrorDoc { code: "BAD_MAX_LENGTH", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_ENTRIES", doc: "a time without an item, or a time that is not whole ms from 0 to 10^15 - 1" },
         ],
         clock: None,
@@ -5831,7 +5990,7 @@ pub mod timeline {
     #[doc = " picks; a backfill writes old times), and an item added again moves to its new time."]
     #[doc = " Reply: the timeline's length, and how many old entries were trimmed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `d36e3fdcbca05698c0539803fd16989e2fa75351`)."]
+    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `1821cbc3d5dcb27afe7160e09a448c14bda9efbf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -5845,6 +6004,7 @@ pub mod timeline {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and from 3 to 2001 arguments"]
     #[doc = " - `BAD_MAX_LENGTH`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_ENTRIES`: a time without an item, or a time that is not whole ms from 0 to 10^15 - 1"]
     #[doc = ""]
     #[doc = " Complexity: O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length."]
@@ -5858,7 +6018,7 @@ pub mod timeline {
     pub static DELETE_RANGE: crate::Script = crate::Script {
         name: "timeline/delete_range",
         path: "scripts/timeline/delete_range.lua",
-        sha1: "f1b0914ad7928d02c5a475519acf44771b4e148d",
+        sha1: "a79a97bf6614ee4ada42afd15cf771c0a65837c1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/delete_range.lua")),
         flags: &[],
         summary: "Deletes the entries of a timeline between two times, a bounded batch at a time.",
@@ -5877,6 +6037,7 @@ pub mod timeline {
             crate::ErrorDoc { code: "BAD_MIN", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(M log N), M = `limit`, N = the length",
@@ -5889,7 +6050,7 @@ pub mod timeline {
     #[doc = " first, and says whether more remain; call again until none do."]
     #[doc = " Reply: how many entries were deleted, and 1 if the range still holds some."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `f1b0914ad7928d02c5a475519acf44771b4e148d`)."]
+    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `a79a97bf6614ee4ada42afd15cf771c0a65837c1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -5906,6 +6067,7 @@ pub mod timeline {
     #[doc = " - `BAD_MIN`: not an integer within its range"]
     #[doc = " - `BAD_MAX`: not an integer within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M log N), M = `limit`, N = the length."]
     pub fn delete_range(timeline: &str, min: u64, max: u64, limit: u64) -> crate::Op<(i64, bool,)> {
@@ -5975,7 +6137,7 @@ pub mod unique_counter {
     pub static DIFF_COUNT: crate::Script = crate::Script {
         name: "unique_counter/diff_count",
         path: "scripts/unique_counter/diff_count.lua",
-        sha1: "85892eb683b53fe68491b3a14b2bb5804d10a072",
+        sha1: "22b5569419dd2ca962ce7ee9538777bb532f1b8d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/unique_counter/diff_count.lua")),
         flags: &["no-writes", ],
         summary: "Counts the members of `x` that are not in `y`, in Redis, without sending them back.",
@@ -5989,6 +6151,7 @@ pub mod unique_counter {
         returns: crate::Returns { ty: "uint", doc: "the number of members of `x` that are not in `y`" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "both sets hold more than 10,000 members" },
         ],
         clock: None,
@@ -6005,7 +6168,7 @@ pub mod unique_counter {
     #[doc = " may hold 10,000 members, so that one call stays short; count bigger ones with a"]
     #[doc = " HyperLogLog (`HllUniqueCounter`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/unique_counter/diff_count.lua` (`unique_counter/diff_count`, SHA1 `85892eb683b53fe68491b3a14b2bb5804d10a072`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/unique_counter/diff_count.lua` (`unique_counter/diff_count`, SHA1 `22b5569419dd2ca962ce7ee9538777bb532f1b8d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `x` (a set, named `<x>`): the set whose members are counted"]
@@ -6015,6 +6178,7 @@ pub mod unique_counter {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOO_BIG`: both sets hold more than 10,000 members"]
     #[doc = ""]
     #[doc = " Complexity: O(min(|x|, |y|)), at most 10,000."]
@@ -6028,7 +6192,7 @@ pub mod unique_counter {
     pub static UNION_COUNT: crate::Script = crate::Script {
         name: "unique_counter/union_count",
         path: "scripts/unique_counter/union_count.lua",
-        sha1: "4c6ddccd74e6f9b9b7403e6bffdd3e612b84d303",
+        sha1: "1e29a7db8cb8c6191cf382c90a58f9178b97eee4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/unique_counter/union_count.lua")),
         flags: &[],
         summary: "Counts the members of the union of several sets, in Redis, without sending them back.",
@@ -6042,6 +6206,7 @@ pub mod unique_counter {
         returns: crate::Returns { ty: "uint", doc: "the number of distinct members in all the sets" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 1001 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "SCRATCH_IN_USE", doc: "`scratch` exists; pick a key that holds nothing" },
             crate::ErrorDoc { code: "TOO_BIG", doc: "the sets hold more than 10,000 members together" },
         ],
@@ -6060,7 +6225,7 @@ pub mod unique_counter {
     #[doc = " may hold 10,000 members together, so that one call stays short; count bigger ones"]
     #[doc = " with a HyperLogLog (`HllUniqueCounter`), whose union costs the same at any size."]
     #[doc = ""]
-    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `4c6ddccd74e6f9b9b7403e6bffdd3e612b84d303`)."]
+    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `1e29a7db8cb8c6191cf382c90a58f9178b97eee4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `scratch` (a set, named `{<key>}:union_scratch`): where the union is built and unlinked again; must not exist"]
@@ -6070,6 +6235,7 @@ pub mod unique_counter {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 1001 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `SCRATCH_IN_USE`: `scratch` exists; pick a key that holds nothing"]
     #[doc = " - `TOO_BIG`: the sets hold more than 10,000 members together"]
     #[doc = ""]
@@ -6135,16 +6301,16 @@ pub mod user_login {
         }
     }
 
-    #[doc = " `user_login/login`: Records a login by `name`: its count, its time, the recent logins and the ranking, in one step."]
+    #[doc = " `user_login/login`: Records a login by `user`: its count, its time, the recent logins and the ranking, in one step."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`login()`]."]
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "6442a54b6328e8965c57c6061ad85de6243334fb",
+        sha1: "43f25916182ce6f3d24e9d29d2de3d4b0faed1d0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
-        summary: "Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.",
+        summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
         description: "The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six\nseparate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM\nthe recent list, ZINCRBY the ranking), so two logins at once can interleave and a\ncrash can leave the count and the ranking apart. Here it is one script, and the count\nand the ranking are one sorted set, so they never disagree. A name that was never\nregistered records nothing and answers nil.\nReply: the user's id (nil for an unknown name), and its login count now.",
         keys: &[
             crate::Param { name: "ids", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "name -> user id (registered with HSETNX)", template: Some(&keys::IDS) },
@@ -6153,20 +6319,21 @@ pub mod user_login {
             crate::Param { name: "recent", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the ids of the latest logins, newest first", template: Some(&keys::RECENT) },
         ],
         args: &[
-            crate::Param { name: "name", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the name logging in (any bytes)", template: None },
+            crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the name logging in (any bytes)", template: None },
             crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many latest logins `recent` keeps", template: None },
         ],
         returns: crate::Returns { ty: "(bytes?, int)", doc: "the user's id (any bytes), or nil; its login count (0 for an unknown name)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
-            crate::ErrorDoc { code: "BAD_NAME", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)",
     };
 
-    #[doc = " Records a login by `name`: its count, its time, the recent logins and the ranking, in one step."]
+    #[doc = " Records a login by `user`: its count, its time, the recent logins and the ranking, in one step."]
     #[doc = ""]
     #[doc = " The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six"]
     #[doc = " separate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM"]
@@ -6176,7 +6343,7 @@ pub mod user_login {
     #[doc = " registered records nothing and answers nil."]
     #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `6442a54b6328e8965c57c6061ad85de6243334fb`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `43f25916182ce6f3d24e9d29d2de3d4b0faed1d0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6185,19 +6352,20 @@ pub mod user_login {
     #[doc = " - `recent` (a list, named `{<name>}:recent`): the ids of the latest logins, newest first"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `name` (`bytes`, not empty): the name logging in (any bytes)"]
+    #[doc = " - `user` (`bytes`, not empty): the name logging in (any bytes)"]
     #[doc = " - `keep` (`uint`, from 1 to 10000): how many latest logins `recent` keeps"]
     #[doc = ""]
     #[doc = " Returns (`(bytes?, int)`): the user's id (any bytes), or nil; its login count (0 for an unknown name)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
-    #[doc = " - `BAD_NAME`: empty"]
+    #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays). Clock: the server's `TIME`."]
-    pub fn login(ids: &str, counts: &str, last: &str, recent: &str, name: &[u8], keep: u64) -> crate::Op<(Option<Vec<u8>>, i64,)> {
-        crate::ScriptCall::new(&LOGIN).key(ids).key(counts).key(last).key(recent).arg(name).arg(keep).finish()
+    pub fn login(ids: &str, counts: &str, last: &str, recent: &str, user: &[u8], keep: u64) -> crate::Op<(Option<Vec<u8>>, i64,)> {
+        crate::ScriptCall::new(&LOGIN).key(ids).key(counts).key(last).key(recent).arg(user).arg(keep).finish()
     }
 }
 
@@ -6275,7 +6443,7 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "3989aa6587237eba29201d4dc085f4982013232f",
+        sha1: "6adb2d887267bf222a1730a64a5233e9ffbcfaf1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
@@ -6298,6 +6466,7 @@ pub mod vote {
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_DIRECTION", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_POSTED", doc: "`posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject" },
         ],
         clock: Some(crate::Clock::Server),
@@ -6316,7 +6485,7 @@ pub mod vote {
     #[doc = " Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch"]
     #[doc = " included); for `none`, 1 if the user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `3989aa6587237eba29201d4dc085f4982013232f`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `6adb2d887267bf222a1730a64a5233e9ffbcfaf1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6337,6 +6506,7 @@ pub mod vote {
     #[doc = " - `BAD_SUBJECT`: empty"]
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_DIRECTION`: not one of its choices"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_POSTED`: `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the subjects ranked. Clock: the server's `TIME`."]
@@ -6350,7 +6520,7 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "f278a67ee9e1d80525ca1b79f694ce5565333ada",
+        sha1: "539bb79376bc3bc44ec0162874e6838e68c1f668",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
@@ -6369,6 +6539,7 @@ pub mod vote {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(log S), S = the subjects ranked (the vote sets are freed in the background)",
@@ -6380,7 +6551,7 @@ pub mod vote {
     #[doc = " one is freed in the background."]
     #[doc = " Reply: 1 if the subject had votes or a place in the rankings."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `f278a67ee9e1d80525ca1b79f694ce5565333ada`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `539bb79376bc3bc44ec0162874e6838e68c1f668`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6397,6 +6568,7 @@ pub mod vote {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_SUBJECT`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the subjects ranked (the vote sets are freed in the background)."]
     pub fn forget(up: &str, down: &str, posted: &str, hot_rank: &str, best_rank: &str, subject: &str) -> crate::Op<bool> {
@@ -6409,7 +6581,7 @@ pub mod vote {
     pub static POST: crate::Script = crate::Script {
         name: "vote/post",
         path: "scripts/vote/post.lua",
-        sha1: "1cc180cf692f9f399ea4f87730c490e6417d1636",
+        sha1: "de27d1cb2acc0baf12fe9cee910e8ae22a560874",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/post.lua")),
         flags: &[],
         summary: "Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it.",
@@ -6430,6 +6602,7 @@ pub mod vote {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
             crate::ErrorDoc { code: "BAD_AT", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log S), S = the subjects ranked",
@@ -6441,7 +6614,7 @@ pub mod vote {
     #[doc = " (cast.lua); posting it first puts it in both rankings before any vote, at the time it"]
     #[doc = " was really posted. Posting again moves the time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `1cc180cf692f9f399ea4f87730c490e6417d1636`)."]
+    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `de27d1cb2acc0baf12fe9cee910e8ae22a560874`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6460,6 +6633,7 @@ pub mod vote {
     #[doc = " - `BAD_ARGS`: not 5 keys and 2 arguments"]
     #[doc = " - `BAD_SUBJECT`: empty"]
     #[doc = " - `BAD_AT`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the subjects ranked. Clock: the server's `TIME`."]
     pub fn post(up: &str, down: &str, posted: &str, hot_rank: &str, best_rank: &str, subject: &str, at: Option<u64>) -> crate::Op<()> {
@@ -6472,7 +6646,7 @@ pub mod vote {
     pub static TALLY: crate::Script = crate::Script {
         name: "vote/tally",
         path: "scripts/vote/tally.lua",
-        sha1: "8e1002fd868262c66b068c15dc690f2c87be391f",
+        sha1: "206d85326729b148aa0ecb9b2e06a678417a2069",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/tally.lua")),
         flags: &["no-writes", ],
         summary: "A subject's up and down votes, and one user's vote, read at one moment.",
@@ -6487,6 +6661,7 @@ pub mod vote {
         returns: crate::Returns { ty: "(int, int, int)", doc: "ups, downs, the user's vote: 1 up, -1 down, 0 none" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -6499,7 +6674,7 @@ pub mod vote {
     #[doc = " user's vote is 1 (up), -1 (down) or 0 (none)."]
     #[doc = " Reply: ups, downs, the user's vote."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `8e1002fd868262c66b068c15dc690f2c87be391f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `206d85326729b148aa0ecb9b2e06a678417a2069`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6512,6 +6687,7 @@ pub mod vote {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn tally(up: &str, down: &str, user: &[u8]) -> crate::Op<(i64, i64, i64,)> {
@@ -6550,7 +6726,7 @@ pub mod web_session {
             RECENT.forms[0].build(&[namespace])
         }
 
-        #[doc = " The template of `sessions` (a any), `{<namespace>}:viewed:<token>|{<namespace>}:cart:<token>`: each token's viewed (and cart)"]
+        #[doc = " The template of `sessions` (a any), `{<namespace>}:viewed:<token>|{<namespace>}:cart:<token>`: each token's viewed, then cart"]
         #[doc = ""]
         #[doc = " Build its name with [`sessions_1()`]."]
         pub static SESSIONS: crate::KeyTemplate = crate::KeyTemplate { text: "{<namespace>}:viewed:<token>|{<namespace>}:cart:<token>", forms: &[crate::KeyForm { text: "{<namespace>}:viewed:<token>", params: &["namespace", "token"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":viewed:"), crate::KeyPart::Param("token")] }, crate::KeyForm { text: "{<namespace>}:cart:<token>", params: &["namespace", "token"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("namespace")]), crate::KeyPart::Text(":cart:"), crate::KeyPart::Param("token")] }] };
@@ -6612,15 +6788,15 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "59c7e80dc9c25daf892171f142ed21ec08223874",
+        sha1: "8322fb64e689f66b3fa7d3098d66f1d6b5870c80",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
-        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many.\nReply: the tokens ended, in the order given.",
+        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many. Each\ntoken's two keys are passed, in the order of `entries`, with or without `carts`.\nReply: the tokens ended, in the order given.",
         keys: &[
             crate::Param { name: "login", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> user", template: Some(&keys::LOGIN) },
             crate::Param { name: "recent", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> last-seen time (ms)", template: Some(&keys::RECENT) },
-            crate::Param { name: "sessions", ty: "any", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(200) }, rule: crate::Rule::Any, doc: "each token's viewed (and cart)", template: Some(&keys::SESSIONS) },
+            crate::Param { name: "sessions", ty: "any", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(200) }, rule: crate::Rule::Any, doc: "each token's viewed, then cart", template: Some(&keys::SESSIONS) },
         ],
         args: &[
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "how many sessions to keep", template: None },
@@ -6629,10 +6805,11 @@ pub mod web_session {
         ],
         returns: crate::Returns { ty: "[string]", doc: "the tokens ended" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_CARTS", doc: "not 1 or 0" },
-            crate::ErrorDoc { code: "BAD_ENTRIES", doc: "a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_ENTRIES", doc: "a token without a time, empty, or not its keys' token; a time not whole ms below 10^15" },
         ],
         clock: None,
         complexity: "O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)",
@@ -6647,15 +6824,16 @@ pub mod web_session {
     #[doc = " and passes them back; a token is ended only if its last-seen time is still the one"]
     #[doc = " read, so a token refreshed since (its time only grows) is kept. Ending a token deletes"]
     #[doc = " its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops"]
-    #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many."]
+    #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many. Each"]
+    #[doc = " token's two keys are passed, in the order of `entries`, with or without `carts`."]
     #[doc = " Reply: the tokens ended, in the order given."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `59c7e80dc9c25daf892171f142ed21ec08223874`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `8322fb64e689f66b3fa7d3098d66f1d6b5870c80`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
     #[doc = " - `recent` (a zset, named `{<namespace>}:recent`): token -> last-seen time (ms)"]
-    #[doc = " - `sessions...` (a any, 1 to 200 keys, named `{<namespace>}:viewed:<token>|{<namespace>}:cart:<token>`): each token's viewed (and cart)"]
+    #[doc = " - `sessions...` (a any, 2 to 200 keys, named `{<namespace>}:viewed:<token>|{<namespace>}:cart:<token>`): each token's viewed, then cart"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `limit` (`uint`, from 0 to 999999999999999): how many sessions to keep"]
@@ -6665,10 +6843,11 @@ pub mod web_session {
     #[doc = " Returns (`[string]`): the tokens ended"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)"]
+    #[doc = " - `BAD_ARGS`: not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_CARTS`: not 1 or 0"]
-    #[doc = " - `BAD_ENTRIES`: a token without a time, an empty token, or a time not whole ms from 0 to 10^15 - 1"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_ENTRIES`: a token without a time, empty, or not its keys' token; a time not whole ms below 10^15"]
     #[doc = ""]
     #[doc = " Complexity: O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)."]
     pub fn clean(login: &str, recent: &str, sessions: &[&str], limit: u64, carts: bool, entries: &[&str]) -> crate::Op<Vec<String>> {
@@ -6681,7 +6860,7 @@ pub mod web_session {
     pub static RESCALE: crate::Script = crate::Script {
         name: "web_session/rescale",
         path: "scripts/web_session/rescale.lua",
-        sha1: "942a6716fc5b969997683d3beaa9e11498c5e44e",
+        sha1: "bf90df3d98008cc652e1d6076e7ff874a41e21f3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/rescale.lua")),
         flags: &[],
         summary: "Keeps the `keep` most viewed items and halves every view count, so that new items can climb.",
@@ -6697,6 +6876,7 @@ pub mod web_session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)",
@@ -6714,7 +6894,7 @@ pub mod web_session {
     #[doc = " halves, so a set that grew far beyond it is trimmed over a few calls, then halved once."]
     #[doc = " Reply: how many items were dropped, and 1 if the counts were halved (0: call again)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `942a6716fc5b969997683d3beaa9e11498c5e44e`)."]
+    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `bf90df3d98008cc652e1d6076e7ff874a41e21f3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `views` (a zset, named `{<namespace>}:viewed`): every item -> minus its views"]
@@ -6728,6 +6908,7 @@ pub mod web_session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)."]
     pub fn rescale(views: &str, scratch: &str, keep: u64) -> crate::Op<(i64, bool,)> {
@@ -6740,7 +6921,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "4ecfdd909bbdbd5e799575a9a5042dc73618651f",
+        sha1: "24414f7290d470e8181d4be9f32a81d539fc0b4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -6763,6 +6944,7 @@ pub mod web_session {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the tokens (the trim drops one item at most)",
@@ -6780,7 +6962,7 @@ pub mod web_session {
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `4ecfdd909bbdbd5e799575a9a5042dc73618651f`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `24414f7290d470e8181d4be9f32a81d539fc0b4b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6801,6 +6983,7 @@ pub mod web_session {
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the tokens (the trim drops one item at most). Clock: the server's `TIME`."]
     pub fn update(login: &str, recent: &str, viewed: &str, views: &str, token: &str, user: &[u8], item: &[u8], keep: u64) -> crate::Op<i64> {
@@ -6942,7 +7125,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "a0b54f183db2895d82159538c1ca1525c33db4c5",
+        sha1: "9580e1f68c84545ea28d34670266e9a6e501ed4e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -6964,6 +7147,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member of the group that take.lua did not write; nothing was written" },
@@ -6979,7 +7163,7 @@ pub mod work_queue {
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
     #[doc = " job yet, the ack still counts, as nobody else holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `a0b54f183db2895d82159538c1ca1525c33db4c5`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `9580e1f68c84545ea28d34670266e9a6e501ed4e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -6999,6 +7183,7 @@ pub mod work_queue {
     #[doc = " - `BAD_ARGS`: not 6 keys and 2 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
@@ -7014,7 +7199,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "b673a404a6a886b341308dbb8a73bb2e08a3bcab",
+        sha1: "6e6daf17cfb68ffe334fb3fcbe56bd23e90121eb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -7038,6 +7223,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) that is no count; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
@@ -7056,7 +7242,7 @@ pub mod work_queue {
     #[doc = " Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of"]
     #[doc = " the job already there)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `b673a404a6a886b341308dbb8a73bb2e08a3bcab`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `6e6daf17cfb68ffe334fb3fcbe56bd23e90121eb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7078,6 +7264,7 @@ pub mod work_queue {
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) that is no count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
@@ -7091,7 +7278,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "818cac6a7d015bfe9dd1230d71b8408a0a89d2cf",
+        sha1: "88c5da022d3eaf14d00d8876fb80184f603b2c6b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -7108,6 +7295,7 @@ pub mod work_queue {
         returns: crate::Returns { ty: "(uint, uint, uint, uint, uint)", doc: "waiting, parked, delayed, leased, dead" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -7118,7 +7306,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `818cac6a7d015bfe9dd1230d71b8408a0a89d2cf`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `88c5da022d3eaf14d00d8876fb80184f603b2c6b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7131,6 +7319,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str) -> crate::Op<(u64, u64, u64, u64, u64,)> {
@@ -7143,7 +7332,7 @@ pub mod work_queue {
     pub static EXTEND: crate::Script = crate::Script {
         name: "work_queue/extend",
         path: "scripts/work_queue/extend.lua",
-        sha1: "97c6ab83600aaf95ef8c8296e3fb74abce14403a",
+        sha1: "2d010a779cfd19ea72ee2b5ed06a188323ac2c43",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/extend.lua")),
         flags: &[],
         summary: "Renews the lease on a job: it is held for `lease` from now.",
@@ -7163,6 +7352,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
         ],
         clock: Some(crate::Clock::Server),
@@ -7176,7 +7366,7 @@ pub mod work_queue {
     #[doc = " can renew it: LEASE_LOST means the job was handed to another worker (or acked, or"]
     #[doc = " removed) and this worker should stop working on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `97c6ab83600aaf95ef8c8296e3fb74abce14403a`)."]
+    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `2d010a779cfd19ea72ee2b5ed06a188323ac2c43`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -7194,6 +7384,7 @@ pub mod work_queue {
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
@@ -7207,7 +7398,7 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "658e247411914a8c99571061741e39b123e2e683",
+        sha1: "abf79cf9b467fc6ae25b16a3bb247bfc98ccc250",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error and payload.",
@@ -7225,6 +7416,7 @@ pub mod work_queue {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for the job that these scripts did not write" },
         ],
         clock: None,
@@ -7239,7 +7431,7 @@ pub mod work_queue {
     #[doc = " goes with the state (ms, server clock: when a delayed job is due, when a lease runs"]
     #[doc = " out, when a job died; '' for waiting and parked jobs)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `658e247411914a8c99571061741e39b123e2e683`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `abf79cf9b467fc6ae25b16a3bb247bfc98ccc250`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -7255,6 +7447,7 @@ pub mod work_queue {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank for the job that these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
@@ -7268,7 +7461,7 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "703ca1a23ea50c5ab06c9f46899af75c92fb9e40",
+        sha1: "9a3e7712a0865bf31b75ba0efdf1cd3a69b3366b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
@@ -7292,6 +7485,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for a listed job that these scripts did not write" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write" },
         ],
@@ -7308,7 +7502,7 @@ pub mod work_queue {
     #[doc = " Reply: seven items per job: id, deliveries, priority, group ('' for none), last error"]
     #[doc = " ('' for none), payload, and the time that goes with the state (as in `job.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `703ca1a23ea50c5ab06c9f46899af75c92fb9e40`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `9a3e7712a0865bf31b75ba0efdf1cd3a69b3366b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7330,6 +7524,7 @@ pub mod work_queue {
     #[doc = " - `BAD_STATE`: not one of its choices"]
     #[doc = " - `BAD_OFFSET`: not an integer within its range"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank for a listed job that these scripts did not write"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
     #[doc = ""]
@@ -7344,7 +7539,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "2d9143bb5e8c5e5dca202b5129e320c332d1317c",
+        sha1: "2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -7373,6 +7568,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
@@ -7393,7 +7589,7 @@ pub mod work_queue {
     #[doc = " Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken"]
     #[doc = " again (ms, server clock; when it died, for 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2d9143bb5e8c5e5dca202b5129e320c332d1317c`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7420,6 +7616,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
@@ -7436,7 +7633,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "683dae70aad7ce036e3d3b912760c125bcc93c1e",
+        sha1: "fbd9bfc722ad32fa00acacab4b71f76c60255241",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -7455,6 +7652,7 @@ pub mod work_queue {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
         ],
         clock: None,
@@ -7468,7 +7666,7 @@ pub mod work_queue {
     #[doc = " Reply: whether the job was removed, and the state it was in (nil when there is no job"]
     #[doc = " with this id)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `683dae70aad7ce036e3d3b912760c125bcc93c1e`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `fbd9bfc722ad32fa00acacab4b71f76c60255241`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7485,6 +7683,7 @@ pub mod work_queue {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs."]
@@ -7498,7 +7697,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "4a3e56bbbfe3fc8124a275a358ac7f792ccb2b92",
+        sha1: "6b3f027c37f76efa6dc333f338c3286c0b25f6d3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -7516,6 +7715,7 @@ pub mod work_queue {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
         ],
         clock: None,
@@ -7528,7 +7728,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `4a3e56bbbfe3fc8124a275a358ac7f792ccb2b92`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `6b3f027c37f76efa6dc333f338c3286c0b25f6d3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7544,6 +7744,7 @@ pub mod work_queue {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs."]
@@ -7557,7 +7758,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "25dff3f4a0f5d957833a649f5223baf40545fac3",
+        sha1: "3564f44742b09862aa779360a6eca93dc91a3d88",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -7593,6 +7794,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
@@ -7637,7 +7839,7 @@ pub mod work_queue {
     #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
     #[doc = " and the jobs before it stay done."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `25dff3f4a0f5d957833a649f5223baf40545fac3`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `3564f44742b09862aa779360a6eca93dc91a3d88`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7671,6 +7873,7 @@ pub mod work_queue {
     #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]

@@ -149,7 +149,7 @@ impl UserLogin {
         name: impl ToRedisArgs,
     ) -> Op<Option<Login<T>>> {
         Op::try_build(|| {
-            let name = input::value("name", &name)?;
+            let name = checked_name(&name)?;
             Ok(script::login(
                 &self.ids,
                 &self.counts,
@@ -223,7 +223,5 @@ impl UserLogin {
 
 /// A name is one value, never empty: the login script's rule, for the native calls.
 fn checked_name(name: &impl ToRedisArgs) -> Result<Vec<u8>> {
-    let name = input::value("name", name)?;
-    input::check_param(&script::LOGIN.args[0], name.as_slice())?;
-    Ok(name)
+    input::non_empty_value("name", name)
 }

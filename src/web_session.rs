@@ -297,9 +297,7 @@ impl WebSessions {
             let mut entries = Vec::with_capacity(oldest.len() * 2);
             for (token, seen) in oldest {
                 keys.push(self.viewed_key(token)?);
-                if carts {
-                    keys.push(self.cart_key(token)?);
-                }
+                keys.push(self.cart_key(token)?);
                 entries.push(token.clone());
                 entries.push(seen.to_string());
             }

@@ -57,6 +57,13 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
     let calls = body.check_calls(&parsed, &mut report);
     if parsed.found {
         let header = parsed.clone().into_header();
+        if let Some(Err(problems)) = header.as_ref().map(crate::key_check::analyze) {
+            for problem in problems {
+                let key = &parsed.keys[problem.key];
+                let at = key.template_at.unwrap_or(key.at);
+                report.error(at.line, at.col, problem.message, problem.hint);
+            }
+        }
         let shared = shared_section(file, &parsed, &mut report);
         let mismatch = header
             .as_ref()

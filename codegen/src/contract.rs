@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use crate::header::MAX_EXACT;
+use crate::key_check::{self, BAD_KEYS};
 use crate::model::{Arg, ArgType, Count, Header, Rule};
 
 /// The first line of the block.
@@ -32,6 +33,15 @@ pub const HELPERS: &[&str] = &[
     "float",
     "shown",
     "each",
+    "key_tagged",
+    "key_group",
+    "key_cut",
+    "key_split",
+    "key_group_fits",
+    "tag_of_keys",
+    "tag_of_item",
+    "content_of_keys",
+    "content_of_item",
 ];
 
 /// The error code of a bad key or argument count.
@@ -50,6 +60,9 @@ pub fn raised_codes(header: &Header) -> Vec<String> {
             codes.push(error_code(&arg.name));
         }
     }
+    if matches!(key_check::analyze(header), Ok(Some(_))) {
+        codes.push(BAD_KEYS.to_string());
+    }
     codes
 }
 
@@ -61,7 +74,12 @@ pub fn raised_codes(header: &Header) -> Vec<String> {
 pub fn error_doc(header: &Header, code: &str) -> Option<String> {
     if code == BAD_ARGS {
         let (keys, args) = arity_words(header);
-        return Some(format!("not {keys} and {args}"));
+        let pairs = key_check::arity_words(header);
+        return Some(format!("not {keys} and {args}{pairs}"));
+    }
+    if code == BAD_KEYS {
+        return matches!(key_check::analyze(header), Ok(Some(_)))
+            .then(|| "a key not named as its template says".to_string());
     }
     let arg = header
         .args
@@ -162,10 +180,16 @@ fn is_exact(min: i64, max: i64) -> bool {
 /// of the script calls too (such as `integer` to check a stored value), which the block
 /// then defines even when no argument needs them.
 pub fn render(header: &Header, body_uses: &[&str]) -> String {
+    // The key check comes last, but decides which helpers come first.
+    let mut keys = Lines::default();
+    let key_helpers = match key_check::analyze(header) {
+        Ok(Some(plan)) => Some(key_check::render(&plan, &mut keys)),
+        _ => None,
+    };
     let mut out = Lines::default();
     out.line(BEGIN);
     out.line("-- `redis-patterns fix <folder>`). A bad call changes nothing.");
-    helpers(header, body_uses, &mut out);
+    helpers(header, body_uses, key_helpers.as_ref(), &mut out);
     arity(header, &mut out);
     for (i, key) in header.keys.iter().enumerate() {
         if !key.variadic {
@@ -179,24 +203,26 @@ pub fn render(header: &Header, body_uses: &[&str]) -> String {
             value(arg, i + 1, &mut out);
         }
     }
+    out.text.push_str(&keys.text);
     out.line(END);
     out.text
 }
 
+/// Lines of Lua being written.
 #[derive(Default)]
-struct Lines {
+pub(crate) struct Lines {
     text: String,
 }
 
 impl Lines {
-    fn line(&mut self, line: &str) {
+    pub(crate) fn line(&mut self, line: &str) {
         self.text.push_str(line);
         self.text.push('\n');
     }
 
     /// `<indent>if <a> <joiner> <b> ... then`, wrapped to fit, continuations indented by
     /// four more.
-    fn condition(&mut self, indent: &str, parts: &[String], joiner: &str) {
+    pub(crate) fn condition(&mut self, indent: &str, parts: &[String], joiner: &str) {
         let mut line = format!("{indent}if ");
         let last = parts.len().saturating_sub(1);
         for (i, part) in parts.iter().enumerate() {
@@ -215,7 +241,7 @@ impl Lines {
     }
 
     /// `<indent>return redis.error_reply('<message>' .. <tail>)`, wrapped to fit.
-    fn error(&mut self, indent: &str, message: &str, tail: Option<&str>) {
+    pub(crate) fn error(&mut self, indent: &str, message: &str, tail: Option<&str>) {
         let tail = tail.map(|t| format!(" .. {t}")).unwrap_or_default();
         let one = format!("{indent}return redis.error_reply('{message}'{tail})");
         if one.len() <= MAX_LINE {
@@ -252,8 +278,13 @@ impl Lines {
 }
 
 /// The helper functions the checks and the body need, and only those (luacheck refuses
-/// unused ones).
-fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
+/// unused ones): `keys`, those of the key check, if it is made.
+fn helpers(
+    header: &Header,
+    body_uses: &[&str],
+    keys: Option<&std::collections::BTreeSet<&'static str>>,
+    out: &mut Lines,
+) {
     let integer_args = || {
         header
             .args
@@ -266,6 +297,7 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     let decimals = integers || body_uses.contains(&"decimal_less");
     let floats = header.args.iter().any(|a| a.ty == ArgType::Float) || body_uses.contains(&"float");
     let shows = body_uses.contains(&"shown")
+        || keys.is_some()
         || header.args.iter().any(|a| match a.ty {
             ArgType::String => matches!(a.rule, Rule::OneOf(_)),
             ArgType::Bytes | ArgType::Json => false,
@@ -286,11 +318,30 @@ fn helpers(header: &Header, body_uses: &[&str], out: &mut Lines) {
     if shows {
         out.text.push_str(SHOWN);
     }
+    for (name, source) in key_check::HELPER_NAMES
+        .iter()
+        .zip(key_check::HELPER_SOURCES)
+    {
+        if keys.is_some_and(|k| k.contains(name)) || body_uses.contains(name) {
+            out.text.push_str(source);
+        }
+    }
 }
 
 /// The helpers the input checks define, in an order where each comes after those it
 /// calls: the Functions library defines each once for all its functions.
-pub(crate) const HELPER_SOURCES: [&str; 5] = [DECIMAL_LESS, INTEGER, SAFE_INTEGER, FLOAT, SHOWN];
+pub(crate) const HELPER_SOURCES: [&str; 10] = [
+    DECIMAL_LESS,
+    INTEGER,
+    SAFE_INTEGER,
+    FLOAT,
+    SHOWN,
+    key_check::KEY_TAGGED,
+    key_check::KEY_GROUP,
+    key_check::KEY_CUT,
+    key_check::KEY_SPLIT,
+    key_check::KEY_GROUP_FITS,
+];
 
 const DECIMAL_LESS: &str = "\
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
@@ -871,10 +922,11 @@ pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, S
     let uses = uses_of(&kept_after, shared);
     let newline = if crlf { "\r\n" } else { "\n" };
     let mut out = String::with_capacity(source.len() + 2048);
-    let head: Vec<String> = lines[..place.start.min(lines.len())]
+    let mut head: Vec<String> = lines[..place.start.min(lines.len())]
         .iter()
         .map(|line| fix_error_doc(line, header))
         .collect();
+    add_error_tags(&mut head, header);
     for line in head
         .iter()
         .map(String::as_str)
@@ -888,6 +940,50 @@ pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, S
         out.truncate(out.len() - newline.len());
     }
     Ok(out)
+}
+
+/// Adds to the header lines `head` an `@error` tag for each code the block raises that it
+/// does not declare yet, with the generated doc, right after the tags of the codes the
+/// block raises before it (after `@return` when there are none), its doc where theirs
+/// starts.
+fn add_error_tags(head: &mut Vec<String>, header: &Header) {
+    let code_of = |line: &str| -> Option<String> {
+        let tag = line.strip_prefix("--- @error ")?;
+        Some(tag.split_whitespace().next().unwrap_or("").to_string())
+    };
+    let raised = raised_codes(header);
+    for (n, code) in raised.iter().enumerate() {
+        if head.iter().any(|l| code_of(l).as_deref() == Some(code)) {
+            continue;
+        }
+        let Some(doc) = error_doc(header, code) else {
+            continue;
+        };
+        let earlier = &raised[..n];
+        let at = head
+            .iter()
+            .rposition(|l| code_of(l).is_some_and(|c| earlier.contains(&c)))
+            .or_else(|| head.iter().rposition(|l| l.starts_with("--- @return ")));
+        let Some(at) = at else {
+            continue;
+        };
+        // The doc where the tag above has its own, when it fits.
+        let column = head[at]
+            .strip_prefix("--- @error ")
+            .map(|tag| {
+                let code_len = tag.find(char::is_whitespace).unwrap_or(tag.len());
+                let gap = tag[code_len..].len() - tag[code_len..].trim_start().len();
+                "--- @error ".len() + code_len + gap
+            })
+            .unwrap_or(0);
+        let bare = format!("--- @error {code} ");
+        let line = if column > bare.len() && column + doc.len() <= MAX_LINE {
+            format!("{bare:column$}{doc}")
+        } else {
+            format!("{bare}{doc}")
+        };
+        head.insert(at + 1, line);
+    }
 }
 
 /// `line` with the doc of its `@error` tag rewritten to the generated one, when the block

@@ -170,6 +170,7 @@ pub mod contract;
 pub mod diagnostic;
 pub mod functions;
 mod header;
+mod key_check;
 mod lua;
 mod manifest;
 pub mod model;

@@ -233,6 +233,10 @@ fn good_variadic_keys_and_args() {
                     code: "BAD_EXTRA".to_string(),
                     doc: "a value is empty".to_string(),
                 },
+                ErrorCode {
+                    code: "BAD_KEYS".to_string(),
+                    doc: "a key not named as its template says".to_string(),
+                },
             ],
             clock: None,
             complexity: "O(N), N = the members of the sources plus `extra`".to_string(),
@@ -328,6 +332,10 @@ fn good_tuple_return_and_server_clock() {
                 ErrorCode {
                     code: "BAD_COST".to_string(),
                     doc: "not an integer within its range".to_string(),
+                },
+                ErrorCode {
+                    code: "BAD_KEYS".to_string(),
+                    doc: "a key not named as its template says".to_string(),
                 },
             ],
             clock: Some(Clock::Server),

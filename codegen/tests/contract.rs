@@ -335,7 +335,8 @@ fn the_block_defines_only_the_helpers_it_needs() {
 }
 
 /// The codes the block raises: `BAD_ARGS`, then `BAD_<NAME>` for each argument whose
-/// values it checks (a string, bytes or json without a constraint has none to check).
+/// values it checks (a string, bytes or json without a constraint has none to check),
+/// then `BAD_KEYS` when a key has a template.
 #[test]
 fn raised_codes_follow_the_arguments() {
     let header = header(
@@ -356,7 +357,13 @@ fn raised_codes_follow_the_arguments() {
     let (_, take) = good("rate_limiter", "take");
     assert_eq!(
         contract::raised_codes(&take),
-        ["BAD_ARGS", "BAD_CAPACITY", "BAD_PER_SECOND", "BAD_COST"]
+        [
+            "BAD_ARGS",
+            "BAD_CAPACITY",
+            "BAD_PER_SECOND",
+            "BAD_COST",
+            "BAD_KEYS"
+        ]
     );
 }
 

@@ -19,6 +19,7 @@
 --- @return int                the message's count this hour
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @uses held_hour rotate_hour
 --- @clock server
@@ -45,6 +46,57 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
+-- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
+-- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+local function key_group_fits(g, texts)
+  local inner = string.match(g, '^{([^}]+)}$')
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+end
 if #KEYS ~= 5 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -57,6 +109,31 @@ local message = ARGV[1]
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(common, 'common:', '')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS common must be common:{<name>:<severity>}, but KEYS[1] is ' .. shown(common))
+end
+if start ~= 'common:' .. tag_of_keys .. ':start' then
+  return redis.error_reply(
+      'BAD_KEYS start must be common:{<name>:<severity>}:start with the hash tag as in common, but KEYS[2] is '
+      .. shown(start))
+end
+if last ~= 'common:' .. tag_of_keys .. ':last' then
+  return redis.error_reply(
+      'BAD_KEYS last must be common:{<name>:<severity>}:last with the hash tag as in common, but KEYS[3] is '
+      .. shown(last))
+end
+if pstart ~= 'common:' .. tag_of_keys .. ':pstart' then
+  return redis.error_reply(
+      'BAD_KEYS pstart must be common:{<name>:<severity>}:pstart with the hash tag as in common, but KEYS[4] is '
+      .. shown(pstart))
+end
+if recent ~= 'recent:' .. tag_of_keys then
+  return redis.error_reply(
+      'BAD_KEYS recent must be recent:{<name>:<severity>} with the hash tag as in common, but KEYS[5] is '
+      .. shown(recent))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

@@ -19,6 +19,7 @@
 --- @error BAD_ARGS                  not 2 keys and 2 arguments
 --- @error BAD_TOKEN                 empty
 --- @error BAD_LEASE                 not whole milliseconds within its range
+--- @error BAD_KEYS                  a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -33,6 +34,23 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -46,6 +64,15 @@ local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(value)
+if value == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+end
+if marker ~= tag_of_keys .. ':computing' then
+  return redis.error_reply(
+      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
 end
 -- End of the generated input checks.
 local cached = redis.call('GET', value)

@@ -14,6 +14,7 @@
 --- @error BAD_ARGS                not 2 keys and 3 arguments
 --- @error BAD_TOKEN               empty
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS                a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -27,6 +28,23 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
 end
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -45,6 +63,15 @@ if ARGV[3] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[3]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(value)
+if value == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS value must be <name>, but KEYS[1] is ' .. shown(value))
+end
+if marker ~= tag_of_keys .. ':computing' then
+  return redis.error_reply(
+      'BAD_KEYS marker must be {<name>}:computing with <name> as in value, but KEYS[2] is ' .. shown(marker))
 end
 -- End of the generated input checks.
 -- Both reads raise WRONGTYPE before the first write.

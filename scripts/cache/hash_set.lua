@@ -14,6 +14,7 @@
 --- @return nil                    nothing
 --- @error BAD_ARGS                not 1 key and from 3 to 2001 arguments
 --- @error BAD_TTL                 not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_FIELDS              a field without a value: the fields and values are an odd number
 --- @complexity O(N), N = number of fields given (the old entry is freed in the background)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -40,6 +41,10 @@ if ARGV[1] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if cache == '' then
+  return redis.error_reply('BAD_KEYS cache must be <name>, but KEYS[1] is ' .. shown(cache))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then

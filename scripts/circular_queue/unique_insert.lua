@@ -12,6 +12,7 @@
 --- @arg items bytes...  1..=1000      the items to append, in order, no two equal
 --- @return int                        the queue's length afterwards
 --- @error BAD_ARGS                    not 1 key and from 1 to 1000 arguments
+--- @error BAD_KEYS                    a key not named as its template says
 --- @error DUPLICATE_ITEMS             an item was passed twice; nothing was written
 --- @error QUEUE_FULL                  the queue would hold more than 5,000 items; nothing was written
 --- @complexity O(N + M), N = the queue's length (at most 5,000), M = the number of items
@@ -32,6 +33,10 @@ if #KEYS ~= 1 or #ARGV < 1 or #ARGV > 1000 then
   return redis.error_reply('BAD_ARGS expected 1 key and from 1 to 1000 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local queue = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if queue == '' then
+  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
+end
 -- End of the generated input checks.
 local MAX_LENGTH = 5000
 

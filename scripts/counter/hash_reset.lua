@@ -11,6 +11,7 @@
 --- @return decimal                    the old value; "0" when the field was missing
 --- @error BAD_ARGS                    not 1 key and 2 arguments
 --- @error BAD_VALUE                   not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
 --- @error NOT_INTEGER                 the field holds something that is not an integer; nothing was written
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -71,6 +72,10 @@ local field = ARGV[1]
 local value = integer(ARGV[2], '-9223372036854775808', '9223372036854775807')
 if not value then
   return redis.error_reply('BAD_VALUE value must be an integer from -2^63 to 2^63-1, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if counters == '' then
+  return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[1] is ' .. shown(counters))
 end
 -- End of the generated input checks.
 local old = redis.call('HGET', counters, field)

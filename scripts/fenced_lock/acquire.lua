@@ -12,6 +12,7 @@
 --- @return int?              the fencing token; nil when the lock is held
 --- @error BAD_ARGS           not 2 keys and 1 argument
 --- @error BAD_TTL            not whole milliseconds within its range
+--- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -36,6 +37,23 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,6 +62,15 @@ local fence = KEYS[2]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(lock)
+if lock == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
 end
 -- End of the generated input checks.
 -- GET rather than EXISTS: a lock key of another type is WRONGTYPE, not "held".

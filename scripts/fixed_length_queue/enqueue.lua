@@ -14,6 +14,7 @@
 --- @return (int, int)                 `{kept, trimmed}`: the first `kept` items were appended; `trimmed` old ones cut
 --- @error BAD_ARGS                    not 1 key and from 2 to 5001 arguments
 --- @error BAD_MAX_LENGTH              not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
 --- @complexity O(M + T), M = the number of items, T = the items trimmed (at most 5,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -36,6 +37,10 @@ local max_length = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not max_length or max_length > 999999999999999 then
   return redis.error_reply(
       'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if queue == '' then
+  return redis.error_reply('BAD_KEYS queue must be <key>, but KEYS[1] is ' .. shown(queue))
 end
 -- End of the generated input checks.
 local TRIM_LIMIT = 5000

@@ -17,6 +17,7 @@
 --- @error BAD_LONGITUDE       not a finite decimal number, or not from -180 to 180
 --- @error BAD_LATITUDE        not a finite decimal number, or not from -85.05112878 to 85.05112878
 --- @error BAD_TTL             not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the members
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -48,6 +49,23 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -72,6 +90,15 @@ if ARGV[4] ~= '' then
     return redis.error_reply(
         'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 if longitude < -180 or longitude > 180 then

@@ -8,6 +8,7 @@
 --- @return uint               how many were deleted
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the members, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -23,6 +24,23 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -31,6 +49,15 @@ local deadlines = KEYS[2]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(places)
+if places == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS places must be <key>, but KEYS[1] is ' .. shown(places))
+end
+if deadlines ~= tag_of_keys .. ':deadlines' then
+  return redis.error_reply(
+      'BAD_KEYS deadlines must be {<key>}:deadlines with <key> as in places, but KEYS[2] is ' .. shown(deadlines))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

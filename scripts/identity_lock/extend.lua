@@ -11,6 +11,7 @@
 --- @error BAD_ARGS               not 1 key and 2 arguments
 --- @error BAD_TOKEN              empty
 --- @error BAD_TTL                not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -36,6 +37,10 @@ end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if lock == '' then
+  return redis.error_reply('BAD_KEYS lock must be <key>, but KEYS[1] is ' .. shown(lock))
 end
 -- End of the generated input checks.
 if redis.call('GET', lock) == token then

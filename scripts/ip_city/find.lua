@@ -14,6 +14,7 @@
 --- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_IP              not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
 --- @complexity O(log N), N = the blocks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -38,6 +39,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -46,6 +62,16 @@ local cities = KEYS[2]
 local ip = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not ip or ip > 4294967295 then
   return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(blocks, '', ':ip2cityid')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS blocks must be {<namespace>}:ip2cityid, but KEYS[1] is ' .. shown(blocks))
+end
+if cities ~= tag_of_keys .. ':cityid2city' then
+  return redis.error_reply(
+      'BAD_KEYS cities must be {<namespace>}:cityid2city with <namespace> as in blocks, but KEYS[2] is '
+      .. shown(cities))
 end
 -- End of the generated input checks.
 -- O(1) read that fails with WRONGTYPE before the answer is built.

@@ -12,6 +12,7 @@
 --- @return bool               1 if the item is new
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -42,6 +43,23 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -51,6 +69,15 @@ local item = ARGV[1]
 local weight = float(ARGV[2])
 if not weight then
   return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

@@ -15,13 +15,57 @@
 --- @arg item bytes            the item
 --- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS < 2 or #KEYS > 20 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 20 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local item = ARGV[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_item
+for i = 1, #KEYS do
+  if (i - 1) % 2 == 0 then
+    tag_of_item = key_group(KEYS[i])
+    if KEYS[i] == '' or not tag_of_item then
+      return redis.error_reply('BAD_KEYS boards must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  elseif (i - 1) % 2 == 1 then
+    if KEYS[i] ~= tag_of_item .. ':levels' then
+      return redis.error_reply(
+          'BAD_KEYS boards must be {<key>}:levels with <key> as in boards, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+    end
+  end
+end
 -- End of the generated input checks.
 if #KEYS % 2 ~= 0 then
   return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')

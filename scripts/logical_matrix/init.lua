@@ -10,12 +10,13 @@
 --- nothing. One call writes at most 1 MiB, so that it stays short: a bigger matrix is
 --- built a range of rows per call, the first range holding the first row, so that of two
 --- clients building the same matrix the second fails at its first call.
---- @key bitmaps... string 1..=512 {<id>}:row:<row>  the bitmaps, first bit first; all in one hash slot
+--- @key bitmaps... string 1..=512 <key>  the rows as get_all.lua names them, or a compact matrix's one key
 --- @arg bits uint 1..=2^23          the bits per bitmap (a bitmap holds at most 1 MiB)
 --- @arg packed bytes... 1..=512    each bitmap's bytes, one per key: ceil(bits / 8) bytes, or empty for zeros
 --- @return nil                      nothing
 --- @error BAD_ARGS                  not from 1 to 512 keys and from 2 to 513 arguments; or not one packed value per key
 --- @error BAD_BITS                  not an integer within its range
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_SHAPE                 a packed value is neither empty nor ceil(bits / 8) bytes
 --- @error BAD_PADDING               a bitmap sets one of the unused bits after its last cell
 --- @error TOO_BIG                   the bitmaps hold more than 1 MiB together; write fewer per call
@@ -41,6 +42,12 @@ end
 local bits = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not bits or bits > 8388608 then
   return redis.error_reply('BAD_BITS bits must be an integer from 1 to 8388608, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+for i = 1, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS bitmaps must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576

@@ -13,7 +13,7 @@
 --- short: a bigger matrix is built a range of rows per call, the first range holding the
 --- first row, so that of two clients building the same matrix the second fails at its
 --- first call.
---- @key strings... string 1..=512 {<id>}:row:<row>  the strings, in order; all in one hash slot
+--- @key strings... string 1..=512 <key>  the rows as bitmap_get_all.lua names them, or a Matrix's one key
 --- @arg cell_type string i8|i16|i32|i64|u8|u16|u32|u63  the cell type as BITFIELD spells it
 --- @arg cells uint 1..=2^23                        the cells per string; cells × bits at most 2^23 (1 MiB)
 --- @arg packed bytes... 1..=512                   each string's bytes, one per key, or empty for zeros
@@ -21,6 +21,7 @@
 --- @error BAD_ARGS                                 not from 1 to 512 keys and from 3 to 514 arguments; or keys ≠ values
 --- @error BAD_CELL_TYPE                            not one of its choices
 --- @error BAD_CELLS                                not an integer within its range
+--- @error BAD_KEYS                                 a key not named as its template says
 --- @error BAD_SHAPE                                a string is neither empty nor ceil(cells × bits / 8) bytes
 --- @error BAD_PADDING                              a string sets one of the unused bits after its last cell
 --- @error TOO_BIG                                  the strings hold more than 1 MiB, together or one alone
@@ -52,6 +53,12 @@ end
 local cells = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not cells or cells > 8388608 then
   return redis.error_reply('BAD_CELLS cells must be an integer from 1 to 8388608, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+for i = 1, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS strings must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 local MAX_BYTES = 1048576

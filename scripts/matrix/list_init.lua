@@ -14,6 +14,7 @@
 --- @error BAD_ARGS                  not from 1 to 512 keys and from 1 to 2049 arguments; or not 0 or rows×cols values
 --- @error BAD_COLS                      not an integer within its range
 --- @error BAD_VALUES                    a value is not an integer within its range
+--- @error BAD_KEYS                      a key not named as its template says
 --- @error TOO_BIG                       rows × cols is more than 2,048 cells; write fewer rows per call
 --- @error EXISTS                        a row of the matrix already exists; nothing was written
 --- @complexity O(rows × cols), at most 2,048 cells
@@ -67,6 +68,44 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
 if #KEYS < 1 or #KEYS > 512 or #ARGV < 1 or #ARGV > 2049 then
   return redis.error_reply(
       'BAD_ARGS expected from 1 to 512 keys and from 1 to 2049 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -80,6 +119,18 @@ for i = 2, #ARGV do
   if not each then
     return redis.error_reply(
         'BAD_VALUES values must be integers from -2^63 to 2^63-1; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local rows_parts = key_split(KEYS[1], { '', ':row:', '' }, true)
+if not rows_parts then
+  return redis.error_reply('BAD_KEYS rows must be {<id>}:row:<row>, but KEYS[1] is ' .. shown(KEYS[1]))
+end
+local tag_of_keys = rows_parts[1]
+for i = 1, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':row:', '') then
+    return redis.error_reply(
+        'BAD_KEYS rows must be {<id>}:row:<row> with <id> as in rows, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.

@@ -15,6 +15,7 @@
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_WINDOW          not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_MANY_FRIENDS    the friends set holds more than 2,000 users
 --- @clock caller
 --- @complexity O(F × log N), F = the friends, N = the users remembered
@@ -31,6 +32,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,6 +60,15 @@ local window = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not window or window > 999999999999999 then
   return redis.error_reply(
       'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(seen, '', ':last.seen')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
+end
+if not key_cut(friends, tag_of_keys .. ':friends:', '') then
+  return redis.error_reply(
+      'BAD_KEYS friends must be {<ns>}:friends:<user> with <ns> as in seen, but KEYS[1] is ' .. shown(friends))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)

@@ -13,6 +13,7 @@
 --- @error BAD_USER            empty
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_KEEP            not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock caller
 --- @complexity O(log N), N = the users remembered
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -27,6 +28,21 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
 end
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -43,6 +59,11 @@ end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 999999999999999 then
   return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(seen, '', ':last.seen')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
 end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)

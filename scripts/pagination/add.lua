@@ -11,6 +11,7 @@
 --- @arg items bytes... 1..=1000   the items, oldest first
 --- @return uint               the list's length after the add
 --- @error BAD_ARGS            not 2 keys and from 1 to 1000 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ADDED           `added` holds something other than an integer from 0 to 10^15 - 1, or would pass it
 --- @complexity O(M), M = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -35,11 +36,37 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
+-- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+local function key_group(s)
+  if key_tagged(s) then
+    return s
+  end
+  if s ~= '' and not string.find(s, '}', 1, true) then
+    return '{' .. s .. '}'
+  end
+end
 if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 1000 then
   return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 1000 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local list = KEYS[1]
 local added = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(list)
+if list == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS list must be <key>, but KEYS[1] is ' .. shown(list))
+end
+if added ~= tag_of_keys .. ':added' then
+  return redis.error_reply(
+      'BAD_KEYS added must be {<key>}:added with <key> as in list, but KEYS[2] is ' .. shown(added))
+end
 -- End of the generated input checks.
 local length = redis.call('LLEN', list)
 local count = redis.call('GET', added)

@@ -23,6 +23,7 @@
 --- @error BAD_COUNT               not an integer within its range
 --- @error BAD_PERIOD              not whole milliseconds within its range, or a refill over 10^10 ms
 --- @error BAD_COST                not an integer within its range, or more than `burst`
+--- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
 --- @clock server
 --- @complexity O(1)
@@ -38,6 +39,36 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
 end
 if #KEYS ~= 1 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 1 key and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -58,6 +89,10 @@ end
 local cost = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if not key_split(tat, { '', ':', ':', '' }, false) then
+  return redis.error_reply('BAD_KEYS tat must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(tat))
 end
 -- End of the generated input checks.
 -- The bucket's refill time bounds the key's expiry and keeps every time exact.

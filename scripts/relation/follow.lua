@@ -16,11 +16,38 @@
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_USER            empty
 --- @error BAD_TARGET          empty
+--- @error BAD_KEYS            a key not named as its template says
 --- @error SELF_FOLLOW         `user` and `target` are the same user
 --- @clock server
 --- @complexity O(log N), N = the larger of the two lists
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 2 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -33,6 +60,18 @@ end
 local target = ARGV[2]
 if target == '' then
   return redis.error_reply('BAD_TARGET target must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(following, '', ':following:' .. user)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
+      .. shown(following))
+end
+if followers ~= tag_of_keys .. ':followers:' .. target then
+  return redis.error_reply(
+      'BAD_KEYS followers must be {<namespace>}:followers:<target> with <namespace> as in following and <target> = ' ..
+      'ARGV[2], but KEYS[2] is ' .. shown(followers))
 end
 -- End of the generated input checks.
 if user == target then

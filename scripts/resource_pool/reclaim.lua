@@ -13,6 +13,7 @@
 --- @return uint                   how many resources went back to the pool
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
 --- @clock server
 --- @complexity O(M × log N), N = the leases, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -28,6 +29,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 4 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -38,6 +54,23 @@ local holders = KEYS[4]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(available, '', ':available')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
+end
+if occupied ~= tag_of_keys .. ':occupied' then
+  return redis.error_reply(
+      'BAD_KEYS occupied must be {<name>}:occupied with <name> as in available, but KEYS[2] is ' .. shown(occupied))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in available, but KEYS[3] is ' .. shown(leases))
+end
+if holders ~= tag_of_keys .. ':holders' then
+  return redis.error_reply(
+      'BAD_KEYS holders must be {<name>}:holders with <name> as in available, but KEYS[4] is ' .. shown(holders))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

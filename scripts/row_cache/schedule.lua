@@ -15,6 +15,7 @@
 --- @error BAD_ARGS            not 3 keys and 2 arguments
 --- @error BAD_ROW             empty
 --- @error BAD_DELAY           not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the rows scheduled
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -30,6 +31,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -44,6 +60,21 @@ local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[
 if not delay or delay > 999999999999999 then
   return redis.error_reply(
       'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(delays, '', ':delays')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
+end
+if schedule ~= tag_of_keys .. ':schedule' then
+  return redis.error_reply(
+      'BAD_KEYS schedule must be {<namespace>}:schedule with <namespace> as in delays, but KEYS[2] is '
+      .. shown(schedule))
+end
+if copy ~= tag_of_keys .. ':inv:' .. row then
+  return redis.error_reply(
+      'BAD_KEYS copy must be {<namespace>}:inv:<row> with <namespace> as in delays and <row> = ARGV[1], but KEYS[3] ' ..
+      'is ' .. shown(copy))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

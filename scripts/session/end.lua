@@ -11,16 +11,89 @@
 --- @arg ids string... 1..=100    the ids of the sessions to end
 --- @return uint               how many of them were live sessions, now ended
 --- @error BAD_ARGS            not 2 keys and from 1 to 100 arguments
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses sweep forget outlive_sessions
 --- @clock server
 --- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
+-- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
+-- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+local function key_group_fits(g, texts)
+  local inner = string.match(g, '^{([^}]+)}$')
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+end
 if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 100 then
   return redis.error_reply('BAD_ARGS expected 2 keys and from 1 to 100 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local sessions = KEYS[1]
 local records = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- session/_shared.lua of the scripts folder).

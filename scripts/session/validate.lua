@@ -20,6 +20,7 @@
 --- @error BAD_TOKEN           empty
 --- @error BAD_SLIDE           not 1 or 0
 --- @error BAD_DATA            not 1 or 0
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
 --- @uses sweep outlive_sessions
 --- @clock server
@@ -46,6 +47,57 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
+-- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
+-- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+local function key_group_fits(g, texts)
+  local inner = string.match(g, '^{([^}]+)}$')
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+end
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -65,6 +117,16 @@ if data ~= '1' and data ~= '0' then
   return redis.error_reply('BAD_DATA data must be 1 or 0, got ' .. shown(data))
 end
 data = data == '1'
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(sessions, '', ':sessions')
+if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+  return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
+end
+if records ~= tag_of_keys .. ':records' then
+  return redis.error_reply(
+      'BAD_KEYS records must be {<namespace>:<uid>}:records with the hash tag as in sessions, but KEYS[2] is '
+      .. shown(records))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- session/_shared.lua of the scripts folder).

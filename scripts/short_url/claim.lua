@@ -18,6 +18,7 @@
 --- @error BAD_URL                  empty
 --- @error BAD_TTL                  not whole milliseconds within its range (or empty)
 --- @error BAD_MAX_VISITS           not an integer within its range (or empty)
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
 --- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
 --- @uses over forget keep
@@ -82,6 +83,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 4 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -112,6 +128,23 @@ if ARGV[4] ~= '' then
     return redis.error_reply(
         'BAD_MAX_VISITS max_visits must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[4]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[2] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[3] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[4] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

@@ -12,6 +12,7 @@
 --- @return uint                    how many links were deleted
 --- @error BAD_ARGS                 not 5 keys and 1 argument
 --- @error BAD_LIMIT                not an integer within its range
+--- @error BAD_KEYS                 a key not named as its template says
 --- @uses forget
 --- @clock server
 --- @complexity O(M × log N), N = the links with an expiry, M = `limit`
@@ -28,6 +29,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 5 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -39,6 +55,27 @@ local visits = KEYS[5]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(links, '', ':mapping_hash')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
+end
+if cache ~= tag_of_keys .. ':mapping_cache' then
+  return redis.error_reply(
+      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in links, but KEYS[2] is ' .. shown(cache))
+end
+if expiries ~= tag_of_keys .. ':expiries' then
+  return redis.error_reply(
+      'BAD_KEYS expiries must be {<name>}:expiries with <name> as in links, but KEYS[3] is ' .. shown(expiries))
+end
+if limits ~= tag_of_keys .. ':limits' then
+  return redis.error_reply(
+      'BAD_KEYS limits must be {<name>}:limits with <name> as in links, but KEYS[4] is ' .. shown(limits))
+end
+if visits ~= tag_of_keys .. ':visits' then
+  return redis.error_reply(
+      'BAD_KEYS visits must be {<name>}:visits with <name> as in links, but KEYS[5] is ' .. shown(visits))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

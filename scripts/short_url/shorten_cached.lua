@@ -12,6 +12,7 @@
 --- @return string                  the short id
 --- @error BAD_ARGS                 not 3 keys and 1 argument
 --- @error BAD_URL                  empty
+--- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_COUNTER              the counter holds no integer from 0 to 2^53 - 1, or every id up to 2^53 - 1 is taken
 --- @error IDS_TAKEN                the next 1000 ids were all custom slugs: the counter moved past them; call again
 --- @uses base62
@@ -38,6 +39,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 3 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -47,6 +63,19 @@ local cache = KEYS[3]
 local url = ARGV[1]
 if url == '' then
   return redis.error_reply('BAD_URL url must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(counter, '', ':id_counter')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
+end
+if links ~= tag_of_keys .. ':mapping_hash' then
+  return redis.error_reply(
+      'BAD_KEYS links must be {<name>}:mapping_hash with <name> as in counter, but KEYS[2] is ' .. shown(links))
+end
+if cache ~= tag_of_keys .. ':mapping_cache' then
+  return redis.error_reply(
+      'BAD_KEYS cache must be {<name>}:mapping_cache with <name> as in counter, but KEYS[3] is ' .. shown(cache))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

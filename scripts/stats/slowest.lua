@@ -14,6 +14,7 @@
 --- @error BAD_CONTEXT         empty
 --- @error BAD_AVERAGE         not a finite decimal number
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -59,6 +60,10 @@ end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if slowest == '' then
+  return redis.error_reply('BAD_KEYS slowest must be <key>, but KEYS[1] is ' .. shown(slowest))
 end
 -- End of the generated input checks.
 redis.call('ZADD', slowest, average, context)

@@ -19,6 +19,7 @@
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
 --- @uses held_hour rotate_hour
 --- @clock caller
@@ -61,6 +62,49 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
+-- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
+-- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+local function key_group_fits(g, texts)
+  local inner = string.match(g, '^{([^}]+)}$')
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+end
 if #KEYS ~= 4 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -75,6 +119,25 @@ end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if stats == '' or not key_tagged(stats) or not key_group_fits(stats, { '', ':', ':', '' }) then
+  return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
+end
+if start ~= stats .. ':start' then
+  return redis.error_reply(
+      'BAD_KEYS start must be {<prefix>:<context>:<kind>}:start with the hash tag as in stats, but KEYS[2] is '
+      .. shown(start))
+end
+if last ~= stats .. ':last' then
+  return redis.error_reply(
+      'BAD_KEYS last must be {<prefix>:<context>:<kind>}:last with the hash tag as in stats, but KEYS[3] is '
+      .. shown(last))
+end
+if pstart ~= stats .. ':pstart' then
+  return redis.error_reply(
+      'BAD_KEYS pstart must be {<prefix>:<context>:<kind>}:pstart with the hash tag as in stats, but KEYS[4] is '
+      .. shown(pstart))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

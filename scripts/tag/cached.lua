@@ -18,6 +18,7 @@
 --- @return [string]           `1` on a miss, `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
 --- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -33,6 +34,44 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
+-- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
+-- at least one byte and as short as it can be, a first value that is a hash tag group
+-- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
+-- is not of that form.
+local function key_split(s, texts, group)
+  if string.sub(s, 1, #texts[1]) ~= texts[1] then
+    return nil
+  end
+  local values, at = {}, #texts[1] + 1
+  for n = 2, #texts do
+    local least = at
+    if n == 2 and group then
+      local open = string.find(s, '{', at, true)
+      least = open and string.find(s, '}', open + 1, true)
+      if not least or least == open + 1 then
+        return nil
+      end
+    end
+    local stop = #s - #texts[n]
+    if n < #texts then
+      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
+    end
+    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
+      return nil
+    end
+    values[n - 1] = string.sub(s, at, stop)
+    at = stop + #texts[n] + 1
+  end
+  return values
+end
 if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected from 2 to 11 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -40,6 +79,19 @@ local cache = KEYS[1]
 local ttl = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local cache_parts = key_split(cache, { '', ':cached:', '' }, true)
+if not cache_parts then
+  return redis.error_reply('BAD_KEYS cache must be {<namespace>}:cached:<tags>, but KEYS[1] is ' .. shown(cache))
+end
+local tag_of_keys = cache_parts[1]
+for i = 2, #KEYS do
+  if not key_cut(KEYS[i], tag_of_keys .. ':tag:', '') then
+    return redis.error_reply(
+        'BAD_KEYS tag_targets must be {<namespace>}:tag:<tag> with <namespace> as in cache, but KEYS['
+        .. i .. '] is ' .. shown(KEYS[i]))
+  end
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

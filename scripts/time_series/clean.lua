@@ -25,6 +25,7 @@
 --- @error BAD_SAMPLES         not an integer within its range
 --- @error BAD_CURSOR          empty, or not a decimal integer
 --- @error BAD_COUNT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock caller
 --- @complexity O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -48,6 +49,21 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
 end
 if #KEYS ~= 2 or #ARGV ~= 6 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -77,6 +93,16 @@ end
 local count = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
 if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(known, '', ':known')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+end
+if hash ~= tag_of_keys .. ':count:' .. ARGV[2] .. ':' .. name then
+  return redis.error_reply(
+      'BAD_KEYS hash must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and <precision> = ' ..
+      'ARGV[2] and <name> = ARGV[1], but KEYS[2] is ' .. shown(hash))
 end
 -- End of the generated input checks.
 if not string.match(cursor, '^%d+$') or #cursor > 20 then

@@ -10,17 +10,18 @@
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
 --- Reply: the count of the slot at the first precision, after the update.
 --- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
---- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precisions`, in order
+--- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precision`, in order
 --- @arg name string non-empty the counter's name
 --- @arg count int -10^15+1..=10^15-1   how many events (negative to take some back)
 --- @arg now uint 0..=10^15-1  when they happened (ms, the caller's clock)
---- @arg precisions uint... 1..=16 1..=10^9  each precision in seconds, one per hash of `counts`
+--- @arg precision uint... 1..=16 1..=10^9  each precision in seconds, one per hash of `counts`
 --- @return decimal            the first precision's slot count, after the update, exact to 64 bits
---- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments; or not as many precisions as hashes
+--- @error BAD_ARGS            not from 2 to 17 keys and from 4 to 19 arguments, or not one precision per key of counts
 --- @error BAD_NAME            empty
 --- @error BAD_COUNT           not an integer within its range
 --- @error BAD_NOW             not an integer within its range
---- @error BAD_PRECISIONS      a value is not an integer within its range
+--- @error BAD_PRECISION      a value is not an integer within its range
+--- @error BAD_KEYS           a key not named as its template says
 --- @error BAD_SAMPLE          a slot holds something other than an integer
 --- @error OVERFLOW            a slot would leave the 64-bit integers
 --- @clock caller
@@ -75,6 +76,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS < 2 or #KEYS > 17 or #ARGV < 4 or #ARGV > 19 then
   return redis.error_reply(
       'BAD_ARGS expected from 2 to 17 keys and from 4 to 19 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -97,13 +113,26 @@ for i = 4, #ARGV do
   local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$'))
   if not each or each > 1000000000 then
     return redis.error_reply(
-        'BAD_PRECISIONS precisions must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+        'BAD_PRECISION precision must be integers from 1 to 1000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if #KEYS - 2 ~= #ARGV - 4 then
+  return redis.error_reply(
+      'BAD_ARGS expected one precision per key of counts, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 3))
+end
+local tag_of_keys = key_cut(known, '', ':known')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
+end
+for i = 2, #KEYS do
+  if KEYS[i] ~= tag_of_keys .. ':count:' .. ARGV[i + 2] .. ':' .. name then
+    return redis.error_reply(
+        'BAD_KEYS counts must be {<namespace>}:count:<precision>:<name> with <namespace> as in known and ' ..
+        '<precision> from the precision arguments and <name> = ARGV[1], but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
   end
 end
 -- End of the generated input checks.
-if #ARGV - 3 ~= #KEYS - 1 then
-  return redis.error_reply('BAD_ARGS ' .. (#KEYS - 1) .. ' hashes but ' .. (#ARGV - 3) .. ' precisions')
-end
 -- held + change, exactly, as the decimal HINCRBY will store, or nil when it would leave
 -- the 64-bit integers (as HINCRBY refuses). held is an integer's text in the one form,
 -- |change| < 10^15: the sum is kept as high * 10^10 + low, 0 <= low < 10^10, each part

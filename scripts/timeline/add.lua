@@ -14,6 +14,7 @@
 --- @return (int, int)         the length now, and the entries trimmed
 --- @error BAD_ARGS            not 1 key and from 3 to 2001 arguments
 --- @error BAD_MAX_LENGTH      not an integer within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_ENTRIES         a time without an item, or a time that is not whole ms from 0 to 10^15 - 1
 --- @complexity O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -40,6 +41,10 @@ if ARGV[1] ~= '' then
     return redis.error_reply(
         'BAD_MAX_LENGTH max_length must be an integer from 1 to 999999999999999, or empty, got ' .. shown(ARGV[1]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if timeline == '' then
+  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
 end
 -- End of the generated input checks.
 if #ARGV % 2 ~= 1 then

@@ -13,6 +13,7 @@
 --- @error BAD_MIN             not an integer within its range
 --- @error BAD_MAX             not an integer within its range
 --- @error BAD_LIMIT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @complexity O(M log N), M = `limit`, N = the length
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -42,6 +43,10 @@ end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if timeline == '' then
+  return redis.error_reply('BAD_KEYS timeline must be <key>, but KEYS[1] is ' .. shown(timeline))
 end
 -- End of the generated input checks.
 local doomed = redis.call('ZRANGEBYSCORE', timeline, min, max, 'LIMIT', 0, limit)

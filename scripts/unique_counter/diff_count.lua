@@ -12,15 +12,34 @@
 --- @key y set <y>        the set whose members are left out
 --- @return uint          the number of members of `x` that are not in `y`
 --- @error BAD_ARGS       not 2 keys and 0 arguments
+--- @error BAD_KEYS       a key not named as its template says
 --- @error TOO_BIG        both sets hold more than 10,000 members
 --- @complexity O(min(|x|, |y|)), at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
 if #KEYS ~= 2 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local x = KEYS[1]
 local y = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+if x == '' then
+  return redis.error_reply('BAD_KEYS x must be <x>, but KEYS[1] is ' .. shown(x))
+end
+if y == '' then
+  return redis.error_reply('BAD_KEYS y must be <y>, but KEYS[2] is ' .. shown(y))
+end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000
 

@@ -12,15 +12,52 @@
 --- @key counters... set 1..=1000 <key>     the sets to unite
 --- @return uint                     the number of distinct members in all the sets
 --- @error BAD_ARGS                  not from 2 to 1001 keys and 0 arguments
+--- @error BAD_KEYS                  a key not named as its template says
 --- @error SCRATCH_IN_USE            `scratch` exists; pick a key that holds nothing
 --- @error TOO_BIG                   the sets hold more than 10,000 members together
 --- @complexity O(N), N = the members of all the sets, at most 10,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
   return redis.error_reply('BAD_ARGS expected from 2 to 1001 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local scratch = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(scratch, '', ':union_scratch')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS scratch must be {<key>}:union_scratch, but KEYS[1] is ' .. shown(scratch))
+end
+for i = 2, #KEYS do
+  if KEYS[i] == '' then
+    return redis.error_reply('BAD_KEYS counters must be <key>, but KEYS[' .. i .. '] is ' .. shown(KEYS[i]))
+  end
+end
 -- End of the generated input checks.
 local MAX_MEMBERS = 10000
 

@@ -1,4 +1,4 @@
---- Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.
+--- Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.
 ---
 --- The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six
 --- separate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM
@@ -11,12 +11,13 @@
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
 --- @key recent list {<name>}:recent  the ids of the latest logins, newest first
---- @arg name bytes non-empty     the name logging in (any bytes)
+--- @arg user bytes non-empty     the name logging in (any bytes)
 --- @arg keep uint 1..=10000   how many latest logins `recent` keeps
 --- @return (bytes?, int)      the user's id (any bytes), or nil; its login count (0 for an unknown name)
 --- @error BAD_ARGS            not 4 keys and 2 arguments
---- @error BAD_NAME            empty
+--- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -32,6 +33,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 4 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -39,13 +55,29 @@ local ids = KEYS[1]
 local counts = KEYS[2]
 local last = KEYS[3]
 local recent = KEYS[4]
-local name = ARGV[1]
-if name == '' then
-  return redis.error_reply('BAD_NAME name must not be empty')
+local user = ARGV[1]
+if user == '' then
+  return redis.error_reply('BAD_USER user must not be empty')
 end
 local keep = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(ids, '', ':ids')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids, but KEYS[1] is ' .. shown(ids))
+end
+if counts ~= tag_of_keys .. ':counts' then
+  return redis.error_reply(
+      'BAD_KEYS counts must be {<name>}:counts with <name> as in ids, but KEYS[2] is ' .. shown(counts))
+end
+if last ~= tag_of_keys .. ':last' then
+  return redis.error_reply('BAD_KEYS last must be {<name>}:last with <name> as in ids, but KEYS[3] is ' .. shown(last))
+end
+if recent ~= tag_of_keys .. ':recent' then
+  return redis.error_reply(
+      'BAD_KEYS recent must be {<name>}:recent with <name> as in ids, but KEYS[4] is ' .. shown(recent))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`ids` is read first).
@@ -53,7 +85,7 @@ redis.call('ZCARD', counts)
 redis.call('HLEN', last)
 redis.call('LLEN', recent)
 
-local uid = redis.call('HGET', ids, name)
+local uid = redis.call('HGET', ids, user)
 if not uid then
   return { false, 0 }
 end

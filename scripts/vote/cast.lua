@@ -22,6 +22,7 @@
 --- @error BAD_SUBJECT         empty
 --- @error BAD_USER            empty
 --- @error BAD_DIRECTION       not one of its choices
+--- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_POSTED          `posted` holds something other than whole ms from 0 to 10^15 - 1 for the subject
 --- @uses rank
 --- @clock server
@@ -48,6 +49,21 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
+end
 if #KEYS ~= 5 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -67,6 +83,29 @@ end
 local direction = ARGV[3]
 if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
   return redis.error_reply('BAD_DIRECTION direction must be one of up, down, none, got ' .. shown(direction))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
+if posted ~= tag_of_keys .. ':posted' then
+  return redis.error_reply(
+      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
+end
+if hot_rank ~= tag_of_keys .. ':hot' then
+  return redis.error_reply(
+      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
+end
+if best_rank ~= tag_of_keys .. ':best' then
+  return redis.error_reply(
+      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

@@ -14,6 +14,7 @@
 --- @error BAD_ARGS            not 5 keys and 2 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_AT              not an integer within its range (or empty)
+--- @error BAD_KEYS            a key not named as its template says
 --- @uses rank
 --- @clock server
 --- @complexity O(log S), S = the subjects ranked
@@ -29,6 +30,21 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
 end
 if #KEYS ~= 5 or #ARGV ~= 2 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -48,6 +64,29 @@ if ARGV[2] ~= '' then
   if not at or at > 999999999999999 then
     return redis.error_reply('BAD_AT at must be an integer from 0 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
   end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(up, '', ':up:' .. subject)
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply(
+      'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
+end
+if down ~= tag_of_keys .. ':down:' .. subject then
+  return redis.error_reply(
+      'BAD_KEYS down must be {<namespace>}:down:<subject> with <namespace> as in up and <subject> = ARGV[1], but ' ..
+      'KEYS[2] is ' .. shown(down))
+end
+if posted ~= tag_of_keys .. ':posted' then
+  return redis.error_reply(
+      'BAD_KEYS posted must be {<namespace>}:posted with <namespace> as in up, but KEYS[3] is ' .. shown(posted))
+end
+if hot_rank ~= tag_of_keys .. ':hot' then
+  return redis.error_reply(
+      'BAD_KEYS hot_rank must be {<namespace>}:hot with <namespace> as in up, but KEYS[4] is ' .. shown(hot_rank))
+end
+if best_rank ~= tag_of_keys .. ':best' then
+  return redis.error_reply(
+      'BAD_KEYS best_rank must be {<namespace>}:best with <namespace> as in up, but KEYS[5] is ' .. shown(best_rank))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in

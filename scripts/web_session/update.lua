@@ -22,6 +22,7 @@
 --- @error BAD_TOKEN           empty
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -36,6 +37,21 @@ local function shown(s)
     return '"' .. head .. '"... (' .. #s .. ' bytes)'
   end
   return '"' .. head .. '"'
+end
+-- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
+-- at least one byte between.
+local function key_tagged(s)
+  local open = string.find(s, '{', 1, true)
+  local close = open and string.find(s, '}', open + 1, true)
+  return close ~= nil and close > open + 1
+end
+-- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
+-- then `tail`; else nil.
+local function key_cut(s, head, tail)
+  local stop = #s - #tail
+  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
+    return string.sub(s, #head + 1, stop)
+  end
 end
 if #KEYS ~= 4 or #ARGV ~= 4 then
   return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -56,6 +72,24 @@ local item = ARGV[3]
 local keep = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
 if not keep or keep > 1000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_cut(login, '', ':login')
+if not tag_of_keys or not key_tagged(tag_of_keys) then
+  return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
+end
+if recent ~= tag_of_keys .. ':recent' then
+  return redis.error_reply(
+      'BAD_KEYS recent must be {<namespace>}:recent with <namespace> as in login, but KEYS[2] is ' .. shown(recent))
+end
+if viewed ~= tag_of_keys .. ':viewed:' .. token then
+  return redis.error_reply(
+      'BAD_KEYS viewed must be {<namespace>}:viewed:<token> with <namespace> as in login and <token> = ARGV[1], but ' ..
+      'KEYS[3] is ' .. shown(viewed))
+end
+if views ~= tag_of_keys .. ':viewed' then
+  return redis.error_reply(
+      'BAD_KEYS views must be {<namespace>}:viewed with <namespace> as in login, but KEYS[4] is ' .. shown(views))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written.

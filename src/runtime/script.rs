@@ -329,7 +329,7 @@ pub struct Returns {
 /// let extend = redis_patterns::catalog::find("identity_lock/extend").unwrap();
 /// let codes: Vec<&str> = extend.errors.iter().map(|e| e.code).collect();
 /// // An error reply with one of these codes becomes `Error::Script { code, .. }`.
-/// assert_eq!(codes, ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL"]);
+/// assert_eq!(codes, ["BAD_ARGS", "BAD_TOKEN", "BAD_TTL", "BAD_KEYS"]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ErrorDoc {

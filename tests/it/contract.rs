@@ -65,19 +65,21 @@ fn fewest(param: &Param) -> usize {
     }
 }
 
-/// A call every check of the script's own arguments accepts: keys in one slot.
+/// A call every check of the script accepts: the simplest values of its arguments, and
+/// keys named for them as its templates say, all in one slot.
 pub(crate) fn valid_call(script: &Script) -> (Vec<String>, Vec<String>) {
-    let keys = script
-        .keys
-        .iter()
-        .flat_map(|k| (0..fewest(k)).map(move |i| format!("{{t}}:{}:{i}", k.name)))
-        .collect();
-    let args = script
+    let args: Vec<String> = script
         .args
         .iter()
         .flat_map(|a| std::iter::repeat_n(valid(a), fewest(a)))
         .collect();
-    (keys, args)
+    (keys_for(script, &args), args)
+}
+
+/// The keys of a valid call of `script` with `args`.
+pub(crate) fn keys_for(script: &Script, args: &[String]) -> Vec<String> {
+    let items = script.keys.last().filter(|k| k.variadic).map_or(0, fewest);
+    crate::key_templates::template_keys(script, args, items)
 }
 
 fn eval(
@@ -302,7 +304,7 @@ fn every_script_answers_the_type_its_header_states() {
     for script in catalog::scripts() {
         harness::cmd(&mut con, &["FLUSHDB"]);
         let (mut keys, mut args) = valid_call(script);
-        prepare(&mut con, script.name, &mut keys, &mut args);
+        prepare(&mut con, script, &mut keys, &mut args);
         for call in ["first", "second"] {
             if let Err(err) = eval(&mut con, script, &keys, &args) {
                 let code = err.code().unwrap_or("").to_owned();
@@ -332,13 +334,41 @@ fn every_script_answers_the_type_its_header_states() {
 }
 
 /// For the scripts whose valid call needs more than the header's simplest values: the
-/// state or the arguments that make it answer (a pinned member, a leased job, a cursor).
+/// arguments (and so the keys) or the state that make it answer (a pinned member, a
+/// leased job, a cursor).
 fn prepare(
     con: &mut redis::Connection,
-    name: &str,
+    script: &Script,
     keys: &mut Vec<String>,
     args: &mut Vec<String>,
 ) {
+    let name = script.name;
+    match name {
+        // Eight bits: the one packed byte, `x`, has no unused bits to leave clear.
+        "logical_matrix/init" => args[0] = "8".into(),
+        "relation/follow" => args[1] = "y".into(),
+        "time_series/clean" => args[4] = "0".into(),
+        "timeline/add" => args[1] = "1".into(),
+        // The token its keys name (`<token>` is one per round of `sessions`).
+        "web_session/clean" => {
+            args[1] = "1".into();
+            args[2] = "token0".into();
+            args[3] = "1".into();
+        }
+        "work_queue/take" => {
+            // Job x, held under the token 1, below: take acks it first (`done`).
+            args[6] = "0123456789abcdef0123456789abcdef".into();
+            args.truncate(7);
+            args.extend(["x".into(), "1".into()]);
+        }
+        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => args[1] = "1".into(),
+        _ => {}
+    }
+    *keys = keys_for(script, args);
+    let key = |name: &str| {
+        let at = script.keys.iter().position(|k| k.name == name).unwrap();
+        keys[at].clone()
+    };
     match name {
         "geo/neighbours" | "geo/search" => {
             harness::cmd(
@@ -348,40 +378,12 @@ fn prepare(
                 ],
             );
         }
-        // Eight bits: the one packed byte, `x`, has no unused bits to leave clear.
-        "logical_matrix/init" => args[0] = "8".into(),
-        "relation/follow" => args[1] = "y".into(),
-        "time_series/clean" => args[4] = "0".into(),
-        "timeline/add" => args[1] = "1".into(),
-        "web_session/clean" => {
-            keys.push("{t}:sessions:1".into());
-            args[1] = "1".into();
-            args[3] = "1".into();
-        }
         "work_queue/ack" | "work_queue/extend" | "work_queue/nack" | "work_queue/take" => {
-            // Job x, held under the token 1, below: take acks it first (`done`).
-            if name == "work_queue/take" {
-                args[6] = "0123456789abcdef0123456789abcdef".into();
-                args.truncate(7);
-                args.extend(["x".into(), "1".into()]);
-            } else {
-                args[1] = "1".into();
-            }
-            let jobs = keys
-                .iter()
-                .find(|k| k.starts_with("{t}:jobs:"))
-                .unwrap()
-                .clone();
-            let leased = keys
-                .iter()
-                .find(|k| k.starts_with("{t}:leased:"))
-                .unwrap()
-                .clone();
             harness::cmd(
                 con,
                 &[
                     "HSET",
-                    &jobs,
+                    &key("jobs"),
                     "s:x",
                     "leased",
                     "t:x",
@@ -394,7 +396,7 @@ fn prepare(
                     "p",
                 ],
             );
-            harness::cmd(con, &["ZADD", &leased, "99999999999999", "x"]);
+            harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
         }
         _ => {}
     }
@@ -524,7 +526,7 @@ mod regressions {
         let db = harness::fresh_db();
         let mut con = db.con();
         harness::cmd(&mut con, &["SET", "{lock}:fence", "007"]);
-        harness::cmd(&mut con, &["SET", "counter", "007"]);
+        harness::cmd(&mut con, &["SET", "rl:u:counter", "007"]);
         harness::cmd(&mut con, &["HSET", "counters", "f", "007"]);
         dump_unchanged(&mut con, |con| {
             assert_code(
@@ -540,13 +542,18 @@ mod regressions {
                 harness::eval(
                     con,
                     &scripts::rate_limiter::IS_PERMITTED,
-                    &["counter"],
+                    &["rl:u:counter"],
                     &["10", "1000", "1"],
                 ),
                 "BAD_COUNTER",
             );
             assert_code(
-                harness::eval(con, &scripts::rate_limiter::DURATION, &["counter"], &["10"]),
+                harness::eval(
+                    con,
+                    &scripts::rate_limiter::DURATION,
+                    &["rl:u:counter"],
+                    &["10"],
+                ),
                 "BAD_COUNTER",
             );
             assert_code(
@@ -648,10 +655,10 @@ mod regressions {
     fn gcra_stores_what_its_header_says() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        scripts::rate_limiter::gcra("tat", 10, 3, Duration::from_secs(1), 1)
+        scripts::rate_limiter::gcra("rl:u:tat", 10, 3, Duration::from_secs(1), 1)
             .run(&mut con)
             .unwrap();
-        let stored: String = redis::cmd("GET").arg("tat").query(&mut con).unwrap();
+        let stored: String = redis::cmd("GET").arg("rl:u:tat").query(&mut con).unwrap();
         let (whole, fraction) = stored.split_once('.').unwrap_or((&stored, ""));
         assert!(
             whole.len() >= 16 && whole.bytes().all(|b| b.is_ascii_digit()),
@@ -744,9 +751,14 @@ mod outside_client {
                 assert_code(harness::eval(con, script, keys, args), code);
             });
         };
-        let url = ["{u}:counter", "{u}:links", "{u}:expiries", "{u}:limits"];
+        let url = [
+            "{u}:id_counter",
+            "{u}:mapping_hash",
+            "{u}:expiries",
+            "{u}:limits",
+        ];
         for counter in ["007", "00", "-1", "9007199254740992"] {
-            let set: &[&[&str]] = &[&["SET", "{u}:counter", counter]];
+            let set: &[&[&str]] = &[&["SET", "{u}:id_counter", counter]];
             refused(
                 &mut con,
                 set,
@@ -759,18 +771,23 @@ mod outside_client {
                 &mut con,
                 set,
                 &scripts::short_url::SHORTEN_CACHED,
-                &["{u}:counter", "{u}:links", "{u}:cache"],
+                &["{u}:id_counter", "{u}:mapping_hash", "{u}:mapping_cache"],
                 &["https://a"],
                 "BAD_COUNTER",
             );
         }
-        let link = ["{u}:links", "{u}:expiries", "{u}:limits", "{u}:visits"];
+        let link = [
+            "{u}:mapping_hash",
+            "{u}:expiries",
+            "{u}:limits",
+            "{u}:visits",
+        ];
         for (script, args) in [
             (&scripts::short_url::VISIT, &["s"][..]),
             (&scripts::short_url::RESTORE, &["s"][..]),
             (&scripts::short_url::CLAIM, &["s", "https://b", "", ""][..]),
         ] {
-            let linked: &[&str] = &["HSET", "{u}:links", "s", "https://a"];
+            let linked: &[&str] = &["HSET", "{u}:mapping_hash", "s", "https://a"];
             refused(
                 &mut con,
                 &[linked, &["HSET", "{u}:limits", "s", "007"]],
@@ -806,36 +823,36 @@ mod outside_client {
         refused(
             &mut con,
             &[
-                &["ZADD", "{s}:sessions", "99999999999999", &id],
-                &["HSET", "{s}:records", &format!("t:{id}"), "03600000"],
+                &["ZADD", "{s:u}:sessions", "99999999999999", &id],
+                &["HSET", "{s:u}:records", &format!("t:{id}"), "03600000"],
             ],
             &scripts::session::VALIDATE,
-            &["{s}:sessions", "{s}:records"],
+            &["{s:u}:sessions", "{s:u}:records"],
             &["token", "1", "0"],
             "BAD_RECORD",
         );
         for start in ["03600", "3601", "-3600"] {
-            let set: &[&[&str]] = &[&["SET", "{l}:start", start]];
+            let set: &[&[&str]] = &[&["SET", "common:{l:info}:start", start]];
             refused(
                 &mut con,
                 set,
                 &scripts::app_log::COMMON,
                 &[
-                    "{l}:common",
-                    "{l}:start",
-                    "{l}:last",
-                    "{l}:pstart",
-                    "{l}:recent",
+                    "common:{l:info}",
+                    "common:{l:info}:start",
+                    "common:{l:info}:last",
+                    "common:{l:info}:pstart",
+                    "recent:{l:info}",
                 ],
                 &["m", "100"],
                 "BAD_START",
             );
-            let set: &[&[&str]] = &[&["SET", "{t}:start", start]];
+            let set: &[&[&str]] = &[&["SET", "{t:c:k}:start", start]];
             refused(
                 &mut con,
                 set,
                 &scripts::stats::UPDATE,
-                &["{t}:stats", "{t}:start", "{t}:last", "{t}:pstart"],
+                &["{t:c:k}", "{t:c:k}:start", "{t:c:k}:last", "{t:c:k}:pstart"],
                 &["1.5", "7200000"],
                 "BAD_START",
             );
@@ -843,9 +860,9 @@ mod outside_client {
         for tat in ["007", "01.5", "-1", "1e999", "nan"] {
             refused(
                 &mut con,
-                &[&["SET", "tat", tat]],
+                &[&["SET", "rl:u:tat", tat]],
                 &scripts::rate_limiter::GCRA,
-                &["tat"],
+                &["rl:u:tat"],
                 &["10", "3", "1000", "1"],
                 "BAD_TAT",
             );
@@ -930,17 +947,17 @@ mod outside_client {
         );
         refused(
             &mut con,
-            &[&["ZADD", "{i}:blocks", "5", "c_005"]],
+            &[&["ZADD", "{i}:ip2cityid", "5", "c_005"]],
             &scripts::ip_city::FIND,
-            &["{i}:blocks", "{i}:cities"],
+            &["{i}:ip2cityid", "{i}:cityid2city"],
             &["5"],
             "BAD_BLOCK",
         );
         refused(
             &mut con,
-            &[&["ZADD", "log", "1", "0000000000000000:007"]],
+            &[&["ZADD", "rl:u:log", "1", "0000000000000000:007"]],
             &scripts::rate_limiter::SLIDING_WINDOW,
-            &["log"],
+            &["rl:u:log"],
             &["10", "1000", "1"],
             "BAD_LOG",
         );
@@ -1027,7 +1044,12 @@ mod outside_client {
     fn a_false_bool_is_the_integer_zero() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        let link = ["{u}:links", "{u}:expiries", "{u}:limits", "{u}:visits"];
+        let link = [
+            "{u}:mapping_hash",
+            "{u}:expiries",
+            "{u}:limits",
+            "{u}:visits",
+        ];
         let claim = |con: &mut redis::Connection| {
             harness::eval(
                 con,
@@ -1101,7 +1123,12 @@ mod outside_client {
     fn shorten_hands_out_every_id_up_to_2_pow_53_minus_1() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        let keys = ["{u}:counter", "{u}:links", "{u}:expiries", "{u}:limits"];
+        let keys = [
+            "{u}:id_counter",
+            "{u}:mapping_hash",
+            "{u}:expiries",
+            "{u}:limits",
+        ];
         harness::cmd(&mut con, &["SET", keys[0], "9007199254740990"]);
         let id = harness::eval(
             &mut con,

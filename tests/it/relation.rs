@@ -252,8 +252,12 @@ fn bad_input_is_refused_and_writes_nothing() {
         harness::eval(&mut con, &script::FOLLOW, &keys, &["", "jack"]),
         "BAD_USER",
     );
+    let own = [
+        relations.following_key("x").unwrap(),
+        relations.followers_key("x").unwrap(),
+    ];
     assert_code(
-        harness::eval(&mut con, &script::FOLLOW, &keys, &["x", "x"]),
+        harness::eval(&mut con, &script::FOLLOW, &[&own[0], &own[1]], &["x", "x"]),
         "SELF_FOLLOW",
     );
     assert_code(

@@ -232,7 +232,7 @@ fn the_catalogue_lists_every_script_with_its_embedded_source() {
     assert_eq!(release.returns.ty, "bool");
     assert_eq!(
         release.errors.iter().map(|e| e.code).collect::<Vec<_>>(),
-        ["BAD_ARGS", "BAD_TOKEN"]
+        ["BAD_ARGS", "BAD_TOKEN", "BAD_KEYS"]
     );
     assert!(!release.is_read_only());
 }

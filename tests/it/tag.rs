@@ -252,7 +252,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_code(
         harness::eval(&mut con, &script::ADD, &[&target, &tag_a], &["book", ""]),
-        "BAD_TAGS",
+        "BAD_TAG",
     );
     assert_code(
         harness::eval(&mut con, &script::REMOVE, &[&target, &tag_a], &["", "a"]),

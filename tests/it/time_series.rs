@@ -264,7 +264,7 @@ fn bad_input_is_refused_and_writes_nothing() {
                 &[known, h1, h5],
                 &["x", "1", &now, "1", precision],
             ),
-            "BAD_PRECISIONS",
+            "BAD_PRECISION",
         );
     }
     let slot = T0_S.to_string();

@@ -510,10 +510,10 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     // Raw calls, as a non-Rust caller would make them.
     assert_code(
-        harness::eval(&mut con, &script::UNION_COUNT, &["{s}:scratch"], &[]),
+        harness::eval(&mut con, &script::UNION_COUNT, &["{s}:union_scratch"], &[]),
         "BAD_ARGS",
     );
-    let mut too_many = vec!["{s}:scratch"];
+    let mut too_many = vec!["{s}:union_scratch"];
     too_many.extend(std::iter::repeat_n("{s}:a", 1001));
     assert_code(
         harness::eval(&mut con, &script::UNION_COUNT, &too_many, &[]),
@@ -532,7 +532,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         harness::eval(
             &mut con,
             &script::UNION_COUNT,
-            &["{s}:scratch", "{s}:a", "{s}:string"],
+            &["{s}:union_scratch", "{s}:a", "{s}:string"],
             &[],
         ),
         "WRONGTYPE",
@@ -548,7 +548,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     let raw = harness::eval(
         &mut con,
         &script::UNION_COUNT,
-        &["{s}:scratch", "{s}:a", "{s}:b"],
+        &["{s}:union_scratch", "{s}:a", "{s}:b"],
         &[],
     )
     .unwrap();

@@ -162,7 +162,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     }
     assert_code(
         harness::eval(&mut con, &script::LOGIN, &keys, &["", "10"]),
-        "BAD_NAME",
+        "BAD_USER",
     );
     assert_eq!(harness::dump(&mut con), before);
 }

@@ -409,13 +409,23 @@ fn bad_input_is_refused_and_writes_nothing() {
         clean(&mut con, &[login, recent, viewed], &["0", "1", "t", "1"]),
         "BAD_ARGS",
     );
+    // A cart of another token than its viewed items, and keys of another token than the
+    // entry's.
     assert_code(
         clean(
             &mut con,
-            &[login, recent, viewed, cart],
+            &[login, recent, viewed, "{web:bad}:cart:u"],
             &["0", "0", "t", "1"],
         ),
-        "BAD_ARGS",
+        "BAD_KEYS",
+    );
+    assert_code(
+        clean(
+            &mut con,
+            &[login, recent, "{web:bad}:viewed:u", "{web:bad}:cart:u"],
+            &["0", "0", "t", "1"],
+        ),
+        "BAD_ENTRIES",
     );
     for time in [
         "",
