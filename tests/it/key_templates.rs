@@ -79,7 +79,7 @@ fn expand(form: &str, values: &BTreeMap<&str, &str>) -> String {
 /// its variadic key: the variadic key names it outside its `{…}` group, and no other key
 /// and no argument but a variadic one names it. (The items of a variadic key whose
 /// template is a bare `<key>` are free, and name nothing.)
-fn per_item(script: &Script, param: &str) -> bool {
+pub(crate) fn per_item(script: &Script, param: &str) -> bool {
     let Some(variadic) = script.keys.last().filter(|k| k.variadic) else {
         return false;
     };
@@ -104,7 +104,7 @@ fn per_item(script: &Script, param: &str) -> bool {
 }
 
 /// A variadic key's template that is a bare placeholder: its items are free.
-fn is_free(template: &KeyTemplate) -> bool {
+pub(crate) fn is_free(template: &KeyTemplate) -> bool {
     template.forms.len() == 1 && matches!(template.forms[0].parts, [KeyPart::Param(_)])
 }
 

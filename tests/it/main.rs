@@ -25,6 +25,7 @@ mod geo;
 mod id_generator;
 mod identity_lock;
 mod ip_city;
+mod key_check;
 mod key_templates;
 mod keyspace;
 mod leaderboard;
