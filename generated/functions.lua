@@ -4308,8 +4308,9 @@ redis.register_function{
 --- need (a phone, a laptop), in two keys of the user's hash slot:
 --- `sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and
 --- `d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).
---- A session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and
---- a token is looked up by its digest, so no comparison leaks how much of a guess was right.
+--- A session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a
+--- copy of the data (an RDB file, a replica) holds no token to log in with. A token is
+--- looked up by its id, so a lookup compares digests, which give back no token.
 --- The caller makes the token: at least 128 random bits (the Rust API uses 256).
 ---
 --- Expired sessions leave the index with their records first (all of them: the index is
@@ -4681,12 +4682,14 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has
 --- no live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when
---- the user has sessions but this token is none of them. The book compares the stored
---- token with `==`, whose time tells an attacker how many leading characters were right;
---- here the token is never compared: its SHA-1 is looked up, so timing tells nothing about
---- a stored token. With `slide` = 1 a correct token's session lasts its ttl again from now
---- (the book's never does). With `data` = 1 a correct token's reply also carries the
---- session's data. Expired sessions of the user are forgotten first (see create.lua).
+--- the user has sessions but this token is none of them. The book stores the token and
+--- compares it with Python's `==`, whose time tells how many leading characters of a
+--- guess were right. Here Redis keeps only the token's SHA-1 (see create.lua), for the
+--- data at rest, and looks that up: a lookup compares digests, which give back no token,
+--- however long it takes. (Lua's `==` would not leak either: it compares two interned
+--- strings by address.) With `slide` = 1 a correct token's session lasts its ttl again
+--- from now (the book's never does). With `data` = 1 a correct token's reply also carries
+--- the session's data. Expired sessions of the user are forgotten first (see create.lua).
 --- Reply: the answer, the milliseconds the session has left (0 unless correct), then, with
 --- `data` = 1, the data's names and values: name, value, name, value, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)

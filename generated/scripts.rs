@@ -4434,11 +4434,11 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "646b42c76f0196898c1667d23b9d33375a1be579",
+        sha1: "97f913ca587c7b8267fb357f97dea280b92edad0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
-        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and\na token is looked up by its digest, so no comparison leaks how much of a guess was right.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.\nReply: the ids of the sessions ended to make room.",
+        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a\ncopy of the data (an RDB file, a replica) holds no token to log in with. A token is\nlooked up by its id, so a lookup compares digests, which give back no token.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.\nReply: the ids of the sessions ended to make room.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4468,8 +4468,9 @@ pub mod session {
     #[doc = " need (a phone, a laptop), in two keys of the user's hash slot:"]
     #[doc = " `sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and"]
     #[doc = " `d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua)."]
-    #[doc = " A session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and"]
-    #[doc = " a token is looked up by its digest, so no comparison leaks how much of a guess was right."]
+    #[doc = " A session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a"]
+    #[doc = " copy of the data (an RDB file, a replica) holds no token to log in with. A token is"]
+    #[doc = " looked up by its id, so a lookup compares digests, which give back no token."]
     #[doc = " The caller makes the token: at least 128 random bits (the Rust API uses 256)."]
     #[doc = ""]
     #[doc = " Expired sessions leave the index with their records first (all of them: the index is"]
@@ -4479,7 +4480,7 @@ pub mod session {
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `646b42c76f0196898c1667d23b9d33375a1be579`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `97f913ca587c7b8267fb357f97dea280b92edad0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4745,11 +4746,11 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba",
+        sha1: "22e552c7755f5087686f18523ea8058fb664ed48",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
-        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book compares the stored\ntoken with `==`, whose time tells an attacker how many leading characters were right;\nhere the token is never compared: its SHA-1 is looked up, so timing tells nothing about\na stored token. With `slide` = 1 a correct token's session lasts its ttl again from now\n(the book's never does). With `data` = 1 a correct token's reply also carries the\nsession's data. Expired sessions of the user are forgotten first (see create.lua).\nReply: the answer, the milliseconds the session has left (0 unless correct), then, with\n`data` = 1, the data's names and values: name, value, name, value, ...",
+        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book stores the token and\ncompares it with Python's `==`, whose time tells how many leading characters of a\nguess were right. Here Redis keeps only the token's SHA-1 (see create.lua), for the\ndata at rest, and looks that up: a lookup compares digests, which give back no token,\nhowever long it takes. (Lua's `==` would not leak either: it compares two interned\nstrings by address.) With `slide` = 1 a correct token's session lasts its ttl again\nfrom now (the book's never does). With `data` = 1 a correct token's reply also carries\nthe session's data. Expired sessions of the user are forgotten first (see create.lua).\nReply: the answer, the milliseconds the session has left (0 unless correct), then, with\n`data` = 1, the data's names and values: name, value, name, value, ...",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4776,16 +4777,18 @@ pub mod session {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has"]
     #[doc = " no live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when"]
-    #[doc = " the user has sessions but this token is none of them. The book compares the stored"]
-    #[doc = " token with `==`, whose time tells an attacker how many leading characters were right;"]
-    #[doc = " here the token is never compared: its SHA-1 is looked up, so timing tells nothing about"]
-    #[doc = " a stored token. With `slide` = 1 a correct token's session lasts its ttl again from now"]
-    #[doc = " (the book's never does). With `data` = 1 a correct token's reply also carries the"]
-    #[doc = " session's data. Expired sessions of the user are forgotten first (see create.lua)."]
+    #[doc = " the user has sessions but this token is none of them. The book stores the token and"]
+    #[doc = " compares it with Python's `==`, whose time tells how many leading characters of a"]
+    #[doc = " guess were right. Here Redis keeps only the token's SHA-1 (see create.lua), for the"]
+    #[doc = " data at rest, and looks that up: a lookup compares digests, which give back no token,"]
+    #[doc = " however long it takes. (Lua's `==` would not leak either: it compares two interned"]
+    #[doc = " strings by address.) With `slide` = 1 a correct token's session lasts its ttl again"]
+    #[doc = " from now (the book's never does). With `data` = 1 a correct token's reply also carries"]
+    #[doc = " the session's data. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
     #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `22e552c7755f5087686f18523ea8058fb664ed48`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]

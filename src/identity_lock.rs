@@ -8,6 +8,11 @@
 //! `scripts/identity_lock/release.lua`, which never gives up. The book's lock has no lease,
 //! so a holder that dies leaves it held forever; here the lease is an argument.
 //!
+//! The scripts compare the token with Lua's `==`, which in Redis compares two interned
+//! strings by address, whatever their bytes; the token needs no hash against timing (a
+//! caller that may run the scripts may `GET` it), unlike a session's: see [Tokens and
+//! timing](crate#tokens-and-timing).
+//!
 //! # Without Lua on newer servers
 //!
 //! A lock built [`with_server`](IdentityLock::with_server) sends the server's own

@@ -59,12 +59,15 @@
 //!   resource is available.
 //! - **Leases** (beyond the book, like Redisson's `RPermitExpirableSemaphore`). A
 //!   resource taken with [`acquire_with_lease`](ResourcePool::acquire_with_lease) comes
-//!   with a [`Lease`]: a fresh random token. Once its deadline (server clock) has passed,
-//!   the resource goes back to the pool, so a client that crashed cannot keep it forever.
-//!   Expired leases are reclaimed in bounded batches: each acquire first reclaims up to
-//!   [`RECLAIM_ON_ACQUIRE`] of them, and [`reclaim(limit)`](ResourcePool::reclaim) does it
-//!   on demand (at most 1000 per call). Until then an expired resource still
-//!   counts as occupied, and its holder can still release it.
+//!   with a [`Lease`]: a fresh random token, which the lease scripts compare with Lua's
+//!   `==` (by address in Redis, whatever the bytes; no hash is needed against timing:
+//!   see [Tokens and timing](crate#tokens-and-timing)). Once its deadline (server clock)
+//!   has passed, the resource goes back to the pool, so a client that crashed cannot keep
+//!   it forever. Expired leases are reclaimed in bounded batches: each acquire first
+//!   reclaims up to [`RECLAIM_ON_ACQUIRE`] of them, and
+//!   [`reclaim(limit)`](ResourcePool::reclaim) does it on demand (at most 1000 per call).
+//!   Until then an expired resource still counts as occupied, and its holder can still
+//!   release it.
 //! - **How the two APIs meet.** Both hand out resources from the same `available` set and
 //!   count held ones in the same `occupied` set. [`release`](ResourcePool::release) frees
 //!   only a resource held *without* a lease; a leased one is freed only by its token

@@ -35,8 +35,9 @@
 //! What differs from the book, and why:
 //!
 //! - **The compare takes the same time however much of a guess is right.** The book
-//!   compares with `==`, which stops at the first differing character, so timing tells an
-//!   attacker how much of a token they have guessed.
+//!   compares with Python's `==`, which stops at the first differing character, so timing
+//!   tells an attacker how much of a token they have guessed. The compare runs in the
+//!   app, after the `GET`.
 //! - **A token is 256 random bits** (64 hex digits) from the operating system; the book's
 //!   `secrets.token_hex(64)` gives 512 bits, more than any attacker needs to be denied.
 //!   The token's [`Debug`](SessionToken) shows its id, never the token.
@@ -67,11 +68,15 @@
 //!   [`load`](SessionStore::load)) that ends with its session, whether it expires, is
 //!   evicted by the cap or is ended: up to 256 fields and 64 KiB of names and values per
 //!   session.
-//! - **Redis never holds a token.** A session's id is the SHA-1 of its token
-//!   ([`session_id`]); the store keeps ids, and looks a token up by its digest, so no
-//!   stored token is ever compared and a copy of the data (an RDB file, a replica) lets
-//!   no one log in. A token does travel as a script argument, so `MONITOR` and `SLOWLOG`
-//!   can show it, as they show any command's arguments.
+//! - **Redis keeps no token.** A session's id is the SHA-1 of its token
+//!   ([`session_id`]); the store keeps ids and looks a token up by its id. That is what
+//!   the hash is for: a copy of the data (an RDB file, a replica, a client that reads the
+//!   keys) lets no one log in. Timing tells nothing either: a lookup compares digests,
+//!   which [`list`](SessionStore::list) shows anyway, and no digest gives back its token
+//!   (the lock and lease tokens, compared with Lua's `==`, need no hash against timing
+//!   for other reasons: see [Tokens and timing](crate#tokens-and-timing)). A token does
+//!   travel as a script argument, so `MONITOR`, `SLOWLOG` and Lua's string table (until
+//!   its next garbage collection) can hold it, as they hold any command's arguments.
 //!
 //! A user `uid` of the store `namespace` is two keys in one hash slot:
 //!

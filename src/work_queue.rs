@@ -520,7 +520,9 @@ pub struct Job {
     /// The lease's token: only this delivery's holder can ack, nack or extend it. It is
     /// the 128 random bits the taking call drew (as 32 hex digits) and the delivery count,
     /// `<random>:<delivery>`, so no two deliveries of a job share one, even across a
-    /// failover to a replica that missed some of them.
+    /// failover to a replica that missed some of them. The scripts compare it with Lua's
+    /// `==` (by address in Redis, whatever the bytes; no hash is needed against timing:
+    /// see [Tokens and timing](crate#tokens-and-timing)).
     pub token: String,
     /// Which delivery this is: 1 the first time the job is handed out.
     pub delivery: u32,

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """Calls redis-patterns scripts from Python, with the manifest as the only manual.
 
-The manifest (written by `cargo run --example export -- <folder>`) lists every script
-with its keys, arguments, types, rules and error codes. This client checks each call
-against it before sending anything, as the Rust API does, then runs the script with
-EVALSHA (loading it on NOSCRIPT). It validates the manifest against its JSON Schema,
-then calls three patterns: an identity lock's release, a timeline's add and an hourly
-statistic's update, and shows a bad call refused twice: here, and by the script itself.
-Last, it loads the Functions library and calls the lock's release through FCALL.
+The manifest lists every script with its keys, arguments, types, rules and error codes.
+This client checks each call against it before sending anything, as the Rust API does,
+then runs the script with EVALSHA (loading it on NOSCRIPT). It validates the manifest
+against its JSON Schema, then calls three patterns: an identity lock's release, a
+timeline's add and an hourly statistic's update, and shows a bad call refused twice:
+here, and by the script itself. Last, it loads the Functions library and calls the
+lock's release through FCALL.
 
-    python3 examples/python/manifest_client.py <folder> [redis-url]
+    python3 examples/python/manifest_client.py [<folder>] [<redis-url>]
 
-Without a URL it starts a throwaway redis-server (REDIS_SERVER_BIN, or the one on PATH)
-on a Unix socket and stops it at the end. Needs redis-py and jsonschema.
+Without a folder it reads the files of the repository it is in: generated/manifest.json,
+schema/manifest.schema.json, generated/functions.lua and scripts/<family>/<op>.lua. With
+one, it reads the files `cargo run --example export -- <folder>` wrote there (what an app
+outside the repository ships): manifest.json, manifest.schema.json, functions.lua and
+scripts/. An argument with `://` in it is the URL; without one, it starts a throwaway
+redis-server (REDIS_SERVER_BIN, or the one on PATH) on a Unix socket and stops it at the
+end. Needs redis-py and jsonschema.
 """
 
 import json
@@ -43,14 +48,33 @@ class BadCall(ValueError):
         self.code = code
 
 
+class Files:
+    """Where the manifest, its schema, the Functions library and the scripts are: in a
+    folder the export example wrote, or in this file's repository. Either way, a script's
+    `path` in the manifest (scripts/<family>/<op>.lua) is relative to `root`."""
+
+    def __init__(self, folder=None):
+        if folder is None:
+            # This file is examples/python/manifest_client.py in the repository.
+            self.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            self.manifest = os.path.join(self.root, "generated", "manifest.json")
+            self.schema = os.path.join(self.root, "schema", "manifest.schema.json")
+            self.functions = os.path.join(self.root, "generated", "functions.lua")
+        else:
+            self.root = folder
+            self.manifest = os.path.join(folder, "manifest.json")
+            self.schema = os.path.join(folder, "manifest.schema.json")
+            self.functions = os.path.join(folder, "functions.lua")
+
+
 class Patterns:
-    def __init__(self, client, folder):
-        with open(os.path.join(folder, "manifest.json")) as f:
+    def __init__(self, client, files):
+        with open(files.manifest) as f:
             manifest = json.load(f)
-        with open(os.path.join(folder, "manifest.schema.json")) as f:
+        with open(files.schema) as f:
             jsonschema.validate(manifest, json.load(f))
         self.client = client
-        self.folder = folder
+        self.files = files
         self.scripts = {s["name"]: s for s in manifest["scripts"]}
 
     def call(self, name, keys=(), args=()):
@@ -62,7 +86,7 @@ class Patterns:
         try:
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
         except redis.exceptions.NoScriptError:
-            with open(os.path.join(self.folder, script["path"])) as f:
+            with open(os.path.join(self.files.root, script["path"])) as f:
                 self.client.script_load(f.read())
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
 
@@ -129,15 +153,19 @@ def throwaway_server():
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    args = sys.argv[1:]
+    urls = [a for a in args if "://" in a]
+    folders = [a for a in args if "://" not in a]
+    if len(urls) > 1 or len(folders) > 1 or args[:1] in (["-h"], ["--help"]):
         sys.exit(__doc__)
+    files = Files(folders[0] if folders else None)
     server = None
-    if len(sys.argv) == 3:
-        client = redis.Redis.from_url(sys.argv[2])
+    if urls:
+        client = redis.Redis.from_url(urls[0])
     else:
         server, folder, client = throwaway_server()
     try:
-        demo(Patterns(client, sys.argv[1]))
+        demo(Patterns(client, files))
     finally:
         if server is not None:
             server.terminate()
@@ -185,7 +213,7 @@ def demo(patterns):
         assert str(err).split()[0] == here
     assert client.dump("{py:stats}") == before, "a refused call changed the statistics"
     # The same script as a Redis Function: the library named in the manifest, loaded once.
-    with open(os.path.join(patterns.folder, "functions.lua")) as f:
+    with open(patterns.files.functions) as f:
         client.execute_command("FUNCTION", "LOAD", "REPLACE", f.read())
     client.set("py:lock", "secret")
     function = patterns.scripts["identity_lock/release"]["function"]

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""Shares data with a Rust app of redis-patterns, from Python, with the exported manifest
-and script files as the only manual.
+"""Shares data with a Rust app of redis-patterns, from Python, with the manifest and the
+script files as the only manual.
 
-The manifest (written by `cargo run --example export -- <folder>`) gives each key of each
-script a template, such as `{<name>}:waiting`: this program names a pattern instance's keys
-from it exactly as the Rust crate does, so that both work on the same data. It loads each
-script from its file and runs it with EVALSHA (loading it on NOSCRIPT).
+The manifest gives each key of each script a template, such as `{<name>}:waiting`: this
+program names a pattern instance's keys from it exactly as the Rust crate does, so that
+both work on the same data. It loads each script from its file and runs it with EVALSHA
+(loading it on NOSCRIPT).
 
-    python3 share_with_rust.py add-jobs <folder> <redis-url> <queue> <count>
+    python3 examples/python/share_with_rust.py add-jobs [<folder>] <redis-url> <queue> <count>
         adds <count> jobs (ids job-0, job-1, ...; payloads "email <i>") to the work queue
         <queue> with work_queue/add, for a Rust worker to take
-    python3 share_with_rust.py around <folder> <redis-url> <board> <item> <n> <policy>
+    python3 examples/python/share_with_rust.py around [<folder>] <redis-url> <board> <item> <n> <policy>
         reads the items around <item> on a leaderboard a Rust app wrote, with
         leaderboard/around
 
-Each prints one JSON object: the keys it named, and the reply (each bulk string as hex,
-so that a reader can compare it byte for byte). Needs redis-py only.
+Without a folder it reads the files of the repository it is in (generated/manifest.json
+and scripts/<family>/<op>.lua); with one, the files `cargo run --example export --
+<folder>` wrote there (manifest.json and scripts/). Each prints one JSON object: the keys
+it named, and the reply (each bulk string as hex, so that a reader can compare it byte
+for byte). Needs redis-py only.
 """
 
 import json
@@ -59,11 +62,18 @@ def build(form, values):
 
 
 class Scripts:
-    def __init__(self, client, folder):
-        with open(os.path.join(folder, "manifest.json")) as f:
+    def __init__(self, client, folder=None):
+        if folder is None:
+            # This file is examples/python/share_with_rust.py in the repository, whose
+            # generated/ holds the manifest; a script's `path` in it is relative to the root.
+            self.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            manifest = os.path.join(self.root, "generated", "manifest.json")
+        else:
+            self.root = folder
+            manifest = os.path.join(folder, "manifest.json")
+        with open(manifest) as f:
             self.manifest = json.load(f)
         self.client = client
-        self.folder = folder
         self.scripts = {s["name"]: s for s in self.manifest["scripts"]}
 
     def keys(self, name, values):
@@ -75,7 +85,7 @@ class Scripts:
         try:
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
         except redis.exceptions.NoScriptError:
-            with open(os.path.join(self.folder, script["path"])) as f:
+            with open(os.path.join(self.root, script["path"])) as f:
                 self.client.script_load(f.read())
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
 
@@ -104,14 +114,15 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("add-jobs", "around"):
         sys.exit(__doc__)
     command, rest = sys.argv[1], sys.argv[2:]
-    if (command, len(rest)) not in (("add-jobs", 4), ("around", 6)):
+    # The folder is optional: the URL is the first argument with `://` in it.
+    folder = rest.pop(0) if rest and "://" not in rest[0] else None
+    if (command, len(rest)) not in (("add-jobs", 3), ("around", 5)) or "://" not in rest[0]:
         sys.exit(__doc__)
-    folder, url = rest[0], rest[1]
-    scripts = Scripts(redis.Redis.from_url(url), folder)
+    scripts = Scripts(redis.Redis.from_url(rest[0]), folder)
     if command == "add-jobs":
-        out = add_jobs(scripts, rest[2], int(rest[3]))
+        out = add_jobs(scripts, rest[1], int(rest[2]))
     else:
-        out = around(scripts, rest[2], rest[3], int(rest[4]), rest[5])
+        out = around(scripts, rest[1], rest[2], int(rest[3]), rest[4])
     print(json.dumps(out))
 
 

@@ -5,8 +5,9 @@
 --- need (a phone, a laptop), in two keys of the user's hash slot:
 --- `sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and
 --- `d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).
---- A session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and
---- a token is looked up by its digest, so no comparison leaks how much of a guess was right.
+--- A session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a
+--- copy of the data (an RDB file, a replica) holds no token to log in with. A token is
+--- looked up by its id, so a lookup compares digests, which give back no token.
 --- The caller makes the token: at least 128 random bits (the Rust API uses 256).
 ---
 --- Expired sessions leave the index with their records first (all of them: the index is

@@ -29,6 +29,15 @@
 //! `recoveries` (a rising one means scripts keep leaving the server: restarts, failovers,
 //! flushes, or Redis 7.4+ evicting them). `tracing-opentelemetry` turns the same spans into
 //! OpenTelemetry spans, whose collectors derive these metrics themselves.
+//!
+//! **Spans in tests.** A test that records the spans with a scoped subscriber
+//! (`tracing::subscriber::with_default`) can miss some while other tests run in the same
+//! process: tracing caches each callsite's interest when the callsite is first reached,
+//! and while only one subscriber exists it asks the subscriber of the thread that reached
+//! it, so a thread with none caches `never` for every thread
+//! ([tokio-rs/tracing#3611](https://github.com/tokio-rs/tracing/issues/3611)). Record
+//! them through a global subscriber whose `register_callsite` answers
+//! `Interest::sometimes()` and whose `enabled` tells the recording threads apart.
 
 use crate::runtime::error::Result;
 

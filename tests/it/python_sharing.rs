@@ -1,8 +1,10 @@
 //! A Python app and a Rust app share data: `examples/python/share_with_rust.py`, with only
-//! the exported manifest and script files, names a work queue's and a leaderboard's keys
+//! the manifest and script files (exported to a folder, as an app outside the repository
+//! gets them, or the repository's own), names a work queue's and a leaderboard's keys
 //! from the manifest's templates; the Rust API then finds its jobs, and both read the
-//! same leaderboard to the byte. The Python is `REDIS_PATTERNS_PYTHON` (`.ci/run` and
-//! `.ci/test` set it to an interpreter with redis-py), else `python3`.
+//! same leaderboard to the byte. The Python is `REDIS_PATTERNS_PYTHON` (`.ci/test` sets it
+//! to an interpreter with redis-py, installing it when missing: `.ci/python`), else
+//! `python3`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +26,8 @@ fn python() -> String {
     assert!(
         has_redis,
         "{python} cannot import redis (redis-py): install it (apt-get install python3-redis, or \
-         pip install redis), or set REDIS_PATTERNS_PYTHON to a python3 that has it"
+         pip install redis), or set REDIS_PATTERNS_PYTHON to a python3 that has it (`bash \
+         .ci/python redis` prints one, installing python3-redis when none has it)"
     );
     python
 }
@@ -47,8 +50,9 @@ struct Output {
     reply: Vec<String>,
 }
 
-/// Runs the Python program with `args` after its command's folder and URL.
-fn run_python(command: &str, folder: &Path, url: &str, args: &[&str]) -> Output {
+/// Runs the Python program with `args` after its command's folder and URL; without a
+/// folder, it reads the repository's `generated/manifest.json` and `scripts/`.
+fn run_python(command: &str, folder: Option<&Path>, url: &str, args: &[&str]) -> Output {
     let program = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/examples/python/share_with_rust.py"
@@ -56,7 +60,7 @@ fn run_python(command: &str, folder: &Path, url: &str, args: &[&str]) -> Output 
     let out = Command::new(python())
         .arg(program)
         .arg(command)
-        .arg(folder)
+        .args(folder)
         .arg(url)
         .args(args)
         .output()
@@ -93,15 +97,21 @@ fn keys_of<T: 'static>(op: &Op<T>) -> Vec<String> {
         .collect()
 }
 
-/// Python adds jobs to the queue `emails` (and to one whose name holds a hash tag); a Rust
-/// worker takes and acks every one of them, and the counts agree.
+/// Python adds jobs to the queue `emails` (and to one whose name holds a hash tag), with
+/// the exported files; a Rust worker takes and acks every one of them, and the counts
+/// agree.
 #[test]
 fn python_adds_jobs_that_a_rust_worker_drains() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let folder = exported("python-sharing-queue");
     for (name, count) in [("emails", 25u64), ("{tenant:7}:emails", 7)] {
-        let added = run_python("add-jobs", &folder, &db.url, &[name, &count.to_string()]);
+        let added = run_python(
+            "add-jobs",
+            Some(&folder),
+            &db.url,
+            &[name, &count.to_string()],
+        );
         assert_eq!(added.added, count, "{name}: every job is new");
         let queue = WorkQueue::new(name).unwrap();
         // The keys Python named are the Rust queue's: waiting, delayed and jobs.
@@ -137,13 +147,13 @@ fn python_adds_jobs_that_a_rust_worker_drains() {
     }
 }
 
-/// Rust writes a leaderboard; Python reads the items around one with the same script,
-/// from keys it named itself: the reply is the Rust API's, byte for byte.
+/// Rust writes a leaderboard; Python, from the repository's own manifest, reads the items
+/// around one with the same script, from keys it named itself: the reply is the Rust
+/// API's, byte for byte.
 #[test]
 fn python_reads_a_leaderboard_that_rust_wrote() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let folder = exported("python-sharing-board");
     for key in ["scores", "{game:7}:scores"] {
         let board = Leaderboard::new(key).unwrap();
         for (item, weight) in [
@@ -164,7 +174,7 @@ fn python_reads_a_leaderboard_that_rust_wrote() {
         let rust_raw: Vec<Vec<u8>> = around.cmd().unwrap().query(&mut con).unwrap();
         let python = run_python(
             "around",
-            &folder,
+            None,
             &db.url,
             &[key, "carol", "2", RankPolicy::Dense.as_str()],
         );
