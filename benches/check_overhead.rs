@@ -17,6 +17,9 @@
 //!    no argument check. The output lists what each variant keeps; "checks µs" is the
 //!    difference per call. The bare variant must answer as the shipped one does: both
 //!    take the same jobs in the same order, count alike, admit as many.
+//!    The same scripts run again as shipped and without their key check (the block's last
+//!    part, from `-- The keys, as their templates name them` on, and the `key_*` helpers
+//!    it calls): "key check µs" is what checking the keys against their templates costs.
 //! 2. `rate_limiter/gcra` and redis_rate's `allowN` (v10, `lua.go`) decide the same limit
 //!    (burst 10, 100 per second, cost 1) on the same mix of admitted and refused calls.
 //!    redis_rate's Lua is not part of this repository: `benches/peers/fetch-redis-rate.sh`
@@ -235,6 +238,42 @@ fn bare(script: &Script) -> Bare {
         kept,
         called,
     }
+}
+
+/// The first line of the key check, the last part of the block.
+const KEY_CHECK: &str = "-- The keys, as their templates name them";
+
+/// `script` without its key check: the block's lines from [`KEY_CHECK`] to its end, and
+/// the block's `key_*` helpers, which only the key check calls.
+fn without_key_check(script: &Script) -> String {
+    let lines: Vec<&str> = script.source.split_inclusive('\n').collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim_end() == END)
+        .unwrap_or_else(|| panic!("{}: no line {END:?}", script.name));
+    let check = lines[..end]
+        .iter()
+        .position(|l| l.starts_with(KEY_CHECK))
+        .unwrap_or_else(|| panic!("{}: no key check", script.name));
+    let mut out = String::new();
+    let mut helper = false;
+    for line in &lines[..check] {
+        if line.starts_with("local function key_") {
+            helper = true;
+            // Its comment, the lines above it, goes too.
+            while out.ends_with("\n") && out.lines().last().is_some_and(|l| l.starts_with("--")) {
+                let cut = out[..out.len() - 1].rfind('\n').map_or(0, |at| at + 1);
+                out.truncate(cut);
+            }
+        }
+        if !helper {
+            out.push_str(line);
+        }
+        if helper && line.trim_end() == "end" {
+            helper = false;
+        }
+    }
+    out + &lines[end..].concat()
 }
 
 fn script_load(con: &mut redis::Connection, source: &str) -> String {
@@ -594,11 +633,19 @@ fn main() {
         &scripts::rate_limiter::GCRA,
     ];
     let mut rows = Vec::new();
+    let mut key_rows = Vec::new();
     for script in cases {
         let variant = bare(script);
         let shipped = script_load(&mut con, script.source);
         assert_eq!(shipped, script.sha1, "the catalogue's SHA1");
         let bare_sha = script_load(&mut con, &variant.source);
+        let unchecked = without_key_check(script);
+        assert!(
+            !unchecked.contains("local function key_") && !unchecked.contains("reply('BAD_KEYS"),
+            "{}: the key check is left in:\n{unchecked}",
+            script.name
+        );
+        let unchecked_sha = script_load(&mut con, &unchecked);
         println!(
             "  {}: bare keeps {} (the body calls {}); drops the count check and every argument check",
             script.name,
@@ -616,28 +663,44 @@ fn main() {
         if std::env::var_os("SHOW_BARE").is_some() {
             println!("{}", variant.replacement);
         }
-        let shas = [shipped.as_str(), bare_sha.as_str()];
-        match script.name {
-            "work_queue/take" => rows.push(take_row(&mut con, run, shas)),
-            "time_series/update" => {
-                for precisions in [&[60][..], &[1, 5, 60, 300, 3600], &PRECISIONS_16] {
-                    rows.push(update_row(&mut con, run, shas, precisions));
+        for (second, into) in [
+            (bare_sha.as_str(), &mut rows),
+            (&unchecked_sha, &mut key_rows),
+        ] {
+            let shas = [shipped.as_str(), second];
+            match script.name {
+                "work_queue/take" => into.push(take_row(&mut con, run, shas)),
+                "time_series/update" => {
+                    for precisions in [&[60][..], &[1, 5, 60, 300, 3600], &PRECISIONS_16] {
+                        into.push(update_row(&mut con, run, shas, precisions));
+                    }
                 }
+                "rate_limiter/gcra" => into.push(gcra_row(&mut con, run, shas)),
+                other => unreachable!("{other}"),
             }
-            "rate_limiter/gcra" => rows.push(gcra_row(&mut con, run, shas)),
-            other => unreachable!("{other}"),
         }
     }
+    table(&rows, ["bare µs", "checks µs", "shipped/bare"]);
+    table(
+        &key_rows,
+        ["unchecked µs", "key check µs", "shipped/unchecked"],
+    );
+    gcra_against_allow_n(&mut con, run);
+}
+
+/// The rows of one comparison: the shipped script against `second` (its columns' names:
+/// its time, the difference, the ratio).
+fn table(rows: &[Row], second: [&str; 3]) {
     println!();
     println!(
-        "  {:<42} {:>11} {:>9} {:>10} {:>13} {:>24}",
-        "script", "shipped µs", "bare µs", "checks µs", "shipped/bare", "per round: median (range)"
+        "  {:<42} {:>11} {:>12} {:>12} {:>17} {:>24}",
+        "script", "shipped µs", second[0], second[1], second[2], "per round: median (range)"
     );
-    for row in &rows {
+    for row in rows {
         let [shipped, bare] = &row.totals;
         let (median, lo, hi) = spread(shipped, bare);
         println!(
-            "  {:<42} {:>11.2} {:>9.2} {:>10.2} {:>12.2}× {:>11.2}× ({:.2}–{:.2}){}",
+            "  {:<42} {:>11.2} {:>12.2} {:>12.2} {:>16.2}× {:>11.2}× ({:.2}–{:.2}){}",
             row.label,
             shipped.per_call(),
             bare.per_call(),
@@ -653,17 +716,20 @@ fn main() {
             }
         );
     }
+}
 
+/// Part 2: `rate_limiter/gcra` against redis_rate's `allowN`, when its Lua is provided.
+fn gcra_against_allow_n(con: &mut redis::Connection, run: Run) {
     println!();
     match allow_n_source() {
         Err(why) => println!("rate_limiter/gcra against redis_rate's allowN: skipped, {why}"),
         Ok((source, path)) => {
-            let allow_n = script_load(&mut con, &source);
+            let allow_n = script_load(con, &source);
             let gcra = gcra_limiter("bench-cmp-gcra");
             let gcra_sha = scripts::rate_limiter::GCRA.sha1;
             let mut mix: Mix = [[0; 2]; 2];
             let totals = compare(
-                &mut con,
+                con,
                 run,
                 |_, v, round| {
                     gcra_calls(run, round, |uid| {

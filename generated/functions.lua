@@ -82,18 +82,11 @@ local function shown(s)
   return '"' .. head .. '"'
 end
 
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
-
 -- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
--- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+-- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
+-- braces; nil for an empty value, or one with a `}` but no hash tag.
 local function key_group(s)
-  if key_tagged(s) then
+  if string.find(s, '^[^{]*{[^}]+}') then
     return s
   end
   if s ~= '' and not string.find(s, '}', 1, true) then
@@ -231,8 +224,9 @@ if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(common, 'common:', '')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(common, '^common:(.+)$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS common must be common:{<name>:<severity>}, but KEYS[1] is ' .. shown(common))
 end
 if start ~= 'common:' .. tag_of_keys .. ':start' then
@@ -310,8 +304,9 @@ if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(recent, 'recent:', '')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(recent, '^recent:(.+)$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS recent must be recent:{<name>:<severity>}, but KEYS[1] is ' .. shown(recent))
 end
 -- End of the generated input checks.
@@ -1637,8 +1632,8 @@ if not ip or ip > 4294967295 then
   return redis.error_reply('BAD_IP ip must be an integer from 0 to 4294967295, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(blocks, '', ':ip2cityid')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(blocks, '^(.+):ip2cityid$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS blocks must be {<namespace>}:ip2cityid, but KEYS[1] is ' .. shown(blocks))
 end
 if cities ~= tag_of_keys .. ':cityid2city' then
@@ -2624,8 +2619,8 @@ if not window or window > 999999999999999 then
       'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(seen, '', ':last.seen')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
 end
 if not key_cut(friends, tag_of_keys .. ':friends:', '') then
@@ -2697,8 +2692,8 @@ if not keep or keep > 999999999999999 then
   return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(seen, '', ':last.seen')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
 end
 -- End of the generated input checks.
@@ -2880,7 +2875,7 @@ if not maximum or maximum > 999999999999999 then
   return redis.error_reply('BAD_MAXIMUM maximum must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if not key_split(counter, { '', ':', ':', '' }, false) then
+if not string.find(counter, '^.+:.+:.+$') then
   return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
 end
 -- End of the generated input checks.
@@ -2959,7 +2954,7 @@ if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if not key_split(tat, { '', ':', ':', '' }, false) then
+if not string.find(tat, '^.+:.+:.+$') then
   return redis.error_reply('BAD_KEYS tat must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(tat))
 end
 -- End of the generated input checks.
@@ -3054,7 +3049,7 @@ if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if not key_split(counter, { '', ':', ':', '' }, false) then
+if not string.find(counter, '^.+:.+:.+$') then
   return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
 end
 -- End of the generated input checks.
@@ -3144,7 +3139,7 @@ if not cost or cost > 1000000 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 1000000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if not key_split(log, { '', ':', ':', '' }, false) then
+if not string.find(log, '^.+:.+:.+$') then
   return redis.error_reply('BAD_KEYS log must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(log))
 end
 -- End of the generated input checks.
@@ -3274,7 +3269,7 @@ if target == '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(following, '', ':following:' .. user)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
       .. shown(following))
@@ -3350,7 +3345,7 @@ if other == '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(a_following, '', ':following:' .. user)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS a_following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
       .. shown(a_following))
@@ -3403,7 +3398,7 @@ if target == '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(following, '', ':following:' .. user)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS following must be {<namespace>}:following:<user> with <user> = ARGV[1], but KEYS[1] is '
       .. shown(following))
@@ -3459,8 +3454,8 @@ if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3550,8 +3545,8 @@ if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3624,8 +3619,8 @@ if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3676,8 +3671,8 @@ if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3748,8 +3743,8 @@ if not ttl or ttl > 999999999999999 then
   return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(leases, '', ':leases')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(leases, '^(.+):leases$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS leases must be {<name>}:leases, but KEYS[1] is ' .. shown(leases))
 end
 if holders ~= tag_of_keys .. ':holders' then
@@ -3799,8 +3794,8 @@ if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3854,8 +3849,8 @@ if not limit or limit > 1000 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3923,8 +3918,8 @@ if resource == '' then
   return redis.error_reply('BAD_RESOURCE resource must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -3989,8 +3984,8 @@ if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -4044,8 +4039,8 @@ end
 local available = KEYS[1]
 local occupied = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(available, '', ':available')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(available, '^(.+):available$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS available must be {<name>}:available, but KEYS[1] is ' .. shown(available))
 end
 if occupied ~= tag_of_keys .. ':occupied' then
@@ -4094,8 +4089,8 @@ if not limit or limit > 500 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 500, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(delays, '', ':delays')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(delays, '^(.+):delays$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
@@ -4178,8 +4173,8 @@ if not delay or delay > 999999999999999 then
       'BAD_DELAY delay must be whole milliseconds from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(delays, '', ':delays')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(delays, '^(.+):delays$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
 end
 if schedule ~= tag_of_keys .. ':schedule' then
@@ -4244,8 +4239,8 @@ if row == '' then
 end
 local content = ARGV[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(delays, '', ':delays')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(delays, '^(.+):delays$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS delays must be {<namespace>}:delays, but KEYS[1] is ' .. shown(delays))
 end
 if copy ~= tag_of_keys .. ':inv:' .. row then
@@ -4354,8 +4349,9 @@ if not cap or cap > 1000 then
   return redis.error_reply('BAD_CAP cap must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
@@ -4419,8 +4415,9 @@ end
 local sessions = KEYS[1]
 local records = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
@@ -4475,8 +4472,9 @@ if #KEYS ~= 1 or #ARGV ~= 0 then
 end
 local sessions = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 -- End of the generated input checks.
@@ -4536,8 +4534,9 @@ if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
@@ -4628,8 +4627,9 @@ if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
@@ -4729,8 +4729,9 @@ if data ~= '1' and data ~= '0' then
 end
 data = data == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then
@@ -4898,8 +4899,8 @@ if ARGV[4] ~= '' then
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(links, '', ':mapping_hash')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
 end
 if expiries ~= tag_of_keys .. ':expiries' then
@@ -4980,8 +4981,8 @@ if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(links, '', ':mapping_hash')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
 end
 if cache ~= tag_of_keys .. ':mapping_cache' then
@@ -5060,8 +5061,8 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(links, '', ':mapping_hash')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
 end
 if expiries ~= tag_of_keys .. ':expiries' then
@@ -5159,8 +5160,8 @@ if ARGV[3] ~= '' then
   end
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(counter, '', ':id_counter')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(counter, '^(.+):id_counter$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
 end
 if links ~= tag_of_keys .. ':mapping_hash' then
@@ -5250,8 +5251,8 @@ if url == '' then
   return redis.error_reply('BAD_URL url must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(counter, '', ':id_counter')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(counter, '^(.+):id_counter$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS counter must be {<name>}:id_counter, but KEYS[1] is ' .. shown(counter))
 end
 if links ~= tag_of_keys .. ':mapping_hash' then
@@ -5341,8 +5342,8 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(links, '', ':mapping_hash')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
 end
 if expiries ~= tag_of_keys .. ':expiries' then
@@ -5491,7 +5492,7 @@ if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if stats == '' or not key_tagged(stats) or not key_group_fits(stats, { '', ':', ':', '' }) then
+if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
   return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
 end
 if start ~= stats .. ':start' then
@@ -5583,7 +5584,7 @@ if #KEYS - 2 ~= #ARGV - 2 then
       'BAD_ARGS expected one tag per key of tag_targets, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 1))
 end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
       .. shown(target_tags))
@@ -5729,7 +5730,7 @@ if #KEYS - 2 ~= #ARGV - 2 then
       'BAD_ARGS expected one tag per key of tag_targets, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 1))
 end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
       .. shown(target_tags))
@@ -5821,8 +5822,8 @@ if not count or count > 1000 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[6]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(known, '', ':known')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(known, '^(.+):known$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
 end
 if hash ~= tag_of_keys .. ':count:' .. ARGV[2] .. ':' .. name then
@@ -5922,8 +5923,8 @@ if #KEYS - 2 ~= #ARGV - 4 then
   return redis.error_reply(
       'BAD_ARGS expected one precision per key of counts, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 3))
 end
-local tag_of_keys = key_cut(known, '', ':known')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(known, '^(.+):known$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS known must be {<namespace>}:known, but KEYS[1] is ' .. shown(known))
 end
 for i = 2, #KEYS do
@@ -6195,8 +6196,8 @@ if #KEYS < 2 or #KEYS > 1001 or #ARGV ~= 0 then
 end
 local scratch = KEYS[1]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(scratch, '', ':union_scratch')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(scratch, '^(.+):union_scratch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS scratch must be {<key>}:union_scratch, but KEYS[1] is ' .. shown(scratch))
 end
 for i = 2, #KEYS do
@@ -6270,8 +6271,8 @@ if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(ids, '', ':ids')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(ids, '^(.+):ids$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS ids must be {<name>}:ids, but KEYS[1] is ' .. shown(ids))
 end
 if counts ~= tag_of_keys .. ':counts' then
@@ -6384,7 +6385,7 @@ if direction ~= 'up' and direction ~= 'down' and direction ~= 'none' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
 end
@@ -6479,7 +6480,7 @@ if subject == '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
 end
@@ -6563,7 +6564,7 @@ if ARGV[2] ~= '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
 end
@@ -6702,8 +6703,8 @@ if carts ~= '1' and carts ~= '0' then
 end
 carts = carts == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(login, '', ':login')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(login, '^(.+):login$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
@@ -6807,8 +6808,8 @@ if not keep or keep > 10000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(views, '', ':viewed')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(views, '^(.+):viewed$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS views must be {<namespace>}:viewed, but KEYS[1] is ' .. shown(views))
 end
 if scratch ~= tag_of_keys .. ':rescaling' then
@@ -6893,8 +6894,8 @@ if not keep or keep > 1000 then
   return redis.error_reply('BAD_KEEP keep must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(login, '', ':login')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(login, '^(.+):login$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS login must be {<namespace>}:login, but KEYS[1] is ' .. shown(login))
 end
 if recent ~= tag_of_keys .. ':recent' then
@@ -7066,8 +7067,8 @@ if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if leased ~= tag_of_keys .. ':leased' then
@@ -7179,8 +7180,8 @@ if not delay or delay > 1000000000000 then
 end
 local group = ARGV[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then
@@ -7263,8 +7264,8 @@ local leased = KEYS[3]
 local dead = KEYS[4]
 local parked = KEYS[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then
@@ -7340,8 +7341,8 @@ if not lease or lease > 999999999999999 then
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(leased, '', ':leased')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(leased, '^(.+):leased$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
 end
 if jobs ~= tag_of_keys .. ':jobs' then
@@ -7403,8 +7404,8 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(delayed, '', ':delayed')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(delayed, '^(.+):delayed$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS delayed must be {<name>}:delayed, but KEYS[1] is ' .. shown(delayed))
 end
 if leased ~= tag_of_keys .. ':leased' then
@@ -7501,8 +7502,8 @@ if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then
@@ -7641,8 +7642,8 @@ if not max_deliveries or max_deliveries > 1000 then
 end
 local reason = ARGV[5]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then
@@ -7766,8 +7767,8 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then
@@ -7851,8 +7852,8 @@ if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if dead ~= tag_of_keys .. ':dead' then
@@ -8016,8 +8017,8 @@ if not group_period or group_period > 10000000000 then
 end
 local token = ARGV[7]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(waiting, '', ':waiting')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
 end
 if delayed ~= tag_of_keys .. ':delayed' then

@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "77bd794b85593f794d19e034de7a48e045b6ef99",
+        sha1: "27608a453911a84f8083967fd67269f2e74ff2a3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -114,7 +114,7 @@ pub mod app_log {
     #[doc = " `keep` kept)."]
     #[doc = " Reply: the message's count this hour."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `77bd794b85593f794d19e034de7a48e045b6ef99`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `27608a453911a84f8083967fd67269f2e74ff2a3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -146,7 +146,7 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "441d736912b00d654c5298d6770855948942c188",
+        sha1: "9618dd4d3c2c371b3336cf58d585298c52a9aa23",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
@@ -177,7 +177,7 @@ pub mod app_log {
     #[doc = " entries)."]
     #[doc = " Reply: when the message was logged (ms, server clock)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `441d736912b00d654c5298d6770855948942c188`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `9618dd4d3c2c371b3336cf58d585298c52a9aa23`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -396,7 +396,7 @@ pub mod cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "cache/claim",
         path: "scripts/cache/claim.lua",
-        sha1: "d76398a8a40aa284ccc7329a22efa35b9421eb42",
+        sha1: "d4506888f6a29123184243727dd6373f8bcbb12a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/claim.lua")),
         flags: &[],
         summary: "Reads a cached value; on a miss, claims the right to compute it unless another client has.",
@@ -434,7 +434,7 @@ pub mod cache {
     #[doc = " marker (compute, then run `cache/fill.lua` with the same token, or on failure release"]
     #[doc = " the marker with `identity_lock/release.lua`); \"wait\" when another call holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `d76398a8a40aa284ccc7329a22efa35b9421eb42`)."]
+    #[doc = " Runs `scripts/cache/claim.lua` (`cache/claim`, SHA1 `d4506888f6a29123184243727dd6373f8bcbb12a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -463,7 +463,7 @@ pub mod cache {
     pub static FILL: crate::Script = crate::Script {
         name: "cache/fill",
         path: "scripts/cache/fill.lua",
-        sha1: "fc3329e66d9f08147a516a8a22d3764c2ef45bc0",
+        sha1: "54c6e1df1221df8d94182c299bf3a47e5c59e356",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cache/fill.lua")),
         flags: &[],
         summary: "Stores a computed value and drops the computing marker if this call still holds it.",
@@ -496,7 +496,7 @@ pub mod cache {
     #[doc = " the marker of a client that claimed after it. A key of another type at `value` or"]
     #[doc = " `marker` is refused with WRONGTYPE before anything is written, as `claim` refuses it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `fc3329e66d9f08147a516a8a22d3764c2ef45bc0`)."]
+    #[doc = " Runs `scripts/cache/fill.lua` (`cache/fill`, SHA1 `54c6e1df1221df8d94182c299bf3a47e5c59e356`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `value` (a string, named `<name>`): the cache entry"]
@@ -782,7 +782,7 @@ pub mod fenced_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fenced_lock/acquire",
         path: "scripts/fenced_lock/acquire.lua",
-        sha1: "235066aa01354b413ad64a4c7622f6789501c7bb",
+        sha1: "b6d9c85076e4bbf7ca53f13d4bc690b300fc5415",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `ttl` and returns a fencing token, or nil when the lock is held.",
@@ -814,7 +814,7 @@ pub mod fenced_lock {
     #[doc = " extend with `identity_lock/release.lua` and `identity_lock/extend.lua`, passing the"]
     #[doc = " token as the lock's token."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `235066aa01354b413ad64a4c7622f6789501c7bb`)."]
+    #[doc = " Runs `scripts/fenced_lock/acquire.lua` (`fenced_lock/acquire`, SHA1 `b6d9c85076e4bbf7ca53f13d4bc690b300fc5415`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the current fencing token while held"]
@@ -1027,7 +1027,7 @@ pub mod geo {
     pub static DISTANCE: crate::Script = crate::Script {
         name: "geo/distance",
         path: "scripts/geo/distance.lua",
-        sha1: "5970d32d5bd87176c7ee93e385d976ecb802f4dd",
+        sha1: "5849ba9fbceb4015b7a67d8954183a8940e4b279",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/distance.lua")),
         flags: &["no-writes", ],
         summary: "The distance between two pinned members, in km (the book's `Location.distance`).",
@@ -1056,7 +1056,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEODIST in km. Nil when either is not pinned, or its pin"]
     #[doc = " expired."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `5970d32d5bd87176c7ee93e385d976ecb802f4dd`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/distance.lua` (`geo/distance`, SHA1 `5849ba9fbceb4015b7a67d8954183a8940e4b279`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1085,7 +1085,7 @@ pub mod geo {
     pub static LOCATE: crate::Script = crate::Script {
         name: "geo/locate",
         path: "scripts/geo/locate.lua",
-        sha1: "b1ec09eaa6066c1551637e385c15bf5c51ed4e97",
+        sha1: "6b009ad52ac433f0ac7602143eacec4b9a0d658a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/locate.lua")),
         flags: &["no-writes", ],
         summary: "Where `member` is pinned: longitude and latitude (the book's `Location.locate`).",
@@ -1112,7 +1112,7 @@ pub mod geo {
     #[doc = " 《Redis 应用实例》 chapter 25: GEOPOS. A member whose pin expired (see `pin.lua`) is"]
     #[doc = " not there, as one never pinned."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `b1ec09eaa6066c1551637e385c15bf5c51ed4e97`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/locate.lua` (`geo/locate`, SHA1 `6b009ad52ac433f0ac7602143eacec4b9a0d658a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1139,7 +1139,7 @@ pub mod geo {
     pub static NEIGHBOURS: crate::Script = crate::Script {
         name: "geo/neighbours",
         path: "scripts/geo/neighbours.lua",
-        sha1: "78a05a94e7885ad46752650d7f96fdd564306e2e",
+        sha1: "753398b855f74a20436d58b2b1638284eb6c7b11",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/neighbours.lua")),
         flags: &[],
         summary: "A random member within 1 km of `member`, from a cache of its neighbours (the book's `cached_random_neighbour`).",
@@ -1177,7 +1177,7 @@ pub mod geo {
     #[doc = " member can be). The cache holds the `limit` nearest, leaving out `member` and expired"]
     #[doc = " pins, for `ttl`; a pin that expires within it may still be picked."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `78a05a94e7885ad46752650d7f96fdd564306e2e`)."]
+    #[doc = " Runs `scripts/geo/neighbours.lua` (`geo/neighbours`, SHA1 `753398b855f74a20436d58b2b1638284eb6c7b11`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1210,7 +1210,7 @@ pub mod geo {
     pub static PIN: crate::Script = crate::Script {
         name: "geo/pin",
         path: "scripts/geo/pin.lua",
-        sha1: "8180b91dc516bfe08df1a497c4d5c8f9fcd98619",
+        sha1: "6311cccc5a5a67998b173ac7cc7d1327abf9e1e7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/pin.lua")),
         flags: &[],
         summary: "Pins `member` at a position, for ever or for `ttl` (the book's `Location.pin`).",
@@ -1246,7 +1246,7 @@ pub mod geo {
     #[doc = " such members (`purge.lua` deletes more). A pin with no `ttl` lasts until the member"]
     #[doc = " is pinned again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `8180b91dc516bfe08df1a497c4d5c8f9fcd98619`)."]
+    #[doc = " Runs `scripts/geo/pin.lua` (`geo/pin`, SHA1 `6311cccc5a5a67998b173ac7cc7d1327abf9e1e7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1279,7 +1279,7 @@ pub mod geo {
     pub static PURGE: crate::Script = crate::Script {
         name: "geo/purge",
         path: "scripts/geo/purge.lua",
-        sha1: "2d1ba98999b9fbfa45c0148d3c17f865ef6c4136",
+        sha1: "84c8e3a9a7c80d64a72fb10acac42a359645dc0d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` members whose pin expired; how many it deleted.",
@@ -1306,7 +1306,7 @@ pub mod geo {
     #[doc = " Beyond the book. Reads leave out expired pins, and each pin deletes up to 10 of them;"]
     #[doc = " this deletes more, for a set whose members stop pinning. Each call does bounded work."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `2d1ba98999b9fbfa45c0148d3c17f865ef6c4136`)."]
+    #[doc = " Runs `scripts/geo/purge.lua` (`geo/purge`, SHA1 `84c8e3a9a7c80d64a72fb10acac42a359645dc0d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1333,7 +1333,7 @@ pub mod geo {
     pub static SEARCH: crate::Script = crate::Script {
         name: "geo/search",
         path: "scripts/geo/search.lua",
-        sha1: "c8d9922ec7c59d6199ada7e3aeff3964f90b718b",
+        sha1: "6ec8e0a771cc733f46b8c212fe416dbf204ce9ec",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/search.lua")),
         flags: &["no-writes", ],
         summary: "The members within `radius` km of `member`, nearest first (the book's `Location.search`).",
@@ -1368,7 +1368,7 @@ pub mod geo {
     #[doc = " expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER."]
     #[doc = " Reply: member, distance (km) for each, nearest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `c8d9922ec7c59d6199ada7e3aeff3964f90b718b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `6ec8e0a771cc733f46b8c212fe416dbf204ce9ec`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1400,7 +1400,7 @@ pub mod geo {
     pub static SIZE: crate::Script = crate::Script {
         name: "geo/size",
         path: "scripts/geo/size.lua",
-        sha1: "804ad48ee0bd5910f483354bd6a2155a24e24d10",
+        sha1: "32abd8ecbb8b9fc4f7a2adeeab2911d14a5ae64d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/size.lua")),
         flags: &["no-writes", ],
         summary: "How many members are pinned, leaving out expired pins (the book's `Location.size`).",
@@ -1424,7 +1424,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 25: ZCARD, less the pins that expired and are not purged yet."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `804ad48ee0bd5910f483354bd6a2155a24e24d10`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `32abd8ecbb8b9fc4f7a2adeeab2911d14a5ae64d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1665,7 +1665,7 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "9c336bfc136fb4ff3fd884ae34bb81d20e51cfcf",
+        sha1: "23d78eee9482b4ad698ded30557da49e2a8d1baf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
@@ -1698,7 +1698,7 @@ pub mod ip_city {
     #[doc = " Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),"]
     #[doc = " or nil and nil when no block holds the address."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `9c336bfc136fb4ff3fd884ae34bb81d20e51cfcf`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `23d78eee9482b4ad698ded30557da49e2a8d1baf`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -1778,7 +1778,7 @@ pub mod leaderboard {
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "8a0ecabf42f6b06cca9d2ba604785c2202ad6f75",
+        sha1: "5b541fbda5f52678d6dcfac1679f277bc9260eb4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
@@ -1812,7 +1812,7 @@ pub mod leaderboard {
     #[doc = " Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is"]
     #[doc = " not on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `8a0ecabf42f6b06cca9d2ba604785c2202ad6f75`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `5b541fbda5f52678d6dcfac1679f277bc9260eb4`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1842,7 +1842,7 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "6402b02c83e60e07bb161607c7a1c4657ffb5838",
+        sha1: "83cbe3ae2c02d1e6bb7c7a40f69bd7dd96274102",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
@@ -1868,7 +1868,7 @@ pub mod leaderboard {
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
     #[doc = " Reply: 1 if the item was on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `6402b02c83e60e07bb161607c7a1c4657ffb5838`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `83cbe3ae2c02d1e6bb7c7a40f69bd7dd96274102`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1894,7 +1894,7 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "254893dd79695652f5582b040d1f8e3b6ed4dd67",
+        sha1: "637de87c72243d14e8c03e0fa416e864cdd9dc52",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -1925,7 +1925,7 @@ pub mod leaderboard {
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
     #[doc = " Reply: 1 if the item is new to the board, 0 if its score was replaced."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `254893dd79695652f5582b040d1f8e3b6ed4dd67`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `637de87c72243d14e8c03e0fa416e864cdd9dc52`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1953,7 +1953,7 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "165a68df475c0c5721a3e3b2d829735ce0c695e4",
+        sha1: "ab0cc7b6280d6ddaaab1be9cd527a876066e9c2f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
@@ -1986,7 +1986,7 @@ pub mod leaderboard {
     #[doc = " Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;"]
     #[doc = " all seven empty when the item is not on that board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `165a68df475c0c5721a3e3b2d829735ce0c695e4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `ab0cc7b6280d6ddaaab1be9cd527a876066e9c2f`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -2011,7 +2011,7 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "5efcbe7ab182e34f85745907b951adba8f57d1d8",
+        sha1: "0d3b28f4eac563f164e45320a35676c2f10c8fb7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -2041,7 +2041,7 @@ pub mod leaderboard {
     #[doc = " inf, as ZINCRBY makes it."]
     #[doc = " Reply: the item's new score."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `5efcbe7ab182e34f85745907b951adba8f57d1d8`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `0d3b28f4eac563f164e45320a35676c2f10c8fb7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2676,7 +2676,7 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "21dd8bc701758716c2eb4073a0b0345d8530d480",
+        sha1: "e136b5fd0e484e83f9355377a58975ca491ae171",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
@@ -2710,7 +2710,7 @@ pub mod online_friends {
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `21dd8bc701758716c2eb4073a0b0345d8530d480`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `e136b5fd0e484e83f9355377a58975ca491ae171`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -2740,7 +2740,7 @@ pub mod online_friends {
     pub static SEEN_VISIT: crate::Script = crate::Script {
         name: "online_friends/seen_visit",
         path: "scripts/online_friends/seen_visit.lua",
-        sha1: "ae2afd97db3d8f2fac84eed50aab9f57e7ec37f8",
+        sha1: "8edb9b0105ef62455f3dc6fc1a58e9c9dec34e9d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_visit.lua")),
         flags: &[],
         summary: "Records that `user` was seen at `now` (design b), and forgets up to 100 users not seen for `keep`.",
@@ -2772,7 +2772,7 @@ pub mod online_friends {
     #[doc = " it; here each visit deletes up to 100 users not seen for `keep`, so the set holds"]
     #[doc = " about the users of the last `keep`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `ae2afd97db3d8f2fac84eed50aab9f57e7ec37f8`)."]
+    #[doc = " Runs `scripts/online_friends/seen_visit.lua` (`online_friends/seen_visit`, SHA1 `8edb9b0105ef62455f3dc6fc1a58e9c9dec34e9d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `seen` (a zset, named `{<ns>}:last.seen`): user -> when it was last seen (ms): the book's `last.seen`"]
@@ -2835,7 +2835,7 @@ pub mod pagination {
     pub static ADD: crate::Script = crate::Script {
         name: "pagination/add",
         path: "scripts/pagination/add.lua",
-        sha1: "890ffe57e5a8d6e2d1ab98814fbd7336bd1bc1b3",
+        sha1: "7c8bdf4d073c578cac05873145081ffb25ad02a4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/add.lua")),
         flags: &[],
         summary: "Adds items at the head of a list, the last one newest (the book's `add`), and counts every item ever added.",
@@ -2866,7 +2866,7 @@ pub mod pagination {
     #[doc = " counted, and cursors issued before it may then show items again. A list filled"]
     #[doc = " before it was counted has its items numbered from 1, oldest first, on its first add."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `890ffe57e5a8d6e2d1ab98814fbd7336bd1bc1b3`)."]
+    #[doc = " Runs `scripts/pagination/add.lua` (`pagination/add`, SHA1 `7c8bdf4d073c578cac05873145081ffb25ad02a4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first"]
@@ -2893,7 +2893,7 @@ pub mod pagination {
     pub static PAGE: crate::Script = crate::Script {
         name: "pagination/page",
         path: "scripts/pagination/page.lua",
-        sha1: "9fd34d9b8ada1b01bb2275819b8c2ff7e2af2cb9",
+        sha1: "c6c2715b21643930a0400ab97bbb94f06ed7c99c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/page.lua")),
         flags: &["no-writes", ],
         summary: "Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.",
@@ -2935,7 +2935,7 @@ pub mod pagination {
     #[doc = " oldest item were number 1."]
     #[doc = " Reply: the next page's cursor (0 when there is none), then the page's items, newest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `9fd34d9b8ada1b01bb2275819b8c2ff7e2af2cb9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `c6c2715b21643930a0400ab97bbb94f06ed7c99c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first (added with `add.lua`)"]
@@ -3010,7 +3010,7 @@ pub mod rate_limiter {
     pub static DURATION: crate::Script = crate::Script {
         name: "rate_limiter/duration",
         path: "scripts/rate_limiter/duration.lua",
-        sha1: "38eef0a0e6f25362339a1d6b1a21e29e980958a2",
+        sha1: "37707d000945f004f87053341ae446f96f3241d8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/duration.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long until the window resets, only when its limit is reached.",
@@ -3039,7 +3039,7 @@ pub mod rate_limiter {
     #[doc = " `maximum` (an attempt would be admitted now), or when it has no expiry."]
     #[doc = " Writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `38eef0a0e6f25362339a1d6b1a21e29e980958a2`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `37707d000945f004f87053341ae446f96f3241d8`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3066,7 +3066,7 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "d28fc4323e3eedc38d7a395cccf4eeb0becc7c84",
+        sha1: "3ec24954e0384a88ed76fa3b36cba2cf085b0a8f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
@@ -3109,7 +3109,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`"]
     #[doc = " would be admitted (-1 when allowed), microseconds until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `d28fc4323e3eedc38d7a395cccf4eeb0becc7c84`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `3ec24954e0384a88ed76fa3b36cba2cf085b0a8f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3142,7 +3142,7 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "4ecc112c470d12733323b9738cc6816e8a8c9d87",
+        sha1: "40792bdab50db870ab416ec027e9f53b075f4780",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
@@ -3181,7 +3181,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), remaining attempts in this window, microseconds until an"]
     #[doc = " attempt can be admitted (-1 when allowed), microseconds until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `4ecc112c470d12733323b9738cc6816e8a8c9d87`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `40792bdab50db870ab416ec027e9f53b075f4780`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3212,7 +3212,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "2135e45a08b7b22d57a72faced09d19a1c673e20",
+        sha1: "efd4e48c7b97a24ef5bfc1c6ab9393da3c9b8234",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -3254,7 +3254,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be"]
     #[doc = " admitted (-1 when allowed), microseconds until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `2135e45a08b7b22d57a72faced09d19a1c673e20`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `efd4e48c7b97a24ef5bfc1c6ab9393da3c9b8234`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -3342,7 +3342,7 @@ pub mod relation {
     pub static FOLLOW: crate::Script = crate::Script {
         name: "relation/follow",
         path: "scripts/relation/follow.lua",
-        sha1: "05c422b01ab05459f11a17b3d735aaf49c9ae3dc",
+        sha1: "6dbcd121296da34e1c2ba4fedadf107548de59ce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/follow.lua")),
         flags: &[],
         summary: "Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.",
@@ -3378,7 +3378,7 @@ pub mod relation {
     #[doc = " never skips or repeats an entry. The two sides may hold times a few ms apart."]
     #[doc = " Reply: 1 if `user` did not follow `target` before."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `05c422b01ab05459f11a17b3d735aaf49c9ae3dc`)."]
+    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `6dbcd121296da34e1c2ba4fedadf107548de59ce`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3408,7 +3408,7 @@ pub mod relation {
     pub static MUTUAL: crate::Script = crate::Script {
         name: "relation/mutual",
         path: "scripts/relation/mutual.lua",
-        sha1: "23b797b8bcef940ab82023e00cb64aeddbd6e191",
+        sha1: "3c3652f57a7e63bd423147fad34b7a2ccd35cf47",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/mutual.lua")),
         flags: &["no-writes", ],
         summary: "Whether two users follow each other (the book's `is_following_each_other`), read at one moment.",
@@ -3438,7 +3438,7 @@ pub mod relation {
     #[doc = " ZSCORE (O(1)) in one script."]
     #[doc = " Reply: 1 if `user` follows `other` and `other` follows `user`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `23b797b8bcef940ab82023e00cb64aeddbd6e191`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `3c3652f57a7e63bd423147fad34b7a2ccd35cf47`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users"]
@@ -3467,7 +3467,7 @@ pub mod relation {
     pub static UNFOLLOW: crate::Script = crate::Script {
         name: "relation/unfollow",
         path: "scripts/relation/unfollow.lua",
-        sha1: "c8781fe2d9fddae6105f21522cd09b280a3dd399",
+        sha1: "f34b70b5bcb3e76fb504dbd93f2f7bb64d55a2cd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/unfollow.lua")),
         flags: &[],
         summary: "Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).",
@@ -3496,7 +3496,7 @@ pub mod relation {
     #[doc = " 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step."]
     #[doc = " Reply: 1 if `user` followed `target`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `c8781fe2d9fddae6105f21522cd09b280a3dd399`)."]
+    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `f34b70b5bcb3e76fb504dbd93f2f7bb64d55a2cd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3582,7 +3582,7 @@ pub mod resource_pool {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "resource_pool/acquire",
         path: "scripts/resource_pool/acquire.lua",
-        sha1: "dc13d9cd5befba1bf202b80f9e5df7a903d7affa",
+        sha1: "6ba108406b849010e4643d8f4c01bd2a25d92ac9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire.lua")),
         flags: &[],
         summary: "Takes an available resource and marks it held, with no lease; nil when none is left.",
@@ -3614,7 +3614,7 @@ pub mod resource_pool {
     #[doc = " reclaiming up to `limit` expired leases, no resource was available. The resource"]
     #[doc = " stays held until `release.lua` frees it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `dc13d9cd5befba1bf202b80f9e5df7a903d7affa`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire.lua` (`resource_pool/acquire`, SHA1 `6ba108406b849010e4643d8f4c01bd2a25d92ac9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3643,7 +3643,7 @@ pub mod resource_pool {
     pub static ACQUIRE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/acquire_lease",
         path: "scripts/resource_pool/acquire_lease.lua",
-        sha1: "4c8d7ad0e9a3f674b3c5f2fdaa99336fd808fe52",
+        sha1: "f79a74c4a5f6074c8941d314b839f4eb4d9ac048",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/acquire_lease.lua")),
         flags: &[],
         summary: "Takes an available resource for `ttl` under the caller's `token`; nil when none is left.",
@@ -3679,7 +3679,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`, `extend_lease.lua`). Up to `limit` expired leases are reclaimed"]
     #[doc = " before picking, so nil means every resource is held by a live holder."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `4c8d7ad0e9a3f674b3c5f2fdaa99336fd808fe52`)."]
+    #[doc = " Runs `scripts/resource_pool/acquire_lease.lua` (`resource_pool/acquire_lease`, SHA1 `f79a74c4a5f6074c8941d314b839f4eb4d9ac048`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3712,7 +3712,7 @@ pub mod resource_pool {
     pub static ASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/associate",
         path: "scripts/resource_pool/associate.lua",
-        sha1: "5ecc07bb5be6f789da27546f9b8d9be75ae23467",
+        sha1: "540b365edfaf7c285571b27f7a8757ff8b5d648e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/associate.lua")),
         flags: &[],
         summary: "Adds `resource` to the pool, as available, unless the pool already has it.",
@@ -3740,7 +3740,7 @@ pub mod resource_pool {
     #[doc = " under WATCH and returns None when another client touched them in between, so the"]
     #[doc = " caller must retry; this checks and adds in one atomic step and never fails that way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `5ecc07bb5be6f789da27546f9b8d9be75ae23467`)."]
+    #[doc = " Runs `scripts/resource_pool/associate.lua` (`resource_pool/associate`, SHA1 `540b365edfaf7c285571b27f7a8757ff8b5d648e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3767,7 +3767,7 @@ pub mod resource_pool {
     pub static DISASSOCIATE: crate::Script = crate::Script {
         name: "resource_pool/disassociate",
         path: "scripts/resource_pool/disassociate.lua",
-        sha1: "ea82bebb2d45534fc0c8b4c314fd20b0593fca3b",
+        sha1: "8a3ba61e329dadd30897bd8ecc9018650c3f618b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/disassociate.lua")),
         flags: &[],
         summary: "Removes `resource` from the pool, available or held, with its lease if it has one.",
@@ -3797,7 +3797,7 @@ pub mod resource_pool {
     #[doc = " both sets; this also drops its lease and its holder's token, so that an expired lease"]
     #[doc = " cannot bring it back into the pool later."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `ea82bebb2d45534fc0c8b4c314fd20b0593fca3b`)."]
+    #[doc = " Runs `scripts/resource_pool/disassociate.lua` (`resource_pool/disassociate`, SHA1 `8a3ba61e329dadd30897bd8ecc9018650c3f618b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3826,7 +3826,7 @@ pub mod resource_pool {
     pub static EXTEND_LEASE: crate::Script = crate::Script {
         name: "resource_pool/extend_lease",
         path: "scripts/resource_pool/extend_lease.lua",
-        sha1: "480f99380ff8b8e06391ab82765fbd11a710d32c",
+        sha1: "e53fde9d9af2da3c885fa08443fc75609c903bb3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/extend_lease.lua")),
         flags: &[],
         summary: "Sets a leased resource's deadline to `ttl` from now if it is still held with `token`.",
@@ -3857,7 +3857,7 @@ pub mod resource_pool {
     #[doc = " Beyond the book: a holder whose work runs long renews its lease before it runs out."]
     #[doc = " After the lease was reclaimed, the old token extends nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `480f99380ff8b8e06391ab82765fbd11a710d32c`)."]
+    #[doc = " Runs `scripts/resource_pool/extend_lease.lua` (`resource_pool/extend_lease`, SHA1 `e53fde9d9af2da3c885fa08443fc75609c903bb3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leases` (a zset, named `{<name>}:leases`): leased resource -> lease deadline (ms, server clock)"]
@@ -3888,7 +3888,7 @@ pub mod resource_pool {
     pub static HAS: crate::Script = crate::Script {
         name: "resource_pool/has",
         path: "scripts/resource_pool/has.lua",
-        sha1: "ac7c1b97fddd7b609faeae0d06afb10413743420",
+        sha1: "565a94eb0cf6279ea281d1b79e584d224533b3d1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/has.lua")),
         flags: &["no-writes", ],
         summary: "Tells whether the pool has `resource`, available or held.",
@@ -3915,7 +3915,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.has`, MULTI SISMEMBER SISMEMBER EXEC in"]
     #[doc = " the book, which returns 0/1). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `ac7c1b97fddd7b609faeae0d06afb10413743420`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/has.lua` (`resource_pool/has`, SHA1 `565a94eb0cf6279ea281d1b79e584d224533b3d1`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -3942,7 +3942,7 @@ pub mod resource_pool {
     pub static RECLAIM: crate::Script = crate::Script {
         name: "resource_pool/reclaim",
         path: "scripts/resource_pool/reclaim.lua",
-        sha1: "d9aa4e254297dd130c8fb6ee44be5b97a14d6e8b",
+        sha1: "5f26a1775886b7b7d04c33412bceeeead913d5fc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/reclaim.lua")),
         flags: &[],
         summary: "Returns resources whose lease ran out to the pool, at most `limit` of them.",
@@ -3974,7 +3974,7 @@ pub mod resource_pool {
     #[doc = " holder can no longer release it. `acquire.lua` and `acquire_lease.lua` do the same"]
     #[doc = " for a few leases before they pick; call this to tidy a pool nobody acquires from."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `d9aa4e254297dd130c8fb6ee44be5b97a14d6e8b`)."]
+    #[doc = " Runs `scripts/resource_pool/reclaim.lua` (`resource_pool/reclaim`, SHA1 `5f26a1775886b7b7d04c33412bceeeead913d5fc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4003,7 +4003,7 @@ pub mod resource_pool {
     pub static RELEASE: crate::Script = crate::Script {
         name: "resource_pool/release",
         path: "scripts/resource_pool/release.lua",
-        sha1: "dc2b38e9d5ba2f3370cef17014ea2e155adf0706",
+        sha1: "a9dc1816c55111b48249f0bec71b3b110b1a7fd0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release.lua")),
         flags: &[],
         summary: "Returns a resource held with no lease to the pool.",
@@ -4033,7 +4033,7 @@ pub mod resource_pool {
     #[doc = " (`release_lease.lua`), so a client whose lease ran out cannot free a resource that"]
     #[doc = " now belongs to someone else."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `dc2b38e9d5ba2f3370cef17014ea2e155adf0706`)."]
+    #[doc = " Runs `scripts/resource_pool/release.lua` (`resource_pool/release`, SHA1 `a9dc1816c55111b48249f0bec71b3b110b1a7fd0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4061,7 +4061,7 @@ pub mod resource_pool {
     pub static RELEASE_LEASE: crate::Script = crate::Script {
         name: "resource_pool/release_lease",
         path: "scripts/resource_pool/release_lease.lua",
-        sha1: "a82ab24eaf6bc7f9638240d73a0a1f578484b59c",
+        sha1: "e25b473d88328cac4fd4cc72f5cad2cc18118831",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/release_lease.lua")),
         flags: &[],
         summary: "Returns a leased resource to the pool if, and only if, it is still held with `token`.",
@@ -4094,7 +4094,7 @@ pub mod resource_pool {
     #[doc = " deadline is not checked: a holder whose lease has passed but was not reclaimed yet"]
     #[doc = " still holds the resource."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `a82ab24eaf6bc7f9638240d73a0a1f578484b59c`)."]
+    #[doc = " Runs `scripts/resource_pool/release_lease.lua` (`resource_pool/release_lease`, SHA1 `e25b473d88328cac4fd4cc72f5cad2cc18118831`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4125,7 +4125,7 @@ pub mod resource_pool {
     pub static TOTAL_COUNT: crate::Script = crate::Script {
         name: "resource_pool/total_count",
         path: "scripts/resource_pool/total_count.lua",
-        sha1: "433e68d5604c49c82c94dd145ed1d601ace2d1f9",
+        sha1: "ef46f21e8b3dc842d5a6f0584e20a1ad508aeb26",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/resource_pool/total_count.lua")),
         flags: &["no-writes", ],
         summary: "Counts the pool's resources, available and held, at one moment.",
@@ -4150,7 +4150,7 @@ pub mod resource_pool {
     #[doc = " 《Redis 应用实例》 chapter 10 (`ResourcePool.total_count`, MULTI SCARD SCARD EXEC in"]
     #[doc = " the book). Read-only: runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `433e68d5604c49c82c94dd145ed1d601ace2d1f9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/resource_pool/total_count.lua` (`resource_pool/total_count`, SHA1 `ef46f21e8b3dc842d5a6f0584e20a1ad508aeb26`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `available` (a set, named `{<name>}:available`): the set of resources free to acquire"]
@@ -4218,7 +4218,7 @@ pub mod row_cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "row_cache/claim",
         path: "scripts/row_cache/claim.lua",
-        sha1: "920c9329bd88211644bc859ab054503e789eef2f",
+        sha1: "a4101fcd668526cb9df89be9230bbe919538df4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/claim.lua")),
         flags: &[],
         summary: "Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.",
@@ -4252,7 +4252,7 @@ pub mod row_cache {
     #[doc = " Reply: c, the number of rows claimed; then c pairs of row id and the due time it was"]
     #[doc = " claimed for (ms); then the rows dropped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `920c9329bd88211644bc859ab054503e789eef2f`)."]
+    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `a4101fcd668526cb9df89be9230bbe919538df4b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4279,7 +4279,7 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "799ccd9081ae21271245bc2f0cdbe05c7c05255a",
+        sha1: "4d43b891be69268cd5800c74d09bd7a16a9f1362",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
@@ -4313,7 +4313,7 @@ pub mod row_cache {
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
     #[doc = " Reply: when the row is next due (ms, server clock); 0 when it was unscheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `799ccd9081ae21271245bc2f0cdbe05c7c05255a`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `4d43b891be69268cd5800c74d09bd7a16a9f1362`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4343,7 +4343,7 @@ pub mod row_cache {
     pub static STORE: crate::Script = crate::Script {
         name: "row_cache/store",
         path: "scripts/row_cache/store.lua",
-        sha1: "c361df901ada828f2fbfeab8f6a6e7114a62773e",
+        sha1: "1037fb84cea62ff85d82310039d244314b97524a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/store.lua")),
         flags: &[],
         summary: "Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.",
@@ -4373,7 +4373,7 @@ pub mod row_cache {
     #[doc = " copy would leave a stale row cached for ever, so the copy is deleted instead."]
     #[doc = " Reply: 1 if the copy was stored, 0 if the row is no longer scheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `c361df901ada828f2fbfeab8f6a6e7114a62773e`)."]
+    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `1037fb84cea62ff85d82310039d244314b97524a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4434,7 +4434,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "97f913ca587c7b8267fb357f97dea280b92edad0",
+        sha1: "52fde8f72fafd5e1450390a0e90f2581201b2693",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -4480,7 +4480,7 @@ pub mod session {
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `97f913ca587c7b8267fb357f97dea280b92edad0`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `52fde8f72fafd5e1450390a0e90f2581201b2693`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4512,7 +4512,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb",
+        sha1: "84059b2343fd051ca366389d05dc2f1f2249a9e9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -4542,7 +4542,7 @@ pub mod session {
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = " Reply: how many live sessions were ended."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `84059b2343fd051ca366389d05dc2f1f2249a9e9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4568,7 +4568,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "079e4cb3f2ed73533057e30db19f63705cdbaef4",
+        sha1: "32b0fe6336e3e7532864e0f87cd46917001efdde",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -4594,7 +4594,7 @@ pub mod session {
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = " Reply: id, ms left, id, ms left, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `079e4cb3f2ed73533057e30db19f63705cdbaef4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `32b0fe6336e3e7532864e0f87cd46917001efdde`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4616,7 +4616,7 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "e1f586dee241a3f46156834ad81a3518d0dd6246",
+        sha1: "5353947f31dc8b4067ad6d127416c226b30f2242",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
@@ -4655,7 +4655,7 @@ pub mod session {
     #[doc = " Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
     #[doc = " (nothing is set), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `e1f586dee241a3f46156834ad81a3518d0dd6246`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `5353947f31dc8b4067ad6d127416c226b30f2242`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4686,7 +4686,7 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "641a6419f49934bcc199a0d168480389c2f2b3aa",
+        sha1: "796ed854fb6df4e039029f25696f25bcb5f862f6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
@@ -4717,7 +4717,7 @@ pub mod session {
     #[doc = " Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
     #[doc = " (nothing is removed), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `641a6419f49934bcc199a0d168480389c2f2b3aa`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `796ed854fb6df4e039029f25696f25bcb5f862f6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4746,7 +4746,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "22e552c7755f5087686f18523ea8058fb664ed48",
+        sha1: "9c6df8670989fa675aa01ccac0677bc5cc6872a9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -4788,7 +4788,7 @@ pub mod session {
     #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
     #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `22e552c7755f5087686f18523ea8058fb664ed48`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `9c6df8670989fa675aa01ccac0677bc5cc6872a9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4901,7 +4901,7 @@ pub mod short_url {
     pub static CLAIM: crate::Script = crate::Script {
         name: "short_url/claim",
         path: "scripts/short_url/claim.lua",
-        sha1: "0a8320d2c20dafc6db4e5a67642787b082c54baa",
+        sha1: "bd171fcd2ff4ff6d1ae10c214cacab2d75dbe1a5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/claim.lua")),
         flags: &[],
         summary: "Gives `url` the custom short id `slug`, unless a live link holds it.",
@@ -4940,7 +4940,7 @@ pub mod short_url {
     #[doc = " often as it allows is free again: that link is deleted. A number's base62 id taken as"]
     #[doc = " a slug is skipped by `shorten.lua` later, so the two never collide."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `0a8320d2c20dafc6db4e5a67642787b082c54baa`)."]
+    #[doc = " Runs `scripts/short_url/claim.lua` (`short_url/claim`, SHA1 `bd171fcd2ff4ff6d1ae10c214cacab2d75dbe1a5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -4977,7 +4977,7 @@ pub mod short_url {
     pub static PURGE: crate::Script = crate::Script {
         name: "short_url/purge",
         path: "scripts/short_url/purge.lua",
-        sha1: "66ad1242ca452a9da64f9bd5469cb6cc5f160dae",
+        sha1: "ccf7c949b6db2bd9e57eebdbf1cdedfa9bb76b92",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/purge.lua")),
         flags: &[],
         summary: "Deletes up to `limit` links that have expired, with their counts; how many it deleted.",
@@ -5008,7 +5008,7 @@ pub mod short_url {
     #[doc = " visits after it expired stays until this runs. Call it now and then (each call does"]
     #[doc = " bounded work), or until it answers less than `limit`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `66ad1242ca452a9da64f9bd5469cb6cc5f160dae`)."]
+    #[doc = " Runs `scripts/short_url/purge.lua` (`short_url/purge`, SHA1 `ccf7c949b6db2bd9e57eebdbf1cdedfa9bb76b92`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5038,7 +5038,7 @@ pub mod short_url {
     pub static RESTORE: crate::Script = crate::Script {
         name: "short_url/restore",
         path: "scripts/short_url/restore.lua",
-        sha1: "41501e4593909be9d87591547ab0f5f9d147635a",
+        sha1: "165a9a444aa34d99a727fdc5fad773bcb8846085",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/restore.lua")),
         flags: &["no-writes", ],
         summary: "The URL of a short id, without counting a visit (the book's `UrlShorty.restore`).",
@@ -5069,7 +5069,7 @@ pub mod short_url {
     #[doc = " 《Redis 应用实例》 chapter 20. The book's is one HGET; here a link that has expired or"]
     #[doc = " is used up answers nil, as `visit.lua` would, and nothing is written."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `41501e4593909be9d87591547ab0f5f9d147635a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/short_url/restore.lua` (`short_url/restore`, SHA1 `165a9a444aa34d99a727fdc5fad773bcb8846085`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5100,7 +5100,7 @@ pub mod short_url {
     pub static SHORTEN: crate::Script = crate::Script {
         name: "short_url/shorten",
         path: "scripts/short_url/shorten.lua",
-        sha1: "f30fb9037ab239b3bb08713732c2e712a348661c",
+        sha1: "c32caef186d6c95e1d390992b04c3b48917cec7f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten.lua")),
         flags: &[],
         summary: "Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`).",
@@ -5138,7 +5138,7 @@ pub mod short_url {
     #[doc = " after `ttl` or allow at most `max_visits` visits (`visit.lua` enforces both), and an id"]
     #[doc = " that a custom slug already holds (`claim.lua`) is skipped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `f30fb9037ab239b3bb08713732c2e712a348661c`)."]
+    #[doc = " Runs `scripts/short_url/shorten.lua` (`short_url/shorten`, SHA1 `c32caef186d6c95e1d390992b04c3b48917cec7f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -5173,7 +5173,7 @@ pub mod short_url {
     pub static SHORTEN_CACHED: crate::Script = crate::Script {
         name: "short_url/shorten_cached",
         path: "scripts/short_url/shorten_cached.lua",
-        sha1: "076dd4efa3c7103387ba11bb3aa07cfb277d3035",
+        sha1: "1caa5ed6c788252a6a3ff9a7ea5dcc5941b20333",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/shorten_cached.lua")),
         flags: &[],
         summary: "Gives `url` its short id: the one it already has, or a new one (the book's `UrlShortyWithCache.shorten`).",
@@ -5206,7 +5206,7 @@ pub mod short_url {
     #[doc = " many clients shorten it at once. An id whose link is gone (removed by hand) is"]
     #[doc = " replaced. Ids skip custom slugs, as in `shorten.lua`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `076dd4efa3c7103387ba11bb3aa07cfb277d3035`)."]
+    #[doc = " Runs `scripts/short_url/shorten_cached.lua` (`short_url/shorten_cached`, SHA1 `1caa5ed6c788252a6a3ff9a7ea5dcc5941b20333`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `{<name>}:id_counter`): the last number handed out (the book's `id_counter`); ids are 1 to 2^53 - 1"]
@@ -5236,7 +5236,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "cb63327ae21588ffc434fdc975b9a830e3c47114",
+        sha1: "ad7ea463f09ba7a69316de3be9cc0415988eec06",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -5270,7 +5270,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `cb63327ae21588ffc434fdc975b9a830e3c47114`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `ad7ea463f09ba7a69316de3be9cc0415988eec06`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5433,7 +5433,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "71d257f2451e4beab523d25cccb542a930eb51c0",
+        sha1: "55f22ef785a2ead48dcdc486f4aa5f73f12ae870",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -5472,7 +5472,7 @@ pub mod stats {
     #[doc = " book's does: hours only move forward."]
     #[doc = " Reply: the count, sum and sum of squares after the update, as the book's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `71d257f2451e4beab523d25cccb542a930eb51c0`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `55f22ef785a2ead48dcdc486f4aa5f73f12ae870`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5549,7 +5549,7 @@ pub mod tag {
     pub static ADD: crate::Script = crate::Script {
         name: "tag/add",
         path: "scripts/tag/add.lua",
-        sha1: "127bf7c1c182a4f9e2bf19f8bc8d92eaed4bbd41",
+        sha1: "500c7c7b32084df4f8c6c8398e50093b781f26f6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/add.lua")),
         flags: &[],
         summary: "Tags a target, keeping both directions of the index in one step (the book's `add`).",
@@ -5581,7 +5581,7 @@ pub mod tag {
     #[doc = " empty list of tags aborts it with an error; here it is refused before anything runs."]
     #[doc = " Reply: how many of the tags are new to the target."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `127bf7c1c182a4f9e2bf19f8bc8d92eaed4bbd41`)."]
+    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `500c7c7b32084df4f8c6c8398e50093b781f26f6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5676,7 +5676,7 @@ pub mod tag {
     pub static REMOVE: crate::Script = crate::Script {
         name: "tag/remove",
         path: "scripts/tag/remove.lua",
-        sha1: "62dcd01a2599321bbc4c5f8f5c2d38ffca3a3a3b",
+        sha1: "199609e36975666b8fe93eb9dd52b2b22875faf9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/remove.lua")),
         flags: &[],
         summary: "Untags a target, keeping both directions of the index in one step (the book's `remove`).",
@@ -5706,7 +5706,7 @@ pub mod tag {
     #[doc = " does not have are ignored."]
     #[doc = " Reply: how many of the tags the target had."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `62dcd01a2599321bbc4c5f8f5c2d38ffca3a3a3b`)."]
+    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `199609e36975666b8fe93eb9dd52b2b22875faf9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5780,7 +5780,7 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "69ffe200dc34e1ec1da145afd07cbac3ec292cf0",
+        sha1: "f44f61e6da7827215c57fdc7d5f99df812c6e8d5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
@@ -5824,7 +5824,7 @@ pub mod time_series {
     #[doc = " Reply: the cursor to continue from (\"0\": the hash is done), how many samples were"]
     #[doc = " deleted, and 1 if the counter was forgotten."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `69ffe200dc34e1ec1da145afd07cbac3ec292cf0`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `f44f61e6da7827215c57fdc7d5f99df812c6e8d5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5861,7 +5861,7 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "176c8745bad2c3f22c4d23b43194c90e9a0767ba",
+        sha1: "bf6d8f52c4e49c314c2077b3a8b9f4fbc94146c8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
@@ -5903,7 +5903,7 @@ pub mod time_series {
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
     #[doc = " Reply: the count of the slot at the first precision, after the update."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `176c8745bad2c3f22c4d23b43194c90e9a0767ba`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `bf6d8f52c4e49c314c2077b3a8b9f4fbc94146c8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -6195,7 +6195,7 @@ pub mod unique_counter {
     pub static UNION_COUNT: crate::Script = crate::Script {
         name: "unique_counter/union_count",
         path: "scripts/unique_counter/union_count.lua",
-        sha1: "1e29a7db8cb8c6191cf382c90a58f9178b97eee4",
+        sha1: "e4dedb3be3dec7e4b9268072ce2cf3c5b9b37181",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/unique_counter/union_count.lua")),
         flags: &[],
         summary: "Counts the members of the union of several sets, in Redis, without sending them back.",
@@ -6228,7 +6228,7 @@ pub mod unique_counter {
     #[doc = " may hold 10,000 members together, so that one call stays short; count bigger ones"]
     #[doc = " with a HyperLogLog (`HllUniqueCounter`), whose union costs the same at any size."]
     #[doc = ""]
-    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `1e29a7db8cb8c6191cf382c90a58f9178b97eee4`)."]
+    #[doc = " Runs `scripts/unique_counter/union_count.lua` (`unique_counter/union_count`, SHA1 `e4dedb3be3dec7e4b9268072ce2cf3c5b9b37181`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `scratch` (a set, named `{<key>}:union_scratch`): where the union is built and unlinked again; must not exist"]
@@ -6310,7 +6310,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "43f25916182ce6f3d24e9d29d2de3d4b0faed1d0",
+        sha1: "e3c012ebb2068f8099adfcffdcf1a352816764ed",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
@@ -6346,7 +6346,7 @@ pub mod user_login {
     #[doc = " registered records nothing and answers nil."]
     #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `43f25916182ce6f3d24e9d29d2de3d4b0faed1d0`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `e3c012ebb2068f8099adfcffdcf1a352816764ed`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6446,7 +6446,7 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "6adb2d887267bf222a1730a64a5233e9ffbcfaf1",
+        sha1: "7532b7e2a3ab643dc417bf4c4a38f5b76d20a576",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
@@ -6488,7 +6488,7 @@ pub mod vote {
     #[doc = " Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch"]
     #[doc = " included); for `none`, 1 if the user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `6adb2d887267bf222a1730a64a5233e9ffbcfaf1`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `7532b7e2a3ab643dc417bf4c4a38f5b76d20a576`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6523,7 +6523,7 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "539bb79376bc3bc44ec0162874e6838e68c1f668",
+        sha1: "b2194773b34c13585fc88064e35166bea656535c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
@@ -6554,7 +6554,7 @@ pub mod vote {
     #[doc = " one is freed in the background."]
     #[doc = " Reply: 1 if the subject had votes or a place in the rankings."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `539bb79376bc3bc44ec0162874e6838e68c1f668`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `b2194773b34c13585fc88064e35166bea656535c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6584,7 +6584,7 @@ pub mod vote {
     pub static POST: crate::Script = crate::Script {
         name: "vote/post",
         path: "scripts/vote/post.lua",
-        sha1: "de27d1cb2acc0baf12fe9cee910e8ae22a560874",
+        sha1: "ec0147857cde18066195c6f9bb1ac70e2eb8a07c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/post.lua")),
         flags: &[],
         summary: "Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it.",
@@ -6617,7 +6617,7 @@ pub mod vote {
     #[doc = " (cast.lua); posting it first puts it in both rankings before any vote, at the time it"]
     #[doc = " was really posted. Posting again moves the time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `de27d1cb2acc0baf12fe9cee910e8ae22a560874`)."]
+    #[doc = " Runs `scripts/vote/post.lua` (`vote/post`, SHA1 `ec0147857cde18066195c6f9bb1ac70e2eb8a07c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6791,7 +6791,7 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "8322fb64e689f66b3fa7d3098d66f1d6b5870c80",
+        sha1: "d98769fbfb44cbd2aa876dcbbcbe476f100b9977",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
@@ -6831,7 +6831,7 @@ pub mod web_session {
     #[doc = " token's two keys are passed, in the order of `entries`, with or without `carts`."]
     #[doc = " Reply: the tokens ended, in the order given."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `8322fb64e689f66b3fa7d3098d66f1d6b5870c80`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `d98769fbfb44cbd2aa876dcbbcbe476f100b9977`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6863,7 +6863,7 @@ pub mod web_session {
     pub static RESCALE: crate::Script = crate::Script {
         name: "web_session/rescale",
         path: "scripts/web_session/rescale.lua",
-        sha1: "bf90df3d98008cc652e1d6076e7ff874a41e21f3",
+        sha1: "8e56fcca1ea16193866fe828332cd983ae08328b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/rescale.lua")),
         flags: &[],
         summary: "Keeps the `keep` most viewed items and halves every view count, so that new items can climb.",
@@ -6897,7 +6897,7 @@ pub mod web_session {
     #[doc = " halves, so a set that grew far beyond it is trimmed over a few calls, then halved once."]
     #[doc = " Reply: how many items were dropped, and 1 if the counts were halved (0: call again)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `bf90df3d98008cc652e1d6076e7ff874a41e21f3`)."]
+    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `8e56fcca1ea16193866fe828332cd983ae08328b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `views` (a zset, named `{<namespace>}:viewed`): every item -> minus its views"]
@@ -6924,7 +6924,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "24414f7290d470e8181d4be9f32a81d539fc0b4b",
+        sha1: "d7975bc9220998ed9cd2b37de6ecbe2c497fd9cb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -6965,7 +6965,7 @@ pub mod web_session {
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `24414f7290d470e8181d4be9f32a81d539fc0b4b`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `d7975bc9220998ed9cd2b37de6ecbe2c497fd9cb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -7128,7 +7128,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "9580e1f68c84545ea28d34670266e9a6e501ed4e",
+        sha1: "57c8d768416a9342b728d3e8865c325ff246f6f9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -7166,7 +7166,7 @@ pub mod work_queue {
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
     #[doc = " job yet, the ack still counts, as nobody else holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `9580e1f68c84545ea28d34670266e9a6e501ed4e`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `57c8d768416a9342b728d3e8865c325ff246f6f9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7202,7 +7202,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "6e6daf17cfb68ffe334fb3fcbe56bd23e90121eb",
+        sha1: "a209c5b79bf56e73d820b29d29366406ad0d4358",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -7245,7 +7245,7 @@ pub mod work_queue {
     #[doc = " Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of"]
     #[doc = " the job already there)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `6e6daf17cfb68ffe334fb3fcbe56bd23e90121eb`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `a209c5b79bf56e73d820b29d29366406ad0d4358`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7281,7 +7281,7 @@ pub mod work_queue {
     pub static COUNTS: crate::Script = crate::Script {
         name: "work_queue/counts",
         path: "scripts/work_queue/counts.lua",
-        sha1: "88c5da022d3eaf14d00d8876fb80184f603b2c6b",
+        sha1: "8914a2f82589eda99f0c84b484a3c9a8921ba550",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/counts.lua")),
         flags: &["no-writes", ],
         summary: "Counts the jobs in each state, at one instant.",
@@ -7309,7 +7309,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators and dashboards. A leased job whose lease ran out"]
     #[doc = " counts as leased until a `take.lua` call hands it back."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `88c5da022d3eaf14d00d8876fb80184f603b2c6b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/counts.lua` (`work_queue/counts`, SHA1 `8914a2f82589eda99f0c84b484a3c9a8921ba550`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7335,7 +7335,7 @@ pub mod work_queue {
     pub static EXTEND: crate::Script = crate::Script {
         name: "work_queue/extend",
         path: "scripts/work_queue/extend.lua",
-        sha1: "2d010a779cfd19ea72ee2b5ed06a188323ac2c43",
+        sha1: "87471fb4ee764535ed01c31c7fbddad7b5bbbf9d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/extend.lua")),
         flags: &[],
         summary: "Renews the lease on a job: it is held for `lease` from now.",
@@ -7369,7 +7369,7 @@ pub mod work_queue {
     #[doc = " can renew it: LEASE_LOST means the job was handed to another worker (or acked, or"]
     #[doc = " removed) and this worker should stop working on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `2d010a779cfd19ea72ee2b5ed06a188323ac2c43`)."]
+    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `87471fb4ee764535ed01c31c7fbddad7b5bbbf9d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -7401,7 +7401,7 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "abf79cf9b467fc6ae25b16a3bb247bfc98ccc250",
+        sha1: "7422e4e0a23f1a43e83a15a30591edd6958c3bce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error and payload.",
@@ -7434,7 +7434,7 @@ pub mod work_queue {
     #[doc = " goes with the state (ms, server clock: when a delayed job is due, when a lease runs"]
     #[doc = " out, when a job died; '' for waiting and parked jobs)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `abf79cf9b467fc6ae25b16a3bb247bfc98ccc250`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `7422e4e0a23f1a43e83a15a30591edd6958c3bce`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -7464,7 +7464,7 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "9a3e7712a0865bf31b75ba0efdf1cd3a69b3366b",
+        sha1: "2d0597480b5d2ae966aacce8da783daffda1d583",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
@@ -7505,7 +7505,7 @@ pub mod work_queue {
     #[doc = " Reply: seven items per job: id, deliveries, priority, group ('' for none), last error"]
     #[doc = " ('' for none), payload, and the time that goes with the state (as in `job.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `9a3e7712a0865bf31b75ba0efdf1cd3a69b3366b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `2d0597480b5d2ae966aacce8da783daffda1d583`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7542,7 +7542,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8",
+        sha1: "2c5beaa7a5a98b7bef148f60ed965e550b9b6e23",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -7592,7 +7592,7 @@ pub mod work_queue {
     #[doc = " Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken"]
     #[doc = " again (ms, server clock; when it died, for 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2c5beaa7a5a98b7bef148f60ed965e550b9b6e23`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7636,7 +7636,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "fbd9bfc722ad32fa00acacab4b71f76c60255241",
+        sha1: "1e31955e5601a46e1c09563f73ae7a1181fc1e8f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -7669,7 +7669,7 @@ pub mod work_queue {
     #[doc = " Reply: whether the job was removed, and the state it was in (nil when there is no job"]
     #[doc = " with this id)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `fbd9bfc722ad32fa00acacab4b71f76c60255241`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `1e31955e5601a46e1c09563f73ae7a1181fc1e8f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7700,7 +7700,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "6b3f027c37f76efa6dc333f338c3286c0b25f6d3",
+        sha1: "a821584569363830d9f7bdcf4a80f35e5dabe4ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -7731,7 +7731,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `6b3f027c37f76efa6dc333f338c3286c0b25f6d3`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `a821584569363830d9f7bdcf4a80f35e5dabe4ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7761,7 +7761,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "3564f44742b09862aa779360a6eca93dc91a3d88",
+        sha1: "97b61cf1fa7c75ed6574bf32b4b22066bbabbc22",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -7842,7 +7842,7 @@ pub mod work_queue {
     #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
     #[doc = " and the jobs before it stay done."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `3564f44742b09862aa779360a6eca93dc91a3d88`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `97b61cf1fa7c75ed6574bf32b4b22066bbabbc22`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

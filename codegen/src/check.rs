@@ -59,8 +59,12 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
         let header = parsed.clone().into_header();
         if let Some(Err(problems)) = header.as_ref().map(crate::key_check::analyze) {
             for problem in problems {
-                let key = &parsed.keys[problem.key];
-                let at = key.template_at.unwrap_or(key.at);
+                let at = match problem.at {
+                    crate::key_check::Tag::Key(i) => {
+                        parsed.keys[i].template_at.unwrap_or(parsed.keys[i].at)
+                    }
+                    crate::key_check::Tag::Arg(i) => parsed.args[i].at,
+                };
                 report.error(at.line, at.col, problem.message, problem.hint);
             }
         }

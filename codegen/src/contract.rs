@@ -3,7 +3,8 @@
 //! A script's header declares its keys and arguments with their types and constraints; this
 //! module turns that into Lua that checks the `KEYS`/`ARGV` counts and every argument, binds
 //! each to a local of the header's name, and answers a bad call with a declared error code
-//! (`BAD_ARGS` for the counts, `BAD_<NAME>` for an argument). The block is written into the
+//! (`BAD_ARGS` for the counts, `BAD_<NAME>` for an argument, `BAD_KEYS` for keys not named
+//! as their templates say: see `key_check`). The block is written into the
 //! script file itself, between two marker lines, so each file stays self-contained and what
 //! Redis runs is byte for byte what a reader sees; the build regenerates the block and
 //! refuses a script whose copy differs, so the checks can never drift from the header.
@@ -33,15 +34,10 @@ pub const HELPERS: &[&str] = &[
     "float",
     "shown",
     "each",
-    "key_tagged",
     "key_group",
     "key_cut",
     "key_split",
     "key_group_fits",
-    "tag_of_keys",
-    "tag_of_item",
-    "content_of_keys",
-    "content_of_item",
 ];
 
 /// The error code of a bad key or argument count.
@@ -330,13 +326,12 @@ fn helpers(
 
 /// The helpers the input checks define, in an order where each comes after those it
 /// calls: the Functions library defines each once for all its functions.
-pub(crate) const HELPER_SOURCES: [&str; 10] = [
+pub(crate) const HELPER_SOURCES: [&str; 9] = [
     DECIMAL_LESS,
     INTEGER,
     SAFE_INTEGER,
     FLOAT,
     SHOWN,
-    key_check::KEY_TAGGED,
     key_check::KEY_GROUP,
     key_check::KEY_CUT,
     key_check::KEY_SPLIT,

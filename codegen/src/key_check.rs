@@ -30,29 +30,18 @@ use crate::model::{ArgType, Header, Key, KeyForm, KeyPart};
 pub const BAD_KEYS: &str = "BAD_KEYS";
 
 /// The helpers the key check may call, in an order where each comes after those it calls.
-pub(crate) const HELPER_NAMES: [&str; 5] = [
-    "key_tagged",
-    "key_group",
-    "key_cut",
-    "key_split",
-    "key_group_fits",
-];
+pub(crate) const HELPER_NAMES: [&str; 4] = ["key_group", "key_cut", "key_split", "key_group_fits"];
 
-pub(crate) const KEY_TAGGED: &str = "\
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
-";
+/// A Lua pattern that a key name holding a cluster hash tag matches: a `{` (the first),
+/// then at least one byte up to the first `}`.
+const TAGGED: &str = "'^[^{]*{[^}]+}'";
 
 pub(crate) const KEY_GROUP: &str = "\
 -- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
--- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+-- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
+-- braces; nil for an empty value, or one with a `}` but no hash tag.
 local function key_group(s)
-  if key_tagged(s) then
+  if string.find(s, '^[^{]*{[^}]+}') then
     return s
   end
   if s ~= '' and not string.find(s, '}', 1, true) then
@@ -115,8 +104,7 @@ end
 ";
 
 /// The source of each helper, by name, in [`HELPER_NAMES`] order.
-pub(crate) const HELPER_SOURCES: [&str; 5] =
-    [KEY_TAGGED, KEY_GROUP, KEY_CUT, KEY_SPLIT, KEY_GROUP_FITS];
+pub(crate) const HELPER_SOURCES: [&str; 4] = [KEY_GROUP, KEY_CUT, KEY_SPLIT, KEY_GROUP_FITS];
 
 /// What a value in a key name stands for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -194,11 +182,18 @@ pub(crate) struct Plan {
     per_round: BTreeMap<Slot, PerRound>,
 }
 
-/// A problem with a script's templates, for the `@key` at `key` (0-based).
+/// A problem with a script's templates, for the `@key` or `@arg` it names.
 pub(crate) struct Problem {
-    pub key: usize,
+    pub at: Tag,
     pub message: String,
     pub hint: String,
+}
+
+/// An `@key` or `@arg` line, by its index (0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tag {
+    Key(usize),
+    Arg(usize),
 }
 
 /// The group of `keys`' templates, if any: check_script already made sure there is one.
@@ -309,7 +304,7 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
                         && group.params.contains(p)
                     {
                         problems.push(Problem {
-                            key: i,
+                            at: Tag::Key(i),
                             message: format!(
                                 "`<{p}>` stands outside the hash tag `{{{}}}` in `{text}`",
                                 group.content
@@ -353,6 +348,14 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
             all.push(slot.clone());
         }
     }
+    // An argument named as the group's one placeholder gives the group's content.
+    if let Some(param) = group.as_ref().and_then(|g| g.param.as_deref())
+        && all.contains(&Slot::Group)
+        && !all.contains(&Slot::Content)
+        && header.args.iter().any(|a| a.name == param)
+    {
+        all.push(Slot::Content);
+    }
     let arg_slot = |name: &str| -> Option<Slot> {
         if group.as_ref().and_then(|g| g.param.as_deref()) == Some(name) {
             return all.contains(&Slot::Content).then_some(Slot::Content);
@@ -391,7 +394,7 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
             && group.params.contains(&arg.name)
         {
             problems.push(Problem {
-                key: fixed.first().map_or(0, |f| f.0 - 1),
+                at: Tag::Arg(i),
                 message: format!(
                     "the argument `{}` is named as a value of the hash tag `{{{}}}`",
                     arg.name, group.content
@@ -416,7 +419,7 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
                 let forms = variadic.as_ref().map_or(1, |v| v.forms.len());
                 if forms > 1 {
                     problems.push(Problem {
-                        key: variadic.as_ref().map_or(0, |v| v.first - 1),
+                        at: Tag::Arg(i),
                         message: format!(
                             "the variadic argument `{}` gives a value per item of a key of \
                              several forms",
@@ -437,7 +440,7 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
                 );
             }
             (true, Scope::Call) => problems.push(Problem {
-                key: fixed.first().map_or(0, |f| f.0 - 1),
+                at: Tag::Arg(i),
                 message: format!(
                     "the variadic argument `{}` is named as a value of the whole call",
                     arg.name
@@ -461,7 +464,7 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
                     && !first_form
                 {
                     problems.push(Problem {
-                        key: v.first - 1,
+                        at: Tag::Key(v.first - 1),
                         message: format!(
                             "`{text}` names a value of the whole call that no key before it, and \
                              not the first form, names"
@@ -481,15 +484,22 @@ pub(crate) fn analyze(header: &Header) -> Result<Option<Plan>, Vec<Problem>> {
         per_round,
     };
     let taken = locals(&plan);
-    let names = header
+    let names = (header
         .keys
         .iter()
-        .map(|k| &k.name)
-        .chain(header.args.iter().map(|a| &a.name));
-    for (i, name) in names.enumerate() {
+        .enumerate()
+        .map(|(i, k)| (Tag::Key(i), &k.name)))
+    .chain(
+        header
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (Tag::Arg(i), &a.name)),
+    );
+    for (at, name) in names {
         if taken.contains(name) {
             problems.push(Problem {
-                key: i.min(header.keys.len() - 1),
+                at,
                 message: format!("`{name}` is the name of a local of the generated key check"),
                 hint: "rename it: the key check reads the keys' values into locals named \
                        `<placeholder>_of_keys`, `<placeholder>_of_item` and `<key>_parts`"
@@ -585,9 +595,6 @@ pub(crate) fn render(plan: &Plan, out: &mut Lines) -> BTreeSet<&'static str> {
     };
     emitter.all();
     let mut helpers = emitter.helpers;
-    if helpers.contains("key_group") {
-        helpers.insert("key_tagged");
-    }
     if helpers.contains("key_group_fits") {
         helpers.insert("key_split");
     }
@@ -913,8 +920,27 @@ impl Emitter<'_, '_> {
                 conds.push(format!("{} == ''", s.key));
                 read.push((x.clone(), s.key.to_string(), Read::Whole));
             } else {
-                self.helpers.insert("key_cut");
-                let cut = format!("key_cut({}, {head}, {tail})", s.key);
+                // Between literal texts a Lua pattern reads the value, in one call.
+                let literal = |pieces: &[Piece]| pieces.iter().all(|p| matches!(p, Piece::Text(_)));
+                let cut = if literal(&s.pieces[..at]) && literal(&s.pieces[at + 1..]) {
+                    let (head, tail) = (text_of(&s.pieces[..at]), text_of(&s.pieces[at + 1..]));
+                    if needs(x) {
+                        format!(
+                            "string.match({}, {})",
+                            s.key,
+                            quote(&format!("^{}(.+){}$", escape(&head), escape(&tail)))
+                        )
+                    } else {
+                        format!(
+                            "string.find({}, {})",
+                            s.key,
+                            quote(&format!("^{}.+{}$", escape(&head), escape(&tail)))
+                        )
+                    }
+                } else {
+                    self.helpers.insert("key_cut");
+                    format!("key_cut({}, {head}, {tail})", s.key)
+                };
                 if needs(x) {
                     before.push(bind(x, &cut));
                     let name = local(plan, x, s.suffix);
@@ -924,6 +950,23 @@ impl Emitter<'_, '_> {
                     conds.push(format!("not {cut}"));
                 }
             }
+        } else if !repeated
+            && !unknowns.iter().any(&needs)
+            && s.pieces.iter().all(|p| match p {
+                Piece::Text(_) => true,
+                Piece::Slot(slot) => unknowns.contains(slot),
+            })
+        {
+            // Free values between literal texts: one Lua pattern, nothing read.
+            let mut pattern = String::from("^");
+            for piece in s.pieces {
+                match piece {
+                    Piece::Text(text) => pattern.push_str(&escape(text)),
+                    Piece::Slot(_) => pattern.push_str(".+"),
+                }
+            }
+            pattern.push('$');
+            conds.push(format!("not string.find({}, {})", s.key, quote(&pattern)));
         } else {
             // Several values unknown: the key is read in one pass.
             self.helpers.insert("key_split");
@@ -962,8 +1005,7 @@ impl Emitter<'_, '_> {
             match slot {
                 Slot::Group => {
                     if how != Read::Split {
-                        self.helpers.insert("key_tagged");
-                        conds.push(format!("not key_tagged({expr})"));
+                        conds.push(format!("not string.find({expr}, {TAGGED})"));
                     }
                     if let Some(texts) = plan.group.as_ref().and_then(|g| g.texts.as_ref()) {
                         self.helpers.insert("key_group_fits");
@@ -1118,6 +1160,29 @@ fn concat(pieces: &[Piece], known: &BTreeMap<Slot, Known>) -> String {
     } else {
         parts.join(" .. ")
     }
+}
+
+/// The text of `pieces`, all literal.
+fn text_of(pieces: &[Piece]) -> String {
+    pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(text) => text.as_str(),
+            Piece::Slot(_) => unreachable!("literal pieces only"),
+        })
+        .collect()
+}
+
+/// `text` as a Lua pattern that matches it alone: its magic characters escaped.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "^$()%.[]*+-?".contains(c) {
+            out.push('%');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `{ 'a', 'b' }`.

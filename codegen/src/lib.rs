@@ -134,7 +134,10 @@
 //!
 //! Each script starts, right after its header, with input checks rendered from the header
 //! ([`contract`]): the `KEYS`/`ARGV` counts and every argument, in Lua, answering
-//! `BAD_ARGS` or `BAD_<NAME>`, and a local of the header's name for each key and argument.
+//! `BAD_ARGS` or `BAD_<NAME>`, a local of the header's name for each key and argument, and,
+//! where keys have templates, a check that the call's keys are named as they say
+//! (`BAD_KEYS`: literal text, one hash tag for the call, and every value two keys, or a key
+//! and the argument of its placeholder's name, share).
 //! They live in the file, so that it runs alone (`redis-cli --eval`, any client) and what
 //! Redis runs is what a reader sees; the build refuses a script whose checks differ from
 //! its header. Write the header, then let the command write the checks, and again after

@@ -21,7 +21,14 @@ const KEY_NAMES: &str = "Each key's template says how the pattern names it from 
     with a '}' but no hash tag. All the keys of one call take the same group (a key \
     without one is that group's content alone), so they share one hash slot: one hash tag \
     per pattern instance. A variadic key whose template has several forms (a|b) takes \
-    items of those forms, as its doc says.";
+    them in turn: a, b, a, b, and so on. Every script checks the keys of a call before it \
+    writes anything, and answers BAD_KEYS, naming the key and its template, when a key does \
+    not read as its template, or when two keys, or a key and the argument named as one of \
+    its placeholders, give that placeholder two values. A placeholder is one value for the \
+    whole call, except one that only the variadic key names outside its group: that one \
+    takes a value per item (per round of forms), given by the variadic argument of its \
+    name if there is one, one per item. The items of a variadic key whose template is a \
+    bare <key> are free.";
 
 #[derive(Serialize)]
 struct Manifest<'a> {

@@ -639,6 +639,8 @@ const BAD: &[&str] = &[
     "globals",
     "helper_names",
     "key_built_in_lua",
+    "key_check",
+    "key_check_variadic",
     "key_count_not_variadic",
     "key_types",
     "keyspace_scan",
@@ -846,6 +848,35 @@ scripts/bad/helper_names.lua:4:10: error: `decimal_less` is the name of a helper
 scripts/bad/helper_names.lua:5:10: error: `float` is the name of a helper of the generated input checks
   = hint: pick another name: the script binds it to a local of the same name
 scripts/bad/helper_names.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
+    );
+}
+
+/// What the key check cannot read as the call means: a value of a hash tag of several
+/// values standing elsewhere, an argument named as one, a name the check's own locals take.
+#[test]
+fn bad_key_check() {
+    assert_eq!(
+        bad("key_check"),
+        r#"scripts/bad/key_check.lua:3:31: error: `<user>` stands outside the hash tag `{<ns>:<user>}` in `{<ns>:<user>}:items:<user>`
+  = hint: a value of a hash tag of several values stands in that hash tag only: give it another name outside it
+scripts/bad/key_check.lua:4:5: error: the argument `ns` is named as a value of the hash tag `{<ns>:<user>}`
+  = hint: a hash tag of several values is checked whole: rename the argument, or the placeholder
+scripts/bad/key_check.lua:5:5: error: `tag_of_keys` is the name of a local of the generated key check
+  = hint: rename it: the key check reads the keys' values into locals named `<placeholder>_of_keys`, `<placeholder>_of_item` and `<key>_parts`
+scripts/bad/key_check.lua:8:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
+    );
+}
+
+/// A variadic argument gives a value per item: not one of a value of the whole call.
+#[test]
+fn bad_key_check_variadic() {
+    assert_eq!(
+        bad("key_check_variadic"),
+        r#"scripts/bad/key_check_variadic.lua:4:5: error: the variadic argument `ns` is named as a value of the whole call
+  = hint: a variadic argument gives a value per item of the variadic key: name it as a placeholder that only the variadic key names, or rename it
+scripts/bad/key_check_variadic.lua:7:1: error: the script does not start with the input checks its header declares
   = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }

@@ -541,10 +541,12 @@ fn a_script_with_the_longest_names_passes_the_check_and_luacheck() {
     };
     // As many choices as fit on the header's line.
     let choices = CHOICES[..9].join("|");
+    // Templates, one of a placeholder shared with `token`: the key check's lines, with the
+    // longest names, wrap too.
     let mut source = format!(
         "--- Probes the longest names.\n\
-         --- @key {dest} string where it goes\n\
-         --- @key {sources}... set 1..=4294967295 the sources\n\
+         --- @key {dest} string {{<namespace>}}:<{token}> where\n\
+         --- @key {sources}... set 1..=4294967295 {{<namespace>}}:items:<item> the sources\n\
          --- @arg {lower} int -2^63..=2^63-1 a bound\n\
          --- @arg {wait} ms? 1..=2^53-1 a wait\n\
          --- @arg {ratio} float? a ratio\n\

@@ -24,17 +24,11 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
 -- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
--- hash tag, else `s` in braces; nil for an empty value, or one with a `}` but no hash tag.
+-- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
+-- braces; nil for an empty value, or one with a `}` but no hash tag.
 local function key_group(s)
-  if key_tagged(s) then
+  if string.find(s, '^[^{]*{[^}]+}') then
     return s
   end
   if s ~= '' and not string.find(s, '}', 1, true) then

@@ -32,13 +32,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
 -- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
 -- then `tail`; else nil.
 local function key_cut(s, head, tail)
@@ -62,8 +55,8 @@ if not window or window > 999999999999999 then
       'BAD_WINDOW window must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(seen, '', ':last.seen')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[2] is ' .. shown(seen))
 end
 if not key_cut(friends, tag_of_keys .. ':friends:', '') then

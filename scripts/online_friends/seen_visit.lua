@@ -29,21 +29,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
--- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
--- then `tail`; else nil.
-local function key_cut(s, head, tail)
-  local stop = #s - #tail
-  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
-    return string.sub(s, #head + 1, stop)
-  end
-end
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -61,8 +46,8 @@ if not keep or keep > 999999999999999 then
   return redis.error_reply('BAD_KEEP keep must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(seen, '', ':last.seen')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(seen, '^(.+):last%.seen$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS seen must be {<ns>}:last.seen, but KEYS[1] is ' .. shown(seen))
 end
 -- End of the generated input checks.

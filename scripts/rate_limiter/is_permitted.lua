@@ -44,36 +44,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
--- at least one byte and as short as it can be, a first value that is a hash tag group
--- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
--- is not of that form.
-local function key_split(s, texts, group)
-  if string.sub(s, 1, #texts[1]) ~= texts[1] then
-    return nil
-  end
-  local values, at = {}, #texts[1] + 1
-  for n = 2, #texts do
-    local least = at
-    if n == 2 and group then
-      local open = string.find(s, '{', at, true)
-      least = open and string.find(s, '}', open + 1, true)
-      if not least or least == open + 1 then
-        return nil
-      end
-    end
-    local stop = #s - #texts[n]
-    if n < #texts then
-      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
-    end
-    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
-      return nil
-    end
-    values[n - 1] = string.sub(s, at, stop)
-    at = stop + #texts[n] + 1
-  end
-  return values
-end
 if #KEYS ~= 1 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 1 key and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -92,7 +62,7 @@ if not cost or cost > 999999999999999 then
   return redis.error_reply('BAD_COST cost must be an integer from 1 to 999999999999999, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if not key_split(counter, { '', ':', ':', '' }, false) then
+if not string.find(counter, '^.+:.+:.+$') then
   return redis.error_reply('BAD_KEYS counter must be <prefix>:<uid>:<action>, but KEYS[1] is ' .. shown(counter))
 end
 -- End of the generated input checks.

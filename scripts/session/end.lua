@@ -28,21 +28,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
--- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
--- then `tail`; else nil.
-local function key_cut(s, head, tail)
-  local stop = #s - #tail
-  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
-    return string.sub(s, #head + 1, stop)
-  end
-end
 -- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
 -- at least one byte and as short as it can be, a first value that is a hash tag group
 -- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
@@ -85,8 +70,9 @@ end
 local sessions = KEYS[1]
 local records = KEYS[2]
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(sessions, '', ':sessions')
-if not tag_of_keys or not key_tagged(tag_of_keys) or not key_group_fits(tag_of_keys, { '', ':', '' }) then
+local tag_of_keys = string.match(sessions, '^(.+):sessions$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
+    not key_group_fits(tag_of_keys, { '', ':', '' }) then
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 if records ~= tag_of_keys .. ':records' then

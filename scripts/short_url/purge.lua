@@ -29,21 +29,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
--- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
--- then `tail`; else nil.
-local function key_cut(s, head, tail)
-  local stop = #s - #tail
-  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
-    return string.sub(s, #head + 1, stop)
-  end
-end
 if #KEYS ~= 5 or #ARGV ~= 1 then
   return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -57,8 +42,8 @@ if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-local tag_of_keys = key_cut(links, '', ':mapping_hash')
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+local tag_of_keys = string.match(links, '^(.+):mapping_hash$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS links must be {<name>}:mapping_hash, but KEYS[1] is ' .. shown(links))
 end
 if cache ~= tag_of_keys .. ':mapping_cache' then

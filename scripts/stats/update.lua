@@ -62,13 +62,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
 -- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
 -- at least one byte and as short as it can be, a first value that is a hash tag group
 -- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
@@ -121,7 +114,7 @@ if not now or now > 999999999999999 then
   return redis.error_reply('BAD_NOW now must be an integer from 0 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
-if stats == '' or not key_tagged(stats) or not key_group_fits(stats, { '', ':', ':', '' }) then
+if stats == '' or not string.find(stats, '^[^{]*{[^}]+}') or not key_group_fits(stats, { '', ':', ':', '' }) then
   return redis.error_reply('BAD_KEYS stats must be {<prefix>:<context>:<kind>}, but KEYS[1] is ' .. shown(stats))
 end
 if start ~= stats .. ':start' then

@@ -26,13 +26,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
 -- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
 -- then `tail`; else nil.
 local function key_cut(s, head, tail)
@@ -61,7 +54,7 @@ if #KEYS - 2 ~= #ARGV - 2 then
       'BAD_ARGS expected one tag per key of tag_targets, got ' .. (#KEYS - 1) .. ' and ' .. (#ARGV - 1))
 end
 local tag_of_keys = key_cut(target_tags, '', ':target:' .. target)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS target_tags must be {<namespace>}:target:<target> with <target> = ARGV[1], but KEYS[1] is '
       .. shown(target_tags))

@@ -31,13 +31,6 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
--- Whether key name `s` holds a cluster hash tag: a `{`, then the first `}` after it, with
--- at least one byte between.
-local function key_tagged(s)
-  local open = string.find(s, '{', 1, true)
-  local close = open and string.find(s, '}', open + 1, true)
-  return close ~= nil and close > open + 1
-end
 -- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
 -- then `tail`; else nil.
 local function key_cut(s, head, tail)
@@ -67,7 +60,7 @@ if ARGV[2] ~= '' then
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_cut(up, '', ':up:' .. subject)
-if not tag_of_keys or not key_tagged(tag_of_keys) then
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply(
       'BAD_KEYS up must be {<namespace>}:up:<subject> with <subject> = ARGV[1], but KEYS[1] is ' .. shown(up))
 end

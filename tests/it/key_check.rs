@@ -198,7 +198,11 @@ fn wrong_keys(keys: &[String]) -> Vec<(String, Vec<String>)> {
         if let Some(colon) = key.rfind(':') {
             let mut dotted = key.clone();
             dotted.replace_range(colon..colon + 1, ".");
-            with(format!("KEYS[{}] with a . for its last :", i + 1), i, dotted);
+            with(
+                format!("KEYS[{}] with a . for its last :", i + 1),
+                i,
+                dotted,
+            );
         }
     }
     for i in 1..keys.len() {
@@ -280,7 +284,11 @@ fn every_script_refuses_keys_its_templates_do_not_name() {
         }
     }
     assert_eq!(disagreements, Vec::<String>::new());
-    assert_eq!(without_refusal, Vec::<&str>::new(), "scripts that refused nothing");
+    assert_eq!(
+        without_refusal,
+        Vec::<&str>::new(),
+        "scripts that refused nothing"
+    );
     assert!(calls > 1000, "{calls} calls");
 }
 
@@ -298,11 +306,22 @@ fn a_vote_for_another_subject_than_its_keys_is_refused() {
         "{votes}:best",
     ];
     assert_code(
-        harness::eval(&mut con, &scripts::vote::CAST, &keys, &["post-b", "ann", "up"]),
+        harness::eval(
+            &mut con,
+            &scripts::vote::CAST,
+            &keys,
+            &["post-b", "ann", "up"],
+        ),
         "BAD_KEYS",
     );
     assert!(harness::dump(&mut con).is_empty());
-    harness::eval(&mut con, &scripts::vote::CAST, &keys, &["post-a", "ann", "up"]).unwrap();
+    harness::eval(
+        &mut con,
+        &scripts::vote::CAST,
+        &keys,
+        &["post-a", "ann", "up"],
+    )
+    .unwrap();
 }
 
 /// `work_queue/take` with `leased` and `dead` swapped put a freshly leased job in the
