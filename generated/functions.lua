@@ -53,14 +53,16 @@ local function safe_integer(s, min, max)
   end
 end
 
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
+-- The one rule for floats: decimal digits with an optional leading '-', then an optional
+-- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
+-- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
+-- before the number, space, hex, inf or nan.
 local function float(s)
   local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
   if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
     return nil
   end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
     return nil
   end
   local n = tonumber(s)
@@ -358,7 +360,9 @@ if content == '' then
 end
 local weight = float(ARGV[2])
 if not weight then
-  return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 local mode = ARGV[3]
 if mode ~= 'incr' and mode ~= 'set' then
@@ -1252,11 +1256,15 @@ if member == '' then
 end
 local longitude = float(ARGV[2])
 if not longitude then
-  return redis.error_reply('BAD_LONGITUDE longitude must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_LONGITUDE longitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 local latitude = float(ARGV[3])
 if not latitude then
-  return redis.error_reply('BAD_LATITUDE latitude must be a finite decimal number, got ' .. shown(ARGV[3]))
+  return redis.error_reply(
+      'BAD_LATITUDE latitude must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[3]))
 end
 local ttl = nil
 if ARGV[4] ~= '' then
@@ -1397,7 +1405,9 @@ if member == '' then
 end
 local radius = float(ARGV[2])
 if not radius then
-  return redis.error_reply('BAD_RADIUS radius must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_RADIUS radius must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 local limit = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not limit or limit > 100 then
@@ -1835,7 +1845,9 @@ local levels = KEYS[2]
 local item = ARGV[1]
 local weight = float(ARGV[2])
 if not weight then
-  return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
@@ -1973,7 +1985,9 @@ local levels = KEYS[2]
 local item = ARGV[1]
 local change = float(ARGV[2])
 if not change then
-  return redis.error_reply('BAD_CHANGE change must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_CHANGE change must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
@@ -4316,12 +4330,12 @@ redis.register_function{
 --- Reply: the ids of the sessions ended to make room.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
---- @arg token string non-empty   the new session's token
+--- @arg token string len:16..   the new session's token: 16 bytes at least, to hold its 128 random bits
 --- @arg ttl ms 1..=10^15-1    how long the session lasts (again from each sliding validation)
 --- @arg cap uint 1..=1000     the most sessions the user may have
 --- @return [string]           the ids of the sessions ended to make room, soonest to expire first
 --- @error BAD_ARGS            not 2 keys and 3 arguments
---- @error BAD_TOKEN           empty
+--- @error BAD_TOKEN           shorter than 16 bytes
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_CAP             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -4337,8 +4351,8 @@ end
 local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+if #token < 16 then
+  return redis.error_reply('BAD_TOKEN token must be 16 bytes long at least, got ' .. #token .. ' bytes')
 end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then
@@ -5422,7 +5436,9 @@ if context == '' then
 end
 local average = float(ARGV[2])
 if not average then
-  return redis.error_reply('BAD_AVERAGE average must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_AVERAGE average must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 local keep = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not keep or keep > 10000 then
@@ -5485,7 +5501,9 @@ local last = KEYS[3]
 local pstart = KEYS[4]
 local value = float(ARGV[1])
 if not value then
-  return redis.error_reply('BAD_VALUE value must be a finite decimal number, got ' .. shown(ARGV[1]))
+  return redis.error_reply(
+      'BAD_VALUE value must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[1]))
 end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then
@@ -7952,7 +7970,7 @@ redis.register_function{
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
---- @arg token string             128 random bits as 32 hex digits, drawn anew for every call
+--- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 10 keys and from 7 to 57 arguments
@@ -8016,6 +8034,9 @@ if not group_period or group_period > 10000000000 then
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
 local token = ARGV[7]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -8076,9 +8097,6 @@ local function bad_jobs(what, value)
 end
 local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
-end
-if not string.match(token, '^' .. string.rep('%x', 32) .. '$') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
 
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash

@@ -74,7 +74,7 @@ pub use runtime::catalog::{load, load_all};
 pub use runtime::catalog::{load_all_async, load_async};
 pub use runtime::durability::{Acks, Aof, Durability, Durable};
 pub use runtime::error::{Error, Result};
-pub use runtime::input::ScriptArg;
+pub use runtime::input::{ScriptArg, float_from_text, integer_from_text};
 pub use runtime::op::{Op, ScriptMode};
 pub use runtime::script::{
     Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, KeyForm, KeyPart, KeyTemplate, Param, Returns,

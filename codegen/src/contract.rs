@@ -84,6 +84,17 @@ pub fn error_doc(header: &Header, code: &str) -> Option<String> {
     let what = match (&arg.ty, &arg.rule) {
         (_, Rule::NonEmpty) => "empty",
         (_, Rule::OneOf(_)) => "not one of its choices",
+        (_, Rule::Length { min, max: None }) => return Some(format!("shorter than {min} bytes")),
+        (
+            _,
+            Rule::Length {
+                min,
+                max: Some(max),
+            },
+        ) => {
+            return Some(format!("not from {min} to {max} bytes long"));
+        }
+        (_, Rule::Hex { digits }) => return Some(format!("not {digits} hex digits")),
         (ArgType::Bool, _) => "not 1 or 0",
         (ArgType::Float, _) => "not a finite decimal number",
         (ArgType::Ms, _) => "not whole milliseconds within its range",
@@ -109,10 +120,21 @@ fn value_words(arg: &Arg, single: bool) -> String {
             "must not be empty".to_string()
         }
         (_, Rule::OneOf(options)) => format!("must be one of {}", options.join(", ")),
+        (_, Rule::Length { min, max: None }) => format!("must be {min} bytes long at least"),
+        (
+            _,
+            Rule::Length {
+                min,
+                max: Some(max),
+            },
+        ) => {
+            format!("must be from {min} to {max} bytes long")
+        }
+        (_, Rule::Hex { digits }) => format!("must be {digits} hex digits"),
         (ArgType::String | ArgType::Bytes | ArgType::Json, _) => String::new(),
         (ArgType::Bool, _) => "must be 1 or 0".to_string(),
-        (ArgType::Float, _) if single => "must be a finite decimal number".to_string(),
-        (ArgType::Float, _) => "must be finite decimal numbers".to_string(),
+        (ArgType::Float, _) if single => format!("must be a finite decimal number ({FLOAT_FORMS})"),
+        (ArgType::Float, _) => format!("must be finite decimal numbers ({FLOAT_FORMS})"),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
             let (min, max) = range_of(arg);
             let words = range_words(arg.ty, min, max);
@@ -295,8 +317,14 @@ fn helpers(
     let shows = body_uses.contains(&"shown")
         || keys.is_some()
         || header.args.iter().any(|a| match a.ty {
-            ArgType::String => matches!(a.rule, Rule::OneOf(_)),
-            ArgType::Bytes | ArgType::Json => false,
+            ArgType::String | ArgType::Bytes if a.variadic => {
+                matches!(
+                    a.rule,
+                    Rule::OneOf(_) | Rule::Length { .. } | Rule::Hex { .. }
+                )
+            }
+            ArgType::String | ArgType::Bytes => matches!(a.rule, Rule::OneOf(_) | Rule::Hex { .. }),
+            ArgType::Json => false,
             _ => true,
         });
     if decimals {
@@ -393,15 +421,21 @@ local function safe_integer(s, min, max)
 end
 ";
 
+/// What the float rule accepts, as the messages say it: the forms every language prints
+/// floats in by default.
+pub const FLOAT_FORMS: &str = "such as 1.5, -2, 1e+20, 1e-07 or 1.0E16";
+
 const FLOAT: &str = "\
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
+-- The one rule for floats: decimal digits with an optional leading '-', then an optional
+-- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
+-- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
+-- before the number, space, hex, inf or nan.
 local function float(s)
   local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
   if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
     return nil
   end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
     return nil
   end
   local n = tonumber(s)
@@ -536,6 +570,30 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
                     );
                     out.line("end");
                 }
+                Rule::Length { min, max } => {
+                    let mut test = vec![format!("#{name} < {min}")];
+                    test.extend(max.map(|max| format!("#{name} > {max}")));
+                    out.condition("", &test, " or ");
+                    out.error(
+                        "  ",
+                        &format!("{words}, got "),
+                        Some(&format!("#{name} .. ' bytes'")),
+                    );
+                    out.line("end");
+                }
+                Rule::Hex { digits } => {
+                    let test = [
+                        format!("#{name} ~= {digits}"),
+                        format!("string.find({name}, '%X')"),
+                    ];
+                    out.condition("", &test, " or ");
+                    out.error(
+                        "  ",
+                        &format!("{words}, got "),
+                        Some(&format!("shown({name})")),
+                    );
+                    out.line("end");
+                }
                 Rule::Any | Rule::Range { .. } => {}
             }
         }
@@ -619,23 +677,39 @@ fn number(out: &mut Lines, arg: &Arg, raw: &str, read: (String, Vec<String>), wo
 fn values(arg: &Arg, first: usize, out: &mut Lines) {
     let name = &arg.name;
     let code = error_code(name);
-    let test: Option<(Vec<String>, bool)> = match (&arg.ty, &arg.rule) {
+    // The conditions that refuse a value, how they join, and whether the message shows it.
+    let test: Option<(Vec<String>, &str, bool)> = match (&arg.ty, &arg.rule) {
         (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => {
-            Some((vec!["ARGV[i] == ''".to_string()], false))
+            Some((vec!["ARGV[i] == ''".to_string()], " and ", false))
         }
         (ArgType::String, Rule::OneOf(options)) => Some((
             options
                 .iter()
                 .map(|o| format!("ARGV[i] ~= '{}'", lua_escape(o)))
                 .collect(),
+            " and ",
+            true,
+        )),
+        (ArgType::String | ArgType::Bytes, Rule::Length { min, max }) => {
+            let mut test = vec![format!("#ARGV[i] < {min}")];
+            test.extend(max.map(|max| format!("#ARGV[i] > {max}")));
+            Some((test, " or ", true))
+        }
+        (ArgType::String | ArgType::Bytes, Rule::Hex { digits }) => Some((
+            vec![
+                format!("#ARGV[i] ~= {digits}"),
+                "string.find(ARGV[i], '%X')".to_string(),
+            ],
+            " or ",
             true,
         )),
         (ArgType::String | ArgType::Bytes | ArgType::Json, _) => None,
         (ArgType::Bool, _) => Some((
             vec!["ARGV[i] ~= '1'".to_string(), "ARGV[i] ~= '0'".to_string()],
+            " and ",
             true,
         )),
-        (ArgType::Float, _) => Some((vec!["not float(ARGV[i])".to_string()], true)),
+        (ArgType::Float, _) => Some((vec!["not float(ARGV[i])".to_string()], " and ", true)),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => None,
     };
     let words = value_words(arg, false);
@@ -648,9 +722,9 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
         refused.extend(out_of_range);
         out.condition("  ", &refused, " or ");
         true
-    } else if let Some((test, shows)) = test {
+    } else if let Some((test, joiner, shows)) = test {
         out.line(&format!("for i = {first}, #ARGV do"));
-        out.condition("  ", &test, " and ");
+        out.condition("  ", &test, joiner);
         shows
     } else {
         return;

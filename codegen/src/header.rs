@@ -820,6 +820,73 @@ fn constraints(tag: &mut ArgTag, cur: &mut Cursor, report: &mut Report) -> bool 
             } else {
                 tag.rule = Rule::Range { min, max };
             }
+        } else if let Some(spec) = word
+            .strip_prefix("len:")
+            .or_else(|| word.strip_prefix("hex:"))
+        {
+            cur.word();
+            let hex = word.starts_with("hex:");
+            let rule = if hex {
+                match spec.parse::<u32>() {
+                    Ok(digits) if (1..=1024).contains(&digits) && !spec.starts_with('0') => {
+                        Some(Rule::Hex { digits })
+                    }
+                    _ => {
+                        report.error(
+                            line,
+                            col,
+                            format!("`{word}` is not a number of hex digits"),
+                            "write how many hexadecimal digits the value holds, from 1 to 1024: \
+                             `hex:32` for 128 bits",
+                        );
+                        None
+                    }
+                }
+            } else {
+                let bytes = |n: i64| u32::try_from(n).ok();
+                match parse_range(spec, line, col + 4, report) {
+                    Some((min, i64::MAX)) if bytes(min).is_some() => Some(Rule::Length {
+                        min: min as u32,
+                        max: None,
+                    }),
+                    Some((min, max))
+                        if min <= max && bytes(min).is_some() && bytes(max).is_some() =>
+                    {
+                        Some(Rule::Length {
+                            min: min as u32,
+                            max: Some(max as u32),
+                        })
+                    }
+                    Some(_) => {
+                        report.error(
+                            line,
+                            col,
+                            format!("`{word}` is not a length in bytes"),
+                            "bound the length from 0 to 2^32 - 1 bytes, smaller bound first: \
+                             `len:16..` or `len:1..=64`",
+                        );
+                        None
+                    }
+                    None => None,
+                }
+            };
+            match tag.ty {
+                Some(ArgType::String | ArgType::Bytes) if tag.rule == Rule::Any => {
+                    if let Some(rule) = rule {
+                        tag.rule = rule;
+                    }
+                }
+                Some(ArgType::String | ArgType::Bytes) => {
+                    twice_constraint(report, line, col, &word);
+                }
+                Some(ty) => report.error(
+                    line,
+                    col,
+                    format!("`{word}` on a `{}` argument", type_name(ty)),
+                    "`len:` and `hex:` go with `string` and `bytes`",
+                ),
+                None => {}
+            }
         } else if word == "non-empty" {
             cur.word();
             match tag.ty {
@@ -888,8 +955,8 @@ fn twice_constraint(report: &mut Report, line: usize, col: usize, word: &str) {
         line,
         col,
         format!("`{word}` constrains the argument a second time"),
-        "give one constraint on the values (a range, `non-empty` or `a|b|c`) and, on a \
-         variadic argument, one range for how many values it takes",
+        "give one constraint on the values (a range, `non-empty`, `a|b|c`, `len:A..` or \
+         `hex:N`) and, on a variadic argument, one range for how many values it takes",
     );
 }
 

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
+use crate::contract;
 use crate::functions::{function_name, library_name};
-use crate::model::{Clock, Count, KeyPart, KeyTemplate, Rule, Script};
+use crate::model::{Arg, Clock, Count, Header, KeyPart, KeyTemplate, Rule, Script};
 use crate::render::{arg_type_name, return_type_name};
 
 /// The manifest's format; a change that breaks a reader bumps it.
@@ -135,6 +136,8 @@ enum RuleEntry<'a> {
     NonEmpty,
     Range { min: i64, max: i64 },
     OneOf { options: &'a [String] },
+    Length { min: u32, max: Option<u32> },
+    Hex { digits: u32 },
 }
 
 #[derive(Serialize)]
@@ -146,7 +149,27 @@ struct ArgEntry<'a> {
     variadic: bool,
     count: CountEntry,
     rule: RuleEntry<'a>,
+    /// What the script's own code checks beyond the rule, as its `@error` doc says.
+    more: Option<String>,
     doc: &'a str,
+}
+
+/// What the script's own code checks of `arg` beyond its rule: the doc of its `BAD_<NAME>`
+/// after the words the input checks raise it for (`or more than `burst``), or the whole
+/// doc when the input checks do not raise it.
+fn more(header: &Header, arg: &Arg) -> Option<String> {
+    let code = contract::error_code(&arg.name);
+    let doc = &header.errors.iter().find(|e| e.code == code)?.doc;
+    let rest = match contract::error_doc(header, &code) {
+        Some(generated) => doc.strip_prefix(generated.as_str())?,
+        None => doc.as_str(),
+    };
+    let rest = rest
+        .strip_prefix(", ")
+        .or_else(|| rest.strip_prefix("; "))
+        .unwrap_or(rest);
+    let rest = rest.strip_prefix("or ").unwrap_or(rest);
+    (!rest.is_empty()).then(|| rest.to_string())
 }
 
 #[derive(Serialize)]
@@ -217,7 +240,13 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
                                 max: *max,
                             },
                             Rule::OneOf(options) => RuleEntry::OneOf { options },
+                            Rule::Length { min, max } => RuleEntry::Length {
+                                min: *min,
+                                max: *max,
+                            },
+                            Rule::Hex { digits } => RuleEntry::Hex { digits: *digits },
                         },
+                        more: more(h, a),
                         doc: &a.doc,
                     })
                     .collect(),

@@ -233,6 +233,20 @@ pub enum Rule {
     },
     /// `a|b|c`: one of these strings.
     OneOf(Vec<String>),
+    /// `len:A..` or `len:A..=B`: a string or bytes of at least `min` bytes, and at most
+    /// `max` when given (a token long enough to hold 128 random bits: `len:16..`).
+    Length {
+        /// The fewest bytes.
+        min: u32,
+        /// The most bytes; `None` for no bound.
+        max: Option<u32>,
+    },
+    /// `hex:N`: exactly `digits` hexadecimal digits, of either case (a 128-bit token:
+    /// `hex:32`).
+    Hex {
+        /// How many digits.
+        digits: u32,
+    },
 }
 
 /// How many values a variadic key or argument takes, both ends included.

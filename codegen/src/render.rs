@@ -550,6 +550,12 @@ fn rule_doc(arg: &Arg) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Rule::Length { min, max: None } => format!(", {min} bytes at least"),
+        Rule::Length {
+            min,
+            max: Some(max),
+        } => format!(", {min} to {max} bytes"),
+        Rule::Hex { digits } => format!(", {digits} hex digits"),
     }
 }
 
@@ -584,6 +590,11 @@ fn rule_rust(rule: &Rule, rt: &str) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Rule::Length { min, max } => {
+            let max = max.map_or("None".to_string(), |max| format!("Some({max})"));
+            format!("{rt}::Rule::Length {{ min: {min}, max: {max} }}")
+        }
+        Rule::Hex { digits } => format!("{rt}::Rule::Hex {{ digits: {digits} }}"),
     }
 }
 

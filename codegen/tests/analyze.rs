@@ -644,6 +644,7 @@ const BAD: &[&str] = &[
     "key_count_not_variadic",
     "key_types",
     "keyspace_scan",
+    "length_and_hex",
     "loaders",
     "long_names",
     "many",
@@ -881,6 +882,32 @@ scripts/bad/key_check_variadic.lua:7:1: error: the script does not start with th
     );
 }
 
+/// `len:` and `hex:` go with strings and bytes, and take a length or a number of digits.
+#[test]
+fn bad_length_and_hex() {
+    let twice = "give one constraint on the values (a range, `non-empty`, `a|b|c`, `len:A..` or \
+                 `hex:N`) and, on a variadic argument, one range for how many values it takes";
+    let digits = "write how many hexadecimal digits the value holds, from 1 to 1024: `hex:32` for \
+                  128 bits";
+    assert_eq!(
+        bad("length_and_hex"),
+        format!(
+            r#"scripts/bad/length_and_hex.lua:2:20: error: `len:1..` on a `int` argument
+  = hint: `len:` and `hex:` go with `string` and `bytes`
+scripts/bad/length_and_hex.lua:3:23: error: `hex:0` is not a number of hex digits
+  = hint: {digits}
+scripts/bad/length_and_hex.lua:4:22: error: `hex:abc` is not a number of hex digits
+  = hint: {digits}
+scripts/bad/length_and_hex.lua:5:23: error: `len:5..=2` is not a length in bytes
+  = hint: bound the length from 0 to 2^32 - 1 bytes, smaller bound first: `len:16..` or `len:1..=64`
+scripts/bad/length_and_hex.lua:6:32: error: `hex:4` constrains the argument a second time
+  = hint: {twice}
+scripts/bad/length_and_hex.lua:9:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
+        )
+    );
+}
+
 #[test]
 fn bad_key_built_in_lua() {
     assert_eq!(
@@ -1098,7 +1125,7 @@ fn bad_non_empty_on_int() {
 scripts/bad/non_empty_on_int.lua:3:18: error: `non-empty` on a `bool` argument
   = hint: `non-empty` goes with `string`, `bytes` and `json`
 scripts/bad/non_empty_on_int.lua:4:33: error: `non-empty` constrains the argument a second time
-  = hint: give one constraint on the values (a range, `non-empty` or `a|b|c`) and, on a variadic argument, one range for how many values it takes"#
+  = hint: give one constraint on the values (a range, `non-empty`, `a|b|c`, `len:A..` or `hex:N`) and, on a variadic argument, one range for how many values it takes"#
     );
 }
 

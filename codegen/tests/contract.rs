@@ -956,6 +956,11 @@ fn generated_checks_run_in_lua() {
         with(5, ".5"),
         with(5, "01.5"),
         with(5, "1."),
+        with(5, "1e+20"),
+        with(5, "1.0E16"),
+        with(5, "-1e-07"),
+        with(5, "+1.5"),
+        with(5, "1e+"),
         [&good[..], &["7", "-1"]].concat(),
         [&good[..], &["1", "2", "3"]].concat(),
         good[..5].to_vec(),
@@ -965,33 +970,93 @@ fn generated_checks_run_in_lua() {
     let Some(replies) = run_lua(&contract::render(&header, &[]), body, &calls) else {
         return;
     };
+    const FLOAT: &str = "a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16)";
+    let expected: Vec<String> = vec![
+        "number 5 string -9223372036854775808 nil a true 1.5 6".into(),
+        "number 5 string -9223372036854775808 nil a true 1.5 8".into(),
+        "number 5 string -9223372036854775808 1000 a true 1.5 6".into(),
+        "number 5 string -9223372036854775808 nil a true -0.0025 6".into(),
+        "BAD_N n must be an integer from 1 to 10, got \"05\"".into(),
+        "BAD_N n must be an integer from 1 to 10, got \"11\"".into(),
+        "BAD_N n must be an integer from 1 to 10, got \"+5\"".into(),
+        "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"9223372036854775808\"".into(),
+        "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"-0\"".into(),
+        "BAD_WAIT wait must be whole milliseconds from 1 to 1000, or empty, got \"0\"".into(),
+        "BAD_MODE mode must be one of a, b, got \"c\"".into(),
+        "BAD_MODE mode must be one of a, b, got \"\\000\\010\"".into(),
+        "BAD_MODE mode must be one of a, b, got \"01234567890123456789012345678901\"... (40 bytes)"
+            .into(),
+        "BAD_ON on must be 1 or 0, got \"true\"".into(),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"inf\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"nan\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"1e999\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \".5\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"01.5\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"1.\""),
+        "number 5 string -9223372036854775808 nil a true 1e+20 6".into(),
+        "number 5 string -9223372036854775808 nil a true 1e+16 6".into(),
+        "number 5 string -9223372036854775808 nil a true -1e-07 6".into(),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"+1.5\""),
+        format!("BAD_RATIO ratio must be {FLOAT}, got \"1e+\""),
+        "BAD_REST rest must be integers from 0 to 2^63-1; ARGV[8] is \"-1\"".into(),
+        "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 9".into(),
+        "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 5".into(),
+        "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 0 and 6".into(),
+    ];
+    assert_eq!(replies, expected);
+}
+
+/// `hex:N` and `len:A..=B`, for one value and for each value of a variadic one.
+#[test]
+fn hex_and_length_checks_run_in_lua() {
+    let header = header(
+        vec![key("k")],
+        vec![
+            arg("token", ArgType::String, Rule::Hex { digits: 4 }),
+            arg(
+                "secret",
+                ArgType::Bytes,
+                Rule::Length {
+                    min: 3,
+                    max: Some(5),
+                },
+            ),
+            values(
+                "ids",
+                ArgType::String,
+                Rule::Length { min: 2, max: None },
+                Count::ANY,
+            ),
+        ],
+    );
+    let body = "return table.concat({ token, secret, #ARGV }, ' ')\n";
+    let argvs: [&[&str]; 9] = [
+        &["0aF9", "abc"],
+        &["0aF9", "abcde", "xy", "long enough"],
+        &["0aF", "abc"],
+        &["0aF9a", "abc"],
+        &["0aG9", "abc"],
+        &["0aF9", "ab"],
+        &["0aF9", "abcdef"],
+        &["0aF9", "abc", "xy", "x"],
+        &[" aF9", "abc"],
+    ];
+    let calls: Vec<(&[&str], &[&str])> = argvs.iter().map(|a| (&["k"][..], *a)).collect();
+    let Some(replies) = run_lua(&contract::render(&header, &[]), body, &calls) else {
+        return;
+    };
     assert_eq!(
         replies,
         [
-            "number 5 string -9223372036854775808 nil a true 1.5 6",
-            "number 5 string -9223372036854775808 nil a true 1.5 8",
-            "number 5 string -9223372036854775808 1000 a true 1.5 6",
-            "number 5 string -9223372036854775808 nil a true -0.0025 6",
-            "BAD_N n must be an integer from 1 to 10, got \"05\"",
-            "BAD_N n must be an integer from 1 to 10, got \"11\"",
-            "BAD_N n must be an integer from 1 to 10, got \"+5\"",
-            "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"9223372036854775808\"",
-            "BAD_BIG big must be an integer from -2^63 to 2^63-1, got \"-0\"",
-            "BAD_WAIT wait must be whole milliseconds from 1 to 1000, or empty, got \"0\"",
-            "BAD_MODE mode must be one of a, b, got \"c\"",
-            "BAD_MODE mode must be one of a, b, got \"\\000\\010\"",
-            "BAD_MODE mode must be one of a, b, got \"01234567890123456789012345678901\"... (40 bytes)",
-            "BAD_ON on must be 1 or 0, got \"true\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \"inf\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \"nan\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \"1e999\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \".5\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \"01.5\"",
-            "BAD_RATIO ratio must be a finite decimal number, got \"1.\"",
-            "BAD_REST rest must be integers from 0 to 2^63-1; ARGV[8] is \"-1\"",
-            "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 9",
-            "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 1 and 5",
-            "BAD_ARGS expected 1 key and from 6 to 8 arguments, got 0 and 6",
+            "0aF9 abc 2",
+            "0aF9 abcde 4",
+            "BAD_TOKEN token must be 4 hex digits, got \"0aF\"",
+            "BAD_TOKEN token must be 4 hex digits, got \"0aF9a\"",
+            "BAD_TOKEN token must be 4 hex digits, got \"0aG9\"",
+            "BAD_SECRET secret must be from 3 to 5 bytes long, got 2 bytes",
+            "BAD_SECRET secret must be from 3 to 5 bytes long, got 6 bytes",
+            "BAD_IDS ids must be 2 bytes long at least; ARGV[4] is \"x\"",
+            "BAD_TOKEN token must be 4 hex digits, got \" aF9\"",
         ]
     );
 }

@@ -35,8 +35,10 @@ import redis
 
 # The one rule for integers: decimal digits, an optional leading '-', no leading zero.
 INTEGER = re.compile(r"^(0|-?[1-9][0-9]*)$")
-# A float as the scripts read it: decimal, with an optional fraction and exponent.
-FLOAT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE]-?[0-9]+)?$")
+# A float as the scripts read it: decimal, with an optional fraction and exponent, as
+# Python, JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16): repr() passes.
+FLOAT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+HEX = re.compile(r"^[0-9a-fA-F]*$")
 BOUNDS = {"int": (-(2**63), 2**63 - 1), "uint": (0, 2**63 - 1), "ms": (0, 2**63 - 1)}
 
 
@@ -132,6 +134,14 @@ def check_value(param, value):
         raise BadCall(code, f"{param['name']} must not be empty")
     if rule["kind"] == "one_of" and value not in rule["options"]:
         raise BadCall(code, f"{param['name']} must be one of {rule['options']}, got {value!r}")
+    size = len(value.encode())
+    if rule["kind"] == "length" and not (
+        rule["min"] <= size and (rule["max"] is None or size <= rule["max"])
+    ):
+        raise BadCall(code, f"{param['name']} must be from {rule['min']} to {rule['max']} bytes long")
+    if rule["kind"] == "hex" and (size != rule["digits"] or not HEX.match(value)):
+        raise BadCall(code, f"{param['name']} must be {rule['digits']} hex digits, got {value!r}")
+    # What the script's own code checks beyond the rule (param["more"]) is its to answer.
 
 
 def throwaway_server():
@@ -191,7 +201,7 @@ def demo(patterns):
     assert (length, trimmed, newest) == (2, 1, [b"c", b"b"])
 
     # Hourly statistics, on the caller's clock.
-    stats = ["{py:stats}", "{py:stats}:start", "{py:stats}:last", "{py:stats}:pstart"]
+    stats = ["{py:stats:ms}", "{py:stats:ms}:start", "{py:stats:ms}:last", "{py:stats:ms}:pstart"]
     for value in (0.5, 1.5):
         totals = patterns.call("stats/update", stats, [value, 1_700_000_000_000])
     print(f"stats/update: count, sum, sum of squares -> {[float(t) for t in totals]}")
@@ -204,14 +214,14 @@ def demo(patterns):
     except BadCall as err:
         print(f"refused by the client: {err}")
         here = err.code
-    before = client.dump("{py:stats}")
+    before = client.dump("{py:stats:ms}")
     try:
         client.evalsha(patterns.scripts["stats/update"]["sha1"], 4, *stats, "nan", 1_700_000_000_000)
         raise AssertionError("a NaN was accepted")
     except redis.exceptions.ResponseError as err:
         print(f"refused by the script: {err}")
         assert str(err).split()[0] == here
-    assert client.dump("{py:stats}") == before, "a refused call changed the statistics"
+    assert client.dump("{py:stats:ms}") == before, "a refused call changed the statistics"
     # The same script as a Redis Function: the library named in the manifest, loaded once.
     with open(patterns.files.functions) as f:
         client.execute_command("FUNCTION", "LOAD", "REPLACE", f.read())

@@ -24,14 +24,16 @@
 --- @complexity O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
+-- The one rule for floats: decimal digits with an optional leading '-', then an optional
+-- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
+-- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
+-- before the number, space, hex, inf or nan.
 local function float(s)
   local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
   if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
     return nil
   end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
     return nil
   end
   local n = tonumber(s)
@@ -98,7 +100,9 @@ if content == '' then
 end
 local weight = float(ARGV[2])
 if not weight then
-  return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_WEIGHT weight must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 local mode = ARGV[3]
 if mode ~= 'incr' and mode ~= 'set' then

@@ -15,14 +15,16 @@
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
+-- The one rule for floats: decimal digits with an optional leading '-', then an optional
+-- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
+-- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
+-- before the number, space, hex, inf or nan.
 local function float(s)
   local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
   if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
     return nil
   end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
     return nil
   end
   local n = tonumber(s)
@@ -61,7 +63,9 @@ local levels = KEYS[2]
 local item = ARGV[1]
 local change = float(ARGV[2])
 if not change then
-  return redis.error_reply('BAD_CHANGE change must be a finite decimal number, got ' .. shown(ARGV[2]))
+  return redis.error_reply(
+      'BAD_CHANGE change must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)

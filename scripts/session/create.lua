@@ -18,12 +18,12 @@
 --- Reply: the ids of the sessions ended to make room.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
---- @arg token string non-empty   the new session's token
+--- @arg token string len:16..   the new session's token: 16 bytes at least, to hold its 128 random bits
 --- @arg ttl ms 1..=10^15-1    how long the session lasts (again from each sliding validation)
 --- @arg cap uint 1..=1000     the most sessions the user may have
 --- @return [string]           the ids of the sessions ended to make room, soonest to expire first
 --- @error BAD_ARGS            not 2 keys and 3 arguments
---- @error BAD_TOKEN           empty
+--- @error BAD_TOKEN           shorter than 16 bytes
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_CAP             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -86,8 +86,8 @@ end
 local sessions = KEYS[1]
 local records = KEYS[2]
 local token = ARGV[1]
-if token == '' then
-  return redis.error_reply('BAD_TOKEN token must not be empty')
+if #token < 16 then
+  return redis.error_reply('BAD_TOKEN token must be 16 bytes long at least, got ' .. #token .. ' bytes')
 end
 local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
 if not ttl or ttl > 999999999999999 then

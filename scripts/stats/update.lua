@@ -35,14 +35,16 @@ local function safe_integer(s, min, max)
     return n
   end
 end
--- The one rule for floats: decimal digits with an optional leading '-', fraction and
--- exponent; no leading zero, '+', space, hex, inf or nan.
+-- The one rule for floats: decimal digits with an optional leading '-', then an optional
+-- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
+-- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
+-- before the number, space, hex, inf or nan.
 local function float(s)
   local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
   if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
     return nil
   end
-  if exponent ~= '' and not string.match(exponent, '^[eE]%-?%d+$') then
+  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
     return nil
   end
   local n = tonumber(s)
@@ -107,7 +109,9 @@ local last = KEYS[3]
 local pstart = KEYS[4]
 local value = float(ARGV[1])
 if not value then
-  return redis.error_reply('BAD_VALUE value must be a finite decimal number, got ' .. shown(ARGV[1]))
+  return redis.error_reply(
+      'BAD_VALUE value must be a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16), got '
+      .. shown(ARGV[1]))
 end
 local now = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
 if not now or now > 999999999999999 then

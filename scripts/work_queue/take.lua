@@ -46,7 +46,7 @@
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
---- @arg token string             128 random bits as 32 hex digits, drawn anew for every call
+--- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 10 keys and from 7 to 57 arguments
@@ -167,6 +167,9 @@ if not group_period or group_period > 10000000000 then
       'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
 end
 local token = ARGV[7]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -310,9 +313,6 @@ local function bad_jobs(what, value)
 end
 local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
-end
-if not string.match(token, '^' .. string.rep('%x', 32) .. '$') then
-  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
 
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash

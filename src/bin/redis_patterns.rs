@@ -13,7 +13,19 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use redis::Value;
-use redis_patterns::{Param, Rule, Script, ScriptCall, ScriptMode, catalog};
+use redis_patterns::{
+    Param, Rule, Script, ScriptCall, ScriptMode, catalog, float_from_text, integer_from_text,
+};
+
+/// What the numbers of each type must be, as a usage error says it: the scripts' one rule.
+const WHOLE: &str = "a whole number (digits, an optional leading -, no leading zero)";
+const WHOLE_0: &str = "a whole number, 0 or more (digits, no leading zero)";
+const FLOAT: &str = "a finite decimal number (such as 1.5, -2, 1e+20, 1e-07 or 1.0E16)";
+
+/// A `uint` or `ms` value by the one rule for integers.
+fn uint_from_text(text: &str) -> Option<u64> {
+    integer_from_text(text).and_then(|n| u64::try_from(n).ok())
+}
 
 #[derive(Parser)]
 #[command(
@@ -509,24 +521,25 @@ fn call(
 
 /// The values of the variadic argument `param`, each converted to its type.
 fn add_args(call: ScriptCall, param: &Param, values: &[String]) -> Result<ScriptCall, Failure> {
-    fn parsed<T: std::str::FromStr>(
+    fn parsed<T>(
         param: &Param,
         values: &[String],
         what: &str,
+        read: impl Fn(&str) -> Option<T>,
     ) -> Result<Vec<T>, Failure> {
         values
             .iter()
             .map(|v| {
-                v.parse().map_err(|_| {
+                read(v).ok_or_else(|| {
                     Failure::usage(format!("each `{}` is {what}, got {v:?}", param.name))
                 })
             })
             .collect()
     }
     Ok(match param.ty {
-        "int" => call.args(&parsed::<i64>(param, values, "a whole number")?),
-        "uint" => call.args(&parsed::<u64>(param, values, "a whole number, 0 or more")?),
-        "float" => call.args(&parsed::<f64>(param, values, "a number")?),
+        "int" => call.args(&parsed(param, values, WHOLE, integer_from_text)?),
+        "uint" => call.args(&parsed(param, values, WHOLE_0, uint_from_text)?),
+        "float" => call.args(&parsed(param, values, FLOAT, float_from_text)?),
         "bytes" => {
             let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
             call.args(&values)
@@ -560,17 +573,11 @@ fn add_arg(call: ScriptCall, param: &Param, value: &str) -> Result<ScriptCall, F
         });
     }
     Ok(match param.ty {
-        "int" => call.arg(value.parse::<i64>().map_err(|_| bad("a whole number"))?),
-        "uint" => call.arg(
-            value
-                .parse::<u64>()
-                .map_err(|_| bad("a whole number, 0 or more"))?,
-        ),
-        "float" => call.arg(value.parse::<f64>().map_err(|_| bad("a number"))?),
+        "int" => call.arg(integer_from_text(value).ok_or_else(|| bad(WHOLE))?),
+        "uint" => call.arg(uint_from_text(value).ok_or_else(|| bad(WHOLE_0))?),
+        "float" => call.arg(float_from_text(value).ok_or_else(|| bad(FLOAT))?),
         "ms" => call.arg(Duration::from_millis(
-            value
-                .parse::<u64>()
-                .map_err(|_| bad("whole milliseconds"))?,
+            uint_from_text(value).ok_or_else(|| bad("whole milliseconds"))?,
         )),
         "bool" => call.arg(match value {
             "1" | "true" => true,
@@ -604,6 +611,12 @@ fn show(script: &Script) {
                 Rule::NonEmpty => "non-empty".to_owned(),
                 Rule::Range { min, max } => format!("{min}..={max}"),
                 Rule::OneOf(options) => options.join("|"),
+                Rule::Length { min, max: None } => format!("len:{min}.."),
+                Rule::Length {
+                    min,
+                    max: Some(max),
+                } => format!("len:{min}..={max}"),
+                Rule::Hex { digits } => format!("hex:{digits}"),
             };
             println!(
                 "  {:<16} {:<10} {:<24} {}",

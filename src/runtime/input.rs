@@ -59,6 +59,66 @@ pub(crate) fn check_ms(param: &Param, value: Duration) -> std::result::Result<u6
     }
 }
 
+/// An integer sent as text, read by the scripts' one rule for integers: decimal digits
+/// with an optional leading `-`, no leading zero, and no `+`, space, fraction, exponent
+/// or hex; `None` for any other text, or one beyond 64 bits. The generated input checks
+/// of every script read `int`, `uint` and `ms` arguments so (then check their range).
+///
+/// ```
+/// use redis_patterns::integer_from_text;
+///
+/// assert_eq!(integer_from_text("-42"), Some(-42));
+/// for refused in ["007", "+5", " 5", "1e3", "0x10", "1.5", "-0", ""] {
+///     assert_eq!(integer_from_text(refused), None);
+/// }
+/// ```
+pub fn integer_from_text(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let canonical = text == "0"
+        || (!digits.is_empty()
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit()));
+    if canonical { text.parse().ok() } else { None }
+}
+
+/// A float sent as text, read by the scripts' one rule for floats: decimal digits with an
+/// optional leading `-`, then an optional fraction (`.` and digits) and an optional
+/// exponent (`e` or `E`, an optional sign, digits), no leading zero, and no `+` before the
+/// number, space, hex, `inf` or `nan`; `None` for any other text, or one beyond the finite
+/// doubles. So every finite float as Python, JavaScript, Java, Go and C print it by
+/// default is read (`1e+16`, `1e+21`, `1.0E16`, `1e-07`, `0.1`), and the shortest form
+/// Rust prints (`{:?}`), which the crate sends. The generated input checks of every script
+/// read `float` arguments so.
+///
+/// ```
+/// use redis_patterns::float_from_text;
+///
+/// for (text, value) in [("1e+20", 1e20), ("1.0E16", 1e16), ("1e-07", 1e-7), ("-0.5", -0.5)] {
+///     assert_eq!(float_from_text(text), Some(value));
+/// }
+/// for refused in ["NaN", "inf", "0x10", " 5", "+5", ".5", "5.", "007", "1e", "1e400", ""] {
+///     assert_eq!(float_from_text(refused), None);
+/// }
+/// ```
+pub fn float_from_text(text: &str) -> Option<f64> {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], Some(&unsigned[at + 1..])),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (mantissa, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    let whole_ok = digits(whole) && (whole == "0" || !whole.starts_with('0'));
+    if !whole_ok || !fraction.is_none_or(digits) || !exponent_ok {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
 /// A `float` value: finite, as the scripts' rule for floats has no inf or NaN.
 pub(crate) fn check_float(_param: &Param, value: f64) -> std::result::Result<(), String> {
     if value.is_finite() {
@@ -88,10 +148,28 @@ pub(crate) fn check_str(param: &Param, value: &str) -> std::result::Result<(), S
 
 /// A `bytes` (or `string`, or `json`) value.
 pub(crate) fn check_bytes(param: &Param, value: &[u8]) -> std::result::Result<(), String> {
-    if param.rule == Rule::NonEmpty && value.is_empty() {
-        Err("must not be empty".to_string())
-    } else {
-        Ok(())
+    let len = value.len();
+    match param.rule {
+        Rule::NonEmpty if value.is_empty() => Err("must not be empty".to_string()),
+        Rule::Length { min, max } if len < min as usize => Err(match max {
+            Some(max) => format!("must be from {min} to {max} bytes long, got {len}"),
+            None => format!("must be {min} bytes long at least, got {len}"),
+        }),
+        Rule::Length {
+            min,
+            max: Some(max),
+        } if len > max as usize => {
+            Err(format!("must be from {min} to {max} bytes long, got {len}"))
+        }
+        Rule::Hex { digits }
+            if len != digits as usize || !value.iter().all(u8::is_ascii_hexdigit) =>
+        {
+            Err(format!(
+                "must be {digits} hex digits, got {:?}",
+                String::from_utf8_lossy(&value[..len.min(32)])
+            ))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -465,6 +543,28 @@ mod tests {
             aux_key("", "fence"),
             Err(Error::InvalidInput { what: "name", .. })
         ));
+    }
+
+    /// What the crate sends for a float is what the rule reads back, exactly.
+    #[test]
+    fn floats_round_trip_through_their_text() {
+        for value in [
+            0.0,
+            -0.0,
+            0.1,
+            1.5,
+            -2.0,
+            1e20,
+            1e21,
+            1e-7,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            123_456_789.123_456_79,
+        ] {
+            let text = String::from_utf8(value.encode(&TTL).unwrap()).unwrap();
+            assert_eq!(float_from_text(&text), Some(value), "{text}");
+        }
     }
 
     #[test]

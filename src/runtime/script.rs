@@ -6,7 +6,7 @@
 /// It changes whenever the generated code would stop compiling or mean something else
 /// against another runtime: a field added to [`Script`] or [`Param`], a method of
 /// [`ScriptCall`](crate::ScriptCall) renamed.
-pub const GENERATED_CODE_FORMAT: u32 = 3;
+pub const GENERATED_CODE_FORMAT: u32 = 4;
 
 /// Checked by every generated file, at compile time: code generated for another format
 /// than [`GENERATED_CODE_FORMAT`] fails to build with this message, instead of with
@@ -289,6 +289,19 @@ pub enum Rule {
     },
     /// `a|b|c`: one of these strings.
     OneOf(&'static [&'static str]),
+    /// `len:A..` or `len:A..=B`: a string or bytes of at least `min` bytes, and at most
+    /// `max` when given.
+    Length {
+        /// The fewest bytes.
+        min: u32,
+        /// The most bytes; `None` for no bound.
+        max: Option<u32>,
+    },
+    /// `hex:N`: exactly `digits` hexadecimal digits, of either case.
+    Hex {
+        /// How many digits.
+        digits: u32,
+    },
 }
 
 /// How many values a key or argument takes, both ends included.

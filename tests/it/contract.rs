@@ -45,6 +45,8 @@ fn valid(param: &Param) -> String {
     const HOUR: i64 = 3_600_000;
     match (param.ty, param.rule) {
         (_, Rule::OneOf(options)) => options[0].to_string(),
+        (_, Rule::Length { min, .. }) => "x".repeat((min as usize).max(1)),
+        (_, Rule::Hex { digits }) => "0".repeat(digits as usize),
         ("ms", Rule::Range { min, max }) => HOUR.min(max).max(min).to_string(),
         (_, Rule::Range { min, .. }) => min.max(1).to_string(),
         ("ms", _) => HOUR.to_string(),
@@ -399,6 +401,73 @@ fn prepare(
             harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
         }
         _ => {}
+    }
+}
+
+/// Numbers as other languages send them: every finite float as Python, JavaScript, Java,
+/// Go and C print it by default is read, and the scripts and the Rust API
+/// ([`redis_patterns::float_from_text`], [`redis_patterns::integer_from_text`], which the
+/// `redis-patterns call` command reads numbers with) agree on every text below.
+#[test]
+fn numbers_as_every_language_prints_them() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let printed = [
+        "1e+16",  // Python's repr of 1e16, Go's and C's %g
+        "1e+21",  // JavaScript's String(1e21)
+        "1.0E16", // Java's Double.toString
+        "1e+06",  // C's and Go's %g
+        "1e-07",  // Python's repr of 1e-7
+        "1.0E-5", // Java
+        "1e-7",   // JavaScript, Rust
+        "1E+20",
+        "-0.0",
+        "0.1",
+        "123.456",
+        "5e-324",
+        "1.7976931348623157e+308",
+        "-2",
+        "0",
+    ];
+    let refused = [
+        "NaN", "nan", "inf", "-inf", "Infinity", "0x10", " 5", "5 ", "", "+5", ".5", "5.", "007",
+        "00.5", "1e", "1e+", "1e+-5", "1e400", "-1e400", "1,5", "1_000", "--1",
+    ];
+    let keys = ["{board}", "{board}:levels"];
+    for text in printed.iter().chain(&refused) {
+        let script_reads = harness::eval(&mut con, &scripts::leaderboard::SET, &keys, &["x", text])
+            .map_err(|err| err.code().unwrap_or("").to_owned());
+        let rust_reads = redis_patterns::float_from_text(text);
+        match (&script_reads, rust_reads) {
+            (Ok(_), Some(_)) => assert!(printed.contains(text), "{text:?} is read"),
+            (Err(code), None) => {
+                assert_eq!(code, "BAD_WEIGHT", "{text:?}");
+                assert!(refused.contains(text), "{text:?} is refused");
+            }
+            _ => panic!("{text:?}: the script answers {script_reads:?}, Rust {rust_reads:?}"),
+        }
+    }
+    // Integers: the one rule, the same in both.
+    let keys = ["{c}:counters"];
+    for text in [
+        "0",
+        "-1",
+        "42",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "007",
+        "+5",
+        "-0",
+        "1e3",
+        "1.0",
+        " 1",
+        "9223372036854775808",
+        "",
+    ] {
+        let script_reads =
+            harness::eval(&mut con, &scripts::counter::HASH_RESET, &keys, &["f", text]).is_ok();
+        let rust_reads = redis_patterns::integer_from_text(text).is_some();
+        assert_eq!(script_reads, rust_reads, "{text:?}");
     }
 }
 

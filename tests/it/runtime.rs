@@ -313,6 +313,10 @@ fn the_manifest_describes_every_script_as_the_catalogue_does() {
         Rule::NonEmpty => serde_json::json!({ "kind": "non_empty" }),
         Rule::Range { min, max } => serde_json::json!({ "kind": "range", "min": min, "max": max }),
         Rule::OneOf(options) => serde_json::json!({ "kind": "one_of", "options": options }),
+        Rule::Length { min, max } => {
+            serde_json::json!({ "kind": "length", "min": min, "max": max })
+        }
+        Rule::Hex { digits } => serde_json::json!({ "kind": "hex", "digits": digits }),
     };
     for (entry, script) in entries.iter().zip(catalog::scripts()) {
         let name = script.name;

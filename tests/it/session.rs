@@ -640,8 +640,20 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     for cap in ["0", "1001", "007", "+5", "1e3"] {
         assert_code(
-            harness::eval(&mut con, &script::CREATE, &keys, &["t", "1000", cap]),
+            harness::eval(
+                &mut con,
+                &script::CREATE,
+                &keys,
+                &["0123456789abcdef", "1000", cap],
+            ),
             "BAD_CAP",
+        );
+    }
+    // A token too short to hold 128 random bits.
+    for short in ["x", "0123456789abcde"] {
+        assert_code(
+            harness::eval(&mut con, &script::CREATE, &keys, &[short, "1000", "3"]),
+            "BAD_TOKEN",
         );
     }
     assert_eq!(harness::dump(&mut con), before);
