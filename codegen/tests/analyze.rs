@@ -938,7 +938,7 @@ fn bad_many() {
 scripts/bad/many.lua:5:5: error: argument `ttl` (`ARGV[2]`) is declared but never used
   = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`
 scripts/bad/many.lua:6:13: error: unknown return type `boo`
-  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples of scalars such as `(int, string?)`, and rows of them such as `[(string, float)]`
+  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`
 scripts/bad/many.lua:7:5: error: error `BAD_TTL` is declared but never raised
   = hint: raise it with `redis.error_reply('BAD_TTL <message>')`, or remove the tag
 scripts/bad/many.lua:9:7: error: binds `KEYS[1]` to `lock_key`, but the header names it `lock`
@@ -1096,7 +1096,7 @@ fn bad_prose_after_tags() {
     assert_eq!(
         bad("prose_after_tags"),
         r#"scripts/bad/prose_after_tags.lua:4:5: error: prose after the tags
-  = hint: move it above the first tag, into the description"#
+  = hint: move it above the first tag, into the description; only the `@return` doc goes on below its tag, over indented lines"#
     );
 }
 
@@ -1162,7 +1162,7 @@ fn bad_return_types() {
 scripts/bad/return_types.lua:3:5: error: `@return` is declared twice
   = hint: a script has one `@return`; the first is on line 2
 scripts/bad/return_types.lua:3:13: error: unknown return type `[float]`
-  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples of scalars such as `(int, string?)`, and rows of them such as `[(string, float)]`"#
+  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`"#
     );
 }
 
@@ -1280,7 +1280,7 @@ fn bad_unknown_types() {
 scripts/bad/unknown_types.lua:4:16: error: unknown type `integer...`
   = hint: did you mean `int`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/unknown_types.lua:5:13: error: unknown type `strin` in the tuple `(int, strin)`
-  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes` and `bytes?`"#
+  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes` and `bytes?`, lists of them (`[string]`, `[bytes]`, `[int]` and `[decimal]`), and rows of them such as `[(string, bytes)]`"#
     );
 }
 
