@@ -1394,18 +1394,17 @@ redis.register_function{
   callback = function(KEYS, ARGV)
 --- The items around one ("around me"): up to `n` ranked above it and `n` below, with their scores and ranks.
 ---
---- Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank
---- follows `policy` (see standing.lua), so tied items at the window's edges get the rank
---- they have on the whole board, not in the window. One read, so every rank is of one
---- moment.
---- Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is
---- not on the board.
+--- Beyond the book. The window is ZREVRANGE around the item's place, the item itself
+--- included; each entry's rank follows `policy` (see standing.lua), so tied items at the
+--- window's edges get the rank they have on the whole board, not in the window. One read,
+--- so every rank is of one moment.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
 --- @arg n uint 1..=100        how many items above it, and how many below, at the most
 --- @arg policy string standard|dense|modified|ordinal   how ties are ranked
---- @return [bytes]            item, score, rank triples, highest first
+--- @return [(bytes, float, uint)]  a row per item of the window, highest first, `item` itself included:
+---                            the item, its score and its rank; empty when `item` is not on the board
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
@@ -1450,13 +1449,12 @@ local function rank_of(score, position)
   end
   return ranks[score]
 end
-local reply = {}
+local rows = {}
 for i = 1, #window, 2 do
-  reply[#reply + 1] = window[i]
-  reply[#reply + 1] = window[i + 1]
-  reply[#reply + 1] = tostring(rank_of(window[i + 1], first + (i - 1) / 2))
+  -- A rank is whole and below 2^53: an integer reply.
+  rows[#rows + 1] = { window[i], window[i + 1], rank_of(window[i + 1], first + (i - 1) / 2) }
 end
-return reply
+return rows
   end,
 }
 
@@ -1576,11 +1574,11 @@ redis.register_function{
 --- ties in reverse byte order of the items). The percentile is 100 × (the items scored
 --- lower + half the items scored the same, itself included) / the items. Several boards
 --- (all in one hash slot) are read in one step, so their answers are of one moment.
---- Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;
---- all seven empty when the item is not on that board.
 --- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
---- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
+--- @return [(float?, uint?, uint?, uint?, uint?, float?, uint)]  a row per board, in order: the item's
+---                            score, its standard, dense, modified and ordinal ranks, its percentile, and
+---                            the board's items; all but the items nil when the item is not on that board
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1593,30 +1591,32 @@ local item = ARGV[1]
 if #KEYS % 2 ~= 0 then
   return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')
 end
-local reply = {}
+local rows = {}
 for b = 1, #KEYS, 2 do
   local board, levels = KEYS[b], KEYS[b + 1]
   redis.call('ZCARD', levels)
+  local items = redis.call('ZCARD', board)
   local score = redis.call('ZSCORE', board, item)
   if not score then
-    for _ = 1, 7 do
-      reply[#reply + 1] = ''
-    end
+    -- false is nil in the reply: the item has no standing on this board.
+    rows[#rows + 1] = { false, false, false, false, false, false, items }
   else
-    local items = redis.call('ZCARD', board)
     local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
     local same = redis.call('ZCOUNT', board, score, score)
     local lower = items - higher - same
-    reply[#reply + 1] = score
-    reply[#reply + 1] = tostring(1 + higher)
-    reply[#reply + 1] = tostring(1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'))
-    reply[#reply + 1] = tostring(higher + same)
-    reply[#reply + 1] = tostring(1 + redis.call('ZREVRANK', board, item))
-    reply[#reply + 1] = string.format('%.17g', 100 * (lower + same / 2) / items)
-    reply[#reply + 1] = tostring(items)
+    -- Counts are whole and below 2^53: integer replies. Floats go as text.
+    rows[#rows + 1] = {
+      score,
+      1 + higher,
+      1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'),
+      higher + same,
+      1 + redis.call('ZREVRANK', board, item),
+      string.format('%.17g', 100 * (lower + same / 2) / items),
+      items,
+    }
   end
 end
-return reply
+return rows
   end,
 }
 
@@ -2339,12 +2339,12 @@ redis.register_function{
 --- the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,
 --- never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its
 --- oldest item were number 1.
---- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
 --- @key list list <key>             the items, newest first (added with `add.lua`)
 --- @key added string {<key>}:added  how many items were ever added to `list` (see `add.lua`)
 --- @arg cursor uint? 1..=10^15-1   the newest item still to read (its number), from the last reply; empty at first
 --- @arg size uint 1..=1000    the most items on the page
---- @return [bytes]            the next cursor (0: no more), then the page's items
+--- @return (uint, [bytes])    the next page's cursor (0 when there is none), and the page's items,
+---                            newest first: the shape of SCAN's reply
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CURSOR          not an integer within its range (or empty)
 --- @error BAD_SIZE            not an integer within its range
@@ -2381,13 +2381,13 @@ local newest = math.max(tonumber(count or '0'), length)
 local oldest = newest - length + 1
 local top = cursor or newest
 if top > newest or top < oldest then
-  return { '0' }
+  return { 0, {} }
 end
 local bottom = math.max(oldest, top - size + 1)
 -- The item numbered n is at index -(n - oldest + 1), counted from the tail.
 local page = redis.call('LRANGE', list, -(top - oldest + 1), -(bottom - oldest + 1))
-table.insert(page, 1, bottom > oldest and string.format('%d', bottom - 1) or '0')
-return page
+-- The cursor is below 10^15: an integer reply.
+return { bottom > oldest and bottom - 1 or 0, page }
   end,
 }
 
@@ -3409,12 +3409,11 @@ redis.register_function{
 --- each due row goes to exactly one worker per due time. A due row without a positive
 --- delay (written by something other than schedule.lua) is unscheduled and reported as
 --- dropped, so the worker can delete its cached copy.
---- Reply: c, the number of rows claimed; then c pairs of row id and the due time it was
---- claimed for (ms); then the rows dropped.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @arg limit uint 1..=500    the most rows to claim or drop
---- @return [string]           c, c pairs (row, due ms), then the rows dropped
+--- @return ([(string, uint)], [string])  the rows claimed, each with the due time it was claimed for
+---                            (ms, server clock), and the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
 --- @clock server
@@ -3443,22 +3442,15 @@ for i = 1, #due, 2 do
   local every = tonumber(redis.call('ZSCORE', delays, row))
   if every and every > 0 then
     redis.call('ZADD', schedule, now + every, row)
-    claimed[#claimed + 1] = row
-    claimed[#claimed + 1] = string.format('%d', tonumber(due[i + 1]))
+    -- The due time is at most now: an integer reply (written elsewhere, cut to whole ms from 0).
+    claimed[#claimed + 1] = { row, math.max(0, math.floor(tonumber(due[i + 1]))) }
   else
     redis.call('ZREM', schedule, row)
     redis.call('ZREM', delays, row)
     dropped[#dropped + 1] = row
   end
 end
-local reply = { tostring(#claimed / 2) }
-for i = 1, #claimed do
-  reply[#reply + 1] = claimed[i]
-end
-for i = 1, #dropped do
-  reply[#reply + 1] = dropped[i]
-end
-return reply
+return { claimed, dropped }
   end,
 }
 
@@ -3937,14 +3929,14 @@ redis.register_function{
 --- a stored token. With `slide` = 1 a correct token's session lasts its ttl again from now
 --- (the book's never does). With `data` = 1 a correct token's reply also carries the
 --- session's data. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: the answer, the milliseconds the session has left (0 unless correct), then, with
---- `data` = 1, the data's names and values: name, value, name, value, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the token to check
 --- @arg slide bool            1: a correct token's session lasts its ttl again from now
 --- @arg data bool             1: a correct token's reply carries the session's data
---- @return [bytes]            answer, ms left, then the data's name, value pairs
+--- @return (string, uint, [(string, bytes)])  the answer, the milliseconds the session has left (0
+---                            unless correct), and its data as (name, value) rows when `data` = 1 and the
+---                            token is correct (none otherwise)
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_SLIDE           not 1 or 0
@@ -3983,7 +3975,8 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local id = redis.sha1hex(token)
 local deadline = tonumber(redis.call('ZSCORE', sessions, id))
 local correct = deadline and deadline > now
-local reply = { 'TOKEN_CORRECT', '0' }
+local fields = {}
+local reply = { 'TOKEN_CORRECT', 0, fields }
 -- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
@@ -3995,16 +3988,16 @@ if correct then
   if slide then
     deadline = now + ttl
   end
-  reply[2] = string.format('%d', deadline - now)
+  -- Whole ms below 2^53: an integer reply.
+  reply[2] = deadline - now
   local packed = data and redis.call('HGET', records, 'd:' .. id)
   if packed then
-    local ok, fields = pcall(cmsgpack.unpack, packed)
-    if not ok or type(fields) ~= 'table' then
+    local ok, map = pcall(cmsgpack.unpack, packed)
+    if not ok or type(map) ~= 'table' then
       return redis.error_reply('BAD_RECORD session ' .. id .. ' has data that is not a MessagePack map')
     end
-    for name, value in pairs(fields) do
-      reply[#reply + 1] = name
-      reply[#reply + 1] = value
+    for name, value in pairs(map) do
+      fields[#fields + 1] = { name, value }
     end
   end
 end
@@ -6137,19 +6130,20 @@ redis.register_function{
 --- Reads one job: its state, deliveries, group, last error and payload.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
---- Reply: empty when there is no job with this id; otherwise state, delivery count,
---- priority, group ('' for none), last error ('' for none), payload, and the time that
---- goes with the state (ms, server clock: when a delayed job is due, when a lease runs
---- out, when a job died; '' for waiting and parked jobs).
+--- The time that goes with a job's state is when a delayed job is due, when a lease runs
+--- out, or when a job died; waiting and parked jobs have none.
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return [bytes]               state, deliveries, priority, group, last error, payload, time
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?)?  the job: its state, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state (ms, server clock; nil for none); nil
+---                               when there is no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
---- @error BAD_JOBS               `jobs` holds a rank for the job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -6172,7 +6166,7 @@ end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
 local state = fields[1]
 if not state then
-  return {}
+  return false
 end
 local at = false
 if state == 'delayed' then
@@ -6185,8 +6179,13 @@ end
 if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[3] or ''))
 end
+if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
+end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
-return { state, fields[2] or '0', tostring(priority), fields[4] or '', fields[5] or '', fields[6] or '', at or '' }
+-- Counts and times are whole and below 2^53: integer replies; false is nil.
+return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
+  at and tonumber(at) or false }
   end,
 }
 
@@ -6201,8 +6200,6 @@ redis.register_function{
 --- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
 --- A page is read at one instant; pages read one after another may skip or repeat a job
 --- that moved in between.
---- Reply: seven items per job: id, deliveries, priority, group ('' for none), last error
---- ('' for none), payload, and the time that goes with the state (as in `job.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -6212,12 +6209,14 @@ redis.register_function{
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
---- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
+--- @return [(string, uint, uint, string?, bytes?, bytes, uint?)]  a row per job: its id, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state, as `job.lua` answers it
 --- @error BAD_ARGS               not 6 keys and 3 arguments
 --- @error BAD_STATE              not one of its choices
 --- @error BAD_OFFSET             not an integer within its range
 --- @error BAD_COUNT              not an integer within its range
---- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a listed job's rank or delivery count that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6267,19 +6266,18 @@ for i = 1, #members, 2 do
   if fields[2] and not safe_integer(fields[2], 1, 2559999999999999) then
     return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[2]))
   end
+  if fields[1] and not safe_integer(fields[1], 0, 999999999999999) then
+    return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[1]))
+  end
   -- A member whose record was deleted by hand has nothing to show (take.lua drops it).
   if fields[2] then
-    local at = ''
+    local at = false
     if state == 'delayed' or state == 'leased' or state == 'dead' then
-      at = members[i + 1]
+      at = tonumber(members[i + 1])
     end
-    page[#page + 1] = id
-    page[#page + 1] = fields[1] or '0'
-    page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
-    page[#page + 1] = fields[3] or ''
-    page[#page + 1] = fields[4] or ''
-    page[#page + 1] = fields[5] or ''
-    page[#page + 1] = at
+    -- Counts and times are whole and below 2^53: integer replies; false is nil.
+    page[#page + 1] = { id, tonumber(fields[1] or '0'), 255 - math.floor(tonumber(fields[2]) / 10000000000000),
+      fields[3] or false, fields[4] or false, fields[5] or '', at }
   end
 end
 return page

@@ -1732,11 +1732,11 @@ pub mod leaderboard {
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "b3e666015fa219d177074a53599a2881b79df541",
+        sha1: "ff2b176496eddad2d1e3f869560898181183853e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
-        description: "Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank\nfollows `policy` (see standing.lua), so tied items at the window's edges get the rank\nthey have on the whole board, not in the window. One read, so every rank is of one\nmoment.\nReply: item, score, rank, item, score, rank, …, highest first; empty when the item is\nnot on the board.",
+        description: "Beyond the book. The window is ZREVRANGE around the item's place, the item itself\nincluded; each entry's rank follows `policy` (see standing.lua), so tied items at the\nwindow's edges get the rank they have on the whole board, not in the window. One read,\nso every rank is of one moment.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (see set.lua)", template: Some(&keys::LEVELS) },
@@ -1746,7 +1746,7 @@ pub mod leaderboard {
             crate::Param { name: "n", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "how many items above it, and how many below, at the most", template: None },
             crate::Param { name: "policy", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["standard", "dense", "modified", "ordinal"]), doc: "how ties are ranked", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "item, score, rank triples, highest first" },
+        returns: crate::Returns { ty: "[(bytes, float, uint)]", doc: "a row per item of the window, highest first, `item` itself included: the item, its score and its rank; empty when `item` is not on the board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range" },
@@ -1758,14 +1758,12 @@ pub mod leaderboard {
 
     #[doc = " The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks."]
     #[doc = ""]
-    #[doc = " Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank"]
-    #[doc = " follows `policy` (see standing.lua), so tied items at the window's edges get the rank"]
-    #[doc = " they have on the whole board, not in the window. One read, so every rank is of one"]
-    #[doc = " moment."]
-    #[doc = " Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is"]
-    #[doc = " not on the board."]
+    #[doc = " Beyond the book. The window is ZREVRANGE around the item's place, the item itself"]
+    #[doc = " included; each entry's rank follows `policy` (see standing.lua), so tied items at the"]
+    #[doc = " window's edges get the rank they have on the whole board, not in the window. One read,"]
+    #[doc = " so every rank is of one moment."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `b3e666015fa219d177074a53599a2881b79df541`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `ff2b176496eddad2d1e3f869560898181183853e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1776,7 +1774,7 @@ pub mod leaderboard {
     #[doc = " - `n` (`uint`, from 1 to 100): how many items above it, and how many below, at the most"]
     #[doc = " - `policy` (`string`, one of `standard`, `dense`, `modified`, `ordinal`): how ties are ranked"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): item, score, rank triples, highest first"]
+    #[doc = " Returns (`[(bytes, float, uint)]`): a row per item of the window, highest first, `item` itself included: the item, its score and its rank; empty when `item` is not on the board"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
@@ -1784,7 +1782,7 @@ pub mod leaderboard {
     #[doc = " - `BAD_POLICY`: not one of its choices"]
     #[doc = ""]
     #[doc = " Complexity: O(n log N), N = the items."]
-    pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<(Vec<u8>, f64, u64,)>> {
         crate::ScriptCall::new(&AROUND).key(board).key(levels).arg(item).arg(n).arg(policy).finish()
     }
 
@@ -1901,18 +1899,18 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "377e65f53b0bf9927dac6726683d1e90d701a73c",
+        sha1: "2b7edc18d416232f9a33cd4ac89bc57b97cb9831",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
-        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment.\nReply, per board in order: score, standard, dense, modified, ordinal, percentile, items;\nall seven empty when the item is not on that board.",
+        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment.",
         keys: &[
             crate::Param { name: "boards", ty: "zset", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(20) }, rule: crate::Rule::Any, doc: "each board then its levels (see set.lua): the two forms in turn", template: Some(&keys::BOARDS) },
         ],
         args: &[
             crate::Param { name: "item", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "per board: score, standard, dense, modified, ordinal, percentile, items" },
+        returns: crate::Returns { ty: "[(float?, uint?, uint?, uint?, uint?, float?, uint)]", doc: "a row per board, in order: the item's score, its standard, dense, modified and ordinal ranks, its percentile, and the board's items; all but the items nil when the item is not on that board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs" },
         ],
@@ -1930,10 +1928,8 @@ pub mod leaderboard {
     #[doc = " ties in reverse byte order of the items). The percentile is 100 × (the items scored"]
     #[doc = " lower + half the items scored the same, itself included) / the items. Several boards"]
     #[doc = " (all in one hash slot) are read in one step, so their answers are of one moment."]
-    #[doc = " Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;"]
-    #[doc = " all seven empty when the item is not on that board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `377e65f53b0bf9927dac6726683d1e90d701a73c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `2b7edc18d416232f9a33cd4ac89bc57b97cb9831`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -1941,13 +1937,13 @@ pub mod leaderboard {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `item` (`bytes`): the item"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): per board: score, standard, dense, modified, ordinal, percentile, items"]
+    #[doc = " Returns (`[(float?, uint?, uint?, uint?, uint?, float?, uint)]`): a row per board, in order: the item's score, its standard, dense, modified and ordinal ranks, its percentile, and the board's items; all but the items nil when the item is not on that board"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs"]
     #[doc = ""]
     #[doc = " Complexity: O(B log N), B = the boards, N = the items of the largest."]
-    pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<(Option<f64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<f64>, u64,)>> {
         crate::ScriptCall::new(&STANDING).keys(boards).arg(item).finish()
     }
 
@@ -2815,11 +2811,11 @@ pub mod pagination {
     pub static PAGE: crate::Script = crate::Script {
         name: "pagination/page",
         path: "scripts/pagination/page.lua",
-        sha1: "b1d416505e29a31b0b180a73e2244442e8ec8a10",
+        sha1: "f9c5b88f70d01ccbd688e9e5264e89468fc55d9e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/page.lua")),
         flags: &["no-writes", ],
         summary: "Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.",
-        description: "《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an\nitem added at the head between two reads moves every later item down one place: the\nreader sees an item twice, or, with deletions, misses one. Here every item has an\narrival number (1 for the first item ever added; `added`, kept by `add.lua`, counts\nthem), and the cursor is the number of the newest item still to read. The first page\n(an empty cursor) reads the newest `size` items; each reply gives the cursor of the\nnext page, 0 after the oldest item. A reader never sees an item twice: items added\nsince do not move the cursor, and a trim at the tail (`LTRIM key 0 n`) only takes the\noldest items away, so a cursor whose items were all trimmed answers an empty last\npage. A cursor past the newest item (the keys were deleted and begun again) answers\nthe same. Other removals (LREM, a trim at the head) make a cursor skip as many items,\nnever repeat one. A list with no `added` (filled by LPUSH alone) is read as if its\noldest item were number 1.\nReply: the next page's cursor (0 when there is none), then the page's items, newest first.",
+        description: "《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an\nitem added at the head between two reads moves every later item down one place: the\nreader sees an item twice, or, with deletions, misses one. Here every item has an\narrival number (1 for the first item ever added; `added`, kept by `add.lua`, counts\nthem), and the cursor is the number of the newest item still to read. The first page\n(an empty cursor) reads the newest `size` items; each reply gives the cursor of the\nnext page, 0 after the oldest item. A reader never sees an item twice: items added\nsince do not move the cursor, and a trim at the tail (`LTRIM key 0 n`) only takes the\noldest items away, so a cursor whose items were all trimmed answers an empty last\npage. A cursor past the newest item (the keys were deleted and begun again) answers\nthe same. Other removals (LREM, a trim at the head) make a cursor skip as many items,\nnever repeat one. A list with no `added` (filled by LPUSH alone) is read as if its\noldest item were number 1.",
         keys: &[
             crate::Param { name: "list", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the items, newest first (added with `add.lua`)", template: Some(&keys::LIST) },
             crate::Param { name: "added", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "how many items were ever added to `list` (see `add.lua`)", template: Some(&keys::ADDED) },
@@ -2828,7 +2824,7 @@ pub mod pagination {
             crate::Param { name: "cursor", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "the newest item still to read (its number), from the last reply; empty at first", template: None },
             crate::Param { name: "size", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most items on the page", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "the next cursor (0: no more), then the page's items" },
+        returns: crate::Returns { ty: "(uint, [bytes])", doc: "the next page's cursor (0 when there is none), and the page's items, newest first: the shape of SCAN's reply" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CURSOR", doc: "not an integer within its range (or empty)" },
@@ -2854,9 +2850,8 @@ pub mod pagination {
     #[doc = " the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,"]
     #[doc = " never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its"]
     #[doc = " oldest item were number 1."]
-    #[doc = " Reply: the next page's cursor (0 when there is none), then the page's items, newest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `b1d416505e29a31b0b180a73e2244442e8ec8a10`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `f9c5b88f70d01ccbd688e9e5264e89468fc55d9e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first (added with `add.lua`)"]
@@ -2866,7 +2861,7 @@ pub mod pagination {
     #[doc = " - `cursor` (`uint?`, from 1 to 999999999999999): the newest item still to read (its number), from the last reply; empty at first"]
     #[doc = " - `size` (`uint`, from 1 to 1000): the most items on the page"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): the next cursor (0: no more), then the page's items"]
+    #[doc = " Returns (`(uint, [bytes])`): the next page's cursor (0 when there is none), and the page's items, newest first: the shape of SCAN's reply"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
@@ -2875,7 +2870,7 @@ pub mod pagination {
     #[doc = " - `BAD_ADDED`: `added` holds something other than an integer from 0 to 10^15 - 1"]
     #[doc = ""]
     #[doc = " Complexity: O(S + M), S = how far the page is from the nearer end of the list, M = `size`."]
-    pub fn page(list: &str, added: &str, cursor: Option<u64>, size: u64) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn page(list: &str, added: &str, cursor: Option<u64>, size: u64) -> crate::Op<(u64, Vec<Vec<u8>>,)> {
         crate::ScriptCall::new(&PAGE).key(list).key(added).arg(cursor).arg(size).finish()
     }
 }
@@ -4104,11 +4099,11 @@ pub mod row_cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "row_cache/claim",
         path: "scripts/row_cache/claim.lua",
-        sha1: "6e70c88808c805f313f55a81c17a8c17e74ae249",
+        sha1: "5843cd5eed6cacd13c342fff0b71453316f606bd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/claim.lua")),
         flags: &[],
         summary: "Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.",
-        description: "Redis in Action chapter 2 (`cache_rows`). The book's worker reads the first row due,\nthen reads its delay, then reschedules it, in three round trips without a lock: two\nworkers that read at once both cache the row, and a row scheduled without a delay\n(ZSCORE answers nil) crashes every worker with a TypeError. Here claiming is one step:\neach due row goes to exactly one worker per due time. A due row without a positive\ndelay (written by something other than schedule.lua) is unscheduled and reported as\ndropped, so the worker can delete its cached copy.\nReply: c, the number of rows claimed; then c pairs of row id and the due time it was\nclaimed for (ms); then the rows dropped.",
+        description: "Redis in Action chapter 2 (`cache_rows`). The book's worker reads the first row due,\nthen reads its delay, then reschedules it, in three round trips without a lock: two\nworkers that read at once both cache the row, and a row scheduled without a delay\n(ZSCORE answers nil) crashes every worker with a TypeError. Here claiming is one step:\neach due row goes to exactly one worker per due time. A due row without a positive\ndelay (written by something other than schedule.lua) is unscheduled and reported as\ndropped, so the worker can delete its cached copy.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "schedule", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> when its next copy is due (ms, server clock)", template: Some(&keys::SCHEDULE) },
@@ -4116,7 +4111,7 @@ pub mod row_cache {
         args: &[
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 500 }, doc: "the most rows to claim or drop", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "c, c pairs (row, due ms), then the rows dropped" },
+        returns: crate::Returns { ty: "([(string, uint)], [string])", doc: "the rows claimed, each with the due time it was claimed for (ms, server clock), and the rows dropped" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
@@ -4134,10 +4129,8 @@ pub mod row_cache {
     #[doc = " each due row goes to exactly one worker per due time. A due row without a positive"]
     #[doc = " delay (written by something other than schedule.lua) is unscheduled and reported as"]
     #[doc = " dropped, so the worker can delete its cached copy."]
-    #[doc = " Reply: c, the number of rows claimed; then c pairs of row id and the due time it was"]
-    #[doc = " claimed for (ms); then the rows dropped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `6e70c88808c805f313f55a81c17a8c17e74ae249`)."]
+    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `5843cd5eed6cacd13c342fff0b71453316f606bd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4146,14 +4139,14 @@ pub mod row_cache {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `limit` (`uint`, from 1 to 500): the most rows to claim or drop"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): c, c pairs (row, due ms), then the rows dropped"]
+    #[doc = " Returns (`([(string, uint)], [string])`): the rows claimed, each with the due time it was claimed for (ms, server clock), and the rows dropped"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = ""]
     #[doc = " Complexity: O(M log N), M = rows due (at most `limit`), N = the rows scheduled. Clock: the server's `TIME`."]
-    pub fn claim(delays: &str, schedule: &str, limit: u64) -> crate::Op<Vec<String>> {
+    pub fn claim(delays: &str, schedule: &str, limit: u64) -> crate::Op<(Vec<(String, u64,)>, Vec<String>,)> {
         crate::ScriptCall::new(&CLAIM).key(delays).key(schedule).arg(limit).finish()
     }
 
@@ -4615,11 +4608,11 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "6fb2ffa4652c0f93affcd3d3e2457c79a64333df",
+        sha1: "4f5986657b1a578bf29908ceb3f93c42a4f8a8b0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
-        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book compares the stored\ntoken with `==`, whose time tells an attacker how many leading characters were right;\nhere the token is never compared: its SHA-1 is looked up, so timing tells nothing about\na stored token. With `slide` = 1 a correct token's session lasts its ttl again from now\n(the book's never does). With `data` = 1 a correct token's reply also carries the\nsession's data. Expired sessions of the user are forgotten first (see create.lua).\nReply: the answer, the milliseconds the session has left (0 unless correct), then, with\n`data` = 1, the data's names and values: name, value, name, value, ...",
+        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book compares the stored\ntoken with `==`, whose time tells an attacker how many leading characters were right;\nhere the token is never compared: its SHA-1 is looked up, so timing tells nothing about\na stored token. With `slide` = 1 a correct token's session lasts its ttl again from now\n(the book's never does). With `data` = 1 a correct token's reply also carries the\nsession's data. Expired sessions of the user are forgotten first (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4629,7 +4622,7 @@ pub mod session {
             crate::Param { name: "slide", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: a correct token's session lasts its ttl again from now", template: None },
             crate::Param { name: "data", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: a correct token's reply carries the session's data", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "answer, ms left, then the data's name, value pairs" },
+        returns: crate::Returns { ty: "(string, uint, [(string, bytes)])", doc: "the answer, the milliseconds the session has left (0 unless correct), and its data as (name, value) rows when `data` = 1 and the token is correct (none otherwise)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4651,10 +4644,8 @@ pub mod session {
     #[doc = " a stored token. With `slide` = 1 a correct token's session lasts its ttl again from now"]
     #[doc = " (the book's never does). With `data` = 1 a correct token's reply also carries the"]
     #[doc = " session's data. Expired sessions of the user are forgotten first (see create.lua)."]
-    #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
-    #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `6fb2ffa4652c0f93affcd3d3e2457c79a64333df`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `4f5986657b1a578bf29908ceb3f93c42a4f8a8b0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4665,7 +4656,7 @@ pub mod session {
     #[doc = " - `slide` (`bool`): 1: a correct token's session lasts its ttl again from now"]
     #[doc = " - `data` (`bool`): 1: a correct token's reply carries the session's data"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): answer, ms left, then the data's name, value pairs"]
+    #[doc = " Returns (`(string, uint, [(string, bytes)])`): the answer, the milliseconds the session has left (0 unless correct), and its data as (name, value) rows when `data` = 1 and the token is correct (none otherwise)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
@@ -4675,7 +4666,7 @@ pub mod session {
     #[doc = " - `BAD_RECORD`: the session's record in `records` was not written by these scripts"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
-    pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<(String, u64, Vec<(String, Vec<u8>,)>,)> {
         crate::ScriptCall::new(&VALIDATE).key(sessions).key(records).arg(token).arg(slide).arg(data).finish()
     }
 }
@@ -7207,11 +7198,11 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "658e247411914a8c99571061741e39b123e2e683",
+        sha1: "7a4ac9ebfda063270bd913613d49bfc3bca3c0cf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error and payload.",
-        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nReply: empty when there is no job with this id; otherwise state, delivery count,\npriority, group ('' for none), last error ('' for none), payload, and the time that\ngoes with the state (ms, server clock: when a delayed job is due, when a lease runs\nout, when a job died; '' for waiting and parked jobs).",
+        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, or when a job died; waiting and parked jobs have none.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -7221,11 +7212,11 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "state, deliveries, priority, group, last error, payload, time" },
+        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for the job that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count for the job that these scripts did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -7234,12 +7225,10 @@ pub mod work_queue {
     #[doc = " Reads one job: its state, deliveries, group, last error and payload."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
-    #[doc = " Reply: empty when there is no job with this id; otherwise state, delivery count,"]
-    #[doc = " priority, group ('' for none), last error ('' for none), payload, and the time that"]
-    #[doc = " goes with the state (ms, server clock: when a delayed job is due, when a lease runs"]
-    #[doc = " out, when a job died; '' for waiting and parked jobs)."]
+    #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
+    #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `658e247411914a8c99571061741e39b123e2e683`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `7a4ac9ebfda063270bd913613d49bfc3bca3c0cf`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -7250,15 +7239,15 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): state, deliveries, priority, group, last error, payload, time"]
+    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank for the job that these scripts did not write"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count for the job that these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
         crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).arg(id).finish()
     }
 
@@ -7268,11 +7257,11 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "703ca1a23ea50c5ab06c9f46899af75c92fb9e40",
+        sha1: "816eeeff35a3fef3d293fb6bca563dd9d6f26c49",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
-        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.\nReply: seven items per job: id, deliveries, priority, group ('' for none), last error\n('' for none), payload, and the time that goes with the state (as in `job.lua`).",
+        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7286,13 +7275,13 @@ pub mod work_queue {
             crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000 }, doc: "how many jobs of the state to skip", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs listed", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "id, deliveries, priority, group, last error, payload, time for each job" },
+        returns: crate::Returns { ty: "[(string, uint, uint, string?, bytes?, bytes, uint?)]", doc: "a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for a listed job that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a listed job's rank or delivery count that these scripts did not write" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write" },
         ],
         clock: None,
@@ -7305,10 +7294,8 @@ pub mod work_queue {
     #[doc = " due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group."]
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
-    #[doc = " Reply: seven items per job: id, deliveries, priority, group ('' for none), last error"]
-    #[doc = " ('' for none), payload, and the time that goes with the state (as in `job.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `703ca1a23ea50c5ab06c9f46899af75c92fb9e40`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `816eeeff35a3fef3d293fb6bca563dd9d6f26c49`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7323,18 +7310,18 @@ pub mod work_queue {
     #[doc = " - `offset` (`uint`, from 0 to 1000000000): how many jobs of the state to skip"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs listed"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): id, deliveries, priority, group, last error, payload, time for each job"]
+    #[doc = " Returns (`[(string, uint, uint, string?, bytes?, bytes, uint?)]`): a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 6 keys and 3 arguments"]
     #[doc = " - `BAD_STATE`: not one of its choices"]
     #[doc = " - `BAD_OFFSET`: not an integer within its range"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank for a listed job that these scripts did not write"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a listed job's rank or delivery count that these scripts did not write"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the jobs in the state, M = `count`."]
-    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
         crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(state).arg(offset).arg(count).finish()
     }
 

@@ -81,7 +81,6 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
-use crate::runtime::reply::number;
 use crate::scripts::leaderboard as script;
 
 /// How tied items rank. See the [module docs](self#ties).
@@ -267,15 +266,7 @@ impl Leaderboard {
                 .flat_map(|b| [b.key.as_str(), b.levels.as_str()])
                 .collect();
             input::same_slot("boards", &keys)?;
-            Ok(script::standing(&keys, &item).map(|flat| {
-                if flat.len() % 7 != 0 {
-                    return Err(Error::unexpected_reply(
-                        "leaderboard/standing reply",
-                        format!("{} items, not 7 per board", flat.len()),
-                    ));
-                }
-                flat.chunks(7).map(standing).collect()
-            }))
+            Ok(script::standing(&keys, &item).map(|rows| rows.into_iter().map(standing).collect()))
         })
     }
 
@@ -292,21 +283,17 @@ impl Leaderboard {
         Op::try_build(|| {
             let item = input::value("item", &item)?;
             Ok(
-                script::around(&self.key, &self.levels, &item, n, policy.as_str()).map(|flat| {
-                    if flat.is_empty() {
+                script::around(&self.key, &self.levels, &item, n, policy.as_str()).map(|rows| {
+                    if rows.is_empty() {
                         return Ok(None);
                     }
-                    flat.chunks(3)
-                        .map(|entry| match entry {
-                            [item, score, rank] => Ok(Ranked {
-                                item: T::from_redis_value(Value::BulkString(item.clone()))?,
-                                score: number(score)?,
-                                rank: number(rank)?,
-                            }),
-                            _ => Err(Error::unexpected_reply(
-                                "leaderboard/around reply",
-                                "not 3 items per entry",
-                            )),
+                    rows.into_iter()
+                        .map(|(item, score, rank)| {
+                            Ok(Ranked {
+                                item: T::from_redis_value(Value::BulkString(item))?,
+                                score,
+                                rank,
+                            })
                         })
                         .collect::<Result<_>>()
                         .map(Some)
@@ -316,21 +303,41 @@ impl Leaderboard {
     }
 }
 
-/// One board's seven items of `leaderboard/standing`'s reply.
-fn standing(items: &[Vec<u8>]) -> Result<Option<Standing>> {
-    let [score, standard, dense, modified, ordinal, percentile, of] = items else {
-        unreachable!("chunks of 7");
-    };
-    if score.is_empty() {
+/// One board's row of `leaderboard/standing`'s reply: score, the four ranks, percentile,
+/// items.
+type StandingRow = (
+    Option<f64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<f64>,
+    u64,
+);
+
+/// A board's standing, from its row; `None` when the item is not on the board.
+fn standing(row: StandingRow) -> Result<Option<Standing>> {
+    let (score, standard, dense, modified, ordinal, percentile, of) = row;
+    let Some(score) = score else {
         return Ok(None);
-    }
+    };
+    let given = |value: Option<u64>| {
+        value.ok_or_else(|| {
+            Error::unexpected_reply("leaderboard/standing reply", "a score without its ranks")
+        })
+    };
     Ok(Some(Standing {
-        score: number(score)?,
-        standard: number(standard)?,
-        dense: number(dense)?,
-        modified: number(modified)?,
-        ordinal: number(ordinal)?,
-        percentile: number(percentile)?,
-        of: number(of)?,
+        score,
+        standard: given(standard)?,
+        dense: given(dense)?,
+        modified: given(modified)?,
+        ordinal: given(ordinal)?,
+        percentile: percentile.ok_or_else(|| {
+            Error::unexpected_reply(
+                "leaderboard/standing reply",
+                "a score without its percentile",
+            )
+        })?,
+        of,
     }))
 }

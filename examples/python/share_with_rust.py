@@ -14,8 +14,10 @@ script from its file and runs it with EVALSHA (loading it on NOSCRIPT).
         reads the items around <item> on a leaderboard a Rust app wrote, with
         leaderboard/around
 
-Each prints one JSON object: the keys it named, and the reply (each bulk string as hex,
-so that a reader can compare it byte for byte). Needs redis-py only.
+Each prints one JSON object: the keys it named, and what it read (`around`: a row per item,
+as the manifest's return type `[(bytes, float, uint)]` says: the item as hex, so that a
+reader can compare it byte for byte, its score as the text Redis sent, and its rank).
+Needs redis-py only.
 """
 
 import json
@@ -80,10 +82,6 @@ class Scripts:
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
 
 
-def hexes(reply):
-    return [item.hex() for item in reply]
-
-
 def add_jobs(scripts, queue, count):
     keys = scripts.keys("work_queue/add", {"name": queue})
     added = 0
@@ -96,8 +94,9 @@ def add_jobs(scripts, queue, count):
 
 def around(scripts, board, item, n, policy):
     keys = scripts.keys("leaderboard/around", {"key": board})
-    reply = scripts.call("leaderboard/around", keys, [item, n, policy])
-    return {"keys": keys, "reply": hexes(reply)}
+    # A row per item, highest first, the item itself included: item, score, rank.
+    rows = scripts.call("leaderboard/around", keys, [item, n, policy])
+    return {"keys": keys, "rows": [[item.hex(), score.decode(), rank] for item, score, rank in rows]}
 
 
 def main():
