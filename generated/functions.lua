@@ -133,7 +133,6 @@ redis.register_function{
 --- to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then
 --- the message is counted and pushed to the recent log (`<ms> <message>`, the last
 --- `keep` kept).
---- Reply: the message's count this hour.
 --- @key common zset common:{<name>:<severity>}           message -> how many times it was logged this hour
 --- @key start string common:{<name>:<severity>}:start    the hour the counts are of (Unix s of its start)
 --- @key last zset common:{<name>:<severity>}:last        the previous hour's counts
@@ -196,7 +195,6 @@ redis.register_function{
 --- server's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in
 --- Unix ms (Lua in Redis has no date formatting, and one clock orders every server's
 --- entries).
---- Reply: when the message was logged (ms, server clock).
 --- @key recent list recent:{<name>:<severity>}  the newest entries first, each `<ms> <message>`
 --- @arg message string        the message
 --- @arg keep uint 1..=10000   how many entries to keep (the book's 100)
@@ -320,7 +318,6 @@ redis.register_function{
 ---
 --- Beyond the book, which has no way to take a suggestion back. Tables left empty are
 --- deleted by Redis.
---- Reply: how many tables held the content.
 --- @key tables... zset 1..=64 {<subject>}:<prefix>  the prefix tables of the content, shortest prefix first
 --- @arg content string non-empty   the content to remove
 --- @return uint               how many tables held it
@@ -1137,7 +1134,6 @@ redis.register_function{
 --- `member` from the answer, so `member` takes one of the `limit` places, and an unknown
 --- member fails with Redis's "could not decode requested zset member". Here `member` and
 --- expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.
---- Reply: member, distance (km) for each, nearest first.
 --- @key places zset <key>                 the geo set (the book's key)
 --- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member searched around
@@ -1343,12 +1339,10 @@ redis.register_function{
 --- `<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,
 --- and it keeps no end): with an end, an address past it belongs to no block, where the
 --- book answers the city of the last block that starts below it.
---- Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),
---- or nil and nil when no block holds the address.
 --- @key blocks zset {<namespace>}:ip2cityid    `<city id>_<start>[_<end>]` -> the block's first address, as an integer
 --- @key cities hash {<namespace>}:cityid2city  city id -> the city
 --- @arg ip uint 0..=4294967295   the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)
---- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
+--- @return (string?, string?) the city id and the city as imported (the book's JSON); nil, nil when no block holds it
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_IP              not an integer within its range
 --- @error BAD_BLOCK           the block found is not `<city id>_<start>[_<end>]`
@@ -1466,7 +1460,6 @@ redis.register_function{
 --- Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.
---- Reply: 1 if the item was on the board.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -1516,12 +1509,11 @@ redis.register_function{
 --- holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away
 --- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
 --- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
---- Reply: 1 if the item is new to the board, 0 if its score was replaced.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg weight float          its score
---- @return bool               1 if the item is new
+--- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
 --- @complexity O(log N), N = the items
@@ -1630,7 +1622,6 @@ redis.register_function{
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
 --- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
 --- inf, as ZINCRBY makes it.
---- Reply: the item's new score.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -2455,8 +2446,8 @@ redis.register_function{
 --- `burst + t × count / period` requests. All or nothing: `cost` units are admitted
 --- together or not at all, and a refused request writes nothing. The key expires when the
 --- bucket is full again, so an idle client costs nothing.
---- Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`
---- would be admitted (-1 when allowed), microseconds until the bucket is full again.
+--- Remaining counts the requests of cost 1 still admitted now; retry-after is the time until
+--- `cost` would be admitted, and reset-after the time until the bucket is full again.
 --- @key tat string <prefix>:<uid>:<action>  the theoretical arrival time: microseconds, with a fraction
 --- @arg burst uint 1..=10^15-1    the bucket's size: requests admitted at once
 --- @arg count uint 1..=10^15-1    requests the bucket regains per `period`
@@ -2551,8 +2542,8 @@ redis.register_function{
 --- during a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are
 --- admitted together or not at all. A counter left without an expiry (by PERSIST, or a
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
---- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
---- attempt can be admitted (-1 when allowed), microseconds until the window resets.
+--- Remaining counts the attempts still admitted in this window; retry-after is the time
+--- until an attempt can be admitted, and reset-after the time until the window resets.
 --- @key counter string <prefix>:<uid>:<action>  the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @arg interval ms 1..=10^10       the window's length
@@ -2636,8 +2627,8 @@ redis.register_function{
 --- that left the window; a refused one writes nothing. If the clock steps back, time is
 --- taken as the newest entry's. The key expires when its newest entry leaves the window,
 --- so an idle client costs nothing. Memory is one entry per admitted call in the window.
---- Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be
---- admitted (-1 when allowed), microseconds until the window is empty.
+--- Remaining counts the units still admitted now; retry-after is the time until `cost`
+--- would be admitted, and reset-after the time until the window is empty.
 --- @key log zset <prefix>:<uid>:<action>  the sorted set of admitted calls
 --- @arg limit uint 1..=10^6     units admitted in any span of `period`
 --- @arg period ms 1..=10^10     the window's length
@@ -2765,7 +2756,6 @@ redis.register_function{
 --- the newest entry of that side when it would tie with it, so that no two entries of
 --- one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then
 --- never skips or repeats an entry. The two sides may hold times a few ms apart.
---- Reply: 1 if `user` did not follow `target` before.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who follows
@@ -2830,7 +2820,6 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
---- Reply: 1 if `a` follows `b` and `b` follows `a`.
 --- @key a_following zset {<namespace>}:following:<user>   `a`'s followed users
 --- @key b_following zset {<namespace>}:following:<other>  `b`'s followed users
 --- @arg a string non-empty    one user
@@ -2870,7 +2859,6 @@ redis.register_function{
 --- Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).
 ---
 --- 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.
---- Reply: 1 if `user` followed `target`.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who stops following
@@ -3466,13 +3454,12 @@ redis.register_function{
 --- again makes it due now with the new delay. A delay of 0 unschedules the row and
 --- deletes its cached copy in the same step; the book instead leaves a delay of 0 for a
 --- worker to find, and its workers crash on a row with no delay at all.
---- Reply: when the row is next due (ms, server clock); 0 when it was unscheduled.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @key copy string {<namespace>}:inv:<row>   the row's cached copy, deleted when the row is unscheduled
 --- @arg row string non-empty  the row id
 --- @arg delay ms 0..=10^15-1  how often to cache the row again; 0 to stop caching it
---- @return int                when the row is next due (ms); 0 when unscheduled
+--- @return int                when the row is next due (ms, server clock); 0 when unscheduled
 --- @error BAD_ARGS            not 3 keys and 2 arguments
 --- @error BAD_ROW             empty
 --- @error BAD_DELAY           not whole milliseconds within its range
@@ -3524,7 +3511,6 @@ redis.register_function{
 --- Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row
 --- between its claim and this write; if the row was unscheduled in between, writing the
 --- copy would leave a stale row cached for ever, so the copy is deleted instead.
---- Reply: 1 if the copy was stored, 0 if the row is no longer scheduled.
 --- @key delays zset {<namespace>}:delays     row id -> delay between two copies (ms)
 --- @key copy string {<namespace>}:inv:<row>  the row's cached copy
 --- @arg row string non-empty  the row id
@@ -3609,7 +3595,6 @@ redis.register_function{
 --- those that would expire soonest are ended (with one ttl: the least recently used),
 --- so the cap holds at every instant. Both keys expire when the last session does, so a
 --- user who never comes back leaves nothing behind and no keyspace notification is needed.
---- Reply: the ids of the sessions ended to make room.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the new session's token
@@ -3681,7 +3666,6 @@ redis.register_function{
 --- sessions (list.lua) and end one without holding its token. Ids the user does not have
 --- are ignored. Expired sessions of the user are forgotten first. Logging out everywhere
 --- needs no script: `DEL sessions records`.
---- Reply: how many live sessions were ended.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg ids string... 1..=100    the ids of the sessions to end
@@ -3730,7 +3714,6 @@ redis.register_function{
 --- Beyond the book (one session per user). For a "your devices" page: each id can be
 --- ended with end.lua. Sessions that have expired but are not yet forgotten are left out.
 --- The index is never longer than the largest cap, 1000 (see create.lua).
---- Reply: id, ms left, id, ms left, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
@@ -3771,13 +3754,11 @@ redis.register_function{
 --- rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).
 --- Expired sessions of the user are forgotten first (see create.lua). Setting data does not
 --- slide the expiry.
---- Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is set), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg fields bytes... 2..=200   name, value, name, value, ...: from 1 to 100 pairs
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)
 --- @error BAD_ARGS            not 2 keys and from 3 to 201 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_FIELDS          a name without a value: the names and values are an odd number
@@ -3854,13 +3835,11 @@ redis.register_function{
 ---
 --- Beyond the book (see set.lua for where the data lives). Names the data does not hold
 --- are ignored. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is removed), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg names bytes... 1..=100   the names of the fields to remove
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)
 --- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_RECORD          the session's data in `records` was not written by these scripts
@@ -4518,7 +4497,6 @@ redis.register_function{
 --- `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).
 --- Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000
 --- of its fastest per call.
---- Reply: how many contexts the ranking holds.
 --- @key slowest zset <key>    context -> its average access time
 --- @arg context string non-empty   the context (a page, an endpoint)
 --- @arg average float         its average access time
@@ -4573,14 +4551,13 @@ redis.register_function{
 --- happens once per hour boundary, whoever writes first), then the value is counted.
 --- A writer whose `now` is in an earlier hour counts into the current hour, as the
 --- book's does: hours only move forward.
---- Reply: the count, sum and sum of squares after the update, as the book's.
 --- @key stats zset {<prefix>:<context>:<kind>}            `count`, `sum`, `sumsq`, `min`, `max` -> their values
 --- @key start string {<prefix>:<context>:<kind>}:start    the hour the statistics are of (Unix s of its start)
 --- @key last zset {<prefix>:<context>:<kind>}:last        the previous hour's statistics
 --- @key pstart string {<prefix>:<context>:<kind>}:pstart  the previous hour (Unix s of its start)
 --- @arg value float           the value; at most 10^100 in size, so that its square stays finite
 --- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
---- @return (float, float, float)   the count, the sum and the sum of squares
+--- @return (float, float, float)   the count, the sum and the sum of squares after the update, as the book's
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range
@@ -4646,7 +4623,6 @@ redis.register_function{
 --- of targets, written together, so that no reader ever finds a tag on a target that the
 --- tag does not list (or the other way round). The book's MULTI is atomic too, but an
 --- empty list of tags aborts it with an error; here it is refused before anything runs.
---- Reply: how many of the tags are new to the target.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
 --- @arg target string non-empty    the target
@@ -4706,11 +4682,10 @@ redis.register_function{
 --- grows with the targets of the rarest tag, times the tags: a miss is refused when the
 --- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
---- Reply: 1 if this call computed the answer (a miss), then the targets.
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
---- @return [string]           `1` on a miss, `0` on a hit, then the targets
+--- @return [string]           `1` on a miss (this call computed the answer), `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
@@ -4762,7 +4737,6 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target
 --- does not have are ignored.
---- Reply: how many of the tags the target had.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tags`
 --- @arg target string non-empty    the target
@@ -4818,8 +4792,6 @@ redis.register_function{
 --- whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),
 --- and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in
 --- one step: an update between two calls puts both back.
---- Reply: the cursor to continue from ("0": the hash is done), how many samples were
---- deleted, and 1 if the counter was forgotten.
 --- @key known zset {<namespace>}:known                    `<precision>:<name>` of every counter -> 0
 --- @key hash hash {<namespace>}:count:<precision>:<name>  the counter's samples at `precision`: slot start (s) -> count
 --- @arg name string non-empty the counter's name
@@ -4911,7 +4883,6 @@ redis.register_function{
 --- slot that holds no integer, or a count that would overflow it, is refused before any
 --- write (a HINCRBY error would stop the book's transaction half done).
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
---- Reply: the count of the slot at the first precision, after the update.
 --- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
 --- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precisions`, in order
 --- @arg name string non-empty the counter's name
@@ -5034,7 +5005,6 @@ redis.register_function{
 --- are removed (at most 2000 per call, so a timeline whose maximum was just lowered
 --- shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app
 --- picks; a backfill writes old times), and an item added again moves to its new time.
---- Reply: the timeline's length, and how many old entries were trimmed.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
 --- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1
@@ -5094,7 +5064,6 @@ redis.register_function{
 --- The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows
 --- with the entries in the range. Here one call deletes at most `limit` of them, oldest
 --- first, and says whether more remain; call again until none do.
---- Reply: how many entries were deleted, and 1 if the range still holds some.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg min uint 0..=10^15-1  the earliest time deleted (ms, included)
 --- @arg max uint 0..=10^15-1  the latest time deleted (ms, included)
@@ -5234,7 +5203,6 @@ redis.register_function{
 --- crash can leave the count and the ranking apart. Here it is one script, and the count
 --- and the ranking are one sorted set, so they never disagree. A name that was never
 --- registered records nothing and answers nil.
---- Reply: the user's id (nil for an unknown name), and its login count now.
 --- @key ids hash {<name>}:ids        name -> user id (registered with HSETNX)
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
@@ -5319,8 +5287,8 @@ redis.register_function{
 --- of the share of up votes, 0 with no vote). A subject's posting time is the time of its
 --- first vote unless post.lua set it. A call that changes no vote (`none` from a user who
 --- had not voted, or the same side again) writes nothing.
---- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
---- included); for `none`, 1 if the user had voted.
+--- A vote changes when it is new on its side (a switch included), or, for `none`, when the
+--- user had voted.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up (the book's `Vote:<subject>:up`)
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
@@ -5329,7 +5297,7 @@ redis.register_function{
 --- @arg subject string non-empty   the subject, as it appears in the rankings
 --- @arg user bytes non-empty       who votes (any bytes)
 --- @arg direction string up|down|none   which way; `none` takes the vote back
---- @return bool               1 if the vote changed (see above)
+--- @return bool               1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`
 --- @error BAD_ARGS            not 5 keys and 3 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_USER            empty
@@ -5406,14 +5374,13 @@ redis.register_function{
 ---
 --- Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big
 --- one is freed in the background.
---- Reply: 1 if the subject had votes or a place in the rankings.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
 --- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank
 --- @key best_rank zset {<namespace>}:best      subject -> its "best" rank
 --- @arg subject string non-empty   the subject
---- @return bool               1 if there was anything to forget
+--- @return bool               1 if the subject had votes or a place in the rankings
 --- @error BAD_ARGS            not 5 keys and 1 argument
 --- @error BAD_SUBJECT         empty
 --- @complexity O(log S), S = the subjects ranked (the vote sets are freed in the background)
@@ -5519,7 +5486,6 @@ redis.register_function{
 --- 《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers
 --- `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the
 --- user's vote is 1 (up), -1 (down) or 0 (none).
---- Reply: ups, downs, the user's vote.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @arg user bytes           whose vote to report (any bytes); empty for nobody's
@@ -5563,14 +5529,13 @@ redis.register_function{
 --- read, so a token refreshed since (its time only grows) is kept. Ending a token deletes
 --- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
 --- as soon as only `limit` sessions remain, so several cleaners never end too many.
---- Reply: the tokens ended, in the order given.
 --- @key login hash {<namespace>}:login    token -> user
 --- @key recent zset {<namespace>}:recent  token -> last-seen time (ms)
 --- @key sessions... any 1..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token>  each token's viewed (and cart)
 --- @arg limit uint 0..=10^15-1   how many sessions to keep
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
---- @return [string]           the tokens ended
+--- @return [string]           the tokens ended, in the order given
 --- @error BAD_ARGS            not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_CARTS           not 1 or 0
@@ -5648,11 +5613,10 @@ redis.register_function{
 --- are kept (3 to 4 ms). To stay bounded, one call drops at most 1000
 --- of the least viewed items beyond `keep`; only a call that leaves no more than `keep`
 --- halves, so a set that grew far beyond it is trimmed over a few calls, then halved once.
---- Reply: how many items were dropped, and 1 if the counts were halved (0: call again).
 --- @key views zset {<namespace>}:viewed       every item -> minus its views
 --- @key scratch zset {<namespace>}:rescaling  empty between calls: the halved copy is built here, then renamed
 --- @arg keep uint 1..=10000   how many of the most viewed items to keep (the book keeps 20,000)
---- @return (int, bool)        the items dropped, and whether the counts were halved
+--- @return (int, bool)        the items dropped, and whether the counts were halved (0: call again)
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEEP            not an integer within its range
 --- @complexity O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)
@@ -5704,7 +5668,6 @@ redis.register_function{
 --- other. Times are the server's clock in ms. A token's last-seen time only grows: a
 --- request in the same millisecond as the last one, or after the clock stepped back, moves
 --- it 1 ms on, so the cleaner can tell that the token was refreshed.
---- Reply: the token's last-seen time now (ms).
 --- @key login hash {<namespace>}:login            token -> user
 --- @key recent zset {<namespace>}:recent          token -> last-seen time (ms)
 --- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)
@@ -5940,8 +5903,6 @@ redis.register_function{
 --- removed, its id may be added again. Higher `priority` is taken first; jobs of one
 --- priority are taken in the order they were added. A job in a `group` counts against
 --- that group's limits when it runs (see `take.lua`).
---- Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of
---- the job already there).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -5951,7 +5912,7 @@ redis.register_function{
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
---- @return (bool, string)        added, and the job's state
+--- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', or that of the job already there
 --- @error BAD_ARGS               not 4 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
@@ -6297,8 +6258,6 @@ redis.register_function{
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
 --- a fixed one, or a backoff that grows with the delivery count.
---- Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken
---- again (ms, server clock; when it died, for 'dead').
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -6312,7 +6271,7 @@ redis.register_function{
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
---- @return (string, int)         the job's new state, and when it can be taken again
+--- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
 --- @error BAD_ARGS               not 8 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
@@ -6420,15 +6379,13 @@ redis.register_function{
 ---
 --- Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
 --- it under the worker would let the worker's ack fail for no reason of its own.
---- Reply: whether the job was removed, and the state it was in (nil when there is no job
---- with this id).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (bool, string?)       removed, and the state it was in
+--- @return (bool, string?)       removed, and the state it was in (nil when there is no job with this id)
 --- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
@@ -6571,8 +6528,8 @@ redis.register_function{
 --- a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes
 --- a job ready fills; this one fills it again while jobs are left, to wake the next
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
---- Reply: six items per job taken: id, lease token, delivery count (1 on the first
---- delivery), lease deadline (ms, server clock), group ('' for none), payload.
+--- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
+--- server's clock, and its group is '' when it has none.
 --- A rank or delivery count of a lapsed or due job that is no count (another client wrote
 --- it) is refused before any write, and so is an ack of `done` that fails. What is read
 --- later (a group's counts, a parked job, a waiting job's record) is checked where it is

@@ -75,11 +75,11 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "206c375d547e73add59c263579034d9f449e34f0",
+        sha1: "880636ce9b05782d2d227bf7760ed91973af69ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
-        description: "Redis in Action chapter 5 (`log_common`). The book retries a WATCH transaction for\n5 s and then returns having logged nothing, silently; fails when `:start` exists but\nthe counts do not (RENAME of a missing key); and, comparing hour numbers of the day,\nnever rotates again after midnight. Here one script on the server's clock: if the\ncurrent hour (Unix s of its start) is later than the one in `start`, the counts move\nto `last` and their hour to `pstart`, once per hour boundary whoever logs first; then\nthe message is counted and pushed to the recent log (`<ms> <message>`, the last\n`keep` kept).\nReply: the message's count this hour.",
+        description: "Redis in Action chapter 5 (`log_common`). The book retries a WATCH transaction for\n5 s and then returns having logged nothing, silently; fails when `:start` exists but\nthe counts do not (RENAME of a missing key); and, comparing hour numbers of the day,\nnever rotates again after midnight. Here one script on the server's clock: if the\ncurrent hour (Unix s of its start) is later than the one in `start`, the counts move\nto `last` and their hour to `pstart`, once per hour boundary whoever logs first; then\nthe message is counted and pushed to the recent log (`<ms> <message>`, the last\n`keep` kept).",
         keys: &[
             crate::Param { name: "common", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "message -> how many times it was logged this hour", template: Some(&keys::COMMON) },
             crate::Param { name: "start", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the hour the counts are of (Unix s of its start)", template: Some(&keys::START) },
@@ -111,9 +111,8 @@ pub mod app_log {
     #[doc = " to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then"]
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
-    #[doc = " Reply: the message's count this hour."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `206c375d547e73add59c263579034d9f449e34f0`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `880636ce9b05782d2d227bf7760ed91973af69ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -144,11 +143,11 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "3df03b051a8cb0083fd311699a45fd4a7d216f7c",
+        sha1: "c448eeb7c23a5b9b3e2addd01459afe526a940b9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
-        description: "Redis in Action chapter 5 (`log_recent`): `LPUSH recent:<name>:<severity>` then\n`LTRIM … 0 99`, in a MULTI of their own. The book prefixes the message with the web\nserver's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in\nUnix ms (Lua in Redis has no date formatting, and one clock orders every server's\nentries).\nReply: when the message was logged (ms, server clock).",
+        description: "Redis in Action chapter 5 (`log_recent`): `LPUSH recent:<name>:<severity>` then\n`LTRIM … 0 99`, in a MULTI of their own. The book prefixes the message with the web\nserver's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in\nUnix ms (Lua in Redis has no date formatting, and one clock orders every server's\nentries).",
         keys: &[
             crate::Param { name: "recent", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the newest entries first, each `<ms> <message>`", template: Some(&keys::RECENT) },
         ],
@@ -172,9 +171,8 @@ pub mod app_log {
     #[doc = " server's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in"]
     #[doc = " Unix ms (Lua in Redis has no date formatting, and one clock orders every server's"]
     #[doc = " entries)."]
-    #[doc = " Reply: when the message was logged (ms, server clock)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `3df03b051a8cb0083fd311699a45fd4a7d216f7c`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `c448eeb7c23a5b9b3e2addd01459afe526a940b9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -292,11 +290,11 @@ pub mod autocomplete {
     pub static REMOVE: crate::Script = crate::Script {
         name: "autocomplete/remove",
         path: "scripts/autocomplete/remove.lua",
-        sha1: "1e682f3fc9e6d9bfc603e4b273b5bdf9ebb5cb9e",
+        sha1: "015b3ac50bc638d64d5cd18a6835e476138345ff",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/remove.lua")),
         flags: &[],
         summary: "Removes a content from the suggestion table of each of its prefixes, in one step.",
-        description: "Beyond the book, which has no way to take a suggestion back. Tables left empty are\ndeleted by Redis.\nReply: how many tables held the content.",
+        description: "Beyond the book, which has no way to take a suggestion back. Tables left empty are\ndeleted by Redis.",
         keys: &[
             crate::Param { name: "tables", ty: "zset", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(64) }, rule: crate::Rule::Any, doc: "the prefix tables of the content, shortest prefix first", template: Some(&keys::TABLES) },
         ],
@@ -316,9 +314,8 @@ pub mod autocomplete {
     #[doc = ""]
     #[doc = " Beyond the book, which has no way to take a suggestion back. Tables left empty are"]
     #[doc = " deleted by Redis."]
-    #[doc = " Reply: how many tables held the content."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `1e682f3fc9e6d9bfc603e4b273b5bdf9ebb5cb9e`)."]
+    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `015b3ac50bc638d64d5cd18a6835e476138345ff`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the prefix tables of the content, shortest prefix first"]
@@ -1299,11 +1296,11 @@ pub mod geo {
     pub static SEARCH: crate::Script = crate::Script {
         name: "geo/search",
         path: "scripts/geo/search.lua",
-        sha1: "7e0f8e3e368245602ceca6554ec4d149ea586e5f",
+        sha1: "c3e49c360ecc206fcc873b95c4dddacfd3e4ad34",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/search.lua")),
         flags: &["no-writes", ],
         summary: "The members within `radius` km of `member`, nearest first (the book's `Location.search`).",
-        description: "《Redis 应用实例》 chapter 25. The book asks GEOSEARCH for `limit` members and removes\n`member` from the answer, so `member` takes one of the `limit` places, and an unknown\nmember fails with Redis's \"could not decode requested zset member\". Here `member` and\nexpired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.\nReply: member, distance (km) for each, nearest first.",
+        description: "《Redis 应用实例》 chapter 25. The book asks GEOSEARCH for `limit` members and removes\n`member` from the answer, so `member` takes one of the `limit` places, and an unknown\nmember fails with Redis's \"could not decode requested zset member\". Here `member` and\nexpired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.",
         keys: &[
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the geo set (the book's key)", template: Some(&keys::PLACES) },
             crate::Param { name: "deadlines", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "member -> when its pin expires (ms, server clock)", template: Some(&keys::DEADLINES) },
@@ -1331,9 +1328,8 @@ pub mod geo {
     #[doc = " `member` from the answer, so `member` takes one of the `limit` places, and an unknown"]
     #[doc = " member fails with Redis's \"could not decode requested zset member\". Here `member` and"]
     #[doc = " expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER."]
-    #[doc = " Reply: member, distance (km) for each, nearest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `7e0f8e3e368245602ceca6554ec4d149ea586e5f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `c3e49c360ecc206fcc873b95c4dddacfd3e4ad34`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1621,11 +1617,11 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "8b6cc5b85bcceb7ceeb0a836e08c300391a22054",
+        sha1: "01416c795eda1b1a4447d242afae96a406f7427f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
-        description: "Redis in Action chapter 5 (`find_city_by_ip`): `ZREVRANGEBYSCORE ip2cityid: ip 0 LIMIT 0 1`,\nthen `HGET cityid2city:` of the block's city id, in two round trips. A block's member is\n`<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,\nand it keeps no end): with an end, an address past it belongs to no block, where the\nbook answers the city of the last block that starts below it.\nReply: the city id and the city (as imported: the book's JSON `[city, region, country]`),\nor nil and nil when no block holds the address.",
+        description: "Redis in Action chapter 5 (`find_city_by_ip`): `ZREVRANGEBYSCORE ip2cityid: ip 0 LIMIT 0 1`,\nthen `HGET cityid2city:` of the block's city id, in two round trips. A block's member is\n`<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,\nand it keeps no end): with an end, an address past it belongs to no block, where the\nbook answers the city of the last block that starts below it.",
         keys: &[
             crate::Param { name: "blocks", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<city id>_<start>[_<end>]` -> the block's first address, as an integer", template: Some(&keys::BLOCKS) },
             crate::Param { name: "cities", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "city id -> the city", template: Some(&keys::CITIES) },
@@ -1633,7 +1629,7 @@ pub mod ip_city {
         args: &[
             crate::Param { name: "ip", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 4294967295 }, doc: "the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)", template: None },
         ],
-        returns: crate::Returns { ty: "(string?, string?)", doc: "the city id and the city; nil and nil when no block holds the address" },
+        returns: crate::Returns { ty: "(string?, string?)", doc: "the city id and the city as imported (the book's JSON); nil, nil when no block holds it" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_IP", doc: "not an integer within its range" },
@@ -1650,10 +1646,8 @@ pub mod ip_city {
     #[doc = " `<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,"]
     #[doc = " and it keeps no end): with an end, an address past it belongs to no block, where the"]
     #[doc = " book answers the city of the last block that starts below it."]
-    #[doc = " Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),"]
-    #[doc = " or nil and nil when no block holds the address."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `8b6cc5b85bcceb7ceeb0a836e08c300391a22054`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `01416c795eda1b1a4447d242afae96a406f7427f`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -1662,7 +1656,7 @@ pub mod ip_city {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `ip` (`uint`, from 0 to 4294967295): the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)"]
     #[doc = ""]
-    #[doc = " Returns (`(string?, string?)`): the city id and the city; nil and nil when no block holds the address"]
+    #[doc = " Returns (`(string?, string?)`): the city id and the city as imported (the book's JSON); nil, nil when no block holds it"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
@@ -1792,11 +1786,11 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "21bb37205caaa2e74e016f3e3a399e699299e24f",
+        sha1: "54e7519dbdba9ea9df5c3d1e8beeb0eba7c8350c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.\nReply: 1 if the item was on the board.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -1815,9 +1809,8 @@ pub mod leaderboard {
     #[doc = " Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it."]
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
-    #[doc = " Reply: 1 if the item was on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `21bb37205caaa2e74e016f3e3a399e699299e24f`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `54e7519dbdba9ea9df5c3d1e8beeb0eba7c8350c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1842,11 +1835,11 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "7a9a3e271a7a0f2afafaa7c6ae64afea5242f9db",
+        sha1: "15a5101cd9e7cced5d146ee1950ac6028f9acf0e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.set_weight`), a ZADD. Beside the board, `levels`\nholds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away\n(rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same\nstep. A zero is stored as 0, never -0, so that 0 and -0 are one level.\nReply: 1 if the item is new to the board, 0 if its score was replaced.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.set_weight`), a ZADD. Beside the board, `levels`\nholds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away\n(rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same\nstep. A zero is stored as 0, never -0, so that 0 and -0 are one level.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -1855,7 +1848,7 @@ pub mod leaderboard {
             crate::Param { name: "item", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item", template: None },
             crate::Param { name: "weight", ty: "float", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "its score", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if the item is new" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the item is new to the board; 0 if its score was replaced" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_WEIGHT", doc: "not a finite decimal number" },
@@ -1870,9 +1863,8 @@ pub mod leaderboard {
     #[doc = " holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away"]
     #[doc = " (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same"]
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
-    #[doc = " Reply: 1 if the item is new to the board, 0 if its score was replaced."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `7a9a3e271a7a0f2afafaa7c6ae64afea5242f9db`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `15a5101cd9e7cced5d146ee1950ac6028f9acf0e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1882,7 +1874,7 @@ pub mod leaderboard {
     #[doc = " - `item` (`bytes`): the item"]
     #[doc = " - `weight` (`float`): its score"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if the item is new"]
+    #[doc = " Returns (`bool`): 1 if the item is new to the board; 0 if its score was replaced"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
@@ -1953,11 +1945,11 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "383b2b592630f374bea7669b32df9c94e4a881fe",
+        sha1: "9321af43258ef510f2cba33203bcabc9ea3598f3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A score that overflows becomes\ninf, as ZINCRBY makes it.\nReply: the item's new score.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A score that overflows becomes\ninf, as ZINCRBY makes it.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -1980,9 +1972,8 @@ pub mod leaderboard {
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the"]
     #[doc = " board starts from 0. `levels` follows as in set.lua. A score that overflows becomes"]
     #[doc = " inf, as ZINCRBY makes it."]
-    #[doc = " Reply: the item's new score."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `383b2b592630f374bea7669b32df9c94e4a881fe`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `9321af43258ef510f2cba33203bcabc9ea3598f3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2979,11 +2970,11 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "523023b7417632970d72146a60d13e0bb3cb0ddf",
+        sha1: "9cffbea8802be8d285bf4c93aea43af552470787",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
-        description: "Beyond the book: the generic cell rate algorithm, as redis-cell's CL.THROTTLE and\ngo-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored: one\nstring per key, whatever the rate, holding microseconds of the server's clock as a\ndecimal with a fraction (the emission interval `period` / `count` is rarely whole).\nEach request moves the TAT by `cost` emission intervals; it is admitted when the new\nTAT is at most `burst` intervals ahead of now. So a fresh key admits `burst` requests\nat once, then `count` per `period`: over any span t, at most\n`burst + t × count / period` requests. All or nothing: `cost` units are admitted\ntogether or not at all, and a refused request writes nothing. The key expires when the\nbucket is full again, so an idle client costs nothing.\nReply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`\nwould be admitted (-1 when allowed), microseconds until the bucket is full again.",
+        description: "Beyond the book: the generic cell rate algorithm, as redis-cell's CL.THROTTLE and\ngo-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored: one\nstring per key, whatever the rate, holding microseconds of the server's clock as a\ndecimal with a fraction (the emission interval `period` / `count` is rarely whole).\nEach request moves the TAT by `cost` emission intervals; it is admitted when the new\nTAT is at most `burst` intervals ahead of now. So a fresh key admits `burst` requests\nat once, then `count` per `period`: over any span t, at most\n`burst + t × count / period` requests. All or nothing: `cost` units are admitted\ntogether or not at all, and a refused request writes nothing. The key expires when the\nbucket is full again, so an idle client costs nothing.\nRemaining counts the requests of cost 1 still admitted now; retry-after is the time until\n`cost` would be admitted, and reset-after the time until the bucket is full again.",
         keys: &[
             crate::Param { name: "tat", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the theoretical arrival time: microseconds, with a fraction", template: Some(&keys::TAT) },
         ],
@@ -3018,10 +3009,10 @@ pub mod rate_limiter {
     #[doc = " `burst + t × count / period` requests. All or nothing: `cost` units are admitted"]
     #[doc = " together or not at all, and a refused request writes nothing. The key expires when the"]
     #[doc = " bucket is full again, so an idle client costs nothing."]
-    #[doc = " Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`"]
-    #[doc = " would be admitted (-1 when allowed), microseconds until the bucket is full again."]
+    #[doc = " Remaining counts the requests of cost 1 still admitted now; retry-after is the time until"]
+    #[doc = " `cost` would be admitted, and reset-after the time until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `523023b7417632970d72146a60d13e0bb3cb0ddf`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `9cffbea8802be8d285bf4c93aea43af552470787`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3053,11 +3044,11 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "f430cf09b1e52fc243fc9740cdf53c76e3d4b0f8",
+        sha1: "1f143351ea6206bea80c99b9362eca71bb3884a5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
-        description: "《Redis 应用实例》 chapter 8 (`RateLimiter.is_permitted`). The first admitted attempt\nstarts a window of `interval`; up to `maximum` attempts are admitted in it, then\neverything is refused until the key expires. Unlike the book, a refused attempt is not\ncounted and writes nothing: the window never moves (the book's `EXPIRE NX`), so\ncounting refusals would change no answer, while it would cost a write per refusal\nduring a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are\nadmitted together or not at all. A counter left without an expiry (by PERSIST, or a\nSET from elsewhere) gets the interval again, so no client is locked out forever.\nReply: allowed (1/0), remaining attempts in this window, microseconds until an\nattempt can be admitted (-1 when allowed), microseconds until the window resets.",
+        description: "《Redis 应用实例》 chapter 8 (`RateLimiter.is_permitted`). The first admitted attempt\nstarts a window of `interval`; up to `maximum` attempts are admitted in it, then\neverything is refused until the key expires. Unlike the book, a refused attempt is not\ncounted and writes nothing: the window never moves (the book's `EXPIRE NX`), so\ncounting refusals would change no answer, while it would cost a write per refusal\nduring a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are\nadmitted together or not at all. A counter left without an expiry (by PERSIST, or a\nSET from elsewhere) gets the interval again, so no client is locked out forever.\nRemaining counts the attempts still admitted in this window; retry-after is the time\nuntil an attempt can be admitted, and reset-after the time until the window resets.",
         keys: &[
             crate::Param { name: "counter", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the window's counter (`RateLimiter:<uid>:<action>`)", template: Some(&keys::COUNTER) },
         ],
@@ -3088,10 +3079,10 @@ pub mod rate_limiter {
     #[doc = " during a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are"]
     #[doc = " admitted together or not at all. A counter left without an expiry (by PERSIST, or a"]
     #[doc = " SET from elsewhere) gets the interval again, so no client is locked out forever."]
-    #[doc = " Reply: allowed (1/0), remaining attempts in this window, microseconds until an"]
-    #[doc = " attempt can be admitted (-1 when allowed), microseconds until the window resets."]
+    #[doc = " Remaining counts the attempts still admitted in this window; retry-after is the time"]
+    #[doc = " until an attempt can be admitted, and reset-after the time until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `f430cf09b1e52fc243fc9740cdf53c76e3d4b0f8`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `1f143351ea6206bea80c99b9362eca71bb3884a5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3121,11 +3112,11 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "f7bc1390405b34374b3bceb075f38f52ad9d3040",
+        sha1: "be135af2e8eecf7c98d64141d011bc088f669f0b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
-        description: "Beyond the book. The log is a sorted set with one entry per admitted call, scored by\nthe server's clock in microseconds. Each entry's member is `<before>:<cost>`, where\n`before` (16 digits, zero-padded) counts the units admitted ahead of it while the key\nlived, so the units in the window\nare the newest entry's `before + cost` minus the oldest in-window entry's `before`,\nfound with two O(log N) reads whatever `cost` is. A call is admitted (all `cost`\nunits, or none) when they fit under `limit`; no span of `period` ever holds more than\n`limit` admitted units, at any alignment. An admitted call removes up to 100 entries\nthat left the window; a refused one writes nothing. If the clock steps back, time is\ntaken as the newest entry's. The key expires when its newest entry leaves the window,\nso an idle client costs nothing. Memory is one entry per admitted call in the window.\nReply: allowed (1/0), units still admitted now, microseconds until `cost` would be\nadmitted (-1 when allowed), microseconds until the window is empty.",
+        description: "Beyond the book. The log is a sorted set with one entry per admitted call, scored by\nthe server's clock in microseconds. Each entry's member is `<before>:<cost>`, where\n`before` (16 digits, zero-padded) counts the units admitted ahead of it while the key\nlived, so the units in the window\nare the newest entry's `before + cost` minus the oldest in-window entry's `before`,\nfound with two O(log N) reads whatever `cost` is. A call is admitted (all `cost`\nunits, or none) when they fit under `limit`; no span of `period` ever holds more than\n`limit` admitted units, at any alignment. An admitted call removes up to 100 entries\nthat left the window; a refused one writes nothing. If the clock steps back, time is\ntaken as the newest entry's. The key expires when its newest entry leaves the window,\nso an idle client costs nothing. Memory is one entry per admitted call in the window.\nRemaining counts the units still admitted now; retry-after is the time until `cost`\nwould be admitted, and reset-after the time until the window is empty.",
         keys: &[
             crate::Param { name: "log", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the sorted set of admitted calls", template: Some(&keys::LOG) },
         ],
@@ -3159,10 +3150,10 @@ pub mod rate_limiter {
     #[doc = " that left the window; a refused one writes nothing. If the clock steps back, time is"]
     #[doc = " taken as the newest entry's. The key expires when its newest entry leaves the window,"]
     #[doc = " so an idle client costs nothing. Memory is one entry per admitted call in the window."]
-    #[doc = " Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be"]
-    #[doc = " admitted (-1 when allowed), microseconds until the window is empty."]
+    #[doc = " Remaining counts the units still admitted now; retry-after is the time until `cost`"]
+    #[doc = " would be admitted, and reset-after the time until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `f7bc1390405b34374b3bceb075f38f52ad9d3040`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `be135af2e8eecf7c98d64141d011bc088f669f0b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -3249,11 +3240,11 @@ pub mod relation {
     pub static FOLLOW: crate::Script = crate::Script {
         name: "relation/follow",
         path: "scripts/relation/follow.lua",
-        sha1: "9e166f402c3cbcb43a828c90b0d460653c017398",
+        sha1: "261fb0210fdd6729dcdc87f17c6729c13633b11f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/follow.lua")),
         flags: &[],
         summary: "Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.",
-        description: "《Redis 应用实例》 chapter 18 (`Relation.follow`), which ZADDs both sides in a MULTI and,\non a second follow, overwrites both times; nothing stops a user following itself.\nHere a second follow changes nothing (ZADD NX, on each side), and following oneself is\nrefused. Each side's time is the server's clock in ms, moved on by a millisecond past\nthe newest entry of that side when it would tie with it, so that no two entries of\none list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then\nnever skips or repeats an entry. The two sides may hold times a few ms apart.\nReply: 1 if `user` did not follow `target` before.",
+        description: "《Redis 应用实例》 chapter 18 (`Relation.follow`), which ZADDs both sides in a MULTI and,\non a second follow, overwrites both times; nothing stops a user following itself.\nHere a second follow changes nothing (ZADD NX, on each side), and following oneself is\nrefused. Each side's time is the server's clock in ms, moved on by a millisecond past\nthe newest entry of that side when it would tie with it, so that no two entries of\none list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then\nnever skips or repeats an entry. The two sides may hold times a few ms apart.",
         keys: &[
             crate::Param { name: "following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users -> when followed (ms)", template: Some(&keys::FOLLOWING) },
             crate::Param { name: "followers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`target`'s followers -> when they followed (ms)", template: Some(&keys::FOLLOWERS) },
@@ -3282,9 +3273,8 @@ pub mod relation {
     #[doc = " the newest entry of that side when it would tie with it, so that no two entries of"]
     #[doc = " one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then"]
     #[doc = " never skips or repeats an entry. The two sides may hold times a few ms apart."]
-    #[doc = " Reply: 1 if `user` did not follow `target` before."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `9e166f402c3cbcb43a828c90b0d460653c017398`)."]
+    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `261fb0210fdd6729dcdc87f17c6729c13633b11f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3313,11 +3303,11 @@ pub mod relation {
     pub static MUTUAL: crate::Script = crate::Script {
         name: "relation/mutual",
         path: "scripts/relation/mutual.lua",
-        sha1: "4e7c3e28444c89aee3061d02dec5815ea6933fce",
+        sha1: "221312d7569bafdd19b253f507f9d8a42bbe0fe3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/mutual.lua")),
         flags: &["no-writes", ],
         summary: "Whether two users follow each other (the book's `is_following_each_other`), read at one moment.",
-        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.\nReply: 1 if `a` follows `b` and `b` follows `a`.",
+        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.",
         keys: &[
             crate::Param { name: "a_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`a`'s followed users", template: Some(&keys::A_FOLLOWING) },
             crate::Param { name: "b_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`b`'s followed users", template: Some(&keys::B_FOLLOWING) },
@@ -3340,9 +3330,8 @@ pub mod relation {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here"]
     #[doc = " ZSCORE (O(1)) in one script."]
-    #[doc = " Reply: 1 if `a` follows `b` and `b` follows `a`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `4e7c3e28444c89aee3061d02dec5815ea6933fce`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `221312d7569bafdd19b253f507f9d8a42bbe0fe3`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `a`'s followed users"]
@@ -3370,11 +3359,11 @@ pub mod relation {
     pub static UNFOLLOW: crate::Script = crate::Script {
         name: "relation/unfollow",
         path: "scripts/relation/unfollow.lua",
-        sha1: "5156425eb4e321f0d799d1a48f8e95f4f94d182d",
+        sha1: "2ebe96d802259eb0aadf71b34584865d52b4f3e3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/unfollow.lua")),
         flags: &[],
         summary: "Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).",
-        description: "《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.\nReply: 1 if `user` followed `target`.",
+        description: "《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.",
         keys: &[
             crate::Param { name: "following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users -> when followed (ms)", template: Some(&keys::FOLLOWING) },
             crate::Param { name: "followers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`target`'s followers -> when they followed (ms)", template: Some(&keys::FOLLOWERS) },
@@ -3396,9 +3385,8 @@ pub mod relation {
     #[doc = " Makes `user` stop following `target`, on both sides at once (the book's `unfollow`)."]
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step."]
-    #[doc = " Reply: 1 if `user` followed `target`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `5156425eb4e321f0d799d1a48f8e95f4f94d182d`)."]
+    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `2ebe96d802259eb0aadf71b34584865d52b4f3e3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -4156,11 +4144,11 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "191e6adc0999b7d7173bb0fbda33baee0a411e88",
+        sha1: "df8d4db2541f59a9ba4122aaf44bb35a8391350a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
-        description: "Redis in Action chapter 2 (`schedule_row_cache`): the row's delay and its next due\ntime, written together (the book's two commands in two round trips). Scheduling a row\nagain makes it due now with the new delay. A delay of 0 unschedules the row and\ndeletes its cached copy in the same step; the book instead leaves a delay of 0 for a\nworker to find, and its workers crash on a row with no delay at all.\nReply: when the row is next due (ms, server clock); 0 when it was unscheduled.",
+        description: "Redis in Action chapter 2 (`schedule_row_cache`): the row's delay and its next due\ntime, written together (the book's two commands in two round trips). Scheduling a row\nagain makes it due now with the new delay. A delay of 0 unschedules the row and\ndeletes its cached copy in the same step; the book instead leaves a delay of 0 for a\nworker to find, and its workers crash on a row with no delay at all.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "schedule", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> when its next copy is due (ms, server clock)", template: Some(&keys::SCHEDULE) },
@@ -4170,7 +4158,7 @@ pub mod row_cache {
             crate::Param { name: "row", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the row id", template: None },
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "how often to cache the row again; 0 to stop caching it", template: None },
         ],
-        returns: crate::Returns { ty: "int", doc: "when the row is next due (ms); 0 when unscheduled" },
+        returns: crate::Returns { ty: "int", doc: "when the row is next due (ms, server clock); 0 when unscheduled" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_ROW", doc: "empty" },
@@ -4187,9 +4175,8 @@ pub mod row_cache {
     #[doc = " again makes it due now with the new delay. A delay of 0 unschedules the row and"]
     #[doc = " deletes its cached copy in the same step; the book instead leaves a delay of 0 for a"]
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
-    #[doc = " Reply: when the row is next due (ms, server clock); 0 when it was unscheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `191e6adc0999b7d7173bb0fbda33baee0a411e88`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `df8d4db2541f59a9ba4122aaf44bb35a8391350a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4200,7 +4187,7 @@ pub mod row_cache {
     #[doc = " - `row` (`string`, not empty): the row id"]
     #[doc = " - `delay` (`ms`, from 0 to 999999999999999 ms): how often to cache the row again; 0 to stop caching it"]
     #[doc = ""]
-    #[doc = " Returns (`int`): when the row is next due (ms); 0 when unscheduled"]
+    #[doc = " Returns (`int`): when the row is next due (ms, server clock); 0 when unscheduled"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
@@ -4218,11 +4205,11 @@ pub mod row_cache {
     pub static STORE: crate::Script = crate::Script {
         name: "row_cache/store",
         path: "scripts/row_cache/store.lua",
-        sha1: "afddb908a6eb2f475a5019e2a07b26b3593113fb",
+        sha1: "23f08c78ad8e7a2cfe8107afbd956c34efc6c470",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/store.lua")),
         flags: &[],
         summary: "Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.",
-        description: "Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row\nbetween its claim and this write; if the row was unscheduled in between, writing the\ncopy would leave a stale row cached for ever, so the copy is deleted instead.\nReply: 1 if the copy was stored, 0 if the row is no longer scheduled.",
+        description: "Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row\nbetween its claim and this write; if the row was unscheduled in between, writing the\ncopy would leave a stale row cached for ever, so the copy is deleted instead.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "copy", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the row's cached copy", template: Some(&keys::COPY) },
@@ -4245,9 +4232,8 @@ pub mod row_cache {
     #[doc = " Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row"]
     #[doc = " between its claim and this write; if the row was unscheduled in between, writing the"]
     #[doc = " copy would leave a stale row cached for ever, so the copy is deleted instead."]
-    #[doc = " Reply: 1 if the copy was stored, 0 if the row is no longer scheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `afddb908a6eb2f475a5019e2a07b26b3593113fb`)."]
+    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `23f08c78ad8e7a2cfe8107afbd956c34efc6c470`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4307,11 +4293,11 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "2b80ac803743b144066d0944c21f1b1f2d7d16e4",
+        sha1: "947a8ba5a715ee90554fcb15ba73847c28297c24",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
-        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and\na token is looked up by its digest, so no comparison leaks how much of a guess was right.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.\nReply: the ids of the sessions ended to make room.",
+        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits): Redis never holds a token, and\na token is looked up by its digest, so no comparison leaks how much of a guess was right.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4349,9 +4335,8 @@ pub mod session {
     #[doc = " those that would expire soonest are ended (with one ttl: the least recently used),"]
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
-    #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `2b80ac803743b144066d0944c21f1b1f2d7d16e4`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `947a8ba5a715ee90554fcb15ba73847c28297c24`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4382,11 +4367,11 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "9f03db0d3c0a75b0baf001245753411d682c0b57",
+        sha1: "577988942b03fd74586bc7118a7ad459a89c23e1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
-        description: "《Redis 应用实例》 chapter 19 (`Session.destroy`), for one session among several. A\nsession's id is the SHA-1 of its token (see create.lua), so an app can list a user's\nsessions (list.lua) and end one without holding its token. Ids the user does not have\nare ignored. Expired sessions of the user are forgotten first. Logging out everywhere\nneeds no script: `DEL sessions records`.\nReply: how many live sessions were ended.",
+        description: "《Redis 应用实例》 chapter 19 (`Session.destroy`), for one session among several. A\nsession's id is the SHA-1 of its token (see create.lua), so an app can list a user's\nsessions (list.lua) and end one without holding its token. Ids the user does not have\nare ignored. Expired sessions of the user are forgotten first. Logging out everywhere\nneeds no script: `DEL sessions records`.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4409,9 +4394,8 @@ pub mod session {
     #[doc = " sessions (list.lua) and end one without holding its token. Ids the user does not have"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first. Logging out everywhere"]
     #[doc = " needs no script: `DEL sessions records`."]
-    #[doc = " Reply: how many live sessions were ended."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `9f03db0d3c0a75b0baf001245753411d682c0b57`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `577988942b03fd74586bc7118a7ad459a89c23e1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4436,11 +4420,11 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "4e6fecb666432b149528ff6a47b52b364dcf38ea",
+        sha1: "1591327008c99b26dc2a15a6cc38413cda291caf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
-        description: "Beyond the book (one session per user). For a \"your devices\" page: each id can be\nended with end.lua. Sessions that have expired but are not yet forgotten are left out.\nThe index is never longer than the largest cap, 1000 (see create.lua).\nReply: id, ms left, id, ms left, ...",
+        description: "Beyond the book (one session per user). For a \"your devices\" page: each id can be\nended with end.lua. Sessions that have expired but are not yet forgotten are left out.\nThe index is never longer than the largest cap, 1000 (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
         ],
@@ -4459,9 +4443,8 @@ pub mod session {
     #[doc = " Beyond the book (one session per user). For a \"your devices\" page: each id can be"]
     #[doc = " ended with end.lua. Sessions that have expired but are not yet forgotten are left out."]
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
-    #[doc = " Reply: id, ms left, id, ms left, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `4e6fecb666432b149528ff6a47b52b364dcf38ea`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `1591327008c99b26dc2a15a6cc38413cda291caf`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4482,11 +4465,11 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "e37c89696d39acdd5b1891ed5390ea0b5e74345a",
+        sha1: "64b53600f0baa96a4ec930b1ce1901169c843157",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
-        description: "Beyond the book, whose sessions hold no data. A session's data lives in `records` as\none MessagePack map under `d:<id>`, beside the session's ttl, so that ending or\nevicting a session (create.lua, end.lua), or its expiry, takes its data with it in the\nsame step, and \"log out everywhere\" is deleting two keys. The data is bounded: at most\n256 fields, and at most 64 KiB of names and values together (each call reads and\nrewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).\nExpired sessions of the user are forgotten first (see create.lua). Setting data does not\nslide the expiry.\nReply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`\n(nothing is set), as validate.lua answers.",
+        description: "Beyond the book, whose sessions hold no data. A session's data lives in `records` as\none MessagePack map under `d:<id>`, beside the session's ttl, so that ending or\nevicting a session (create.lua, end.lua), or its expiry, takes its data with it in the\nsame step, and \"log out everywhere\" is deleting two keys. The data is bounded: at most\n256 fields, and at most 64 KiB of names and values together (each call reads and\nrewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).\nExpired sessions of the user are forgotten first (see create.lua). Setting data does not\nslide the expiry.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4495,7 +4478,7 @@ pub mod session {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the session's token", template: None },
             crate::Param { name: "fields", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(200) }, rule: crate::Rule::Any, doc: "name, value, name, value, ...: from 1 to 100 pairs", template: None },
         ],
-        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`" },
+        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 3 to 201 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4517,10 +4500,8 @@ pub mod session {
     #[doc = " rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond)."]
     #[doc = " Expired sessions of the user are forgotten first (see create.lua). Setting data does not"]
     #[doc = " slide the expiry."]
-    #[doc = " Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
-    #[doc = " (nothing is set), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `e37c89696d39acdd5b1891ed5390ea0b5e74345a`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `64b53600f0baa96a4ec930b1ce1901169c843157`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4530,7 +4511,7 @@ pub mod session {
     #[doc = " - `token` (`string`, not empty): the session's token"]
     #[doc = " - `fields` (`bytes...`, 2 to 200 values): name, value, name, value, ...: from 1 to 100 pairs"]
     #[doc = ""]
-    #[doc = " Returns (`string`): `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
+    #[doc = " Returns (`string`): `TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 3 to 201 arguments"]
@@ -4550,11 +4531,11 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "3dcffc4056d47f9687f2ef6d07170c621299cbe8",
+        sha1: "7dc9339981755193df604207cfc1444d109aa0b7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
-        description: "Beyond the book (see set.lua for where the data lives). Names the data does not hold\nare ignored. Expired sessions of the user are forgotten first (see create.lua).\nReply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`\n(nothing is removed), as validate.lua answers.",
+        description: "Beyond the book (see set.lua for where the data lives). Names the data does not hold\nare ignored. Expired sessions of the user are forgotten first (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4563,7 +4544,7 @@ pub mod session {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the session's token", template: None },
             crate::Param { name: "names", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the names of the fields to remove", template: None },
         ],
-        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`" },
+        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 2 to 101 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4577,10 +4558,8 @@ pub mod session {
     #[doc = ""]
     #[doc = " Beyond the book (see set.lua for where the data lives). Names the data does not hold"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first (see create.lua)."]
-    #[doc = " Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
-    #[doc = " (nothing is removed), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `3dcffc4056d47f9687f2ef6d07170c621299cbe8`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `7dc9339981755193df604207cfc1444d109aa0b7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4590,7 +4569,7 @@ pub mod session {
     #[doc = " - `token` (`string`, not empty): the session's token"]
     #[doc = " - `names` (`bytes...`, 1 to 100 values): the names of the fields to remove"]
     #[doc = ""]
-    #[doc = " Returns (`string`): `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
+    #[doc = " Returns (`string`): `TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 2 to 101 arguments"]
@@ -5214,11 +5193,11 @@ pub mod stats {
     pub static SLOWEST: crate::Script = crate::Script {
         name: "stats/slowest",
         path: "scripts/stats/slowest.lua",
-        sha1: "b234e0b941d45a7fb64f46abfbe84dd296988743",
+        sha1: "87c869401df6489c54f098149b23d91d8424f0af",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/slowest.lua")),
         flags: &[],
         summary: "Records a context's average in the ranking of the slowest, keeping the `keep` slowest.",
-        description: "Redis in Action chapter 5 (`access_time`'s `ZADD slowest:AccessTime avg context` and\n`ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).\nHere one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000\nof its fastest per call.\nReply: how many contexts the ranking holds.",
+        description: "Redis in Action chapter 5 (`access_time`'s `ZADD slowest:AccessTime avg context` and\n`ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).\nHere one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000\nof its fastest per call.",
         keys: &[
             crate::Param { name: "slowest", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "context -> its average access time", template: Some(&keys::SLOWEST) },
         ],
@@ -5244,9 +5223,8 @@ pub mod stats {
     #[doc = " `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats)."]
     #[doc = " Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000"]
     #[doc = " of its fastest per call."]
-    #[doc = " Reply: how many contexts the ranking holds."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `b234e0b941d45a7fb64f46abfbe84dd296988743`)."]
+    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `87c869401df6489c54f098149b23d91d8424f0af`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `slowest` (a zset, named `<key>`): context -> its average access time"]
@@ -5275,11 +5253,11 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "af7d61122f483ecd1e9060a39609d0be2f749d44",
+        sha1: "eff288a18a63e49b2ce5a944d762847f09e3ea98",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
-        description: "Redis in Action chapter 5 (`update_stats`). The book retries a WATCH transaction for 5 s\n(then gives up and records nothing), and finds the min and max by ZUNIONSTORE with two\nrandom temporary keys, which are in other hash slots on a cluster. Here one script\ndoes it all: if the hour of `now` (the caller's clock) is later than the hour held in\n`start`, the statistics move to `last` and their hour to `pstart` (so a rotation\nhappens once per hour boundary, whoever writes first), then the value is counted.\nA writer whose `now` is in an earlier hour counts into the current hour, as the\nbook's does: hours only move forward.\nReply: the count, sum and sum of squares after the update, as the book's.",
+        description: "Redis in Action chapter 5 (`update_stats`). The book retries a WATCH transaction for 5 s\n(then gives up and records nothing), and finds the min and max by ZUNIONSTORE with two\nrandom temporary keys, which are in other hash slots on a cluster. Here one script\ndoes it all: if the hour of `now` (the caller's clock) is later than the hour held in\n`start`, the statistics move to `last` and their hour to `pstart` (so a rotation\nhappens once per hour boundary, whoever writes first), then the value is counted.\nA writer whose `now` is in an earlier hour counts into the current hour, as the\nbook's does: hours only move forward.",
         keys: &[
             crate::Param { name: "stats", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`count`, `sum`, `sumsq`, `min`, `max` -> their values", template: Some(&keys::STATS) },
             crate::Param { name: "start", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the hour the statistics are of (Unix s of its start)", template: Some(&keys::START) },
@@ -5290,7 +5268,7 @@ pub mod stats {
             crate::Param { name: "value", ty: "float", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the value; at most 10^100 in size, so that its square stays finite", template: None },
             crate::Param { name: "now", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "when it happened (ms, the caller's clock)", template: None },
         ],
-        returns: crate::Returns { ty: "(float, float, float)", doc: "the count, the sum and the sum of squares" },
+        returns: crate::Returns { ty: "(float, float, float)", doc: "the count, the sum and the sum of squares after the update, as the book's" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_VALUE", doc: "not a finite decimal number, or more than 10^100 in size" },
@@ -5311,9 +5289,8 @@ pub mod stats {
     #[doc = " happens once per hour boundary, whoever writes first), then the value is counted."]
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
-    #[doc = " Reply: the count, sum and sum of squares after the update, as the book's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `af7d61122f483ecd1e9060a39609d0be2f749d44`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `eff288a18a63e49b2ce5a944d762847f09e3ea98`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5325,7 +5302,7 @@ pub mod stats {
     #[doc = " - `value` (`float`): the value; at most 10^100 in size, so that its square stays finite"]
     #[doc = " - `now` (`uint`, from 0 to 999999999999999): when it happened (ms, the caller's clock)"]
     #[doc = ""]
-    #[doc = " Returns (`(float, float, float)`): the count, the sum and the sum of squares"]
+    #[doc = " Returns (`(float, float, float)`): the count, the sum and the sum of squares after the update, as the book's"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
@@ -5389,11 +5366,11 @@ pub mod tag {
     pub static ADD: crate::Script = crate::Script {
         name: "tag/add",
         path: "scripts/tag/add.lua",
-        sha1: "78e55c06fc577fed20761d68583e887658650d93",
+        sha1: "55bde0cfe196c51efe924d89510dbe6a7ae75704",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/add.lua")),
         flags: &[],
         summary: "Tags a target, keeping both directions of the index in one step (the book's `add`).",
-        description: "《Redis 应用实例》 chapter 15 (`Tag.add`): the target's set of tags, and each tag's set\nof targets, written together, so that no reader ever finds a tag on a target that the\ntag does not list (or the other way round). The book's MULTI is atomic too, but an\nempty list of tags aborts it with an error; here it is refused before anything runs.\nReply: how many of the tags are new to the target.",
+        description: "《Redis 应用实例》 chapter 15 (`Tag.add`): the target's set of tags, and each tag's set\nof targets, written together, so that no reader ever finds a tag on a target that the\ntag does not list (or the other way round). The book's MULTI is atomic too, but an\nempty list of tags aborts it with an error; here it is refused before anything runs.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tags`", template: Some(&keys::TAG_TARGETS) },
@@ -5418,9 +5395,8 @@ pub mod tag {
     #[doc = " of targets, written together, so that no reader ever finds a tag on a target that the"]
     #[doc = " tag does not list (or the other way round). The book's MULTI is atomic too, but an"]
     #[doc = " empty list of tags aborts it with an error; here it is refused before anything runs."]
-    #[doc = " Reply: how many of the tags are new to the target."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `78e55c06fc577fed20761d68583e887658650d93`)."]
+    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `55bde0cfe196c51efe924d89510dbe6a7ae75704`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5448,11 +5424,11 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "a0ee86098f76bc02ec82623038d1cda3285ea4c6",
+        sha1: "03286c21f5e7524e444927d80a104f02d291821a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
-        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.\nReply: 1 if this call computed the answer (a miss), then the targets.",
+        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
         keys: &[
             crate::Param { name: "cache", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`", template: Some(&keys::CACHE) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "each tag's targets", template: Some(&keys::TAG_TARGETS) },
@@ -5460,7 +5436,7 @@ pub mod tag {
         args: &[
             crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the answer stays cached", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "`1` on a miss, `0` on a hit, then the targets" },
+        returns: crate::Returns { ty: "[string]", doc: "`1` on a miss (this call computed the answer), `0` on a hit, then the targets" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
@@ -5483,9 +5459,8 @@ pub mod tag {
     #[doc = " grows with the targets of the rarest tag, times the tags: a miss is refused when the"]
     #[doc = " rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
-    #[doc = " Reply: 1 if this call computed the answer (a miss), then the targets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `a0ee86098f76bc02ec82623038d1cda3285ea4c6`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `03286c21f5e7524e444927d80a104f02d291821a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -5494,7 +5469,7 @@ pub mod tag {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the answer stays cached"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): `1` on a miss, `0` on a hit, then the targets"]
+    #[doc = " Returns (`[string]`): `1` on a miss (this call computed the answer), `0` on a hit, then the targets"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
@@ -5512,11 +5487,11 @@ pub mod tag {
     pub static REMOVE: crate::Script = crate::Script {
         name: "tag/remove",
         path: "scripts/tag/remove.lua",
-        sha1: "8c1269c0b3d12b5b490582f873cbc01062c23ede",
+        sha1: "a0f510e96162a1843f5a1489a757743c56680fa2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/remove.lua")),
         flags: &[],
         summary: "Untags a target, keeping both directions of the index in one step (the book's `remove`).",
-        description: "《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target\ndoes not have are ignored.\nReply: how many of the tags the target had.",
+        description: "《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target\ndoes not have are ignored.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tags`", template: Some(&keys::TAG_TARGETS) },
@@ -5539,9 +5514,8 @@ pub mod tag {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target"]
     #[doc = " does not have are ignored."]
-    #[doc = " Reply: how many of the tags the target had."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `8c1269c0b3d12b5b490582f873cbc01062c23ede`)."]
+    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `a0f510e96162a1843f5a1489a757743c56680fa2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5614,11 +5588,11 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "e8e6b83f7e481e5acf795a56c844237896250a1b",
+        sha1: "205d131578642a4d4e05a87b8aab24926c44942c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
-        description: "Redis in Action chapter 5 (`clean_counters`). The book's cleaner reads every sample of\na hash (`HKEYS`, unbounded), deletes the old ones, and then, in a WATCH transaction,\nremoves the counter from the index when its hash is empty. Here one call scans one\nchunk of the hash (`HSCAN` from `cursor`, about `count` fields), deletes the samples\nwhose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),\nand, if the hash is then empty, takes `<precision>:<name>` out of the index, all in\none step: an update between two calls puts both back.\nReply: the cursor to continue from (\"0\": the hash is done), how many samples were\ndeleted, and 1 if the counter was forgotten.",
+        description: "Redis in Action chapter 5 (`clean_counters`). The book's cleaner reads every sample of\na hash (`HKEYS`, unbounded), deletes the old ones, and then, in a WATCH transaction,\nremoves the counter from the index when its hash is empty. Here one call scans one\nchunk of the hash (`HSCAN` from `cursor`, about `count` fields), deletes the samples\nwhose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),\nand, if the hash is then empty, takes `<precision>:<name>` out of the index, all in\none step: an update between two calls puts both back.",
         keys: &[
             crate::Param { name: "known", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<precision>:<name>` of every counter -> 0", template: Some(&keys::KNOWN) },
             crate::Param { name: "hash", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter's samples at `precision`: slot start (s) -> count", template: Some(&keys::HASH) },
@@ -5654,10 +5628,8 @@ pub mod time_series {
     #[doc = " whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),"]
     #[doc = " and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in"]
     #[doc = " one step: an update between two calls puts both back."]
-    #[doc = " Reply: the cursor to continue from (\"0\": the hash is done), how many samples were"]
-    #[doc = " deleted, and 1 if the counter was forgotten."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `e8e6b83f7e481e5acf795a56c844237896250a1b`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `205d131578642a4d4e05a87b8aab24926c44942c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5693,11 +5665,11 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "ee06e4206d732cc2ffd4686a5f7194b1cfc79e74",
+        sha1: "fe112823e7fe9f43e7eb3768e8d450f81faac6fe",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
-        description: "Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,\n1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in\nthe field of the slot that holds `now` (the slot's start, in Unix seconds), and the\nindex of known counters lists `<precision>:<name>` (score 0), so a cleaner can find\nit. The book's MULTI is atomic too; here the same step is one round trip, and a\nslot that holds no integer, or a count that would overflow it, is refused before any\nwrite (a HINCRBY error would stop the book's transaction half done).\nTime is the caller's (`now`, ms), so tests and backfills count exactly.\nReply: the count of the slot at the first precision, after the update.",
+        description: "Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,\n1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in\nthe field of the slot that holds `now` (the slot's start, in Unix seconds), and the\nindex of known counters lists `<precision>:<name>` (score 0), so a cleaner can find\nit. The book's MULTI is atomic too; here the same step is one round trip, and a\nslot that holds no integer, or a count that would overflow it, is refused before any\nwrite (a HINCRBY error would stop the book's transaction half done).\nTime is the caller's (`now`, ms), so tests and backfills count exactly.",
         keys: &[
             crate::Param { name: "known", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<precision>:<name>` of every counter -> 0", template: Some(&keys::KNOWN) },
             crate::Param { name: "counts", ty: "hash", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Any, doc: "the counter at each of `precisions`, in order", template: Some(&keys::COUNTS) },
@@ -5732,9 +5704,8 @@ pub mod time_series {
     #[doc = " slot that holds no integer, or a count that would overflow it, is refused before any"]
     #[doc = " write (a HINCRBY error would stop the book's transaction half done)."]
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
-    #[doc = " Reply: the count of the slot at the first precision, after the update."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `ee06e4206d732cc2ffd4686a5f7194b1cfc79e74`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `fe112823e7fe9f43e7eb3768e8d450f81faac6fe`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5789,11 +5760,11 @@ pub mod timeline {
     pub static ADD: crate::Script = crate::Script {
         name: "timeline/add",
         path: "scripts/timeline/add.lua",
-        sha1: "d36e3fdcbca05698c0539803fd16989e2fa75351",
+        sha1: "d83cf65354166d4a19467b17dec4f36d91f26a68",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/add.lua")),
         flags: &[],
         summary: "Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step.",
-        description: "《Redis 应用实例》 chapter 24 (`Timeline.add`) and the 2011 cookbook's `append`. The book\npasses each {item: time} mapping as a separate argument of redis-py's `zadd`, which\nreads the second one as a flag: every mapping after the first is silently dropped.\nHere all entries are added, and then, with `max_length`, the oldest entries beyond it\nare removed (at most 2000 per call, so a timeline whose maximum was just lowered\nshrinks over a few adds). Each entry's time is the caller's (ms of any clock the app\npicks; a backfill writes old times), and an item added again moves to its new time.\nReply: the timeline's length, and how many old entries were trimmed.",
+        description: "《Redis 应用实例》 chapter 24 (`Timeline.add`) and the 2011 cookbook's `append`. The book\npasses each {item: time} mapping as a separate argument of redis-py's `zadd`, which\nreads the second one as a flag: every mapping after the first is silently dropped.\nHere all entries are added, and then, with `max_length`, the oldest entries beyond it\nare removed (at most 2000 per call, so a timeline whose maximum was just lowered\nshrinks over a few adds). Each entry's time is the caller's (ms of any clock the app\npicks; a backfill writes old times), and an item added again moves to its new time.",
         keys: &[
             crate::Param { name: "timeline", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> time (ms)", template: Some(&keys::TIMELINE) },
         ],
@@ -5820,9 +5791,8 @@ pub mod timeline {
     #[doc = " are removed (at most 2000 per call, so a timeline whose maximum was just lowered"]
     #[doc = " shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app"]
     #[doc = " picks; a backfill writes old times), and an item added again moves to its new time."]
-    #[doc = " Reply: the timeline's length, and how many old entries were trimmed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `d36e3fdcbca05698c0539803fd16989e2fa75351`)."]
+    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `d83cf65354166d4a19467b17dec4f36d91f26a68`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -5849,11 +5819,11 @@ pub mod timeline {
     pub static DELETE_RANGE: crate::Script = crate::Script {
         name: "timeline/delete_range",
         path: "scripts/timeline/delete_range.lua",
-        sha1: "f1b0914ad7928d02c5a475519acf44771b4e148d",
+        sha1: "14af516a3ec920d31cc4d382b8bc5b49110b31bb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/delete_range.lua")),
         flags: &[],
         summary: "Deletes the entries of a timeline between two times, a bounded batch at a time.",
-        description: "The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows\nwith the entries in the range. Here one call deletes at most `limit` of them, oldest\nfirst, and says whether more remain; call again until none do.\nReply: how many entries were deleted, and 1 if the range still holds some.",
+        description: "The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows\nwith the entries in the range. Here one call deletes at most `limit` of them, oldest\nfirst, and says whether more remain; call again until none do.",
         keys: &[
             crate::Param { name: "timeline", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> time (ms)", template: Some(&keys::TIMELINE) },
         ],
@@ -5878,9 +5848,8 @@ pub mod timeline {
     #[doc = " The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows"]
     #[doc = " with the entries in the range. Here one call deletes at most `limit` of them, oldest"]
     #[doc = " first, and says whether more remain; call again until none do."]
-    #[doc = " Reply: how many entries were deleted, and 1 if the range still holds some."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `f1b0914ad7928d02c5a475519acf44771b4e148d`)."]
+    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `14af516a3ec920d31cc4d382b8bc5b49110b31bb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -6132,11 +6101,11 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "6442a54b6328e8965c57c6061ad85de6243334fb",
+        sha1: "7e480c33ca0da6a5b63a22241c9d9a93e52d3667",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `name`: its count, its time, the recent logins and the ranking, in one step.",
-        description: "The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six\nseparate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM\nthe recent list, ZINCRBY the ranking), so two logins at once can interleave and a\ncrash can leave the count and the ranking apart. Here it is one script, and the count\nand the ranking are one sorted set, so they never disagree. A name that was never\nregistered records nothing and answers nil.\nReply: the user's id (nil for an unknown name), and its login count now.",
+        description: "The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six\nseparate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM\nthe recent list, ZINCRBY the ranking), so two logins at once can interleave and a\ncrash can leave the count and the ranking apart. Here it is one script, and the count\nand the ranking are one sorted set, so they never disagree. A name that was never\nregistered records nothing and answers nil.",
         keys: &[
             crate::Param { name: "ids", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "name -> user id (registered with HSETNX)", template: Some(&keys::IDS) },
             crate::Param { name: "counts", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "user id -> logins: each user's count, and the ranking", template: Some(&keys::COUNTS) },
@@ -6165,9 +6134,8 @@ pub mod user_login {
     #[doc = " crash can leave the count and the ranking apart. Here it is one script, and the count"]
     #[doc = " and the ranking are one sorted set, so they never disagree. A name that was never"]
     #[doc = " registered records nothing and answers nil."]
-    #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `6442a54b6328e8965c57c6061ad85de6243334fb`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `7e480c33ca0da6a5b63a22241c9d9a93e52d3667`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6266,11 +6234,11 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "3989aa6587237eba29201d4dc085f4982013232f",
+        sha1: "ef732ef2146f0094775dea58e4f4b335c251e8ce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
-        description: "《Redis 应用实例》 chapter 21 (`Vote.up`, `down`, `unvote`): SADD to one side and SREM\nfrom the other. Beyond the book, each vote also updates two sorted sets of subjects:\n\"hot\" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /\n45000, net = ups − downs) and \"best\" (the lower bound of the 95% Wilson score interval\nof the share of up votes, 0 with no vote). A subject's posting time is the time of its\nfirst vote unless post.lua set it. A call that changes no vote (`none` from a user who\nhad not voted, or the same side again) writes nothing.\nReply: for `up` and `down`, 1 if the user's vote is new on that side (a switch\nincluded); for `none`, 1 if the user had voted.",
+        description: "《Redis 应用实例》 chapter 21 (`Vote.up`, `down`, `unvote`): SADD to one side and SREM\nfrom the other. Beyond the book, each vote also updates two sorted sets of subjects:\n\"hot\" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /\n45000, net = ups − downs) and \"best\" (the lower bound of the 95% Wilson score interval\nof the share of up votes, 0 with no vote). A subject's posting time is the time of its\nfirst vote unless post.lua set it. A call that changes no vote (`none` from a user who\nhad not voted, or the same side again) writes nothing.\nA vote changes when it is new on its side (a switch included), or, for `none`, when the\nuser had voted.",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up (the book's `Vote:<subject>:up`)", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6283,7 +6251,7 @@ pub mod vote {
             crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "who votes (any bytes)", template: None },
             crate::Param { name: "direction", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["up", "down", "none"]), doc: "which way; `none` takes the vote back", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if the vote changed (see above)" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
@@ -6304,10 +6272,10 @@ pub mod vote {
     #[doc = " of the share of up votes, 0 with no vote). A subject's posting time is the time of its"]
     #[doc = " first vote unless post.lua set it. A call that changes no vote (`none` from a user who"]
     #[doc = " had not voted, or the same side again) writes nothing."]
-    #[doc = " Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch"]
-    #[doc = " included); for `none`, 1 if the user had voted."]
+    #[doc = " A vote changes when it is new on its side (a switch included), or, for `none`, when the"]
+    #[doc = " user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `3989aa6587237eba29201d4dc085f4982013232f`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `ef732ef2146f0094775dea58e4f4b335c251e8ce`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6321,7 +6289,7 @@ pub mod vote {
     #[doc = " - `user` (`bytes`, not empty): who votes (any bytes)"]
     #[doc = " - `direction` (`string`, one of `up`, `down`, `none`): which way; `none` takes the vote back"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if the vote changed (see above)"]
+    #[doc = " Returns (`bool`): 1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 3 arguments"]
@@ -6341,11 +6309,11 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "f278a67ee9e1d80525ca1b79f694ce5565333ada",
+        sha1: "d2681784761873dd4a58deb4f7cbcb552ac944ce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
-        description: "Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big\none is freed in the background.\nReply: 1 if the subject had votes or a place in the rankings.",
+        description: "Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big\none is freed in the background.",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6356,7 +6324,7 @@ pub mod vote {
         args: &[
             crate::Param { name: "subject", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the subject", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if there was anything to forget" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the subject had votes or a place in the rankings" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
@@ -6369,9 +6337,8 @@ pub mod vote {
     #[doc = ""]
     #[doc = " Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big"]
     #[doc = " one is freed in the background."]
-    #[doc = " Reply: 1 if the subject had votes or a place in the rankings."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `f278a67ee9e1d80525ca1b79f694ce5565333ada`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `d2681784761873dd4a58deb4f7cbcb552ac944ce`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6383,7 +6350,7 @@ pub mod vote {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subject` (`string`, not empty): the subject"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if there was anything to forget"]
+    #[doc = " Returns (`bool`): 1 if the subject had votes or a place in the rankings"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
@@ -6463,11 +6430,11 @@ pub mod vote {
     pub static TALLY: crate::Script = crate::Script {
         name: "vote/tally",
         path: "scripts/vote/tally.lua",
-        sha1: "8e1002fd868262c66b068c15dc690f2c87be391f",
+        sha1: "eba348fe567c1e017294722b85102976a46daf7c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/tally.lua")),
         flags: &["no-writes", ],
         summary: "A subject's up and down votes, and one user's vote, read at one moment.",
-        description: "《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers\n`a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the\nuser's vote is 1 (up), -1 (down) or 0 (none).\nReply: ups, downs, the user's vote.",
+        description: "《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers\n`a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the\nuser's vote is 1 (up), -1 (down) or 0 (none).",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6488,9 +6455,8 @@ pub mod vote {
     #[doc = " 《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers"]
     #[doc = " `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the"]
     #[doc = " user's vote is 1 (up), -1 (down) or 0 (none)."]
-    #[doc = " Reply: ups, downs, the user's vote."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `8e1002fd868262c66b068c15dc690f2c87be391f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `eba348fe567c1e017294722b85102976a46daf7c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6603,11 +6569,11 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "59c7e80dc9c25daf892171f142ed21ec08223874",
+        sha1: "574529d4ad4c24b821c026b3c4547f3481285355",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
-        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many.\nReply: the tokens ended, in the order given.",
+        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many.",
         keys: &[
             crate::Param { name: "login", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> user", template: Some(&keys::LOGIN) },
             crate::Param { name: "recent", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> last-seen time (ms)", template: Some(&keys::RECENT) },
@@ -6618,7 +6584,7 @@ pub mod web_session {
             crate::Param { name: "carts", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: also delete each ended token's cart (`clean_full_sessions`)", template: None },
             crate::Param { name: "entries", ty: "string", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(200) }, rule: crate::Rule::Any, doc: "token, last-seen time read (ms), token, time, …: from 1 to 100 tokens", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "the tokens ended" },
+        returns: crate::Returns { ty: "[string]", doc: "the tokens ended, in the order given" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
@@ -6639,9 +6605,8 @@ pub mod web_session {
     #[doc = " read, so a token refreshed since (its time only grows) is kept. Ending a token deletes"]
     #[doc = " its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops"]
     #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many."]
-    #[doc = " Reply: the tokens ended, in the order given."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `59c7e80dc9c25daf892171f142ed21ec08223874`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `574529d4ad4c24b821c026b3c4547f3481285355`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6653,7 +6618,7 @@ pub mod web_session {
     #[doc = " - `carts` (`bool`): 1: also delete each ended token's cart (`clean_full_sessions`)"]
     #[doc = " - `entries` (`string...`, 2 to 200 values): token, last-seen time read (ms), token, time, …: from 1 to 100 tokens"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): the tokens ended"]
+    #[doc = " Returns (`[string]`): the tokens ended, in the order given"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 3 to 202 keys and from 4 to 202 arguments; or not 1 key per token (2 with carts)"]
@@ -6672,11 +6637,11 @@ pub mod web_session {
     pub static RESCALE: crate::Script = crate::Script {
         name: "web_session/rescale",
         path: "scripts/web_session/rescale.lua",
-        sha1: "942a6716fc5b969997683d3beaa9e11498c5e44e",
+        sha1: "67b45b65b6f0847a150dc9f18320d7c1ec4a7e03",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/rescale.lua")),
         flags: &[],
         summary: "Keeps the `keep` most viewed items and halves every view count, so that new items can climb.",
-        description: "Redis in Action chapter 2 (`rescale_viewed`): `ZREMRANGEBYRANK viewed: 20000 -1`, then\n`ZINTERSTORE viewed: 1 viewed: WEIGHTS 0.5`, as two commands with views counted in\nbetween. Here both happen in one step, and an empty set is left alone. Halving\nrebuilds the set, at about 0.3 µs per item on a 2-core machine: the book's 20,000\nitems took 6 to 10 ms, too close to the 10 ms any call may take, so at most 10,000\nare kept (3 to 4 ms). To stay bounded, one call drops at most 1000\nof the least viewed items beyond `keep`; only a call that leaves no more than `keep`\nhalves, so a set that grew far beyond it is trimmed over a few calls, then halved once.\nReply: how many items were dropped, and 1 if the counts were halved (0: call again).",
+        description: "Redis in Action chapter 2 (`rescale_viewed`): `ZREMRANGEBYRANK viewed: 20000 -1`, then\n`ZINTERSTORE viewed: 1 viewed: WEIGHTS 0.5`, as two commands with views counted in\nbetween. Here both happen in one step, and an empty set is left alone. Halving\nrebuilds the set, at about 0.3 µs per item on a 2-core machine: the book's 20,000\nitems took 6 to 10 ms, too close to the 10 ms any call may take, so at most 10,000\nare kept (3 to 4 ms). To stay bounded, one call drops at most 1000\nof the least viewed items beyond `keep`; only a call that leaves no more than `keep`\nhalves, so a set that grew far beyond it is trimmed over a few calls, then halved once.",
         keys: &[
             crate::Param { name: "views", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "every item -> minus its views", template: Some(&keys::VIEWS) },
             crate::Param { name: "scratch", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "empty between calls: the halved copy is built here, then renamed", template: Some(&keys::SCRATCH) },
@@ -6684,7 +6649,7 @@ pub mod web_session {
         args: &[
             crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many of the most viewed items to keep (the book keeps 20,000)", template: None },
         ],
-        returns: crate::Returns { ty: "(int, bool)", doc: "the items dropped, and whether the counts were halved" },
+        returns: crate::Returns { ty: "(int, bool)", doc: "the items dropped, and whether the counts were halved (0: call again)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
@@ -6703,9 +6668,8 @@ pub mod web_session {
     #[doc = " are kept (3 to 4 ms). To stay bounded, one call drops at most 1000"]
     #[doc = " of the least viewed items beyond `keep`; only a call that leaves no more than `keep`"]
     #[doc = " halves, so a set that grew far beyond it is trimmed over a few calls, then halved once."]
-    #[doc = " Reply: how many items were dropped, and 1 if the counts were halved (0: call again)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `942a6716fc5b969997683d3beaa9e11498c5e44e`)."]
+    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `67b45b65b6f0847a150dc9f18320d7c1ec4a7e03`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `views` (a zset, named `{<namespace>}:viewed`): every item -> minus its views"]
@@ -6714,7 +6678,7 @@ pub mod web_session {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `keep` (`uint`, from 1 to 10000): how many of the most viewed items to keep (the book keeps 20,000)"]
     #[doc = ""]
-    #[doc = " Returns (`(int, bool)`): the items dropped, and whether the counts were halved"]
+    #[doc = " Returns (`(int, bool)`): the items dropped, and whether the counts were halved (0: call again)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
@@ -6731,11 +6695,11 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "4ecfdd909bbdbd5e799575a9a5042dc73618651f",
+        sha1: "093a96c8aa2bca6e1e2d36e3deb310b085211c17",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
-        description: "Redis in Action chapter 2 (`update_token`, listings 2.2 and 2.9): the token -> user\nmap, the tokens by last-seen time, the token's last `keep` items viewed, and every\nitem's view count (a negative score, so the most viewed item has rank 0), all written\ntogether. The book sends up to five commands in five round trips, with no\ntransaction, so a reader (or the cleaner) can find a token in one index and not the\nother. Times are the server's clock in ms. A token's last-seen time only grows: a\nrequest in the same millisecond as the last one, or after the clock stepped back, moves\nit 1 ms on, so the cleaner can tell that the token was refreshed.\nReply: the token's last-seen time now (ms).",
+        description: "Redis in Action chapter 2 (`update_token`, listings 2.2 and 2.9): the token -> user\nmap, the tokens by last-seen time, the token's last `keep` items viewed, and every\nitem's view count (a negative score, so the most viewed item has rank 0), all written\ntogether. The book sends up to five commands in five round trips, with no\ntransaction, so a reader (or the cleaner) can find a token in one index and not the\nother. Times are the server's clock in ms. A token's last-seen time only grows: a\nrequest in the same millisecond as the last one, or after the clock stepped back, moves\nit 1 ms on, so the cleaner can tell that the token was refreshed.",
         keys: &[
             crate::Param { name: "login", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> user", template: Some(&keys::LOGIN) },
             crate::Param { name: "recent", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> last-seen time (ms)", template: Some(&keys::RECENT) },
@@ -6769,9 +6733,8 @@ pub mod web_session {
     #[doc = " other. Times are the server's clock in ms. A token's last-seen time only grows: a"]
     #[doc = " request in the same millisecond as the last one, or after the clock stepped back, moves"]
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
-    #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `4ecfdd909bbdbd5e799575a9a5042dc73618651f`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `093a96c8aa2bca6e1e2d36e3deb310b085211c17`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -7005,11 +6968,11 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "b673a404a6a886b341308dbb8a73bb2e08a3bcab",
+        sha1: "689f9aedf8b01d221389db71f731e58664604ab4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`).\nReply: whether it was added, and the job's state ('waiting', 'delayed', or the state of\nthe job already there).",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7023,7 +6986,7 @@ pub mod work_queue {
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long the job waits before it can be taken; 0 for none", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the group whose limits the job counts against; '' for none", template: None },
         ],
-        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state" },
+        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', or that of the job already there" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7044,10 +7007,8 @@ pub mod work_queue {
     #[doc = " removed, its id may be added again. Higher `priority` is taken first; jobs of one"]
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
-    #[doc = " Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of"]
-    #[doc = " the job already there)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `b673a404a6a886b341308dbb8a73bb2e08a3bcab`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `689f9aedf8b01d221389db71f731e58664604ab4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7062,7 +7023,7 @@ pub mod work_queue {
     #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0 for none"]
     #[doc = " - `group` (`string`): the group whose limits the job counts against; '' for none"]
     #[doc = ""]
-    #[doc = " Returns (`(bool, string)`): added, and the job's state"]
+    #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 5 arguments"]
@@ -7331,11 +7292,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "2d9143bb5e8c5e5dca202b5129e320c332d1317c",
+        sha1: "f976b7303b4f10bf84dcd06dcbff2731ebba7a4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count.\nReply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken\nagain (ms, server clock; when it died, for 'dead').",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7353,7 +7314,7 @@ pub mod work_queue {
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job delivered this many times goes to `dead` instead", template: None },
             crate::Param { name: "reason", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "why it failed, kept with the job", template: None },
         ],
-        returns: crate::Returns { ty: "(string, int)", doc: "the job's new state, and when it can be taken again" },
+        returns: crate::Returns { ty: "(string, int)", doc: "the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7377,10 +7338,8 @@ pub mod work_queue {
     #[doc = " (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes"]
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
     #[doc = " a fixed one, or a backoff that grows with the delivery count."]
-    #[doc = " Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken"]
-    #[doc = " again (ms, server clock; when it died, for 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2d9143bb5e8c5e5dca202b5129e320c332d1317c`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `f976b7303b4f10bf84dcd06dcbff2731ebba7a4b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7399,7 +7358,7 @@ pub mod work_queue {
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job delivered this many times goes to `dead` instead"]
     #[doc = " - `reason` (`bytes`): why it failed, kept with the job"]
     #[doc = ""]
-    #[doc = " Returns (`(string, int)`): the job's new state, and when it can be taken again"]
+    #[doc = " Returns (`(string, int)`): the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 8 keys and 5 arguments"]
@@ -7423,11 +7382,11 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "683dae70aad7ce036e3d3b912760c125bcc93c1e",
+        sha1: "116f4c92eee640d67a33141ef666abf0cce51b96",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
-        description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.\nReply: whether the job was removed, and the state it was in (nil when there is no job\nwith this id).",
+        description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7438,7 +7397,7 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in" },
+        returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in (nil when there is no job with this id)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7452,10 +7411,8 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
-    #[doc = " Reply: whether the job was removed, and the state it was in (nil when there is no job"]
-    #[doc = " with this id)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `683dae70aad7ce036e3d3b912760c125bcc93c1e`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `116f4c92eee640d67a33141ef666abf0cce51b96`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7467,7 +7424,7 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`(bool, string?)`): removed, and the state it was in"]
+    #[doc = " Returns (`(bool, string?)`): removed, and the state it was in (nil when there is no job with this id)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
@@ -7544,11 +7501,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "25dff3f4a0f5d957833a649f5223baf40545fac3",
+        sha1: "a8c59fb3d619a4b0f7ee81b5b96bc9f1d5e3078d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nReply: six items per job taken: id, lease token, delivery count (1 on the first\ndelivery), lease deadline (ms, server clock), group ('' for none), payload.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7616,15 +7573,15 @@ pub mod work_queue {
     #[doc = " a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes"]
     #[doc = " a job ready fills; this one fills it again while jobs are left, to wake the next"]
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
-    #[doc = " Reply: six items per job taken: id, lease token, delivery count (1 on the first"]
-    #[doc = " delivery), lease deadline (ms, server clock), group ('' for none), payload."]
+    #[doc = " A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the"]
+    #[doc = " server's clock, and its group is '' when it has none."]
     #[doc = " A rank or delivery count of a lapsed or due job that is no count (another client wrote"]
     #[doc = " it) is refused before any write, and so is an ack of `done` that fails. What is read"]
     #[doc = " later (a group's counts, a parked job, a waiting job's record) is checked where it is"]
     #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
     #[doc = " and the jobs before it stay done."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `25dff3f4a0f5d957833a649f5223baf40545fac3`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `a8c59fb3d619a4b0f7ee81b5b96bc9f1d5e3078d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -396,6 +396,15 @@ impl Block {
         }
         if !is_tag {
             if !self.in_tags {
+                if starts_a_reply_line(content) {
+                    report.error(
+                        line_no,
+                        cur.col(),
+                        "the prose describes the reply in a `Reply` line",
+                        "the `@return` doc is the one description of the reply: move what this \
+                         line says there, and keep in the prose what the script does",
+                    );
+                }
                 self.prose.push(content.to_string());
             } else if content.trim().is_empty() {
                 // Blank `---` lines between tag groups are harmless and kept out of the docs.
@@ -426,6 +435,15 @@ impl Block {
             .as_ref()
             .is_some_and(|(at, _)| at.line == line_no && returns_before.is_none());
     }
+}
+
+/// Whether a prose line opens with the word `Reply` (`Reply:`, `Reply, per board:`):
+/// prose that restates what `@return` declares, and could come to contradict it.
+fn starts_a_reply_line(content: &str) -> bool {
+    content
+        .trim_start()
+        .strip_prefix("Reply")
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
 }
 
 /// A cursor over the characters of one header line's content, for columns.

@@ -650,6 +650,7 @@ const BAD: &[&str] = &[
     "range_beyond_type",
     "range_empty",
     "range_on_string",
+    "reply_in_prose",
     "return_types",
     "shebang",
     "summary_empty",
@@ -1150,6 +1151,23 @@ scripts/bad/range_on_string.lua:4:18: error: a range on a `bool` argument
   = hint: ranges go with `int`, `uint` and `ms`
 scripts/bad/range_on_string.lua:5:19: error: a range on a `json` argument
   = hint: ranges go with `int`, `uint` and `ms`"#
+    );
+}
+
+/// The reply is described once, by `@return`: a prose line that opens with `Reply` (and
+/// so restates it) is refused, whatever follows the word; a line of other words is prose.
+#[test]
+fn bad_reply_in_prose() {
+    let hint = "the `@return` doc is the one description of the reply: move what this line \
+                says there, and keep in the prose what the script does";
+    assert_eq!(
+        bad("reply_in_prose"),
+        format!(
+            r#"scripts/bad/reply_in_prose.lua:4:5: error: the prose describes the reply in a `Reply` line
+  = hint: {hint}
+scripts/bad/reply_in_prose.lua:5:5: error: the prose describes the reply in a `Reply` line
+  = hint: {hint}"#
+        )
     );
 }
 

@@ -1,7 +1,6 @@
 --- Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.
---- Reply: 1 if the item was on the board.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item

@@ -4,12 +4,11 @@
 --- holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away
 --- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
 --- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
---- Reply: 1 if the item is new to the board, 0 if its score was replaced.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg weight float          its score
---- @return bool               1 if the item is new
+--- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
 --- @complexity O(log N), N = the items

@@ -3,7 +3,6 @@
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
 --- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
 --- inf, as ZINCRBY makes it.
---- Reply: the item's new score.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item

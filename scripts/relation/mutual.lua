@@ -3,7 +3,6 @@
 ---
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
---- Reply: 1 if `a` follows `b` and `b` follows `a`.
 --- @key a_following zset {<namespace>}:following:<user>   `a`'s followed users
 --- @key b_following zset {<namespace>}:following:<other>  `b`'s followed users
 --- @arg a string non-empty    one user
