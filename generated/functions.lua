@@ -1381,6 +1381,17 @@ return { city, redis.call('HGET', cities, city) or false }
   end,
 }
 
+-- The helpers the leaderboard scripts share (leaderboard/_shared.lua), defined once for them.
+do
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
+local function level(score)
+  if score == 0 then
+    return '0'
+  end
+  return string.format('%.17g', score)
+end
+
 -- scripts/leaderboard/around.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__leaderboard__around',
@@ -1465,6 +1476,7 @@ redis.register_function{
 --- @arg item bytes            the item
 --- @return bool               1 if it was on the board
 --- @error BAD_ARGS            not 2 keys and 1 argument
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1478,13 +1490,6 @@ local item = ARGV[1]
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 if not old then
@@ -1516,6 +1521,7 @@ redis.register_function{
 --- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1533,13 +1539,6 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 local added = redis.call('ZADD', board, level(weight), item)
@@ -1629,6 +1628,7 @@ redis.register_function{
 --- @return float              the item's new score
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1646,13 +1646,6 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 if change == 0 then
@@ -1671,6 +1664,7 @@ redis.call('ZADD', levels, new, level(tonumber(new)))
 return new
   end,
 }
+end
 
 -- scripts/logical_matrix/get_all.lua
 redis.register_function{

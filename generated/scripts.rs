@@ -1786,7 +1786,7 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "54e7519dbdba9ea9df5c3d1e8beeb0eba7c8350c",
+        sha1: "2dbca168b8bef25374a7fec5a790ef98be9491f3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
@@ -1810,7 +1810,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `54e7519dbdba9ea9df5c3d1e8beeb0eba7c8350c`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `2dbca168b8bef25374a7fec5a790ef98be9491f3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1835,7 +1835,7 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "15a5101cd9e7cced5d146ee1950ac6028f9acf0e",
+        sha1: "821db1af19bae44bc6346e856d52db60e9bbabac",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -1864,7 +1864,7 @@ pub mod leaderboard {
     #[doc = " (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same"]
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `15a5101cd9e7cced5d146ee1950ac6028f9acf0e`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `821db1af19bae44bc6346e856d52db60e9bbabac`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1945,7 +1945,7 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "9321af43258ef510f2cba33203bcabc9ea3598f3",
+        sha1: "c76ba9795829af774471af7495784907e6f5bbbd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -1973,7 +1973,7 @@ pub mod leaderboard {
     #[doc = " board starts from 0. `levels` follows as in set.lua. A score that overflows becomes"]
     #[doc = " inf, as ZINCRBY makes it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `9321af43258ef510f2cba33203bcabc9ea3598f3`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `c76ba9795829af774471af7495784907e6f5bbbd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]

@@ -6,6 +6,7 @@
 --- @arg item bytes            the item
 --- @return bool               1 if it was on the board
 --- @error BAD_ARGS            not 2 keys and 1 argument
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -16,16 +17,20 @@ local board = KEYS[1]
 local levels = KEYS[2]
 local item = ARGV[1]
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('ZCARD', board)
-redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- leaderboard/_shared.lua of the scripts folder).
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
 local function level(score)
   if score == 0 then
     return '0'
   end
   return string.format('%.17g', score)
 end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
 
 local old = redis.call('ZSCORE', board, item)
 if not old then

@@ -11,6 +11,7 @@
 --- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -52,16 +53,20 @@ if not weight then
   return redis.error_reply('BAD_WEIGHT weight must be a finite decimal number, got ' .. shown(ARGV[2]))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('ZCARD', board)
-redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- leaderboard/_shared.lua of the scripts folder).
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
 local function level(score)
   if score == 0 then
     return '0'
   end
   return string.format('%.17g', score)
 end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
 
 local old = redis.call('ZSCORE', board, item)
 local added = redis.call('ZADD', board, level(weight), item)
