@@ -1392,6 +1392,84 @@ local function level(score)
   return string.format('%.17g', score)
 end
 
+-- scripts/leaderboard/adopt.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__leaderboard__adopt',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.
+---
+--- Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and
+--- only these scripts keep it: a sorted set another client wrote (ZADD) has none, so its
+--- dense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED).
+--- One call walks the board from the highest score down, from `cursor`, over at most
+--- `count` items, and adds each distinct score it reads to `levels` (one item per score
+--- is enough: a step goes on below the lowest score it read). Call it again with the
+--- cursor it answers until that is nil. It only adds scores the board holds at that
+--- moment, so writes through set.lua, update.lua and remove.lua may run between the
+--- calls: each keeps the levels of the scores it touches, and no step undoes that. While
+--- the walk is under way, dense ranks at and above the cursor are already right, and a
+--- dense read of a score below it that `levels` lacks is refused. Scores written by
+--- other clients after the walk passed them are not seen: adopt the board again. A level
+--- that no score holds any more (another client removed its items) stays: delete
+--- `levels` and adopt the board again to build it anew.
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @arg cursor string         where the walk goes on, as the last call answered it; empty to begin
+--- @arg count uint 1..=2000   the most items one step reads
+--- @return (string?, uint)    the cursor to go on from (nil: every score has its level), and how many
+---                            levels this step added
+--- @error BAD_ARGS            not 2 keys and 2 arguments
+--- @error BAD_COUNT           not an integer within its range
+--- @error BAD_CURSOR          not a cursor this script answers: a decimal number, `inf` or `-inf`
+--- @uses level
+--- @complexity O(log N + C log L), N = the items, C = `count`, L = the levels
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local cursor = ARGV[1]
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 2000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 2000, got ' .. shown(ARGV[2]))
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
+-- A cursor is the lowest score walked so far: the walk goes on strictly below it.
+if cursor ~= '' and cursor ~= 'inf' and cursor ~= '-inf' and not float(cursor) then
+  return redis.error_reply('BAD_CURSOR cursor must be a score this script answered, got ' .. shown(cursor))
+end
+local top = cursor == '' and '+inf' or '(' .. cursor
+local scored = redis.call('ZRANGE', board, top, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES')
+local added = 0
+local pairs_of = {}
+local last
+for i = 2, #scored, 2 do
+  local score = tonumber(scored[i])
+  if score ~= last then
+    last = score
+    local member = level(score)
+    pairs_of[#pairs_of + 1] = member
+    pairs_of[#pairs_of + 1] = member
+  end
+end
+-- ZADD in chunks: Lua's unpack takes a few thousand values at the most.
+for i = 1, #pairs_of, 1000 do
+  added = added + redis.call('ZADD', levels, unpack(pairs_of, i, math.min(i + 999, #pairs_of)))
+end
+if not last or redis.call('ZCOUNT', board, '-inf', '(' .. level(last)) == 0 then
+  return { false, added }
+end
+-- The cursor in the one rule for floats (no `+` in an exponent), or `inf`, `-inf`.
+return { (string.gsub(level(last), 'e%+', 'e')), added }
+  end,
+}
+
 -- scripts/leaderboard/around.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__leaderboard__around',
@@ -1402,7 +1480,9 @@ redis.register_function{
 --- Beyond the book. The window is ZREVRANGE around the item's place, the item itself
 --- included; each entry's rank follows `policy` (see standing.lua), so tied items at the
 --- window's edges get the rank they have on the whole board, not in the window. One read,
---- so every rank is of one moment.
+--- so every rank is of one moment. A dense rank counts the scores in `levels`, which only
+--- these scripts keep: a board written by another client lacks them, and a dense read of
+--- a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
@@ -1413,6 +1493,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
+--- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1447,6 +1528,9 @@ local function rank_of(score, position)
     if policy == 'standard' then
       ranks[score] = 1 + redis.call('ZCOUNT', board, '(' .. score, '+inf')
     elseif policy == 'dense' then
+      if redis.call('ZCOUNT', levels, score, score) == 0 then
+        return nil
+      end
       ranks[score] = 1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf')
     else
       ranks[score] = redis.call('ZCOUNT', board, score, '+inf')
@@ -1456,8 +1540,13 @@ local function rank_of(score, position)
 end
 local rows = {}
 for i = 1, #window, 2 do
+  local rank = rank_of(window[i + 1], first + (i - 1) / 2)
+  if not rank then
+    return redis.error_reply('NOT_ADOPTED the board holds the score ' .. window[i + 1] .. ', which its levels lack'
+      .. ' (another client wrote it): build them with leaderboard/adopt before reading dense ranks')
+  end
   -- A rank is whole and below 2^53: an integer reply.
-  rows[#rows + 1] = { window[i], window[i + 1], rank_of(window[i + 1], first + (i - 1) / 2) }
+  rows[#rows + 1] = { window[i], window[i + 1], rank }
 end
 return rows
   end,
@@ -1564,13 +1653,17 @@ redis.register_function{
 --- ("1334": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:
 --- ties in reverse byte order of the items). The percentile is 100 × (the items scored
 --- lower + half the items scored the same, itself included) / the items. Several boards
---- (all in one hash slot) are read in one step, so their answers are of one moment.
+--- (all in one hash slot) are read in one step, so their answers are of one moment. A
+--- dense rank counts the scores in `levels`, which only these scripts keep: a board
+--- written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the
+--- item at a score its levels lack, until adopt.lua has built them.
 --- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
 --- @return [(float?, uint?, uint?, uint?, uint?, float?, uint)]  a row per board, in order: the item's
 ---                            score, its standard, dense, modified and ordinal ranks, its percentile, and
 ---                            the board's items; all but the items nil when the item is not on that board
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
+--- @error NOT_ADOPTED         a board holds the item at a score its levels lack: build them with adopt.lua
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1591,6 +1684,9 @@ for b = 1, #KEYS, 2 do
   if not score then
     -- false is nil in the reply: the item has no standing on this board.
     rows[#rows + 1] = { false, false, false, false, false, false, items }
+  elseif redis.call('ZCOUNT', levels, score, score) == 0 then
+    return redis.error_reply('NOT_ADOPTED board ' .. (b + 1) / 2 .. ' holds the item at ' .. score
+      .. ', a score its levels lack (another client wrote it): build them with leaderboard/adopt')
   else
     local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
     local same = redis.call('ZCOUNT', board, score, score)

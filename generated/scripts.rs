@@ -1688,7 +1688,7 @@ pub mod leaderboard {
             BOARD.forms[0].build(&[key])
         }
 
-        #[doc = " The template of `levels` (a zset), `{<key>}:levels`: each distinct score of `board` once (see set.lua)"]
+        #[doc = " The template of `levels` (a zset), `{<key>}:levels`: each distinct score of `board` once (member: the score as `%.17g`), for dense ranks"]
         #[doc = ""]
         #[doc = " Build its name with [`levels()`]."]
         pub static LEVELS: crate::KeyTemplate = crate::KeyTemplate { text: "{<key>}:levels", forms: &[crate::KeyForm { text: "{<key>}:levels", params: &["key"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("key")]), crate::KeyPart::Text(":levels")] }] };
@@ -1720,17 +1720,85 @@ pub mod leaderboard {
         }
     }
 
+    #[doc = " `leaderboard/adopt`: Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`adopt()`]."]
+    pub static ADOPT: crate::Script = crate::Script {
+        name: "leaderboard/adopt",
+        path: "scripts/leaderboard/adopt.lua",
+        sha1: "78d6a03d981fc587f9671d9d7aaf03bbf6107741",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/adopt.lua")),
+        flags: &[],
+        summary: "Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.",
+        description: "Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and\nonly these scripts keep it: a sorted set another client wrote (ZADD) has none, so its\ndense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED).\nOne call walks the board from the highest score down, from `cursor`, over at most\n`count` items, and adds each distinct score it reads to `levels` (one item per score\nis enough: a step goes on below the lowest score it read). Call it again with the\ncursor it answers until that is nil. It only adds scores the board holds at that\nmoment, so writes through set.lua, update.lua and remove.lua may run between the\ncalls: each keeps the levels of the scores it touches, and no step undoes that. While\nthe walk is under way, dense ranks at and above the cursor are already right, and a\ndense read of a score below it that `levels` lacks is refused. Scores written by\nother clients after the walk passed them are not seen: adopt the board again. A level\nthat no score holds any more (another client removed its items) stays: delete\n`levels` and adopt the board again to build it anew.",
+        keys: &[
+            crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
+            crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
+        ],
+        args: &[
+            crate::Param { name: "cursor", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "where the walk goes on, as the last call answered it; empty to begin", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2000 }, doc: "the most items one step reads", template: None },
+        ],
+        returns: crate::Returns { ty: "(string?, uint)", doc: "the cursor to go on from (nil: every score has its level), and how many levels this step added" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_CURSOR", doc: "not a cursor this script answers: a decimal number, `inf` or `-inf`" },
+        ],
+        clock: None,
+        complexity: "O(log N + C log L), N = the items, C = `count`, L = the levels",
+    };
+
+    #[doc = " Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard."]
+    #[doc = ""]
+    #[doc = " Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and"]
+    #[doc = " only these scripts keep it: a sorted set another client wrote (ZADD) has none, so its"]
+    #[doc = " dense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED)."]
+    #[doc = " One call walks the board from the highest score down, from `cursor`, over at most"]
+    #[doc = " `count` items, and adds each distinct score it reads to `levels` (one item per score"]
+    #[doc = " is enough: a step goes on below the lowest score it read). Call it again with the"]
+    #[doc = " cursor it answers until that is nil. It only adds scores the board holds at that"]
+    #[doc = " moment, so writes through set.lua, update.lua and remove.lua may run between the"]
+    #[doc = " calls: each keeps the levels of the scores it touches, and no step undoes that. While"]
+    #[doc = " the walk is under way, dense ranks at and above the cursor are already right, and a"]
+    #[doc = " dense read of a score below it that `levels` lacks is refused. Scores written by"]
+    #[doc = " other clients after the walk passed them are not seen: adopt the board again. A level"]
+    #[doc = " that no score holds any more (another client removed its items) stays: delete"]
+    #[doc = " `levels` and adopt the board again to build it anew."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `78d6a03d981fc587f9671d9d7aaf03bbf6107741`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
+    #[doc = " - `levels` (a zset, named `{<key>}:levels`): each distinct score of `board` once (member: the score as `%.17g`), for dense ranks"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `cursor` (`string`): where the walk goes on, as the last call answered it; empty to begin"]
+    #[doc = " - `count` (`uint`, from 1 to 2000): the most items one step reads"]
+    #[doc = ""]
+    #[doc = " Returns (`(string?, uint)`): the cursor to go on from (nil: every score has its level), and how many levels this step added"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_CURSOR`: not a cursor this script answers: a decimal number, `inf` or `-inf`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N + C log L), N = the items, C = `count`, L = the levels."]
+    pub fn adopt(board: &str, levels: &str, cursor: &str, count: u64) -> crate::Op<(Option<String>, u64,)> {
+        crate::ScriptCall::new(&ADOPT).key(board).key(levels).arg(cursor).arg(count).finish()
+    }
+
     #[doc = " `leaderboard/around`: The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`around()`]."]
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "ff2b176496eddad2d1e3f869560898181183853e",
+        sha1: "92e52e53bf63f83df9d35b091f5cc03fed8ee538",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
-        description: "Beyond the book. The window is ZREVRANGE around the item's place, the item itself\nincluded; each entry's rank follows `policy` (see standing.lua), so tied items at the\nwindow's edges get the rank they have on the whole board, not in the window. One read,\nso every rank is of one moment.",
+        description: "Beyond the book. The window is ZREVRANGE around the item's place, the item itself\nincluded; each entry's rank follows `policy` (see standing.lua), so tied items at the\nwindow's edges get the rank they have on the whole board, not in the window. One read,\nso every rank is of one moment. A dense rank counts the scores in `levels`, which only\nthese scripts keep: a board written by another client lacks them, and a dense read of\na score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (see set.lua)", template: Some(&keys::LEVELS) },
@@ -1745,6 +1813,7 @@ pub mod leaderboard {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_POLICY", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "NOT_ADOPTED", doc: "`dense`, and a score of the window is not in `levels`: build them with adopt.lua" },
         ],
         clock: None,
         complexity: "O(n log N), N = the items",
@@ -1755,9 +1824,11 @@ pub mod leaderboard {
     #[doc = " Beyond the book. The window is ZREVRANGE around the item's place, the item itself"]
     #[doc = " included; each entry's rank follows `policy` (see standing.lua), so tied items at the"]
     #[doc = " window's edges get the rank they have on the whole board, not in the window. One read,"]
-    #[doc = " so every rank is of one moment."]
+    #[doc = " so every rank is of one moment. A dense rank counts the scores in `levels`, which only"]
+    #[doc = " these scripts keep: a board written by another client lacks them, and a dense read of"]
+    #[doc = " a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `ff2b176496eddad2d1e3f869560898181183853e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `92e52e53bf63f83df9d35b091f5cc03fed8ee538`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1774,6 +1845,7 @@ pub mod leaderboard {
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
     #[doc = " - `BAD_N`: not an integer within its range"]
     #[doc = " - `BAD_POLICY`: not one of its choices"]
+    #[doc = " - `NOT_ADOPTED`: `dense`, and a score of the window is not in `levels`: build them with adopt.lua"]
     #[doc = ""]
     #[doc = " Complexity: O(n log N), N = the items."]
     pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<(Vec<u8>, f64, u64,)>> {
@@ -1891,11 +1963,11 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "2b7edc18d416232f9a33cd4ac89bc57b97cb9831",
+        sha1: "cd6cbe402bd2cb0e24973f4d9918d58918762dc7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
-        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment.",
+        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment. A\ndense rank counts the scores in `levels`, which only these scripts keep: a board\nwritten by another client lacks them, and is refused (NOT_ADOPTED) where it holds the\nitem at a score its levels lack, until adopt.lua has built them.",
         keys: &[
             crate::Param { name: "boards", ty: "zset", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(20) }, rule: crate::Rule::Any, doc: "each board then its levels (see set.lua): the two forms in turn", template: Some(&keys::BOARDS) },
         ],
@@ -1905,6 +1977,7 @@ pub mod leaderboard {
         returns: crate::Returns { ty: "[(float?, uint?, uint?, uint?, uint?, float?, uint)]", doc: "a row per board, in order: the item's score, its standard, dense, modified and ordinal ranks, its percentile, and the board's items; all but the items nil when the item is not on that board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs" },
+            crate::ErrorDoc { code: "NOT_ADOPTED", doc: "a board holds the item at a score its levels lack: build them with adopt.lua" },
         ],
         clock: None,
         complexity: "O(B log N), B = the boards, N = the items of the largest",
@@ -1919,9 +1992,12 @@ pub mod leaderboard {
     #[doc = " (\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:"]
     #[doc = " ties in reverse byte order of the items). The percentile is 100 × (the items scored"]
     #[doc = " lower + half the items scored the same, itself included) / the items. Several boards"]
-    #[doc = " (all in one hash slot) are read in one step, so their answers are of one moment."]
+    #[doc = " (all in one hash slot) are read in one step, so their answers are of one moment. A"]
+    #[doc = " dense rank counts the scores in `levels`, which only these scripts keep: a board"]
+    #[doc = " written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the"]
+    #[doc = " item at a score its levels lack, until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `2b7edc18d416232f9a33cd4ac89bc57b97cb9831`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `cd6cbe402bd2cb0e24973f4d9918d58918762dc7`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -1933,6 +2009,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs"]
+    #[doc = " - `NOT_ADOPTED`: a board holds the item at a score its levels lack: build them with adopt.lua"]
     #[doc = ""]
     #[doc = " Complexity: O(B log N), B = the boards, N = the items of the largest."]
     pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<(Option<f64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<f64>, u64,)>> {
@@ -7654,6 +7731,7 @@ pub static ALL: &[&crate::Script] = &[
     &identity_lock::LEASE,
     &identity_lock::RELEASE,
     &ip_city::FIND,
+    &leaderboard::ADOPT,
     &leaderboard::AROUND,
     &leaderboard::REMOVE,
     &leaderboard::SET,

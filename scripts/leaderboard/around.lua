@@ -4,7 +4,9 @@
 --- Beyond the book. The window is ZREVRANGE around the item's place, the item itself
 --- included; each entry's rank follows `policy` (see standing.lua), so tied items at the
 --- window's edges get the rank they have on the whole board, not in the window. One read,
---- so every rank is of one moment.
+--- so every rank is of one moment. A dense rank counts the scores in `levels`, which only
+--- these scripts keep: a board written by another client lacks them, and a dense read of
+--- a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
@@ -15,6 +17,7 @@
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
+--- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -60,6 +63,9 @@ local function rank_of(score, position)
     if policy == 'standard' then
       ranks[score] = 1 + redis.call('ZCOUNT', board, '(' .. score, '+inf')
     elseif policy == 'dense' then
+      if redis.call('ZCOUNT', levels, score, score) == 0 then
+        return nil
+      end
       ranks[score] = 1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf')
     else
       ranks[score] = redis.call('ZCOUNT', board, score, '+inf')
@@ -69,7 +75,12 @@ local function rank_of(score, position)
 end
 local rows = {}
 for i = 1, #window, 2 do
+  local rank = rank_of(window[i + 1], first + (i - 1) / 2)
+  if not rank then
+    return redis.error_reply('NOT_ADOPTED the board holds the score ' .. window[i + 1] .. ', which its levels lack'
+      .. ' (another client wrote it): build them with leaderboard/adopt before reading dense ranks')
+  end
   -- A rank is whole and below 2^53: an integer reply.
-  rows[#rows + 1] = { window[i], window[i + 1], rank_of(window[i + 1], first + (i - 1) / 2) }
+  rows[#rows + 1] = { window[i], window[i + 1], rank }
 end
 return rows

@@ -8,13 +8,17 @@
 --- ("1334": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:
 --- ties in reverse byte order of the items). The percentile is 100 × (the items scored
 --- lower + half the items scored the same, itself included) / the items. Several boards
---- (all in one hash slot) are read in one step, so their answers are of one moment.
+--- (all in one hash slot) are read in one step, so their answers are of one moment. A
+--- dense rank counts the scores in `levels`, which only these scripts keep: a board
+--- written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the
+--- item at a score its levels lack, until adopt.lua has built them.
 --- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
 --- @return [(float?, uint?, uint?, uint?, uint?, float?, uint)]  a row per board, in order: the item's
 ---                            score, its standard, dense, modified and ordinal ranks, its percentile, and
 ---                            the board's items; all but the items nil when the item is not on that board
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
+--- @error NOT_ADOPTED         a board holds the item at a score its levels lack: build them with adopt.lua
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -35,6 +39,9 @@ for b = 1, #KEYS, 2 do
   if not score then
     -- false is nil in the reply: the item has no standing on this board.
     rows[#rows + 1] = { false, false, false, false, false, false, items }
+  elseif redis.call('ZCOUNT', levels, score, score) == 0 then
+    return redis.error_reply('NOT_ADOPTED board ' .. (b + 1) / 2 .. ' holds the item at ' .. score
+      .. ', a score its levels lack (another client wrote it): build them with leaderboard/adopt')
   else
     local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
     local same = redis.call('ZCOUNT', board, score, score)

@@ -396,6 +396,11 @@ fn prepare(
             );
             harness::cmd(con, &["ZADD", &leased, "99999999999999", "x"]);
         }
+        // The first step, of a board another app wrote.
+        "leaderboard/adopt" => {
+            args[0] = String::new();
+            harness::cmd(con, &["ZADD", &keys[0], "2", "x", "1.5", "y", "inf", "z"]);
+        }
         // Replies of rows with something in them: each element's type is checked.
         "leaderboard/around" | "leaderboard/standing" => {
             for (item, score) in [("x", "1.5"), ("y", "2")] {
