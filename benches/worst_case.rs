@@ -305,6 +305,21 @@ fn cases() -> Vec<Case> {
             args: strings(["t".into()]),
         },
         Case {
+            script: "leaderboard/adopt",
+            input: "2000 distinct scores new to levels of 998,000, among 1,000,000",
+            setup: |con| {
+                board(con, "{b}", 1_000_000);
+                lua(
+                    con,
+                    "redis.call('ZREMRANGEBYRANK', KEYS[1], -2000, -1)",
+                    &["{b}:levels"],
+                    &[],
+                );
+            },
+            keys: s(&["{b}", "{b}:levels"]),
+            args: strings(["".into(), "2000".into()]),
+        },
+        Case {
             script: "leaderboard/around",
             input: "100 above and 100 below, all scores distinct, among 1,000,000",
             setup: |con| board(con, "{b}", 1_000_000),

@@ -1520,6 +1520,35 @@ fn leaderboard(t: &mut Tour) -> redis_patterns::Result<()> {
         board.around::<String>("bob", 1, RankPolicy::Standard),
     )?;
     t.show("board.standing(\"bob\")", "", board.standing("bob"))?;
+
+    // A sorted set another app wrote has no levels: dense reads wait for its adoption.
+    let imported = Leaderboard::new("{tour:game}:imported")?;
+    redis::cmd("ZADD")
+        .arg(imported.key())
+        .arg(&["70", "eve", "60", "fay", "60", "gus"])
+        .exec(&mut t.con)?;
+    t.say(
+        "ZADD {tour:game}:imported 70 eve 60 fay 60 gus",
+        "-",
+        "another app's board",
+    );
+    t.show(
+        "imported.rank(\"gus\", RankPolicy::Dense)",
+        "refused: its levels are not built",
+        imported.rank("gus", RankPolicy::Dense),
+    )
+    .ok();
+    let added = imported.adopt(&mut t.con)?;
+    t.say(
+        "imported.adopt(&mut con)",
+        format!("{added:?}"),
+        "levels built in bounded steps",
+    );
+    t.show(
+        "imported.rank(\"gus\", RankPolicy::Dense)",
+        "",
+        imported.rank("gus", RankPolicy::Dense),
+    )?;
     Ok(())
 }
 

@@ -194,7 +194,6 @@ redis.register_function{
 --- to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then
 --- the message is counted and pushed to the recent log (`<ms> <message>`, the last
 --- `keep` kept).
---- Reply: the message's count this hour.
 --- @key common zset common:{<name>:<severity>}           message -> how many times it was logged this hour
 --- @key start string common:{<name>:<severity>}:start    the hour the counts are of (Unix s of its start)
 --- @key last zset common:{<name>:<severity>}:last        the previous hour's counts
@@ -284,7 +283,6 @@ redis.register_function{
 --- server's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in
 --- Unix ms (Lua in Redis has no date formatting, and one clock orders every server's
 --- entries).
---- Reply: when the message was logged (ms, server clock).
 --- @key recent list recent:{<name>:<severity>}  the newest entries first, each `<ms> <message>`
 --- @arg message string        the message
 --- @arg keep uint 1..=10000   how many entries to keep (the book's 100)
@@ -431,7 +429,6 @@ redis.register_function{
 ---
 --- Beyond the book, which has no way to take a suggestion back. Tables left empty are
 --- deleted by Redis.
---- Reply: how many tables held the content.
 --- @key tables... zset 1..=64 {<subject>}:<prefix>  the prefix tables of the content, shortest prefix first
 --- @arg content string non-empty   the content to remove
 --- @return uint               how many tables held it
@@ -1376,7 +1373,6 @@ redis.register_function{
 --- `member` from the answer, so `member` takes one of the `limit` places, and an unknown
 --- member fails with Redis's "could not decode requested zset member". Here `member` and
 --- expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.
---- Reply: member, distance (km) for each, nearest first.
 --- @key places zset <key>                 the geo set (the book's key)
 --- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member searched around
@@ -1619,12 +1615,10 @@ redis.register_function{
 --- `<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,
 --- and it keeps no end): with an end, an address past it belongs to no block, where the
 --- book answers the city of the last block that starts below it.
---- Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),
---- or nil and nil when no block holds the address.
 --- @key blocks zset {<namespace>}:ip2cityid    `<city id>_<start>[_<end>]` -> the block's first address, as an integer
 --- @key cities hash {<namespace>}:cityid2city  city id -> the city
 --- @arg ip uint 0..=4294967295   the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)
---- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
+--- @return (string?, string?) the city id and the city as imported (the book's JSON); nil, nil when no block holds it
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_IP              not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -1674,6 +1668,106 @@ return { city, redis.call('HGET', cities, city) or false }
   end,
 }
 
+-- The helpers the leaderboard scripts share (leaderboard/_shared.lua), defined once for them.
+do
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
+local function level(score)
+  if score == 0 then
+    return '0'
+  end
+  return string.format('%.17g', score)
+end
+
+-- scripts/leaderboard/adopt.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__leaderboard__adopt',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.
+---
+--- Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and
+--- only these scripts keep it: a sorted set another client wrote (ZADD) has none, so its
+--- dense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED).
+--- One call walks the board from the highest score down, from `cursor`, over at most
+--- `count` items, and adds each distinct score it reads to `levels` (one item per score
+--- is enough: a step goes on below the lowest score it read). Call it again with the
+--- cursor it answers until that is nil. It only adds scores the board holds at that
+--- moment, so writes through set.lua, update.lua and remove.lua may run between the
+--- calls: each keeps the levels of the scores it touches, and no step undoes that. While
+--- the walk is under way, dense ranks at and above the cursor are already right, and a
+--- dense read of a score below it that `levels` lacks is refused. Scores written by
+--- other clients after the walk passed them are not seen: adopt the board again. A level
+--- that no score holds any more (another client removed its items) stays: delete
+--- `levels` and adopt the board again to build it anew.
+--- @key board zset <key>            item -> score (the book's key)
+--- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
+--- @arg cursor string         where the walk goes on, as the last call answered it; empty to begin
+--- @arg count uint 1..=2000   the most items one step reads
+--- @return (string?, uint)    the cursor to go on from (nil: every score has its level), and how many
+---                            levels this step added
+--- @error BAD_ARGS            not 2 keys and 2 arguments
+--- @error BAD_COUNT           not an integer within its range
+--- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_CURSOR          not a cursor this script answers: a decimal number, `inf` or `-inf`
+--- @uses level
+--- @complexity O(log N + C log L), N = the items, C = `count`, L = the levels
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local board = KEYS[1]
+local levels = KEYS[2]
+local cursor = ARGV[1]
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 2000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 2000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(board)
+if board == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS board must be <key>, but KEYS[1] is ' .. shown(board))
+end
+if levels ~= tag_of_keys .. ':levels' then
+  return redis.error_reply(
+      'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
+end
+-- End of the generated input checks.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
+-- A cursor is the lowest score walked so far: the walk goes on strictly below it.
+if cursor ~= '' and cursor ~= 'inf' and cursor ~= '-inf' and not float(cursor) then
+  return redis.error_reply('BAD_CURSOR cursor must be a score this script answered, got ' .. shown(cursor))
+end
+local top = cursor == '' and '+inf' or '(' .. cursor
+local scored = redis.call('ZRANGE', board, top, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count, 'WITHSCORES')
+local added = 0
+local pairs_of = {}
+local last
+for i = 2, #scored, 2 do
+  local score = tonumber(scored[i])
+  if score ~= last then
+    last = score
+    local member = level(score)
+    pairs_of[#pairs_of + 1] = member
+    pairs_of[#pairs_of + 1] = member
+  end
+end
+-- ZADD in chunks: Lua's unpack takes a few thousand values at the most.
+for i = 1, #pairs_of, 1000 do
+  added = added + redis.call('ZADD', levels, unpack(pairs_of, i, math.min(i + 999, #pairs_of)))
+end
+if not last or redis.call('ZCOUNT', board, '-inf', '(' .. level(last)) == 0 then
+  return { false, added }
+end
+-- The cursor: the score as its level spells it, which the rule for floats reads, or `inf`,
+-- `-inf`.
+return { level(last), added }
+  end,
+}
+
 -- scripts/leaderboard/around.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__leaderboard__around',
@@ -1681,22 +1775,24 @@ redis.register_function{
   callback = function(KEYS, ARGV)
 --- The items around one ("around me"): up to `n` ranked above it and `n` below, with their scores and ranks.
 ---
---- Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank
---- follows `policy` (see standing.lua), so tied items at the window's edges get the rank
---- they have on the whole board, not in the window. One read, so every rank is of one
---- moment.
---- Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is
---- not on the board.
+--- Beyond the book. The window is ZREVRANGE around the item's place, the item itself
+--- included; each entry's rank follows `policy` (see standing.lua), so tied items at the
+--- window's edges get the rank they have on the whole board, not in the window. One read,
+--- so every rank is of one moment. A dense rank counts the scores in `levels`, which only
+--- these scripts keep: a board written by another client lacks them, and a dense read of
+--- a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
 --- @arg n uint 1..=100        how many items above it, and how many below, at the most
 --- @arg policy string standard|dense|modified|ordinal   how ties are ranked
---- @return [bytes]            item, score, rank triples, highest first
+--- @return [(bytes, float, uint)]  a row per item of the window, highest first, `item` itself included:
+---                            the item, its score and its rank; empty when `item` is not on the board
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
 --- @error BAD_KEYS            a key not named as its template says
+--- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1740,6 +1836,9 @@ local function rank_of(score, position)
     if policy == 'standard' then
       ranks[score] = 1 + redis.call('ZCOUNT', board, '(' .. score, '+inf')
     elseif policy == 'dense' then
+      if redis.call('ZCOUNT', levels, score, score) == 0 then
+        return nil
+      end
       ranks[score] = 1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf')
     else
       ranks[score] = redis.call('ZCOUNT', board, score, '+inf')
@@ -1747,13 +1846,17 @@ local function rank_of(score, position)
   end
   return ranks[score]
 end
-local reply = {}
+local rows = {}
 for i = 1, #window, 2 do
-  reply[#reply + 1] = window[i]
-  reply[#reply + 1] = window[i + 1]
-  reply[#reply + 1] = tostring(rank_of(window[i + 1], first + (i - 1) / 2))
+  local rank = rank_of(window[i + 1], first + (i - 1) / 2)
+  if not rank then
+    return redis.error_reply('NOT_ADOPTED the board holds the score ' .. window[i + 1] .. ', which its levels lack'
+      .. ' (another client wrote it): build them with leaderboard/adopt before reading dense ranks')
+  end
+  -- A rank is whole and below 2^53: an integer reply.
+  rows[#rows + 1] = { window[i], window[i + 1], rank }
 end
-return reply
+return rows
   end,
 }
 
@@ -1765,13 +1868,13 @@ redis.register_function{
 --- Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.
---- Reply: 1 if the item was on the board.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @return bool               1 if it was on the board
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1794,13 +1897,6 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 if not old then
@@ -1825,15 +1921,15 @@ redis.register_function{
 --- holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away
 --- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
 --- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
---- Reply: 1 if the item is new to the board, 0 if its score was replaced.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg weight float          its score
---- @return bool               1 if the item is new
+--- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1862,13 +1958,6 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 local added = redis.call('ZADD', board, level(weight), item)
@@ -1894,14 +1983,18 @@ redis.register_function{
 --- ("1334": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:
 --- ties in reverse byte order of the items). The percentile is 100 × (the items scored
 --- lower + half the items scored the same, itself included) / the items. Several boards
---- (all in one hash slot) are read in one step, so their answers are of one moment.
---- Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;
---- all seven empty when the item is not on that board.
+--- (all in one hash slot) are read in one step, so their answers are of one moment. A
+--- dense rank counts the scores in `levels`, which only these scripts keep: a board
+--- written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the
+--- item at a score its levels lack, until adopt.lua has built them.
 --- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
---- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
+--- @return [(float?, uint?, uint?, uint?, uint?, float?, uint)]  a row per board, in order: the item's
+---                            score, its standard, dense, modified and ordinal ranks, its percentile, and
+---                            the board's items; all but the items nil when the item is not on that board
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
 --- @error BAD_KEYS            a key not named as its template says
+--- @error NOT_ADOPTED         a board holds the item at a score its levels lack: build them with adopt.lua
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1928,30 +2021,35 @@ end
 if #KEYS % 2 ~= 0 then
   return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')
 end
-local reply = {}
+local rows = {}
 for b = 1, #KEYS, 2 do
   local board, levels = KEYS[b], KEYS[b + 1]
   redis.call('ZCARD', levels)
+  local items = redis.call('ZCARD', board)
   local score = redis.call('ZSCORE', board, item)
   if not score then
-    for _ = 1, 7 do
-      reply[#reply + 1] = ''
-    end
+    -- false is nil in the reply: the item has no standing on this board.
+    rows[#rows + 1] = { false, false, false, false, false, false, items }
+  elseif redis.call('ZCOUNT', levels, score, score) == 0 then
+    return redis.error_reply('NOT_ADOPTED board ' .. (b + 1) / 2 .. ' holds the item at ' .. score
+      .. ', a score its levels lack (another client wrote it): build them with leaderboard/adopt')
   else
-    local items = redis.call('ZCARD', board)
     local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
     local same = redis.call('ZCOUNT', board, score, score)
     local lower = items - higher - same
-    reply[#reply + 1] = score
-    reply[#reply + 1] = tostring(1 + higher)
-    reply[#reply + 1] = tostring(1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'))
-    reply[#reply + 1] = tostring(higher + same)
-    reply[#reply + 1] = tostring(1 + redis.call('ZREVRANK', board, item))
-    reply[#reply + 1] = string.format('%.17g', 100 * (lower + same / 2) / items)
-    reply[#reply + 1] = tostring(items)
+    -- Counts are whole and below 2^53: integer replies. Floats go as text.
+    rows[#rows + 1] = {
+      score,
+      1 + higher,
+      1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'),
+      higher + same,
+      1 + redis.call('ZREVRANK', board, item),
+      string.format('%.17g', 100 * (lower + same / 2) / items),
+      items,
+    }
   end
 end
-return reply
+return rows
   end,
 }
 
@@ -1965,7 +2063,6 @@ redis.register_function{
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
 --- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
 --- inf, as ZINCRBY makes it.
---- Reply: the item's new score.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -1974,6 +2071,7 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -2002,13 +2100,6 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', board)
 redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
-local function level(score)
-  if score == 0 then
-    return '0'
-  end
-  return string.format('%.17g', score)
-end
 
 local old = redis.call('ZSCORE', board, item)
 if change == 0 then
@@ -2027,6 +2118,7 @@ redis.call('ZADD', levels, new, level(tonumber(new)))
 return new
   end,
 }
+end
 
 -- scripts/logical_matrix/get_all.lua
 redis.register_function{
@@ -2797,12 +2889,12 @@ redis.register_function{
 --- the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,
 --- never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its
 --- oldest item were number 1.
---- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
 --- @key list list <key>             the items, newest first (added with `add.lua`)
 --- @key added string {<key>}:added  how many items were ever added to `list` (see `add.lua`)
 --- @arg cursor uint? 1..=10^15-1   the newest item still to read (its number), from the last reply; empty at first
 --- @arg size uint 1..=1000    the most items on the page
---- @return [bytes]            the next cursor (0: no more), then the page's items
+--- @return (uint, [bytes])    the next page's cursor (0 when there is none), and the page's items,
+---                            newest first: the shape of SCAN's reply
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CURSOR          not an integer within its range (or empty)
 --- @error BAD_SIZE            not an integer within its range
@@ -2849,13 +2941,13 @@ local newest = math.max(tonumber(count or '0'), length)
 local oldest = newest - length + 1
 local top = cursor or newest
 if top > newest or top < oldest then
-  return { '0' }
+  return { 0, {} }
 end
 local bottom = math.max(oldest, top - size + 1)
 -- The item numbered n is at index -(n - oldest + 1), counted from the tail.
 local page = redis.call('LRANGE', list, -(top - oldest + 1), -(bottom - oldest + 1))
-table.insert(page, 1, bottom > oldest and string.format('%d', bottom - 1) or '0')
-return page
+-- The cursor is below 10^15: an integer reply.
+return { bottom > oldest and bottom - 1 or 0, page }
   end,
 }
 
@@ -2928,8 +3020,8 @@ redis.register_function{
 --- `burst + t × count / period` requests. All or nothing: `cost` units are admitted
 --- together or not at all, and a refused request writes nothing. The key expires when the
 --- bucket is full again, so an idle client costs nothing.
---- Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`
---- would be admitted (-1 when allowed), microseconds until the bucket is full again.
+--- Remaining counts the requests of cost 1 still admitted now; retry-after is the time until
+--- `cost` would be admitted, and reset-after the time until the bucket is full again.
 --- @key tat string <prefix>:<uid>:<action>  the theoretical arrival time: microseconds, with a fraction
 --- @arg burst uint 1..=10^15-1    the bucket's size: requests admitted at once
 --- @arg count uint 1..=10^15-1    requests the bucket regains per `period`
@@ -3029,8 +3121,8 @@ redis.register_function{
 --- during a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are
 --- admitted together or not at all. A counter left without an expiry (by PERSIST, or a
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
---- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
---- attempt can be admitted (-1 when allowed), microseconds until the window resets.
+--- Remaining counts the attempts still admitted in this window; retry-after is the time
+--- until an attempt can be admitted, and reset-after the time until the window resets.
 --- @key counter string <prefix>:<uid>:<action>  the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @arg interval ms 1..=10^10       the window's length
@@ -3119,8 +3211,8 @@ redis.register_function{
 --- that left the window; a refused one writes nothing. If the clock steps back, time is
 --- taken as the newest entry's. The key expires when its newest entry leaves the window,
 --- so an idle client costs nothing. Memory is one entry per admitted call in the window.
---- Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be
---- admitted (-1 when allowed), microseconds until the window is empty.
+--- Remaining counts the units still admitted now; retry-after is the time until `cost`
+--- would be admitted, and reset-after the time until the window is empty.
 --- @key log zset <prefix>:<uid>:<action>  the sorted set of admitted calls
 --- @arg limit uint 1..=10^6     units admitted in any span of `period`
 --- @arg period ms 1..=10^10     the window's length
@@ -3253,7 +3345,6 @@ redis.register_function{
 --- the newest entry of that side when it would tie with it, so that no two entries of
 --- one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then
 --- never skips or repeats an entry. The two sides may hold times a few ms apart.
---- Reply: 1 if `user` did not follow `target` before.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who follows
@@ -3331,7 +3422,6 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
---- Reply: 1 if `user` follows `other` and `other` follows `user`.
 --- @key a_following zset {<namespace>}:following:<user>   `user`'s followed users
 --- @key b_following zset {<namespace>}:following:<other>  `other`'s followed users
 --- @arg user string non-empty    one user
@@ -3384,7 +3474,6 @@ redis.register_function{
 --- Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).
 ---
 --- 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.
---- Reply: 1 if `user` followed `target`.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who stops following
@@ -4080,12 +4169,11 @@ redis.register_function{
 --- each due row goes to exactly one worker per due time. A due row without a positive
 --- delay (written by something other than schedule.lua) is unscheduled and reported as
 --- dropped, so the worker can delete its cached copy.
---- Reply: c, the number of rows claimed; then c pairs of row id and the due time it was
---- claimed for (ms); then the rows dropped.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @arg limit uint 1..=500    the most rows to claim or drop
---- @return [string]           c, c pairs (row, due ms), then the rows dropped
+--- @return ([(string, uint)], [string])  the rows claimed, each with the due time it was claimed for
+---                            (ms, server clock), and the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -4125,22 +4213,15 @@ for i = 1, #due, 2 do
   local every = tonumber(redis.call('ZSCORE', delays, row))
   if every and every > 0 then
     redis.call('ZADD', schedule, now + every, row)
-    claimed[#claimed + 1] = row
-    claimed[#claimed + 1] = string.format('%d', tonumber(due[i + 1]))
+    -- The due time is at most now: an integer reply (written elsewhere, cut to whole ms from 0).
+    claimed[#claimed + 1] = { row, math.max(0, math.floor(tonumber(due[i + 1]))) }
   else
     redis.call('ZREM', schedule, row)
     redis.call('ZREM', delays, row)
     dropped[#dropped + 1] = row
   end
 end
-local reply = { tostring(#claimed / 2) }
-for i = 1, #claimed do
-  reply[#reply + 1] = claimed[i]
-end
-for i = 1, #dropped do
-  reply[#reply + 1] = dropped[i]
-end
-return reply
+return { claimed, dropped }
   end,
 }
 
@@ -4156,13 +4237,12 @@ redis.register_function{
 --- again makes it due now with the new delay. A delay of 0 unschedules the row and
 --- deletes its cached copy in the same step; the book instead leaves a delay of 0 for a
 --- worker to find, and its workers crash on a row with no delay at all.
---- Reply: when the row is next due (ms, server clock); 0 when it was unscheduled.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @key copy string {<namespace>}:inv:<row>   the row's cached copy, deleted when the row is unscheduled
 --- @arg row string non-empty  the row id
 --- @arg delay ms 0..=10^15-1  how often to cache the row again; 0 to stop caching it
---- @return int                when the row is next due (ms); 0 when unscheduled
+--- @return int                when the row is next due (ms, server clock); 0 when unscheduled
 --- @error BAD_ARGS            not 3 keys and 2 arguments
 --- @error BAD_ROW             empty
 --- @error BAD_DELAY           not whole milliseconds within its range
@@ -4230,7 +4310,6 @@ redis.register_function{
 --- Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row
 --- between its claim and this write; if the row was unscheduled in between, writing the
 --- copy would leave a stale row cached for ever, so the copy is deleted instead.
---- Reply: 1 if the copy was stored, 0 if the row is no longer scheduled.
 --- @key delays zset {<namespace>}:delays     row id -> delay between two copies (ms)
 --- @key copy string {<namespace>}:inv:<row>  the row's cached copy
 --- @arg row string non-empty  the row id
@@ -4327,7 +4406,6 @@ redis.register_function{
 --- those that would expire soonest are ended (with one ttl: the least recently used),
 --- so the cap holds at every instant. Both keys expire when the last session does, so a
 --- user who never comes back leaves nothing behind and no keyspace notification is needed.
---- Reply: the ids of the sessions ended to make room.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string len:16..   the new session's token: 16 bytes at least, to hold its 128 random bits
@@ -4411,7 +4489,6 @@ redis.register_function{
 --- sessions (list.lua) and end one without holding its token. Ids the user does not have
 --- are ignored. Expired sessions of the user are forgotten first. Logging out everywhere
 --- needs no script: `DEL sessions records`.
---- Reply: how many live sessions were ended.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg ids string... 1..=100    the ids of the sessions to end
@@ -4472,7 +4549,6 @@ redis.register_function{
 --- Beyond the book (one session per user). For a "your devices" page: each id can be
 --- ended with end.lua. Sessions that have expired but are not yet forgotten are left out.
 --- The index is never longer than the largest cap, 1000 (see create.lua).
---- Reply: id, ms left, id, ms left, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
@@ -4520,13 +4596,11 @@ redis.register_function{
 --- rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).
 --- Expired sessions of the user are forgotten first (see create.lua). Setting data does not
 --- slide the expiry.
---- Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is set), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg fields bytes... 2..=200   name, value, name, value, ...: from 1 to 100 pairs
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)
 --- @error BAD_ARGS            not 2 keys and from 3 to 201 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_KEYS            a key not named as its template says
@@ -4615,13 +4689,11 @@ redis.register_function{
 ---
 --- Beyond the book (see set.lua for where the data lives). Names the data does not hold
 --- are ignored. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is removed), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg names bytes... 1..=100   the names of the fields to remove
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)
 --- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_KEYS            a key not named as its template says
@@ -4704,14 +4776,14 @@ redis.register_function{
 --- strings by address.) With `slide` = 1 a correct token's session lasts its ttl again
 --- from now (the book's never does). With `data` = 1 a correct token's reply also carries
 --- the session's data. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: the answer, the milliseconds the session has left (0 unless correct), then, with
---- `data` = 1, the data's names and values: name, value, name, value, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the token to check
 --- @arg slide bool            1: a correct token's session lasts its ttl again from now
 --- @arg data bool             1: a correct token's reply carries the session's data
---- @return [bytes]            answer, ms left, then the data's name, value pairs
+--- @return (string, uint, [(string, bytes)])  the answer, the milliseconds the session has left (0
+---                            unless correct), and its data as (name, value) rows when `data` = 1 and the
+---                            token is correct (none otherwise)
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_SLIDE           not 1 or 0
@@ -4762,7 +4834,8 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local id = redis.sha1hex(token)
 local deadline = tonumber(redis.call('ZSCORE', sessions, id))
 local correct = deadline and deadline > now
-local reply = { 'TOKEN_CORRECT', '0' }
+local fields = {}
+local reply = { 'TOKEN_CORRECT', 0, fields }
 -- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
@@ -4774,16 +4847,16 @@ if correct then
   if slide then
     deadline = now + ttl
   end
-  reply[2] = string.format('%d', deadline - now)
+  -- Whole ms below 2^53: an integer reply.
+  reply[2] = deadline - now
   local packed = data and redis.call('HGET', records, 'd:' .. id)
   if packed then
-    local ok, fields = pcall(cmsgpack.unpack, packed)
-    if not ok or type(fields) ~= 'table' then
+    local ok, map = pcall(cmsgpack.unpack, packed)
+    if not ok or type(map) ~= 'table' then
       return redis.error_reply('BAD_RECORD session ' .. id .. ' has data that is not a MessagePack map')
     end
-    for name, value in pairs(fields) do
-      reply[#reply + 1] = name
-      reply[#reply + 1] = value
+    for name, value in pairs(map) do
+      fields[#fields + 1] = { name, value }
     end
   end
 end
@@ -5412,7 +5485,6 @@ redis.register_function{
 --- `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).
 --- Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000
 --- of its fastest per call.
---- Reply: how many contexts the ranking holds.
 --- @key slowest zset <key>    context -> its average access time
 --- @arg context string non-empty   the context (a page, an endpoint)
 --- @arg average float         its average access time
@@ -5474,14 +5546,13 @@ redis.register_function{
 --- happens once per hour boundary, whoever writes first), then the value is counted.
 --- A writer whose `now` is in an earlier hour counts into the current hour, as the
 --- book's does: hours only move forward.
---- Reply: the count, sum and sum of squares after the update, as the book's.
 --- @key stats zset {<prefix>:<context>:<kind>}            `count`, `sum`, `sumsq`, `min`, `max` -> their values
 --- @key start string {<prefix>:<context>:<kind>}:start    the hour the statistics are of (Unix s of its start)
 --- @key last zset {<prefix>:<context>:<kind>}:last        the previous hour's statistics
 --- @key pstart string {<prefix>:<context>:<kind>}:pstart  the previous hour (Unix s of its start)
 --- @arg value float           the value; at most 10^100 in size, so that its square stays finite
 --- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
---- @return (float, float, float)   the count, the sum and the sum of squares
+--- @return (float, float, float)   the count, the sum and the sum of squares after the update, as the book's
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range
@@ -5569,7 +5640,6 @@ redis.register_function{
 --- of targets, written together, so that no reader ever finds a tag on a target that the
 --- tag does not list (or the other way round). The book's MULTI is atomic too, but an
 --- empty list of tags aborts it with an error; here it is refused before anything runs.
---- Reply: how many of the tags are new to the target.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target
@@ -5645,11 +5715,10 @@ redis.register_function{
 --- grows with the targets of the rarest tag, times the tags: a miss is refused when the
 --- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
---- Reply: 1 if this call computed the answer (a miss), then the targets.
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
---- @return [string]           `1` on a miss, `0` on a hit, then the targets
+--- @return [string]           `1` on a miss (this call computed the answer), `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -5715,7 +5784,6 @@ redis.register_function{
 ---
 --- 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target
 --- does not have are ignored.
---- Reply: how many of the tags the target had.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target
@@ -5787,8 +5855,6 @@ redis.register_function{
 --- whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),
 --- and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in
 --- one step: an update between two calls puts both back.
---- Reply: the cursor to continue from ("0": the hash is done), how many samples were
---- deleted, and 1 if the counter was forgotten.
 --- @key known zset {<namespace>}:known                    `<precision>:<name>` of every counter -> 0
 --- @key hash hash {<namespace>}:count:<precision>:<name>  the counter's samples at `precision`: slot start (s) -> count
 --- @arg name string non-empty the counter's name
@@ -5891,7 +5957,6 @@ redis.register_function{
 --- slot that holds no integer, or a count that would overflow it, is refused before any
 --- write (a HINCRBY error would stop the book's transaction half done).
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
---- Reply: the count of the slot at the first precision, after the update.
 --- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
 --- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precision`, in order
 --- @arg name string non-empty the counter's name
@@ -6028,7 +6093,6 @@ redis.register_function{
 --- are removed (at most 2000 per call, so a timeline whose maximum was just lowered
 --- shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app
 --- picks; a backfill writes old times), and an item added again moves to its new time.
---- Reply: the timeline's length, and how many old entries were trimmed.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
 --- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1
@@ -6093,7 +6157,6 @@ redis.register_function{
 --- The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows
 --- with the entries in the range. Here one call deletes at most `limit` of them, oldest
 --- first, and says whether more remain; call again until none do.
---- Reply: how many entries were deleted, and 1 if the range still holds some.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg min uint 0..=10^15-1  the earliest time deleted (ms, included)
 --- @arg max uint 0..=10^15-1  the latest time deleted (ms, included)
@@ -6257,7 +6320,6 @@ redis.register_function{
 --- crash can leave the count and the ranking apart. Here it is one script, and the count
 --- and the ranking are one sorted set, so they never disagree. A name that was never
 --- registered records nothing and answers nil.
---- Reply: the user's id (nil for an unknown name), and its login count now.
 --- @key ids hash {<name>}:ids        name -> user id (registered with HSETNX)
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)
@@ -6359,8 +6421,8 @@ redis.register_function{
 --- of the share of up votes, 0 with no vote). A subject's posting time is the time of its
 --- first vote unless post.lua set it. A call that changes no vote (`none` from a user who
 --- had not voted, or the same side again) writes nothing.
---- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
---- included); for `none`, 1 if the user had voted.
+--- A vote changes when it is new on its side (a switch included), or, for `none`, when the
+--- user had voted.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up (the book's `Vote:<subject>:up`)
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
@@ -6369,7 +6431,7 @@ redis.register_function{
 --- @arg subject string non-empty   the subject, as it appears in the rankings
 --- @arg user bytes non-empty       who votes (any bytes)
 --- @arg direction string up|down|none   which way; `none` takes the vote back
---- @return bool               1 if the vote changed (see above)
+--- @return bool               1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`
 --- @error BAD_ARGS            not 5 keys and 3 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_USER            empty
@@ -6470,14 +6532,13 @@ redis.register_function{
 ---
 --- Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big
 --- one is freed in the background.
---- Reply: 1 if the subject had votes or a place in the rankings.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
 --- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank
 --- @key best_rank zset {<namespace>}:best      subject -> its "best" rank
 --- @arg subject string non-empty   the subject
---- @return bool               1 if there was anything to forget
+--- @return bool               1 if the subject had votes or a place in the rankings
 --- @error BAD_ARGS            not 5 keys and 1 argument
 --- @error BAD_SUBJECT         empty
 --- @error BAD_KEYS            a key not named as its template says
@@ -6631,7 +6692,6 @@ redis.register_function{
 --- 《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers
 --- `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the
 --- user's vote is 1 (up), -1 (down) or 0 (none).
---- Reply: ups, downs, the user's vote.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @arg user bytes           whose vote to report (any bytes); empty for nobody's
@@ -6689,14 +6749,13 @@ redis.register_function{
 --- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
 --- as soon as only `limit` sessions remain, so several cleaners never end too many. Each
 --- token's two keys are passed, in the order of `entries`, with or without `carts`.
---- Reply: the tokens ended, in the order given.
 --- @key login hash {<namespace>}:login    token -> user
 --- @key recent zset {<namespace>}:recent  token -> last-seen time (ms)
 --- @key sessions... any 2..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token> each token's viewed, then cart
 --- @arg limit uint 0..=10^15-1   how many sessions to keep
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
---- @return [string]           the tokens ended
+--- @return [string]           the tokens ended, in the order given
 --- @error BAD_ARGS            not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_CARTS           not 1 or 0
@@ -6805,11 +6864,10 @@ redis.register_function{
 --- are kept (3 to 4 ms). To stay bounded, one call drops at most 1000
 --- of the least viewed items beyond `keep`; only a call that leaves no more than `keep`
 --- halves, so a set that grew far beyond it is trimmed over a few calls, then halved once.
---- Reply: how many items were dropped, and 1 if the counts were halved (0: call again).
 --- @key views zset {<namespace>}:viewed       every item -> minus its views
 --- @key scratch zset {<namespace>}:rescaling  empty between calls: the halved copy is built here, then renamed
 --- @arg keep uint 1..=10000   how many of the most viewed items to keep (the book keeps 20,000)
---- @return (int, bool)        the items dropped, and whether the counts were halved
+--- @return (int, bool)        the items dropped, and whether the counts were halved (0: call again)
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -6872,7 +6930,6 @@ redis.register_function{
 --- other. Times are the server's clock in ms. A token's last-seen time only grows: a
 --- request in the same millisecond as the last one, or after the clock stepped back, moves
 --- it 1 ms on, so the cleaner can tell that the token was refreshed.
---- Reply: the token's last-seen time now (ms).
 --- @key login hash {<namespace>}:login            token -> user
 --- @key recent zset {<namespace>}:recent          token -> last-seen time (ms)
 --- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)
@@ -7153,8 +7210,6 @@ redis.register_function{
 --- removed, its id may be added again. Higher `priority` is taken first; jobs of one
 --- priority are taken in the order they were added. A job in a `group` counts against
 --- that group's limits when it runs (see `take.lua`).
---- Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of
---- the job already there).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -7164,7 +7219,7 @@ redis.register_function{
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
---- @return (bool, string)        added, and the job's state
+--- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', or that of the job already there
 --- @error BAD_ARGS               not 4 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
@@ -7393,20 +7448,21 @@ redis.register_function{
 --- Reads one job: its state, deliveries, group, last error and payload.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
---- Reply: empty when there is no job with this id; otherwise state, delivery count,
---- priority, group ('' for none), last error ('' for none), payload, and the time that
---- goes with the state (ms, server clock: when a delayed job is due, when a lease runs
---- out, when a job died; '' for waiting and parked jobs).
+--- The time that goes with a job's state is when a delayed job is due, when a lease runs
+--- out, or when a job died; waiting and parked jobs have none.
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return [bytes]               state, deliveries, priority, group, last error, payload, time
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?)?  the job: its state, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state (ms, server clock; nil for none); nil
+---                               when there is no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds a rank for the job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -7446,7 +7502,7 @@ end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
 local state = fields[1]
 if not state then
-  return {}
+  return false
 end
 local at = false
 if state == 'delayed' then
@@ -7459,8 +7515,13 @@ end
 if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[3] or ''))
 end
+if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
+end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
-return { state, fields[2] or '0', tostring(priority), fields[4] or '', fields[5] or '', fields[6] or '', at or '' }
+-- Counts and times are whole and below 2^53: integer replies; false is nil.
+return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
+  at and tonumber(at) or false }
   end,
 }
 
@@ -7475,8 +7536,6 @@ redis.register_function{
 --- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
 --- A page is read at one instant; pages read one after another may skip or repeat a job
 --- that moved in between.
---- Reply: seven items per job: id, deliveries, priority, group ('' for none), last error
---- ('' for none), payload, and the time that goes with the state (as in `job.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -7486,13 +7545,15 @@ redis.register_function{
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
---- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
+--- @return [(string, uint, uint, string?, bytes?, bytes, uint?)]  a row per job: its id, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state, as `job.lua` answers it
 --- @error BAD_ARGS               not 6 keys and 3 arguments
 --- @error BAD_STATE              not one of its choices
 --- @error BAD_OFFSET             not an integer within its range
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a listed job's rank or delivery count that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7567,19 +7628,18 @@ for i = 1, #members, 2 do
   if fields[2] and not safe_integer(fields[2], 1, 2559999999999999) then
     return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[2]))
   end
+  if fields[1] and not safe_integer(fields[1], 0, 999999999999999) then
+    return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[1]))
+  end
   -- A member whose record was deleted by hand has nothing to show (take.lua drops it).
   if fields[2] then
-    local at = ''
+    local at = false
     if state == 'delayed' or state == 'leased' or state == 'dead' then
-      at = members[i + 1]
+      at = tonumber(members[i + 1])
     end
-    page[#page + 1] = id
-    page[#page + 1] = fields[1] or '0'
-    page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
-    page[#page + 1] = fields[3] or ''
-    page[#page + 1] = fields[4] or ''
-    page[#page + 1] = fields[5] or ''
-    page[#page + 1] = at
+    -- Counts and times are whole and below 2^53: integer replies; false is nil.
+    page[#page + 1] = { id, tonumber(fields[1] or '0'), 255 - math.floor(tonumber(fields[2]) / 10000000000000),
+      fields[3] or false, fields[4] or false, fields[5] or '', at }
   end
 end
 return page
@@ -7599,8 +7659,6 @@ redis.register_function{
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
 --- a fixed one, or a backoff that grows with the delivery count.
---- Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken
---- again (ms, server clock; when it died, for 'dead').
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -7614,7 +7672,7 @@ redis.register_function{
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
---- @return (string, int)         the job's new state, and when it can be taken again
+--- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
 --- @error BAD_ARGS               not 8 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
@@ -7756,15 +7814,13 @@ redis.register_function{
 ---
 --- Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
 --- it under the worker would let the worker's ack fail for no reason of its own.
---- Reply: whether the job was removed, and the state it was in (nil when there is no job
---- with this id).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (bool, string?)       removed, and the state it was in
+--- @return (bool, string?)       removed, and the state it was in (nil when there is no job with this id)
 --- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -7947,8 +8003,8 @@ redis.register_function{
 --- a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes
 --- a job ready fills; this one fills it again while jobs are left, to wake the next
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
---- Reply: six items per job taken: id, lease token, delivery count (1 on the first
---- delivery), lease deadline (ms, server clock), group ('' for none), payload.
+--- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
+--- server's clock, and its group is '' when it has none.
 --- A rank or delivery count of a lapsed or due job that is no count (another client wrote
 --- it) is refused before any write, and so is an ack of `done` that fails. What is read
 --- later (a group's counts, a parked job, a waiting job's record) is checked where it is

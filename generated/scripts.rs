@@ -75,11 +75,11 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "27608a453911a84f8083967fd67269f2e74ff2a3",
+        sha1: "260c4c94f9da801123d7f455c8abf35fd93aef53",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
-        description: "Redis in Action chapter 5 (`log_common`). The book retries a WATCH transaction for\n5 s and then returns having logged nothing, silently; fails when `:start` exists but\nthe counts do not (RENAME of a missing key); and, comparing hour numbers of the day,\nnever rotates again after midnight. Here one script on the server's clock: if the\ncurrent hour (Unix s of its start) is later than the one in `start`, the counts move\nto `last` and their hour to `pstart`, once per hour boundary whoever logs first; then\nthe message is counted and pushed to the recent log (`<ms> <message>`, the last\n`keep` kept).\nReply: the message's count this hour.",
+        description: "Redis in Action chapter 5 (`log_common`). The book retries a WATCH transaction for\n5 s and then returns having logged nothing, silently; fails when `:start` exists but\nthe counts do not (RENAME of a missing key); and, comparing hour numbers of the day,\nnever rotates again after midnight. Here one script on the server's clock: if the\ncurrent hour (Unix s of its start) is later than the one in `start`, the counts move\nto `last` and their hour to `pstart`, once per hour boundary whoever logs first; then\nthe message is counted and pushed to the recent log (`<ms> <message>`, the last\n`keep` kept).",
         keys: &[
             crate::Param { name: "common", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "message -> how many times it was logged this hour", template: Some(&keys::COMMON) },
             crate::Param { name: "start", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the hour the counts are of (Unix s of its start)", template: Some(&keys::START) },
@@ -112,9 +112,8 @@ pub mod app_log {
     #[doc = " to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then"]
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
-    #[doc = " Reply: the message's count this hour."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `27608a453911a84f8083967fd67269f2e74ff2a3`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `260c4c94f9da801123d7f455c8abf35fd93aef53`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -146,11 +145,11 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "9618dd4d3c2c371b3336cf58d585298c52a9aa23",
+        sha1: "5ad2f6255addd0450be8ef809f1a4a6f5fe07189",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
-        description: "Redis in Action chapter 5 (`log_recent`): `LPUSH recent:<name>:<severity>` then\n`LTRIM … 0 99`, in a MULTI of their own. The book prefixes the message with the web\nserver's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in\nUnix ms (Lua in Redis has no date formatting, and one clock orders every server's\nentries).\nReply: when the message was logged (ms, server clock).",
+        description: "Redis in Action chapter 5 (`log_recent`): `LPUSH recent:<name>:<severity>` then\n`LTRIM … 0 99`, in a MULTI of their own. The book prefixes the message with the web\nserver's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in\nUnix ms (Lua in Redis has no date formatting, and one clock orders every server's\nentries).",
         keys: &[
             crate::Param { name: "recent", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the newest entries first, each `<ms> <message>`", template: Some(&keys::RECENT) },
         ],
@@ -175,9 +174,8 @@ pub mod app_log {
     #[doc = " server's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in"]
     #[doc = " Unix ms (Lua in Redis has no date formatting, and one clock orders every server's"]
     #[doc = " entries)."]
-    #[doc = " Reply: when the message was logged (ms, server clock)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `9618dd4d3c2c371b3336cf58d585298c52a9aa23`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `5ad2f6255addd0450be8ef809f1a4a6f5fe07189`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -298,11 +296,11 @@ pub mod autocomplete {
     pub static REMOVE: crate::Script = crate::Script {
         name: "autocomplete/remove",
         path: "scripts/autocomplete/remove.lua",
-        sha1: "7fd61102e258cf35b87a1b6ba879121dfc135310",
+        sha1: "b06f6f5a7d1cc194a79267fed5b9c5ebfb3827e7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/autocomplete/remove.lua")),
         flags: &[],
         summary: "Removes a content from the suggestion table of each of its prefixes, in one step.",
-        description: "Beyond the book, which has no way to take a suggestion back. Tables left empty are\ndeleted by Redis.\nReply: how many tables held the content.",
+        description: "Beyond the book, which has no way to take a suggestion back. Tables left empty are\ndeleted by Redis.",
         keys: &[
             crate::Param { name: "tables", ty: "zset", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(64) }, rule: crate::Rule::Any, doc: "the prefix tables of the content, shortest prefix first", template: Some(&keys::TABLES) },
         ],
@@ -323,9 +321,8 @@ pub mod autocomplete {
     #[doc = ""]
     #[doc = " Beyond the book, which has no way to take a suggestion back. Tables left empty are"]
     #[doc = " deleted by Redis."]
-    #[doc = " Reply: how many tables held the content."]
     #[doc = ""]
-    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `7fd61102e258cf35b87a1b6ba879121dfc135310`)."]
+    #[doc = " Runs `scripts/autocomplete/remove.lua` (`autocomplete/remove`, SHA1 `b06f6f5a7d1cc194a79267fed5b9c5ebfb3827e7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tables...` (a zset, 1 to 64 keys, named `{<subject>}:<prefix>`): the prefix tables of the content, shortest prefix first"]
@@ -1333,11 +1330,11 @@ pub mod geo {
     pub static SEARCH: crate::Script = crate::Script {
         name: "geo/search",
         path: "scripts/geo/search.lua",
-        sha1: "925bbc366cb366d4169486379c2c269847b9bc86",
+        sha1: "711e24e136a3d4f011c2d77bdbbed5f9a68a9b5a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/search.lua")),
         flags: &["no-writes", ],
         summary: "The members within `radius` km of `member`, nearest first (the book's `Location.search`).",
-        description: "《Redis 应用实例》 chapter 25. The book asks GEOSEARCH for `limit` members and removes\n`member` from the answer, so `member` takes one of the `limit` places, and an unknown\nmember fails with Redis's \"could not decode requested zset member\". Here `member` and\nexpired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.\nReply: member, distance (km) for each, nearest first.",
+        description: "《Redis 应用实例》 chapter 25. The book asks GEOSEARCH for `limit` members and removes\n`member` from the answer, so `member` takes one of the `limit` places, and an unknown\nmember fails with Redis's \"could not decode requested zset member\". Here `member` and\nexpired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.",
         keys: &[
             crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the geo set (the book's key)", template: Some(&keys::PLACES) },
             crate::Param { name: "deadlines", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "member -> when its pin expires (ms, server clock)", template: Some(&keys::DEADLINES) },
@@ -1366,9 +1363,8 @@ pub mod geo {
     #[doc = " `member` from the answer, so `member` takes one of the `limit` places, and an unknown"]
     #[doc = " member fails with Redis's \"could not decode requested zset member\". Here `member` and"]
     #[doc = " expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER."]
-    #[doc = " Reply: member, distance (km) for each, nearest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `925bbc366cb366d4169486379c2c269847b9bc86`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/search.lua` (`geo/search`, SHA1 `711e24e136a3d4f011c2d77bdbbed5f9a68a9b5a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1665,11 +1661,11 @@ pub mod ip_city {
     pub static FIND: crate::Script = crate::Script {
         name: "ip_city/find",
         path: "scripts/ip_city/find.lua",
-        sha1: "23d78eee9482b4ad698ded30557da49e2a8d1baf",
+        sha1: "34afb1dc31f0d9f41174a9ebb1c592240fd06ef2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ip_city/find.lua")),
         flags: &["no-writes", ],
         summary: "Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step.",
-        description: "Redis in Action chapter 5 (`find_city_by_ip`): `ZREVRANGEBYSCORE ip2cityid: ip 0 LIMIT 0 1`,\nthen `HGET cityid2city:` of the block's city id, in two round trips. A block's member is\n`<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,\nand it keeps no end): with an end, an address past it belongs to no block, where the\nbook answers the city of the last block that starts below it.\nReply: the city id and the city (as imported: the book's JSON `[city, region, country]`),\nor nil and nil when no block holds the address.",
+        description: "Redis in Action chapter 5 (`find_city_by_ip`): `ZREVRANGEBYSCORE ip2cityid: ip 0 LIMIT 0 1`,\nthen `HGET cityid2city:` of the block's city id, in two round trips. A block's member is\n`<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,\nand it keeps no end): with an end, an address past it belongs to no block, where the\nbook answers the city of the last block that starts below it.",
         keys: &[
             crate::Param { name: "blocks", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<city id>_<start>[_<end>]` -> the block's first address, as an integer", template: Some(&keys::BLOCKS) },
             crate::Param { name: "cities", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "city id -> the city", template: Some(&keys::CITIES) },
@@ -1677,7 +1673,7 @@ pub mod ip_city {
         args: &[
             crate::Param { name: "ip", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 4294967295 }, doc: "the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)", template: None },
         ],
-        returns: crate::Returns { ty: "(string?, string?)", doc: "the city id and the city; nil and nil when no block holds the address" },
+        returns: crate::Returns { ty: "(string?, string?)", doc: "the city id and the city as imported (the book's JSON); nil, nil when no block holds it" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_IP", doc: "not an integer within its range" },
@@ -1695,10 +1691,8 @@ pub mod ip_city {
     #[doc = " `<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,"]
     #[doc = " and it keeps no end): with an end, an address past it belongs to no block, where the"]
     #[doc = " book answers the city of the last block that starts below it."]
-    #[doc = " Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),"]
-    #[doc = " or nil and nil when no block holds the address."]
     #[doc = ""]
-    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `23d78eee9482b4ad698ded30557da49e2a8d1baf`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/ip_city/find.lua` (`ip_city/find`, SHA1 `34afb1dc31f0d9f41174a9ebb1c592240fd06ef2`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `blocks` (a zset, named `{<namespace>}:ip2cityid`): `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
@@ -1707,7 +1701,7 @@ pub mod ip_city {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `ip` (`uint`, from 0 to 4294967295): the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)"]
     #[doc = ""]
-    #[doc = " Returns (`(string?, string?)`): the city id and the city; nil and nil when no block holds the address"]
+    #[doc = " Returns (`(string?, string?)`): the city id and the city as imported (the book's JSON); nil, nil when no block holds it"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
@@ -1740,7 +1734,7 @@ pub mod leaderboard {
             BOARD.forms[0].build(&[key])
         }
 
-        #[doc = " The template of `levels` (a zset), `{<key>}:levels`: each distinct score of `board` once (see set.lua)"]
+        #[doc = " The template of `levels` (a zset), `{<key>}:levels`: each distinct score of `board` once (member: the score as `%.17g`), for dense ranks"]
         #[doc = ""]
         #[doc = " Build its name with [`levels()`]."]
         pub static LEVELS: crate::KeyTemplate = crate::KeyTemplate { text: "{<key>}:levels", forms: &[crate::KeyForm { text: "{<key>}:levels", params: &["key"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("key")]), crate::KeyPart::Text(":levels")] }] };
@@ -1772,17 +1766,87 @@ pub mod leaderboard {
         }
     }
 
+    #[doc = " `leaderboard/adopt`: Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`adopt()`]."]
+    pub static ADOPT: crate::Script = crate::Script {
+        name: "leaderboard/adopt",
+        path: "scripts/leaderboard/adopt.lua",
+        sha1: "4271ac9e0633eb6fad5318eb579d333936087007",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/adopt.lua")),
+        flags: &[],
+        summary: "Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.",
+        description: "Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and\nonly these scripts keep it: a sorted set another client wrote (ZADD) has none, so its\ndense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED).\nOne call walks the board from the highest score down, from `cursor`, over at most\n`count` items, and adds each distinct score it reads to `levels` (one item per score\nis enough: a step goes on below the lowest score it read). Call it again with the\ncursor it answers until that is nil. It only adds scores the board holds at that\nmoment, so writes through set.lua, update.lua and remove.lua may run between the\ncalls: each keeps the levels of the scores it touches, and no step undoes that. While\nthe walk is under way, dense ranks at and above the cursor are already right, and a\ndense read of a score below it that `levels` lacks is refused. Scores written by\nother clients after the walk passed them are not seen: adopt the board again. A level\nthat no score holds any more (another client removed its items) stays: delete\n`levels` and adopt the board again to build it anew.",
+        keys: &[
+            crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
+            crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
+        ],
+        args: &[
+            crate::Param { name: "cursor", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "where the walk goes on, as the last call answered it; empty to begin", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2000 }, doc: "the most items one step reads", template: None },
+        ],
+        returns: crate::Returns { ty: "(string?, uint)", doc: "the cursor to go on from (nil: every score has its level), and how many levels this step added" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_CURSOR", doc: "not a cursor this script answers: a decimal number, `inf` or `-inf`" },
+        ],
+        clock: None,
+        complexity: "O(log N + C log L), N = the items, C = `count`, L = the levels",
+    };
+
+    #[doc = " Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard."]
+    #[doc = ""]
+    #[doc = " Beyond the book. `levels` holds each distinct score of `board` once (see set.lua), and"]
+    #[doc = " only these scripts keep it: a sorted set another client wrote (ZADD) has none, so its"]
+    #[doc = " dense ranks would all be 1, and around.lua and standing.lua refuse them (NOT_ADOPTED)."]
+    #[doc = " One call walks the board from the highest score down, from `cursor`, over at most"]
+    #[doc = " `count` items, and adds each distinct score it reads to `levels` (one item per score"]
+    #[doc = " is enough: a step goes on below the lowest score it read). Call it again with the"]
+    #[doc = " cursor it answers until that is nil. It only adds scores the board holds at that"]
+    #[doc = " moment, so writes through set.lua, update.lua and remove.lua may run between the"]
+    #[doc = " calls: each keeps the levels of the scores it touches, and no step undoes that. While"]
+    #[doc = " the walk is under way, dense ranks at and above the cursor are already right, and a"]
+    #[doc = " dense read of a score below it that `levels` lacks is refused. Scores written by"]
+    #[doc = " other clients after the walk passed them are not seen: adopt the board again. A level"]
+    #[doc = " that no score holds any more (another client removed its items) stays: delete"]
+    #[doc = " `levels` and adopt the board again to build it anew."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `4271ac9e0633eb6fad5318eb579d333936087007`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
+    #[doc = " - `levels` (a zset, named `{<key>}:levels`): each distinct score of `board` once (member: the score as `%.17g`), for dense ranks"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `cursor` (`string`): where the walk goes on, as the last call answered it; empty to begin"]
+    #[doc = " - `count` (`uint`, from 1 to 2000): the most items one step reads"]
+    #[doc = ""]
+    #[doc = " Returns (`(string?, uint)`): the cursor to go on from (nil: every score has its level), and how many levels this step added"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_CURSOR`: not a cursor this script answers: a decimal number, `inf` or `-inf`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N + C log L), N = the items, C = `count`, L = the levels."]
+    pub fn adopt(board: &str, levels: &str, cursor: &str, count: u64) -> crate::Op<(Option<String>, u64,)> {
+        crate::ScriptCall::new(&ADOPT).key(board).key(levels).arg(cursor).arg(count).finish()
+    }
+
     #[doc = " `leaderboard/around`: The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`around()`]."]
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "5b541fbda5f52678d6dcfac1679f277bc9260eb4",
+        sha1: "a408e98a12d9ffdf257798a5c5a90756c7d81d16",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
-        description: "Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank\nfollows `policy` (see standing.lua), so tied items at the window's edges get the rank\nthey have on the whole board, not in the window. One read, so every rank is of one\nmoment.\nReply: item, score, rank, item, score, rank, …, highest first; empty when the item is\nnot on the board.",
+        description: "Beyond the book. The window is ZREVRANGE around the item's place, the item itself\nincluded; each entry's rank follows `policy` (see standing.lua), so tied items at the\nwindow's edges get the rank they have on the whole board, not in the window. One read,\nso every rank is of one moment. A dense rank counts the scores in `levels`, which only\nthese scripts keep: a board written by another client lacks them, and a dense read of\na score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (see set.lua)", template: Some(&keys::LEVELS) },
@@ -1792,12 +1856,13 @@ pub mod leaderboard {
             crate::Param { name: "n", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "how many items above it, and how many below, at the most", template: None },
             crate::Param { name: "policy", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["standard", "dense", "modified", "ordinal"]), doc: "how ties are ranked", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "item, score, rank triples, highest first" },
+        returns: crate::Returns { ty: "[(bytes, float, uint)]", doc: "a row per item of the window, highest first, `item` itself included: the item, its score and its rank; empty when `item` is not on the board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_POLICY", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "NOT_ADOPTED", doc: "`dense`, and a score of the window is not in `levels`: build them with adopt.lua" },
         ],
         clock: None,
         complexity: "O(n log N), N = the items",
@@ -1805,14 +1870,14 @@ pub mod leaderboard {
 
     #[doc = " The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks."]
     #[doc = ""]
-    #[doc = " Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank"]
-    #[doc = " follows `policy` (see standing.lua), so tied items at the window's edges get the rank"]
-    #[doc = " they have on the whole board, not in the window. One read, so every rank is of one"]
-    #[doc = " moment."]
-    #[doc = " Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is"]
-    #[doc = " not on the board."]
+    #[doc = " Beyond the book. The window is ZREVRANGE around the item's place, the item itself"]
+    #[doc = " included; each entry's rank follows `policy` (see standing.lua), so tied items at the"]
+    #[doc = " window's edges get the rank they have on the whole board, not in the window. One read,"]
+    #[doc = " so every rank is of one moment. A dense rank counts the scores in `levels`, which only"]
+    #[doc = " these scripts keep: a board written by another client lacks them, and a dense read of"]
+    #[doc = " a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `5b541fbda5f52678d6dcfac1679f277bc9260eb4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `a408e98a12d9ffdf257798a5c5a90756c7d81d16`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1823,16 +1888,17 @@ pub mod leaderboard {
     #[doc = " - `n` (`uint`, from 1 to 100): how many items above it, and how many below, at the most"]
     #[doc = " - `policy` (`string`, one of `standard`, `dense`, `modified`, `ordinal`): how ties are ranked"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): item, score, rank triples, highest first"]
+    #[doc = " Returns (`[(bytes, float, uint)]`): a row per item of the window, highest first, `item` itself included: the item, its score and its rank; empty when `item` is not on the board"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
     #[doc = " - `BAD_N`: not an integer within its range"]
     #[doc = " - `BAD_POLICY`: not one of its choices"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `NOT_ADOPTED`: `dense`, and a score of the window is not in `levels`: build them with adopt.lua"]
     #[doc = ""]
     #[doc = " Complexity: O(n log N), N = the items."]
-    pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<(Vec<u8>, f64, u64,)>> {
         crate::ScriptCall::new(&AROUND).key(board).key(levels).arg(item).arg(n).arg(policy).finish()
     }
 
@@ -1842,11 +1908,11 @@ pub mod leaderboard {
     pub static REMOVE: crate::Script = crate::Script {
         name: "leaderboard/remove",
         path: "scripts/leaderboard/remove.lua",
-        sha1: "83cbe3ae2c02d1e6bb7c7a40f69bd7dd96274102",
+        sha1: "fc0e8ec9879359d85079389f4789d19fcebda2dd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/remove.lua")),
         flags: &[],
         summary: "Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.\nReply: 1 if the item was on the board.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -1866,9 +1932,8 @@ pub mod leaderboard {
     #[doc = " Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it."]
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.remove`), a ZREM; `levels` follows as in set.lua."]
-    #[doc = " Reply: 1 if the item was on the board."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `83cbe3ae2c02d1e6bb7c7a40f69bd7dd96274102`)."]
+    #[doc = " Runs `scripts/leaderboard/remove.lua` (`leaderboard/remove`, SHA1 `fc0e8ec9879359d85079389f4789d19fcebda2dd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1894,11 +1959,11 @@ pub mod leaderboard {
     pub static SET: crate::Script = crate::Script {
         name: "leaderboard/set",
         path: "scripts/leaderboard/set.lua",
-        sha1: "a4f4e8883d4a621502493b471b361027b23a3e33",
+        sha1: "3034bdc1adea7dcb99a71267af9fde9acc2d4280",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/set.lua")),
         flags: &[],
         summary: "Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.set_weight`), a ZADD. Beside the board, `levels`\nholds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away\n(rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same\nstep. A zero is stored as 0, never -0, so that 0 and -0 are one level.\nReply: 1 if the item is new to the board, 0 if its score was replaced.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.set_weight`), a ZADD. Beside the board, `levels`\nholds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away\n(rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same\nstep. A zero is stored as 0, never -0, so that 0 and -0 are one level.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -1907,7 +1972,7 @@ pub mod leaderboard {
             crate::Param { name: "item", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item", template: None },
             crate::Param { name: "weight", ty: "float", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "its score", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if the item is new" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the item is new to the board; 0 if its score was replaced" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_WEIGHT", doc: "not a finite decimal number" },
@@ -1923,9 +1988,8 @@ pub mod leaderboard {
     #[doc = " holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away"]
     #[doc = " (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same"]
     #[doc = " step. A zero is stored as 0, never -0, so that 0 and -0 are one level."]
-    #[doc = " Reply: 1 if the item is new to the board, 0 if its score was replaced."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `a4f4e8883d4a621502493b471b361027b23a3e33`)."]
+    #[doc = " Runs `scripts/leaderboard/set.lua` (`leaderboard/set`, SHA1 `3034bdc1adea7dcb99a71267af9fde9acc2d4280`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1935,7 +1999,7 @@ pub mod leaderboard {
     #[doc = " - `item` (`bytes`): the item"]
     #[doc = " - `weight` (`float`): its score"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if the item is new"]
+    #[doc = " Returns (`bool`): 1 if the item is new to the board; 0 if its score was replaced"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
@@ -1953,21 +2017,22 @@ pub mod leaderboard {
     pub static STANDING: crate::Script = crate::Script {
         name: "leaderboard/standing",
         path: "scripts/leaderboard/standing.lua",
-        sha1: "ab0cc7b6280d6ddaaab1be9cd527a876066e9c2f",
+        sha1: "02613046320056deaeaae5d01951e0d4e6597f03",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/standing.lua")),
         flags: &["no-writes", ],
         summary: "An item's score, its rank by every tie policy, and its percentile, on one or several boards at once.",
-        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment.\nReply, per board in order: score, standard, dense, modified, ordinal, percentile, items;\nall seven empty when the item is not on that board.",
+        description: "Beyond the book (whose only ranks are ZREVRANGE positions). Ranks count from 1 for the\nhighest score. For the scores 100, 90, 90, 80: standard competition ranks are 1, 2, 2,\n4 (\"1224\": 1 + the items scored higher); dense ranks 1, 2, 2, 3 (\"1223\": 1 + the\ndistinct scores higher, counted in `levels`); modified competition ranks 1, 3, 3, 4\n(\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:\nties in reverse byte order of the items). The percentile is 100 × (the items scored\nlower + half the items scored the same, itself included) / the items. Several boards\n(all in one hash slot) are read in one step, so their answers are of one moment. A\ndense rank counts the scores in `levels`, which only these scripts keep: a board\nwritten by another client lacks them, and is refused (NOT_ADOPTED) where it holds the\nitem at a score its levels lack, until adopt.lua has built them.",
         keys: &[
             crate::Param { name: "boards", ty: "zset", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(20) }, rule: crate::Rule::Any, doc: "each board then its levels (see set.lua): the two forms in turn", template: Some(&keys::BOARDS) },
         ],
         args: &[
             crate::Param { name: "item", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the item", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "per board: score, standard, dense, modified, ordinal, percentile, items" },
+        returns: crate::Returns { ty: "[(float?, uint?, uint?, uint?, uint?, float?, uint)]", doc: "a row per board, in order: the item's score, its standard, dense, modified and ordinal ranks, its percentile, and the board's items; all but the items nil when the item is not on that board" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "NOT_ADOPTED", doc: "a board holds the item at a score its levels lack: build them with adopt.lua" },
         ],
         clock: None,
         complexity: "O(B log N), B = the boards, N = the items of the largest",
@@ -1982,11 +2047,12 @@ pub mod leaderboard {
     #[doc = " (\"1334\": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:"]
     #[doc = " ties in reverse byte order of the items). The percentile is 100 × (the items scored"]
     #[doc = " lower + half the items scored the same, itself included) / the items. Several boards"]
-    #[doc = " (all in one hash slot) are read in one step, so their answers are of one moment."]
-    #[doc = " Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;"]
-    #[doc = " all seven empty when the item is not on that board."]
+    #[doc = " (all in one hash slot) are read in one step, so their answers are of one moment. A"]
+    #[doc = " dense rank counts the scores in `levels`, which only these scripts keep: a board"]
+    #[doc = " written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the"]
+    #[doc = " item at a score its levels lack, until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `ab0cc7b6280d6ddaaab1be9cd527a876066e9c2f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/standing.lua` (`leaderboard/standing`, SHA1 `02613046320056deaeaae5d01951e0d4e6597f03`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `boards...` (a zset, 2 to 20 keys, named `<key>|{<key>}:levels`): each board then its levels (see set.lua): the two forms in turn"]
@@ -1994,14 +2060,15 @@ pub mod leaderboard {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `item` (`bytes`): the item"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): per board: score, standard, dense, modified, ordinal, percentile, items"]
+    #[doc = " Returns (`[(float?, uint?, uint?, uint?, uint?, float?, uint)]`): a row per board, in order: the item's score, its standard, dense, modified and ordinal ranks, its percentile, and the board's items; all but the items nil when the item is not on that board"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `NOT_ADOPTED`: a board holds the item at a score its levels lack: build them with adopt.lua"]
     #[doc = ""]
     #[doc = " Complexity: O(B log N), B = the boards, N = the items of the largest."]
-    pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn standing(boards: &[&str], item: &[u8]) -> crate::Op<Vec<(Option<f64>, Option<u64>, Option<u64>, Option<u64>, Option<u64>, Option<f64>, u64,)>> {
         crate::ScriptCall::new(&STANDING).keys(boards).arg(item).finish()
     }
 
@@ -2011,11 +2078,11 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "f3cbfeb322b4a0bee5f0904dcd905cff877b4af0",
+        sha1: "947c4c7131eb18ad7ab198828d8b9418954db6a6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A score that overflows becomes\ninf, as ZINCRBY makes it.\nReply: the item's new score.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A score that overflows becomes\ninf, as ZINCRBY makes it.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -2039,9 +2106,8 @@ pub mod leaderboard {
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the"]
     #[doc = " board starts from 0. `levels` follows as in set.lua. A score that overflows becomes"]
     #[doc = " inf, as ZINCRBY makes it."]
-    #[doc = " Reply: the item's new score."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `f3cbfeb322b4a0bee5f0904dcd905cff877b4af0`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `947c4c7131eb18ad7ab198828d8b9418954db6a6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2893,11 +2959,11 @@ pub mod pagination {
     pub static PAGE: crate::Script = crate::Script {
         name: "pagination/page",
         path: "scripts/pagination/page.lua",
-        sha1: "c6c2715b21643930a0400ab97bbb94f06ed7c99c",
+        sha1: "447868f8306d8eae12194b582ed46b034b43c600",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pagination/page.lua")),
         flags: &["no-writes", ],
         summary: "Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift.",
-        description: "《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an\nitem added at the head between two reads moves every later item down one place: the\nreader sees an item twice, or, with deletions, misses one. Here every item has an\narrival number (1 for the first item ever added; `added`, kept by `add.lua`, counts\nthem), and the cursor is the number of the newest item still to read. The first page\n(an empty cursor) reads the newest `size` items; each reply gives the cursor of the\nnext page, 0 after the oldest item. A reader never sees an item twice: items added\nsince do not move the cursor, and a trim at the tail (`LTRIM key 0 n`) only takes the\noldest items away, so a cursor whose items were all trimmed answers an empty last\npage. A cursor past the newest item (the keys were deleted and begun again) answers\nthe same. Other removals (LREM, a trim at the head) make a cursor skip as many items,\nnever repeat one. A list with no `added` (filled by LPUSH alone) is read as if its\noldest item were number 1.\nReply: the next page's cursor (0 when there is none), then the page's items, newest first.",
+        description: "《Redis 应用实例》 chapter 23 pages by offset (`LRANGE (page-1)*size page*size-1`), so an\nitem added at the head between two reads moves every later item down one place: the\nreader sees an item twice, or, with deletions, misses one. Here every item has an\narrival number (1 for the first item ever added; `added`, kept by `add.lua`, counts\nthem), and the cursor is the number of the newest item still to read. The first page\n(an empty cursor) reads the newest `size` items; each reply gives the cursor of the\nnext page, 0 after the oldest item. A reader never sees an item twice: items added\nsince do not move the cursor, and a trim at the tail (`LTRIM key 0 n`) only takes the\noldest items away, so a cursor whose items were all trimmed answers an empty last\npage. A cursor past the newest item (the keys were deleted and begun again) answers\nthe same. Other removals (LREM, a trim at the head) make a cursor skip as many items,\nnever repeat one. A list with no `added` (filled by LPUSH alone) is read as if its\noldest item were number 1.",
         keys: &[
             crate::Param { name: "list", ty: "list", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the items, newest first (added with `add.lua`)", template: Some(&keys::LIST) },
             crate::Param { name: "added", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "how many items were ever added to `list` (see `add.lua`)", template: Some(&keys::ADDED) },
@@ -2906,7 +2972,7 @@ pub mod pagination {
             crate::Param { name: "cursor", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "the newest item still to read (its number), from the last reply; empty at first", template: None },
             crate::Param { name: "size", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most items on the page", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "the next cursor (0: no more), then the page's items" },
+        returns: crate::Returns { ty: "(uint, [bytes])", doc: "the next page's cursor (0 when there is none), and the page's items, newest first: the shape of SCAN's reply" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CURSOR", doc: "not an integer within its range (or empty)" },
@@ -2933,9 +2999,8 @@ pub mod pagination {
     #[doc = " the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,"]
     #[doc = " never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its"]
     #[doc = " oldest item were number 1."]
-    #[doc = " Reply: the next page's cursor (0 when there is none), then the page's items, newest first."]
     #[doc = ""]
-    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `c6c2715b21643930a0400ab97bbb94f06ed7c99c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/pagination/page.lua` (`pagination/page`, SHA1 `447868f8306d8eae12194b582ed46b034b43c600`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `list` (a list, named `<key>`): the items, newest first (added with `add.lua`)"]
@@ -2945,7 +3010,7 @@ pub mod pagination {
     #[doc = " - `cursor` (`uint?`, from 1 to 999999999999999): the newest item still to read (its number), from the last reply; empty at first"]
     #[doc = " - `size` (`uint`, from 1 to 1000): the most items on the page"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): the next cursor (0: no more), then the page's items"]
+    #[doc = " Returns (`(uint, [bytes])`): the next page's cursor (0 when there is none), and the page's items, newest first: the shape of SCAN's reply"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
@@ -2955,7 +3020,7 @@ pub mod pagination {
     #[doc = " - `BAD_ADDED`: `added` holds something other than an integer from 0 to 10^15 - 1"]
     #[doc = ""]
     #[doc = " Complexity: O(S + M), S = how far the page is from the nearer end of the list, M = `size`."]
-    pub fn page(list: &str, added: &str, cursor: Option<u64>, size: u64) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn page(list: &str, added: &str, cursor: Option<u64>, size: u64) -> crate::Op<(u64, Vec<Vec<u8>>,)> {
         crate::ScriptCall::new(&PAGE).key(list).key(added).arg(cursor).arg(size).finish()
     }
 }
@@ -3066,11 +3131,11 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "3ec24954e0384a88ed76fa3b36cba2cf085b0a8f",
+        sha1: "b39193312601451485f0854823119ee584c330be",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
-        description: "Beyond the book: the generic cell rate algorithm, as redis-cell's CL.THROTTLE and\ngo-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored: one\nstring per key, whatever the rate, holding microseconds of the server's clock as a\ndecimal with a fraction (the emission interval `period` / `count` is rarely whole).\nEach request moves the TAT by `cost` emission intervals; it is admitted when the new\nTAT is at most `burst` intervals ahead of now. So a fresh key admits `burst` requests\nat once, then `count` per `period`: over any span t, at most\n`burst + t × count / period` requests. All or nothing: `cost` units are admitted\ntogether or not at all, and a refused request writes nothing. The key expires when the\nbucket is full again, so an idle client costs nothing.\nReply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`\nwould be admitted (-1 when allowed), microseconds until the bucket is full again.",
+        description: "Beyond the book: the generic cell rate algorithm, as redis-cell's CL.THROTTLE and\ngo-redis/redis_rate do it. Only the theoretical arrival time (TAT) is stored: one\nstring per key, whatever the rate, holding microseconds of the server's clock as a\ndecimal with a fraction (the emission interval `period` / `count` is rarely whole).\nEach request moves the TAT by `cost` emission intervals; it is admitted when the new\nTAT is at most `burst` intervals ahead of now. So a fresh key admits `burst` requests\nat once, then `count` per `period`: over any span t, at most\n`burst + t × count / period` requests. All or nothing: `cost` units are admitted\ntogether or not at all, and a refused request writes nothing. The key expires when the\nbucket is full again, so an idle client costs nothing.\nRemaining counts the requests of cost 1 still admitted now; retry-after is the time until\n`cost` would be admitted, and reset-after the time until the bucket is full again.",
         keys: &[
             crate::Param { name: "tat", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the theoretical arrival time: microseconds, with a fraction", template: Some(&keys::TAT) },
         ],
@@ -3106,10 +3171,10 @@ pub mod rate_limiter {
     #[doc = " `burst + t × count / period` requests. All or nothing: `cost` units are admitted"]
     #[doc = " together or not at all, and a refused request writes nothing. The key expires when the"]
     #[doc = " bucket is full again, so an idle client costs nothing."]
-    #[doc = " Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`"]
-    #[doc = " would be admitted (-1 when allowed), microseconds until the bucket is full again."]
+    #[doc = " Remaining counts the requests of cost 1 still admitted now; retry-after is the time until"]
+    #[doc = " `cost` would be admitted, and reset-after the time until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `3ec24954e0384a88ed76fa3b36cba2cf085b0a8f`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `b39193312601451485f0854823119ee584c330be`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3142,11 +3207,11 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "40792bdab50db870ab416ec027e9f53b075f4780",
+        sha1: "85a148ac020552c9be64ac34d669cce6abd8209e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
-        description: "《Redis 应用实例》 chapter 8 (`RateLimiter.is_permitted`). The first admitted attempt\nstarts a window of `interval`; up to `maximum` attempts are admitted in it, then\neverything is refused until the key expires. Unlike the book, a refused attempt is not\ncounted and writes nothing: the window never moves (the book's `EXPIRE NX`), so\ncounting refusals would change no answer, while it would cost a write per refusal\nduring a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are\nadmitted together or not at all. A counter left without an expiry (by PERSIST, or a\nSET from elsewhere) gets the interval again, so no client is locked out forever.\nReply: allowed (1/0), remaining attempts in this window, microseconds until an\nattempt can be admitted (-1 when allowed), microseconds until the window resets.",
+        description: "《Redis 应用实例》 chapter 8 (`RateLimiter.is_permitted`). The first admitted attempt\nstarts a window of `interval`; up to `maximum` attempts are admitted in it, then\neverything is refused until the key expires. Unlike the book, a refused attempt is not\ncounted and writes nothing: the window never moves (the book's `EXPIRE NX`), so\ncounting refusals would change no answer, while it would cost a write per refusal\nduring a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are\nadmitted together or not at all. A counter left without an expiry (by PERSIST, or a\nSET from elsewhere) gets the interval again, so no client is locked out forever.\nRemaining counts the attempts still admitted in this window; retry-after is the time\nuntil an attempt can be admitted, and reset-after the time until the window resets.",
         keys: &[
             crate::Param { name: "counter", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the window's counter (`RateLimiter:<uid>:<action>`)", template: Some(&keys::COUNTER) },
         ],
@@ -3178,10 +3243,10 @@ pub mod rate_limiter {
     #[doc = " during a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are"]
     #[doc = " admitted together or not at all. A counter left without an expiry (by PERSIST, or a"]
     #[doc = " SET from elsewhere) gets the interval again, so no client is locked out forever."]
-    #[doc = " Reply: allowed (1/0), remaining attempts in this window, microseconds until an"]
-    #[doc = " attempt can be admitted (-1 when allowed), microseconds until the window resets."]
+    #[doc = " Remaining counts the attempts still admitted in this window; retry-after is the time"]
+    #[doc = " until an attempt can be admitted, and reset-after the time until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `40792bdab50db870ab416ec027e9f53b075f4780`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `85a148ac020552c9be64ac34d669cce6abd8209e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3212,11 +3277,11 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "efd4e48c7b97a24ef5bfc1c6ab9393da3c9b8234",
+        sha1: "6dae6aaeb2139a131c01b4361694c611b5f70615",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
-        description: "Beyond the book. The log is a sorted set with one entry per admitted call, scored by\nthe server's clock in microseconds. Each entry's member is `<before>:<cost>`, where\n`before` (16 digits, zero-padded) counts the units admitted ahead of it while the key\nlived, so the units in the window\nare the newest entry's `before + cost` minus the oldest in-window entry's `before`,\nfound with two O(log N) reads whatever `cost` is. A call is admitted (all `cost`\nunits, or none) when they fit under `limit`; no span of `period` ever holds more than\n`limit` admitted units, at any alignment. An admitted call removes up to 100 entries\nthat left the window; a refused one writes nothing. If the clock steps back, time is\ntaken as the newest entry's. The key expires when its newest entry leaves the window,\nso an idle client costs nothing. Memory is one entry per admitted call in the window.\nReply: allowed (1/0), units still admitted now, microseconds until `cost` would be\nadmitted (-1 when allowed), microseconds until the window is empty.",
+        description: "Beyond the book. The log is a sorted set with one entry per admitted call, scored by\nthe server's clock in microseconds. Each entry's member is `<before>:<cost>`, where\n`before` (16 digits, zero-padded) counts the units admitted ahead of it while the key\nlived, so the units in the window\nare the newest entry's `before + cost` minus the oldest in-window entry's `before`,\nfound with two O(log N) reads whatever `cost` is. A call is admitted (all `cost`\nunits, or none) when they fit under `limit`; no span of `period` ever holds more than\n`limit` admitted units, at any alignment. An admitted call removes up to 100 entries\nthat left the window; a refused one writes nothing. If the clock steps back, time is\ntaken as the newest entry's. The key expires when its newest entry leaves the window,\nso an idle client costs nothing. Memory is one entry per admitted call in the window.\nRemaining counts the units still admitted now; retry-after is the time until `cost`\nwould be admitted, and reset-after the time until the window is empty.",
         keys: &[
             crate::Param { name: "log", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the sorted set of admitted calls", template: Some(&keys::LOG) },
         ],
@@ -3251,10 +3316,10 @@ pub mod rate_limiter {
     #[doc = " that left the window; a refused one writes nothing. If the clock steps back, time is"]
     #[doc = " taken as the newest entry's. The key expires when its newest entry leaves the window,"]
     #[doc = " so an idle client costs nothing. Memory is one entry per admitted call in the window."]
-    #[doc = " Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be"]
-    #[doc = " admitted (-1 when allowed), microseconds until the window is empty."]
+    #[doc = " Remaining counts the units still admitted now; retry-after is the time until `cost`"]
+    #[doc = " would be admitted, and reset-after the time until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `efd4e48c7b97a24ef5bfc1c6ab9393da3c9b8234`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `6dae6aaeb2139a131c01b4361694c611b5f70615`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -3342,11 +3407,11 @@ pub mod relation {
     pub static FOLLOW: crate::Script = crate::Script {
         name: "relation/follow",
         path: "scripts/relation/follow.lua",
-        sha1: "6dbcd121296da34e1c2ba4fedadf107548de59ce",
+        sha1: "617bdc62df2974c35b3c32a6f3c4ee07fa53d2d4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/follow.lua")),
         flags: &[],
         summary: "Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time.",
-        description: "《Redis 应用实例》 chapter 18 (`Relation.follow`), which ZADDs both sides in a MULTI and,\non a second follow, overwrites both times; nothing stops a user following itself.\nHere a second follow changes nothing (ZADD NX, on each side), and following oneself is\nrefused. Each side's time is the server's clock in ms, moved on by a millisecond past\nthe newest entry of that side when it would tie with it, so that no two entries of\none list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then\nnever skips or repeats an entry. The two sides may hold times a few ms apart.\nReply: 1 if `user` did not follow `target` before.",
+        description: "《Redis 应用实例》 chapter 18 (`Relation.follow`), which ZADDs both sides in a MULTI and,\non a second follow, overwrites both times; nothing stops a user following itself.\nHere a second follow changes nothing (ZADD NX, on each side), and following oneself is\nrefused. Each side's time is the server's clock in ms, moved on by a millisecond past\nthe newest entry of that side when it would tie with it, so that no two entries of\none list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then\nnever skips or repeats an entry. The two sides may hold times a few ms apart.",
         keys: &[
             crate::Param { name: "following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users -> when followed (ms)", template: Some(&keys::FOLLOWING) },
             crate::Param { name: "followers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`target`'s followers -> when they followed (ms)", template: Some(&keys::FOLLOWERS) },
@@ -3376,9 +3441,8 @@ pub mod relation {
     #[doc = " the newest entry of that side when it would tie with it, so that no two entries of"]
     #[doc = " one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then"]
     #[doc = " never skips or repeats an entry. The two sides may hold times a few ms apart."]
-    #[doc = " Reply: 1 if `user` did not follow `target` before."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `6dbcd121296da34e1c2ba4fedadf107548de59ce`)."]
+    #[doc = " Runs `scripts/relation/follow.lua` (`relation/follow`, SHA1 `617bdc62df2974c35b3c32a6f3c4ee07fa53d2d4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -3408,11 +3472,11 @@ pub mod relation {
     pub static MUTUAL: crate::Script = crate::Script {
         name: "relation/mutual",
         path: "scripts/relation/mutual.lua",
-        sha1: "3c3652f57a7e63bd423147fad34b7a2ccd35cf47",
+        sha1: "26a0d551df99c31a27f1a33beb93bf99e2bdd501",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/mutual.lua")),
         flags: &["no-writes", ],
         summary: "Whether two users follow each other (the book's `is_following_each_other`), read at one moment.",
-        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.\nReply: 1 if `user` follows `other` and `other` follows `user`.",
+        description: "《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here\nZSCORE (O(1)) in one script.",
         keys: &[
             crate::Param { name: "a_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users", template: Some(&keys::A_FOLLOWING) },
             crate::Param { name: "b_following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`other`'s followed users", template: Some(&keys::B_FOLLOWING) },
@@ -3436,9 +3500,8 @@ pub mod relation {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here"]
     #[doc = " ZSCORE (O(1)) in one script."]
-    #[doc = " Reply: 1 if `user` follows `other` and `other` follows `user`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `3c3652f57a7e63bd423147fad34b7a2ccd35cf47`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/relation/mutual.lua` (`relation/mutual`, SHA1 `26a0d551df99c31a27f1a33beb93bf99e2bdd501`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `a_following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users"]
@@ -3467,11 +3530,11 @@ pub mod relation {
     pub static UNFOLLOW: crate::Script = crate::Script {
         name: "relation/unfollow",
         path: "scripts/relation/unfollow.lua",
-        sha1: "f34b70b5bcb3e76fb504dbd93f2f7bb64d55a2cd",
+        sha1: "b3eeb8ea2079dbc0a4482e09882531fe593f1575",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/relation/unfollow.lua")),
         flags: &[],
         summary: "Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).",
-        description: "《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.\nReply: 1 if `user` followed `target`.",
+        description: "《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.",
         keys: &[
             crate::Param { name: "following", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`user`'s followed users -> when followed (ms)", template: Some(&keys::FOLLOWING) },
             crate::Param { name: "followers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`target`'s followers -> when they followed (ms)", template: Some(&keys::FOLLOWERS) },
@@ -3494,9 +3557,8 @@ pub mod relation {
     #[doc = " Makes `user` stop following `target`, on both sides at once (the book's `unfollow`)."]
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step."]
-    #[doc = " Reply: 1 if `user` followed `target`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `f34b70b5bcb3e76fb504dbd93f2f7bb64d55a2cd`)."]
+    #[doc = " Runs `scripts/relation/unfollow.lua` (`relation/unfollow`, SHA1 `b3eeb8ea2079dbc0a4482e09882531fe593f1575`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `following` (a zset, named `{<namespace>}:following:<user>`): `user`'s followed users -> when followed (ms)"]
@@ -4218,11 +4280,11 @@ pub mod row_cache {
     pub static CLAIM: crate::Script = crate::Script {
         name: "row_cache/claim",
         path: "scripts/row_cache/claim.lua",
-        sha1: "a4101fcd668526cb9df89be9230bbe919538df4b",
+        sha1: "985822a81acdde81615ac171d338e7c5800776f9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/claim.lua")),
         flags: &[],
         summary: "Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then.",
-        description: "Redis in Action chapter 2 (`cache_rows`). The book's worker reads the first row due,\nthen reads its delay, then reschedules it, in three round trips without a lock: two\nworkers that read at once both cache the row, and a row scheduled without a delay\n(ZSCORE answers nil) crashes every worker with a TypeError. Here claiming is one step:\neach due row goes to exactly one worker per due time. A due row without a positive\ndelay (written by something other than schedule.lua) is unscheduled and reported as\ndropped, so the worker can delete its cached copy.\nReply: c, the number of rows claimed; then c pairs of row id and the due time it was\nclaimed for (ms); then the rows dropped.",
+        description: "Redis in Action chapter 2 (`cache_rows`). The book's worker reads the first row due,\nthen reads its delay, then reschedules it, in three round trips without a lock: two\nworkers that read at once both cache the row, and a row scheduled without a delay\n(ZSCORE answers nil) crashes every worker with a TypeError. Here claiming is one step:\neach due row goes to exactly one worker per due time. A due row without a positive\ndelay (written by something other than schedule.lua) is unscheduled and reported as\ndropped, so the worker can delete its cached copy.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "schedule", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> when its next copy is due (ms, server clock)", template: Some(&keys::SCHEDULE) },
@@ -4230,7 +4292,7 @@ pub mod row_cache {
         args: &[
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 500 }, doc: "the most rows to claim or drop", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "c, c pairs (row, due ms), then the rows dropped" },
+        returns: crate::Returns { ty: "([(string, uint)], [string])", doc: "the rows claimed, each with the due time it was claimed for (ms, server clock), and the rows dropped" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
@@ -4249,10 +4311,8 @@ pub mod row_cache {
     #[doc = " each due row goes to exactly one worker per due time. A due row without a positive"]
     #[doc = " delay (written by something other than schedule.lua) is unscheduled and reported as"]
     #[doc = " dropped, so the worker can delete its cached copy."]
-    #[doc = " Reply: c, the number of rows claimed; then c pairs of row id and the due time it was"]
-    #[doc = " claimed for (ms); then the rows dropped."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `a4101fcd668526cb9df89be9230bbe919538df4b`)."]
+    #[doc = " Runs `scripts/row_cache/claim.lua` (`row_cache/claim`, SHA1 `985822a81acdde81615ac171d338e7c5800776f9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4261,7 +4321,7 @@ pub mod row_cache {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `limit` (`uint`, from 1 to 500): the most rows to claim or drop"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): c, c pairs (row, due ms), then the rows dropped"]
+    #[doc = " Returns (`([(string, uint)], [string])`): the rows claimed, each with the due time it was claimed for (ms, server clock), and the rows dropped"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
@@ -4269,7 +4329,7 @@ pub mod row_cache {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = ""]
     #[doc = " Complexity: O(M log N), M = rows due (at most `limit`), N = the rows scheduled. Clock: the server's `TIME`."]
-    pub fn claim(delays: &str, schedule: &str, limit: u64) -> crate::Op<Vec<String>> {
+    pub fn claim(delays: &str, schedule: &str, limit: u64) -> crate::Op<(Vec<(String, u64,)>, Vec<String>,)> {
         crate::ScriptCall::new(&CLAIM).key(delays).key(schedule).arg(limit).finish()
     }
 
@@ -4279,11 +4339,11 @@ pub mod row_cache {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "row_cache/schedule",
         path: "scripts/row_cache/schedule.lua",
-        sha1: "4d43b891be69268cd5800c74d09bd7a16a9f1362",
+        sha1: "308166e26b5fb1e7599a4d4425be046b2e3dbd03",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/schedule.lua")),
         flags: &[],
         summary: "Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once.",
-        description: "Redis in Action chapter 2 (`schedule_row_cache`): the row's delay and its next due\ntime, written together (the book's two commands in two round trips). Scheduling a row\nagain makes it due now with the new delay. A delay of 0 unschedules the row and\ndeletes its cached copy in the same step; the book instead leaves a delay of 0 for a\nworker to find, and its workers crash on a row with no delay at all.\nReply: when the row is next due (ms, server clock); 0 when it was unscheduled.",
+        description: "Redis in Action chapter 2 (`schedule_row_cache`): the row's delay and its next due\ntime, written together (the book's two commands in two round trips). Scheduling a row\nagain makes it due now with the new delay. A delay of 0 unschedules the row and\ndeletes its cached copy in the same step; the book instead leaves a delay of 0 for a\nworker to find, and its workers crash on a row with no delay at all.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "schedule", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> when its next copy is due (ms, server clock)", template: Some(&keys::SCHEDULE) },
@@ -4293,7 +4353,7 @@ pub mod row_cache {
             crate::Param { name: "row", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the row id", template: None },
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "how often to cache the row again; 0 to stop caching it", template: None },
         ],
-        returns: crate::Returns { ty: "int", doc: "when the row is next due (ms); 0 when unscheduled" },
+        returns: crate::Returns { ty: "int", doc: "when the row is next due (ms, server clock); 0 when unscheduled" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_ROW", doc: "empty" },
@@ -4311,9 +4371,8 @@ pub mod row_cache {
     #[doc = " again makes it due now with the new delay. A delay of 0 unschedules the row and"]
     #[doc = " deletes its cached copy in the same step; the book instead leaves a delay of 0 for a"]
     #[doc = " worker to find, and its workers crash on a row with no delay at all."]
-    #[doc = " Reply: when the row is next due (ms, server clock); 0 when it was unscheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `4d43b891be69268cd5800c74d09bd7a16a9f1362`)."]
+    #[doc = " Runs `scripts/row_cache/schedule.lua` (`row_cache/schedule`, SHA1 `308166e26b5fb1e7599a4d4425be046b2e3dbd03`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4324,7 +4383,7 @@ pub mod row_cache {
     #[doc = " - `row` (`string`, not empty): the row id"]
     #[doc = " - `delay` (`ms`, from 0 to 999999999999999 ms): how often to cache the row again; 0 to stop caching it"]
     #[doc = ""]
-    #[doc = " Returns (`int`): when the row is next due (ms); 0 when unscheduled"]
+    #[doc = " Returns (`int`): when the row is next due (ms, server clock); 0 when unscheduled"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
@@ -4343,11 +4402,11 @@ pub mod row_cache {
     pub static STORE: crate::Script = crate::Script {
         name: "row_cache/store",
         path: "scripts/row_cache/store.lua",
-        sha1: "1037fb84cea62ff85d82310039d244314b97524a",
+        sha1: "95febe8b5fe062f161a0c315371e0f955ebba683",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/row_cache/store.lua")),
         flags: &[],
         summary: "Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile.",
-        description: "Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row\nbetween its claim and this write; if the row was unscheduled in between, writing the\ncopy would leave a stale row cached for ever, so the copy is deleted instead.\nReply: 1 if the copy was stored, 0 if the row is no longer scheduled.",
+        description: "Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row\nbetween its claim and this write; if the row was unscheduled in between, writing the\ncopy would leave a stale row cached for ever, so the copy is deleted instead.",
         keys: &[
             crate::Param { name: "delays", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "row id -> delay between two copies (ms)", template: Some(&keys::DELAYS) },
             crate::Param { name: "copy", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the row's cached copy", template: Some(&keys::COPY) },
@@ -4371,9 +4430,8 @@ pub mod row_cache {
     #[doc = " Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row"]
     #[doc = " between its claim and this write; if the row was unscheduled in between, writing the"]
     #[doc = " copy would leave a stale row cached for ever, so the copy is deleted instead."]
-    #[doc = " Reply: 1 if the copy was stored, 0 if the row is no longer scheduled."]
     #[doc = ""]
-    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `1037fb84cea62ff85d82310039d244314b97524a`)."]
+    #[doc = " Runs `scripts/row_cache/store.lua` (`row_cache/store`, SHA1 `95febe8b5fe062f161a0c315371e0f955ebba683`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delays` (a zset, named `{<namespace>}:delays`): row id -> delay between two copies (ms)"]
@@ -4434,11 +4492,11 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "78547c78eeeb114fedc0e38d86f2d3381b03e6cd",
+        sha1: "ce973fa4a1a1c40b23cc7f0d7d5ceeaadb94023e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
-        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a\ncopy of the data (an RDB file, a replica) holds no token to log in with. A token is\nlooked up by its id, so a lookup compares digests, which give back no token.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.\nReply: the ids of the sessions ended to make room.",
+        description: "《Redis 应用实例》 chapter 19 keeps one token per user (`SET User:<uid>:token`), so a\nsecond login ends the first. This family keeps several sessions per user, as web apps\nneed (a phone, a laptop), in two keys of the user's hash slot:\n`sessions`, session id -> deadline, and `records`, `t:<id>` -> the session's ttl and\n`d:<id>` -> its data (a MessagePack map, written by set.lua and unset.lua).\nA session's id is the SHA-1 of its token (40 hex digits), and Redis keeps only ids: a\ncopy of the data (an RDB file, a replica) holds no token to log in with. A token is\nlooked up by its id, so a lookup compares digests, which give back no token.\nThe caller makes the token: at least 128 random bits (the Rust API uses 256).\n\nExpired sessions leave the index with their records first (all of them: the index is\nnever longer than the largest cap, 1000). Then, if the user already has `cap` sessions,\nthose that would expire soonest are ended (with one ttl: the least recently used),\nso the cap holds at every instant. Both keys expire when the last session does, so a\nuser who never comes back leaves nothing behind and no keyspace notification is needed.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4478,9 +4536,8 @@ pub mod session {
     #[doc = " those that would expire soonest are ended (with one ttl: the least recently used),"]
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
-    #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `78547c78eeeb114fedc0e38d86f2d3381b03e6cd`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `ce973fa4a1a1c40b23cc7f0d7d5ceeaadb94023e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4512,11 +4569,11 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "84059b2343fd051ca366389d05dc2f1f2249a9e9",
+        sha1: "a1581612c2ce8a2f3183dd424d57ad138a87b03b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
-        description: "《Redis 应用实例》 chapter 19 (`Session.destroy`), for one session among several. A\nsession's id is the SHA-1 of its token (see create.lua), so an app can list a user's\nsessions (list.lua) and end one without holding its token. Ids the user does not have\nare ignored. Expired sessions of the user are forgotten first. Logging out everywhere\nneeds no script: `DEL sessions records`.\nReply: how many live sessions were ended.",
+        description: "《Redis 应用实例》 chapter 19 (`Session.destroy`), for one session among several. A\nsession's id is the SHA-1 of its token (see create.lua), so an app can list a user's\nsessions (list.lua) and end one without holding its token. Ids the user does not have\nare ignored. Expired sessions of the user are forgotten first. Logging out everywhere\nneeds no script: `DEL sessions records`.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4540,9 +4597,8 @@ pub mod session {
     #[doc = " sessions (list.lua) and end one without holding its token. Ids the user does not have"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first. Logging out everywhere"]
     #[doc = " needs no script: `DEL sessions records`."]
-    #[doc = " Reply: how many live sessions were ended."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `84059b2343fd051ca366389d05dc2f1f2249a9e9`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `a1581612c2ce8a2f3183dd424d57ad138a87b03b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4568,11 +4624,11 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "32b0fe6336e3e7532864e0f87cd46917001efdde",
+        sha1: "48d98204fbe4dd18e8e47728e33b154220520825",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
-        description: "Beyond the book (one session per user). For a \"your devices\" page: each id can be\nended with end.lua. Sessions that have expired but are not yet forgotten are left out.\nThe index is never longer than the largest cap, 1000 (see create.lua).\nReply: id, ms left, id, ms left, ...",
+        description: "Beyond the book (one session per user). For a \"your devices\" page: each id can be\nended with end.lua. Sessions that have expired but are not yet forgotten are left out.\nThe index is never longer than the largest cap, 1000 (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
         ],
@@ -4592,9 +4648,8 @@ pub mod session {
     #[doc = " Beyond the book (one session per user). For a \"your devices\" page: each id can be"]
     #[doc = " ended with end.lua. Sessions that have expired but are not yet forgotten are left out."]
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
-    #[doc = " Reply: id, ms left, id, ms left, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `32b0fe6336e3e7532864e0f87cd46917001efdde`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `48d98204fbe4dd18e8e47728e33b154220520825`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4616,11 +4671,11 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "5353947f31dc8b4067ad6d127416c226b30f2242",
+        sha1: "4fa9f56f4a42d92e4bcfe8b64617cafc8a337d93",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
-        description: "Beyond the book, whose sessions hold no data. A session's data lives in `records` as\none MessagePack map under `d:<id>`, beside the session's ttl, so that ending or\nevicting a session (create.lua, end.lua), or its expiry, takes its data with it in the\nsame step, and \"log out everywhere\" is deleting two keys. The data is bounded: at most\n256 fields, and at most 64 KiB of names and values together (each call reads and\nrewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).\nExpired sessions of the user are forgotten first (see create.lua). Setting data does not\nslide the expiry.\nReply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`\n(nothing is set), as validate.lua answers.",
+        description: "Beyond the book, whose sessions hold no data. A session's data lives in `records` as\none MessagePack map under `d:<id>`, beside the session's ttl, so that ending or\nevicting a session (create.lua, end.lua), or its expiry, takes its data with it in the\nsame step, and \"log out everywhere\" is deleting two keys. The data is bounded: at most\n256 fields, and at most 64 KiB of names and values together (each call reads and\nrewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).\nExpired sessions of the user are forgotten first (see create.lua). Setting data does not\nslide the expiry.",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4629,7 +4684,7 @@ pub mod session {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the session's token", template: None },
             crate::Param { name: "fields", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(200) }, rule: crate::Rule::Any, doc: "name, value, name, value, ...: from 1 to 100 pairs", template: None },
         ],
-        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`" },
+        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 3 to 201 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4652,10 +4707,8 @@ pub mod session {
     #[doc = " rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond)."]
     #[doc = " Expired sessions of the user are forgotten first (see create.lua). Setting data does not"]
     #[doc = " slide the expiry."]
-    #[doc = " Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
-    #[doc = " (nothing is set), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `5353947f31dc8b4067ad6d127416c226b30f2242`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `4fa9f56f4a42d92e4bcfe8b64617cafc8a337d93`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4665,7 +4718,7 @@ pub mod session {
     #[doc = " - `token` (`string`, not empty): the session's token"]
     #[doc = " - `fields` (`bytes...`, 2 to 200 values): name, value, name, value, ...: from 1 to 100 pairs"]
     #[doc = ""]
-    #[doc = " Returns (`string`): `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
+    #[doc = " Returns (`string`): `TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 3 to 201 arguments"]
@@ -4686,11 +4739,11 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "796ed854fb6df4e039029f25696f25bcb5f862f6",
+        sha1: "2edd68f42f27dcf422bdca78c6b9f257e24adbaf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
-        description: "Beyond the book (see set.lua for where the data lives). Names the data does not hold\nare ignored. Expired sessions of the user are forgotten first (see create.lua).\nReply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`\n(nothing is removed), as validate.lua answers.",
+        description: "Beyond the book (see set.lua for where the data lives). Names the data does not hold\nare ignored. Expired sessions of the user are forgotten first (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4699,7 +4752,7 @@ pub mod session {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the session's token", template: None },
             crate::Param { name: "names", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the names of the fields to remove", template: None },
         ],
-        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`" },
+        returns: crate::Returns { ty: "string", doc: "`TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 2 to 101 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4714,10 +4767,8 @@ pub mod session {
     #[doc = ""]
     #[doc = " Beyond the book (see set.lua for where the data lives). Names the data does not hold"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first (see create.lua)."]
-    #[doc = " Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
-    #[doc = " (nothing is removed), as validate.lua answers."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `796ed854fb6df4e039029f25696f25bcb5f862f6`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `2edd68f42f27dcf422bdca78c6b9f257e24adbaf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4727,7 +4778,7 @@ pub mod session {
     #[doc = " - `token` (`string`, not empty): the session's token"]
     #[doc = " - `names` (`bytes...`, 1 to 100 values): the names of the fields to remove"]
     #[doc = ""]
-    #[doc = " Returns (`string`): `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`"]
+    #[doc = " Returns (`string`): `TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 2 to 101 arguments"]
@@ -4746,11 +4797,11 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "9c6df8670989fa675aa01ccac0677bc5cc6872a9",
+        sha1: "5daeb5c2ffa2a47344e508431656de75dae329f5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
-        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book stores the token and\ncompares it with Python's `==`, whose time tells how many leading characters of a\nguess were right. Here Redis keeps only the token's SHA-1 (see create.lua), for the\ndata at rest, and looks that up: a lookup compares digests, which give back no token,\nhowever long it takes. (Lua's `==` would not leak either: it compares two interned\nstrings by address.) With `slide` = 1 a correct token's session lasts its ttl again\nfrom now (the book's never does). With `data` = 1 a correct token's reply also carries\nthe session's data. Expired sessions of the user are forgotten first (see create.lua).\nReply: the answer, the milliseconds the session has left (0 unless correct), then, with\n`data` = 1, the data's names and values: name, value, name, value, ...",
+        description: "《Redis 应用实例》 chapter 19 (`Session.validate`): `TOKEN_NOT_EXISTS` when the user has\nno live session, `TOKEN_CORRECT` when the token is one of them, `TOKEN_INCORRECT` when\nthe user has sessions but this token is none of them. The book stores the token and\ncompares it with Python's `==`, whose time tells how many leading characters of a\nguess were right. Here Redis keeps only the token's SHA-1 (see create.lua), for the\ndata at rest, and looks that up: a lookup compares digests, which give back no token,\nhowever long it takes. (Lua's `==` would not leak either: it compares two interned\nstrings by address.) With `slide` = 1 a correct token's session lasts its ttl again\nfrom now (the book's never does). With `data` = 1 a correct token's reply also carries\nthe session's data. Expired sessions of the user are forgotten first (see create.lua).",
         keys: &[
             crate::Param { name: "sessions", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "session id -> deadline (ms, server clock)", template: Some(&keys::SESSIONS) },
             crate::Param { name: "records", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`t:<id>` -> the session's ttl (ms); `d:<id>` -> its data", template: Some(&keys::RECORDS) },
@@ -4760,7 +4811,7 @@ pub mod session {
             crate::Param { name: "slide", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: a correct token's session lasts its ttl again from now", template: None },
             crate::Param { name: "data", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: a correct token's reply carries the session's data", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "answer, ms left, then the data's name, value pairs" },
+        returns: crate::Returns { ty: "(string, uint, [(string, bytes)])", doc: "the answer, the milliseconds the session has left (0 unless correct), and its data as (name, value) rows when `data` = 1 and the token is correct (none otherwise)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
@@ -4785,10 +4836,8 @@ pub mod session {
     #[doc = " strings by address.) With `slide` = 1 a correct token's session lasts its ttl again"]
     #[doc = " from now (the book's never does). With `data` = 1 a correct token's reply also carries"]
     #[doc = " the session's data. Expired sessions of the user are forgotten first (see create.lua)."]
-    #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
-    #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `9c6df8670989fa675aa01ccac0677bc5cc6872a9`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `5daeb5c2ffa2a47344e508431656de75dae329f5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4799,7 +4848,7 @@ pub mod session {
     #[doc = " - `slide` (`bool`): 1: a correct token's session lasts its ttl again from now"]
     #[doc = " - `data` (`bool`): 1: a correct token's reply carries the session's data"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): answer, ms left, then the data's name, value pairs"]
+    #[doc = " Returns (`(string, uint, [(string, bytes)])`): the answer, the milliseconds the session has left (0 unless correct), and its data as (name, value) rows when `data` = 1 and the token is correct (none otherwise)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
@@ -4810,7 +4859,7 @@ pub mod session {
     #[doc = " - `BAD_RECORD`: the session's record in `records` was not written by these scripts"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
-    pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<(String, u64, Vec<(String, Vec<u8>,)>,)> {
         crate::ScriptCall::new(&VALIDATE).key(sessions).key(records).arg(token).arg(slide).arg(data).finish()
     }
 }
@@ -5370,11 +5419,11 @@ pub mod stats {
     pub static SLOWEST: crate::Script = crate::Script {
         name: "stats/slowest",
         path: "scripts/stats/slowest.lua",
-        sha1: "de33d4ec850c5833dc963d64b09366f3eee229da",
+        sha1: "4b5e65087bba3b9857af8f176092440bd021f09b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/slowest.lua")),
         flags: &[],
         summary: "Records a context's average in the ranking of the slowest, keeping the `keep` slowest.",
-        description: "Redis in Action chapter 5 (`access_time`'s `ZADD slowest:AccessTime avg context` and\n`ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).\nHere one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000\nof its fastest per call.\nReply: how many contexts the ranking holds.",
+        description: "Redis in Action chapter 5 (`access_time`'s `ZADD slowest:AccessTime avg context` and\n`ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).\nHere one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000\nof its fastest per call.",
         keys: &[
             crate::Param { name: "slowest", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "context -> its average access time", template: Some(&keys::SLOWEST) },
         ],
@@ -5401,9 +5450,8 @@ pub mod stats {
     #[doc = " `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats)."]
     #[doc = " Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000"]
     #[doc = " of its fastest per call."]
-    #[doc = " Reply: how many contexts the ranking holds."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `de33d4ec850c5833dc963d64b09366f3eee229da`)."]
+    #[doc = " Runs `scripts/stats/slowest.lua` (`stats/slowest`, SHA1 `4b5e65087bba3b9857af8f176092440bd021f09b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `slowest` (a zset, named `<key>`): context -> its average access time"]
@@ -5433,11 +5481,11 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "7f354d3d411b25d1cd1423f23c1cfa04f163f52c",
+        sha1: "05525f0ab4eef4732c4264bf649debe5f56b592a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
-        description: "Redis in Action chapter 5 (`update_stats`). The book retries a WATCH transaction for 5 s\n(then gives up and records nothing), and finds the min and max by ZUNIONSTORE with two\nrandom temporary keys, which are in other hash slots on a cluster. Here one script\ndoes it all: if the hour of `now` (the caller's clock) is later than the hour held in\n`start`, the statistics move to `last` and their hour to `pstart` (so a rotation\nhappens once per hour boundary, whoever writes first), then the value is counted.\nA writer whose `now` is in an earlier hour counts into the current hour, as the\nbook's does: hours only move forward.\nReply: the count, sum and sum of squares after the update, as the book's.",
+        description: "Redis in Action chapter 5 (`update_stats`). The book retries a WATCH transaction for 5 s\n(then gives up and records nothing), and finds the min and max by ZUNIONSTORE with two\nrandom temporary keys, which are in other hash slots on a cluster. Here one script\ndoes it all: if the hour of `now` (the caller's clock) is later than the hour held in\n`start`, the statistics move to `last` and their hour to `pstart` (so a rotation\nhappens once per hour boundary, whoever writes first), then the value is counted.\nA writer whose `now` is in an earlier hour counts into the current hour, as the\nbook's does: hours only move forward.",
         keys: &[
             crate::Param { name: "stats", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`count`, `sum`, `sumsq`, `min`, `max` -> their values", template: Some(&keys::STATS) },
             crate::Param { name: "start", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the hour the statistics are of (Unix s of its start)", template: Some(&keys::START) },
@@ -5448,7 +5496,7 @@ pub mod stats {
             crate::Param { name: "value", ty: "float", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the value; at most 10^100 in size, so that its square stays finite", template: None },
             crate::Param { name: "now", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 999999999999999 }, doc: "when it happened (ms, the caller's clock)", template: None },
         ],
-        returns: crate::Returns { ty: "(float, float, float)", doc: "the count, the sum and the sum of squares" },
+        returns: crate::Returns { ty: "(float, float, float)", doc: "the count, the sum and the sum of squares after the update, as the book's" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_VALUE", doc: "not a finite decimal number, or more than 10^100 in size" },
@@ -5470,9 +5518,8 @@ pub mod stats {
     #[doc = " happens once per hour boundary, whoever writes first), then the value is counted."]
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
-    #[doc = " Reply: the count, sum and sum of squares after the update, as the book's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `7f354d3d411b25d1cd1423f23c1cfa04f163f52c`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `05525f0ab4eef4732c4264bf649debe5f56b592a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5484,7 +5531,7 @@ pub mod stats {
     #[doc = " - `value` (`float`): the value; at most 10^100 in size, so that its square stays finite"]
     #[doc = " - `now` (`uint`, from 0 to 999999999999999): when it happened (ms, the caller's clock)"]
     #[doc = ""]
-    #[doc = " Returns (`(float, float, float)`): the count, the sum and the sum of squares"]
+    #[doc = " Returns (`(float, float, float)`): the count, the sum and the sum of squares after the update, as the book's"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
@@ -5549,11 +5596,11 @@ pub mod tag {
     pub static ADD: crate::Script = crate::Script {
         name: "tag/add",
         path: "scripts/tag/add.lua",
-        sha1: "500c7c7b32084df4f8c6c8398e50093b781f26f6",
+        sha1: "94c5d3193041884366440c4805b1751f598083c9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/add.lua")),
         flags: &[],
         summary: "Tags a target, keeping both directions of the index in one step (the book's `add`).",
-        description: "《Redis 应用实例》 chapter 15 (`Tag.add`): the target's set of tags, and each tag's set\nof targets, written together, so that no reader ever finds a tag on a target that the\ntag does not list (or the other way round). The book's MULTI is atomic too, but an\nempty list of tags aborts it with an error; here it is refused before anything runs.\nReply: how many of the tags are new to the target.",
+        description: "《Redis 应用实例》 chapter 15 (`Tag.add`): the target's set of tags, and each tag's set\nof targets, written together, so that no reader ever finds a tag on a target that the\ntag does not list (or the other way round). The book's MULTI is atomic too, but an\nempty list of tags aborts it with an error; here it is refused before anything runs.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tag`", template: Some(&keys::TAG_TARGETS) },
@@ -5579,9 +5626,8 @@ pub mod tag {
     #[doc = " of targets, written together, so that no reader ever finds a tag on a target that the"]
     #[doc = " tag does not list (or the other way round). The book's MULTI is atomic too, but an"]
     #[doc = " empty list of tags aborts it with an error; here it is refused before anything runs."]
-    #[doc = " Reply: how many of the tags are new to the target."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `500c7c7b32084df4f8c6c8398e50093b781f26f6`)."]
+    #[doc = " Runs `scripts/tag/add.lua` (`tag/add`, SHA1 `94c5d3193041884366440c4805b1751f598083c9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5610,11 +5656,11 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "1d5619ab330b3a8c37c9854daba6d28aad4f8821",
+        sha1: "85bb274172abd98940ef6c028263f4bd0ad0fe93",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
-        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.\nReply: 1 if this call computed the answer (a miss), then the targets.",
+        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
         keys: &[
             crate::Param { name: "cache", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`", template: Some(&keys::CACHE) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "each tag's targets", template: Some(&keys::TAG_TARGETS) },
@@ -5622,7 +5668,7 @@ pub mod tag {
         args: &[
             crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the answer stays cached", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "`1` on a miss, `0` on a hit, then the targets" },
+        returns: crate::Returns { ty: "[string]", doc: "`1` on a miss (this call computed the answer), `0` on a hit, then the targets" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
@@ -5646,9 +5692,8 @@ pub mod tag {
     #[doc = " grows with the targets of the rarest tag, times the tags: a miss is refused when the"]
     #[doc = " rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
-    #[doc = " Reply: 1 if this call computed the answer (a miss), then the targets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `1d5619ab330b3a8c37c9854daba6d28aad4f8821`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `85bb274172abd98940ef6c028263f4bd0ad0fe93`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -5657,7 +5702,7 @@ pub mod tag {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the answer stays cached"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): `1` on a miss, `0` on a hit, then the targets"]
+    #[doc = " Returns (`[string]`): `1` on a miss (this call computed the answer), `0` on a hit, then the targets"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
@@ -5676,11 +5721,11 @@ pub mod tag {
     pub static REMOVE: crate::Script = crate::Script {
         name: "tag/remove",
         path: "scripts/tag/remove.lua",
-        sha1: "199609e36975666b8fe93eb9dd52b2b22875faf9",
+        sha1: "8fe263cdbcef490d070cf8670e5d5423eb6a0709",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/remove.lua")),
         flags: &[],
         summary: "Untags a target, keeping both directions of the index in one step (the book's `remove`).",
-        description: "《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target\ndoes not have are ignored.\nReply: how many of the tags the target had.",
+        description: "《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target\ndoes not have are ignored.",
         keys: &[
             crate::Param { name: "target_tags", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the target's tags", template: Some(&keys::TARGET_TAGS) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "each tag's targets, in the order of `tag`", template: Some(&keys::TAG_TARGETS) },
@@ -5704,9 +5749,8 @@ pub mod tag {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target"]
     #[doc = " does not have are ignored."]
-    #[doc = " Reply: how many of the tags the target had."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `199609e36975666b8fe93eb9dd52b2b22875faf9`)."]
+    #[doc = " Runs `scripts/tag/remove.lua` (`tag/remove`, SHA1 `8fe263cdbcef490d070cf8670e5d5423eb6a0709`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `target_tags` (a set, named `{<namespace>}:target:<target>`): the target's tags"]
@@ -5780,11 +5824,11 @@ pub mod time_series {
     pub static CLEAN: crate::Script = crate::Script {
         name: "time_series/clean",
         path: "scripts/time_series/clean.lua",
-        sha1: "f44f61e6da7827215c57fdc7d5f99df812c6e8d5",
+        sha1: "c9c8932e0c4dca4e28ef77d585fbf3fb08dd859e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/clean.lua")),
         flags: &[],
         summary: "Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none.",
-        description: "Redis in Action chapter 5 (`clean_counters`). The book's cleaner reads every sample of\na hash (`HKEYS`, unbounded), deletes the old ones, and then, in a WATCH transaction,\nremoves the counter from the index when its hash is empty. Here one call scans one\nchunk of the hash (`HSCAN` from `cursor`, about `count` fields), deletes the samples\nwhose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),\nand, if the hash is then empty, takes `<precision>:<name>` out of the index, all in\none step: an update between two calls puts both back.\nReply: the cursor to continue from (\"0\": the hash is done), how many samples were\ndeleted, and 1 if the counter was forgotten.",
+        description: "Redis in Action chapter 5 (`clean_counters`). The book's cleaner reads every sample of\na hash (`HKEYS`, unbounded), deletes the old ones, and then, in a WATCH transaction,\nremoves the counter from the index when its hash is empty. Here one call scans one\nchunk of the hash (`HSCAN` from `cursor`, about `count` fields), deletes the samples\nwhose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),\nand, if the hash is then empty, takes `<precision>:<name>` out of the index, all in\none step: an update between two calls puts both back.",
         keys: &[
             crate::Param { name: "known", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<precision>:<name>` of every counter -> 0", template: Some(&keys::KNOWN) },
             crate::Param { name: "hash", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter's samples at `precision`: slot start (s) -> count", template: Some(&keys::HASH) },
@@ -5821,10 +5865,8 @@ pub mod time_series {
     #[doc = " whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),"]
     #[doc = " and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in"]
     #[doc = " one step: an update between two calls puts both back."]
-    #[doc = " Reply: the cursor to continue from (\"0\": the hash is done), how many samples were"]
-    #[doc = " deleted, and 1 if the counter was forgotten."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `f44f61e6da7827215c57fdc7d5f99df812c6e8d5`)."]
+    #[doc = " Runs `scripts/time_series/clean.lua` (`time_series/clean`, SHA1 `c9c8932e0c4dca4e28ef77d585fbf3fb08dd859e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5861,11 +5903,11 @@ pub mod time_series {
     pub static UPDATE: crate::Script = crate::Script {
         name: "time_series/update",
         path: "scripts/time_series/update.lua",
-        sha1: "bf6d8f52c4e49c314c2077b3a8b9f4fbc94146c8",
+        sha1: "a1fd843c17ca30bfa7c1abae912546f2090011dd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/time_series/update.lua")),
         flags: &[],
         summary: "Counts `count` events at time `now` in a counter, at every precision at once.",
-        description: "Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,\n1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in\nthe field of the slot that holds `now` (the slot's start, in Unix seconds), and the\nindex of known counters lists `<precision>:<name>` (score 0), so a cleaner can find\nit. The book's MULTI is atomic too; here the same step is one round trip, and a\nslot that holds no integer, or a count that would overflow it, is refused before any\nwrite (a HINCRBY error would stop the book's transaction half done).\nTime is the caller's (`now`, ms), so tests and backfills count exactly.\nReply: the count of the slot at the first precision, after the update.",
+        description: "Redis in Action chapter 5 (`update_counter`): for each precision (the book's 1 s, 5 s,\n1 min, 5 min, 1 h, 5 h and 1 day), the counter's hash at that precision gains `count` in\nthe field of the slot that holds `now` (the slot's start, in Unix seconds), and the\nindex of known counters lists `<precision>:<name>` (score 0), so a cleaner can find\nit. The book's MULTI is atomic too; here the same step is one round trip, and a\nslot that holds no integer, or a count that would overflow it, is refused before any\nwrite (a HINCRBY error would stop the book's transaction half done).\nTime is the caller's (`now`, ms), so tests and backfills count exactly.",
         keys: &[
             crate::Param { name: "known", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<precision>:<name>` of every counter -> 0", template: Some(&keys::KNOWN) },
             crate::Param { name: "counts", ty: "hash", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(16) }, rule: crate::Rule::Any, doc: "the counter at each of `precision`, in order", template: Some(&keys::COUNTS) },
@@ -5901,9 +5943,8 @@ pub mod time_series {
     #[doc = " slot that holds no integer, or a count that would overflow it, is refused before any"]
     #[doc = " write (a HINCRBY error would stop the book's transaction half done)."]
     #[doc = " Time is the caller's (`now`, ms), so tests and backfills count exactly."]
-    #[doc = " Reply: the count of the slot at the first precision, after the update."]
     #[doc = ""]
-    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `bf6d8f52c4e49c314c2077b3a8b9f4fbc94146c8`)."]
+    #[doc = " Runs `scripts/time_series/update.lua` (`time_series/update`, SHA1 `a1fd843c17ca30bfa7c1abae912546f2090011dd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `known` (a zset, named `{<namespace>}:known`): `<precision>:<name>` of every counter -> 0"]
@@ -5959,11 +6000,11 @@ pub mod timeline {
     pub static ADD: crate::Script = crate::Script {
         name: "timeline/add",
         path: "scripts/timeline/add.lua",
-        sha1: "1821cbc3d5dcb27afe7160e09a448c14bda9efbf",
+        sha1: "01f0953342142a16d63dfe5005bc00cee5607bde",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/add.lua")),
         flags: &[],
         summary: "Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step.",
-        description: "《Redis 应用实例》 chapter 24 (`Timeline.add`) and the 2011 cookbook's `append`. The book\npasses each {item: time} mapping as a separate argument of redis-py's `zadd`, which\nreads the second one as a flag: every mapping after the first is silently dropped.\nHere all entries are added, and then, with `max_length`, the oldest entries beyond it\nare removed (at most 2000 per call, so a timeline whose maximum was just lowered\nshrinks over a few adds). Each entry's time is the caller's (ms of any clock the app\npicks; a backfill writes old times), and an item added again moves to its new time.\nReply: the timeline's length, and how many old entries were trimmed.",
+        description: "《Redis 应用实例》 chapter 24 (`Timeline.add`) and the 2011 cookbook's `append`. The book\npasses each {item: time} mapping as a separate argument of redis-py's `zadd`, which\nreads the second one as a flag: every mapping after the first is silently dropped.\nHere all entries are added, and then, with `max_length`, the oldest entries beyond it\nare removed (at most 2000 per call, so a timeline whose maximum was just lowered\nshrinks over a few adds). Each entry's time is the caller's (ms of any clock the app\npicks; a backfill writes old times), and an item added again moves to its new time.",
         keys: &[
             crate::Param { name: "timeline", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> time (ms)", template: Some(&keys::TIMELINE) },
         ],
@@ -5991,9 +6032,8 @@ pub mod timeline {
     #[doc = " are removed (at most 2000 per call, so a timeline whose maximum was just lowered"]
     #[doc = " shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app"]
     #[doc = " picks; a backfill writes old times), and an item added again moves to its new time."]
-    #[doc = " Reply: the timeline's length, and how many old entries were trimmed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `1821cbc3d5dcb27afe7160e09a448c14bda9efbf`)."]
+    #[doc = " Runs `scripts/timeline/add.lua` (`timeline/add`, SHA1 `01f0953342142a16d63dfe5005bc00cee5607bde`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -6021,11 +6061,11 @@ pub mod timeline {
     pub static DELETE_RANGE: crate::Script = crate::Script {
         name: "timeline/delete_range",
         path: "scripts/timeline/delete_range.lua",
-        sha1: "a79a97bf6614ee4ada42afd15cf771c0a65837c1",
+        sha1: "7c0abd37eedbe366e56500c3107b5e78a80020c6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/timeline/delete_range.lua")),
         flags: &[],
         summary: "Deletes the entries of a timeline between two times, a bounded batch at a time.",
-        description: "The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows\nwith the entries in the range. Here one call deletes at most `limit` of them, oldest\nfirst, and says whether more remain; call again until none do.\nReply: how many entries were deleted, and 1 if the range still holds some.",
+        description: "The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows\nwith the entries in the range. Here one call deletes at most `limit` of them, oldest\nfirst, and says whether more remain; call again until none do.",
         keys: &[
             crate::Param { name: "timeline", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> time (ms)", template: Some(&keys::TIMELINE) },
         ],
@@ -6051,9 +6091,8 @@ pub mod timeline {
     #[doc = " The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows"]
     #[doc = " with the entries in the range. Here one call deletes at most `limit` of them, oldest"]
     #[doc = " first, and says whether more remain; call again until none do."]
-    #[doc = " Reply: how many entries were deleted, and 1 if the range still holds some."]
     #[doc = ""]
-    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `a79a97bf6614ee4ada42afd15cf771c0a65837c1`)."]
+    #[doc = " Runs `scripts/timeline/delete_range.lua` (`timeline/delete_range`, SHA1 `7c0abd37eedbe366e56500c3107b5e78a80020c6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `timeline` (a zset, named `<key>`): item -> time (ms)"]
@@ -6310,11 +6349,11 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "e3c012ebb2068f8099adfcffdcf1a352816764ed",
+        sha1: "f4b9be3966a150b8de4955cba8bdaac7a2f7bf26",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
-        description: "The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six\nseparate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM\nthe recent list, ZINCRBY the ranking), so two logins at once can interleave and a\ncrash can leave the count and the ranking apart. Here it is one script, and the count\nand the ranking are one sorted set, so they never disagree. A name that was never\nregistered records nothing and answers nil.\nReply: the user's id (nil for an unknown name), and its login count now.",
+        description: "The 2011 Redis Cookbook's user login system. The cookbook logs a login in four to six\nseparate commands (look the name up, INCR its count, SET its time, LPUSH and LTRIM\nthe recent list, ZINCRBY the ranking), so two logins at once can interleave and a\ncrash can leave the count and the ranking apart. Here it is one script, and the count\nand the ranking are one sorted set, so they never disagree. A name that was never\nregistered records nothing and answers nil.",
         keys: &[
             crate::Param { name: "ids", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "name -> user id (registered with HSETNX)", template: Some(&keys::IDS) },
             crate::Param { name: "counts", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "user id -> logins: each user's count, and the ranking", template: Some(&keys::COUNTS) },
@@ -6344,9 +6383,8 @@ pub mod user_login {
     #[doc = " crash can leave the count and the ranking apart. Here it is one script, and the count"]
     #[doc = " and the ranking are one sorted set, so they never disagree. A name that was never"]
     #[doc = " registered records nothing and answers nil."]
-    #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `e3c012ebb2068f8099adfcffdcf1a352816764ed`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `f4b9be3966a150b8de4955cba8bdaac7a2f7bf26`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6446,11 +6484,11 @@ pub mod vote {
     pub static CAST: crate::Script = crate::Script {
         name: "vote/cast",
         path: "scripts/vote/cast.lua",
-        sha1: "7532b7e2a3ab643dc417bf4c4a38f5b76d20a576",
+        sha1: "ca0a937bc330168ab092460084ca775c273826ae",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/cast.lua")),
         flags: &[],
         summary: "Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current.",
-        description: "《Redis 应用实例》 chapter 21 (`Vote.up`, `down`, `unvote`): SADD to one side and SREM\nfrom the other. Beyond the book, each vote also updates two sorted sets of subjects:\n\"hot\" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /\n45000, net = ups − downs) and \"best\" (the lower bound of the 95% Wilson score interval\nof the share of up votes, 0 with no vote). A subject's posting time is the time of its\nfirst vote unless post.lua set it. A call that changes no vote (`none` from a user who\nhad not voted, or the same side again) writes nothing.\nReply: for `up` and `down`, 1 if the user's vote is new on that side (a switch\nincluded); for `none`, 1 if the user had voted.",
+        description: "《Redis 应用实例》 chapter 21 (`Vote.up`, `down`, `unvote`): SADD to one side and SREM\nfrom the other. Beyond the book, each vote also updates two sorted sets of subjects:\n\"hot\" (reddit's: sign(net) × log10(max(|net|, 1)) + (posted seconds − 1134028003) /\n45000, net = ups − downs) and \"best\" (the lower bound of the 95% Wilson score interval\nof the share of up votes, 0 with no vote). A subject's posting time is the time of its\nfirst vote unless post.lua set it. A call that changes no vote (`none` from a user who\nhad not voted, or the same side again) writes nothing.\nA vote changes when it is new on its side (a switch included), or, for `none`, when the\nuser had voted.",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up (the book's `Vote:<subject>:up`)", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6463,7 +6501,7 @@ pub mod vote {
             crate::Param { name: "user", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "who votes (any bytes)", template: None },
             crate::Param { name: "direction", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["up", "down", "none"]), doc: "which way; `none` takes the vote back", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if the vote changed (see above)" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
@@ -6485,10 +6523,10 @@ pub mod vote {
     #[doc = " of the share of up votes, 0 with no vote). A subject's posting time is the time of its"]
     #[doc = " first vote unless post.lua set it. A call that changes no vote (`none` from a user who"]
     #[doc = " had not voted, or the same side again) writes nothing."]
-    #[doc = " Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch"]
-    #[doc = " included); for `none`, 1 if the user had voted."]
+    #[doc = " A vote changes when it is new on its side (a switch included), or, for `none`, when the"]
+    #[doc = " user had voted."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `7532b7e2a3ab643dc417bf4c4a38f5b76d20a576`)."]
+    #[doc = " Runs `scripts/vote/cast.lua` (`vote/cast`, SHA1 `ca0a937bc330168ab092460084ca775c273826ae`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up (the book's `Vote:<subject>:up`)"]
@@ -6502,7 +6540,7 @@ pub mod vote {
     #[doc = " - `user` (`bytes`, not empty): who votes (any bytes)"]
     #[doc = " - `direction` (`string`, one of `up`, `down`, `none`): which way; `none` takes the vote back"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if the vote changed (see above)"]
+    #[doc = " Returns (`bool`): 1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 3 arguments"]
@@ -6523,11 +6561,11 @@ pub mod vote {
     pub static FORGET: crate::Script = crate::Script {
         name: "vote/forget",
         path: "scripts/vote/forget.lua",
-        sha1: "b2194773b34c13585fc88064e35166bea656535c",
+        sha1: "240c009f90a84b5554a9e2c630231f16a3524e31",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/forget.lua")),
         flags: &[],
         summary: "Forgets a subject: its votes, its posting time and its place in both rankings.",
-        description: "Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big\none is freed in the background.\nReply: 1 if the subject had votes or a place in the rankings.",
+        description: "Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big\none is freed in the background.",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6538,7 +6576,7 @@ pub mod vote {
         args: &[
             crate::Param { name: "subject", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the subject", template: None },
         ],
-        returns: crate::Returns { ty: "bool", doc: "1 if there was anything to forget" },
+        returns: crate::Returns { ty: "bool", doc: "1 if the subject had votes or a place in the rankings" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_SUBJECT", doc: "empty" },
@@ -6552,9 +6590,8 @@ pub mod vote {
     #[doc = ""]
     #[doc = " Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big"]
     #[doc = " one is freed in the background."]
-    #[doc = " Reply: 1 if the subject had votes or a place in the rankings."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `b2194773b34c13585fc88064e35166bea656535c`)."]
+    #[doc = " Runs `scripts/vote/forget.lua` (`vote/forget`, SHA1 `240c009f90a84b5554a9e2c630231f16a3524e31`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6566,7 +6603,7 @@ pub mod vote {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subject` (`string`, not empty): the subject"]
     #[doc = ""]
-    #[doc = " Returns (`bool`): 1 if there was anything to forget"]
+    #[doc = " Returns (`bool`): 1 if the subject had votes or a place in the rankings"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
@@ -6649,11 +6686,11 @@ pub mod vote {
     pub static TALLY: crate::Script = crate::Script {
         name: "vote/tally",
         path: "scripts/vote/tally.lua",
-        sha1: "206d85326729b148aa0ecb9b2e06a678417a2069",
+        sha1: "9459b18f44e49c2021943091923df2c12b987379",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/vote/tally.lua")),
         flags: &["no-writes", ],
         summary: "A subject's up and down votes, and one user's vote, read at one moment.",
-        description: "《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers\n`a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the\nuser's vote is 1 (up), -1 (down) or 0 (none).\nReply: ups, downs, the user's vote.",
+        description: "《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers\n`a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the\nuser's vote is 1 (up), -1 (down) or 0 (none).",
         keys: &[
             crate::Param { name: "up", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted the subject up", template: Some(&keys::UP) },
             crate::Param { name: "down", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the users who voted it down", template: Some(&keys::DOWN) },
@@ -6675,9 +6712,8 @@ pub mod vote {
     #[doc = " 《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers"]
     #[doc = " `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the"]
     #[doc = " user's vote is 1 (up), -1 (down) or 0 (none)."]
-    #[doc = " Reply: ups, downs, the user's vote."]
     #[doc = ""]
-    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `206d85326729b148aa0ecb9b2e06a678417a2069`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/vote/tally.lua` (`vote/tally`, SHA1 `9459b18f44e49c2021943091923df2c12b987379`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `up` (a set, named `{<namespace>}:up:<subject>`): the users who voted the subject up"]
@@ -6791,11 +6827,11 @@ pub mod web_session {
     pub static CLEAN: crate::Script = crate::Script {
         name: "web_session/clean",
         path: "scripts/web_session/clean.lua",
-        sha1: "d98769fbfb44cbd2aa876dcbbcbe476f100b9977",
+        sha1: "e6de28f03e0f4d3967d7fa3dca3be7024e6592c9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/clean.lua")),
         flags: &[],
         summary: "Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read.",
-        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many. Each\ntoken's two keys are passed, in the order of `entries`, with or without `carts`.\nReply: the tokens ended, in the order given.",
+        description: "Redis in Action chapter 2 (`clean_sessions`, `clean_full_sessions`). The book reads the\noldest tokens, then deletes them in three more commands: a token refreshed in between\nis deleted anyway, and its user is logged out in the middle of a visit. Here the caller\nreads the oldest tokens with their last-seen times (`ZRANGE recent 0 n-1 WITHSCORES`)\nand passes them back; a token is ended only if its last-seen time is still the one\nread, so a token refreshed since (its time only grows) is kept. Ending a token deletes\nits items viewed and, with `carts`, its cart, takes it out of both indexes, and stops\nas soon as only `limit` sessions remain, so several cleaners never end too many. Each\ntoken's two keys are passed, in the order of `entries`, with or without `carts`.",
         keys: &[
             crate::Param { name: "login", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> user", template: Some(&keys::LOGIN) },
             crate::Param { name: "recent", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> last-seen time (ms)", template: Some(&keys::RECENT) },
@@ -6806,7 +6842,7 @@ pub mod web_session {
             crate::Param { name: "carts", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: also delete each ended token's cart (`clean_full_sessions`)", template: None },
             crate::Param { name: "entries", ty: "string", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(200) }, rule: crate::Rule::Any, doc: "token, last-seen time read (ms), token, time, …: from 1 to 100 tokens", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "the tokens ended" },
+        returns: crate::Returns { ty: "[string]", doc: "the tokens ended, in the order given" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
@@ -6829,9 +6865,8 @@ pub mod web_session {
     #[doc = " its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops"]
     #[doc = " as soon as only `limit` sessions remain, so several cleaners never end too many. Each"]
     #[doc = " token's two keys are passed, in the order of `entries`, with or without `carts`."]
-    #[doc = " Reply: the tokens ended, in the order given."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `d98769fbfb44cbd2aa876dcbbcbe476f100b9977`)."]
+    #[doc = " Runs `scripts/web_session/clean.lua` (`web_session/clean`, SHA1 `e6de28f03e0f4d3967d7fa3dca3be7024e6592c9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6843,7 +6878,7 @@ pub mod web_session {
     #[doc = " - `carts` (`bool`): 1: also delete each ended token's cart (`clean_full_sessions`)"]
     #[doc = " - `entries` (`string...`, 2 to 200 values): token, last-seen time read (ms), token, time, …: from 1 to 100 tokens"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): the tokens ended"]
+    #[doc = " Returns (`[string]`): the tokens ended, in the order given"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token"]
@@ -6863,11 +6898,11 @@ pub mod web_session {
     pub static RESCALE: crate::Script = crate::Script {
         name: "web_session/rescale",
         path: "scripts/web_session/rescale.lua",
-        sha1: "8e56fcca1ea16193866fe828332cd983ae08328b",
+        sha1: "4b442f8dc9c13817c19e1c3434a04986272d4144",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/rescale.lua")),
         flags: &[],
         summary: "Keeps the `keep` most viewed items and halves every view count, so that new items can climb.",
-        description: "Redis in Action chapter 2 (`rescale_viewed`): `ZREMRANGEBYRANK viewed: 20000 -1`, then\n`ZINTERSTORE viewed: 1 viewed: WEIGHTS 0.5`, as two commands with views counted in\nbetween. Here both happen in one step, and an empty set is left alone. Halving\nrebuilds the set, at about 0.3 µs per item on a 2-core machine: the book's 20,000\nitems took 6 to 10 ms, too close to the 10 ms any call may take, so at most 10,000\nare kept (3 to 4 ms). To stay bounded, one call drops at most 1000\nof the least viewed items beyond `keep`; only a call that leaves no more than `keep`\nhalves, so a set that grew far beyond it is trimmed over a few calls, then halved once.\nReply: how many items were dropped, and 1 if the counts were halved (0: call again).",
+        description: "Redis in Action chapter 2 (`rescale_viewed`): `ZREMRANGEBYRANK viewed: 20000 -1`, then\n`ZINTERSTORE viewed: 1 viewed: WEIGHTS 0.5`, as two commands with views counted in\nbetween. Here both happen in one step, and an empty set is left alone. Halving\nrebuilds the set, at about 0.3 µs per item on a 2-core machine: the book's 20,000\nitems took 6 to 10 ms, too close to the 10 ms any call may take, so at most 10,000\nare kept (3 to 4 ms). To stay bounded, one call drops at most 1000\nof the least viewed items beyond `keep`; only a call that leaves no more than `keep`\nhalves, so a set that grew far beyond it is trimmed over a few calls, then halved once.",
         keys: &[
             crate::Param { name: "views", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "every item -> minus its views", template: Some(&keys::VIEWS) },
             crate::Param { name: "scratch", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "empty between calls: the halved copy is built here, then renamed", template: Some(&keys::SCRATCH) },
@@ -6875,7 +6910,7 @@ pub mod web_session {
         args: &[
             crate::Param { name: "keep", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many of the most viewed items to keep (the book keeps 20,000)", template: None },
         ],
-        returns: crate::Returns { ty: "(int, bool)", doc: "the items dropped, and whether the counts were halved" },
+        returns: crate::Returns { ty: "(int, bool)", doc: "the items dropped, and whether the counts were halved (0: call again)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
@@ -6895,9 +6930,8 @@ pub mod web_session {
     #[doc = " are kept (3 to 4 ms). To stay bounded, one call drops at most 1000"]
     #[doc = " of the least viewed items beyond `keep`; only a call that leaves no more than `keep`"]
     #[doc = " halves, so a set that grew far beyond it is trimmed over a few calls, then halved once."]
-    #[doc = " Reply: how many items were dropped, and 1 if the counts were halved (0: call again)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `8e56fcca1ea16193866fe828332cd983ae08328b`)."]
+    #[doc = " Runs `scripts/web_session/rescale.lua` (`web_session/rescale`, SHA1 `4b442f8dc9c13817c19e1c3434a04986272d4144`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `views` (a zset, named `{<namespace>}:viewed`): every item -> minus its views"]
@@ -6906,7 +6940,7 @@ pub mod web_session {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `keep` (`uint`, from 1 to 10000): how many of the most viewed items to keep (the book keeps 20,000)"]
     #[doc = ""]
-    #[doc = " Returns (`(int, bool)`): the items dropped, and whether the counts were halved"]
+    #[doc = " Returns (`(int, bool)`): the items dropped, and whether the counts were halved (0: call again)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
@@ -6924,11 +6958,11 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "d7975bc9220998ed9cd2b37de6ecbe2c497fd9cb",
+        sha1: "15cddd964a6d655b51790e945d400c20023a3330",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
-        description: "Redis in Action chapter 2 (`update_token`, listings 2.2 and 2.9): the token -> user\nmap, the tokens by last-seen time, the token's last `keep` items viewed, and every\nitem's view count (a negative score, so the most viewed item has rank 0), all written\ntogether. The book sends up to five commands in five round trips, with no\ntransaction, so a reader (or the cleaner) can find a token in one index and not the\nother. Times are the server's clock in ms. A token's last-seen time only grows: a\nrequest in the same millisecond as the last one, or after the clock stepped back, moves\nit 1 ms on, so the cleaner can tell that the token was refreshed.\nReply: the token's last-seen time now (ms).",
+        description: "Redis in Action chapter 2 (`update_token`, listings 2.2 and 2.9): the token -> user\nmap, the tokens by last-seen time, the token's last `keep` items viewed, and every\nitem's view count (a negative score, so the most viewed item has rank 0), all written\ntogether. The book sends up to five commands in five round trips, with no\ntransaction, so a reader (or the cleaner) can find a token in one index and not the\nother. Times are the server's clock in ms. A token's last-seen time only grows: a\nrequest in the same millisecond as the last one, or after the clock stepped back, moves\nit 1 ms on, so the cleaner can tell that the token was refreshed.",
         keys: &[
             crate::Param { name: "login", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> user", template: Some(&keys::LOGIN) },
             crate::Param { name: "recent", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> last-seen time (ms)", template: Some(&keys::RECENT) },
@@ -6963,9 +6997,8 @@ pub mod web_session {
     #[doc = " other. Times are the server's clock in ms. A token's last-seen time only grows: a"]
     #[doc = " request in the same millisecond as the last one, or after the clock stepped back, moves"]
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
-    #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `d7975bc9220998ed9cd2b37de6ecbe2c497fd9cb`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `15cddd964a6d655b51790e945d400c20023a3330`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -7202,11 +7235,11 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "a209c5b79bf56e73d820b29d29366406ad0d4358",
+        sha1: "bc7785af916d6cfa81f7dfbbea6178cab6f18002",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`).\nReply: whether it was added, and the job's state ('waiting', 'delayed', or the state of\nthe job already there).",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7220,7 +7253,7 @@ pub mod work_queue {
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long the job waits before it can be taken; 0 for none", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the group whose limits the job counts against; '' for none", template: None },
         ],
-        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state" },
+        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', or that of the job already there" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7242,10 +7275,8 @@ pub mod work_queue {
     #[doc = " removed, its id may be added again. Higher `priority` is taken first; jobs of one"]
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
-    #[doc = " Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of"]
-    #[doc = " the job already there)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `a209c5b79bf56e73d820b29d29366406ad0d4358`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `bc7785af916d6cfa81f7dfbbea6178cab6f18002`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7260,7 +7291,7 @@ pub mod work_queue {
     #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0 for none"]
     #[doc = " - `group` (`string`): the group whose limits the job counts against; '' for none"]
     #[doc = ""]
-    #[doc = " Returns (`(bool, string)`): added, and the job's state"]
+    #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 5 arguments"]
@@ -7401,11 +7432,11 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "7422e4e0a23f1a43e83a15a30591edd6958c3bce",
+        sha1: "f0f9128c464e7f4592e0170f5b4d4f76d3a55701",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error and payload.",
-        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nReply: empty when there is no job with this id; otherwise state, delivery count,\npriority, group ('' for none), last error ('' for none), payload, and the time that\ngoes with the state (ms, server clock: when a delayed job is due, when a lease runs\nout, when a job died; '' for waiting and parked jobs).",
+        description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, or when a job died; waiting and parked jobs have none.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -7415,12 +7446,12 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "state, deliveries, priority, group, last error, payload, time" },
+        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for the job that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count for the job that these scripts did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -7429,12 +7460,10 @@ pub mod work_queue {
     #[doc = " Reads one job: its state, deliveries, group, last error and payload."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
-    #[doc = " Reply: empty when there is no job with this id; otherwise state, delivery count,"]
-    #[doc = " priority, group ('' for none), last error ('' for none), payload, and the time that"]
-    #[doc = " goes with the state (ms, server clock: when a delayed job is due, when a lease runs"]
-    #[doc = " out, when a job died; '' for waiting and parked jobs)."]
+    #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
+    #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `7422e4e0a23f1a43e83a15a30591edd6958c3bce`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `f0f9128c464e7f4592e0170f5b4d4f76d3a55701`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -7445,16 +7474,16 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): state, deliveries, priority, group, last error, payload, time"]
+    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank for the job that these scripts did not write"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count for the job that these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
         crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).arg(id).finish()
     }
 
@@ -7464,11 +7493,11 @@ pub mod work_queue {
     pub static LIST: crate::Script = crate::Script {
         name: "work_queue/list",
         path: "scripts/work_queue/list.lua",
-        sha1: "2d0597480b5d2ae966aacce8da783daffda1d583",
+        sha1: "f34f1577c1e2a4dba91e0e738beea6025c9d4a6b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of the jobs in a state, for operators.",
-        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.\nReply: seven items per job: id, deliveries, priority, group ('' for none), last error\n('' for none), payload, and the time that goes with the state (as in `job.lua`).",
+        description: "Beyond the books. Waiting jobs come in the order they will be taken, delayed jobs by\ndue time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.\nA page is read at one instant; pages read one after another may skip or repeat a job\nthat moved in between.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7482,14 +7511,14 @@ pub mod work_queue {
             crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000 }, doc: "how many jobs of the state to skip", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs listed", template: None },
         ],
-        returns: crate::Returns { ty: "[bytes]", doc: "id, deliveries, priority, group, last error, payload, time for each job" },
+        returns: crate::Returns { ty: "[(string, uint, uint, string?, bytes?, bytes, uint?)]", doc: "a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank for a listed job that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a listed job's rank or delivery count that these scripts did not write" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write" },
         ],
         clock: None,
@@ -7502,10 +7531,8 @@ pub mod work_queue {
     #[doc = " due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group."]
     #[doc = " A page is read at one instant; pages read one after another may skip or repeat a job"]
     #[doc = " that moved in between."]
-    #[doc = " Reply: seven items per job: id, deliveries, priority, group ('' for none), last error"]
-    #[doc = " ('' for none), payload, and the time that goes with the state (as in `job.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `2d0597480b5d2ae966aacce8da783daffda1d583`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/list.lua` (`work_queue/list`, SHA1 `f34f1577c1e2a4dba91e0e738beea6025c9d4a6b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7520,7 +7547,7 @@ pub mod work_queue {
     #[doc = " - `offset` (`uint`, from 0 to 1000000000): how many jobs of the state to skip"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs listed"]
     #[doc = ""]
-    #[doc = " Returns (`[bytes]`): id, deliveries, priority, group, last error, payload, time for each job"]
+    #[doc = " Returns (`[(string, uint, uint, string?, bytes?, bytes, uint?)]`): a row per job: its id, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state, as `job.lua` answers it"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 6 keys and 3 arguments"]
@@ -7528,11 +7555,11 @@ pub mod work_queue {
     #[doc = " - `BAD_OFFSET`: not an integer within its range"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank for a listed job that these scripts did not write"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a listed job's rank or delivery count that these scripts did not write"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the jobs in the state, M = `count`."]
-    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<Vec<u8>>> {
+    pub fn list(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, state: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
         crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(state).arg(offset).arg(count).finish()
     }
 
@@ -7542,11 +7569,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "2c5beaa7a5a98b7bef148f60ed965e550b9b6e23",
+        sha1: "0383539d4e4e149d06418dfc837b001b3e285a68",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count.\nReply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken\nagain (ms, server clock; when it died, for 'dead').",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7564,7 +7591,7 @@ pub mod work_queue {
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job delivered this many times goes to `dead` instead", template: None },
             crate::Param { name: "reason", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "why it failed, kept with the job", template: None },
         ],
-        returns: crate::Returns { ty: "(string, int)", doc: "the job's new state, and when it can be taken again" },
+        returns: crate::Returns { ty: "(string, int)", doc: "the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7589,10 +7616,8 @@ pub mod work_queue {
     #[doc = " (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes"]
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
     #[doc = " a fixed one, or a backoff that grows with the delivery count."]
-    #[doc = " Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken"]
-    #[doc = " again (ms, server clock; when it died, for 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2c5beaa7a5a98b7bef148f60ed965e550b9b6e23`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `0383539d4e4e149d06418dfc837b001b3e285a68`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7611,7 +7636,7 @@ pub mod work_queue {
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job delivered this many times goes to `dead` instead"]
     #[doc = " - `reason` (`bytes`): why it failed, kept with the job"]
     #[doc = ""]
-    #[doc = " Returns (`(string, int)`): the job's new state, and when it can be taken again"]
+    #[doc = " Returns (`(string, int)`): the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 8 keys and 5 arguments"]
@@ -7636,11 +7661,11 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "1e31955e5601a46e1c09563f73ae7a1181fc1e8f",
+        sha1: "4f5ebb59498d2a3f725b6cdfcabfa7c4fe263bc2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
-        description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.\nReply: whether the job was removed, and the state it was in (nil when there is no job\nwith this id).",
+        description: "Beyond the books. A leased job is left to its worker, which acks or nacks it: removing\nit under the worker would let the worker's ack fail for no reason of its own.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7651,7 +7676,7 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in" },
+        returns: crate::Returns { ty: "(bool, string?)", doc: "removed, and the state it was in (nil when there is no job with this id)" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -7666,10 +7691,8 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
-    #[doc = " Reply: whether the job was removed, and the state it was in (nil when there is no job"]
-    #[doc = " with this id)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `1e31955e5601a46e1c09563f73ae7a1181fc1e8f`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `4f5ebb59498d2a3f725b6cdfcabfa7c4fe263bc2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7681,7 +7704,7 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`(bool, string?)`): removed, and the state it was in"]
+    #[doc = " Returns (`(bool, string?)`): removed, and the state it was in (nil when there is no job with this id)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
@@ -7761,11 +7784,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "f9766b26a2bc27001a9ae18e1b8f9f3fadbfe681",
+        sha1: "ffce65007bca18031b6c277ef58d3cc872830422",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nReply: six items per job taken: id, lease token, delivery count (1 on the first\ndelivery), lease deadline (ms, server clock), group ('' for none), payload.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7834,15 +7857,15 @@ pub mod work_queue {
     #[doc = " a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes"]
     #[doc = " a job ready fills; this one fills it again while jobs are left, to wake the next"]
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
-    #[doc = " Reply: six items per job taken: id, lease token, delivery count (1 on the first"]
-    #[doc = " delivery), lease deadline (ms, server clock), group ('' for none), payload."]
+    #[doc = " A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the"]
+    #[doc = " server's clock, and its group is '' when it has none."]
     #[doc = " A rank or delivery count of a lapsed or due job that is no count (another client wrote"]
     #[doc = " it) is refused before any write, and so is an ack of `done` that fails. What is read"]
     #[doc = " later (a group's counts, a parked job, a waiting job's record) is checked where it is"]
     #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
     #[doc = " and the jobs before it stay done."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `f9766b26a2bc27001a9ae18e1b8f9f3fadbfe681`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `ffce65007bca18031b6c277ef58d3cc872830422`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7916,6 +7939,7 @@ pub static ALL: &[&crate::Script] = &[
     &identity_lock::LEASE,
     &identity_lock::RELEASE,
     &ip_city::FIND,
+    &leaderboard::ADOPT,
     &leaderboard::AROUND,
     &leaderboard::REMOVE,
     &leaderboard::SET,

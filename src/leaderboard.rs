@@ -36,6 +36,7 @@
 //! | `bottom(N)` | [`bottom(n)`](Leaderboard::bottom) | `ZRANGE key 0 n-1 WITHSCORES` |
 //! | (none) | [`rank(item, policy)`](Leaderboard::rank), [`standing(item)`](Leaderboard::standing), [`standings(boards, item)`](Leaderboard::standings) | script `leaderboard/standing` (read-only) |
 //! | (none) | [`around(item, n, policy)`](Leaderboard::around) | script `leaderboard/around` (read-only) |
+//! | (none) | [`adopt(con)`](Leaderboard::adopt), [`adopt_step(from, count)`](Leaderboard::adopt_step) | script `leaderboard/adopt`, in bounded steps |
 //!
 //! What differs from the book, and why:
 //!
@@ -75,13 +76,41 @@
 //! writes run meanwhile; [`standings`](Leaderboard::standings) reads several boards (a
 //! daily, a weekly and an all-time board, all in one hash slot: name them `{game}:daily`,
 //! `{game}:weekly`, …) at one moment too.
+//!
+//! ## Adopting a board
+//!
+//! A board is a plain sorted set, so an app may already have one, written with `ZADD`.
+//! Its standard, modified and ordinal ranks read right at once. Its dense ranks count the
+//! distinct scores in `{key}:levels`, which only this crate's writes keep: until they are
+//! built, [`around`](Leaderboard::around) with [`RankPolicy::Dense`], and
+//! [`rank`](Leaderboard::rank), [`standing`](Leaderboard::standing) and
+//! [`standings`](Leaderboard::standings) (which answer every policy at once), refuse the
+//! board with the script error `NOT_ADOPTED` ([`Error::Script`]) instead of answering a
+//! dense rank of 1 for every item. [`adopt`](Leaderboard::adopt) builds the levels, in
+//! steps of [`ADOPT_STEP`] items (a few milliseconds of server time each), from the
+//! highest score down, each adding the distinct scores it reads;
+//! [`adopt_step`](Leaderboard::adopt_step) is one step, for a loop of your own. What the
+//! split gives:
+//!
+//! - Writes through this crate ([`set_weight`](Leaderboard::set_weight),
+//!   [`update_weight`](Leaderboard::update_weight), [`remove`](Leaderboard::remove)) may
+//!   run while the board is adopted: each keeps the levels of the scores it touches, and
+//!   no step undoes that, as a step adds only scores the board holds at that moment. When
+//!   the last step is done, the levels are the board's distinct scores.
+//! - Between two steps, dense ranks at and above the last score read are already right;
+//!   a dense read of a lower score whose level is not built yet is refused
+//!   (`NOT_ADOPTED`).
+//! - Other clients' writes are seen only until the walk passes their scores: from the
+//!   adoption on, write through this crate, or adopt the board again. A level whose score
+//!   no item holds any more (another client removed its items) is kept, and counts in the
+//!   dense ranks below it: delete [`levels_key`](Leaderboard::levels_key) and adopt the
+//!   board again to build the levels anew.
 
 use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
-use crate::runtime::reply::number;
 use crate::scripts::leaderboard as script;
 
 /// How tied items rank. See the [module docs](self#ties).
@@ -150,6 +179,32 @@ pub struct Ranked<T = String> {
     pub score: f64,
     /// Its rank, by the policy asked for.
     pub rank: u64,
+}
+
+/// How many items one step of [`Leaderboard::adopt`] reads: the most `leaderboard/adopt`
+/// takes, which stays within a few milliseconds of server time.
+pub const ADOPT_STEP: u64 = 2000;
+
+/// Where the next [`Leaderboard::adopt_step`] goes on: the lowest score the walk has read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdoptCursor(String);
+
+impl AdoptCursor {
+    /// The lowest score the walk has read: every score at or above it has its level, and
+    /// the next step reads the scores below it.
+    pub fn score(&self) -> f64 {
+        // The script answers a decimal number, `inf` or `-inf`, all of which parse.
+        self.0.parse().unwrap_or(f64::NAN)
+    }
+}
+
+/// What one [`Leaderboard::adopt_step`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adopted {
+    /// The levels (distinct scores) it added.
+    pub added: u64,
+    /// Where the next step goes on; `None` when every score of the board has its level.
+    pub next: Option<AdoptCursor>,
 }
 
 /// A leaderboard in one sorted set. See the [module docs](self).
@@ -244,6 +299,55 @@ impl Leaderboard {
         })
     }
 
+    /// One step of adopting a sorted set that another client wrote: reads up to `count`
+    /// (1 to [`ADOPT_STEP`]) items from the highest score down, from `from` (`None` to
+    /// begin), and adds each distinct score to the board's levels. See
+    /// [adopting a board](self#adopting-a-board). One script (`leaderboard/adopt`).
+    pub fn adopt_step(&self, from: Option<&AdoptCursor>, count: u64) -> Op<Adopted> {
+        let cursor = from.map_or("", |c| c.0.as_str());
+        script::adopt(&self.key, &self.levels, cursor, count).map(|(next, added)| {
+            Ok(Adopted {
+                added,
+                next: next.map(AdoptCursor),
+            })
+        })
+    }
+
+    /// Adopts a sorted set that another client wrote: runs [`adopt_step`](Self::adopt_step)s
+    /// of [`ADOPT_STEP`] items until every score of the board has its level, and returns
+    /// how many levels they added. One round trip per step; see [adopting a
+    /// board](self#adopting-a-board) for what the steps see of writes between them.
+    pub fn adopt(&self, con: &mut dyn redis::ConnectionLike) -> Result<u64> {
+        let mut added = 0;
+        let mut from = None;
+        loop {
+            let step = self.adopt_step(from.as_ref(), ADOPT_STEP).run(con)?;
+            added += step.added;
+            match step.next {
+                Some(next) => from = Some(next),
+                None => return Ok(added),
+            }
+        }
+    }
+
+    /// [`adopt`](Self::adopt), on an async connection.
+    #[cfg(feature = "aio")]
+    pub async fn adopt_async<C: redis::aio::ConnectionLike>(&self, con: &mut C) -> Result<u64> {
+        let mut added = 0;
+        let mut from = None;
+        loop {
+            let step = self
+                .adopt_step(from.as_ref(), ADOPT_STEP)
+                .run_async(con)
+                .await?;
+            added += step.added;
+            match step.next {
+                Some(next) => from = Some(next),
+                None => return Ok(added),
+            }
+        }
+    }
+
     /// `item`'s rank by `policy` (1 for the highest score); `None` if it is not on the
     /// board. Read-only (`leaderboard/standing`).
     pub fn rank(&self, item: impl ToRedisArgs, policy: RankPolicy) -> Op<Option<u64>> {
@@ -252,7 +356,9 @@ impl Leaderboard {
     }
 
     /// `item`'s score, ranks and percentile, read at one moment; `None` if it is not on
-    /// the board. Read-only (`leaderboard/standing`).
+    /// the board. Read-only (`leaderboard/standing`). A board another app wrote is
+    /// refused (`NOT_ADOPTED`) until it is [adopted](self#adopting-a-board), as a
+    /// standing holds the dense rank too.
     pub fn standing(&self, item: impl ToRedisArgs) -> Op<Option<Standing>> {
         Self::standings(&[self], item).map(|mut all| Ok(all.pop().flatten()))
     }
@@ -267,22 +373,15 @@ impl Leaderboard {
                 .flat_map(|b| [b.key.as_str(), b.levels.as_str()])
                 .collect();
             input::same_slot("boards", &keys)?;
-            Ok(script::standing(&keys, &item).map(|flat| {
-                if flat.len() % 7 != 0 {
-                    return Err(Error::unexpected_reply(
-                        "leaderboard/standing reply",
-                        format!("{} items, not 7 per board", flat.len()),
-                    ));
-                }
-                flat.chunks(7).map(standing).collect()
-            }))
+            Ok(script::standing(&keys, &item).map(|rows| rows.into_iter().map(standing).collect()))
         })
     }
 
     /// The items around `item`: up to `n` (1 to 100) ranked above it and `n` below, with
     /// their scores and ranks by `policy`, highest first (`item` itself included); `None`
     /// if it is not on the board. Tied items at the edges get their rank on the whole
-    /// board. Read-only (`leaderboard/around`).
+    /// board. Read-only (`leaderboard/around`). Dense ranks of a board another app wrote
+    /// are refused (`NOT_ADOPTED`) until it is [adopted](self#adopting-a-board).
     pub fn around<T: FromRedisValue + 'static>(
         &self,
         item: impl ToRedisArgs,
@@ -292,21 +391,17 @@ impl Leaderboard {
         Op::try_build(|| {
             let item = input::value("item", &item)?;
             Ok(
-                script::around(&self.key, &self.levels, &item, n, policy.as_str()).map(|flat| {
-                    if flat.is_empty() {
+                script::around(&self.key, &self.levels, &item, n, policy.as_str()).map(|rows| {
+                    if rows.is_empty() {
                         return Ok(None);
                     }
-                    flat.chunks(3)
-                        .map(|entry| match entry {
-                            [item, score, rank] => Ok(Ranked {
-                                item: T::from_redis_value(Value::BulkString(item.clone()))?,
-                                score: number(score)?,
-                                rank: number(rank)?,
-                            }),
-                            _ => Err(Error::unexpected_reply(
-                                "leaderboard/around reply",
-                                "not 3 items per entry",
-                            )),
+                    rows.into_iter()
+                        .map(|(item, score, rank)| {
+                            Ok(Ranked {
+                                item: T::from_redis_value(Value::BulkString(item))?,
+                                score,
+                                rank,
+                            })
                         })
                         .collect::<Result<_>>()
                         .map(Some)
@@ -316,21 +411,41 @@ impl Leaderboard {
     }
 }
 
-/// One board's seven items of `leaderboard/standing`'s reply.
-fn standing(items: &[Vec<u8>]) -> Result<Option<Standing>> {
-    let [score, standard, dense, modified, ordinal, percentile, of] = items else {
-        unreachable!("chunks of 7");
-    };
-    if score.is_empty() {
+/// One board's row of `leaderboard/standing`'s reply: score, the four ranks, percentile,
+/// items.
+type StandingRow = (
+    Option<f64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<f64>,
+    u64,
+);
+
+/// A board's standing, from its row; `None` when the item is not on the board.
+fn standing(row: StandingRow) -> Result<Option<Standing>> {
+    let (score, standard, dense, modified, ordinal, percentile, of) = row;
+    let Some(score) = score else {
         return Ok(None);
-    }
+    };
+    let given = |value: Option<u64>| {
+        value.ok_or_else(|| {
+            Error::unexpected_reply("leaderboard/standing reply", "a score without its ranks")
+        })
+    };
     Ok(Some(Standing {
-        score: number(score)?,
-        standard: number(standard)?,
-        dense: number(dense)?,
-        modified: number(modified)?,
-        ordinal: number(ordinal)?,
-        percentile: number(percentile)?,
-        of: number(of)?,
+        score,
+        standard: given(standard)?,
+        dense: given(dense)?,
+        modified: given(modified)?,
+        ordinal: given(ordinal)?,
+        percentile: percentile.ok_or_else(|| {
+            Error::unexpected_reply(
+                "leaderboard/standing reply",
+                "a score without its percentile",
+            )
+        })?,
+        of,
     }))
 }

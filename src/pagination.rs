@@ -63,7 +63,6 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::native;
 use crate::runtime::op::Op;
-use crate::runtime::reply;
 use crate::scripts::pagination as script;
 
 /// Where the next cursor page starts: the arrival number of the newest item still to
@@ -204,10 +203,9 @@ impl Paging {
     }
 
     fn page<T: FromRedisValue + 'static>(&self, cursor: Option<u64>, size: usize) -> Op<Page<T>> {
-        script::page(&self.key, &self.added, cursor, size as u64).map(|flat| {
-            let mut flat = flat.into_iter();
-            let next: u64 = reply::number(&flat.next().unwrap_or_default())?;
-            let items = flat
+        script::page(&self.key, &self.added, cursor, size as u64).map(|(next, items)| {
+            let items = items
+                .into_iter()
                 .map(|item| Ok(T::from_redis_value(redis::Value::BulkString(item))?))
                 .collect::<Result<_>>()?;
             Ok(Page {

@@ -72,7 +72,6 @@ use redis::{FromRedisValue, ToRedisArgs};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
-use crate::runtime::reply;
 use crate::scripts::row_cache as script;
 
 /// How long [`RowCache::run_worker`] sleeps when no row is due: the book's 50 ms.
@@ -188,23 +187,8 @@ impl RowCache {
     /// that no other worker gets it before then; rows due without a positive delay are
     /// unscheduled and returned as dropped. One script (`row_cache/claim`).
     pub fn claim(&self, limit: u64) -> Op<Claimed> {
-        script::claim(&self.delays, &self.schedule, limit).map(|reply| {
-            let count: usize = reply::number(reply.first().map_or(&b""[..], |c| c.as_bytes()))?;
-            let Some(pairs) = reply.get(1..1 + 2 * count) else {
-                return Err(Error::unexpected_reply(
-                    "row_cache/claim reply",
-                    format!("{count} rows claimed, but {} items", reply.len()),
-                ));
-            };
-            let mut rows = Vec::with_capacity(count);
-            for pair in pairs.chunks(2) {
-                rows.push((pair[0].clone(), reply::number(pair[1].as_bytes())?));
-            }
-            Ok(Claimed {
-                rows,
-                dropped: reply[1 + 2 * count..].to_vec(),
-            })
-        })
+        script::claim(&self.delays, &self.schedule, limit)
+            .map(|(rows, dropped)| Ok(Claimed { rows, dropped }))
     }
 
     /// Stores `content` as `row`'s copy, unless the row was unscheduled meanwhile (then

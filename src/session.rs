@@ -97,7 +97,6 @@ use redis::{FromRedisValue, ToRedisArgs};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
-use crate::runtime::reply::{number, text};
 use crate::runtime::token;
 use crate::scripts::session as script;
 
@@ -417,40 +416,34 @@ impl SessionStore {
     /// (`session/validate`), which also forgets the user's expired sessions.
     pub fn validate(&self, uid: &str, token: &str) -> Op<TokenStatus> {
         self.check(uid, token, false)
-            .map(|reply| TokenStatus::parse(&reply[0]))
+            .map(|(status, _, _)| TokenStatus::parse(status.as_bytes()))
     }
 
     /// [`validate`](Self::validate), and the session's data with it: `None` unless the
     /// token is correct. One round trip for what a request needs.
     pub fn load(&self, uid: &str, token: &str) -> Op<Option<SessionData>> {
-        self.check(uid, token, true).map(|reply| {
-            if !TokenStatus::parse(&reply[0])?.is_correct() {
+        self.check(uid, token, true).map(|(status, left, fields)| {
+            if !TokenStatus::parse(status.as_bytes())?.is_correct() {
                 return Ok(None);
             }
-            let mut items = reply.into_iter().skip(1);
-            let expires_in = Duration::from_millis(number(&items.next().unwrap_or_default())?);
-            let mut fields = BTreeMap::new();
-            while let (Some(name), Some(value)) = (items.next(), items.next()) {
-                fields.insert(text(name)?, value);
-            }
-            Ok(Some(SessionData { expires_in, fields }))
+            Ok(Some(SessionData {
+                expires_in: Duration::from_millis(left),
+                fields: fields.into_iter().collect(),
+            }))
         })
     }
 
-    fn check(&self, uid: &str, token: &str, data: bool) -> Op<Vec<Vec<u8>>> {
+    /// `session/validate`: the answer, the ms left and the data's fields.
+    fn check(&self, uid: &str, token: &str, data: bool) -> Op<ValidateReply> {
         Op::try_build(|| {
             let [sessions, records] = self.keys(uid)?;
-            Ok(
-                script::validate(&sessions, &records, token, self.sliding, data).map(|reply| {
-                    if reply.len() < 2 {
-                        return Err(Error::unexpected_reply(
-                            "session/validate reply",
-                            format!("{} items", reply.len()),
-                        ));
-                    }
-                    Ok(reply)
-                }),
-            )
+            Ok(script::validate(
+                &sessions,
+                &records,
+                token,
+                self.sliding,
+                data,
+            ))
         })
     }
 
@@ -534,6 +527,10 @@ impl SessionStore {
         })
     }
 }
+
+/// `session/validate`'s reply: the answer, the ms the session has left, and its data's
+/// fields.
+type ValidateReply = (String, u64, Vec<(String, Vec<u8>)>);
 
 /// A user id is never empty.
 fn checked_uid(uid: &str) -> Result<&str> {

@@ -230,7 +230,6 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::{Op, ScriptMode};
-use crate::runtime::reply::{number, text};
 use crate::runtime::show::Bytes;
 use crate::runtime::token;
 use crate::scripts::work_queue as script;
@@ -985,19 +984,12 @@ impl WorkQueue {
         let k = &self.keys;
         let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, id);
         let id = id.to_owned();
-        op.map(move |fields| {
-            if fields.is_empty() {
-                return Ok(None);
-            }
-            let [[state, deliveries, priority, group, error, payload, at]] = rows(fields)?
-                .try_into()
-                .map_err(|_| bad_reply("expected one job"))?;
-            let state = text(state)?.parse()?;
-            Ok(Some(info(
-                id.clone(),
-                state,
-                [deliveries, priority, group, error, payload, at],
-            )?))
+        op.map(move |job| {
+            job.map(|(state, deliveries, priority, group, error, payload, at)| {
+                let fields = (deliveries, priority, group, error, payload, at);
+                info(id.clone(), state.parse()?, fields)
+            })
+            .transpose()
         })
     }
 
@@ -1019,12 +1011,10 @@ impl WorkQueue {
             offset,
             count,
         )
-        .map(move |flat| {
-            rows(flat)?
-                .into_iter()
-                .map(|[id, deliveries, priority, group, error, payload, at]| {
-                    let fields = [deliveries, priority, group, error, payload, at];
-                    info(text(id)?, state, fields)
+        .map(move |rows| {
+            rows.into_iter()
+                .map(|(id, deliveries, priority, group, error, payload, at)| {
+                    info(id, state, (deliveries, priority, group, error, payload, at))
                 })
                 .collect()
         })
@@ -1084,35 +1074,30 @@ fn unsigned(n: i64) -> Result<u64> {
     u64::try_from(n).map_err(|_| negative(n))
 }
 
-fn optional(bytes: Vec<u8>) -> Option<Vec<u8>> {
-    (!bytes.is_empty()).then_some(bytes)
-}
+/// A job's fields as `job.lua` and `list.lua` answer them, after its state (`job.lua`)
+/// or id (`list.lua`): deliveries, priority, group, last error, payload, time.
+type JobFields = (
+    u64,
+    u64,
+    Option<String>,
+    Option<Vec<u8>>,
+    Vec<u8>,
+    Option<u64>,
+);
 
-/// A job's fields as `job.lua` and `list.lua` send them: deliveries, priority, group,
-/// last error, payload, time.
-fn info(id: String, state: State, fields: [Vec<u8>; 6]) -> Result<JobInfo> {
-    let [deliveries, priority, group, error, payload, at] = fields;
+fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
+    let (deliveries, priority, group, error, payload, at_ms) = fields;
     Ok(JobInfo {
         id,
         state,
-        deliveries: number(&deliveries)?,
-        priority: number(&priority)?,
-        group: optional(group).map(text).transpose()?,
-        last_error: optional(error),
-        at_ms: optional(at).map(|at| number(&at)).transpose()?,
+        deliveries: u32::try_from(deliveries).map_err(|_| bad_reply("a delivery past 2^32"))?,
+        priority: u8::try_from(priority).map_err(|_| bad_reply("a priority past 255"))?,
+        group,
+        // A failure given no reason reads as none, as it always has.
+        last_error: error.filter(|error| !error.is_empty()),
+        at_ms,
         payload,
     })
-}
-
-/// A flat reply of `N` items per job, one array per job.
-fn rows<const N: usize>(flat: Vec<Vec<u8>>) -> Result<Vec<[Vec<u8>; N]>> {
-    if !flat.len().is_multiple_of(N) {
-        return Err(bad_reply(&format!("expected {N} items per job")));
-    }
-    let mut items = flat.into_iter();
-    Ok((0..items.len() / N)
-        .map(|_| std::array::from_fn(|_| items.next().unwrap_or_default()))
-        .collect())
 }
 
 /// `take.lua`'s reply, as its `@return` decodes it: a row per job.

@@ -51,12 +51,13 @@ const KEY_TYPES: &[(&str, KeyType)] = &[
 /// The types that may take `?`: an empty string stands for none.
 const OPTIONAL_TYPES: &[ArgType] = &[ArgType::Int, ArgType::Uint, ArgType::Float, ArgType::Ms];
 
-/// Scalars: the only types a tuple may hold, and (with `nil`) plain return types.
+/// Scalars: the types a row holds, and (with `nil`) plain return types.
 const SCALARS: &[(&str, ReturnType)] = &[
     ("bool", ReturnType::Bool),
     ("int", ReturnType::Int),
     ("int?", ReturnType::OptInt),
     ("uint", ReturnType::Uint),
+    ("uint?", ReturnType::OptUint),
     ("decimal", ReturnType::Decimal),
     ("decimal?", ReturnType::OptDecimal),
     ("float", ReturnType::Float),
@@ -341,6 +342,9 @@ struct Block {
     /// Set while the previous line was a summary that does not end a sentence.
     open_summary: bool,
     in_tags: bool,
+    /// Set while the lines since the `@return` tag continue its doc: an indented line
+    /// goes on with it.
+    in_return_doc: bool,
     prose: Vec<String>,
 }
 
@@ -392,21 +396,54 @@ impl Block {
         }
         if !is_tag {
             if !self.in_tags {
+                if starts_a_reply_line(content) {
+                    report.error(
+                        line_no,
+                        cur.col(),
+                        "the prose describes the reply in a `Reply` line",
+                        "the `@return` doc is the one description of the reply: move what this \
+                         line says there, and keep in the prose what the script does",
+                    );
+                }
                 self.prose.push(content.to_string());
-            } else if !content.trim().is_empty() {
+            } else if content.trim().is_empty() {
                 // Blank `---` lines between tag groups are harmless and kept out of the docs.
+                self.in_return_doc = false;
+            } else if self.in_return_doc && content.starts_with(char::is_whitespace) {
+                // The `@return` doc goes on, indented, over as many lines as it needs.
+                if let Some((_, Some(returns))) = &mut parsed.returns {
+                    returns.doc.push(' ');
+                    returns.doc.push_str(content.trim());
+                }
+            } else {
                 report.error(
                     line_no,
                     cur.col(),
                     "prose after the tags",
-                    "move it above the first tag, into the description",
+                    "move it above the first tag, into the description; only the `@return` doc \
+                     goes on below its tag, over indented lines",
                 );
             }
             return;
         }
         self.in_tags = true;
+        let returns_before = parsed.returns.as_ref().map(|(at, _)| *at);
         tag(parsed, line_no, &mut cur, report);
+        // Only a `@return` tag read here (not one declared twice) opens a doc that goes on.
+        self.in_return_doc = parsed
+            .returns
+            .as_ref()
+            .is_some_and(|(at, _)| at.line == line_no && returns_before.is_none());
     }
+}
+
+/// Whether a prose line opens with the word `Reply` (`Reply:`, `Reply, per board:`):
+/// prose that restates what `@return` declares, and could come to contradict it.
+fn starts_a_reply_line(content: &str) -> bool {
+    content
+        .trim_start()
+        .strip_prefix("Reply")
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
 }
 
 /// A cursor over the characters of one header line's content, for columns.
@@ -1210,27 +1247,54 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
         return known;
     }
     let scalars: Vec<&str> = SCALARS.iter().map(|(n, _)| *n).collect();
-    // `[(…)]`: rows, each the tuple.
-    let (rows, tuple) = match compact.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-        Some(inner) if inner.starts_with('(') => (true, inner),
-        _ => (false, compact.as_str()),
+    // `(…)?`: a tuple or nil; `[(…)]`: rows, each a tuple of scalars; `(…)`: a tuple.
+    let shape = if let Some(inner) = compact.strip_prefix('(').and_then(|s| s.strip_suffix(")?")) {
+        Some((Shape::OptTuple, inner))
+    } else if let Some(inner) = compact
+        .strip_prefix("[(")
+        .and_then(|s| s.strip_suffix(")]"))
+    {
+        Some((Shape::Rows, inner))
+    } else {
+        compact
+            .strip_prefix('(')
+            .and_then(|s| s.strip_suffix(')'))
+            .map(|inner| (Shape::Tuple, inner))
     };
-    if let Some(inner) = tuple.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
-        let parts: Vec<&str> = inner.split(',').collect();
+    if let Some((shape, inner)) = shape {
         let mut elems = Vec::new();
-        for part in &parts {
-            match SCALARS.iter().find(|(n, _)| n == part) {
-                Some((_, t)) => elems.push(t.clone()),
+        for part in split_elements(inner) {
+            let elem = match shape {
+                Shape::Rows => scalar(part),
+                Shape::Tuple | Shape::OptTuple => tuple_element(part),
+            };
+            match elem {
+                Some(t) => elems.push(t),
                 None => {
+                    let (candidates, hint) = match shape {
+                        Shape::Rows => (
+                            scalars.clone(),
+                            format!("a row's elements are {}", list_of(&scalars)),
+                        ),
+                        Shape::Tuple | Shape::OptTuple => {
+                            let mut all = scalars.clone();
+                            all.extend(TUPLE_LISTS);
+                            (
+                                all,
+                                format!(
+                                    "tuple elements are {}, lists of them ({}), and rows of them \
+                                     such as `[(string, bytes)]`",
+                                    list_of(&scalars),
+                                    list_of(TUPLE_LISTS)
+                                ),
+                            )
+                        }
+                    };
                     report.error(
                         line,
                         col,
                         format!("unknown type `{part}` in the tuple `{raw}`"),
-                        format!(
-                            "{}tuple elements are {}",
-                            did_you_mean(part, &scalars, ""),
-                            list_of(&scalars)
-                        ),
+                        format!("{}{hint}", did_you_mean(part, &candidates, "")),
                     );
                     return None;
                 }
@@ -1245,27 +1309,88 @@ fn return_type(raw: &str, line: usize, col: usize, report: &mut Report) -> Optio
             );
             return None;
         }
-        return Some(if rows {
-            ReturnType::Rows(elems)
-        } else {
-            ReturnType::Tuple(elems)
+        return Some(match shape {
+            Shape::Rows => ReturnType::Rows(elems),
+            Shape::Tuple => ReturnType::Tuple(elems),
+            Shape::OptTuple => ReturnType::OptTuple(elems),
         });
     }
     let mut all = vec!["nil"];
     all.extend(&scalars);
-    all.extend(["[string]", "[bytes]", "[int]", "[decimal]", "[[decimal]]"]);
+    all.extend(LISTS.iter().map(|(n, _)| *n));
     report.error(
         line,
         col,
         format!("unknown return type `{raw}`"),
         format!(
-            "{}the return types are {}, tuples of scalars such as `(int, string?)`, and rows \
-             of them such as `[(string, float)]`",
+            "{}the return types are {}, tuples such as `(int, string?)` (of scalars, lists of \
+             them, and rows of them: `(uint, [bytes])`), a tuple or nil such as \
+             `(string, uint)?`, and rows of scalars such as `[(string, float)]`",
             did_you_mean(&compact, &all, ""),
             list_of(&all)
         ),
     );
     None
+}
+
+/// The bracketed forms of a return type.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// `(…)`
+    Tuple,
+    /// `(…)?`
+    OptTuple,
+    /// `[(…)]`
+    Rows,
+}
+
+/// The lists a tuple may hold besides scalars and rows.
+const TUPLE_LISTS: &[&str] = &["[string]", "[bytes]", "[int]", "[decimal]"];
+
+fn scalar(part: &str) -> Option<ReturnType> {
+    SCALARS
+        .iter()
+        .find(|(n, _)| *n == part)
+        .map(|(_, t)| t.clone())
+}
+
+/// A tuple's element: a scalar, a list of scalars, or rows of two or more scalars.
+fn tuple_element(part: &str) -> Option<ReturnType> {
+    if let Some(t) = scalar(part) {
+        return Some(t);
+    }
+    if TUPLE_LISTS.contains(&part) {
+        return LISTS
+            .iter()
+            .find(|(n, _)| *n == part)
+            .map(|(_, t)| t.clone());
+    }
+    let inner = part.strip_prefix("[(")?.strip_suffix(")]")?;
+    let row = split_elements(inner)
+        .into_iter()
+        .map(scalar)
+        .collect::<Option<Vec<_>>>()?;
+    (row.len() >= 2).then_some(ReturnType::Rows(row))
+}
+
+/// The comma-separated elements of a tuple written without spaces, split at the commas
+/// outside brackets: `uint,[(string,bytes)]` is `uint` and `[(string,bytes)]`.
+fn split_elements(inner: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
 }
 
 fn error_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
@@ -1579,5 +1704,82 @@ mod tests {
             ]))
         );
         assert_eq!(report.diagnostics, []);
+    }
+
+    /// The `@return` doc goes on over the indented lines right below its tag; a blank line
+    /// ends it, and an indented line below another tag is prose after the tags.
+    #[test]
+    fn return_docs_go_on_over_indented_lines() {
+        let source = "--- Reads.\n\
+                      --- @return [(string, uint)]  a row per item:\n\
+                      ---                           its name and count\n\
+                      ---    (0 for none)\n\
+                      --- @complexity O(1)\n\
+                      ---    not the complexity's\n\
+                      return {}\n";
+        let mut report = Report::new("x.lua");
+        let parsed = parse(source, &mut report);
+        let returns = parsed.returns.and_then(|(_, r)| r).unwrap();
+        assert_eq!(
+            returns.doc,
+            "a row per item: its name and count (0 for none)"
+        );
+        let errors: Vec<(usize, &str)> = report
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.message.as_str()))
+            .collect();
+        assert_eq!(errors, [(6, "prose after the tags")]);
+
+        let mut report = Report::new("x.lua");
+        let parsed = parse(
+            "--- Reads.\n--- @return int  a count\n---\n---    after a blank line\n\
+             --- @complexity O(1)\n",
+            &mut report,
+        );
+        assert_eq!(parsed.returns.and_then(|(_, r)| r).unwrap().doc, "a count");
+        assert_eq!(report.diagnostics.len(), 1);
+        assert_eq!(report.diagnostics[0].line, 4);
+    }
+
+    /// A tuple may hold lists and rows of scalars (a cursor and a page, an answer and
+    /// its fields), and be nil as a whole; a row holds scalars only.
+    #[test]
+    fn tuples_hold_lists_and_rows_and_may_be_nil() {
+        let mut report = Report::new("x.lua");
+        assert_eq!(
+            return_type("(uint, [bytes])", 1, 1, &mut report),
+            Some(ReturnType::Tuple(vec![
+                ReturnType::Uint,
+                ReturnType::BytesList
+            ]))
+        );
+        assert_eq!(
+            return_type("(string, uint, [(string, bytes)])", 1, 1, &mut report),
+            Some(ReturnType::Tuple(vec![
+                ReturnType::String,
+                ReturnType::Uint,
+                ReturnType::Rows(vec![ReturnType::String, ReturnType::Bytes])
+            ]))
+        );
+        assert_eq!(
+            return_type("(string, uint?)?", 1, 1, &mut report),
+            Some(ReturnType::OptTuple(vec![
+                ReturnType::String,
+                ReturnType::OptUint
+            ]))
+        );
+        assert_eq!(report.diagnostics, []);
+        for refused in [
+            "[(string, [bytes])]",
+            "(uint, [(string)])",
+            "(uint, [[decimal]])",
+            "[(string, uint)]?",
+            "(uint, (int, int))",
+        ] {
+            let mut report = Report::new("x.lua");
+            assert_eq!(return_type(refused, 1, 1, &mut report), None, "{refused}");
+            assert_eq!(report.diagnostics.len(), 1, "{refused}");
+        }
     }
 }

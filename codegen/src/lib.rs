@@ -79,7 +79,7 @@
 //! --- @key reserved hash {<sku>}:reserved  units reserved, by order; in the same hash slot as `stock`
 //! --- @arg order string non-empty    the order the units are for
 //! --- @arg quantity uint 1..=10^9    how many units to reserve
-//! --- @return int?                   units left in stock; nil when fewer than `quantity` were left
+//! --- @return int?                   units left in stock; nil when fewer than `quantity` were left (nothing reserved)
 //! --- @error BAD_ARGS                not 2 keys and 2 arguments
 //! --- @error BAD_ORDER               empty
 //! --- @error BAD_QUANTITY            not an integer within its range

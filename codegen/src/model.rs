@@ -311,6 +311,8 @@ pub enum ReturnType {
     OptInt,
     /// `uint`: an integer reply that is never negative (a count, a length).
     Uint,
+    /// `uint?`
+    OptUint,
     /// `decimal`: a signed 64-bit integer sent as a decimal string, exact beyond 2^53.
     Decimal,
     /// `decimal?`
@@ -340,10 +342,14 @@ pub enum ReturnType {
     /// `[(t1, t2, …)]`: an array of rows, each an array of these scalar types, such as
     /// `[(string, float)]` for members and their scores.
     Rows(Vec<ReturnType>),
-    /// `(t1, t2, …)`: a fixed-size array whose elements are scalar types
-    /// (`bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`,
-    /// `string?`, `bytes`, `bytes?`).
+    /// `(t1, t2, …)`: a fixed-size array whose elements are scalar types (`bool`, `int`,
+    /// `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`,
+    /// `string?`, `bytes`, `bytes?`), lists of them (`[string]`, `[bytes]`, `[int]`,
+    /// `[decimal]`) or rows of them (`[(string, bytes)]`): `(uint, [bytes])` is a cursor
+    /// and a page of items.
     Tuple(Vec<ReturnType>),
+    /// `(t1, t2, …)?`: such a tuple, or nil.
+    OptTuple(Vec<ReturnType>),
 }
 
 /// `@error <CODE> <doc>`.

@@ -619,6 +619,7 @@ pub(crate) fn return_type_name(ty: &ReturnType) -> String {
         ReturnType::Int => "int".into(),
         ReturnType::OptInt => "int?".into(),
         ReturnType::Uint => "uint".into(),
+        ReturnType::OptUint => "uint?".into(),
         ReturnType::Decimal => "decimal".into(),
         ReturnType::OptDecimal => "decimal?".into(),
         ReturnType::Float => "float".into(),
@@ -648,6 +649,14 @@ pub(crate) fn return_type_name(ty: &ReturnType) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        ReturnType::OptTuple(items) => format!(
+            "({})?",
+            items
+                .iter()
+                .map(return_type_name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -659,6 +668,7 @@ fn return_rust(ty: &ReturnType) -> String {
         ReturnType::Int => "i64".into(),
         ReturnType::OptInt => "Option<i64>".into(),
         ReturnType::Uint => "u64".into(),
+        ReturnType::OptUint => "Option<u64>".into(),
         ReturnType::Decimal => "i64".into(),
         ReturnType::OptDecimal => "Option<i64>".into(),
         ReturnType::Float => "f64".into(),
@@ -679,6 +689,10 @@ fn return_rust(ty: &ReturnType) -> String {
         // A trailing comma keeps a one-element tuple a tuple.
         ReturnType::Tuple(items) => format!(
             "({},)",
+            items.iter().map(return_rust).collect::<Vec<_>>().join(", ")
+        ),
+        ReturnType::OptTuple(items) => format!(
+            "Option<({},)>",
             items.iter().map(return_rust).collect::<Vec<_>>().join(", ")
         ),
     }
@@ -734,6 +748,23 @@ mod tests {
         assert_eq!(prose("key -> value"), "key -> value");
         assert_eq!(prose("> quoted"), "\\> quoted");
         assert_eq!(prose("    indented"), "indented");
+    }
+
+    #[test]
+    fn nested_and_optional_tuples_decode_into_rust_types() {
+        let ty = ReturnType::OptTuple(vec![
+            ReturnType::OptUint,
+            ReturnType::BytesList,
+            ReturnType::Rows(vec![ReturnType::String, ReturnType::Bytes]),
+        ]);
+        assert_eq!(
+            return_rust(&ty),
+            "Option<(Option<u64>, Vec<Vec<u8>>, Vec<(String, Vec<u8>,)>,)>"
+        );
+        assert_eq!(
+            return_type_name(&ty),
+            "(uint?, [bytes], [(string, bytes)])?"
+        );
     }
 
     #[test]

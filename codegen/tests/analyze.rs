@@ -661,6 +661,7 @@ const BAD: &[&str] = &[
     "range_beyond_type",
     "range_empty",
     "range_on_string",
+    "reply_in_prose",
     "return_types",
     "shebang",
     "summary_empty",
@@ -1004,7 +1005,7 @@ fn bad_many() {
 scripts/bad/many.lua:5:5: error: argument `ttl` (`ARGV[2]`) is declared but never used
   = hint: remove the `@arg` tag, or bind it: `local ttl = ARGV[2]`
 scripts/bad/many.lua:6:13: error: unknown return type `boo`
-  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples of scalars such as `(int, string?)`, and rows of them such as `[(string, float)]`
+  = hint: did you mean `bool`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`
 scripts/bad/many.lua:7:5: error: error `BAD_TTL` is declared but never raised
   = hint: raise it with `redis.error_reply('BAD_TTL <message>')`, or remove the tag
 scripts/bad/many.lua:9:7: error: binds `KEYS[1]` to `lock_key`, but the header names it `lock`
@@ -1162,7 +1163,7 @@ fn bad_prose_after_tags() {
     assert_eq!(
         bad("prose_after_tags"),
         r#"scripts/bad/prose_after_tags.lua:4:5: error: prose after the tags
-  = hint: move it above the first tag, into the description"#
+  = hint: move it above the first tag, into the description; only the `@return` doc goes on below its tag, over indented lines"#
     );
 }
 
@@ -1219,6 +1220,23 @@ scripts/bad/range_on_string.lua:5:19: error: a range on a `json` argument
     );
 }
 
+/// The reply is described once, by `@return`: a prose line that opens with `Reply` (and
+/// so restates it) is refused, whatever follows the word; a line of other words is prose.
+#[test]
+fn bad_reply_in_prose() {
+    let hint = "the `@return` doc is the one description of the reply: move what this line \
+                says there, and keep in the prose what the script does";
+    assert_eq!(
+        bad("reply_in_prose"),
+        format!(
+            r#"scripts/bad/reply_in_prose.lua:4:5: error: the prose describes the reply in a `Reply` line
+  = hint: {hint}
+scripts/bad/reply_in_prose.lua:5:5: error: the prose describes the reply in a `Reply` line
+  = hint: {hint}"#
+        )
+    );
+}
+
 #[test]
 fn bad_return_types() {
     assert_eq!(
@@ -1228,7 +1246,7 @@ fn bad_return_types() {
 scripts/bad/return_types.lua:3:5: error: `@return` is declared twice
   = hint: a script has one `@return`; the first is on line 2
 scripts/bad/return_types.lua:3:13: error: unknown return type `[float]`
-  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples of scalars such as `(int, string?)`, and rows of them such as `[(string, float)]`"#
+  = hint: did you mean `float`? the return types are `nil`, `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes`, `bytes?`, `[string]`, `[bytes]`, `[int]`, `[decimal]` and `[[decimal]]`, tuples such as `(int, string?)` (of scalars, lists of them, and rows of them: `(uint, [bytes])`), a tuple or nil such as `(string, uint)?`, and rows of scalars such as `[(string, float)]`"#
     );
 }
 
@@ -1346,7 +1364,7 @@ fn bad_unknown_types() {
 scripts/bad/unknown_types.lua:4:16: error: unknown type `integer...`
   = hint: did you mean `int`? the argument types are `string`, `bytes`, `int`, `uint`, `float`, `bool`, `ms` and `json`; `?` after `int`, `uint`, `float` or `ms` makes an empty string mean none; `...` after the last argument's type makes it variadic
 scripts/bad/unknown_types.lua:5:13: error: unknown type `strin` in the tuple `(int, strin)`
-  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `uint`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes` and `bytes?`"#
+  = hint: did you mean `string`? tuple elements are `bool`, `int`, `int?`, `uint`, `uint?`, `decimal`, `decimal?`, `float`, `float?`, `string`, `string?`, `bytes` and `bytes?`, lists of them (`[string]`, `[bytes]`, `[int]` and `[decimal]`), and rows of them such as `[(string, bytes)]`"#
     );
 }
 

@@ -17,8 +17,9 @@ both work on the same data. It loads each script from its file and runs it with 
 Without a folder it reads the files of the repository it is in (generated/manifest.json
 and scripts/<family>/<op>.lua); with one, the files `cargo run --example export --
 <folder>` wrote there (manifest.json and scripts/). Each prints one JSON object: the keys
-it named, and the reply (each bulk string as hex, so that a reader can compare it byte
-for byte). Needs redis-py only.
+it named, and what it read (`around`: a row per item, as the manifest's return type
+`[(bytes, float, uint)]` says: the item as hex, so that a reader can compare it byte for
+byte, its score as the text Redis sent, and its rank). Needs redis-py only.
 """
 
 import json
@@ -90,10 +91,6 @@ class Scripts:
             return self.client.evalsha(script["sha1"], len(keys), *keys, *args)
 
 
-def hexes(reply):
-    return [item.hex() for item in reply]
-
-
 def add_jobs(scripts, queue, count):
     keys = scripts.keys("work_queue/add", {"name": queue})
     added = 0
@@ -106,8 +103,9 @@ def add_jobs(scripts, queue, count):
 
 def around(scripts, board, item, n, policy):
     keys = scripts.keys("leaderboard/around", {"key": board})
-    reply = scripts.call("leaderboard/around", keys, [item, n, policy])
-    return {"keys": keys, "reply": hexes(reply)}
+    # A row per item, highest first, the item itself included: item, score, rank.
+    rows = scripts.call("leaderboard/around", keys, [item, n, policy])
+    return {"keys": keys, "rows": [[item.hex(), score.decode(), rank] for item, score, rank in rows]}
 
 
 def main():

@@ -8,7 +8,6 @@
 --- to `last` and their hour to `pstart`, once per hour boundary whoever logs first; then
 --- the message is counted and pushed to the recent log (`<ms> <message>`, the last
 --- `keep` kept).
---- Reply: the message's count this hour.
 --- @key common zset common:{<name>:<severity>}           message -> how many times it was logged this hour
 --- @key start string common:{<name>:<severity>}:start    the hour the counts are of (Unix s of its start)
 --- @key last zset common:{<name>:<severity>}:last        the previous hour's counts

@@ -5,7 +5,6 @@
 --- server's `time.asctime()`; here the entry is `<ms> <message>`, the server's clock in
 --- Unix ms (Lua in Redis has no date formatting, and one clock orders every server's
 --- entries).
---- Reply: when the message was logged (ms, server clock).
 --- @key recent list recent:{<name>:<severity>}  the newest entries first, each `<ms> <message>`
 --- @arg message string        the message
 --- @arg keep uint 1..=10000   how many entries to keep (the book's 100)

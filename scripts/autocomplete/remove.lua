@@ -2,7 +2,6 @@
 ---
 --- Beyond the book, which has no way to take a suggestion back. Tables left empty are
 --- deleted by Redis.
---- Reply: how many tables held the content.
 --- @key tables... zset 1..=64 {<subject>}:<prefix>  the prefix tables of the content, shortest prefix first
 --- @arg content string non-empty   the content to remove
 --- @return uint               how many tables held it

@@ -5,7 +5,6 @@
 --- `member` from the answer, so `member` takes one of the `limit` places, and an unknown
 --- member fails with Redis's "could not decode requested zset member". Here `member` and
 --- expired pins never take a place, and an unknown member answers UNKNOWN_MEMBER.
---- Reply: member, distance (km) for each, nearest first.
 --- @key places zset <key>                 the geo set (the book's key)
 --- @key deadlines zset {<key>}:deadlines  member -> when its pin expires (ms, server clock)
 --- @arg member string non-empty    the member searched around

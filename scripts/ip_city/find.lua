@@ -6,12 +6,10 @@
 --- `<city id>_<start>` or `<city id>_<start>_<end>` (the book's is `<city id>_<row number>`,
 --- and it keeps no end): with an end, an address past it belongs to no block, where the
 --- book answers the city of the last block that starts below it.
---- Reply: the city id and the city (as imported: the book's JSON `[city, region, country]`),
---- or nil and nil when no block holds the address.
 --- @key blocks zset {<namespace>}:ip2cityid    `<city id>_<start>[_<end>]` -> the block's first address, as an integer
 --- @key cities hash {<namespace>}:cityid2city  city id -> the city
 --- @arg ip uint 0..=4294967295   the address, as an integer (a.b.c.d is ((a*256+b)*256+c)*256+d)
---- @return (string?, string?) the city id and the city; nil and nil when no block holds the address
+--- @return (string?, string?) the city id and the city as imported (the book's JSON); nil, nil when no block holds it
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_IP              not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says

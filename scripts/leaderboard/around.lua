@@ -1,22 +1,24 @@
 #!lua flags=no-writes
 --- The items around one ("around me"): up to `n` ranked above it and `n` below, with their scores and ranks.
 ---
---- Beyond the book. The window is ZREVRANGE around the item's place; each entry's rank
---- follows `policy` (see standing.lua), so tied items at the window's edges get the rank
---- they have on the whole board, not in the window. One read, so every rank is of one
---- moment.
---- Reply: item, score, rank, item, score, rank, …, highest first; empty when the item is
---- not on the board.
+--- Beyond the book. The window is ZREVRANGE around the item's place, the item itself
+--- included; each entry's rank follows `policy` (see standing.lua), so tied items at the
+--- window's edges get the rank they have on the whole board, not in the window. One read,
+--- so every rank is of one moment. A dense rank counts the scores in `levels`, which only
+--- these scripts keep: a board written by another client lacks them, and a dense read of
+--- a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (see set.lua)
 --- @arg item bytes            the item
 --- @arg n uint 1..=100        how many items above it, and how many below, at the most
 --- @arg policy string standard|dense|modified|ordinal   how ties are ranked
---- @return [bytes]            item, score, rank triples, highest first
+--- @return [(bytes, float, uint)]  a row per item of the window, highest first, `item` itself included:
+---                            the item, its score and its rank; empty when `item` is not on the board
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_N               not an integer within its range
 --- @error BAD_POLICY          not one of its choices
 --- @error BAD_KEYS            a key not named as its template says
+--- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -82,6 +84,9 @@ local function rank_of(score, position)
     if policy == 'standard' then
       ranks[score] = 1 + redis.call('ZCOUNT', board, '(' .. score, '+inf')
     elseif policy == 'dense' then
+      if redis.call('ZCOUNT', levels, score, score) == 0 then
+        return nil
+      end
       ranks[score] = 1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf')
     else
       ranks[score] = redis.call('ZCOUNT', board, score, '+inf')
@@ -89,10 +94,14 @@ local function rank_of(score, position)
   end
   return ranks[score]
 end
-local reply = {}
+local rows = {}
 for i = 1, #window, 2 do
-  reply[#reply + 1] = window[i]
-  reply[#reply + 1] = window[i + 1]
-  reply[#reply + 1] = tostring(rank_of(window[i + 1], first + (i - 1) / 2))
+  local rank = rank_of(window[i + 1], first + (i - 1) / 2)
+  if not rank then
+    return redis.error_reply('NOT_ADOPTED the board holds the score ' .. window[i + 1] .. ', which its levels lack'
+      .. ' (another client wrote it): build them with leaderboard/adopt before reading dense ranks')
+  end
+  -- A rank is whole and below 2^53: an integer reply.
+  rows[#rows + 1] = { window[i], window[i + 1], rank }
 end
-return reply
+return rows

@@ -4,15 +4,15 @@
 --- holds each distinct score once, so that a dense rank (1, 2, 2, 3) is one count away
 --- (rank.lua, standing.lua); a score no item holds any more leaves `levels` in the same
 --- step. A zero is stored as 0, never -0, so that 0 and -0 are one level.
---- Reply: 1 if the item is new to the board, 0 if its score was replaced.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
 --- @arg weight float          its score
---- @return bool               1 if the item is new
+--- @return bool               1 if the item is new to the board; 0 if its score was replaced
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_WEIGHT          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -78,16 +78,20 @@ if levels ~= tag_of_keys .. ':levels' then
       'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('ZCARD', board)
-redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- leaderboard/_shared.lua of the scripts folder).
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
 local function level(score)
   if score == 0 then
     return '0'
   end
   return string.format('%.17g', score)
 end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
 
 local old = redis.call('ZSCORE', board, item)
 local added = redis.call('ZADD', board, level(weight), item)

@@ -8,14 +8,18 @@
 --- ("1334": the items scored as high or higher); ordinal ranks 1, 2, 3, 4 (ZREVRANK + 1:
 --- ties in reverse byte order of the items). The percentile is 100 × (the items scored
 --- lower + half the items scored the same, itself included) / the items. Several boards
---- (all in one hash slot) are read in one step, so their answers are of one moment.
---- Reply, per board in order: score, standard, dense, modified, ordinal, percentile, items;
---- all seven empty when the item is not on that board.
+--- (all in one hash slot) are read in one step, so their answers are of one moment. A
+--- dense rank counts the scores in `levels`, which only these scripts keep: a board
+--- written by another client lacks them, and is refused (NOT_ADOPTED) where it holds the
+--- item at a score its levels lack, until adopt.lua has built them.
 --- @key boards... zset 2..=20 <key>|{<key>}:levels  each board then its levels (see set.lua): the two forms in turn
 --- @arg item bytes            the item
---- @return [bytes]            per board: score, standard, dense, modified, ordinal, percentile, items
+--- @return [(float?, uint?, uint?, uint?, uint?, float?, uint)]  a row per board, in order: the item's
+---                            score, its standard, dense, modified and ordinal ranks, its percentile, and
+---                            the board's items; all but the items nil when the item is not on that board
 --- @error BAD_ARGS            not from 2 to 20 keys and 1 argument; or keys not in board, levels pairs
 --- @error BAD_KEYS            a key not named as its template says
+--- @error NOT_ADOPTED         a board holds the item at a score its levels lack: build them with adopt.lua
 --- @complexity O(B log N), B = the boards, N = the items of the largest
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -64,27 +68,32 @@ end
 if #KEYS % 2 ~= 0 then
   return redis.error_reply('BAD_ARGS keys must be board, levels pairs; got ' .. #KEYS .. ' keys')
 end
-local reply = {}
+local rows = {}
 for b = 1, #KEYS, 2 do
   local board, levels = KEYS[b], KEYS[b + 1]
   redis.call('ZCARD', levels)
+  local items = redis.call('ZCARD', board)
   local score = redis.call('ZSCORE', board, item)
   if not score then
-    for _ = 1, 7 do
-      reply[#reply + 1] = ''
-    end
+    -- false is nil in the reply: the item has no standing on this board.
+    rows[#rows + 1] = { false, false, false, false, false, false, items }
+  elseif redis.call('ZCOUNT', levels, score, score) == 0 then
+    return redis.error_reply('NOT_ADOPTED board ' .. (b + 1) / 2 .. ' holds the item at ' .. score
+      .. ', a score its levels lack (another client wrote it): build them with leaderboard/adopt')
   else
-    local items = redis.call('ZCARD', board)
     local higher = redis.call('ZCOUNT', board, '(' .. score, '+inf')
     local same = redis.call('ZCOUNT', board, score, score)
     local lower = items - higher - same
-    reply[#reply + 1] = score
-    reply[#reply + 1] = tostring(1 + higher)
-    reply[#reply + 1] = tostring(1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'))
-    reply[#reply + 1] = tostring(higher + same)
-    reply[#reply + 1] = tostring(1 + redis.call('ZREVRANK', board, item))
-    reply[#reply + 1] = string.format('%.17g', 100 * (lower + same / 2) / items)
-    reply[#reply + 1] = tostring(items)
+    -- Counts are whole and below 2^53: integer replies. Floats go as text.
+    rows[#rows + 1] = {
+      score,
+      1 + higher,
+      1 + redis.call('ZCOUNT', levels, '(' .. score, '+inf'),
+      higher + same,
+      1 + redis.call('ZREVRANK', board, item),
+      string.format('%.17g', 100 * (lower + same / 2) / items),
+      items,
+    }
   end
 end
-return reply
+return rows

@@ -3,7 +3,6 @@
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
 --- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
 --- inf, as ZINCRBY makes it.
---- Reply: the item's new score.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -12,6 +11,7 @@
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -77,16 +77,20 @@ if levels ~= tag_of_keys .. ':levels' then
       'BAD_KEYS levels must be {<key>}:levels with <key> as in board, but KEYS[2] is ' .. shown(levels))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written.
-redis.call('ZCARD', board)
-redis.call('ZCARD', levels)
--- A score as a level's member: one spelling per value, whatever the server's own.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- leaderboard/_shared.lua of the scripts folder).
+-- A score as a member of `levels`: one spelling per value, whatever the server's own;
+-- 0 and -0 are one level.
 local function level(score)
   if score == 0 then
     return '0'
   end
   return string.format('%.17g', score)
 end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written.
+redis.call('ZCARD', board)
+redis.call('ZCARD', levels)
 
 local old = redis.call('ZSCORE', board, item)
 if change == 0 then

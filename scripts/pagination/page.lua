@@ -14,12 +14,12 @@
 --- the same. Other removals (LREM, a trim at the head) make a cursor skip as many items,
 --- never repeat one. A list with no `added` (filled by LPUSH alone) is read as if its
 --- oldest item were number 1.
---- Reply: the next page's cursor (0 when there is none), then the page's items, newest first.
 --- @key list list <key>             the items, newest first (added with `add.lua`)
 --- @key added string {<key>}:added  how many items were ever added to `list` (see `add.lua`)
 --- @arg cursor uint? 1..=10^15-1   the newest item still to read (its number), from the last reply; empty at first
 --- @arg size uint 1..=1000    the most items on the page
---- @return [bytes]            the next cursor (0: no more), then the page's items
+--- @return (uint, [bytes])    the next page's cursor (0 when there is none), and the page's items,
+---                            newest first: the shape of SCAN's reply
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CURSOR          not an integer within its range (or empty)
 --- @error BAD_SIZE            not an integer within its range
@@ -97,10 +97,10 @@ local newest = math.max(tonumber(count or '0'), length)
 local oldest = newest - length + 1
 local top = cursor or newest
 if top > newest or top < oldest then
-  return { '0' }
+  return { 0, {} }
 end
 local bottom = math.max(oldest, top - size + 1)
 -- The item numbered n is at index -(n - oldest + 1), counted from the tail.
 local page = redis.call('LRANGE', list, -(top - oldest + 1), -(bottom - oldest + 1))
-table.insert(page, 1, bottom > oldest and string.format('%d', bottom - 1) or '0')
-return page
+-- The cursor is below 10^15: an integer reply.
+return { bottom > oldest and bottom - 1 or 0, page }

@@ -10,8 +10,8 @@
 --- `burst + t × count / period` requests. All or nothing: `cost` units are admitted
 --- together or not at all, and a refused request writes nothing. The key expires when the
 --- bucket is full again, so an idle client costs nothing.
---- Reply: allowed (1/0), requests of cost 1 still admitted now, microseconds until `cost`
---- would be admitted (-1 when allowed), microseconds until the bucket is full again.
+--- Remaining counts the requests of cost 1 still admitted now; retry-after is the time until
+--- `cost` would be admitted, and reset-after the time until the bucket is full again.
 --- @key tat string <prefix>:<uid>:<action>  the theoretical arrival time: microseconds, with a fraction
 --- @arg burst uint 1..=10^15-1    the bucket's size: requests admitted at once
 --- @arg count uint 1..=10^15-1    requests the bucket regains per `period`

@@ -8,8 +8,8 @@
 --- during a flood and let the count exceed `maximum`. All or nothing: `cost` attempts are
 --- admitted together or not at all. A counter left without an expiry (by PERSIST, or a
 --- SET from elsewhere) gets the interval again, so no client is locked out forever.
---- Reply: allowed (1/0), remaining attempts in this window, microseconds until an
---- attempt can be admitted (-1 when allowed), microseconds until the window resets.
+--- Remaining counts the attempts still admitted in this window; retry-after is the time
+--- until an attempt can be admitted, and reset-after the time until the window resets.
 --- @key counter string <prefix>:<uid>:<action>  the window's counter (`RateLimiter:<uid>:<action>`)
 --- @arg maximum uint 1..=10^15-1    attempts admitted per window
 --- @arg interval ms 1..=10^10       the window's length

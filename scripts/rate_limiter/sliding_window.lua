@@ -11,8 +11,8 @@
 --- that left the window; a refused one writes nothing. If the clock steps back, time is
 --- taken as the newest entry's. The key expires when its newest entry leaves the window,
 --- so an idle client costs nothing. Memory is one entry per admitted call in the window.
---- Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be
---- admitted (-1 when allowed), microseconds until the window is empty.
+--- Remaining counts the units still admitted now; retry-after is the time until `cost`
+--- would be admitted, and reset-after the time until the window is empty.
 --- @key log zset <prefix>:<uid>:<action>  the sorted set of admitted calls
 --- @arg limit uint 1..=10^6     units admitted in any span of `period`
 --- @arg period ms 1..=10^10     the window's length

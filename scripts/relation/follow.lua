@@ -7,7 +7,6 @@
 --- the newest entry of that side when it would tie with it, so that no two entries of
 --- one list share a time: a page cursor (ZREVRANGEBYSCORE from the last time seen) then
 --- never skips or repeats an entry. The two sides may hold times a few ms apart.
---- Reply: 1 if `user` did not follow `target` before.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who follows

@@ -3,7 +3,6 @@
 ---
 --- 《Redis 应用实例》 chapter 18 reads both lists in a MULTI with ZRANK (O(log N)); here
 --- ZSCORE (O(1)) in one script.
---- Reply: 1 if `user` follows `other` and `other` follows `user`.
 --- @key a_following zset {<namespace>}:following:<user>   `user`'s followed users
 --- @key b_following zset {<namespace>}:following:<other>  `other`'s followed users
 --- @arg user string non-empty    one user

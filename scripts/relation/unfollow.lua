@@ -1,7 +1,6 @@
 --- Makes `user` stop following `target`, on both sides at once (the book's `unfollow`).
 ---
 --- 《Redis 应用实例》 chapter 18 (`Relation.unfollow`): ZREM on both sides, in one step.
---- Reply: 1 if `user` followed `target`.
 --- @key following zset {<namespace>}:following:<user>    `user`'s followed users -> when followed (ms)
 --- @key followers zset {<namespace>}:followers:<target>  `target`'s followers -> when they followed (ms)
 --- @arg user string non-empty      who stops following

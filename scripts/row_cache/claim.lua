@@ -7,12 +7,11 @@
 --- each due row goes to exactly one worker per due time. A due row without a positive
 --- delay (written by something other than schedule.lua) is unscheduled and reported as
 --- dropped, so the worker can delete its cached copy.
---- Reply: c, the number of rows claimed; then c pairs of row id and the due time it was
---- claimed for (ms); then the rows dropped.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @arg limit uint 1..=500    the most rows to claim or drop
---- @return [string]           c, c pairs (row, due ms), then the rows dropped
+--- @return ([(string, uint)], [string])  the rows claimed, each with the due time it was claimed for
+---                            (ms, server clock), and the rows dropped
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -63,19 +62,12 @@ for i = 1, #due, 2 do
   local every = tonumber(redis.call('ZSCORE', delays, row))
   if every and every > 0 then
     redis.call('ZADD', schedule, now + every, row)
-    claimed[#claimed + 1] = row
-    claimed[#claimed + 1] = string.format('%d', tonumber(due[i + 1]))
+    -- The due time is at most now: an integer reply (written elsewhere, cut to whole ms from 0).
+    claimed[#claimed + 1] = { row, math.max(0, math.floor(tonumber(due[i + 1]))) }
   else
     redis.call('ZREM', schedule, row)
     redis.call('ZREM', delays, row)
     dropped[#dropped + 1] = row
   end
 end
-local reply = { tostring(#claimed / 2) }
-for i = 1, #claimed do
-  reply[#reply + 1] = claimed[i]
-end
-for i = 1, #dropped do
-  reply[#reply + 1] = dropped[i]
-end
-return reply
+return { claimed, dropped }

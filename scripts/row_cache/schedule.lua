@@ -5,13 +5,12 @@
 --- again makes it due now with the new delay. A delay of 0 unschedules the row and
 --- deletes its cached copy in the same step; the book instead leaves a delay of 0 for a
 --- worker to find, and its workers crash on a row with no delay at all.
---- Reply: when the row is next due (ms, server clock); 0 when it was unscheduled.
 --- @key delays zset {<namespace>}:delays      row id -> delay between two copies (ms)
 --- @key schedule zset {<namespace>}:schedule  row id -> when its next copy is due (ms, server clock)
 --- @key copy string {<namespace>}:inv:<row>   the row's cached copy, deleted when the row is unscheduled
 --- @arg row string non-empty  the row id
 --- @arg delay ms 0..=10^15-1  how often to cache the row again; 0 to stop caching it
---- @return int                when the row is next due (ms); 0 when unscheduled
+--- @return int                when the row is next due (ms, server clock); 0 when unscheduled
 --- @error BAD_ARGS            not 3 keys and 2 arguments
 --- @error BAD_ROW             empty
 --- @error BAD_DELAY           not whole milliseconds within its range

@@ -3,7 +3,6 @@
 --- Redis in Action chapter 2 (`cache_rows`' `SET inv:<row>`). A worker renders the row
 --- between its claim and this write; if the row was unscheduled in between, writing the
 --- copy would leave a stale row cached for ever, so the copy is deleted instead.
---- Reply: 1 if the copy was stored, 0 if the row is no longer scheduled.
 --- @key delays zset {<namespace>}:delays     row id -> delay between two copies (ms)
 --- @key copy string {<namespace>}:inv:<row>  the row's cached copy
 --- @arg row string non-empty  the row id

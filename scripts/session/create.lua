@@ -15,7 +15,6 @@
 --- those that would expire soonest are ended (with one ttl: the least recently used),
 --- so the cap holds at every instant. Both keys expire when the last session does, so a
 --- user who never comes back leaves nothing behind and no keyspace notification is needed.
---- Reply: the ids of the sessions ended to make room.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string len:16..   the new session's token: 16 bytes at least, to hold its 128 random bits

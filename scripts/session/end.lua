@@ -5,7 +5,6 @@
 --- sessions (list.lua) and end one without holding its token. Ids the user does not have
 --- are ignored. Expired sessions of the user are forgotten first. Logging out everywhere
 --- needs no script: `DEL sessions records`.
---- Reply: how many live sessions were ended.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg ids string... 1..=100    the ids of the sessions to end

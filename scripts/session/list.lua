@@ -4,7 +4,6 @@
 --- Beyond the book (one session per user). For a "your devices" page: each id can be
 --- ended with end.lua. Sessions that have expired but are not yet forgotten are left out.
 --- The index is never longer than the largest cap, 1000 (see create.lua).
---- Reply: id, ms left, id, ms left, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments

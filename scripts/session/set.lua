@@ -8,13 +8,11 @@
 --- rewrites all of it, and reading a 1 MiB value into Lua alone takes over a millisecond).
 --- Expired sessions of the user are forgotten first (see create.lua). Setting data does not
 --- slide the expiry.
---- Reply: `TOKEN_CORRECT` (the fields are set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is set), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg fields bytes... 2..=200   name, value, name, value, ...: from 1 to 100 pairs
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields set), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is set)
 --- @error BAD_ARGS            not 2 keys and from 3 to 201 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_KEYS            a key not named as its template says

@@ -2,13 +2,11 @@
 ---
 --- Beyond the book (see set.lua for where the data lives). Names the data does not hold
 --- are ignored. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: `TOKEN_CORRECT` (the fields are gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
---- (nothing is removed), as validate.lua answers.
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the session's token
 --- @arg names bytes... 1..=100   the names of the fields to remove
---- @return string             `TOKEN_CORRECT`, `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS`
+--- @return string             `TOKEN_CORRECT` (fields gone), `TOKEN_INCORRECT` or `TOKEN_NOT_EXISTS` (nothing is gone)
 --- @error BAD_ARGS            not 2 keys and from 2 to 101 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_KEYS            a key not named as its template says

@@ -10,14 +10,14 @@
 --- strings by address.) With `slide` = 1 a correct token's session lasts its ttl again
 --- from now (the book's never does). With `data` = 1 a correct token's reply also carries
 --- the session's data. Expired sessions of the user are forgotten first (see create.lua).
---- Reply: the answer, the milliseconds the session has left (0 unless correct), then, with
---- `data` = 1, the data's names and values: name, value, name, value, ...
 --- @key sessions zset {<namespace>:<uid>}:sessions  session id -> deadline (ms, server clock)
 --- @key records hash {<namespace>:<uid>}:records    `t:<id>` -> the session's ttl (ms); `d:<id>` -> its data
 --- @arg token string non-empty   the token to check
 --- @arg slide bool            1: a correct token's session lasts its ttl again from now
 --- @arg data bool             1: a correct token's reply carries the session's data
---- @return [bytes]            answer, ms left, then the data's name, value pairs
+--- @return (string, uint, [(string, bytes)])  the answer, the milliseconds the session has left (0
+---                            unless correct), and its data as (name, value) rows when `data` = 1 and the
+---                            token is correct (none otherwise)
 --- @error BAD_ARGS            not 2 keys and 3 arguments
 --- @error BAD_TOKEN           empty
 --- @error BAD_SLIDE           not 1 or 0
@@ -154,7 +154,8 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local id = redis.sha1hex(token)
 local deadline = tonumber(redis.call('ZSCORE', sessions, id))
 local correct = deadline and deadline > now
-local reply = { 'TOKEN_CORRECT', '0' }
+local fields = {}
+local reply = { 'TOKEN_CORRECT', 0, fields }
 -- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
@@ -166,16 +167,16 @@ if correct then
   if slide then
     deadline = now + ttl
   end
-  reply[2] = string.format('%d', deadline - now)
+  -- Whole ms below 2^53: an integer reply.
+  reply[2] = deadline - now
   local packed = data and redis.call('HGET', records, 'd:' .. id)
   if packed then
-    local ok, fields = pcall(cmsgpack.unpack, packed)
-    if not ok or type(fields) ~= 'table' then
+    local ok, map = pcall(cmsgpack.unpack, packed)
+    if not ok or type(map) ~= 'table' then
       return redis.error_reply('BAD_RECORD session ' .. id .. ' has data that is not a MessagePack map')
     end
-    for name, value in pairs(fields) do
-      reply[#reply + 1] = name
-      reply[#reply + 1] = value
+    for name, value in pairs(map) do
+      fields[#fields + 1] = { name, value }
     end
   end
 end

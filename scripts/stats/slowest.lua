@@ -4,7 +4,6 @@
 --- `ZREMRANGEBYRANK slowest:AccessTime 0 -101`, a MULTI of its own after update_stats).
 --- Here one step; a ranking over `keep` (after `keep` was lowered) loses at most 1000
 --- of its fastest per call.
---- Reply: how many contexts the ranking holds.
 --- @key slowest zset <key>    context -> its average access time
 --- @arg context string non-empty   the context (a page, an endpoint)
 --- @arg average float         its average access time

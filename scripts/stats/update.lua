@@ -8,14 +8,13 @@
 --- happens once per hour boundary, whoever writes first), then the value is counted.
 --- A writer whose `now` is in an earlier hour counts into the current hour, as the
 --- book's does: hours only move forward.
---- Reply: the count, sum and sum of squares after the update, as the book's.
 --- @key stats zset {<prefix>:<context>:<kind>}            `count`, `sum`, `sumsq`, `min`, `max` -> their values
 --- @key start string {<prefix>:<context>:<kind>}:start    the hour the statistics are of (Unix s of its start)
 --- @key last zset {<prefix>:<context>:<kind>}:last        the previous hour's statistics
 --- @key pstart string {<prefix>:<context>:<kind>}:pstart  the previous hour (Unix s of its start)
 --- @arg value float           the value; at most 10^100 in size, so that its square stays finite
 --- @arg now uint 0..=10^15-1  when it happened (ms, the caller's clock)
---- @return (float, float, float)   the count, the sum and the sum of squares
+--- @return (float, float, float)   the count, the sum and the sum of squares after the update, as the book's
 --- @error BAD_ARGS            not 4 keys and 2 arguments
 --- @error BAD_VALUE           not a finite decimal number, or more than 10^100 in size
 --- @error BAD_NOW             not an integer within its range

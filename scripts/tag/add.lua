@@ -4,7 +4,6 @@
 --- of targets, written together, so that no reader ever finds a tag on a target that the
 --- tag does not list (or the other way round). The book's MULTI is atomic too, but an
 --- empty list of tags aborts it with an error; here it is refused before anything runs.
---- Reply: how many of the tags are new to the target.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target

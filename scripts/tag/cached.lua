@@ -11,11 +11,10 @@
 --- grows with the targets of the rarest tag, times the tags: a miss is refused when the
 --- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
---- Reply: 1 if this call computed the answer (a miss), then the targets.
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
---- @return [string]           `1` on a miss, `0` on a hit, then the targets
+--- @return [string]           `1` on a miss (this call computed the answer), `0` on a hit, then the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says

@@ -2,7 +2,6 @@
 ---
 --- 《Redis 应用实例》 chapter 15 (`Tag.remove`), as add.lua in reverse. Tags the target
 --- does not have are ignored.
---- Reply: how many of the tags the target had.
 --- @key target_tags set {<namespace>}:target:<target>  the target's tags
 --- @key tag_targets... set 1..=100 {<namespace>}:tag:<tag>  each tag's targets, in the order of `tag`
 --- @arg target string non-empty    the target

@@ -7,8 +7,6 @@
 --- whose slot starts at or before `now` - `samples` x `precision` (the book's cutoff),
 --- and, if the hash is then empty, takes `<precision>:<name>` out of the index, all in
 --- one step: an update between two calls puts both back.
---- Reply: the cursor to continue from ("0": the hash is done), how many samples were
---- deleted, and 1 if the counter was forgotten.
 --- @key known zset {<namespace>}:known                    `<precision>:<name>` of every counter -> 0
 --- @key hash hash {<namespace>}:count:<precision>:<name>  the counter's samples at `precision`: slot start (s) -> count
 --- @arg name string non-empty the counter's name

@@ -8,7 +8,6 @@
 --- slot that holds no integer, or a count that would overflow it, is refused before any
 --- write (a HINCRBY error would stop the book's transaction half done).
 --- Time is the caller's (`now`, ms), so tests and backfills count exactly.
---- Reply: the count of the slot at the first precision, after the update.
 --- @key known zset {<namespace>}:known  `<precision>:<name>` of every counter -> 0
 --- @key counts... hash 1..=16 {<namespace>}:count:<precision>:<name>  the counter at each of `precision`, in order
 --- @arg name string non-empty the counter's name

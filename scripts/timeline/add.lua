@@ -7,7 +7,6 @@
 --- are removed (at most 2000 per call, so a timeline whose maximum was just lowered
 --- shrinks over a few adds). Each entry's time is the caller's (ms of any clock the app
 --- picks; a backfill writes old times), and an item added again moves to its new time.
---- Reply: the timeline's length, and how many old entries were trimmed.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg max_length uint? 1..=10^15-1   the most entries to keep; empty for no maximum
 --- @arg entries bytes... 2..=2000   time, item, time, item, …: from 1 to 1000 entries; times in ms, from 0 to 10^15 - 1

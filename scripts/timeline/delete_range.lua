@@ -3,7 +3,6 @@
 --- The 2011 cookbook's `delete_between_time` is one ZREMRANGEBYSCORE, whose work grows
 --- with the entries in the range. Here one call deletes at most `limit` of them, oldest
 --- first, and says whether more remain; call again until none do.
---- Reply: how many entries were deleted, and 1 if the range still holds some.
 --- @key timeline zset <key>   item -> time (ms)
 --- @arg min uint 0..=10^15-1  the earliest time deleted (ms, included)
 --- @arg max uint 0..=10^15-1  the latest time deleted (ms, included)

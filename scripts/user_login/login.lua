@@ -6,7 +6,6 @@
 --- crash can leave the count and the ranking apart. Here it is one script, and the count
 --- and the ranking are one sorted set, so they never disagree. A name that was never
 --- registered records nothing and answers nil.
---- Reply: the user's id (nil for an unknown name), and its login count now.
 --- @key ids hash {<name>}:ids        name -> user id (registered with HSETNX)
 --- @key counts zset {<name>}:counts  user id -> logins: each user's count, and the ranking
 --- @key last hash {<name>}:last      user id -> the time of its last login (ms, server clock)

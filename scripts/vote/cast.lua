@@ -7,8 +7,8 @@
 --- of the share of up votes, 0 with no vote). A subject's posting time is the time of its
 --- first vote unless post.lua set it. A call that changes no vote (`none` from a user who
 --- had not voted, or the same side again) writes nothing.
---- Reply: for `up` and `down`, 1 if the user's vote is new on that side (a switch
---- included); for `none`, 1 if the user had voted.
+--- A vote changes when it is new on its side (a switch included), or, for `none`, when the
+--- user had voted.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up (the book's `Vote:<subject>:up`)
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
@@ -17,7 +17,7 @@
 --- @arg subject string non-empty   the subject, as it appears in the rankings
 --- @arg user bytes non-empty       who votes (any bytes)
 --- @arg direction string up|down|none   which way; `none` takes the vote back
---- @return bool               1 if the vote changed (see above)
+--- @return bool               1 if the vote changed: new on its side for `up` and `down`; had voted, for `none`
 --- @error BAD_ARGS            not 5 keys and 3 arguments
 --- @error BAD_SUBJECT         empty
 --- @error BAD_USER            empty

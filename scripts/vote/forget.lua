@@ -2,14 +2,13 @@
 ---
 --- Beyond the book, whose votes are never removed. The vote sets are unlinked, so a big
 --- one is freed in the background.
---- Reply: 1 if the subject had votes or a place in the rankings.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @key posted hash {<namespace>}:posted       subject -> when it was posted (ms)
 --- @key hot_rank zset {<namespace>}:hot        subject -> its "hot" rank
 --- @key best_rank zset {<namespace>}:best      subject -> its "best" rank
 --- @arg subject string non-empty   the subject
---- @return bool               1 if there was anything to forget
+--- @return bool               1 if the subject had votes or a place in the rankings
 --- @error BAD_ARGS            not 5 keys and 1 argument
 --- @error BAD_SUBJECT         empty
 --- @error BAD_KEYS            a key not named as its template says

@@ -4,7 +4,6 @@
 --- 《Redis 应用实例》 chapter 21 (`Vote.total`, `is_voted`). The book's `is_voted` answers
 --- `a or b` of two SISMEMBERs, so it cannot tell an up vote from a down vote; here the
 --- user's vote is 1 (up), -1 (down) or 0 (none).
---- Reply: ups, downs, the user's vote.
 --- @key up set {<namespace>}:up:<subject>      the users who voted the subject up
 --- @key down set {<namespace>}:down:<subject>  the users who voted it down
 --- @arg user bytes           whose vote to report (any bytes); empty for nobody's

@@ -9,14 +9,13 @@
 --- its items viewed and, with `carts`, its cart, takes it out of both indexes, and stops
 --- as soon as only `limit` sessions remain, so several cleaners never end too many. Each
 --- token's two keys are passed, in the order of `entries`, with or without `carts`.
---- Reply: the tokens ended, in the order given.
 --- @key login hash {<namespace>}:login    token -> user
 --- @key recent zset {<namespace>}:recent  token -> last-seen time (ms)
 --- @key sessions... any 2..=200 {<namespace>}:viewed:<token>|{<namespace>}:cart:<token> each token's viewed, then cart
 --- @arg limit uint 0..=10^15-1   how many sessions to keep
 --- @arg carts bool            1: also delete each ended token's cart (`clean_full_sessions`)
 --- @arg entries string... 2..=200   token, last-seen time read (ms), token, time, …: from 1 to 100 tokens
---- @return [string]           the tokens ended
+--- @return [string]           the tokens ended, in the order given
 --- @error BAD_ARGS            not from 4 to 202 keys and from 4 to 202 arguments; or not 2 keys per token
 --- @error BAD_LIMIT           not an integer within its range
 --- @error BAD_CARTS           not 1 or 0

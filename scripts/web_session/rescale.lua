@@ -8,11 +8,10 @@
 --- are kept (3 to 4 ms). To stay bounded, one call drops at most 1000
 --- of the least viewed items beyond `keep`; only a call that leaves no more than `keep`
 --- halves, so a set that grew far beyond it is trimmed over a few calls, then halved once.
---- Reply: how many items were dropped, and 1 if the counts were halved (0: call again).
 --- @key views zset {<namespace>}:viewed       every item -> minus its views
 --- @key scratch zset {<namespace>}:rescaling  empty between calls: the halved copy is built here, then renamed
 --- @arg keep uint 1..=10000   how many of the most viewed items to keep (the book keeps 20,000)
---- @return (int, bool)        the items dropped, and whether the counts were halved
+--- @return (int, bool)        the items dropped, and whether the counts were halved (0: call again)
 --- @error BAD_ARGS            not 2 keys and 1 argument
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says

@@ -8,7 +8,6 @@
 --- other. Times are the server's clock in ms. A token's last-seen time only grows: a
 --- request in the same millisecond as the last one, or after the clock stepped back, moves
 --- it 1 ms on, so the cleaner can tell that the token was refreshed.
---- Reply: the token's last-seen time now (ms).
 --- @key login hash {<namespace>}:login            token -> user
 --- @key recent zset {<namespace>}:recent          token -> last-seen time (ms)
 --- @key viewed zset {<namespace>}:viewed:<token>  this token's items viewed -> when (ms)

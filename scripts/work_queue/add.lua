@@ -7,8 +7,6 @@
 --- removed, its id may be added again. Higher `priority` is taken first; jobs of one
 --- priority are taken in the order they were added. A job in a `group` counts against
 --- that group's limits when it runs (see `take.lua`).
---- Reply: whether it was added, and the job's state ('waiting', 'delayed', or the state of
---- the job already there).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -18,7 +16,7 @@
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
---- @return (bool, string)        added, and the job's state
+--- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', or that of the job already there
 --- @error BAD_ARGS               not 4 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range

@@ -2,20 +2,21 @@
 --- Reads one job: its state, deliveries, group, last error and payload.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
---- Reply: empty when there is no job with this id; otherwise state, delivery count,
---- priority, group ('' for none), last error ('' for none), payload, and the time that
---- goes with the state (ms, server clock: when a delayed job is due, when a lease runs
---- out, when a job died; '' for waiting and parked jobs).
+--- The time that goes with a job's state is when a delayed job is due, when a lease runs
+--- out, or when a job died; waiting and parked jobs have none.
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return [bytes]               state, deliveries, priority, group, last error, payload, time
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?)?  the job: its state, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state (ms, server clock; nil for none); nil
+---                               when there is no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds a rank for the job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -75,7 +76,7 @@ end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
 local state = fields[1]
 if not state then
-  return {}
+  return false
 end
 local at = false
 if state == 'delayed' then
@@ -88,5 +89,10 @@ end
 if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[3] or ''))
 end
+if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
+end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
-return { state, fields[2] or '0', tostring(priority), fields[4] or '', fields[5] or '', fields[6] or '', at or '' }
+-- Counts and times are whole and below 2^53: integer replies; false is nil.
+return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
+  at and tonumber(at) or false }

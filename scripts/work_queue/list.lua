@@ -5,8 +5,6 @@
 --- due time, leased jobs by deadline, dead jobs by when they died, parked jobs by group.
 --- A page is read at one instant; pages read one after another may skip or repeat a job
 --- that moved in between.
---- Reply: seven items per job: id, deliveries, priority, group ('' for none), last error
---- ('' for none), payload, and the time that goes with the state (as in `job.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -16,13 +14,15 @@
 --- @arg state string waiting|delayed|leased|dead|parked   the state to list
 --- @arg offset uint 0..=10^9     how many jobs of the state to skip
 --- @arg count uint 1..=100       the most jobs listed
---- @return [bytes]               id, deliveries, priority, group, last error, payload, time for each job
+--- @return [(string, uint, uint, string?, bytes?, bytes, uint?)]  a row per job: its id, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, and
+---                               the time that goes with its state, as `job.lua` answers it
 --- @error BAD_ARGS               not 6 keys and 3 arguments
 --- @error BAD_STATE              not one of its choices
 --- @error BAD_OFFSET             not an integer within its range
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds a rank for a listed job that these scripts did not write
+--- @error BAD_JOBS               `jobs` holds a listed job's rank or delivery count that these scripts did not write
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write
 --- @complexity O(log N + M), N = the jobs in the state, M = `count`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -117,19 +117,18 @@ for i = 1, #members, 2 do
   if fields[2] and not safe_integer(fields[2], 1, 2559999999999999) then
     return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(fields[2]))
   end
+  if fields[1] and not safe_integer(fields[1], 0, 999999999999999) then
+    return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[1]))
+  end
   -- A member whose record was deleted by hand has nothing to show (take.lua drops it).
   if fields[2] then
-    local at = ''
+    local at = false
     if state == 'delayed' or state == 'leased' or state == 'dead' then
-      at = members[i + 1]
+      at = tonumber(members[i + 1])
     end
-    page[#page + 1] = id
-    page[#page + 1] = fields[1] or '0'
-    page[#page + 1] = tostring(255 - math.floor(tonumber(fields[2]) / 10000000000000))
-    page[#page + 1] = fields[3] or ''
-    page[#page + 1] = fields[4] or ''
-    page[#page + 1] = fields[5] or ''
-    page[#page + 1] = at
+    -- Counts and times are whole and below 2^53: integer replies; false is nil.
+    page[#page + 1] = { id, tonumber(fields[1] or '0'), 255 - math.floor(tonumber(fields[2]) / 10000000000000),
+      fields[3] or false, fields[4] or false, fields[5] or '', at }
   end
 end
 return page

@@ -6,8 +6,6 @@
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
 --- a fixed one, or a backoff that grows with the delivery count.
---- Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken
---- again (ms, server clock; when it died, for 'dead').
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -21,7 +19,7 @@
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
---- @return (string, int)         the job's new state, and when it can be taken again
+--- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
 --- @error BAD_ARGS               not 8 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty

@@ -2,15 +2,13 @@
 ---
 --- Beyond the books. A leased job is left to its worker, which acks or nacks it: removing
 --- it under the worker would let the worker's ack fail for no reason of its own.
---- Reply: whether the job was removed, and the state it was in (nil when there is no job
---- with this id).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (bool, string?)       removed, and the state it was in
+--- @return (bool, string?)       removed, and the state it was in (nil when there is no job with this id)
 --- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says

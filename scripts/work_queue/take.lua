@@ -23,8 +23,8 @@
 --- a worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes
 --- a job ready fills; this one fills it again while jobs are left, to wake the next
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
---- Reply: six items per job taken: id, lease token, delivery count (1 on the first
---- delivery), lease deadline (ms, server clock), group ('' for none), payload.
+--- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
+--- server's clock, and its group is '' when it has none.
 --- A rank or delivery count of a lapsed or due job that is no count (another client wrote
 --- it) is refused before any write, and so is an ack of `done` that fails. What is read
 --- later (a group's counts, a parked job, a waiting job's record) is checked where it is

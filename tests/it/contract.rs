@@ -400,6 +400,73 @@ fn prepare(
             );
             harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
         }
+        // The first step, of a board another app wrote.
+        "leaderboard/adopt" => {
+            args[0] = String::new();
+            harness::cmd(con, &["ZADD", &keys[0], "2", "x", "1.5", "y", "inf", "z"]);
+        }
+        // Replies of rows with something in them: each element's type is checked.
+        "leaderboard/around" | "leaderboard/standing" => {
+            for (item, score) in [("x", "1.5"), ("y", "2")] {
+                harness::cmd(con, &["ZADD", &keys[0], score, item]);
+                harness::cmd(con, &["ZADD", &keys[1], score, score]);
+            }
+        }
+        "pagination/page" => harness::cmd(con, &["RPUSH", &keys[0], "a"]),
+        "row_cache/claim" => {
+            // A due row with a delay, claimed; one without, dropped.
+            harness::cmd(con, &["ZADD", &keys[1], "1", "r", "1", "d"]);
+            harness::cmd(con, &["ZADD", &keys[0], "1000", "r"]);
+        }
+        "session/validate" => {
+            // A live session of the token `x`, with data.
+            harness::cmd(
+                con,
+                &[
+                    "EVAL",
+                    "local id = redis.sha1hex(ARGV[1])
+                     redis.call('ZADD', KEYS[1], '99999999999999', id)
+                     redis.call('HSET', KEYS[2], 't:' .. id, '3600000',
+                       'd:' .. id, cmsgpack.pack({ name = 'ann' }))",
+                    "2",
+                    &keys[0],
+                    &keys[1],
+                    &args[0],
+                ],
+            );
+        }
+        "work_queue/job" | "work_queue/list" => {
+            // A delayed job with an error and a waiting one with a group; `list` reads
+            // the waiting ones from the first.
+            let jobs = keys.last().unwrap().clone();
+            let fields = [
+                "s:x",
+                "delayed",
+                "r:x",
+                "2550000000000001",
+                "n:x",
+                "1",
+                "e:x",
+                "boom",
+                "d:x",
+                "p",
+                "s:w",
+                "waiting",
+                "r:w",
+                "2550000000000002",
+                "g:w",
+                "g",
+                "d:w",
+                "q",
+            ];
+            harness::cmd(con, &[&["HSET", jobs.as_str()][..], &fields[..]].concat());
+            harness::cmd(con, &["ZADD", &keys[0], "2550000000000002", "w"]);
+            if name == "work_queue/job" {
+                harness::cmd(con, &["ZADD", &keys[0], "1700000000000", "x"]);
+            } else {
+                args[1] = "0".into();
+            }
+        }
         _ => {}
     }
 }
@@ -491,6 +558,27 @@ fn the_reply_check_refuses_what_a_header_does_not_state() {
         ("(bool,int)", Value::Array(vec![Value::Int(1)])),
         ("(bool,string?)", Value::Array(vec![Value::Nil, Value::Nil])),
         ("nil", Value::Int(0)),
+        ("uint?", Value::Int(-1)),
+        (
+            "(uint,[bytes])",
+            Value::Array(vec![Value::Int(0), bulk("a")]),
+        ),
+        (
+            "(uint,[bytes])",
+            Value::Array(vec![Value::Int(0), Value::Array(vec![Value::Nil])]),
+        ),
+        (
+            "([(string,uint)],[string])",
+            Value::Array(vec![
+                Value::Array(vec![Value::Array(vec![bulk("r")])]),
+                Value::Array(vec![]),
+            ]),
+        ),
+        ("(string,uint)?", Value::Array(vec![])),
+        (
+            "(string,uint)?",
+            Value::Array(vec![bulk("a"), Value::Int(-1)]),
+        ),
     ] {
         assert!(
             harness::reply_matches(ty, &reply).is_err(),
@@ -509,6 +597,26 @@ fn the_reply_check_refuses_what_a_header_does_not_state() {
         (
             "[(string,float)]",
             Value::Array(vec![Value::Array(vec![bulk("a"), bulk("1")])]),
+        ),
+        ("uint?", Value::Nil),
+        (
+            "(uint,[bytes])",
+            Value::Array(vec![
+                Value::Int(7),
+                Value::Array(vec![bulk("a"), bulk("b")]),
+            ]),
+        ),
+        (
+            "([(string,uint)],[string])",
+            Value::Array(vec![
+                Value::Array(vec![Value::Array(vec![bulk("r"), Value::Int(5)])]),
+                Value::Array(vec![bulk("d")]),
+            ]),
+        ),
+        ("(string,uint)?", Value::Nil),
+        (
+            "(string,uint)?",
+            Value::Array(vec![bulk("a"), Value::Int(1)]),
         ),
     ] {
         assert_eq!(

@@ -317,7 +317,8 @@ pub fn eval(
 
 /// Checks a script's reply against the type its header's `@return` states, as a client
 /// in another language reads it: a `bool` is the integer 0 or 1 (never nil), a `float`
-/// or `decimal` is text, a tuple has exactly its elements. Every raw call the tests make
+/// or `decimal` is text, a tuple has exactly its elements (lists and rows among them), a
+/// `(…)?` is nil or the tuple. Every raw call the tests make
 /// through [`eval`] is checked.
 pub fn assert_reply_type(script: &redis_patterns::Script, reply: &redis::Value) {
     let ty: String = script.returns.ty.split_whitespace().collect();
@@ -339,7 +340,21 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
         return items.iter().try_for_each(|item| reply_matches(inner, item));
     }
     if let Some(inner) = ty.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        let types: Vec<&str> = inner.split(',').collect();
+        // The commas outside brackets: a tuple may hold lists and rows.
+        let mut types = Vec::new();
+        let (mut depth, mut start) = (0, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    types.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        types.push(&inner[start..]);
         let Value::Array(items) = reply else {
             return Err("not an array".into());
         };

@@ -429,6 +429,7 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(board.set_weight("ann", 1.0), &k, &[]);
     c.check(board.update_weight("ann", 1.0), &k, &[]);
     c.check(board.remove("ann"), &k, &[]);
+    c.check(board.adopt_step(None, 10), &k, &[]);
     c.check(
         board.around::<String>("ann", 1, leaderboard::RankPolicy::Dense),
         &k,

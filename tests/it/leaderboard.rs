@@ -109,6 +109,68 @@ fn scenario_cluster() {
     );
 }
 
+/// A sorted set another app wrote with ZADD, adopted: dense reads are refused until its
+/// levels are built, partly built levels answer at and above the cursor, a write through
+/// the crate between two steps is kept, and a second adoption adds nothing.
+fn adopt_scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let board = Leaderboard::new("{game}:imported").unwrap();
+    redis::cmd("ZADD")
+        .arg(board.key())
+        .arg(&[
+            "100", "ann", "90", "bob", "90", "cat", "80", "dan", "70", "eve",
+        ])
+        .exec(con)
+        .unwrap();
+    t.note("ZADD {game}:imported 100 ann 90 bob 90 cat 80 dan 70 eve (another app's board)");
+    let _ = step!(
+        t,
+        con,
+        board.around::<String>("cat", 1, RankPolicy::Standard)
+    );
+    let _ = step!(t, con, board.around::<String>("cat", 1, RankPolicy::Dense));
+    let _ = step!(t, con, board.rank("dan", RankPolicy::Standard));
+    let first = step!(t, con, board.adopt_step(None, 2)).unwrap();
+    let _ = step!(t, con, board.rank("bob", RankPolicy::Dense));
+    let _ = step!(t, con, board.rank("dan", RankPolicy::Dense));
+    let _ = step!(t, con, board.set_weight("fay", 85.0));
+    let _ = step!(t, con, board.adopt_step(first.next.as_ref(), 2));
+    t.step("board.adopt(con)", board.adopt(con)).unwrap();
+    let _ = step!(t, con, board.around::<String>("dan", 1, RankPolicy::Dense));
+    let _ = step!(t, con, board.standing("eve"));
+    t.step("board.adopt(con)", board.adopt(con)).unwrap();
+    let levels: Vec<(String, f64)> = harness::zset_with_scores(con, board.levels_key())
+        .into_iter()
+        .map(|(member, score)| (String::from_utf8(member).unwrap(), score))
+        .collect();
+    t.step(
+        "ZRANGE {game}:imported:levels 0 -1 WITHSCORES",
+        Ok::<_, redis_patterns::Error>(levels),
+    )
+    .unwrap();
+    redis::cmd("DEL")
+        .arg(&[board.key(), board.levels_key()])
+        .exec(con)
+        .unwrap();
+    t
+}
+
+#[test]
+fn adopt_scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("leaderboard__adopt", &adopt_scenario(&mut con));
+    assert!(harness::dump(&mut con).is_empty(), "a key was left behind");
+}
+
+#[test]
+fn adopt_scenario_cluster() {
+    assert_snapshot(
+        "leaderboard__adopt",
+        &adopt_scenario(&mut harness::cluster_con()),
+    );
+}
+
 /// The board's distinct scores, and its `levels`, read in one transaction.
 fn scores_and_levels(
     con: &mut redis::Connection,
@@ -243,6 +305,106 @@ fn ranks_under_concurrent_updates_are_of_one_moment() {
     assert_eq!(scores, levels);
 }
 
+/// The distinct scores of the board and of its levels, read in one transaction.
+fn distinct_scores(con: &mut redis::Connection, board: &Leaderboard) -> (Vec<f64>, Vec<f64>) {
+    type Scored = Vec<(Vec<u8>, f64)>;
+    let (scored, levels): (Scored, Scored) = redis::pipe()
+        .atomic()
+        .cmd("ZRANGE")
+        .arg(board.key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .cmd("ZRANGE")
+        .arg(board.levels_key())
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap();
+    let mut scores: Vec<f64> = scored.into_iter().map(|(_, s)| s).collect();
+    scores.dedup();
+    (scores, levels.into_iter().map(|(_, s)| s).collect())
+}
+
+/// A board of 400 items another app wrote (50 scores, so ties abound) is adopted in
+/// steps of 7 items while 4 writers set, update and remove items through the crate, a
+/// whole turn of them between every two steps. After every step the levels at and above
+/// the cursor are the board's scores there, and every level is a score the board holds;
+/// when the adoption is done, and again when the writers have stopped, the levels are
+/// the board's distinct scores.
+#[test]
+fn adopt_while_others_update() {
+    let db = harness::fresh_db();
+    let board = Leaderboard::new("{adopt}:board").unwrap();
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(board.key());
+    for i in 0..400 {
+        zadd.arg((i % 50) * 2).arg(format!("i{i}"));
+    }
+    zadd.exec(&mut db.con()).unwrap();
+    let done = AtomicBool::new(false);
+    let writes = AtomicU64::new(0);
+    thread::scope(|scope| {
+        for w in 0..4 {
+            let (db, board, done, writes) = (&db, &board, &done, &writes);
+            scope.spawn(move || {
+                let mut con = db.con();
+                let mut rng = Rng::new(w);
+                while !done.load(Ordering::SeqCst) {
+                    let item = format!("i{}", rng.below(400));
+                    match rng.below(3) {
+                        0 => drop(board.remove(&item).run(&mut con).unwrap()),
+                        1 => drop(
+                            board
+                                .update_weight(&item, rng.below(3) as f64 - 1.0)
+                                .run(&mut con)
+                                .unwrap(),
+                        ),
+                        _ => drop(
+                            board
+                                .set_weight(&item, rng.below(120) as f64)
+                                .run(&mut con)
+                                .unwrap(),
+                        ),
+                    }
+                    writes.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+        let mut con = db.con();
+        let mut from = None;
+        let mut steps = 0;
+        loop {
+            let step = board.adopt_step(from.as_ref(), 7).run(&mut con).unwrap();
+            steps += 1;
+            let Some(next) = step.next else { break };
+            harness::wait_for_a_whole_turn(&writes, 4, "writes between two steps");
+            let (scores, levels) = distinct_scores(&mut con, &board);
+            let cursor = next.score();
+            let above = |all: &[f64]| {
+                all.iter()
+                    .filter(|s| **s >= cursor)
+                    .copied()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(above(&levels), above(&scores), "at and above {cursor}");
+            assert!(
+                levels.iter().all(|l| scores.contains(l)),
+                "a level of no score: {levels:?} against {scores:?}"
+            );
+            from = Some(next);
+        }
+        assert!(steps > 10, "{steps} steps");
+        let (scores, levels) = distinct_scores(&mut con, &board);
+        assert_eq!(levels, scores, "once adopted");
+        done.store(true, Ordering::SeqCst);
+    });
+    let (scores, levels) = distinct_scores(&mut db.con(), &board);
+    assert_eq!(levels, scores, "after the writes");
+    assert!(writes.load(Ordering::SeqCst) > 40);
+}
+
 #[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
@@ -300,6 +462,33 @@ fn bad_input_is_refused_and_writes_nothing() {
         harness::eval(&mut con, &script::AROUND, &keys, &["ann", "5", "olympic"]),
         "BAD_POLICY",
     );
+    for count in [0, 2001] {
+        assert_invalid(board.adopt_step(None, count).run(&mut con), "count");
+    }
+    for cursor in ["x", "+5", "nan", "Infinity", " 1", "0x10", "1e+"] {
+        assert_code(
+            harness::eval(&mut con, &script::ADOPT, &keys, &[cursor, "10"]),
+            "BAD_CURSOR",
+        );
+    }
+    assert_eq!(harness::dump(&mut con), before);
+
+    // Another app's score, which the levels lack: dense reads are refused, and write
+    // nothing either.
+    redis::cmd("ZADD")
+        .arg(board.key())
+        .arg(7)
+        .arg("foreign")
+        .exec(&mut con)
+        .unwrap();
+    let before = harness::dump(&mut con);
+    assert_code(
+        board
+            .around::<String>("foreign", 1, RankPolicy::Dense)
+            .run(&mut con),
+        "NOT_ADOPTED",
+    );
+    assert_code(board.standing("foreign").run(&mut con), "NOT_ADOPTED");
     assert_eq!(harness::dump(&mut con), before);
 }
 

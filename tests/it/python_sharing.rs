@@ -47,7 +47,7 @@ struct Output {
     #[serde(default)]
     added: u64,
     #[serde(default)]
-    reply: Vec<String>,
+    rows: Vec<(String, String, u64)>,
 }
 
 /// Runs the Python program with `args` after its command's folder and URL; without a
@@ -171,7 +171,7 @@ fn python_reads_a_leaderboard_that_rust_wrote() {
             .run(&mut con)
             .unwrap()
             .expect("carol is on the board");
-        let rust_raw: Vec<Vec<u8>> = around.cmd().unwrap().query(&mut con).unwrap();
+        let rust_raw: Vec<(Vec<u8>, String, u64)> = around.cmd().unwrap().query(&mut con).unwrap();
         let python = run_python(
             "around",
             None,
@@ -184,9 +184,12 @@ fn python_reads_a_leaderboard_that_rust_wrote() {
             "{key}: leaderboard/around's keys"
         );
         assert_eq!(
-            python.reply,
-            rust_raw.iter().map(|b| hex(b)).collect::<Vec<_>>(),
-            "{key}: the reply, byte for byte"
+            python.rows,
+            rust_raw
+                .iter()
+                .map(|(item, score, rank)| (hex(item), score.clone(), *rank))
+                .collect::<Vec<_>>(),
+            "{key}: the rows, byte for byte"
         );
         // The Rust API reads the window: highest first, ties in reverse byte order, the
         // tied `bob` and `carol` at one dense rank.
@@ -196,6 +199,6 @@ fn python_reads_a_leaderboard_that_rust_wrote() {
             [("ann", 1), ("carol", 2), ("bob", 2), ("dan", 3)],
             "{key}"
         );
-        assert_eq!(python.reply.len(), 3 * ranked.len(), "{key}");
+        assert_eq!(python.rows.len(), ranked.len(), "{key}");
     }
 }
