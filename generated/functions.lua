@@ -2969,6 +2969,7 @@ redis.register_function{
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
+--- @default prefix RateLimiter   the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3035,6 +3036,8 @@ redis.register_function{
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
+--- @default prefix GcraLimiter   the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>
+--- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3134,6 +3137,7 @@ redis.register_function{
 --- @error BAD_COST                  not an integer within its range, or more than `maximum`
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
+--- @default prefix RateLimiter   the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3224,6 +3228,7 @@ redis.register_function{
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
+--- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4419,6 +4424,8 @@ redis.register_function{
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOKEN_TAKEN         a live session already has this token
 --- @uses sweep forget outlive_sessions
+--- @default ttl 2592000000       SessionStore::new: 30 days
+--- @default cap 10               SessionStore::new: 10 sessions a user
 --- @clock server
 --- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7391,6 +7398,7 @@ redis.register_function{
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7684,6 +7692,7 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers
+--- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8044,6 +8053,8 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
 --- @uses running_of parked_of unpark slot_of release_slot parked_prefix held_group forget_job wake_workers
+--- @default lease 30000          WorkQueue::new: a 30 s lease
+--- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

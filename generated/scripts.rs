@@ -100,6 +100,8 @@ pub mod app_log {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the distinct messages this hour",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent."]
@@ -165,6 +167,8 @@ pub mod app_log {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(1): the trim drops one entry at most",
+        defaults: &[
+        ],
     };
 
     #[doc = " Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step."]
@@ -250,6 +254,8 @@ pub mod autocomplete {
         ],
         clock: None,
         complexity: "O(P (log T + D)), P = the prefixes, T = a table's entries, D = entries dropped (at most 100 per table)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Feeds a content into the table of each of its prefixes, in one step (the book's `feed`, `set` and `feedex`)."]
@@ -315,6 +321,8 @@ pub mod autocomplete {
         ],
         clock: None,
         complexity: "O(P log T), P = the prefixes, T = a table's entries",
+        defaults: &[
+        ],
     };
 
     #[doc = " Removes a content from the suggestion table of each of its prefixes, in one step."]
@@ -415,6 +423,8 @@ pub mod cache {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Reads a cached value; on a miss, claims the right to compute it unless another client has."]
@@ -483,6 +493,8 @@ pub mod cache {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Stores a computed value and drops the computing marker if this call still holds it."]
@@ -544,6 +556,8 @@ pub mod cache {
         ],
         clock: None,
         complexity: "O(N), N = number of fields given (the old entry is freed in the background)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Replaces the hash cache entry at `cache` with the given fields, and its time to live."]
@@ -626,6 +640,8 @@ pub mod circular_queue {
         ],
         clock: None,
         complexity: "O(N + M), N = the queue's length (at most 5,000), M = the number of items",
+        defaults: &[
+        ],
     };
 
     #[doc = " Appends `items` to a queue of unique items, moving any already queued to the tail."]
@@ -708,6 +724,8 @@ pub mod counter {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets one counter of a hash to `value` and returns the value it held before."]
@@ -800,6 +818,8 @@ pub mod fenced_lock {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Takes the lock for `ttl` and returns a fencing token, or nil when the lock is held."]
@@ -880,6 +900,8 @@ pub mod fixed_length_queue {
         ],
         clock: None,
         complexity: "O(M + T), M = the number of items, T = the items trimmed (at most 5,000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Appends as many of `items` as fit under `max_length`; the queue keeps its oldest items."]
@@ -940,6 +962,8 @@ pub mod fixed_length_queue {
         ],
         clock: None,
         complexity: "O(M + E), M = the number of items, E = the items evicted (at most 5,000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Appends `items` and trims the queue to its newest `max_length` items."]
@@ -1046,6 +1070,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
+        defaults: &[
+        ],
     };
 
     #[doc = " The distance between two pinned members, in km (the book's `Location.distance`)."]
@@ -1102,6 +1128,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
+        defaults: &[
+        ],
     };
 
     #[doc = " Where `member` is pinned: longitude and latitude (the book's `Location.locate`)."]
@@ -1162,6 +1190,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(1) on a hit; O(N + log M) on a miss, N = the members within 1 km's bounding box, M = the members",
+        defaults: &[
+        ],
     };
 
     #[doc = " A random member within 1 km of `member`, from a cache of its neighbours (the book's `cached_random_neighbour`)."]
@@ -1233,6 +1263,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the members",
+        defaults: &[
+        ],
     };
 
     #[doc = " Pins `member` at a position, for ever or for `ttl` (the book's `Location.pin`)."]
@@ -1296,6 +1328,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the members, M = `limit`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Deletes up to `limit` members whose pin expired; how many it deleted."]
@@ -1355,6 +1389,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(N + log M), N = the members in the radius' bounding box, M = the members",
+        defaults: &[
+        ],
     };
 
     #[doc = " The members within `radius` km of `member`, nearest first (the book's `Location.search`)."]
@@ -1414,6 +1450,8 @@ pub mod geo {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the pins with a ttl",
+        defaults: &[
+        ],
     };
 
     #[doc = " How many members are pinned, leaving out expired pins (the book's `Location.size`)."]
@@ -1485,6 +1523,8 @@ pub mod identity_lock {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets the lock's lease to `ttl` from now if, and only if, it is held with `token`."]
@@ -1541,6 +1581,8 @@ pub mod identity_lock {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns how long the lock stays held with `token`."]
@@ -1594,6 +1636,8 @@ pub mod identity_lock {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Deletes the lock if, and only if, it is held with `token`."]
@@ -1682,6 +1726,8 @@ pub mod ip_city {
         ],
         clock: None,
         complexity: "O(log N), N = the blocks",
+        defaults: &[
+        ],
     };
 
     #[doc = " Finds the city of an IPv4 address: the block that starts at or below it, and that block's city, in one step."]
@@ -1794,6 +1840,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(log N + C log L), N = the items, C = `count`, L = the levels",
+        defaults: &[
+        ],
     };
 
     #[doc = " Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard."]
@@ -1866,6 +1914,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(n log N), N = the items",
+        defaults: &[
+        ],
     };
 
     #[doc = " The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks."]
@@ -1927,6 +1977,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(log N), N = the items",
+        defaults: &[
+        ],
     };
 
     #[doc = " Removes an item from the board (the book's `remove`); its score leaves the distinct scores if no item holds it."]
@@ -1980,6 +2032,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(log N), N = the items",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets an item's score (the book's `set_weight`), and keeps the board's distinct scores for dense ranks."]
@@ -2036,6 +2090,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(B log N), B = the boards, N = the items of the largest",
+        defaults: &[
+        ],
     };
 
     #[doc = " An item's score, its rank by every tie policy, and its percentile, on one or several boards at once."]
@@ -2099,6 +2155,8 @@ pub mod leaderboard {
         ],
         clock: None,
         complexity: "O(log N), N = the items",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks."]
@@ -2186,6 +2244,8 @@ pub mod logical_matrix {
         ],
         clock: None,
         complexity: "O(B), B = the bytes read, at most 1 MiB",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns the bytes of every row bitmap of a LogicalMatrix, in one consistent read."]
@@ -2244,6 +2304,8 @@ pub mod logical_matrix {
         ],
         clock: None,
         complexity: "O(B), B = the bytes written, at most 1 MiB",
+        defaults: &[
+        ],
     };
 
     #[doc = " Stores packed bitmaps of `bits` bits each, unless one of the keys exists."]
@@ -2349,6 +2411,8 @@ pub mod matrix {
         ],
         clock: None,
         complexity: "O(B), B = the bytes written, at most 1 MiB",
+        defaults: &[
+        ],
     };
 
     #[doc = " Stores BITFIELD strings of `cells` typed integers each, unless one of them exists."]
@@ -2418,6 +2482,8 @@ pub mod matrix {
         ],
         clock: None,
         complexity: "O(B), B = the bytes read, at most 1 MiB",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns the bytes of every row string of a BitmapMatrix, in one consistent read."]
@@ -2471,6 +2537,8 @@ pub mod matrix {
         ],
         clock: None,
         complexity: "O(C), C = the cells read, at most 8,192",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns every cell of a list matrix, row by row, in one consistent read."]
@@ -2528,6 +2596,8 @@ pub mod matrix {
         ],
         clock: None,
         complexity: "O(rows × cols), at most 2,048 cells",
+        defaults: &[
+        ],
     };
 
     #[doc = " Creates rows of a list matrix, one list of `cols` integers each, unless a row exists."]
@@ -2646,6 +2716,8 @@ pub mod online_friends {
         ],
         clock: None,
         complexity: "O(F × N), F = the friends, N = the minutes",
+        defaults: &[
+        ],
     };
 
     #[doc = " The friends of a user seen in any of the given minutes (design a)."]
@@ -2702,6 +2774,8 @@ pub mod online_friends {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Marks `user` online in the set of the current minute (design a: one set per minute)."]
@@ -2765,6 +2839,8 @@ pub mod online_friends {
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(F × log N), F = the friends, N = the users remembered",
+        defaults: &[
+        ],
     };
 
     #[doc = " The friends of a user seen within the last `window` (design b)."]
@@ -2829,6 +2905,8 @@ pub mod online_friends {
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(log N), N = the users remembered",
+        defaults: &[
+        ],
     };
 
     #[doc = " Records that `user` was seen at `now` (design b), and forgets up to 100 users not seen for `keep`."]
@@ -2921,6 +2999,8 @@ pub mod pagination {
         ],
         clock: None,
         complexity: "O(M), M = the items",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds items at the head of a list, the last one newest (the book's `add`), and counts every item ever added."]
@@ -2982,6 +3062,8 @@ pub mod pagination {
         ],
         clock: None,
         complexity: "O(S + M), S = how far the page is from the nearer end of the list, M = `size`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Reads one page of a list, newest first, by a cursor that neither new items nor trims at the tail shift."]
@@ -3075,7 +3157,7 @@ pub mod rate_limiter {
     pub static DURATION: crate::Script = crate::Script {
         name: "rate_limiter/duration",
         path: "scripts/rate_limiter/duration.lua",
-        sha1: "37707d000945f004f87053341ae446f96f3241d8",
+        sha1: "98fa80cd17c37a847f3f6dc14aa4f0bbf7607ec9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/duration.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long until the window resets, only when its limit is reached.",
@@ -3095,6 +3177,9 @@ pub mod rate_limiter {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>" },
+        ],
     };
 
     #[doc = " Returns how long until the window resets, only when its limit is reached."]
@@ -3104,7 +3189,7 @@ pub mod rate_limiter {
     #[doc = " `maximum` (an attempt would be admitted now), or when it has no expiry."]
     #[doc = " Writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `37707d000945f004f87053341ae446f96f3241d8`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `98fa80cd17c37a847f3f6dc14aa4f0bbf7607ec9`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3131,7 +3216,7 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "b39193312601451485f0854823119ee584c330be",
+        sha1: "8ded5818e3073817809636a9710ba19eef497e8c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
@@ -3157,6 +3242,10 @@ pub mod rate_limiter {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(1)",
+        defaults: &[
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("GcraLimiter"), doc: "the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>" },
+            crate::Preset { name: "burst", value: crate::PresetValue::SameAs("count"), doc: "GcraLimiter::new(action, limit, period): a bucket of `limit`" },
+        ],
     };
 
     #[doc = " Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`."]
@@ -3174,7 +3263,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the requests of cost 1 still admitted now; retry-after is the time until"]
     #[doc = " `cost` would be admitted, and reset-after the time until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `b39193312601451485f0854823119ee584c330be`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `8ded5818e3073817809636a9710ba19eef497e8c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3207,7 +3296,7 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "85a148ac020552c9be64ac34d669cce6abd8209e",
+        sha1: "d46054d25213f5f372ea09d531200ba524ca1e3c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
@@ -3231,6 +3320,9 @@ pub mod rate_limiter {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>" },
+        ],
     };
 
     #[doc = " Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed."]
@@ -3246,7 +3338,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the attempts still admitted in this window; retry-after is the time"]
     #[doc = " until an attempt can be admitted, and reset-after the time until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `85a148ac020552c9be64ac34d669cce6abd8209e`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `d46054d25213f5f372ea09d531200ba524ca1e3c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3277,7 +3369,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "6dae6aaeb2139a131c01b4361694c611b5f70615",
+        sha1: "d42c085860715807378f555113e8bb6ab95a6dc8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -3301,6 +3393,9 @@ pub mod rate_limiter {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted",
+        defaults: &[
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("SlidingWindowLimiter"), doc: "the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>" },
+        ],
     };
 
     #[doc = " Admits `cost` requests if the last `period` holds room for them: an exact sliding window."]
@@ -3319,7 +3414,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the units still admitted now; retry-after is the time until `cost`"]
     #[doc = " would be admitted, and reset-after the time until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `6dae6aaeb2139a131c01b4361694c611b5f70615`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `d42c085860715807378f555113e8bb6ab95a6dc8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -3430,6 +3525,8 @@ pub mod relation {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the larger of the two lists",
+        defaults: &[
+        ],
     };
 
     #[doc = " Makes `user` follow `target`, on both sides at once (the book's `follow`); following again keeps the first time."]
@@ -3494,6 +3591,8 @@ pub mod relation {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Whether two users follow each other (the book's `is_following_each_other`), read at one moment."]
@@ -3552,6 +3651,8 @@ pub mod relation {
         ],
         clock: None,
         complexity: "O(log N), N = the larger of the two lists",
+        defaults: &[
+        ],
     };
 
     #[doc = " Makes `user` stop following `target`, on both sides at once (the book's `unfollow`)."]
@@ -3666,6 +3767,8 @@ pub mod resource_pool {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Takes an available resource and marks it held, with no lease; nil when none is left."]
@@ -3731,6 +3834,8 @@ pub mod resource_pool {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Takes an available resource for `ttl` under the caller's `token`; nil when none is left."]
@@ -3794,6 +3899,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds `resource` to the pool, as available, unless the pool already has it."]
@@ -3851,6 +3958,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(log N), N = the leases",
+        defaults: &[
+        ],
     };
 
     #[doc = " Removes `resource` from the pool, available or held, with its lease if it has one."]
@@ -3912,6 +4021,8 @@ pub mod resource_pool {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the leases",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets a leased resource's deadline to `ttl` from now if it is still held with `token`."]
@@ -3970,6 +4081,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Tells whether the pool has `resource`, available or held."]
@@ -4026,6 +4139,8 @@ pub mod resource_pool {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the leases, M = `limit`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns resources whose lease ran out to the pool, at most `limit` of them."]
@@ -4086,6 +4201,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns a resource held with no lease to the pool."]
@@ -4147,6 +4264,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(log N), N = the leases",
+        defaults: &[
+        ],
     };
 
     #[doc = " Returns a leased resource to the pool if, and only if, it is still held with `token`."]
@@ -4205,6 +4324,8 @@ pub mod resource_pool {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts the pool's resources, available and held, at one moment."]
@@ -4300,6 +4421,8 @@ pub mod row_cache {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M log N), M = rows due (at most `limit`), N = the rows scheduled",
+        defaults: &[
+        ],
     };
 
     #[doc = " Claims up to `limit` rows that are due: each is rescheduled `delay` from now, so no other worker gets it until then."]
@@ -4362,6 +4485,8 @@ pub mod row_cache {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the rows scheduled",
+        defaults: &[
+        ],
     };
 
     #[doc = " Schedules a row to be cached now and again every `delay`, or, with a delay of 0, stops caching it at once."]
@@ -4423,6 +4548,8 @@ pub mod row_cache {
         ],
         clock: None,
         complexity: "O(1), plus the copy's size",
+        defaults: &[
+        ],
     };
 
     #[doc = " Stores a claimed row's fresh copy, unless the row was unscheduled meanwhile."]
@@ -4492,7 +4619,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "ce973fa4a1a1c40b23cc7f0d7d5ceeaadb94023e",
+        sha1: "3ee1b8f2be9185947d44d2f6c6a49bbacbaf425c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -4517,6 +4644,10 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions",
+        defaults: &[
+            crate::Preset { name: "ttl", value: crate::PresetValue::Text("2592000000"), doc: "SessionStore::new: 30 days" },
+            crate::Preset { name: "cap", value: crate::PresetValue::Text("10"), doc: "SessionStore::new: 10 sessions a user" },
+        ],
     };
 
     #[doc = " Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions."]
@@ -4537,7 +4668,7 @@ pub mod session {
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `ce973fa4a1a1c40b23cc7f0d7d5ceeaadb94023e`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `3ee1b8f2be9185947d44d2f6c6a49bbacbaf425c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4588,6 +4719,8 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions",
+        defaults: &[
+        ],
     };
 
     #[doc = " Ends sessions of one user by their ids (a \"log out this device\" button), data and all."]
@@ -4641,6 +4774,8 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Lists a user's live sessions, soonest to expire first, with the time each has left."]
@@ -4695,6 +4830,8 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets fields of a session's data, if the token is correct; the data ends with the session."]
@@ -4761,6 +4898,8 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields",
+        defaults: &[
+        ],
     };
 
     #[doc = " Removes fields from a session's data, if the token is correct."]
@@ -4822,6 +4961,8 @@ pub mod session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields",
+        defaults: &[
+        ],
     };
 
     #[doc = " Checks a user's session token, with the book's three answers; slides its expiry, and can return its data."]
@@ -4980,6 +5121,8 @@ pub mod short_url {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the links with an expiry",
+        defaults: &[
+        ],
     };
 
     #[doc = " Gives `url` the custom short id `slug`, unless a live link holds it."]
@@ -5049,6 +5192,8 @@ pub mod short_url {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the links with an expiry, M = `limit`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Deletes up to `limit` links that have expired, with their counts; how many it deleted."]
@@ -5111,6 +5256,8 @@ pub mod short_url {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the links with an expiry",
+        defaults: &[
+        ],
     };
 
     #[doc = " The URL of a short id, without counting a visit (the book's `UrlShorty.restore`)."]
@@ -5177,6 +5324,8 @@ pub mod short_url {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + S), N = the links with an expiry, S = custom slugs that hold the next ids (at most 1000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Gives `url` a new short id: base62 of the next number (the book's `UrlShorty.shorten`)."]
@@ -5245,6 +5394,8 @@ pub mod short_url {
         ],
         clock: None,
         complexity: "O(1 + S), S = custom slugs that hold the next ids (at most 1000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Gives `url` its short id: the one it already has, or a new one (the book's `UrlShortyWithCache.shorten`)."]
@@ -5309,6 +5460,8 @@ pub mod short_url {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the links with an expiry",
+        defaults: &[
+        ],
     };
 
     #[doc = " Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up."]
@@ -5442,6 +5595,8 @@ pub mod stats {
         ],
         clock: None,
         complexity: "O(log N + M), N = the ranking's size, M = contexts dropped (at most 1000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Records a context's average in the ranking of the slowest, keeping the `keep` slowest."]
@@ -5506,6 +5661,8 @@ pub mod stats {
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first."]
@@ -5618,6 +5775,8 @@ pub mod tag {
         ],
         clock: None,
         complexity: "O(M), M = the tags given",
+        defaults: &[
+        ],
     };
 
     #[doc = " Tags a target, keeping both directions of the index in one step (the book's `add`)."]
@@ -5677,6 +5836,8 @@ pub mod tag {
         ],
         clock: None,
         complexity: "hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags",
+        defaults: &[
+        ],
     };
 
     #[doc = " The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`)."]
@@ -5743,6 +5904,8 @@ pub mod tag {
         ],
         clock: None,
         complexity: "O(M), M = the tags given",
+        defaults: &[
+        ],
     };
 
     #[doc = " Untags a target, keeping both directions of the index in one step (the book's `remove`)."]
@@ -5854,6 +6017,8 @@ pub mod time_series {
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(C + log K), C = `count` (the whole hash while it is small enough for a listpack), K = the counters",
+        defaults: &[
+        ],
     };
 
     #[doc = " Forgets a counter's old samples, one bounded chunk of its hash at a time, and the counter once it has none."]
@@ -5931,6 +6096,8 @@ pub mod time_series {
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(P log K), P = the precisions (at most 16), K = the known counters",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts `count` events at time `now` in a counter, at every precision at once."]
@@ -6021,6 +6188,8 @@ pub mod timeline {
         ],
         clock: None,
         complexity: "O((M + T) log N), M = entries given, T = entries trimmed (at most 2000), N = the length",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds entries to a timeline, each at its own time, and trims it to its maximum length in the same step."]
@@ -6084,6 +6253,8 @@ pub mod timeline {
         ],
         clock: None,
         complexity: "O(M log N), M = `limit`, N = the length",
+        defaults: &[
+        ],
     };
 
     #[doc = " Deletes the entries of a timeline between two times, a bounded batch at a time."]
@@ -6198,6 +6369,8 @@ pub mod unique_counter {
         ],
         clock: None,
         complexity: "O(min(|x|, |y|)), at most 10,000",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts the members of `x` that are not in `y`, in Redis, without sending them back."]
@@ -6254,6 +6427,8 @@ pub mod unique_counter {
         ],
         clock: None,
         complexity: "O(N), N = the members of all the sets, at most 10,000",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts the members of the union of several sets, in Redis, without sending them back."]
@@ -6373,6 +6548,8 @@ pub mod user_login {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Records a login by `user`: its count, its time, the recent logins and the ranking, in one step."]
@@ -6512,6 +6689,8 @@ pub mod vote {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log S), S = the subjects ranked",
+        defaults: &[
+        ],
     };
 
     #[doc = " Votes a subject up or down, or takes a vote back, switching sides in one step; keeps the rankings current."]
@@ -6584,6 +6763,8 @@ pub mod vote {
         ],
         clock: None,
         complexity: "O(log S), S = the subjects ranked (the vote sets are freed in the background)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Forgets a subject: its votes, its posting time and its place in both rankings."]
@@ -6646,6 +6827,8 @@ pub mod vote {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log S), S = the subjects ranked",
+        defaults: &[
+        ],
     };
 
     #[doc = " Sets when a subject was posted, which its \"hot\" rank depends on, and ranks it."]
@@ -6705,6 +6888,8 @@ pub mod vote {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " A subject's up and down votes, and one user's vote, read at one moment."]
@@ -6852,6 +7037,8 @@ pub mod web_session {
         ],
         clock: None,
         complexity: "O(M log N), M = tokens given (at most 100), N = the sessions (big carts are freed in the background)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Ends a batch of the least recently seen sessions while more than `limit` remain, none seen since it was read."]
@@ -6918,6 +7105,8 @@ pub mod web_session {
         ],
         clock: None,
         complexity: "O(N log N), N = `keep` (the halving rebuilds the set), plus O(log N) per item dropped (at most 1000)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Keeps the `keep` most viewed items and halves every view count, so that new items can climb."]
@@ -6985,6 +7174,8 @@ pub mod web_session {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the tokens (the trim drops one item at most)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step."]
@@ -7190,6 +7381,8 @@ pub mod work_queue {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
     };
 
     #[doc = " Ends a job that was done: it leaves the queue, and its group frees a slot."]
@@ -7264,6 +7457,8 @@ pub mod work_queue {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
     };
 
     #[doc = " Adds a job, unless a job with the same id is in the queue (deduplication)."]
@@ -7333,6 +7528,8 @@ pub mod work_queue {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Counts the jobs in each state, at one instant."]
@@ -7366,7 +7563,7 @@ pub mod work_queue {
     pub static EXTEND: crate::Script = crate::Script {
         name: "work_queue/extend",
         path: "scripts/work_queue/extend.lua",
-        sha1: "87471fb4ee764535ed01c31c7fbddad7b5bbbf9d",
+        sha1: "8e72124b038cbacd6eba64faf69be35c8160514a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/extend.lua")),
         flags: &[],
         summary: "Renews the lease on a job: it is held for `lease` from now.",
@@ -7391,6 +7588,9 @@ pub mod work_queue {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+            crate::Preset { name: "lease", value: crate::PresetValue::Text("30000"), doc: "WorkQueue::new: a 30 s lease" },
+        ],
     };
 
     #[doc = " Renews the lease on a job: it is held for `lease` from now."]
@@ -7400,7 +7600,7 @@ pub mod work_queue {
     #[doc = " can renew it: LEASE_LOST means the job was handed to another worker (or acked, or"]
     #[doc = " removed) and this worker should stop working on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `87471fb4ee764535ed01c31c7fbddad7b5bbbf9d`)."]
+    #[doc = " Runs `scripts/work_queue/extend.lua` (`work_queue/extend`, SHA1 `8e72124b038cbacd6eba64faf69be35c8160514a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -7455,6 +7655,8 @@ pub mod work_queue {
         ],
         clock: None,
         complexity: "O(1)",
+        defaults: &[
+        ],
     };
 
     #[doc = " Reads one job: its state, deliveries, group, last error and payload."]
@@ -7523,6 +7725,8 @@ pub mod work_queue {
         ],
         clock: None,
         complexity: "O(log N + M), N = the jobs in the state, M = `count`",
+        defaults: &[
+        ],
     };
 
     #[doc = " Lists one page of the jobs in a state, for operators."]
@@ -7569,7 +7773,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "0383539d4e4e149d06418dfc837b001b3e285a68",
+        sha1: "ca92a473477ac48d7e6e2c07bd0ec5b2a9993997",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -7606,6 +7810,9 @@ pub mod work_queue {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+            crate::Preset { name: "max_deliveries", value: crate::PresetValue::Text("5"), doc: "WorkQueue::new: 5 deliveries" },
+        ],
     };
 
     #[doc = " Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue."]
@@ -7617,7 +7824,7 @@ pub mod work_queue {
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
     #[doc = " a fixed one, or a backoff that grows with the delivery count."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `0383539d4e4e149d06418dfc837b001b3e285a68`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ca92a473477ac48d7e6e2c07bd0ec5b2a9993997`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7685,6 +7892,8 @@ pub mod work_queue {
         ],
         clock: None,
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
     };
 
     #[doc = " Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter)."]
@@ -7746,6 +7955,8 @@ pub mod work_queue {
         ],
         clock: None,
         complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
     };
 
     #[doc = " Moves a job from the dead-letter queue back to waiting, with its delivery count reset."]
@@ -7784,7 +7995,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "ffce65007bca18031b6c277ef58d3cc872830422",
+        sha1: "f8e9721b313bbe45a4355e093423f3ca1d585d78",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -7830,6 +8041,10 @@ pub mod work_queue {
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`",
+        defaults: &[
+            crate::Preset { name: "lease", value: crate::PresetValue::Text("30000"), doc: "WorkQueue::new: a 30 s lease" },
+            crate::Preset { name: "max_deliveries", value: crate::PresetValue::Text("5"), doc: "WorkQueue::new: 5 deliveries" },
+        ],
     };
 
     #[doc = " Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order."]
@@ -7865,7 +8080,7 @@ pub mod work_queue {
     #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
     #[doc = " and the jobs before it stay done."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `ffce65007bca18031b6c277ef58d3cc872830422`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `f8e9721b313bbe45a4355e093423f3ca1d585d78`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

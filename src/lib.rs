@@ -77,8 +77,8 @@ pub use runtime::error::{Error, Result};
 pub use runtime::input::{ScriptArg, float_from_text, integer_from_text};
 pub use runtime::op::{Op, ScriptMode};
 pub use runtime::script::{
-    Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, KeyForm, KeyPart, KeyTemplate, Param, Returns,
-    Rule, Script, check_generated_code_format,
+    Clock, Count, ErrorDoc, GENERATED_CODE_FORMAT, KeyForm, KeyPart, KeyTemplate, Param, Preset,
+    PresetValue, Returns, Rule, Script, check_generated_code_format,
 };
 pub use runtime::server;
 pub use runtime::trace;

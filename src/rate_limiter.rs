@@ -217,7 +217,10 @@ impl RateLimiter {
     /// [`Error::InvalidInput`] naming it.
     pub fn new(action: impl Into<String>, limit: u64, period: Duration) -> crate::Result<Self> {
         let script = &scripts::rate_limiter::IS_PERMITTED;
-        let keys = ClientKeys::new("RateLimiter", action.into())?;
+        let keys = ClientKeys::new(
+            scripts::rate_limiter::IS_PERMITTED.default_text("prefix"),
+            action.into(),
+        )?;
         setting("limit", &script.args[0], limit)?;
         setting("period", &script.args[1], period)?;
         Ok(RateLimiter {
@@ -329,7 +332,10 @@ impl SlidingWindowLimiter {
     /// [`Error::InvalidInput`] naming it.
     pub fn new(action: impl Into<String>, limit: u64, period: Duration) -> crate::Result<Self> {
         let script = &scripts::rate_limiter::SLIDING_WINDOW;
-        let keys = ClientKeys::new("SlidingWindowLimiter", action.into())?;
+        let keys = ClientKeys::new(
+            scripts::rate_limiter::SLIDING_WINDOW.default_text("prefix"),
+            action.into(),
+        )?;
         setting("limit", &script.args[0], limit)?;
         setting("period", &script.args[1], period)?;
         Ok(SlidingWindowLimiter {
@@ -413,7 +419,10 @@ impl GcraLimiter {
     /// [`Error::InvalidInput`] naming it.
     pub fn new(action: impl Into<String>, limit: u64, period: Duration) -> crate::Result<Self> {
         let script = &scripts::rate_limiter::GCRA;
-        let keys = ClientKeys::new("GcraLimiter", action.into())?;
+        let keys = ClientKeys::new(
+            scripts::rate_limiter::GCRA.default_text("prefix"),
+            action.into(),
+        )?;
         setting("limit", &script.args[1], limit)?;
         setting("period", &script.args[2], period)?;
         GcraLimiter {

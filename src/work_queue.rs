@@ -676,6 +676,13 @@ impl Keys {
     }
 }
 
+/// A number `@default` gives a script's argument (the headers' defaults are the queue's).
+fn default_number(script: &crate::Script, name: &str) -> u64 {
+    let text = script.default_text(name);
+    text.parse()
+        .unwrap_or_else(|_| panic!("{}: `@default {name} {text}` is no number", script.name))
+}
+
 impl WorkQueue {
     /// The queue named `name`, with its keys `{name}:waiting`, `{name}:delayed`, … (see
     /// the [module docs](self)), and the default settings.
@@ -688,8 +695,8 @@ impl WorkQueue {
         Ok(WorkQueue {
             keys: Keys::of(&name)?,
             name,
-            lease: Duration::from_secs(30),
-            max_deliveries: 5,
+            lease: Duration::from_millis(default_number(&script::TAKE, "lease")),
+            max_deliveries: default_number(&script::TAKE, "max_deliveries") as u32,
             backoff: Backoff::Exponential {
                 base: Duration::from_secs(1),
                 max: Duration::from_secs(300),

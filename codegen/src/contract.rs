@@ -147,6 +147,42 @@ fn value_words(arg: &Arg, single: bool) -> String {
     }
 }
 
+/// Whether the block accepts `text` as a value of `arg` (for a `@default`, checked at build
+/// time): the same rules, in Rust.
+pub(crate) fn accepts(arg: &Arg, text: &str) -> bool {
+    if arg.optional && text.is_empty() {
+        return true;
+    }
+    match (&arg.ty, &arg.rule) {
+        (_, Rule::NonEmpty) => !text.is_empty(),
+        (_, Rule::OneOf(options)) => options.iter().any(|o| o == text),
+        (_, Rule::Length { min, max }) => {
+            text.len() >= *min as usize && max.is_none_or(|max| text.len() <= max as usize)
+        }
+        (_, Rule::Hex { digits }) => {
+            text.len() == *digits as usize && text.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        (ArgType::String | ArgType::Bytes | ArgType::Json, _) => true,
+        (ArgType::Bool, _) => text == "1" || text == "0",
+        // Decimal text of a finite number (the block's rule has more to it; a default is
+        // written as a plain number).
+        (ArgType::Float, _) => {
+            text.bytes()
+                .all(|b| b.is_ascii_digit() || b"-.eE+".contains(&b))
+                && text.parse::<f64>().is_ok_and(f64::is_finite)
+        }
+        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
+            let (min, max) = range_of(arg);
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            let canonical = text == "0"
+                || (!digits.is_empty()
+                    && !digits.starts_with('0')
+                    && digits.bytes().all(|b| b.is_ascii_digit()));
+            canonical && text.parse::<i64>().is_ok_and(|n| (min..=max).contains(&n))
+        }
+    }
+}
+
 /// Whether the block checks the values of `arg` (beyond their count).
 fn checks_values(arg: &Arg) -> bool {
     match arg.ty {

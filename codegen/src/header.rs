@@ -5,7 +5,8 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Return, ReturnType, Rule,
+    Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyType, Preset, PresetValue, Return,
+    ReturnType, Rule,
 };
 
 /// The flags Redis 7 accepts on the `#!lua flags=` line.
@@ -23,6 +24,7 @@ const TAGS: &[&str] = &[
     "return",
     "error",
     "uses",
+    "default",
     "clock",
     "complexity",
 ];
@@ -163,6 +165,8 @@ pub(crate) struct Parsed {
     pub complexity: Option<(Pos, String)>,
     /// `@uses` names, where each is written.
     pub uses: Vec<(Pos, String)>,
+    /// `@default` entries, where each is written.
+    pub defaults: Vec<(Pos, Preset)>,
 }
 
 impl Parsed {
@@ -195,6 +199,7 @@ impl Parsed {
             clock: self.clock.map(|(_, c)| c),
             complexity: self.complexity?.1,
             uses: self.uses.into_iter().map(|(_, name)| name).collect(),
+            defaults: self.defaults.into_iter().map(|(_, d)| d).collect(),
         })
     }
 }
@@ -249,6 +254,7 @@ pub(crate) fn parse(source: &str, report: &mut Report) -> Parsed {
     }
     parsed.description = trim_blank(std::mem::take(&mut block.prose));
     check_variadic_and_names(&parsed, report);
+    check_defaults(&parsed, report);
     crate::template::check_script(&parsed.keys, report);
     if let Some((at, Clock::Caller)) = parsed.clock
         && !parsed.args.iter().any(|a| a.name == "now")
@@ -529,6 +535,7 @@ fn tag(parsed: &mut Parsed, line: usize, cur: &mut Cursor, report: &mut Report) 
         "error" => error_tag(parsed, at, cur, report),
         "clock" => clock_tag(parsed, at, cur, report),
         "uses" => uses_tag(parsed, at, cur, report),
+        "default" => default_tag(parsed, at, cur, report),
         "complexity" => {
             let text = cur.rest();
             if text.is_empty() {
@@ -1470,6 +1477,110 @@ fn uses_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report)
             "`@uses` names no helper",
             "name the shared helpers the script calls: `--- @uses release_slot`",
         );
+    }
+}
+
+fn default_tag(parsed: &mut Parsed, at: Pos, cur: &mut Cursor, report: &mut Report) {
+    let hint = "write `--- @default <argument or placeholder> <value> <where the Rust API \
+                fills it in>`, the value as the argument is sent, or `=<argument>` for the \
+                value of another argument";
+    let (Some((_, name)), Some((_, value))) = (cur.word(), cur.word()) else {
+        report.error(
+            at.line,
+            at.col,
+            "`@default` needs a name, a value and a doc",
+            hint,
+        );
+        return;
+    };
+    let doc = cur.rest();
+    if doc.is_empty() {
+        report.error(at.line, at.col, "`@default` needs a doc", hint);
+    }
+    let value = match value.strip_prefix('=') {
+        Some(arg) => PresetValue::SameAs(arg.to_string()),
+        None => PresetValue::Text(value),
+    };
+    if parsed.defaults.iter().any(|(_, d)| d.name == name) {
+        report.error(
+            at.line,
+            at.col,
+            format!("`{name}` has two `@default`s"),
+            "give each argument or placeholder one default",
+        );
+        return;
+    }
+    parsed.defaults.push((at, Preset { name, value, doc }));
+}
+
+/// Each `@default` names an argument or a key template's placeholder, and gives it a
+/// value its rule accepts, or the value of another argument.
+fn check_defaults(parsed: &Parsed, report: &mut Report) {
+    for (at, preset) in &parsed.defaults {
+        let arg = parsed.args.iter().find(|a| a.name == preset.name);
+        let placeholder = parsed.keys.iter().any(|k| {
+            k.key
+                .template
+                .as_ref()
+                .is_some_and(|t| t.params().contains(&preset.name.as_str()))
+        });
+        if arg.is_none() && !placeholder {
+            report.error(
+                at.line,
+                at.col,
+                format!(
+                    "`@default {}` names no argument or placeholder",
+                    preset.name
+                ),
+                "give a default to an argument of the script, or to a placeholder of a key's \
+                 template",
+            );
+            continue;
+        }
+        match &preset.value {
+            PresetValue::SameAs(other) => {
+                if !parsed
+                    .args
+                    .iter()
+                    .any(|a| a.name == *other && a.name != preset.name)
+                {
+                    report.error(
+                        at.line,
+                        at.col,
+                        format!("`={other}` names no other argument of the script"),
+                        "`=<argument>` gives the default the value of another argument",
+                    );
+                }
+            }
+            PresetValue::Text(text) => {
+                let refused = match arg {
+                    Some(arg) => arg.ty.and_then(|ty| {
+                        let model = Arg {
+                            name: arg.name.clone(),
+                            ty,
+                            optional: arg.optional,
+                            rule: arg.rule.clone(),
+                            doc: String::new(),
+                            variadic: false,
+                            count: Count::ONE,
+                        };
+                        (!crate::contract::accepts(&model, text)).then_some("its argument's rule")
+                    }),
+                    None => text
+                        .is_empty()
+                        .then_some("a placeholder's value, which is never empty"),
+                };
+                if let Some(what) = refused {
+                    report.error(
+                        at.line,
+                        at.col,
+                        format!("the default `{text}` of `{}` breaks {what}", preset.name),
+                        "give the value as the argument is sent: an integer in the one rule, \
+                         milliseconds for `ms`, 1 or 0 for `bool`",
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -88,7 +88,8 @@
 //! ```
 //!
 //! The tags are `@key` (with the key's name template), `@arg`, `@return`, `@error`,
-//! `@uses` (shared helpers), `@clock` and `@complexity`. The grammar is written once, in
+//! `@uses` (shared helpers), `@default` (what the Rust API fills in), `@clock` and
+//! `@complexity`. The grammar is written once, in
 //! the `redis-patterns` README: ["The script header"](https://docs.rs/redis-patterns/latest/redis_patterns/#the-script-header),
 //! ["Key names"](https://docs.rs/redis-patterns/latest/redis_patterns/#key-names) and
 //! ["Shared helpers"](https://docs.rs/redis-patterns/latest/redis_patterns/#shared-helpers).

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::contract;
 use crate::functions::{function_name, library_name};
-use crate::model::{Arg, Clock, Count, Header, KeyPart, KeyTemplate, Rule, Script};
+use crate::model::{Arg, Clock, Count, Header, KeyPart, KeyTemplate, PresetValue, Rule, Script};
 use crate::render::{arg_type_name, return_type_name};
 
 /// The manifest's format; a change that breaks a reader bumps it.
@@ -58,7 +58,17 @@ struct ScriptEntry<'a> {
     errors: Vec<ErrorEntry<'a>>,
     clock: Option<&'static str>,
     complexity: &'a str,
+    defaults: Vec<DefaultEntry<'a>>,
     function: String,
+}
+
+/// An `@default`: `value` for a text, `same_as` for another argument's value.
+#[derive(Serialize)]
+struct DefaultEntry<'a> {
+    name: &'a str,
+    value: Option<&'a str>,
+    same_as: Option<&'a str>,
+    doc: &'a str,
 }
 
 #[derive(Serialize)]
@@ -267,6 +277,22 @@ pub(crate) fn manifest(scripts: &[Script], package: &str, version: &str) -> Stri
                     Clock::Caller => "caller",
                 }),
                 complexity: &h.complexity,
+                defaults: h
+                    .defaults
+                    .iter()
+                    .map(|d| DefaultEntry {
+                        name: &d.name,
+                        value: match &d.value {
+                            PresetValue::Text(text) => Some(text),
+                            PresetValue::SameAs(_) => None,
+                        },
+                        same_as: match &d.value {
+                            PresetValue::SameAs(arg) => Some(arg),
+                            PresetValue::Text(_) => None,
+                        },
+                        doc: &d.doc,
+                    })
+                    .collect(),
                 function: function_name(version, &script.file.family, &script.file.op),
             }
         })

@@ -51,6 +51,31 @@ pub struct Header {
     pub complexity: String,
     /// `@uses` entries: the shared helpers the script calls, by name, in the order written.
     pub uses: Vec<String>,
+    /// `@default` entries: what the Rust API fills in where the app gives nothing, in the
+    /// order written.
+    pub defaults: Vec<Preset>,
+}
+
+/// `@default <name> <value> <doc>`: the value the Rust API gives an argument, or a key
+/// template's placeholder, when the app names none, so that an app in another language
+/// shares data with a Rust app built with the defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preset {
+    /// The argument, or the placeholder.
+    pub name: String,
+    /// The value.
+    pub value: PresetValue,
+    /// Where the Rust API fills it in (`GcraLimiter::new`).
+    pub doc: String,
+}
+
+/// What a [`Preset`] fills in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PresetValue {
+    /// This text, as the argument is sent (`GcraLimiter`, `30000`).
+    Text(String),
+    /// `=<arg>`: the value of that argument (`burst` is `=count`).
+    SameAs(String),
 }
 
 /// `@key <name> <type> [<count>] [<template>] <doc>`; `<name>...` marks the last key

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::contract;
 use crate::model::{
-    Arg, ArgType, Clock, Count, Key, KeyForm, KeyPart, KeyTemplate, ReturnType, Rule, Script,
-    ScriptFile,
+    Arg, ArgType, Clock, Count, Key, KeyForm, KeyPart, KeyTemplate, PresetValue, ReturnType, Rule,
+    Script, ScriptFile,
 };
 
 const TEMPLATE: &str = include_str!("../templates/scripts.rs.hbs");
@@ -74,6 +74,7 @@ struct ScriptCtx {
     errors: Vec<ErrorCtx>,
     clock: String,
     complexity: String,
+    defaults: Vec<String>,
     params: Vec<RustParam>,
     calls: Vec<String>,
     return_ty: String,
@@ -268,6 +269,21 @@ fn script_ctx(script: &Script, rt: &str) -> ScriptCtx {
             Some(Clock::Caller) => format!("Some({rt}::Clock::Caller)"),
         },
         complexity: lit(&h.complexity),
+        defaults: h
+            .defaults
+            .iter()
+            .map(|d| {
+                let value = match &d.value {
+                    PresetValue::Text(text) => format!("{rt}::PresetValue::Text({})", lit(text)),
+                    PresetValue::SameAs(arg) => format!("{rt}::PresetValue::SameAs({})", lit(arg)),
+                };
+                format!(
+                    "{rt}::Preset {{ name: {}, value: {value}, doc: {} }}",
+                    lit(&d.name),
+                    lit(&d.doc)
+                )
+            })
+            .collect(),
         params,
         calls,
         return_ty: return_rust(&h.returns.ty),

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use redis_patterns_codegen::model::{
     Arg, ArgType, Clock, Count, ErrorCode, Header, Key, KeyForm, KeyPart, KeyTemplate, KeyType,
-    Return, ReturnType, Rule, Script, ScriptFile,
+    Preset, PresetValue, Return, ReturnType, Rule, Script, ScriptFile,
 };
 use redis_patterns_codegen::{analyze, contract};
 
@@ -49,6 +49,14 @@ fn bad(name: &str) -> String {
     match analyze(&file) {
         Ok(script) => panic!("{name} should fail, got {:#?}", script.header),
         Err(d) => render(&d),
+    }
+}
+
+fn preset(name: &str, value: PresetValue, doc: &str) -> Preset {
+    Preset {
+        name: name.to_string(),
+        value,
+        doc: doc.to_string(),
     }
 }
 
@@ -109,6 +117,7 @@ fn good_plain_script() {
                 clock: None,
                 complexity: "O(1)".to_string(),
                 uses: vec![],
+                defaults: vec![],
             },
         }
     );
@@ -241,6 +250,7 @@ fn good_variadic_keys_and_args() {
             clock: None,
             complexity: "O(N), N = the members of the sources plus `extra`".to_string(),
             uses: vec![],
+            defaults: vec![],
         }
     );
 }
@@ -341,6 +351,19 @@ fn good_tuple_return_and_server_clock() {
             clock: Some(Clock::Server),
             complexity: "O(1)".to_string(),
             uses: vec![],
+            defaults: vec![
+                preset(
+                    "action",
+                    PresetValue::Text("api".into()),
+                    "the key of TokenBucket::new"
+                ),
+                preset(
+                    "capacity",
+                    PresetValue::Text("100".into()),
+                    "TokenBucket::new: a bucket of 100",
+                ),
+                preset("cost", PresetValue::Text("1".into()), "TokenBucket::take"),
+            ],
         }
     );
 }
@@ -632,6 +655,7 @@ const BAD: &[&str] = &[
     "clock_caller",
     "clock_missing",
     "clock_server_unused",
+    "defaults",
     "duplicates",
     "edited_input_checks",
     "error_codes",
@@ -906,6 +930,25 @@ scripts/bad/length_and_hex.lua:6:32: error: `hex:4` constrains the argument a se
 scripts/bad/length_and_hex.lua:9:1: error: the script does not start with the input checks its header declares
   = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
         )
+    );
+}
+
+/// A `@default` names an argument or a placeholder, once, with a value its rule takes or
+/// another argument's.
+#[test]
+fn bad_defaults() {
+    assert_eq!(
+        bad("defaults"),
+        r#"scripts/bad/defaults.lua:6:5: error: the default `0` of `capacity` breaks its argument's rule
+  = hint: give the value as the argument is sent: an integer in the one rule, milliseconds for `ms`, 1 or 0 for `bool`
+scripts/bad/defaults.lua:7:5: error: `@default size` names no argument or placeholder
+  = hint: give a default to an argument of the script, or to a placeholder of a key's template
+scripts/bad/defaults.lua:8:5: error: `=price` names no other argument of the script
+  = hint: `=<argument>` gives the default the value of another argument
+scripts/bad/defaults.lua:10:5: error: `user` has two `@default`s
+  = hint: give each argument or placeholder one default
+scripts/bad/defaults.lua:12:1: error: the script does not start with the input checks its header declares
+  = hint: every script checks its key and argument counts and every argument right after the header, with code generated from it; run `redis-patterns fix <scripts folder>` to write them from the header"#
     );
 }
 
@@ -1347,9 +1390,9 @@ fn bad_unknown_tag() {
     assert_eq!(
         bad("unknown_tag"),
         r#"scripts/bad/unknown_tag.lua:2:5: error: unknown tag `@retrun`
-  = hint: did you mean `@return`? the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@clock` and `@complexity`
+  = hint: did you mean `@return`? the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@default`, `@clock` and `@complexity`
 scripts/bad/unknown_tag.lua:3:5: error: unknown tag `@params`
-  = hint: the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@clock` and `@complexity`
+  = hint: the tags are `@key`, `@arg`, `@return`, `@error`, `@uses`, `@default`, `@clock` and `@complexity`
 scripts/bad/unknown_tag.lua:4:1: error: the header has no `@return`
   = hint: declare the reply with `--- @return <type> <doc>`; the header ends at the first line that does not start with `---`"#
     );

@@ -86,6 +86,7 @@ fn header(keys: Vec<Key>, args: Vec<Arg>) -> Header {
         clock: None,
         complexity: "O(1)".to_string(),
         uses: vec![],
+        defaults: vec![],
     }
 }
 

@@ -25,6 +25,8 @@
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
+--- @default prefix GcraLimiter   the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>
+--- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

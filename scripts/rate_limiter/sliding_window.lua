@@ -24,6 +24,7 @@
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
+--- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -28,6 +28,8 @@
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOKEN_TAKEN         a live session already has this token
 --- @uses sweep forget outlive_sessions
+--- @default ttl 2592000000       SessionStore::new: 30 days
+--- @default cap 10               SessionStore::new: 10 sessions a user
 --- @clock server
 --- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

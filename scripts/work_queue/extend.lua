@@ -16,6 +16,7 @@
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

@@ -31,6 +31,7 @@
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers
+--- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

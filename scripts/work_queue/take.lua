@@ -64,6 +64,8 @@
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
 --- @uses running_of parked_of unpark slot_of release_slot parked_prefix held_group forget_job wake_workers
+--- @default lease 30000          WorkQueue::new: a 30 s lease
+--- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

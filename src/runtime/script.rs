@@ -75,9 +75,37 @@ pub struct Script {
     pub clock: Option<Clock>,
     /// The `@complexity` line.
     pub complexity: &'static str,
+    /// `@default` lines: what the Rust API fills in where the app gives nothing.
+    pub defaults: &'static [Preset],
 }
 
 impl Script {
+    /// The value the Rust API gives argument or placeholder `name` when the app gives
+    /// none, as its header's `@default` says.
+    ///
+    /// ```
+    /// use redis_patterns::{PresetValue, scripts::rate_limiter::GCRA};
+    ///
+    /// // GcraLimiter::new names its keys GcraLimiter:<uid>:<action>, with a bucket of `limit`.
+    /// assert_eq!(GCRA.default_of("prefix"), Some(&PresetValue::Text("GcraLimiter")));
+    /// assert_eq!(GCRA.default_of("burst"), Some(&PresetValue::SameAs("count")));
+    /// ```
+    pub fn default_of(&self, name: &str) -> Option<&'static PresetValue> {
+        self.defaults
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| &d.value)
+    }
+
+    /// The text `@default` gives `name`: for the families, which fill in what the headers
+    /// say. A header without it is a bug of the crate (the tests read every default).
+    pub(crate) fn default_text(&self, name: &str) -> &'static str {
+        match self.default_of(name) {
+            Some(PresetValue::Text(text)) => text,
+            other => panic!("{}: `@default {name}` is {other:?}, not a text", self.name),
+        }
+    }
+
     /// Whether the script writes nothing (`#!lua flags=no-writes`). Such scripts run with
     /// `EVALSHA_RO`, so they may run on replicas.
     pub fn is_read_only(&self) -> bool {
@@ -350,6 +378,28 @@ pub struct ErrorDoc {
     pub code: &'static str,
     /// When the script raises it.
     pub doc: &'static str,
+}
+
+/// An `@default` line: the value the Rust API gives an argument, or a key template's
+/// placeholder, when the app gives none, so that an app in another language shares data
+/// with a Rust app built with the defaults (the manifest gives them too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The argument or the placeholder.
+    pub name: &'static str,
+    /// Its value.
+    pub value: PresetValue,
+    /// Where the Rust API fills it in.
+    pub doc: &'static str,
+}
+
+/// What a [`Preset`] fills in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PresetValue {
+    /// This text, as the argument is sent.
+    Text(&'static str),
+    /// The value of this other argument.
+    SameAs(&'static str),
 }
 
 /// Where a script's notion of "now" comes from (`@clock`).

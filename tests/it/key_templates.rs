@@ -17,7 +17,7 @@ use crate::harness::{self, assert_invalid};
 const NOT_ONE_OP: &[&str] = &["cache/claim", "cache/fill", "time_series/clean"];
 
 /// The keys `op`'s command names (after `EVALSHA <sha1> <count>`), and its script.
-fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>) {
+pub(crate) fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>) {
     let script = op.script().expect("a script call");
     let cmd = op
         .cmd()
@@ -43,7 +43,7 @@ fn has_hash_tag(s: &str) -> bool {
 /// it is, and the `{…}` group's content is wrapped in braces unless it already holds a
 /// hash tag. A value missing from `values` stands as `*`, which [`matches`] takes for any
 /// text.
-fn expand(form: &str, values: &BTreeMap<&str, &str>) -> String {
+pub(crate) fn expand(form: &str, values: &BTreeMap<&str, &str>) -> String {
     let mut out = String::new();
     let mut group: Option<String> = None;
     let mut chars = form.chars();
@@ -169,7 +169,7 @@ pub(crate) fn template_keys(script: &Script, args: &[String], items: usize) -> V
 }
 
 /// Whether `key` is `expected`, each `*` of which stands for any non-empty text.
-fn matches(key: &str, expected: &str) -> bool {
+pub(crate) fn matches(key: &str, expected: &str) -> bool {
     match expected.split_once('*') {
         None => key == expected,
         Some((head, tail)) => {

@@ -1,0 +1,122 @@
+//! What the Rust API fills in where the app gives nothing is what each header's `@default`
+//! lines say (and the manifest gives), so that an app in another language that reads
+//! them shares data with a Rust app built with the defaults: the same key names, the same
+//! settings.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
+use redis_patterns::session::SessionStore;
+use redis_patterns::work_queue::{Job, WorkQueue};
+use redis_patterns::{Op, PresetValue, Script, catalog};
+
+use crate::key_templates::{expand, matches};
+
+/// The script `op` calls, and the keys and arguments its command sends.
+fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>, Vec<String>) {
+    let script = op.script().expect("a script call");
+    let args: Vec<String> = op
+        .cmd()
+        .expect("valid input")
+        .args_iter()
+        .map(|arg| match arg {
+            redis::Arg::Simple(bytes) => String::from_utf8(bytes.to_vec()).unwrap(),
+            other => panic!("a script call has no {other:?}"),
+        })
+        .collect();
+    let count: usize = args[2].parse().unwrap();
+    let keys = args[3..3 + count].to_vec();
+    (script, keys, args[3 + count..].to_vec())
+}
+
+/// Asserts that `op`, built with the Rust API's defaults, sends each `@default` of its
+/// script, and returns the script's name.
+fn check<T: 'static>(op: Op<T>) -> &'static str {
+    let (script, keys, args) = sent(&op);
+    assert!(!script.defaults.is_empty(), "{}: no @default", script.name);
+    let arg_at = |name: &str| script.args.iter().position(|a| a.name == name);
+    for preset in script.defaults {
+        match (preset.value, arg_at(preset.name)) {
+            (PresetValue::Text(text), Some(at)) => {
+                assert_eq!(args[at], text, "{}: {}", script.name, preset.name);
+            }
+            (PresetValue::SameAs(other), Some(at)) => {
+                let other = arg_at(other).expect("a declared argument");
+                assert_eq!(args[at], args[other], "{}: {}", script.name, preset.name);
+            }
+            (PresetValue::Text(text), None) => {
+                // A placeholder: each key that names it takes the value.
+                let mut named = 0;
+                for (key, param) in keys.iter().zip(script.keys) {
+                    let Some(template) = param.template else {
+                        continue;
+                    };
+                    let form = &template.forms[0];
+                    if form.params.contains(&preset.name) {
+                        named += 1;
+                        let values = BTreeMap::from([(preset.name, text)]);
+                        let expected = expand(form.text, &values);
+                        assert!(
+                            matches(key, &expected),
+                            "{}: {key} is not {expected}",
+                            script.name
+                        );
+                    }
+                }
+                assert!(named > 0, "{}: no key names {}", script.name, preset.name);
+            }
+            (PresetValue::SameAs(_), None) => {
+                panic!("{}: a placeholder takes no other argument", script.name)
+            }
+        }
+    }
+    script.name
+}
+
+#[test]
+fn the_rust_api_fills_in_what_the_headers_default_to() {
+    let mut seen = BTreeSet::new();
+    let limit = 10;
+    let period = Duration::from_secs(1);
+    seen.insert(check(
+        RateLimiter::new("login", limit, period)
+            .unwrap()
+            .attempt("ann", 1),
+    ));
+    seen.insert(check(
+        RateLimiter::new("login", limit, period)
+            .unwrap()
+            .duration("ann"),
+    ));
+    seen.insert(check(
+        SlidingWindowLimiter::new("login", limit, period)
+            .unwrap()
+            .attempt("ann", 1),
+    ));
+    seen.insert(check(
+        GcraLimiter::new("login", limit, period)
+            .unwrap()
+            .attempt("ann", 1),
+    ));
+    let queue = WorkQueue::new("emails").unwrap();
+    let job = Job {
+        id: "1".into(),
+        token: "0123456789abcdef0123456789abcdef:1".into(),
+        delivery: 1,
+        deadline_ms: 0,
+        group: None,
+        payload: Vec::new(),
+    };
+    seen.insert(check(queue.take(1)));
+    seen.insert(check(queue.extend(&job)));
+    seen.insert(check(queue.nack(&job, "failed")));
+    seen.insert(check(SessionStore::new("app").unwrap().create("ann")));
+    // Every script with a `@default` is checked.
+    let declared: BTreeSet<&str> = catalog::scripts()
+        .iter()
+        .filter(|s| !s.defaults.is_empty())
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(seen, declared);
+}
