@@ -9,26 +9,9 @@ use std::time::Duration;
 use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWindowLimiter};
 use redis_patterns::session::SessionStore;
 use redis_patterns::work_queue::{Job, WorkQueue};
-use redis_patterns::{Op, PresetValue, Script, catalog};
+use redis_patterns::{Op, PresetValue, catalog};
 
-use crate::key_templates::{expand, matches};
-
-/// The script `op` calls, and the keys and arguments its command sends.
-fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>, Vec<String>) {
-    let script = op.script().expect("a script call");
-    let args: Vec<String> = op
-        .cmd()
-        .expect("valid input")
-        .args_iter()
-        .map(|arg| match arg {
-            redis::Arg::Simple(bytes) => String::from_utf8(bytes.to_vec()).unwrap(),
-            other => panic!("a script call has no {other:?}"),
-        })
-        .collect();
-    let count: usize = args[2].parse().unwrap();
-    let keys = args[3..3 + count].to_vec();
-    (script, keys, args[3 + count..].to_vec())
-}
+use crate::key_templates::{expand, matches, sent};
 
 /// Asserts that `op`, built with the Rust API's defaults, sends each `@default` of its
 /// script, and returns the script's name.

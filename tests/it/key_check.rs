@@ -97,16 +97,21 @@ fn readings(
     }
 }
 
-/// Whether `keys` follow `script`'s templates for `args`, by the rules as the header guide
-/// states them.
-fn follows(script: &Script, keys: &[String], args: &[String]) -> bool {
-    let mut start = Values::new();
-    let named: BTreeSet<&str> = script
+/// The placeholders of `script`'s key templates.
+fn placeholders(script: &Script) -> BTreeSet<&'static str> {
+    script
         .keys
         .iter()
         .filter_map(|k| k.template)
         .flat_map(|t| t.params())
-        .collect();
+        .collect()
+}
+
+/// Whether `keys` follow `script`'s templates for `args`, by the rules as the header guide
+/// states them.
+fn follows(script: &Script, keys: &[String], args: &[String]) -> bool {
+    let mut start = Values::new();
+    let named = placeholders(script);
     let mut at = 0;
     for arg in script.args {
         if arg.variadic {
@@ -216,12 +221,7 @@ fn wrong_keys(keys: &[String]) -> Vec<(String, Vec<String>)> {
 /// The arguments that give a key a value, changed one at a time (a number to the next
 /// one, so that it stays within its rule).
 fn wrong_args(script: &Script, args: &[String]) -> Vec<(String, Vec<String>)> {
-    let named: BTreeSet<&str> = script
-        .keys
-        .iter()
-        .filter_map(|k| k.template)
-        .flat_map(|t| t.params())
-        .collect();
+    let named = placeholders(script);
     let mut out = Vec::new();
     for (i, arg) in script.args.iter().enumerate() {
         if arg.variadic || !named.contains(arg.name) {

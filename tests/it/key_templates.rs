@@ -16,8 +16,9 @@ use crate::harness::{self, assert_invalid};
 /// checks give a key name one template).
 const NOT_ONE_OP: &[&str] = &["cache/claim", "cache/fill", "time_series/clean"];
 
-/// The keys `op`'s command names (after `EVALSHA <sha1> <count>`), and its script.
-pub(crate) fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>) {
+/// `op`'s script, the keys its command names (after `EVALSHA <sha1> <count>`), and its
+/// arguments.
+pub(crate) fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>, Vec<String>) {
     let script = op.script().expect("a script call");
     let cmd = op
         .cmd()
@@ -30,7 +31,11 @@ pub(crate) fn sent<T: 'static>(op: &Op<T>) -> (&'static Script, Vec<String>) {
         })
         .collect();
     let count: usize = args[2].parse().unwrap();
-    (script, args[3..3 + count].to_vec())
+    (
+        script,
+        args[3..3 + count].to_vec(),
+        args[3 + count..].to_vec(),
+    )
 }
 
 /// Redis Cluster's hash tag rule: a `{`, then later a `}`, with something between.
@@ -199,7 +204,7 @@ impl Checks {
         params: &[(&str, &str)],
         items: &[(usize, &[(&str, &str)])],
     ) {
-        let (script, keys) = sent(&op);
+        let (script, keys, _) = sent(&op);
         self.seen.insert(script.name);
         let values: BTreeMap<&str, &str> = params.iter().copied().collect();
         let fixed = script.keys.iter().filter(|k| !k.variadic).count();
