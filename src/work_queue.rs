@@ -103,9 +103,9 @@
 //! waiting
 //! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
 //!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
-//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16) '' ''
+//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16)
 //!     # lease ms, limit, max deliveries, group concurrency, rate, period, 128 random bits,
-//!     # and the id and token of a job to ack first ('' for none)
+//!     # then the id and token of each job to ack first (none here)
 //! welcome:42                              # id
 //! 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1      # lease token
 //! 1                                       # delivery
