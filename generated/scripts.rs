@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "77bd794b85593f794d19e034de7a48e045b6ef99",
+        sha1: "75e48c1f7deb42dcba581b4e2a8a10f1fb551a53",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -97,6 +97,7 @@ pub mod app_log {
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
+            crate::ErrorDoc { code: "BAD_COMMON", doc: "`common` holds a count for the message that is no count; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the distinct messages this hour",
@@ -114,7 +115,7 @@ pub mod app_log {
     #[doc = " `keep` kept)."]
     #[doc = " Reply: the message's count this hour."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `77bd794b85593f794d19e034de7a48e045b6ef99`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `75e48c1f7deb42dcba581b4e2a8a10f1fb551a53`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -134,6 +135,7 @@ pub mod app_log {
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
+    #[doc = " - `BAD_COMMON`: `common` holds a count for the message that is no count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the distinct messages this hour. Clock: the server's `TIME`."]
     pub fn common(common: &str, start: &str, last: &str, pstart: &str, recent: &str, message: &str, keep: u64) -> crate::Op<i64> {
@@ -1400,7 +1402,7 @@ pub mod geo {
     pub static SIZE: crate::Script = crate::Script {
         name: "geo/size",
         path: "scripts/geo/size.lua",
-        sha1: "804ad48ee0bd5910f483354bd6a2155a24e24d10",
+        sha1: "b8aa1b4a99b59412b0be68cc21fbc79a4f2466c6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/size.lua")),
         flags: &["no-writes", ],
         summary: "How many members are pinned, leaving out expired pins (the book's `Location.size`).",
@@ -1415,6 +1417,7 @@ pub mod geo {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_DEADLINES", doc: "`deadlines` holds more expired pins than `places` holds pins (another client wrote them)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the pins with a ttl",
@@ -1424,7 +1427,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 25: ZCARD, less the pins that expired and are not purged yet."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `804ad48ee0bd5910f483354bd6a2155a24e24d10`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `b8aa1b4a99b59412b0be68cc21fbc79a4f2466c6`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1435,6 +1438,7 @@ pub mod geo {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_DEADLINES`: `deadlines` holds more expired pins than `places` holds pins (another client wrote them)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the pins with a ttl. Clock: the server's `TIME`."]
     pub fn size(places: &str, deadlines: &str) -> crate::Op<u64> {
@@ -2011,7 +2015,7 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "5efcbe7ab182e34f85745907b951adba8f57d1d8",
+        sha1: "63f1b2a99f0e3ccf18df0ec11859840f8e358e9f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
@@ -2029,6 +2033,8 @@ pub mod leaderboard {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CHANGE", doc: "not a finite decimal number" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BOARD", doc: "the item's score on `board` is an infinity (another client wrote it); nothing was written" },
+            crate::ErrorDoc { code: "OVERFLOW", doc: "the new score would not be a finite number; nothing was written" },
         ],
         clock: None,
         complexity: "O(log N), N = the items",
@@ -2041,7 +2047,7 @@ pub mod leaderboard {
     #[doc = " inf, as ZINCRBY makes it."]
     #[doc = " Reply: the item's new score."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `5efcbe7ab182e34f85745907b951adba8f57d1d8`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `63f1b2a99f0e3ccf18df0ec11859840f8e358e9f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2057,6 +2063,8 @@ pub mod leaderboard {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_CHANGE`: not a finite decimal number"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BOARD`: the item's score on `board` is an infinity (another client wrote it); nothing was written"]
+    #[doc = " - `OVERFLOW`: the new score would not be a finite number; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the items."]
     pub fn update(board: &str, levels: &str, item: &[u8], change: f64) -> crate::Op<f64> {
@@ -2387,11 +2395,11 @@ pub mod matrix {
     pub static LIST_GET_ALL: crate::Script = crate::Script {
         name: "matrix/list_get_all",
         path: "scripts/matrix/list_get_all.lua",
-        sha1: "f81f3ef3c494617b361f76825ec563d49c4ca31e",
+        sha1: "234cf5862cce9903d00ba5cf71dbbd773f305d5b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns every cell of a list matrix, row by row, in one consistent read.",
-        description: "《Redis 应用实例》 chapter 31 (`ListMatrix.get_all`). The book reads the rows with one\nLRANGE each, a round trip apart, so a write between two of them shows a matrix that\nnever existed; here the rows are read in one atomic step. The reply has one array per\nkey, in order, so a missing row is an empty array in its place. One call reads at most\n8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time\n(each range is one consistent read, the ranges are not one together).",
+        description: "《Redis 应用实例》 chapter 31 (`ListMatrix.get_all`). The book reads the rows with one\nLRANGE each, a round trip apart, so a write between two of them shows a matrix that\nnever existed; here the rows are read in one atomic step. The reply has one array per\nkey, in order, so a missing row is an empty array in its place. One call reads at most\n8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time\n(each range is one consistent read, the ranges are not one together). Cells come back\nas stored: one that another client wrote as no integer is not checked here (that would\ncost more than the read itself at 8,192 cells), and the Rust API refuses it as it\ndecodes the reply.",
         keys: &[
             crate::Param { name: "rows", ty: "list", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the row lists, first row first; all in one hash slot", template: Some(&keys::ROWS) },
         ],
@@ -2414,9 +2422,12 @@ pub mod matrix {
     #[doc = " never existed; here the rows are read in one atomic step. The reply has one array per"]
     #[doc = " key, in order, so a missing row is an empty array in its place. One call reads at most"]
     #[doc = " 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time"]
-    #[doc = " (each range is one consistent read, the ranges are not one together)."]
+    #[doc = " (each range is one consistent read, the ranges are not one together). Cells come back"]
+    #[doc = " as stored: one that another client wrote as no integer is not checked here (that would"]
+    #[doc = " cost more than the read itself at 8,192 cells), and the Rust API refuses it as it"]
+    #[doc = " decodes the reply."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `f81f3ef3c494617b361f76825ec563d49c4ca31e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `234cf5862cce9903d00ba5cf71dbbd773f305d5b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, first row first; all in one hash slot"]
@@ -3212,7 +3223,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "2135e45a08b7b22d57a72faced09d19a1c673e20",
+        sha1: "427568b7612ad44fa88c19f02b65c0e7f42faf55",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -3254,7 +3265,7 @@ pub mod rate_limiter {
     #[doc = " Reply: allowed (1/0), units still admitted now, microseconds until `cost` would be"]
     #[doc = " admitted (-1 when allowed), microseconds until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `2135e45a08b7b22d57a72faced09d19a1c673e20`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `427568b7612ad44fa88c19f02b65c0e7f42faf55`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -4434,7 +4445,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "646b42c76f0196898c1667d23b9d33375a1be579",
+        sha1: "c741e8eaeaf5ca87f29b68d529f0f0bc98c87972",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -4456,6 +4467,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_CAP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOKEN_TAKEN", doc: "a live session already has this token" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions",
@@ -4479,7 +4491,7 @@ pub mod session {
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = " Reply: the ids of the sessions ended to make room."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `646b42c76f0196898c1667d23b9d33375a1be579`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `c741e8eaeaf5ca87f29b68d529f0f0bc98c87972`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4499,6 +4511,7 @@ pub mod session {
     #[doc = " - `BAD_CAP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOKEN_TAKEN`: a live session already has this token"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions. Clock: the server's `TIME`."]
     pub fn create(sessions: &str, records: &str, token: &str, ttl: ::std::time::Duration, cap: u64) -> crate::Op<Vec<String>> {
@@ -4511,7 +4524,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb",
+        sha1: "b14b50fd76071b8dc666ab83e7bc987e622478cb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -4527,6 +4540,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 1 to 100 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions",
@@ -4541,7 +4555,7 @@ pub mod session {
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = " Reply: how many live sessions were ended."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `0d0ca7755cfe3861aa697ac67918c16bb3c7e4bb`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `b14b50fd76071b8dc666ab83e7bc987e622478cb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4555,6 +4569,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 1 to 100 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions. Clock: the server's `TIME`."]
     pub fn end(sessions: &str, records: &str, ids: &[&str]) -> crate::Op<u64> {
@@ -4567,7 +4582,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "079e4cb3f2ed73533057e30db19f63705cdbaef4",
+        sha1: "316f8f94bda023a7151225c84827b39505a75b2c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -4581,6 +4596,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a live deadline that is not whole ms (another client wrote it)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)",
@@ -4593,7 +4609,7 @@ pub mod session {
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = " Reply: id, ms left, id, ms left, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `079e4cb3f2ed73533057e30db19f63705cdbaef4`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `316f8f94bda023a7151225c84827b39505a75b2c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4603,6 +4619,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a live deadline that is not whole ms (another client wrote it)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000). Clock: the server's `TIME`."]
     pub fn list(sessions: &str) -> crate::Op<Vec<(String, u64,)>> {
@@ -4745,7 +4762,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba",
+        sha1: "cf199e247e01f94d75fac20acef90bb55dfc2e8a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -4767,6 +4784,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_DATA", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_RECORD", doc: "the session's record in `records` was not written by these scripts" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields",
@@ -4785,7 +4803,7 @@ pub mod session {
     #[doc = " Reply: the answer, the milliseconds the session has left (0 unless correct), then, with"]
     #[doc = " `data` = 1, the data's names and values: name, value, name, value, ..."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `38ec2de6ea9a5dcec28adb3fa1fc1d66f0080fba`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `cf199e247e01f94d75fac20acef90bb55dfc2e8a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4805,6 +4823,7 @@ pub mod session {
     #[doc = " - `BAD_DATA`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_RECORD`: the session's record in `records` was not written by these scripts"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
     pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<Vec<Vec<u8>>> {
@@ -5233,7 +5252,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "cb63327ae21588ffc434fdc975b9a830e3c47114",
+        sha1: "1552ece7e2ba4335bd6720735cff229e02ab6ac3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -5253,7 +5272,7 @@ pub mod short_url {
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LIMITS", doc: "`limits` holds something other than an integer from 1 to 10^15 - 1 for the link" },
-            crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds something other than an integer from 0 to 2^63 - 1 for the link" },
+            crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the links with an expiry",
@@ -5267,7 +5286,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `cb63327ae21588ffc434fdc975b9a830e3c47114`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `1552ece7e2ba4335bd6720735cff229e02ab6ac3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5285,7 +5304,7 @@ pub mod short_url {
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LIMITS`: `limits` holds something other than an integer from 1 to 10^15 - 1 for the link"]
-    #[doc = " - `BAD_VISITS`: `visits` holds something other than an integer from 0 to 2^63 - 1 for the link"]
+    #[doc = " - `BAD_VISITS`: `visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the links with an expiry. Clock: the server's `TIME`."]
     pub fn visit(links: &str, expiries: &str, limits: &str, visits: &str, id: &str) -> crate::Op<Option<String>> {
@@ -5430,7 +5449,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "71d257f2451e4beab523d25cccb542a930eb51c0",
+        sha1: "7f5ebc1a0822c31199247dbff593a62a0be8a503",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -5452,6 +5471,7 @@ pub mod stats {
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
+            crate::ErrorDoc { code: "BAD_STATS", doc: "`stats` holds a count, sum or sum of squares that is an infinity; nothing was written" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(1)",
@@ -5469,7 +5489,7 @@ pub mod stats {
     #[doc = " book's does: hours only move forward."]
     #[doc = " Reply: the count, sum and sum of squares after the update, as the book's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `71d257f2451e4beab523d25cccb542a930eb51c0`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `7f5ebc1a0822c31199247dbff593a62a0be8a503`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5489,6 +5509,7 @@ pub mod stats {
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
+    #[doc = " - `BAD_STATS`: `stats` holds a count, sum or sum of squares that is an infinity; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(1). Clock: the caller's `now`."]
     pub fn update(stats: &str, start: &str, last: &str, pstart: &str, value: f64, now: u64) -> crate::Op<(f64, f64, f64,)> {
@@ -6307,7 +6328,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "43f25916182ce6f3d24e9d29d2de3d4b0faed1d0",
+        sha1: "36ebd794953dec12b165e68750d2fd6f4ea96d09",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
@@ -6328,6 +6349,7 @@ pub mod user_login {
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_COUNTS", doc: "`counts` holds a login count of the user that is no count; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)",
@@ -6343,7 +6365,7 @@ pub mod user_login {
     #[doc = " registered records nothing and answers nil."]
     #[doc = " Reply: the user's id (nil for an unknown name), and its login count now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `43f25916182ce6f3d24e9d29d2de3d4b0faed1d0`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `36ebd794953dec12b165e68750d2fd6f4ea96d09`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6362,6 +6384,7 @@ pub mod user_login {
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_COUNTS`: `counts` holds a login count of the user that is no count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays). Clock: the server's `TIME`."]
     pub fn login(ids: &str, counts: &str, last: &str, recent: &str, user: &[u8], keep: u64) -> crate::Op<(Option<Vec<u8>>, i64,)> {
@@ -6921,7 +6944,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "24414f7290d470e8181d4be9f32a81d539fc0b4b",
+        sha1: "2ee4a3b1bd698c51c60cf8a4a10a3edbdf0da115",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -6945,6 +6968,7 @@ pub mod web_session {
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_RECENT", doc: "`recent` holds a last-seen time of the token that is not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the tokens (the trim drops one item at most)",
@@ -6962,7 +6986,7 @@ pub mod web_session {
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = " Reply: the token's last-seen time now (ms)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `24414f7290d470e8181d4be9f32a81d539fc0b4b`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `2ee4a3b1bd698c51c60cf8a4a10a3edbdf0da115`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -6984,6 +7008,7 @@ pub mod web_session {
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_RECENT`: `recent` holds a last-seen time of the token that is not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the tokens (the trim drops one item at most). Clock: the server's `TIME`."]
     pub fn update(login: &str, recent: &str, viewed: &str, views: &str, token: &str, user: &[u8], item: &[u8], keep: u64) -> crate::Op<i64> {
@@ -7046,7 +7071,7 @@ pub mod work_queue {
             JOBS.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `groups` (a hash), `{<name>}:groups`: per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+        #[doc = " The template of `groups` (a hash), `{<name>}:groups`: per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
         #[doc = ""]
         #[doc = " Build its name with [`groups()`]."]
         pub static GROUPS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:groups", forms: &[crate::KeyForm { text: "{<name>}:groups", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":groups")] }] };
@@ -7125,7 +7150,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "9580e1f68c84545ea28d34670266e9a6e501ed4e",
+        sha1: "c7f1ce4493ecb66779c912153ba7c2b34c57f71d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -7135,7 +7160,7 @@ pub mod work_queue {
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
@@ -7163,14 +7188,14 @@ pub mod work_queue {
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
     #[doc = " job yet, the ack still counts, as nobody else holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `9580e1f68c84545ea28d34670266e9a6e501ed4e`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `c7f1ce4493ecb66779c912153ba7c2b34c57f71d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -7539,7 +7564,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8",
+        sha1: "c92badf8efb2ebbcba5b9ce93131bd35e2a1ecb9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -7551,7 +7576,7 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
@@ -7589,7 +7614,7 @@ pub mod work_queue {
     #[doc = " Reply: the job's new state ('waiting', 'delayed' or 'dead'), and when it can be taken"]
     #[doc = " again (ms, server clock; when it died, for 'dead')."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `2c0f15626c0b6275fcf4e0ca3e69ad8a6b5832c8`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `c92badf8efb2ebbcba5b9ce93131bd35e2a1ecb9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7598,7 +7623,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -7758,11 +7783,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "3564f44742b09862aa779360a6eca93dc91a3d88",
+        sha1: "d57049ce19796e90100e4b4d784a919fcba7b38d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nReply: six items per job taken: id, lease token, delivery count (1 on the first\ndelivery), lease deadline (ms, server clock), group ('' for none), payload.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size\n(`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change\nof `group_rate` starts the ring anew when the group's next job is examined; the old\nstart times, and those of idle groups, are dropped at most 1000 per call, and later\ncalls drop the rest.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nReply: six items per job taken: id, lease token, delivery count (1 on the first\ndelivery), lease deadline (ms, server clock), group ('' for none), payload.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -7770,7 +7795,7 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see parked_prefix)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
             crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
@@ -7798,12 +7823,13 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count (see below)" },
-            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see below)" },
-            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see below)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see above)" },
+            crate::ErrorDoc { code: "BAD_WAITING", doc: "`waiting` holds a job to park at a score that is no rank (see above)" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`",
+        complexity: "O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000",
     };
 
     #[doc = " Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order."]
@@ -7819,7 +7845,11 @@ pub mod work_queue {
     #[doc = " jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the"]
     #[doc = " way of other groups' jobs) until a job of its group ends or the window passes; every"]
     #[doc = " other job is taken. Last, it drops the start times of groups idle for a whole"]
-    #[doc = " `group_period` (about 1000 fields per call)."]
+    #[doc = " `group_period`. A group's rate ring, in `groups`: p:\\<g> its starts, z:\\<g> its size"]
+    #[doc = " (`group_rate`), s:\\<g>:\\<i> the start times, o:\\<g> where old start times end. A change"]
+    #[doc = " of `group_rate` starts the ring anew when the group's next job is examined; the old"]
+    #[doc = " start times, and those of idle groups, are dropped at most 1000 per call, and later"]
+    #[doc = " calls drop the rest."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -7833,13 +7863,11 @@ pub mod work_queue {
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
     #[doc = " Reply: six items per job taken: id, lease token, delivery count (1 on the first"]
     #[doc = " delivery), lease deadline (ms, server clock), group ('' for none), payload."]
-    #[doc = " A rank or delivery count of a lapsed or due job that is no count (another client wrote"]
-    #[doc = " it) is refused before any write, and so is an ack of `done` that fails. What is read"]
-    #[doc = " later (a group's counts, a parked job, a waiting job's record) is checked where it is"]
-    #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
-    #[doc = " and the jobs before it stay done."]
+    #[doc = " The whole call is read and checked before its first write: a rank, count, start time,"]
+    #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
+    #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `3564f44742b09862aa779360a6eca93dc91a3d88`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `d57049ce19796e90100e4b4d784a919fcba7b38d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7848,7 +7876,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see parked_prefix)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: its rate ring"]
     #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
     #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
@@ -7877,11 +7905,12 @@ pub mod work_queue {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count (see below)"]
-    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see below)"]
-    #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see below)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count (see above)"]
+    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see above)"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see above)"]
+    #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
     #[doc = ""]
-    #[doc = " Complexity: O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
     pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, token: &str, done: &[&str]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
         crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(lease).arg(limit).arg(max_deliveries).arg(group_concurrency).arg(group_rate).arg(group_period).arg(token).args(done).finish()
     }

@@ -126,6 +126,11 @@ if newest[1] then
   if not before then
     return bad_log(newest[1])
   end
+  -- Scored with the time it was admitted: whole microseconds.
+  if not safe_integer(newest[2], 0, 9007199254740991) then
+    return redis.error_reply('BAD_LOG the log holds ' .. shown(newest[1]) .. ' at ' .. shown(newest[2])
+      .. ', not a time in whole microseconds')
+  end
   total = before + units
   if tonumber(newest[2]) > now then
     now = tonumber(newest[2])
