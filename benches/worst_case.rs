@@ -76,22 +76,22 @@ fn cases() -> Vec<Case> {
             script: "app_log/common",
             input: "a rotation: 1,000,000 messages moved, 1,000,000 of the hour before freed",
             setup: |con| {
-                fill_scored(con, "common:{l}", 1_000_000);
-                fill_scored(con, "common:{l}:last", 1_000_000);
-                fill(con, "RPUSH", "recent:{l}", "entry ", 10_000);
+                fill_scored(con, "common:{l:info}", 1_000_000);
+                fill_scored(con, "common:{l:info}:last", 1_000_000);
+                fill(con, "RPUSH", "recent:{l:info}", "entry ", 10_000);
                 lua(
                     con,
                     "redis.call('SET', KEYS[1], '3600')",
-                    &["common:{l}:start"],
+                    &["common:{l:info}:start"],
                     &[],
                 );
             },
             keys: s(&[
-                "common:{l}",
-                "common:{l}:start",
-                "common:{l}:last",
-                "common:{l}:pstart",
-                "recent:{l}",
+                "common:{l:info}",
+                "common:{l:info}:start",
+                "common:{l:info}:last",
+                "common:{l:info}:pstart",
+                "recent:{l:info}",
             ]),
             args: strings(["a message".into(), "10000".into()]),
         },
@@ -515,14 +515,14 @@ fn cases() -> Vec<Case> {
             script: "rate_limiter/sliding_window",
             input: "refused, cost 10^6, against 10^6 logged calls",
             setup: |con| sliding_log(con, 1_000_000, 0),
-            keys: s(&["log"]),
+            keys: s(&["rl:u:log"]),
             args: strings(["1000000".into(), "10000000000".into(), "1000000".into()]),
         },
         Case {
             script: "rate_limiter/sliding_window",
             input: "admitted, 100 stale entries removed, 10^6 logged",
             setup: |con| sliding_log(con, 1_000_000, 500_000),
-            keys: s(&["log"]),
+            keys: s(&["rl:u:log"]),
             args: strings(["1000000".into(), "1000".into(), "1".into()]),
         },
         Case {
@@ -871,6 +871,24 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            script: "work_queue/take",
+            input: "group_rate 1000 -> 1: 25 rings of 1000 begin anew, 25 idle",
+            setup: rate_changed,
+            keys: queue("work_queue/take"),
+            args: strings(
+                [
+                    "10000000000",
+                    "25",
+                    "1000",
+                    "0",
+                    "1",
+                    "10000000000",
+                    "0123456789abcdef0123456789abcdef",
+                ]
+                .map(String::from),
+            ),
+        },
+        Case {
             script: "short_url/claim",
             input: "a slug held by an expired link, deleted first",
             setup: busy_links,
@@ -932,18 +950,23 @@ fn cases() -> Vec<Case> {
             script: "stats/update",
             input: "a rotation, the hour before last a 1,000,000-member set",
             setup: |con| {
-                fill_scored(con, "{st}:last", 1_000_000);
+                fill_scored(con, "{st:c:k}:last", 1_000_000);
                 lua(
                     con,
                     "redis.call('SET', KEYS[2], '3600')
                      for _, k in ipairs({'count', 'sum', 'sumsq', 'min', 'max'}) do
                        redis.call('ZADD', KEYS[1], 1, k)
                      end",
-                    &["{st}", "{st}:start"],
+                    &["{st:c:k}", "{st:c:k}:start"],
                     &[],
                 );
             },
-            keys: s(&["{st}", "{st}:start", "{st}:last", "{st}:pstart"]),
+            keys: s(&[
+                "{st:c:k}",
+                "{st:c:k}:start",
+                "{st:c:k}:last",
+                "{st:c:k}:pstart",
+            ]),
             args: strings(["1e100".into(), "999999999999999".into()]),
         },
         Case {
@@ -1151,7 +1174,7 @@ fn sliding_log(con: &mut redis::Connection, n: usize, stale: usize) {
            end
            redis.call('ZADD', KEYS[1], unpack(chunk))
          end",
-        &["log"],
+        &["rl:u:log"],
         &[&n.to_string(), &stale.to_string()],
     );
 }
@@ -1535,6 +1558,33 @@ fn busy_queue(con: &mut redis::Connection) {
          job('dead', 8, nil, 'dead')
          redis.call('ZADD', x, 1, 'dead')
          redis.call('HSET', j, '#seq', 5000000)",
+        &QUEUE,
+        &[],
+    );
+}
+
+/// A work queue whose groups' rate rings are of another size than the next `take`'s
+/// `group_rate`: 25 jobs at the head of `waiting`, each of a group whose ring holds 1000
+/// start times (written under a `group_rate` of 1000), and 25 idle groups with rings as
+/// full. A take with a `group_rate` of 1 starts the 25 rings anew, which leaves 999 old
+/// start times in each, and drops old start times and idle rings, at most its budget.
+fn rate_changed(con: &mut redis::Connection) {
+    lua(
+        con,
+        "local w, j, g, i = KEYS[1], KEYS[6], KEYS[7], KEYS[9]
+         local function ring(group)
+           redis.call('HSET', g, 'p:' .. group, 1000, 'z:' .. group, 1000)
+           for n = 0, 999 do redis.call('HSET', g, 's:' .. group .. ':' .. n, 1) end
+         end
+         for n = 1, 25 do
+           local id = 't:' .. n
+           redis.call('HSET', j, 'd:' .. id, string.rep('x', 100), 's:' .. id, 'waiting', 'r:' .. id, n,
+             'n:' .. id, 0, 'g:' .. id, 'T' .. n)
+           redis.call('ZADD', w, n, id)
+           ring('T' .. n)
+           redis.call('ZADD', i, 1, 'I' .. n)
+           ring('I' .. n)
+         end",
         &QUEUE,
         &[],
     );

@@ -206,6 +206,7 @@ redis.register_function{
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @error BAD_COMMON          `common` holds a count for the message that is no count; nothing was written
 --- @uses held_hour rotate_hour
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
@@ -263,6 +264,14 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local hour = string.format('%d', math.floor(tonumber(time[1]) / 3600) * 3600)
+-- A count that stays this hour's is added to: it must be one (another client may have
+-- written a fraction or an infinity).
+if not (held and tonumber(held) < tonumber(hour)) then
+  local count = redis.call('ZSCORE', common, message)
+  if count and not safe_integer(count, 0, 9007199254740990) then
+    return redis.error_reply('BAD_COMMON the message\'s count is ' .. shown(count) .. ', not a count')
+  end
+end
 rotate_hour(common, last, start, pstart, held, hour)
 local count = redis.call('ZINCRBY', common, 1, message)
 redis.call('LPUSH', recent, string.format('%d', now) .. ' ' .. message)
@@ -1453,6 +1462,7 @@ redis.register_function{
 --- @return uint              the members pinned
 --- @error BAD_ARGS            not 2 keys and 0 arguments
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_DEADLINES       `deadlines` holds more expired pins than `places` holds pins (another client wrote them)
 --- @clock server
 --- @complexity O(log N), N = the pins with a ttl
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1474,7 +1484,11 @@ end
 -- End of the generated input checks.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-return redis.call('ZCARD', places) - redis.call('ZCOUNT', deadlines, '-inf', now)
+local pinned, expired = redis.call('ZCARD', places), redis.call('ZCOUNT', deadlines, '-inf', now)
+if expired > pinned then
+  return redis.error_reply('BAD_DEADLINES ' .. expired .. ' pins have expired, of ' .. pinned .. ' members pinned')
+end
+return pinned - expired
   end,
 }
 end
@@ -1793,6 +1807,7 @@ redis.register_function{
 --- @error BAD_POLICY          not one of its choices
 --- @error BAD_KEYS            a key not named as its template says
 --- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
+--- @error BAD_BOARD           a score of the window is an infinity, which another client wrote
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -1845,6 +1860,14 @@ local function rank_of(score, position)
     end
   end
   return ranks[score]
+end
+-- A score of the window is a finite number: the board's scripts write no other.
+for i = 2, #window, 2 do
+  local score = tonumber(window[i])
+  if score == math.huge or score == -math.huge then
+    return redis.error_reply('BAD_BOARD the board holds ' .. shown(window[i - 1]) .. ' at ' .. window[i]
+      .. ' (another client wrote it), not a finite score')
+  end
 end
 local rows = {}
 for i = 1, #window, 2 do
@@ -2061,8 +2084,9 @@ redis.register_function{
 --- Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
---- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
---- inf, as ZINCRBY makes it.
+--- board starts from 0. `levels` follows as in set.lua. A change that would take the
+--- score past the finite numbers is refused (ZINCRBY would store inf), and so is a score
+--- another client stored as an infinity.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -2071,6 +2095,8 @@ redis.register_function{
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_BOARD           the item's score on `board` is an infinity (another client wrote it); nothing was written
+--- @error OVERFLOW            the new score would not be a finite number; nothing was written
 --- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -2105,6 +2131,15 @@ local old = redis.call('ZSCORE', board, item)
 if change == 0 then
   -- Adding -0 to -0 would keep a -0; adding 0 changes nothing either way.
   change = 0
+end
+-- Checked before the first write: the sum ZINCRBY makes, in the same doubles.
+local held = tonumber(old or '0')
+if held == math.huge or held == -math.huge then
+  return redis.error_reply('BAD_BOARD the item\'s score is ' .. old .. ', not a finite number')
+end
+if held + change == math.huge or held + change == -math.huge then
+  return redis.error_reply('OVERFLOW the item\'s score ' .. (old or '0') .. ' plus ' .. level(change)
+    .. ' is not a finite number')
 end
 local new = redis.call('ZINCRBY', board, level(change), item)
 if tonumber(new) == 0 and new ~= '0' then
@@ -2431,7 +2466,10 @@ redis.register_function{
 --- never existed; here the rows are read in one atomic step. The reply has one array per
 --- key, in order, so a missing row is an empty array in its place. One call reads at most
 --- 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time
---- (each range is one consistent read, the ranges are not one together).
+--- (each range is one consistent read, the ranges are not one together). Cells come back
+--- as stored: one that another client wrote as no integer is not checked here (that would
+--- cost more than the read itself at 8,192 cells), and the Rust API refuses it as it
+--- decodes the reply.
 --- @key rows... list 1..=512 {<id>}:row:<row>  the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
 --- @error BAD_ARGS              not from 1 to 512 keys and 0 arguments
@@ -2969,7 +3007,7 @@ redis.register_function{
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
---- @default prefix RateLimiter   the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>
+--- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3036,7 +3074,7 @@ redis.register_function{
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
---- @default prefix GcraLimiter   the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>
+--- @default prefix GcraLimiter   the keys of GcraLimiter::new: GcraLimiter:<uid>:<action>
 --- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
 --- @complexity O(1)
@@ -3137,7 +3175,7 @@ redis.register_function{
 --- @error BAD_COST                  not an integer within its range, or more than `maximum`
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count; nothing was written
---- @default prefix RateLimiter   the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>
+--- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -3228,7 +3266,7 @@ redis.register_function{
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
---- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>
+--- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new: SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3280,6 +3318,11 @@ if newest[1] then
   local before, units = entry(newest[1])
   if not before then
     return bad_log(newest[1])
+  end
+  -- Scored with the time it was admitted: whole microseconds.
+  if not safe_integer(newest[2], 0, 9007199254740991) then
+    return redis.error_reply('BAD_LOG the log holds ' .. shown(newest[1]) .. ' at ' .. shown(newest[2])
+      .. ', not a time in whole microseconds')
   end
   total = before + units
   if tonumber(newest[2]) > now then
@@ -4388,6 +4431,20 @@ local function outlive_sessions(sessions_set, records_hash)
     redis.call('PEXPIREAT', records_hash, last[2])
   end
 end
+-- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
+-- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
+local function bad_deadline(id, deadline)
+  if deadline and not safe_integer(deadline, 0, 9007199254740991) then
+    return redis.error_reply('BAD_SESSIONS session ' .. shown(id) .. ' lasts until ' .. shown(deadline)
+      .. ', not a time in whole ms')
+  end
+end
+-- The check, before the first write, of the deadline that outlive_sessions gives both
+-- keys: the latest one, which the call's own deadlines (whole ms) can only raise.
+local function bad_last(sessions_set)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  return bad_deadline(last[1], last[2])
+end
 
 -- scripts/session/create.lua
 redis.register_function{
@@ -4423,7 +4480,8 @@ redis.register_function{
 --- @error BAD_CAP             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOKEN_TAKEN         a live session already has this token
---- @uses sweep forget outlive_sessions
+--- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
+--- @uses bad_last sweep forget outlive_sessions
 --- @default ttl 2592000000       SessionStore::new: 30 days
 --- @default cap 10               SessionStore::new: 10 sessions a user
 --- @clock server
@@ -4469,6 +4527,10 @@ local deadline = tonumber(redis.call('ZSCORE', sessions, id))
 if deadline and deadline > now then
   return redis.error_reply('TOKEN_TAKEN a live session already has this token; make a new random one')
 end
+local bad = bad_last(sessions)
+if bad then
+  return bad
+end
 
 sweep(sessions, records, now)
 local evicted = {}
@@ -4502,7 +4564,8 @@ redis.register_function{
 --- @return uint               how many of them were live sessions, now ended
 --- @error BAD_ARGS            not 2 keys and from 1 to 100 arguments
 --- @error BAD_KEYS            a key not named as its template says
---- @uses sweep forget outlive_sessions
+--- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
+--- @uses bad_last sweep forget outlive_sessions
 --- @clock server
 --- @complexity O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4529,6 +4592,10 @@ redis.call('ZCARD', sessions)
 redis.call('HLEN', records)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local bad = bad_last(sessions)
+if bad then
+  return bad
+end
 
 sweep(sessions, records, now)
 local ended = {}
@@ -4560,6 +4627,8 @@ redis.register_function{
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_SESSIONS        `sessions` holds a live deadline that is not whole ms (another client wrote it)
+--- @uses bad_deadline
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4581,6 +4650,10 @@ local live = redis.call('ZRANGEBYSCORE', sessions, '(' .. string.format('%d', no
   'WITHSCORES', 'LIMIT', 0, 1000)
 local rows = {}
 for i = 1, #live, 2 do
+  local bad = bad_deadline(live[i], live[i + 1])
+  if bad then
+    return bad
+  end
   -- An integer reply: the time left is whole and below 2^53.
   rows[#rows + 1] = { live[i], tonumber(live[i + 1]) - now }
 end
@@ -4797,7 +4870,8 @@ redis.register_function{
 --- @error BAD_DATA            not 1 or 0
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
---- @uses sweep outlive_sessions
+--- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
+--- @uses bad_last sweep outlive_sessions
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4839,11 +4913,16 @@ redis.call('HLEN', records)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local id = redis.sha1hex(token)
-local deadline = tonumber(redis.call('ZSCORE', sessions, id))
+local deadline = redis.call('ZSCORE', sessions, id)
+-- Everything that can be refused is read before the first write.
+local bad = bad_deadline(id, deadline) or bad_last(sessions)
+if bad then
+  return bad
+end
+deadline = tonumber(deadline)
 local correct = deadline and deadline > now
 local fields = {}
 local reply = { 'TOKEN_CORRECT', 0, fields }
--- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
   if not (ttl and safe_integer(ttl, 1, 999999999999999)) then
@@ -5418,7 +5497,7 @@ redis.register_function{
 --- @error BAD_ID                   empty
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
---- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
+--- @error BAD_VISITS               `visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)
 --- @uses over forget
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
@@ -5474,6 +5553,10 @@ if gone then
     forget(links, expiries, limits, visits, id)
   end
   return false
+end
+-- A count at the 64-bit limit (no link gets there: another client wrote it) takes no visit.
+if redis.call('HGET', visits, id) == '9223372036854775807' then
+  return redis.error_reply('BAD_VISITS the visit count of the link is 9223372036854775807, which counts no more')
 end
 redis.call('HINCRBY', visits, id, 1)
 return url
@@ -5565,6 +5648,7 @@ redis.register_function{
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @error BAD_STATS           `stats` holds a count, sum or sum of squares that is an infinity; nothing was written
 --- @uses held_hour rotate_hour
 --- @clock caller
 --- @complexity O(1)
@@ -5620,6 +5704,17 @@ if bad then
   return bad
 end
 local hour = string.format('%d', math.floor(now / 3600000) * 3600)
+-- Statistics that stay this hour's are added to: each must be a finite number (another
+-- client may have written an infinity, which no sum of values of at most 10^100 reaches).
+if not (held and tonumber(held) < tonumber(hour)) then
+  local totals = redis.call('ZMSCORE', stats, 'count', 'sum', 'sumsq')
+  for i, name in ipairs({ 'count', 'sum', 'sumsq' }) do
+    local total = tonumber(totals[i] or '0')
+    if total == math.huge or total == -math.huge then
+      return redis.error_reply('BAD_STATS the ' .. name .. ' is ' .. totals[i] .. ', not a finite number')
+    end
+  end
+end
 rotate_hour(stats, last, start, pstart, held, hour)
 local min, max = tonumber(redis.call('ZSCORE', stats, 'min')), tonumber(redis.call('ZSCORE', stats, 'max'))
 if not min or value < min then
@@ -6338,6 +6433,7 @@ redis.register_function{
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_COUNTS          `counts` holds a login count of the user that is no count; nothing was written
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6382,6 +6478,10 @@ redis.call('LLEN', recent)
 local uid = redis.call('HGET', ids, user)
 if not uid then
   return { false, 0 }
+end
+local held = redis.call('ZSCORE', counts, uid)
+if held and not safe_integer(held, 0, 9007199254740990) then
+  return redis.error_reply('BAD_COUNTS the user\'s login count is ' .. shown(held) .. ', not a count')
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -6951,6 +7051,7 @@ redis.register_function{
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_RECENT          `recent` holds a last-seen time of the token that is not whole ms; nothing was written
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7001,7 +7102,11 @@ redis.call('ZCARD', viewed)
 redis.call('ZCARD', views)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local seen = tonumber(redis.call('ZSCORE', recent, token))
+local seen = redis.call('ZSCORE', recent, token)
+if seen and not safe_integer(seen, 0, 9007199254740990) then
+  return redis.error_reply('BAD_RECENT the token was last seen at ' .. shown(seen) .. ', not a time in whole ms')
+end
+seen = tonumber(seen)
 if seen and seen >= now then
   now = seen + 1
 end
@@ -7030,11 +7135,13 @@ local function parked_of(parked_set, group, n)
   local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
   local found = {}
   for i, member in ipairs(members) do
-    local rank = string.sub(member, #prefix + 1, #prefix + 16)
-    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
       return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
     end
-    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
   end
   return found
 end
@@ -7048,10 +7155,10 @@ local function unpark(parked_set, waiting_set, jobs_hash, found)
   return #found
 end
 -- The running count of `group`; nil and an error reply for a count these scripts did not
--- write.
+-- write (they write a count of jobs, which one more or one fewer keeps a count).
 local function running_of(groups_hash, group)
   local running = redis.call('HGET', groups_hash, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+  if running and not safe_integer(running, 0, 999999999999999) then
     return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
       .. shown(running) .. ', not what these scripts write')
   end
@@ -7114,7 +7221,7 @@ redis.register_function{
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
@@ -7471,6 +7578,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
+--- @error BAD_TIME               the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -7525,6 +7633,10 @@ if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
 end
 if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
+end
+if at and not safe_integer(at, 0, 999999999999999) then
+  return redis.error_reply('BAD_TIME job ' .. shown(id) .. ' is ' .. state .. ' at ' .. shown(at)
+    .. ', not whole ms from 0 to 10^15 - 1')
 end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.
@@ -7673,7 +7785,7 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
@@ -8000,7 +8112,11 @@ redis.register_function{
 --- jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the
 --- way of other groups' jobs) until a job of its group ends or the window passes; every
 --- other job is taken. Last, it drops the start times of groups idle for a whole
---- `group_period` (about 1000 fields per call).
+--- `group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size
+--- (`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change
+--- of `group_rate` starts the ring anew when the group's next job is examined; the old
+--- start times, and those of idle groups, are dropped at most 1000 per call, and later
+--- calls drop the rest.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -8014,18 +8130,16 @@ redis.register_function{
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
 --- server's clock, and its group is '' when it has none.
---- A rank or delivery count of a lapsed or due job that is no count (another client wrote
---- it) is refused before any write, and so is an ack of `done` that fails. What is read
---- later (a group's counts, a parked job, a waiting job's record) is checked where it is
---- read: the call stops there with that job back in its place, and the ack, the chores
---- and the jobs before it stay done.
+--- The whole call is read and checked before its first write: a rank, count, start time,
+--- parked job or record that another client wrote, or an ack of `done` that fails, is
+--- refused with nothing written, so no job is lost or left half moved.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see parked_prefix)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
@@ -8049,14 +8163,15 @@ redis.register_function{
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see below)
---- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
---- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
---- @uses running_of parked_of unpark slot_of release_slot parked_prefix held_group forget_job wake_workers
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see above)
+--- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
+--- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
+--- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
+--- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
---- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
+--- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 10 or #ARGV < 7 or #ARGV > 57 then
@@ -8166,84 +8281,62 @@ local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
 end
 
--- The rate window of a group is a ring of its last `group_rate` start times, in hash
--- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
--- Drops a group's ring: its fields, as many as it holds; how many fields that was.
-local function drop_ring(group)
-  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
-  local fields = { 'p:' .. group, 'z:' .. group }
-  -- A count that is no count drops only the two fields: the ring is rebuilt from nothing.
-  started = started and safe_integer(started, 0, 999999999999999) or '0'
-  size = size and safe_integer(size, 0, 1000) or '0'
-  for i = 0, math.min(tonumber(started), tonumber(size)) - 1 do
-    fields[#fields + 1] = 's:' .. group .. ':' .. i
-  end
-  redis.call('HDEL', groups, unpack(fields))
-  return #fields
-end
+-- The call is planned first, only reading: every check that can refuse it runs before
+-- the first write, so a refused call changes nothing. The plan is written after it.
 
--- The start time that leaves the window last among the `group_rate` most recent, or nil
--- while the group started fewer. A ring of another size (the setting changed) is dropped.
-local function rate_oldest(group)
-  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
-  if not started then
-    return nil
-  end
-  if not safe_integer(started, 0, 999999999999999) or size ~= string.format('%d', group_rate) then
-    drop_ring(group)
-    return nil
-  end
-  started = tonumber(started)
-  if started < group_rate then
-    return nil
-  end
-  local oldest = redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate))
-  if not (oldest and safe_integer(oldest, 0, 999999999999999)) then
-    return nil, bad_groups('start time ' .. (started % group_rate) .. ' of group ' .. shown(group), oldest or '')
-  end
-  return tonumber(oldest)
-end
-
--- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
--- Their records, and those of the due delayed jobs (step 2), are read and checked before
--- the first write.
-local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local records = {}
-for i, id in ipairs(lapsed) do
-  records[i] = redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id)
-  local group, deliveries, rank = unpack(records[i])
-  if rank and not safe_integer(rank, 1, 2559999999999999) then
-    return bad_jobs('the rank of job ' .. shown(id), rank)
-  end
-  if rank and not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
-    return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
-  end
-  if group then
-    local _, bad = running_of(groups, group)
+-- Each group the plan touches, as the call leaves it: its running count (checked when
+-- first read), and how many of its parked jobs go back to waiting (each checked).
+local running = {}
+local function running_count(group)
+  if running[group] == nil then
+    local count, bad = running_of(groups, group)
     if bad then
-      return bad
+      return nil, bad
     end
+    running[group] = count
   end
+  return running[group]
 end
-local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local due_ranks = {}
-for i, id in ipairs(due) do
-  due_ranks[i] = redis.call('HGET', jobs, 'r:' .. id)
-  if due_ranks[i] and not safe_integer(due_ranks[i], 1, 2559999999999999) then
-    return bad_jobs('the rank of job ' .. shown(id), due_ranks[i])
+local unparked = {}
+-- The next n parked jobs of `group`, after those the plan already sends back.
+local function next_parked(group, n)
+  local from = unparked[group] or 0
+  local found, bad = parked_of(parked, group, from + n)
+  if bad then
+    return nil, bad
+  end
+  local next_jobs = {}
+  for i = from + 1, #found do
+    next_jobs[#next_jobs + 1] = found[i]
+  end
+  unparked[group] = from + #next_jobs
+  return next_jobs
+end
+-- A job of `group` ends: one fewer running, and the group's first parked job, if it has
+-- one, goes back (a list of at most one, as release_slot takes it).
+local function ending(group)
+  local count, bad = running_count(group)
+  if bad then
+    return nil, bad
+  end
+  running[group] = math.max(count - 1, 0)
+  return next_parked(group, 1)
+end
+-- The jobs the chores put in waiting: id -> rank, the last one written winning.
+local arriving = {}
+local function arrive(list)
+  for _, job in ipairs(list) do
+    arriving[job.id] = job.rank
   end
 end
 
--- Before the chores write: the jobs this worker finished (`done`), acked as ack.lua acks
--- one. Everything that can refuse them is read before the first write: each is held under
--- its token (and named once), and each of their groups' running count and the parked jobs
--- that their ends let start.
+-- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
+-- held under its token and named once.
 local done = { unpack(ARGV, 8) }
 if #done % 2 == 1 then
   return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
 end
 local finished = {}
-local ending = {}
 for i = 1, #done, 2 do
   local id = done[i]
   local group, bad = held_group(jobs, id, done[i + 1])
@@ -8255,58 +8348,253 @@ for i = 1, #done, 2 do
   end
   finished[id] = group
   finished[#finished + 1] = id
-  if group then
-    ending[group] = (ending[group] or 0) + 1
-  end
 end
 local freed = {}
-for group, n in pairs(ending) do
-  local _, bad = running_of(groups, group)
-  if bad then
-    return bad
-  end
-  freed[group], bad = parked_of(parked, group, n)
-  if bad then
-    return bad
-  end
-end
 for _, id in ipairs(finished) do
   local group = finished[id]
-  forget_job(leased, jobs, id)
   if group then
-    -- The group's next parked job, if it has one left: a list of at most one.
-    release_slot(groups, parked, waiting, jobs, group, { table.remove(freed[group], 1) })
-  end
-end
-
-for i, id in ipairs(lapsed) do
-  local group, deliveries, rank = unpack(records[i])
-  -- A finished job whose lease had run out was acked above: nothing to hand back.
-  if finished[id] ~= nil then
-    group, rank = false, false
-  end
-  redis.call('ZREM', leased, id)
-  redis.call('HDEL', jobs, 't:' .. id)
-  if group then
-    local first, bad = slot_of(groups, parked, group)
+    local first, bad = ending(group)
     if bad then
       return bad
     end
-    release_slot(groups, parked, waiting, jobs, group, first)
+    freed[id] = first
+    arrive(first)
   end
-  if not rank then
-    -- No record (deleted by hand): nothing to hand back.
-    redis.call('HDEL', jobs, 's:' .. id)
-  elseif tonumber(deliveries) >= max_deliveries then
-    redis.call('ZADD', dead, now, id)
-    redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
-  else
-    redis.call('ZADD', waiting, rank, id)
-    redis.call('HSET', jobs, 's:' .. id, 'waiting')
+end
+
+-- 1. Leases that ran out: the job goes back to waiting, or to dead after its last
+-- delivery, and its group's slot is released.
+local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local records, released = {}, {}
+for i, id in ipairs(lapsed) do
+  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+  if rank and not safe_integer(rank, 1, 2559999999999999) then
+    return bad_jobs('the rank of job ' .. shown(id), rank)
+  end
+  if rank and not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
+  end
+  -- A finished job whose lease had run out was acked above: nothing to hand back.
+  if finished[id] == nil then
+    records[i] = { group = group, rank = rank and tonumber(rank) }
+    records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    if group then
+      local first, bad = ending(group)
+      if bad then
+        return bad
+      end
+      released[i] = first
+      arrive(first)
+    end
+    if rank and not records[i].dead then
+      arriving[id] = records[i].rank
+    end
   end
 end
 
 -- 2. Delayed jobs that are due.
+local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local due_ranks = {}
+for i, id in ipairs(due) do
+  local rank = redis.call('HGET', jobs, 'r:' .. id)
+  if rank and not safe_integer(rank, 1, 2559999999999999) then
+    return bad_jobs('the rank of job ' .. shown(id), rank)
+  end
+  due_ranks[i] = rank and tonumber(rank)
+  if rank then
+    arriving[id] = due_ranks[i]
+  end
+end
+
+-- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
+-- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
+local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local budget = limit
+local wakes = {}
+for i, group in ipairs(woken) do
+  -- With no rate limit any more (the setting changed), as many as the budget allows.
+  local n = group_rate > 0 and group_rate or budget
+  if group_concurrency > 0 then
+    local count, bad = running_count(group)
+    if bad then
+      return bad
+    end
+    n = math.min(n, group_concurrency - count)
+  end
+  n = math.min(n, budget)
+  local found = {}
+  if n > 0 then
+    local bad
+    found, bad = next_parked(group, n)
+    if bad then
+      return bad
+    end
+    budget = budget - #found
+    arrive(found)
+  end
+  -- Out of budget: look again on the next call rather than leave the group parked.
+  wakes[i] = { found = found, again = budget == 0 }
+end
+
+-- The rate window of a group is a ring of its last `group_rate` start times, in hash
+-- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
+-- A ring of another size (the setting changed) starts anew: its slots are written again
+-- before they are read, and those above the new size are old start times, o:<group>
+-- saying where they end. Old start times, and the rings of groups idle for a whole
+-- `group_period`, are dropped at most RING_BUDGET per call; later calls drop the rest.
+local RING_BUDGET = 1000
+-- Where the start times of a ring, as stored, may end (a size these scripts did not
+-- write may be any size they write).
+local function extent(size)
+  return size and (safe_integer(size, 0, 1000) or 1000) or 0
+end
+local rings, ring_order = {}, {}
+local function ring_of(group)
+  if rings[group] then
+    return rings[group]
+  end
+  local started, size, old = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group, 'o:' .. group))
+  local ring = { started = 0, slots = {}, old = extent(old), stored_old = old }
+  if started and safe_integer(started, 0, 999999999999999) and size == string.format('%d', group_rate) then
+    ring.started = tonumber(started)
+  elseif started then
+    -- The ring starts anew (from 0) with this call's start of the group's job, and its
+    -- start times become old ones.
+    ring.old = math.max(ring.old, extent(size or '1000'))
+  end
+  rings[group] = ring
+  ring_order[#ring_order + 1] = group
+  return ring
+end
+
+-- 4. Take in rank order; park the jobs of groups at a limit. Examined: the first
+-- 4 × `limit` jobs waiting once the chores are written, that is the head of waiting and
+-- the jobs the chores add, in rank order (one rank's jobs by their bytes, as a sorted set
+-- orders them).
+local function bytes_less(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+local heads = cards[waiting] > 0 and redis.call('ZRANGE', waiting, 0, 4 * limit - 1, 'WITHSCORES') or {}
+local queue = {}
+for i = 1, #heads, 2 do
+  if arriving[heads[i]] == nil then
+    queue[#queue + 1] = { id = heads[i], rank = tonumber(heads[i + 1]) }
+  end
+end
+for id, rank in pairs(arriving) do
+  queue[#queue + 1] = { id = id, rank = rank }
+end
+table.sort(queue, function(a, b)
+  if a.rank ~= b.rank then
+    return a.rank < b.rank
+  end
+  return bytes_less(a.id, b.id)
+end)
+local plan = {}
+local count = 0
+for _, head in ipairs(queue) do
+  if count >= limit or #plan >= 4 * limit then
+    break
+  end
+  local id = head.id
+  local step = { id = id }
+  plan[#plan + 1] = step
+  -- An acked job's record is gone (forget_job).
+  local group, payload, deliveries = false, false, false
+  if finished[id] == nil then
+    group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
+  end
+  if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+  end
+  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
+  step.drop = not payload
+  step.group = group
+  if payload and group then
+    local held, bad = running_count(group)
+    if bad then
+      return bad
+    end
+    if group_concurrency > 0 and held >= group_concurrency then
+      step.park = true
+    elseif group_rate > 0 then
+      local ring = ring_of(group)
+      if ring.started >= group_rate then
+        local slot = ring.started % group_rate
+        local oldest = ring.slots[slot]
+        if not oldest then
+          local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. slot)
+          oldest = stored and safe_integer(stored, 0, 999999999999999)
+          if not oldest then
+            return bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
+          end
+        end
+        if oldest + group_period > now then
+          step.park = true
+          step.wake = oldest + group_period
+        end
+      end
+    end
+    -- A parked job is named by its rank, which must be one.
+    if step.park and not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
+      return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
+        .. ', not a rank these scripts write')
+    end
+    step.member = step.park and parked_prefix(group) .. string.format('%016d', head.rank) .. id
+  end
+  if payload and not step.park then
+    step.payload = payload
+    count = count + 1
+    if group then
+      running[group] = running[group] + 1
+      if group_rate > 0 then
+        -- ring_of read it for the rate check above.
+        local ring = ring_of(group)
+        step.slot = ring.started % group_rate
+        ring.slots[step.slot] = now
+        ring.started = ring.started + 1
+        step.started = ring.started
+      end
+    end
+  end
+end
+
+-- Writing the plan: nothing below can refuse the call.
+for _, id in ipairs(finished) do
+  local group = finished[id]
+  forget_job(leased, jobs, id)
+  if group then
+    release_slot(groups, parked, waiting, jobs, group, freed[id])
+  end
+end
+
+for i, id in ipairs(lapsed) do
+  local record = records[i]
+  if record then
+    redis.call('ZREM', leased, id)
+    redis.call('HDEL', jobs, 't:' .. id)
+    if record.group then
+      release_slot(groups, parked, waiting, jobs, record.group, released[i])
+    end
+    if not record.rank then
+      -- No record (deleted by hand): nothing to hand back.
+      redis.call('HDEL', jobs, 's:' .. id)
+    elseif record.dead then
+      redis.call('ZADD', dead, now, id)
+      redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+    else
+      redis.call('ZADD', waiting, record.rank, id)
+      redis.call('HSET', jobs, 's:' .. id, 'waiting')
+    end
+  end
+end
+
 for i, id in ipairs(due) do
   redis.call('ZREM', delayed, id)
   if due_ranks[i] then
@@ -8318,119 +8606,130 @@ for i, id in ipairs(due) do
   end
 end
 
--- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
--- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
-local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local budget = limit
-for _, group in ipairs(woken) do
+for i, group in ipairs(woken) do
   redis.call('ZREM', wake, group)
-  -- With no rate limit any more (the setting changed), as many as the budget allows.
-  local n = group_rate > 0 and group_rate or budget
-  if group_concurrency > 0 then
-    local running, bad = running_of(groups, group)
-    if bad then
-      return bad
-    end
-    n = math.min(n, group_concurrency - running)
-  end
-  n = math.min(n, budget)
-  if n > 0 then
-    local found, bad = parked_of(parked, group, n)
-    if bad then
-      return bad
-    end
-    budget = budget - unpark(parked, waiting, jobs, found)
-  end
-  -- Out of budget: look again on the next call rather than leave the group parked.
-  if budget == 0 then
+  unpark(parked, waiting, jobs, wakes[i].found)
+  if wakes[i].again then
     redis.call('ZADD', wake, now, group)
   end
 end
 
--- 4. Take in rank order; park the jobs of groups at a limit. A record that cannot be read
--- stops the call with the popped job (ZPOPMIN's id and score) back in its place.
-local function put_back(head, bad)
-  redis.call('ZADD', waiting, head[2], head[1])
-  return bad
+-- Old start times go first, within the budget: those above each ring read by step 4.
+local ring_budget = RING_BUDGET
+local function drop_slots(group, low, high)
+  local fields = {}
+  for i = low, high - 1 do
+    fields[#fields + 1] = 's:' .. group .. ':' .. i
+  end
+  if #fields > 0 then
+    redis.call('HDEL', groups, unpack(fields))
+  end
+  ring_budget = ring_budget - #fields
 end
+-- Drops the old start times above a ring of `group_rate` start times, from `top` down,
+-- within the budget; notes where those left end (`stored`: the note as read), and
+-- answers whether some above the ring are left. Below the ring's size, old start times
+-- are written again as the ring fills (`started` starts since it began).
+local function drop_old(group, top, started, stored)
+  local low = top
+  if top > group_rate then
+    low = math.max(group_rate, top - ring_budget)
+    drop_slots(group, low, top)
+  end
+  local left = (low > group_rate or started < low) and string.format('%d', low)
+  if left and left ~= stored then
+    redis.call('HSET', groups, 'o:' .. group, left)
+  elseif not left and stored then
+    redis.call('HDEL', groups, 'o:' .. group)
+  end
+  return low > group_rate
+end
+local unfinished = {}
+for _, group in ipairs(ring_order) do
+  local ring = rings[group]
+  if drop_old(group, ring.old, ring.started, ring.stored_old) then
+    unfinished[#unfinished + 1] = group
+  end
+end
+
 local taken = {}
-local count = 0
-local examined = 0
-local drained = false
-while count < limit and examined < 4 * limit do
-  local head = redis.call('ZPOPMIN', waiting)
-  if #head == 0 then
-    drained = true
-    break
-  end
-  examined = examined + 1
-  local id, rank = head[1], tonumber(head[2])
-  local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
-  if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
-    return put_back(head, bad_jobs('the delivery count of job ' .. shown(id), deliveries))
-  end
-  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
-  local park = false
-  if payload and group then
-    local running, bad = running_of(groups, group)
-    if bad then
-      return put_back(head, bad)
-    end
-    if group_concurrency > 0 and running >= group_concurrency then
-      park = true
-    elseif group_rate > 0 then
-      local oldest, bad_ring = rate_oldest(group)
-      if bad_ring then
-        return put_back(head, bad_ring)
-      end
-      if oldest and oldest + group_period > now then
-        park = true
-        redis.call('ZADD', wake, 'LT', oldest + group_period, group)
-      end
-    end
-  end
-  if not payload then
+for _, step in ipairs(plan) do
+  local id = step.id
+  redis.call('ZREM', waiting, id)
+  if step.drop then
     redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
-  elseif park then
-    redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', rank) .. id)
+  elseif step.park then
+    redis.call('ZADD', parked, 0, step.member)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
+    if step.wake then
+      redis.call('ZADD', wake, 'LT', step.wake, step.group)
+    end
   else
     local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)
     local held = token .. ':' .. delivery
     local deadline = now + lease
     redis.call('ZADD', leased, deadline, id)
     redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
-    if group then
-      redis.call('HINCRBY', groups, 'r:' .. group, 1)
-      if group_rate > 0 then
-        -- rate_oldest checked it, or dropped a ring it could not read.
-        local started = tonumber(redis.call('HGET', groups, 'p:' .. group) or '0')
-        redis.call('HSET', groups, 's:' .. group .. ':' .. (started % group_rate), now,
-          'p:' .. group, started + 1, 'z:' .. group, group_rate)
-        redis.call('ZADD', idle, now + group_period, group)
+    if step.group then
+      redis.call('HINCRBY', groups, 'r:' .. step.group, 1)
+      if step.slot then
+        redis.call('HSET', groups, 's:' .. step.group .. ':' .. step.slot, now,
+          'p:' .. step.group, step.started, 'z:' .. step.group, group_rate)
+        redis.call('ZADD', idle, now + group_period, step.group)
       end
     end
-    count = count + 1
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[count] = { id, held, delivery, deadline, group or '', payload }
+    taken[#taken + 1] = { id, held, delivery, deadline, step.group or '', step.payload }
   end
 end
 
--- 5. Rings whose start times no longer count: dropped, at least one and about 1000
--- fields per call.
+-- A group with old start times left is due in `idle` at once: the next calls drop them
+-- (step 5), and then put it back at the time its ring stops counting.
+for _, group in ipairs(unfinished) do
+  redis.call('ZADD', idle, now, group)
+end
+
+-- 5. Rings whose start times no longer count, with what is left of the budget: each goes
+-- from its top down; a ring the budget does not reach stays due, for the next call. A
+-- group due for its old start times only, whose ring still counts, keeps its ring.
 local quiet = cards[idle] > 0 and redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local dropped = 0
 for _, group in ipairs(quiet) do
-  if dropped >= 1000 then
+  if ring_budget <= 0 then
     break
   end
-  redis.call('ZREM', idle, group)
-  dropped = dropped + drop_ring(group)
+  local started, size, old = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group, 'o:' .. group))
+  local newest
+  if group_rate > 0 and size == string.format('%d', group_rate) and started
+      and safe_integer(started, 1, 999999999999999) then
+    local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. ((tonumber(started) - 1) % group_rate))
+    newest = stored and safe_integer(stored, 0, 999999999999999)
+  end
+  if newest and newest + group_period > now then
+    if not drop_old(group, extent(old), tonumber(started), old) then
+      redis.call('ZADD', idle, newest + group_period, group)
+    end
+  else
+    local top = extent(old)
+    if started and safe_integer(started, 0, 999999999999999) then
+      top = math.max(top, math.min(tonumber(started), extent(size or '1000')))
+    elseif started or size then
+      top = math.max(top, extent(size or '1000'))
+    end
+    local low = math.max(0, top - ring_budget)
+    drop_slots(group, low, top)
+    redis.call('HDEL', groups, 'p:' .. group, 'z:' .. group)
+    if low > 0 then
+      redis.call('HSET', groups, 'o:' .. group, low)
+    else
+      redis.call('HDEL', groups, 'o:' .. group)
+      redis.call('ZREM', idle, group)
+    end
+  end
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
 -- the next waiting worker wakes.
-if not drained and redis.call('ZCARD', waiting) > 0 then
+if redis.call('ZCARD', waiting) > 0 then
   wake_workers(signal)
 end
 return taken

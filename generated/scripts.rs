@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "260c4c94f9da801123d7f455c8abf35fd93aef53",
+        sha1: "420ecf41a1e3115416f8574454245a1ca73f8b3e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -97,6 +97,7 @@ pub mod app_log {
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
+            crate::ErrorDoc { code: "BAD_COMMON", doc: "`common` holds a count for the message that is no count; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the distinct messages this hour",
@@ -115,7 +116,7 @@ pub mod app_log {
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `260c4c94f9da801123d7f455c8abf35fd93aef53`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `420ecf41a1e3115416f8574454245a1ca73f8b3e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -135,6 +136,7 @@ pub mod app_log {
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
+    #[doc = " - `BAD_COMMON`: `common` holds a count for the message that is no count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the distinct messages this hour. Clock: the server's `TIME`."]
     pub fn common(common: &str, start: &str, last: &str, pstart: &str, recent: &str, message: &str, keep: u64) -> crate::Op<i64> {
@@ -1432,7 +1434,7 @@ pub mod geo {
     pub static SIZE: crate::Script = crate::Script {
         name: "geo/size",
         path: "scripts/geo/size.lua",
-        sha1: "32abd8ecbb8b9fc4f7a2adeeab2911d14a5ae64d",
+        sha1: "bd5f2127de98f941089d978bc05d4e01de75ef1e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/geo/size.lua")),
         flags: &["no-writes", ],
         summary: "How many members are pinned, leaving out expired pins (the book's `Location.size`).",
@@ -1447,6 +1449,7 @@ pub mod geo {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_DEADLINES", doc: "`deadlines` holds more expired pins than `places` holds pins (another client wrote them)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the pins with a ttl",
@@ -1458,7 +1461,7 @@ pub mod geo {
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 25: ZCARD, less the pins that expired and are not purged yet."]
     #[doc = ""]
-    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `32abd8ecbb8b9fc4f7a2adeeab2911d14a5ae64d`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/geo/size.lua` (`geo/size`, SHA1 `bd5f2127de98f941089d978bc05d4e01de75ef1e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `places` (a zset, named `<key>`): the geo set (the book's key)"]
@@ -1469,6 +1472,7 @@ pub mod geo {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_DEADLINES`: `deadlines` holds more expired pins than `places` holds pins (another client wrote them)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the pins with a ttl. Clock: the server's `TIME`."]
     pub fn size(places: &str, deadlines: &str) -> crate::Op<u64> {
@@ -1890,7 +1894,7 @@ pub mod leaderboard {
     pub static AROUND: crate::Script = crate::Script {
         name: "leaderboard/around",
         path: "scripts/leaderboard/around.lua",
-        sha1: "a408e98a12d9ffdf257798a5c5a90756c7d81d16",
+        sha1: "76030a2f0bb94af783e3be117a10063e468d9a6d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/around.lua")),
         flags: &["no-writes", ],
         summary: "The items around one (\"around me\"): up to `n` ranked above it and `n` below, with their scores and ranks.",
@@ -1911,6 +1915,7 @@ pub mod leaderboard {
             crate::ErrorDoc { code: "BAD_POLICY", doc: "not one of its choices" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "NOT_ADOPTED", doc: "`dense`, and a score of the window is not in `levels`: build them with adopt.lua" },
+            crate::ErrorDoc { code: "BAD_BOARD", doc: "a score of the window is an infinity, which another client wrote" },
         ],
         clock: None,
         complexity: "O(n log N), N = the items",
@@ -1927,7 +1932,7 @@ pub mod leaderboard {
     #[doc = " these scripts keep: a board written by another client lacks them, and a dense read of"]
     #[doc = " a score `levels` does not hold is refused (NOT_ADOPTED) until adopt.lua has built them."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `a408e98a12d9ffdf257798a5c5a90756c7d81d16`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/leaderboard/around.lua` (`leaderboard/around`, SHA1 `76030a2f0bb94af783e3be117a10063e468d9a6d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -1946,6 +1951,7 @@ pub mod leaderboard {
     #[doc = " - `BAD_POLICY`: not one of its choices"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `NOT_ADOPTED`: `dense`, and a score of the window is not in `levels`: build them with adopt.lua"]
+    #[doc = " - `BAD_BOARD`: a score of the window is an infinity, which another client wrote"]
     #[doc = ""]
     #[doc = " Complexity: O(n log N), N = the items."]
     pub fn around(board: &str, levels: &str, item: &[u8], n: u64, policy: &str) -> crate::Op<Vec<(Vec<u8>, f64, u64,)>> {
@@ -2134,11 +2140,11 @@ pub mod leaderboard {
     pub static UPDATE: crate::Script = crate::Script {
         name: "leaderboard/update",
         path: "scripts/leaderboard/update.lua",
-        sha1: "947c4c7131eb18ad7ab198828d8b9418954db6a6",
+        sha1: "73c5ba3b58fb5c28f2b5bd609e8e8d3673599ae5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/update.lua")),
         flags: &[],
         summary: "Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.",
-        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A score that overflows becomes\ninf, as ZINCRBY makes it.",
+        description: "《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the\nboard starts from 0. `levels` follows as in set.lua. A change that would take the\nscore past the finite numbers is refused (ZINCRBY would store inf), and so is a score\nanother client stored as an infinity.",
         keys: &[
             crate::Param { name: "board", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "item -> score (the book's key)", template: Some(&keys::BOARD) },
             crate::Param { name: "levels", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "each distinct score of `board` once (member: the score as `%.17g`), for dense ranks", template: Some(&keys::LEVELS) },
@@ -2152,6 +2158,8 @@ pub mod leaderboard {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_CHANGE", doc: "not a finite decimal number" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BOARD", doc: "the item's score on `board` is an infinity (another client wrote it); nothing was written" },
+            crate::ErrorDoc { code: "OVERFLOW", doc: "the new score would not be a finite number; nothing was written" },
         ],
         clock: None,
         complexity: "O(log N), N = the items",
@@ -2162,10 +2170,11 @@ pub mod leaderboard {
     #[doc = " Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks."]
     #[doc = ""]
     #[doc = " 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the"]
-    #[doc = " board starts from 0. `levels` follows as in set.lua. A score that overflows becomes"]
-    #[doc = " inf, as ZINCRBY makes it."]
+    #[doc = " board starts from 0. `levels` follows as in set.lua. A change that would take the"]
+    #[doc = " score past the finite numbers is refused (ZINCRBY would store inf), and so is a score"]
+    #[doc = " another client stored as an infinity."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `947c4c7131eb18ad7ab198828d8b9418954db6a6`)."]
+    #[doc = " Runs `scripts/leaderboard/update.lua` (`leaderboard/update`, SHA1 `73c5ba3b58fb5c28f2b5bd609e8e8d3673599ae5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -2181,6 +2190,8 @@ pub mod leaderboard {
     #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
     #[doc = " - `BAD_CHANGE`: not a finite decimal number"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BOARD`: the item's score on `board` is an infinity (another client wrote it); nothing was written"]
+    #[doc = " - `OVERFLOW`: the new score would not be a finite number; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the items."]
     pub fn update(board: &str, levels: &str, item: &[u8], change: f64) -> crate::Op<f64> {
@@ -2519,11 +2530,11 @@ pub mod matrix {
     pub static LIST_GET_ALL: crate::Script = crate::Script {
         name: "matrix/list_get_all",
         path: "scripts/matrix/list_get_all.lua",
-        sha1: "f81f3ef3c494617b361f76825ec563d49c4ca31e",
+        sha1: "234cf5862cce9903d00ba5cf71dbbd773f305d5b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/matrix/list_get_all.lua")),
         flags: &["no-writes", ],
         summary: "Returns every cell of a list matrix, row by row, in one consistent read.",
-        description: "《Redis 应用实例》 chapter 31 (`ListMatrix.get_all`). The book reads the rows with one\nLRANGE each, a round trip apart, so a write between two of them shows a matrix that\nnever existed; here the rows are read in one atomic step. The reply has one array per\nkey, in order, so a missing row is an empty array in its place. One call reads at most\n8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time\n(each range is one consistent read, the ranges are not one together).",
+        description: "《Redis 应用实例》 chapter 31 (`ListMatrix.get_all`). The book reads the rows with one\nLRANGE each, a round trip apart, so a write between two of them shows a matrix that\nnever existed; here the rows are read in one atomic step. The reply has one array per\nkey, in order, so a missing row is an empty array in its place. One call reads at most\n8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time\n(each range is one consistent read, the ranges are not one together). Cells come back\nas stored: one that another client wrote as no integer is not checked here (that would\ncost more than the read itself at 8,192 cells), and the Rust API refuses it as it\ndecodes the reply.",
         keys: &[
             crate::Param { name: "rows", ty: "list", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(512) }, rule: crate::Rule::Any, doc: "the row lists, first row first; all in one hash slot", template: Some(&keys::ROWS) },
         ],
@@ -2548,9 +2559,12 @@ pub mod matrix {
     #[doc = " never existed; here the rows are read in one atomic step. The reply has one array per"]
     #[doc = " key, in order, so a missing row is an empty array in its place. One call reads at most"]
     #[doc = " 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time"]
-    #[doc = " (each range is one consistent read, the ranges are not one together)."]
+    #[doc = " (each range is one consistent read, the ranges are not one together). Cells come back"]
+    #[doc = " as stored: one that another client wrote as no integer is not checked here (that would"]
+    #[doc = " cost more than the read itself at 8,192 cells), and the Rust API refuses it as it"]
+    #[doc = " decodes the reply."]
     #[doc = ""]
-    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `f81f3ef3c494617b361f76825ec563d49c4ca31e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/matrix/list_get_all.lua` (`matrix/list_get_all`, SHA1 `234cf5862cce9903d00ba5cf71dbbd773f305d5b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `rows...` (a list, 1 to 512 keys, named `{<id>}:row:<row>`): the row lists, first row first; all in one hash slot"]
@@ -3157,7 +3171,7 @@ pub mod rate_limiter {
     pub static DURATION: crate::Script = crate::Script {
         name: "rate_limiter/duration",
         path: "scripts/rate_limiter/duration.lua",
-        sha1: "98fa80cd17c37a847f3f6dc14aa4f0bbf7607ec9",
+        sha1: "abb10eb49a7760d05aa9b2f5c5c7771bdfd7ca52",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/duration.lua")),
         flags: &["no-writes", ],
         summary: "Returns how long until the window resets, only when its limit is reached.",
@@ -3178,7 +3192,7 @@ pub mod rate_limiter {
         clock: None,
         complexity: "O(1)",
         defaults: &[
-            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>" },
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new: RateLimiter:<uid>:<action>" },
         ],
     };
 
@@ -3189,7 +3203,7 @@ pub mod rate_limiter {
     #[doc = " `maximum` (an attempt would be admitted now), or when it has no expiry."]
     #[doc = " Writes nothing and runs with EVALSHA_RO, also on replicas."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `98fa80cd17c37a847f3f6dc14aa4f0bbf7607ec9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/rate_limiter/duration.lua` (`rate_limiter/duration`, SHA1 `abb10eb49a7760d05aa9b2f5c5c7771bdfd7ca52`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3216,7 +3230,7 @@ pub mod rate_limiter {
     pub static GCRA: crate::Script = crate::Script {
         name: "rate_limiter/gcra",
         path: "scripts/rate_limiter/gcra.lua",
-        sha1: "8ded5818e3073817809636a9710ba19eef497e8c",
+        sha1: "9f730da9904771fd2e09a57cee5b046b14309129",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/gcra.lua")),
         flags: &[],
         summary: "Admits `cost` requests under GCRA: a bucket of `burst` that refills at `count` per `period`.",
@@ -3243,7 +3257,7 @@ pub mod rate_limiter {
         clock: Some(crate::Clock::Server),
         complexity: "O(1)",
         defaults: &[
-            crate::Preset { name: "prefix", value: crate::PresetValue::Text("GcraLimiter"), doc: "the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>" },
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("GcraLimiter"), doc: "the keys of GcraLimiter::new: GcraLimiter:<uid>:<action>" },
             crate::Preset { name: "burst", value: crate::PresetValue::SameAs("count"), doc: "GcraLimiter::new(action, limit, period): a bucket of `limit`" },
         ],
     };
@@ -3263,7 +3277,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the requests of cost 1 still admitted now; retry-after is the time until"]
     #[doc = " `cost` would be admitted, and reset-after the time until the bucket is full again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `8ded5818e3073817809636a9710ba19eef497e8c`)."]
+    #[doc = " Runs `scripts/rate_limiter/gcra.lua` (`rate_limiter/gcra`, SHA1 `9f730da9904771fd2e09a57cee5b046b14309129`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `tat` (a string, named `<prefix>:<uid>:<action>`): the theoretical arrival time: microseconds, with a fraction"]
@@ -3296,7 +3310,7 @@ pub mod rate_limiter {
     pub static IS_PERMITTED: crate::Script = crate::Script {
         name: "rate_limiter/is_permitted",
         path: "scripts/rate_limiter/is_permitted.lua",
-        sha1: "d46054d25213f5f372ea09d531200ba524ca1e3c",
+        sha1: "fa63f9f5ae7c49817c2d6bc2fbce6481dbf1ba60",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/is_permitted.lua")),
         flags: &[],
         summary: "Counts `cost` attempts against a fixed window of `interval` and tells whether they are allowed.",
@@ -3321,7 +3335,7 @@ pub mod rate_limiter {
         clock: None,
         complexity: "O(1)",
         defaults: &[
-            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>" },
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("RateLimiter"), doc: "the keys of RateLimiter::new: RateLimiter:<uid>:<action>" },
         ],
     };
 
@@ -3338,7 +3352,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the attempts still admitted in this window; retry-after is the time"]
     #[doc = " until an attempt can be admitted, and reset-after the time until the window resets."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `d46054d25213f5f372ea09d531200ba524ca1e3c`)."]
+    #[doc = " Runs `scripts/rate_limiter/is_permitted.lua` (`rate_limiter/is_permitted`, SHA1 `fa63f9f5ae7c49817c2d6bc2fbce6481dbf1ba60`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `counter` (a string, named `<prefix>:<uid>:<action>`): the window's counter (`RateLimiter:<uid>:<action>`)"]
@@ -3369,7 +3383,7 @@ pub mod rate_limiter {
     pub static SLIDING_WINDOW: crate::Script = crate::Script {
         name: "rate_limiter/sliding_window",
         path: "scripts/rate_limiter/sliding_window.lua",
-        sha1: "d42c085860715807378f555113e8bb6ab95a6dc8",
+        sha1: "8f78370f5629c3c9c206c0e9e451cdfb74d5bfa8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rate_limiter/sliding_window.lua")),
         flags: &[],
         summary: "Admits `cost` requests if the last `period` holds room for them: an exact sliding window.",
@@ -3394,7 +3408,7 @@ pub mod rate_limiter {
         clock: Some(crate::Clock::Server),
         complexity: "O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted",
         defaults: &[
-            crate::Preset { name: "prefix", value: crate::PresetValue::Text("SlidingWindowLimiter"), doc: "the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>" },
+            crate::Preset { name: "prefix", value: crate::PresetValue::Text("SlidingWindowLimiter"), doc: "the keys of SlidingWindowLimiter::new: SlidingWindowLimiter:<uid>:<action>" },
         ],
     };
 
@@ -3414,7 +3428,7 @@ pub mod rate_limiter {
     #[doc = " Remaining counts the units still admitted now; retry-after is the time until `cost`"]
     #[doc = " would be admitted, and reset-after the time until the window is empty."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `d42c085860715807378f555113e8bb6ab95a6dc8`)."]
+    #[doc = " Runs `scripts/rate_limiter/sliding_window.lua` (`rate_limiter/sliding_window`, SHA1 `8f78370f5629c3c9c206c0e9e451cdfb74d5bfa8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `log` (a zset, named `<prefix>:<uid>:<action>`): the sorted set of admitted calls"]
@@ -4619,7 +4633,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "3ee1b8f2be9185947d44d2f6c6a49bbacbaf425c",
+        sha1: "03a12f2003943ca649eab19b912e8fb85d837713",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -4641,6 +4655,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_CAP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "TOKEN_TAKEN", doc: "a live session already has this token" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions",
@@ -4668,7 +4683,7 @@ pub mod session {
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `3ee1b8f2be9185947d44d2f6c6a49bbacbaf425c`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `03a12f2003943ca649eab19b912e8fb85d837713`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4688,6 +4703,7 @@ pub mod session {
     #[doc = " - `BAD_CAP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `TOKEN_TAKEN`: a live session already has this token"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions. Clock: the server's `TIME`."]
     pub fn create(sessions: &str, records: &str, token: &str, ttl: ::std::time::Duration, cap: u64) -> crate::Op<Vec<String>> {
@@ -4700,7 +4716,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "a1581612c2ce8a2f3183dd424d57ad138a87b03b",
+        sha1: "9911776aaba8e3a7c6052f4105f5a130d7dc2faa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -4716,6 +4732,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 1 to 100 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions",
@@ -4731,7 +4748,7 @@ pub mod session {
     #[doc = " are ignored. Expired sessions of the user are forgotten first. Logging out everywhere"]
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `a1581612c2ce8a2f3183dd424d57ad138a87b03b`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `9911776aaba8e3a7c6052f4105f5a130d7dc2faa`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4745,6 +4762,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and from 1 to 100 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O((E + M) log N), E = sessions expired (at most 1000), M = ids given, N = the user's sessions. Clock: the server's `TIME`."]
     pub fn end(sessions: &str, records: &str, ids: &[&str]) -> crate::Op<u64> {
@@ -4757,7 +4775,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "48d98204fbe4dd18e8e47728e33b154220520825",
+        sha1: "d863f0dd32afd5826ed1f687e896e126dd3b54fa",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -4771,6 +4789,7 @@ pub mod session {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a live deadline that is not whole ms (another client wrote it)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)",
@@ -4784,7 +4803,7 @@ pub mod session {
     #[doc = " ended with end.lua. Sessions that have expired but are not yet forgotten are left out."]
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `48d98204fbe4dd18e8e47728e33b154220520825`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `d863f0dd32afd5826ed1f687e896e126dd3b54fa`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4794,6 +4813,7 @@ pub mod session {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a live deadline that is not whole ms (another client wrote it)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000). Clock: the server's `TIME`."]
     pub fn list(sessions: &str) -> crate::Op<Vec<(String, u64,)>> {
@@ -4936,7 +4956,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "5daeb5c2ffa2a47344e508431656de75dae329f5",
+        sha1: "4a4204a7a5df167c1e7889f59532bf05a3070206",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -4958,6 +4978,7 @@ pub mod session {
             crate::ErrorDoc { code: "BAD_DATA", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_RECORD", doc: "the session's record in `records` was not written by these scripts" },
+            crate::ErrorDoc { code: "BAD_SESSIONS", doc: "`sessions` holds a deadline another client wrote, not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields",
@@ -4978,7 +4999,7 @@ pub mod session {
     #[doc = " from now (the book's never does). With `data` = 1 a correct token's reply also carries"]
     #[doc = " the session's data. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `5daeb5c2ffa2a47344e508431656de75dae329f5`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `4a4204a7a5df167c1e7889f59532bf05a3070206`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -4998,6 +5019,7 @@ pub mod session {
     #[doc = " - `BAD_DATA`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_RECORD`: the session's record in `records` was not written by these scripts"]
+    #[doc = " - `BAD_SESSIONS`: `sessions` holds a deadline another client wrote, not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields. Clock: the server's `TIME`."]
     pub fn validate(sessions: &str, records: &str, token: &str, slide: bool, data: bool) -> crate::Op<(String, u64, Vec<(String, Vec<u8>,)>,)> {
@@ -5436,7 +5458,7 @@ pub mod short_url {
     pub static VISIT: crate::Script = crate::Script {
         name: "short_url/visit",
         path: "scripts/short_url/visit.lua",
-        sha1: "ad7ea463f09ba7a69316de3be9cc0415988eec06",
+        sha1: "c2297669b95612e073e86239cdd1f6ce230cdea8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/short_url/visit.lua")),
         flags: &[],
         summary: "Follows a short link: its URL, counting the visit; nil when there is none, or it has expired or is used up.",
@@ -5456,7 +5478,7 @@ pub mod short_url {
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_LIMITS", doc: "`limits` holds something other than an integer from 1 to 10^15 - 1 for the link" },
-            crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds something other than an integer from 0 to 2^63 - 1 for the link" },
+            crate::ErrorDoc { code: "BAD_VISITS", doc: "`visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the links with an expiry",
@@ -5472,7 +5494,7 @@ pub mod short_url {
     #[doc = " expired is deleted (with its count); a used-up link is kept, so its count can still be"]
     #[doc = " read, and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `ad7ea463f09ba7a69316de3be9cc0415988eec06`)."]
+    #[doc = " Runs `scripts/short_url/visit.lua` (`short_url/visit`, SHA1 `c2297669b95612e073e86239cdd1f6ce230cdea8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `links` (a hash, named `{<name>}:mapping_hash`): short id -> URL (the book's `mapping_hash`)"]
@@ -5490,7 +5512,7 @@ pub mod short_url {
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LIMITS`: `limits` holds something other than an integer from 1 to 10^15 - 1 for the link"]
-    #[doc = " - `BAD_VISITS`: `visits` holds something other than an integer from 0 to 2^63 - 1 for the link"]
+    #[doc = " - `BAD_VISITS`: `visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the links with an expiry. Clock: the server's `TIME`."]
     pub fn visit(links: &str, expiries: &str, limits: &str, visits: &str, id: &str) -> crate::Op<Option<String>> {
@@ -5636,7 +5658,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "05525f0ab4eef4732c4264bf649debe5f56b592a",
+        sha1: "1140623904f66dc1c43ad50d12ac97114ae3284d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -5658,6 +5680,7 @@ pub mod stats {
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_START", doc: "`start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)" },
+            crate::ErrorDoc { code: "BAD_STATS", doc: "`stats` holds a count, sum or sum of squares that is an infinity; nothing was written" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(1)",
@@ -5676,7 +5699,7 @@ pub mod stats {
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `05525f0ab4eef4732c4264bf649debe5f56b592a`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `1140623904f66dc1c43ad50d12ac97114ae3284d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -5696,6 +5719,7 @@ pub mod stats {
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_START`: `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)"]
+    #[doc = " - `BAD_STATS`: `stats` holds a count, sum or sum of squares that is an infinity; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(1). Clock: the caller's `now`."]
     pub fn update(stats: &str, start: &str, last: &str, pstart: &str, value: f64, now: u64) -> crate::Op<(f64, f64, f64,)> {
@@ -6524,7 +6548,7 @@ pub mod user_login {
     pub static LOGIN: crate::Script = crate::Script {
         name: "user_login/login",
         path: "scripts/user_login/login.lua",
-        sha1: "f4b9be3966a150b8de4955cba8bdaac7a2f7bf26",
+        sha1: "5e30dc04f551cf2d874c861fe0d83c8d7bbcb4d7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/user_login/login.lua")),
         flags: &[],
         summary: "Records a login by `user`: its count, its time, the recent logins and the ranking, in one step.",
@@ -6545,6 +6569,7 @@ pub mod user_login {
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_COUNTS", doc: "`counts` holds a login count of the user that is no count; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)",
@@ -6561,7 +6586,7 @@ pub mod user_login {
     #[doc = " and the ranking are one sorted set, so they never disagree. A name that was never"]
     #[doc = " registered records nothing and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `f4b9be3966a150b8de4955cba8bdaac7a2f7bf26`)."]
+    #[doc = " Runs `scripts/user_login/login.lua` (`user_login/login`, SHA1 `5e30dc04f551cf2d874c861fe0d83c8d7bbcb4d7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `ids` (a hash, named `{<name>}:ids`): name -> user id (registered with HSETNX)"]
@@ -6580,6 +6605,7 @@ pub mod user_login {
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_COUNTS`: `counts` holds a login count of the user that is no count; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays). Clock: the server's `TIME`."]
     pub fn login(ids: &str, counts: &str, last: &str, recent: &str, user: &[u8], keep: u64) -> crate::Op<(Option<Vec<u8>>, i64,)> {
@@ -7147,7 +7173,7 @@ pub mod web_session {
     pub static UPDATE: crate::Script = crate::Script {
         name: "web_session/update",
         path: "scripts/web_session/update.lua",
-        sha1: "15cddd964a6d655b51790e945d400c20023a3330",
+        sha1: "6e0514edcb6ebe61713bbb6edc85413b4a686515",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/web_session/update.lua")),
         flags: &[],
         summary: "Records a request of a logged-in user: the token's user and last-seen time, and the item viewed, in one step.",
@@ -7171,6 +7197,7 @@ pub mod web_session {
             crate::ErrorDoc { code: "BAD_USER", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEEP", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_RECENT", doc: "`recent` holds a last-seen time of the token that is not whole ms; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the tokens (the trim drops one item at most)",
@@ -7189,7 +7216,7 @@ pub mod web_session {
     #[doc = " request in the same millisecond as the last one, or after the clock stepped back, moves"]
     #[doc = " it 1 ms on, so the cleaner can tell that the token was refreshed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `15cddd964a6d655b51790e945d400c20023a3330`)."]
+    #[doc = " Runs `scripts/web_session/update.lua` (`web_session/update`, SHA1 `6e0514edcb6ebe61713bbb6edc85413b4a686515`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `login` (a hash, named `{<namespace>}:login`): token -> user"]
@@ -7211,6 +7238,7 @@ pub mod web_session {
     #[doc = " - `BAD_USER`: empty"]
     #[doc = " - `BAD_KEEP`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_RECENT`: `recent` holds a last-seen time of the token that is not whole ms; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the tokens (the trim drops one item at most). Clock: the server's `TIME`."]
     pub fn update(login: &str, recent: &str, viewed: &str, views: &str, token: &str, user: &[u8], item: &[u8], keep: u64) -> crate::Op<i64> {
@@ -7273,7 +7301,7 @@ pub mod work_queue {
             JOBS.forms[0].build(&[name])
         }
 
-        #[doc = " The template of `groups` (a hash), `{<name>}:groups`: per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+        #[doc = " The template of `groups` (a hash), `{<name>}:groups`: per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
         #[doc = ""]
         #[doc = " Build its name with [`groups()`]."]
         pub static GROUPS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:groups", forms: &[crate::KeyForm { text: "{<name>}:groups", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":groups")] }] };
@@ -7352,7 +7380,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "57c8d768416a9342b728d3e8865c325ff246f6f9",
+        sha1: "320749230de92647f46c50f13865a38e04115aa9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -7362,7 +7390,7 @@ pub mod work_queue {
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
@@ -7392,14 +7420,14 @@ pub mod work_queue {
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
     #[doc = " job yet, the ack still counts, as nobody else holds it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `57c8d768416a9342b728d3e8865c325ff246f6f9`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `320749230de92647f46c50f13865a38e04115aa9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -7632,7 +7660,7 @@ pub mod work_queue {
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "f0f9128c464e7f4592e0170f5b4d4f76d3a55701",
+        sha1: "3f1ce526c573bc018bdcb3a4cf7a9d1bf394aeb3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
         summary: "Reads one job: its state, deliveries, group, last error and payload.",
@@ -7652,6 +7680,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count for the job that these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_TIME", doc: "the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -7665,7 +7694,7 @@ pub mod work_queue {
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
     #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `f0f9128c464e7f4592e0170f5b4d4f76d3a55701`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `3f1ce526c573bc018bdcb3a4cf7a9d1bf394aeb3`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -7683,6 +7712,7 @@ pub mod work_queue {
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count for the job that these scripts did not write"]
+    #[doc = " - `BAD_TIME`: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
@@ -7773,7 +7803,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "ca92a473477ac48d7e6e2c07bd0ec5b2a9993997",
+        sha1: "d78774f7e433a667e6aa86d568d24b251f4e90c3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -7785,7 +7815,7 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
@@ -7824,7 +7854,7 @@ pub mod work_queue {
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
     #[doc = " a fixed one, or a backoff that grows with the delivery count."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ca92a473477ac48d7e6e2c07bd0ec5b2a9993997`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `d78774f7e433a667e6aa86d568d24b251f4e90c3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -7833,7 +7863,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -7995,11 +8025,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "f8e9721b313bbe45a4355e093423f3ca1d585d78",
+        sha1: "589b9b01950cd14c4892bcb9c3858e8301f53e4e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period` (about 1000 fields per call).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nA rank or delivery count of a lapsed or due job that is no count (another client wrote\nit) is refused before any write, and so is an ack of `done` that fails. What is read\nlater (a group's counts, a parked job, a waiting job's record) is checked where it is\nread: the call stops there with that job back in its place, and the ack, the chores\nand the jobs before it stay done.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size\n(`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change\nof `group_rate` starts the ring anew when the group's next job is examined; the old\nstart times, and those of idle groups, are dropped at most 1000 per call, and later\ncalls drop the rest.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -8007,7 +8037,7 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see parked_prefix)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
-            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times", template: Some(&keys::GROUPS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
             crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
@@ -8035,12 +8065,13 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count (see below)" },
-            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see below)" },
-            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see below)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see above)" },
+            crate::ErrorDoc { code: "BAD_WAITING", doc: "`waiting` holds a job to park at a score that is no rank (see above)" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`",
+        complexity: "O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000",
         defaults: &[
             crate::Preset { name: "lease", value: crate::PresetValue::Text("30000"), doc: "WorkQueue::new: a 30 s lease" },
             crate::Preset { name: "max_deliveries", value: crate::PresetValue::Text("5"), doc: "WorkQueue::new: 5 deliveries" },
@@ -8060,7 +8091,11 @@ pub mod work_queue {
     #[doc = " jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the"]
     #[doc = " way of other groups' jobs) until a job of its group ends or the window passes; every"]
     #[doc = " other job is taken. Last, it drops the start times of groups idle for a whole"]
-    #[doc = " `group_period` (about 1000 fields per call)."]
+    #[doc = " `group_period`. A group's rate ring, in `groups`: p:\\<g> its starts, z:\\<g> its size"]
+    #[doc = " (`group_rate`), s:\\<g>:\\<i> the start times, o:\\<g> where old start times end. A change"]
+    #[doc = " of `group_rate` starts the ring anew when the group's next job is examined; the old"]
+    #[doc = " start times, and those of idle groups, are dropped at most 1000 per call, and later"]
+    #[doc = " calls drop the rest."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -8074,13 +8109,11 @@ pub mod work_queue {
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
     #[doc = " A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the"]
     #[doc = " server's clock, and its group is '' when it has none."]
-    #[doc = " A rank or delivery count of a lapsed or due job that is no count (another client wrote"]
-    #[doc = " it) is refused before any write, and so is an ack of `done` that fails. What is read"]
-    #[doc = " later (a group's counts, a parked job, a waiting job's record) is checked where it is"]
-    #[doc = " read: the call stops there with that job back in its place, and the ack, the chores"]
-    #[doc = " and the jobs before it stay done."]
+    #[doc = " The whole call is read and checked before its first write: a rank, count, start time,"]
+    #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
+    #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `f8e9721b313bbe45a4355e093423f3ca1d585d78`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `589b9b01950cd14c4892bcb9c3858e8301f53e4e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -8089,7 +8122,7 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see parked_prefix)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
-    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g> started, z:\\<g> ring size, s:\\<g>:\\<i> start times"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: its rate ring"]
     #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
     #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
@@ -8118,11 +8151,12 @@ pub mod work_queue {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count (see below)"]
-    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see below)"]
-    #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see below)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count (see above)"]
+    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see above)"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see above)"]
+    #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
     #[doc = ""]
-    #[doc = " Complexity: O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
     pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, token: &str, done: &[&str]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
         crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(lease).arg(limit).arg(max_deliveries).arg(group_concurrency).arg(group_rate).arg(group_period).arg(token).args(done).finish()
     }

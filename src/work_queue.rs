@@ -64,9 +64,9 @@
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
 //! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq` |
-//! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times |
+//! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
-//! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then) |
+//! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
 //! | `{name}:signal` | zset | one member while a job may be ready: idle workers wait on it with `BZPOPMIN` |
 //!
 //! A job moves between five [`State`]s:
@@ -86,10 +86,15 @@
 //! Hand-outs happen only in `take`: it first returns lapsed leases (up to `limit`),
 //! promotes due delayed jobs (up to `limit`) and wakes groups whose rate window passed
 //! (up to `limit` jobs), then examines at most `4 × limit` waiting jobs in rank order, and
-//! last drops the start times of groups idle for a whole period. So every call does
-//! bounded work, whatever the queue's size: at `limit` = [`MAX_TAKE`] and every chore
-//! full, one call takes about 6 ms of server time (`cargo bench --bench worst_case`); a
-//! backlog of lapsed leases or due jobs drains over successive calls.
+//! last drops the start times of groups idle for a whole period. A change of the rate
+//! limit starts each group's ring of start times anew; the old start times, and those of
+//! idle groups, go at most 1000 per call. So every call does bounded work, whatever the
+//! queue's size: at `limit` = [`MAX_TAKE`] and every chore full, one call takes about
+//! 6 ms of server time (`cargo bench --bench worst_case`); a backlog of lapsed leases,
+//! due jobs or old start times drains over successive calls. The call is read and
+//! checked whole before it writes: data another client wrote into the queue's keys (a
+//! parked entry, a count, a record the scripts never write) is refused with the
+//! script's error code and nothing changed, so no job is lost or left half moved.
 //!
 //! # From another language
 //!
@@ -103,9 +108,9 @@
 //! waiting
 //! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
 //!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
-//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16) '' ''
+//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16)
 //!     # lease ms, limit, max deliveries, group concurrency, rate, period, 128 random bits,
-//!     # and the id and token of a job to ack first ('' for none)
+//!     # then the id and token of each job to ack first (none here)
 //! welcome:42                              # id
 //! 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1      # lease token
 //! 1                                       # delivery

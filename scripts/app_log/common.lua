@@ -20,6 +20,7 @@
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @error BAD_COMMON          `common` holds a count for the message that is no count; nothing was written
 --- @uses held_hour rotate_hour
 --- @clock server
 --- @complexity O(log N), N = the distinct messages this hour
@@ -163,6 +164,14 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local hour = string.format('%d', math.floor(tonumber(time[1]) / 3600) * 3600)
+-- A count that stays this hour's is added to: it must be one (another client may have
+-- written a fraction or an infinity).
+if not (held and tonumber(held) < tonumber(hour)) then
+  local count = redis.call('ZSCORE', common, message)
+  if count and not safe_integer(count, 0, 9007199254740990) then
+    return redis.error_reply('BAD_COMMON the message\'s count is ' .. shown(count) .. ', not a count')
+  end
+end
 rotate_hour(common, last, start, pstart, held, hour)
 local count = redis.call('ZINCRBY', common, 1, message)
 redis.call('LPUSH', recent, string.format('%d', now) .. ' ' .. message)

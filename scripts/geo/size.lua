@@ -7,6 +7,7 @@
 --- @return uint              the members pinned
 --- @error BAD_ARGS            not 2 keys and 0 arguments
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_DEADLINES       `deadlines` holds more expired pins than `places` holds pins (another client wrote them)
 --- @clock server
 --- @complexity O(log N), N = the pins with a ttl
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -50,4 +51,8 @@ end
 -- End of the generated input checks.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-return redis.call('ZCARD', places) - redis.call('ZCOUNT', deadlines, '-inf', now)
+local pinned, expired = redis.call('ZCARD', places), redis.call('ZCOUNT', deadlines, '-inf', now)
+if expired > pinned then
+  return redis.error_reply('BAD_DEADLINES ' .. expired .. ' pins have expired, of ' .. pinned .. ' members pinned')
+end
+return pinned - expired

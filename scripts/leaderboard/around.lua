@@ -19,6 +19,7 @@
 --- @error BAD_POLICY          not one of its choices
 --- @error BAD_KEYS            a key not named as its template says
 --- @error NOT_ADOPTED         `dense`, and a score of the window is not in `levels`: build them with adopt.lua
+--- @error BAD_BOARD           a score of the window is an infinity, which another client wrote
 --- @complexity O(n log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -93,6 +94,14 @@ local function rank_of(score, position)
     end
   end
   return ranks[score]
+end
+-- A score of the window is a finite number: the board's scripts write no other.
+for i = 2, #window, 2 do
+  local score = tonumber(window[i])
+  if score == math.huge or score == -math.huge then
+    return redis.error_reply('BAD_BOARD the board holds ' .. shown(window[i - 1]) .. ' at ' .. window[i]
+      .. ' (another client wrote it), not a finite score')
+  end
 end
 local rows = {}
 for i = 1, #window, 2 do

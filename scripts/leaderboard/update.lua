@@ -1,8 +1,9 @@
 --- Adds to an item's score (the book's `update_weight`), and keeps the board's distinct scores for dense ranks.
 ---
 --- 《Redis 应用实例》 chapter 22 (`Ranking.update_weight`), a ZINCRBY; an item not on the
---- board starts from 0. `levels` follows as in set.lua. A score that overflows becomes
---- inf, as ZINCRBY makes it.
+--- board starts from 0. `levels` follows as in set.lua. A change that would take the
+--- score past the finite numbers is refused (ZINCRBY would store inf), and so is a score
+--- another client stored as an infinity.
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg item bytes            the item
@@ -11,6 +12,8 @@
 --- @error BAD_ARGS            not 2 keys and 2 arguments
 --- @error BAD_CHANGE          not a finite decimal number
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_BOARD           the item's score on `board` is an infinity (another client wrote it); nothing was written
+--- @error OVERFLOW            the new score would not be a finite number; nothing was written
 --- @uses level
 --- @complexity O(log N), N = the items
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -96,6 +99,15 @@ local old = redis.call('ZSCORE', board, item)
 if change == 0 then
   -- Adding -0 to -0 would keep a -0; adding 0 changes nothing either way.
   change = 0
+end
+-- Checked before the first write: the sum ZINCRBY makes, in the same doubles.
+local held = tonumber(old or '0')
+if held == math.huge or held == -math.huge then
+  return redis.error_reply('BAD_BOARD the item\'s score is ' .. old .. ', not a finite number')
+end
+if held + change == math.huge or held + change == -math.huge then
+  return redis.error_reply('OVERFLOW the item\'s score ' .. (old or '0') .. ' plus ' .. level(change)
+    .. ' is not a finite number')
 end
 local new = redis.call('ZINCRBY', board, level(change), item)
 if tonumber(new) == 0 and new ~= '0' then

@@ -6,7 +6,10 @@
 --- never existed; here the rows are read in one atomic step. The reply has one array per
 --- key, in order, so a missing row is an empty array in its place. One call reads at most
 --- 8,192 cells, so that it stays short; read a bigger matrix a range of rows at a time
---- (each range is one consistent read, the ranges are not one together).
+--- (each range is one consistent read, the ranges are not one together). Cells come back
+--- as stored: one that another client wrote as no integer is not checked here (that would
+--- cost more than the read itself at 8,192 cells), and the Rust API refuses it as it
+--- decodes the reply.
 --- @key rows... list 1..=512 {<id>}:row:<row>  the row lists, first row first; all in one hash slot
 --- @return [[decimal]]          each row's cells; an empty array for a missing row
 --- @error BAD_ARGS              not from 1 to 512 keys and 0 arguments

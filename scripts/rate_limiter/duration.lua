@@ -12,7 +12,7 @@
 --- @error BAD_MAXIMUM               not an integer within its range
 --- @error BAD_KEYS                  a key not named as its template says
 --- @error BAD_COUNTER               the counter holds something other than a count
---- @default prefix RateLimiter   the keys of RateLimiter::new(action, …): RateLimiter:<uid>:<action>
+--- @default prefix RateLimiter   the keys of RateLimiter::new: RateLimiter:<uid>:<action>
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.

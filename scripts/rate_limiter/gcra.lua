@@ -25,7 +25,7 @@
 --- @error BAD_COST                not an integer within its range, or more than `burst`
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_TAT                 the key holds something other than a time; nothing was written
---- @default prefix GcraLimiter   the keys of GcraLimiter::new(action, …): GcraLimiter:<uid>:<action>
+--- @default prefix GcraLimiter   the keys of GcraLimiter::new: GcraLimiter:<uid>:<action>
 --- @default burst =count      GcraLimiter::new(action, limit, period): a bucket of `limit`
 --- @clock server
 --- @complexity O(1)

@@ -24,7 +24,7 @@
 --- @error BAD_COST              not an integer within its range, or more than `limit`
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LOG               the sorted set holds an entry this script did not write; nothing was written
---- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new(action, …): SlidingWindowLimiter:<uid>:<action>
+--- @default prefix SlidingWindowLimiter   the keys of SlidingWindowLimiter::new: SlidingWindowLimiter:<uid>:<action>
 --- @clock server
 --- @complexity O(log N × log L), N = entries in the log, L = `limit`; O(log N) when admitted
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -96,6 +96,11 @@ if newest[1] then
   local before, units = entry(newest[1])
   if not before then
     return bad_log(newest[1])
+  end
+  -- Scored with the time it was admitted: whole microseconds.
+  if not safe_integer(newest[2], 0, 9007199254740991) then
+    return redis.error_reply('BAD_LOG the log holds ' .. shown(newest[1]) .. ' at ' .. shown(newest[2])
+      .. ', not a time in whole microseconds')
   end
   total = before + units
   if tonumber(newest[2]) > now then

@@ -3,6 +3,7 @@
 --- a copy that differs from this file. Keys come in as parameters, named apart from the
 --- scripts' own locals.
 -- luacheck: ignore 211
+-- luacheck: read globals safe_integer shown
 
 -- Ends the sessions `ids`: out of the index, and their records with them, 1000 at a time
 -- (the most arguments one command is given here).
@@ -32,4 +33,20 @@ local function outlive_sessions(sessions_set, records_hash)
     redis.call('PEXPIREAT', sessions_set, last[2])
     redis.call('PEXPIREAT', records_hash, last[2])
   end
+end
+
+-- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
+-- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
+local function bad_deadline(id, deadline)
+  if deadline and not safe_integer(deadline, 0, 9007199254740991) then
+    return redis.error_reply('BAD_SESSIONS session ' .. shown(id) .. ' lasts until ' .. shown(deadline)
+      .. ', not a time in whole ms')
+  end
+end
+
+-- The check, before the first write, of the deadline that outlive_sessions gives both
+-- keys: the latest one, which the call's own deadlines (whole ms) can only raise.
+local function bad_last(sessions_set)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  return bad_deadline(last[1], last[2])
 end

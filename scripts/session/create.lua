@@ -27,13 +27,23 @@
 --- @error BAD_CAP             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error TOKEN_TAKEN         a live session already has this token
---- @uses sweep forget outlive_sessions
+--- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
+--- @uses bad_last sweep forget outlive_sessions
 --- @default ttl 2592000000       SessionStore::new: 30 days
 --- @default cap 10               SessionStore::new: 10 sessions a user
 --- @clock server
 --- @complexity O(E + log N), E = sessions expired or ended (at most 1000), N = the user's sessions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -139,6 +149,20 @@ local function outlive_sessions(sessions_set, records_hash)
     redis.call('PEXPIREAT', records_hash, last[2])
   end
 end
+-- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
+-- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
+local function bad_deadline(id, deadline)
+  if deadline and not safe_integer(deadline, 0, 9007199254740991) then
+    return redis.error_reply('BAD_SESSIONS session ' .. shown(id) .. ' lasts until ' .. shown(deadline)
+      .. ', not a time in whole ms')
+  end
+end
+-- The check, before the first write, of the deadline that outlive_sessions gives both
+-- keys: the latest one, which the call's own deadlines (whole ms) can only raise.
+local function bad_last(sessions_set)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  return bad_deadline(last[1], last[2])
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
@@ -149,6 +173,10 @@ local id = redis.sha1hex(token)
 local deadline = tonumber(redis.call('ZSCORE', sessions, id))
 if deadline and deadline > now then
   return redis.error_reply('TOKEN_TAKEN a live session already has this token; make a new random one')
+end
+local bad = bad_last(sessions)
+if bad then
+  return bad
 end
 
 sweep(sessions, records, now)

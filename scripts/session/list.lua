@@ -8,10 +8,21 @@
 --- @return [(string, uint)]   each live session: its id and milliseconds left, soonest to expire first
 --- @error BAD_ARGS            not 1 key and 0 arguments
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_SESSIONS        `sessions` holds a live deadline that is not whole ms (another client wrote it)
+--- @uses bad_deadline
 --- @clock server
 --- @complexity O(log N + M), N = the user's sessions, M = the live ones listed (at most 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -70,12 +81,27 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') or
   return redis.error_reply('BAD_KEYS sessions must be {<namespace>:<uid>}:sessions, but KEYS[1] is ' .. shown(sessions))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- session/_shared.lua of the scripts folder).
+-- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
+-- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
+local function bad_deadline(id, deadline)
+  if deadline and not safe_integer(deadline, 0, 9007199254740991) then
+    return redis.error_reply('BAD_SESSIONS session ' .. shown(id) .. ' lasts until ' .. shown(deadline)
+      .. ', not a time in whole ms')
+  end
+end
+-- End of the shared helpers.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local live = redis.call('ZRANGEBYSCORE', sessions, '(' .. string.format('%d', now), '+inf',
   'WITHSCORES', 'LIMIT', 0, 1000)
 local rows = {}
 for i = 1, #live, 2 do
+  local bad = bad_deadline(live[i], live[i + 1])
+  if bad then
+    return bad
+  end
   -- An integer reply: the time left is whole and below 2^53.
   rows[#rows + 1] = { live[i], tonumber(live[i + 1]) - now }
 end

@@ -24,7 +24,8 @@
 --- @error BAD_DATA            not 1 or 0
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_RECORD          the session's record in `records` was not written by these scripts
---- @uses sweep outlive_sessions
+--- @error BAD_SESSIONS        `sessions` holds a deadline another client wrote, not whole ms; nothing was written
+--- @uses bad_last sweep outlive_sessions
 --- @clock server
 --- @complexity O(E + log N + F), E = sessions expired (at most 1000), N = the user's sessions, F = the data's fields
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -145,6 +146,20 @@ local function outlive_sessions(sessions_set, records_hash)
     redis.call('PEXPIREAT', records_hash, last[2])
   end
 end
+-- An error reply when `deadline` (a score of the sessions set, as Redis spells it) is
+-- not whole ms, as these scripts write deadlines; nothing when it is, or when it is nil.
+local function bad_deadline(id, deadline)
+  if deadline and not safe_integer(deadline, 0, 9007199254740991) then
+    return redis.error_reply('BAD_SESSIONS session ' .. shown(id) .. ' lasts until ' .. shown(deadline)
+      .. ', not a time in whole ms')
+  end
+end
+-- The check, before the first write, of the deadline that outlive_sessions gives both
+-- keys: the latest one, which the call's own deadlines (whole ms) can only raise.
+local function bad_last(sessions_set)
+  local last = redis.call('ZRANGE', sessions_set, -1, -1, 'WITHSCORES')
+  return bad_deadline(last[1], last[2])
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written.
 redis.call('ZCARD', sessions)
@@ -152,11 +167,16 @@ redis.call('HLEN', records)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local id = redis.sha1hex(token)
-local deadline = tonumber(redis.call('ZSCORE', sessions, id))
+local deadline = redis.call('ZSCORE', sessions, id)
+-- Everything that can be refused is read before the first write.
+local bad = bad_deadline(id, deadline) or bad_last(sessions)
+if bad then
+  return bad
+end
+deadline = tonumber(deadline)
 local correct = deadline and deadline > now
 local fields = {}
 local reply = { 'TOKEN_CORRECT', 0, fields }
--- Everything that can be refused is read before the first write.
 if correct then
   local ttl = redis.call('HGET', records, 't:' .. id)
   if not (ttl and safe_integer(ttl, 1, 999999999999999)) then

@@ -15,7 +15,7 @@
 --- @error BAD_ID                   empty
 --- @error BAD_KEYS                 a key not named as its template says
 --- @error BAD_LIMITS               `limits` holds something other than an integer from 1 to 10^15 - 1 for the link
---- @error BAD_VISITS               `visits` holds something other than an integer from 0 to 2^63 - 1 for the link
+--- @error BAD_VISITS               `visits` holds no integer from 0 to 2^63 - 1 for the link, or 2^63 - 1 (no more)
 --- @uses over forget
 --- @clock server
 --- @complexity O(log N), N = the links with an expiry
@@ -156,6 +156,10 @@ if gone then
     forget(links, expiries, limits, visits, id)
   end
   return false
+end
+-- A count at the 64-bit limit (no link gets there: another client wrote it) takes no visit.
+if redis.call('HGET', visits, id) == '9223372036854775807' then
+  return redis.error_reply('BAD_VISITS the visit count of the link is 9223372036854775807, which counts no more')
 end
 redis.call('HINCRBY', visits, id, 1)
 return url

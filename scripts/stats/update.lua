@@ -20,6 +20,7 @@
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
 --- @error BAD_START           `start` holds something other than an hour's start (whole s, from 0 to 10^12 - 1)
+--- @error BAD_STATS           `stats` holds a count, sum or sum of squares that is an infinity; nothing was written
 --- @uses held_hour rotate_hour
 --- @clock caller
 --- @complexity O(1)
@@ -179,6 +180,17 @@ if bad then
   return bad
 end
 local hour = string.format('%d', math.floor(now / 3600000) * 3600)
+-- Statistics that stay this hour's are added to: each must be a finite number (another
+-- client may have written an infinity, which no sum of values of at most 10^100 reaches).
+if not (held and tonumber(held) < tonumber(hour)) then
+  local totals = redis.call('ZMSCORE', stats, 'count', 'sum', 'sumsq')
+  for i, name in ipairs({ 'count', 'sum', 'sumsq' }) do
+    local total = tonumber(totals[i] or '0')
+    if total == math.huge or total == -math.huge then
+      return redis.error_reply('BAD_STATS the ' .. name .. ' is ' .. totals[i] .. ', not a finite number')
+    end
+  end
+end
 rotate_hour(stats, last, start, pstart, held, hour)
 local min, max = tonumber(redis.call('ZSCORE', stats, 'min')), tonumber(redis.call('ZSCORE', stats, 'max'))
 if not min or value < min then

@@ -17,10 +17,20 @@
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_COUNTS          `counts` holds a login count of the user that is no count; nothing was written
 --- @clock server
 --- @complexity O(log N + M), N = the users, M = logins trimmed from `recent` (one per call while `keep` stays)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -72,6 +82,10 @@ redis.call('LLEN', recent)
 local uid = redis.call('HGET', ids, user)
 if not uid then
   return { false, 0 }
+end
+local held = redis.call('ZSCORE', counts, uid)
+if held and not safe_integer(held, 0, 9007199254740990) then
+  return redis.error_reply('BAD_COUNTS the user\'s login count is ' .. shown(held) .. ', not a count')
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -22,10 +22,20 @@
 --- @error BAD_USER            empty
 --- @error BAD_KEEP            not an integer within its range
 --- @error BAD_KEYS            a key not named as its template says
+--- @error BAD_RECENT          `recent` holds a last-seen time of the token that is not whole ms; nothing was written
 --- @clock server
 --- @complexity O(log N), N = the tokens (the trim drops one item at most)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -83,7 +93,11 @@ redis.call('ZCARD', viewed)
 redis.call('ZCARD', views)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local seen = tonumber(redis.call('ZSCORE', recent, token))
+local seen = redis.call('ZSCORE', recent, token)
+if seen and not safe_integer(seen, 0, 9007199254740990) then
+  return redis.error_reply('BAD_RECENT the token was last seen at ' .. shown(seen) .. ', not a time in whole ms')
+end
+seen = tonumber(seen)
 if seen and seen >= now then
   now = seen + 1
 end

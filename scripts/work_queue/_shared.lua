@@ -3,7 +3,7 @@
 --- a copy that differs from this file. Keys come in as parameters, named apart from the
 --- scripts' own locals.
 -- luacheck: ignore 211
--- luacheck: read globals integer shown
+-- luacheck: read globals safe_integer shown
 
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
@@ -18,11 +18,13 @@ local function parked_of(parked_set, group, n)
   local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
   local found = {}
   for i, member in ipairs(members) do
-    local rank = string.sub(member, #prefix + 1, #prefix + 16)
-    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
       return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
     end
-    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
   end
   return found
 end
@@ -38,10 +40,10 @@ local function unpark(parked_set, waiting_set, jobs_hash, found)
 end
 
 -- The running count of `group`; nil and an error reply for a count these scripts did not
--- write.
+-- write (they write a count of jobs, which one more or one fewer keeps a count).
 local function running_of(groups_hash, group)
   local running = redis.call('HGET', groups_hash, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+  if running and not safe_integer(running, 0, 999999999999999) then
     return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
       .. shown(running) .. ', not what these scripts write')
   end

@@ -8,7 +8,7 @@
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
@@ -25,42 +25,14 @@
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
   end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
-  -- still falls on the same side of it.
-  if #s <= 15 then
-    local n = tonumber(s)
-    return n >= tonumber(min) and n <= tonumber(max) and s or nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
 end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
@@ -130,11 +102,13 @@ local function parked_of(parked_set, group, n)
   local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
   local found = {}
   for i, member in ipairs(members) do
-    local rank = string.sub(member, #prefix + 1, #prefix + 16)
-    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
       return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
     end
-    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
   end
   return found
 end
@@ -148,10 +122,10 @@ local function unpark(parked_set, waiting_set, jobs_hash, found)
   return #found
 end
 -- The running count of `group`; nil and an error reply for a count these scripts did not
--- write.
+-- write (they write a count of jobs, which one more or one fewer keeps a count).
 local function running_of(groups_hash, group)
   local running = redis.call('HGET', groups_hash, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+  if running and not safe_integer(running, 0, 999999999999999) then
     return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
       .. shown(running) .. ', not what these scripts write')
   end

@@ -17,6 +17,7 @@
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a rank or delivery count for the job that these scripts did not write
+--- @error BAD_TIME               the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -91,6 +92,10 @@ if not (fields[3] and safe_integer(fields[3], 1, 2559999999999999)) then
 end
 if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
+end
+if at and not safe_integer(at, 0, 999999999999999) then
+  return redis.error_reply('BAD_TIME job ' .. shown(id) .. ' is ' .. state .. ' at ' .. shown(at)
+    .. ', not whole ms from 0 to 10^15 - 1')
 end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.

@@ -11,7 +11,11 @@
 --- jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the
 --- way of other groups' jobs) until a job of its group ends or the window passes; every
 --- other job is taken. Last, it drops the start times of groups idle for a whole
---- `group_period` (about 1000 fields per call).
+--- `group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size
+--- (`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change
+--- of `group_rate` starts the ring anew when the group's next job is examined; the old
+--- start times, and those of idle groups, are dropped at most 1000 per call, and later
+--- calls drop the rest.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -25,18 +29,16 @@
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
 --- server's clock, and its group is '' when it has none.
---- A rank or delivery count of a lapsed or due job that is no count (another client wrote
---- it) is refused before any write, and so is an ack of `done` that fails. What is read
---- later (a group's counts, a parked job, a waiting job's record) is checked where it is
---- read: the call stops there with that job back in its place, and the ack, the chores
---- and the jobs before it stay done.
+--- The whole call is read and checked before its first write: a rank, count, start time,
+--- parked job or record that another client wrote, or an ack of `done` that fails, is
+--- refused with nothing written, so no job is lost or left half moved.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see parked_prefix)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g> started, z:<g> ring size, s:<g>:<i> start times
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
@@ -60,53 +62,17 @@
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see below)
---- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see below)
---- @error BAD_PARKED             `parked` holds a member this script did not write (see below)
---- @uses running_of parked_of unpark slot_of release_slot parked_prefix held_group forget_job wake_workers
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see above)
+--- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
+--- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
+--- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
+--- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
---- @complexity O(M × log N + R), N = the jobs, M = `limit`, R = `group_rate`
+--- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
-  -- still falls on the same side of it.
-  if #s <= 15 then
-    local n = tonumber(s)
-    return n >= tonumber(min) and n <= tonumber(max) and s or nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
 -- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
 -- Returns the number.
@@ -228,11 +194,13 @@ local function parked_of(parked_set, group, n)
   local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
   local found = {}
   for i, member in ipairs(members) do
-    local rank = string.sub(member, #prefix + 1, #prefix + 16)
-    if not string.match(rank, '^' .. string.rep('%d', 16) .. '$') then
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
       return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
     end
-    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = tonumber(rank) }
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
   end
   return found
 end
@@ -246,24 +214,14 @@ local function unpark(parked_set, waiting_set, jobs_hash, found)
   return #found
 end
 -- The running count of `group`; nil and an error reply for a count these scripts did not
--- write.
+-- write (they write a count of jobs, which one more or one fewer keeps a count).
 local function running_of(groups_hash, group)
   local running = redis.call('HGET', groups_hash, 'r:' .. group)
-  if running and not integer(running, '-9223372036854775808', '9223372036854775807') then
+  if running and not safe_integer(running, 0, 999999999999999) then
     return nil, redis.error_reply('BAD_GROUPS the running count of group ' .. shown(group) .. ' is '
       .. shown(running) .. ', not what these scripts write')
   end
   return tonumber(running or '0')
-end
--- What a job of `group` ending needs, read before its writes: the group's first parked
--- job (a list of at most one); nil and an error reply when the group's running count or
--- that job is not what these scripts write.
-local function slot_of(groups_hash, parked_set, group)
-  local _, bad = running_of(groups_hash, group)
-  if bad then
-    return nil, bad
-  end
-  return parked_of(parked_set, group, 1)
 end
 -- A job of `group` no longer runs: one fewer running, and `first` (as slot_of read it)
 -- goes back to waiting; how many went back.
@@ -317,84 +275,62 @@ local function bad_groups(what, value)
   return redis.error_reply('BAD_GROUPS ' .. what .. ' is ' .. shown(value) .. ', not what these scripts write')
 end
 
--- The rate window of a group is a ring of its last `group_rate` start times, in hash
--- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
--- Drops a group's ring: its fields, as many as it holds; how many fields that was.
-local function drop_ring(group)
-  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
-  local fields = { 'p:' .. group, 'z:' .. group }
-  -- A count that is no count drops only the two fields: the ring is rebuilt from nothing.
-  started = started and safe_integer(started, 0, 999999999999999) or '0'
-  size = size and safe_integer(size, 0, 1000) or '0'
-  for i = 0, math.min(tonumber(started), tonumber(size)) - 1 do
-    fields[#fields + 1] = 's:' .. group .. ':' .. i
-  end
-  redis.call('HDEL', groups, unpack(fields))
-  return #fields
-end
+-- The call is planned first, only reading: every check that can refuse it runs before
+-- the first write, so a refused call changes nothing. The plan is written after it.
 
--- The start time that leaves the window last among the `group_rate` most recent, or nil
--- while the group started fewer. A ring of another size (the setting changed) is dropped.
-local function rate_oldest(group)
-  local started, size = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group))
-  if not started then
-    return nil
-  end
-  if not safe_integer(started, 0, 999999999999999) or size ~= string.format('%d', group_rate) then
-    drop_ring(group)
-    return nil
-  end
-  started = tonumber(started)
-  if started < group_rate then
-    return nil
-  end
-  local oldest = redis.call('HGET', groups, 's:' .. group .. ':' .. (started % group_rate))
-  if not (oldest and safe_integer(oldest, 0, 999999999999999)) then
-    return nil, bad_groups('start time ' .. (started % group_rate) .. ' of group ' .. shown(group), oldest or '')
-  end
-  return tonumber(oldest)
-end
-
--- 1. Leases that ran out: the job goes back to waiting, or to dead after its last delivery.
--- Their records, and those of the due delayed jobs (step 2), are read and checked before
--- the first write.
-local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local records = {}
-for i, id in ipairs(lapsed) do
-  records[i] = redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id)
-  local group, deliveries, rank = unpack(records[i])
-  if rank and not safe_integer(rank, 1, 2559999999999999) then
-    return bad_jobs('the rank of job ' .. shown(id), rank)
-  end
-  if rank and not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
-    return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
-  end
-  if group then
-    local _, bad = running_of(groups, group)
+-- Each group the plan touches, as the call leaves it: its running count (checked when
+-- first read), and how many of its parked jobs go back to waiting (each checked).
+local running = {}
+local function running_count(group)
+  if running[group] == nil then
+    local count, bad = running_of(groups, group)
     if bad then
-      return bad
+      return nil, bad
     end
+    running[group] = count
   end
+  return running[group]
 end
-local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local due_ranks = {}
-for i, id in ipairs(due) do
-  due_ranks[i] = redis.call('HGET', jobs, 'r:' .. id)
-  if due_ranks[i] and not safe_integer(due_ranks[i], 1, 2559999999999999) then
-    return bad_jobs('the rank of job ' .. shown(id), due_ranks[i])
+local unparked = {}
+-- The next n parked jobs of `group`, after those the plan already sends back.
+local function next_parked(group, n)
+  local from = unparked[group] or 0
+  local found, bad = parked_of(parked, group, from + n)
+  if bad then
+    return nil, bad
+  end
+  local next_jobs = {}
+  for i = from + 1, #found do
+    next_jobs[#next_jobs + 1] = found[i]
+  end
+  unparked[group] = from + #next_jobs
+  return next_jobs
+end
+-- A job of `group` ends: one fewer running, and the group's first parked job, if it has
+-- one, goes back (a list of at most one, as release_slot takes it).
+local function ending(group)
+  local count, bad = running_count(group)
+  if bad then
+    return nil, bad
+  end
+  running[group] = math.max(count - 1, 0)
+  return next_parked(group, 1)
+end
+-- The jobs the chores put in waiting: id -> rank, the last one written winning.
+local arriving = {}
+local function arrive(list)
+  for _, job in ipairs(list) do
+    arriving[job.id] = job.rank
   end
 end
 
--- Before the chores write: the jobs this worker finished (`done`), acked as ack.lua acks
--- one. Everything that can refuse them is read before the first write: each is held under
--- its token (and named once), and each of their groups' running count and the parked jobs
--- that their ends let start.
+-- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
+-- held under its token and named once.
 local done = { unpack(ARGV, 8) }
 if #done % 2 == 1 then
   return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
 end
 local finished = {}
-local ending = {}
 for i = 1, #done, 2 do
   local id = done[i]
   local group, bad = held_group(jobs, id, done[i + 1])
@@ -406,58 +342,253 @@ for i = 1, #done, 2 do
   end
   finished[id] = group
   finished[#finished + 1] = id
-  if group then
-    ending[group] = (ending[group] or 0) + 1
-  end
 end
 local freed = {}
-for group, n in pairs(ending) do
-  local _, bad = running_of(groups, group)
-  if bad then
-    return bad
-  end
-  freed[group], bad = parked_of(parked, group, n)
-  if bad then
-    return bad
-  end
-end
 for _, id in ipairs(finished) do
   local group = finished[id]
-  forget_job(leased, jobs, id)
   if group then
-    -- The group's next parked job, if it has one left: a list of at most one.
-    release_slot(groups, parked, waiting, jobs, group, { table.remove(freed[group], 1) })
-  end
-end
-
-for i, id in ipairs(lapsed) do
-  local group, deliveries, rank = unpack(records[i])
-  -- A finished job whose lease had run out was acked above: nothing to hand back.
-  if finished[id] ~= nil then
-    group, rank = false, false
-  end
-  redis.call('ZREM', leased, id)
-  redis.call('HDEL', jobs, 't:' .. id)
-  if group then
-    local first, bad = slot_of(groups, parked, group)
+    local first, bad = ending(group)
     if bad then
       return bad
     end
-    release_slot(groups, parked, waiting, jobs, group, first)
+    freed[id] = first
+    arrive(first)
   end
-  if not rank then
-    -- No record (deleted by hand): nothing to hand back.
-    redis.call('HDEL', jobs, 's:' .. id)
-  elseif tonumber(deliveries) >= max_deliveries then
-    redis.call('ZADD', dead, now, id)
-    redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
-  else
-    redis.call('ZADD', waiting, rank, id)
-    redis.call('HSET', jobs, 's:' .. id, 'waiting')
+end
+
+-- 1. Leases that ran out: the job goes back to waiting, or to dead after its last
+-- delivery, and its group's slot is released.
+local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local records, released = {}, {}
+for i, id in ipairs(lapsed) do
+  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+  if rank and not safe_integer(rank, 1, 2559999999999999) then
+    return bad_jobs('the rank of job ' .. shown(id), rank)
+  end
+  if rank and not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries or '')
+  end
+  -- A finished job whose lease had run out was acked above: nothing to hand back.
+  if finished[id] == nil then
+    records[i] = { group = group, rank = rank and tonumber(rank) }
+    records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    if group then
+      local first, bad = ending(group)
+      if bad then
+        return bad
+      end
+      released[i] = first
+      arrive(first)
+    end
+    if rank and not records[i].dead then
+      arriving[id] = records[i].rank
+    end
   end
 end
 
 -- 2. Delayed jobs that are due.
+local due = cards[delayed] > 0 and redis.call('ZRANGE', delayed, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local due_ranks = {}
+for i, id in ipairs(due) do
+  local rank = redis.call('HGET', jobs, 'r:' .. id)
+  if rank and not safe_integer(rank, 1, 2559999999999999) then
+    return bad_jobs('the rank of job ' .. shown(id), rank)
+  end
+  due_ranks[i] = rank and tonumber(rank)
+  if rank then
+    arriving[id] = due_ranks[i]
+  end
+end
+
+-- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
+-- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
+local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
+local budget = limit
+local wakes = {}
+for i, group in ipairs(woken) do
+  -- With no rate limit any more (the setting changed), as many as the budget allows.
+  local n = group_rate > 0 and group_rate or budget
+  if group_concurrency > 0 then
+    local count, bad = running_count(group)
+    if bad then
+      return bad
+    end
+    n = math.min(n, group_concurrency - count)
+  end
+  n = math.min(n, budget)
+  local found = {}
+  if n > 0 then
+    local bad
+    found, bad = next_parked(group, n)
+    if bad then
+      return bad
+    end
+    budget = budget - #found
+    arrive(found)
+  end
+  -- Out of budget: look again on the next call rather than leave the group parked.
+  wakes[i] = { found = found, again = budget == 0 }
+end
+
+-- The rate window of a group is a ring of its last `group_rate` start times, in hash
+-- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
+-- A ring of another size (the setting changed) starts anew: its slots are written again
+-- before they are read, and those above the new size are old start times, o:<group>
+-- saying where they end. Old start times, and the rings of groups idle for a whole
+-- `group_period`, are dropped at most RING_BUDGET per call; later calls drop the rest.
+local RING_BUDGET = 1000
+-- Where the start times of a ring, as stored, may end (a size these scripts did not
+-- write may be any size they write).
+local function extent(size)
+  return size and (safe_integer(size, 0, 1000) or 1000) or 0
+end
+local rings, ring_order = {}, {}
+local function ring_of(group)
+  if rings[group] then
+    return rings[group]
+  end
+  local started, size, old = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group, 'o:' .. group))
+  local ring = { started = 0, slots = {}, old = extent(old), stored_old = old }
+  if started and safe_integer(started, 0, 999999999999999) and size == string.format('%d', group_rate) then
+    ring.started = tonumber(started)
+  elseif started then
+    -- The ring starts anew (from 0) with this call's start of the group's job, and its
+    -- start times become old ones.
+    ring.old = math.max(ring.old, extent(size or '1000'))
+  end
+  rings[group] = ring
+  ring_order[#ring_order + 1] = group
+  return ring
+end
+
+-- 4. Take in rank order; park the jobs of groups at a limit. Examined: the first
+-- 4 × `limit` jobs waiting once the chores are written, that is the head of waiting and
+-- the jobs the chores add, in rank order (one rank's jobs by their bytes, as a sorted set
+-- orders them).
+local function bytes_less(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+local heads = cards[waiting] > 0 and redis.call('ZRANGE', waiting, 0, 4 * limit - 1, 'WITHSCORES') or {}
+local queue = {}
+for i = 1, #heads, 2 do
+  if arriving[heads[i]] == nil then
+    queue[#queue + 1] = { id = heads[i], rank = tonumber(heads[i + 1]) }
+  end
+end
+for id, rank in pairs(arriving) do
+  queue[#queue + 1] = { id = id, rank = rank }
+end
+table.sort(queue, function(a, b)
+  if a.rank ~= b.rank then
+    return a.rank < b.rank
+  end
+  return bytes_less(a.id, b.id)
+end)
+local plan = {}
+local count = 0
+for _, head in ipairs(queue) do
+  if count >= limit or #plan >= 4 * limit then
+    break
+  end
+  local id = head.id
+  local step = { id = id }
+  plan[#plan + 1] = step
+  -- An acked job's record is gone (forget_job).
+  local group, payload, deliveries = false, false, false
+  if finished[id] == nil then
+    group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
+  end
+  if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
+    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+  end
+  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
+  step.drop = not payload
+  step.group = group
+  if payload and group then
+    local held, bad = running_count(group)
+    if bad then
+      return bad
+    end
+    if group_concurrency > 0 and held >= group_concurrency then
+      step.park = true
+    elseif group_rate > 0 then
+      local ring = ring_of(group)
+      if ring.started >= group_rate then
+        local slot = ring.started % group_rate
+        local oldest = ring.slots[slot]
+        if not oldest then
+          local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. slot)
+          oldest = stored and safe_integer(stored, 0, 999999999999999)
+          if not oldest then
+            return bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
+          end
+        end
+        if oldest + group_period > now then
+          step.park = true
+          step.wake = oldest + group_period
+        end
+      end
+    end
+    -- A parked job is named by its rank, which must be one.
+    if step.park and not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
+      return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
+        .. ', not a rank these scripts write')
+    end
+    step.member = step.park and parked_prefix(group) .. string.format('%016d', head.rank) .. id
+  end
+  if payload and not step.park then
+    step.payload = payload
+    count = count + 1
+    if group then
+      running[group] = running[group] + 1
+      if group_rate > 0 then
+        -- ring_of read it for the rate check above.
+        local ring = ring_of(group)
+        step.slot = ring.started % group_rate
+        ring.slots[step.slot] = now
+        ring.started = ring.started + 1
+        step.started = ring.started
+      end
+    end
+  end
+end
+
+-- Writing the plan: nothing below can refuse the call.
+for _, id in ipairs(finished) do
+  local group = finished[id]
+  forget_job(leased, jobs, id)
+  if group then
+    release_slot(groups, parked, waiting, jobs, group, freed[id])
+  end
+end
+
+for i, id in ipairs(lapsed) do
+  local record = records[i]
+  if record then
+    redis.call('ZREM', leased, id)
+    redis.call('HDEL', jobs, 't:' .. id)
+    if record.group then
+      release_slot(groups, parked, waiting, jobs, record.group, released[i])
+    end
+    if not record.rank then
+      -- No record (deleted by hand): nothing to hand back.
+      redis.call('HDEL', jobs, 's:' .. id)
+    elseif record.dead then
+      redis.call('ZADD', dead, now, id)
+      redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+    else
+      redis.call('ZADD', waiting, record.rank, id)
+      redis.call('HSET', jobs, 's:' .. id, 'waiting')
+    end
+  end
+end
+
 for i, id in ipairs(due) do
   redis.call('ZREM', delayed, id)
   if due_ranks[i] then
@@ -469,119 +600,130 @@ for i, id in ipairs(due) do
   end
 end
 
--- 3. Groups whose rate window has passed: as many parked jobs as may start now go back;
--- any left are parked again by step 4 with a new wake time, or freed by a job that ends.
-local woken = cards[wake] > 0 and redis.call('ZRANGE', wake, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local budget = limit
-for _, group in ipairs(woken) do
+for i, group in ipairs(woken) do
   redis.call('ZREM', wake, group)
-  -- With no rate limit any more (the setting changed), as many as the budget allows.
-  local n = group_rate > 0 and group_rate or budget
-  if group_concurrency > 0 then
-    local running, bad = running_of(groups, group)
-    if bad then
-      return bad
-    end
-    n = math.min(n, group_concurrency - running)
-  end
-  n = math.min(n, budget)
-  if n > 0 then
-    local found, bad = parked_of(parked, group, n)
-    if bad then
-      return bad
-    end
-    budget = budget - unpark(parked, waiting, jobs, found)
-  end
-  -- Out of budget: look again on the next call rather than leave the group parked.
-  if budget == 0 then
+  unpark(parked, waiting, jobs, wakes[i].found)
+  if wakes[i].again then
     redis.call('ZADD', wake, now, group)
   end
 end
 
--- 4. Take in rank order; park the jobs of groups at a limit. A record that cannot be read
--- stops the call with the popped job (ZPOPMIN's id and score) back in its place.
-local function put_back(head, bad)
-  redis.call('ZADD', waiting, head[2], head[1])
-  return bad
+-- Old start times go first, within the budget: those above each ring read by step 4.
+local ring_budget = RING_BUDGET
+local function drop_slots(group, low, high)
+  local fields = {}
+  for i = low, high - 1 do
+    fields[#fields + 1] = 's:' .. group .. ':' .. i
+  end
+  if #fields > 0 then
+    redis.call('HDEL', groups, unpack(fields))
+  end
+  ring_budget = ring_budget - #fields
 end
+-- Drops the old start times above a ring of `group_rate` start times, from `top` down,
+-- within the budget; notes where those left end (`stored`: the note as read), and
+-- answers whether some above the ring are left. Below the ring's size, old start times
+-- are written again as the ring fills (`started` starts since it began).
+local function drop_old(group, top, started, stored)
+  local low = top
+  if top > group_rate then
+    low = math.max(group_rate, top - ring_budget)
+    drop_slots(group, low, top)
+  end
+  local left = (low > group_rate or started < low) and string.format('%d', low)
+  if left and left ~= stored then
+    redis.call('HSET', groups, 'o:' .. group, left)
+  elseif not left and stored then
+    redis.call('HDEL', groups, 'o:' .. group)
+  end
+  return low > group_rate
+end
+local unfinished = {}
+for _, group in ipairs(ring_order) do
+  local ring = rings[group]
+  if drop_old(group, ring.old, ring.started, ring.stored_old) then
+    unfinished[#unfinished + 1] = group
+  end
+end
+
 local taken = {}
-local count = 0
-local examined = 0
-local drained = false
-while count < limit and examined < 4 * limit do
-  local head = redis.call('ZPOPMIN', waiting)
-  if #head == 0 then
-    drained = true
-    break
-  end
-  examined = examined + 1
-  local id, rank = head[1], tonumber(head[2])
-  local group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
-  if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
-    return put_back(head, bad_jobs('the delivery count of job ' .. shown(id), deliveries))
-  end
-  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
-  local park = false
-  if payload and group then
-    local running, bad = running_of(groups, group)
-    if bad then
-      return put_back(head, bad)
-    end
-    if group_concurrency > 0 and running >= group_concurrency then
-      park = true
-    elseif group_rate > 0 then
-      local oldest, bad_ring = rate_oldest(group)
-      if bad_ring then
-        return put_back(head, bad_ring)
-      end
-      if oldest and oldest + group_period > now then
-        park = true
-        redis.call('ZADD', wake, 'LT', oldest + group_period, group)
-      end
-    end
-  end
-  if not payload then
+for _, step in ipairs(plan) do
+  local id = step.id
+  redis.call('ZREM', waiting, id)
+  if step.drop then
     redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
-  elseif park then
-    redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', rank) .. id)
+  elseif step.park then
+    redis.call('ZADD', parked, 0, step.member)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
+    if step.wake then
+      redis.call('ZADD', wake, 'LT', step.wake, step.group)
+    end
   else
     local delivery = redis.call('HINCRBY', jobs, 'n:' .. id, 1)
     local held = token .. ':' .. delivery
     local deadline = now + lease
     redis.call('ZADD', leased, deadline, id)
     redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
-    if group then
-      redis.call('HINCRBY', groups, 'r:' .. group, 1)
-      if group_rate > 0 then
-        -- rate_oldest checked it, or dropped a ring it could not read.
-        local started = tonumber(redis.call('HGET', groups, 'p:' .. group) or '0')
-        redis.call('HSET', groups, 's:' .. group .. ':' .. (started % group_rate), now,
-          'p:' .. group, started + 1, 'z:' .. group, group_rate)
-        redis.call('ZADD', idle, now + group_period, group)
+    if step.group then
+      redis.call('HINCRBY', groups, 'r:' .. step.group, 1)
+      if step.slot then
+        redis.call('HSET', groups, 's:' .. step.group .. ':' .. step.slot, now,
+          'p:' .. step.group, step.started, 'z:' .. step.group, group_rate)
+        redis.call('ZADD', idle, now + group_period, step.group)
       end
     end
-    count = count + 1
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[count] = { id, held, delivery, deadline, group or '', payload }
+    taken[#taken + 1] = { id, held, delivery, deadline, step.group or '', step.payload }
   end
 end
 
--- 5. Rings whose start times no longer count: dropped, at least one and about 1000
--- fields per call.
+-- A group with old start times left is due in `idle` at once: the next calls drop them
+-- (step 5), and then put it back at the time its ring stops counting.
+for _, group in ipairs(unfinished) do
+  redis.call('ZADD', idle, now, group)
+end
+
+-- 5. Rings whose start times no longer count, with what is left of the budget: each goes
+-- from its top down; a ring the budget does not reach stays due, for the next call. A
+-- group due for its old start times only, whose ring still counts, keeps its ring.
 local quiet = cards[idle] > 0 and redis.call('ZRANGE', idle, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
-local dropped = 0
 for _, group in ipairs(quiet) do
-  if dropped >= 1000 then
+  if ring_budget <= 0 then
     break
   end
-  redis.call('ZREM', idle, group)
-  dropped = dropped + drop_ring(group)
+  local started, size, old = unpack(redis.call('HMGET', groups, 'p:' .. group, 'z:' .. group, 'o:' .. group))
+  local newest
+  if group_rate > 0 and size == string.format('%d', group_rate) and started
+      and safe_integer(started, 1, 999999999999999) then
+    local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. ((tonumber(started) - 1) % group_rate))
+    newest = stored and safe_integer(stored, 0, 999999999999999)
+  end
+  if newest and newest + group_period > now then
+    if not drop_old(group, extent(old), tonumber(started), old) then
+      redis.call('ZADD', idle, newest + group_period, group)
+    end
+  else
+    local top = extent(old)
+    if started and safe_integer(started, 0, 999999999999999) then
+      top = math.max(top, math.min(tonumber(started), extent(size or '1000')))
+    elseif started or size then
+      top = math.max(top, extent(size or '1000'))
+    end
+    local low = math.max(0, top - ring_budget)
+    drop_slots(group, low, top)
+    redis.call('HDEL', groups, 'p:' .. group, 'z:' .. group)
+    if low > 0 then
+      redis.call('HSET', groups, 'o:' .. group, low)
+    else
+      redis.call('HDEL', groups, 'o:' .. group)
+      redis.call('ZREM', idle, group)
+    end
+  end
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
 -- the next waiting worker wakes.
-if not drained and redis.call('ZCARD', waiting) > 0 then
+if redis.call('ZCARD', waiting) > 0 then
   wake_workers(signal)
 end
 return taken

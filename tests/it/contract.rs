@@ -338,7 +338,7 @@ fn every_script_answers_the_type_its_header_states() {
 /// For the scripts whose valid call needs more than the header's simplest values: the
 /// arguments (and so the keys) or the state that make it answer (a pinned member, a
 /// leased job, a cursor).
-fn prepare(
+pub(crate) fn prepare(
     con: &mut redis::Connection,
     script: &Script,
     keys: &mut Vec<String>,

@@ -208,12 +208,18 @@ pub async fn client_id_async(con: &mut impl redis::aio::ConnectionLike) -> i64 {
 /// it expires: equal dumps mean nothing was written.
 pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
     let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(con).expect("KEYS");
+    if keys.is_empty() {
+        return BTreeMap::new();
+    }
+    // One round trip for them all.
+    let mut pipe = redis::pipe();
+    for key in &keys {
+        pipe.cmd("DUMP").arg(key).cmd("PTTL").arg(key);
+    }
+    let values: Vec<(Vec<u8>, i64)> = pipe.query(con).expect("DUMP and PTTL");
     keys.into_iter()
-        .map(|key| {
-            let value: Vec<u8> = redis::cmd("DUMP").arg(&key).query(con).expect("DUMP");
-            let pttl: i64 = redis::cmd("PTTL").arg(&key).query(con).expect("PTTL");
-            (key, (value, pttl >= 0))
-        })
+        .zip(values)
+        .map(|(key, (value, pttl))| (key, (value, pttl >= 0)))
         .collect()
 }
 

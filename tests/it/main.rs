@@ -16,6 +16,7 @@ mod cluster_faults;
 mod compact_string;
 mod contract;
 mod counter;
+mod damaged_data;
 mod defaults;
 mod docs;
 mod durability;
