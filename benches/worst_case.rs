@@ -98,8 +98,8 @@ fn cases() -> Vec<Case> {
         Case {
             script: "app_log/recent",
             input: "10,000 entries kept, one trimmed",
-            setup: |con| fill(con, "RPUSH", "recent:{l}", "entry ", 10_000),
-            keys: s(&["recent:{l}"]),
+            setup: |con| fill(con, "RPUSH", "recent:{l:info}", "entry ", 10_000),
+            keys: s(&["recent:{l:info}"]),
             args: strings(["a message".into(), "10000".into()]),
         },
         Case {
@@ -483,28 +483,28 @@ fn cases() -> Vec<Case> {
             input: "a full window",
             setup: |con| {
                 let _: () = redis::cmd("SET")
-                    .arg("c")
+                    .arg("rl:u:c")
                     .arg(5)
                     .arg("PX")
                     .arg(60_000)
                     .query(con)
                     .unwrap();
             },
-            keys: s(&["c"]),
+            keys: s(&["rl:u:c"]),
             args: strings(["5".into()]),
         },
         Case {
             script: "rate_limiter/gcra",
             input: "a refused request",
             setup: |_| {},
-            keys: s(&["tat"]),
+            keys: s(&["rl:u:tat"]),
             args: strings(["1".into(), "1".into(), "10000000000".into(), "1".into()]),
         },
         Case {
             script: "rate_limiter/is_permitted",
             input: "an admitted attempt",
             setup: |_| {},
-            keys: s(&["c"]),
+            keys: s(&["rl:u:c"]),
             args: strings([
                 "999999999999999".into(),
                 "10000000000".into(),
@@ -550,9 +550,9 @@ fn cases() -> Vec<Case> {
             input: "both lists of 1,000,000",
             setup: |con| {
                 fill_scored(con, "{r}:following:a", 1_000_000);
-                fill_scored(con, "{r}:followers:b", 1_000_000);
+                fill_scored(con, "{r}:followers:m500000", 1_000_000);
             },
-            keys: s(&["{r}:following:a", "{r}:followers:b"]),
+            keys: s(&["{r}:following:a", "{r}:followers:m500000"]),
             args: strings(["a".into(), "m500000".into()]),
         },
         Case {
@@ -681,7 +681,7 @@ fn cases() -> Vec<Case> {
             input: "1,000 live sessions with data, all evicted (cap 1)",
             setup: |con| sessions_crowd(con, 0, 1000),
             keys: session_keys(),
-            args: strings(["new-token".into(), "3600000".into(), "1".into()]),
+            args: strings(["new-token-of-128-bits".into(), "3600000".into(), "1".into()]),
         },
         Case {
             script: "session/end",
@@ -973,7 +973,7 @@ fn cases() -> Vec<Case> {
             script: "tag/add",
             input: "100 tags, each on 100,000 targets",
             setup: |con| tagged(con, 100, 100_000),
-            keys: tag_keys(100),
+            keys: tag_keys("new", 100),
             args: std::iter::once(b"new".to_vec())
                 .chain((0..100).map(|t| format!("t{t}").into_bytes()))
                 .collect(),
@@ -983,7 +983,7 @@ fn cases() -> Vec<Case> {
             input: "a miss: 10 tags of 3,000 targets, all in every tag",
             setup: |con| tagged(con, 10, 3_000),
             keys: std::iter::once("{tags}:cached:x".to_string())
-                .chain(tag_keys(10).into_iter().skip(1))
+                .chain(tag_keys("x7", 10).into_iter().skip(1))
                 .collect(),
             args: strings(["60000".into()]),
         },
@@ -991,7 +991,7 @@ fn cases() -> Vec<Case> {
             script: "tag/remove",
             input: "100 tags, each on 100,000 targets",
             setup: |con| tagged(con, 100, 100_000),
-            keys: tag_keys(100),
+            keys: tag_keys("x7", 100),
             args: std::iter::once(b"x7".to_vec())
                 .chain((0..100).map(|t| format!("t{t}").into_bytes()))
                 .collect(),
@@ -1085,7 +1085,7 @@ fn cases() -> Vec<Case> {
                     &[],
                 )
             },
-            keys: std::iter::once("{u}:scratch".to_string())
+            keys: std::iter::once("{u}:union_scratch".to_string())
                 .chain((0..1000).map(|s| format!("{{u}}:{s}")))
                 .collect(),
             args: vec![],
@@ -1097,7 +1097,7 @@ fn cases() -> Vec<Case> {
                 fill(con, "SADD", "{u}:x", "x:", 5000);
                 fill(con, "SADD", "{u}:y", "y:", 5000);
             },
-            keys: s(&["{u}:scratch", "{u}:x", "{u}:y"]),
+            keys: s(&["{u}:x:union_scratch", "{u}:x", "{u}:y"]),
             args: vec![],
         },
         Case {
@@ -1310,8 +1310,8 @@ fn fill_scored(con: &mut redis::Connection, key: &str, n: usize) {
 }
 
 /// The keys of `tag/add` for the target `x7` and `n` tags `t0`…
-fn tag_keys(n: usize) -> Vec<String> {
-    std::iter::once("{tags}:target:x7".to_string())
+fn tag_keys(target: &str, n: usize) -> Vec<String> {
+    std::iter::once(format!("{{tags}}:target:{target}"))
         .chain((0..n).map(|t| format!("{{tags}}:tag:t{t}")))
         .collect()
 }
