@@ -171,29 +171,14 @@ fn adopt_scenario_cluster() {
     );
 }
 
-/// The board's distinct scores, and its `levels`, read in one transaction.
+/// The board's distinct scores, and its `levels`, read in one transaction, as text.
 fn scores_and_levels(
     con: &mut redis::Connection,
     board: &Leaderboard,
 ) -> (BTreeSet<String>, BTreeSet<String>) {
-    type Scored = Vec<(String, f64)>;
-    let (scored, levels): (Scored, Scored) = redis::pipe()
-        .atomic()
-        .cmd("ZRANGE")
-        .arg(board.key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .cmd("ZRANGE")
-        .arg(board.levels_key())
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query(con)
-        .unwrap();
-    let scores = scored.iter().map(|(_, s)| format!("{s}")).collect();
-    let levels = levels.iter().map(|(_, s)| format!("{s}")).collect();
-    (scores, levels)
+    let (scores, levels) = distinct_scores(con, board);
+    let text = |scores: Vec<f64>| scores.iter().map(|s| format!("{s}")).collect();
+    (text(scores), text(levels))
 }
 
 /// 8 writers set, update and remove 60 items' scores at random (from a few values, so
