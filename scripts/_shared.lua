@@ -33,3 +33,20 @@ local function rotate_hour(current_key, last_key, start_key, pstart_key, held, h
     redis.call('SET', start_key, hour)
   end
 end
+
+-- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
+-- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
+-- an entry. Reads only: call it before the first write (a key of another type is
+-- refused with WRONGTYPE there).
+local function wake_id(wake_key)
+  local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
+  return last and last[1] or '0-0'
+end
+
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
+-- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
+-- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+local function wake_waiters(wake_key)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('PEXPIRE', wake_key, 60000)
+end

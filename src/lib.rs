@@ -82,3 +82,4 @@ pub use runtime::script::{
 };
 pub use runtime::server;
 pub use runtime::trace;
+pub use runtime::wait;

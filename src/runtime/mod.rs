@@ -7,7 +7,7 @@
 //! `keys`; `script`; `input`; `library` (which also reads the generated table of every
 //! script, `crate::scripts::ALL`); `trace`, `durability`, `wire`; `request` (a request
 //! and the loop that runs it alone); `op`; `call`, `native`, `grid` (which build ops);
-//! `batch`; `catalog`. No module here names a family.
+//! `batch`; `catalog`; `wait` (waiting on a wake stream). No module here names a family.
 
 pub(crate) mod batch;
 pub(crate) mod call;
@@ -27,4 +27,5 @@ pub mod server;
 pub(crate) mod show;
 pub(crate) mod token;
 pub mod trace;
+pub mod wait;
 pub(crate) mod wire;
