@@ -526,6 +526,32 @@ fn cases() -> Vec<Case> {
             args: strings(["1000000".into(), "1000".into(), "1".into()]),
         },
         Case {
+            script: "redlock/acquire",
+            input: "a free lock",
+            setup: |_| {},
+            keys: s(&["l", "{l}:fence"]),
+            args: strings([
+                "0123456789abcdef0123456789abcdef".into(),
+                "999999999999999".into(),
+            ]),
+        },
+        Case {
+            script: "redlock/raise",
+            input: "a held lock, its counter raised",
+            setup: |con| {
+                redis::cmd("SET")
+                    .arg("l")
+                    .arg("0123456789abcdef0123456789abcdef")
+                    .query::<()>(con)
+                    .unwrap();
+            },
+            keys: s(&["l", "{l}:fence"]),
+            args: strings([
+                "0123456789abcdef0123456789abcdef".into(),
+                "9007199254740990".into(),
+            ]),
+        },
+        Case {
             script: "relation/follow",
             input: "both lists of 1,000,000, the newest entry in the future",
             setup: |con| {

@@ -3379,6 +3379,146 @@ return { 0, remaining, tonumber(leaving[2]) + span - now, tonumber(newest[2]) + 
   end,
 }
 
+-- scripts/redlock/acquire.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__redlock__acquire',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes one server's share of a Redlock: its next fencing number, or nil when held.
+---
+--- Sets `lock` to `token` for `ttl` when it is free, and answers this server's next fencing
+--- number; nil when another token holds the lock.
+--- Beyond the books. Redlock (the Redis docs' "Distributed locks with Redis") takes one lock
+--- on N independent masters, and holds it when a majority granted it within its lease. No
+--- script can span servers: the Rust `Redlock` runs this on every server at once, then
+--- `raise.lua` on those that granted (so that the highest number among them, the lock's
+--- fencing token, is where each of them counts on from), releases with
+--- `identity_lock/release.lua` and extends with `identity_lock/extend.lua`, all with the same
+--- token. A call repeated with the token that holds the lock (its reply was lost) sets the
+--- lease anew and answers the counter as it is.
+--- @key lock string <name>           the lock key; holds the holder's token
+--- @key fence string {<name>}:fence  this server's fencing counter, the last number it handed out; never deleted
+--- @arg token string hex:32  128 random bits as 32 hex digits, drawn anew for every acquisition
+--- @arg ttl ms 1..=10^15-1   the lease
+--- @return int?              this server's fencing number; nil when another token holds the lock
+--- @error BAD_ARGS not 2 keys and 2 arguments
+--- @error BAD_TOKEN not 32 hex digits
+--- @error BAD_TTL   not whole milliseconds within its range
+--- @error BAD_KEYS  a key not named as its template says
+--- @error BAD_FENCE          `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local lock = KEYS[1]
+local fence = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not ttl or ttl > 999999999999999 then
+  return redis.error_reply('BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(lock)
+if lock == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+end
+-- End of the generated input checks.
+-- Both keys are read and checked before any write, so that damaged data fails without
+-- writing anything, whoever holds the lock. GET rather than EXISTS: a lock key of another
+-- type is WRONGTYPE, not "held". Below 2^53 every number is exact in Lua's doubles.
+local holder = redis.call('GET', lock)
+local last = redis.call('GET', fence)
+if last and not safe_integer(last, 0, 9007199254740990) then
+  return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
+end
+if holder and holder ~= token then
+  return false
+end
+
+if holder then
+  redis.call('PEXPIRE', lock, ttl)
+  return tonumber(last or 0)
+end
+redis.call('SET', lock, token, 'PX', ttl)
+return redis.call('INCR', fence)
+  end,
+}
+
+-- scripts/redlock/raise.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__redlock__raise',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Raises this server's fencing counter to `floor` while `lock` is held with `token`.
+---
+--- Answers the counter afterwards, or nil when the lock is not held with `token`. Beyond
+--- the books: the second step of a Redlock acquisition (see `acquire.lua`). The lock's
+--- fencing token is the highest number the granting servers answered; raising each of them
+--- to it means that the next acquisition, whose majority shares at least one server with
+--- this one, answers a higher token. That holds while no server loses its
+--- counter (a restart without `appendfsync always`), which is why the token is best-effort.
+--- @key lock string <name>           the lock key; holds the holder's token
+--- @key fence string {<name>}:fence  this server's fencing counter
+--- @arg token string hex:32          the token the lock was acquired with
+--- @arg floor uint 1..=2^53-2        the lock's fencing token
+--- @return int?                      the counter, at least `floor`; nil when the lock is not held with `token`
+--- @error BAD_ARGS not 2 keys and 2 arguments
+--- @error BAD_TOKEN not 32 hex digits
+--- @error BAD_FLOOR not an integer within its range
+--- @error BAD_KEYS  a key not named as its template says
+--- @error BAD_FENCE                  `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local lock = KEYS[1]
+local fence = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local floor = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not floor or floor > 9007199254740990 then
+  return redis.error_reply('BAD_FLOOR floor must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(lock)
+if lock == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS lock must be <name>, but KEYS[1] is ' .. shown(lock))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in lock, but KEYS[2] is ' .. shown(fence))
+end
+-- End of the generated input checks.
+-- The counter is read and checked first, so that a damaged one is refused whoever holds
+-- the lock.
+local last = redis.call('GET', fence)
+if last and not safe_integer(last, 0, 9007199254740990) then
+  return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
+end
+if redis.call('GET', lock) ~= token then
+  return false
+end
+if tonumber(last or 0) >= floor then
+  return tonumber(last)
+end
+redis.call('SET', fence, floor)
+return floor
+  end,
+}
+
 -- scripts/relation/follow.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__relation__follow',

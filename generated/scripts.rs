@@ -3454,6 +3454,175 @@ pub mod rate_limiter {
     }
 }
 
+#[doc = " The scripts of `scripts/redlock/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod redlock {
+    #[doc = " The names of the keys of `redlock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `lock` (a string), `<name>`: the lock key; holds the holder's token"]
+        #[doc = ""]
+        #[doc = " Build its name with [`lock()`]."]
+        pub static LOCK: crate::KeyTemplate = crate::KeyTemplate { text: "<name>", forms: &[crate::KeyForm { text: "<name>", params: &["name"], parts: &[crate::KeyPart::Param("name")] }] };
+
+        #[doc = " The name of `lock`: `<name>`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn lock(name: &str) -> crate::Result<String> {
+            LOCK.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `fence` (a string), `{<name>}:fence`: this server's fencing counter, the last number it handed out; never deleted"]
+        #[doc = ""]
+        #[doc = " Build its name with [`fence()`]."]
+        pub static FENCE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:fence", forms: &[crate::KeyForm { text: "{<name>}:fence", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":fence")] }] };
+
+        #[doc = " The name of `fence`: `{<name>}:fence`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn fence(name: &str) -> crate::Result<String> {
+            FENCE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `redlock/acquire`: Takes one server's share of a Redlock: its next fencing number, or nil when held."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`acquire()`]."]
+    pub static ACQUIRE: crate::Script = crate::Script {
+        name: "redlock/acquire",
+        path: "scripts/redlock/acquire.lua",
+        sha1: "c0b88e5ff6181e05a3544ade8d3a42f219aa71e0",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redlock/acquire.lua")),
+        flags: &[],
+        summary: "Takes one server's share of a Redlock: its next fencing number, or nil when held.",
+        description: "Sets `lock` to `token` for `ttl` when it is free, and answers this server's next fencing\nnumber; nil when another token holds the lock.\nBeyond the books. Redlock (the Redis docs' \"Distributed locks with Redis\") takes one lock\non N independent masters, and holds it when a majority granted it within its lease. No\nscript can span servers: the Rust `Redlock` runs this on every server at once, then\n`raise.lua` on those that granted (so that the highest number among them, the lock's\nfencing token, is where each of them counts on from), releases with\n`identity_lock/release.lua` and extends with `identity_lock/extend.lua`, all with the same\ntoken. A call repeated with the token that holds the lock (its reply was lost) sets the\nlease anew and answers the counter as it is.",
+        keys: &[
+            crate::Param { name: "lock", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the lock key; holds the holder's token", template: Some(&keys::LOCK) },
+            crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "this server's fencing counter, the last number it handed out; never deleted", template: Some(&keys::FENCE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every acquisition", template: None },
+            crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "the lease", template: None },
+        ],
+        returns: crate::Returns { ty: "int?", doc: "this server's fencing number; nil when another token holds the lock" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes one server's share of a Redlock: its next fencing number, or nil when held."]
+    #[doc = ""]
+    #[doc = " Sets `lock` to `token` for `ttl` when it is free, and answers this server's next fencing"]
+    #[doc = " number; nil when another token holds the lock."]
+    #[doc = " Beyond the books. Redlock (the Redis docs' \"Distributed locks with Redis\") takes one lock"]
+    #[doc = " on N independent masters, and holds it when a majority granted it within its lease. No"]
+    #[doc = " script can span servers: the Rust `Redlock` runs this on every server at once, then"]
+    #[doc = " `raise.lua` on those that granted (so that the highest number among them, the lock's"]
+    #[doc = " fencing token, is where each of them counts on from), releases with"]
+    #[doc = " `identity_lock/release.lua` and extends with `identity_lock/extend.lua`, all with the same"]
+    #[doc = " token. A call repeated with the token that holds the lock (its reply was lost) sets the"]
+    #[doc = " lease anew and answers the counter as it is."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/redlock/acquire.lua` (`redlock/acquire`, SHA1 `c0b88e5ff6181e05a3544ade8d3a42f219aa71e0`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the holder's token"]
+    #[doc = " - `fence` (a string, named `{<name>}:fence`): this server's fencing counter, the last number it handed out; never deleted"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every acquisition"]
+    #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): the lease"]
+    #[doc = ""]
+    #[doc = " Returns (`int?`): this server's fencing number; nil when another token holds the lock"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn acquire(lock: &str, fence: &str, token: &str, ttl: ::std::time::Duration) -> crate::Op<Option<i64>> {
+        crate::ScriptCall::new(&ACQUIRE).key(lock).key(fence).arg(token).arg(ttl).finish()
+    }
+
+    #[doc = " `redlock/raise`: Raises this server's fencing counter to `floor` while `lock` is held with `token`."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`raise()`]."]
+    pub static RAISE: crate::Script = crate::Script {
+        name: "redlock/raise",
+        path: "scripts/redlock/raise.lua",
+        sha1: "439fabe3237f6567b0f54c23475176ba237cd981",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redlock/raise.lua")),
+        flags: &[],
+        summary: "Raises this server's fencing counter to `floor` while `lock` is held with `token`.",
+        description: "Answers the counter afterwards, or nil when the lock is not held with `token`. Beyond\nthe books: the second step of a Redlock acquisition (see `acquire.lua`). The lock's\nfencing token is the highest number the granting servers answered; raising each of them\nto it means that the next acquisition, whose majority shares at least one server with\nthis one, answers a higher token. That holds while no server loses its\ncounter (a restart without `appendfsync always`), which is why the token is best-effort.",
+        keys: &[
+            crate::Param { name: "lock", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the lock key; holds the holder's token", template: Some(&keys::LOCK) },
+            crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "this server's fencing counter", template: Some(&keys::FENCE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the lock was acquired with", template: None },
+            crate::Param { name: "floor", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740990 }, doc: "the lock's fencing token", template: None },
+        ],
+        returns: crate::Returns { ty: "int?", doc: "the counter, at least `floor`; nil when the lock is not held with `token`" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_FLOOR", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Raises this server's fencing counter to `floor` while `lock` is held with `token`."]
+    #[doc = ""]
+    #[doc = " Answers the counter afterwards, or nil when the lock is not held with `token`. Beyond"]
+    #[doc = " the books: the second step of a Redlock acquisition (see `acquire.lua`). The lock's"]
+    #[doc = " fencing token is the highest number the granting servers answered; raising each of them"]
+    #[doc = " to it means that the next acquisition, whose majority shares at least one server with"]
+    #[doc = " this one, answers a higher token. That holds while no server loses its"]
+    #[doc = " counter (a restart without `appendfsync always`), which is why the token is best-effort."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/redlock/raise.lua` (`redlock/raise`, SHA1 `439fabe3237f6567b0f54c23475176ba237cd981`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `lock` (a string, named `<name>`): the lock key; holds the holder's token"]
+    #[doc = " - `fence` (a string, named `{<name>}:fence`): this server's fencing counter"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the lock was acquired with"]
+    #[doc = " - `floor` (`uint`, from 1 to 9007199254740990): the lock's fencing token"]
+    #[doc = ""]
+    #[doc = " Returns (`int?`): the counter, at least `floor`; nil when the lock is not held with `token`"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_FLOOR`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn raise(lock: &str, fence: &str, token: &str, floor: u64) -> crate::Op<Option<i64>> {
+        crate::ScriptCall::new(&RAISE).key(lock).key(fence).arg(token).arg(floor).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/relation/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod relation {
@@ -8210,6 +8379,8 @@ pub static ALL: &[&crate::Script] = &[
     &rate_limiter::GCRA,
     &rate_limiter::IS_PERMITTED,
     &rate_limiter::SLIDING_WINDOW,
+    &redlock::ACQUIRE,
+    &redlock::RAISE,
     &relation::FOLLOW,
     &relation::MUTUAL,
     &relation::UNFOLLOW,

@@ -35,6 +35,7 @@ pub mod page_cache;
 pub mod pagination;
 pub mod priority_queue;
 pub mod rate_limiter;
+pub mod redlock;
 pub mod relation;
 pub mod resource_pool;
 pub mod row_cache;

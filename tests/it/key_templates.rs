@@ -407,6 +407,11 @@ fn families(c: &mut Checks, tagged: bool) {
         &[],
     );
 
+    let redlock = redis_patterns::redlock::Redlock::new(name).unwrap();
+    let token = "0123456789abcdef0123456789abcdef";
+    c.check(redlock.acquire_on_one(token, ttl), &[("name", name)], &[]);
+    c.check(redlock.raise_on_one(token, 7), &[("name", name)], &[]);
+
     let key = pick(tagged, "places", "{city:7}:places");
     let places = geo::Location::new(key).unwrap();
     let k = [("key", key)];

@@ -45,6 +45,7 @@ mod priority_queue;
 mod probe;
 mod python_sharing;
 mod rate_limiter;
+mod redlock;
 mod relation;
 mod resource_pool;
 mod row_cache;
