@@ -16,7 +16,7 @@
 //! above the last holder's. The run prints both per configuration, with the grants they
 //! come from.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -113,17 +113,15 @@ fn run(persistent: bool, seconds: u64, clients: usize, hold_ms: u64) -> Counts {
     // Who holds the lock now, by this bench's reckoning: the holder's validity end.
     let holder: Arc<Mutex<Option<(usize, Instant)>>> = Arc::new(Mutex::new(None));
     let last_fence = Arc::new(AtomicU64::new(0));
-    let inside = Arc::new(AtomicUsize::new(0));
 
     let threads: Vec<_> = (0..clients)
         .map(|id| {
-            let (urls, counts, stop, holder, last_fence, inside) = (
+            let (urls, counts, stop, holder, last_fence) = (
                 urls.clone(),
                 counts.clone(),
                 stop.clone(),
                 holder.clone(),
                 last_fence.clone(),
-                inside.clone(),
             );
             thread::spawn(move || {
                 let lock = Redlock::new("bench:redlock").unwrap().retries(0);
@@ -142,14 +140,14 @@ fn run(persistent: bool, seconds: u64, clients: usize, hold_ms: u64) -> Counts {
                     counts.grants.fetch_add(1, Ordering::Relaxed);
                     {
                         let mut now = holder.lock().unwrap();
-                        if let Some((other, until)) = *now {
-                            if other != id && until > Instant::now() {
-                                counts.double_grants.fetch_add(1, Ordering::Relaxed);
-                            }
+                        if let Some((other, until)) = *now
+                            && other != id
+                            && until > Instant::now()
+                        {
+                            counts.double_grants.fetch_add(1, Ordering::Relaxed);
                         }
                         *now = Some((id, Instant::now() + held.validity()));
                     }
-                    inside.fetch_add(1, Ordering::SeqCst);
                     if held.fence() <= last_fence.fetch_max(held.fence(), Ordering::SeqCst) {
                         counts.fence_inversions.fetch_add(1, Ordering::Relaxed);
                     }
@@ -157,7 +155,6 @@ fn run(persistent: bool, seconds: u64, clients: usize, hold_ms: u64) -> Counts {
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     thread::sleep(Duration::from_millis((n >> 33) % (hold_ms + 1)));
-                    inside.fetch_sub(1, Ordering::SeqCst);
                     {
                         let mut now = holder.lock().unwrap();
                         if now.is_some_and(|(who, _)| who == id) {
