@@ -76,13 +76,12 @@
 //!
 //! # Beyond the peers
 //!
-//! | | Redisson `RedissonRedLock` | pottery `Redlock` | rslock, redlock-rs | npm `redlock` | here |
+//! | | Redisson `RedissonRedLock` | pottery `Redlock` | rslock | redlock-rs | here |
 //! |---|---|---|---|---|---|
 //! | status | deprecated | kept | kept | kept | kept |
-//! | fencing token | none | none | none | none | best-effort, monotone while no server loses data |
-//! | validity clock | wall | monotonic | wall (`SystemTime`) | wall (`Date.now`) | monotonic |
-//! | bounded extensions | renewed forever by a watchdog | unbounded | unbounded | unbounded | at most `max_extensions` |
-//! | says when it is unsafe | no | partly | no | partly | yes, above |
+//! | fencing token | none | none (`NextID` is a separate counter) | none | none | best-effort, monotone while no server loses data |
+//! | extensions | renewed by a watchdog while the client lives | at most `num_extensions` (3) | `using()` extends automatically | none | at most `max_extensions` (10), on a majority |
+//! | says when it is unsafe | deprecated without a reason | no | no | no | yes, above |
 
 use std::time::{Duration, Instant};
 
