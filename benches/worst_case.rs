@@ -135,6 +135,50 @@ fn cases() -> Vec<Case> {
             args: strings(["m500".into()]),
         },
         Case {
+            script: "bloom/add",
+            input: "100 new items, 30 hashes each, into a new partition of 2^24 bits",
+            setup: |_| {},
+            keys: s(&["{f}:bloom", "{f}:bits"]),
+            args: strings(
+                ["388965", "1000000000", "1", "0"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain((0..100).map(|i| format!("item:{i}"))),
+            ),
+        },
+        Case {
+            script: "bloom/check",
+            input: "100 items, 30 hashes each, in a partition of 2^24 bits",
+            setup: |con| {
+                let items: Vec<String> = (0..100).map(|i| format!("item:{i}")).collect();
+                redis_patterns::bloom::BloomFilter::new("f", 388_965, 1_000_000_000)
+                    .unwrap()
+                    .add(&items)
+                    .run(con)
+                    .unwrap();
+            },
+            keys: s(&["{f}:bloom", "{f}:bits"]),
+            args: strings(
+                ["388965", "1000000000", "1", "0"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain((0..100).map(|i| format!("item:{i}"))),
+            ),
+        },
+        Case {
+            script: "bloom/info",
+            input: "a partition",
+            setup: |con| {
+                redis_patterns::bloom::BloomFilter::new("f", 100, 10)
+                    .unwrap()
+                    .add(&["a", "b"])
+                    .run(con)
+                    .unwrap();
+            },
+            keys: s(&["{f}:bloom", "{f}:bits"]),
+            args: vec![],
+        },
+        Case {
             script: "cache/claim",
             input: "a miss: GET, STRLEN, SET NX",
             setup: |_| {},

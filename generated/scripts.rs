@@ -353,6 +353,263 @@ pub mod autocomplete {
     }
 }
 
+#[doc = " The scripts of `scripts/bloom/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod bloom {
+    #[doc = " The names of the keys of `bloom`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `params` (a hash), `{<filter>}:bloom`: capacity, one_in, partitions, partition, m, k, added: checked on every call"]
+        #[doc = ""]
+        #[doc = " Build its name with [`params()`]."]
+        pub static PARAMS: crate::KeyTemplate = crate::KeyTemplate { text: "{<filter>}:bloom", forms: &[crate::KeyForm { text: "{<filter>}:bloom", params: &["filter"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("filter")]), crate::KeyPart::Text(":bloom")] }] };
+
+        #[doc = " The name of `params`: `{<filter>}:bloom`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn params(filter: &str) -> crate::Result<String> {
+            PARAMS.forms[0].build(&[filter])
+        }
+
+        #[doc = " The template of `bits` (a string), `{<filter>}:bits`: the bitmap of m bits (at most 2^24: 2 MiB)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`bits()`]."]
+        pub static BITS: crate::KeyTemplate = crate::KeyTemplate { text: "{<filter>}:bits", forms: &[crate::KeyForm { text: "{<filter>}:bits", params: &["filter"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("filter")]), crate::KeyPart::Text(":bits")] }] };
+
+        #[doc = " The name of `bits`: `{<filter>}:bits`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn bits(filter: &str) -> crate::Result<String> {
+            BITS.forms[0].build(&[filter])
+        }
+    }
+
+    #[doc = " `bloom/add`: Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`add()`]."]
+    pub static ADD: crate::Script = crate::Script {
+        name: "bloom/add",
+        path: "scripts/bloom/add.lua",
+        sha1: "179ca4e08152bceb6bef8a50a600728827dbde7e",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
+        flags: &[],
+        summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
+        description: "Beyond the books: a Bloom filter that any language shares by its name and raw bytes.\nThe script hashes each item itself (its SHA-1, as `item_bits` below says), and\ncomputes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust\nclient needs nothing but this file and the parameters. The parameters are stored with\nthe filter on its first add and checked on every call: a call with others answers\nBAD_PARAMS and changes nothing, never a wrong answer. A filter larger than one\npartition is split into `partitions` partitions, each of its own hash tag (partition\ni of filter `<name>` is named `<name>:<i>`, and `<name>` itself when there is one),\nso that they spread over a cluster; an item belongs to the partition its SHA-1 names,\nand every item of a call must belong to `partition`. An item is new when it set at\nleast one bit; the filter counts those in `added` (an estimate of the items added,\nlow by the items that were false positives when they were added).",
+        keys: &[
+            crate::Param { name: "params", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, one_in, partitions, partition, m, k, added: checked on every call", template: Some(&keys::PARAMS) },
+            crate::Param { name: "bits", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the bitmap of m bits (at most 2^24: 2 MiB)", template: Some(&keys::BITS) },
+        ],
+        args: &[
+            crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the items the whole filter is made for", template: None },
+            crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
+            crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
+            crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
+        ],
+        returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it was new, 0 when it may have been added before" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
+            crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
+            crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
+        ],
+        clock: None,
+        complexity: "O(items × k), k = log2(one_in) ≤ 30",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old."]
+    #[doc = ""]
+    #[doc = " Beyond the books: a Bloom filter that any language shares by its name and raw bytes."]
+    #[doc = " The script hashes each item itself (its SHA-1, as `item_bits` below says), and"]
+    #[doc = " computes the filter's size from `capacity` and `one_in`, so a Python, Node or Rust"]
+    #[doc = " client needs nothing but this file and the parameters. The parameters are stored with"]
+    #[doc = " the filter on its first add and checked on every call: a call with others answers"]
+    #[doc = " BAD_PARAMS and changes nothing, never a wrong answer. A filter larger than one"]
+    #[doc = " partition is split into `partitions` partitions, each of its own hash tag (partition"]
+    #[doc = " i of filter `<name>` is named `<name>:<i>`, and `<name>` itself when there is one),"]
+    #[doc = " so that they spread over a cluster; an item belongs to the partition its SHA-1 names,"]
+    #[doc = " and every item of a call must belong to `partition`. An item is new when it set at"]
+    #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
+    #[doc = " low by the items that were false positives when they were added)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `179ca4e08152bceb6bef8a50a600728827dbde7e`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
+    #[doc = " - `bits` (a string, named `{<filter>}:bits`): the bitmap of m bits (at most 2^24: 2 MiB)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `capacity` (`uint`, from 1 to 10000000000): the items the whole filter is made for"]
+    #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
+    #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
+    #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
+    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to add"]
+    #[doc = ""]
+    #[doc = " Returns (`[int]`): per item, in order: 1 when it was new, 0 when it may have been added before"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
+    #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
+    #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
+    #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
+    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
+    #[doc = ""]
+    #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
+    pub fn add(params: &str, bits: &str, capacity: u64, one_in: u64, partitions: u64, partition: u64, items: &[&[u8]]) -> crate::Op<Vec<i64>> {
+        crate::ScriptCall::new(&ADD).key(params).key(bits).arg(capacity).arg(one_in).arg(partitions).arg(partition).args(items).finish()
+    }
+
+    #[doc = " `bloom/check`: Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`check()`]."]
+    pub static CHECK: crate::Script = crate::Script {
+        name: "bloom/check",
+        path: "scripts/bloom/check.lua",
+        sha1: "31b27b160f2df25d69c2719a261dcc030b65924b",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
+        flags: &["no-writes", ],
+        summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
+        description: "Beyond the books: the read of `add.lua`'s filter, with the same parameters, checked the\nsame way (a call with others answers BAD_PARAMS, never a wrong 0). A filter that does\nnot exist yet answers 0 for every item: nothing was added to it. False positives\nhappen at about 1 in `one_in` once `capacity` items were added; a 0 is always right.",
+        keys: &[
+            crate::Param { name: "params", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, one_in, partitions, partition, m, k, added: checked on every call", template: Some(&keys::PARAMS) },
+            crate::Param { name: "bits", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the bitmap of m bits (at most 2^24: 2 MiB)", template: Some(&keys::BITS) },
+        ],
+        args: &[
+            crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the items the whole filter is made for", template: None },
+            crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
+            crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
+            crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
+        ],
+        returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it may have been added, 0 when it was not" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
+            crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
+            crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
+        ],
+        clock: None,
+        complexity: "O(items × k), k = log2(one_in) ≤ 30",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not."]
+    #[doc = ""]
+    #[doc = " Beyond the books: the read of `add.lua`'s filter, with the same parameters, checked the"]
+    #[doc = " same way (a call with others answers BAD_PARAMS, never a wrong 0). A filter that does"]
+    #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
+    #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `31b27b160f2df25d69c2719a261dcc030b65924b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
+    #[doc = " - `bits` (a string, named `{<filter>}:bits`): the bitmap of m bits (at most 2^24: 2 MiB)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `capacity` (`uint`, from 1 to 10000000000): the items the whole filter is made for"]
+    #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
+    #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
+    #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
+    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to check"]
+    #[doc = ""]
+    #[doc = " Returns (`[int]`): per item, in order: 1 when it may have been added, 0 when it was not"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
+    #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
+    #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
+    #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
+    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
+    #[doc = ""]
+    #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
+    pub fn check(params: &str, bits: &str, capacity: u64, one_in: u64, partitions: u64, partition: u64, items: &[&[u8]]) -> crate::Op<Vec<i64>> {
+        crate::ScriptCall::new(&CHECK).key(params).key(bits).arg(capacity).arg(one_in).arg(partitions).arg(partition).args(items).finish()
+    }
+
+    #[doc = " `bloom/info`: Reads one partition's parameters, shape and count of items added, or nil when it does not exist."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`info()`]."]
+    pub static INFO: crate::Script = crate::Script {
+        name: "bloom/info",
+        path: "scripts/bloom/info.lua",
+        sha1: "26aa1371a3429fe11df0730efb142887305a7bdc",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/info.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads one partition's parameters, shape and count of items added, or nil when it does not exist.",
+        description: "Beyond the books: `added` is how many items were new when added to this partition\n(see `add.lua`); the filter's estimate of its items is the sum over its partitions.\nNil when the partition does not exist yet. Checked as `add.lua` checks it, against\nthe shape the stored parameters give.",
+        keys: &[
+            crate::Param { name: "params", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, one_in, partitions, partition, m, k, added: checked on every call", template: Some(&keys::PARAMS) },
+            crate::Param { name: "bits", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the bitmap of m bits (at most 2^24: 2 MiB)", template: Some(&keys::BITS) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint)?", doc: "capacity, one_in, partitions, partition, m bits, k hashes, items added; nil when the partition does not exist" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
+            crate::ErrorDoc { code: "BAD_PARAMS", doc: "not raised here: the shared check compares the stored parameters with themselves" },
+            crate::ErrorDoc { code: "BAD_PARTITION", doc: "`params` holds a partition not below its partitions" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads one partition's parameters, shape and count of items added, or nil when it does not exist."]
+    #[doc = ""]
+    #[doc = " Beyond the books: `added` is how many items were new when added to this partition"]
+    #[doc = " (see `add.lua`); the filter's estimate of its items is the sum over its partitions."]
+    #[doc = " Nil when the partition does not exist yet. Checked as `add.lua` checks it, against"]
+    #[doc = " the shape the stored parameters give."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `26aa1371a3429fe11df0730efb142887305a7bdc`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
+    #[doc = " - `bits` (a string, named `{<filter>}:bits`): the bitmap of m bits (at most 2^24: 2 MiB)"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint)?`): capacity, one_in, partitions, partition, m bits, k hashes, items added; nil when the partition does not exist"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
+    #[doc = " - `BAD_PARAMS`: not raised here: the shared check compares the stored parameters with themselves"]
+    #[doc = " - `BAD_PARTITION`: `params` holds a partition not below its partitions"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn info(params: &str, bits: &str) -> crate::Op<Option<(u64, u64, u64, u64, u64, u64, u64,)>> {
+        crate::ScriptCall::new(&INFO).key(params).key(bits).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/cache/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod cache {
@@ -8338,6 +8595,9 @@ pub static ALL: &[&crate::Script] = &[
     &app_log::RECENT,
     &autocomplete::FEED,
     &autocomplete::REMOVE,
+    &bloom::ADD,
+    &bloom::CHECK,
+    &bloom::INFO,
     &cache::CLAIM,
     &cache::FILL,
     &cache::HASH_SET,

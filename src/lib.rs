@@ -9,6 +9,7 @@ pub mod app_config;
 pub mod app_log;
 pub mod autocomplete;
 pub mod binary_recorder;
+pub mod bloom;
 pub mod cache;
 pub mod circular_queue;
 pub mod compact_string;

@@ -346,6 +346,8 @@ pub(crate) fn prepare(
 ) {
     let name = script.name;
     match name {
+        // Partition 0 of 1: the simplest valid value of each, 1, is past the last.
+        "bloom/add" | "bloom/check" => args[3] = "0".into(),
         // Eight bits: the one packed byte, `x`, has no unused bits to leave clear.
         "logical_matrix/init" => args[0] = "8".into(),
         "relation/follow" => args[1] = "y".into(),

@@ -407,6 +407,10 @@ fn families(c: &mut Checks, tagged: bool) {
         &[],
     );
 
+    let filter = redis_patterns::bloom::BloomFilter::new(name, 100, 10).unwrap();
+    c.check(filter.add(&["a"]), &[("filter", name)], &[]);
+    c.check(filter.contains(&["a"]), &[("filter", name)], &[]);
+    c.check(filter.info(0), &[("filter", name)], &[]);
     let redlock = redis_patterns::redlock::Redlock::new(name).unwrap();
     let token = "0123456789abcdef0123456789abcdef";
     c.check(redlock.acquire_on_one(token, ttl), &[("name", name)], &[]);

@@ -10,6 +10,7 @@ mod app_log;
 mod autocomplete;
 mod batch;
 mod binary_recorder;
+mod bloom;
 mod cache;
 mod circular_queue;
 mod cluster_faults;

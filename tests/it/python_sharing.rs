@@ -17,7 +17,7 @@ use serde::Deserialize;
 use crate::harness;
 
 /// The interpreter, after checking that it has redis-py.
-fn python() -> String {
+pub(crate) fn python() -> String {
     let python = std::env::var("REDIS_PATTERNS_PYTHON").unwrap_or_else(|_| "python3".into());
     let has_redis = Command::new(&python)
         .args(["-c", "import redis"])

@@ -1,0 +1,284 @@
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+
+use redis_patterns::Error;
+use redis_patterns::bloom::BloomFilter;
+
+use crate::harness::{self, Transcript, assert_code, assert_invalid, assert_snapshot};
+use crate::step;
+
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let seen = BloomFilter::new("Bloom:seen", 1000, 100).unwrap();
+    t.step("seen.bits(): (m, k)", Ok::<_, Error>(seen.bits()))
+        .unwrap();
+    let _ = step!(t, con, seen.info(0));
+    let _ = step!(t, con, seen.contains(&["a", "b"]));
+    let _ = step!(t, con, seen.add(&["a", "b", "a"]));
+    let _ = step!(t, con, seen.add(&["b", "c"]));
+    let _ = step!(t, con, seen.contains(&["a", "b", "c", "d"]));
+    let _ = step!(t, con, seen.info(0));
+    t.step("seen.count()", seen.count(con)).unwrap();
+    t.note("another client re-creates nothing: a call with other parameters is refused");
+    let other = BloomFilter::new("Bloom:seen", 2000, 100).unwrap();
+    let _ = step!(t, con, other.contains(&["a"]));
+    let _ = step!(t, con, other.add(&["e"]));
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    assert_snapshot("bloom__scenario", &scenario(&mut db.con()));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot("bloom__scenario", &scenario(&mut harness::cluster_con()));
+}
+
+/// Items over four partitions on the cluster: each partition has a hash tag of its own,
+/// so they spread over the masters, and every item is found again.
+#[test]
+fn partitions_spread_over_a_cluster() {
+    let mut con = harness::cluster_con();
+    let filter = BloomFilter::new("Bloom:parts", 20_000, 1000)
+        .unwrap()
+        .with_partitions(4)
+        .unwrap();
+    let items: Vec<String> = (0..5000).map(|i| format!("item:{i}")).collect();
+    let new = filter.add_all(&mut con, &items).unwrap();
+    assert!(new.iter().filter(|n| **n).count() >= 4990);
+    assert_eq!(
+        filter.contains_all(&mut con, &items).unwrap(),
+        vec![true; 5000]
+    );
+    let count = filter.count(&mut con).unwrap();
+    assert!((4990..=5000).contains(&count), "{count}");
+    let mut slots = std::collections::BTreeSet::new();
+    for p in 0..4 {
+        let (params, _) = filter.keys(p).unwrap();
+        assert_eq!(params, format!("{{Bloom:parts:{p}}}:bloom"));
+        let slot: u16 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(params)
+            .query(&mut con)
+            .unwrap();
+        slots.insert(slot);
+        assert_eq!(
+            filter.info(p).run(&mut con).unwrap().unwrap().partition,
+            p as u64
+        );
+    }
+    assert_eq!(slots.len(), 4);
+    // A call with items of two partitions is refused before any I/O.
+    let spread = ["item:0", "item:1", "item:2", "item:3", "item:4"];
+    assert_invalid(filter.add(&spread).run(&mut con), "items");
+}
+
+/// The rate the formula promises, at the capacity: over 20,000 items never added (10^6 in `benches/bloom.rs`), the
+/// false positives lie within the 99 % binomial interval of
+/// (1 - e^(-kn/m))^k, which is at most 1 / one_in. The items are fixed, so the count is
+/// too.
+#[test]
+fn the_false_positive_rate_is_the_formulas() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for one_in in [10u64, 100, 1000] {
+        let n = 10_000;
+        let filter = BloomFilter::new(format!("Bloom:rate:{one_in}"), n, one_in).unwrap();
+        let added: Vec<String> = (0..n).map(|i| format!("member:{i}")).collect();
+        filter.add_all(&mut con, &added).unwrap();
+        let (m, k) = filter.bits();
+        let (m, k) = (m as f64, k as f64);
+        let p = (1.0 - (-k * n as f64 / m).exp()).powf(k);
+        assert!(
+            p <= 1.0 / one_in as f64,
+            "the formula's rate {p} for 1 in {one_in}"
+        );
+        let trials = 20_000;
+        let others: Vec<String> = (0..trials).map(|i| format!("other:{i}")).collect();
+        let positives = filter
+            .contains_all(&mut con, &others)
+            .unwrap()
+            .into_iter()
+            .filter(|found| *found)
+            .count() as f64;
+        let (mean, sd) = (trials as f64 * p, (trials as f64 * p * (1.0 - p)).sqrt());
+        assert!(
+            (positives - mean).abs() <= 2.576 * sd,
+            "1 in {one_in}: {positives} false positives in {trials}, expected {mean:.0} ± {:.0}",
+            2.576 * sd
+        );
+        // Nothing added is ever missed.
+        assert!(
+            filter
+                .contains_all(&mut con, &added)
+                .unwrap()
+                .iter()
+                .all(|f| *f)
+        );
+    }
+}
+
+/// Eight clients add their own items at once: every item is found, and the count is the
+/// items added, less the few that were false positives when added.
+#[test]
+fn concurrent_adds_lose_nothing() {
+    let db = Arc::new(harness::fresh_db());
+    let filter = Arc::new(BloomFilter::new("Bloom:concurrent", 40_000, 1000).unwrap());
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (db, filter) = (db.clone(), filter.clone());
+            thread::spawn(move || {
+                let mut con = db.con();
+                for round in 0..10 {
+                    let items: Vec<String> = (0..400).map(|i| format!("{t}:{round}:{i}")).collect();
+                    filter.add_all(&mut con, &items).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut con = db.con();
+    let all: Vec<String> = (0..8)
+        .flat_map(|t| (0..10).flat_map(move |r| (0..400).map(move |i| format!("{t}:{r}:{i}"))))
+        .collect();
+    assert!(
+        filter
+            .contains_all(&mut con, &all)
+            .unwrap()
+            .iter()
+            .all(|f| *f)
+    );
+    let count = filter.count(&mut con).unwrap();
+    assert!((31_900..=32_000).contains(&count), "{count}");
+}
+
+/// Refused calls change nothing: other parameters, an item of another partition, a
+/// filter that is too big for one partition, damaged parameters.
+#[test]
+fn bad_calls_change_nothing() {
+    use redis_patterns::scripts::bloom as script;
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let filter = BloomFilter::new("Bloom:bad", 1000, 100).unwrap();
+    filter.add(&["a"]).run(&mut con).unwrap();
+    let before = harness::dump(&mut con);
+    let (params, bits) = filter.keys(0).unwrap();
+    let call = |capacity, one_in, partitions, partition, item: &[u8]| {
+        script::add(
+            params,
+            bits,
+            capacity,
+            one_in,
+            partitions,
+            partition,
+            &[item],
+        )
+    };
+    assert_code(call(1001, 100, 1, 0, b"b").run(&mut con), "BAD_PARAMS");
+    assert_code(call(1000, 1000, 1, 0, b"b").run(&mut con), "BAD_PARAMS");
+    assert_code(call(1000, 100, 2, 0, b"b").run(&mut con), "BAD_PARAMS");
+    assert_code(call(1000, 100, 2, 2, b"b").run(&mut con), "BAD_PARTITION");
+    assert_code(
+        call(10_000_000_000, 100, 1, 0, b"b").run(&mut con),
+        "BAD_CAPACITY",
+    );
+    assert_eq!(harness::dump(&mut con), before);
+    // An item of the other partition of a two-partition filter.
+    let two = BloomFilter::new("Bloom:two", 1000, 100)
+        .unwrap()
+        .with_partitions(2)
+        .unwrap();
+    let item = (0..)
+        .map(|i| format!("x{i}"))
+        .find(|x| two.partition_of(x.as_bytes()) == 1)
+        .unwrap();
+    let (params, bits) = two.keys(0).unwrap();
+    assert_code(
+        script::add(params, bits, 1000, 100, 2, 0, &[item.as_bytes()]).run(&mut con),
+        "BAD_PARTITION",
+    );
+    assert_eq!(harness::dump(&mut con), before);
+    // Parameters someone else changed.
+    harness::cmd(&mut con, &["HSET", "{Bloom:bad}:bloom", "k", "8"]);
+    let before = harness::dump(&mut con);
+    assert_code(filter.add(&["b"]).run(&mut con), "BAD_FILTER");
+    assert_code(filter.contains(&["a"]).run(&mut con), "BAD_FILTER");
+    assert_code(filter.info(0).run(&mut con), "BAD_FILTER");
+    assert_eq!(harness::dump(&mut con), before);
+    // Settings refused when the filter is built.
+    assert_invalid(BloomFilter::new("b", 0, 100), "capacity");
+    assert_invalid(BloomFilter::new("b", 10, 1), "one_in");
+    // 10^7 items at 1 in 1,000 need 143,776,344 bits: nine partitions of 2^24.
+    assert_eq!(
+        BloomFilter::new("b", 10_000_000, 1000)
+            .unwrap()
+            .keys(8)
+            .unwrap()
+            .0,
+        "{b:8}:bloom"
+    );
+    assert!(
+        BloomFilter::new("b", 10_000_000, 1000)
+            .unwrap()
+            .keys(9)
+            .is_none()
+    );
+    assert_invalid(
+        BloomFilter::new("b", 10_000_000, 1000)
+            .unwrap()
+            .with_partitions(8),
+        "partitions",
+    );
+    assert_invalid(
+        BloomFilter::new("b", 10_000_000_000, 1_000_000_000),
+        "partitions",
+    );
+    assert_invalid(
+        BloomFilter::new("b", 10, 10).unwrap().with_partitions(0),
+        "partitions",
+    );
+    assert_invalid(BloomFilter::new("", 10, 10), "filter");
+}
+
+/// A Python client with redis-py and the script file alone shares the filter: it adds raw
+/// bytes the Rust client then finds, and finds what the Rust client added.
+#[test]
+fn a_python_client_shares_the_filter() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let filter = BloomFilter::new("Bloom:shared", 1000, 100).unwrap();
+    filter.add(&[&b"from rust"[..]]).run(&mut con).unwrap();
+    let program = r#"
+import sys, redis
+url, folder = sys.argv[1], sys.argv[2]
+r = redis.Redis.from_url(url)
+add = r.register_script(open(folder + '/scripts/bloom/add.lua').read())
+check = r.register_script(open(folder + '/scripts/bloom/check.lua').read())
+keys = ['{Bloom:shared}:bloom', '{Bloom:shared}:bits']
+print(add(keys=keys, args=[1000, 100, 1, 0, b'\xff\xfe from python']))
+print(check(keys=keys, args=[1000, 100, 1, 0, b'from rust', b'never added']))
+"#;
+    let out = Command::new(crate::python_sharing::python())
+        .args(["-c", program, &db.url, env!("CARGO_MANIFEST_DIR")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[1]\n[1, 0]\n");
+    assert_eq!(
+        filter
+            .contains(&[&b"\xff\xfe from python"[..], b"other"])
+            .run(&mut con)
+            .unwrap(),
+        vec![true, false]
+    );
+}
