@@ -570,6 +570,41 @@ fn cases() -> Vec<Case> {
             args: strings(["1000000".into(), "1000".into(), "1".into()]),
         },
         Case {
+            script: "reliable_topic/ack",
+            input: "1,000 messages trimmed, 10 lapsed subscriptions dropped",
+            setup: |con| topic_backlog(con, 1100),
+            keys: topic_keys(),
+            args: strings(["s".into(), "60000".into(), "1050-0".into(), "1050".into()]),
+        },
+        Case {
+            script: "reliable_topic/poll",
+            input: "1,000 messages of 1 kB, 10 lapsed subscriptions dropped",
+            setup: |con| topic_backlog(con, 1000),
+            keys: topic_keys(),
+            args: strings(["s".into(), "60000".into(), "1000".into()]),
+        },
+        Case {
+            script: "reliable_topic/publish",
+            input: "a stream at its cap of 1,000: one message trimmed",
+            setup: |con| topic_backlog(con, 1000),
+            keys: s(&["{t}:stream", "{t}:seq"]),
+            args: strings(["1000".into(), "x".repeat(1000)]),
+        },
+        Case {
+            script: "reliable_topic/subscribe",
+            input: "from the oldest message, 10 lapsed subscriptions dropped",
+            setup: |con| topic_backlog(con, 1000),
+            keys: topic_keys(),
+            args: strings(["new-one".into(), "60000".into(), "oldest".into()]),
+        },
+        Case {
+            script: "reliable_topic/unsubscribe",
+            input: "a subscription",
+            setup: |con| topic_backlog(con, 10),
+            keys: topic_keys(),
+            args: strings(["s".into()]),
+        },
+        Case {
             script: "redlock/acquire",
             input: "a free lock",
             setup: |_| {},
@@ -1752,4 +1787,58 @@ fn main() {
     } else {
         println!("\nOver 10 ms on this run: {over:?}");
     }
+}
+
+/// The keys of topic `t`, in the order its scripts take them.
+fn topic_keys() -> Vec<String> {
+    s(&[
+        "{t}:stream",
+        "{t}:seq",
+        "{t}:subs",
+        "{t}:cursors",
+        "{t}:positions",
+    ])
+}
+
+/// Topic `t` with `n` messages of 1 kB, subscription `s` at the first of them and ten
+/// subscriptions whose lease ran out, at the start.
+fn topic_backlog(con: &mut redis::Connection, n: u64) {
+    use redis_patterns::reliable_topic::{From, ReliableTopic};
+    let topic = ReliableTopic::new("t", 10_000_000).unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    topic.subscribe("s", lease, From::Newest).run(con).unwrap();
+    for i in 0..10 {
+        topic
+            .subscribe(
+                &format!("lapsed{i}"),
+                std::time::Duration::from_millis(1),
+                From::Newest,
+            )
+            .run(con)
+            .unwrap();
+    }
+    let payload = "x".repeat(1000);
+    let mut batch = redis_patterns::Batch::new();
+    for _ in 0..n {
+        let _ = batch.add(topic.publish(payload.as_str()));
+    }
+    batch.run(con).unwrap();
+    // Message ids 1-0, 2-0, …: rewritten so that the cases can name them.
+    type Entries = Vec<(String, Vec<(String, Vec<u8>)>)>;
+    let entries: Entries = redis::cmd("XRANGE")
+        .arg("{t}:stream")
+        .arg("-")
+        .arg("+")
+        .query(con)
+        .unwrap();
+    let _: () = redis::cmd("DEL").arg("{t}:stream").query(con).unwrap();
+    for (i, (_, fields)) in entries.into_iter().enumerate() {
+        let mut add = redis::cmd("XADD");
+        add.arg("{t}:stream").arg(format!("{}-0", i + 1));
+        for (field, value) in fields {
+            add.arg(field).arg(value);
+        }
+        let _: String = add.query(con).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(5));
 }

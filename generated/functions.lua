@@ -4069,6 +4069,543 @@ return removed
   end,
 }
 
+-- The helpers the reliable_topic scripts share (reliable_topic/_shared.lua), defined once for them.
+do
+-- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
+-- number of the last message it acknowledged (0-0 and the number before its first
+-- message when it acknowledged none). Nil when it has none; nil and an error reply when
+-- the field holds something else.
+local function position_of(positions_key, name)
+  local held = redis.call('HGET', positions_key, name)
+  if not held then
+    return nil
+  end
+  local at_id, at_number = string.match(held, '^(%d+%-%d+) (%d+)$')
+  if not at_id or not safe_integer(at_number, 0, 9007199254740991) then
+    return nil, redis.error_reply('BAD_POSITIONS ' .. shown(positions_key) .. ' holds '
+      .. shown(held) .. ' for ' .. shown(name) .. ', not "<id> <number>"')
+  end
+  return {id = at_id, number = tonumber(at_number)}
+end
+-- Reads the topic's stream and sorted sets once, so that a key of another type fails
+-- with WRONGTYPE before anything is written (`positions` and `seq` are read by
+-- position_of and last_number).
+local function check_kinds(stream_key, subs_key, cursors_key)
+  redis.call('XLEN', stream_key)
+  redis.call('ZCARD', subs_key)
+  redis.call('ZCARD', cursors_key)
+end
+-- The last message number `seq_key` holds (0 for none); nil and an error reply when it
+-- holds something else.
+local function last_number(seq_key)
+  local held = redis.call('GET', seq_key) or '0'
+  local handed_out = safe_integer(held, 0, 9007199254740990)
+  if not handed_out then
+    return nil, redis.error_reply('BAD_SEQ ' .. shown(seq_key) .. ' holds ' .. shown(held) .. ', not a message count')
+  end
+  return handed_out
+end
+-- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
+-- that they no longer hold the stream back.
+local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep)
+  for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
+    if name ~= keep then
+      redis.call('ZREM', subs_key, name)
+      redis.call('ZREM', cursors_key, name)
+      redis.call('HDEL', positions_key, name)
+    end
+  end
+end
+-- The server's clock in ms.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- scripts/reliable_topic/ack.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__reliable_topic__ack',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Acknowledges the messages up to one the subscription read: true, or false when it had already.
+---
+--- Beyond the books: the subscription's position moves to message `id` (its `number`,
+--- as `poll.lua` answered it), and its lease is renewed. Then the stream is trimmed to
+--- what the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages
+--- per call, whole stream nodes at a time: a few more are kept), after dropping up to 10
+--- subscriptions whose lease ran out. An ack of a message at or before the position
+--- changes nothing (false): acks may come twice.
+--- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
+--- @key seq string {<name>}:seq              the last message number handed out
+--- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
+--- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
+--- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
+--- @arg subscription string len:1..=200  the subscription's name
+--- @arg lease ms 1..=10^10               its lease from now
+--- @arg id string len:3..=41             the id of the last message handled
+--- @arg number uint 1..=2^53-2           its number
+--- @return bool                          1 when the position moved; 0 when it was there already
+--- @error BAD_ARGS not 5 keys and 4 arguments
+--- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
+--- @error BAD_LEASE        not whole milliseconds within its range
+--- @error NOT_SUBSCRIBED  no live subscription of that name
+--- @error BAD_ID          not from 3 to 41 bytes long, or no message with `number` the stream could hold
+--- @error BAD_NUMBER      not an integer within its range
+--- @error BAD_KEYS        a key not named as its template says
+--- @error BAD_SEQ        `seq` holds something other than a message count
+--- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
+--- @uses check_kinds position_of last_number drop_lapsed now_ms
+--- @clock server
+--- @complexity O(log S + 1000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply(
+      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 10000000000 then
+  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+end
+local id = ARGV[3]
+if #id < 3 or #id > 41 then
+  return redis.error_reply('BAD_ID id must be from 3 to 41 bytes long, got ' .. #id .. ' bytes')
+end
+local number = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not number or number > 9007199254740990 then
+  return redis.error_reply('BAD_NUMBER number must be an integer from 1 to 9007199254740990, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+end
+if subs ~= tag_of_keys .. ':subs' then
+  return redis.error_reply(
+      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
+end
+if cursors ~= tag_of_keys .. ':cursors' then
+  return redis.error_reply(
+      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
+end
+if positions ~= tag_of_keys .. ':positions' then
+  return redis.error_reply(
+      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+end
+-- End of the generated input checks.
+local position, err = position_of(positions, subscription)
+if err then
+  return err
+end
+local last
+last, err = last_number(seq)
+if err then
+  return err
+end
+check_kinds(stream, subs, cursors)
+local now = now_ms()
+if not position or not redis.call('ZSCORE', subs, subscription) then
+  return redis.error_reply('NOT_SUBSCRIBED ' .. shown(subscription) .. ' is no live subscription: subscribe again')
+end
+local ms, sequence = string.match(id, '^(%d+)%-(%d+)$')
+if not ms or #ms > 16 or #sequence > 16 or number > last then
+  return redis.error_reply('BAD_ID ' .. shown(id) .. ' with number ' .. number .. ' is no message of the stream')
+end
+
+drop_lapsed(subs, cursors, positions, now, subscription)
+redis.call('ZADD', subs, now + lease, subscription)
+if number <= position.number then
+  return 0
+end
+redis.call('HSET', positions, subscription, id .. ' ' .. number)
+redis.call('ZADD', cursors, number, subscription)
+
+-- The slowest live subscription's position bounds what the stream keeps.
+local slowest = redis.call('ZRANGE', cursors, 0, 0)[1]
+local at = slowest and position_of(positions, slowest)
+if at then
+  redis.call('XTRIM', stream, 'MINID', '~', at.id, 'LIMIT', 1000)
+end
+return 1
+  end,
+}
+
+-- scripts/reliable_topic/poll.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__reliable_topic__poll',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).
+---
+--- Beyond the books: at least once. A poll answers up to `count` messages after the last
+--- one the subscription acknowledged, so messages a crashed subscriber had read but not
+--- acknowledged come again to whoever polls next with its name. `lost` is how many
+--- messages after that one the stream no longer holds (the cap trimmed them while the
+--- subscription read nothing): told, never skipped silently. With no message, wait with
+--- `XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within
+--- the lease to keep the subscription. A subscription unknown, or dropped after its lease
+--- ran out, answers NOT_SUBSCRIBED: subscribe again.
+--- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
+--- @key seq string {<name>}:seq              the last message number handed out
+--- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
+--- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
+--- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
+--- @arg subscription string len:1..=200  the subscription's name
+--- @arg lease ms 1..=10^10               its lease from now
+--- @arg count uint 1..=1000              the most messages answered
+--- @return (uint, string, [(string, uint, bytes)])  the messages lost; the stream's newest id, to wait from;
+---   per message, oldest first: its id, number and payload
+--- @error BAD_ARGS not 5 keys and 3 arguments
+--- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
+--- @error BAD_LEASE        not whole milliseconds within its range
+--- @error BAD_COUNT        not an integer within its range
+--- @error BAD_KEYS         a key not named as its template says
+--- @error NOT_SUBSCRIBED  no live subscription of that name
+--- @error BAD_SEQ        `seq` holds something other than a message count
+--- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
+--- @error BAD_STREAM     `stream` holds an entry these scripts did not write
+--- @uses check_kinds position_of last_number drop_lapsed now_ms
+--- @clock server
+--- @complexity O(log S + count)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply(
+      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 10000000000 then
+  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+end
+local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+end
+if subs ~= tag_of_keys .. ':subs' then
+  return redis.error_reply(
+      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
+end
+if cursors ~= tag_of_keys .. ':cursors' then
+  return redis.error_reply(
+      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
+end
+if positions ~= tag_of_keys .. ':positions' then
+  return redis.error_reply(
+      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+end
+-- End of the generated input checks.
+local position, err = position_of(positions, subscription)
+if err then
+  return err
+end
+local last
+last, err = last_number(seq)
+if err then
+  return err
+end
+check_kinds(stream, subs, cursors)
+local now = now_ms()
+local deadline = redis.call('ZSCORE', subs, subscription)
+if not position or not deadline then
+  return redis.error_reply('NOT_SUBSCRIBED ' .. shown(subscription) .. ' is no live subscription: subscribe again')
+end
+
+local entries = redis.call('XRANGE', stream, '(' .. position.id, '+', 'COUNT', count)
+local messages = {}
+for i, entry in ipairs(entries) do
+  local fields = entry[2]
+  local number = fields[1] == 'n' and fields[3] == 'm' and #fields == 4 and safe_integer(fields[2], 1, last)
+  if not number or (i > 1 and number ~= messages[i - 1][2] + 1) or number <= position.number then
+    return redis.error_reply('BAD_STREAM ' .. shown(stream) .. ' holds entry ' .. entry[1]
+      .. ', not one of these scripts')
+  end
+  messages[i] = {entry[1], number, fields[4]}
+end
+local lost = last - position.number
+if messages[1] then
+  lost = messages[1][2] - position.number - 1
+end
+local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+
+drop_lapsed(subs, cursors, positions, now, subscription)
+redis.call('ZADD', subs, now + lease, subscription)
+return {lost, newest and newest[1] or '0-0', messages}
+  end,
+}
+
+-- scripts/reliable_topic/publish.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__reliable_topic__publish',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Publishes a message: its id and number.
+---
+--- Beyond the books: a topic whose subscribers miss nothing across a disconnect (see
+--- `subscribe.lua`). Each message gets the next number from `seq`, so a subscriber that
+--- fell behind the stream's cap is told how many it lost. The stream keeps at most `cap`
+--- messages (trimmed exactly, oldest first): the safety valve against a subscription that
+--- reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live
+--- subscription still needs.
+--- @key stream stream {<name>}:stream   the messages: id -> n <number>, m <payload>
+--- @key seq string {<name>}:seq         the last message number handed out
+--- @arg cap uint 1..=10^7               the most messages the stream keeps
+--- @arg payload bytes                   the message
+--- @return (string, uint)               the message's stream id and number
+--- @error BAD_ARGS not 2 keys and 2 arguments
+--- @error BAD_CAP  not an integer within its range
+--- @error BAD_KEYS a key not named as its template says
+--- @error BAD_SEQ        `seq` holds something other than a message count
+--- @uses last_number
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local cap = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not cap or cap > 10000000 then
+  return redis.error_reply('BAD_CAP cap must be an integer from 1 to 10000000, got ' .. shown(ARGV[1]))
+end
+local payload = ARGV[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+end
+-- End of the generated input checks.
+local last, err = last_number(seq)
+if err then
+  return err
+end
+-- XLEN first: a `stream` of another type fails here, before `seq` moves.
+redis.call('XLEN', stream)
+local number = last + 1
+redis.call('SET', seq, number)
+local id = redis.call('XADD', stream, 'MAXLEN', cap, '*', 'n', number, 'm', payload)
+return {id, number}
+  end,
+}
+
+-- scripts/reliable_topic/subscribe.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__reliable_topic__subscribe',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.
+---
+--- Beyond the books: a subscription is a name the app chooses, so a process that restarts
+--- with the same name resumes after the last message it acknowledged. A new one starts
+--- after the newest message (`new`) or at the oldest the stream still holds (`oldest`).
+--- Each subscription holds a lease on the server's clock, renewed by its polls and acks:
+--- one whose lease ran out is dropped by another's call (10 at most per call), so that it
+--- no longer holds the stream back. A subscriber polls with `poll.lua`, acknowledges with
+--- `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from
+--- the id `poll.lua` answered: never pub/sub.
+--- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
+--- @key seq string {<name>}:seq              the last message number handed out
+--- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
+--- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
+--- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
+--- @arg subscription string len:1..=200  the subscription's name
+--- @arg lease ms 1..=10^10               how long it lives without a poll or an ack
+--- @arg from string new|oldest           where a new subscription starts
+--- @return (bool, string, uint)          1 when it is new; the id and number of the message it reads after
+--- @error BAD_ARGS not 5 keys and 3 arguments
+--- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
+--- @error BAD_LEASE        not whole milliseconds within its range
+--- @error BAD_FROM         not one of its choices
+--- @error BAD_KEYS         a key not named as its template says
+--- @error BAD_SEQ        `seq` holds something other than a message count
+--- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
+--- @error BAD_STREAM     `stream` holds an entry these scripts did not write
+--- @uses check_kinds position_of last_number drop_lapsed now_ms
+--- @clock server
+--- @complexity O(log S), S = subscriptions
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply(
+      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 10000000000 then
+  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+end
+local from = ARGV[3]
+if from ~= 'new' and from ~= 'oldest' then
+  return redis.error_reply('BAD_FROM from must be one of new, oldest, got ' .. shown(from))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+end
+if subs ~= tag_of_keys .. ':subs' then
+  return redis.error_reply(
+      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
+end
+if cursors ~= tag_of_keys .. ':cursors' then
+  return redis.error_reply(
+      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
+end
+if positions ~= tag_of_keys .. ':positions' then
+  return redis.error_reply(
+      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+end
+-- End of the generated input checks.
+local position, err = position_of(positions, subscription)
+if err then
+  return err
+end
+local last
+last, err = last_number(seq)
+if err then
+  return err
+end
+check_kinds(stream, subs, cursors)
+local now = now_ms()
+drop_lapsed(subs, cursors, positions, now, subscription)
+local created = 0
+if not position or not redis.call('ZSCORE', subs, subscription) then
+  created = 1
+  position = {id = '0-0', number = last}
+  if from == 'new' then
+    local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+    position.id = newest and newest[1] or '0-0'
+  else
+    local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
+    if oldest then
+      local number = oldest[2][1] == 'n' and safe_integer(oldest[2][2], 1, 9007199254740990)
+      if not number then
+        return redis.error_reply('BAD_STREAM ' .. shown(stream) .. ' holds entry ' .. oldest[1]
+          .. ', not one of these scripts')
+      end
+      position.number = number - 1
+    end
+  end
+  redis.call('HSET', positions, subscription, position.id .. ' ' .. position.number)
+  redis.call('ZADD', cursors, position.number, subscription)
+end
+redis.call('ZADD', subs, now + lease, subscription)
+return {created, position.id, position.number}
+  end,
+}
+
+-- scripts/reliable_topic/unsubscribe.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__reliable_topic__unsubscribe',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Ends a subscription: true when there was one.
+---
+--- Beyond the books: the subscription no longer holds the stream back; its position is
+--- forgotten, and a later `subscribe.lua` with its name starts anew.
+--- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
+--- @key seq string {<name>}:seq              the last message number handed out
+--- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
+--- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
+--- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
+--- @arg subscription string len:1..=200  the subscription's name
+--- @return bool                          1 when it existed
+--- @error BAD_ARGS not 5 keys and 1 argument
+--- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
+--- @error BAD_KEYS         a key not named as its template says
+--- @uses check_kinds
+--- @complexity O(log S)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local stream = KEYS[1]
+local seq = KEYS[2]
+local subs = KEYS[3]
+local cursors = KEYS[4]
+local positions = KEYS[5]
+local subscription = ARGV[1]
+if #subscription < 1 or #subscription > 200 then
+  return redis.error_reply(
+      'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(stream, '^(.+):stream$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS stream must be {<name>}:stream, but KEYS[1] is ' .. shown(stream))
+end
+if seq ~= tag_of_keys .. ':seq' then
+  return redis.error_reply('BAD_KEYS seq must be {<name>}:seq with <name> as in stream, but KEYS[2] is ' .. shown(seq))
+end
+if subs ~= tag_of_keys .. ':subs' then
+  return redis.error_reply(
+      'BAD_KEYS subs must be {<name>}:subs with <name> as in stream, but KEYS[3] is ' .. shown(subs))
+end
+if cursors ~= tag_of_keys .. ':cursors' then
+  return redis.error_reply(
+      'BAD_KEYS cursors must be {<name>}:cursors with <name> as in stream, but KEYS[4] is ' .. shown(cursors))
+end
+if positions ~= tag_of_keys .. ':positions' then
+  return redis.error_reply(
+      'BAD_KEYS positions must be {<name>}:positions with <name> as in stream, but KEYS[5] is ' .. shown(positions))
+end
+-- End of the generated input checks.
+-- Every key's kind first: a key of another type fails before anything is written.
+check_kinds(stream, subs, cursors)
+redis.call('HLEN', positions)
+redis.call('GET', seq)
+local existed = redis.call('ZREM', subs, subscription)
+redis.call('ZREM', cursors, subscription)
+redis.call('HDEL', positions, subscription)
+return existed
+  end,
+}
+end
+
 -- scripts/resource_pool/acquire.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__resource_pool__acquire',

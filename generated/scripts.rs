@@ -4123,6 +4123,451 @@ pub mod relation {
     }
 }
 
+#[doc = " The scripts of `scripts/reliable_topic/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod reliable_topic {
+    #[doc = " The names of the keys of `reliable_topic`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `stream` (a stream), `{<name>}:stream`: the messages: id -> n \\<number>, m \\<payload>"]
+        #[doc = ""]
+        #[doc = " Build its name with [`stream()`]."]
+        pub static STREAM: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:stream", forms: &[crate::KeyForm { text: "{<name>}:stream", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":stream")] }] };
+
+        #[doc = " The name of `stream`: `{<name>}:stream`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn stream(name: &str) -> crate::Result<String> {
+            STREAM.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `seq` (a string), `{<name>}:seq`: the last message number handed out"]
+        #[doc = ""]
+        #[doc = " Build its name with [`seq()`]."]
+        pub static SEQ: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:seq", forms: &[crate::KeyForm { text: "{<name>}:seq", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":seq")] }] };
+
+        #[doc = " The name of `seq`: `{<name>}:seq`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn seq(name: &str) -> crate::Result<String> {
+            SEQ.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `subs` (a zset), `{<name>}:subs`: subscription -> its lease deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`subs()`]."]
+        pub static SUBS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:subs", forms: &[crate::KeyForm { text: "{<name>}:subs", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":subs")] }] };
+
+        #[doc = " The name of `subs`: `{<name>}:subs`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn subs(name: &str) -> crate::Result<String> {
+            SUBS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `cursors` (a zset), `{<name>}:cursors`: subscription -> the number of the last message it acknowledged"]
+        #[doc = ""]
+        #[doc = " Build its name with [`cursors()`]."]
+        pub static CURSORS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:cursors", forms: &[crate::KeyForm { text: "{<name>}:cursors", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":cursors")] }] };
+
+        #[doc = " The name of `cursors`: `{<name>}:cursors`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn cursors(name: &str) -> crate::Result<String> {
+            CURSORS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `positions` (a hash), `{<name>}:positions`: subscription -> \"\\<id> \\<number>\" of the last message it acknowledged"]
+        #[doc = ""]
+        #[doc = " Build its name with [`positions()`]."]
+        pub static POSITIONS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:positions", forms: &[crate::KeyForm { text: "{<name>}:positions", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":positions")] }] };
+
+        #[doc = " The name of `positions`: `{<name>}:positions`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn positions(name: &str) -> crate::Result<String> {
+            POSITIONS.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `reliable_topic/ack`: Acknowledges the messages up to one the subscription read: true, or false when it had already."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`ack()`]."]
+    pub static ACK: crate::Script = crate::Script {
+        name: "reliable_topic/ack",
+        path: "scripts/reliable_topic/ack.lua",
+        sha1: "ace4250f1121f76e63ce7a0d651b58ea09f850be",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/ack.lua")),
+        flags: &[],
+        summary: "Acknowledges the messages up to one the subscription read: true, or false when it had already.",
+        description: "Beyond the books: the subscription's position moves to message `id` (its `number`,\nas `poll.lua` answered it), and its lease is renewed. Then the stream is trimmed to\nwhat the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages\nper call, whole stream nodes at a time: a few more are kept), after dropping up to 10\nsubscriptions whose lease ran out. An ack of a message at or before the position\nchanges nothing (false): acks may come twice.",
+        keys: &[
+            crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
+            crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
+            crate::Param { name: "subs", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> its lease deadline (ms, server clock)", template: Some(&keys::SUBS) },
+            crate::Param { name: "cursors", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> the number of the last message it acknowledged", template: Some(&keys::CURSORS) },
+            crate::Param { name: "positions", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> \"<id> <number>\" of the last message it acknowledged", template: Some(&keys::POSITIONS) },
+        ],
+        args: &[
+            crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "its lease from now", template: None },
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 3, max: Some(41) }, doc: "the id of the last message handled", template: None },
+            crate::Param { name: "number", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740990 }, doc: "its number", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "1 when the position moved; 0 when it was there already" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_SUBSCRIPTION", doc: "not from 1 to 200 bytes long" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "NOT_SUBSCRIBED", doc: "no live subscription of that name" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "not from 3 to 41 bytes long, or no message with `number` the stream could hold" },
+            crate::ErrorDoc { code: "BAD_NUMBER", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SEQ", doc: "`seq` holds something other than a message count" },
+            crate::ErrorDoc { code: "BAD_POSITIONS", doc: "`positions` holds something other than \"<id> <number>\" for the subscription" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log S + 1000)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Acknowledges the messages up to one the subscription read: true, or false when it had already."]
+    #[doc = ""]
+    #[doc = " Beyond the books: the subscription's position moves to message `id` (its `number`,"]
+    #[doc = " as `poll.lua` answered it), and its lease is renewed. Then the stream is trimmed to"]
+    #[doc = " what the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages"]
+    #[doc = " per call, whole stream nodes at a time: a few more are kept), after dropping up to 10"]
+    #[doc = " subscriptions whose lease ran out. An ack of a message at or before the position"]
+    #[doc = " changes nothing (false): acks may come twice."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `ace4250f1121f76e63ce7a0d651b58ea09f850be`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
+    #[doc = " - `seq` (a string, named `{<name>}:seq`): the last message number handed out"]
+    #[doc = " - `subs` (a zset, named `{<name>}:subs`): subscription -> its lease deadline (ms, server clock)"]
+    #[doc = " - `cursors` (a zset, named `{<name>}:cursors`): subscription -> the number of the last message it acknowledged"]
+    #[doc = " - `positions` (a hash, named `{<name>}:positions`): subscription -> \"\\<id> \\<number>\" of the last message it acknowledged"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
+    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): its lease from now"]
+    #[doc = " - `id` (`string`, 3 to 41 bytes): the id of the last message handled"]
+    #[doc = " - `number` (`uint`, from 1 to 9007199254740990): its number"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): 1 when the position moved; 0 when it was there already"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 4 arguments"]
+    #[doc = " - `BAD_SUBSCRIPTION`: not from 1 to 200 bytes long"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `NOT_SUBSCRIBED`: no live subscription of that name"]
+    #[doc = " - `BAD_ID`: not from 3 to 41 bytes long, or no message with `number` the stream could hold"]
+    #[doc = " - `BAD_NUMBER`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SEQ`: `seq` holds something other than a message count"]
+    #[doc = " - `BAD_POSITIONS`: `positions` holds something other than \"\\<id> \\<number>\" for the subscription"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S + 1000). Clock: the server's `TIME`."]
+    pub fn ack(stream: &str, seq: &str, subs: &str, cursors: &str, positions: &str, subscription: &str, lease: ::std::time::Duration, id: &str, number: u64) -> crate::Op<bool> {
+        crate::ScriptCall::new(&ACK).key(stream).key(seq).key(subs).key(cursors).key(positions).arg(subscription).arg(lease).arg(id).arg(number).finish()
+    }
+
+    #[doc = " `reliable_topic/poll`: Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages)."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`poll()`]."]
+    pub static POLL: crate::Script = crate::Script {
+        name: "reliable_topic/poll",
+        path: "scripts/reliable_topic/poll.lua",
+        sha1: "88cc3e24deb34adffefeba8fda66ff9d0af0b157",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
+        flags: &[],
+        summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
+        description: "Beyond the books: at least once. A poll answers up to `count` messages after the last\none the subscription acknowledged, so messages a crashed subscriber had read but not\nacknowledged come again to whoever polls next with its name. `lost` is how many\nmessages after that one the stream no longer holds (the cap trimmed them while the\nsubscription read nothing): told, never skipped silently. With no message, wait with\n`XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within\nthe lease to keep the subscription. A subscription unknown, or dropped after its lease\nran out, answers NOT_SUBSCRIBED: subscribe again.",
+        keys: &[
+            crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
+            crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
+            crate::Param { name: "subs", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> its lease deadline (ms, server clock)", template: Some(&keys::SUBS) },
+            crate::Param { name: "cursors", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> the number of the last message it acknowledged", template: Some(&keys::CURSORS) },
+            crate::Param { name: "positions", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> \"<id> <number>\" of the last message it acknowledged", template: Some(&keys::POSITIONS) },
+        ],
+        args: &[
+            crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "its lease from now", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most messages answered", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, string, [(string, uint, bytes)])", doc: "the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_SUBSCRIPTION", doc: "not from 1 to 200 bytes long" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "NOT_SUBSCRIBED", doc: "no live subscription of that name" },
+            crate::ErrorDoc { code: "BAD_SEQ", doc: "`seq` holds something other than a message count" },
+            crate::ErrorDoc { code: "BAD_POSITIONS", doc: "`positions` holds something other than \"<id> <number>\" for the subscription" },
+            crate::ErrorDoc { code: "BAD_STREAM", doc: "`stream` holds an entry these scripts did not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log S + count)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages)."]
+    #[doc = ""]
+    #[doc = " Beyond the books: at least once. A poll answers up to `count` messages after the last"]
+    #[doc = " one the subscription acknowledged, so messages a crashed subscriber had read but not"]
+    #[doc = " acknowledged come again to whoever polls next with its name. `lost` is how many"]
+    #[doc = " messages after that one the stream no longer holds (the cap trimmed them while the"]
+    #[doc = " subscription read nothing): told, never skipped silently. With no message, wait with"]
+    #[doc = " `XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within"]
+    #[doc = " the lease to keep the subscription. A subscription unknown, or dropped after its lease"]
+    #[doc = " ran out, answers NOT_SUBSCRIBED: subscribe again."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `88cc3e24deb34adffefeba8fda66ff9d0af0b157`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
+    #[doc = " - `seq` (a string, named `{<name>}:seq`): the last message number handed out"]
+    #[doc = " - `subs` (a zset, named `{<name>}:subs`): subscription -> its lease deadline (ms, server clock)"]
+    #[doc = " - `cursors` (a zset, named `{<name>}:cursors`): subscription -> the number of the last message it acknowledged"]
+    #[doc = " - `positions` (a hash, named `{<name>}:positions`): subscription -> \"\\<id> \\<number>\" of the last message it acknowledged"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
+    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): its lease from now"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most messages answered"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, string, [(string, uint, bytes)])`): the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 3 arguments"]
+    #[doc = " - `BAD_SUBSCRIPTION`: not from 1 to 200 bytes long"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `NOT_SUBSCRIBED`: no live subscription of that name"]
+    #[doc = " - `BAD_SEQ`: `seq` holds something other than a message count"]
+    #[doc = " - `BAD_POSITIONS`: `positions` holds something other than \"\\<id> \\<number>\" for the subscription"]
+    #[doc = " - `BAD_STREAM`: `stream` holds an entry these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S + count). Clock: the server's `TIME`."]
+    pub fn poll(stream: &str, seq: &str, subs: &str, cursors: &str, positions: &str, subscription: &str, lease: ::std::time::Duration, count: u64) -> crate::Op<(u64, String, Vec<(String, u64, Vec<u8>,)>,)> {
+        crate::ScriptCall::new(&POLL).key(stream).key(seq).key(subs).key(cursors).key(positions).arg(subscription).arg(lease).arg(count).finish()
+    }
+
+    #[doc = " `reliable_topic/publish`: Publishes a message: its id and number."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`publish()`]."]
+    pub static PUBLISH: crate::Script = crate::Script {
+        name: "reliable_topic/publish",
+        path: "scripts/reliable_topic/publish.lua",
+        sha1: "1ab3a836741e1f1a7ff17d18cd985ed2ff46ffcd",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/publish.lua")),
+        flags: &[],
+        summary: "Publishes a message: its id and number.",
+        description: "Beyond the books: a topic whose subscribers miss nothing across a disconnect (see\n`subscribe.lua`). Each message gets the next number from `seq`, so a subscriber that\nfell behind the stream's cap is told how many it lost. The stream keeps at most `cap`\nmessages (trimmed exactly, oldest first): the safety valve against a subscription that\nreads nothing while its lease lasts; `ack.lua` trims it to what the slowest live\nsubscription still needs.",
+        keys: &[
+            crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
+            crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
+        ],
+        args: &[
+            crate::Param { name: "cap", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most messages the stream keeps", template: None },
+            crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the message", template: None },
+        ],
+        returns: crate::Returns { ty: "(string, uint)", doc: "the message's stream id and number" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_CAP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SEQ", doc: "`seq` holds something other than a message count" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Publishes a message: its id and number."]
+    #[doc = ""]
+    #[doc = " Beyond the books: a topic whose subscribers miss nothing across a disconnect (see"]
+    #[doc = " `subscribe.lua`). Each message gets the next number from `seq`, so a subscriber that"]
+    #[doc = " fell behind the stream's cap is told how many it lost. The stream keeps at most `cap`"]
+    #[doc = " messages (trimmed exactly, oldest first): the safety valve against a subscription that"]
+    #[doc = " reads nothing while its lease lasts; `ack.lua` trims it to what the slowest live"]
+    #[doc = " subscription still needs."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/reliable_topic/publish.lua` (`reliable_topic/publish`, SHA1 `1ab3a836741e1f1a7ff17d18cd985ed2ff46ffcd`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
+    #[doc = " - `seq` (a string, named `{<name>}:seq`): the last message number handed out"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `cap` (`uint`, from 1 to 10000000): the most messages the stream keeps"]
+    #[doc = " - `payload` (`bytes`): the message"]
+    #[doc = ""]
+    #[doc = " Returns (`(string, uint)`): the message's stream id and number"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_CAP`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SEQ`: `seq` holds something other than a message count"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn publish(stream: &str, seq: &str, cap: u64, payload: &[u8]) -> crate::Op<(String, u64,)> {
+        crate::ScriptCall::new(&PUBLISH).key(stream).key(seq).arg(cap).arg(payload).finish()
+    }
+
+    #[doc = " `reliable_topic/subscribe`: Starts a subscription, or renews the one of that name: whether it is new, and where it reads from."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`subscribe()`]."]
+    pub static SUBSCRIBE: crate::Script = crate::Script {
+        name: "reliable_topic/subscribe",
+        path: "scripts/reliable_topic/subscribe.lua",
+        sha1: "ee66846b357578efd4bfba3c9e29147b186182fa",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/subscribe.lua")),
+        flags: &[],
+        summary: "Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.",
+        description: "Beyond the books: a subscription is a name the app chooses, so a process that restarts\nwith the same name resumes after the last message it acknowledged. A new one starts\nafter the newest message (`new`) or at the oldest the stream still holds (`oldest`).\nEach subscription holds a lease on the server's clock, renewed by its polls and acks:\none whose lease ran out is dropped by another's call (10 at most per call), so that it\nno longer holds the stream back. A subscriber polls with `poll.lua`, acknowledges with\n`ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from\nthe id `poll.lua` answered: never pub/sub.",
+        keys: &[
+            crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
+            crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
+            crate::Param { name: "subs", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> its lease deadline (ms, server clock)", template: Some(&keys::SUBS) },
+            crate::Param { name: "cursors", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> the number of the last message it acknowledged", template: Some(&keys::CURSORS) },
+            crate::Param { name: "positions", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> \"<id> <number>\" of the last message it acknowledged", template: Some(&keys::POSITIONS) },
+        ],
+        args: &[
+            crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "how long it lives without a poll or an ack", template: None },
+            crate::Param { name: "from", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["new", "oldest"]), doc: "where a new subscription starts", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, string, uint)", doc: "1 when it is new; the id and number of the message it reads after" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_SUBSCRIPTION", doc: "not from 1 to 200 bytes long" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_FROM", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SEQ", doc: "`seq` holds something other than a message count" },
+            crate::ErrorDoc { code: "BAD_POSITIONS", doc: "`positions` holds something other than \"<id> <number>\" for the subscription" },
+            crate::ErrorDoc { code: "BAD_STREAM", doc: "`stream` holds an entry these scripts did not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log S), S = subscriptions",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Starts a subscription, or renews the one of that name: whether it is new, and where it reads from."]
+    #[doc = ""]
+    #[doc = " Beyond the books: a subscription is a name the app chooses, so a process that restarts"]
+    #[doc = " with the same name resumes after the last message it acknowledged. A new one starts"]
+    #[doc = " after the newest message (`new`) or at the oldest the stream still holds (`oldest`)."]
+    #[doc = " Each subscription holds a lease on the server's clock, renewed by its polls and acks:"]
+    #[doc = " one whose lease ran out is dropped by another's call (10 at most per call), so that it"]
+    #[doc = " no longer holds the stream back. A subscriber polls with `poll.lua`, acknowledges with"]
+    #[doc = " `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from"]
+    #[doc = " the id `poll.lua` answered: never pub/sub."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `ee66846b357578efd4bfba3c9e29147b186182fa`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
+    #[doc = " - `seq` (a string, named `{<name>}:seq`): the last message number handed out"]
+    #[doc = " - `subs` (a zset, named `{<name>}:subs`): subscription -> its lease deadline (ms, server clock)"]
+    #[doc = " - `cursors` (a zset, named `{<name>}:cursors`): subscription -> the number of the last message it acknowledged"]
+    #[doc = " - `positions` (a hash, named `{<name>}:positions`): subscription -> \"\\<id> \\<number>\" of the last message it acknowledged"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
+    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): how long it lives without a poll or an ack"]
+    #[doc = " - `from` (`string`, one of `new`, `oldest`): where a new subscription starts"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, string, uint)`): 1 when it is new; the id and number of the message it reads after"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 3 arguments"]
+    #[doc = " - `BAD_SUBSCRIPTION`: not from 1 to 200 bytes long"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_FROM`: not one of its choices"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SEQ`: `seq` holds something other than a message count"]
+    #[doc = " - `BAD_POSITIONS`: `positions` holds something other than \"\\<id> \\<number>\" for the subscription"]
+    #[doc = " - `BAD_STREAM`: `stream` holds an entry these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S), S = subscriptions. Clock: the server's `TIME`."]
+    pub fn subscribe(stream: &str, seq: &str, subs: &str, cursors: &str, positions: &str, subscription: &str, lease: ::std::time::Duration, from: &str) -> crate::Op<(bool, String, u64,)> {
+        crate::ScriptCall::new(&SUBSCRIBE).key(stream).key(seq).key(subs).key(cursors).key(positions).arg(subscription).arg(lease).arg(from).finish()
+    }
+
+    #[doc = " `reliable_topic/unsubscribe`: Ends a subscription: true when there was one."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`unsubscribe()`]."]
+    pub static UNSUBSCRIBE: crate::Script = crate::Script {
+        name: "reliable_topic/unsubscribe",
+        path: "scripts/reliable_topic/unsubscribe.lua",
+        sha1: "8f8ef65b60342c9c6439f70098b222911de72aea",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/unsubscribe.lua")),
+        flags: &[],
+        summary: "Ends a subscription: true when there was one.",
+        description: "Beyond the books: the subscription no longer holds the stream back; its position is\nforgotten, and a later `subscribe.lua` with its name starts anew.",
+        keys: &[
+            crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
+            crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
+            crate::Param { name: "subs", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> its lease deadline (ms, server clock)", template: Some(&keys::SUBS) },
+            crate::Param { name: "cursors", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> the number of the last message it acknowledged", template: Some(&keys::CURSORS) },
+            crate::Param { name: "positions", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "subscription -> \"<id> <number>\" of the last message it acknowledged", template: Some(&keys::POSITIONS) },
+        ],
+        args: &[
+            crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "1 when it existed" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_SUBSCRIPTION", doc: "not from 1 to 200 bytes long" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+        ],
+        clock: None,
+        complexity: "O(log S)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Ends a subscription: true when there was one."]
+    #[doc = ""]
+    #[doc = " Beyond the books: the subscription no longer holds the stream back; its position is"]
+    #[doc = " forgotten, and a later `subscribe.lua` with its name starts anew."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `8f8ef65b60342c9c6439f70098b222911de72aea`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
+    #[doc = " - `seq` (a string, named `{<name>}:seq`): the last message number handed out"]
+    #[doc = " - `subs` (a zset, named `{<name>}:subs`): subscription -> its lease deadline (ms, server clock)"]
+    #[doc = " - `cursors` (a zset, named `{<name>}:cursors`): subscription -> the number of the last message it acknowledged"]
+    #[doc = " - `positions` (a hash, named `{<name>}:positions`): subscription -> \"\\<id> \\<number>\" of the last message it acknowledged"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): 1 when it existed"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
+    #[doc = " - `BAD_SUBSCRIPTION`: not from 1 to 200 bytes long"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S)."]
+    pub fn unsubscribe(stream: &str, seq: &str, subs: &str, cursors: &str, positions: &str, subscription: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&UNSUBSCRIBE).key(stream).key(seq).key(subs).key(cursors).key(positions).arg(subscription).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/resource_pool/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod resource_pool {
@@ -8644,6 +9089,11 @@ pub static ALL: &[&crate::Script] = &[
     &relation::FOLLOW,
     &relation::MUTUAL,
     &relation::UNFOLLOW,
+    &reliable_topic::ACK,
+    &reliable_topic::POLL,
+    &reliable_topic::PUBLISH,
+    &reliable_topic::SUBSCRIBE,
+    &reliable_topic::UNSUBSCRIBE,
     &resource_pool::ACQUIRE,
     &resource_pool::ACQUIRE_LEASE,
     &resource_pool::ASSOCIATE,

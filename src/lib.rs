@@ -38,6 +38,7 @@ pub mod priority_queue;
 pub mod rate_limiter;
 pub mod redlock;
 pub mod relation;
+pub mod reliable_topic;
 pub mod resource_pool;
 pub mod row_cache;
 pub mod session;

@@ -366,6 +366,8 @@ pub(crate) fn prepare(
             args.extend(["x".into(), "1".into()]);
         }
         "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => args[1] = "1".into(),
+        // Message 1, which the stream prepared below holds.
+        "reliable_topic/ack" => args[2] = "1-0".into(),
         _ => {}
     }
     *keys = keys_for(script, args);
@@ -401,6 +403,14 @@ pub(crate) fn prepare(
                 ],
             );
             harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
+        }
+        // Subscription x, at the start of a stream that holds message 1.
+        "reliable_topic/ack" | "reliable_topic/poll" => {
+            harness::cmd(con, &["ZADD", &key("subs"), "99999999999999", "x"]);
+            harness::cmd(con, &["ZADD", &key("cursors"), "0", "x"]);
+            harness::cmd(con, &["HSET", &key("positions"), "x", "0-0 0"]);
+            harness::cmd(con, &["SET", &key("seq"), "1"]);
+            harness::cmd(con, &["XADD", &key("stream"), "1-0", "n", "1", "m", "p"]);
         }
         // The first step, of a board another app wrote.
         "leaderboard/adopt" => {

@@ -411,6 +411,22 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(filter.add(&["a"]), &[("filter", name)], &[]);
     c.check(filter.contains(&["a"]), &[("filter", name)], &[]);
     c.check(filter.info(0), &[("filter", name)], &[]);
+    let topic = redis_patterns::reliable_topic::ReliableTopic::new(name, 100).unwrap();
+    let message = redis_patterns::reliable_topic::Message {
+        id: "1-0".into(),
+        number: 1,
+        payload: vec![],
+    };
+    let n = [("name", name)];
+    c.check(topic.publish("p"), &n, &[]);
+    c.check(
+        topic.subscribe("s", ttl, redis_patterns::reliable_topic::From::Newest),
+        &n,
+        &[],
+    );
+    c.check(topic.poll("s", ttl, 10), &n, &[]);
+    c.check(topic.ack("s", ttl, &message), &n, &[]);
+    c.check(topic.unsubscribe("s"), &n, &[]);
     let redlock = redis_patterns::redlock::Redlock::new(name).unwrap();
     let token = "0123456789abcdef0123456789abcdef";
     c.check(redlock.acquire_on_one(token, ttl), &[("name", name)], &[]);

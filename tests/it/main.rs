@@ -48,6 +48,7 @@ mod python_sharing;
 mod rate_limiter;
 mod redlock;
 mod relation;
+mod reliable_topic;
 mod resource_pool;
 mod row_cache;
 mod runtime;

@@ -1,0 +1,61 @@
+--- Helpers of the reliable_topic scripts, each defined here once. `redis-patterns fix`
+--- pastes the ones a script names in `@uses` into it, and the build refuses a copy that
+--- differs from this file. Keys come in as parameters, named apart from the scripts' own
+--- locals.
+-- luacheck: ignore 211
+-- luacheck: read globals safe_integer shown
+
+-- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
+-- number of the last message it acknowledged (0-0 and the number before its first
+-- message when it acknowledged none). Nil when it has none; nil and an error reply when
+-- the field holds something else.
+local function position_of(positions_key, name)
+  local held = redis.call('HGET', positions_key, name)
+  if not held then
+    return nil
+  end
+  local at_id, at_number = string.match(held, '^(%d+%-%d+) (%d+)$')
+  if not at_id or not safe_integer(at_number, 0, 9007199254740991) then
+    return nil, redis.error_reply('BAD_POSITIONS ' .. shown(positions_key) .. ' holds '
+      .. shown(held) .. ' for ' .. shown(name) .. ', not "<id> <number>"')
+  end
+  return {id = at_id, number = tonumber(at_number)}
+end
+
+-- Reads the topic's stream and sorted sets once, so that a key of another type fails
+-- with WRONGTYPE before anything is written (`positions` and `seq` are read by
+-- position_of and last_number).
+local function check_kinds(stream_key, subs_key, cursors_key)
+  redis.call('XLEN', stream_key)
+  redis.call('ZCARD', subs_key)
+  redis.call('ZCARD', cursors_key)
+end
+
+-- The last message number `seq_key` holds (0 for none); nil and an error reply when it
+-- holds something else.
+local function last_number(seq_key)
+  local held = redis.call('GET', seq_key) or '0'
+  local handed_out = safe_integer(held, 0, 9007199254740990)
+  if not handed_out then
+    return nil, redis.error_reply('BAD_SEQ ' .. shown(seq_key) .. ' holds ' .. shown(held) .. ', not a message count')
+  end
+  return handed_out
+end
+
+-- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
+-- that they no longer hold the stream back.
+local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep)
+  for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
+    if name ~= keep then
+      redis.call('ZREM', subs_key, name)
+      redis.call('ZREM', cursors_key, name)
+      redis.call('HDEL', positions_key, name)
+    end
+  end
+end
+
+-- The server's clock in ms.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
