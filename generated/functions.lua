@@ -1095,11 +1095,11 @@ redis.call('ZCARD', places)
 redis.call('XLEN', wake)
 if redis.call('ZREM', queue, token) == 0 then
   redis.call('ZREM', places, token)
-  return false
+  return 0
 end
 redis.call('ZREM', places, token)
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 
@@ -1149,10 +1149,10 @@ if bad_owner then
   return bad_owner
 end
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('PEXPIRE', owner, lease)
-return true
+return 1
   end,
 }
 
@@ -1202,11 +1202,11 @@ if bad_owner then
 end
 redis.call('XLEN', wake)
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('DEL', owner)
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 end
@@ -5224,6 +5224,7 @@ local count, bad_count = read_count(read_holds, token)
 if not count then
   return bad_count
 end
+redis.call('ZCARD', readers)
 redis.call('XLEN', wake)
 if writer_token ~= token then
   return false
@@ -5308,7 +5309,7 @@ end
 local now = now_ms()
 local held = redis.call('ZSCORE', readers, token)
 local wrote = writer_token == token
-local read = held and tonumber(held) > now and count > 0 or false
+local read = held and tonumber(held) > now and count > 0
 if wrote then
   redis.call('PEXPIRE', writer, lease)
 end
@@ -5316,7 +5317,7 @@ if read then
   redis.call('ZADD', readers, now + lease, token)
   expire_after_last(readers, read_holds, now)
 end
-return {wrote, read}
+return {wrote and 1 or 0, read and 1 or 0}
   end,
 }
 
@@ -5500,10 +5501,10 @@ end
 -- End of the generated input checks.
 redis.call('XLEN', wake)
 if redis.call('ZREM', intents, token) == 0 then
-  return false
+  return 0
 end
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 end

@@ -925,7 +925,7 @@ pub mod fair_lock {
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "74cab1ad3bc4e705249753d3b42e97c3e6d77d46",
+        sha1: "9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
         summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
@@ -956,7 +956,7 @@ pub mod fair_lock {
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
     #[doc = " loses its place within one `place_lease` all the same."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `74cab1ad3bc4e705249753d3b42e97c3e6d77d46`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
@@ -984,7 +984,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "4590f51f85a47c60637ee80e430e807d4aaf6ee3",
+        sha1: "6bacfb334d942263262863dd4f57dca27da96cb0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1015,7 +1015,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `4590f51f85a47c60637ee80e430e807d4aaf6ee3`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `6bacfb334d942263262863dd4f57dca27da96cb0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1044,7 +1044,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "c8c618fd1346888cbc4273894dc406510d63baf6",
+        sha1: "58cf6d089f368ffc011e88434b7f7dff37fda8da",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the waiters.",
@@ -1074,7 +1074,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call (it is"]
     #[doc = " woken at once)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `c8c618fd1346888cbc4273894dc406510d63baf6`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `58cf6d089f368ffc011e88434b7f7dff37fda8da`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -5195,7 +5195,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "2e5ebe4aac18589b8a5c7cf88133e2293ee41901",
+        sha1: "d13289061df7867a43b6e2bca6e1d06eb936b34f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -5232,7 +5232,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `2e5ebe4aac18589b8a5c7cf88133e2293ee41901`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `d13289061df7867a43b6e2bca6e1d06eb936b34f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -5265,7 +5265,7 @@ pub mod rw_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "rw_lock/extend",
         path: "scripts/rw_lock/extend.lua",
-        sha1: "05582a9d2160a421667d8420e8dee74d50c3778d",
+        sha1: "e17158ea5545c1f87a65ec4c8c61ac659d6c4187",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/extend.lua")),
         flags: &[],
         summary: "Runs `token`'s write hold and read holds, those it still has, for `lease` from now.",
@@ -5299,7 +5299,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. A hold whose lease has passed is not brought back: the holder lost it"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `05582a9d2160a421667d8420e8dee74d50c3778d`)."]
+    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `e17158ea5545c1f87a65ec4c8c61ac659d6c4187`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -5452,7 +5452,7 @@ pub mod rw_lock {
     pub static WITHDRAW: crate::Script = crate::Script {
         name: "rw_lock/withdraw",
         path: "scripts/rw_lock/withdraw.lua",
-        sha1: "5e382fa90cf067e1d5f2b036e04713ca4f5cea48",
+        sha1: "9c36d259f9ef2bcf51a54382d04b4ceec3936899",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/withdraw.lua")),
         flags: &[],
         summary: "Gives up `token`'s place as a waiting writer, so that readers it held back come in.",
@@ -5482,7 +5482,7 @@ pub mod rw_lock {
     #[doc = " dies without it loses its place when the place's lease passes. Withdrawing a place"]
     #[doc = " wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `5e382fa90cf067e1d5f2b036e04713ca4f5cea48`)."]
+    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `9c36d259f9ef2bcf51a54382d04b4ceec3936899`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
