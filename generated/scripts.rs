@@ -835,7 +835,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "7b26b0d9128a6e190088a0670ee8d8c19d8f16e5",
+        sha1: "727bbc20c9cface71f9dfc198b3604b6582136f4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -886,7 +886,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `7b26b0d9128a6e190088a0670ee8d8c19d8f16e5`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `727bbc20c9cface71f9dfc198b3604b6582136f4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
