@@ -1144,13 +1144,25 @@ fn cases() -> Vec<Case> {
             input: "1000 lapsed read holds and 1000 lapsed writer places dropped, 100,000 readers",
             setup: |con| rw_state(con, 100_000, 1000, 1000, false),
             keys: rw(&["writer", "readers", "read_holds", "intents", "wake"]),
-            args: strings([TOKEN.into(), "999999999999999".into(), "0".into(), "1000".into()]),
+            args: strings([
+                TOKEN.into(),
+                "999999999999999".into(),
+                "0".into(),
+                "1000".into(),
+            ]),
         },
         Case {
             script: "rw_lock/acquire_write",
             input: "1000 lapsed read holds and 1000 lapsed places dropped, 100,000 readers: a place",
             setup: |con| rw_state(con, 100_000, 1000, 1000, false),
-            keys: rw(&["writer", "readers", "read_holds", "intents", "fence", "wake"]),
+            keys: rw(&[
+                "writer",
+                "readers",
+                "read_holds",
+                "intents",
+                "fence",
+                "wake",
+            ]),
             args: strings([
                 "ffffffffffffffffffffffffffffffff".into(),
                 "999999999999999".into(),

@@ -305,7 +305,16 @@ fn deepen(con: &mut redis::Connection, script: &Script, keys: &[String]) {
         ("rw_lock", _) => {
             let token = "0".repeat(32);
             if matches!(op, "release_write" | "downgrade" | "extend") {
-                commands.push(owned(&["HSET", &key("writer"), "t", &token, "n", "2", "f", "1"]));
+                commands.push(owned(&[
+                    "HSET",
+                    &key("writer"),
+                    "t",
+                    &token,
+                    "n",
+                    "2",
+                    "f",
+                    "1",
+                ]));
                 commands.push(owned(&["PEXPIRE", &key("writer"), "3600000"]));
             }
             if matches!(op, "release_read" | "acquire_read" | "extend") {

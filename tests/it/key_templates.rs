@@ -331,10 +331,10 @@ fn pick<'a>(tagged: bool, plain: &'a str, with_tag: &'a str) -> &'a str {
 fn families(c: &mut Checks, tagged: bool) {
     use redis_patterns::{
         app_log, autocomplete, cache, circular_queue, counter, fair_lock, fenced_lock,
-        fixed_length_queue,
-        geo, identity_lock, ip_city, leaderboard, logical_matrix, matrix, online_friends,
-        pagination, rate_limiter, relation, resource_pool, row_cache, session, short_url, stats,
-        tag, time_series, timeline, unique_counter, user_login, vote, web_session, work_queue,
+        fixed_length_queue, geo, identity_lock, ip_city, leaderboard, logical_matrix, matrix,
+        online_friends, pagination, rate_limiter, relation, resource_pool, row_cache, session,
+        short_url, stats, tag, time_series, timeline, unique_counter, user_login, vote,
+        web_session, work_queue,
     };
     let ttl = Duration::from_secs(60);
 
