@@ -5017,11 +5017,11 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "8462ca57f0e95a24ce82ccaa278c93fa8ad4a864",
+        sha1: "abfd82947755d2197d108c0719e0f875b0bb115a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
-        description: "Beyond the book. Many tokens may hold the lock for reading at once, while no other\ntoken holds it for writing. A token that asks again counts one more hold (reentrancy\nper token; each `release_read` gives one back) and its lease runs `lease` from now.\nWriters come first: while a writer waits (a live place in `intents`, which its\n`acquire_write` calls renew), a token that holds no read yet waits too, unless\n`prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve\nthem). The write holder may take read holds as well. Up to `limit` lapsed read holds\nand `limit` lapsed writer places are dropped first (the earliest first); dropping any\nwakes the waiters. When the hold is not granted, the reply says what to block on: the\nwake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at\nmost before calling again (the time to the lease or place that stands in the way).",
+        description: "Beyond the book. Many tokens may hold the lock for reading at once, while no other\ntoken holds it for writing. A token that asks again counts one more hold (reentrancy\nper token; each `release_read` gives one back) and its lease runs `lease` from now.\nWriters come first: while a writer waits (a live place in `intents`, which its\n`acquire_write` calls renew), a token that holds no read yet waits too, unless\n`prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve\nthem). The write holder may take read holds as well, even while writers wait. Up to\n`limit` lapsed read holds and `limit` lapsed writer places are dropped first (the\nearliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the\nwake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at\nmost before calling again (the time to the lease or place that stands in the way).",
         keys: &[
             crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
             crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
@@ -5060,13 +5060,13 @@ pub mod rw_lock {
     #[doc = " Writers come first: while a writer waits (a live place in `intents`, which its"]
     #[doc = " `acquire_write` calls renew), a token that holds no read yet waits too, unless"]
     #[doc = " `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve"]
-    #[doc = " them). The write holder may take read holds as well. Up to `limit` lapsed read holds"]
-    #[doc = " and `limit` lapsed writer places are dropped first (the earliest first); dropping any"]
-    #[doc = " wakes the waiters. When the hold is not granted, the reply says what to block on: the"]
+    #[doc = " them). The write holder may take read holds as well, even while writers wait. Up to"]
+    #[doc = " `limit` lapsed read holds and `limit` lapsed writer places are dropped first (the"]
+    #[doc = " earliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the"]
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `8462ca57f0e95a24ce82ccaa278c93fa8ad4a864`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `abfd82947755d2197d108c0719e0f875b0bb115a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]

@@ -59,6 +59,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, brief(lock.try_write(B, lease)));
     let _ = step!(t, con, brief(lock.try_read(A, lease)));
     let _ = step!(t, con, brief(lock.try_write(A, lease)));
+    t.note("the writer may read, even while a writer waits");
+    let _ = step!(t, con, brief(lock.try_read(B, lease)));
+    let _ = step!(t, con, lock.release_read(B));
     let _ = step!(t, con, lock.withdraw(A));
     let _ = step!(t, con, lock.extend(B, lease));
     let _ = step!(t, con, lock.release_write(B));
