@@ -200,18 +200,14 @@ fn a_dead_writer_and_dead_readers_lose_their_holds_within_a_lease() {
         lock.try_read(C, long).run(&mut con).unwrap(),
         Attempt::Done(1)
     );
-    assert!(lock.release_read(A).run(&mut con).unwrap() == Some(0));
+    assert_eq!(lock.release_read(A).run(&mut con).unwrap(), Some(0));
 
     // c dies holding a short read hold: a writer gets in once it lapsed.
-    let short = lock.clone();
-    assert_eq!(
-        short
-            .extend(C, Duration::from_millis(50))
-            .run(&mut con)
-            .unwrap()
-            .read,
-        true
-    );
+    let extended = lock
+        .extend(C, Duration::from_millis(50))
+        .run(&mut con)
+        .unwrap();
+    assert!(extended.read && !extended.write);
     harness::wait_server(&mut con, Duration::from_millis(50));
     assert!(matches!(
         lock.try_write(B, long).run(&mut con).unwrap(),
@@ -280,7 +276,7 @@ async fn async_forms_and_a_timed_out_writer_withdraws() {
         None
     );
     let place: Option<f64> = redis::cmd("ZSCORE")
-        .arg(&lock.keys()[3])
+        .arg(lock.keys()[3])
         .arg(B)
         .query_async(&mut con)
         .await
