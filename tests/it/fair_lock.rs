@@ -314,3 +314,27 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_code(tickets.try_acquire(C, long).run(&mut con), "BAD_QUEUE");
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// A holder that dies keeps the lock only until its lease ends: a waiter blocked in
+/// `acquire_within` takes it then, with no release and no wake-up (its bounded wait
+/// runs out at the lease's end, and the script runs again).
+#[test]
+fn a_dead_holder_blocks_the_queue_one_lease_at_most() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let lock = FairLock::new("dead_holder").unwrap();
+    assert_eq!(
+        lock.try_acquire(A, Duration::from_millis(100))
+            .run(&mut con)
+            .unwrap(),
+        Attempt::Done(1)
+    );
+    // A dies holding the lock.
+    let long = Duration::from_secs(60);
+    assert_eq!(
+        lock.acquire_within(&mut con, B, long, long).unwrap(),
+        Some(2)
+    );
+    assert!(!lock.release(A).run(&mut con).unwrap());
+    assert!(lock.release(B).run(&mut con).unwrap());
+}
