@@ -44,7 +44,7 @@ end
 
 -- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
 -- that they no longer hold the stream back.
-local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep)
+local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
     if name ~= keep then
       redis.call('ZREM', subs_key, name)
@@ -52,10 +52,4 @@ local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep
       redis.call('HDEL', positions_key, name)
     end
   end
-end
-
--- The server's clock in ms.
-local function now_ms()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end

@@ -27,7 +27,7 @@
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions now_ms
 --- @clock server
 --- @complexity O(log S + count)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -95,7 +95,12 @@ if positions ~= tag_of_keys .. ':positions' then
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- reliable_topic/_shared.lua of the scripts folder).
+-- _shared.lua and reliable_topic/_shared.lua of the scripts folder).
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 -- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
 -- number of the last message it acknowledged (0-0 and the number before its first
 -- message when it acknowledged none). Nil when it has none; nil and an error reply when
@@ -132,7 +137,7 @@ local function last_number(seq_key)
 end
 -- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
 -- that they no longer hold the stream back.
-local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep)
+local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
     if name ~= keep then
       redis.call('ZREM', subs_key, name)
@@ -140,11 +145,6 @@ local function drop_lapsed(subs_key, cursors_key, positions_key, before_ms, keep
       redis.call('HDEL', positions_key, name)
     end
   end
-end
--- The server's clock in ms.
-local function now_ms()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 -- End of the shared helpers.
 local position, err = position_of(positions, subscription)
@@ -180,6 +180,6 @@ if messages[1] then
 end
 local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
 
-drop_lapsed(subs, cursors, positions, now, subscription)
+drop_lapsed_subscriptions(subs, cursors, positions, now, subscription)
 redis.call('ZADD', subs, now + lease, subscription)
 return {lost, newest and newest[1] or '0-0', messages}
