@@ -790,10 +790,10 @@ fn cases() -> Vec<Case> {
             keys: s(&SEMAPHORE_KEYS),
             args: strings([
                 "f".repeat(32),
-                "10000".into(),
+                "1000".into(),
                 "999999999999999".into(),
                 "10000000".into(),
-                "1000".into(),
+                "100".into(),
             ]),
         },
         Case {
