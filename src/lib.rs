@@ -8,6 +8,7 @@ mod runtime;
 pub mod app_config;
 pub mod app_log;
 pub mod autocomplete;
+pub mod barrier;
 pub mod binary_recorder;
 pub mod cache;
 pub mod circular_queue;
@@ -23,6 +24,7 @@ pub mod identity_lock;
 #[cfg(feature = "json")]
 pub mod ip_city;
 pub mod keyspace;
+pub mod latch;
 pub mod leaderboard;
 pub mod lock;
 pub mod log;
