@@ -31,6 +31,7 @@ mod ip_city;
 mod key_check;
 mod key_templates;
 mod keyspace;
+mod latch;
 mod leaderboard;
 mod lock;
 mod log;
