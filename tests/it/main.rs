@@ -8,6 +8,7 @@ mod acl;
 mod app_config;
 mod app_log;
 mod autocomplete;
+mod barrier;
 mod batch;
 mod binary_recorder;
 mod cache;
