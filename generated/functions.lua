@@ -636,6 +636,9 @@ end
 if barrier and barrier.parties ~= parties then
   return redis.error_reply('BAD_PARTIES the barrier has ' .. barrier.parties .. ' parties, not ' .. parties)
 end
+-- Reads that fail with WRONGTYPE before anything is written, whatever the answer.
+local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
 wake_id(wake)
 -- A generation the caller joined that has ended: its outcome, from history.
 if generation and barrier and generation < barrier.gen then
@@ -654,8 +657,6 @@ end
 if generation and (not barrier or generation > barrier.gen) then
   return { 'broken', generation, false, false }
 end
-local mine = redis.call('ZSCORE', arrived, token)
-redis.call('ZCARD', history)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local gen = barrier and barrier.gen or 1
@@ -746,6 +747,7 @@ if err then
   return err
 end
 local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
 wake_id(wake)
 if not (barrier and mine) then
   return false
@@ -808,6 +810,7 @@ if err then
   return err
 end
 local waiting = redis.call('ZCARD', arrived)
+redis.call('ZCARD', history)
 wake_id(wake)
 if not barrier or waiting == 0 then
   return false
@@ -2244,7 +2247,7 @@ local state, err = latch_of(latch)
 if err then
   return err
 end
-local seen = id ~= '' and redis.call('SISMEMBER', ids, id) == 1
+local seen = redis.call('SISMEMBER', ids, id) == 1 and id ~= ''
 wake_id(wake)
 if not state then
   return false

@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "5256b9150db198ce0485ed12c9b856855e410ddc",
+        sha1: "4cd3db4f5f5fd851998151fd3fba99c4cec6e817",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `5256b9150db198ce0485ed12c9b856855e410ddc`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `4cd3db4f5f5fd851998151fd3fba99c4cec6e817`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "bf021cab70efc8b61de61bddc3cdb9d54a96ce5d",
+        sha1: "84a378f1be70f0e58dadde95bc42059826bc4fee",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `bf021cab70efc8b61de61bddc3cdb9d54a96ce5d`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `84a378f1be70f0e58dadde95bc42059826bc4fee`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "b54c8b1832e42536dd36c26fa8482ec537d87ff2",
+        sha1: "6688b72a7f884855d3539025bd787987a5677b0c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `b54c8b1832e42536dd36c26fa8482ec537d87ff2`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `6688b72a7f884855d3539025bd787987a5677b0c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -2208,7 +2208,7 @@ pub mod latch {
     pub static COUNT_DOWN: crate::Script = crate::Script {
         name: "latch/count_down",
         path: "scripts/latch/count_down.lua",
-        sha1: "93d63da2e1c209b7662c5ecae5c9e62d18990bef",
+        sha1: "c1b661cb4faa79e2b531829e62d457d37384035c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
         flags: &[],
         summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
@@ -2246,7 +2246,7 @@ pub mod latch {
     #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
     #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `93d63da2e1c209b7662c5ecae5c9e62d18990bef`)."]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `c1b661cb4faa79e2b531829e62d457d37384035c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]

@@ -160,6 +160,9 @@ end
 if barrier and barrier.parties ~= parties then
   return redis.error_reply('BAD_PARTIES the barrier has ' .. barrier.parties .. ' parties, not ' .. parties)
 end
+-- Reads that fail with WRONGTYPE before anything is written, whatever the answer.
+local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
 wake_id(wake)
 -- A generation the caller joined that has ended: its outcome, from history.
 if generation and barrier and generation < barrier.gen then
@@ -178,8 +181,6 @@ end
 if generation and (not barrier or generation > barrier.gen) then
   return { 'broken', generation, false, false }
 end
-local mine = redis.call('ZSCORE', arrived, token)
-redis.call('ZCARD', history)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local gen = barrier and barrier.gen or 1

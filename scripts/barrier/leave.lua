@@ -113,6 +113,7 @@ if err then
   return err
 end
 local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
 wake_id(wake)
 if not (barrier and mine) then
   return false

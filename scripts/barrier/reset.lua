@@ -105,6 +105,7 @@ if err then
   return err
 end
 local waiting = redis.call('ZCARD', arrived)
+redis.call('ZCARD', history)
 wake_id(wake)
 if not barrier or waiting == 0 then
   return false

@@ -112,7 +112,7 @@ local state, err = latch_of(latch)
 if err then
   return err
 end
-local seen = id ~= '' and redis.call('SISMEMBER', ids, id) == 1
+local seen = redis.call('SISMEMBER', ids, id) == 1 and id ~= ''
 wake_id(wake)
 if not state then
   return false

@@ -264,7 +264,11 @@ async fn arrives_on_an_async_connection() {
         })
     };
     let two = barrier
-        .arrive_within_async(&mut second, Duration::from_secs(30), Duration::from_secs(60))
+        .arrive_within_async(
+            &mut second,
+            Duration::from_secs(30),
+            Duration::from_secs(60),
+        )
         .await
         .unwrap();
     assert_eq!(two, Some(Arrival::Released(1)));
@@ -295,7 +299,10 @@ fn foreign_data_is_refused() {
         hset.extend_from_slice(fields);
         harness::cmd(&mut con, &hset);
         let before = harness::dump(&mut con);
-        harness::assert_code(barrier.try_arrive(&party, lease).run(&mut con), "BAD_BARRIER");
+        harness::assert_code(
+            barrier.try_arrive(&party, lease).run(&mut con),
+            "BAD_BARRIER",
+        );
         harness::assert_code(barrier.leave(&party).run(&mut con), "BAD_BARRIER");
         harness::assert_code(barrier.reset().run(&mut con), "BAD_BARRIER");
         harness::assert_code(barrier.state().run(&mut con), "BAD_BARRIER");
@@ -313,6 +320,9 @@ fn foreign_data_is_refused() {
     barrier.reset().run(&mut con).unwrap();
     harness::cmd(&mut con, &["ZADD", barrier.history_key(), "7", "1"]);
     let before = harness::dump(&mut con);
-    harness::assert_code(barrier.try_arrive(&party, lease).run(&mut con), "BAD_HISTORY");
+    harness::assert_code(
+        barrier.try_arrive(&party, lease).run(&mut con),
+        "BAD_HISTORY",
+    );
     assert_eq!(harness::dump(&mut con), before);
 }

@@ -104,7 +104,11 @@ fn keys_share_the_names_slot() {
     let latch = Latch::new("{app}:import").unwrap();
     assert_eq!(
         [latch.latch_key(), latch.ids_key(), latch.wake_key()],
-        ["{app}:import:latch", "{app}:import:ids", "{app}:import:wake"]
+        [
+            "{app}:import:latch",
+            "{app}:import:ids",
+            "{app}:import:wake"
+        ]
     );
     assert_invalid(Latch::new(""), "name");
 }
@@ -243,7 +247,8 @@ fn open_and_re_arm_cycles_miss_no_opening_with_waiters_killed() {
                     last = g;
                     if (i + w) % 2 == 0 {
                         // Killed while blocked: the connection goes mid-wait.
-                        if let Attempt::NotYet(wake) = latch.try_wait(Some(g)).run(&mut con).unwrap()
+                        if let Attempt::NotYet(wake) =
+                            latch.try_wait(Some(g)).run(&mut con).unwrap()
                         {
                             let mut doomed = db.con();
                             let _ = redis::cmd("XREAD")
@@ -405,7 +410,10 @@ fn a_foreign_latch_is_refused() {
         &["gen", "01", "count", "2", "left", "1", "opened", "0"],
         &["other", "x"],
     ] {
-        redis::cmd("DEL").arg(latch.latch_key()).exec(&mut con).unwrap();
+        redis::cmd("DEL")
+            .arg(latch.latch_key())
+            .exec(&mut con)
+            .unwrap();
         let mut hset = vec!["HSET", latch.latch_key()];
         hset.extend_from_slice(fields);
         harness::cmd(&mut con, &hset);
