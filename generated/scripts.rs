@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "4cd3db4f5f5fd851998151fd3fba99c4cec6e817",
+        sha1: "57203855eb3dda6d4fbc915c08a7be6fb59932ad",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -444,7 +444,7 @@ pub mod barrier {
             crate::ErrorDoc { code: "BAD_HISTORY", doc: "`history` holds a generation these scripts did not write" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(log N), N = `parties`; an ended generation's parties are freed in the background",
+        complexity: "O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties",
         defaults: &[
         ],
     };
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `4cd3db4f5f5fd851998151fd3fba99c4cec6e817`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `57203855eb3dda6d4fbc915c08a7be6fb59932ad`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -496,7 +496,7 @@ pub mod barrier {
     #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
     #[doc = " - `BAD_HISTORY`: `history` holds a generation these scripts did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(log N), N = `parties`; an ended generation's parties are freed in the background. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties. Clock: the server's `TIME`."]
     pub fn arrive(state: &str, arrived: &str, history: &str, wake: &str, token: &str, parties: u64, lease: ::std::time::Duration, generation: Option<u64>) -> crate::Op<(String, u64, Option<String>, Option<u64>,)> {
         crate::ScriptCall::new(&ARRIVE).key(state).key(arrived).key(history).key(wake).arg(token).arg(parties).arg(lease).arg(generation).finish()
     }
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "84a378f1be70f0e58dadde95bc42059826bc4fee",
+        sha1: "f4fa39b0ed471252bc65f27a1cf6bb60e80a0408",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -529,7 +529,7 @@ pub mod barrier {
             crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
         ],
         clock: None,
-        complexity: "O(log N), N = the waiting parties; its parties are freed in the background",
+        complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
         defaults: &[
         ],
     };
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `84a378f1be70f0e58dadde95bc42059826bc4fee`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `f4fa39b0ed471252bc65f27a1cf6bb60e80a0408`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -561,7 +561,7 @@ pub mod barrier {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(log N), N = the waiting parties; its parties are freed in the background."]
+    #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
     pub fn leave(state: &str, arrived: &str, history: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
         crate::ScriptCall::new(&LEAVE).key(state).key(arrived).key(history).key(wake).arg(token).finish()
     }
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "6688b72a7f884855d3539025bd787987a5677b0c",
+        sha1: "ddde16f26340e771bd2fbdb4e60f87c9cddaa060",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -592,7 +592,7 @@ pub mod barrier {
             crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
         ],
         clock: None,
-        complexity: "O(1); its parties are freed in the background",
+        complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
         defaults: &[
         ],
     };
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `6688b72a7f884855d3539025bd787987a5677b0c`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `ddde16f26340e771bd2fbdb4e60f87c9cddaa060`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -618,7 +618,7 @@ pub mod barrier {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(1); its parties are freed in the background."]
+    #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
     pub fn reset(state: &str, arrived: &str, history: &str, wake: &str) -> crate::Op<Option<u64>> {
         crate::ScriptCall::new(&RESET).key(state).key(arrived).key(history).key(wake).finish()
     }
@@ -2138,7 +2138,7 @@ pub mod latch {
     pub static ARM: crate::Script = crate::Script {
         name: "latch/arm",
         path: "scripts/latch/arm.lua",
-        sha1: "7c6eca6a3eb4c3291399e9773474229232b52931",
+        sha1: "7f82db6b716ac4bed39f08b25f71b9314935cf59",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/arm.lua")),
         flags: &[],
         summary: "Arms the latch with a new generation of `count` count-downs; refused while one is closed.",
@@ -2148,7 +2148,7 @@ pub mod latch {
             crate::Param { name: "ids", ty: "any", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the ids that counted the current generation down, cleared here", template: Some(&keys::IDS) },
         ],
         args: &[
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100000 }, doc: "how many count-downs open the new generation", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many count-downs open the new generation", template: None },
             crate::Param { name: "ttl", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the latch lives after this arm; empty for ever", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "armed (false: a closed generation stands), and the generation: the new one, or the closed one that stands" },
@@ -2160,7 +2160,7 @@ pub mod latch {
             crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
         ],
         clock: None,
-        complexity: "O(1); the last generation's ids are freed in the background",
+        complexity: "O(N), N = the ids left of the last generation (none once it opened; at most 10,000)",
         defaults: &[
         ],
     };
@@ -2178,14 +2178,14 @@ pub mod latch {
     #[doc = " (the latch then reads as not found, and its generations start at 1 again); without,"]
     #[doc = " they stay."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `7c6eca6a3eb4c3291399e9773474229232b52931`)."]
+    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `7f82db6b716ac4bed39f08b25f71b9314935cf59`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened (the last generation that opened)"]
     #[doc = " - `ids` (a any, named `{<name>}:ids`): the ids that counted the current generation down, cleared here"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `count` (`uint`, from 1 to 100000): how many count-downs open the new generation"]
+    #[doc = " - `count` (`uint`, from 1 to 10000): how many count-downs open the new generation"]
     #[doc = " - `ttl` (`ms?`, from 1 to 999999999999999 ms): how long the latch lives after this arm; empty for ever"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): armed (false: a closed generation stands), and the generation: the new one, or the closed one that stands"]
@@ -2197,7 +2197,7 @@ pub mod latch {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(1); the last generation's ids are freed in the background."]
+    #[doc = " Complexity: O(N), N = the ids left of the last generation (none once it opened; at most 10,000)."]
     pub fn arm(latch: &str, ids: &str, count: u64, ttl: Option<::std::time::Duration>) -> crate::Op<(bool, u64,)> {
         crate::ScriptCall::new(&ARM).key(latch).key(ids).arg(count).arg(ttl).finish()
     }
@@ -2208,7 +2208,7 @@ pub mod latch {
     pub static COUNT_DOWN: crate::Script = crate::Script {
         name: "latch/count_down",
         path: "scripts/latch/count_down.lua",
-        sha1: "c1b661cb4faa79e2b531829e62d457d37384035c",
+        sha1: "b8e9019c18d7763fb37521d18f7d799abe0611bc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
         flags: &[],
         summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
@@ -2231,7 +2231,7 @@ pub mod latch {
             crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
         ],
         clock: None,
-        complexity: "O(1)",
+        complexity: "O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)",
         defaults: &[
         ],
     };
@@ -2246,7 +2246,7 @@ pub mod latch {
     #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
     #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `c1b661cb4faa79e2b531829e62d457d37384035c`)."]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `b8e9019c18d7763fb37521d18f7d799abe0611bc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -2266,7 +2266,7 @@ pub mod latch {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(1)."]
+    #[doc = " Complexity: O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)."]
     pub fn count_down(latch: &str, ids: &str, wake: &str, id: &str, generation: Option<u64>) -> crate::Op<Option<(u64, u64, bool,)>> {
         crate::ScriptCall::new(&COUNT_DOWN).key(latch).key(ids).key(wake).arg(id).arg(generation).finish()
     }
@@ -2277,7 +2277,7 @@ pub mod latch {
     pub static STATE: crate::Script = crate::Script {
         name: "latch/state",
         path: "scripts/latch/state.lua",
-        sha1: "6c3df91062e0b37db8db4cf1415a3bbb97ef9fb8",
+        sha1: "5010c898c44cc459579710e1d36e7de567240142",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/state.lua")),
         flags: &["no-writes", ],
         summary: "The latch's generation, count, what is left of it and the last generation that opened; nil when there is none.",
@@ -2304,7 +2304,7 @@ pub mod latch {
     #[doc = " Beyond the books. The current generation is open when nothing is left of its count;"]
     #[doc = " a latch nobody armed (or whose keys expired) is nil, never open."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `6c3df91062e0b37db8db4cf1415a3bbb97ef9fb8`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `5010c898c44cc459579710e1d36e7de567240142`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -2327,7 +2327,7 @@ pub mod latch {
     pub static WAIT: crate::Script = crate::Script {
         name: "latch/wait",
         path: "scripts/latch/wait.lua",
-        sha1: "795575d190c0c9b666cbe745e37ae8fdbd43c7f9",
+        sha1: "2acfe1c6458b1ff4266647dc2e0231e091ac1a98",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/wait.lua")),
         flags: &["no-writes", ],
         summary: "Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on.",
@@ -2363,7 +2363,7 @@ pub mod latch {
     #[doc = " then waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a"]
     #[doc = " failover costs one `ms`, after which the waiter asks again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `795575d190c0c9b666cbe745e37ae8fdbd43c7f9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `2acfe1c6458b1ff4266647dc2e0231e091ac1a98`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]

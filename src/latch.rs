@@ -208,7 +208,7 @@ impl Latch {
         &self.wake
     }
 
-    /// Arms the latch with a new generation of `count` (1 to 100,000) count-downs, its
+    /// Arms the latch with a new generation of `count` (1 to 10,000) count-downs, its
     /// keys to live `ttl` from now (`None`: for ever): [`Armed::New`] with the
     /// generation, or [`Armed::Closed`] when the current generation has not opened (it
     /// stands, and nothing changes). One script (`latch/arm`).

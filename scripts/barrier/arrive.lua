@@ -38,7 +38,7 @@
 --- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
 --- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
 --- @clock server
---- @complexity O(log N), N = `parties`; an ended generation's parties are freed in the background
+--- @complexity O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII

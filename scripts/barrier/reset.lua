@@ -12,7 +12,7 @@
 --- @error BAD_KEYS                      a key not named as its template says
 --- @error BAD_BARRIER                   `state` holds something these scripts did not write
 --- @uses barrier_of end_generation wake_id wake_waiters
---- @complexity O(1); its parties are freed in the background
+--- @complexity O(N), N = the waiting parties, freed with the generation it breaks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII

@@ -12,7 +12,7 @@
 --- they stay.
 --- @key latch hash {<name>}:latch  the latch: gen, count, left and opened (the last generation that opened)
 --- @key ids any {<name>}:ids       the ids that counted the current generation down, cleared here
---- @arg count uint 1..=100000   how many count-downs open the new generation
+--- @arg count uint 1..=10000    how many count-downs open the new generation
 --- @arg ttl ms? 1..=10^15-1     how long the latch lives after this arm; empty for ever
 --- @return (bool, uint)         armed (false: a closed generation stands), and the generation: the new one, or the
 ---   closed one that stands
@@ -22,7 +22,7 @@
 --- @error BAD_KEYS              a key not named as its template says
 --- @error BAD_LATCH             `latch` holds something these scripts did not write
 --- @uses latch_of
---- @complexity O(1); the last generation's ids are freed in the background
+--- @complexity O(N), N = the ids left of the last generation (none once it opened; at most 10,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
@@ -42,8 +42,8 @@ end
 local latch = KEYS[1]
 local ids = KEYS[2]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 100000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100000, got ' .. shown(ARGV[1]))
+if not count or count > 10000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
 end
 local ttl = nil
 if ARGV[2] ~= '' then
@@ -82,7 +82,7 @@ local function latch_of(latch_hash)
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
   if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
-      and total >= 1 and total <= 100000 and left <= total
+      and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)
       .. ' holds no latch these scripts wrote (gen, count, left, opened)')

@@ -20,7 +20,7 @@
 --- @error BAD_KEYS                   a key not named as its template says
 --- @error BAD_LATCH                  `latch` holds something these scripts did not write
 --- @uses latch_of wake_id wake_waiters
---- @complexity O(1)
+--- @complexity O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
@@ -100,7 +100,7 @@ local function latch_of(latch_hash)
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
   if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
-      and total >= 1 and total <= 100000 and left <= total
+      and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)
       .. ' holds no latch these scripts wrote (gen, count, left, opened)')

@@ -54,7 +54,7 @@ local function latch_of(latch_hash)
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
   if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
-      and total >= 1 and total <= 100000 and left <= total
+      and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)
       .. ' holds no latch these scripts wrote (gen, count, left, opened)')
