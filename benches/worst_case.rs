@@ -84,6 +84,8 @@ fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: 
 fn cases() -> Vec<Case> {
     let rows512: Vec<String> = (0..512).map(|r| format!("{{m}}:row:{r}")).collect();
     let pool = s(&["{p}:available", "{p}:occupied", "{p}:leases", "{p}:holders"]);
+    let latch = s(&["{c}:latch", "{c}:ids", "{c}:wake"]);
+    let barrier = s(&["{b}:barrier", "{b}:arrived", "{b}:history", "{b}:wake"]);
     // A work_queue script's keys: the queue's, by the names in its header.
     let queue = |name: &str| -> Vec<String> {
         catalog::find(name)
@@ -261,6 +263,39 @@ fn cases() -> Vec<Case> {
             },
             keys: s(&["h"]),
             args: strings(["f".into(), i64::MIN.to_string()]),
+        },
+        Case {
+            script: "barrier/arrive",
+            input: "the 10,000th party: a release, 9,999 parties let go, history full (1000)",
+            setup: |con| crowded_barrier(con, 9_999, 99999999999999),
+            keys: barrier.clone(),
+            args: strings([
+                "0123456789abcdef0123456789abcdef".into(),
+                "10000".into(),
+                "999999999999999".into(),
+                String::new(),
+            ]),
+        },
+        Case {
+            script: "barrier/leave",
+            input: "a party of 10,000 waiting leaves: the generation breaks",
+            setup: |con| crowded_barrier(con, 10_000, 99999999999999),
+            keys: barrier.clone(),
+            args: strings(["00000000000000000000000000000007".into()]),
+        },
+        Case {
+            script: "barrier/reset",
+            input: "10,000 parties waiting",
+            setup: |con| crowded_barrier(con, 10_000, 99999999999999),
+            keys: barrier.clone(),
+            args: vec![],
+        },
+        Case {
+            script: "barrier/state",
+            input: "10,000 parties waiting, their leases run out",
+            setup: |con| crowded_barrier(con, 10_000, 1),
+            keys: barrier[..2].to_vec(),
+            args: vec![],
         },
         Case {
             script: "fenced_lock/acquire",
@@ -441,6 +476,34 @@ fn cases() -> Vec<Case> {
             setup: held_lock,
             keys: s(&["l"]),
             args: strings(["t".into()]),
+        },
+        Case {
+            script: "latch/arm",
+            input: "an open latch of 10,000 with 10,000 ids left behind (a latch another client damaged)",
+            setup: |con| crowded_latch(con, 0),
+            keys: latch[..2].to_vec(),
+            args: strings(["10000".into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "latch/count_down",
+            input: "the last count-down of 10,000, a 256-byte id: 9,999 ids freed, waiters woken",
+            setup: |con| crowded_latch(con, 1),
+            keys: latch.clone(),
+            args: strings(["i".repeat(256), "1".into()]),
+        },
+        Case {
+            script: "latch/state",
+            input: "any latch",
+            setup: |con| crowded_latch(con, 1),
+            keys: latch[..1].to_vec(),
+            args: vec![],
+        },
+        Case {
+            script: "latch/wait",
+            input: "a closed latch, a wake stream",
+            setup: |con| crowded_latch(con, 1),
+            keys: vec![latch[0].clone(), latch[2].clone()],
+            args: strings(["1".into()]),
         },
         Case {
             script: "leaderboard/adopt",
@@ -1572,6 +1635,47 @@ fn sliding_log(con: &mut redis::Connection, n: usize, stale: usize) {
 
 /// A pool of 2000 resources, 1000 of them held under leases that ran out and one (`r:7`,
 /// token `t`) under a live one.
+/// A latch of 10,000, generation 1, with `left` count-downs to go (0: open), the ids of
+/// the others in its set (10,000 when open: left behind), and a wake stream.
+fn crowded_latch(con: &mut redis::Connection, left: u64) {
+    lua(
+        con,
+        "local left = tonumber(ARGV[1])
+         redis.call('HSET', KEYS[1], 'gen', 1, 'count', 10000, 'left', left,
+           'opened', left == 0 and 1 or 0)
+         for i = 0, 9999 - left, 1000 do
+           local batch = {}
+           for j = i, math.min(i + 999, 9999 - left) do batch[#batch + 1] = 'id:' .. j end
+           redis.call('SADD', KEYS[2], unpack(batch))
+         end
+         redis.call('XADD', KEYS[3], '*', 'w', '1')",
+        &["{c}:latch", "{c}:ids", "{c}:wake"],
+        &[&left.to_string()],
+    );
+}
+
+/// A barrier of 10,000 parties in generation 1001, `waiting` of them waiting with leases
+/// to `deadline` (ms), the outcomes of 1000 generations in its history, a wake stream.
+/// The party of token `0…07` is one of them.
+fn crowded_barrier(con: &mut redis::Connection, waiting: u64, deadline: u64) {
+    lua(
+        con,
+        "redis.call('HSET', KEYS[1], 'parties', 10000, 'gen', 1001)
+         for i = 0, tonumber(ARGV[1]) - 1, 1000 do
+           local batch = {}
+           for j = i, math.min(i + 999, tonumber(ARGV[1]) - 1) do
+             batch[#batch + 1] = ARGV[2]
+             batch[#batch + 1] = string.format('%032x', j)
+           end
+           redis.call('ZADD', KEYS[2], unpack(batch))
+         end
+         for g = 1, 1000 do redis.call('ZADD', KEYS[3], 2 * g, g) end
+         redis.call('XADD', KEYS[4], '*', 'w', '1')",
+        &["{b}:barrier", "{b}:arrived", "{b}:history", "{b}:wake"],
+        &[&waiting.to_string(), &deadline.to_string()],
+    );
+}
+
 fn expired_leases(con: &mut redis::Connection) {
     lua(
         con,
@@ -2127,6 +2231,8 @@ fn topic_backlog(con: &mut redis::Connection, n: u64) {
         let _: String = add.query(con).unwrap();
     }
     std::thread::sleep(std::time::Duration::from_millis(5));
+}
+
 /// The token the rw_lock and fair_lock cases hold and call with.
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 

@@ -16,6 +16,7 @@ use std::time::Duration;
 use redis_patterns::app_config::{Configs, Maintenance};
 use redis_patterns::app_log::{AppLog, Severity};
 use redis_patterns::autocomplete::Autocomplete;
+use redis_patterns::barrier::Barrier;
 use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
 use redis_patterns::compact_string::CompactString;
@@ -29,6 +30,7 @@ use redis_patterns::geo::Location;
 use redis_patterns::id_generator::{HashIdGenerator, IdGenerator};
 use redis_patterns::identity_lock::IdentityLock;
 use redis_patterns::ip_city::{City, IpBlock, IpCities, ip_to_score};
+use redis_patterns::latch::Latch;
 use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
 use redis_patterns::lock::{AutoReleaseLock, Lock};
 use redis_patterns::log::Log;
@@ -58,7 +60,7 @@ use redis_patterns::user_login::UserLogin;
 use redis_patterns::vote::Votes;
 use redis_patterns::web_session::WebSessions;
 use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
-use redis_patterns::{Batch, Op, catalog};
+use redis_patterns::{Batch, Op, catalog, wait};
 
 /// The widest call column; a longer call gets its result on the next line.
 const MAX_CALL_WIDTH: usize = 44;
@@ -185,6 +187,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = &mut tour;
 
     locks(t)?;
+    latch_and_barrier(t)?;
     id_generator(t)?;
     matrix(t)?;
     logical_matrix(t)?;
@@ -452,6 +455,89 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
         fair.try_acquire(&second, lease),
     )?;
     t.show("fair.release(second)", "", fair.release(&second))?;
+    Ok(())
+}
+
+fn latch_and_barrier(t: &mut Tour) -> redis_patterns::Result<()> {
+    // A try as the tour shows it: done, or what the waiter would block on.
+    fn shown<T: Debug + 'static>(op: Op<wait::Attempt<T>>) -> Op<String> {
+        op.map(|attempt| {
+            Ok(match attempt {
+                wait::Attempt::Done(value) => format!("Done({value:?})"),
+                wait::Attempt::NotYet(wake) => format!("NotYet: block on {}", wake.key),
+            })
+        })
+    }
+    t.section(
+        "Latch (beyond the books): a countdown latch with generations",
+        "Each arm starts a new generation; a waiter asks about the generation it saw, so it\n\
+         learns that it opened even after the latch was armed again. A latch nobody armed is\n\
+         never open.",
+    );
+    let latch = Latch::new("tour:latch")?;
+    t.show("latch.state()", "nobody armed it: not open", latch.state())?;
+    t.show("latch.arm(2, None)", "generation 1", latch.arm(2, None))?;
+    t.show(
+        "latch.count_down(Some(\"a\"))",
+        "one left",
+        latch.count_down(Some("a")),
+    )?;
+    t.show(
+        "latch.count_down(Some(\"a\"))",
+        "resent: counts once",
+        latch.count_down(Some("a")),
+    )?;
+    t.show(
+        "latch.try_wait(Some(1))",
+        "closed",
+        shown(latch.try_wait(Some(1))),
+    )?;
+    t.show(
+        "latch.count_down(Some(\"b\"))",
+        "opens it, wakes every waiter",
+        latch.count_down(Some("b")),
+    )?;
+    t.show("latch.arm(1, None)", "generation 2", latch.arm(1, None))?;
+    t.show(
+        "latch.try_wait(Some(1))",
+        "generation 1 opened, all the same",
+        shown(latch.try_wait(Some(1))),
+    )?;
+
+    t.section(
+        "Barrier (beyond the books): a cyclic barrier whose parties hold leases",
+        "The last of n parties releases them all; a party whose lease runs out (it crashed)\n\
+         breaks the generation for every waiter instead of hanging it.",
+    );
+    let barrier = Barrier::new("tour:barrier", 2)?;
+    let (a, b) = (barrier.party(), barrier.party());
+    let lease = Duration::from_secs(10);
+    t.show(
+        "barrier.try_arrive(&a, 10 s)",
+        "waits",
+        shown(barrier.try_arrive(&a, lease)),
+    )?;
+    t.show(
+        "barrier.try_arrive(&b, 10 s)",
+        "the second party: released",
+        shown(barrier.try_arrive(&b, lease)),
+    )?;
+    t.show(
+        "barrier.try_arrive(&a, 10 s)",
+        "a asks again: released too",
+        shown(barrier.try_arrive(&a, lease)),
+    )?;
+    t.show(
+        "barrier.try_arrive(&a, 10 s)",
+        "generation 2",
+        shown(barrier.try_arrive(&a, lease)),
+    )?;
+    t.show(
+        "barrier.leave(&a)",
+        "a gives up: generation 2 breaks",
+        barrier.leave(&a),
+    )?;
+    t.show("barrier.state()", "ready for generation 3", barrier.state())?;
     Ok(())
 }
 

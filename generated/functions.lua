@@ -538,6 +538,383 @@ return removed
   end,
 }
 
+-- The helpers the barrier scripts share (barrier/_shared.lua), defined once for them.
+do
+-- The barrier in `state_hash` as these scripts keep it: { parties, gen } (how many
+-- parties release a generation, and the current generation); nil when there is none; nil
+-- and an error reply when the hash holds what these scripts never write. Reads only (a
+-- key of another type: WRONGTYPE).
+local function barrier_of(state_hash)
+  local held = redis.call('HMGET', state_hash, 'parties', 'gen')
+  if not (held[1] or held[2]) and redis.call('EXISTS', state_hash) == 0 then
+    return nil
+  end
+  local numbers = {}
+  for i = 1, 2 do
+    local v = held[i]
+    numbers[i] = v and #v <= 16 and string.match(v, '^[1-9]%d*$') and tonumber(v)
+  end
+  local n, gen = numbers[1], numbers[2]
+  if not (n and gen and n <= 10000 and gen <= 1000000000000000) then
+    return nil, redis.error_reply('BAD_BARRIER ' .. shown(state_hash)
+      .. ' holds no barrier these scripts wrote (parties, gen)')
+  end
+  return { parties = n, gen = gen }
+end
+-- The earliest lease deadline of the parties waiting in `arrived_zset` (ms, server
+-- clock), nil when none waits. Reads only.
+local function earliest_deadline(arrived_zset)
+  local first = redis.call('ZRANGE', arrived_zset, 0, 0, 'WITHSCORES')
+  return first[2] and tonumber(first[2])
+end
+-- Ends generation `gen` of the barrier: released, or broken (a party's lease ran out, a
+-- party left, a reset). Its outcome goes to `history_zset` (member the generation, score
+-- twice it, plus 1 when broken; the last 1000 generations are kept), its parties are
+-- let go, and generation gen + 1 begins. The caller then wakes the waiters.
+local function end_generation(state_hash, arrived_zset, history_zset, gen, broken)
+  redis.call('ZADD', history_zset, 2 * gen + (broken and 1 or 0), gen)
+  redis.call('ZREMRANGEBYRANK', history_zset, 0, -1001)
+  redis.call('UNLINK', arrived_zset)
+  redis.call('HSET', state_hash, 'gen', gen + 1)
+end
+
+-- scripts/barrier/arrive.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__barrier__arrive',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.
+---
+--- Beyond the books: a cyclic barrier, as `java.util.concurrent.CyclicBarrier`, whose
+--- parties may crash. A party arrives with a fresh token and a lease (server clock), and
+--- waits in the current generation; the `parties`-th arrival releases the generation
+--- (every waiter then answers released) and the next generation begins. A waiting party
+--- runs this again, with the generation it joined, at least every `ms` it was answered:
+--- each run renews its lease and answers released, broken or still waiting. When a
+--- waiting party's lease runs out before the release (it crashed, or stopped renewing),
+--- the generation **breaks**: the first call to see it (any party's) ends it, every waiter
+--- of it answers broken, and the next generation begins at once (Java keeps a broken
+--- barrier broken until a reset; here no crashed party is left to reset it). A party
+--- that gives up calls `leave.lua`, which breaks the generation too, as a timeout does in
+--- Java. `ms` is the time to the earliest lease that could break the generation, or half
+--- the caller's lease, whichever is less: waiting parties renew themselves in time. Each
+--- party sends `parties`; the first arrival stores it, and a call with another number is
+--- refused. The outcomes of the last 1000 generations are kept in `history`, so a waiter
+--- learns its generation's outcome after later generations ended (an older one answers
+--- broken: its outcome is forgotten). Ended generations append to `wake`, which wakes
+--- every waiter at once; none depends on it.
+--- @key state hash {<name>}:barrier     the barrier: parties and gen (the current generation)
+--- @key arrived zset {<name>}:arrived   the parties waiting in the current generation: token -> lease deadline (ms)
+--- @key history zset {<name>}:history   ended generations: member the generation, score 2 × it (+ 1 if broken)
+--- @key wake stream {<name>}:wake       the barrier's wake stream: an entry when a generation ends
+--- @arg token string hex:32             the party's secret: 128 random bits as 32 hex digits, fresh per party
+--- @arg parties uint 1..=10000          how many parties release a generation
+--- @arg lease ms 1..=10^15-1            how long the party stays without running this again
+--- @arg generation uint? 1..=10^15       the generation the party joined (from an earlier reply); empty to arrive
+--- @return (string, uint, string?, uint?)  'released', 'broken' or 'waiting', and the generation; when waiting,
+---   the wake stream's last id to block from and the ms to block at most
+--- @error BAD_ARGS                      not 4 keys and 4 arguments
+--- @error BAD_TOKEN                     not 32 hex digits
+--- @error BAD_PARTIES                   not an integer within its range, or not the parties the barrier has
+--- @error BAD_LEASE                     not whole milliseconds within its range
+--- @error BAD_GENERATION                not an integer within its range (or empty)
+--- @error BAD_KEYS                      a key not named as its template says
+--- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
+--- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
+--- @clock server
+--- @complexity O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+local history = KEYS[3]
+local wake = KEYS[4]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local parties = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not parties or parties > 10000 then
+  return redis.error_reply('BAD_PARTIES parties must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local generation = nil
+if ARGV[4] ~= '' then
+  generation = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+  if not generation or generation > 1000000000000000 then
+    return redis.error_reply(
+        'BAD_GENERATION generation must be an integer from 1 to 1000000000000000, or empty, got ' .. shown(ARGV[4]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+end
+if arrived ~= tag_of_keys .. ':arrived' then
+  return redis.error_reply(
+      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
+end
+if history ~= tag_of_keys .. ':history' then
+  return redis.error_reply(
+      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local barrier, err = barrier_of(state)
+if err then
+  return err
+end
+if barrier and barrier.parties ~= parties then
+  return redis.error_reply('BAD_PARTIES the barrier has ' .. barrier.parties .. ' parties, not ' .. parties)
+end
+-- Reads that fail with WRONGTYPE before anything is written, whatever the answer.
+local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
+wake_id(wake)
+-- A generation the caller joined that has ended: its outcome, from history.
+if generation and barrier and generation < barrier.gen then
+  local score = redis.call('ZSCORE', history, generation)
+  if not score then
+    return { 'broken', generation, false, false }
+  end
+  score = tonumber(score)
+  if score ~= 2 * generation and score ~= 2 * generation + 1 then
+    return redis.error_reply('BAD_HISTORY history holds ' .. generation .. ' at ' .. shown(tostring(score))
+      .. ', not an outcome these scripts wrote')
+  end
+  return { score == 2 * generation and 'released' or 'broken', generation, false, false }
+end
+-- A generation the barrier never had (its keys were deleted): it ends broken.
+if generation and (not barrier or generation > barrier.gen) then
+  return { 'broken', generation, false, false }
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local gen = barrier and barrier.gen or 1
+if not barrier then
+  redis.call('HSET', state, 'parties', parties, 'gen', gen)
+end
+-- A waiting party's lease ran out before the release: the generation breaks.
+local first = earliest_deadline(arrived)
+if first and first <= now then
+  end_generation(state, arrived, history, gen, true)
+  wake_waiters(wake)
+  if mine or generation == gen then
+    return { 'broken', gen, false, false }
+  end
+  if gen + 1 > 1000000000000000 then
+    return { 'broken', gen, false, false }
+  end
+  gen = gen + 1
+end
+redis.call('ZADD', arrived, now + lease, token)
+if redis.call('ZCARD', arrived) >= parties then
+  end_generation(state, arrived, history, gen, false)
+  wake_waiters(wake)
+  return { 'released', gen, false, false }
+end
+local ms = math.max(1, math.min(math.floor(lease / 2), earliest_deadline(arrived) - now + 1))
+return { 'waiting', gen, wake_id(wake), ms }
+  end,
+}
+
+-- scripts/barrier/leave.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__barrier__leave',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.
+---
+--- Beyond the books. A party that stops waiting (it timed out, or gives up) leaves, and
+--- the generation it waited in breaks, as `CyclicBarrier.await` with a timeout breaks it
+--- in Java: every other waiter answers broken on its next run (woken through `wake`), and
+--- the next generation begins. A party that was not waiting (released, broken, or never
+--- there) changes nothing.
+--- @key state hash {<name>}:barrier     the barrier: parties and gen
+--- @key arrived zset {<name>}:arrived   the parties waiting in the current generation
+--- @key history zset {<name>}:history   ended generations and their outcomes
+--- @key wake stream {<name>}:wake       the barrier's wake stream
+--- @arg token string hex:32             the party's secret
+--- @return uint?                        the generation it broke; nil when the party was not waiting
+--- @error BAD_ARGS                      not 4 keys and 1 argument
+--- @error BAD_TOKEN                     not 32 hex digits
+--- @error BAD_KEYS                      a key not named as its template says
+--- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @uses barrier_of end_generation wake_id wake_waiters
+--- @complexity O(N), N = the waiting parties, freed with the generation it breaks
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+local history = KEYS[3]
+local wake = KEYS[4]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+end
+if arrived ~= tag_of_keys .. ':arrived' then
+  return redis.error_reply(
+      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
+end
+if history ~= tag_of_keys .. ':history' then
+  return redis.error_reply(
+      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local barrier, err = barrier_of(state)
+if err then
+  return err
+end
+local mine = redis.call('ZSCORE', arrived, token)
+redis.call('ZCARD', history)
+wake_id(wake)
+if not (barrier and mine) then
+  return false
+end
+end_generation(state, arrived, history, barrier.gen, true)
+wake_waiters(wake)
+return barrier.gen
+  end,
+}
+
+-- scripts/barrier/reset.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__barrier__reset',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Breaks the barrier's current generation if a party waits in it; nil when none does.
+---
+--- Beyond the books: `CyclicBarrier.reset`. The waiting parties answer broken on their
+--- next run (woken through `wake`), and the next generation begins; with no party
+--- waiting, nothing changes.
+--- @key state hash {<name>}:barrier     the barrier: parties and gen
+--- @key arrived zset {<name>}:arrived   the parties waiting in the current generation
+--- @key history zset {<name>}:history   ended generations and their outcomes
+--- @key wake stream {<name>}:wake       the barrier's wake stream
+--- @return uint?                        the generation it broke; nil when no party waited
+--- @error BAD_ARGS                      not 4 keys and 0 arguments
+--- @error BAD_KEYS                      a key not named as its template says
+--- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @uses barrier_of end_generation wake_id wake_waiters
+--- @complexity O(N), N = the waiting parties, freed with the generation it breaks
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+local history = KEYS[3]
+local wake = KEYS[4]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+end
+if arrived ~= tag_of_keys .. ':arrived' then
+  return redis.error_reply(
+      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
+end
+if history ~= tag_of_keys .. ':history' then
+  return redis.error_reply(
+      'BAD_KEYS history must be {<name>}:history with <name> as in state, but KEYS[3] is ' .. shown(history))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local barrier, err = barrier_of(state)
+if err then
+  return err
+end
+local waiting = redis.call('ZCARD', arrived)
+redis.call('ZCARD', history)
+wake_id(wake)
+if not barrier or waiting == 0 then
+  return false
+end
+end_generation(state, arrived, history, barrier.gen, true)
+wake_waiters(wake)
+return barrier.gen
+  end,
+}
+
+-- scripts/barrier/state.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__barrier__state',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out.
+---
+--- Beyond the books. A party whose lease ran out still counts as waiting until a call
+--- breaks the generation (the next `arrive`, `leave` or `reset`, whoever calls it).
+--- @key state hash {<name>}:barrier     the barrier: parties and gen
+--- @key arrived zset {<name>}:arrived   the parties waiting in the current generation
+--- @return (uint, uint, uint, uint)?    the parties, the current generation, the parties waiting in it, and how
+---   many of those leases ran out; nil when there is no barrier
+--- @error BAD_ARGS                      not 2 keys and 0 arguments
+--- @error BAD_KEYS                      a key not named as its template says
+--- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @uses barrier_of
+--- @clock server
+--- @complexity O(log N), N = the waiting parties
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local arrived = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):barrier$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:barrier, but KEYS[1] is ' .. shown(state))
+end
+if arrived ~= tag_of_keys .. ':arrived' then
+  return redis.error_reply(
+      'BAD_KEYS arrived must be {<name>}:arrived with <name> as in state, but KEYS[2] is ' .. shown(arrived))
+end
+-- End of the generated input checks.
+local barrier, err = barrier_of(state)
+if err then
+  return err
+end
+local waiting = redis.call('ZCARD', arrived)
+if not barrier then
+  return false
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+return { barrier.parties, barrier.gen, waiting, redis.call('ZCOUNT', arrived, '-inf', now) }
+  end,
+}
+end
+
 -- The helpers the bloom scripts share (bloom/_shared.lua), defined once for them.
 do
 -- The shape of one partition of a filter for `of_capacity` items at a false-positive rate
@@ -2729,6 +3106,314 @@ end
 return { city, redis.call('HGET', cities, city) or false }
   end,
 }
+
+-- The helpers the latch scripts share (latch/_shared.lua), defined once for them.
+do
+-- The latch in `latch_hash` as these scripts keep it: { gen, count, left, opened } (the
+-- generation, its count, what is left of it, the last generation that opened, 0 for
+-- none); nil when there is no latch; nil and an error reply when the hash holds what
+-- these scripts never write. Reads only (a key of another type: WRONGTYPE).
+local function latch_of(latch_hash)
+  local held = redis.call('HMGET', latch_hash, 'gen', 'count', 'left', 'opened')
+  if not (held[1] or held[2] or held[3] or held[4]) and redis.call('EXISTS', latch_hash) == 0 then
+    return nil
+  end
+  local numbers = {}
+  for i = 1, 4 do
+    local v = held[i]
+    numbers[i] = v and #v <= 16 and (v == '0' or string.match(v, '^[1-9]%d*$')) and tonumber(v)
+  end
+  local gen, total, left, opened = numbers[1], numbers[2], numbers[3], numbers[4]
+  -- Every generation before the current one opened (arm refuses a closed latch), and the
+  -- current one is open exactly when nothing is left of its count.
+  if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
+      and total >= 1 and total <= 10000 and left <= total
+      and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
+    return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)
+      .. ' holds no latch these scripts wrote (gen, count, left, opened)')
+  end
+  return { gen = gen, count = total, left = left, opened = opened }
+end
+
+-- scripts/latch/arm.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__latch__arm',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Arms the latch with a new generation of `count` count-downs; refused while one is closed.
+---
+--- Beyond the books. A countdown latch opens when its count reaches zero, and stays open
+--- until it is armed again. Each arm starts a new generation (1 for a new latch, then 2,
+--- 3, …), so that a waiter that saw generation g closed still learns that g opened after
+--- the latch was re-armed to g + 1 (`wait.lua` answers open for every generation before
+--- the current one). That is why a closed generation is never replaced: arming a latch
+--- whose count has not reached zero changes nothing and answers false with the closed
+--- generation (count it down, or delete the keys, first). Arming clears the ids of the
+--- last generation's count-downs. With `ttl`, the latch's keys go `ttl` after this arm
+--- (the latch then reads as not found, and its generations start at 1 again); without,
+--- they stay.
+--- @key latch hash {<name>}:latch  the latch: gen, count, left and opened (the last generation that opened)
+--- @key ids any {<name>}:ids       the ids that counted the current generation down, cleared here
+--- @arg count uint 1..=10000    how many count-downs open the new generation
+--- @arg ttl ms? 1..=10^15-1     how long the latch lives after this arm; empty for ever
+--- @return (bool, uint)         armed (false: a closed generation stands), and the generation: the new one, or the
+---   closed one that stands
+--- @error BAD_ARGS              not 2 keys and 2 arguments
+--- @error BAD_COUNT             not an integer within its range
+--- @error BAD_TTL               not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS              a key not named as its template says
+--- @error BAD_LATCH             `latch` holds something these scripts did not write
+--- @uses latch_of
+--- @complexity O(N), N = the ids left of the last generation (none once it opened; at most 10,000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+local ids = KEYS[2]
+local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not count or count > 10000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 10000, got ' .. shown(ARGV[1]))
+end
+local ttl = nil
+if ARGV[2] ~= '' then
+  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+end
+if ids ~= tag_of_keys .. ':ids' then
+  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids with <name> as in latch, but KEYS[2] is ' .. shown(ids))
+end
+-- End of the generated input checks.
+local state, err = latch_of(latch)
+if err then
+  return err
+end
+if state and state.left > 0 then
+  return { 0, state.gen }
+end
+local gen = state and state.gen + 1 or 1
+if gen > 9007199254740990 then
+  return { 0, state.gen }
+end
+redis.call('HSET', latch, 'gen', gen, 'count', count, 'left', count, 'opened', state and state.opened or 0)
+redis.call('UNLINK', ids)
+if ttl then
+  redis.call('PEXPIRE', latch, ttl)
+else
+  redis.call('PERSIST', latch)
+end
+return { 1, gen }
+  end,
+}
+
+-- scripts/latch/count_down.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__latch__count_down',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.
+---
+--- Beyond the books. The count-down that takes the count to zero opens the generation
+--- (`opened` becomes it) and wakes every waiter (an entry on `wake`). A count-down with an
+--- `id` counts only the first time that id counts the generation down, so a client that
+--- resends it after a lost reply counts once; the ids are kept until the generation opens
+--- (at most `count` of them). With `generation`, it counts only while that generation is
+--- the latch's, so a slow client never counts down the next one. A latch nobody armed is
+--- left as it is (nil): no count-down is stored ahead of an arm.
+--- @key latch hash {<name>}:latch    the latch: gen, count, left and opened
+--- @key ids set {<name>}:ids         the ids that counted the current generation down
+--- @key wake stream {<name>}:wake    the latch's wake stream: an entry when a generation opens
+--- @arg id string len:0..=256        who counts down (a worker's name, a task id); empty for no id
+--- @arg generation uint? 1..=2^53-2  count only while this generation is the latch's; empty for any
+--- @return (uint, uint, bool)?       the latch's generation, what is left of its count (0: open), and whether
+---   this call counted; nil when there is no latch
+--- @error BAD_ARGS                   not 3 keys and 2 arguments
+--- @error BAD_ID                     not from 0 to 256 bytes long
+--- @error BAD_GENERATION             not an integer within its range (or empty)
+--- @error BAD_KEYS                   a key not named as its template says
+--- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @uses latch_of wake_id wake_waiters
+--- @complexity O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+local ids = KEYS[2]
+local wake = KEYS[3]
+local id = ARGV[1]
+if #id < 0 or #id > 256 then
+  return redis.error_reply('BAD_ID id must be from 0 to 256 bytes long, got ' .. #id .. ' bytes')
+end
+local generation = nil
+if ARGV[2] ~= '' then
+  generation = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+  if not generation or generation > 9007199254740990 then
+    return redis.error_reply(
+        'BAD_GENERATION generation must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[2]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+end
+if ids ~= tag_of_keys .. ':ids' then
+  return redis.error_reply('BAD_KEYS ids must be {<name>}:ids with <name> as in latch, but KEYS[2] is ' .. shown(ids))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in latch, but KEYS[3] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local state, err = latch_of(latch)
+if err then
+  return err
+end
+local seen = redis.call('SISMEMBER', ids, id) == 1 and id ~= ''
+wake_id(wake)
+if not state then
+  return false
+end
+if state.left == 0 or seen or (generation and generation ~= state.gen) then
+  return { state.gen, state.left, 0 }
+end
+local left = state.left - 1
+if left == 0 then
+  redis.call('HSET', latch, 'left', 0, 'opened', state.gen)
+  redis.call('UNLINK', ids)
+  wake_waiters(wake)
+else
+  redis.call('HSET', latch, 'left', left)
+  if id ~= '' then
+    redis.call('SADD', ids, id)
+    local ttl = redis.call('PTTL', latch)
+    if ttl > 0 then
+      redis.call('PEXPIRE', ids, ttl)
+    end
+  end
+end
+return { state.gen, left, 1 }
+  end,
+}
+
+-- scripts/latch/state.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__latch__state',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- The latch's generation, count, what is left of it and the last generation that opened; nil when there is none.
+---
+--- Beyond the books. The current generation is open when nothing is left of its count;
+--- a latch nobody armed (or whose keys expired) is nil, never open.
+--- @key latch hash {<name>}:latch    the latch: gen, count, left and opened
+--- @return (uint, uint, uint, uint)?  the generation, its count, what is left (0: open), and the last generation
+---   that opened (0 for none); nil when there is no latch
+--- @error BAD_ARGS                   not 1 key and 0 arguments
+--- @error BAD_KEYS                   a key not named as its template says
+--- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @uses latch_of
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+end
+-- End of the generated input checks.
+local state, err = latch_of(latch)
+if err then
+  return err
+end
+if not state then
+  return false
+end
+return { state.gen, state.count, state.left, state.opened }
+  end,
+}
+
+-- scripts/latch/wait.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__latch__wait',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on.
+---
+--- Beyond the books. A waiter calls it, and while the answer is "not yet" blocks on
+--- `wake` from the id it answers (`XREAD BLOCK <ms> STREAMS <wake> <id>`), then calls it
+--- again with the generation it answered. Every generation before the current one has
+--- opened (a closed one is never replaced), so a waiter that saw generation g closed
+--- learns that g opened even when the latch was re-armed before it asked again. A latch
+--- nobody armed (or whose keys expired) never reads open: a waiter with no generation
+--- then waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a
+--- failover costs one `ms`, after which the waiter asks again.
+--- @key latch hash {<name>}:latch    the latch: gen, count, left and opened
+--- @key wake stream {<name>}:wake    the latch's wake stream
+--- @arg generation uint? 1..=2^53-2  the generation waited for (an earlier reply's, arm's); empty: the current
+--- @return (bool, uint, string?, uint?)  open, and the generation waited for; when not open, the wake stream's
+---   last id to block from and the ms to block at most
+--- @error BAD_ARGS                   not 2 keys and 1 argument
+--- @error BAD_GENERATION             not an integer within its range (or empty)
+--- @error BAD_KEYS                   a key not named as its template says
+--- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @uses latch_of wake_id
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local latch = KEYS[1]
+local wake = KEYS[2]
+local generation = nil
+if ARGV[1] ~= '' then
+  generation = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+  if not generation or generation > 9007199254740990 then
+    return redis.error_reply(
+        'BAD_GENERATION generation must be an integer from 1 to 9007199254740990, or empty, got ' .. shown(ARGV[1]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(latch, '^(.+):latch$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS latch must be {<name>}:latch, but KEYS[1] is ' .. shown(latch))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in latch, but KEYS[2] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local state, err = latch_of(latch)
+if err then
+  return err
+end
+local last = wake_id(wake)
+if not state then
+  return { 0, generation or 1, last, 1000 }
+end
+local waited = generation or state.gen
+if waited < state.gen or (waited == state.gen and state.left == 0) then
+  return { 1, waited, false, false }
+end
+return { 0, waited, last, 1000 }
+  end,
+}
+end
 
 -- The helpers the leaderboard scripts share (leaderboard/_shared.lua), defined once for them.
 do

@@ -353,6 +353,329 @@ pub mod autocomplete {
     }
 }
 
+#[doc = " The scripts of `scripts/barrier/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod barrier {
+    #[doc = " The names of the keys of `barrier`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `state` (a hash), `{<name>}:barrier`: the barrier: parties and gen (the current generation)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`state()`]."]
+        pub static STATE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:barrier", forms: &[crate::KeyForm { text: "{<name>}:barrier", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":barrier")] }] };
+
+        #[doc = " The name of `state`: `{<name>}:barrier`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn state(name: &str) -> crate::Result<String> {
+            STATE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `arrived` (a zset), `{<name>}:arrived`: the parties waiting in the current generation: token -> lease deadline (ms)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`arrived()`]."]
+        pub static ARRIVED: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:arrived", forms: &[crate::KeyForm { text: "{<name>}:arrived", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":arrived")] }] };
+
+        #[doc = " The name of `arrived`: `{<name>}:arrived`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn arrived(name: &str) -> crate::Result<String> {
+            ARRIVED.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `history` (a zset), `{<name>}:history`: ended generations: member the generation, score 2 × it (+ 1 if broken)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`history()`]."]
+        pub static HISTORY: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:history", forms: &[crate::KeyForm { text: "{<name>}:history", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":history")] }] };
+
+        #[doc = " The name of `history`: `{<name>}:history`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn history(name: &str) -> crate::Result<String> {
+            HISTORY.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: the barrier's wake stream: an entry when a generation ends"]
+        #[doc = ""]
+        #[doc = " Build its name with [`wake()`]."]
+        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+
+        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn wake(name: &str) -> crate::Result<String> {
+            WAKE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `barrier/arrive`: Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`arrive()`]."]
+    pub static ARRIVE: crate::Script = crate::Script {
+        name: "barrier/arrive",
+        path: "scripts/barrier/arrive.lua",
+        sha1: "57203855eb3dda6d4fbc915c08a7be6fb59932ad",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
+        flags: &[],
+        summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
+        description: "Beyond the books: a cyclic barrier, as `java.util.concurrent.CyclicBarrier`, whose\nparties may crash. A party arrives with a fresh token and a lease (server clock), and\nwaits in the current generation; the `parties`-th arrival releases the generation\n(every waiter then answers released) and the next generation begins. A waiting party\nruns this again, with the generation it joined, at least every `ms` it was answered:\neach run renews its lease and answers released, broken or still waiting. When a\nwaiting party's lease runs out before the release (it crashed, or stopped renewing),\nthe generation **breaks**: the first call to see it (any party's) ends it, every waiter\nof it answers broken, and the next generation begins at once (Java keeps a broken\nbarrier broken until a reset; here no crashed party is left to reset it). A party\nthat gives up calls `leave.lua`, which breaks the generation too, as a timeout does in\nJava. `ms` is the time to the earliest lease that could break the generation, or half\nthe caller's lease, whichever is less: waiting parties renew themselves in time. Each\nparty sends `parties`; the first arrival stores it, and a call with another number is\nrefused. The outcomes of the last 1000 generations are kept in `history`, so a waiter\nlearns its generation's outcome after later generations ended (an older one answers\nbroken: its outcome is forgotten). Ended generations append to `wake`, which wakes\nevery waiter at once; none depends on it.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier: parties and gen (the current generation)", template: Some(&keys::STATE) },
+            crate::Param { name: "arrived", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parties waiting in the current generation: token -> lease deadline (ms)", template: Some(&keys::ARRIVED) },
+            crate::Param { name: "history", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ended generations: member the generation, score 2 × it (+ 1 if broken)", template: Some(&keys::HISTORY) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier's wake stream: an entry when a generation ends", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the party's secret: 128 random bits as 32 hex digits, fresh per party", template: None },
+            crate::Param { name: "parties", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many parties release a generation", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the party stays without running this again", template: None },
+            crate::Param { name: "generation", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000000 }, doc: "the generation the party joined (from an earlier reply); empty to arrive", template: None },
+        ],
+        returns: crate::Returns { ty: "(string, uint, string?, uint?)", doc: "'released', 'broken' or 'waiting', and the generation; when waiting, the wake stream's last id to block from and the ms to block at most" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_PARTIES", doc: "not an integer within its range, or not the parties the barrier has" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_HISTORY", doc: "`history` holds a generation these scripts did not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all."]
+    #[doc = ""]
+    #[doc = " Beyond the books: a cyclic barrier, as `java.util.concurrent.CyclicBarrier`, whose"]
+    #[doc = " parties may crash. A party arrives with a fresh token and a lease (server clock), and"]
+    #[doc = " waits in the current generation; the `parties`-th arrival releases the generation"]
+    #[doc = " (every waiter then answers released) and the next generation begins. A waiting party"]
+    #[doc = " runs this again, with the generation it joined, at least every `ms` it was answered:"]
+    #[doc = " each run renews its lease and answers released, broken or still waiting. When a"]
+    #[doc = " waiting party's lease runs out before the release (it crashed, or stopped renewing),"]
+    #[doc = " the generation **breaks**: the first call to see it (any party's) ends it, every waiter"]
+    #[doc = " of it answers broken, and the next generation begins at once (Java keeps a broken"]
+    #[doc = " barrier broken until a reset; here no crashed party is left to reset it). A party"]
+    #[doc = " that gives up calls `leave.lua`, which breaks the generation too, as a timeout does in"]
+    #[doc = " Java. `ms` is the time to the earliest lease that could break the generation, or half"]
+    #[doc = " the caller's lease, whichever is less: waiting parties renew themselves in time. Each"]
+    #[doc = " party sends `parties`; the first arrival stores it, and a call with another number is"]
+    #[doc = " refused. The outcomes of the last 1000 generations are kept in `history`, so a waiter"]
+    #[doc = " learns its generation's outcome after later generations ended (an older one answers"]
+    #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
+    #[doc = " every waiter at once; none depends on it."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `57203855eb3dda6d4fbc915c08a7be6fb59932ad`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
+    #[doc = " - `arrived` (a zset, named `{<name>}:arrived`): the parties waiting in the current generation: token -> lease deadline (ms)"]
+    #[doc = " - `history` (a zset, named `{<name>}:history`): ended generations: member the generation, score 2 × it (+ 1 if broken)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the barrier's wake stream: an entry when a generation ends"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the party's secret: 128 random bits as 32 hex digits, fresh per party"]
+    #[doc = " - `parties` (`uint`, from 1 to 10000): how many parties release a generation"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the party stays without running this again"]
+    #[doc = " - `generation` (`uint?`, from 1 to 1000000000000000): the generation the party joined (from an earlier reply); empty to arrive"]
+    #[doc = ""]
+    #[doc = " Returns (`(string, uint, string?, uint?)`): 'released', 'broken' or 'waiting', and the generation; when waiting, the wake stream's last id to block from and the ms to block at most"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 4 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_PARTIES`: not an integer within its range, or not the parties the barrier has"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = " - `BAD_HISTORY`: `history` holds a generation these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties. Clock: the server's `TIME`."]
+    pub fn arrive(state: &str, arrived: &str, history: &str, wake: &str, token: &str, parties: u64, lease: ::std::time::Duration, generation: Option<u64>) -> crate::Op<(String, u64, Option<String>, Option<u64>,)> {
+        crate::ScriptCall::new(&ARRIVE).key(state).key(arrived).key(history).key(wake).arg(token).arg(parties).arg(lease).arg(generation).finish()
+    }
+
+    #[doc = " `barrier/leave`: Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`leave()`]."]
+    pub static LEAVE: crate::Script = crate::Script {
+        name: "barrier/leave",
+        path: "scripts/barrier/leave.lua",
+        sha1: "f4fa39b0ed471252bc65f27a1cf6bb60e80a0408",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
+        flags: &[],
+        summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
+        description: "Beyond the books. A party that stops waiting (it timed out, or gives up) leaves, and\nthe generation it waited in breaks, as `CyclicBarrier.await` with a timeout breaks it\nin Java: every other waiter answers broken on its next run (woken through `wake`), and\nthe next generation begins. A party that was not waiting (released, broken, or never\nthere) changes nothing.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier: parties and gen", template: Some(&keys::STATE) },
+            crate::Param { name: "arrived", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parties waiting in the current generation", template: Some(&keys::ARRIVED) },
+            crate::Param { name: "history", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ended generations and their outcomes", template: Some(&keys::HISTORY) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier's wake stream", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the party's secret", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the generation it broke; nil when the party was not waiting" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A party that stops waiting (it timed out, or gives up) leaves, and"]
+    #[doc = " the generation it waited in breaks, as `CyclicBarrier.await` with a timeout breaks it"]
+    #[doc = " in Java: every other waiter answers broken on its next run (woken through `wake`), and"]
+    #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
+    #[doc = " there) changes nothing."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `f4fa39b0ed471252bc65f27a1cf6bb60e80a0408`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
+    #[doc = " - `arrived` (a zset, named `{<name>}:arrived`): the parties waiting in the current generation"]
+    #[doc = " - `history` (a zset, named `{<name>}:history`): ended generations and their outcomes"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the barrier's wake stream"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the party's secret"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the generation it broke; nil when the party was not waiting"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
+    pub fn leave(state: &str, arrived: &str, history: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&LEAVE).key(state).key(arrived).key(history).key(wake).arg(token).finish()
+    }
+
+    #[doc = " `barrier/reset`: Breaks the barrier's current generation if a party waits in it; nil when none does."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`reset()`]."]
+    pub static RESET: crate::Script = crate::Script {
+        name: "barrier/reset",
+        path: "scripts/barrier/reset.lua",
+        sha1: "ddde16f26340e771bd2fbdb4e60f87c9cddaa060",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
+        flags: &[],
+        summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
+        description: "Beyond the books: `CyclicBarrier.reset`. The waiting parties answer broken on their\nnext run (woken through `wake`), and the next generation begins; with no party\nwaiting, nothing changes.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier: parties and gen", template: Some(&keys::STATE) },
+            crate::Param { name: "arrived", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parties waiting in the current generation", template: Some(&keys::ARRIVED) },
+            crate::Param { name: "history", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "ended generations and their outcomes", template: Some(&keys::HISTORY) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier's wake stream", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the generation it broke; nil when no party waited" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Breaks the barrier's current generation if a party waits in it; nil when none does."]
+    #[doc = ""]
+    #[doc = " Beyond the books: `CyclicBarrier.reset`. The waiting parties answer broken on their"]
+    #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
+    #[doc = " waiting, nothing changes."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `ddde16f26340e771bd2fbdb4e60f87c9cddaa060`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
+    #[doc = " - `arrived` (a zset, named `{<name>}:arrived`): the parties waiting in the current generation"]
+    #[doc = " - `history` (a zset, named `{<name>}:history`): ended generations and their outcomes"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the barrier's wake stream"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the generation it broke; nil when no party waited"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
+    pub fn reset(state: &str, arrived: &str, history: &str, wake: &str) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&RESET).key(state).key(arrived).key(history).key(wake).finish()
+    }
+
+    #[doc = " `barrier/state`: The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`state()`]."]
+    pub static STATE: crate::Script = crate::Script {
+        name: "barrier/state",
+        path: "scripts/barrier/state.lua",
+        sha1: "c6f6fff636f7556ea8cbf59f649f5b99aa1f34c7",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/state.lua")),
+        flags: &["no-writes", ],
+        summary: "The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out.",
+        description: "Beyond the books. A party whose lease ran out still counts as waiting until a call\nbreaks the generation (the next `arrive`, `leave` or `reset`, whoever calls it).",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the barrier: parties and gen", template: Some(&keys::STATE) },
+            crate::Param { name: "arrived", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parties waiting in the current generation", template: Some(&keys::ARRIVED) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "(uint, uint, uint, uint)?", doc: "the parties, the current generation, the parties waiting in it, and how many of those leases ran out; nil when there is no barrier" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = the waiting parties",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A party whose lease ran out still counts as waiting until a call"]
+    #[doc = " breaks the generation (the next `arrive`, `leave` or `reset`, whoever calls it)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/barrier/state.lua` (`barrier/state`, SHA1 `c6f6fff636f7556ea8cbf59f649f5b99aa1f34c7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
+    #[doc = " - `arrived` (a zset, named `{<name>}:arrived`): the parties waiting in the current generation"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, uint, uint)?`): the parties, the current generation, the parties waiting in it, and how many of those leases ran out; nil when there is no barrier"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the waiting parties. Clock: the server's `TIME`."]
+    pub fn state(state: &str, arrived: &str) -> crate::Op<Option<(u64, u64, u64, u64,)>> {
+        crate::ScriptCall::new(&STATE).key(state).key(arrived).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/bloom/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod bloom {
@@ -2649,6 +2972,304 @@ pub mod ip_city {
     #[doc = " Complexity: O(log N), N = the blocks."]
     pub fn find(blocks: &str, cities: &str, ip: u64) -> crate::Op<(Option<String>, Option<String>,)> {
         crate::ScriptCall::new(&FIND).key(blocks).key(cities).arg(ip).finish()
+    }
+}
+
+#[doc = " The scripts of `scripts/latch/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod latch {
+    #[doc = " The names of the keys of `latch`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `latch` (a hash), `{<name>}:latch`: the latch: gen, count, left and opened (the last generation that opened)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`latch()`]."]
+        pub static LATCH: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:latch", forms: &[crate::KeyForm { text: "{<name>}:latch", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":latch")] }] };
+
+        #[doc = " The name of `latch`: `{<name>}:latch`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn latch(name: &str) -> crate::Result<String> {
+            LATCH.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `ids` (a any), `{<name>}:ids`: the ids that counted the current generation down, cleared here"]
+        #[doc = ""]
+        #[doc = " Build its name with [`ids()`]."]
+        pub static IDS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:ids", forms: &[crate::KeyForm { text: "{<name>}:ids", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":ids")] }] };
+
+        #[doc = " The name of `ids`: `{<name>}:ids`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn ids(name: &str) -> crate::Result<String> {
+            IDS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: the latch's wake stream: an entry when a generation opens"]
+        #[doc = ""]
+        #[doc = " Build its name with [`wake()`]."]
+        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+
+        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn wake(name: &str) -> crate::Result<String> {
+            WAKE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `latch/arm`: Arms the latch with a new generation of `count` count-downs; refused while one is closed."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`arm()`]."]
+    pub static ARM: crate::Script = crate::Script {
+        name: "latch/arm",
+        path: "scripts/latch/arm.lua",
+        sha1: "7f82db6b716ac4bed39f08b25f71b9314935cf59",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/arm.lua")),
+        flags: &[],
+        summary: "Arms the latch with a new generation of `count` count-downs; refused while one is closed.",
+        description: "Beyond the books. A countdown latch opens when its count reaches zero, and stays open\nuntil it is armed again. Each arm starts a new generation (1 for a new latch, then 2,\n3, …), so that a waiter that saw generation g closed still learns that g opened after\nthe latch was re-armed to g + 1 (`wait.lua` answers open for every generation before\nthe current one). That is why a closed generation is never replaced: arming a latch\nwhose count has not reached zero changes nothing and answers false with the closed\ngeneration (count it down, or delete the keys, first). Arming clears the ids of the\nlast generation's count-downs. With `ttl`, the latch's keys go `ttl` after this arm\n(the latch then reads as not found, and its generations start at 1 again); without,\nthey stay.",
+        keys: &[
+            crate::Param { name: "latch", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch: gen, count, left and opened (the last generation that opened)", template: Some(&keys::LATCH) },
+            crate::Param { name: "ids", ty: "any", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the ids that counted the current generation down, cleared here", template: Some(&keys::IDS) },
+        ],
+        args: &[
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "how many count-downs open the new generation", template: None },
+            crate::Param { name: "ttl", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the latch lives after this arm; empty for ever", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, uint)", doc: "armed (false: a closed generation stands), and the generation: the new one, or the closed one that stands" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(N), N = the ids left of the last generation (none once it opened; at most 10,000)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Arms the latch with a new generation of `count` count-downs; refused while one is closed."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A countdown latch opens when its count reaches zero, and stays open"]
+    #[doc = " until it is armed again. Each arm starts a new generation (1 for a new latch, then 2,"]
+    #[doc = " 3, …), so that a waiter that saw generation g closed still learns that g opened after"]
+    #[doc = " the latch was re-armed to g + 1 (`wait.lua` answers open for every generation before"]
+    #[doc = " the current one). That is why a closed generation is never replaced: arming a latch"]
+    #[doc = " whose count has not reached zero changes nothing and answers false with the closed"]
+    #[doc = " generation (count it down, or delete the keys, first). Arming clears the ids of the"]
+    #[doc = " last generation's count-downs. With `ttl`, the latch's keys go `ttl` after this arm"]
+    #[doc = " (the latch then reads as not found, and its generations start at 1 again); without,"]
+    #[doc = " they stay."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `7f82db6b716ac4bed39f08b25f71b9314935cf59`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened (the last generation that opened)"]
+    #[doc = " - `ids` (a any, named `{<name>}:ids`): the ids that counted the current generation down, cleared here"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `count` (`uint`, from 1 to 10000): how many count-downs open the new generation"]
+    #[doc = " - `ttl` (`ms?`, from 1 to 999999999999999 ms): how long the latch lives after this arm; empty for ever"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, uint)`): armed (false: a closed generation stands), and the generation: the new one, or the closed one that stands"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(N), N = the ids left of the last generation (none once it opened; at most 10,000)."]
+    pub fn arm(latch: &str, ids: &str, count: u64, ttl: Option<::std::time::Duration>) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&ARM).key(latch).key(ids).arg(count).arg(ttl).finish()
+    }
+
+    #[doc = " `latch/count_down`: Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`count_down()`]."]
+    pub static COUNT_DOWN: crate::Script = crate::Script {
+        name: "latch/count_down",
+        path: "scripts/latch/count_down.lua",
+        sha1: "b8e9019c18d7763fb37521d18f7d799abe0611bc",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
+        flags: &[],
+        summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
+        description: "Beyond the books. The count-down that takes the count to zero opens the generation\n(`opened` becomes it) and wakes every waiter (an entry on `wake`). A count-down with an\n`id` counts only the first time that id counts the generation down, so a client that\nresends it after a lost reply counts once; the ids are kept until the generation opens\n(at most `count` of them). With `generation`, it counts only while that generation is\nthe latch's, so a slow client never counts down the next one. A latch nobody armed is\nleft as it is (nil): no count-down is stored ahead of an arm.",
+        keys: &[
+            crate::Param { name: "latch", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch: gen, count, left and opened", template: Some(&keys::LATCH) },
+            crate::Param { name: "ids", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the ids that counted the current generation down", template: Some(&keys::IDS) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch's wake stream: an entry when a generation opens", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(256) }, doc: "who counts down (a worker's name, a task id); empty for no id", template: None },
+            crate::Param { name: "generation", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740990 }, doc: "count only while this generation is the latch's; empty for any", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, uint, bool)?", doc: "the latch's generation, what is left of its count (0: open), and whether this call counted; nil when there is no latch" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "not from 0 to 256 bytes long" },
+            crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it."]
+    #[doc = ""]
+    #[doc = " Beyond the books. The count-down that takes the count to zero opens the generation"]
+    #[doc = " (`opened` becomes it) and wakes every waiter (an entry on `wake`). A count-down with an"]
+    #[doc = " `id` counts only the first time that id counts the generation down, so a client that"]
+    #[doc = " resends it after a lost reply counts once; the ids are kept until the generation opens"]
+    #[doc = " (at most `count` of them). With `generation`, it counts only while that generation is"]
+    #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
+    #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `b8e9019c18d7763fb37521d18f7d799abe0611bc`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
+    #[doc = " - `ids` (a set, named `{<name>}:ids`): the ids that counted the current generation down"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the latch's wake stream: an entry when a generation opens"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, 0 to 256 bytes): who counts down (a worker's name, a task id); empty for no id"]
+    #[doc = " - `generation` (`uint?`, from 1 to 9007199254740990): count only while this generation is the latch's; empty for any"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, bool)?`): the latch's generation, what is left of its count (0: open), and whether this call counted; nil when there is no latch"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
+    #[doc = " - `BAD_ID`: not from 0 to 256 bytes long"]
+    #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)."]
+    pub fn count_down(latch: &str, ids: &str, wake: &str, id: &str, generation: Option<u64>) -> crate::Op<Option<(u64, u64, bool,)>> {
+        crate::ScriptCall::new(&COUNT_DOWN).key(latch).key(ids).key(wake).arg(id).arg(generation).finish()
+    }
+
+    #[doc = " `latch/state`: The latch's generation, count, what is left of it and the last generation that opened; nil when there is none."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`state()`]."]
+    pub static STATE: crate::Script = crate::Script {
+        name: "latch/state",
+        path: "scripts/latch/state.lua",
+        sha1: "5010c898c44cc459579710e1d36e7de567240142",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/state.lua")),
+        flags: &["no-writes", ],
+        summary: "The latch's generation, count, what is left of it and the last generation that opened; nil when there is none.",
+        description: "Beyond the books. The current generation is open when nothing is left of its count;\na latch nobody armed (or whose keys expired) is nil, never open.",
+        keys: &[
+            crate::Param { name: "latch", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch: gen, count, left and opened", template: Some(&keys::LATCH) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "(uint, uint, uint, uint)?", doc: "the generation, its count, what is left (0: open), and the last generation that opened (0 for none); nil when there is no latch" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " The latch's generation, count, what is left of it and the last generation that opened; nil when there is none."]
+    #[doc = ""]
+    #[doc = " Beyond the books. The current generation is open when nothing is left of its count;"]
+    #[doc = " a latch nobody armed (or whose keys expired) is nil, never open."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `5010c898c44cc459579710e1d36e7de567240142`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, uint, uint)?`): the generation, its count, what is left (0: open), and the last generation that opened (0 for none); nil when there is no latch"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn state(latch: &str) -> crate::Op<Option<(u64, u64, u64, u64,)>> {
+        crate::ScriptCall::new(&STATE).key(latch).finish()
+    }
+
+    #[doc = " `latch/wait`: Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`wait()`]."]
+    pub static WAIT: crate::Script = crate::Script {
+        name: "latch/wait",
+        path: "scripts/latch/wait.lua",
+        sha1: "2acfe1c6458b1ff4266647dc2e0231e091ac1a98",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/wait.lua")),
+        flags: &["no-writes", ],
+        summary: "Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on.",
+        description: "Beyond the books. A waiter calls it, and while the answer is \"not yet\" blocks on\n`wake` from the id it answers (`XREAD BLOCK <ms> STREAMS <wake> <id>`), then calls it\nagain with the generation it answered. Every generation before the current one has\nopened (a closed one is never replaced), so a waiter that saw generation g closed\nlearns that g opened even when the latch was re-armed before it asked again. A latch\nnobody armed (or whose keys expired) never reads open: a waiter with no generation\nthen waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a\nfailover costs one `ms`, after which the waiter asks again.",
+        keys: &[
+            crate::Param { name: "latch", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch: gen, count, left and opened", template: Some(&keys::LATCH) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the latch's wake stream", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "generation", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740990 }, doc: "the generation waited for (an earlier reply's, arm's); empty: the current", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, uint, string?, uint?)", doc: "open, and the generation waited for; when not open, the wake stream's last id to block from and the ms to block at most" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A waiter calls it, and while the answer is \"not yet\" blocks on"]
+    #[doc = " `wake` from the id it answers (`XREAD BLOCK <ms> STREAMS <wake> <id>`), then calls it"]
+    #[doc = " again with the generation it answered. Every generation before the current one has"]
+    #[doc = " opened (a closed one is never replaced), so a waiter that saw generation g closed"]
+    #[doc = " learns that g opened even when the latch was re-armed before it asked again. A latch"]
+    #[doc = " nobody armed (or whose keys expired) never reads open: a waiter with no generation"]
+    #[doc = " then waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a"]
+    #[doc = " failover costs one `ms`, after which the waiter asks again."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `2acfe1c6458b1ff4266647dc2e0231e091ac1a98`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the latch's wake stream"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `generation` (`uint?`, from 1 to 9007199254740990): the generation waited for (an earlier reply's, arm's); empty: the current"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, uint, string?, uint?)`): open, and the generation waited for; when not open, the wake stream's last id to block from and the ms to block at most"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn wait(latch: &str, wake: &str, generation: Option<u64>) -> crate::Op<(bool, u64, Option<String>, Option<u64>,)> {
+        crate::ScriptCall::new(&WAIT).key(latch).key(wake).arg(generation).finish()
     }
 }
 
@@ -10689,6 +11310,10 @@ pub static ALL: &[&crate::Script] = &[
     &app_log::RECENT,
     &autocomplete::FEED,
     &autocomplete::REMOVE,
+    &barrier::ARRIVE,
+    &barrier::LEAVE,
+    &barrier::RESET,
+    &barrier::STATE,
     &bloom::ADD,
     &bloom::CHECK,
     &bloom::INFO,
@@ -10719,6 +11344,10 @@ pub static ALL: &[&crate::Script] = &[
     &identity_lock::LEASE,
     &identity_lock::RELEASE,
     &ip_city::FIND,
+    &latch::ARM,
+    &latch::COUNT_DOWN,
+    &latch::STATE,
+    &latch::WAIT,
     &leaderboard::ADOPT,
     &leaderboard::AROUND,
     &leaderboard::REMOVE,

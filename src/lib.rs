@@ -8,6 +8,7 @@ mod runtime;
 pub mod app_config;
 pub mod app_log;
 pub mod autocomplete;
+pub mod barrier;
 pub mod binary_recorder;
 pub mod bloom;
 pub mod cache;
@@ -26,6 +27,7 @@ pub mod identity_lock;
 #[cfg(feature = "json")]
 pub mod ip_city;
 pub mod keyspace;
+pub mod latch;
 pub mod leaderboard;
 pub mod lock;
 pub mod log;

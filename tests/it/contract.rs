@@ -368,6 +368,11 @@ pub(crate) fn prepare(
         "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => args[1] = "1".into(),
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
+        // A party that arrives (no generation yet) at a barrier of two, and waits.
+        "barrier/arrive" => {
+            args[1] = "2".into();
+            args[3] = String::new();
+        }
         _ => {}
     }
     *keys = keys_for(script, args);
@@ -423,6 +428,23 @@ pub(crate) fn prepare(
                 harness::cmd(con, &["ZADD", &keys[0], score, item]);
                 harness::cmd(con, &["ZADD", &keys[1], score, score]);
             }
+        }
+        // A closed latch, one of two count-downs done by `y`.
+        "latch/arm" | "latch/count_down" | "latch/state" | "latch/wait" => {
+            harness::cmd(
+                con,
+                &[
+                    "HSET", &keys[0], "gen", "1", "count", "2", "left", "1", "opened", "0",
+                ],
+            );
+            if name == "latch/count_down" {
+                harness::cmd(con, &["SADD", &keys[1], "y"]);
+            }
+        }
+        // A barrier of two, one party waiting.
+        "barrier/arrive" | "barrier/leave" | "barrier/reset" | "barrier/state" => {
+            harness::cmd(con, &["HSET", &keys[0], "parties", "2", "gen", "1"]);
+            harness::cmd(con, &["ZADD", &keys[1], "99999999999999", "y"]);
         }
         "pagination/page" => harness::cmd(con, &["RPUSH", &keys[0], "a"]),
         // A semaphore answers NO_CAPACITY until its capacity is set.

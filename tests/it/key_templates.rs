@@ -330,10 +330,10 @@ fn pick<'a>(tagged: bool, plain: &'a str, with_tag: &'a str) -> &'a str {
 
 fn families(c: &mut Checks, tagged: bool) {
     use redis_patterns::{
-        app_log, autocomplete, cache, circular_queue, counter, fair_lock, fenced_lock,
-        fixed_length_queue, geo, identity_lock, ip_city, leaderboard, logical_matrix, matrix,
-        online_friends, pagination, rate_limiter, relation, resource_pool, row_cache, session,
-        short_url, stats, tag, time_series, timeline, unique_counter, user_login, vote,
+        app_log, autocomplete, barrier, cache, circular_queue, counter, fair_lock, fenced_lock,
+        fixed_length_queue, geo, identity_lock, ip_city, latch, leaderboard, logical_matrix,
+        matrix, online_friends, pagination, rate_limiter, relation, resource_pool, row_cache,
+        session, short_url, stats, tag, time_series, timeline, unique_counter, user_login, vote,
         web_session, work_queue,
     };
     let ttl = Duration::from_secs(60);
@@ -582,6 +582,20 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(pool.reclaim(10), &n, &[]);
     c.check(pool.total_count(), &n, &[]);
     c.check(pool.has("r"), &n, &[]);
+
+    let name = pick(tagged, "import", "{jobs}:import");
+    let countdown = latch::Latch::new(name).unwrap();
+    let n = [("name", name)];
+    c.check(countdown.arm(2, Some(ttl)), &n, &[]);
+    c.check(countdown.count_down(Some("a")), &n, &[]);
+    c.check(countdown.state(), &n, &[]);
+    c.check(countdown.try_wait(None), &n, &[]);
+    let meeting = barrier::Barrier::new(name, 2).unwrap();
+    let party = meeting.party();
+    c.check(meeting.try_arrive(&party, ttl), &n, &[]);
+    c.check(meeting.leave(&party), &n, &[]);
+    c.check(meeting.reset(), &n, &[]);
+    c.check(meeting.state(), &n, &[]);
 
     let ns = pick(tagged, "inventory", "{shop}:inventory");
     let rows = row_cache::RowCache::new(ns).unwrap();
