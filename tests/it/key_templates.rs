@@ -694,6 +694,9 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.job("1"), &n, &[]);
     c.check(queue.list(work_queue::State::Dead, 0, 10), &n, &[]);
     c.check(queue.counts(), &n, &[]);
+    c.check(queue.pause(), &n, &[]);
+    c.check(queue.resume(), &n, &[]);
+    c.check(queue.is_paused(), &n, &[]);
 }
 
 /// What the templates name is where the data is: a queue named with a hash tag of its
