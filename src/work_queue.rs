@@ -63,7 +63,7 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq` |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume) |
 //! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
@@ -124,7 +124,22 @@
 //!     '{mail}:jobs' '{mail}:groups' '{mail}:signal' , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1
 //! 1795464177107
 //! $ redis-cli BZPOPMIN '{mail}:signal' 5   # nothing to take: wait up to 5 s for a job
+//! $ redis-cli --eval scripts/work_queue/pause.lua '{mail}:jobs'                 # take hands out nothing
+//! 1
+//! $ redis-cli --eval scripts/work_queue/resume.lua '{mail}:jobs' '{mail}:signal' # and again
+//! 1
 //! ```
+//!
+//! # Pause and resume
+//!
+//! [`pause`](WorkQueue::pause) sets `#paused` in `{name}:jobs`; while it is set, `take`
+//! hands out nothing and wakes no worker (it still acks the jobs it is given and hands
+//! back lapsed leases), adds are accepted, and leased jobs run on and end as usual. Idle
+//! workers wait on `{name}:signal` as on an empty queue: an add wakes one, whose `take`
+//! answers nothing, and it waits again, so a paused queue costs no faster polling.
+//! [`resume`](WorkQueue::resume) clears the flag and fills `signal`: one idle worker wakes
+//! at once, and its `take` wakes the next while jobs are left. The flag is read by the one
+//! `take` call that also takes, so no worker can start a job after `pause` answered.
 //!
 //! # Faults
 //!
@@ -138,6 +153,34 @@
 //!   once more at once, so a long job keeps its lease; [`WorkReport`] counts the failed
 //!   renewals and the reconnects. The async loop renews on a clone of its connection:
 //!   give it a `ConnectionManager`, which reconnects by itself.
+//! - **A server that changes roles, restarts or moves slots.** A managed failover (or
+//!   `REPLICAOF`) demotes the primary: a worker blocked in `BZPOPMIN` on it gets
+//!   `UNBLOCKED … (master -> replica?)`, and every write it sends there `READONLY`; a
+//!   restarted server answers `LOADING` while it reads its data, and a cluster moving
+//!   slots `TRYAGAIN` or `CLUSTERDOWN`. The [`Worker`] loops treat these, and failed
+//!   connections, as errors that pass ([`is_transient`], the one place that says which):
+//!   they open a new connection and send the call again after a pause that doubles from
+//!   10 ms up to 1 s, count it in [`WorkReport::server_retries`] and `reconnects`, and
+//!   stop only on errors that cannot pass (BullMQ#648: its workers stopped after such a
+//!   reconnect). The new connection comes from the worker's [`Connect`]: a
+//!   [`redis::Client`] reaches the same address again (a managed Redis's endpoint that
+//!   follows the primary, or the demoted node until it is a primary again); a `Connect`
+//!   of your own can ask Sentinel which node is the primary. The held job is safe
+//!   meanwhile: its renewals are retried, and its lease brings it back if they fail.
+//! - **An evicting server.** A queue's records are in one hash, `{name}:jobs`; a server
+//!   whose `maxmemory-policy` evicts any key (`allkeys-*`) can evict it, and every later
+//!   `take` then drops the ids it finds without a record, silently. Run queues on a server
+//!   with `noeviction` (a `volatile-*` policy never evicts them either: none of their
+//!   keys has an expiry). A [`Worker`] looks once as it starts ([`Worker::on_eviction`]):
+//!   it warns (with `tracing`) and reports [`WorkReport::memory_policy`] by default, or
+//!   refuses to run with [`Error::EvictingServer`]; where `CONFIG GET` is refused (a
+//!   managed Redis, an ACL), the policy is [`MemoryPolicy::Unknown`] and one warning says
+//!   so. [`memory_policy`] reads it for your own check.
+//! - **A handler that blocks its thread.** The sync loops renew from a thread of their
+//!   own. The async loop renews in its own task unless [`Worker::renew_from`] gives the
+//!   renewals a thread and a connection of their own: without it, a handler that blocks
+//!   the executor (CPU work outside `spawn_blocking`) stops its own renewals, its lease
+//!   runs out and the job runs again elsewhere (BullMQ#631, #3078).
 //! - **A failover** to a replica that missed the primary's last writes (replication is
 //!   asynchronous): the jobs it missed come back to the state the replica knew (an add
 //!   it missed is gone, an ack it missed runs the job again, a take it missed hands the
