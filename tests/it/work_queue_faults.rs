@@ -734,3 +734,49 @@ fn an_evicting_server_is_refused_or_reported() {
         .unwrap();
     assert_eq!(safe.memory_policy, MemoryPolicy::NoEviction);
 }
+
+/// A worker whose client reaches a replica (a stale address, the demoted node of a
+/// failover) gets `READONLY` at its first take: it waits, retrying, and goes on once
+/// that node is promoted.
+#[test]
+fn a_worker_on_a_replica_goes_on_once_it_is_promoted() {
+    let (primary, replica) = primary_and_replica();
+    let queue = WorkQueue::new("faults:readonly").unwrap();
+    let mut old = primary.connection();
+    queue.add("one", "x").run(&mut old).unwrap();
+    wait_for_replica(&mut old);
+    let client = redis::Client::open(replica.url(0)).unwrap();
+    let stop = Stop::new();
+    let ran = AtomicU64::new(0);
+    let report = thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            queue
+                .worker()
+                .poll(Duration::from_millis(50))
+                .run(&client, &stop, |_| {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    Ok::<(), String>(())
+                })
+                .unwrap()
+        });
+        let mut new = replica.connection();
+        harness::wait_until("the worker to meet READONLY", 5, || {
+            let errors: String = redis::cmd("INFO")
+                .arg("errorstats")
+                .query(&mut new)
+                .unwrap();
+            errors.contains("errorstat_READONLY")
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        redis::cmd("REPLICAOF")
+            .arg("NO")
+            .arg("ONE")
+            .exec(&mut new)
+            .unwrap();
+        harness::wait_until("the job to run", 5, || ran.load(Ordering::SeqCst) == 1);
+        stop.stop();
+        worker.join().unwrap()
+    });
+    assert_eq!(report.acked, 1, "{report:?}");
+    assert!(report.server_retries >= 1, "{report:?}");
+}
