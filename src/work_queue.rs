@@ -1528,8 +1528,10 @@ impl Worker<'_> {
         self
     }
 
-    /// How many jobs [`run_concurrent`](Self::run_concurrent) runs at once (1 to
-    /// [`MAX_TAKE`]; 1 by default): each on a thread of its own, under its own lease.
+    /// How many jobs [`run_concurrent`](Self::run_concurrent) and
+    /// [`run_async`](Self::run_async) run at once (1 to [`MAX_TAKE`]; 1 by default), each
+    /// under its own lease: on threads of their own for `run_concurrent`, as futures
+    /// polled side by side in the loop's task for `run_async`.
     pub fn concurrency(mut self, jobs: u64) -> Result<Self> {
         if jobs == 0 || jobs > MAX_TAKE {
             return Err(Error::invalid(
@@ -1919,7 +1921,11 @@ impl Worker<'_> {
     }
 
     /// Runs the loop on an async connection (a `MultiplexedConnection`, a
-    /// `ConnectionManager`, a cluster connection), one job at a time, on any runtime.
+    /// `ConnectionManager`, a cluster connection), on any runtime: one job at a time, or
+    /// up to [`concurrency`](Self::concurrency) handler futures side by side in this
+    /// task, each taken, renewed and ended on its own lease (the jobs that end are acked
+    /// in the call that takes the next ones, as [`run_concurrent`](Self::run_concurrent)
+    /// does).
     /// With nothing to take, the loop waits for a wake-up on `con`
     /// ([`wait_for_work`](WorkQueue::wait_for_work)), which holds the connection
     /// meanwhile: give the worker a connection of its own (a response timeout shorter
@@ -1992,8 +1998,16 @@ impl Worker<'_> {
             (tx, counts, thread)
         });
         let mut next: Vec<Job> = Vec::new();
+        let many = self.concurrency > 1;
         // A job taken in the call that acked the last one is run before stopping.
         let result: Result<()> = async {
+            if many {
+                let renewer = renewer.as_ref().map(|(tx, _, _)| tx);
+                let failed = &renewals_failed;
+                return self
+                    .run_many_async(con, stop, &mut handler, &mut report, renewer, failed)
+                    .await;
+            }
             while !(stop.is_stopped() && next.is_empty()) {
                 if next.is_empty() {
                     let take = self.queue.take(1).via(self.mode);
@@ -2060,6 +2074,170 @@ impl Worker<'_> {
             counts.add_to(&mut report);
         }
         result.map(|()| report)
+    }
+}
+
+impl Worker<'_> {
+    /// [`run_async`](Self::run_async) with a [`concurrency`](Self::concurrency) above 1:
+    /// up to that many handler futures at once, polled in this task, each job renewed on
+    /// its own (in its future, or by the renewals thread).
+    #[cfg(feature = "aio")]
+    async fn run_many_async<C, H, F, E>(
+        &self,
+        con: &mut C,
+        stop: &Stop,
+        handler: &mut H,
+        report: &mut WorkReport,
+        renewer: Option<&std::sync::mpsc::Sender<Renewal>>,
+        failed: &AtomicU64,
+    ) -> Result<()>
+    where
+        C: redis::aio::ConnectionLike + Clone + Send,
+        H: FnMut(Job) -> F,
+        F: std::future::Future<Output = std::result::Result<(), E>>,
+        E: fmt::Display,
+    {
+        use futures_util::future::{Either, FutureExt, select};
+        use futures_util::stream::{FuturesUnordered, StreamExt};
+
+        let every = self.renew_every();
+        let slots = self.concurrency as usize;
+        // One job's future: its handler, with its renewals beside it unless the renewals
+        // thread holds it.
+        let start = |job: Job, work: F, mut renewals: C| {
+            let extend = self.queue.extend(&job).via(self.mode);
+            async move {
+                let outcome = match renewer {
+                    Some(tx) => {
+                        let _ = tx.send(Renewal::Hold(job.clone(), every));
+                        work.await
+                    }
+                    None => {
+                        let renew = async {
+                            loop {
+                                futures_timer::Delay::new(every).await;
+                                match extend.run_async(&mut renewals).await {
+                                    Err(err) if err.code() == Some(LEASE_LOST) => {
+                                        std::future::pending::<()>().await;
+                                    }
+                                    Err(_) => {
+                                        failed.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                    Ok(_) => {}
+                                }
+                            }
+                        };
+                        match select(std::pin::pin!(work), std::pin::pin!(renew)).await {
+                            Either::Left((outcome, _)) => outcome,
+                            Either::Right(((), _)) => unreachable!("the renewals never end"),
+                        }
+                    }
+                };
+                (job, outcome.map_err(|why| why.to_string()))
+            }
+        };
+        let release = |job: &Job| {
+            if let Some(tx) = renewer {
+                let _ = tx.send(Renewal::Release(job.token.clone()));
+            }
+        };
+        let mut running = FuturesUnordered::new();
+        let mut finished: Vec<Job> = Vec::new();
+        let mut ended: Vec<(Job, std::result::Result<(), String>)> = Vec::new();
+        loop {
+            while let Some(Some(one)) = running.next().now_or_never() {
+                ended.push(one);
+            }
+            for (job, outcome) in ended.drain(..) {
+                match outcome {
+                    Ok(()) => finished.push(job),
+                    Err(why) => {
+                        release(&job);
+                        match retrying_async(&self.nack(&job, why), con, stop, report).await {
+                            Ok(Some((ending, _))) => report.count(Ok(ending))?,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                }
+            }
+            let stopping = stop.is_stopped();
+            let free = if stopping { 0 } else { slots - running.len() };
+            if free == 0 {
+                if stopping {
+                    // Acks what ended; takes nothing.
+                    for job in std::mem::take(&mut finished) {
+                        release(&job);
+                        let ack = self.queue.ack(&job).via(self.mode);
+                        match retrying_async(&ack, con, stop, report).await {
+                            Ok(Some(_)) => report.acked += 1,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                }
+                match running.next().await {
+                    Some(one) => ended.push(one),
+                    None => return Ok(()),
+                }
+                continue;
+            }
+            let done: Vec<Job> = finished
+                .drain(..finished.len().min(MAX_TAKE as usize))
+                .collect();
+            let take = self.queue.ack_and_take(&done, free as u64).via(self.mode);
+            let jobs = match retrying_async(&take, con, stop, report).await {
+                Ok(Some(jobs)) => jobs,
+                Ok(None) => {
+                    finished.extend(done);
+                    continue;
+                }
+                Err(err) if err.code() == Some(LEASE_LOST) => {
+                    // One of them was lost: ack them one by one to tell which.
+                    for job in done {
+                        release(&job);
+                        let ack = self.queue.ack(&job).via(self.mode);
+                        match retrying_async(&ack, con, stop, report).await {
+                            Ok(Some(_)) => report.acked += 1,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            for job in &done {
+                release(job);
+                report.acked += 1;
+            }
+            if !jobs.is_empty() {
+                for job in jobs {
+                    let work = handler(job.clone());
+                    running.push(start(job, work, con.clone()));
+                }
+                continue;
+            }
+            // Nothing to take: a wake-up, or a handler that ends, whichever comes first
+            // (a wait cut short holds `con` until it times out, within `poll`).
+            let wait = self.wait();
+            let one = {
+                let waiting = std::pin::pin!(retrying_async(&wait, con, stop, report));
+                if running.is_empty() {
+                    waiting.await?;
+                    None
+                } else {
+                    match select(waiting, running.next()).await {
+                        Either::Left((woken, _)) => {
+                            woken?;
+                            None
+                        }
+                        Either::Right((one, _)) => one,
+                    }
+                }
+            };
+            ended.extend(one);
+        }
     }
 }
 

@@ -1513,3 +1513,88 @@ fn concurrent_workers_run_each_job_once() {
         "four leases held at once"
     );
 }
+
+/// Two async workers of concurrency 4 (one renewing in its task, one from a thread of
+/// its own) drain 200 jobs: each job runs once and is acked, and each worker runs four
+/// handler futures at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_async_workers_run_each_job_once() {
+    use std::sync::atomic::AtomicU64;
+
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("concurrent:async")
+        .unwrap()
+        .with_lease(LOOP_LEASE)
+        .unwrap();
+    const JOBS: usize = 200;
+    let mut con = db.con();
+    for n in 0..JOBS {
+        queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+    }
+    let stop = Stop::new();
+    let runs = Arc::new(Mutex::new(HashMap::<String, u32>::new()));
+    let work = |own_thread: bool| {
+        let (queue, stop, runs, client) =
+            (queue.clone(), stop.clone(), runs.clone(), db.client.clone());
+        async move {
+            let mut con = client.get_multiplexed_async_connection().await.unwrap();
+            let (running, started, peak) = (
+                Arc::new(AtomicU64::new(0)),
+                Arc::new(AtomicU64::new(0)),
+                Arc::new(AtomicU64::new(0)),
+            );
+            let mut worker = queue
+                .worker()
+                .poll(Duration::from_millis(20))
+                .concurrency(4)
+                .unwrap();
+            if own_thread {
+                worker = worker.renew_from(client.clone());
+            }
+            let report = worker
+                .run_async(&mut con, &stop, |job: Job| {
+                    let (runs, running, started, peak) =
+                        (runs.clone(), running.clone(), started.clone(), peak.clone());
+                    async move {
+                        *runs.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        assert!(now <= 4, "{now} handlers at once");
+                        if started.fetch_add(1, Ordering::SeqCst) < 4 {
+                            // A worker's first four jobs wait until it runs four at once.
+                            while peak.load(Ordering::SeqCst) < 4 {
+                                tokio::time::sleep(Duration::from_millis(1)).await;
+                            }
+                        }
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        Ok::<(), String>(())
+                    }
+                })
+                .await
+                .unwrap();
+            (report, peak.load(Ordering::SeqCst))
+        }
+    };
+    let workers = [tokio::spawn(work(false)), tokio::spawn(work(true))];
+    let waiter = {
+        let (queue, stop) = (queue.clone(), stop.clone());
+        tokio::task::spawn_blocking(move || {
+            harness::wait_until("the queue to drain", 20, || {
+                let c = queue.counts().run(&mut con).unwrap();
+                c.waiting + c.leased == 0
+            });
+            stop.stop();
+        })
+    };
+    waiter.await.unwrap();
+    let mut acked = 0;
+    for worker in workers {
+        let (report, peak) = worker.await.unwrap();
+        assert_eq!((report.lost, peak), (0, 4), "{report:?}");
+        acked += report.acked;
+    }
+    let runs = runs.lock().unwrap();
+    let twice: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
+    assert_eq!(twice, Vec::<(&String, &u32)>::new(), "jobs run twice");
+    assert_eq!((runs.len(), acked), (JOBS, JOBS as u64));
+}
