@@ -1179,6 +1179,35 @@ fn cases() -> Vec<Case> {
             ]),
         },
         Case {
+            script: "work_queue/pause",
+            input: "a busy queue",
+            setup: busy_queue,
+            keys: queue("work_queue/pause"),
+            args: vec![],
+        },
+        Case {
+            script: "work_queue/paused",
+            input: "a busy queue",
+            setup: busy_queue,
+            keys: queue("work_queue/paused"),
+            args: vec![],
+        },
+        Case {
+            script: "work_queue/resume",
+            input: "a busy queue, paused",
+            setup: |con| {
+                busy_queue(con);
+                redis::cmd("HSET")
+                    .arg("{w}:jobs")
+                    .arg("#paused")
+                    .arg("1")
+                    .exec(con)
+                    .unwrap();
+            },
+            keys: queue("work_queue/resume"),
+            args: vec![],
+        },
+        Case {
             script: "work_queue/remove",
             input: "a parked job",
             setup: busy_queue,

@@ -11644,6 +11644,82 @@ return { 'waiting', now }
   end,
 }
 
+-- scripts/work_queue/pause.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__pause',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted.
+---
+--- Beyond the books, for operators (BullMQ's `pause`, Sidekiq Pro's `Queue#pause!`). The
+--- flag is the field `#paused` of `jobs` (beside the arrival counter `#seq`), so `take.lua`
+--- reads it with the keys it has. A paused `take.lua` still acks its `done` jobs and does
+--- its bounded chores (lapsed leases, due delayed jobs), but takes no job and wakes no
+--- worker; idle workers wait on `signal` as on an empty queue. Jobs already leased run on.
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused
+--- @return bool                  whether the queue was running (false: it was paused already)
+--- @error BAD_ARGS               not 1 key and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+local paused = redis.call('HGET', jobs, '#paused')
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+if paused then
+  return 0
+end
+redis.call('HSET', jobs, '#paused', '1')
+return 1
+  end,
+}
+
+-- scripts/work_queue/paused.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__paused',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Whether the queue is paused (see `pause.lua`).
+---
+--- Beyond the books, for operators and dashboards.
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused
+--- @return bool                  whether the queue is paused
+--- @error BAD_ARGS               not 1 key and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+local paused = redis.call('HGET', jobs, '#paused')
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+return paused and 1 or 0
+  end,
+}
+
 -- scripts/work_queue/remove.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__remove',
@@ -11812,6 +11888,56 @@ return 1
   end,
 }
 
+-- scripts/work_queue/resume.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__resume',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes.
+---
+--- Beyond the books, for operators. Clears the `#paused` field of `jobs` that `pause.lua`
+--- set, and fills `signal` so that a worker waiting with `BZPOPMIN` wakes at once; its
+--- `take.lua` fills `signal` again while jobs are left, waking the next.
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @return bool                  whether the queue was paused (false: it was running already)
+--- @error BAD_ARGS               not 2 keys and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a `#paused` these scripts did not write; nothing was written
+--- @uses wake_workers
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+local signal = KEYS[2]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in jobs, but KEYS[2] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- O(1) read that fails with WRONGTYPE before anything is written.
+redis.call('ZCARD', signal)
+local paused = redis.call('HGET', jobs, '#paused')
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+if not paused then
+  return 0
+end
+redis.call('HDEL', jobs, '#paused')
+wake_workers(signal)
+return 1
+  end,
+}
+
 -- scripts/work_queue/take.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__take',
@@ -11848,6 +11974,8 @@ redis.register_function{
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
 --- server's clock, and its group is '' when it has none.
+--- While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`
+--- and does its chores but takes no job and leaves `signal` alone.
 --- The whole call is read and checked before its first write: a rank, count, start time,
 --- parked job or record that another client wrote, or an ack of `done` that fails, is
 --- refused with nothing written, so no job is lost or left half moved.
@@ -11881,7 +12009,7 @@ redis.register_function{
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see above)
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
@@ -11987,6 +12115,13 @@ for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, sign
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
+
+-- Paused (pause.lua): nothing is taken and no worker is woken.
+local paused = redis.call('HGET', jobs, '#paused')
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+local take_limit = paused and 0 or limit
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -12217,7 +12352,7 @@ end)
 local plan = {}
 local count = 0
 for _, head in ipairs(queue) do
-  if count >= limit or #plan >= 4 * limit then
+  if count >= take_limit or #plan >= 4 * limit then
     break
   end
   local id = head.id
@@ -12446,8 +12581,8 @@ for _, group in ipairs(quiet) do
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
--- the next waiting worker wakes.
-if redis.call('ZCARD', waiting) > 0 then
+-- the next waiting worker wakes, unless the queue is paused.
+if not paused and redis.call('ZCARD', waiting) > 0 then
   wake_workers(signal)
 end
 return taken

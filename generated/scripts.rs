@@ -11033,6 +11033,108 @@ pub mod work_queue {
         crate::ScriptCall::new(&NACK).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(signal).arg(id).arg(token).arg(delay).arg(max_deliveries).arg(reason).finish()
     }
 
+    #[doc = " `work_queue/pause`: Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`pause()`]."]
+    pub static PAUSE: crate::Script = crate::Script {
+        name: "work_queue/pause",
+        path: "scripts/work_queue/pause.lua",
+        sha1: "a2b9c9307428635bf655ce433c4758ff29295c75",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/pause.lua")),
+        flags: &[],
+        summary: "Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted.",
+        description: "Beyond the books, for operators (BullMQ's `pause`, Sidekiq Pro's `Queue#pause!`). The\nflag is the field `#paused` of `jobs` (beside the arrival counter `#seq`), so `take.lua`\nreads it with the keys it has. A paused `take.lua` still acks its `done` jobs and does\nits bounded chores (lapsed leases, due delayed jobs), but takes no job and wakes no\nworker; idle workers wait on `signal` as on an empty queue. Jobs already leased run on.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether the queue was running (false: it was paused already)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a `#paused` these scripts did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's `pause`, Sidekiq Pro's `Queue#pause!`). The"]
+    #[doc = " flag is the field `#paused` of `jobs` (beside the arrival counter `#seq`), so `take.lua`"]
+    #[doc = " reads it with the keys it has. A paused `take.lua` still acks its `done` jobs and does"]
+    #[doc = " its bounded chores (lapsed leases, due delayed jobs), but takes no job and wakes no"]
+    #[doc = " worker; idle workers wait on `signal` as on an empty queue. Jobs already leased run on."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/pause.lua` (`work_queue/pause`, SHA1 `a2b9c9307428635bf655ce433c4758ff29295c75`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether the queue was running (false: it was paused already)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a `#paused` these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn pause(jobs: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&PAUSE).key(jobs).finish()
+    }
+
+    #[doc = " `work_queue/paused`: Whether the queue is paused (see `pause.lua`)."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`paused()`]."]
+    pub static PAUSED: crate::Script = crate::Script {
+        name: "work_queue/paused",
+        path: "scripts/work_queue/paused.lua",
+        sha1: "57255be1eb0b1353968f53b5404a8733baa012bb",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/paused.lua")),
+        flags: &["no-writes", ],
+        summary: "Whether the queue is paused (see `pause.lua`).",
+        description: "Beyond the books, for operators and dashboards.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether the queue is paused" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a `#paused` these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Whether the queue is paused (see `pause.lua`)."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators and dashboards."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/paused.lua` (`work_queue/paused`, SHA1 `57255be1eb0b1353968f53b5404a8733baa012bb`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether the queue is paused"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a `#paused` these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn paused(jobs: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&PAUSED).key(jobs).finish()
+    }
+
     #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter)."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`remove()`]."]
@@ -11160,17 +11262,70 @@ pub mod work_queue {
         crate::ScriptCall::new(&REQUEUE).key(waiting).key(dead).key(jobs).key(signal).arg(id).finish()
     }
 
+    #[doc = " `work_queue/resume`: Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`resume()`]."]
+    pub static RESUME: crate::Script = crate::Script {
+        name: "work_queue/resume",
+        path: "scripts/work_queue/resume.lua",
+        sha1: "5dc5e216553bcdddb06eac4e402a3773dce2605e",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/resume.lua")),
+        flags: &[],
+        summary: "Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes.",
+        description: "Beyond the books, for operators. Clears the `#paused` field of `jobs` that `pause.lua`\nset, and fills `signal` so that a worker waiting with `BZPOPMIN` wakes at once; its\n`take.lua` fills `signal` again while jobs are left, waking the next.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; `#paused` is 1 while the queue is paused", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether the queue was paused (false: it was running already)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a `#paused` these scripts did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators. Clears the `#paused` field of `jobs` that `pause.lua`"]
+    #[doc = " set, and fills `signal` so that a worker waiting with `BZPOPMIN` wakes at once; its"]
+    #[doc = " `take.lua` fills `signal` again while jobs are left, waking the next."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/resume.lua` (`work_queue/resume`, SHA1 `5dc5e216553bcdddb06eac4e402a3773dce2605e`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; `#paused` is 1 while the queue is paused"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether the queue was paused (false: it was running already)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a `#paused` these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn resume(jobs: &str, signal: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&RESUME).key(jobs).key(signal).finish()
+    }
+
     #[doc = " `work_queue/take`: Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`take()`]."]
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "589b9b01950cd14c4892bcb9c3858e8301f53e4e",
+        sha1: "7cc309a52c70e2fdf312cd595445fa86ab6f3d35",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size\n(`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change\nof `group_rate` starts the ring anew when the group's next job is examined; the old\nstart times, and those of idle groups, are dropped at most 1000 per call, and later\ncalls drop the rest.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size\n(`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change\nof `group_rate` starts the ring anew when the group's next job is examined; the old\nstart times, and those of idle groups, are dropped at most 1000 per call, and later\ncalls drop the rest.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11206,7 +11361,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see above)" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see above)" },
             crate::ErrorDoc { code: "BAD_WAITING", doc: "`waiting` holds a job to park at a score that is no rank (see above)" },
@@ -11250,11 +11405,13 @@ pub mod work_queue {
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
     #[doc = " A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the"]
     #[doc = " server's clock, and its group is '' when it has none."]
+    #[doc = " While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`"]
+    #[doc = " and does its chores but takes no job and leaves `signal` alone."]
     #[doc = " The whole call is read and checked before its first write: a rank, count, start time,"]
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `589b9b01950cd14c4892bcb9c3858e8301f53e4e`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7cc309a52c70e2fdf312cd595445fa86ab6f3d35`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11292,7 +11449,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count (see above)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see above)"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see above)"]
     #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
@@ -11443,7 +11600,10 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::JOB,
     &work_queue::LIST,
     &work_queue::NACK,
+    &work_queue::PAUSE,
+    &work_queue::PAUSED,
     &work_queue::REMOVE,
     &work_queue::REQUEUE,
+    &work_queue::RESUME,
     &work_queue::TAKE,
 ];

@@ -63,7 +63,7 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq` |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume) |
 //! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
@@ -124,7 +124,22 @@
 //!     '{mail}:jobs' '{mail}:groups' '{mail}:signal' , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1
 //! 1795464177107
 //! $ redis-cli BZPOPMIN '{mail}:signal' 5   # nothing to take: wait up to 5 s for a job
+//! $ redis-cli --eval scripts/work_queue/pause.lua '{mail}:jobs'                 # take hands out nothing
+//! 1
+//! $ redis-cli --eval scripts/work_queue/resume.lua '{mail}:jobs' '{mail}:signal' # and again
+//! 1
 //! ```
+//!
+//! # Pause and resume
+//!
+//! [`pause`](WorkQueue::pause) sets `#paused` in `{name}:jobs`; while it is set, `take`
+//! hands out nothing and wakes no worker (it still acks the jobs it is given and hands
+//! back lapsed leases), adds are accepted, and leased jobs run on and end as usual. Idle
+//! workers wait on `{name}:signal` as on an empty queue: an add wakes one, whose `take`
+//! answers nothing, and it waits again, so a paused queue costs no faster polling.
+//! [`resume`](WorkQueue::resume) clears the flag and fills `signal`: one idle worker wakes
+//! at once, and its `take` wakes the next while jobs are left. The flag is read by the one
+//! `take` call that also takes, so no worker can start a job after `pause` answered.
 //!
 //! # Faults
 //!
@@ -138,6 +153,34 @@
 //!   once more at once, so a long job keeps its lease; [`WorkReport`] counts the failed
 //!   renewals and the reconnects. The async loop renews on a clone of its connection:
 //!   give it a `ConnectionManager`, which reconnects by itself.
+//! - **A server that changes roles, restarts or moves slots.** A managed failover (or
+//!   `REPLICAOF`) demotes the primary: a worker blocked in `BZPOPMIN` on it gets
+//!   `UNBLOCKED … (master -> replica?)`, and every write it sends there `READONLY`; a
+//!   restarted server answers `LOADING` while it reads its data, and a cluster moving
+//!   slots `TRYAGAIN` or `CLUSTERDOWN`. The [`Worker`] loops treat these, and failed
+//!   connections, as errors that pass ([`is_transient`], the one place that says which):
+//!   they open a new connection and send the call again after a pause that doubles from
+//!   10 ms up to 1 s, count it in [`WorkReport::server_retries`] and `reconnects`, and
+//!   stop only on errors that cannot pass (BullMQ#648: its workers stopped after such a
+//!   reconnect). The new connection comes from the worker's [`Connect`]: a
+//!   [`redis::Client`] reaches the same address again (a managed Redis's endpoint that
+//!   follows the primary, or the demoted node until it is a primary again); a `Connect`
+//!   of your own can ask Sentinel which node is the primary. The held job is safe
+//!   meanwhile: its renewals are retried, and its lease brings it back if they fail.
+//! - **An evicting server.** A queue's records are in one hash, `{name}:jobs`; a server
+//!   whose `maxmemory-policy` evicts any key (`allkeys-*`) can evict it, and every later
+//!   `take` then drops the ids it finds without a record, silently. Run queues on a server
+//!   with `noeviction` (a `volatile-*` policy never evicts them either: none of their
+//!   keys has an expiry). A [`Worker`] looks once as it starts ([`Worker::on_eviction`]):
+//!   it warns (with `tracing`) and reports [`WorkReport::memory_policy`] by default, or
+//!   refuses to run with [`Error::EvictingServer`]; where `CONFIG GET` is refused (a
+//!   managed Redis, an ACL), the policy is [`MemoryPolicy::Unknown`] and one warning says
+//!   so. [`memory_policy`] reads it for your own check.
+//! - **A handler that blocks its thread.** The sync loops renew from a thread of their
+//!   own. The async loop renews in its own task unless [`Worker::renew_from`] gives the
+//!   renewals a thread and a connection of their own: without it, a handler that blocks
+//!   the executor (CPU work outside `spawn_blocking`) stops its own renewals, its lease
+//!   runs out and the job runs again elsewhere (BullMQ#631, #3078).
 //! - **A failover** to a replica that missed the primary's last writes (replication is
 //!   asynchronous): the jobs it missed come back to the state the replica knew (an add
 //!   it missed is gone, an ack it missed runs the job again, a take it missed hands the
@@ -1049,14 +1092,31 @@ impl WorkQueue {
         )
     }
 
+    /// Pauses the queue: from now on [`take`](Self::take) hands out nothing (it still acks
+    /// the jobs of [`ack_and_take`](Self::ack_and_take) and hands back lapsed leases), while
+    /// adds are accepted and leased jobs run on and end as usual. Idle [`Worker`]s wait as
+    /// on an empty queue, at no extra cost. True if the queue was running. One script
+    /// (`work_queue/pause`); the flag is the field `#paused` of `{name}:jobs`.
+    pub fn pause(&self) -> Op<bool> {
+        script::pause(&self.keys.jobs)
+    }
+
+    /// Resumes a paused queue: jobs are handed out again, and one idle worker wakes at
+    /// once (the wake-ups then chain from worker to worker while jobs are left). True if
+    /// the queue was paused. One script (`work_queue/resume`).
+    pub fn resume(&self) -> Op<bool> {
+        script::resume(&self.keys.jobs, &self.keys.signal)
+    }
+
+    /// Whether the queue is paused. One read-only script (`work_queue/paused`).
+    pub fn is_paused(&self) -> Op<bool> {
+        script::paused(&self.keys.jobs)
+    }
+
     /// The loop that takes jobs one at a time, renews each lease while the handler runs,
     /// and acks or nacks by the handler's result. See [`Worker`].
     pub fn worker(&self) -> Worker<'_> {
-        Worker {
-            queue: self,
-            poll: Duration::from_millis(200),
-            mode: ScriptMode::Eval,
-        }
+        Worker::new(self)
     }
 }
 
@@ -1163,16 +1223,26 @@ pub struct WorkReport {
     /// another worker took the job): their ack or nack changed nothing.
     pub lost: u64,
     /// Lease renewals that failed for a reason other than a lost lease (a closed
-    /// connection, a server that did not answer): each was tried again on a new
-    /// connection. Jobs whose lease ran out meanwhile are counted in `lost`.
+    /// connection, a server that did not answer, a demoted server): each was tried again
+    /// on a new connection. Jobs whose lease ran out meanwhile are counted in `lost`.
     pub renewals_failed: u64,
-    /// Connections the sync loop opened again after one failed (the server closed an
-    /// idle one, a proxy or `CLIENT KILL` cut it, the server restarted).
+    /// Connections the loop opened again after one failed (the server closed an idle
+    /// one, a proxy or `CLIENT KILL` cut it, the server restarted), or after a server
+    /// error that calls for a new connection (see `server_retries`).
     pub reconnects: u64,
+    /// Calls of the loop (takes, acks, nacks, waits) that met a server changing roles,
+    /// loading its data or moving slots (`UNBLOCKED`, `READONLY`, `LOADING`,
+    /// `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`, `BUSY`: see [`is_transient`]) and were
+    /// sent again, on a new connection, after a pause.
+    pub server_retries: u64,
+    /// What the loop found of its server's `maxmemory-policy` when it started (see
+    /// [`OnEviction`]).
+    pub memory_policy: MemoryPolicy,
 }
 
 /// What a [`Worker`] opens its connections with, and opens again when one fails:
-/// [`redis::Client`], or [`redis::cluster::ClusterClient`] (feature `cluster`).
+/// [`redis::Client`], or [`redis::cluster::ClusterClient`] (feature `cluster`), or your
+/// own (one that asks Sentinel, or a list of servers, which node is the primary now).
 pub trait Connect: Sync {
     /// A new connection.
     fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>>;
@@ -1191,29 +1261,243 @@ impl Connect for redis::cluster::ClusterClient {
     }
 }
 
-/// The consumer loop of a [`WorkQueue`]: takes one job at a time, renews its lease every
-/// third of the lease while the handler runs, then acks it (`Ok`) or nacks it with the
-/// error's text and the queue's backoff (`Err`). A finished job is acked in the same call
-/// that takes the next one ([`ack_and_take`](WorkQueue::ack_and_take)), so a busy worker
-/// makes one round trip per job. With nothing to take it waits for a wake-up
+/// Whether an error can pass, so that the [`Worker`] loop sends the call again (on a new
+/// connection, after a pause) rather than stop: a failed connection (an I/O error, a
+/// closed or refused connection, a timeout), or the error reply of a server that changes
+/// roles, loads its data or moves slots:
+///
+/// | Code | When |
+/// |---|---|
+/// | `UNBLOCKED` | a blocked `BZPOPMIN` when its server is demoted (`REPLICAOF`, a managed failover) |
+/// | `READONLY` | a write sent to a replica: a demoted primary, or a stale address |
+/// | `LOADING` | a server loading its RDB or AOF after a restart |
+/// | `MASTERDOWN` | a replica that lost its primary (`replica-serve-stale-data no`) |
+/// | `TRYAGAIN`, `CLUSTERDOWN` | a cluster moving slots, or with slots uncovered |
+/// | `BUSY` | a server running a long script |
+///
+/// Every other error (a script's declared code, `NOPERM`, `WRONGTYPE`, `OOM`, …) is
+/// fatal: the loop returns it.
+pub fn is_transient(err: &Error) -> bool {
+    match err {
+        Error::Redis(err) => {
+            err.is_io_error()
+                || err.is_connection_dropped()
+                || err.is_connection_refusal()
+                || err.is_timeout()
+                || err
+                    .code()
+                    .is_some_and(|code| TRANSIENT_CODES.contains(&code))
+        }
+        Error::ResponseTimeout { .. } => true,
+        _ => false,
+    }
+}
+
+/// The server error codes [`is_transient`] lets pass.
+const TRANSIENT_CODES: [&str; 7] = [
+    "UNBLOCKED",
+    "READONLY",
+    "LOADING",
+    "MASTERDOWN",
+    "TRYAGAIN",
+    "CLUSTERDOWN",
+    "BUSY",
+];
+
+/// A failure of the connection rather than an answer of the server's: the command may or
+/// may not have run, and a new connection may do better.
+fn is_connection_failure(err: &Error) -> bool {
+    match err {
+        Error::Redis(err) => {
+            err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal()
+        }
+        _ => false,
+    }
+}
+
+/// A queue lives in one hash (`{name}:jobs`) and a few sorted sets that have no expiry: a
+/// server whose `maxmemory-policy` evicts any key (`allkeys-lru`, `allkeys-lfu`,
+/// `allkeys-random`) can evict the hash, and every later `take` then drops the ids it
+/// finds without a record, silently. What a [`Worker`] does when it finds such a policy
+/// as it starts ([`Worker::on_eviction`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnEviction {
+    /// Runs, and says so: a `tracing` warning (feature `tracing`) and
+    /// [`WorkReport::memory_policy`]. The default.
+    #[default]
+    Warn,
+    /// Refuses to run: [`Error::EvictingServer`].
+    Refuse,
+    /// Does not look (no `CONFIG GET` is sent).
+    Ignore,
+}
+
+/// What a server's `maxmemory-policy` means for a queue (see [`OnEviction`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MemoryPolicy {
+    /// Not looked at ([`OnEviction::Ignore`]).
+    #[default]
+    NotChecked,
+    /// `noeviction`: a write that needs memory past `maxmemory` fails; nothing is evicted.
+    NoEviction,
+    /// A `volatile-*` policy: only keys with an expiry are evicted, and a queue's keys
+    /// have none (once no such key is left, writes fail as under `noeviction`).
+    Volatile,
+    /// An `allkeys-*` policy: a queue's keys may be evicted, and its jobs lost.
+    AllKeys,
+    /// The server refused `CONFIG GET` (a managed Redis that renames or forbids it, an
+    /// ACL without `+config|get`), or answered something else: look in its console.
+    Unknown,
+}
+
+impl MemoryPolicy {
+    /// What a `maxmemory-policy` value means for a queue.
+    pub fn of(policy: &str) -> Self {
+        if policy == "noeviction" {
+            MemoryPolicy::NoEviction
+        } else if policy.starts_with("volatile-") {
+            MemoryPolicy::Volatile
+        } else if policy.starts_with("allkeys-") {
+            MemoryPolicy::AllKeys
+        } else {
+            MemoryPolicy::Unknown
+        }
+    }
+}
+
+/// Reads the server's `maxmemory-policy` (`CONFIG GET maxmemory-policy`): the policy and
+/// what it means for a queue; `(None, MemoryPolicy::Unknown)` when the server refuses the
+/// command. Fails only when the connection does.
+pub fn memory_policy(
+    con: &mut dyn redis::ConnectionLike,
+) -> Result<(Option<String>, MemoryPolicy)> {
+    let reply = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory-policy")
+        .query::<Value>(con)
+        .map_err(Error::from);
+    read_policy(reply)
+}
+
+/// [`memory_policy`] on an async connection.
+#[cfg(feature = "aio")]
+pub async fn memory_policy_async<C: redis::aio::ConnectionLike + Send>(
+    con: &mut C,
+) -> Result<(Option<String>, MemoryPolicy)> {
+    let reply = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("maxmemory-policy")
+        .query_async::<Value>(con)
+        .await
+        .map_err(Error::from);
+    read_policy(reply)
+}
+
+fn read_policy(reply: Result<Value>) -> Result<(Option<String>, MemoryPolicy)> {
+    let value = match reply {
+        Ok(value) => value,
+        Err(err) if is_connection_failure(&err) => return Err(err),
+        Err(_) => return Ok((None, MemoryPolicy::Unknown)),
+    };
+    // A map (RESP3), a flat list of name, value (RESP2); a cluster answers one per node,
+    // and the first evicting one counts.
+    let mut texts = Vec::new();
+    collect_texts(&value, &mut texts);
+    let mut found: Option<String> = None;
+    for pair in texts.windows(2) {
+        if pair[0] == "maxmemory-policy" {
+            let policy = pair[1].clone();
+            if found.is_none() || MemoryPolicy::of(&policy) == MemoryPolicy::AllKeys {
+                found = Some(policy);
+            }
+        }
+    }
+    Ok(match found {
+        Some(policy) => {
+            let meaning = MemoryPolicy::of(&policy);
+            (Some(policy), meaning)
+        }
+        None => (None, MemoryPolicy::Unknown),
+    })
+}
+
+fn collect_texts(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::BulkString(bytes) => out.push(String::from_utf8_lossy(bytes).into_owned()),
+        Value::SimpleString(text) => out.push(text.clone()),
+        Value::Array(items) | Value::Set(items) => {
+            items.iter().for_each(|item| collect_texts(item, out))
+        }
+        Value::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+            collect_texts(k, out);
+            collect_texts(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// The consumer loop of a [`WorkQueue`]: takes jobs, renews each one's lease every third
+/// of the lease while its handler runs, then acks it (`Ok`) or nacks it with the error's
+/// text and the queue's backoff (`Err`). A finished job is acked in the same call that
+/// takes the next ([`ack_and_take`](WorkQueue::ack_and_take)), so a busy worker makes one
+/// round trip per job. With nothing to take it waits for a wake-up
 /// ([`wait_for_work`](WorkQueue::wait_for_work)): a job added to an idle queue starts at
-/// once; a delayed job that comes due is found within [`poll`](Self::poll). It returns
-/// when the [`Stop`] flag is raised (after the job in hand), or with the first error that
-/// is not a connection's.
+/// once; a delayed job that comes due is found within [`poll`](Self::poll).
+///
+/// [`run`](Self::run) runs one job at a time on the calling thread;
+/// [`run_concurrent`](Self::run_concurrent) runs up to [`concurrency`](Self::concurrency)
+/// jobs on threads of its own, each under its own lease, on the same two connections.
+/// Either returns when the [`Stop`] flag is raised (after the jobs in hand), or with the
+/// first error that cannot pass: a failed connection, and a server that changes roles,
+/// loads its data or moves slots (a failover, a restart: see [`is_transient`]), only
+/// make it open a new connection and send the call again, after a pause that doubles
+/// from 10 ms up to 1 s; [`WorkReport`] counts them.
 ///
 /// A handler that panics unwinds through the loop: its job is not acked, and is handed
 /// out again once its lease runs out.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Worker<'q> {
     queue: &'q WorkQueue,
     poll: Duration,
     /// How the loop's operations run their scripts.
     mode: ScriptMode,
+    concurrency: u64,
+    on_eviction: OnEviction,
+    /// Where the async loop's renewals connect from, if not the loop's connection.
+    renew_from: Option<Arc<dyn Connect + Send>>,
 }
 
-/// The longest pause before the sync loop opens a failed connection again; the pauses
-/// double from 10 ms up to it.
-const MOST_RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+impl fmt::Debug for Worker<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Worker")
+            .field("queue", &self.queue.name)
+            .field("poll", &self.poll)
+            .field("mode", &self.mode)
+            .field("concurrency", &self.concurrency)
+            .field("on_eviction", &self.on_eviction)
+            .field("renew_from", &self.renew_from.is_some())
+            .finish()
+    }
+}
+
+/// The longest pause before the loop sends a call again after a failed connection or a
+/// transient server error; the pauses double from 10 ms up to it.
+const MOST_RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// The first such pause.
+const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(10);
+
+impl<'q> Worker<'q> {
+    fn new(queue: &'q WorkQueue) -> Self {
+        Worker {
+            queue,
+            poll: Duration::from_millis(200),
+            mode: ScriptMode::Eval,
+            concurrency: 1,
+            on_eviction: OnEviction::Warn,
+            renew_from: None,
+        }
+    }
+}
 
 impl Worker<'_> {
     /// The longest wait for a wake-up before looking for jobs again (200 ms by default),
@@ -1244,6 +1528,42 @@ impl Worker<'_> {
         self
     }
 
+    /// How many jobs [`run_concurrent`](Self::run_concurrent) and
+    /// [`run_async`](Self::run_async) run at once (1 to [`MAX_TAKE`]; 1 by default), each
+    /// under its own lease: on threads of their own for `run_concurrent`, as futures
+    /// polled side by side in the loop's task for `run_async`.
+    pub fn concurrency(mut self, jobs: u64) -> Result<Self> {
+        if jobs == 0 || jobs > MAX_TAKE {
+            return Err(Error::invalid(
+                "concurrency",
+                format!("must be from 1 to {MAX_TAKE}, got {jobs}"),
+            ));
+        }
+        self.concurrency = jobs;
+        Ok(self)
+    }
+
+    /// What the loop does when its server's `maxmemory-policy` may evict the queue's keys
+    /// ([`OnEviction::Warn`] by default): it looks once, as it starts, with `CONFIG GET`
+    /// (where the server refuses it, [`WorkReport::memory_policy`] is
+    /// [`MemoryPolicy::Unknown`] and, with `tracing`, one warning says so).
+    pub fn on_eviction(mut self, on_eviction: OnEviction) -> Self {
+        self.on_eviction = on_eviction;
+        self
+    }
+
+    /// Where [`run_async`](Self::run_async) sends its lease renewals from: a thread of
+    /// their own, on a sync connection opened (and opened again when it fails) with
+    /// `client`. Without it the renewals run in the loop's task beside the handler, and a
+    /// handler that blocks its thread (CPU work outside `spawn_blocking`, a sync call)
+    /// stops them: its lease runs out, and the job runs a second time elsewhere. With it
+    /// a blocked handler cannot stop them, on any runtime, `current_thread` included; it
+    /// costs one OS thread and one connection per running loop.
+    pub fn renew_from(mut self, client: impl Connect + Send + 'static) -> Self {
+        self.renew_from = Some(Arc::new(client));
+        self
+    }
+
     fn renew_every(&self) -> Duration {
         (self.queue.lease / 3).max(Duration::from_millis(1))
     }
@@ -1271,23 +1591,84 @@ impl Worker<'_> {
                 .queue
                 .ack_and_take([job], 1)
                 .map(|next| Ok((Ending::Acked, next))),
-            Err(why) => self.queue.nack(job, why.to_string()).map(|nacked| {
-                Ok(match nacked {
-                    Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
-                    Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
-                })
-            }),
+            Err(why) => self.nack(job, why),
         };
         op.via(self.mode)
     }
 
+    fn nack<E: fmt::Display>(&self, job: &Job, why: E) -> Op<(Ending, Vec<Job>)> {
+        self.queue
+            .nack(job, why.to_string())
+            .map(|nacked| {
+                Ok(match nacked {
+                    Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
+                    Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
+                })
+            })
+            .via(self.mode)
+    }
+
+    /// Looks at the server's `maxmemory-policy` as [`on_eviction`](Self::on_eviction)
+    /// says; refuses to go on with [`Error::EvictingServer`] when asked to.
+    fn check_memory(&self, con: &mut Link<'_>, stop: &Stop) -> Result<MemoryPolicy> {
+        if self.on_eviction == OnEviction::Ignore {
+            return Ok(MemoryPolicy::NotChecked);
+        }
+        let mut pause = FIRST_RETRY_PAUSE;
+        let (policy, meaning) = loop {
+            match con.with(memory_policy) {
+                Ok(found) => break found,
+                Err(_) if stop.is_stopped() => return Ok(MemoryPolicy::Unknown),
+                Err(_) => retry_pause(&mut pause),
+            }
+        };
+        self.judge_memory(policy, meaning)
+    }
+
+    fn judge_memory(&self, policy: Option<String>, meaning: MemoryPolicy) -> Result<MemoryPolicy> {
+        match (meaning, policy) {
+            (MemoryPolicy::AllKeys, Some(policy)) => {
+                if self.on_eviction == OnEviction::Refuse {
+                    return Err(Error::EvictingServer { policy });
+                }
+                #[cfg(feature = "tracing")]
+                tracing::warn!(
+                    queue = %self.queue.name,
+                    policy = %policy,
+                    "the server's maxmemory-policy may evict the queue's keys and lose its \
+                     jobs silently: set it to noeviction"
+                );
+            }
+            (MemoryPolicy::Unknown, _policy) => {
+                #[cfg(feature = "tracing")]
+                tracing::warn!(
+                    queue = %self.queue.name,
+                    policy = ?_policy,
+                    "could not read the server's maxmemory-policy (CONFIG GET refused): make \
+                     sure it is noeviction, or the queue's keys may be evicted"
+                );
+            }
+            _ => {}
+        }
+        Ok(meaning)
+    }
+
     /// Runs the loop on sync connections it opens with `client` (a [`redis::Client`], a
-    /// cluster client): one for taking and ending jobs, one for lease renewals, sent from
-    /// another thread while the handler runs on this one. A connection that fails (the
-    /// server's `timeout` closed it while it sat idle, a proxy or `CLIENT KILL` cut it,
-    /// the server restarted) is opened again, after a pause that doubles from 10 ms up to
-    /// 1 s while the server refuses; a renewal that failed that way is sent again at once
-    /// on the new connection. [`WorkReport`] counts both.
+    /// cluster client, your own [`Connect`]): one for taking and ending jobs, one for
+    /// lease renewals, sent from another thread while the handler runs on this one. A
+    /// connection that fails (the server's `timeout` closed it while it sat idle, a proxy
+    /// or `CLIENT KILL` cut it, the server restarted), and a server that answers with an
+    /// error that passes ([`is_transient`]: a demoted primary's `UNBLOCKED` and
+    /// `READONLY`, a restarted server's `LOADING`, …), make the loop open a new
+    /// connection and send the call again, after a pause that doubles from 10 ms up to
+    /// 1 s; a renewal that failed is sent again at once on the new connection.
+    /// [`WorkReport`] counts them. After a failover, a `client` that always opens the
+    /// same address reaches the demoted node and waits until it is a primary again: give
+    /// the worker a [`Connect`] that finds the primary (Sentinel, a DNS name the
+    /// provider moves, or a cluster client) to go on at once.
+    ///
+    /// Runs one job at a time; a [`concurrency`](Self::concurrency) above 1 is
+    /// [`Error::InvalidInput`] here (see [`run_concurrent`](Self::run_concurrent)).
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
@@ -1310,103 +1691,256 @@ impl Worker<'_> {
         H: FnMut(&Job) -> std::result::Result<(), E>,
         E: fmt::Display,
     {
+        if self.concurrency > 1 {
+            return Err(Error::invalid(
+                "concurrency",
+                "run runs one job at a time: use run_concurrent for more",
+            ));
+        }
         let mut report = WorkReport::default();
-        let renewals_failed = AtomicU64::new(0);
-        let renewal_reconnects = AtomicU64::new(0);
-        let every = self.renew_every();
+        let counts = RenewalCounts::default();
         let outcome = std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::channel::<Option<Job>>();
-            let (failed, reconnects) = (&renewals_failed, &renewal_reconnects);
-            // Renews the job in hand every `every` until the loop hands over another
-            // (or None: no job), and ends when the loop drops its sender.
-            scope.spawn(move || {
-                let mut con = Link::new(client);
-                let mut current: Option<Job> = None;
-                loop {
-                    match rx.recv_timeout(every) {
-                        Ok(next) => current = next,
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            if let Some(job) = &current
-                                && !self.renew(job, &mut con, failed)
-                            {
-                                current = None;
-                            }
-                            reconnects.store(con.reconnects, Ordering::Relaxed);
-                        }
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-                    }
-                }
-            });
+            let (tx, rx) = std::sync::mpsc::channel::<Renewal>();
+            let counts = &counts;
+            scope.spawn(move || renew_held(self.queue, self.mode, client, rx, counts));
             let mut con = Link::new(client);
-            let mut next: Vec<Job> = Vec::new();
-            let result = loop {
-                // A job taken in the call that acked the last one is run before stopping.
-                if stop.is_stopped() && next.is_empty() {
-                    break Ok(());
-                }
-                if next.is_empty() {
-                    match con.run(&self.queue.take(1).via(self.mode), stop) {
-                        Ok(Some(jobs)) => next = jobs,
-                        Ok(None) => continue,
-                        Err(err) => break Err(err),
+            let result = (|| {
+                report.memory_policy = self.check_memory(&mut con, stop)?;
+                let mut next: Vec<Job> = Vec::new();
+                loop {
+                    // A job taken in the call that acked the last one is run before stopping.
+                    if stop.is_stopped() && next.is_empty() {
+                        return Ok(());
+                    }
+                    if next.is_empty() {
+                        match con.run(&self.queue.take(1).via(self.mode), stop)? {
+                            Some(jobs) => next = jobs,
+                            None => continue,
+                        }
+                    }
+                    let Some(job) = next.pop() else {
+                        con.run(&self.wait(), stop)?;
+                        continue;
+                    };
+                    let _ = tx.send(Renewal::Hold(job.clone(), self.renew_every()));
+                    let outcome = handler(&job);
+                    let _ = tx.send(Renewal::Release(job.token.clone()));
+                    let settle = self.settle(&job, outcome, stop.is_stopped());
+                    match con.run(&settle, stop) {
+                        Ok(Some((ending, jobs))) => {
+                            report.count(Ok(ending))?;
+                            next = jobs;
+                        }
+                        // Stopped while the connection was down: the job's lease runs out.
+                        Ok(None) => report.lost += 1,
+                        Err(err) if err.code() == Some(LEASE_LOST) => report.lost += 1,
+                        Err(err) => return Err(err),
                     }
                 }
-                let Some(job) = next.pop() else {
-                    if let Err(err) = con.run(&self.wait(), stop) {
-                        break Err(err);
-                    }
-                    continue;
-                };
-                let _ = tx.send(Some(job.clone()));
-                let outcome = handler(&job);
-                let _ = tx.send(None);
-                let settle = self.settle(&job, outcome, stop.is_stopped());
-                match con.run(&settle, stop) {
-                    Ok(Some((ending, jobs))) => {
-                        report.count(Ok(ending))?;
-                        next = jobs;
-                    }
-                    // Stopped while the connection was down: the job's lease runs out.
-                    Ok(None) => report.lost += 1,
-                    Err(err) if err.code() == Some(LEASE_LOST) => report.lost += 1,
-                    Err(err) => break Err(err),
-                }
-            };
+            })();
             report.reconnects += con.reconnects;
+            report.server_retries += con.retries;
             result
         });
-        report.renewals_failed = renewals_failed.into_inner();
-        report.reconnects += renewal_reconnects.into_inner();
+        counts.add_to(&mut report);
         outcome.map(|()| report)
     }
 
-    /// Renews `job`'s lease on `con`, opening it again and sending the renewal once more
-    /// when the connection failed; whether to go on renewing (false once the lease is
-    /// lost).
-    fn renew(&self, job: &Job, con: &mut Link<'_>, failed: &AtomicU64) -> bool {
-        let extend = self.queue.extend(job).via(self.mode);
-        for _ in 0..2 {
-            match con.try_run(&extend) {
-                Ok(_) => return true,
-                Err(err) if err.code() == Some(LEASE_LOST) => return false,
-                Err(_) => {
-                    failed.fetch_add(1, Ordering::Relaxed);
-                }
+    /// Runs up to [`concurrency`](Self::concurrency) jobs at once, each on a thread of
+    /// its own (scoped: they end with the call) and under its own lease, on two
+    /// connections opened with `client`, as [`run`](Self::run) does: this thread takes
+    /// and ends the jobs, up to the free slots in one call, acking those finished in the
+    /// same call; another renews the leases of all the jobs in hand. A failed job is
+    /// nacked at once. While slots are free and the queue is empty this thread waits for
+    /// a wake-up, and the jobs that end meanwhile are acked when it wakes (within
+    /// [`poll`](Self::poll)), their leases renewed until then. Faults are met as in
+    /// [`run`](Self::run).
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::work_queue::{Stop, WorkQueue};
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let queue = WorkQueue::new("thumbnails")?;
+    /// let report = queue
+    ///     .worker()
+    ///     .concurrency(8)?
+    ///     .run_concurrent(&client, &Stop::new(), |job| make_thumbnail(&job.payload))?;
+    /// # Ok(()) }
+    /// # fn make_thumbnail(_: &[u8]) -> Result<(), String> { Ok(()) }
+    /// ```
+    pub fn run_concurrent<H, E>(
+        &self,
+        client: &dyn Connect,
+        stop: &Stop,
+        handler: H,
+    ) -> Result<WorkReport>
+    where
+        H: Fn(&Job) -> std::result::Result<(), E> + Sync,
+        E: fmt::Display,
+    {
+        use std::sync::Mutex;
+        use std::sync::mpsc::{RecvTimeoutError, channel};
+
+        let mut report = WorkReport::default();
+        let counts = RenewalCounts::default();
+        let slots = self.concurrency;
+        let (work_tx, work_rx) = channel::<Job>();
+        let work_rx = Mutex::new(work_rx);
+        let outcome = std::thread::scope(|scope| {
+            let (renew_tx, renew_rx) = channel::<Renewal>();
+            let counts = &counts;
+            scope.spawn(move || renew_held(self.queue, self.mode, client, renew_rx, counts));
+            let (done_tx, done_rx) = channel::<(Job, Outcome)>();
+            for _ in 0..slots {
+                let (work_rx, done_tx, handler) = (&work_rx, done_tx.clone(), &handler);
+                scope.spawn(move || {
+                    loop {
+                        let next = work_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok(job) = next else { return };
+                        let outcome =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                handler(&job).map_err(|why| why.to_string())
+                            }));
+                        let outcome = match outcome {
+                            Ok(Ok(())) => Outcome::Done,
+                            Ok(Err(why)) => Outcome::Failed(why),
+                            Err(panic) => Outcome::Panicked(panic),
+                        };
+                        if done_tx.send((job, outcome)).is_err() {
+                            return;
+                        }
+                    }
+                });
             }
+            drop(done_tx);
+            let mut con = Link::new(client);
+            let mut panicked = None;
+            let result = (|| {
+                report.memory_policy = self.check_memory(&mut con, stop)?;
+                let mut running = 0u64;
+                let mut finished: Vec<Job> = Vec::new();
+                let mut ended: Vec<(Job, Outcome)> = Vec::new();
+                loop {
+                    ended.extend(done_rx.try_iter());
+                    for (job, outcome) in ended.drain(..) {
+                        running -= 1;
+                        match outcome {
+                            Outcome::Done => finished.push(job),
+                            Outcome::Failed(why) => {
+                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                                match con.run(&self.nack(&job, why), stop) {
+                                    Ok(Some((ending, _))) => report.count(Ok(ending))?,
+                                    Ok(None) => report.lost += 1,
+                                    Err(err) => report.count(Err(err))?,
+                                }
+                            }
+                            Outcome::Panicked(panic) => {
+                                // Its lease runs out; the loop stops and unwinds.
+                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                                panicked.get_or_insert(panic);
+                            }
+                        }
+                    }
+                    let stopping = stop.is_stopped() || panicked.is_some();
+                    let free = if stopping { 0 } else { slots - running };
+                    if free == 0 || stopping {
+                        // Acks what ended; takes nothing.
+                        for job in std::mem::take(&mut finished) {
+                            let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                            let ack = self.queue.ack(&job).via(self.mode);
+                            match con.run(&ack.map(|_| Ok(Ending::Acked)), stop) {
+                                Ok(Some(ending)) => report.count(Ok(ending))?,
+                                Ok(None) => report.lost += 1,
+                                Err(err) => report.count(Err(err))?,
+                            }
+                        }
+                        if running == 0 && stopping {
+                            return Ok(());
+                        }
+                        match done_rx.recv_timeout(self.poll) {
+                            Ok(one) => ended.push(one),
+                            Err(RecvTimeoutError::Timeout) => {}
+                            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                        }
+                        continue;
+                    }
+                    let done: Vec<Job> = finished
+                        .drain(..finished.len().min(MAX_TAKE as usize))
+                        .collect();
+                    let take = self.queue.ack_and_take(&done, free).via(self.mode);
+                    let jobs = match con.run(&take, stop) {
+                        Ok(Some(jobs)) => jobs,
+                        Ok(None) => {
+                            // Stopped while the connection was down: acked on the next turn.
+                            finished.extend(done);
+                            continue;
+                        }
+                        Err(err) if err.code() == Some(LEASE_LOST) => {
+                            // One of them was lost: ack them one by one to tell which.
+                            finished.extend(done);
+                            for job in std::mem::take(&mut finished) {
+                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                                let ack = self.queue.ack(&job).via(self.mode);
+                                match con.run(&ack.map(|_| Ok(Ending::Acked)), stop) {
+                                    Ok(Some(ending)) => report.count(Ok(ending))?,
+                                    Ok(None) => report.lost += 1,
+                                    Err(err) => report.count(Err(err))?,
+                                }
+                            }
+                            continue;
+                        }
+                        Err(err) => return Err(err),
+                    };
+                    for job in done {
+                        let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                        report.acked += 1;
+                    }
+                    if jobs.is_empty() {
+                        con.run(&self.wait(), stop)?;
+                        continue;
+                    }
+                    for job in jobs {
+                        let _ = renew_tx.send(Renewal::Hold(job.clone(), self.renew_every()));
+                        running += 1;
+                        let _ = work_tx.send(job);
+                    }
+                }
+            })();
+            drop(work_tx);
+            report.reconnects += con.reconnects;
+            report.server_retries += con.retries;
+            (result, panicked)
+        });
+        let (result, panicked) = outcome;
+        if let Some(panic) = panicked {
+            std::panic::resume_unwind(panic);
         }
-        // Tried again at the next tick, while the lease may still be held.
-        true
+        counts.add_to(&mut report);
+        result.map(|()| report)
     }
 
-    /// Runs the loop on an async connection, which is cloned for the lease renewals
-    /// (a `MultiplexedConnection`, a `ConnectionManager`, a cluster connection). The
-    /// handler's future and the renewals run side by side; on any runtime. With nothing
-    /// to take, the loop waits for a wake-up on `con` ([`wait_for_work`](WorkQueue::wait_for_work)),
-    /// which holds the connection meanwhile: give the worker a connection of its own (a
-    /// response timeout shorter than [`poll`](Self::poll) only cuts the waits short).
-    /// A renewal that fails for another reason than a lost lease is counted and sent
-    /// again at the next tick; a `ConnectionManager` reconnects by itself, so that the
-    /// renewals survive a connection the server closed.
+    /// Runs the loop on an async connection (a `MultiplexedConnection`, a
+    /// `ConnectionManager`, a cluster connection), on any runtime: one job at a time, or
+    /// up to [`concurrency`](Self::concurrency) handler futures side by side in this
+    /// task, each taken, renewed and ended on its own lease (the jobs that end are acked
+    /// in the call that takes the next ones, as [`run_concurrent`](Self::run_concurrent)
+    /// does).
+    /// With nothing to take, the loop waits for a wake-up on `con`
+    /// ([`wait_for_work`](WorkQueue::wait_for_work)), which holds the connection
+    /// meanwhile: give the worker a connection of its own (a response timeout shorter
+    /// than [`poll`](Self::poll) only cuts the waits short).
+    ///
+    /// The lease renewals run on a clone of `con` in the loop's task, beside the
+    /// handler's future, unless [`renew_from`](Self::renew_from) gives them a thread and
+    /// a connection of their own: do that when a handler may block its thread, which
+    /// would stop renewals in the same task. A renewal that fails for another reason
+    /// than a lost lease is counted and sent again at the next tick.
+    ///
+    /// An error that passes ([`is_transient`]: a failed connection, a demoted or
+    /// restarting server) makes the loop send the call again after a pause that doubles
+    /// from 10 ms up to 1 s, counted in [`WorkReport::server_retries`]; `con` must find
+    /// its way back itself: a `ConnectionManager` reconnects, to the same address.
     ///
     /// ```no_run
     /// # async fn demo() -> redis_patterns::Result<()> {
@@ -1418,6 +1952,7 @@ impl Worker<'_> {
     /// let stop = Stop::new();
     /// let report = queue
     ///     .worker()
+    ///     .renew_from(client.clone())
     ///     .run_async(&mut con, &stop, |job: Job| async move { deliver(&job.payload).await })
     ///     .await?;
     /// # Ok(()) }
@@ -1439,61 +1974,412 @@ impl Worker<'_> {
         use futures_util::future::{Either, select};
 
         let mut report = WorkReport::default();
+        if self.on_eviction != OnEviction::Ignore {
+            let mut pause = FIRST_RETRY_PAUSE;
+            let (policy, meaning) = loop {
+                match memory_policy_async(con).await {
+                    Ok(found) => break found,
+                    Err(_) if stop.is_stopped() => break (None, MemoryPolicy::Unknown),
+                    Err(_) => retry_pause_async(&mut pause).await,
+                }
+            };
+            report.memory_policy = self.judge_memory(policy, meaning)?;
+        }
         let renewals_failed = AtomicU64::new(0);
         let every = self.renew_every();
+        // Renewals on a thread of their own, when asked for.
+        let renewer = self.renew_from.clone().map(|client| {
+            let (tx, rx) = std::sync::mpsc::channel::<Renewal>();
+            let counts = Arc::new(RenewalCounts::default());
+            let (queue, mode, thread_counts) = (self.queue.clone(), self.mode, counts.clone());
+            let thread = std::thread::spawn(move || {
+                renew_held(&queue, mode, &*client, rx, &thread_counts);
+            });
+            (tx, counts, thread)
+        });
         let mut next: Vec<Job> = Vec::new();
+        let many = self.concurrency > 1;
         // A job taken in the call that acked the last one is run before stopping.
-        while !(stop.is_stopped() && next.is_empty()) {
-            if next.is_empty() {
-                next = self.queue.take(1).via(self.mode).run_async(con).await?;
+        let result: Result<()> = async {
+            if many {
+                let renewer = renewer.as_ref().map(|(tx, _, _)| tx);
+                let failed = &renewals_failed;
+                return self
+                    .run_many_async(con, stop, &mut handler, &mut report, renewer, failed)
+                    .await;
             }
-            let Some(job) = next.pop() else {
-                match self.wait().run_async(con).await {
+            while !(stop.is_stopped() && next.is_empty()) {
+                if next.is_empty() {
+                    let take = self.queue.take(1).via(self.mode);
+                    match retrying_async(&take, con, stop, &mut report).await? {
+                        Some(jobs) => next = jobs,
+                        None => continue,
+                    }
+                }
+                let Some(job) = next.pop() else {
                     // The connection's response timeout is shorter than the wait: what
                     // it misses is one wake-up, and the next take looks anyway.
-                    Ok(_) | Err(Error::ResponseTimeout { .. }) => {}
-                    Err(err) => return Err(err),
+                    retrying_async(&self.wait(), con, stop, &mut report).await?;
+                    continue;
+                };
+                let outcome = if let Some((tx, _, _)) = &renewer {
+                    let _ = tx.send(Renewal::Hold(job.clone(), every));
+                    let outcome = handler(job.clone()).await;
+                    let _ = tx.send(Renewal::Release(job.token.clone()));
+                    outcome
+                } else {
+                    let mut renewals = con.clone();
+                    let extend = self.queue.extend(&job).via(self.mode);
+                    let failed = &renewals_failed;
+                    let renew = async move {
+                        loop {
+                            futures_timer::Delay::new(every).await;
+                            // Stop renewing once the lease is lost; the ack or nack tells.
+                            match extend.run_async(&mut renewals).await {
+                                Err(err) if err.code() == Some(LEASE_LOST) => {
+                                    std::future::pending::<()>().await;
+                                }
+                                Err(_) => {
+                                    failed.fetch_add(1, Ordering::Relaxed);
+                                }
+                                Ok(_) => {}
+                            }
+                        }
+                    };
+                    let work = handler(job.clone());
+                    match select(std::pin::pin!(work), std::pin::pin!(renew)).await {
+                        Either::Left((outcome, _)) => outcome,
+                        Either::Right(((), _)) => unreachable!("the renewals never end"),
+                    }
+                };
+                let settle = self.settle(&job, outcome, stop.is_stopped());
+                match retrying_async(&settle, con, stop, &mut report).await {
+                    Ok(Some((ending, jobs))) => {
+                        report.count(Ok(ending))?;
+                        next = jobs;
+                    }
+                    Ok(None) => report.lost += 1,
+                    Err(err) => report.count(Err(err))?,
+                }
+            }
+            Ok(())
+        }
+        .await;
+        report.renewals_failed += renewals_failed.into_inner();
+        if let Some((tx, counts, thread)) = renewer {
+            drop(tx);
+            // The thread ends at its next wake-up (at most a third of a lease); its
+            // counts are read now, and it is not waited for.
+            drop(thread);
+            counts.add_to(&mut report);
+        }
+        result.map(|()| report)
+    }
+}
+
+impl Worker<'_> {
+    /// [`run_async`](Self::run_async) with a [`concurrency`](Self::concurrency) above 1:
+    /// up to that many handler futures at once, polled in this task, each job renewed on
+    /// its own (in its future, or by the renewals thread).
+    #[cfg(feature = "aio")]
+    async fn run_many_async<C, H, F, E>(
+        &self,
+        con: &mut C,
+        stop: &Stop,
+        handler: &mut H,
+        report: &mut WorkReport,
+        renewer: Option<&std::sync::mpsc::Sender<Renewal>>,
+        failed: &AtomicU64,
+    ) -> Result<()>
+    where
+        C: redis::aio::ConnectionLike + Clone + Send,
+        H: FnMut(Job) -> F,
+        F: std::future::Future<Output = std::result::Result<(), E>>,
+        E: fmt::Display,
+    {
+        use futures_util::future::{Either, FutureExt, select};
+        use futures_util::stream::{FuturesUnordered, StreamExt};
+
+        let every = self.renew_every();
+        let slots = self.concurrency as usize;
+        // One job's future: its handler, with its renewals beside it unless the renewals
+        // thread holds it.
+        let start = |job: Job, work: F, mut renewals: C| {
+            let extend = self.queue.extend(&job).via(self.mode);
+            async move {
+                let outcome = match renewer {
+                    Some(tx) => {
+                        let _ = tx.send(Renewal::Hold(job.clone(), every));
+                        work.await
+                    }
+                    None => {
+                        let renew = async {
+                            loop {
+                                futures_timer::Delay::new(every).await;
+                                match extend.run_async(&mut renewals).await {
+                                    Err(err) if err.code() == Some(LEASE_LOST) => {
+                                        std::future::pending::<()>().await;
+                                    }
+                                    Err(_) => {
+                                        failed.fetch_add(1, Ordering::Relaxed);
+                                    }
+                                    Ok(_) => {}
+                                }
+                            }
+                        };
+                        match select(std::pin::pin!(work), std::pin::pin!(renew)).await {
+                            Either::Left((outcome, _)) => outcome,
+                            Either::Right(((), _)) => unreachable!("the renewals never end"),
+                        }
+                    }
+                };
+                (job, outcome.map_err(|why| why.to_string()))
+            }
+        };
+        let release = |job: &Job| {
+            if let Some(tx) = renewer {
+                let _ = tx.send(Renewal::Release(job.token.clone()));
+            }
+        };
+        let mut running = FuturesUnordered::new();
+        let mut finished: Vec<Job> = Vec::new();
+        let mut ended: Vec<(Job, std::result::Result<(), String>)> = Vec::new();
+        loop {
+            while let Some(Some(one)) = running.next().now_or_never() {
+                ended.push(one);
+            }
+            for (job, outcome) in ended.drain(..) {
+                match outcome {
+                    Ok(()) => finished.push(job),
+                    Err(why) => {
+                        release(&job);
+                        match retrying_async(&self.nack(&job, why), con, stop, report).await {
+                            Ok(Some((ending, _))) => report.count(Ok(ending))?,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                }
+            }
+            let stopping = stop.is_stopped();
+            let free = if stopping { 0 } else { slots - running.len() };
+            if free == 0 {
+                if stopping {
+                    // Acks what ended; takes nothing.
+                    for job in std::mem::take(&mut finished) {
+                        release(&job);
+                        let ack = self.queue.ack(&job).via(self.mode);
+                        match retrying_async(&ack, con, stop, report).await {
+                            Ok(Some(_)) => report.acked += 1,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                }
+                match running.next().await {
+                    Some(one) => ended.push(one),
+                    None => return Ok(()),
                 }
                 continue;
+            }
+            let done: Vec<Job> = finished
+                .drain(..finished.len().min(MAX_TAKE as usize))
+                .collect();
+            let take = self.queue.ack_and_take(&done, free as u64).via(self.mode);
+            let jobs = match retrying_async(&take, con, stop, report).await {
+                Ok(Some(jobs)) => jobs,
+                Ok(None) => {
+                    finished.extend(done);
+                    continue;
+                }
+                Err(err) if err.code() == Some(LEASE_LOST) => {
+                    // One of them was lost: ack them one by one to tell which.
+                    for job in done {
+                        release(&job);
+                        let ack = self.queue.ack(&job).via(self.mode);
+                        match retrying_async(&ack, con, stop, report).await {
+                            Ok(Some(_)) => report.acked += 1,
+                            Ok(None) => report.lost += 1,
+                            Err(err) => report.count(Err(err))?,
+                        }
+                    }
+                    continue;
+                }
+                Err(err) => return Err(err),
             };
-            let mut renewals = con.clone();
-            let extend = self.queue.extend(&job).via(self.mode);
-            let failed = &renewals_failed;
-            let renew = async move {
-                loop {
-                    futures_timer::Delay::new(every).await;
-                    // Stop renewing once the lease is lost; the ack or nack tells.
-                    match extend.run_async(&mut renewals).await {
-                        Err(err) if err.code() == Some(LEASE_LOST) => {
-                            std::future::pending::<()>().await;
+            for job in &done {
+                release(job);
+                report.acked += 1;
+            }
+            if !jobs.is_empty() {
+                for job in jobs {
+                    let work = handler(job.clone());
+                    running.push(start(job, work, con.clone()));
+                }
+                continue;
+            }
+            // Nothing to take: a wake-up, or a handler that ends, whichever comes first
+            // (a wait cut short holds `con` until it times out, within `poll`).
+            let wait = self.wait();
+            let one = {
+                let waiting = std::pin::pin!(retrying_async(&wait, con, stop, report));
+                if running.is_empty() {
+                    waiting.await?;
+                    None
+                } else {
+                    match select(waiting, running.next()).await {
+                        Either::Left((woken, _)) => {
+                            woken?;
+                            None
                         }
-                        Err(_) => {
-                            failed.fetch_add(1, Ordering::Relaxed);
-                        }
-                        Ok(_) => {}
+                        Either::Right((one, _)) => one,
                     }
                 }
             };
-            let work = handler(job.clone());
-            let outcome = match select(std::pin::pin!(work), std::pin::pin!(renew)).await {
-                Either::Left((outcome, _)) => outcome,
-                Either::Right(((), _)) => unreachable!("the renewals never end"),
-            };
-            match self
-                .settle(&job, outcome, stop.is_stopped())
-                .run_async(con)
-                .await
-            {
-                Ok((ending, jobs)) => {
-                    report.count(Ok(ending))?;
-                    next = jobs;
+            ended.extend(one);
+        }
+    }
+}
+
+/// Runs `op` on `con` until it gets an answer other than an error that passes, pausing
+/// between tries; `None` when `stop` was raised first.
+#[cfg(feature = "aio")]
+async fn retrying_async<T: 'static, C>(
+    op: &Op<T>,
+    con: &mut C,
+    stop: &Stop,
+    report: &mut WorkReport,
+) -> Result<Option<T>>
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let mut pause = FIRST_RETRY_PAUSE;
+    loop {
+        match op.run_async(con).await {
+            Err(err) if is_transient(&err) => {
+                if is_connection_failure(&err) {
+                    report.reconnects += 1;
+                } else if !matches!(err, Error::ResponseTimeout { .. }) {
+                    report.server_retries += 1;
                 }
-                Err(err) => report.count(Err(err))?,
+                if stop.is_stopped() {
+                    return Ok(None);
+                }
+                retry_pause_async(&mut pause).await;
+            }
+            result => return result.map(Some),
+        }
+    }
+}
+
+/// Sleeps for about `pause` (from half of it to all of it), and doubles it up to
+/// [`MOST_RETRY_PAUSE`].
+fn retry_pause(pause: &mut Duration) {
+    std::thread::sleep(*pause / 2 + jitter(*pause / 2));
+    *pause = (*pause * 2).min(MOST_RETRY_PAUSE);
+}
+
+#[cfg(feature = "aio")]
+async fn retry_pause_async(pause: &mut Duration) {
+    futures_timer::Delay::new(*pause / 2 + jitter(*pause / 2)).await;
+    *pause = (*pause * 2).min(MOST_RETRY_PAUSE);
+}
+
+/// What a handler thread of [`Worker::run_concurrent`] hands back.
+enum Outcome {
+    Done,
+    Failed(String),
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+/// What the renewals thread is told: renew a job every so often from now on, or no more.
+enum Renewal {
+    Hold(Job, Duration),
+    /// The job with this token.
+    Release(String),
+}
+
+/// What the renewals thread counts.
+#[derive(Default)]
+struct RenewalCounts {
+    failed: AtomicU64,
+    reconnects: AtomicU64,
+    retries: AtomicU64,
+}
+
+impl RenewalCounts {
+    fn add_to(&self, report: &mut WorkReport) {
+        report.renewals_failed += self.failed.load(Ordering::Relaxed);
+        report.reconnects += self.reconnects.load(Ordering::Relaxed);
+        report.server_retries += self.retries.load(Ordering::Relaxed);
+    }
+}
+
+/// The renewals thread: renews every held job every `every` (a third of the lease) on a
+/// connection of its own, until the channel closes. A job whose lease is lost is dropped
+/// (its ack or nack tells); a renewal that failed otherwise is sent again at once on a
+/// new connection, and at the next tick.
+fn renew_held(
+    queue: &WorkQueue,
+    mode: ScriptMode,
+    client: &dyn Connect,
+    rx: std::sync::mpsc::Receiver<Renewal>,
+    counts: &RenewalCounts,
+) {
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::Instant;
+
+    let mut con = Link::new(client);
+    // Each held job with when it is renewed next, and how often.
+    let mut held: Vec<(Job, Instant, Duration)> = Vec::new();
+    loop {
+        let now = Instant::now();
+        let next = held.iter().map(|(_, at, _)| *at).min();
+        let message = match next {
+            Some(at) => rx.recv_timeout(at.saturating_duration_since(now)),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match message {
+            Ok(Renewal::Hold(job, every)) => held.push((job, Instant::now() + every, every)),
+            Ok(Renewal::Release(token)) => held.retain(|(job, _, _)| job.token != token),
+            Err(RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                held.retain_mut(|(job, at, every)| {
+                    if *at > now {
+                        return true;
+                    }
+                    *at = now + *every;
+                    renew(queue, mode, job, &mut con, &counts.failed)
+                });
+                counts.reconnects.store(con.reconnects, Ordering::Relaxed);
+                counts.retries.store(con.retries, Ordering::Relaxed);
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// Renews `job`'s lease on `con`, opening it again and sending the renewal once more
+/// when it failed; whether to go on renewing (false once the lease is lost).
+fn renew(
+    queue: &WorkQueue,
+    mode: ScriptMode,
+    job: &Job,
+    con: &mut Link<'_>,
+    failed: &AtomicU64,
+) -> bool {
+    let extend = queue.extend(job).via(mode);
+    for _ in 0..2 {
+        match con.try_run(&extend) {
+            Ok(_) => return true,
+            Err(err) if err.code() == Some(LEASE_LOST) => return false,
+            Err(_) => {
+                failed.fetch_add(1, Ordering::Relaxed);
             }
         }
-        report.renewals_failed = renewals_failed.into_inner();
-        Ok(report)
     }
+    // Tried again at the next tick, while the lease may still be held.
+    true
 }
 
 /// How a job the worker held ended.
@@ -1516,11 +2402,13 @@ impl WorkReport {
     }
 }
 
-/// A sync connection of the worker loop's, opened on first use and again after it failed.
+/// A sync connection of the worker loop's, opened on first use and again after it failed
+/// or its server answered with an error that passes.
 struct Link<'c> {
     client: &'c dyn Connect,
     con: Option<Box<dyn redis::ConnectionLike + Send>>,
     reconnects: u64,
+    retries: u64,
 }
 
 impl<'c> Link<'c> {
@@ -1529,55 +2417,68 @@ impl<'c> Link<'c> {
             client,
             con: None,
             reconnects: 0,
+            retries: 0,
         }
     }
 
-    /// Runs `op` once: on the connection, opened first if it is not; a failed connection
-    /// is dropped, to be opened again by the next call.
-    fn try_run<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
+    /// Runs `f` once on the connection, opened first if it is not; after an error that
+    /// passes the connection is dropped, to be opened again by the next call.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn redis::ConnectionLike) -> Result<T>,
+    ) -> Result<T> {
         let con = match &mut self.con {
             Some(con) => con,
             None => {
-                let con = self.client.connect().map_err(Error::from)?;
+                let con = self.client.connect().map_err(Error::from);
+                let con = match con {
+                    Ok(con) => con,
+                    Err(err) => {
+                        self.count(&err);
+                        return Err(err);
+                    }
+                };
                 self.con.insert(con)
             }
         };
-        let result = op.run(con.as_mut());
+        let result = f(con.as_mut());
         if let Err(err) = &result
-            && is_connection_failure(err)
+            && is_transient(err)
         {
+            // A demoted server's connection stays on it: a new one may reach the primary.
             self.con = None;
-            self.reconnects += 1;
+            self.count(err);
         }
         result
     }
 
-    /// Runs `op` until it gets an answer other than a connection's failure, pausing
+    fn count(&mut self, err: &Error) {
+        if is_connection_failure(err) {
+            self.reconnects += 1;
+        } else if is_transient(err) {
+            self.retries += 1;
+        }
+    }
+
+    /// Runs `op` once (see [`with`](Self::with)).
+    fn try_run<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
+        self.with(|con| op.run(con))
+    }
+
+    /// Runs `op` until it gets an answer other than an error that passes, pausing
     /// between tries; `None` when `stop` was raised first.
     fn run<T: 'static>(&mut self, op: &Op<T>, stop: &Stop) -> Result<Option<T>> {
-        let mut pause = Duration::from_millis(10);
+        let mut pause = FIRST_RETRY_PAUSE;
         loop {
             match self.try_run(op) {
-                Err(err) if is_connection_failure(&err) => {
+                Err(err) if is_transient(&err) => {
                     if stop.is_stopped() {
                         return Ok(None);
                     }
-                    std::thread::sleep(pause / 2 + jitter(pause / 2));
-                    pause = (pause * 2).min(MOST_RECONNECT_PAUSE);
+                    retry_pause(&mut pause);
                 }
                 result => return result.map(Some),
             }
         }
-    }
-}
-
-/// A failure of the connection rather than an answer of the server's: the command may or
-/// may not have run, and a new connection may do better.
-fn is_connection_failure(err: &Error) -> bool {
-    match err {
-        Error::Redis(err) => {
-            err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal()
-        }
-        _ => false,
     }
 }

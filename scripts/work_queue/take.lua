@@ -29,6 +29,8 @@
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
 --- server's clock, and its group is '' when it has none.
+--- While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`
+--- and does its chores but takes no job and leaves `signal` alone.
 --- The whole call is read and checked before its first write: a rank, count, start time,
 --- parked job or record that another client wrote, or an ack of `done` that fails, is
 --- refused with nothing written, so no job is lost or left half moved.
@@ -62,7 +64,7 @@
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count (see above)
+--- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)
 --- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
@@ -263,6 +265,13 @@ for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, sign
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
+
+-- Paused (pause.lua): nothing is taken and no worker is woken.
+local paused = redis.call('HGET', jobs, '#paused')
+if paused and paused ~= '1' then
+  return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
+end
+local take_limit = paused and 0 or limit
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -493,7 +502,7 @@ end)
 local plan = {}
 local count = 0
 for _, head in ipairs(queue) do
-  if count >= limit or #plan >= 4 * limit then
+  if count >= take_limit or #plan >= 4 * limit then
     break
   end
   local id = head.id
@@ -722,8 +731,8 @@ for _, group in ipairs(quiet) do
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
--- the next waiting worker wakes.
-if redis.call('ZCARD', waiting) > 0 then
+-- the next waiting worker wakes, unless the queue is paused.
+if not paused and redis.call('ZCARD', waiting) > 0 then
   wake_workers(signal)
 end
 return taken

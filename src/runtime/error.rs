@@ -82,6 +82,14 @@ pub enum Error {
         /// `SCRIPT LOAD`s of their scripts).
         commands: usize,
     },
+    /// A [`work_queue::Worker`](crate::work_queue::Worker) set to
+    /// [`OnEviction::Refuse`](crate::work_queue::OnEviction::Refuse) found its server's
+    /// `maxmemory-policy` evicting any key (`allkeys-lru`, …): the server may evict a
+    /// queue's records and lose its jobs silently. Nothing was taken.
+    EvictingServer {
+        /// The server's `maxmemory-policy`.
+        policy: String,
+    },
     /// Redis, the connection or the reply failed: an I/O error, a server error such as
     /// `WRONGTYPE`, or a reply that did not decode to the expected type. Its `Display` is
     /// redis-rs's own, which includes the cause (an I/O error's text).
@@ -153,6 +161,12 @@ impl fmt::Display for Error {
                  ran one by one, outside a transaction: any of them may have been applied, and \
                  nothing was sent again; grant the user `+multi +exec` (see \"ACL permissions\" \
                  in the README)"
+            ),
+            Error::EvictingServer { policy } => write!(
+                f,
+                "the server's maxmemory-policy is {policy}, which may evict a queue's keys and \
+                 lose its jobs silently: set it to noeviction (or a volatile-* policy), or run \
+                 the worker with OnEviction::Warn"
             ),
             // Transparent: what redis-rs says, once; its own source chain follows.
             Error::Redis(err) => fmt::Display::fmt(err, f),

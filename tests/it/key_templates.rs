@@ -748,6 +748,9 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.job("1"), &n, &[]);
     c.check(queue.list(work_queue::State::Dead, 0, 10), &n, &[]);
     c.check(queue.counts(), &n, &[]);
+    c.check(queue.pause(), &n, &[]);
+    c.check(queue.resume(), &n, &[]);
+    c.check(queue.is_paused(), &n, &[]);
 
     let name = pick(tagged, "exports", "{tenant:7}:exports");
     let sem = redis_patterns::semaphore::Semaphore::new(name).unwrap();

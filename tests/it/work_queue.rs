@@ -197,6 +197,19 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     }
     t.note("acked all four");
     let _ = step!(t, con, queue.counts());
+
+    t.note("pause: adds are accepted, nothing is handed out");
+    let _ = step!(t, con, queue.pause());
+    let _ = step!(t, con, queue.pause());
+    let _ = step!(t, con, queue.is_paused());
+    let _ = step!(t, con, queue.add("p1", "while paused"));
+    take(&mut t, con, &queue, 10);
+    let _ = step!(t, con, queue.counts());
+    let _ = step!(t, con, queue.resume());
+    let _ = step!(t, con, queue.resume());
+    let _ = step!(t, con, queue.is_paused());
+    let resumed = take(&mut t, con, &queue, 10);
+    let _ = step!(t, con, queue.ack(&resumed[0]).map(|_| Ok("acked p1")));
     let left: redis::RedisResult<Vec<String>> = redis::cmd("HKEYS").arg(queue.keys()[5]).query(con);
     t.step(
         "HKEYS {work_queue:mail}:jobs (no job leaves a field behind)",
@@ -1299,4 +1312,289 @@ fn idle_rings_are_dropped_a_budget_at_a_time() {
     }
     let idle_left: usize = redis::cmd("ZCARD").arg(&idle).query(&mut con).unwrap();
     assert_eq!(idle_left, 0);
+}
+
+/// The clients of `con`'s server blocked in `BZPOPMIN`.
+fn blocked_workers(con: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+    list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+}
+
+/// A paused queue accepts adds and hands out nothing: the idle workers, which the adds
+/// wake, take nothing and wait again (with an hour's poll, so nothing else wakes them);
+/// `resume` wakes them, and they run every job.
+#[test]
+fn a_paused_queue_takes_nothing_and_resume_wakes_the_workers() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("pause").unwrap();
+    let stop = Stop::new();
+    let ran = Mutex::new(Vec::new());
+    thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|n| {
+                let (db, queue, stop, ran) = (&db, &queue, &stop, &ran);
+                scope.spawn(move || {
+                    let worker = queue.worker().poll(Duration::from_secs(3600));
+                    let handler = |job: &Job| {
+                        ran.lock().unwrap().push(job.id.clone());
+                        Ok::<(), String>(())
+                    };
+                    if n == 0 {
+                        worker.run(&db.client, stop, handler).unwrap()
+                    } else {
+                        let worker = worker.concurrency(3).unwrap();
+                        worker.run_concurrent(&db.client, stop, handler).unwrap()
+                    }
+                })
+            })
+            .collect();
+        harness::wait_until("two idle workers", 5, || blocked_workers(&mut con) == 2);
+        assert!(queue.pause().run(&mut con).unwrap());
+        for n in 0..5 {
+            let added = queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+            assert_eq!(added, Added::New(State::Waiting));
+        }
+        // Each add woke a worker; once both wait again with the wake-up consumed, no one
+        // looks before the hour is up.
+        harness::wait_until("the woken workers to wait again", 5, || {
+            let signals: u64 = redis::cmd("ZCARD")
+                .arg(queue.keys()[9])
+                .query(&mut con)
+                .unwrap();
+            signals == 0 && blocked_workers(&mut con) == 2
+        });
+        let counts = queue.counts().run(&mut con).unwrap();
+        assert_eq!((counts.waiting, counts.leased), (5, 0));
+        assert!(ran.lock().unwrap().is_empty());
+        assert!(queue.is_paused().run(&mut con).unwrap());
+
+        assert!(queue.resume().run(&mut con).unwrap());
+        harness::wait_until("every job to run after resume", 5, || {
+            ran.lock().unwrap().len() == 5
+        });
+        harness::wait_until("the queue to drain", 5, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            c.waiting + c.leased == 0
+        });
+        stop.stop();
+        for _ in 0..2 {
+            redis::cmd("ZADD")
+                .arg(queue.keys()[9])
+                .arg(0)
+                .arg("ready")
+                .exec(&mut con)
+                .unwrap();
+            harness::wait_until("a worker to wake", 1, || {
+                blocked_workers(&mut con) < 2 || workers.iter().all(|w| w.is_finished())
+            });
+        }
+        let acked: u64 = workers.into_iter().map(|w| w.join().unwrap().acked).sum();
+        assert_eq!(acked, 5);
+    });
+    let mut ran = ran.into_inner().unwrap();
+    ran.sort();
+    ran.dedup();
+    assert_eq!(ran.len(), 5, "a job ran twice or not at all: {ran:?}");
+}
+
+/// A paused queue's take still acks the jobs it is given and hands back lapsed leases,
+/// but takes nothing and leaves `signal` empty; a `#paused` another client wrote is
+/// refused by every script that reads it, with nothing written.
+#[test]
+fn a_paused_take_acks_and_a_foreign_pause_flag_is_refused() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("pause:take").unwrap();
+    for id in ["a", "b"] {
+        queue.add(id, "x").run(&mut con).unwrap();
+    }
+    let taken = queue.take(1).run(&mut con).unwrap();
+    queue.pause().run(&mut con).unwrap();
+    redis::cmd("DEL")
+        .arg(queue.keys()[9])
+        .exec(&mut con)
+        .unwrap();
+    assert_eq!(queue.ack_and_take(&taken, 5).run(&mut con).unwrap(), []);
+    let counts = queue.counts().run(&mut con).unwrap();
+    assert_eq!((counts.waiting, counts.leased), (1, 0));
+    let signals: u64 = redis::cmd("ZCARD")
+        .arg(queue.keys()[9])
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(signals, 0, "a paused take woke a worker");
+
+    redis::cmd("HSET")
+        .arg(queue.keys()[5])
+        .arg("#paused")
+        .arg("yes")
+        .exec(&mut con)
+        .unwrap();
+    let before = harness::dump(&mut con);
+    assert_code(queue.take(5).run(&mut con), "BAD_JOBS");
+    assert_code(queue.pause().run(&mut con), "BAD_JOBS");
+    assert_code(queue.resume().run(&mut con), "BAD_JOBS");
+    assert_code(queue.is_paused().run(&mut con), "BAD_JOBS");
+    assert_eq!(harness::dump(&mut con), before, "a refused call wrote");
+}
+
+/// Two workers of concurrency 4 each drain 200 jobs: every job runs once and is acked,
+/// and a worker runs 4 jobs at once, each under its own lease.
+#[test]
+fn concurrent_workers_run_each_job_once() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("concurrent")
+        .unwrap()
+        .with_lease(LOOP_LEASE)
+        .unwrap();
+    const JOBS: usize = 200;
+    for n in 0..JOBS {
+        queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+    }
+    let stop = Stop::new();
+    let runs = Mutex::new(HashMap::<String, u32>::new());
+    let most_leased = std::sync::atomic::AtomicU64::new(0);
+    let reports = thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (db, queue, stop, runs) = (&db, &queue, &stop, &runs);
+                let most_leased = &most_leased;
+                scope.spawn(move || {
+                    let running = std::sync::atomic::AtomicU64::new(0);
+                    let started = std::sync::atomic::AtomicU64::new(0);
+                    let peak = std::sync::atomic::AtomicU64::new(0);
+                    let check = Mutex::new(db.con());
+                    queue
+                        .worker()
+                        .poll(Duration::from_millis(20))
+                        .concurrency(4)
+                        .unwrap()
+                        .run_concurrent(&db.client, stop, |job| {
+                            *runs.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                            peak.fetch_max(now, Ordering::SeqCst);
+                            if started.fetch_add(1, Ordering::SeqCst) < 4 {
+                                // A worker's first four jobs wait until it runs four at once.
+                                harness::wait_until("four jobs at once", 1, || {
+                                    peak.load(Ordering::SeqCst) >= 4
+                                });
+                                let leased =
+                                    queue.counts().run(&mut *check.lock().unwrap()).unwrap();
+                                most_leased.fetch_max(leased.leased, Ordering::SeqCst);
+                            }
+                            assert!(now <= 4, "{now} handlers at once");
+                            running.fetch_sub(1, Ordering::SeqCst);
+                            Ok::<(), String>(())
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        harness::wait_until("the queue to drain", 20, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            c.waiting + c.leased == 0
+        });
+        stop.stop();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let runs = runs.into_inner().unwrap();
+    let twice: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
+    assert_eq!(twice, Vec::<(&String, &u32)>::new(), "jobs run twice");
+    assert_eq!(runs.len(), JOBS);
+    let acked: u64 = reports.iter().map(|r| r.acked).sum();
+    let lost: u64 = reports.iter().map(|r| r.lost).sum();
+    assert_eq!((acked, lost), (JOBS as u64, 0), "{reports:?}");
+    assert!(
+        most_leased.load(Ordering::SeqCst) >= 4,
+        "four leases held at once"
+    );
+}
+
+/// Two async workers of concurrency 4 (one renewing in its task, one from a thread of
+/// its own) drain 200 jobs: each job runs once and is acked, and each worker runs four
+/// handler futures at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_async_workers_run_each_job_once() {
+    use std::sync::atomic::AtomicU64;
+
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("concurrent:async")
+        .unwrap()
+        .with_lease(LOOP_LEASE)
+        .unwrap();
+    const JOBS: usize = 200;
+    let mut con = db.con();
+    for n in 0..JOBS {
+        queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+    }
+    let stop = Stop::new();
+    let runs = Arc::new(Mutex::new(HashMap::<String, u32>::new()));
+    let work = |own_thread: bool| {
+        let (queue, stop, runs, client) =
+            (queue.clone(), stop.clone(), runs.clone(), db.client.clone());
+        async move {
+            let mut con = client.get_multiplexed_async_connection().await.unwrap();
+            let (running, started, peak) = (
+                Arc::new(AtomicU64::new(0)),
+                Arc::new(AtomicU64::new(0)),
+                Arc::new(AtomicU64::new(0)),
+            );
+            let mut worker = queue
+                .worker()
+                .poll(Duration::from_millis(20))
+                .concurrency(4)
+                .unwrap();
+            if own_thread {
+                worker = worker.renew_from(client.clone());
+            }
+            let report = worker
+                .run_async(&mut con, &stop, |job: Job| {
+                    let (runs, running, started, peak) =
+                        (runs.clone(), running.clone(), started.clone(), peak.clone());
+                    async move {
+                        *runs.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        assert!(now <= 4, "{now} handlers at once");
+                        if started.fetch_add(1, Ordering::SeqCst) < 4 {
+                            // A worker's first four jobs wait until it runs four at once.
+                            while peak.load(Ordering::SeqCst) < 4 {
+                                tokio::time::sleep(Duration::from_millis(1)).await;
+                            }
+                        }
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        Ok::<(), String>(())
+                    }
+                })
+                .await
+                .unwrap();
+            (report, peak.load(Ordering::SeqCst))
+        }
+    };
+    let workers = [tokio::spawn(work(false)), tokio::spawn(work(true))];
+    let waiter = {
+        let (queue, stop) = (queue.clone(), stop.clone());
+        tokio::task::spawn_blocking(move || {
+            harness::wait_until("the queue to drain", 20, || {
+                let c = queue.counts().run(&mut con).unwrap();
+                c.waiting + c.leased == 0
+            });
+            stop.stop();
+        })
+    };
+    waiter.await.unwrap();
+    let mut acked = 0;
+    for worker in workers {
+        let (report, peak) = worker.await.unwrap();
+        assert_eq!((report.lost, peak), (0, 4), "{report:?}");
+        acked += report.acked;
+    }
+    let runs = runs.lock().unwrap();
+    let twice: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
+    assert_eq!(twice, Vec::<(&String, &u32)>::new(), "jobs run twice");
+    assert_eq!((runs.len(), acked), (JOBS, JOBS as u64));
 }

@@ -387,3 +387,396 @@ fn an_added_job_wakes_an_idle_worker() {
         waited.lock().unwrap()[0]
     );
 }
+
+/// Opens a connection to whichever of `servers` is the primary now, as a client that asks
+/// Sentinel, or a DNS name a managed Redis moves, would: none is a connection refused,
+/// which the worker loop retries after a pause.
+struct ThePrimary(Vec<redis::Client>);
+
+impl redis_patterns::work_queue::Connect for ThePrimary {
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
+        for client in &self.0 {
+            let Ok(mut con) = client.get_connection() else {
+                continue;
+            };
+            let role: redis::RedisResult<Vec<redis::Value>> = redis::cmd("ROLE").query(&mut con);
+            if let Ok(role) = role
+                && role.first() == Some(&redis::Value::BulkString(b"master".to_vec()))
+            {
+                return Ok(Box::new(con));
+            }
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "no primary now").into())
+    }
+}
+
+/// The clients of `con`'s server blocked in `BZPOPMIN`.
+fn blocked_workers(con: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+    list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+}
+
+/// A managed failover as it reaches a worker: while jobs are added (each waiting for the
+/// replica) and three workers run them or block in `BZPOPMIN`, the primary is demoted
+/// with `REPLICAOF` (the blocked workers get `UNBLOCKED`, the others `READONLY`), and then
+/// the replica is promoted. Every worker goes on on the new primary, and every job whose
+/// add the replica acknowledged runs.
+#[test]
+fn workers_go_on_through_a_demotion_and_a_promotion() {
+    use redis_patterns::work_queue::Connect;
+
+    let (primary, replica) = primary_and_replica();
+    let servers = ThePrimary(vec![
+        redis::Client::open(primary.url(0)).unwrap(),
+        redis::Client::open(replica.url(0)).unwrap(),
+    ]);
+    let queue = WorkQueue::new("faults:demoted").unwrap();
+    let stop = Stop::new();
+    let ran = Mutex::new(HashMap::<String, u32>::new());
+    let gates = AtomicU64::new(0);
+    let durable = Mutex::new(Vec::new());
+    // Adds, each waiting for the replica, on whichever server is the primary.
+    let add = |id: &str| {
+        use redis_patterns::Durability;
+        loop {
+            let Ok(mut con) = servers.connect() else {
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            let wait = Durability::replicas(1).timeout(Duration::from_millis(200));
+            match queue.add(id, "x").wait_for(wait).run(&mut *con) {
+                Ok(added) => {
+                    if added.is_met() {
+                        durable.lock().unwrap().push(id.to_owned());
+                    }
+                    return;
+                }
+                Err(_) => thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    };
+    let reports = thread::scope(|scope| {
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                let (servers, queue, stop, ran, gates) = (&servers, &queue, &stop, &ran, &gates);
+                scope.spawn(move || {
+                    queue
+                        .worker()
+                        .poll(Duration::from_secs(1))
+                        .run(servers, stop, |job| {
+                            *ran.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                            if job.id.starts_with("gate") {
+                                // Three gates run at once only on three workers.
+                                gates.fetch_add(1, Ordering::SeqCst);
+                                harness::wait_until("three gates at once", 1, || {
+                                    gates.load(Ordering::SeqCst) >= 3
+                                });
+                            }
+                            Ok::<(), String>(())
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut old = primary.connection();
+        for n in 0..30 {
+            add(&format!("before-{n}"));
+        }
+        harness::wait_until("a worker blocked in BZPOPMIN", 5, || {
+            blocked_workers(&mut old) >= 1
+        });
+        // Under load: a producer goes on adding while the primary is demoted.
+        let add = &add;
+        let producer = scope.spawn(move || {
+            for n in 0..40 {
+                add(&format!("during-{n}"));
+            }
+        });
+        redis::cmd("REPLICAOF")
+            .arg("127.0.0.1")
+            .arg(replica.port())
+            .exec(&mut old)
+            .unwrap();
+        harness::wait_until("no worker blocked on the demoted server", 5, || {
+            blocked_workers(&mut old) == 0
+        });
+        redis::cmd("REPLICAOF")
+            .arg("NO")
+            .arg("ONE")
+            .exec(&mut replica.connection())
+            .unwrap();
+        producer.join().unwrap();
+        for n in 0..3 {
+            add(&format!("gate-{n}"));
+        }
+        let mut new = replica.connection();
+        harness::wait_until("every job to run", 20, || {
+            let c = queue.counts().run(&mut new).unwrap();
+            c.waiting + c.leased + c.delayed == 0 && gates.load(Ordering::SeqCst) >= 3
+        });
+        stop.stop();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let ran = ran.into_inner().unwrap();
+    let lost: Vec<_> = durable
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .filter(|id| !ran.contains_key(id))
+        .collect();
+    assert_eq!(lost, Vec::<String>::new(), "durable adds that never ran");
+    for report in &reports {
+        assert!(
+            report.server_retries + report.reconnects >= 1,
+            "a worker met no fault: {reports:?}"
+        );
+    }
+    println!("{reports:?}");
+}
+
+/// A server restarted with a large data set answers `LOADING` for a while: the workers
+/// wait (counting the errors) and go on with the jobs it loaded and the jobs added after.
+#[test]
+fn workers_wait_while_a_restarted_server_loads() {
+    // 100 µs per key loaded: 20,000 keys keep the server loading for about 2 s.
+    // It answers LOADING only between chunks of the file it reads: 1 KB each here.
+    let mut server = RedisProcess::start(&[
+        "--key-load-delay",
+        "100",
+        "--loading-process-events-interval-bytes",
+        "1024",
+    ]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let queue = WorkQueue::new("faults:loading").unwrap();
+    let stop = Stop::new();
+    let ran = Mutex::new(HashMap::<String, u32>::new());
+    let reports = thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (client, queue, stop, ran) = (&client, &queue, &stop, &ran);
+                scope.spawn(move || {
+                    queue
+                        .worker()
+                        .poll(Duration::from_millis(50))
+                        .run(client, stop, |job| {
+                            *ran.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                            Ok::<(), String>(())
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut con = server.connection();
+        let mut fill = redis::pipe();
+        for chunk in 0..20 {
+            let mut mset = redis::cmd("MSET");
+            for n in 0..1000 {
+                mset.arg(format!("filler:{chunk}:{n}")).arg("x");
+            }
+            fill.add_command(mset).ignore();
+        }
+        fill.exec(&mut con).unwrap();
+        // Paused, so that the saved jobs are still waiting when the server restarts.
+        queue.pause().run(&mut con).unwrap();
+        for n in 0..20 {
+            queue.add(&format!("saved-{n}"), "x").run(&mut con).unwrap();
+        }
+        redis::cmd("SAVE").exec(&mut con).unwrap();
+        // Kills and starts it again; it answers once it has loaded the file.
+        server.restart();
+        let mut con = server.connection();
+        assert!(queue.resume().run(&mut con).unwrap(), "the pause was saved");
+        for n in 0..20 {
+            queue.add(&format!("after-{n}"), "x").run(&mut con).unwrap();
+        }
+        harness::wait_until("every job to run", 20, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            let ran = ran.lock().unwrap();
+            c.waiting + c.leased == 0 && (0..20).all(|n| ran.contains_key(&format!("after-{n}")))
+        });
+        stop.stop();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let ran = ran.into_inner().unwrap();
+    for n in 0..20 {
+        assert!(
+            ran.contains_key(&format!("saved-{n}")),
+            "saved-{n} never ran"
+        );
+    }
+    let retries: u64 = reports.iter().map(|r| r.server_retries).sum();
+    let reconnects: u64 = reports.iter().map(|r| r.reconnects).sum();
+    assert!(retries >= 1, "no worker met LOADING: {reports:?}");
+    assert!(reconnects >= 2, "{reports:?}");
+}
+
+/// An async handler that blocks its thread (no `spawn_blocking`) on a `current_thread`
+/// runtime for longer than a whole lease: with `renew_from` the renewals run on a thread
+/// of their own, so its lease holds, and a second worker never runs its job again.
+#[test]
+fn a_blocking_async_handler_keeps_its_lease() {
+    let server = RedisProcess::start(&[]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let queue = strict_queue("faults:blocking");
+    let seen = Seen::default();
+    let stop = Stop::new();
+    let mut con = server.connection();
+    queue.add("long-1", "x").run(&mut con).unwrap();
+    let report = thread::scope(|scope| {
+        let (client, queue, stop, seen) = (&client, &queue, &stop, &seen);
+        let async_worker = scope.spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let mut con = client.get_multiplexed_async_connection().await.unwrap();
+                queue
+                    .worker()
+                    .poll(Duration::from_millis(50))
+                    .renew_from(client.clone())
+                    .run_async(&mut con, stop, |job: Job| async move {
+                        // Blocks the runtime's only thread until the test releases it.
+                        seen.handle(&job)
+                    })
+                    .await
+                    .unwrap()
+            })
+        });
+        harness::wait_until("the async worker to start the job", 5, || {
+            seen.has_started("long-1")
+        });
+        let other = scope.spawn(move || {
+            queue
+                .worker()
+                .poll(Duration::from_millis(50))
+                .run(client, stop, |job| seen.handle(job))
+                .unwrap()
+        });
+        let renewed = renewed_once(&mut con, queue, seen, "long-1");
+        outlive_a_lease(&mut con, queue, seen, "long-1", renewed);
+        harness::wait_until("the job to end", 5, || {
+            queue.counts().run(&mut con).unwrap().leased == 0
+        });
+        stop.stop();
+        let report = async_worker.join().unwrap();
+        other.join().unwrap();
+        report
+    });
+    assert_eq!(seen.twice(), Vec::<String>::new(), "jobs that ran twice");
+    assert_eq!(report.acked, 1, "{report:?}");
+    assert_eq!(queue.counts().run(&mut con).unwrap().dead, 0);
+}
+
+/// A server whose `maxmemory-policy` evicts any key: a worker set to refuse it does not
+/// start, with a typed error; one set to warn runs and says so in its report; where
+/// `CONFIG GET` is refused, the report says the policy is unknown.
+#[test]
+fn an_evicting_server_is_refused_or_reported() {
+    use redis_patterns::work_queue::{MemoryPolicy, OnEviction};
+
+    let server = RedisProcess::start(&["--maxmemory-policy", "allkeys-lru"]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let queue = WorkQueue::new("faults:evicting").unwrap();
+    let stop = Stop::new();
+    stop.stop();
+    let refused = queue
+        .worker()
+        .on_eviction(OnEviction::Refuse)
+        .run(&client, &stop, |_| Ok::<(), String>(()));
+    match refused {
+        Err(redis_patterns::Error::EvictingServer { policy }) => assert_eq!(policy, "allkeys-lru"),
+        other => panic!("expected EvictingServer, got {other:?}"),
+    }
+    let warned = queue
+        .worker()
+        .run(&client, &stop, |_| Ok::<(), String>(()))
+        .unwrap();
+    assert_eq!(warned.memory_policy, MemoryPolicy::AllKeys);
+    let ignored = queue
+        .worker()
+        .on_eviction(OnEviction::Ignore)
+        .run(&client, &stop, |_| Ok::<(), String>(()))
+        .unwrap();
+    assert_eq!(ignored.memory_policy, MemoryPolicy::NotChecked);
+
+    // A user without CONFIG, as on a managed Redis.
+    harness::cmd(
+        &mut server.connection(),
+        &[
+            "ACL", "SETUSER", "app", "on", ">secret", "~*", "+@all", "-config",
+        ],
+    );
+    let url = format!("redis://app:secret@127.0.0.1:{}/0", server.port());
+    let limited = redis::Client::open(url).unwrap();
+    let unknown = queue
+        .worker()
+        .on_eviction(OnEviction::Refuse)
+        .run(&limited, &stop, |_| Ok::<(), String>(()))
+        .unwrap();
+    assert_eq!(unknown.memory_policy, MemoryPolicy::Unknown);
+
+    let noeviction = RedisProcess::start(&[]);
+    let safe = queue
+        .worker()
+        .on_eviction(OnEviction::Refuse)
+        .run(
+            &redis::Client::open(noeviction.url(0)).unwrap(),
+            &stop,
+            |_| Ok::<(), String>(()),
+        )
+        .unwrap();
+    assert_eq!(safe.memory_policy, MemoryPolicy::NoEviction);
+}
+
+/// A worker whose client reaches a replica (a stale address, the demoted node of a
+/// failover) gets `READONLY` at its first take: it waits, retrying, and goes on once
+/// that node is promoted.
+#[test]
+fn a_worker_on_a_replica_goes_on_once_it_is_promoted() {
+    let (primary, replica) = primary_and_replica();
+    let queue = WorkQueue::new("faults:readonly").unwrap();
+    let mut old = primary.connection();
+    queue.add("one", "x").run(&mut old).unwrap();
+    wait_for_replica(&mut old);
+    let client = redis::Client::open(replica.url(0)).unwrap();
+    let stop = Stop::new();
+    let ran = AtomicU64::new(0);
+    let report = thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            queue
+                .worker()
+                .poll(Duration::from_millis(50))
+                .run(&client, &stop, |_| {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    Ok::<(), String>(())
+                })
+                .unwrap()
+        });
+        let mut new = replica.connection();
+        harness::wait_until("the worker to meet READONLY", 5, || {
+            let errors: String = redis::cmd("INFO")
+                .arg("errorstats")
+                .query(&mut new)
+                .unwrap();
+            errors.contains("errorstat_READONLY")
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        redis::cmd("REPLICAOF")
+            .arg("NO")
+            .arg("ONE")
+            .exec(&mut new)
+            .unwrap();
+        harness::wait_until("the job to run", 5, || ran.load(Ordering::SeqCst) == 1);
+        stop.stop();
+        worker.join().unwrap()
+    });
+    assert_eq!(report.acked, 1, "{report:?}");
+    assert!(report.server_retries >= 1, "{report:?}");
+}
