@@ -170,6 +170,64 @@ local function rotate_hour(current_key, last_key, start_key, pstart_key, held, h
     redis.call('SET', start_key, hour)
   end
 end
+-- The last id of wake stream `wake_key`, '0-0' when it has none. A script that answers
+-- "not yet" returns it, and the waiter blocks with XREAD from it until wake_waiters adds
+-- an entry. Reads only: call it before the first write (a key of another type is
+-- refused with WRONGTYPE there).
+local function wake_id(wake_key)
+  local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
+  return last and last[1] or '0-0'
+end
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
+-- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
+-- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+local function wake_waiters(wake_key)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('PEXPIRE', wake_key, 60000)
+end
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+-- The milliseconds from `now` to `deadline` (a zset score, maybe one another client
+-- wrote), from 0 to a minute: what a waiter may block at most.
+local function ms_until(deadline, now)
+  local ms = math.floor(tonumber(deadline) - now)
+  if ms ~= ms or ms < 0 then
+    return 0
+  end
+  return math.min(ms, 60000)
+end
+-- The earliest deadline in zset `key` after `now`, nil when none.
+local function next_deadline(key, now)
+  return redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
+end
+-- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
+-- earliest first), and returns them, for the caller to drop what goes with them.
+local function drop_lapsed(key, now, most)
+  local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  if #lapsed > 0 then
+    redis.call('ZREM', key, unpack(lapsed))
+  end
+  return lapsed
+end
+-- Lets zset `key` of deadlines (and `also_key`, when given) go once the latest deadline it
+-- holds has passed, so that holds nobody releases leave no keys behind.
+local function expire_after_last(key, also_key, now)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if not last then
+    return
+  end
+  local ms = math.max(math.floor(tonumber(last) - now) + 1, 1)
+  -- A deadline past every lease these scripts grant (another client's `inf`) keeps the key.
+  if ms <= 2000000000000000 then
+    redis.call('PEXPIRE', key, ms)
+    if also_key then
+      redis.call('PEXPIRE', also_key, ms)
+    end
+  end
+end
 
 redis.register_function{
   function_name = 'rp_v0_1_0__version',
@@ -797,6 +855,361 @@ redis.call('HSET', counters, field, value)
 return old or '0'
   end,
 }
+
+-- The helpers the fair_lock scripts share (fair_lock/_shared.lua), defined once for them.
+do
+-- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
+-- is the lease), read and checked before any write: the token and fence, or nothing when
+-- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
+-- never write.
+local function lock_owner(owner_key)
+  local hold = redis.call('HMGET', owner_key, 't', 'f')
+  local fields = redis.call('HLEN', owner_key)
+  if fields == 0 then
+    return nil
+  end
+  local t, f = hold[1], hold[2]
+  if fields ~= 2 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
+      or not (f and safe_integer(f, 1, 9007199254740990)) then
+    return nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
+      .. ' holds no lock holder (fields t and f)')
+  end
+  return t, tonumber(f)
+end
+
+-- scripts/fair_lock/acquire.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fair_lock__acquire',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.
+---
+--- Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,
+--- in order of arrival) with a place that lasts `place_lease` (`places`: token ->
+--- deadline, server clock). Each later call renews the place, so a waiter keeps its place
+--- by waiting (calling again at least every `place_lease`, which the reply's wait allows),
+--- and a waiter that dies loses it within one `place_lease`. The call takes the lock when
+--- the lock is free and the token is first in the queue; the lock then lasts `lease` and
+--- its fencing token is the next number of the `fence` counter, which never goes back
+--- (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they
+--- are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;
+--- dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs
+--- `lease` from now) and its fencing token: the lock is not reentrant, one `release`
+--- frees it. A waiter that gives up calls `cancel`.
+--- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
+--- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival
+--- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock)
+--- @key fence string {<name>}:fence   the counter the fencing tokens come from; never deleted
+--- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the waiter's 128 random bits, the same for each call of one wait
+--- @arg lease ms 1..=10^15-1      how long the lock lasts once taken
+--- @arg place_lease ms 1..=10^15-1   how long the waiter's place lasts from this call
+--- @arg limit uint 1..=1000       the most lapsed places dropped first
+--- @return (uint, string, uint)   the fencing token (0: not yet), then the wake stream's last id and the
+---   most ms to block on it before calling again (both for a 0)
+--- @error BAD_ARGS                not 5 keys and 4 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_PLACE_LEASE         not whole milliseconds within its range
+--- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
+--- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner
+--- @clock server
+--- @complexity O(M × log N), N = the waiters, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local owner = KEYS[1]
+local queue = KEYS[2]
+local places = KEYS[3]
+local fence = KEYS[4]
+local wake = KEYS[5]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not place_lease or place_lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_PLACE_LEASE place_lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(owner, '^(.+):owner$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+end
+if queue ~= tag_of_keys .. ':queue' then
+  return redis.error_reply(
+      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in owner, but KEYS[4] is ' .. shown(fence))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[5] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+-- Everything read and checked before the first write (WRONGTYPE included).
+local id = wake_id(wake)
+local owner_token, owner_fence, bad_owner = lock_owner(owner)
+if bad_owner then
+  return bad_owner
+end
+local last = redis.call('GET', fence)
+if last and not safe_integer(last, 0, 9007199254740990) then
+  return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
+end
+local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
+if tail and not safe_integer(tail, 0, 9007199254740990) then
+  return redis.error_reply('BAD_QUEUE the last ticket of the queue is ' .. shown(tail) .. ', not a ticket')
+end
+redis.call('ZCARD', places)
+local now = now_ms()
+
+-- Lapsed places go: at the head first (so that the queue moves), then anywhere.
+local dropped = 0
+while dropped < limit do
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  local place = head and redis.call('ZSCORE', places, head)
+  if not head or (place and tonumber(place) > now) then
+    break
+  end
+  redis.call('ZREM', queue, head)
+  redis.call('ZREM', places, head)
+  dropped = dropped + 1
+end
+if dropped < limit then
+  local lapsed = drop_lapsed(places, now, limit - dropped)
+  if #lapsed > 0 then
+    redis.call('ZREM', queue, unpack(lapsed))
+    dropped = dropped + #lapsed
+  end
+end
+if dropped > 0 then
+  wake_waiters(wake)
+  id = wake_id(wake)
+end
+
+if owner_token == token then
+  redis.call('PEXPIRE', owner, lease)
+  return {owner_fence, id, 0}
+end
+
+-- Join at the back, or keep the place.
+if not redis.call('ZSCORE', queue, token) then
+  redis.call('ZADD', queue, (tonumber(tail) or 0) + 1, token)
+end
+redis.call('ZADD', places, now + place_lease, token)
+
+if not owner_token and redis.call('ZRANGE', queue, 0, 0)[1] == token then
+  redis.call('ZREM', queue, token)
+  redis.call('ZREM', places, token)
+  expire_after_last(places, queue, now)
+  local fencing = redis.call('INCR', fence)
+  redis.call('HSET', owner, 't', token, 'f', fencing)
+  redis.call('PEXPIRE', owner, lease)
+  return {fencing, id, 0}
+end
+expire_after_last(places, queue, now)
+
+-- Wait for the holder's lease, or for the first waiter to take the lock or lose its place;
+-- and call again in time to keep this place.
+local wait_ms
+if owner_token then
+  wait_ms = ms_until(now + redis.call('PTTL', owner), now)
+else
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  wait_ms = ms_until(redis.call('ZSCORE', places, head) or now, now)
+end
+return {0, id, math.min(wait_ms, math.floor(place_lease / 2))}
+  end,
+}
+
+-- scripts/fair_lock/cancel.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fair_lock__cancel',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives up `token`'s place in the queue, and wakes the waiters.
+---
+--- Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that
+--- the waiters behind it need not wait for its place to lapse; one that dies without it
+--- loses its place within one `place_lease` all the same.
+--- @key queue zset {<name>}:queue     waiting token -> ticket, in order of arrival
+--- @key places zset {<name>}:places   waiting token -> place deadline (ms, server clock)
+--- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the waiter's token
+--- @return bool                   whether the token had a place
+--- @error BAD_ARGS                not 3 keys and 1 argument
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_KEYS                a key not named as its template says
+--- @uses wake_waiters
+--- @complexity O(log N), N = the waiters
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local queue = KEYS[1]
+local places = KEYS[2]
+local wake = KEYS[3]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(queue, '^(.+):queue$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS queue must be {<name>}:queue, but KEYS[1] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in queue, but KEYS[2] is ' .. shown(places))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in queue, but KEYS[3] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+redis.call('ZCARD', places)
+redis.call('XLEN', wake)
+if redis.call('ZREM', queue, token) == 0 then
+  redis.call('ZREM', places, token)
+  return false
+end
+redis.call('ZREM', places, token)
+wake_waiters(wake)
+return true
+  end,
+}
+
+-- scripts/fair_lock/extend.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fair_lock__extend',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Runs the lock's lease `lease` from now if `token` holds it.
+---
+--- Beyond the book. A lease that has passed is not brought back: the holder lost the lock
+--- (take it again, and use the new fencing token).
+--- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
+--- @arg token string hex:32       the token the lock was taken with
+--- @arg lease ms 1..=10^15-1      how long the lock lasts from now
+--- @return bool                   whether `token` held the lock
+--- @error BAD_ARGS                not 1 key and 2 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @uses lock_owner
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local owner = KEYS[1]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(owner, '^(.+):owner$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+end
+-- End of the generated input checks.
+local owner_token, _, bad_owner = lock_owner(owner)
+if bad_owner then
+  return bad_owner
+end
+if owner_token ~= token then
+  return false
+end
+redis.call('PEXPIRE', owner, lease)
+return true
+  end,
+}
+
+-- scripts/fair_lock/release.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fair_lock__release',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Frees the lock if `token` holds it, and wakes the waiters.
+---
+--- Beyond the book. The first live waiter in the queue takes it at its next call (it is
+--- woken at once).
+--- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
+--- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the token the lock was taken with
+--- @return bool                   whether `token` held the lock
+--- @error BAD_ARGS                not 2 keys and 1 argument
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @uses wake_waiters lock_owner
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local owner = KEYS[1]
+local wake = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(owner, '^(.+):owner$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[2] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local owner_token, _, bad_owner = lock_owner(owner)
+if bad_owner then
+  return bad_owner
+end
+redis.call('XLEN', wake)
+if owner_token ~= token then
+  return false
+end
+redis.call('DEL', owner)
+wake_waiters(wake)
+return true
+  end,
+}
+end
 
 -- scripts/fenced_lock/acquire.lua
 redis.register_function{
@@ -4541,6 +4954,699 @@ redis.call('DEL', copy)
 return 0
   end,
 }
+
+-- The helpers the rw_lock scripts share (rw_lock/_shared.lua), defined once for them.
+do
+-- The write hold in hash `writer_key` (`t` the holder's token, `n` how many times it took
+-- the hold, `f` its fencing token; the key's expiry is the lease), read and checked before
+-- any write: the token, count and fence, or nothing when the lock has no writer; or nil,
+-- nil, nil and an error reply when the hash holds what these scripts never write.
+local function write_hold(writer_key)
+  local hold = redis.call('HMGET', writer_key, 't', 'n', 'f')
+  local fields = redis.call('HLEN', writer_key)
+  if fields == 0 then
+    return nil
+  end
+  local t, n, f = hold[1], hold[2], hold[3]
+  if fields ~= 3 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
+      or not (n and safe_integer(n, 1, 9007199254740990))
+      or not (f and safe_integer(f, 1, 9007199254740990)) then
+    return nil, nil, nil, redis.error_reply('BAD_WRITER ' .. shown(writer_key)
+      .. ' holds no write hold (fields t, n and f)')
+  end
+  return t, tonumber(n), tonumber(f)
+end
+-- How many read holds `token` has in hash `holds_key`, checked before any write: 0 when
+-- none; nil and an error reply when the count is no whole number from 1.
+local function read_count(holds_key, holder)
+  local count = redis.call('HGET', holds_key, holder)
+  if not count then
+    return 0
+  end
+  if not safe_integer(count, 1, 9007199254740990) then
+    return nil, redis.error_reply('BAD_READ_HOLDS ' .. shown(holds_key) .. ' counts '
+      .. shown(count) .. ' holds for the token')
+  end
+  return tonumber(count)
+end
+
+-- scripts/rw_lock/acquire_read.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__acquire_read',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes a read hold under `token` for `lease`, or says what to wait on.
+---
+--- Beyond the book. Many tokens may hold the lock for reading at once, while no other
+--- token holds it for writing. A token that asks again counts one more hold (reentrancy
+--- per token; each `release_read` gives one back) and its lease runs `lease` from now.
+--- Writers come first: while a writer waits (a live place in `intents`, which its
+--- `acquire_write` calls renew), a token that holds no read yet waits too, unless
+--- `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve
+--- them). The write holder may take read holds as well. Up to `limit` lapsed read holds
+--- and `limit` lapsed writer places are dropped first (the earliest first); dropping any
+--- wakes the waiters. When the hold is not granted, the reply says what to block on: the
+--- wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at
+--- most before calling again (the time to the lease or place that stands in the way).
+--- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
+--- @key readers zset {<name>}:readers     read holder token -> lease deadline (ms, server clock)
+--- @key read_holds hash {<name>}:read_holds  read holder token -> how many holds it took
+--- @key intents zset {<name>}:intents     waiting writer token -> place deadline (ms, server clock)
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the holder's 128 random bits; the same token for each hold of one holder
+--- @arg lease ms 1..=10^15-1      how long the token's read holds last from now
+--- @arg prefer_readers bool       1: come in even while a writer waits
+--- @arg limit uint 1..=1000       the most lapsed read holds, and writer places, dropped first
+--- @return (uint, string, uint)   the token's read holds now (0: not granted), then the wake stream's
+---   last id and the most ms to block on it before calling again (both for a 0)
+--- @error BAD_ARGS                not 5 keys and 4 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_PREFER_READERS      not 1 or 0
+--- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
+--- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold read_count
+--- @clock server
+--- @complexity O(M × log R), R = the read holders and waiting writers, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local readers = KEYS[2]
+local read_holds = KEYS[3]
+local intents = KEYS[4]
+local wake = KEYS[5]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local prefer_readers = ARGV[3]
+if prefer_readers ~= '1' and prefer_readers ~= '0' then
+  return redis.error_reply('BAD_PREFER_READERS prefer_readers must be 1 or 0, got ' .. shown(prefer_readers))
+end
+prefer_readers = prefer_readers == '1'
+local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+end
+if readers ~= tag_of_keys .. ':readers' then
+  return redis.error_reply(
+      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
+end
+if intents ~= tag_of_keys .. ':intents' then
+  return redis.error_reply(
+      'BAD_KEYS intents must be {<name>}:intents with <name> as in writer, but KEYS[4] is ' .. shown(intents))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[5] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+-- Everything read and checked before the first write (WRONGTYPE included).
+local id = wake_id(wake)
+local writer_token, _, _, bad_writer = write_hold(writer)
+if bad_writer then
+  return bad_writer
+end
+local count, bad_count = read_count(read_holds, token)
+if not count then
+  return bad_count
+end
+redis.call('ZCARD', intents)
+local now = now_ms()
+
+local dropped = drop_lapsed(readers, now, limit)
+if #dropped > 0 then
+  redis.call('HDEL', read_holds, unpack(dropped))
+end
+local lapsed_places = drop_lapsed(intents, now, limit)
+if #dropped + #lapsed_places > 0 then
+  wake_waiters(wake)
+  id = wake_id(wake)
+end
+
+local held = redis.call('ZSCORE', readers, token)
+if not (held and tonumber(held) > now) then
+  -- No live hold: a lapsed one left over counts for nothing.
+  count = 0
+end
+if writer_token and writer_token ~= token then
+  return {0, id, ms_until(now + redis.call('PTTL', writer), now)}
+end
+if count == 0 and not prefer_readers then
+  -- A writer waits when it holds a live place (the token's own place aside).
+  local own = redis.call('ZSCORE', intents, token)
+  local waiting = redis.call('ZCOUNT', intents, '(' .. now, '+inf')
+  if own and tonumber(own) > now then
+    waiting = waiting - 1
+  end
+  if waiting > 0 then
+    return {0, id, ms_until(next_deadline(intents, now), now)}
+  end
+end
+
+redis.call('HSET', read_holds, token, count + 1)
+redis.call('ZADD', readers, now + lease, token)
+expire_after_last(readers, read_holds, now)
+return {count + 1, id, 0}
+  end,
+}
+
+-- scripts/rw_lock/acquire_write.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__acquire_write',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.
+---
+--- Beyond the book. One token holds the lock for writing, while no token holds it for
+--- reading. A token that asks again counts one more hold (reentrancy per token; each
+--- `release_write` gives one back), keeps its fencing token and its lease runs `lease`
+--- from now. Each new write hold takes the next number of the `fence` counter, which never
+--- goes back, as `fenced_lock/acquire` does. While the call is refused, the token holds a
+--- place in `intents` for `place_lease` (renewed by each call), and readers that do not
+--- prefer readers wait behind it, so a stream of readers cannot starve the writer; an
+--- empty `place_lease` asks once without a place. A token that holds a read hold is
+--- refused (upgrading could deadlock two such tokens): release it, or take the write hold
+--- first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places
+--- are dropped first (the earliest first); dropping any wakes the waiters.
+--- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
+--- @key readers zset {<name>}:readers     read holder token -> lease deadline (ms, server clock)
+--- @key read_holds hash {<name>}:read_holds  read holder token -> how many holds it took
+--- @key intents zset {<name>}:intents     waiting writer token -> place deadline (ms, server clock)
+--- @key fence string {<name>}:fence       the counter the fencing tokens come from; never deleted
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the holder's 128 random bits; the same token for each hold of one holder
+--- @arg lease ms 1..=10^15-1      how long the write hold lasts from now
+--- @arg place_lease ms? 1..=10^15-1  how long the waiting writer's place lasts; empty: wait without one
+--- @arg limit uint 1..=1000       the most lapsed read holds, and writer places, dropped first
+--- @return (uint, string, uint)   the write hold's fencing token (0: not granted), then the wake stream's
+---   last id and the most ms to block on it before calling again (both for a 0)
+--- @error BAD_ARGS                not 6 keys and 4 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_PLACE_LEASE         not whole milliseconds within its range (or empty)
+--- @error BAD_LIMIT               not an integer within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
+--- @error HOLDS_READ              `token` holds a read hold: release it first
+--- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold
+--- @clock server
+--- @complexity O(M × log R), R = the read holders and waiting writers, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 4 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local readers = KEYS[2]
+local read_holds = KEYS[3]
+local intents = KEYS[4]
+local fence = KEYS[5]
+local wake = KEYS[6]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+local place_lease = nil
+if ARGV[3] ~= '' then
+  place_lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+  if not place_lease or place_lease > 999999999999999 then
+    return redis.error_reply(
+        'BAD_PLACE_LEASE place_lease must be whole milliseconds from 1 to 999999999999999, or empty, got '
+        .. shown(ARGV[3]))
+  end
+end
+local limit = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[4]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+end
+if readers ~= tag_of_keys .. ':readers' then
+  return redis.error_reply(
+      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
+end
+if intents ~= tag_of_keys .. ':intents' then
+  return redis.error_reply(
+      'BAD_KEYS intents must be {<name>}:intents with <name> as in writer, but KEYS[4] is ' .. shown(intents))
+end
+if fence ~= tag_of_keys .. ':fence' then
+  return redis.error_reply(
+      'BAD_KEYS fence must be {<name>}:fence with <name> as in writer, but KEYS[5] is ' .. shown(fence))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[6] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+-- Everything read and checked before the first write (WRONGTYPE included).
+local id = wake_id(wake)
+local writer_token, _, writer_fence, bad_writer = write_hold(writer)
+if bad_writer then
+  return bad_writer
+end
+local last = redis.call('GET', fence)
+if last and not safe_integer(last, 0, 9007199254740990) then
+  return redis.error_reply('BAD_FENCE the fence counter holds ' .. shown(last) .. ', not a token count')
+end
+redis.call('HLEN', read_holds)
+redis.call('ZCARD', intents)
+local now = now_ms()
+local reading = redis.call('ZSCORE', readers, token)
+if writer_token ~= token and reading and tonumber(reading) > now then
+  return redis.error_reply('HOLDS_READ the token holds a read hold; release it before taking the write hold')
+end
+
+local dropped = drop_lapsed(readers, now, limit)
+if #dropped > 0 then
+  redis.call('HDEL', read_holds, unpack(dropped))
+end
+local lapsed_places = drop_lapsed(intents, now, limit)
+if #dropped + #lapsed_places > 0 then
+  wake_waiters(wake)
+  id = wake_id(wake)
+end
+
+if writer_token == token then
+  redis.call('HINCRBY', writer, 'n', 1)
+  redis.call('PEXPIRE', writer, lease)
+  redis.call('ZREM', intents, token)
+  return {writer_fence, id, 0}
+end
+
+local wait_ms
+if writer_token then
+  wait_ms = ms_until(now + redis.call('PTTL', writer), now)
+else
+  local next_reader = next_deadline(readers, now)
+  if next_reader then
+    wait_ms = ms_until(next_reader, now)
+  end
+end
+if wait_ms then
+  if place_lease then
+    redis.call('ZADD', intents, now + place_lease, token)
+    expire_after_last(intents, nil, now)
+    -- Call again in time to keep the place.
+    wait_ms = math.min(wait_ms, math.floor(place_lease / 2))
+  end
+  return {0, id, wait_ms}
+end
+
+redis.call('ZREM', intents, token)
+local fencing = redis.call('INCR', fence)
+redis.call('HSET', writer, 't', token, 'n', 1, 'f', fencing)
+redis.call('PEXPIRE', writer, lease)
+return {fencing, id, 0}
+  end,
+}
+
+-- scripts/rw_lock/downgrade.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__downgrade',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.
+---
+--- Beyond the book. The whole write hold goes (however many times the token took it), the
+--- token's read holds count one more, and the waiters wake: readers come in beside it,
+--- writers wait for its read holds. Its fencing token stays the last one handed out until
+--- the next write hold.
+--- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
+--- @key readers zset {<name>}:readers     read holder token -> lease deadline (ms, server clock)
+--- @key read_holds hash {<name>}:read_holds  read holder token -> how many holds it took
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the token the write hold was taken with
+--- @arg lease ms 1..=10^15-1      how long the token's read holds last from now
+--- @return uint?                  the token's read holds now; nil when it held no write hold
+--- @error BAD_ARGS                not 4 keys and 2 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
+--- @uses wake_waiters now_ms expire_after_last write_hold read_count
+--- @clock server
+--- @complexity O(log R), R = the read holders
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local readers = KEYS[2]
+local read_holds = KEYS[3]
+local wake = KEYS[4]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+end
+if readers ~= tag_of_keys .. ':readers' then
+  return redis.error_reply(
+      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[4] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local writer_token, _, _, bad_writer = write_hold(writer)
+if bad_writer then
+  return bad_writer
+end
+local count, bad_count = read_count(read_holds, token)
+if not count then
+  return bad_count
+end
+redis.call('XLEN', wake)
+if writer_token ~= token then
+  return false
+end
+local now = now_ms()
+local held = redis.call('ZSCORE', readers, token)
+if not (held and tonumber(held) > now) then
+  count = 0
+end
+redis.call('DEL', writer)
+redis.call('HSET', read_holds, token, count + 1)
+redis.call('ZADD', readers, now + lease, token)
+expire_after_last(readers, read_holds, now)
+wake_waiters(wake)
+return count + 1
+  end,
+}
+
+-- scripts/rw_lock/extend.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__extend',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Runs `token`'s write hold and read holds, those it still has, for `lease` from now.
+---
+--- Beyond the book. A hold whose lease has passed is not brought back: the holder lost it
+--- (take it again, and use the new fencing token).
+--- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
+--- @key readers zset {<name>}:readers     read holder token -> lease deadline (ms, server clock)
+--- @key read_holds hash {<name>}:read_holds  read holder token -> how many holds it took
+--- @arg token string hex:32       the token the holds were taken with
+--- @arg lease ms 1..=10^15-1      how long the holds last from now
+--- @return (bool, bool)           whether the token's write hold was extended, and its read holds
+--- @error BAD_ARGS                not 3 keys and 2 arguments
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_LEASE               not whole milliseconds within its range
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
+--- @uses now_ms expire_after_last write_hold read_count
+--- @clock server
+--- @complexity O(log R), R = the read holders
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local readers = KEYS[2]
+local read_holds = KEYS[3]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+end
+if readers ~= tag_of_keys .. ':readers' then
+  return redis.error_reply(
+      'BAD_KEYS readers must be {<name>}:readers with <name> as in writer, but KEYS[2] is ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in writer, but KEYS[3] is ' .. shown(read_holds))
+end
+-- End of the generated input checks.
+local writer_token, _, _, bad_writer = write_hold(writer)
+if bad_writer then
+  return bad_writer
+end
+local count, bad_count = read_count(read_holds, token)
+if not count then
+  return bad_count
+end
+local now = now_ms()
+local held = redis.call('ZSCORE', readers, token)
+local wrote = writer_token == token
+local read = held and tonumber(held) > now and count > 0 or false
+if wrote then
+  redis.call('PEXPIRE', writer, lease)
+end
+if read then
+  redis.call('ZADD', readers, now + lease, token)
+  expire_after_last(readers, read_holds, now)
+end
+return {wrote, read}
+  end,
+}
+
+-- scripts/rw_lock/release_read.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__release_read',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives back one of `token`'s read holds.
+---
+--- Beyond the book. The token's holds are counted in one field, and its lease is one
+--- member of a sorted set, so a release costs O(log R) whatever the number of readers
+--- (Redisson's checks every read hold). The last live read hold out wakes the waiters
+--- (a writer waits for it). A hold whose lease has passed is no longer held: the call
+--- drops what is left of it and answers nil.
+--- @key readers zset {<name>}:readers     read holder token -> lease deadline (ms, server clock)
+--- @key read_holds hash {<name>}:read_holds  read holder token -> how many holds it took
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the token the holds were taken with
+--- @return uint?                  the token's read holds left (0: none, the token is out); nil when it held none
+--- @error BAD_ARGS                not 3 keys and 1 argument
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
+--- @uses wake_waiters now_ms read_count
+--- @clock server
+--- @complexity O(log R), R = the read holders
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local readers = KEYS[1]
+local read_holds = KEYS[2]
+local wake = KEYS[3]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(readers, '^(.+):readers$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS readers must be {<name>}:readers, but KEYS[1] is ' .. shown(readers))
+end
+if read_holds ~= tag_of_keys .. ':read_holds' then
+  return redis.error_reply(
+      'BAD_KEYS read_holds must be {<name>}:read_holds with <name> as in readers, but KEYS[2] is ' .. shown(read_holds))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in readers, but KEYS[3] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local count, bad_count = read_count(read_holds, token)
+if not count then
+  return bad_count
+end
+redis.call('XLEN', wake)
+local now = now_ms()
+local held = redis.call('ZSCORE', readers, token)
+if not (held and tonumber(held) > now and count > 0) then
+  -- Lapsed, or never held: what is left of it goes.
+  if held then
+    redis.call('ZREM', readers, token)
+  end
+  if count > 0 then
+    redis.call('HDEL', read_holds, token)
+  end
+  return false
+end
+if count > 1 then
+  redis.call('HSET', read_holds, token, count - 1)
+  return count - 1
+end
+redis.call('ZREM', readers, token)
+redis.call('HDEL', read_holds, token)
+if redis.call('ZCOUNT', readers, '(' .. now, '+inf') == 0 then
+  wake_waiters(wake)
+end
+return 0
+  end,
+}
+
+-- scripts/rw_lock/release_write.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__release_write',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives back one of `token`'s write holds; the last one frees the lock.
+---
+--- Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is
+--- gone (its key expired): the call answers nil.
+--- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the token the hold was taken with
+--- @return uint?                  the token's write holds left (0: the lock is free); nil when it held none
+--- @error BAD_ARGS                not 2 keys and 1 argument
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_KEYS                a key not named as its template says
+--- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @uses wake_waiters write_hold
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local writer = KEYS[1]
+local wake = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(writer, '^(.+):writer$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS writer must be {<name>}:writer, but KEYS[1] is ' .. shown(writer))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in writer, but KEYS[2] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local writer_token, count, _, bad_writer = write_hold(writer)
+if bad_writer then
+  return bad_writer
+end
+redis.call('XLEN', wake)
+if writer_token ~= token then
+  return false
+end
+if count > 1 then
+  redis.call('HSET', writer, 'n', count - 1)
+  return count - 1
+end
+redis.call('DEL', writer)
+wake_waiters(wake)
+return 0
+  end,
+}
+
+-- scripts/rw_lock/withdraw.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__rw_lock__withdraw',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives up `token`'s place as a waiting writer, so that readers it held back come in.
+---
+--- Beyond the book. A writer that stops waiting (its timeout passed) calls this; one that
+--- dies without it loses its place when the place's lease passes. Withdrawing a place
+--- wakes the waiters.
+--- @key intents zset {<name>}:intents     waiting writer token -> place deadline (ms, server clock)
+--- @key wake stream {<name>}:wake         the wake stream: an entry each time the lock frees
+--- @arg token string hex:32       the waiting writer's token
+--- @return bool                   whether the token had a place
+--- @error BAD_ARGS                not 2 keys and 1 argument
+--- @error BAD_TOKEN               not 32 hex digits
+--- @error BAD_KEYS                a key not named as its template says
+--- @uses wake_waiters
+--- @complexity O(log W), W = the waiting writers
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local intents = KEYS[1]
+local wake = KEYS[2]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(intents, '^(.+):intents$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS intents must be {<name>}:intents, but KEYS[1] is ' .. shown(intents))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in intents, but KEYS[2] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+redis.call('XLEN', wake)
+if redis.call('ZREM', intents, token) == 0 then
+  return false
+end
+wake_waiters(wake)
+return true
+  end,
+}
+end
 
 -- The helpers the session scripts share (session/_shared.lua), defined once for them.
 do

@@ -761,6 +761,342 @@ pub mod counter {
     }
 }
 
+#[doc = " The scripts of `scripts/fair_lock/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod fair_lock {
+    #[doc = " The names of the keys of `fair_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `owner` (a hash), `{<name>}:owner`: the holder: `t` token, `f` fencing token; expires with its lease"]
+        #[doc = ""]
+        #[doc = " Build its name with [`owner()`]."]
+        pub static OWNER: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:owner", forms: &[crate::KeyForm { text: "{<name>}:owner", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":owner")] }] };
+
+        #[doc = " The name of `owner`: `{<name>}:owner`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn owner(name: &str) -> crate::Result<String> {
+            OWNER.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `queue` (a zset), `{<name>}:queue`: waiting token -> ticket, in order of arrival"]
+        #[doc = ""]
+        #[doc = " Build its name with [`queue()`]."]
+        pub static QUEUE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:queue", forms: &[crate::KeyForm { text: "{<name>}:queue", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":queue")] }] };
+
+        #[doc = " The name of `queue`: `{<name>}:queue`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn queue(name: &str) -> crate::Result<String> {
+            QUEUE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `places` (a zset), `{<name>}:places`: waiting token -> place deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`places()`]."]
+        pub static PLACES: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:places", forms: &[crate::KeyForm { text: "{<name>}:places", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":places")] }] };
+
+        #[doc = " The name of `places`: `{<name>}:places`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn places(name: &str) -> crate::Result<String> {
+            PLACES.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `fence` (a string), `{<name>}:fence`: the counter the fencing tokens come from; never deleted"]
+        #[doc = ""]
+        #[doc = " Build its name with [`fence()`]."]
+        pub static FENCE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:fence", forms: &[crate::KeyForm { text: "{<name>}:fence", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":fence")] }] };
+
+        #[doc = " The name of `fence`: `{<name>}:fence`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn fence(name: &str) -> crate::Result<String> {
+            FENCE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: the wake stream: an entry each time the lock frees"]
+        #[doc = ""]
+        #[doc = " Build its name with [`wake()`]."]
+        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+
+        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn wake(name: &str) -> crate::Result<String> {
+            WAKE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `fair_lock/acquire`: Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`acquire()`]."]
+    pub static ACQUIRE: crate::Script = crate::Script {
+        name: "fair_lock/acquire",
+        path: "scripts/fair_lock/acquire.lua",
+        sha1: "7b26b0d9128a6e190088a0670ee8d8c19d8f16e5",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
+        flags: &[],
+        summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
+        description: "Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,\nin order of arrival) with a place that lasts `place_lease` (`places`: token ->\ndeadline, server clock). Each later call renews the place, so a waiter keeps its place\nby waiting (calling again at least every `place_lease`, which the reply's wait allows),\nand a waiter that dies loses it within one `place_lease`. The call takes the lock when\nthe lock is free and the token is first in the queue; the lock then lasts `lease` and\nits fencing token is the next number of the `fence` counter, which never goes back\n(`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they\nare in the queue: lapsed places at the head first, then the earliest lapsed anywhere;\ndropping any wakes the waiters. The holder calling again keeps the lock (its lease runs\n`lease` from now) and its fencing token: the lock is not reentrant, one `release`\nfrees it. A waiter that gives up calls `cancel`.",
+        keys: &[
+            crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock)", template: Some(&keys::PLACES) },
+            crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter the fencing tokens come from; never deleted", template: Some(&keys::FENCE) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's 128 random bits, the same for each call of one wait", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the lock lasts once taken", template: None },
+            crate::Param { name: "place_lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the waiter's place lasts from this call", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed places dropped first", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, string, uint)", doc: "the fencing token (0: not yet), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
+            crate::ErrorDoc { code: "BAD_QUEUE", doc: "the last ticket in `queue` is no whole number from 0 to 2^53 - 2" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(M × log N), N = the waiters, M = `limit`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue."]
+    #[doc = ""]
+    #[doc = " Beyond the book. The first call joins the queue at its back (`queue`: token -> ticket,"]
+    #[doc = " in order of arrival) with a place that lasts `place_lease` (`places`: token ->"]
+    #[doc = " deadline, server clock). Each later call renews the place, so a waiter keeps its place"]
+    #[doc = " by waiting (calling again at least every `place_lease`, which the reply's wait allows),"]
+    #[doc = " and a waiter that dies loses it within one `place_lease`. The call takes the lock when"]
+    #[doc = " the lock is free and the token is first in the queue; the lock then lasts `lease` and"]
+    #[doc = " its fencing token is the next number of the `fence` counter, which never goes back"]
+    #[doc = " (`fenced_lock/acquire`'s rule). First, at most `limit` lapsed places go, wherever they"]
+    #[doc = " are in the queue: lapsed places at the head first, then the earliest lapsed anywhere;"]
+    #[doc = " dropping any wakes the waiters. The holder calling again keeps the lock (its lease runs"]
+    #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
+    #[doc = " frees it. A waiter that gives up calls `cancel`."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `7b26b0d9128a6e190088a0670ee8d8c19d8f16e5`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)"]
+    #[doc = " - `fence` (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never deleted"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the waiter's 128 random bits, the same for each call of one wait"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the lock lasts once taken"]
+    #[doc = " - `place_lease` (`ms`, from 1 to 999999999999999 ms): how long the waiter's place lasts from this call"]
+    #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed places dropped first"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, string, uint)`): the fencing token (0: not yet), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 4 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
+    #[doc = " - `BAD_QUEUE`: the last ticket in `queue` is no whole number from 0 to 2^53 - 2"]
+    #[doc = ""]
+    #[doc = " Complexity: O(M × log N), N = the waiters, M = `limit`. Clock: the server's `TIME`."]
+    pub fn acquire(owner: &str, queue: &str, places: &str, fence: &str, wake: &str, token: &str, lease: ::std::time::Duration, place_lease: ::std::time::Duration, limit: u64) -> crate::Op<(u64, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE).key(owner).key(queue).key(places).key(fence).key(wake).arg(token).arg(lease).arg(place_lease).arg(limit).finish()
+    }
+
+    #[doc = " `fair_lock/cancel`: Gives up `token`'s place in the queue, and wakes the waiters."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`cancel()`]."]
+    pub static CANCEL: crate::Script = crate::Script {
+        name: "fair_lock/cancel",
+        path: "scripts/fair_lock/cancel.lua",
+        sha1: "74cab1ad3bc4e705249753d3b42e97c3e6d77d46",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
+        flags: &[],
+        summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
+        description: "Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that\nthe waiters behind it need not wait for its place to lapse; one that dies without it\nloses its place within one `place_lease` all the same.",
+        keys: &[
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> ticket, in order of arrival", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> place deadline (ms, server clock)", template: Some(&keys::PLACES) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiter's token", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether the token had a place" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+        ],
+        clock: None,
+        complexity: "O(log N), N = the waiters",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives up `token`'s place in the queue, and wakes the waiters."]
+    #[doc = ""]
+    #[doc = " Beyond the book. A waiter that stops waiting (its timeout passed) calls this, so that"]
+    #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
+    #[doc = " loses its place within one `place_lease` all the same."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `74cab1ad3bc4e705249753d3b42e97c3e6d77d46`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> place deadline (ms, server clock)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the waiter's token"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether the token had a place"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the waiters."]
+    pub fn cancel(queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&CANCEL).key(queue).key(places).key(wake).arg(token).finish()
+    }
+
+    #[doc = " `fair_lock/extend`: Runs the lock's lease `lease` from now if `token` holds it."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`extend()`]."]
+    pub static EXTEND: crate::Script = crate::Script {
+        name: "fair_lock/extend",
+        path: "scripts/fair_lock/extend.lua",
+        sha1: "4590f51f85a47c60637ee80e430e807d4aaf6ee3",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
+        flags: &[],
+        summary: "Runs the lock's lease `lease` from now if `token` holds it.",
+        description: "Beyond the book. A lease that has passed is not brought back: the holder lost the lock\n(take it again, and use the new fencing token).",
+        keys: &[
+            crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the lock was taken with", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the lock lasts from now", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether `token` held the lock" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Runs the lock's lease `lease` from now if `token` holds it."]
+    #[doc = ""]
+    #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
+    #[doc = " (take it again, and use the new fencing token)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `4590f51f85a47c60637ee80e430e807d4aaf6ee3`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the lock was taken with"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the lock lasts from now"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether `token` held the lock"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn extend(owner: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<bool> {
+        crate::ScriptCall::new(&EXTEND).key(owner).arg(token).arg(lease).finish()
+    }
+
+    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and wakes the waiters."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`release()`]."]
+    pub static RELEASE: crate::Script = crate::Script {
+        name: "fair_lock/release",
+        path: "scripts/fair_lock/release.lua",
+        sha1: "c8c618fd1346888cbc4273894dc406510d63baf6",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
+        flags: &[],
+        summary: "Frees the lock if `token` holds it, and wakes the waiters.",
+        description: "Beyond the book. The first live waiter in the queue takes it at its next call (it is\nwoken at once).",
+        keys: &[
+            crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the lock was taken with", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether `token` held the lock" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Frees the lock if `token` holds it, and wakes the waiters."]
+    #[doc = ""]
+    #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call (it is"]
+    #[doc = " woken at once)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `c8c618fd1346888cbc4273894dc406510d63baf6`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the lock was taken with"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether `token` held the lock"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn release(owner: &str, wake: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&RELEASE).key(owner).key(wake).arg(token).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/fenced_lock/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod fenced_lock {
@@ -4764,6 +5100,579 @@ pub mod row_cache {
     }
 }
 
+#[doc = " The scripts of `scripts/rw_lock/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod rw_lock {
+    #[doc = " The names of the keys of `rw_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `writer` (a hash), `{<name>}:writer`: the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+        #[doc = ""]
+        #[doc = " Build its name with [`writer()`]."]
+        pub static WRITER: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:writer", forms: &[crate::KeyForm { text: "{<name>}:writer", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":writer")] }] };
+
+        #[doc = " The name of `writer`: `{<name>}:writer`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn writer(name: &str) -> crate::Result<String> {
+            WRITER.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `readers` (a zset), `{<name>}:readers`: read holder token -> lease deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`readers()`]."]
+        pub static READERS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:readers", forms: &[crate::KeyForm { text: "{<name>}:readers", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":readers")] }] };
+
+        #[doc = " The name of `readers`: `{<name>}:readers`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn readers(name: &str) -> crate::Result<String> {
+            READERS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `read_holds` (a hash), `{<name>}:read_holds`: read holder token -> how many holds it took"]
+        #[doc = ""]
+        #[doc = " Build its name with [`read_holds()`]."]
+        pub static READ_HOLDS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:read_holds", forms: &[crate::KeyForm { text: "{<name>}:read_holds", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":read_holds")] }] };
+
+        #[doc = " The name of `read_holds`: `{<name>}:read_holds`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn read_holds(name: &str) -> crate::Result<String> {
+            READ_HOLDS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `intents` (a zset), `{<name>}:intents`: waiting writer token -> place deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`intents()`]."]
+        pub static INTENTS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:intents", forms: &[crate::KeyForm { text: "{<name>}:intents", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":intents")] }] };
+
+        #[doc = " The name of `intents`: `{<name>}:intents`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn intents(name: &str) -> crate::Result<String> {
+            INTENTS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: the wake stream: an entry each time the lock frees"]
+        #[doc = ""]
+        #[doc = " Build its name with [`wake()`]."]
+        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+
+        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn wake(name: &str) -> crate::Result<String> {
+            WAKE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `fence` (a string), `{<name>}:fence`: the counter the fencing tokens come from; never deleted"]
+        #[doc = ""]
+        #[doc = " Build its name with [`fence()`]."]
+        pub static FENCE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:fence", forms: &[crate::KeyForm { text: "{<name>}:fence", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":fence")] }] };
+
+        #[doc = " The name of `fence`: `{<name>}:fence`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn fence(name: &str) -> crate::Result<String> {
+            FENCE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `rw_lock/acquire_read`: Takes a read hold under `token` for `lease`, or says what to wait on."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`acquire_read()`]."]
+    pub static ACQUIRE_READ: crate::Script = crate::Script {
+        name: "rw_lock/acquire_read",
+        path: "scripts/rw_lock/acquire_read.lua",
+        sha1: "8462ca57f0e95a24ce82ccaa278c93fa8ad4a864",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
+        flags: &[],
+        summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
+        description: "Beyond the book. Many tokens may hold the lock for reading at once, while no other\ntoken holds it for writing. A token that asks again counts one more hold (reentrancy\nper token; each `release_read` gives one back) and its lease runs `lease` from now.\nWriters come first: while a writer waits (a live place in `intents`, which its\n`acquire_write` calls renew), a token that holds no read yet waits too, unless\n`prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve\nthem). The write holder may take read holds as well. Up to `limit` lapsed read holds\nand `limit` lapsed writer places are dropped first (the earliest first); dropping any\nwakes the waiters. When the hold is not granted, the reply says what to block on: the\nwake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at\nmost before calling again (the time to the lease or place that stands in the way).",
+        keys: &[
+            crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
+            crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
+            crate::Param { name: "read_holds", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> how many holds it took", template: Some(&keys::READ_HOLDS) },
+            crate::Param { name: "intents", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting writer token -> place deadline (ms, server clock)", template: Some(&keys::INTENTS) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the holder's 128 random bits; the same token for each hold of one holder", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the token's read holds last from now", template: None },
+            crate::Param { name: "prefer_readers", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "1: come in even while a writer waits", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed read holds, and writer places, dropped first", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, string, uint)", doc: "the token's read holds now (0: not granted), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_PREFER_READERS", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(M × log R), R = the read holders and waiting writers, M = `limit`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes a read hold under `token` for `lease`, or says what to wait on."]
+    #[doc = ""]
+    #[doc = " Beyond the book. Many tokens may hold the lock for reading at once, while no other"]
+    #[doc = " token holds it for writing. A token that asks again counts one more hold (reentrancy"]
+    #[doc = " per token; each `release_read` gives one back) and its lease runs `lease` from now."]
+    #[doc = " Writers come first: while a writer waits (a live place in `intents`, which its"]
+    #[doc = " `acquire_write` calls renew), a token that holds no read yet waits too, unless"]
+    #[doc = " `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve"]
+    #[doc = " them). The write holder may take read holds as well. Up to `limit` lapsed read holds"]
+    #[doc = " and `limit` lapsed writer places are dropped first (the earliest first); dropping any"]
+    #[doc = " wakes the waiters. When the hold is not granted, the reply says what to block on: the"]
+    #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
+    #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `8462ca57f0e95a24ce82ccaa278c93fa8ad4a864`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+    #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
+    #[doc = " - `read_holds` (a hash, named `{<name>}:read_holds`): read holder token -> how many holds it took"]
+    #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the holder's 128 random bits; the same token for each hold of one holder"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the token's read holds last from now"]
+    #[doc = " - `prefer_readers` (`bool`): 1: come in even while a writer waits"]
+    #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed read holds, and writer places, dropped first"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, string, uint)`): the token's read holds now (0: not granted), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 4 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_PREFER_READERS`: not 1 or 0"]
+    #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(M × log R), R = the read holders and waiting writers, M = `limit`. Clock: the server's `TIME`."]
+    pub fn acquire_read(writer: &str, readers: &str, read_holds: &str, intents: &str, wake: &str, token: &str, lease: ::std::time::Duration, prefer_readers: bool, limit: u64) -> crate::Op<(u64, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE_READ).key(writer).key(readers).key(read_holds).key(intents).key(wake).arg(token).arg(lease).arg(prefer_readers).arg(limit).finish()
+    }
+
+    #[doc = " `rw_lock/acquire_write`: Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`acquire_write()`]."]
+    pub static ACQUIRE_WRITE: crate::Script = crate::Script {
+        name: "rw_lock/acquire_write",
+        path: "scripts/rw_lock/acquire_write.lua",
+        sha1: "74e3a7c83e50ea74487f54ccfd792484338c1806",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_write.lua")),
+        flags: &[],
+        summary: "Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.",
+        description: "Beyond the book. One token holds the lock for writing, while no token holds it for\nreading. A token that asks again counts one more hold (reentrancy per token; each\n`release_write` gives one back), keeps its fencing token and its lease runs `lease`\nfrom now. Each new write hold takes the next number of the `fence` counter, which never\ngoes back, as `fenced_lock/acquire` does. While the call is refused, the token holds a\nplace in `intents` for `place_lease` (renewed by each call), and readers that do not\nprefer readers wait behind it, so a stream of readers cannot starve the writer; an\nempty `place_lease` asks once without a place. A token that holds a read hold is\nrefused (upgrading could deadlock two such tokens): release it, or take the write hold\nfirst and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places\nare dropped first (the earliest first); dropping any wakes the waiters.",
+        keys: &[
+            crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
+            crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
+            crate::Param { name: "read_holds", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> how many holds it took", template: Some(&keys::READ_HOLDS) },
+            crate::Param { name: "intents", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting writer token -> place deadline (ms, server clock)", template: Some(&keys::INTENTS) },
+            crate::Param { name: "fence", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the counter the fencing tokens come from; never deleted", template: Some(&keys::FENCE) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the holder's 128 random bits; the same token for each hold of one holder", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the write hold lasts from now", template: None },
+            crate::Param { name: "place_lease", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the waiting writer's place lasts; empty: wait without one", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed read holds, and writer places, dropped first", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, string, uint)", doc: "the write hold's fencing token (0: not granted), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 4 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
+            crate::ErrorDoc { code: "HOLDS_READ", doc: "`token` holds a read hold: release it first" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(M × log R), R = the read holders and waiting writers, M = `limit`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on."]
+    #[doc = ""]
+    #[doc = " Beyond the book. One token holds the lock for writing, while no token holds it for"]
+    #[doc = " reading. A token that asks again counts one more hold (reentrancy per token; each"]
+    #[doc = " `release_write` gives one back), keeps its fencing token and its lease runs `lease`"]
+    #[doc = " from now. Each new write hold takes the next number of the `fence` counter, which never"]
+    #[doc = " goes back, as `fenced_lock/acquire` does. While the call is refused, the token holds a"]
+    #[doc = " place in `intents` for `place_lease` (renewed by each call), and readers that do not"]
+    #[doc = " prefer readers wait behind it, so a stream of readers cannot starve the writer; an"]
+    #[doc = " empty `place_lease` asks once without a place. A token that holds a read hold is"]
+    #[doc = " refused (upgrading could deadlock two such tokens): release it, or take the write hold"]
+    #[doc = " first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places"]
+    #[doc = " are dropped first (the earliest first); dropping any wakes the waiters."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `74e3a7c83e50ea74487f54ccfd792484338c1806`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+    #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
+    #[doc = " - `read_holds` (a hash, named `{<name>}:read_holds`): read holder token -> how many holds it took"]
+    #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
+    #[doc = " - `fence` (a string, named `{<name>}:fence`): the counter the fencing tokens come from; never deleted"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the holder's 128 random bits; the same token for each hold of one holder"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the write hold lasts from now"]
+    #[doc = " - `place_lease` (`ms?`, from 1 to 999999999999999 ms): how long the waiting writer's place lasts; empty: wait without one"]
+    #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed read holds, and writer places, dropped first"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, string, uint)`): the write hold's fencing token (0: not granted), then the wake stream's last id and the most ms to block on it before calling again (both for a 0)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 4 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
+    #[doc = " - `HOLDS_READ`: `token` holds a read hold: release it first"]
+    #[doc = ""]
+    #[doc = " Complexity: O(M × log R), R = the read holders and waiting writers, M = `limit`. Clock: the server's `TIME`."]
+    pub fn acquire_write(writer: &str, readers: &str, read_holds: &str, intents: &str, fence: &str, wake: &str, token: &str, lease: ::std::time::Duration, place_lease: Option<::std::time::Duration>, limit: u64) -> crate::Op<(u64, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE_WRITE).key(writer).key(readers).key(read_holds).key(intents).key(fence).key(wake).arg(token).arg(lease).arg(place_lease).arg(limit).finish()
+    }
+
+    #[doc = " `rw_lock/downgrade`: Turns `token`'s write hold into one more read hold for `lease`, with no writer in between."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`downgrade()`]."]
+    pub static DOWNGRADE: crate::Script = crate::Script {
+        name: "rw_lock/downgrade",
+        path: "scripts/rw_lock/downgrade.lua",
+        sha1: "2e5ebe4aac18589b8a5c7cf88133e2293ee41901",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
+        flags: &[],
+        summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
+        description: "Beyond the book. The whole write hold goes (however many times the token took it), the\ntoken's read holds count one more, and the waiters wake: readers come in beside it,\nwriters wait for its read holds. Its fencing token stays the last one handed out until\nthe next write hold.",
+        keys: &[
+            crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
+            crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
+            crate::Param { name: "read_holds", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> how many holds it took", template: Some(&keys::READ_HOLDS) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the write hold was taken with", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the token's read holds last from now", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the token's read holds now; nil when it held no write hold" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log R), R = the read holders",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Turns `token`'s write hold into one more read hold for `lease`, with no writer in between."]
+    #[doc = ""]
+    #[doc = " Beyond the book. The whole write hold goes (however many times the token took it), the"]
+    #[doc = " token's read holds count one more, and the waiters wake: readers come in beside it,"]
+    #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
+    #[doc = " the next write hold."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `2e5ebe4aac18589b8a5c7cf88133e2293ee41901`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+    #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
+    #[doc = " - `read_holds` (a hash, named `{<name>}:read_holds`): read holder token -> how many holds it took"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the write hold was taken with"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the token's read holds last from now"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the token's read holds now; nil when it held no write hold"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log R), R = the read holders. Clock: the server's `TIME`."]
+    pub fn downgrade(writer: &str, readers: &str, read_holds: &str, wake: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&DOWNGRADE).key(writer).key(readers).key(read_holds).key(wake).arg(token).arg(lease).finish()
+    }
+
+    #[doc = " `rw_lock/extend`: Runs `token`'s write hold and read holds, those it still has, for `lease` from now."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`extend()`]."]
+    pub static EXTEND: crate::Script = crate::Script {
+        name: "rw_lock/extend",
+        path: "scripts/rw_lock/extend.lua",
+        sha1: "05582a9d2160a421667d8420e8dee74d50c3778d",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/extend.lua")),
+        flags: &[],
+        summary: "Runs `token`'s write hold and read holds, those it still has, for `lease` from now.",
+        description: "Beyond the book. A hold whose lease has passed is not brought back: the holder lost it\n(take it again, and use the new fencing token).",
+        keys: &[
+            crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
+            crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
+            crate::Param { name: "read_holds", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> how many holds it took", template: Some(&keys::READ_HOLDS) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the holds were taken with", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the holds last from now", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, bool)", doc: "whether the token's write hold was extended, and its read holds" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log R), R = the read holders",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Runs `token`'s write hold and read holds, those it still has, for `lease` from now."]
+    #[doc = ""]
+    #[doc = " Beyond the book. A hold whose lease has passed is not brought back: the holder lost it"]
+    #[doc = " (take it again, and use the new fencing token)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `05582a9d2160a421667d8420e8dee74d50c3778d`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+    #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
+    #[doc = " - `read_holds` (a hash, named `{<name>}:read_holds`): read holder token -> how many holds it took"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the holds were taken with"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the holds last from now"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, bool)`): whether the token's write hold was extended, and its read holds"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log R), R = the read holders. Clock: the server's `TIME`."]
+    pub fn extend(writer: &str, readers: &str, read_holds: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<(bool, bool,)> {
+        crate::ScriptCall::new(&EXTEND).key(writer).key(readers).key(read_holds).arg(token).arg(lease).finish()
+    }
+
+    #[doc = " `rw_lock/release_read`: Gives back one of `token`'s read holds."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`release_read()`]."]
+    pub static RELEASE_READ: crate::Script = crate::Script {
+        name: "rw_lock/release_read",
+        path: "scripts/rw_lock/release_read.lua",
+        sha1: "ba18d367c878a4db2e2fb50c35391092895b2f08",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_read.lua")),
+        flags: &[],
+        summary: "Gives back one of `token`'s read holds.",
+        description: "Beyond the book. The token's holds are counted in one field, and its lease is one\nmember of a sorted set, so a release costs O(log R) whatever the number of readers\n(Redisson's checks every read hold). The last live read hold out wakes the waiters\n(a writer waits for it). A hold whose lease has passed is no longer held: the call\ndrops what is left of it and answers nil.",
+        keys: &[
+            crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
+            crate::Param { name: "read_holds", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> how many holds it took", template: Some(&keys::READ_HOLDS) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the holds were taken with", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the token's read holds left (0: none, the token is out); nil when it held none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log R), R = the read holders",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives back one of `token`'s read holds."]
+    #[doc = ""]
+    #[doc = " Beyond the book. The token's holds are counted in one field, and its lease is one"]
+    #[doc = " member of a sorted set, so a release costs O(log R) whatever the number of readers"]
+    #[doc = " (Redisson's checks every read hold). The last live read hold out wakes the waiters"]
+    #[doc = " (a writer waits for it). A hold whose lease has passed is no longer held: the call"]
+    #[doc = " drops what is left of it and answers nil."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/release_read.lua` (`rw_lock/release_read`, SHA1 `ba18d367c878a4db2e2fb50c35391092895b2f08`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
+    #[doc = " - `read_holds` (a hash, named `{<name>}:read_holds`): read holder token -> how many holds it took"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the holds were taken with"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the token's read holds left (0: none, the token is out); nil when it held none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log R), R = the read holders. Clock: the server's `TIME`."]
+    pub fn release_read(readers: &str, read_holds: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&RELEASE_READ).key(readers).key(read_holds).key(wake).arg(token).finish()
+    }
+
+    #[doc = " `rw_lock/release_write`: Gives back one of `token`'s write holds; the last one frees the lock."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`release_write()`]."]
+    pub static RELEASE_WRITE: crate::Script = crate::Script {
+        name: "rw_lock/release_write",
+        path: "scripts/rw_lock/release_write.lua",
+        sha1: "b63ed4ed7f0425357c712a77b669dc30955db756",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_write.lua")),
+        flags: &[],
+        summary: "Gives back one of `token`'s write holds; the last one frees the lock.",
+        description: "Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is\ngone (its key expired): the call answers nil.",
+        keys: &[
+            crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the hold was taken with", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the token's write holds left (0: the lock is free); nil when it held none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives back one of `token`'s write holds; the last one frees the lock."]
+    #[doc = ""]
+    #[doc = " Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is"]
+    #[doc = " gone (its key expired): the call answers nil."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `b63ed4ed7f0425357c712a77b669dc30955db756`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the hold was taken with"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the token's write holds left (0: the lock is free); nil when it held none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn release_write(writer: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&RELEASE_WRITE).key(writer).key(wake).arg(token).finish()
+    }
+
+    #[doc = " `rw_lock/withdraw`: Gives up `token`'s place as a waiting writer, so that readers it held back come in."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`withdraw()`]."]
+    pub static WITHDRAW: crate::Script = crate::Script {
+        name: "rw_lock/withdraw",
+        path: "scripts/rw_lock/withdraw.lua",
+        sha1: "5e382fa90cf067e1d5f2b036e04713ca4f5cea48",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/withdraw.lua")),
+        flags: &[],
+        summary: "Gives up `token`'s place as a waiting writer, so that readers it held back come in.",
+        description: "Beyond the book. A writer that stops waiting (its timeout passed) calls this; one that\ndies without it loses its place when the place's lease passes. Withdrawing a place\nwakes the waiters.",
+        keys: &[
+            crate::Param { name: "intents", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting writer token -> place deadline (ms, server clock)", template: Some(&keys::INTENTS) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the waiting writer's token", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether the token had a place" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+        ],
+        clock: None,
+        complexity: "O(log W), W = the waiting writers",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives up `token`'s place as a waiting writer, so that readers it held back come in."]
+    #[doc = ""]
+    #[doc = " Beyond the book. A writer that stops waiting (its timeout passed) calls this; one that"]
+    #[doc = " dies without it loses its place when the place's lease passes. Withdrawing a place"]
+    #[doc = " wakes the waiters."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `5e382fa90cf067e1d5f2b036e04713ca4f5cea48`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the waiting writer's token"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether the token had a place"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log W), W = the waiting writers."]
+    pub fn withdraw(intents: &str, wake: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&WITHDRAW).key(intents).key(wake).arg(token).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/session/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod session {
@@ -8343,6 +9252,10 @@ pub static ALL: &[&crate::Script] = &[
     &cache::HASH_SET,
     &circular_queue::UNIQUE_INSERT,
     &counter::HASH_RESET,
+    &fair_lock::ACQUIRE,
+    &fair_lock::CANCEL,
+    &fair_lock::EXTEND,
+    &fair_lock::RELEASE,
     &fenced_lock::ACQUIRE,
     &fixed_length_queue::ENQUEUE,
     &fixed_length_queue::FADED_ENQUEUE,
@@ -8397,6 +9310,13 @@ pub static ALL: &[&crate::Script] = &[
     &row_cache::CLAIM,
     &row_cache::SCHEDULE,
     &row_cache::STORE,
+    &rw_lock::ACQUIRE_READ,
+    &rw_lock::ACQUIRE_WRITE,
+    &rw_lock::DOWNGRADE,
+    &rw_lock::EXTEND,
+    &rw_lock::RELEASE_READ,
+    &rw_lock::RELEASE_WRITE,
+    &rw_lock::WITHDRAW,
     &session::CREATE,
     &session::END,
     &session::LIST,

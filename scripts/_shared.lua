@@ -50,3 +50,51 @@ local function wake_waiters(wake_key)
   redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
   redis.call('PEXPIRE', wake_key, 60000)
 end
+
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- The milliseconds from `now` to `deadline` (a zset score, maybe one another client
+-- wrote), from 0 to a minute: what a waiter may block at most.
+local function ms_until(deadline, now)
+  local ms = math.floor(tonumber(deadline) - now)
+  if ms ~= ms or ms < 0 then
+    return 0
+  end
+  return math.min(ms, 60000)
+end
+
+-- The earliest deadline in zset `key` after `now`, nil when none.
+local function next_deadline(key, now)
+  return redis.call('ZRANGE', key, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')[2]
+end
+
+-- Drops at most `most` members of zset `key` whose deadline is `now` or earlier (the
+-- earliest first), and returns them, for the caller to drop what goes with them.
+local function drop_lapsed(key, now, most)
+  local lapsed = redis.call('ZRANGE', key, '-inf', now, 'BYSCORE', 'LIMIT', 0, most)
+  if #lapsed > 0 then
+    redis.call('ZREM', key, unpack(lapsed))
+  end
+  return lapsed
+end
+
+-- Lets zset `key` of deadlines (and `also_key`, when given) go once the latest deadline it
+-- holds has passed, so that holds nobody releases leave no keys behind.
+local function expire_after_last(key, also_key, now)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
+  if not last then
+    return
+  end
+  local ms = math.max(math.floor(tonumber(last) - now) + 1, 1)
+  -- A deadline past every lease these scripts grant (another client's `inf`) keeps the key.
+  if ms <= 2000000000000000 then
+    redis.call('PEXPIRE', key, ms)
+    if also_key then
+      redis.call('PEXPIRE', also_key, ms)
+    end
+  end
+end

@@ -1,0 +1,25 @@
+--- Helpers of the fair_lock scripts, each defined here once. `redis-patterns fix` pastes
+--- the ones a script names in `@uses` (and those they call) into it, and the build refuses
+--- a copy that differs from this file. Keys come in as parameters, named apart from the
+--- scripts' own locals.
+-- luacheck: ignore 211
+-- luacheck: read globals safe_integer shown
+
+-- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
+-- is the lease), read and checked before any write: the token and fence, or nothing when
+-- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
+-- never write.
+local function lock_owner(owner_key)
+  local hold = redis.call('HMGET', owner_key, 't', 'f')
+  local fields = redis.call('HLEN', owner_key)
+  if fields == 0 then
+    return nil
+  end
+  local t, f = hold[1], hold[2]
+  if fields ~= 2 or not (t and string.find(t, '^' .. string.rep('%x', 32) .. '$'))
+      or not (f and safe_integer(f, 1, 9007199254740990)) then
+    return nil, nil, redis.error_reply('BAD_OWNER ' .. shown(owner_key)
+      .. ' holds no lock holder (fields t and f)')
+  end
+  return t, tonumber(f)
+end
