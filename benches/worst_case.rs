@@ -45,6 +45,28 @@ fn s(items: &[&str]) -> Vec<String> {
     items.iter().map(|k| k.to_string()).collect()
 }
 
+/// The keys of a semaphore named `s`, in the order its acquire and release take them.
+const SEMAPHORE_KEYS: [&str; 6] = [
+    "{s}:state",
+    "{s}:leases",
+    "{s}:held",
+    "{s}:queue",
+    "{s}:places",
+    "{s}:wake",
+];
+
+/// A semaphore of capacity 10,000 with 5,000 live holdings of 1 permit.
+const SEMAPHORE_FILL: &str = "for i = 1, 5000 do
+    redis.call('HSET', '{s}:held', 'live' .. i, 1)
+    redis.call('ZADD', '{s}:leases', 99999999999999, 'live' .. i)
+  end
+  redis.call('HSET', '{s}:state', 'capacity', 10000, 'used', 5000)";
+
+/// Runs `lua` (a setup that names its keys itself) on the server.
+fn semaphore_lua(con: &mut redis::Connection, lua: &str) {
+    let _: () = redis::cmd("EVAL").arg(lua).arg(0).query(con).unwrap();
+}
+
 /// `n` members `<prefix><i>` added to `key` with `command` (`SADD`, `RPUSH`), in chunks.
 fn fill(con: &mut redis::Connection, command: &str, key: &str, prefix: &str, n: usize) {
     lua(
@@ -202,6 +224,78 @@ fn cases() -> Vec<Case> {
             setup: |_| {},
             keys: s(&["l", "{l}:fence"]),
             args: strings(["999999999999999".into()]),
+        },
+        Case {
+            script: "fenced_write/delete",
+            input: "a hash of 100,000 fields (UNLINK frees it in the background)",
+            setup: |con| {
+                semaphore_lua(
+                    con,
+                    "for i = 1, 100000 do redis.call('HSET', 'fw', 'f' .. i, 'v') end",
+                );
+                let _: () = redis::cmd("SET")
+                    .arg("{fw}:max_token")
+                    .arg(7)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["fw", "{fw}:max_token"]),
+            args: strings(["9007199254740991".into()]),
+        },
+        Case {
+            script: "fenced_write/fence",
+            input: "a token above the highest seen",
+            setup: |con| {
+                let _: () = redis::cmd("SET")
+                    .arg("{fw}:max_token")
+                    .arg(7)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["{fw}:max_token"]),
+            args: strings(["9007199254740991".into()]),
+        },
+        Case {
+            script: "fenced_write/hset",
+            input: "1,000 pairs into a hash of 100,000 fields",
+            setup: |con| {
+                semaphore_lua(
+                    con,
+                    "for i = 1, 100000 do redis.call('HSET', 'fw', 'f' .. i, 'v') end",
+                );
+                let _: () = redis::cmd("SET")
+                    .arg("{fw}:max_token")
+                    .arg(7)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["fw", "{fw}:max_token"]),
+            args: strings(
+                std::iter::once("9007199254740991".to_string())
+                    .chain((0..2000).map(|i| format!("new:{i}"))),
+            ),
+        },
+        Case {
+            script: "fenced_write/set",
+            input: "a 1 MiB value with a ttl over a 1 MiB value",
+            setup: |con| {
+                let _: () = redis::cmd("SET")
+                    .arg("fw")
+                    .arg(vec![b'y'; 1 << 20])
+                    .query(con)
+                    .unwrap();
+                let _: () = redis::cmd("SET")
+                    .arg("{fw}:max_token")
+                    .arg(7)
+                    .query(con)
+                    .unwrap();
+            },
+            keys: s(&["fw", "{fw}:max_token"]),
+            args: vec![
+                b"9007199254740991".to_vec(),
+                b"999999999999999".to_vec(),
+                vec![b'x'; 1 << 20],
+            ],
         },
         Case {
             script: "fixed_length_queue/enqueue",
@@ -701,6 +795,92 @@ fn cases() -> Vec<Case> {
             setup: |con| scheduled_rows(con, 100_000, 1),
             keys: s(&["{rc}:delays", "{rc}:inv:r5"]),
             args: vec![b"r5".to_vec(), vec![b'x'; 1 << 20]],
+        },
+        Case {
+            script: "semaphore/acquire",
+            input: "1,000 lapsed holdings reclaimed, 1,000 lapsed places and 1,000 placeless ones dropped, among 5,000 live holdings",
+            setup: |con| {
+                semaphore_lua(con, SEMAPHORE_FILL);
+                semaphore_lua(
+                    con,
+                    "for i = 1, 1000 do
+                       redis.call('HSET', '{s}:held', 'lapsed' .. i, 1)
+                       redis.call('ZADD', '{s}:leases', 1, 'lapsed' .. i)
+                       redis.call('ZADD', '{s}:queue', i, 'placeless' .. i)
+                       redis.call('ZADD', '{s}:queue', 1000 + i, 'gone' .. i)
+                       redis.call('ZADD', '{s}:places', 1, 'gone' .. i)
+                     end
+                     redis.call('HSET', '{s}:state', 'used', 6000, 'seq', 2000)",
+                );
+            },
+            keys: s(&SEMAPHORE_KEYS),
+            args: strings([
+                "f".repeat(32),
+                "10000".into(),
+                "999999999999999".into(),
+                "10000000".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "semaphore/extend",
+            input: "a lapsed holding, reclaimed, among 5,000",
+            setup: |con| {
+                semaphore_lua(con, SEMAPHORE_FILL);
+                semaphore_lua(
+                    con,
+                    "redis.call('HSET', '{s}:held', 'ffffffffffffffffffffffffffffffff', 10)
+                     redis.call('ZADD', '{s}:leases', 1, 'ffffffffffffffffffffffffffffffff')
+                     redis.call('HSET', '{s}:state', 'used', 5010)",
+                );
+            },
+            keys: s(&["{s}:state", "{s}:leases", "{s}:held", "{s}:wake"]),
+            args: strings(["f".repeat(32), "999999999999999".into()]),
+        },
+        Case {
+            script: "semaphore/release",
+            input: "a holding and a place, among 5,000 holdings and 1,000 places",
+            setup: |con| {
+                semaphore_lua(con, SEMAPHORE_FILL);
+                semaphore_lua(
+                    con,
+                    "for i = 1, 1000 do
+                       redis.call('ZADD', '{s}:queue', i, 'w' .. i)
+                       redis.call('ZADD', '{s}:places', 99999999999999, 'w' .. i)
+                     end
+                     local t = 'ffffffffffffffffffffffffffffffff'
+                     redis.call('HSET', '{s}:held', t, 10)
+                     redis.call('ZADD', '{s}:leases', 99999999999999, t)
+                     redis.call('HSET', '{s}:state', 'used', 5010)
+                     redis.call('ZADD', '{s}:queue', 0, t)
+                     redis.call('ZADD', '{s}:places', 99999999999999, t)",
+                );
+            },
+            keys: s(&SEMAPHORE_KEYS),
+            args: strings(["f".repeat(32)]),
+        },
+        Case {
+            script: "semaphore/set_capacity",
+            input: "a raise, which wakes waiters",
+            setup: |con| semaphore_lua(con, SEMAPHORE_FILL),
+            keys: s(&["{s}:state", "{s}:wake"]),
+            args: strings(["10000".into()]),
+        },
+        Case {
+            script: "semaphore/state",
+            input: "10,000 holdings, half of them lapsed",
+            setup: |con| {
+                semaphore_lua(
+                    con,
+                    "for i = 1, 10000 do
+                       redis.call('HSET', '{s}:held', 'h' .. i, 1)
+                       redis.call('ZADD', '{s}:leases', (i % 2) * 99999999999999, 'h' .. i)
+                     end
+                     redis.call('HSET', '{s}:state', 'capacity', 10000, 'used', 10000)",
+                );
+            },
+            keys: s(&["{s}:state", "{s}:leases", "{s}:held", "{s}:places"]),
+            args: vec![],
         },
         Case {
             script: "session/create",

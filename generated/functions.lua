@@ -1272,6 +1272,275 @@ return token
   end,
 }
 
+-- The helpers the fenced_write scripts share (fenced_write/_shared.lua), defined once for them.
+do
+-- The highest fencing token `max_key` has seen, 0 when none; nil and an error reply when
+-- it holds something other than a token, or a STALE_TOKEN error reply when
+-- `fencing_token` is below it. Reads only.
+local function fence_check(max_key, fencing_token)
+  local stored = redis.call('GET', max_key)
+  local highest = 0
+  if stored then
+    highest = safe_integer(stored, 1, 9007199254740991)
+    if not highest then
+      return nil, redis.error_reply('BAD_MAX_TOKEN ' .. shown(max_key) .. ' holds ' .. shown(stored)
+        .. ', not a fencing token from 1 to 2^53 - 1')
+    end
+  end
+  if fencing_token < highest then
+    return nil, redis.error_reply('STALE_TOKEN highest ' .. string.format('%d', highest) .. ', token '
+      .. string.format('%d', fencing_token) .. ': a write with a token below the highest seen is refused')
+  end
+  return highest
+end
+
+-- scripts/fenced_write/delete.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fenced_write__delete',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Deletes `resource`, if `token` is at least the highest fencing token it has seen.
+---
+--- Beyond the books: `set.lua`'s fencing for a delete. `max_token` stays, so a holder
+--- with an older token cannot write the resource back afterwards. A key of any type is
+--- deleted (UNLINK: a big one is freed in the background).
+--- @key resource any <key>                   the fenced key
+--- @key max_token string {<key>}:max_token   the highest token a write to `resource` carried; kept, never expires
+--- @arg token uint 1..=2^53-1                the writer's fencing token
+--- @return uint                              the highest token seen before this write; 0 for none
+--- @error BAD_ARGS                           not 2 keys and 1 argument
+--- @error BAD_TOKEN                          not an integer within its range
+--- @error BAD_KEYS                           a key not named as its template says
+--- @error BAD_MAX_TOKEN                      `max_token` holds something other than a token from 1 to 2^53 - 1
+--- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
+--- @uses fence_check
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local resource = KEYS[1]
+local max_token = KEYS[2]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(resource)
+if resource == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+end
+if max_token ~= tag_of_keys .. ':max_token' then
+  return redis.error_reply(
+      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+end
+-- End of the generated input checks.
+local highest, err = fence_check(max_token, token)
+if not highest then
+  return err
+end
+redis.call('UNLINK', resource)
+if token > highest then
+  redis.call('SET', max_token, string.format('%d', token))
+end
+return highest
+  end,
+}
+
+-- scripts/fenced_write/fence.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fenced_write__fence',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Raises the highest fencing token `resource` has seen to `token`, writing nothing else.
+---
+--- Beyond the books. A lock's new holder calls this right after it acquires, before it
+--- reads the resource: from then on every write with an older token is refused, even
+--- one from a holder that was paused past its lease and wakes before the new holder's
+--- first write. A token below the highest seen is refused with STALE_TOKEN, as writes
+--- are: the caller's lock was lost, and it should stop.
+--- @key max_token string {<key>}:max_token   the highest token a write to the resource carried; kept, never expires
+--- @arg token uint 1..=2^53-1                the holder's fencing token
+--- @return uint                              the highest token seen before this call; 0 for none
+--- @error BAD_ARGS                           not 1 key and 1 argument
+--- @error BAD_TOKEN                          not an integer within its range
+--- @error BAD_KEYS                           a key not named as its template says
+--- @error BAD_MAX_TOKEN                      `max_token` holds something other than a token from 1 to 2^53 - 1
+--- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
+--- @uses fence_check
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local max_token = KEYS[1]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(max_token, '^(.+):max_token$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS max_token must be {<key>}:max_token, but KEYS[1] is ' .. shown(max_token))
+end
+-- End of the generated input checks.
+local highest, err = fence_check(max_token, token)
+if not highest then
+  return err
+end
+if token > highest then
+  redis.call('SET', max_token, string.format('%d', token))
+end
+return highest
+  end,
+}
+
+-- scripts/fenced_write/hset.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fenced_write__hset',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Sets fields of the hash at `resource`, if `token` is at least the highest fencing token it has seen.
+---
+--- Beyond the books: `set.lua`'s fencing for a hash. The fields given are set (HSET);
+--- the others stay. A write with a token below the one `max_token` keeps is refused with
+--- STALE_TOKEN and changes nothing; equal tokens pass.
+--- @key resource hash <key>                  the fenced hash; a key of another type is refused (WRONGTYPE)
+--- @key max_token string {<key>}:max_token   the highest token a write to `resource` carried; kept, never expires
+--- @arg token uint 1..=2^53-1                the writer's fencing token
+--- @arg fields bytes... 2..=2000             field, value, field, value, ...: from 1 to 1000 pairs
+--- @return uint                              the highest token seen before this write; 0 for none
+--- @error BAD_ARGS                           not 2 keys and from 3 to 2001 arguments
+--- @error BAD_TOKEN                          not an integer within its range
+--- @error BAD_KEYS                           a key not named as its template says
+--- @error BAD_FIELDS                         a field without a value: the fields and values are an odd number
+--- @error BAD_MAX_TOKEN                      `max_token` holds something other than a token from 1 to 2^53 - 1
+--- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
+--- @uses fence_check
+--- @complexity O(N), N = the fields given
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV < 3 or #ARGV > 2001 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 3 to 2001 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local resource = KEYS[1]
+local max_token = KEYS[2]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(resource)
+if resource == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+end
+if max_token ~= tag_of_keys .. ':max_token' then
+  return redis.error_reply(
+      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+end
+-- End of the generated input checks.
+if #ARGV % 2 ~= 1 then
+  return redis.error_reply('BAD_FIELDS fields must be field, value pairs; got ' .. (#ARGV - 1) .. ' arguments')
+end
+local highest, err = fence_check(max_token, token)
+if not highest then
+  return err
+end
+-- HLEN raises WRONGTYPE for a key of another type, before the first write.
+redis.call('HLEN', resource)
+-- In batches: unpack() of a long list would overflow Lua's stack.
+for i = 2, #ARGV, 500 do
+  redis.call('HSET', resource, unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
+if token > highest then
+  redis.call('SET', max_token, string.format('%d', token))
+end
+return highest
+  end,
+}
+
+-- scripts/fenced_write/set.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__fenced_write__set',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Sets the string at `resource` to `value`, if `token` is at least the highest fencing token it has seen.
+---
+--- Beyond the books: fencing (Kleppmann's "How to do distributed locking") for a
+--- resource that lives in Redis. A holder of `fenced_lock` (or of any lock that hands
+--- out increasing tokens) sends its token with each write; `max_token` keeps the highest
+--- token a write carried, and a write with a lower one is refused with STALE_TOKEN and
+--- changes nothing. So a holder that was paused past its lease, while a later holder
+--- wrote, can no longer write. Equal tokens pass: one holder writes as often as it likes.
+--- A later holder that must shut out older ones before its first write calls
+--- `fence.lua`. The refusal is an error reply, so a client that ignores what a write
+--- answers still stops: redis-py raises, ioredis rejects, Jedis throws. Its message is
+--- `highest <h>, token <t>: …`.
+--- @key resource string <key>                the fenced value; a key of another type is refused (WRONGTYPE)
+--- @key max_token string {<key>}:max_token   the highest token a write to `resource` carried; kept, never expires
+--- @arg token uint 1..=2^53-1                the writer's fencing token
+--- @arg ttl ms? 1..=10^15-1                  the value's time to live; empty for none
+--- @arg value bytes                          the new value
+--- @return uint                              the highest token seen before this write; 0 for none
+--- @error BAD_ARGS                           not 2 keys and 3 arguments
+--- @error BAD_TOKEN                          not an integer within its range
+--- @error BAD_TTL                            not whole milliseconds within its range (or empty)
+--- @error BAD_KEYS                           a key not named as its template says
+--- @error BAD_MAX_TOKEN                      `max_token` holds something other than a token from 1 to 2^53 - 1
+--- @error STALE_TOKEN                        `token` is below the highest seen; nothing was written
+--- @uses fence_check
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local resource = KEYS[1]
+local max_token = KEYS[2]
+local token = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not token or token > 9007199254740991 then
+  return redis.error_reply('BAD_TOKEN token must be an integer from 1 to 9007199254740991, got ' .. shown(ARGV[1]))
+end
+local ttl = nil
+if ARGV[2] ~= '' then
+  ttl = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+  if not ttl or ttl > 999999999999999 then
+    return redis.error_reply(
+        'BAD_TTL ttl must be whole milliseconds from 1 to 999999999999999, or empty, got ' .. shown(ARGV[2]))
+  end
+end
+local value = ARGV[3]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = key_group(resource)
+if resource == '' or not tag_of_keys then
+  return redis.error_reply('BAD_KEYS resource must be <key>, but KEYS[1] is ' .. shown(resource))
+end
+if max_token ~= tag_of_keys .. ':max_token' then
+  return redis.error_reply(
+      'BAD_KEYS max_token must be {<key>}:max_token with <key> as in resource, but KEYS[2] is ' .. shown(max_token))
+end
+-- End of the generated input checks.
+local highest, err = fence_check(max_token, token)
+if not highest then
+  return err
+end
+-- GET raises WRONGTYPE for a key of another type, before the first write.
+redis.call('GET', resource)
+if ttl then
+  redis.call('SET', resource, value, 'PX', ttl)
+else
+  redis.call('SET', resource, value)
+end
+if token > highest then
+  redis.call('SET', max_token, string.format('%d', token))
+end
+return highest
+  end,
+}
+end
+
 -- scripts/fixed_length_queue/enqueue.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__fixed_length_queue__enqueue',
@@ -5644,6 +5913,629 @@ if redis.call('ZREM', intents, token) == 0 then
 end
 wake_waiters(wake)
 return true
+  end,
+}
+end
+
+-- The helpers the semaphore scripts share (semaphore/_shared.lua), defined once for them.
+do
+-- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
+-- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
+-- holds something these scripts never write. Reads only.
+local function semaphore_state(state_key)
+  local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
+  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local st = { used = 0, seq = 0 }
+  for i, rule in ipairs(rules) do
+    if fields[i] then
+      local value = safe_integer(fields[i], 0, rule[2])
+      if not value then
+        return nil, redis.error_reply('BAD_STATE ' .. shown(state_key) .. ' holds ' .. rule[1] .. ' = '
+          .. shown(fields[i]) .. ', not a whole number from 0 to ' .. rule[2])
+      end
+      st[rule[1]] = value
+    end
+  end
+  return st
+end
+-- The permits `holder` holds as `held_key` keeps them, 0 when none; nil and an error reply
+-- when its count is not one these scripts write (1 to 10000). Reads only.
+local function held_permits(held_key, holder)
+  local count = redis.call('HGET', held_key, holder)
+  if not count then
+    return 0
+  end
+  local permits = safe_integer(count, 1, 10000)
+  if not permits then
+    return nil, redis.error_reply('BAD_HELD ' .. shown(held_key) .. ' holds ' .. shown(count) .. ' permits for '
+      .. shown(holder) .. ', not a whole number from 1 to 10000')
+  end
+  return permits
+end
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- scripts/semaphore/acquire.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__semaphore__acquire',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.
+---
+--- Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust
+--- `Semaphore` derives them as `{name}:state`, …). Its capacity is set by
+--- `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is
+--- `token` -> its deadline (server clock) in `leases` and `token` -> its permits in
+--- `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease
+--- ran out are reclaimed (their permits come back), and up to `limit` waiting places
+--- whose lease ran out are dropped, anywhere in the queue. A token that holds permits
+--- already gets its lease renewed, so a call sent again is answered as the first was.
+--- Otherwise the permits are granted when `used` + `n` is at most the capacity and no
+--- live waiting request is ahead (`token` is first in `queue`, or no one waits): a
+--- request never passes one that waits in line, so a request for 5 is not starved by a
+--- stream of requests for 1. Lowering the capacity below `used` drains: holders keep
+--- their permits, and nothing is granted until enough come back. With `place`, a request
+--- that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each
+--- call renews it, and a waiter that stops calling loses it. Without `place` it takes
+--- none, and gives up one it held. A caller that is not granted blocks on `wake`
+--- (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls
+--- again: releases, reclaimed leases, dropped places and capacity raises append to it.
+--- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
+--- @key held hash {<name>}:held       token -> the permits it holds
+--- @key queue zset {<name>}:queue     waiting token -> its ticket, in arrival order
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
+--- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @arg token string hex:32           the holder's 128 random bits, as 32 hex digits
+--- @arg n uint 1..=10^4               the permits asked for
+--- @arg lease ms 1..=10^15-1          how long the permits are held unless extended
+--- @arg place ms? 1..=10^7            how long a place in the queue is kept; empty to take none
+--- @arg limit uint 1..=1000           the most lapsed holdings reclaimed, and places dropped
+--- @return (uint?, string, uint)      the holding's deadline (ms, server clock), nil when not granted;
+---   the wake stream's last id; the ms to block on it at most before asking again (0 when granted)
+--- @error BAD_ARGS                    not 6 keys and 5 arguments
+--- @error BAD_TOKEN                   not 32 hex digits
+--- @error BAD_N       not an integer within its range; or above the capacity, or not what `token` holds
+--- @error BAD_LEASE                   not whole milliseconds within its range
+--- @error BAD_PLACE                   not whole milliseconds within its range (or empty)
+--- @error BAD_LIMIT                   not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
+--- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
+--- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @uses semaphore_state held_permits now_ms wake_id wake_waiters
+--- @clock server
+--- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local queue = KEYS[4]
+local places = KEYS[5]
+local wake = KEYS[6]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not n or n > 10000 then
+  return redis.error_reply('BAD_N n must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+end
+local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[3]))
+end
+local place = nil
+if ARGV[4] ~= '' then
+  place = tonumber(string.match(ARGV[4], '^[1-9]%d*$'))
+  if not place or place > 10000000 then
+    return redis.error_reply(
+        'BAD_PLACE place must be whole milliseconds from 1 to 10000000, or empty, got ' .. shown(ARGV[4]))
+  end
+end
+local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
+if not limit or limit > 1000 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[5]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
+end
+if held ~= tag_of_keys .. ':held' then
+  return redis.error_reply(
+      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
+end
+if queue ~= tag_of_keys .. ':queue' then
+  return redis.error_reply(
+      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+local id = wake_id(wake)
+local st, err = semaphore_state(state)
+if not st then
+  return err
+end
+if not st.capacity then
+  return redis.error_reply('NO_CAPACITY ' .. shown(state) .. ' has no capacity: set it first')
+end
+if n > st.capacity then
+  return redis.error_reply('BAD_N ' .. n .. ' permits is more than the capacity, ' .. st.capacity)
+end
+local now = now_ms()
+
+-- Plan, reading only: the lapsed holdings, this token's own, the lapsed places.
+local reclaim, freed = {}, 0
+local seen = {}
+for _, lapsed in ipairs(redis.call('ZRANGE', leases, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+  local permits, bad = held_permits(held, lapsed)
+  if not permits then
+    return bad
+  end
+  reclaim[#reclaim + 1] = lapsed
+  seen[lapsed] = true
+  freed = freed + permits
+end
+local mine, bad = held_permits(held, token)
+if not mine then
+  return bad
+end
+local my_deadline = tonumber(redis.call('ZSCORE', leases, token))
+local renew = mine > 0 and not (my_deadline and my_deadline <= now)
+if mine > 0 and not renew and not seen[token] then
+  -- Its own lease ran out, beyond the `limit` reclaimed: it goes back too.
+  reclaim[#reclaim + 1] = token
+  freed = freed + mine
+end
+if renew and mine ~= n then
+  return redis.error_reply('BAD_N ' .. shown(token) .. ' holds ' .. mine .. ' permits, not ' .. n)
+end
+if freed > st.used then
+  return redis.error_reply('BAD_STATE ' .. shown(state) .. ' has ' .. st.used .. ' permits in use, fewer than the '
+    .. freed .. ' of its lapsed holdings')
+end
+local drop, dropping = {}, {}
+for _, lapsed in ipairs(redis.call('ZRANGE', places, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+  drop[#drop + 1] = lapsed
+  dropping[lapsed] = true
+end
+-- The first live waiter: the queue is walked from its front, at most `limit` entries;
+-- an entry without a live place before it is dropped too.
+local first
+local front = redis.call('ZRANGE', queue, 0, limit - 1)
+for _, waiter in ipairs(front) do
+  local deadline = tonumber(redis.call('ZSCORE', places, waiter))
+  if deadline and deadline > now then
+    first = waiter
+    break
+  end
+  if not dropping[waiter] then
+    drop[#drop + 1] = waiter
+    dropping[waiter] = true
+  end
+end
+-- More entries than walked, none live: whether one waits further back is unknown yet.
+local blocked = not first and redis.call('ZCARD', queue) > #front
+local queued = redis.call('ZSCORE', queue, token) and not dropping[token]
+
+local used = st.used - freed
+local granted = renew
+  or (used + n <= st.capacity and not blocked and (not first or first == token))
+
+-- Writes.
+for _, lapsed in ipairs(reclaim) do
+  redis.call('ZREM', leases, lapsed)
+  redis.call('HDEL', held, lapsed)
+end
+for _, waiter in ipairs(drop) do
+  redis.call('ZREM', queue, waiter)
+  redis.call('ZREM', places, waiter)
+end
+local left = #drop > 0
+local seq = st.seq
+if granted then
+  if not renew then
+    used = used + n
+    redis.call('HSET', held, token, n)
+  end
+  redis.call('ZADD', leases, now + lease, token)
+  if queued then
+    redis.call('ZREM', queue, token)
+    redis.call('ZREM', places, token)
+    left = true
+  end
+elseif place then
+  if not queued then
+    seq = seq + 1
+    redis.call('ZADD', queue, seq, token)
+  end
+  redis.call('ZADD', places, now + place, token)
+elseif queued then
+  redis.call('ZREM', queue, token)
+  redis.call('ZREM', places, token)
+  left = true
+end
+if used ~= st.used or seq ~= st.seq then
+  redis.call('HSET', state, 'used', used, 'seq', seq)
+end
+-- Permits came back, or the queue moved: the waiters try again.
+if freed > 0 or left then
+  wake_waiters(wake)
+  id = wake_id(wake)
+end
+if granted then
+  return { now + lease, id, 0 }
+end
+
+-- How long to block: until the first lease or place that may run out, and half a place.
+local block = 1000
+local soonest = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]
+if soonest then
+  block = math.min(block, tonumber(soonest) - now)
+end
+soonest = redis.call('ZRANGE', places, 0, 0, 'WITHSCORES')[2]
+if soonest then
+  block = math.min(block, tonumber(soonest) - now)
+end
+if place then
+  block = math.min(block, math.floor(place / 2))
+end
+return { false, id, math.max(1, math.floor(block)) }
+  end,
+}
+
+-- scripts/semaphore/extend.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__semaphore__extend',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Sets the lease of the permits `token` holds to `lease` from now.
+---
+--- Beyond the books: a holder whose work runs long renews before its lease runs out.
+--- Once the lease has run out the permits are lost, even while no acquire has reclaimed
+--- them yet: this call then reclaims them (they come back, and waiters try again) and
+--- answers nil, as it does for a token that holds nothing.
+--- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
+--- @key held hash {<name>}:held       token -> the permits it holds
+--- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @arg token string hex:32           the token the permits were acquired with
+--- @arg lease ms 1..=10^15-1          the new lease, from now
+--- @return uint?                      the new deadline (ms, server clock); nil when `token` holds nothing
+--- @error BAD_ARGS                    not 4 keys and 2 arguments
+--- @error BAD_TOKEN                   not 32 hex digits
+--- @error BAD_LEASE                   not whole milliseconds within its range
+--- @error BAD_KEYS                    a key not named as its template says
+--- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @uses semaphore_state held_permits now_ms wake_waiters
+--- @clock server
+--- @complexity O(log N), N = the holdings
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local wake = KEYS[4]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
+end
+if held ~= tag_of_keys .. ':held' then
+  return redis.error_reply(
+      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[4] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+redis.call('XLEN', wake)
+local st, err = semaphore_state(state)
+if not st then
+  return err
+end
+local permits, bad = held_permits(held, token)
+if not permits then
+  return bad
+end
+local deadline = tonumber(redis.call('ZSCORE', leases, token))
+if permits == 0 then
+  return false
+end
+local now = now_ms()
+if deadline and deadline <= now then
+  if permits > st.used then
+    return redis.error_reply('BAD_STATE ' .. shown(state) .. ' has ' .. st.used
+      .. ' permits in use, fewer than the ' .. permits .. ' of ' .. shown(token))
+  end
+  redis.call('ZREM', leases, token)
+  redis.call('HDEL', held, token)
+  redis.call('HSET', state, 'used', st.used - permits)
+  wake_waiters(wake)
+  return false
+end
+redis.call('ZADD', leases, now + lease, token)
+return now + lease
+  end,
+}
+
+-- scripts/semaphore/release.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__semaphore__release',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives back the permits `token` holds, and its place in the queue if it waits.
+---
+--- Beyond the books. The permits come back at once (`used` goes down by them) and every
+--- waiter blocked on `wake` tries again. A holding whose lease ran out is still released
+--- here while no acquire has reclaimed it yet; after that the token holds nothing, and
+--- releasing it frees nothing (0), however often it is sent. A waiter that gives up
+--- calls this too: its place goes, and the requests behind it move up.
+--- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
+--- @key held hash {<name>}:held       token -> the permits it holds
+--- @key queue zset {<name>}:queue     waiting token -> its ticket, in arrival order
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
+--- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @arg token string hex:32           the token the permits were acquired with
+--- @return uint                       the permits given back; 0 when `token` held none
+--- @error BAD_ARGS                    not 6 keys and 1 argument
+--- @error BAD_TOKEN                   not 32 hex digits
+--- @error BAD_KEYS                    a key not named as its template says
+--- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @uses semaphore_state held_permits wake_waiters
+--- @complexity O(log N), N = the holdings and waiters
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local queue = KEYS[4]
+local places = KEYS[5]
+local wake = KEYS[6]
+local token = ARGV[1]
+if #token ~= 32 or string.find(token, '%X') then
+  return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
+end
+if held ~= tag_of_keys .. ':held' then
+  return redis.error_reply(
+      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
+end
+if queue ~= tag_of_keys .. ':queue' then
+  return redis.error_reply(
+      'BAD_KEYS queue must be {<name>}:queue with <name> as in state, but KEYS[4] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[5] is ' .. shown(places))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[6] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+-- Reads first: a key of another type fails here, and foreign data is refused, before
+-- anything is written.
+redis.call('XLEN', wake)
+local st, err = semaphore_state(state)
+if not st then
+  return err
+end
+local permits, bad = held_permits(held, token)
+if not permits then
+  return bad
+end
+if permits > st.used then
+  return redis.error_reply('BAD_STATE ' .. shown(state) .. ' has ' .. st.used .. ' permits in use, fewer than the '
+    .. permits .. ' of ' .. shown(token))
+end
+redis.call('ZSCORE', leases, token)
+local queued = redis.call('ZSCORE', queue, token)
+redis.call('ZSCORE', places, token)
+
+if permits > 0 then
+  redis.call('HDEL', held, token)
+  redis.call('HSET', state, 'used', st.used - permits)
+end
+redis.call('ZREM', leases, token)
+if queued then
+  redis.call('ZREM', queue, token)
+end
+redis.call('ZREM', places, token)
+if permits > 0 or queued then
+  wake_waiters(wake)
+end
+return permits
+  end,
+}
+
+-- scripts/semaphore/set_capacity.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__semaphore__set_capacity',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Sets the semaphore's capacity: how many permits may be held at once.
+---
+--- Beyond the books: an operator's call, at any time. Raising it lets waiters in at once
+--- (they are woken). Lowering it below the permits in use drains: holders keep what they
+--- hold, and nothing more is granted until in use + the permits asked for fits again.
+--- A request for more than the new capacity is refused when it next asks (BAD_N), so it
+--- never blocks the queue for good. Until the first call, every acquire answers
+--- NO_CAPACITY: no client's default can disagree with another's.
+--- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
+--- @arg capacity uint 0..=10^4        the new capacity
+--- @return uint?                      the capacity before; nil when it had none
+--- @error BAD_ARGS                    not 2 keys and 1 argument
+--- @error BAD_CAPACITY                not an integer within its range
+--- @error BAD_KEYS                    a key not named as its template says
+--- @error BAD_STATE                   `state` holds a field these scripts never write
+--- @uses semaphore_state wake_waiters
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local wake = KEYS[2]
+local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not capacity or capacity > 10000 then
+  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 10000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in state, but KEYS[2] is ' .. shown(wake))
+end
+-- End of the generated input checks.
+redis.call('XLEN', wake)
+local st, err = semaphore_state(state)
+if not st then
+  return err
+end
+redis.call('HSET', state, 'capacity', capacity)
+if not st.capacity or capacity > st.capacity then
+  wake_waiters(wake)
+end
+return st.capacity or false
+  end,
+}
+
+-- scripts/semaphore/state.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__semaphore__state',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.
+---
+--- Beyond the books: what a monitor, or a test, checks. The invariant the other scripts
+--- keep is that the permits in use are the sum of the holdings, and that once no lapsed
+--- holding is left to reclaim, they are the sum of the live ones. Reads every holding:
+--- at most 10,000, as each holds a permit at least and the capacity is at most 10,000.
+--- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
+--- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
+--- @key held hash {<name>}:held       token -> the permits it holds
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
+--- @return (uint?, uint, uint, uint, uint, uint)  the capacity, nil when never set; the permits in use;
+---   the sum of the holdings; the sum of those whose lease has not run out; the holdings; the live waiters
+--- @error BAD_ARGS                    not 4 keys and 0 arguments
+--- @error BAD_KEYS                    a key not named as its template says
+--- @error BAD_STATE                   `state` holds a field these scripts never write
+--- @error BAD_HELD    `held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings
+--- @uses semaphore_state now_ms
+--- @clock server
+--- @complexity O(N), N = the holdings, at most 10,000
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local state = KEYS[1]
+local leases = KEYS[2]
+local held = KEYS[3]
+local places = KEYS[4]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(state, '^(.+):state$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS state must be {<name>}:state, but KEYS[1] is ' .. shown(state))
+end
+if leases ~= tag_of_keys .. ':leases' then
+  return redis.error_reply(
+      'BAD_KEYS leases must be {<name>}:leases with <name> as in state, but KEYS[2] is ' .. shown(leases))
+end
+if held ~= tag_of_keys .. ':held' then
+  return redis.error_reply(
+      'BAD_KEYS held must be {<name>}:held with <name> as in state, but KEYS[3] is ' .. shown(held))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in state, but KEYS[4] is ' .. shown(places))
+end
+-- End of the generated input checks.
+local st, err = semaphore_state(state)
+if not st then
+  return err
+end
+local holdings = redis.call('HLEN', held)
+if holdings > 10000 or redis.call('ZCARD', leases) > 10000 then
+  return redis.error_reply('BAD_HELD ' .. shown(held) .. ' has more than 10000 holdings')
+end
+local now = now_ms()
+local live = {}
+for _, token in ipairs(redis.call('ZRANGE', leases, '(' .. now, '+inf', 'BYSCORE')) do
+  live[token] = true
+end
+local all = redis.call('HGETALL', held)
+local sum, live_sum = 0, 0
+for i = 1, #all, 2 do
+  local permits = safe_integer(all[i + 1], 1, 10000)
+  if not permits then
+    return redis.error_reply('BAD_HELD ' .. shown(held) .. ' holds ' .. shown(all[i + 1]) .. ' permits for '
+      .. shown(all[i]) .. ', not a whole number from 1 to 10000')
+  end
+  sum = sum + permits
+  if live[all[i]] then
+    live_sum = live_sum + permits
+  end
+end
+local waiters = redis.call('ZCOUNT', places, '(' .. now, '+inf')
+return { st.capacity or false, st.used, sum, live_sum, holdings, waiters }
   end,
 }
 end

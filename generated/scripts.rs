@@ -1192,6 +1192,300 @@ pub mod fenced_lock {
     }
 }
 
+#[doc = " The scripts of `scripts/fenced_write/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod fenced_write {
+    #[doc = " The names of the keys of `fenced_write`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `resource` (a any), `<key>`: the fenced key"]
+        #[doc = ""]
+        #[doc = " Build its name with [`resource()`]."]
+        pub static RESOURCE: crate::KeyTemplate = crate::KeyTemplate { text: "<key>", forms: &[crate::KeyForm { text: "<key>", params: &["key"], parts: &[crate::KeyPart::Param("key")] }] };
+
+        #[doc = " The name of `resource`: `<key>`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn resource(key: &str) -> crate::Result<String> {
+            RESOURCE.forms[0].build(&[key])
+        }
+
+        #[doc = " The template of `max_token` (a string), `{<key>}:max_token`: the highest token a write to `resource` carried; kept, never expires"]
+        #[doc = ""]
+        #[doc = " Build its name with [`max_token()`]."]
+        pub static MAX_TOKEN: crate::KeyTemplate = crate::KeyTemplate { text: "{<key>}:max_token", forms: &[crate::KeyForm { text: "{<key>}:max_token", params: &["key"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("key")]), crate::KeyPart::Text(":max_token")] }] };
+
+        #[doc = " The name of `max_token`: `{<key>}:max_token`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn max_token(key: &str) -> crate::Result<String> {
+            MAX_TOKEN.forms[0].build(&[key])
+        }
+    }
+
+    #[doc = " `fenced_write/delete`: Deletes `resource`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`delete()`]."]
+    pub static DELETE: crate::Script = crate::Script {
+        name: "fenced_write/delete",
+        path: "scripts/fenced_write/delete.lua",
+        sha1: "16fa03424daaa6378aa914042a16e260ebb85d55",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/delete.lua")),
+        flags: &[],
+        summary: "Deletes `resource`, if `token` is at least the highest fencing token it has seen.",
+        description: "Beyond the books: `set.lua`'s fencing for a delete. `max_token` stays, so a holder\nwith an older token cannot write the resource back afterwards. A key of any type is\ndeleted (UNLINK: a big one is freed in the background).",
+        keys: &[
+            crate::Param { name: "resource", ty: "any", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the fenced key", template: Some(&keys::RESOURCE) },
+            crate::Param { name: "max_token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the highest token a write to `resource` carried; kept, never expires", template: Some(&keys::MAX_TOKEN) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740991 }, doc: "the writer's fencing token", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the highest token seen before this write; 0 for none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_MAX_TOKEN", doc: "`max_token` holds something other than a token from 1 to 2^53 - 1" },
+            crate::ErrorDoc { code: "STALE_TOKEN", doc: "`token` is below the highest seen; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Deletes `resource`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " Beyond the books: `set.lua`'s fencing for a delete. `max_token` stays, so a holder"]
+    #[doc = " with an older token cannot write the resource back afterwards. A key of any type is"]
+    #[doc = " deleted (UNLINK: a big one is freed in the background)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fenced_write/delete.lua` (`fenced_write/delete`, SHA1 `16fa03424daaa6378aa914042a16e260ebb85d55`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `resource` (a any, named `<key>`): the fenced key"]
+    #[doc = " - `max_token` (a string, named `{<key>}:max_token`): the highest token a write to `resource` carried; kept, never expires"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`uint`, from 1 to 9007199254740991): the writer's fencing token"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the highest token seen before this write; 0 for none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_MAX_TOKEN`: `max_token` holds something other than a token from 1 to 2^53 - 1"]
+    #[doc = " - `STALE_TOKEN`: `token` is below the highest seen; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn delete(resource: &str, max_token: &str, token: u64) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE).key(resource).key(max_token).arg(token).finish()
+    }
+
+    #[doc = " `fenced_write/fence`: Raises the highest fencing token `resource` has seen to `token`, writing nothing else."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`fence()`]."]
+    pub static FENCE: crate::Script = crate::Script {
+        name: "fenced_write/fence",
+        path: "scripts/fenced_write/fence.lua",
+        sha1: "f2be0abf8d7041b0e284d8270142b2fb41a7cdc2",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/fence.lua")),
+        flags: &[],
+        summary: "Raises the highest fencing token `resource` has seen to `token`, writing nothing else.",
+        description: "Beyond the books. A lock's new holder calls this right after it acquires, before it\nreads the resource: from then on every write with an older token is refused, even\none from a holder that was paused past its lease and wakes before the new holder's\nfirst write. A token below the highest seen is refused with STALE_TOKEN, as writes\nare: the caller's lock was lost, and it should stop.",
+        keys: &[
+            crate::Param { name: "max_token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the highest token a write to the resource carried; kept, never expires", template: Some(&keys::MAX_TOKEN) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740991 }, doc: "the holder's fencing token", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the highest token seen before this call; 0 for none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_MAX_TOKEN", doc: "`max_token` holds something other than a token from 1 to 2^53 - 1" },
+            crate::ErrorDoc { code: "STALE_TOKEN", doc: "`token` is below the highest seen; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Raises the highest fencing token `resource` has seen to `token`, writing nothing else."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A lock's new holder calls this right after it acquires, before it"]
+    #[doc = " reads the resource: from then on every write with an older token is refused, even"]
+    #[doc = " one from a holder that was paused past its lease and wakes before the new holder's"]
+    #[doc = " first write. A token below the highest seen is refused with STALE_TOKEN, as writes"]
+    #[doc = " are: the caller's lock was lost, and it should stop."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fenced_write/fence.lua` (`fenced_write/fence`, SHA1 `f2be0abf8d7041b0e284d8270142b2fb41a7cdc2`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `max_token` (a string, named `{<key>}:max_token`): the highest token a write to the resource carried; kept, never expires"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`uint`, from 1 to 9007199254740991): the holder's fencing token"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the highest token seen before this call; 0 for none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_MAX_TOKEN`: `max_token` holds something other than a token from 1 to 2^53 - 1"]
+    #[doc = " - `STALE_TOKEN`: `token` is below the highest seen; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn fence(max_token: &str, token: u64) -> crate::Op<u64> {
+        crate::ScriptCall::new(&FENCE).key(max_token).arg(token).finish()
+    }
+
+    #[doc = " `fenced_write/hset`: Sets fields of the hash at `resource`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`hset()`]."]
+    pub static HSET: crate::Script = crate::Script {
+        name: "fenced_write/hset",
+        path: "scripts/fenced_write/hset.lua",
+        sha1: "67351ab657863330f5078bc125079d784c8d8d8b",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/hset.lua")),
+        flags: &[],
+        summary: "Sets fields of the hash at `resource`, if `token` is at least the highest fencing token it has seen.",
+        description: "Beyond the books: `set.lua`'s fencing for a hash. The fields given are set (HSET);\nthe others stay. A write with a token below the one `max_token` keeps is refused with\nSTALE_TOKEN and changes nothing; equal tokens pass.",
+        keys: &[
+            crate::Param { name: "resource", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the fenced hash; a key of another type is refused (WRONGTYPE)", template: Some(&keys::RESOURCE) },
+            crate::Param { name: "max_token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the highest token a write to `resource` carried; kept, never expires", template: Some(&keys::MAX_TOKEN) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740991 }, doc: "the writer's fencing token", template: None },
+            crate::Param { name: "fields", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 2, max: Some(2000) }, rule: crate::Rule::Any, doc: "field, value, field, value, ...: from 1 to 1000 pairs", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the highest token seen before this write; 0 for none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 3 to 2001 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_FIELDS", doc: "a field without a value: the fields and values are an odd number" },
+            crate::ErrorDoc { code: "BAD_MAX_TOKEN", doc: "`max_token` holds something other than a token from 1 to 2^53 - 1" },
+            crate::ErrorDoc { code: "STALE_TOKEN", doc: "`token` is below the highest seen; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(N), N = the fields given",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Sets fields of the hash at `resource`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " Beyond the books: `set.lua`'s fencing for a hash. The fields given are set (HSET);"]
+    #[doc = " the others stay. A write with a token below the one `max_token` keeps is refused with"]
+    #[doc = " STALE_TOKEN and changes nothing; equal tokens pass."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fenced_write/hset.lua` (`fenced_write/hset`, SHA1 `67351ab657863330f5078bc125079d784c8d8d8b`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `resource` (a hash, named `<key>`): the fenced hash; a key of another type is refused (WRONGTYPE)"]
+    #[doc = " - `max_token` (a string, named `{<key>}:max_token`): the highest token a write to `resource` carried; kept, never expires"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`uint`, from 1 to 9007199254740991): the writer's fencing token"]
+    #[doc = " - `fields` (`bytes...`, 2 to 2000 values): field, value, field, value, ...: from 1 to 1000 pairs"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the highest token seen before this write; 0 for none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 3 to 2001 arguments"]
+    #[doc = " - `BAD_TOKEN`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_FIELDS`: a field without a value: the fields and values are an odd number"]
+    #[doc = " - `BAD_MAX_TOKEN`: `max_token` holds something other than a token from 1 to 2^53 - 1"]
+    #[doc = " - `STALE_TOKEN`: `token` is below the highest seen; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(N), N = the fields given."]
+    pub fn hset(resource: &str, max_token: &str, token: u64, fields: &[&[u8]]) -> crate::Op<u64> {
+        crate::ScriptCall::new(&HSET).key(resource).key(max_token).arg(token).args(fields).finish()
+    }
+
+    #[doc = " `fenced_write/set`: Sets the string at `resource` to `value`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`set()`]."]
+    pub static SET: crate::Script = crate::Script {
+        name: "fenced_write/set",
+        path: "scripts/fenced_write/set.lua",
+        sha1: "97f9faa364f623cb719a20c07917a82d149a8148",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fenced_write/set.lua")),
+        flags: &[],
+        summary: "Sets the string at `resource` to `value`, if `token` is at least the highest fencing token it has seen.",
+        description: "Beyond the books: fencing (Kleppmann's \"How to do distributed locking\") for a\nresource that lives in Redis. A holder of `fenced_lock` (or of any lock that hands\nout increasing tokens) sends its token with each write; `max_token` keeps the highest\ntoken a write carried, and a write with a lower one is refused with STALE_TOKEN and\nchanges nothing. So a holder that was paused past its lease, while a later holder\nwrote, can no longer write. Equal tokens pass: one holder writes as often as it likes.\nA later holder that must shut out older ones before its first write calls\n`fence.lua`. The refusal is an error reply, so a client that ignores what a write\nanswers still stops: redis-py raises, ioredis rejects, Jedis throws. Its message is\n`highest <h>, token <t>: …`.",
+        keys: &[
+            crate::Param { name: "resource", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the fenced value; a key of another type is refused (WRONGTYPE)", template: Some(&keys::RESOURCE) },
+            crate::Param { name: "max_token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the highest token a write to `resource` carried; kept, never expires", template: Some(&keys::MAX_TOKEN) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740991 }, doc: "the writer's fencing token", template: None },
+            crate::Param { name: "ttl", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "the value's time to live; empty for none", template: None },
+            crate::Param { name: "value", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the new value", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the highest token seen before this write; 0 for none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_MAX_TOKEN", doc: "`max_token` holds something other than a token from 1 to 2^53 - 1" },
+            crate::ErrorDoc { code: "STALE_TOKEN", doc: "`token` is below the highest seen; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Sets the string at `resource` to `value`, if `token` is at least the highest fencing token it has seen."]
+    #[doc = ""]
+    #[doc = " Beyond the books: fencing (Kleppmann's \"How to do distributed locking\") for a"]
+    #[doc = " resource that lives in Redis. A holder of `fenced_lock` (or of any lock that hands"]
+    #[doc = " out increasing tokens) sends its token with each write; `max_token` keeps the highest"]
+    #[doc = " token a write carried, and a write with a lower one is refused with STALE_TOKEN and"]
+    #[doc = " changes nothing. So a holder that was paused past its lease, while a later holder"]
+    #[doc = " wrote, can no longer write. Equal tokens pass: one holder writes as often as it likes."]
+    #[doc = " A later holder that must shut out older ones before its first write calls"]
+    #[doc = " `fence.lua`. The refusal is an error reply, so a client that ignores what a write"]
+    #[doc = " answers still stops: redis-py raises, ioredis rejects, Jedis throws. Its message is"]
+    #[doc = " `highest <h>, token <t>: …`."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/fenced_write/set.lua` (`fenced_write/set`, SHA1 `97f9faa364f623cb719a20c07917a82d149a8148`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `resource` (a string, named `<key>`): the fenced value; a key of another type is refused (WRONGTYPE)"]
+    #[doc = " - `max_token` (a string, named `{<key>}:max_token`): the highest token a write to `resource` carried; kept, never expires"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`uint`, from 1 to 9007199254740991): the writer's fencing token"]
+    #[doc = " - `ttl` (`ms?`, from 1 to 999999999999999 ms): the value's time to live; empty for none"]
+    #[doc = " - `value` (`bytes`): the new value"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the highest token seen before this write; 0 for none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
+    #[doc = " - `BAD_TOKEN`: not an integer within its range"]
+    #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_MAX_TOKEN`: `max_token` holds something other than a token from 1 to 2^53 - 1"]
+    #[doc = " - `STALE_TOKEN`: `token` is below the highest seen; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn set(resource: &str, max_token: &str, token: u64, ttl: Option<::std::time::Duration>, value: &[u8]) -> crate::Op<u64> {
+        crate::ScriptCall::new(&SET).key(resource).key(max_token).arg(token).arg(ttl).arg(value).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/fixed_length_queue/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod fixed_length_queue {
@@ -5673,6 +5967,452 @@ pub mod rw_lock {
     }
 }
 
+#[doc = " The scripts of `scripts/semaphore/`."]
+#[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+pub mod semaphore {
+    #[doc = " The names of the keys of `semaphore`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
+    #[doc = ""]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    pub mod keys {
+        #[doc = " The template of `state` (a hash), `{<name>}:state`: capacity, used (the permits held), seq (the queue's last ticket)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`state()`]."]
+        pub static STATE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:state", forms: &[crate::KeyForm { text: "{<name>}:state", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":state")] }] };
+
+        #[doc = " The name of `state`: `{<name>}:state`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn state(name: &str) -> crate::Result<String> {
+            STATE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `leases` (a zset), `{<name>}:leases`: token -> the holding's deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`leases()`]."]
+        pub static LEASES: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:leases", forms: &[crate::KeyForm { text: "{<name>}:leases", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":leases")] }] };
+
+        #[doc = " The name of `leases`: `{<name>}:leases`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn leases(name: &str) -> crate::Result<String> {
+            LEASES.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `held` (a hash), `{<name>}:held`: token -> the permits it holds"]
+        #[doc = ""]
+        #[doc = " Build its name with [`held()`]."]
+        pub static HELD: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:held", forms: &[crate::KeyForm { text: "{<name>}:held", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":held")] }] };
+
+        #[doc = " The name of `held`: `{<name>}:held`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn held(name: &str) -> crate::Result<String> {
+            HELD.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `queue` (a zset), `{<name>}:queue`: waiting token -> its ticket, in arrival order"]
+        #[doc = ""]
+        #[doc = " Build its name with [`queue()`]."]
+        pub static QUEUE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:queue", forms: &[crate::KeyForm { text: "{<name>}:queue", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":queue")] }] };
+
+        #[doc = " The name of `queue`: `{<name>}:queue`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn queue(name: &str) -> crate::Result<String> {
+            QUEUE.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `places` (a zset), `{<name>}:places`: waiting token -> its place's deadline (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`places()`]."]
+        pub static PLACES: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:places", forms: &[crate::KeyForm { text: "{<name>}:places", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":places")] }] };
+
+        #[doc = " The name of `places`: `{<name>}:places`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn places(name: &str) -> crate::Result<String> {
+            PLACES.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `wake` (a stream), `{<name>}:wake`: gets an entry whenever permits or places free up"]
+        #[doc = ""]
+        #[doc = " Build its name with [`wake()`]."]
+        pub static WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:wake", forms: &[crate::KeyForm { text: "{<name>}:wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":wake")] }] };
+
+        #[doc = " The name of `wake`: `{<name>}:wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn wake(name: &str) -> crate::Result<String> {
+            WAKE.forms[0].build(&[name])
+        }
+    }
+
+    #[doc = " `semaphore/acquire`: Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`acquire()`]."]
+    pub static ACQUIRE: crate::Script = crate::Script {
+        name: "semaphore/acquire",
+        path: "scripts/semaphore/acquire.lua",
+        sha1: "09629df128935ce8931b0631e6e15dd88564fe95",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
+        flags: &[],
+        summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
+        description: "Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust\n`Semaphore` derives them as `{name}:state`, …). Its capacity is set by\n`set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is\n`token` -> its deadline (server clock) in `leases` and `token` -> its permits in\n`held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease\nran out are reclaimed (their permits come back), and up to `limit` waiting places\nwhose lease ran out are dropped, anywhere in the queue. A token that holds permits\nalready gets its lease renewed, so a call sent again is answered as the first was.\nOtherwise the permits are granted when `used` + `n` is at most the capacity and no\nlive waiting request is ahead (`token` is first in `queue`, or no one waits): a\nrequest never passes one that waits in line, so a request for 5 is not starved by a\nstream of requests for 1. Lowering the capacity below `used` drains: holders keep\ntheir permits, and nothing is granted until enough come back. With `place`, a request\nthat is not granted takes a place in `queue` (or keeps its own) for `place` ms; each\ncall renews it, and a waiter that stops calling loses it. Without `place` it takes\nnone, and gives up one it held. A caller that is not granted blocks on `wake`\n(`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls\nagain: releases, reclaimed leases, dropped places and capacity raises append to it.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
+            crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket, in arrival order", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the holder's 128 random bits, as 32 hex digits", template: None },
+            crate::Param { name: "n", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "the permits asked for", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the permits are held unless extended", template: None },
+            crate::Param { name: "place", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "how long a place in the queue is kept; empty to take none", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed holdings reclaimed, and places dropped", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint?, string, uint)", doc: "the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_N", doc: "not an integer within its range; or above the capacity, or not what `token` holds" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_PLACE", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "NO_CAPACITY", doc: "the semaphore has no capacity yet: set it with `set_capacity.lua`" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is reclaimed" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(M × log N), N = the holdings and waiters, M = `limit`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A semaphore is the six keys below, in one hash slot (the Rust"]
+    #[doc = " `Semaphore` derives them as `{name}:state`, …). Its capacity is set by"]
+    #[doc = " `set_capacity.lua`; until then every acquire answers NO_CAPACITY. A holding is"]
+    #[doc = " `token` -> its deadline (server clock) in `leases` and `token` -> its permits in"]
+    #[doc = " `held`, and `used` in `state` is their sum. First, up to `limit` holdings whose lease"]
+    #[doc = " ran out are reclaimed (their permits come back), and up to `limit` waiting places"]
+    #[doc = " whose lease ran out are dropped, anywhere in the queue. A token that holds permits"]
+    #[doc = " already gets its lease renewed, so a call sent again is answered as the first was."]
+    #[doc = " Otherwise the permits are granted when `used` + `n` is at most the capacity and no"]
+    #[doc = " live waiting request is ahead (`token` is first in `queue`, or no one waits): a"]
+    #[doc = " request never passes one that waits in line, so a request for 5 is not starved by a"]
+    #[doc = " stream of requests for 1. Lowering the capacity below `used` drains: holders keep"]
+    #[doc = " their permits, and nothing is granted until enough come back. With `place`, a request"]
+    #[doc = " that is not granted takes a place in `queue` (or keeps its own) for `place` ms; each"]
+    #[doc = " call renews it, and a waiter that stops calling loses it. Without `place` it takes"]
+    #[doc = " none, and gives up one it held. A caller that is not granted blocks on `wake`"]
+    #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
+    #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `09629df128935ce8931b0631e6e15dd88564fe95`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `leases` (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)"]
+    #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the holder's 128 random bits, as 32 hex digits"]
+    #[doc = " - `n` (`uint`, from 1 to 10000): the permits asked for"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the permits are held unless extended"]
+    #[doc = " - `place` (`ms?`, from 1 to 10000000 ms): how long a place in the queue is kept; empty to take none"]
+    #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed holdings reclaimed, and places dropped"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint?, string, uint)`): the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 5 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_N`: not an integer within its range; or above the capacity, or not what `token` holds"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_PLACE`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `NO_CAPACITY`: the semaphore has no capacity yet: set it with `set_capacity.lua`"]
+    #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is reclaimed"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = ""]
+    #[doc = " Complexity: O(M × log N), N = the holdings and waiters, M = `limit`. Clock: the server's `TIME`."]
+    pub fn acquire(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str, n: u64, lease: ::std::time::Duration, place: Option<::std::time::Duration>, limit: u64) -> crate::Op<(Option<u64>, String, u64,)> {
+        crate::ScriptCall::new(&ACQUIRE).key(state).key(leases).key(held).key(queue).key(places).key(wake).arg(token).arg(n).arg(lease).arg(place).arg(limit).finish()
+    }
+
+    #[doc = " `semaphore/extend`: Sets the lease of the permits `token` holds to `lease` from now."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`extend()`]."]
+    pub static EXTEND: crate::Script = crate::Script {
+        name: "semaphore/extend",
+        path: "scripts/semaphore/extend.lua",
+        sha1: "6fbe43e2778bfaef1c7ac286a792ada6b11f75d5",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
+        flags: &[],
+        summary: "Sets the lease of the permits `token` holds to `lease` from now.",
+        description: "Beyond the books: a holder whose work runs long renews before its lease runs out.\nOnce the lease has run out the permits are lost, even while no acquire has reclaimed\nthem yet: this call then reclaims them (they come back, and waiters try again) and\nanswers nil, as it does for a token that holds nothing.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
+            crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the permits were acquired with", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "the new lease, from now", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the new deadline (ms, server clock); nil when `token` holds nothing" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is reclaimed" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = the holdings",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Sets the lease of the permits `token` holds to `lease` from now."]
+    #[doc = ""]
+    #[doc = " Beyond the books: a holder whose work runs long renews before its lease runs out."]
+    #[doc = " Once the lease has run out the permits are lost, even while no acquire has reclaimed"]
+    #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
+    #[doc = " answers nil, as it does for a token that holds nothing."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `6fbe43e2778bfaef1c7ac286a792ada6b11f75d5`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `leases` (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)"]
+    #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the permits were acquired with"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): the new lease, from now"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the new deadline (ms, server clock); nil when `token` holds nothing"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 2 arguments"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is reclaimed"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the holdings. Clock: the server's `TIME`."]
+    pub fn extend(state: &str, leases: &str, held: &str, wake: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&EXTEND).key(state).key(leases).key(held).key(wake).arg(token).arg(lease).finish()
+    }
+
+    #[doc = " `semaphore/release`: Gives back the permits `token` holds, and its place in the queue if it waits."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`release()`]."]
+    pub static RELEASE: crate::Script = crate::Script {
+        name: "semaphore/release",
+        path: "scripts/semaphore/release.lua",
+        sha1: "1c2c9d8d7a636f4420394ba5b91c39d354077692",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
+        flags: &[],
+        summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
+        description: "Beyond the books. The permits come back at once (`used` goes down by them) and every\nwaiter blocked on `wake` tries again. A holding whose lease ran out is still released\nhere while no acquire has reclaimed it yet; after that the token holds nothing, and\nreleasing it frees nothing (0), however often it is sent. A waiter that gives up\ncalls this too: its place goes, and the requests behind it move up.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
+            crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket, in arrival order", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the token the permits were acquired with", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the permits given back; 0 when `token` held none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is released" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+        ],
+        clock: None,
+        complexity: "O(log N), N = the holdings and waiters",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives back the permits `token` holds, and its place in the queue if it waits."]
+    #[doc = ""]
+    #[doc = " Beyond the books. The permits come back at once (`used` goes down by them) and every"]
+    #[doc = " waiter blocked on `wake` tries again. A holding whose lease ran out is still released"]
+    #[doc = " here while no acquire has reclaimed it yet; after that the token holds nothing, and"]
+    #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
+    #[doc = " calls this too: its place goes, and the requests behind it move up."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `1c2c9d8d7a636f4420394ba5b91c39d354077692`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `leases` (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)"]
+    #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket, in arrival order"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `token` (`string`, 32 hex digits): the token the permits were acquired with"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the permits given back; 0 when `token` held none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
+    #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is released"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the holdings and waiters."]
+    pub fn release(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<u64> {
+        crate::ScriptCall::new(&RELEASE).key(state).key(leases).key(held).key(queue).key(places).key(wake).arg(token).finish()
+    }
+
+    #[doc = " `semaphore/set_capacity`: Sets the semaphore's capacity: how many permits may be held at once."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`set_capacity()`]."]
+    pub static SET_CAPACITY: crate::Script = crate::Script {
+        name: "semaphore/set_capacity",
+        path: "scripts/semaphore/set_capacity.lua",
+        sha1: "73e1e37abe671efdce4de55cb8b7138576d5a934",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
+        flags: &[],
+        summary: "Sets the semaphore's capacity: how many permits may be held at once.",
+        description: "Beyond the books: an operator's call, at any time. Raising it lets waiters in at once\n(they are woken). Lowering it below the permits in use drains: holders keep what they\nhold, and nothing more is granted until in use + the permits asked for fits again.\nA request for more than the new capacity is refused when it next asks (BAD_N), so it\nnever blocks the queue for good. Until the first call, every acquire answers\nNO_CAPACITY: no client's default can disagree with another's.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
+        ],
+        args: &[
+            crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 10000 }, doc: "the new capacity", template: None },
+        ],
+        returns: crate::Returns { ty: "uint?", doc: "the capacity before; nil when it had none" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Sets the semaphore's capacity: how many permits may be held at once."]
+    #[doc = ""]
+    #[doc = " Beyond the books: an operator's call, at any time. Raising it lets waiters in at once"]
+    #[doc = " (they are woken). Lowering it below the permits in use drains: holders keep what they"]
+    #[doc = " hold, and nothing more is granted until in use + the permits asked for fits again."]
+    #[doc = " A request for more than the new capacity is refused when it next asks (BAD_N), so it"]
+    #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
+    #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `73e1e37abe671efdce4de55cb8b7138576d5a934`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `capacity` (`uint`, from 0 to 10000): the new capacity"]
+    #[doc = ""]
+    #[doc = " Returns (`uint?`): the capacity before; nil when it had none"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_CAPACITY`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn set_capacity(state: &str, wake: &str, capacity: u64) -> crate::Op<Option<u64>> {
+        crate::ScriptCall::new(&SET_CAPACITY).key(state).key(wake).arg(capacity).finish()
+    }
+
+    #[doc = " `semaphore/state`: Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`state()`]."]
+    pub static STATE: crate::Script = crate::Script {
+        name: "semaphore/state",
+        path: "scripts/semaphore/state.lua",
+        sha1: "beb5a9d3855f1f556eded1d4aa49d434344d8ab9",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/state.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.",
+        description: "Beyond the books: what a monitor, or a test, checks. The invariant the other scripts\nkeep is that the permits in use are the sum of the holdings, and that once no lapsed\nholding is left to reclaim, they are the sum of the live ones. Reads every holding:\nat most 10,000, as each holds a permit at least and the capacity is at most 10,000.",
+        keys: &[
+            crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
+            crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
+            crate::Param { name: "held", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the permits it holds", template: Some(&keys::HELD) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "(uint?, uint, uint, uint, uint, uint)", doc: "the capacity, nil when never set; the permits in use; the sum of the holdings; the sum of those whose lease has not run out; the holdings; the live waiters" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(N), N = the holdings, at most 10,000",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters."]
+    #[doc = ""]
+    #[doc = " Beyond the books: what a monitor, or a test, checks. The invariant the other scripts"]
+    #[doc = " keep is that the permits in use are the sum of the holdings, and that once no lapsed"]
+    #[doc = " holding is left to reclaim, they are the sum of the live ones. Reads every holding:"]
+    #[doc = " at most 10,000, as each holds a permit at least and the capacity is at most 10,000."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `beb5a9d3855f1f556eded1d4aa49d434344d8ab9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
+    #[doc = " - `leases` (a zset, named `{<name>}:leases`): token -> the holding's deadline (ms, server clock)"]
+    #[doc = " - `held` (a hash, named `{<name>}:held`): token -> the permits it holds"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint?, uint, uint, uint, uint, uint)`): the capacity, nil when never set; the permits in use; the sum of the holdings; the sum of those whose lease has not run out; the holdings; the live waiters"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings"]
+    #[doc = ""]
+    #[doc = " Complexity: O(N), N = the holdings, at most 10,000. Clock: the server's `TIME`."]
+    pub fn state(state: &str, leases: &str, held: &str, places: &str) -> crate::Op<(Option<u64>, u64, u64, u64, u64, u64,)> {
+        crate::ScriptCall::new(&STATE).key(state).key(leases).key(held).key(places).finish()
+    }
+}
+
 #[doc = " The scripts of `scripts/session/`."]
 #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
 pub mod session {
@@ -9257,6 +9997,10 @@ pub static ALL: &[&crate::Script] = &[
     &fair_lock::EXTEND,
     &fair_lock::RELEASE,
     &fenced_lock::ACQUIRE,
+    &fenced_write::DELETE,
+    &fenced_write::FENCE,
+    &fenced_write::HSET,
+    &fenced_write::SET,
     &fixed_length_queue::ENQUEUE,
     &fixed_length_queue::FADED_ENQUEUE,
     &geo::DISTANCE,
@@ -9317,6 +10061,11 @@ pub static ALL: &[&crate::Script] = &[
     &rw_lock::RELEASE_READ,
     &rw_lock::RELEASE_WRITE,
     &rw_lock::WITHDRAW,
+    &semaphore::ACQUIRE,
+    &semaphore::EXTEND,
+    &semaphore::RELEASE,
+    &semaphore::SET_CAPACITY,
+    &semaphore::STATE,
     &session::CREATE,
     &session::END,
     &session::LIST,

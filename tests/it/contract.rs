@@ -413,6 +413,8 @@ pub(crate) fn prepare(
             }
         }
         "pagination/page" => harness::cmd(con, &["RPUSH", &keys[0], "a"]),
+        // A semaphore answers NO_CAPACITY until its capacity is set.
+        "semaphore/acquire" => harness::cmd(con, &["HSET", &key("state"), "capacity", "5"]),
         "row_cache/claim" => {
             // A due row with a delay, claimed; one without, dropped.
             harness::cmd(con, &["ZADD", &keys[1], "1", "r", "1", "d"]);

@@ -298,6 +298,20 @@ fn deepen(con: &mut redis::Connection, script: &Script, keys: &[String]) {
             commands.push(owned(&["HSET", &key("posted"), "x", &now.to_string()]));
             commands.push(owned(&["SADD", &key("up"), "y"]));
         }
+        ("semaphore", _) => {
+            // Holder x's lease ran out (1 permit), and y waits in line.
+            if has("held") {
+                commands.push(owned(&["HSET", &key("held"), "x", "1"]));
+                commands.push(owned(&["ZADD", &key("leases"), "1", "x"]));
+                commands.push(owned(&["HSET", &key("state"), "used", "1"]));
+            }
+            if has("places") {
+                commands.push(owned(&["ZADD", &key("places"), &later, "y"]));
+            }
+            if has("queue") {
+                commands.push(owned(&["ZADD", &key("queue"), "1", "y"]));
+            }
+        }
         // User x registered, with the id x.
         ("user_login", "login") => commands.push(owned(&["HSET", &key("ids"), "x", "x"])),
         ("rate_limiter", "sliding_window") => {

@@ -699,6 +699,25 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.job("1"), &n, &[]);
     c.check(queue.list(work_queue::State::Dead, 0, 10), &n, &[]);
     c.check(queue.counts(), &n, &[]);
+
+    let name = pick(tagged, "exports", "{tenant:7}:exports");
+    let sem = redis_patterns::semaphore::Semaphore::new(name).unwrap();
+    let token = "0".repeat(32);
+    let n = [("name", name)];
+    let fifo = redis_patterns::semaphore::Order::Fifo;
+    c.check(sem.try_acquire(&token, 1, ttl, fifo), &n, &[]);
+    c.check(sem.release(&token), &n, &[]);
+    c.check(sem.extend(&token, ttl), &n, &[]);
+    c.check(sem.set_capacity(1), &n, &[]);
+    c.check(sem.state(), &n, &[]);
+
+    let key = pick(tagged, "invoice:42", "{shop}:invoice:42");
+    let invoice = redis_patterns::fenced_write::FencedResource::new(key).unwrap();
+    let k = [("key", key)];
+    c.check(invoice.set(1, "v", None), &k, &[]);
+    c.check(invoice.hset(1, &[("f", "v")]), &k, &[]);
+    c.check(invoice.delete(1), &k, &[]);
+    c.check(invoice.fence(1), &k, &[]);
 }
 
 /// What the templates name is where the data is: a queue named with a hash tag of its
