@@ -9,7 +9,8 @@
 // the most ms the cell may last. `contenders` async loops in this process, each with its
 // own ioredis connection, each looping acquire (the library's own waiting acquire) →
 // release until `operations` acquisitions were claimed between them or the time is up.
-// Every hold's start of acquire, acquire returning and release returning are read from
+// After one untimed hold per contender, it prints `ready` and waits for a line on stdin
+// before the clock starts (the bench reads the server's CPU then). Every hold's start of acquire, acquire returning and release returning are read from
 // performance.now() (one monotonic clock) and printed in µs; the bench derives the
 // wake-ups from them. Client CPU: process.cpuUsage() over the cell.
 //
@@ -78,6 +79,11 @@ for (const con of cons) {
   const release = await contender(con)();
   await release();
 }
+
+// Ready: the bench reads the server's CPU and resets its stats, then says go.
+process.stdout.write('ready\n');
+await new Promise((resolve) => process.stdin.once('data', resolve));
+process.stdin.pause();
 
 let claimed = 0;
 const holds = [];

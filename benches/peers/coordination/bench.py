@@ -11,7 +11,8 @@ synchronous), each with its own `redis.Redis` client (so its own connection) and
 `Redlock`, each looping `acquire()` (pottery's waiting form: blocking, no timeout, a
 random sleep of 0-200 ms between tries, its defaults) -> `release()`, with
 `auto_release_time` 10 s (its default), until `operations` acquisitions were claimed
-between them or the time is up. Every hold's start of acquire, acquire returning and
+between them or the time is up. After one untimed hold per contender it prints `ready`
+and waits for a line on stdin before the clock starts. Every hold's start of acquire, acquire returning and
 release returning are read from time.perf_counter_ns() (one monotonic clock) and printed
 in us; the bench derives the wake-ups from them. Client CPU: getrusage over the cell.
 """
@@ -77,6 +78,9 @@ def main():
     threads = [threading.Thread(target=run, args=(lock,)) for lock in locks]
     for thread in threads:
         thread.start()
+    # Ready: the bench reads the server's CPU and resets its stats, then says go.
+    print("ready", flush=True)
+    sys.stdin.readline()
     base[0] = time.perf_counter_ns()
     cpu_before = cpu_us()
     go.wait()

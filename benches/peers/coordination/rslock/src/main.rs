@@ -7,7 +7,8 @@
 //! (so its own connection) on the one server, loop `acquire` (rslock's waiting form: it
 //! calls `lock` until it succeeds; `lock` tries 3 times, 0–200 ms apart, its defaults)
 //! then `unlock`, with a 10 s TTL, until `ops` acquisitions were claimed between them or
-//! `max ms` passed. Every hold's start of acquire, acquire returning and unlock returning,
+//! `max ms` passed. After one untimed hold per contender it prints `ready` and waits for a
+//! line on stdin before the clock starts. Every hold's start of acquire, acquire returning and unlock returning,
 //! in µs on one monotonic clock (`Instant`), are printed for the bench to derive the
 //! wake-ups. rslock has no semaphore: any other cell is refused.
 
@@ -56,6 +57,9 @@ async fn main() {
         manager.unlock(&warm).await;
         managers.push(manager);
     }
+    // Ready: the bench reads the server's CPU and resets its stats, then says go.
+    println!("ready");
+    std::io::stdin().read_line(&mut String::new()).expect("stdin");
     let claimed = Arc::new(AtomicUsize::new(0));
     let base = Instant::now();
     let cpu_before = cpu_us();
