@@ -1345,6 +1345,112 @@ fn cases() -> Vec<Case> {
             keys: s(&["{w}:login", "{w}:recent", "{w}:viewed:m5", "{w}:viewed"]),
             args: strings(["m5".into(), "u".into(), "new".into(), "1000".into()]),
         },
+        Case {
+            script: "rw_lock/acquire_read",
+            input: "1000 lapsed read holds and 1000 lapsed writer places dropped, 100,000 readers",
+            setup: |con| rw_state(con, 100_000, 1000, 1000, false),
+            keys: rw(&["writer", "readers", "read_holds", "intents", "wake"]),
+            args: strings([
+                TOKEN.into(),
+                "999999999999999".into(),
+                "0".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "rw_lock/acquire_write",
+            input: "1000 lapsed read holds and 1000 lapsed places dropped, 100,000 readers: a place",
+            setup: |con| rw_state(con, 100_000, 1000, 1000, false),
+            keys: rw(&[
+                "writer",
+                "readers",
+                "read_holds",
+                "intents",
+                "fence",
+                "wake",
+            ]),
+            args: strings([
+                "ffffffffffffffffffffffffffffffff".into(),
+                "999999999999999".into(),
+                "999999999999999".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "rw_lock/release_read",
+            input: "the last hold of 1 reader",
+            setup: |con| rw_state(con, 0, 0, 0, false),
+            keys: rw(&["readers", "read_holds", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
+        Case {
+            script: "rw_lock/release_read",
+            input: "the last hold of one of 100,000 readers (as cheap as of 1)",
+            setup: |con| rw_state(con, 100_000, 0, 0, false),
+            keys: rw(&["readers", "read_holds", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
+        Case {
+            script: "rw_lock/release_write",
+            input: "the last write hold",
+            setup: |con| rw_state(con, 0, 0, 0, true),
+            keys: rw(&["writer", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
+        Case {
+            script: "rw_lock/extend",
+            input: "a write hold and read holds, among 100,000 readers",
+            setup: |con| rw_state(con, 100_000, 0, 0, true),
+            keys: rw(&["writer", "readers", "read_holds"]),
+            args: strings([TOKEN.into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "rw_lock/downgrade",
+            input: "a write hold, beside 100,000 readers",
+            setup: |con| rw_state(con, 100_000, 0, 0, true),
+            keys: rw(&["writer", "readers", "read_holds", "wake"]),
+            args: strings([TOKEN.into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "rw_lock/withdraw",
+            input: "one of 100,000 waiting writers",
+            setup: |con| rw_state(con, 0, 0, 100_000, false),
+            keys: rw(&["intents", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
+        Case {
+            script: "fair_lock/acquire",
+            input: "1000 lapsed places at the head dropped, a queue of 100,000: joins at the back",
+            setup: |con| fair_state(con, 100_000, 1000),
+            keys: fair(&["owner", "queue", "places", "fence", "wake"]),
+            args: strings([
+                TOKEN.into(),
+                "999999999999999".into(),
+                "999999999999999".into(),
+                "1000".into(),
+            ]),
+        },
+        Case {
+            script: "fair_lock/cancel",
+            input: "one place of a queue of 100,000",
+            setup: |con| fair_state(con, 100_000, 0),
+            keys: fair(&["queue", "places", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
+        Case {
+            script: "fair_lock/extend",
+            input: "the holder",
+            setup: |con| fair_state(con, 0, 0),
+            keys: fair(&["owner"]),
+            args: strings([TOKEN.into(), "999999999999999".into()]),
+        },
+        Case {
+            script: "fair_lock/release",
+            input: "the holder",
+            setup: |con| fair_state(con, 0, 0),
+            keys: fair(&["owner", "wake"]),
+            args: strings([TOKEN.into()]),
+        },
     ]
 }
 
@@ -1888,4 +1994,90 @@ fn main() {
     } else {
         println!("\nOver 10 ms on this run: {over:?}");
     }
+}
+
+/// The token the rw_lock and fair_lock cases hold and call with.
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+/// The keys of the read-write lock `{r}`, by their names in the headers.
+fn rw(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| format!("{{r}}:{n}")).collect()
+}
+
+/// The keys of the fair lock `{f}`, by their names in the headers.
+fn fair(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| format!("{{f}}:{n}")).collect()
+}
+
+/// Read-write lock `{r}`: TOKEN reads (one hold) beside `live` other readers, `lapsed`
+/// lapsed read holds and `places` lapsed writer places (or live ones when no lapsed
+/// holds are asked for); and, with `writing`, TOKEN holds the write hold.
+fn rw_state(con: &mut redis::Connection, live: usize, lapsed: usize, places: usize, writing: bool) {
+    lua(
+        con,
+        "local live, lapsed, places = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+         local far = 4102444800000
+         redis.call('ZADD', KEYS[2], far, ARGV[5])
+         redis.call('HSET', KEYS[3], ARGV[5], 1)
+         for i = 0, live + lapsed - 1, 1000 do
+           local z, h = {}, {}
+           for j = i, math.min(i + 999, live + lapsed - 1) do
+             z[#z + 1] = j < live and far or 1
+             z[#z + 1] = 'r' .. j
+             h[#h + 1] = 'r' .. j
+             h[#h + 1] = 1
+           end
+           redis.call('ZADD', KEYS[2], unpack(z))
+           redis.call('HSET', KEYS[3], unpack(h))
+         end
+         for i = 0, places - 1, 1000 do
+           local z = {}
+           for j = i, math.min(i + 999, places - 1) do
+             z[#z + 1] = lapsed > 0 and 1 or far
+             z[#z + 1] = 'w' .. j
+           end
+           redis.call('ZADD', KEYS[4], unpack(z))
+         end
+         if ARGV[4] == '1' then
+           redis.call('HSET', KEYS[1], 't', ARGV[5], 'n', 1, 'f', 1)
+           redis.call('PEXPIRE', KEYS[1], 3600000)
+         end",
+        &["{r}:writer", "{r}:readers", "{r}:read_holds", "{r}:intents"],
+        &[
+            &live.to_string(),
+            &lapsed.to_string(),
+            &places.to_string(),
+            if writing { "1" } else { "0" },
+            TOKEN,
+        ],
+    );
+}
+
+/// Fair lock `{f}`: held by TOKEN, a queue of `lapsed` lapsed places at its head, then
+/// live ones up to `n` waiters, TOKEN among them when nothing lapsed.
+fn fair_state(con: &mut redis::Connection, n: usize, lapsed: usize) {
+    lua(
+        con,
+        "local n, lapsed = tonumber(ARGV[1]), tonumber(ARGV[2])
+         local far = 4102444800000
+         for i = 0, n - 1, 1000 do
+           local q, p = {}, {}
+           for j = i, math.min(i + 999, n - 1) do
+             q[#q + 1] = j + 1
+             q[#q + 1] = 'q' .. j
+             p[#p + 1] = j < lapsed and 1 or far
+             p[#p + 1] = 'q' .. j
+           end
+           redis.call('ZADD', KEYS[2], unpack(q))
+           redis.call('ZADD', KEYS[3], unpack(p))
+         end
+         if lapsed == 0 then
+           redis.call('ZADD', KEYS[2], n + 1, ARGV[3])
+           redis.call('ZADD', KEYS[3], far, ARGV[3])
+           redis.call('HSET', KEYS[1], 't', ARGV[3], 'f', 1)
+           redis.call('PEXPIRE', KEYS[1], 3600000)
+         end",
+        &["{f}:owner", "{f}:queue", "{f}:places"],
+        &[&n.to_string(), &lapsed.to_string(), TOKEN],
+    );
 }

@@ -20,6 +20,7 @@ use redis_patterns::binary_recorder::BinaryRecorder;
 use redis_patterns::circular_queue::{CircularQueue, UniqueCircularQueue};
 use redis_patterns::compact_string::CompactString;
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
+use redis_patterns::fair_lock::FairLock;
 use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
 use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
@@ -41,6 +42,7 @@ use redis_patterns::rate_limiter::{GcraLimiter, Limiter, RateLimiter, SlidingWin
 use redis_patterns::relation::Relations;
 use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::row_cache::RowCache;
+use redis_patterns::rw_lock::RwLock;
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
@@ -377,6 +379,66 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
             lock.release(second),
         )?;
     }
+
+    t.section(
+        "RwLock (beyond the books): many readers or one writer, each under a lease",
+        "Holds are counted per caller token; a waiting writer stops new readers; a write hold \
+         returns\na fencing token; a refused attempt says which stream to block on, and for how long.",
+    );
+    let rw = RwLock::new("tour:rw_lock")?;
+    let (reader, writer) = (RwLock::random_token(), RwLock::random_token());
+    let lease = Duration::from_secs(30);
+    t.show(
+        "rw.try_read(reader)",
+        "a read hold: Done(1)",
+        rw.try_read(&reader, lease),
+    )?;
+    t.show(
+        "rw.try_write(writer)",
+        "NotYet: the writer waits, and holds a place that keeps new readers out",
+        rw.try_write(&writer, lease),
+    )?;
+    t.show(
+        "rw.release_read(reader)",
+        "holds left: Some(0)",
+        rw.release_read(&reader),
+    )?;
+    t.show(
+        "rw.try_write(writer)",
+        "the write hold: Done(fencing token)",
+        rw.try_write(&writer, lease),
+    )?;
+    t.show(
+        "rw.downgrade(writer)",
+        "now a read hold, with no writer between",
+        rw.downgrade(&writer, lease),
+    )?;
+    t.show("rw.release_read(writer)", "", rw.release_read(&writer))?;
+
+    t.section(
+        "FairLock (beyond the books): first come, first served, under leased places",
+        "Each attempt renews the waiter's place; a waiter that dies loses it within one place \
+         lease.",
+    );
+    let fair = FairLock::new("tour:fair_lock")?;
+    let (first, second) = (FairLock::random_token(), FairLock::random_token());
+    t.show(
+        "fair.try_acquire(first)",
+        "Done(fencing token)",
+        fair.try_acquire(&first, lease),
+    )?;
+    t.show(
+        "fair.try_acquire(second)",
+        "NotYet: second queues",
+        fair.try_acquire(&second, lease),
+    )?;
+    t.show("fair.release(first)", "", fair.release(&first))?;
+    t.show(
+        "fair.try_acquire(second)",
+        "second's turn: Done(the next fencing token)",
+        fair.try_acquire(&second, lease),
+    )?;
+    t.show("fair.release(second)", "", fair.release(&second))?;
     Ok(())
 }
 

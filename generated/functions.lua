@@ -987,16 +987,21 @@ redis.call('ZCARD', places)
 local now = now_ms()
 
 -- Lapsed places go: at the head first (so that the queue moves), then anywhere.
-local dropped = 0
-while dropped < limit do
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  local place = head and redis.call('ZSCORE', places, head)
-  if not head or (place and tonumber(place) > now) then
-    break
+local heads = redis.call('ZRANGE', queue, 0, limit - 1)
+local gone = {}
+if #heads > 0 then
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if deadlines[i] and tonumber(deadlines[i]) > now then
+      break
+    end
+    gone[i] = head
   end
-  redis.call('ZREM', queue, head)
-  redis.call('ZREM', places, head)
-  dropped = dropped + 1
+end
+local dropped = #gone
+if dropped > 0 then
+  redis.call('ZREM', queue, unpack(gone))
+  redis.call('ZREM', places, unpack(gone))
 end
 if dropped < limit then
   local lapsed = drop_lapsed(places, now, limit - dropped)
@@ -1095,11 +1100,11 @@ redis.call('ZCARD', places)
 redis.call('XLEN', wake)
 if redis.call('ZREM', queue, token) == 0 then
   redis.call('ZREM', places, token)
-  return false
+  return 0
 end
 redis.call('ZREM', places, token)
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 
@@ -1149,10 +1154,10 @@ if bad_owner then
   return bad_owner
 end
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('PEXPIRE', owner, lease)
-return true
+return 1
   end,
 }
 
@@ -1202,11 +1207,11 @@ if bad_owner then
 end
 redis.call('XLEN', wake)
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('DEL', owner)
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 end
@@ -5272,9 +5277,9 @@ redis.register_function{
 --- Writers come first: while a writer waits (a live place in `intents`, which its
 --- `acquire_write` calls renew), a token that holds no read yet waits too, unless
 --- `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve
---- them). The write holder may take read holds as well. Up to `limit` lapsed read holds
---- and `limit` lapsed writer places are dropped first (the earliest first); dropping any
---- wakes the waiters. When the hold is not granted, the reply says what to block on: the
+--- them). The write holder may take read holds as well, even while writers wait. Up to
+--- `limit` lapsed read holds and `limit` lapsed writer places are dropped first (the
+--- earliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the
 --- wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at
 --- most before calling again (the time to the lease or place that stands in the way).
 --- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
@@ -5380,8 +5385,9 @@ end
 if writer_token and writer_token ~= token then
   return {0, id, ms_until(now + redis.call('PTTL', writer), now)}
 end
-if count == 0 and not prefer_readers then
-  -- A writer waits when it holds a live place (the token's own place aside).
+if count == 0 and not prefer_readers and writer_token ~= token then
+  -- A writer waits when it holds a live place (the token's own place aside). The write
+  -- holder reads whatever waits: the waiting writers wait for it.
   local own = redis.call('ZSCORE', intents, token)
   local waiting = redis.call('ZCOUNT', intents, '(' .. now, '+inf')
   if own and tonumber(own) > now then
@@ -5633,6 +5639,7 @@ local count, bad_count = read_count(read_holds, token)
 if not count then
   return bad_count
 end
+redis.call('ZCARD', readers)
 redis.call('XLEN', wake)
 if writer_token ~= token then
   return false
@@ -5717,7 +5724,7 @@ end
 local now = now_ms()
 local held = redis.call('ZSCORE', readers, token)
 local wrote = writer_token == token
-local read = held and tonumber(held) > now and count > 0 or false
+local read = held and tonumber(held) > now and count > 0
 if wrote then
   redis.call('PEXPIRE', writer, lease)
 end
@@ -5725,7 +5732,7 @@ if read then
   redis.call('ZADD', readers, now + lease, token)
   expire_after_last(readers, read_holds, now)
 end
-return {wrote, read}
+return {wrote and 1 or 0, read and 1 or 0}
   end,
 }
 
@@ -5909,10 +5916,10 @@ end
 -- End of the generated input checks.
 redis.call('XLEN', wake)
 if redis.call('ZREM', intents, token) == 0 then
-  return false
+  return 0
 end
 wake_waiters(wake)
-return true
+return 1
   end,
 }
 end

@@ -835,7 +835,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "7b26b0d9128a6e190088a0670ee8d8c19d8f16e5",
+        sha1: "727bbc20c9cface71f9dfc198b3604b6582136f4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -886,7 +886,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `7b26b0d9128a6e190088a0670ee8d8c19d8f16e5`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `727bbc20c9cface71f9dfc198b3604b6582136f4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -925,7 +925,7 @@ pub mod fair_lock {
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "74cab1ad3bc4e705249753d3b42e97c3e6d77d46",
+        sha1: "9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
         summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
@@ -956,7 +956,7 @@ pub mod fair_lock {
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
     #[doc = " loses its place within one `place_lease` all the same."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `74cab1ad3bc4e705249753d3b42e97c3e6d77d46`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
@@ -984,7 +984,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "4590f51f85a47c60637ee80e430e807d4aaf6ee3",
+        sha1: "6bacfb334d942263262863dd4f57dca27da96cb0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1015,7 +1015,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `4590f51f85a47c60637ee80e430e807d4aaf6ee3`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `6bacfb334d942263262863dd4f57dca27da96cb0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1044,7 +1044,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "c8c618fd1346888cbc4273894dc406510d63baf6",
+        sha1: "58cf6d089f368ffc011e88434b7f7dff37fda8da",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the waiters.",
@@ -1074,7 +1074,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call (it is"]
     #[doc = " woken at once)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `c8c618fd1346888cbc4273894dc406510d63baf6`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `58cf6d089f368ffc011e88434b7f7dff37fda8da`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -5480,11 +5480,11 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "8462ca57f0e95a24ce82ccaa278c93fa8ad4a864",
+        sha1: "abfd82947755d2197d108c0719e0f875b0bb115a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
-        description: "Beyond the book. Many tokens may hold the lock for reading at once, while no other\ntoken holds it for writing. A token that asks again counts one more hold (reentrancy\nper token; each `release_read` gives one back) and its lease runs `lease` from now.\nWriters come first: while a writer waits (a live place in `intents`, which its\n`acquire_write` calls renew), a token that holds no read yet waits too, unless\n`prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve\nthem). The write holder may take read holds as well. Up to `limit` lapsed read holds\nand `limit` lapsed writer places are dropped first (the earliest first); dropping any\nwakes the waiters. When the hold is not granted, the reply says what to block on: the\nwake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at\nmost before calling again (the time to the lease or place that stands in the way).",
+        description: "Beyond the book. Many tokens may hold the lock for reading at once, while no other\ntoken holds it for writing. A token that asks again counts one more hold (reentrancy\nper token; each `release_read` gives one back) and its lease runs `lease` from now.\nWriters come first: while a writer waits (a live place in `intents`, which its\n`acquire_write` calls renew), a token that holds no read yet waits too, unless\n`prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve\nthem). The write holder may take read holds as well, even while writers wait. Up to\n`limit` lapsed read holds and `limit` lapsed writer places are dropped first (the\nearliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the\nwake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at\nmost before calling again (the time to the lease or place that stands in the way).",
         keys: &[
             crate::Param { name: "writer", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the write hold: `t` token, `n` count, `f` fence; expires with its lease", template: Some(&keys::WRITER) },
             crate::Param { name: "readers", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "read holder token -> lease deadline (ms, server clock)", template: Some(&keys::READERS) },
@@ -5523,13 +5523,13 @@ pub mod rw_lock {
     #[doc = " Writers come first: while a writer waits (a live place in `intents`, which its"]
     #[doc = " `acquire_write` calls renew), a token that holds no read yet waits too, unless"]
     #[doc = " `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve"]
-    #[doc = " them). The write holder may take read holds as well. Up to `limit` lapsed read holds"]
-    #[doc = " and `limit` lapsed writer places are dropped first (the earliest first); dropping any"]
-    #[doc = " wakes the waiters. When the hold is not granted, the reply says what to block on: the"]
+    #[doc = " them). The write holder may take read holds as well, even while writers wait. Up to"]
+    #[doc = " `limit` lapsed read holds and `limit` lapsed writer places are dropped first (the"]
+    #[doc = " earliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the"]
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `8462ca57f0e95a24ce82ccaa278c93fa8ad4a864`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `abfd82947755d2197d108c0719e0f875b0bb115a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -5658,7 +5658,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "2e5ebe4aac18589b8a5c7cf88133e2293ee41901",
+        sha1: "d13289061df7867a43b6e2bca6e1d06eb936b34f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -5695,7 +5695,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `2e5ebe4aac18589b8a5c7cf88133e2293ee41901`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `d13289061df7867a43b6e2bca6e1d06eb936b34f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -5728,7 +5728,7 @@ pub mod rw_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "rw_lock/extend",
         path: "scripts/rw_lock/extend.lua",
-        sha1: "05582a9d2160a421667d8420e8dee74d50c3778d",
+        sha1: "e17158ea5545c1f87a65ec4c8c61ac659d6c4187",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/extend.lua")),
         flags: &[],
         summary: "Runs `token`'s write hold and read holds, those it still has, for `lease` from now.",
@@ -5762,7 +5762,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. A hold whose lease has passed is not brought back: the holder lost it"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `05582a9d2160a421667d8420e8dee74d50c3778d`)."]
+    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `e17158ea5545c1f87a65ec4c8c61ac659d6c4187`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -5915,7 +5915,7 @@ pub mod rw_lock {
     pub static WITHDRAW: crate::Script = crate::Script {
         name: "rw_lock/withdraw",
         path: "scripts/rw_lock/withdraw.lua",
-        sha1: "5e382fa90cf067e1d5f2b036e04713ca4f5cea48",
+        sha1: "9c36d259f9ef2bcf51a54382d04b4ceec3936899",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/withdraw.lua")),
         flags: &[],
         summary: "Gives up `token`'s place as a waiting writer, so that readers it held back come in.",
@@ -5945,7 +5945,7 @@ pub mod rw_lock {
     #[doc = " dies without it loses its place when the place's lease passes. Withdrawing a place"]
     #[doc = " wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `5e382fa90cf067e1d5f2b036e04713ca4f5cea48`)."]
+    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `9c36d259f9ef2bcf51a54382d04b4ceec3936899`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]

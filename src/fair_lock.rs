@@ -18,7 +18,7 @@
 //! renews its place in time); release, cancel and dropped places append to the stream.
 //! [`try_acquire`](FairLock::try_acquire) is one attempt ([`Attempt`]);
 //! [`acquire_within`](FairLock::acquire_within) and its async form wait, bounded by a
-//! timeout, through [`wait::until`](crate::wait::until).
+//! timeout, through [`wait::until`].
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {

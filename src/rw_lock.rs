@@ -26,7 +26,7 @@
 //!   hold dropped appends to the stream. [`try_read`](RwLock::try_read) and
 //!   [`try_write`](RwLock::try_write) are one attempt ([`Attempt`]); `read_within`,
 //!   `write_within` and their `_async` forms wait, bounded by a timeout, through
-//!   [`wait::until`](crate::wait::until).
+//!   [`wait::until`].
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {

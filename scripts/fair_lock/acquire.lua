@@ -198,16 +198,21 @@ redis.call('ZCARD', places)
 local now = now_ms()
 
 -- Lapsed places go: at the head first (so that the queue moves), then anywhere.
-local dropped = 0
-while dropped < limit do
-  local head = redis.call('ZRANGE', queue, 0, 0)[1]
-  local place = head and redis.call('ZSCORE', places, head)
-  if not head or (place and tonumber(place) > now) then
-    break
+local heads = redis.call('ZRANGE', queue, 0, limit - 1)
+local gone = {}
+if #heads > 0 then
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if deadlines[i] and tonumber(deadlines[i]) > now then
+      break
+    end
+    gone[i] = head
   end
-  redis.call('ZREM', queue, head)
-  redis.call('ZREM', places, head)
-  dropped = dropped + 1
+end
+local dropped = #gone
+if dropped > 0 then
+  redis.call('ZREM', queue, unpack(gone))
+  redis.call('ZREM', places, unpack(gone))
 end
 if dropped < limit then
   local lapsed = drop_lapsed(places, now, limit - dropped)

@@ -64,8 +64,8 @@ redis.call('ZCARD', places)
 redis.call('XLEN', wake)
 if redis.call('ZREM', queue, token) == 0 then
   redis.call('ZREM', places, token)
-  return false
+  return 0
 end
 redis.call('ZREM', places, token)
 wake_waiters(wake)
-return true
+return 1

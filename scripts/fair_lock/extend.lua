@@ -80,7 +80,7 @@ if bad_owner then
   return bad_owner
 end
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('PEXPIRE', owner, lease)
-return true
+return 1

@@ -87,8 +87,8 @@ if bad_owner then
 end
 redis.call('XLEN', wake)
 if owner_token ~= token then
-  return false
+  return 0
 end
 redis.call('DEL', owner)
 wake_waiters(wake)
-return true
+return 1

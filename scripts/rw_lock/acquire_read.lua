@@ -6,9 +6,9 @@
 --- Writers come first: while a writer waits (a live place in `intents`, which its
 --- `acquire_write` calls renew), a token that holds no read yet waits too, unless
 --- `prefer_readers` lets it in ahead of writers (Redisson's behaviour, which can starve
---- them). The write holder may take read holds as well. Up to `limit` lapsed read holds
---- and `limit` lapsed writer places are dropped first (the earliest first); dropping any
---- wakes the waiters. When the hold is not granted, the reply says what to block on: the
+--- them). The write holder may take read holds as well, even while writers wait. Up to
+--- `limit` lapsed read holds and `limit` lapsed writer places are dropped first (the
+--- earliest first); dropping any wakes the waiters. When the hold is not granted, the reply says what to block on: the
 --- wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at
 --- most before calling again (the time to the lease or place that stands in the way).
 --- @key writer hash {<name>}:writer       the write hold: `t` token, `n` count, `f` fence; expires with its lease
@@ -227,8 +227,9 @@ end
 if writer_token and writer_token ~= token then
   return {0, id, ms_until(now + redis.call('PTTL', writer), now)}
 end
-if count == 0 and not prefer_readers then
-  -- A writer waits when it holds a live place (the token's own place aside).
+if count == 0 and not prefer_readers and writer_token ~= token then
+  -- A writer waits when it holds a live place (the token's own place aside). The write
+  -- holder reads whatever waits: the waiting writers wait for it.
   local own = redis.call('ZSCORE', intents, token)
   local waiting = redis.call('ZCOUNT', intents, '(' .. now, '+inf')
   if own and tonumber(own) > now then

@@ -147,6 +147,7 @@ local count, bad_count = read_count(read_holds, token)
 if not count then
   return bad_count
 end
+redis.call('ZCARD', readers)
 redis.call('XLEN', wake)
 if writer_token ~= token then
   return false

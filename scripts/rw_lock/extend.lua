@@ -135,7 +135,7 @@ end
 local now = now_ms()
 local held = redis.call('ZSCORE', readers, token)
 local wrote = writer_token == token
-local read = held and tonumber(held) > now and count > 0 or false
+local read = held and tonumber(held) > now and count > 0
 if wrote then
   redis.call('PEXPIRE', writer, lease)
 end
@@ -143,4 +143,4 @@ if read then
   redis.call('ZADD', readers, now + lease, token)
   expire_after_last(readers, read_holds, now)
 end
-return {wrote, read}
+return {wrote and 1 or 0, read and 1 or 0}

@@ -56,7 +56,7 @@ end
 -- End of the shared helpers.
 redis.call('XLEN', wake)
 if redis.call('ZREM', intents, token) == 0 then
-  return false
+  return 0
 end
 wake_waiters(wake)
-return true
+return 1

@@ -314,6 +314,55 @@ fn deepen(con: &mut redis::Connection, script: &Script, keys: &[String]) {
         }
         // User x registered, with the id x.
         ("user_login", "login") => commands.push(owned(&["HSET", &key("ids"), "x", "x"])),
+        // The valid call's token (32 zeros) holds what each op acts on; y is a live
+        // holder or waiter, z a lapsed one.
+        ("rw_lock", _) => {
+            let token = "0".repeat(32);
+            if matches!(op, "release_write" | "downgrade" | "extend") {
+                commands.push(owned(&[
+                    "HSET",
+                    &key("writer"),
+                    "t",
+                    &token,
+                    "n",
+                    "2",
+                    "f",
+                    "1",
+                ]));
+                commands.push(owned(&["PEXPIRE", &key("writer"), "3600000"]));
+            }
+            if matches!(op, "release_read" | "acquire_read" | "extend") {
+                commands.push(owned(&["ZADD", &key("readers"), &later, &token]));
+                commands.push(owned(&["HSET", &key("read_holds"), &token, "2"]));
+            }
+            if op == "acquire_write" {
+                commands.push(owned(&["ZADD", &key("readers"), &later, "y"]));
+                commands.push(owned(&["HSET", &key("read_holds"), "y", "1"]));
+            }
+            if matches!(op, "acquire_read" | "acquire_write") {
+                commands.push(owned(&["ZADD", &key("readers"), "1", "z"]));
+                commands.push(owned(&["HSET", &key("read_holds"), "z", "1"]));
+                commands.push(owned(&["ZADD", &key("intents"), "1", "z"]));
+            }
+            if op == "withdraw" {
+                commands.push(owned(&["ZADD", &key("intents"), &later, &token]));
+            }
+        }
+        ("fair_lock", _) => {
+            let token = "0".repeat(32);
+            if matches!(op, "release" | "extend") {
+                commands.push(owned(&["HSET", &key("owner"), "t", &token, "f", "1"]));
+                commands.push(owned(&["PEXPIRE", &key("owner"), "3600000"]));
+            }
+            if op == "acquire" {
+                commands.push(owned(&["ZADD", &key("queue"), "1", "y", "2", "z"]));
+                commands.push(owned(&["ZADD", &key("places"), &later, "y", "1", "z"]));
+            }
+            if op == "cancel" {
+                commands.push(owned(&["ZADD", &key("queue"), "1", &token]));
+                commands.push(owned(&["ZADD", &key("places"), &later, &token]));
+            }
+        }
         ("rate_limiter", "sliding_window") => {
             let micros = (now * 1000).to_string();
             commands.push(owned(&["ZADD", &key("log"), &micros, "0000000000000000:1"]));

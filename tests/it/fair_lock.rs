@@ -82,7 +82,10 @@ fn scenario_standalone() {
 
 #[test]
 fn scenario_cluster() {
-    assert_snapshot("fair_lock__scenario", &scenario(&mut harness::cluster_con()));
+    assert_snapshot(
+        "fair_lock__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
 }
 
 /// 12 waiters queue in a known order while the lock is held, then each waits in its own
@@ -112,8 +115,13 @@ fn live_waiters_are_served_first_come_first_served() {
         .iter()
         .cloned()
         .map(|token| {
-            let (db, lock, order, holders, ids) =
-                (db.clone(), lock.clone(), order.clone(), holders.clone(), ids.clone());
+            let (db, lock, order, holders, ids) = (
+                db.clone(),
+                lock.clone(),
+                order.clone(),
+                holders.clone(),
+                ids.clone(),
+            );
             thread::spawn(move || {
                 let mut con = db.con();
                 ids.send(harness::client_id(&mut con)).unwrap();
@@ -141,7 +149,10 @@ fn live_waiters_are_served_first_come_first_served() {
     assert_eq!(served, tokens, "not in order of arrival");
     let fences: Vec<u64> = order.iter().map(|(_, fence)| *fence).collect();
     assert_eq!(fences, (2..=13).collect::<Vec<u64>>());
-    assert_eq!(keys_left(&mut con, &lock), [lock.fence_key(), lock.wake_key()]);
+    assert_eq!(
+        keys_left(&mut con, &lock),
+        [lock.fence_key(), lock.wake_key()]
+    );
 }
 
 /// A waiter that stops calling (killed) loses its place within one place lease, wherever
@@ -175,17 +186,26 @@ fn a_killed_waiter_loses_its_place_within_one_lease() {
         Attempt::NotYet(_)
     ));
     harness::wait_server(&mut con, Duration::from_millis(200));
-    assert_eq!(lock.try_acquire(C, long).run(&mut con).unwrap(), Attempt::Done(2));
+    assert_eq!(
+        lock.try_acquire(C, long).run(&mut con).unwrap(),
+        Attempt::Done(2)
+    );
     assert_eq!(queue(&mut con, &lock), [E], "both dead places dropped");
     assert!(lock.release(C).run(&mut con).unwrap());
-    assert_eq!(lock.try_acquire(E, long).run(&mut con).unwrap(), Attempt::Done(3));
+    assert_eq!(
+        lock.try_acquire(E, long).run(&mut con).unwrap(),
+        Attempt::Done(3)
+    );
     // The dead waiter, calling again after all, queues anew at the back.
     assert!(matches!(
         short.try_acquire(B, long).run(&mut con).unwrap(),
         Attempt::NotYet(_)
     ));
     assert!(lock.release(E).run(&mut con).unwrap());
-    assert_eq!(short.try_acquire(B, long).run(&mut con).unwrap(), Attempt::Done(4));
+    assert_eq!(
+        short.try_acquire(B, long).run(&mut con).unwrap(),
+        Attempt::Done(4)
+    );
 }
 
 /// 10 threads contend, each many times, through the waiting form: never two holders, the
@@ -233,7 +253,9 @@ async fn async_form_and_a_timed_out_waiter_cancels() {
     let lock = FairLock::new("async").unwrap();
     let long = Duration::from_secs(60);
     assert_eq!(
-        lock.acquire_within_async(&mut con, A, long, long).await.unwrap(),
+        lock.acquire_within_async(&mut con, A, long, long)
+            .await
+            .unwrap(),
         Some(1)
     );
     assert_eq!(
@@ -244,13 +266,19 @@ async fn async_form_and_a_timed_out_waiter_cancels() {
     );
     let mut sync = db.con();
     assert_eq!(
-        lock.acquire_within(&mut sync, C, long, Duration::from_millis(20)).unwrap(),
+        lock.acquire_within(&mut sync, C, long, Duration::from_millis(20))
+            .unwrap(),
         None
     );
-    assert!(queue(&mut sync, &lock).is_empty(), "timed-out waiters keep no place");
+    assert!(
+        queue(&mut sync, &lock).is_empty(),
+        "timed-out waiters keep no place"
+    );
     assert!(lock.release(A).run(&mut sync).unwrap());
     assert_eq!(
-        lock.acquire_within_async(&mut con, D, long, Duration::ZERO).await.unwrap(),
+        lock.acquire_within_async(&mut con, D, long, Duration::ZERO)
+            .await
+            .unwrap(),
         Some(2)
     );
 }
@@ -271,7 +299,10 @@ fn bad_input_is_refused_and_writes_nothing() {
 
     assert_invalid(FairLock::new(""), "name");
     assert_invalid(FairLock::new("a}b"), "name");
-    assert_invalid(lock.clone().with_place_lease(Duration::from_millis(99)), "place_lease");
+    assert_invalid(
+        lock.clone().with_place_lease(Duration::from_millis(99)),
+        "place_lease",
+    );
     assert_invalid(lock.try_acquire("not-hex", long).run(&mut con), "token");
     assert_invalid(lock.try_acquire(B, Duration::ZERO).run(&mut con), "lease");
     assert_invalid(lock.extend(A, Duration::ZERO).run(&mut con), "lease");

@@ -330,10 +330,11 @@ fn pick<'a>(tagged: bool, plain: &'a str, with_tag: &'a str) -> &'a str {
 
 fn families(c: &mut Checks, tagged: bool) {
     use redis_patterns::{
-        app_log, autocomplete, cache, circular_queue, counter, fenced_lock, fixed_length_queue,
-        geo, identity_lock, ip_city, leaderboard, logical_matrix, matrix, online_friends,
-        pagination, rate_limiter, relation, resource_pool, row_cache, session, short_url, stats,
-        tag, time_series, timeline, unique_counter, user_login, vote, web_session, work_queue,
+        app_log, autocomplete, cache, circular_queue, counter, fair_lock, fenced_lock,
+        fixed_length_queue, geo, identity_lock, ip_city, leaderboard, logical_matrix, matrix,
+        online_friends, pagination, rate_limiter, relation, resource_pool, row_cache, session,
+        short_url, stats, tag, time_series, timeline, unique_counter, user_login, vote,
+        web_session, work_queue,
     };
     let ttl = Duration::from_secs(60);
 
@@ -406,6 +407,20 @@ fn families(c: &mut Checks, tagged: bool) {
         &[("name", name)],
         &[],
     );
+    let token = "0123456789abcdef0123456789abcdef";
+    let rw = redis_patterns::rw_lock::RwLock::new(name).unwrap();
+    c.check(rw.try_read(token, ttl), &[("name", name)], &[]);
+    c.check(rw.try_write(token, ttl), &[("name", name)], &[]);
+    c.check(rw.release_read(token), &[("name", name)], &[]);
+    c.check(rw.release_write(token), &[("name", name)], &[]);
+    c.check(rw.extend(token, ttl), &[("name", name)], &[]);
+    c.check(rw.downgrade(token, ttl), &[("name", name)], &[]);
+    c.check(rw.withdraw(token), &[("name", name)], &[]);
+    let fair = fair_lock::FairLock::new(name).unwrap();
+    c.check(fair.try_acquire(token, ttl), &[("name", name)], &[]);
+    c.check(fair.release(token), &[("name", name)], &[]);
+    c.check(fair.extend(token, ttl), &[("name", name)], &[]);
+    c.check(fair.cancel(token), &[("name", name)], &[]);
 
     let redlock = redis_patterns::redlock::Redlock::new(name).unwrap();
     let token = "0123456789abcdef0123456789abcdef";

@@ -28,12 +28,7 @@ fn brief(op: Op<Attempt<u64>>) -> Op<String> {
 fn keys_left(con: &mut dyn redis::ConnectionLike, lock: &RwLock) -> Vec<String> {
     lock.keys()
         .into_iter()
-        .filter(|key| {
-            redis::cmd("EXISTS")
-                .arg(*key)
-                .query::<bool>(con)
-                .unwrap()
-        })
+        .filter(|key| redis::cmd("EXISTS").arg(*key).query::<bool>(con).unwrap())
         .map(str::to_owned)
         .collect()
 }
@@ -64,6 +59,9 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, brief(lock.try_write(B, lease)));
     let _ = step!(t, con, brief(lock.try_read(A, lease)));
     let _ = step!(t, con, brief(lock.try_write(A, lease)));
+    t.note("the writer may read, even while a writer waits");
+    let _ = step!(t, con, brief(lock.try_read(B, lease)));
+    let _ = step!(t, con, lock.release_read(B));
     let _ = step!(t, con, lock.withdraw(A));
     let _ = step!(t, con, lock.extend(B, lease));
     let _ = step!(t, con, lock.release_write(B));
@@ -117,7 +115,11 @@ fn never_two_writers_nor_a_writer_with_readers() {
             thread::spawn(move || {
                 let mut con = db.con();
                 let lock = RwLock::new("contended").unwrap();
-                let lock = if i % 4 == 0 { lock.prefer_readers() } else { lock };
+                let lock = if i % 4 == 0 {
+                    lock.prefer_readers()
+                } else {
+                    lock
+                };
                 let token = RwLock::random_token();
                 let lease = Duration::from_secs(60);
                 let wait = Duration::from_secs(60);
@@ -180,7 +182,10 @@ fn a_dead_writer_and_dead_readers_lose_their_holds_within_a_lease() {
         .with_place_lease(Duration::from_millis(200))
         .unwrap();
     let long = Duration::from_secs(60);
-    assert_eq!(lock.try_read(A, long).run(&mut con).unwrap(), Attempt::Done(1));
+    assert_eq!(
+        lock.try_read(A, long).run(&mut con).unwrap(),
+        Attempt::Done(1)
+    );
     assert!(matches!(
         lock.try_write(B, long).run(&mut con).unwrap(),
         Attempt::NotYet(_)
@@ -191,12 +196,18 @@ fn a_dead_writer_and_dead_readers_lose_their_holds_within_a_lease() {
         Attempt::NotYet(_)
     ));
     harness::wait_server(&mut con, Duration::from_millis(200));
-    assert_eq!(lock.try_read(C, long).run(&mut con).unwrap(), Attempt::Done(1));
-    assert!(lock.release_read(A).run(&mut con).unwrap() == Some(0));
+    assert_eq!(
+        lock.try_read(C, long).run(&mut con).unwrap(),
+        Attempt::Done(1)
+    );
+    assert_eq!(lock.release_read(A).run(&mut con).unwrap(), Some(0));
 
     // c dies holding a short read hold: a writer gets in once it lapsed.
-    let short = lock.clone();
-    assert_eq!(short.extend(C, Duration::from_millis(50)).run(&mut con).unwrap().read, true);
+    let extended = lock
+        .extend(C, Duration::from_millis(50))
+        .run(&mut con)
+        .unwrap();
+    assert!(extended.read && !extended.write);
     harness::wait_server(&mut con, Duration::from_millis(50));
     assert!(matches!(
         lock.try_write(B, long).run(&mut con).unwrap(),
@@ -253,7 +264,9 @@ async fn async_forms_and_a_timed_out_writer_withdraws() {
     let lock = RwLock::new("async").unwrap();
     let long = Duration::from_secs(60);
     assert_eq!(
-        lock.read_within_async(&mut con, A, long, long).await.unwrap(),
+        lock.read_within_async(&mut con, A, long, long)
+            .await
+            .unwrap(),
         Some(1)
     );
     assert_eq!(
@@ -263,7 +276,7 @@ async fn async_forms_and_a_timed_out_writer_withdraws() {
         None
     );
     let place: Option<f64> = redis::cmd("ZSCORE")
-        .arg(&lock.keys()[3])
+        .arg(lock.keys()[3])
         .arg(B)
         .query_async(&mut con)
         .await
@@ -271,12 +284,15 @@ async fn async_forms_and_a_timed_out_writer_withdraws() {
     assert_eq!(place, None, "the timed-out writer keeps no place");
     // So a new reader is not held back.
     assert_eq!(
-        lock.read_within_async(&mut con, C, long, Duration::ZERO).await.unwrap(),
+        lock.read_within_async(&mut con, C, long, Duration::ZERO)
+            .await
+            .unwrap(),
         Some(1)
     );
     let mut sync = db.con();
     assert_eq!(
-        lock.write_within(&mut sync, B, long, Duration::from_millis(20)).unwrap(),
+        lock.write_within(&mut sync, B, long, Duration::from_millis(20))
+            .unwrap(),
         None
     );
     assert!(!lock.withdraw(B).run(&mut sync).unwrap());
@@ -288,14 +304,23 @@ fn bad_input_is_refused_and_writes_nothing() {
     let mut con = db.con();
     let lock = RwLock::new("bad").unwrap();
     let long = Duration::from_secs(60);
-    assert_eq!(lock.try_read(A, long).run(&mut con).unwrap(), Attempt::Done(1));
-    harness::cmd(&mut con, &["HSET", "{damaged}:writer", "t", A, "n", "x", "f", "1"]);
+    assert_eq!(
+        lock.try_read(A, long).run(&mut con).unwrap(),
+        Attempt::Done(1)
+    );
+    harness::cmd(
+        &mut con,
+        &["HSET", "{damaged}:writer", "t", A, "n", "x", "f", "1"],
+    );
     harness::cmd(&mut con, &["HSET", "{damaged}:read_holds", B, "-1"]);
     let before = harness::dump(&mut con);
 
     assert_invalid(RwLock::new(""), "name");
     assert_invalid(RwLock::new("a}b"), "name");
-    assert_invalid(lock.clone().with_place_lease(Duration::from_millis(99)), "place_lease");
+    assert_invalid(
+        lock.clone().with_place_lease(Duration::from_millis(99)),
+        "place_lease",
+    );
     assert_invalid(lock.try_read("not-hex", long).run(&mut con), "token");
     assert_invalid(lock.try_write(&A[1..], long).run(&mut con), "token");
     assert_invalid(lock.try_read(B, Duration::ZERO).run(&mut con), "lease");
