@@ -55,12 +55,12 @@ const SEMAPHORE_KEYS: [&str; 6] = [
     "{s}:wake",
 ];
 
-/// A semaphore of capacity 10,000 with 5,000 live holdings of 1 permit.
-const SEMAPHORE_FILL: &str = "for i = 1, 5000 do
+/// A semaphore of capacity 1,000 with 500 live holdings of 1 permit.
+const SEMAPHORE_FILL: &str = "for i = 1, 500 do
     redis.call('HSET', '{s}:held', 'live' .. i, 1)
     redis.call('ZADD', '{s}:leases', 99999999999999, 'live' .. i)
   end
-  redis.call('HSET', '{s}:state', 'capacity', 10000, 'used', 5000)";
+  redis.call('HSET', '{s}:state', 'capacity', 1000, 'used', 500)";
 
 /// Runs `lua` (a setup that names its keys itself) on the server.
 fn semaphore_lua(con: &mut redis::Connection, lua: &str) {
@@ -798,40 +798,40 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "semaphore/acquire",
-            input: "1,000 lapsed holdings reclaimed, 1,000 lapsed places and 1,000 placeless ones dropped, among 5,000 live holdings",
+            input: "100 lapsed holdings reclaimed, 100 lapsed places and 100 placeless ones dropped, 500 live holdings",
             setup: |con| {
                 semaphore_lua(con, SEMAPHORE_FILL);
                 semaphore_lua(
                     con,
-                    "for i = 1, 1000 do
+                    "for i = 1, 100 do
                        redis.call('HSET', '{s}:held', 'lapsed' .. i, 1)
                        redis.call('ZADD', '{s}:leases', 1, 'lapsed' .. i)
                        redis.call('ZADD', '{s}:queue', i, 'placeless' .. i)
-                       redis.call('ZADD', '{s}:queue', 1000 + i, 'gone' .. i)
+                       redis.call('ZADD', '{s}:queue', 100 + i, 'gone' .. i)
                        redis.call('ZADD', '{s}:places', 1, 'gone' .. i)
                      end
-                     redis.call('HSET', '{s}:state', 'used', 6000, 'seq', 2000)",
+                     redis.call('HSET', '{s}:state', 'used', 600, 'seq', 200)",
                 );
             },
             keys: s(&SEMAPHORE_KEYS),
             args: strings([
                 "f".repeat(32),
-                "10000".into(),
+                "1000".into(),
                 "999999999999999".into(),
                 "10000000".into(),
-                "1000".into(),
+                "100".into(),
             ]),
         },
         Case {
             script: "semaphore/extend",
-            input: "a lapsed holding, reclaimed, among 5,000",
+            input: "a lapsed holding, reclaimed, among 500",
             setup: |con| {
                 semaphore_lua(con, SEMAPHORE_FILL);
                 semaphore_lua(
                     con,
                     "redis.call('HSET', '{s}:held', 'ffffffffffffffffffffffffffffffff', 10)
                      redis.call('ZADD', '{s}:leases', 1, 'ffffffffffffffffffffffffffffffff')
-                     redis.call('HSET', '{s}:state', 'used', 5010)",
+                     redis.call('HSET', '{s}:state', 'used', 510)",
                 );
             },
             keys: s(&["{s}:state", "{s}:leases", "{s}:held", "{s}:wake"]),
@@ -839,7 +839,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "semaphore/release",
-            input: "a holding and a place, among 5,000 holdings and 1,000 places",
+            input: "a holding and a place, among 500 holdings and 1,000 places",
             setup: |con| {
                 semaphore_lua(con, SEMAPHORE_FILL);
                 semaphore_lua(
@@ -851,7 +851,7 @@ fn cases() -> Vec<Case> {
                      local t = 'ffffffffffffffffffffffffffffffff'
                      redis.call('HSET', '{s}:held', t, 10)
                      redis.call('ZADD', '{s}:leases', 99999999999999, t)
-                     redis.call('HSET', '{s}:state', 'used', 5010)
+                     redis.call('HSET', '{s}:state', 'used', 510)
                      redis.call('ZADD', '{s}:queue', 0, t)
                      redis.call('ZADD', '{s}:places', 99999999999999, t)",
                 );
@@ -864,19 +864,19 @@ fn cases() -> Vec<Case> {
             input: "a raise, which wakes waiters",
             setup: |con| semaphore_lua(con, SEMAPHORE_FILL),
             keys: s(&["{s}:state", "{s}:wake"]),
-            args: strings(["10000".into()]),
+            args: strings(["1000".into()]),
         },
         Case {
             script: "semaphore/state",
-            input: "10,000 holdings, half of them lapsed",
+            input: "1,000 holdings, half of them lapsed",
             setup: |con| {
                 semaphore_lua(
                     con,
-                    "for i = 1, 10000 do
+                    "for i = 1, 1000 do
                        redis.call('HSET', '{s}:held', 'h' .. i, 1)
                        redis.call('ZADD', '{s}:leases', (i % 2) * 99999999999999, 'h' .. i)
                      end
-                     redis.call('HSET', '{s}:state', 'capacity', 10000, 'used', 10000)",
+                     redis.call('HSET', '{s}:state', 'capacity', 1000, 'used', 1000)",
                 );
             },
             keys: s(&["{s}:state", "{s}:leases", "{s}:held", "{s}:places"]),

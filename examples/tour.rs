@@ -22,6 +22,7 @@ use redis_patterns::compact_string::CompactString;
 use redis_patterns::counter::{CompactCounter, Counter, HashCounter, Overflow, Width};
 use redis_patterns::fair_lock::FairLock;
 use redis_patterns::fenced_lock::FencedLock;
+use redis_patterns::fenced_write::FencedResource;
 use redis_patterns::fifo_queue::{FifoQueue, ReversedFifoQueue};
 use redis_patterns::fixed_length_queue::{FadedQueue, FixedLengthQueue};
 use redis_patterns::geo::Location;
@@ -43,6 +44,7 @@ use redis_patterns::relation::Relations;
 use redis_patterns::resource_pool::ResourcePool;
 use redis_patterns::row_cache::RowCache;
 use redis_patterns::rw_lock::RwLock;
+use redis_patterns::semaphore::{Order, Semaphore};
 use redis_patterns::server::{Capability, Server};
 use redis_patterns::session::{Session, SessionStore};
 use redis_patterns::short_url::{LinkOptions, UrlShorty, base62};
@@ -378,6 +380,17 @@ fn locks(t: &mut Tour) -> redis_patterns::Result<()> {
             "the current holder's token",
             lock.release(second),
         )?;
+        let report = FencedResource::new("tour:fenced_report")?;
+        t.show(
+            &format!("report.set({second}, \"final\", None)"),
+            "the second holder writes: the highest token seen before",
+            report.set(second, "final", None),
+        )?;
+        let _ = t.show(
+            &format!("report.set({first}, \"stale\", None)"),
+            "the paused holder's write is refused: STALE_TOKEN",
+            report.set(first, "stale", None),
+        );
     }
 
     t.section(
@@ -1325,6 +1338,38 @@ fn resource_pool(t: &mut Tour) -> redis_patterns::Result<()> {
         "pool.total_count()",
         "resources, available and held",
         pool.total_count(),
+    )?;
+
+    t.section(
+        "Semaphore (beyond the books): permits under leases, an optional FIFO line",
+        "A crashed holder's permits come back after its lease; a request for many permits waits\nin \
+         line and is not starved by requests for few.",
+    );
+    let sem = Semaphore::new("tour:exports")?;
+    t.show(
+        "sem.set_capacity(3)",
+        "the capacity before",
+        sem.set_capacity(3),
+    )?;
+    let (lease, timeout) = (Duration::from_secs(30), Duration::from_secs(1));
+    let holding = sem.acquire_within(&mut t.con, 2, lease, Order::Fifo, timeout)?;
+    let permits = holding.as_ref().map(|h| h.permits);
+    t.say(
+        "sem.acquire_within(2, 30 s, Fifo, 1 s)",
+        format!("{permits:?}"),
+        "permits held",
+    );
+    if let Some(holding) = holding {
+        t.show(
+            "sem.release(&holding.token)",
+            "permits given back",
+            sem.release(&holding.token),
+        )?;
+    }
+    t.show(
+        "sem.state()",
+        "capacity, in use and the holdings' sum",
+        sem.state(),
     )?;
     Ok(())
 }

@@ -5931,7 +5931,7 @@ do
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then
@@ -5946,16 +5946,16 @@ local function semaphore_state(state_key)
   return st
 end
 -- The permits `holder` holds as `held_key` keeps them, 0 when none; nil and an error reply
--- when its count is not one these scripts write (1 to 10000). Reads only.
+-- when its count is not one these scripts write (1 to 1000). Reads only.
 local function held_permits(held_key, holder)
   local count = redis.call('HGET', held_key, holder)
   if not count then
     return 0
   end
-  local permits = safe_integer(count, 1, 10000)
+  local permits = safe_integer(count, 1, 1000)
   if not permits then
     return nil, redis.error_reply('BAD_HELD ' .. shown(held_key) .. ' holds ' .. shown(count) .. ' permits for '
-      .. shown(holder) .. ', not a whole number from 1 to 10000')
+      .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
 end
@@ -5997,10 +5997,10 @@ redis.register_function{
 --- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
 --- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
 --- @arg token string hex:32           the holder's 128 random bits, as 32 hex digits
---- @arg n uint 1..=10^4               the permits asked for
+--- @arg n uint 1..=1000               the permits asked for
 --- @arg lease ms 1..=10^15-1          how long the permits are held unless extended
 --- @arg place ms? 1..=10^7            how long a place in the queue is kept; empty to take none
---- @arg limit uint 1..=1000           the most lapsed holdings reclaimed, and places dropped
+--- @arg limit uint 1..=100            the most lapsed holdings reclaimed, and places dropped
 --- @return (uint?, string, uint)      the holding's deadline (ms, server clock), nil when not granted;
 ---   the wake stream's last id; the ms to block on it at most before asking again (0 when granted)
 --- @error BAD_ARGS                    not 6 keys and 5 arguments
@@ -6012,7 +6012,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
---- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
 --- @uses semaphore_state held_permits now_ms wake_id wake_waiters
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
@@ -6032,8 +6032,8 @@ if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
 local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not n or n > 10000 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+if not n or n > 1000 then
+  return redis.error_reply('BAD_N n must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
@@ -6049,8 +6049,8 @@ if ARGV[4] ~= '' then
   end
 end
 local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
-if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[5]))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
@@ -6234,7 +6234,7 @@ redis.register_function{
 --- @error BAD_LEASE                   not whole milliseconds within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
---- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
 --- @uses semaphore_state held_permits now_ms wake_waiters
 --- @clock server
 --- @complexity O(log N), N = the holdings
@@ -6328,7 +6328,7 @@ redis.register_function{
 --- @error BAD_TOKEN                   not 32 hex digits
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
---- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
 --- @uses semaphore_state held_permits wake_waiters
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6422,7 +6422,7 @@ redis.register_function{
 --- NO_CAPACITY: no client's default can disagree with another's.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
---- @arg capacity uint 0..=10^4        the new capacity
+--- @arg capacity uint 0..=1000        the new capacity
 --- @return uint?                      the capacity before; nil when it had none
 --- @error BAD_ARGS                    not 2 keys and 1 argument
 --- @error BAD_CAPACITY                not an integer within its range
@@ -6438,8 +6438,8 @@ end
 local state = KEYS[1]
 local wake = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-if not capacity or capacity > 10000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 10000, got ' .. shown(ARGV[1]))
+if not capacity or capacity > 1000 then
+  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
@@ -6474,7 +6474,7 @@ redis.register_function{
 --- Beyond the books: what a monitor, or a test, checks. The invariant the other scripts
 --- keep is that the permits in use are the sum of the holdings, and that once no lapsed
 --- holding is left to reclaim, they are the sum of the live ones. Reads every holding:
---- at most 10,000, as each holds a permit at least and the capacity is at most 10,000.
+--- at most 1,000, as each holds a permit at least and the capacity is at most 1,000.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
@@ -6484,10 +6484,10 @@ redis.register_function{
 --- @error BAD_ARGS                    not 4 keys and 0 arguments
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
---- @error BAD_HELD    `held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings
+--- @error BAD_HELD    `held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings
 --- @uses semaphore_state now_ms
 --- @clock server
---- @complexity O(N), N = the holdings, at most 10,000
+--- @complexity O(N), N = the holdings, at most 1,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 0 then
@@ -6520,8 +6520,8 @@ if not st then
   return err
 end
 local holdings = redis.call('HLEN', held)
-if holdings > 10000 or redis.call('ZCARD', leases) > 10000 then
-  return redis.error_reply('BAD_HELD ' .. shown(held) .. ' has more than 10000 holdings')
+if holdings > 1000 or redis.call('ZCARD', leases) > 1000 then
+  return redis.error_reply('BAD_HELD ' .. shown(held) .. ' has more than 1000 holdings')
 end
 local now = now_ms()
 local live = {}
@@ -6531,10 +6531,10 @@ end
 local all = redis.call('HGETALL', held)
 local sum, live_sum = 0, 0
 for i = 1, #all, 2 do
-  local permits = safe_integer(all[i + 1], 1, 10000)
+  local permits = safe_integer(all[i + 1], 1, 1000)
   if not permits then
     return redis.error_reply('BAD_HELD ' .. shown(held) .. ' holds ' .. shown(all[i + 1]) .. ' permits for '
-      .. shown(all[i]) .. ', not a whole number from 1 to 10000')
+      .. shown(all[i]) .. ', not a whole number from 1 to 1000')
   end
   sum = sum + permits
   if live[all[i]] then

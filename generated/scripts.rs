@@ -6053,7 +6053,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "09629df128935ce8931b0631e6e15dd88564fe95",
+        sha1: "676e07f9b6195885d8f8ff68abf68d463b2ff928",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -6068,10 +6068,10 @@ pub mod semaphore {
         ],
         args: &[
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "the holder's 128 random bits, as 32 hex digits", template: None },
-            crate::Param { name: "n", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000 }, doc: "the permits asked for", template: None },
+            crate::Param { name: "n", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the permits asked for", template: None },
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the permits are held unless extended", template: None },
             crate::Param { name: "place", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "how long a place in the queue is kept; empty to take none", template: None },
-            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most lapsed holdings reclaimed, and places dropped", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most lapsed holdings reclaimed, and places dropped", template: None },
         ],
         returns: crate::Returns { ty: "(uint?, string, uint)", doc: "the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)" },
         errors: &[
@@ -6084,7 +6084,7 @@ pub mod semaphore {
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "NO_CAPACITY", doc: "the semaphore has no capacity yet: set it with `set_capacity.lua`" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is reclaimed" },
-            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 1000" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N), N = the holdings and waiters, M = `limit`",
@@ -6113,7 +6113,7 @@ pub mod semaphore {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
     #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `09629df128935ce8931b0631e6e15dd88564fe95`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `676e07f9b6195885d8f8ff68abf68d463b2ff928`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -6125,10 +6125,10 @@ pub mod semaphore {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `token` (`string`, 32 hex digits): the holder's 128 random bits, as 32 hex digits"]
-    #[doc = " - `n` (`uint`, from 1 to 10000): the permits asked for"]
+    #[doc = " - `n` (`uint`, from 1 to 1000): the permits asked for"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long the permits are held unless extended"]
     #[doc = " - `place` (`ms?`, from 1 to 10000000 ms): how long a place in the queue is kept; empty to take none"]
-    #[doc = " - `limit` (`uint`, from 1 to 1000): the most lapsed holdings reclaimed, and places dropped"]
+    #[doc = " - `limit` (`uint`, from 1 to 100): the most lapsed holdings reclaimed, and places dropped"]
     #[doc = ""]
     #[doc = " Returns (`(uint?, string, uint)`): the holding's deadline (ms, server clock), nil when not granted; the wake stream's last id; the ms to block on it at most before asking again (0 when granted)"]
     #[doc = ""]
@@ -6142,7 +6142,7 @@ pub mod semaphore {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `NO_CAPACITY`: the semaphore has no capacity yet: set it with `set_capacity.lua`"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is reclaimed"]
-    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N), N = the holdings and waiters, M = `limit`. Clock: the server's `TIME`."]
     pub fn acquire(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str, n: u64, lease: ::std::time::Duration, place: Option<::std::time::Duration>, limit: u64) -> crate::Op<(Option<u64>, String, u64,)> {
@@ -6155,7 +6155,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "6fbe43e2778bfaef1c7ac286a792ada6b11f75d5",
+        sha1: "49b4e538a4ca54de6db7a2cc22f4a6b2295e6893",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -6177,7 +6177,7 @@ pub mod semaphore {
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is reclaimed" },
-            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 1000" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the holdings",
@@ -6192,7 +6192,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `6fbe43e2778bfaef1c7ac286a792ada6b11f75d5`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `49b4e538a4ca54de6db7a2cc22f4a6b2295e6893`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -6212,7 +6212,7 @@ pub mod semaphore {
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is reclaimed"]
-    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the holdings. Clock: the server's `TIME`."]
     pub fn extend(state: &str, leases: &str, held: &str, wake: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<Option<u64>> {
@@ -6225,7 +6225,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "1c2c9d8d7a636f4420394ba5b91c39d354077692",
+        sha1: "77512daa3f9b05905fcf1c8a684696af38c41266",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -6247,7 +6247,7 @@ pub mod semaphore {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is released" },
-            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 10000" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 1000" },
         ],
         clock: None,
         complexity: "O(log N), N = the holdings and waiters",
@@ -6263,7 +6263,7 @@ pub mod semaphore {
     #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
     #[doc = " calls this too: its place goes, and the requests behind it move up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `1c2c9d8d7a636f4420394ba5b91c39d354077692`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `77512daa3f9b05905fcf1c8a684696af38c41266`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -6283,7 +6283,7 @@ pub mod semaphore {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is released"]
-    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 10000"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the holdings and waiters."]
     pub fn release(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<u64> {
@@ -6296,7 +6296,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "73e1e37abe671efdce4de55cb8b7138576d5a934",
+        sha1: "a5f82000010ddd913eb8c49cba2b5902c89109c8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -6306,7 +6306,7 @@ pub mod semaphore {
             crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever permits or places free up", template: Some(&keys::WAKE) },
         ],
         args: &[
-            crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 10000 }, doc: "the new capacity", template: None },
+            crate::Param { name: "capacity", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the new capacity", template: None },
         ],
         returns: crate::Returns { ty: "uint?", doc: "the capacity before; nil when it had none" },
         errors: &[
@@ -6330,14 +6330,14 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `73e1e37abe671efdce4de55cb8b7138576d5a934`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `a5f82000010ddd913eb8c49cba2b5902c89109c8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
     #[doc = " - `wake` (a stream, named `{<name>}:wake`): gets an entry whenever permits or places free up"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `capacity` (`uint`, from 0 to 10000): the new capacity"]
+    #[doc = " - `capacity` (`uint`, from 0 to 1000): the new capacity"]
     #[doc = ""]
     #[doc = " Returns (`uint?`): the capacity before; nil when it had none"]
     #[doc = ""]
@@ -6358,11 +6358,11 @@ pub mod semaphore {
     pub static STATE: crate::Script = crate::Script {
         name: "semaphore/state",
         path: "scripts/semaphore/state.lua",
-        sha1: "beb5a9d3855f1f556eded1d4aa49d434344d8ab9",
+        sha1: "f0b74aed7a82e50e450fef1cf40e2b6b22224907",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/state.lua")),
         flags: &["no-writes", ],
         summary: "Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.",
-        description: "Beyond the books: what a monitor, or a test, checks. The invariant the other scripts\nkeep is that the permits in use are the sum of the holdings, and that once no lapsed\nholding is left to reclaim, they are the sum of the live ones. Reads every holding:\nat most 10,000, as each holds a permit at least and the capacity is at most 10,000.",
+        description: "Beyond the books: what a monitor, or a test, checks. The invariant the other scripts\nkeep is that the permits in use are the sum of the holdings, and that once no lapsed\nholding is left to reclaim, they are the sum of the live ones. Reads every holding:\nat most 1,000, as each holds a permit at least and the capacity is at most 1,000.",
         keys: &[
             crate::Param { name: "state", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "capacity, used (the permits held), seq (the queue's last ticket)", template: Some(&keys::STATE) },
             crate::Param { name: "leases", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "token -> the holding's deadline (ms, server clock)", template: Some(&keys::LEASES) },
@@ -6376,10 +6376,10 @@ pub mod semaphore {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write" },
-            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings" },
+            crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(N), N = the holdings, at most 10,000",
+        complexity: "O(N), N = the holdings, at most 1,000",
         defaults: &[
         ],
     };
@@ -6389,9 +6389,9 @@ pub mod semaphore {
     #[doc = " Beyond the books: what a monitor, or a test, checks. The invariant the other scripts"]
     #[doc = " keep is that the permits in use are the sum of the holdings, and that once no lapsed"]
     #[doc = " holding is left to reclaim, they are the sum of the live ones. Reads every holding:"]
-    #[doc = " at most 10,000, as each holds a permit at least and the capacity is at most 10,000."]
+    #[doc = " at most 1,000, as each holds a permit at least and the capacity is at most 1,000."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `beb5a9d3855f1f556eded1d4aa49d434344d8ab9`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `f0b74aed7a82e50e450fef1cf40e2b6b22224907`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -6405,9 +6405,9 @@ pub mod semaphore {
     #[doc = " - `BAD_ARGS`: not 4 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write"]
-    #[doc = " - `BAD_HELD`: `held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings"]
+    #[doc = " - `BAD_HELD`: `held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings"]
     #[doc = ""]
-    #[doc = " Complexity: O(N), N = the holdings, at most 10,000. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(N), N = the holdings, at most 1,000. Clock: the server's `TIME`."]
     pub fn state(state: &str, leases: &str, held: &str, places: &str) -> crate::Op<(Option<u64>, u64, u64, u64, u64, u64,)> {
         crate::ScriptCall::new(&STATE).key(state).key(leases).key(held).key(places).finish()
     }

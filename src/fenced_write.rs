@@ -104,7 +104,7 @@ impl FencedResource {
     /// (`key:max_token` when `key` holds a hash tag).
     ///
     /// An empty `key`, or one with a `}` but no hash tag, is
-    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    /// [`Error::InvalidInput`].
     pub fn new(key: impl Into<String>) -> Result<Self> {
         let key = key.into();
         Ok(FencedResource {

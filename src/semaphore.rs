@@ -34,7 +34,7 @@
 //! # Capacity
 //!
 //! The capacity lives in Redis, set by [`set_capacity`](Semaphore::set_capacity) (from 0
-//! to 10,000), so every client agrees on it. A semaphore whose capacity was never set
+//! to 1,000), so every client agrees on it. A semaphore whose capacity was never set
 //! answers every acquire with the declared error `NO_CAPACITY` rather than take a
 //! default: two clients built with different defaults could not agree on one. Raising
 //! the capacity wakes waiters at once. Lowering it below the permits in use drains:
@@ -245,14 +245,14 @@ impl Semaphore {
         token::random()
     }
 
-    /// Sets the capacity (0 to 10,000): the capacity before, `None` when it had none.
+    /// Sets the capacity (0 to 1,000): the capacity before, `None` when it had none.
     /// Raising it wakes waiters; lowering it drains. One script
     /// (`semaphore/set_capacity`).
     pub fn set_capacity(&self, capacity: u64) -> Op<Option<u64>> {
         script::set_capacity(&self.state, &self.wake, capacity)
     }
 
-    /// One try to take `n` permits (1 to 10,000) under `token` for `lease`: the holding,
+    /// One try to take `n` permits (1 to 1,000) under `token` for `lease`: the holding,
     /// or what to block on before the next try. A token that holds permits already gets
     /// its lease renewed (so a try sent twice is answered as the first). With
     /// [`Order::Fifo`] a try that is not granted takes, or keeps, a place in the queue
@@ -364,7 +364,7 @@ impl Semaphore {
     }
 
     /// The capacity, the permits in use, the sums of the holdings and the waiters, read
-    /// at one moment (see [`State::consistent`]). Reads every holding: at most 10,000.
+    /// at one moment (see [`State::consistent`]). Reads every holding: at most 1,000.
     /// One read-only script (`semaphore/state`).
     pub fn state(&self) -> Op<State> {
         script::state(&self.state, &self.leases, &self.held, &self.places).map(

@@ -10,7 +10,7 @@
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then
@@ -26,16 +26,16 @@ local function semaphore_state(state_key)
 end
 
 -- The permits `holder` holds as `held_key` keeps them, 0 when none; nil and an error reply
--- when its count is not one these scripts write (1 to 10000). Reads only.
+-- when its count is not one these scripts write (1 to 1000). Reads only.
 local function held_permits(held_key, holder)
   local count = redis.call('HGET', held_key, holder)
   if not count then
     return 0
   end
-  local permits = safe_integer(count, 1, 10000)
+  local permits = safe_integer(count, 1, 1000)
   if not permits then
     return nil, redis.error_reply('BAD_HELD ' .. shown(held_key) .. ' holds ' .. shown(count) .. ' permits for '
-      .. shown(holder) .. ', not a whole number from 1 to 10000')
+      .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
 end

@@ -25,10 +25,10 @@
 --- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
 --- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
 --- @arg token string hex:32           the holder's 128 random bits, as 32 hex digits
---- @arg n uint 1..=10^4               the permits asked for
+--- @arg n uint 1..=1000               the permits asked for
 --- @arg lease ms 1..=10^15-1          how long the permits are held unless extended
 --- @arg place ms? 1..=10^7            how long a place in the queue is kept; empty to take none
---- @arg limit uint 1..=1000           the most lapsed holdings reclaimed, and places dropped
+--- @arg limit uint 1..=100            the most lapsed holdings reclaimed, and places dropped
 --- @return (uint?, string, uint)      the holding's deadline (ms, server clock), nil when not granted;
 ---   the wake stream's last id; the ms to block on it at most before asking again (0 when granted)
 --- @error BAD_ARGS                    not 6 keys and 5 arguments
@@ -40,7 +40,7 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error NO_CAPACITY                 the semaphore has no capacity yet: set it with `set_capacity.lua`
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
---- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
 --- @uses semaphore_state held_permits now_ms wake_id wake_waiters
 --- @clock server
 --- @complexity O(M × log N), N = the holdings and waiters, M = `limit`
@@ -80,8 +80,8 @@ if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
 local n = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not n or n > 10000 then
-  return redis.error_reply('BAD_N n must be an integer from 1 to 10000, got ' .. shown(ARGV[2]))
+if not n or n > 1000 then
+  return redis.error_reply('BAD_N n must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 local lease = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
@@ -97,8 +97,8 @@ if ARGV[4] ~= '' then
   end
 end
 local limit = tonumber(string.match(ARGV[5], '^[1-9]%d*$'))
-if not limit or limit > 1000 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 1000, got ' .. shown(ARGV[5]))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[5]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
@@ -153,7 +153,7 @@ end
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then
@@ -168,16 +168,16 @@ local function semaphore_state(state_key)
   return st
 end
 -- The permits `holder` holds as `held_key` keeps them, 0 when none; nil and an error reply
--- when its count is not one these scripts write (1 to 10000). Reads only.
+-- when its count is not one these scripts write (1 to 1000). Reads only.
 local function held_permits(held_key, holder)
   local count = redis.call('HGET', held_key, holder)
   if not count then
     return 0
   end
-  local permits = safe_integer(count, 1, 10000)
+  local permits = safe_integer(count, 1, 1000)
   if not permits then
     return nil, redis.error_reply('BAD_HELD ' .. shown(held_key) .. ' holds ' .. shown(count) .. ' permits for '
-      .. shown(holder) .. ', not a whole number from 1 to 10000')
+      .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
 end

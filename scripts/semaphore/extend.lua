@@ -16,7 +16,7 @@
 --- @error BAD_LEASE                   not whole milliseconds within its range
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is reclaimed
---- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 10000
+--- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
 --- @uses semaphore_state held_permits now_ms wake_waiters
 --- @clock server
 --- @complexity O(log N), N = the holdings
@@ -95,7 +95,7 @@ end
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then
@@ -110,16 +110,16 @@ local function semaphore_state(state_key)
   return st
 end
 -- The permits `holder` holds as `held_key` keeps them, 0 when none; nil and an error reply
--- when its count is not one these scripts write (1 to 10000). Reads only.
+-- when its count is not one these scripts write (1 to 1000). Reads only.
 local function held_permits(held_key, holder)
   local count = redis.call('HGET', held_key, holder)
   if not count then
     return 0
   end
-  local permits = safe_integer(count, 1, 10000)
+  local permits = safe_integer(count, 1, 1000)
   if not permits then
     return nil, redis.error_reply('BAD_HELD ' .. shown(held_key) .. ' holds ' .. shown(count) .. ' permits for '
-      .. shown(holder) .. ', not a whole number from 1 to 10000')
+      .. shown(holder) .. ', not a whole number from 1 to 1000')
   end
   return permits
 end

@@ -8,7 +8,7 @@
 --- NO_CAPACITY: no client's default can disagree with another's.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key wake stream {<name>}:wake     gets an entry whenever permits or places free up
---- @arg capacity uint 0..=10^4        the new capacity
+--- @arg capacity uint 0..=1000        the new capacity
 --- @return uint?                      the capacity before; nil when it had none
 --- @error BAD_ARGS                    not 2 keys and 1 argument
 --- @error BAD_CAPACITY                not an integer within its range
@@ -44,8 +44,8 @@ end
 local state = KEYS[1]
 local wake = KEYS[2]
 local capacity = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
-if not capacity or capacity > 10000 then
-  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 10000, got ' .. shown(ARGV[1]))
+if not capacity or capacity > 1000 then
+  return redis.error_reply('BAD_CAPACITY capacity must be an integer from 0 to 1000, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(state, '^(.+):state$')
@@ -71,7 +71,7 @@ end
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then

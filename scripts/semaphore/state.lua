@@ -4,7 +4,7 @@
 --- Beyond the books: what a monitor, or a test, checks. The invariant the other scripts
 --- keep is that the permits in use are the sum of the holdings, and that once no lapsed
 --- holding is left to reclaim, they are the sum of the live ones. Reads every holding:
---- at most 10,000, as each holds a permit at least and the capacity is at most 10,000.
+--- at most 1,000, as each holds a permit at least and the capacity is at most 1,000.
 --- @key state hash {<name>}:state     capacity, used (the permits held), seq (the queue's last ticket)
 --- @key leases zset {<name>}:leases   token -> the holding's deadline (ms, server clock)
 --- @key held hash {<name>}:held       token -> the permits it holds
@@ -14,10 +14,10 @@
 --- @error BAD_ARGS                    not 4 keys and 0 arguments
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE                   `state` holds a field these scripts never write
---- @error BAD_HELD    `held` holds a count of permits not from 1 to 10000, or more than 10,000 holdings
+--- @error BAD_HELD    `held` holds a count of permits not from 1 to 1000, or more than 1,000 holdings
 --- @uses semaphore_state now_ms
 --- @clock server
---- @complexity O(N), N = the holdings, at most 10,000
+--- @complexity O(N), N = the holdings, at most 1,000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
@@ -77,7 +77,7 @@ end
 -- holds something these scripts never write. Reads only.
 local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
-  local rules = { { 'capacity', 10000 }, { 'used', 10000 }, { 'seq', 9007199254740990 } }
+  local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
   for i, rule in ipairs(rules) do
     if fields[i] then
@@ -102,8 +102,8 @@ if not st then
   return err
 end
 local holdings = redis.call('HLEN', held)
-if holdings > 10000 or redis.call('ZCARD', leases) > 10000 then
-  return redis.error_reply('BAD_HELD ' .. shown(held) .. ' has more than 10000 holdings')
+if holdings > 1000 or redis.call('ZCARD', leases) > 1000 then
+  return redis.error_reply('BAD_HELD ' .. shown(held) .. ' has more than 1000 holdings')
 end
 local now = now_ms()
 local live = {}
@@ -113,10 +113,10 @@ end
 local all = redis.call('HGETALL', held)
 local sum, live_sum = 0, 0
 for i = 1, #all, 2 do
-  local permits = safe_integer(all[i + 1], 1, 10000)
+  local permits = safe_integer(all[i + 1], 1, 1000)
   if not permits then
     return redis.error_reply('BAD_HELD ' .. shown(held) .. ' holds ' .. shown(all[i + 1]) .. ' permits for '
-      .. shown(all[i]) .. ', not a whole number from 1 to 10000')
+      .. shown(all[i]) .. ', not a whole number from 1 to 1000')
   end
   sum = sum + permits
   if live[all[i]] then

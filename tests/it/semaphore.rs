@@ -435,7 +435,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         "n",
     );
     assert_invalid(
-        sem.try_acquire(&token, 10_001, LONG, Order::Any)
+        sem.try_acquire(&token, 1001, LONG, Order::Any)
             .run(&mut con),
         "n",
     );
@@ -444,7 +444,7 @@ fn bad_input_is_refused_and_writes_nothing() {
             .run(&mut con),
         "lease",
     );
-    assert_invalid(sem.set_capacity(10_001).run(&mut con), "capacity");
+    assert_invalid(sem.set_capacity(1001).run(&mut con), "capacity");
     assert_invalid(sem.extend(&token, Duration::ZERO).run(&mut con), "lease");
     // More than the capacity, or other than what the token holds.
     assert_code(
