@@ -4,9 +4,15 @@
 //!   key template), the shared helpers, and what the generator checks.
 //! - [`servers`]: the servers the crate is tested on, what differs between them, and where
 //!   the crate sends a server's native command instead of a script.
+//! - [`which_lock`]: every coordination primitive (locks, read-write and fair locks,
+//!   semaphores, latches, barriers, Redlock, fenced writes), efficiency against
+//!   correctness, what a failover does to each, and the peers.
 
 #[doc = include_str!("../docs/script-header.md")]
 pub mod script_header {}
 
 #[doc = include_str!("../docs/servers.md")]
 pub mod servers {}
+
+#[doc = include_str!("../docs/which-lock.md")]
+pub mod which_lock {}

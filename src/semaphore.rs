@@ -241,7 +241,7 @@ impl Semaphore {
 
     /// A fresh token for [`try_acquire`](Self::try_acquire): 128 random bits as 32 hex
     /// digits. Keep it for every try of one request, and for its release.
-    pub fn token() -> String {
+    pub fn random_token() -> String {
         token::random()
     }
 
@@ -307,7 +307,7 @@ impl Semaphore {
         order: Order,
         timeout: Duration,
     ) -> Result<Option<Holding>> {
-        let token = Semaphore::token();
+        let token = Semaphore::random_token();
         let got = wait::until(con, timeout, || self.try_acquire(&token, n, lease, order))?;
         if got.is_none() && order == Order::Fifo {
             self.release(&token).run(con)?;
@@ -325,7 +325,7 @@ impl Semaphore {
         order: Order,
         timeout: Duration,
     ) -> Result<Option<Holding>> {
-        let token = Semaphore::token();
+        let token = Semaphore::random_token();
         let got =
             wait::until_async(con, timeout, || self.try_acquire(&token, n, lease, order)).await?;
         if got.is_none() && order == Order::Fifo {

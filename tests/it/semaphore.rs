@@ -125,7 +125,7 @@ fn in_use_is_the_sum_of_the_holdings_and_never_above_the_capacity() {
                     } else {
                         Order::Fifo
                     };
-                    let token = Semaphore::token();
+                    let token = Semaphore::random_token();
                     match sem
                         .try_acquire(&token, n, LONG, order)
                         .run(&mut con)
@@ -167,7 +167,7 @@ fn a_crashed_holders_permits_come_back_after_its_lease() {
     let mut con = db.con();
     let sem = Semaphore::new("crash").unwrap();
     sem.set_capacity(4).run(&mut con).unwrap();
-    let crashed = Semaphore::token();
+    let crashed = Semaphore::random_token();
     let held = sem
         .try_acquire(&crashed, 3, Duration::from_millis(100), Order::Any)
         .run(&mut con)
@@ -175,7 +175,7 @@ fn a_crashed_holders_permits_come_back_after_its_lease() {
     let Attempt::Done(held) = held else {
         panic!("granted")
     };
-    let other = Semaphore::token();
+    let other = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&other, 2, LONG, Order::Any)
             .run(&mut con)
@@ -210,7 +210,7 @@ fn a_crashed_waiters_place_lapses() {
     let mut con = db.con();
     let sem = Semaphore::new("queue_crash").unwrap();
     sem.set_capacity(5).run(&mut con).unwrap();
-    let holder = Semaphore::token();
+    let holder = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&holder, 1, LONG, Order::Any)
             .run(&mut con)
@@ -218,7 +218,7 @@ fn a_crashed_waiters_place_lapses() {
         Attempt::Done(_)
     ));
     // The crashed waiter's place, with a short lease, as a raw call would take it.
-    let crashed = Semaphore::token();
+    let crashed = Semaphore::random_token();
     let k = |s: &str| format!("{{queue_crash}}:{s}");
     let (state, leases, held, queue, places, wake) = (
         k("state"),
@@ -244,7 +244,7 @@ fn a_crashed_waiters_place_lapses() {
     .run(&mut con)
     .unwrap();
     assert_eq!(granted, None);
-    let next = Semaphore::token();
+    let next = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&next, 1, LONG, Order::Fifo)
             .run(&mut con)
@@ -312,7 +312,11 @@ fn lowering_the_capacity_drains() {
     let mut con = db.con();
     let sem = Semaphore::new("drain").unwrap();
     sem.set_capacity(10).run(&mut con).unwrap();
-    let (a, b, c) = (Semaphore::token(), Semaphore::token(), Semaphore::token());
+    let (a, b, c) = (
+        Semaphore::random_token(),
+        Semaphore::random_token(),
+        Semaphore::random_token(),
+    );
     for token in [&a, &b] {
         assert!(matches!(
             sem.try_acquire(token, 4, LONG, Order::Any)
@@ -345,7 +349,7 @@ fn waiting_forms_wake_on_release() {
     let sem = Semaphore::new("wakeup").unwrap();
     let mut con = db.con();
     sem.set_capacity(2).run(&mut con).unwrap();
-    let holder = Semaphore::token();
+    let holder = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&holder, 2, LONG, Order::Any)
             .run(&mut con)
@@ -388,7 +392,7 @@ fn a_timed_out_wait_gives_up_its_place() {
     let mut con = db.con();
     let sem = Semaphore::new("give_up").unwrap();
     sem.set_capacity(1).run(&mut con).unwrap();
-    let holder = Semaphore::token();
+    let holder = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&holder, 1, LONG, Order::Any)
             .run(&mut con)
@@ -409,7 +413,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let sem = Semaphore::new("bad").unwrap();
-    let token = Semaphore::token();
+    let token = Semaphore::random_token();
     // No capacity yet: a declared error, not a default.
     assert_code(
         sem.try_acquire(&token, 1, LONG, Order::Any).run(&mut con),
@@ -448,7 +452,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(sem.extend(&token, Duration::ZERO).run(&mut con), "lease");
     // More than the capacity, or other than what the token holds.
     assert_code(
-        sem.try_acquire(&Semaphore::token(), 4, LONG, Order::Fifo)
+        sem.try_acquire(&Semaphore::random_token(), 4, LONG, Order::Fifo)
             .run(&mut con),
         "BAD_N",
     );
@@ -463,7 +467,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     harness::cmd(&mut con, &["ZADD", "{bad}:leases", "1", &"f".repeat(32)]);
     let before = harness::dump(&mut con);
     assert_code(
-        sem.try_acquire(&Semaphore::token(), 1, LONG, Order::Any)
+        sem.try_acquire(&Semaphore::random_token(), 1, LONG, Order::Any)
             .run(&mut con),
         "BAD_HELD",
     );
@@ -484,7 +488,7 @@ fn errors_name_the_script() {
     let mut con = db.con();
     let sem = Semaphore::new("named").unwrap();
     match sem
-        .try_acquire(&Semaphore::token(), 1, LONG, Order::Any)
+        .try_acquire(&Semaphore::random_token(), 1, LONG, Order::Any)
         .run(&mut con)
     {
         Err(Error::Script { script, code, .. }) => {
