@@ -178,11 +178,19 @@ local function wake_id(wake_key)
   local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
   return last and last[1] or '0-0'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
--- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
--- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
 local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
+  redis.call('PEXPIRE', wake_key, 60000)
+end
+-- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
+-- the others read the entry and keep blocking without running their script. As
+-- wake_waiters otherwise.
+local function wake_one(wake_key, waiter_token)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
   redis.call('PEXPIRE', wake_key, 60000)
 end
 -- The server's clock in whole milliseconds.
@@ -1904,27 +1912,33 @@ redis.register_function{
   function_name = 'rp_v0_1_0__fair_lock__release',
   flags = {  },
   callback = function(KEYS, ARGV)
---- Frees the lock if `token` holds it, and wakes the waiters.
+--- Frees the lock if `token` holds it, and wakes the first live waiter.
 ---
---- Beyond the book. The first live waiter in the queue takes it at its next call (it is
---- woken at once).
+--- Beyond the book. The first live waiter in the queue takes it at its next call: the wake
+--- stream's entry names its token, so it alone runs its script again, and the others keep
+--- blocking (every waiter, when none of the first ten in line is live).
 --- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
+--- @key queue zset {<name>}:queue     waiting token -> its ticket: the first live one is woken
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
 --- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
 --- @arg token string hex:32       the token the lock was taken with
 --- @return bool                   whether `token` held the lock
---- @error BAD_ARGS                not 2 keys and 1 argument
+--- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds fields or values these scripts never write
---- @uses wake_waiters lock_owner
+--- @uses wake_waiters wake_one now_ms lock_owner
+--- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local owner = KEYS[1]
-local wake = KEYS[2]
+local queue = KEYS[2]
+local places = KEYS[3]
+local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
@@ -1934,9 +1948,17 @@ local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
 end
+if queue ~= tag_of_keys .. ':queue' then
+  return redis.error_reply(
+      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
+end
 if wake ~= tag_of_keys .. ':wake' then
   return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[2] is ' .. shown(wake))
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[4] is ' .. shown(wake))
 end
 -- End of the generated input checks.
 local owner_token, _, bad_owner = lock_owner(owner)
@@ -1944,11 +1966,30 @@ if bad_owner then
   return bad_owner
 end
 redis.call('XLEN', wake)
+-- The first of the first ten in line whose place is live: only it can take the lock, so
+-- only it is woken (everyone, when none of them is live: the next try drops them).
+local heads = redis.call('ZRANGE', queue, 0, 9)
+local next_token
+redis.call('ZCARD', places)
+if #heads > 0 then
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if deadlines[i] and tonumber(deadlines[i]) > now then
+      next_token = head
+      break
+    end
+  end
+end
 if owner_token ~= token then
   return 0
 end
 redis.call('DEL', owner)
-wake_waiters(wake)
+if next_token then
+  wake_one(wake, next_token)
+elseif #heads > 0 then
+  wake_waiters(wake)
+end
 return 1
   end,
 }
@@ -5508,7 +5549,7 @@ redis.register_function{
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               its lease from now
+--- @arg lease ms 1..=10^15-1              its lease from now
 --- @arg id string len:3..=41             the id of the last message handled
 --- @arg number uint 1..=2^53-2           its number
 --- @return bool                          1 when the position moved; 0 when it was there already
@@ -5540,8 +5581,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local id = ARGV[3]
 if #id < 3 or #id > 41 then
@@ -5630,7 +5672,7 @@ redis.register_function{
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               its lease from now
+--- @arg lease ms 1..=10^15-1              its lease from now
 --- @arg count uint 1..=1000              the most messages answered
 --- @return (uint, string, [(string, uint, bytes)])  the messages lost; the stream's newest id, to wait from;
 ---   per message, oldest first: its id, number and payload
@@ -5662,8 +5704,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 1000 then
@@ -5808,7 +5851,7 @@ redis.register_function{
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               how long it lives without a poll or an ack
+--- @arg lease ms 1..=10^15-1              how long it lives without a poll or an ack
 --- @arg from string new|oldest           where a new subscription starts
 --- @return (bool, string, uint)          1 when it is new; the id and number of the message it reads after
 --- @error BAD_ARGS not 5 keys and 3 arguments
@@ -5838,8 +5881,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local from = ARGV[3]
 if from ~= 'new' and from ~= 'oldest' then
@@ -7902,7 +7946,8 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits wake_waiters
+--- @uses semaphore_state held_permits now_ms wake_waiters wake_one
+--- @clock server
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -7963,6 +8008,20 @@ end
 redis.call('ZSCORE', leases, token)
 local queued = redis.call('ZSCORE', queue, token)
 redis.call('ZSCORE', places, token)
+-- While requests wait in line, only the first live one can be granted: it alone is
+-- woken. Otherwise every waiter is.
+local heads = redis.call('ZRANGE', queue, 0, 10)
+local next_token
+if #heads > 0 then
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if head ~= token and deadlines[i] and tonumber(deadlines[i]) > now then
+      next_token = head
+      break
+    end
+  end
+end
 
 if permits > 0 then
   redis.call('HDEL', held, token)
@@ -7974,7 +8033,11 @@ if queued then
 end
 redis.call('ZREM', places, token)
 if permits > 0 or queued then
-  wake_waiters(wake)
+  if next_token then
+    wake_one(wake, next_token)
+  else
+    wake_waiters(wake)
+  end
 end
 return permits
   end,

@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "57203855eb3dda6d4fbc915c08a7be6fb59932ad",
+        sha1: "d122a4b4269d419b695ea76a9b93cfa92f90e79c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `57203855eb3dda6d4fbc915c08a7be6fb59932ad`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `d122a4b4269d419b695ea76a9b93cfa92f90e79c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "f4fa39b0ed471252bc65f27a1cf6bb60e80a0408",
+        sha1: "6c50c4fddfc43393a0e33fd7d08b73fb3633f025",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `f4fa39b0ed471252bc65f27a1cf6bb60e80a0408`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `6c50c4fddfc43393a0e33fd7d08b73fb3633f025`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "ddde16f26340e771bd2fbdb4e60f87c9cddaa060",
+        sha1: "1fadd3f3d70e19b1e3158bc624bf794da2859f3c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `ddde16f26340e771bd2fbdb4e60f87c9cddaa060`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `1fadd3f3d70e19b1e3158bc624bf794da2859f3c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -1415,7 +1415,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "727bbc20c9cface71f9dfc198b3604b6582136f4",
+        sha1: "b0e18506ed43f48c0fb4d1a71f05366203012662",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -1466,7 +1466,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `727bbc20c9cface71f9dfc198b3604b6582136f4`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `b0e18506ed43f48c0fb4d1a71f05366203012662`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1505,7 +1505,7 @@ pub mod fair_lock {
     pub static CANCEL: crate::Script = crate::Script {
         name: "fair_lock/cancel",
         path: "scripts/fair_lock/cancel.lua",
-        sha1: "9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55",
+        sha1: "56a62000eedf014a257a59424d59782023ae3556",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/cancel.lua")),
         flags: &[],
         summary: "Gives up `token`'s place in the queue, and wakes the waiters.",
@@ -1536,7 +1536,7 @@ pub mod fair_lock {
     #[doc = " the waiters behind it need not wait for its place to lapse; one that dies without it"]
     #[doc = " loses its place within one `place_lease` all the same."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `9ffee9f3c95c18b3aae4b60c9a50799aa8c63f55`)."]
+    #[doc = " Runs `scripts/fair_lock/cancel.lua` (`fair_lock/cancel`, SHA1 `56a62000eedf014a257a59424d59782023ae3556`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> ticket, in order of arrival"]
@@ -1618,19 +1618,21 @@ pub mod fair_lock {
         crate::ScriptCall::new(&EXTEND).key(owner).arg(token).arg(lease).finish()
     }
 
-    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and wakes the waiters."]
+    #[doc = " `fair_lock/release`: Frees the lock if `token` holds it, and wakes the first live waiter."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`release()`]."]
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "58cf6d089f368ffc011e88434b7f7dff37fda8da",
+        sha1: "57f8b58dbb08b562c14fa3c86a588ecd2f9f348d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
-        summary: "Frees the lock if `token` holds it, and wakes the waiters.",
-        description: "Beyond the book. The first live waiter in the queue takes it at its next call (it is\nwoken at once).",
+        summary: "Frees the lock if `token` holds it, and wakes the first live waiter.",
+        description: "Beyond the book. The first live waiter in the queue takes it at its next call: the wake\nstream's entry names its token, so it alone runs its script again, and the others keep\nblocking (every waiter, when none of the first ten in line is live).",
         keys: &[
             crate::Param { name: "owner", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the holder: `t` token, `f` fencing token; expires with its lease", template: Some(&keys::OWNER) },
+            crate::Param { name: "queue", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its ticket: the first live one is woken", template: Some(&keys::QUEUE) },
+            crate::Param { name: "places", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "waiting token -> its place's deadline (ms, server clock)", template: Some(&keys::PLACES) },
             crate::Param { name: "wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the wake stream: an entry each time the lock frees", template: Some(&keys::WAKE) },
         ],
         args: &[
@@ -1638,26 +1640,29 @@ pub mod fair_lock {
         ],
         returns: crate::Returns { ty: "bool", doc: "whether `token` held the lock" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
         ],
-        clock: None,
+        clock: Some(crate::Clock::Server),
         complexity: "O(1)",
         defaults: &[
         ],
     };
 
-    #[doc = " Frees the lock if `token` holds it, and wakes the waiters."]
+    #[doc = " Frees the lock if `token` holds it, and wakes the first live waiter."]
     #[doc = ""]
-    #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call (it is"]
-    #[doc = " woken at once)."]
+    #[doc = " Beyond the book. The first live waiter in the queue takes it at its next call: the wake"]
+    #[doc = " stream's entry names its token, so it alone runs its script again, and the others keep"]
+    #[doc = " blocking (every waiter, when none of the first ten in line is live)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `58cf6d089f368ffc011e88434b7f7dff37fda8da`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `57f8b58dbb08b562c14fa3c86a588ecd2f9f348d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
+    #[doc = " - `queue` (a zset, named `{<name>}:queue`): waiting token -> its ticket: the first live one is woken"]
+    #[doc = " - `places` (a zset, named `{<name>}:places`): waiting token -> its place's deadline (ms, server clock)"]
     #[doc = " - `wake` (a stream, named `{<name>}:wake`): the wake stream: an entry each time the lock frees"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
@@ -1666,14 +1671,14 @@ pub mod fair_lock {
     #[doc = " Returns (`bool`): whether `token` held the lock"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
     #[doc = ""]
-    #[doc = " Complexity: O(1)."]
-    pub fn release(owner: &str, wake: &str, token: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&RELEASE).key(owner).key(wake).arg(token).finish()
+    #[doc = " Complexity: O(1). Clock: the server's `TIME`."]
+    pub fn release(owner: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&RELEASE).key(owner).key(queue).key(places).key(wake).arg(token).finish()
     }
 }
 
@@ -3095,7 +3100,7 @@ pub mod latch {
     pub static COUNT_DOWN: crate::Script = crate::Script {
         name: "latch/count_down",
         path: "scripts/latch/count_down.lua",
-        sha1: "b8e9019c18d7763fb37521d18f7d799abe0611bc",
+        sha1: "6fc53f571f28d286a0a1a9caaa0b55a010e647ac",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
         flags: &[],
         summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
@@ -3133,7 +3138,7 @@ pub mod latch {
     #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
     #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `b8e9019c18d7763fb37521d18f7d799abe0611bc`)."]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `6fc53f571f28d286a0a1a9caaa0b55a010e647ac`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -5448,7 +5453,7 @@ pub mod reliable_topic {
     pub static ACK: crate::Script = crate::Script {
         name: "reliable_topic/ack",
         path: "scripts/reliable_topic/ack.lua",
-        sha1: "3464709b8cc3b45803a4493d64820848d8a1733e",
+        sha1: "ccaa5fa4d8ec02322c1932810e9c77e6867dc543",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/ack.lua")),
         flags: &[],
         summary: "Acknowledges the messages up to one the subscription read: true, or false when it had already.",
@@ -5462,7 +5467,7 @@ pub mod reliable_topic {
         ],
         args: &[
             crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
-            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "its lease from now", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "its lease from now", template: None },
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 3, max: Some(41) }, doc: "the id of the last message handled", template: None },
             crate::Param { name: "number", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 9007199254740990 }, doc: "its number", template: None },
         ],
@@ -5493,7 +5498,7 @@ pub mod reliable_topic {
     #[doc = " subscriptions whose lease ran out. An ack of a message at or before the position"]
     #[doc = " changes nothing (false): acks may come twice."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `3464709b8cc3b45803a4493d64820848d8a1733e`)."]
+    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `ccaa5fa4d8ec02322c1932810e9c77e6867dc543`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5504,7 +5509,7 @@ pub mod reliable_topic {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
-    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): its lease from now"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): its lease from now"]
     #[doc = " - `id` (`string`, 3 to 41 bytes): the id of the last message handled"]
     #[doc = " - `number` (`uint`, from 1 to 9007199254740990): its number"]
     #[doc = ""]
@@ -5532,7 +5537,7 @@ pub mod reliable_topic {
     pub static POLL: crate::Script = crate::Script {
         name: "reliable_topic/poll",
         path: "scripts/reliable_topic/poll.lua",
-        sha1: "74ec6203e0a99182774fcec5d341f37317860f24",
+        sha1: "5636b31dc7c28bcdef0a3628a27411b5ea0d3a13",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
         flags: &[],
         summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
@@ -5546,7 +5551,7 @@ pub mod reliable_topic {
         ],
         args: &[
             crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
-            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "its lease from now", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "its lease from now", template: None },
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most messages answered", template: None },
         ],
         returns: crate::Returns { ty: "(uint, string, [(string, uint, bytes)])", doc: "the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload" },
@@ -5578,7 +5583,7 @@ pub mod reliable_topic {
     #[doc = " the lease to keep the subscription. A subscription unknown, or dropped after its lease"]
     #[doc = " ran out, answers NOT_SUBSCRIBED: subscribe again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `74ec6203e0a99182774fcec5d341f37317860f24`)."]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `5636b31dc7c28bcdef0a3628a27411b5ea0d3a13`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5589,7 +5594,7 @@ pub mod reliable_topic {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
-    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): its lease from now"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): its lease from now"]
     #[doc = " - `count` (`uint`, from 1 to 1000): the most messages answered"]
     #[doc = ""]
     #[doc = " Returns (`(uint, string, [(string, uint, bytes)])`): the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload"]
@@ -5680,7 +5685,7 @@ pub mod reliable_topic {
     pub static SUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/subscribe",
         path: "scripts/reliable_topic/subscribe.lua",
-        sha1: "d4a7d886fb4ad44de1c2d7f22ad87e45a8bb80e6",
+        sha1: "720c19a78de48da42c19c0415ac0b9e66cca31e9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/subscribe.lua")),
         flags: &[],
         summary: "Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.",
@@ -5694,7 +5699,7 @@ pub mod reliable_topic {
         ],
         args: &[
             crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
-            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "how long it lives without a poll or an ack", template: None },
+            crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long it lives without a poll or an ack", template: None },
             crate::Param { name: "from", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["new", "oldest"]), doc: "where a new subscription starts", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string, uint)", doc: "1 when it is new; the id and number of the message it reads after" },
@@ -5725,7 +5730,7 @@ pub mod reliable_topic {
     #[doc = " `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from"]
     #[doc = " the id `poll.lua` answered: never pub/sub."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `d4a7d886fb4ad44de1c2d7f22ad87e45a8bb80e6`)."]
+    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `720c19a78de48da42c19c0415ac0b9e66cca31e9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5736,7 +5741,7 @@ pub mod reliable_topic {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
-    #[doc = " - `lease` (`ms`, from 1 to 10000000000 ms): how long it lives without a poll or an ack"]
+    #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long it lives without a poll or an ack"]
     #[doc = " - `from` (`string`, one of `new`, `oldest`): where a new subscription starts"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string, uint)`): 1 when it is new; the id and number of the message it reads after"]
@@ -6803,7 +6808,7 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "abfd82947755d2197d108c0719e0f875b0bb115a",
+        sha1: "1cc802c29319761a85a514b9c1f1f01917c43379",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
@@ -6852,7 +6857,7 @@ pub mod rw_lock {
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `abfd82947755d2197d108c0719e0f875b0bb115a`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `1cc802c29319761a85a514b9c1f1f01917c43379`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6890,7 +6895,7 @@ pub mod rw_lock {
     pub static ACQUIRE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/acquire_write",
         path: "scripts/rw_lock/acquire_write.lua",
-        sha1: "74e3a7c83e50ea74487f54ccfd792484338c1806",
+        sha1: "1349624b4e6a306f37f2eaa86d8842245a2f1b78",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_write.lua")),
         flags: &[],
         summary: "Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.",
@@ -6941,7 +6946,7 @@ pub mod rw_lock {
     #[doc = " first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places"]
     #[doc = " are dropped first (the earliest first); dropping any wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `74e3a7c83e50ea74487f54ccfd792484338c1806`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `1349624b4e6a306f37f2eaa86d8842245a2f1b78`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6981,7 +6986,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "d13289061df7867a43b6e2bca6e1d06eb936b34f",
+        sha1: "5d00a4caee593cf4663707de222848a693d792cd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -7018,7 +7023,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `d13289061df7867a43b6e2bca6e1d06eb936b34f`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `5d00a4caee593cf4663707de222848a693d792cd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7117,7 +7122,7 @@ pub mod rw_lock {
     pub static RELEASE_READ: crate::Script = crate::Script {
         name: "rw_lock/release_read",
         path: "scripts/rw_lock/release_read.lua",
-        sha1: "ba18d367c878a4db2e2fb50c35391092895b2f08",
+        sha1: "1b150db97f90b5c314d156ec9f78460161dc6a4f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_read.lua")),
         flags: &[],
         summary: "Gives back one of `token`'s read holds.",
@@ -7151,7 +7156,7 @@ pub mod rw_lock {
     #[doc = " (a writer waits for it). A hold whose lease has passed is no longer held: the call"]
     #[doc = " drops what is left of it and answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/release_read.lua` (`rw_lock/release_read`, SHA1 `ba18d367c878a4db2e2fb50c35391092895b2f08`)."]
+    #[doc = " Runs `scripts/rw_lock/release_read.lua` (`rw_lock/release_read`, SHA1 `1b150db97f90b5c314d156ec9f78460161dc6a4f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `readers` (a zset, named `{<name>}:readers`): read holder token -> lease deadline (ms, server clock)"]
@@ -7180,7 +7185,7 @@ pub mod rw_lock {
     pub static RELEASE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/release_write",
         path: "scripts/rw_lock/release_write.lua",
-        sha1: "b63ed4ed7f0425357c712a77b669dc30955db756",
+        sha1: "dc505d90b6a9c31ddd6b0b9db47a2910310fb6ad",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_write.lua")),
         flags: &[],
         summary: "Gives back one of `token`'s write holds; the last one frees the lock.",
@@ -7210,7 +7215,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is"]
     #[doc = " gone (its key expired): the call answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `b63ed4ed7f0425357c712a77b669dc30955db756`)."]
+    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `dc505d90b6a9c31ddd6b0b9db47a2910310fb6ad`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7238,7 +7243,7 @@ pub mod rw_lock {
     pub static WITHDRAW: crate::Script = crate::Script {
         name: "rw_lock/withdraw",
         path: "scripts/rw_lock/withdraw.lua",
-        sha1: "9c36d259f9ef2bcf51a54382d04b4ceec3936899",
+        sha1: "994ad6670bbd40260cd54513a7fdee9cf1e91d26",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/withdraw.lua")),
         flags: &[],
         summary: "Gives up `token`'s place as a waiting writer, so that readers it held back come in.",
@@ -7268,7 +7273,7 @@ pub mod rw_lock {
     #[doc = " dies without it loses its place when the place's lease passes. Withdrawing a place"]
     #[doc = " wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `9c36d259f9ef2bcf51a54382d04b4ceec3936899`)."]
+    #[doc = " Runs `scripts/rw_lock/withdraw.lua` (`rw_lock/withdraw`, SHA1 `994ad6670bbd40260cd54513a7fdee9cf1e91d26`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `intents` (a zset, named `{<name>}:intents`): waiting writer token -> place deadline (ms, server clock)"]
@@ -7376,7 +7381,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "1699421cc3a4162f53c6243d7a7ae65c4d4d48ac",
+        sha1: "505c95f88bfd8a8acc7ac276b951e71821c03021",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -7436,7 +7441,7 @@ pub mod semaphore {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
     #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `1699421cc3a4162f53c6243d7a7ae65c4d4d48ac`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `505c95f88bfd8a8acc7ac276b951e71821c03021`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7478,7 +7483,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "140a3f195a6414b8b1fd22fc665f4fbfe27f271c",
+        sha1: "7d649c667dd73f5084acd2ac87c0108d26e165b6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7515,7 +7520,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `140a3f195a6414b8b1fd22fc665f4fbfe27f271c`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `7d649c667dd73f5084acd2ac87c0108d26e165b6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7548,7 +7553,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "77512daa3f9b05905fcf1c8a684696af38c41266",
+        sha1: "35f212888d9b30e066e39954c4369869c7b70283",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7572,7 +7577,7 @@ pub mod semaphore {
             crate::ErrorDoc { code: "BAD_STATE", doc: "`state` holds a field these scripts never write, or less in use than is released" },
             crate::ErrorDoc { code: "BAD_HELD", doc: "`held` holds a count of permits that is not from 1 to 1000" },
         ],
-        clock: None,
+        clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the holdings and waiters",
         defaults: &[
         ],
@@ -7586,7 +7591,7 @@ pub mod semaphore {
     #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
     #[doc = " calls this too: its place goes, and the requests behind it move up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `77512daa3f9b05905fcf1c8a684696af38c41266`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `35f212888d9b30e066e39954c4369869c7b70283`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7608,7 +7613,7 @@ pub mod semaphore {
     #[doc = " - `BAD_STATE`: `state` holds a field these scripts never write, or less in use than is released"]
     #[doc = " - `BAD_HELD`: `held` holds a count of permits that is not from 1 to 1000"]
     #[doc = ""]
-    #[doc = " Complexity: O(log N), N = the holdings and waiters."]
+    #[doc = " Complexity: O(log N), N = the holdings and waiters. Clock: the server's `TIME`."]
     pub fn release(state: &str, leases: &str, held: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<u64> {
         crate::ScriptCall::new(&RELEASE).key(state).key(leases).key(held).key(queue).key(places).key(wake).arg(token).finish()
     }
@@ -7619,7 +7624,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "a5f82000010ddd913eb8c49cba2b5902c89109c8",
+        sha1: "6ba51cba91ce9342b50c959f5ffa186fedf2121a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -7653,7 +7658,7 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `a5f82000010ddd913eb8c49cba2b5902c89109c8`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `6ba51cba91ce9342b50c959f5ffa186fedf2121a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]

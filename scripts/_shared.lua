@@ -43,11 +43,20 @@ local function wake_id(wake_key)
   return last and last[1] or '0-0'
 end
 
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
--- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
--- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
 local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
+  redis.call('PEXPIRE', wake_key, 60000)
+end
+
+-- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
+-- the others read the entry and keep blocking without running their script. As
+-- wake_waiters otherwise.
+local function wake_one(wake_key, waiter_token)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
   redis.call('PEXPIRE', wake_key, 60000)
 end
 

@@ -196,6 +196,8 @@ impl FairLock {
     /// [`cancel`](Self::cancel). One script (`fair_lock/acquire`).
     pub fn try_acquire(&self, token: &str, lease: Duration) -> Op<Attempt<u64>> {
         let wake = self.wake.clone();
+        // A release wakes the first in line only, by its token.
+        let token_of = token.to_owned();
         script::acquire(
             &self.owner,
             &self.queue,
@@ -207,7 +209,12 @@ impl FairLock {
             self.place_lease,
             RECLAIM_LIMIT,
         )
-        .map(move |reply| attempt(&wake, reply))
+        .map(move |reply| {
+            Ok(match attempt(&wake, reply)? {
+                Attempt::NotYet(w) => Attempt::NotYet(w.for_token(&token_of)),
+                done => done,
+            })
+        })
     }
 
     /// Waits up to `timeout` for the lock, in turn: its fencing token, or `None` on
@@ -246,7 +253,7 @@ impl FairLock {
     /// Frees the lock if `token` holds it, and wakes the waiters: whether it held it. One
     /// script (`fair_lock/release`).
     pub fn release(&self, token: &str) -> Op<bool> {
-        script::release(&self.owner, &self.wake, token)
+        script::release(&self.owner, &self.queue, &self.places, &self.wake, token)
     }
 
     /// Runs the lock's lease `lease` from now if `token` holds it: whether it did. One

@@ -291,7 +291,9 @@ impl Semaphore {
                     permits: n,
                     deadline_ms,
                 }),
-                None => Attempt::NotYet(Wake::new(&wake, id, block_ms)?),
+                // A release wakes the first request in line only, by its token; with
+                // none in line, everyone.
+                None => Attempt::NotYet(Wake::new(&wake, id, block_ms)?.for_token(&owned)),
             })
         })
     }

@@ -1,16 +1,20 @@
---- Frees the lock if `token` holds it, and wakes the waiters.
+--- Frees the lock if `token` holds it, and wakes the first live waiter.
 ---
---- Beyond the book. The first live waiter in the queue takes it at its next call (it is
---- woken at once).
+--- Beyond the book. The first live waiter in the queue takes it at its next call: the wake
+--- stream's entry names its token, so it alone runs its script again, and the others keep
+--- blocking (every waiter, when none of the first ten in line is live).
 --- @key owner hash {<name>}:owner     the holder: `t` token, `f` fencing token; expires with its lease
+--- @key queue zset {<name>}:queue     waiting token -> its ticket: the first live one is woken
+--- @key places zset {<name>}:places   waiting token -> its place's deadline (ms, server clock)
 --- @key wake stream {<name>}:wake     the wake stream: an entry each time the lock frees
 --- @arg token string hex:32       the token the lock was taken with
 --- @return bool                   whether `token` held the lock
---- @error BAD_ARGS                not 2 keys and 1 argument
+--- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds fields or values these scripts never write
---- @uses wake_waiters lock_owner
+--- @uses wake_waiters wake_one now_ms lock_owner
+--- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -34,11 +38,13 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local owner = KEYS[1]
-local wake = KEYS[2]
+local queue = KEYS[2]
+local places = KEYS[3]
+local wake = KEYS[4]
 local token = ARGV[1]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
@@ -48,19 +54,40 @@ local tag_of_keys = string.match(owner, '^(.+):owner$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS owner must be {<name>}:owner, but KEYS[1] is ' .. shown(owner))
 end
+if queue ~= tag_of_keys .. ':queue' then
+  return redis.error_reply(
+      'BAD_KEYS queue must be {<name>}:queue with <name> as in owner, but KEYS[2] is ' .. shown(queue))
+end
+if places ~= tag_of_keys .. ':places' then
+  return redis.error_reply(
+      'BAD_KEYS places must be {<name>}:places with <name> as in owner, but KEYS[3] is ' .. shown(places))
+end
 if wake ~= tag_of_keys .. ':wake' then
   return redis.error_reply(
-      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[2] is ' .. shown(wake))
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in owner, but KEYS[4] is ' .. shown(wake))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- _shared.lua and fair_lock/_shared.lua of the scripts folder).
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
--- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
--- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
 local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
   redis.call('PEXPIRE', wake_key, 60000)
+end
+-- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
+-- the others read the entry and keep blocking without running their script. As
+-- wake_waiters otherwise.
+local function wake_one(wake_key, waiter_token)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
+  redis.call('PEXPIRE', wake_key, 60000)
+end
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 -- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
 -- is the lease), read and checked before any write: the token and fence, or nothing when
@@ -86,9 +113,28 @@ if bad_owner then
   return bad_owner
 end
 redis.call('XLEN', wake)
+-- The first of the first ten in line whose place is live: only it can take the lock, so
+-- only it is woken (everyone, when none of them is live: the next try drops them).
+local heads = redis.call('ZRANGE', queue, 0, 9)
+local next_token
+redis.call('ZCARD', places)
+if #heads > 0 then
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if deadlines[i] and tonumber(deadlines[i]) > now then
+      next_token = head
+      break
+    end
+  end
+end
 if owner_token ~= token then
   return 0
 end
 redis.call('DEL', owner)
-wake_waiters(wake)
+if next_token then
+  wake_one(wake, next_token)
+elseif #heads > 0 then
+  wake_waiters(wake)
+end
 return 1

@@ -75,11 +75,12 @@ local function wake_id(wake_key)
   local last = redis.call('XREVRANGE', wake_key, '+', '-', 'COUNT', 1)[1]
   return last and last[1] or '0-0'
 end
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
--- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
--- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
 local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
   redis.call('PEXPIRE', wake_key, 60000)
 end
 -- The latch in `latch_hash` as these scripts keep it: { gen, count, left, opened } (the

@@ -12,7 +12,7 @@
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               its lease from now
+--- @arg lease ms 1..=10^15-1              its lease from now
 --- @arg id string len:3..=41             the id of the last message handled
 --- @arg number uint 1..=2^53-2           its number
 --- @return bool                          1 when the position moved; 0 when it was there already
@@ -64,8 +64,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local id = ARGV[3]
 if #id < 3 or #id > 41 then

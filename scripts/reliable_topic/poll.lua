@@ -14,7 +14,7 @@
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               its lease from now
+--- @arg lease ms 1..=10^15-1              its lease from now
 --- @arg count uint 1..=1000              the most messages answered
 --- @return (uint, string, [(string, uint, bytes)])  the messages lost; the stream's newest id, to wait from;
 ---   per message, oldest first: its id, number and payload
@@ -66,8 +66,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not count or count > 1000 then

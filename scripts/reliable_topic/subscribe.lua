@@ -14,7 +14,7 @@
 --- @key cursors zset {<name>}:cursors        subscription -> the number of the last message it acknowledged
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
---- @arg lease ms 1..=10^10               how long it lives without a poll or an ack
+--- @arg lease ms 1..=10^15-1              how long it lives without a poll or an ack
 --- @arg from string new|oldest           where a new subscription starts
 --- @return (bool, string, uint)          1 when it is new; the id and number of the message it reads after
 --- @error BAD_ARGS not 5 keys and 3 arguments
@@ -64,8 +64,9 @@ if #subscription < 1 or #subscription > 200 then
       'BAD_SUBSCRIPTION subscription must be from 1 to 200 bytes long, got ' .. #subscription .. ' bytes')
 end
 local lease = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not lease or lease > 10000000000 then
-  return redis.error_reply('BAD_LEASE lease must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[2]))
+if not lease or lease > 999999999999999 then
+  return redis.error_reply(
+      'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local from = ARGV[3]
 if from ~= 'new' and from ~= 'oldest' then

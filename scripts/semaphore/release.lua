@@ -18,7 +18,8 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits wake_waiters
+--- @uses semaphore_state held_permits now_ms wake_waiters wake_one
+--- @clock server
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -83,12 +84,25 @@ end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- _shared.lua and semaphore/_shared.lua of the scripts folder).
--- Wakes every waiter blocked on `wake_key` (XREAD from an older id). The stream keeps one
--- entry, and goes after a minute without wake-ups: a waiter blocks at most a second
--- before it runs its script again, which then answers '0-0', and the next entry wakes it.
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
 local function wake_waiters(wake_key)
-  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '1')
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
   redis.call('PEXPIRE', wake_key, 60000)
+end
+-- Wakes the one waiter holding `waiter_token` (the first in line, when only it can go on):
+-- the others read the entry and keep blocking without running their script. As
+-- wake_waiters otherwise.
+local function wake_one(wake_key, waiter_token)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', waiter_token)
+  redis.call('PEXPIRE', wake_key, 60000)
+end
+-- The server's clock in whole milliseconds.
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
@@ -142,6 +156,20 @@ end
 redis.call('ZSCORE', leases, token)
 local queued = redis.call('ZSCORE', queue, token)
 redis.call('ZSCORE', places, token)
+-- While requests wait in line, only the first live one can be granted: it alone is
+-- woken. Otherwise every waiter is.
+local heads = redis.call('ZRANGE', queue, 0, 10)
+local next_token
+if #heads > 0 then
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
+  for i, head in ipairs(heads) do
+    if head ~= token and deadlines[i] and tonumber(deadlines[i]) > now then
+      next_token = head
+      break
+    end
+  end
+end
 
 if permits > 0 then
   redis.call('HDEL', held, token)
@@ -153,6 +181,10 @@ if queued then
 end
 redis.call('ZREM', places, token)
 if permits > 0 or queued then
-  wake_waiters(wake)
+  if next_token then
+    wake_one(wake, next_token)
+  else
+    wake_waiters(wake)
+  end
 end
 return permits

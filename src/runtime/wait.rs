@@ -4,10 +4,17 @@
 //! answers a [`Wake`]: the primitive's wake stream, the last id it held when the script
 //! ran, and how long the waiter may block before something the script cannot signal (a
 //! lease running out) makes it worth asking again. Every script that frees something
-//! appends to that stream (`XADD … MAXLEN 1`, the shared Lua helper `wake_waiters`), so a
-//! waiter blocked on `XREAD BLOCK … STREAMS <stream> <last id>` wakes at once, and one
-//! that blocks only after the append returns at once too: the id it reads from is older.
-//! Pub/sub is never involved, and every wait is bounded, then the script runs again.
+//! appends to that stream (`XADD … MAXLEN 1`, the shared Lua helpers `wake_waiters` and
+//! `wake_one`), so a waiter blocked on `XREAD BLOCK … STREAMS <stream> <last id>` wakes at
+//! once, and one that blocks only after the append returns at once too: the id it reads
+//! from is older. Pub/sub is never involved, and every wait is bounded, then the script
+//! runs again.
+//!
+//! Each entry names whom it is for, in its field `w`: `*` for every waiter (a latch that
+//! opened, a lock that readers may share), or one waiter's token when only that one can
+//! go on (the first in line of a fair lock). A waiter that knows its token
+//! ([`Wake::for_token`]) and reads an entry for another keeps blocking from that entry,
+//! without running its script: a release wakes one waiter, not all of them.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +39,9 @@ pub struct Wake {
     /// How long the waiter may block before it should run the script again (the time to
     /// the earliest lease that could free what it waits for), at most [`MAX_BLOCK`].
     pub within: Duration,
+    /// The waiter's token, when wake-ups may be addressed to it: entries for other
+    /// tokens do not wake it.
+    pub token: Option<String>,
 }
 
 impl Wake {
@@ -46,7 +56,15 @@ impl Wake {
             key: key.to_owned(),
             after,
             within: Duration::from_millis(within_ms).min(MAX_BLOCK),
+            token: None,
         })
+    }
+
+    /// The wake of the waiter holding `token`: entries addressed to another waiter do not
+    /// end its wait (see the [module docs](self)).
+    pub fn for_token(mut self, token: &str) -> Wake {
+        self.token = Some(token.to_owned());
+        self
     }
 
     /// Blocks until the stream gets an entry after [`after`](Self::after), or
@@ -54,8 +72,15 @@ impl Wake {
     /// (`XREAD BLOCK`): the connection is busy meanwhile, so on a multiplexed connection
     /// the other users of it wait too.
     pub fn block(&self, timeout: Duration) -> Op<bool> {
+        self.read(self.within.min(timeout))
+            .map(|entry| Ok(entry.is_some()))
+    }
+
+    /// One blocking read of at most `timeout`: the entry it got, as its id and whom it is
+    /// for (`*` for everyone), or `None` on timeout.
+    fn read(&self, timeout: Duration) -> Op<Option<(String, String)>> {
         // XREAD BLOCK 0 waits forever: block at least 1 ms.
-        let ms = self.within.min(timeout).as_millis().max(1);
+        let ms = timeout.as_millis().max(1);
         let mut cmd = redis::cmd("XREAD");
         cmd.arg("COUNT")
             .arg(1)
@@ -64,8 +89,54 @@ impl Wake {
             .arg("STREAMS")
             .arg(&self.key)
             .arg(&self.after);
-        Op::<Value>::native(cmd).map(|reply| Ok(reply != Value::Nil))
+        Op::<Value>::native(cmd).map(|reply| Ok(entry_of(&reply)))
     }
+
+    /// Whether an entry for `target` ends this waiter's wait.
+    fn wakes_me(&self, target: &str) -> bool {
+        target == "*" || self.token.as_deref().is_none_or(|me| me == target)
+    }
+}
+
+/// The id and `w` field of the one entry an `XREAD COUNT 1` answered: RESP2's
+/// `[[key, [[id, [field, value, …]]]]]` or RESP3's map of key to entries. An entry
+/// without `w` (another writer's) is for everyone.
+fn entry_of(reply: &Value) -> Option<(String, String)> {
+    let streams: Vec<&Value> = match reply {
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|s| match s {
+                Value::Array(pair) => pair.get(1),
+                _ => None,
+            })
+            .collect(),
+        Value::Map(pairs) => pairs.iter().map(|(_, entries)| entries).collect(),
+        _ => return None,
+    };
+    let Some(Value::Array(entries)) = streams.first() else {
+        return None;
+    };
+    let Some(Value::Array(entry)) = entries.first() else {
+        return None;
+    };
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    };
+    let id = text(entry.first()?)?;
+    let target = match entry.get(1) {
+        Some(Value::Array(fields)) => fields
+            .chunks(2)
+            .find(|pair| pair.first().and_then(text).as_deref() == Some("w"))
+            .and_then(|pair| pair.get(1).and_then(text)),
+        Some(Value::Map(fields)) => fields
+            .iter()
+            .find(|(f, _)| text(f).as_deref() == Some("w"))
+            .and_then(|(_, v)| text(v)),
+        _ => None,
+    };
+    Some((id, target.unwrap_or_else(|| "*".to_owned())))
 }
 
 /// `<ms>-<seq>`, as Redis prints a stream id.
@@ -100,12 +171,26 @@ pub fn until<T: 'static>(
     loop {
         match attempt().run(con)? {
             Attempt::Done(value) => return Ok(Some(value)),
-            Attempt::NotYet(wake) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
+            Attempt::NotYet(mut wake) => {
+                if Instant::now() >= deadline {
                     return Ok(None);
                 }
-                wake.block(left).run(con)?;
+                // Block until woken for this waiter, or until it is time to try again;
+                // an entry for another waiter only moves the id read from.
+                let retry = Instant::now() + wake.within;
+                loop {
+                    let left = deadline
+                        .min(retry)
+                        .saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match wake.read(left).run(con)? {
+                        Some((_, target)) if wake.wakes_me(&target) => break,
+                        Some((id, _)) => wake.after = id,
+                        None => break,
+                    }
+                }
             }
         }
     }
@@ -122,12 +207,26 @@ pub async fn until_async<T: 'static, C: redis::aio::ConnectionLike>(
     loop {
         match attempt().run_async(con).await? {
             Attempt::Done(value) => return Ok(Some(value)),
-            Attempt::NotYet(wake) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
+            Attempt::NotYet(mut wake) => {
+                if Instant::now() >= deadline {
                     return Ok(None);
                 }
-                wake.block(left).run_async(con).await?;
+                // Block until woken for this waiter, or until it is time to try again;
+                // an entry for another waiter only moves the id read from.
+                let retry = Instant::now() + wake.within;
+                loop {
+                    let left = deadline
+                        .min(retry)
+                        .saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match wake.read(left).run_async(con).await? {
+                        Some((_, target)) if wake.wakes_me(&target) => break,
+                        Some((id, _)) => wake.after = id,
+                        None => break,
+                    }
+                }
             }
         }
     }
@@ -144,6 +243,30 @@ mod tests {
         for bad in ["", "0", "-0", "0-", "1-x", "+1-0", "1-0-0", " 1-0"] {
             assert!(!is_stream_id(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn an_entry_names_whom_it_wakes() {
+        let bulk = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        let resp2 = |fields: Vec<Value>| {
+            Value::Array(vec![Value::Array(vec![
+                bulk("w"),
+                Value::Array(vec![Value::Array(vec![bulk("1-0"), Value::Array(fields)])]),
+            ])])
+        };
+        assert_eq!(
+            entry_of(&resp2(vec![bulk("w"), bulk("abc")])),
+            Some(("1-0".into(), "abc".into()))
+        );
+        assert_eq!(
+            entry_of(&resp2(vec![bulk("x"), bulk("1")])),
+            Some(("1-0".into(), "*".into()))
+        );
+        assert_eq!(entry_of(&Value::Nil), None);
+        let wake = Wake::new("w", "0-0".into(), 10).unwrap();
+        assert!(wake.wakes_me("abc") && wake.wakes_me("*"));
+        let mine = wake.for_token("me");
+        assert!(mine.wakes_me("me") && mine.wakes_me("*") && !mine.wakes_me("abc"));
     }
 
     #[test]
