@@ -235,23 +235,7 @@ impl BloomFilter {
         con: &mut dyn redis::ConnectionLike,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        let plan = self.plan(items)?;
-        let mut answers = vec![false; plan.total];
-        for (partition, chunk) in plan.calls() {
-            let found = self
-                .add_op(
-                    partition,
-                    &chunk
-                        .iter()
-                        .map(|(_, item)| item.clone())
-                        .collect::<Vec<_>>(),
-                )
-                .run(con)?;
-            for ((at, _), answer) in chunk.iter().zip(found) {
-                answers[*at] = answer;
-            }
-        }
-        Ok(answers)
+        self.calls(items, Self::add_op)?.run(con)
     }
 
     /// Checks any items: per item, in order, as [`contains`](Self::contains) answers. One
@@ -261,23 +245,7 @@ impl BloomFilter {
         con: &mut dyn redis::ConnectionLike,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        let plan = self.plan(items)?;
-        let mut answers = vec![false; plan.total];
-        for (partition, chunk) in plan.calls() {
-            let found = self
-                .check_op(
-                    partition,
-                    &chunk
-                        .iter()
-                        .map(|(_, item)| item.clone())
-                        .collect::<Vec<_>>(),
-                )
-                .run(con)?;
-            for ((at, _), answer) in chunk.iter().zip(found) {
-                answers[*at] = answer;
-            }
-        }
-        Ok(answers)
+        self.calls(items, Self::check_op)?.run(con)
     }
 
     /// [`add_all`](Self::add_all) on an async connection.
@@ -287,16 +255,7 @@ impl BloomFilter {
         con: &mut C,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        let plan = self.plan(items)?;
-        let mut answers = vec![false; plan.total];
-        for (partition, chunk) in plan.calls() {
-            let items: Vec<Vec<u8>> = chunk.iter().map(|(_, item)| item.clone()).collect();
-            let found = self.add_op(partition, &items).run_async(con).await?;
-            for ((at, _), answer) in chunk.iter().zip(found) {
-                answers[*at] = answer;
-            }
-        }
-        Ok(answers)
+        self.calls(items, Self::add_op)?.run_async(con).await
     }
 
     /// [`contains_all`](Self::contains_all) on an async connection.
@@ -306,16 +265,25 @@ impl BloomFilter {
         con: &mut C,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        let plan = self.plan(items)?;
-        let mut answers = vec![false; plan.total];
-        for (partition, chunk) in plan.calls() {
-            let items: Vec<Vec<u8>> = chunk.iter().map(|(_, item)| item.clone()).collect();
-            let found = self.check_op(partition, &items).run_async(con).await?;
-            for ((at, _), answer) in chunk.iter().zip(found) {
-                answers[*at] = answer;
+        self.calls(items, Self::check_op)?.run_async(con).await
+    }
+
+    /// The calls that cover `items`: one `op` per partition they fall in and per 100.
+    fn calls<V: ToRedisArgs>(&self, items: &[V], op: OpOf) -> Result<Calls> {
+        let items = input::items(items)?;
+        let total = items.len();
+        let mut by_partition: Vec<Vec<(usize, Vec<u8>)>> = vec![Vec::new(); self.parts.len()];
+        for (at, item) in items.into_iter().enumerate() {
+            by_partition[self.partition_of(&item)].push((at, item));
+        }
+        let mut calls = Vec::new();
+        for (partition, items) in by_partition.iter().enumerate() {
+            for chunk in items.chunks(MAX_ITEMS_PER_CALL) {
+                let (places, items): (Vec<usize>, Vec<Vec<u8>>) = chunk.iter().cloned().unzip();
+                calls.push((op(self, partition, &items), places));
             }
         }
-        Ok(answers)
+        Ok(Calls { total, calls })
     }
 
     /// What partition `partition` holds, or `None` before its first add. One read-only
@@ -425,38 +393,41 @@ impl BloomFilter {
         }
         Ok((partition, items))
     }
+}
 
-    fn plan<V: ToRedisArgs>(&self, items: &[V]) -> Result<Plan> {
-        let items = input::items(items)?;
-        let mut by_partition: Vec<Vec<(usize, Vec<u8>)>> = vec![Vec::new(); self.parts.len()];
-        let total = items.len();
-        for (at, item) in items.into_iter().enumerate() {
-            by_partition[self.partition_of(&item)].push((at, item));
+/// How a call of one partition's items is built: [`BloomFilter::add_op`] or
+/// [`BloomFilter::check_op`].
+type OpOf = fn(&BloomFilter, usize, &[Vec<u8>]) -> Op<Vec<bool>>;
+
+/// The calls of an `add_all` or `contains_all`, each with the places of its items in the
+/// caller's order.
+struct Calls {
+    total: usize,
+    calls: Vec<(Op<Vec<bool>>, Vec<usize>)>,
+}
+
+impl Calls {
+    fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Vec<bool>> {
+        let mut answers = vec![false; self.total];
+        for (op, places) in &self.calls {
+            place(&mut answers, places, op.run(con)?);
         }
-        Ok(Plan {
-            by_partition,
-            total,
-        })
+        Ok(answers)
+    }
+
+    #[cfg(feature = "aio")]
+    async fn run_async<C: redis::aio::ConnectionLike>(self, con: &mut C) -> Result<Vec<bool>> {
+        let mut answers = vec![false; self.total];
+        for (op, places) in &self.calls {
+            place(&mut answers, places, op.run_async(con).await?);
+        }
+        Ok(answers)
     }
 }
 
-/// Items split by partition, with their places in the call.
-struct Plan {
-    by_partition: Vec<Vec<(usize, Vec<u8>)>>,
-    total: usize,
-}
-
-impl Plan {
-    /// Each call: a partition and up to 100 of its items.
-    fn calls(&self) -> impl Iterator<Item = (usize, &[(usize, Vec<u8>)])> {
-        self.by_partition
-            .iter()
-            .enumerate()
-            .flat_map(|(partition, items)| {
-                items
-                    .chunks(MAX_ITEMS_PER_CALL)
-                    .map(move |c| (partition, c))
-            })
+fn place(answers: &mut [bool], places: &[usize], found: Vec<bool>) {
+    for (at, answer) in places.iter().zip(found) {
+        answers[*at] = answer;
     }
 }
 

@@ -282,3 +282,28 @@ print(check(keys=keys, args=[1000, 100, 1, 0, b'from rust', b'never added']))
         vec![true, false]
     );
 }
+
+/// The async forms answer as the sync ones, over several partitions.
+#[test]
+fn async_forms_split_items_by_partition() {
+    let db = harness::fresh_db();
+    let filter = BloomFilter::new("Bloom:async", 1000, 100)
+        .unwrap()
+        .with_partitions(3)
+        .unwrap();
+    let items: Vec<String> = (0..250).map(|i| format!("a{i}")).collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut con = db.multiplexed().await;
+        let new = filter.add_all_async(&mut con, &items).await.unwrap();
+        assert_eq!(new.len(), 250);
+        assert!(new.iter().filter(|n| **n).count() >= 245);
+        let found = filter.contains_all_async(&mut con, &items).await.unwrap();
+        assert_eq!(found, vec![true; 250]);
+        let count = filter.count_async(&mut con).await.unwrap();
+        assert_eq!(count, new.iter().filter(|n| **n).count() as u64);
+    });
+}
