@@ -51,13 +51,15 @@
 //! - *server CPU µs/item*: the server process's CPU time (`INFO cpu`, used_cpu_sys +
 //!   used_cpu_user) over the run, divided by the items: everything the server did for
 //!   them, reading and parsing requests included;
-//! - *commands/item* and *command µs/item*: from `INFO commandstats`, the calls of each
-//!   command and the time Redis counts for it (the time inside the command, without the
-//!   I/O), per item. A script's inner commands and the commands queued in a MULTI run
-//!   inside `EVALSHA` and `EXEC` and appear in their rows too: the µs column sums the
-//!   commands the client sent (`EVALSHA`; `WATCH`, `MULTI`, `EXEC` and the queued
-//!   `SETBIT`/`GETBIT`, which Redis 7 counts apart from `EXEC`), so see the rows
-//!   printed below the table;
+//! - *command µs/item*: from `INFO commandstats`, the time Redis counts inside the
+//!   commands the client sent (`EVALSHA`/`EVALSHA_RO` for the crate; `WATCH`, `MULTI`,
+//!   `EXEC` for pottery), without reading, parsing and replying: per item. Redis also
+//!   counts a script's inner commands (`BITFIELD`, `HMGET`, …) and a transaction's
+//!   queued ones (`SETBIT`, `GETBIT`) in rows of their own, inside the time of the
+//!   `EVALSHA` or `EXEC` that ran them, so those are left out of the sum; every row, as
+//!   calls and µs per item, is printed below the table (from the first round);
+//!   Redis counts that time on the wall clock: on a busy machine it includes the moments
+//!   the server was not scheduled, and can exceed the server's CPU time;
 //! - *wall µs/item*: the client's elapsed time per item (the client's own speed: Rust
 //!   here, Python there), for reference;
 //! - *crate ÷ pottery*: the ratio of the server CPU per item.
@@ -468,7 +470,7 @@ fn commandstats(con: &mut redis::Connection) -> Vec<Stat> {
                     .split(',')
                     .find_map(|f| f.strip_prefix(key)?.parse::<u64>().ok())
             };
-            (!matches!(name, "info" | "config")).then(|| Stat {
+            (name != "info" && !name.starts_with("config")).then(|| Stat {
                 name: name.to_owned(),
                 calls: field("calls=").unwrap_or(0),
                 usec: field("usec=").unwrap_or(0),
@@ -479,13 +481,19 @@ fn commandstats(con: &mut redis::Connection) -> Vec<Stat> {
     rows
 }
 
-/// The µs of the commands a client sent (the top-level ones): the scripts' calls for the
-/// crate; for pottery every row, since Redis 7 counts the queued commands apart from
-/// `EXEC` (see the module docs).
-fn sent_usec(commands: &[Stat], is_crate: bool) -> u64 {
+/// The µs of the commands a client sent (the top-level ones): `EVALSHA` (or `EVALSHA_RO`)
+/// for the crate, `WATCH`, `MULTI` and `EXEC` for pottery. Redis counts a script's inner
+/// commands and a transaction's queued commands in their own rows and also inside the
+/// time of the `EVALSHA` or `EXEC` that ran them, so those rows are left out of the sum.
+fn sent_usec(commands: &[Stat]) -> u64 {
     commands
         .iter()
-        .filter(|c| !is_crate || matches!(c.name.as_str(), "evalsha" | "eval" | "script|load"))
+        .filter(|c| {
+            matches!(
+                c.name.as_str(),
+                "evalsha" | "evalsha_ro" | "eval" | "eval_ro" | "watch" | "multi" | "exec"
+            )
+        })
         .map(|c| c.usec)
         .sum()
 }
@@ -503,11 +511,10 @@ struct Tally {
 }
 
 impl Tally {
-    fn push(&mut self, run: Run, is_crate: bool) {
+    fn push(&mut self, run: Run) {
         let items = run.items.max(1) as f64;
         self.server.push(run.server_us as f64 / items);
-        self.command
-            .push(sent_usec(&run.commands, is_crate) as f64 / items);
+        self.command.push(sent_usec(&run.commands) as f64 / items);
         self.wall.push(run.secs * 1e6 / items);
         if self.first.is_none() {
             self.first = Some(run);
@@ -634,13 +641,13 @@ fn main() {
                 for &is_crate in &order {
                     if is_crate {
                         let run = crate_run(&server, &filter, op, &prefix, items, per_call);
-                        cell.2.push(run, true);
+                        cell.2.push(run);
                     } else {
                         let (python, _) = pottery.as_ref().unwrap();
                         let run = pottery_run(
                             &server, python, op, &key, &prefix, items, per_call, capacity, one_in,
                         );
-                        cell.3.push(run, false);
+                        cell.3.push(run);
                     }
                 }
             }
@@ -657,7 +664,9 @@ fn main() {
 
     let peer = pottery
         .as_ref()
-        .map_or("pottery (not run)".to_owned(), |(_, v)| format!("pottery {v}"));
+        .map_or("pottery (not run)".to_owned(), |(_, v)| {
+            format!("pottery {v}")
+        });
     println!(
         "\nserver time per item: {items} items per side and round, {capacity} items at 1 in {one_in}, \
          median of {rounds} rounds; crate vs {peer}\n"
