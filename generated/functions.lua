@@ -5519,14 +5519,31 @@ local function last_number(seq_key)
   return handed_out
 end
 -- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back.
+-- that they no longer hold the stream back: how many it dropped.
 local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
+  local dropped = 0
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
     if name ~= keep then
       redis.call('ZREM', subs_key, name)
       redis.call('ZREM', cursors_key, name)
       redis.call('HDEL', positions_key, name)
+      dropped = dropped + 1
     end
+  end
+  return dropped
+end
+-- Trims the stream to what the slowest subscription still needs: the messages after its
+-- position (all of them, when there is no subscription), at most 1000 a call, whole
+-- stream nodes at a time (`~`), so a node's worth more may stay.
+local function trim_to_slowest(stream_key, cursors_key, positions_key)
+  local slowest = redis.call('ZRANGE', cursors_key, 0, 0)[1]
+  if not slowest then
+    redis.call('XTRIM', stream_key, 'MAXLEN', '~', 0, 'LIMIT', 1000)
+    return
+  end
+  local at = position_of(positions_key, slowest)
+  if at then
+    redis.call('XTRIM', stream_key, 'MINID', '~', at.id, 'LIMIT', 1000)
   end
 end
 
@@ -5542,7 +5559,7 @@ redis.register_function{
 --- what the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages
 --- per call, whole stream nodes at a time: a few more are kept), after dropping up to 10
 --- subscriptions whose lease ran out. An ack of a message at or before the position
---- changes nothing (false): acks may come twice.
+--- moves nothing (false), but still trims: acks may come twice.
 --- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
 --- @key seq string {<name>}:seq              the last message number handed out
 --- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
@@ -5562,7 +5579,7 @@ redis.register_function{
 --- @error BAD_KEYS        a key not named as its template says
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
 --- @clock server
 --- @complexity O(log S + 1000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5635,19 +5652,16 @@ end
 
 drop_lapsed_subscriptions(subs, cursors, positions, now, subscription)
 redis.call('ZADD', subs, now + lease, subscription)
-if number <= position.number then
-  return 0
+local moved = 0
+if number > position.number then
+  redis.call('HSET', positions, subscription, id .. ' ' .. number)
+  redis.call('ZADD', cursors, number, subscription)
+  moved = 1
 end
-redis.call('HSET', positions, subscription, id .. ' ' .. number)
-redis.call('ZADD', cursors, number, subscription)
-
--- The slowest live subscription's position bounds what the stream keeps.
-local slowest = redis.call('ZRANGE', cursors, 0, 0)[1]
-local at = slowest and position_of(positions, slowest)
-if at then
-  redis.call('XTRIM', stream, 'MINID', '~', at.id, 'LIMIT', 1000)
-end
-return 1
+-- The slowest live subscription's position bounds what the stream keeps; an ack that
+-- moves nothing trims too, after a slower subscription went away.
+trim_to_slowest(stream, cursors, positions)
+return moved
   end,
 }
 
@@ -5685,7 +5699,7 @@ redis.register_function{
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
 --- @clock server
 --- @complexity O(log S + count)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5766,7 +5780,9 @@ if messages[1] then
 end
 local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
 
-drop_lapsed_subscriptions(subs, cursors, positions, now, subscription)
+if drop_lapsed_subscriptions(subs, cursors, positions, now, subscription) > 0 then
+  trim_to_slowest(stream, cursors, positions)
+end
 redis.call('ZADD', subs, now + lease, subscription)
 return {lost, newest and newest[1] or '0-0', messages}
   end,
@@ -5862,7 +5878,7 @@ redis.register_function{
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
 --- @clock server
 --- @complexity O(log S), S = subscriptions
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -5921,7 +5937,9 @@ if err then
 end
 check_kinds(stream, subs, cursors)
 local now = now_ms()
-drop_lapsed_subscriptions(subs, cursors, positions, now, subscription)
+if drop_lapsed_subscriptions(subs, cursors, positions, now, subscription) > 0 then
+  trim_to_slowest(stream, cursors, positions)
+end
 local created = 0
 if not position or not redis.call('ZSCORE', subs, subscription) then
   created = 1
@@ -5955,8 +5973,9 @@ redis.register_function{
   callback = function(KEYS, ARGV)
 --- Ends a subscription: true when there was one.
 ---
---- Beyond the books: the subscription no longer holds the stream back; its position is
---- forgotten, and a later `subscribe.lua` with its name starts anew.
+--- Beyond the books: the subscription no longer holds the stream back (the stream is
+--- trimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its
+--- position is forgotten, and a later `subscribe.lua` with its name starts anew.
 --- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
 --- @key seq string {<name>}:seq              the last message number handed out
 --- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
@@ -5967,7 +5986,8 @@ redis.register_function{
 --- @error BAD_ARGS not 5 keys and 1 argument
 --- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
 --- @error BAD_KEYS         a key not named as its template says
---- @uses check_kinds
+--- @error BAD_POSITIONS  not answered: a damaged position of the slowest subscription only stops the trim
+--- @uses check_kinds trim_to_slowest
 --- @complexity O(log S)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -6012,6 +6032,7 @@ redis.call('GET', seq)
 local existed = redis.call('ZREM', subs, subscription)
 redis.call('ZREM', cursors, subscription)
 redis.call('HDEL', positions, subscription)
+trim_to_slowest(stream, cursors, positions)
 return existed
   end,
 }

@@ -5453,11 +5453,11 @@ pub mod reliable_topic {
     pub static ACK: crate::Script = crate::Script {
         name: "reliable_topic/ack",
         path: "scripts/reliable_topic/ack.lua",
-        sha1: "ccaa5fa4d8ec02322c1932810e9c77e6867dc543",
+        sha1: "00ec5517e33781d39a829cc6dd2e10e2c7d33e34",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/ack.lua")),
         flags: &[],
         summary: "Acknowledges the messages up to one the subscription read: true, or false when it had already.",
-        description: "Beyond the books: the subscription's position moves to message `id` (its `number`,\nas `poll.lua` answered it), and its lease is renewed. Then the stream is trimmed to\nwhat the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages\nper call, whole stream nodes at a time: a few more are kept), after dropping up to 10\nsubscriptions whose lease ran out. An ack of a message at or before the position\nchanges nothing (false): acks may come twice.",
+        description: "Beyond the books: the subscription's position moves to message `id` (its `number`,\nas `poll.lua` answered it), and its lease is renewed. Then the stream is trimmed to\nwhat the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages\nper call, whole stream nodes at a time: a few more are kept), after dropping up to 10\nsubscriptions whose lease ran out. An ack of a message at or before the position\nmoves nothing (false), but still trims: acks may come twice.",
         keys: &[
             crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
             crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
@@ -5496,9 +5496,9 @@ pub mod reliable_topic {
     #[doc = " what the slowest live subscription still needs (`XTRIM MINID ~`, at most 1000 messages"]
     #[doc = " per call, whole stream nodes at a time: a few more are kept), after dropping up to 10"]
     #[doc = " subscriptions whose lease ran out. An ack of a message at or before the position"]
-    #[doc = " changes nothing (false): acks may come twice."]
+    #[doc = " moves nothing (false), but still trims: acks may come twice."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `ccaa5fa4d8ec02322c1932810e9c77e6867dc543`)."]
+    #[doc = " Runs `scripts/reliable_topic/ack.lua` (`reliable_topic/ack`, SHA1 `00ec5517e33781d39a829cc6dd2e10e2c7d33e34`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5537,7 +5537,7 @@ pub mod reliable_topic {
     pub static POLL: crate::Script = crate::Script {
         name: "reliable_topic/poll",
         path: "scripts/reliable_topic/poll.lua",
-        sha1: "5636b31dc7c28bcdef0a3628a27411b5ea0d3a13",
+        sha1: "524d0aaa2299b3333d3a6b04241041c22cb8925c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
         flags: &[],
         summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
@@ -5583,7 +5583,7 @@ pub mod reliable_topic {
     #[doc = " the lease to keep the subscription. A subscription unknown, or dropped after its lease"]
     #[doc = " ran out, answers NOT_SUBSCRIBED: subscribe again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `5636b31dc7c28bcdef0a3628a27411b5ea0d3a13`)."]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `524d0aaa2299b3333d3a6b04241041c22cb8925c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5685,7 +5685,7 @@ pub mod reliable_topic {
     pub static SUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/subscribe",
         path: "scripts/reliable_topic/subscribe.lua",
-        sha1: "720c19a78de48da42c19c0415ac0b9e66cca31e9",
+        sha1: "929d594c5ddcff2383a8ccd3a3b3f10f0d0fe05e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/subscribe.lua")),
         flags: &[],
         summary: "Starts a subscription, or renews the one of that name: whether it is new, and where it reads from.",
@@ -5730,7 +5730,7 @@ pub mod reliable_topic {
     #[doc = " `ack.lua`, and waits for messages with `XREAD BLOCK <ms> STREAMS <stream> <id>` from"]
     #[doc = " the id `poll.lua` answered: never pub/sub."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `720c19a78de48da42c19c0415ac0b9e66cca31e9`)."]
+    #[doc = " Runs `scripts/reliable_topic/subscribe.lua` (`reliable_topic/subscribe`, SHA1 `929d594c5ddcff2383a8ccd3a3b3f10f0d0fe05e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5767,11 +5767,11 @@ pub mod reliable_topic {
     pub static UNSUBSCRIBE: crate::Script = crate::Script {
         name: "reliable_topic/unsubscribe",
         path: "scripts/reliable_topic/unsubscribe.lua",
-        sha1: "8f8ef65b60342c9c6439f70098b222911de72aea",
+        sha1: "cd7c1fcdd5590ac26d33841a9ddc0e34a5d6f937",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/unsubscribe.lua")),
         flags: &[],
         summary: "Ends a subscription: true when there was one.",
-        description: "Beyond the books: the subscription no longer holds the stream back; its position is\nforgotten, and a later `subscribe.lua` with its name starts anew.",
+        description: "Beyond the books: the subscription no longer holds the stream back (the stream is\ntrimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its\nposition is forgotten, and a later `subscribe.lua` with its name starts anew.",
         keys: &[
             crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
             crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
@@ -5787,6 +5787,7 @@ pub mod reliable_topic {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_SUBSCRIPTION", doc: "not from 1 to 200 bytes long" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_POSITIONS", doc: "not answered: a damaged position of the slowest subscription only stops the trim" },
         ],
         clock: None,
         complexity: "O(log S)",
@@ -5796,10 +5797,11 @@ pub mod reliable_topic {
 
     #[doc = " Ends a subscription: true when there was one."]
     #[doc = ""]
-    #[doc = " Beyond the books: the subscription no longer holds the stream back; its position is"]
-    #[doc = " forgotten, and a later `subscribe.lua` with its name starts anew."]
+    #[doc = " Beyond the books: the subscription no longer holds the stream back (the stream is"]
+    #[doc = " trimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its"]
+    #[doc = " position is forgotten, and a later `subscribe.lua` with its name starts anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `8f8ef65b60342c9c6439f70098b222911de72aea`)."]
+    #[doc = " Runs `scripts/reliable_topic/unsubscribe.lua` (`reliable_topic/unsubscribe`, SHA1 `cd7c1fcdd5590ac26d33841a9ddc0e34a5d6f937`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5817,6 +5819,7 @@ pub mod reliable_topic {
     #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_SUBSCRIPTION`: not from 1 to 200 bytes long"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_POSITIONS`: not answered: a damaged position of the slowest subscription only stops the trim"]
     #[doc = ""]
     #[doc = " Complexity: O(log S)."]
     pub fn unsubscribe(stream: &str, seq: &str, subs: &str, cursors: &str, positions: &str, subscription: &str) -> crate::Op<bool> {

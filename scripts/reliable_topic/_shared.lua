@@ -43,13 +43,31 @@ local function last_number(seq_key)
 end
 
 -- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back.
+-- that they no longer hold the stream back: how many it dropped.
 local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
+  local dropped = 0
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
     if name ~= keep then
       redis.call('ZREM', subs_key, name)
       redis.call('ZREM', cursors_key, name)
       redis.call('HDEL', positions_key, name)
+      dropped = dropped + 1
     end
+  end
+  return dropped
+end
+
+-- Trims the stream to what the slowest subscription still needs: the messages after its
+-- position (all of them, when there is no subscription), at most 1000 a call, whole
+-- stream nodes at a time (`~`), so a node's worth more may stay.
+local function trim_to_slowest(stream_key, cursors_key, positions_key)
+  local slowest = redis.call('ZRANGE', cursors_key, 0, 0)[1]
+  if not slowest then
+    redis.call('XTRIM', stream_key, 'MAXLEN', '~', 0, 'LIMIT', 1000)
+    return
+  end
+  local at = position_of(positions_key, slowest)
+  if at then
+    redis.call('XTRIM', stream_key, 'MINID', '~', at.id, 'LIMIT', 1000)
   end
 end

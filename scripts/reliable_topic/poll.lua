@@ -27,7 +27,7 @@
 --- @error BAD_SEQ        `seq` holds something other than a message count
 --- @error BAD_POSITIONS  `positions` holds something other than "<id> <number>" for the subscription
 --- @error BAD_STREAM     `stream` holds an entry these scripts did not write
---- @uses check_kinds position_of last_number drop_lapsed_subscriptions now_ms
+--- @uses check_kinds position_of last_number drop_lapsed_subscriptions trim_to_slowest now_ms
 --- @clock server
 --- @complexity O(log S + count)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -137,14 +137,31 @@ local function last_number(seq_key)
   return handed_out
 end
 -- Drops up to 10 subscriptions whose lease ran out before `before_ms` (but `keep`), so
--- that they no longer hold the stream back.
+-- that they no longer hold the stream back: how many it dropped.
 local function drop_lapsed_subscriptions(subs_key, cursors_key, positions_key, before_ms, keep)
+  local dropped = 0
   for _, name in ipairs(redis.call('ZRANGEBYSCORE', subs_key, '-inf', '(' .. before_ms, 'LIMIT', 0, 10)) do
     if name ~= keep then
       redis.call('ZREM', subs_key, name)
       redis.call('ZREM', cursors_key, name)
       redis.call('HDEL', positions_key, name)
+      dropped = dropped + 1
     end
+  end
+  return dropped
+end
+-- Trims the stream to what the slowest subscription still needs: the messages after its
+-- position (all of them, when there is no subscription), at most 1000 a call, whole
+-- stream nodes at a time (`~`), so a node's worth more may stay.
+local function trim_to_slowest(stream_key, cursors_key, positions_key)
+  local slowest = redis.call('ZRANGE', cursors_key, 0, 0)[1]
+  if not slowest then
+    redis.call('XTRIM', stream_key, 'MAXLEN', '~', 0, 'LIMIT', 1000)
+    return
+  end
+  local at = position_of(positions_key, slowest)
+  if at then
+    redis.call('XTRIM', stream_key, 'MINID', '~', at.id, 'LIMIT', 1000)
   end
 end
 -- End of the shared helpers.
@@ -181,6 +198,8 @@ if messages[1] then
 end
 local newest = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
 
-drop_lapsed_subscriptions(subs, cursors, positions, now, subscription)
+if drop_lapsed_subscriptions(subs, cursors, positions, now, subscription) > 0 then
+  trim_to_slowest(stream, cursors, positions)
+end
 redis.call('ZADD', subs, now + lease, subscription)
 return {lost, newest and newest[1] or '0-0', messages}

@@ -1,7 +1,8 @@
 --- Ends a subscription: true when there was one.
 ---
---- Beyond the books: the subscription no longer holds the stream back; its position is
---- forgotten, and a later `subscribe.lua` with its name starts anew.
+--- Beyond the books: the subscription no longer holds the stream back (the stream is
+--- trimmed to the slowest one left, at most 1000 messages, as `ack.lua` trims); its
+--- position is forgotten, and a later `subscribe.lua` with its name starts anew.
 --- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
 --- @key seq string {<name>}:seq              the last message number handed out
 --- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
@@ -12,10 +13,20 @@
 --- @error BAD_ARGS not 5 keys and 1 argument
 --- @error BAD_SUBSCRIPTION not from 1 to 200 bytes long
 --- @error BAD_KEYS         a key not named as its template says
---- @uses check_kinds
+--- @error BAD_POSITIONS  not answered: a damaged position of the slowest subscription only stops the trim
+--- @uses check_kinds trim_to_slowest
 --- @complexity O(log S)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -63,6 +74,22 @@ end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- reliable_topic/_shared.lua of the scripts folder).
+-- A subscription's position as `positions_key` holds it, "<id> <number>": the id and
+-- number of the last message it acknowledged (0-0 and the number before its first
+-- message when it acknowledged none). Nil when it has none; nil and an error reply when
+-- the field holds something else.
+local function position_of(positions_key, name)
+  local held = redis.call('HGET', positions_key, name)
+  if not held then
+    return nil
+  end
+  local at_id, at_number = string.match(held, '^(%d+%-%d+) (%d+)$')
+  if not at_id or not safe_integer(at_number, 0, 9007199254740991) then
+    return nil, redis.error_reply('BAD_POSITIONS ' .. shown(positions_key) .. ' holds '
+      .. shown(held) .. ' for ' .. shown(name) .. ', not "<id> <number>"')
+  end
+  return {id = at_id, number = tonumber(at_number)}
+end
 -- Reads the topic's stream and sorted sets once, so that a key of another type fails
 -- with WRONGTYPE before anything is written (`positions` and `seq` are read by
 -- position_of and last_number).
@@ -70,6 +97,20 @@ local function check_kinds(stream_key, subs_key, cursors_key)
   redis.call('XLEN', stream_key)
   redis.call('ZCARD', subs_key)
   redis.call('ZCARD', cursors_key)
+end
+-- Trims the stream to what the slowest subscription still needs: the messages after its
+-- position (all of them, when there is no subscription), at most 1000 a call, whole
+-- stream nodes at a time (`~`), so a node's worth more may stay.
+local function trim_to_slowest(stream_key, cursors_key, positions_key)
+  local slowest = redis.call('ZRANGE', cursors_key, 0, 0)[1]
+  if not slowest then
+    redis.call('XTRIM', stream_key, 'MAXLEN', '~', 0, 'LIMIT', 1000)
+    return
+  end
+  local at = position_of(positions_key, slowest)
+  if at then
+    redis.call('XTRIM', stream_key, 'MINID', '~', at.id, 'LIMIT', 1000)
+  end
 end
 -- End of the shared helpers.
 -- Every key's kind first: a key of another type fails before anything is written.
@@ -79,4 +120,5 @@ redis.call('GET', seq)
 local existed = redis.call('ZREM', subs, subscription)
 redis.call('ZREM', cursors, subscription)
 redis.call('HDEL', positions, subscription)
+trim_to_slowest(stream, cursors, positions)
 return existed

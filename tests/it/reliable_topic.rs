@@ -319,3 +319,51 @@ fn bad_calls_change_nothing() {
     assert_eq!(harness::dump(&mut con), before);
     harness::assert_invalid(ReliableTopic::new("t", 0), "cap");
 }
+
+/// When the slowest subscription ends, what it held back goes: its unsubscribe trims,
+/// and so does every later ack, moving or not, 1,000 messages a call.
+#[test]
+fn an_ended_subscription_stops_holding_the_stream_back() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let topic = ReliableTopic::new("Topic:ended", 1_000_000).unwrap();
+    topic
+        .subscribe("a", LEASE, From::Newest)
+        .run(&mut con)
+        .unwrap();
+    topic
+        .subscribe("b", LEASE, From::Newest)
+        .run(&mut con)
+        .unwrap();
+    let mut batch = redis_patterns::Batch::new();
+    for i in 0..2500 {
+        let _ = batch.add(topic.publish(format!("m{i}")));
+    }
+    batch.run(&mut con).unwrap();
+    let len = |con: &mut redis::Connection| -> u64 {
+        redis::cmd("XLEN")
+            .arg(topic.stream_key())
+            .query(con)
+            .unwrap()
+    };
+    let mut last = None;
+    loop {
+        let batch = topic.poll("a", LEASE, 1000).run(&mut con).unwrap();
+        let Some(message) = batch.messages.last().cloned() else {
+            break;
+        };
+        topic.ack("a", LEASE, &message).run(&mut con).unwrap();
+        last = Some(message);
+    }
+    assert_eq!(len(&mut con), 2500, "`b` still needs every message");
+    assert!(topic.unsubscribe("b").run(&mut con).unwrap());
+    let after_unsubscribe = len(&mut con);
+    assert!(
+        (1400..=1600).contains(&after_unsubscribe),
+        "{after_unsubscribe}"
+    );
+    let last = last.unwrap();
+    assert!(!topic.ack("a", LEASE, &last).run(&mut con).unwrap());
+    assert!(!topic.ack("a", LEASE, &last).run(&mut con).unwrap());
+    assert!(len(&mut con) <= 100, "{}", len(&mut con));
+}
