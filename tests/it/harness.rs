@@ -191,6 +191,23 @@ pub fn wait_until(what: &str, pause_ms: u64, mut done: impl FnMut() -> bool) {
 }
 
 /// The `CLIENT ID` of a connection.
+/// How many clients of `con`'s database are blocked in `command` (as `CLIENT LIST` writes
+/// it: `bzpopmin`, `xread`): tests share the server, never a database, so a count of the
+/// whole server would count other tests' waiters.
+pub fn blocked_in(con: &mut redis::Connection, command: &str) -> usize {
+    let field = |line: &str, name: &str| {
+        line.split(' ')
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .map(str::to_owned)
+    };
+    let me: String = redis::cmd("CLIENT").arg("INFO").query(con).unwrap();
+    let db = field(&me, "db");
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+    list.lines()
+        .filter(|l| field(l, "cmd").as_deref() == Some(command) && field(l, "db") == db)
+        .count()
+}
+
 pub fn client_id(con: &mut dyn redis::ConnectionLike) -> i64 {
     redis::cmd("CLIENT").arg("ID").query(con).unwrap()
 }

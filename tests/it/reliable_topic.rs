@@ -282,8 +282,7 @@ fn a_waiting_poll_wakes_on_publish() {
     };
     // Publish once the waiter blocks on the stream.
     harness::wait_until("the waiter blocks in XREAD", 1, || {
-        let clients: String = redis::cmd("CLIENT").arg("LIST").query(&mut con).unwrap();
-        clients.contains("cmd=xread")
+        harness::blocked_in(&mut con, "xread") == 1
     });
     topic.publish("hello").run(&mut con).unwrap();
     let batch = waiter.join().unwrap().expect("woken before the timeout");

@@ -1314,10 +1314,9 @@ fn idle_rings_are_dropped_a_budget_at_a_time() {
     assert_eq!(idle_left, 0);
 }
 
-/// The clients of `con`'s server blocked in `BZPOPMIN`.
+/// The clients of `con`'s database blocked in `BZPOPMIN`.
 fn blocked_workers(con: &mut redis::Connection) -> usize {
-    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
-    list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+    harness::blocked_in(con, "bzpopmin")
 }
 
 /// A paused queue accepts adds and hands out nothing: the idle workers, which the adds

@@ -346,13 +346,7 @@ fn an_added_job_wakes_an_idle_worker() {
                 })
             })
             .collect();
-        let blocked = || {
-            let list: String = redis::cmd("CLIENT")
-                .arg("LIST")
-                .query(&mut db.con())
-                .unwrap();
-            list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
-        };
+        let blocked = || harness::blocked_in(&mut db.con(), "bzpopmin");
         harness::wait_until("three idle workers", 5, || blocked() == 3);
         let added = std::time::Instant::now();
         queue.add("one", "x").run(&mut con).unwrap();
@@ -410,10 +404,9 @@ impl redis_patterns::work_queue::Connect for ThePrimary {
     }
 }
 
-/// The clients of `con`'s server blocked in `BZPOPMIN`.
+/// The clients of `con`'s database blocked in `BZPOPMIN`.
 fn blocked_workers(con: &mut redis::Connection) -> usize {
-    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
-    list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+    harness::blocked_in(con, "bzpopmin")
 }
 
 /// A managed failover as it reaches a worker: while jobs are added (each waiting for the
