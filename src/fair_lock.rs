@@ -50,7 +50,7 @@
 //! | `{name}:queue` | zset | waiting token → ticket, in order of arrival |
 //! | `{name}:places` | zset | waiting token → place deadline (ms, server clock) |
 //! | `{name}:fence` | string | the counter fencing tokens come from; never deleted |
-//! | `{name}:wake` | stream | one entry, appended each time the lock frees; goes after a minute |
+//! | `{name}:wake` | stream | one entry, appended each time the lock frees, naming the waiter it wakes (`w`: its token, or `*` for all); goes after a minute |
 //!
 //! `queue` and `places` expire once the last place's deadline passes.
 //!
@@ -64,10 +64,15 @@
 //! 1) (integer) 0          # not yet: the fencing token once taken
 //! 2) "1718000000000-0"    # XREAD BLOCK <3)> STREAMS {payouts}:wake <2)>, then call again
 //! 3) (integer) 1000
-//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:wake' \
-//!     , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
+//! $ redis-cli --eval scripts/fair_lock/release.lua '{payouts}:owner' '{payouts}:queue' \
+//!     '{payouts}:places' '{payouts}:wake' , 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4
 //! (integer) 1
 //! ```
+//!
+//! A release wakes only the first live waiter in line: its entry in the wake stream names
+//! that waiter's token (`w`), and a waiter that reads an entry for another token keeps
+//! blocking from it instead of calling `acquire` (it still calls within the time the
+//! script said, to keep its place).
 //!
 //! **At a failover** to a replica that missed the last writes, the holder's key and
 //! places taken just before it may be lost: a second client may take the lock while the

@@ -61,7 +61,9 @@
 //! or granted place and every raise of the capacity; the script answers its last id, and
 //! the waiter blocks with `XREAD BLOCK` from it, for at most the time until the next
 //! lease or place could run out (never more than [`wait::MAX_BLOCK`]). So a wake-up is
-//! never missed, and none depends on pub/sub.
+//! never missed, and none depends on pub/sub. While requests wait in line, a release's
+//! entry names the first live one (`w`: its token), and only it runs its script again;
+//! the others keep blocking.
 //! [`acquire_within`](Semaphore::acquire_within) and
 //! [`acquire_within_async`](Semaphore::acquire_within_async) loop on it up to a timeout,
 //! and give up their place when it runs out.
