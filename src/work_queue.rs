@@ -282,6 +282,10 @@ use crate::runtime::show::Bytes;
 use crate::runtime::token;
 use crate::scripts::work_queue as script;
 
+/// The longest a concurrent worker with jobs still running waits for new work before it
+/// looks for jobs that ended, to ack them.
+const IN_FLIGHT_WAIT: Duration = Duration::from_millis(100);
+
 /// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`).
 pub const MAX_TAKE: u64 = 25;
 /// The most jobs one page of [`list`](WorkQueue::list) holds.
@@ -1576,6 +1580,13 @@ impl Worker<'_> {
             .via(self.mode)
     }
 
+    /// A wait for work of at most `most` (and at most `poll`).
+    fn wait_at_most(&self, most: Duration) -> Op<bool> {
+        self.queue
+            .wait_for_work(most.min(self.poll).max(Duration::from_millis(1)))
+            .via(self.mode)
+    }
+
     /// The call that ends a job by the handler's result and takes the next one: on
     /// success an [`ack_and_take`](WorkQueue::ack_and_take) (an [`ack`](WorkQueue::ack)
     /// once the loop is asked to stop), on failure a [`nack`](WorkQueue::nack).
@@ -1752,9 +1763,9 @@ impl Worker<'_> {
     /// and ends the jobs, up to the free slots in one call, acking those finished in the
     /// same call; another renews the leases of all the jobs in hand. A failed job is
     /// nacked at once. While slots are free and the queue is empty this thread waits for
-    /// a wake-up, and the jobs that end meanwhile are acked when it wakes (within
-    /// [`poll`](Self::poll)), their leases renewed until then. Faults are met as in
-    /// [`run`](Self::run).
+    /// a wake-up: for at most [`poll`](Self::poll) when no job runs, and at most 100 ms
+    /// while some do, so that the jobs that end meanwhile are acked within that (their
+    /// leases renewed until then). Faults are met as in [`run`](Self::run).
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
@@ -1897,7 +1908,14 @@ impl Worker<'_> {
                         report.acked += 1;
                     }
                     if jobs.is_empty() {
-                        con.run(&self.wait(), stop)?;
+                        // With jobs still running, a job that ends is acked within
+                        // IN_FLIGHT_WAIT, not at the end of a whole `poll`.
+                        let wait = if running > 0 {
+                            self.wait_at_most(IN_FLIGHT_WAIT)
+                        } else {
+                            self.wait()
+                        };
+                        con.run(&wait, stop)?;
                         continue;
                     }
                     for job in jobs {
@@ -2218,9 +2236,14 @@ impl Worker<'_> {
                 }
                 continue;
             }
-            // Nothing to take: a wake-up, or a handler that ends, whichever comes first
-            // (a wait cut short holds `con` until it times out, within `poll`).
-            let wait = self.wait();
+            // Nothing to take: a wake-up, or a handler that ends, whichever comes first.
+            // A wait cut short holds `con` until it times out: with handlers running it
+            // lasts at most IN_FLIGHT_WAIT, so that the ones that end are acked soon.
+            let wait = if running.is_empty() {
+                self.wait()
+            } else {
+                self.wait_at_most(IN_FLIGHT_WAIT)
+            };
             let one = {
                 let waiting = std::pin::pin!(retrying_async(&wait, con, stop, report));
                 if running.is_empty() {
