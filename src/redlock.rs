@@ -195,36 +195,14 @@ impl Redlock {
     /// [`acquire`](Self::acquire) runs it on every server; it is here for an app that
     /// drives the servers itself (its own runtime, a batch per server).
     pub fn acquire_on_one(&self, token: &str, ttl: Duration) -> Op<Option<u64>> {
-        scripts::redlock::acquire(&self.lock, &self.fence, token, ttl).map(|number| {
-            number
-                .map(|n| {
-                    u64::try_from(n).map_err(|_| {
-                        Error::unexpected_reply(
-                            "redlock/acquire answered a negative number",
-                            n.to_string(),
-                        )
-                    })
-                })
-                .transpose()
-        })
+        scripts::redlock::acquire(&self.lock, &self.fence, token, ttl).map(counter)
     }
 
     /// One server's second step (`redlock/raise`): raises its fencing counter to `fence`
     /// while the lock is held there with `token`; the counter, or `None` when it is not
     /// held with `token`.
     pub fn raise_on_one(&self, token: &str, fence: u64) -> Op<Option<u64>> {
-        scripts::redlock::raise(&self.lock, &self.fence, token, fence).map(|number| {
-            number
-                .map(|n| {
-                    u64::try_from(n).map_err(|_| {
-                        Error::unexpected_reply(
-                            "redlock/raise answered a negative number",
-                            n.to_string(),
-                        )
-                    })
-                })
-                .transpose()
-        })
+        scripts::redlock::raise(&self.lock, &self.fence, token, fence).map(counter)
     }
 
     /// Takes the lock for `ttl` on a majority of `servers`: what is held, or `None` when
@@ -465,6 +443,17 @@ impl Redlock {
         }
         Duration::from_millis(token::below(usize::try_from(ms).unwrap_or(usize::MAX)) as u64)
     }
+}
+
+/// A server's fencing counter as a script answered it: never negative.
+fn counter(number: Option<i64>) -> Result<Option<u64>> {
+    number
+        .map(|n| {
+            u64::try_from(n).map_err(|_| {
+                Error::unexpected_reply("redlock answered a negative fencing number", n.to_string())
+            })
+        })
+        .transpose()
 }
 
 /// A majority of `n` servers.
