@@ -59,7 +59,7 @@ use redis_patterns::unique_counter::{HllUniqueCounter, UniqueCounter};
 use redis_patterns::user_login::UserLogin;
 use redis_patterns::vote::Votes;
 use redis_patterns::web_session::WebSessions;
-use redis_patterns::work_queue::{Backoff, GroupLimits, Job, JobOptions, State, WorkQueue};
+use redis_patterns::work_queue::{Backoff, Job, JobOptions, Limits, Settings, State, WorkQueue};
 use redis_patterns::{Batch, Op, catalog, wait};
 
 /// The widest call column; a longer call gets its result on the next line.
@@ -2040,8 +2040,12 @@ fn work_queue(t: &mut Tour) -> redis_patterns::Result<()> {
     let queue = WorkQueue::new("tour:{emails}")?
         .with_lease(Duration::from_millis(100))?
         .with_max_deliveries(2)?
-        .with_backoff(Backoff::Fixed(Duration::ZERO))
-        .with_group_limits(GroupLimits::new().concurrency(1)?);
+        .with_backoff(Backoff::Fixed(Duration::ZERO));
+    t.show(
+        "queue.configure(&Settings::new().group_limits(Limits::new().concurrency(1)?))",
+        "the queue's own limits, for every worker",
+        queue.configure(&Settings::new().group_limits(Limits::new().concurrency(1)?)),
+    )?;
     t.show(
         "queue.add(\"welcome:7\", \"ann@example.com\")",
         "",

@@ -10930,6 +10930,16 @@ do
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
+-- not write.
+local function parse_parked(member)
+  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
+  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
+  rank = rank and tonumber(rank)
+  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
+    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+  end
+end
 -- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
@@ -11000,12 +11010,114 @@ local function held_group(jobs_hash, job_id, job_token)
   end
   return group
 end
+-- The rank of a job of `priority` behind every job of that priority now: the next arrival
+-- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
+-- 10^13 so that a rank stays exact in a double.
+local function next_rank(jobs_hash, job_priority)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  if seq >= 10000000000000 then
+    seq = 1
+    redis.call('HSET', jobs_hash, '#seq', seq)
+  end
+  return (255 - job_priority) * 10000000000000 + seq
+end
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
 local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
+  drop_record(jobs_hash, job_id)
+end
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  if slot then
+    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+    c = c and safe_integer(c, 0, 999999999999999)
+    f = f and safe_integer(f, 0, 999999999999999)
+    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+        .. ', not what these scripts write')
+    end
+    -- A slot of an older minute starts again from 0.
+    if tonumber(at_minute) == minute then
+      m.slot = { c, f }
+    end
+  end
+  return m
+end
+-- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
+-- `failed` deliveries that failed (a nack, or a lease that ran out), `died` of them dead.
+local function count_ends(jobs_hash, m, completed, failed, died)
+  if not m or completed + failed == 0 then
+    return
+  end
+  redis.call('HSET', jobs_hash,
+    '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
+    m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
+end
+-- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
+-- `at`, then those beyond the newest `max_count`; how many went.
+local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local over = redis.call('ZCARD', dead_set) - #gone - max_count
+  if over > 0 and #gone < budget then
+    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+  end
+  for _, job_id in ipairs(gone) do
+    drop_record(jobs_hash, job_id)
+  end
+  if #gone > 0 then
+    redis.call('ZREM', dead_set, unpack(gone))
+  end
+  return #gone
 end
 
 -- scripts/work_queue/ack.lua
@@ -11018,7 +11130,8 @@ redis.register_function{
 --- Beyond the books. Only the holder of the job's current lease (the token `take.lua`
 --- gave it) can ack it. A worker whose lease ran out and whose job was handed to another
 --- worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the
---- job yet, the ack still counts, as nobody else holds it.
+--- job yet, the ack still counts, as nobody else holds it. The job counts as completed in
+--- the queue's metrics (see `metrics.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -11035,7 +11148,8 @@ redis.register_function{
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses held_group forget_job slot_of release_slot wake_workers
+--- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
+--- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11100,14 +11214,24 @@ if group then
     return bad
   end
 end
+local settings
+settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local metrics
+metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
+if bad then
+  return bad
+end
 forget_job(leased, jobs, id)
 -- A job of its group that was held back may start now.
 if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
-
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+count_ends(jobs, metrics, 1, 0, 0)
 return now
   end,
 }
@@ -11142,7 +11266,7 @@ redis.register_function{
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
---- @uses wake_workers
+--- @uses wake_workers next_rank
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11198,29 +11322,302 @@ if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 
--- Arrival numbers wrap after 10^13 so that a rank stays exact in a double.
-local seq = redis.call('HINCRBY', jobs, '#seq', 1)
-if seq >= 10000000000000 then
-  seq = 1
-  redis.call('HSET', jobs, '#seq', seq)
-end
-local rank = (255 - priority) * 10000000000000 + seq
+local rank = next_rank(jobs, priority)
 local state = 'waiting'
+local time = redis.call('TIME')
+-- When the job is first ready (a: in `jobs`): the age metrics.lua reports of the next job.
+local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
 if delay > 0 then
   state = 'delayed'
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  redis.call('ZADD', delayed, now + delay, id)
+  redis.call('ZADD', delayed, ready, id)
 else
   redis.call('ZADD', waiting, rank, id)
   wake_workers(signal)
 end
 if group ~= '' then
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'g:' .. id, group)
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready,
+    'g:' .. id, group)
 else
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready)
 end
 return { 1, state }
+  end,
+}
+
+-- scripts/work_queue/clean.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__clean',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.
+---
+--- Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's "clear"). Waiting
+--- and parked jobs go in the order they would run, delayed ones by due time, dead ones
+--- oldest first; their records go with them. Leased jobs are left to their workers (see
+--- `remove.lua`). The work per call is bounded; call again while it removes `count`.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @arg state string waiting|delayed|parked|dead  the state whose jobs go
+--- @arg count uint 1..=1000      the most jobs removed
+--- @return uint                  how many jobs were removed
+--- @error BAD_ARGS               not 5 keys and 2 arguments
+--- @error BAD_STATE              not one of its choices
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
+--- @uses drop_record parse_parked
+--- @complexity O(C × log N), C = `count`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local dead = KEYS[3]
+local parked = KEYS[4]
+local jobs = KEYS[5]
+local state = ARGV[1]
+if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 'dead' then
+  return redis.error_reply('BAD_STATE state must be one of waiting, delayed, parked, dead, got ' .. shown(state))
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[3] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[4] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+redis.call('HLEN', jobs)
+for _, zset in ipairs({ waiting, delayed, dead, parked }) do
+  redis.call('ZCARD', zset)
+end
+local sets = { waiting = waiting, delayed = delayed, parked = parked, dead = dead }
+local set = sets[state]
+local members = redis.call('ZRANGE', set, 0, count - 1)
+local ids = members
+if state == 'parked' then
+  ids = {}
+  for i, member in ipairs(members) do
+    local _, _, id = parse_parked(member)
+    if not id then
+      return redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    ids[i] = id
+  end
+end
+for _, id in ipairs(ids) do
+  drop_record(jobs, id)
+end
+if #members > 0 then
+  redis.call('ZREM', set, unpack(members))
+end
+return #members
+  end,
+}
+
+-- scripts/work_queue/configure.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__configure',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.
+---
+--- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
+--- its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`
+--- (#settings) and `take.lua` reads them on every call, so a worker deployed with other
+--- code applies the same limits, and a change takes effect on the next `take`. Until this
+--- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
+--- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
+--- start times anew; a new metrics window starts the per-minute counts anew (the totals
+--- stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so
+--- the next `take` calls start what the new limits allow (the jobs of any further groups
+--- start as their groups' jobs end); idle workers are woken too.
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
+--- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
+--- @arg group_period ms 1..=10^10       the window of `group_rate`
+--- @arg queue_concurrency uint 0..=10^6 the most jobs of the whole queue held at once; 0 for no limit
+--- @arg queue_rate uint 0..=1000        the most jobs of the whole queue started per `queue_period`; 0 for no limit
+--- @arg queue_period ms 1..=10^10       the window of `queue_rate`
+--- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
+--- @arg dead_age ms 1..=10^12           how long a dead job is kept
+--- @arg metrics_minutes uint 0..=10080  the minutes of per-minute metrics kept; 0 for no metrics
+--- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
+--- @error BAD_ARGS               not 4 keys and 9 arguments
+--- @error BAD_GROUP_CONCURRENCY  not an integer within its range
+--- @error BAD_GROUP_RATE         not an integer within its range
+--- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
+--- @error BAD_QUEUE_CONCURRENCY  not an integer within its range
+--- @error BAD_QUEUE_RATE         not an integer within its range
+--- @error BAD_QUEUE_PERIOD       not whole milliseconds within its range
+--- @error BAD_DEAD_MAX           not an integer within its range
+--- @error BAD_DEAD_AGE           not whole milliseconds within its range
+--- @error BAD_METRICS_MINUTES    not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
+--- @uses settings_of parked_prefix parse_parked wake_workers
+--- @complexity O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 9 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local parked = KEYS[1]
+local jobs = KEYS[2]
+local wake = KEYS[3]
+local signal = KEYS[4]
+local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not group_concurrency or group_concurrency > 1000000 then
+  return redis.error_reply(
+      'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[1]))
+end
+local group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not group_rate or group_rate > 1000 then
+  return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
+end
+local group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not group_period or group_period > 10000000000 then
+  return redis.error_reply(
+      'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+end
+local queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if not queue_concurrency or queue_concurrency > 1000000 then
+  return redis.error_reply(
+      'BAD_QUEUE_CONCURRENCY queue_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
+end
+local queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+if not queue_rate or queue_rate > 1000 then
+  return redis.error_reply('BAD_QUEUE_RATE queue_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
+end
+local queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if not queue_period or queue_period > 10000000000 then
+  return redis.error_reply(
+      'BAD_QUEUE_PERIOD queue_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
+end
+local dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
+if not dead_max or dead_max > 10000000 then
+  return redis.error_reply('BAD_DEAD_MAX dead_max must be an integer from 1 to 10000000, got ' .. shown(ARGV[7]))
+end
+local dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+if not dead_age or dead_age > 1000000000000 then
+  return redis.error_reply(
+      'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, got ' .. shown(ARGV[8]))
+end
+local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+if not metrics_minutes or metrics_minutes > 10080 then
+  return redis.error_reply(
+      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 10080, got ' .. shown(ARGV[9]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(parked, '^(.+):parked$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS parked must be {<name>}:parked, but KEYS[1] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in parked, but KEYS[2] is ' .. shown(jobs))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in parked, but KEYS[3] is ' .. shown(wake))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ parked, wake, signal }) do
+  redis.call('ZCARD', zset)
+end
+local old, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+local new = {
+  group_concurrency = group_concurrency, group_rate = group_rate, group_period = group_period,
+  queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
+  dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
+}
+local changed = false
+for name, value in pairs(new) do
+  changed = changed or old[name] ~= value
+end
+
+-- The groups with parked jobs, one lexicographic range each (parked_prefix), read first:
+-- a member take.lua did not write is refused before anything is written.
+local woken = {}
+if old.group_concurrency ~= group_concurrency or old.group_rate ~= group_rate
+    or old.group_period ~= group_period then
+  local from = '-'
+  while #woken < 1000 do
+    local member = redis.call('ZRANGE', parked, from, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+    if not member then
+      break
+    end
+    local group = parse_parked(member)
+    if not group then
+      return redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    woken[#woken + 1] = group
+    -- Past every member of this group: its prefix followed by a rank's digits, all below ':'.
+    from = '[' .. parked_prefix(group) .. ':'
+  end
+end
+
+if old.queue_rate ~= queue_rate then
+  local fields = { '#qn' }
+  for i = 0, old.queue_rate - 1 do
+    fields[#fields + 1] = '#qs:' .. i
+  end
+  redis.call('HDEL', jobs, unpack(fields))
+end
+if old.metrics_minutes ~= metrics_minutes then
+  local fields = {}
+  for i = 0, old.metrics_minutes - 1 do
+    fields[#fields + 1] = '#m:' .. i
+  end
+  if #fields > 0 then
+    redis.call('HDEL', jobs, unpack(fields))
+  end
+end
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
+  group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))
+for _, group in ipairs(woken) do
+  redis.call('ZADD', wake, 0, group)
+end
+wake_workers(signal)
+return { changed and 1 or 0, #woken }
   end,
 }
 
@@ -11281,6 +11678,165 @@ return {
   redis.call('ZCARD', leased),
   redis.call('ZCARD', dead),
 }
+  end,
+}
+
+-- scripts/work_queue/delete_queue.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__delete_queue',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.
+---
+--- Beyond the books, for operators (BullMQ's `obliterate`). The queue must be paused
+--- (`pause.lua`), so that no worker takes a job while it goes. Jobs held by workers are
+--- refused with JOBS_RUNNING unless `force`; with it, they go too, and their workers' acks
+--- get LEASE_LOST. Each call removes up to `count` jobs of any state with their records;
+--- the call that finds no job left deletes the rest of the queue's keys (its settings,
+--- metrics, pause flag and group state included). Call it until it answers 0.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg count uint 1..=1000      the most jobs removed in this call
+--- @arg force bool               whether jobs held by workers go too
+--- @return uint                  the jobs left; 0 once the queue is deleted
+--- @error BAD_ARGS               not 10 keys and 2 arguments
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_FORCE              not 1 or 0
+--- @error BAD_KEYS               a key not named as its template says
+--- @error NOT_PAUSED             the queue is running: pause it first
+--- @error JOBS_RUNNING           workers hold jobs, and `force` is 0
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
+--- @uses drop_record parse_parked
+--- @complexity O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 10 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local groups = KEYS[7]
+local wake = KEYS[8]
+local idle = KEYS[9]
+local signal = KEYS[10]
+local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+local force = ARGV[2]
+if force ~= '1' and force ~= '0' then
+  return redis.error_reply('BAD_FORCE force must be 1 or 0, got ' .. shown(force))
+end
+force = force == '1'
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+if groups ~= tag_of_keys .. ':groups' then
+  return redis.error_reply(
+      'BAD_KEYS groups must be {<name>}:groups with <name> as in waiting, but KEYS[7] is ' .. shown(groups))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in waiting, but KEYS[8] is ' .. shown(wake))
+end
+if idle ~= tag_of_keys .. ':idle' then
+  return redis.error_reply(
+      'BAD_KEYS idle must be {<name>}:idle with <name> as in waiting, but KEYS[9] is ' .. shown(idle))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+local paused = redis.call('HGET', jobs, '#paused')
+redis.call('HLEN', groups)
+local sets = { waiting, delayed, parked, dead, leased }
+local left = 0
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
+  local n = redis.call('ZCARD', zset)
+  if zset ~= wake and zset ~= idle and zset ~= signal then
+    left = left + n
+  end
+end
+if not paused and (left > 0 or redis.call('EXISTS', jobs, groups, wake, idle, signal) > 0) then
+  return redis.error_reply('NOT_PAUSED the queue is running: pause it before deleting it')
+end
+local held = redis.call('ZCARD', leased)
+if held > 0 and not force then
+  return redis.error_reply('JOBS_RUNNING workers hold ' .. held .. ' job(s): wait for them, or force')
+end
+-- Read (and checked) first, then removed.
+local plan = {}
+local budget = count
+for _, zset in ipairs(sets) do
+  if budget == 0 then
+    break
+  end
+  local members = redis.call('ZRANGE', zset, 0, budget - 1)
+  local ids = members
+  if zset == parked then
+    ids = {}
+    for i, member in ipairs(members) do
+      local _, _, id = parse_parked(member)
+      if not id then
+        return redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+      end
+      ids[i] = id
+    end
+  end
+  plan[#plan + 1] = { zset = zset, members = members, ids = ids }
+  budget = budget - #members
+end
+for _, step in ipairs(plan) do
+  for _, id in ipairs(step.ids) do
+    drop_record(jobs, id)
+  end
+  if #step.members > 0 then
+    redis.call('ZREM', step.zset, unpack(step.members))
+  end
+end
+left = left - (count - budget)
+if left == 0 then
+  -- UNLINK frees a large hash (many groups' rings, a long metrics window) off the main thread.
+  redis.call('UNLINK', jobs, groups, wake, idle, signal)
+end
+return left
   end,
 }
 
@@ -11568,6 +12124,136 @@ return page
   end,
 }
 
+-- scripts/work_queue/metrics.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__metrics',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.
+---
+--- Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts
+--- that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s
+--- acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of
+--- them that went to the dead-letter queue as dead. Per minute of the server's clock they
+--- are kept for the window `configure.lua` sets (1,440 minutes unless set; none when
+--- it is 0, and then the totals stand still too). The age is that of the job next in
+--- line (the head of `waiting`), from when it was first ready: its add, or the end of its
+--- delay; nil when nothing waits, or for a job added before the queue kept it.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @arg minutes uint 1..=10080   how many of the last minutes to return, at most the window kept
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)]) counts, totals, age, rows:
+---   waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all;
+---   the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000),
+---   completed, failed
+--- @error BAD_ARGS               not 6 keys and 1 argument
+--- @error BAD_MINUTES            not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
+--- @uses settings_of metrics_at
+--- @clock server
+--- @complexity O(M + log N), M = `minutes`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not minutes or minutes > 10080 then
+  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 10080, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+local settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local reply = {}
+for i, zset in ipairs({ waiting, parked, delayed, leased, dead }) do
+  reply[i] = redis.call('ZCARD', zset)
+end
+local kept = math.min(minutes, settings.metrics_minutes)
+local current, bad_metrics = metrics_at(jobs, now, math.max(settings.metrics_minutes, 1))
+if not current then
+  return bad_metrics
+end
+for i = 1, 3 do
+  reply[5 + i] = current.totals[i]
+end
+local head = redis.call('ZRANGE', waiting, 0, 0)[1]
+local ready = head and redis.call('HGET', jobs, 'a:' .. head)
+ready = ready and safe_integer(ready, 0, 999999999999999)
+reply[9] = ready and math.max(now - ready, 0) or false
+
+local rows = {}
+if kept > 0 then
+  local minute = math.floor(now / 60000)
+  local fields = {}
+  for i = 0, kept - 1 do
+    fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
+  end
+  local slots = redis.call('HMGET', jobs, unpack(fields))
+  for i = 0, kept - 1 do
+    local row = { minute - i, 0, 0 }
+    local slot = slots[i + 1]
+    if slot then
+      local at, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+      c = c and safe_integer(c, 0, 999999999999999)
+      f = f and safe_integer(f, 0, 999999999999999)
+      if not (at and c and f) then
+        return redis.error_reply('BAD_JOBS the metrics ' .. fields[i + 1] .. ' are ' .. shown(slot)
+          .. ', not what these scripts write')
+      end
+      -- A slot of another minute holds an older minute's counts: this one had none.
+      if tonumber(at) == minute - i then
+        row[2], row[3] = c, f
+      end
+    end
+    rows[i + 1] = row
+  end
+end
+reply[10] = rows
+return reply
+  end,
+}
+
 -- scripts/work_queue/nack.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__nack',
@@ -11580,7 +12266,10 @@ redis.register_function{
 --- an operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
---- a fixed one, or a backoff that grows with the delivery count.
+--- a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
+--- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+--- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
+--- `configure.lua` sets (by count and by age).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -11602,10 +12291,10 @@ redis.register_function{
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
---- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -11704,6 +12393,15 @@ if group then
     return bad
   end
 end
+local settings, metrics
+settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
+if bad then
+  return bad
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
@@ -11714,8 +12412,12 @@ end
 if tonumber(deliveries) >= max_deliveries then
   redis.call('ZADD', dead, now, id)
   redis.call('HSET', jobs, 's:' .. id, 'dead')
+  count_ends(jobs, metrics, 0, 1, 1)
+  -- Two for each that dies: the set comes back under its cap after a lowering.
+  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   return { 'dead', now }
 end
+count_ends(jobs, metrics, 0, 1, 0)
 if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
   redis.call('HSET', jobs, 's:' .. id, 'delayed')
@@ -11804,6 +12506,142 @@ return paused and 1 or 0
   end,
 }
 
+-- scripts/work_queue/rate_limit_group.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__rate_limit_group',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.
+---
+--- Beyond the books (BullMQ Pro's `rateLimitGroup`). A handler whose upstream answers "too
+--- many requests" for the job's group calls this with the job's token instead of `nack.lua`:
+--- the job is parked at its rank with its delivery not counted, its group frees a slot, and
+--- `take.lua` parks every job of the group it meets until `hold` has passed (u:<g> in
+--- `groups`), then hands them out in their order. Other groups are not held back. Asking
+--- again extends the hold; a shorter hold never shortens a longer one.
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key groups hash {<name>}:groups  per group g: r:<g> running, u:<g> held back until; its rate ring (see take.lua)
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
+--- @arg id string non-empty      the job's id
+--- @arg token string non-empty   the lease token `take.lua` returned with the job
+--- @arg hold ms 1..=10^10        how long the group's jobs are held back, from now
+--- @return int                   until when the group is held back (ms, server clock)
+--- @error BAD_ARGS               not 6 keys and 3 arguments
+--- @error BAD_ID                 empty
+--- @error BAD_TOKEN              empty
+--- @error BAD_HOLD               not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @error NO_GROUP               the job has no group: nack it instead
+--- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @error BAD_GROUPS             `groups` holds a count or time these scripts do not write; nothing was written
+--- @uses held_group running_of parked_prefix
+--- @clock server
+--- @complexity O(log N), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local leased = KEYS[1]
+local parked = KEYS[2]
+local jobs = KEYS[3]
+local groups = KEYS[4]
+local wake = KEYS[5]
+local idle = KEYS[6]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+local hold = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not hold or hold > 10000000000 then
+  return redis.error_reply('BAD_HOLD hold must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(leased, '^(.+):leased$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS leased must be {<name>}:leased, but KEYS[1] is ' .. shown(leased))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in leased, but KEYS[2] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in leased, but KEYS[3] is ' .. shown(jobs))
+end
+if groups ~= tag_of_keys .. ':groups' then
+  return redis.error_reply(
+      'BAD_KEYS groups must be {<name>}:groups with <name> as in leased, but KEYS[4] is ' .. shown(groups))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in leased, but KEYS[5] is ' .. shown(wake))
+end
+if idle ~= tag_of_keys .. ':idle' then
+  return redis.error_reply(
+      'BAD_KEYS idle must be {<name>}:idle with <name> as in leased, but KEYS[6] is ' .. shown(idle))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ leased, parked, wake, idle }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', groups)
+
+local group, bad = held_group(jobs, id, token)
+if bad then
+  return bad
+end
+if not group then
+  return redis.error_reply('NO_GROUP job ' .. shown(id) .. ' has no group to hold back')
+end
+-- Everything that can be refused is read before the first write.
+local deliveries, rank = unpack(redis.call('HMGET', jobs, 'n:' .. id, 'r:' .. id))
+if not (deliveries and safe_integer(deliveries, 1, 999999999999999)) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
+end
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
+end
+local _, bad_count = running_of(groups, group)
+if bad_count then
+  return bad_count
+end
+local held_until = redis.call('HGET', groups, 'u:' .. group)
+if held_until and not safe_integer(held_until, 0, 999999999999999) then
+  return redis.error_reply('BAD_GROUPS the hold-back time of group ' .. shown(group) .. ' is '
+    .. shown(held_until) .. ', not what these scripts write')
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local until_ms = math.max(now + hold, tonumber(held_until or '0'))
+redis.call('ZREM', leased, id)
+redis.call('HINCRBY', jobs, 'n:' .. id, -1)
+redis.call('HDEL', jobs, 't:' .. id)
+redis.call('HSET', jobs, 's:' .. id, 'parked')
+redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+-- Its slot is free, but the group's parked jobs stay parked: it is held back.
+if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
+  redis.call('HDEL', groups, 'r:' .. group)
+end
+redis.call('HSET', groups, 'u:' .. group, until_ms)
+-- take.lua unparks the group's jobs then, and drops u:<g> once it has passed.
+redis.call('ZADD', wake, 'LT', until_ms, group)
+redis.call('ZADD', idle, 'GT', until_ms, group)
+return until_ms
+  end,
+}
+
 -- scripts/work_queue/remove.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__remove',
@@ -11824,6 +12662,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @uses drop_record
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -11884,7 +12723,7 @@ else
   redis.call('ZREM', delayed, id)
   redis.call('ZREM', dead, id)
 end
-redis.call('HDEL', jobs, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+drop_record(jobs, id)
 return { 1, state }
   end,
 }
@@ -11909,7 +12748,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses wake_workers
+--- @uses wake_workers next_rank
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -11958,12 +12797,7 @@ if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 local priority = 255 - math.floor(tonumber(old_rank) / 10000000000000)
-local seq = redis.call('HINCRBY', jobs, '#seq', 1)
-if seq >= 10000000000000 then
-  seq = 1
-  redis.call('HSET', jobs, '#seq', seq)
-end
-local rank = (255 - priority) * 10000000000000 + seq
+local rank = next_rank(jobs, priority)
 redis.call('ZREM', dead, id)
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
@@ -12022,6 +12856,321 @@ return 1
   end,
 }
 
+-- scripts/work_queue/retry_dead.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__retry_dead',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.
+---
+--- Beyond the books, for operators (Sidekiq's "retry all", BullMQ's `retryJobs`). Each job
+--- goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting
+--- at its priority. The work per call is bounded; call again while it moves `count`.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg count uint 1..=1000      the most jobs moved
+--- @return uint                  how many left the dead-letter queue (one without a record is dropped)
+--- @error BAD_ARGS               not 4 keys and 1 argument
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a field these scripts did not write; nothing was written
+--- @uses wake_workers next_rank
+--- @complexity O(C × log N), C = `count`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local dead = KEYS[2]
+local jobs = KEYS[3]
+local signal = KEYS[4]
+local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[2] is ' .. shown(dead))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ waiting, signal }) do
+  redis.call('ZCARD', zset)
+end
+local ids = redis.call('ZRANGE', dead, 0, count - 1)
+-- Everything that can be refused is read before the first write.
+local last_seq = redis.call('HGET', jobs, '#seq')
+if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+end
+local priorities, moved = {}, 0
+for i, id in ipairs(ids) do
+  local state, rank = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id))
+  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
+  if state then
+    if not (rank and safe_integer(rank, 1, 2559999999999999)) then
+      return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
+    end
+    priorities[i] = 255 - math.floor(tonumber(rank) / 10000000000000)
+  end
+end
+for i, id in ipairs(ids) do
+  if priorities[i] then
+    local rank = next_rank(jobs, priorities[i])
+    redis.call('ZADD', waiting, rank, id)
+    redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+    moved = moved + 1
+  end
+end
+if #ids > 0 then
+  redis.call('ZREM', dead, unpack(ids))
+end
+if moved > 0 then
+  wake_workers(signal)
+end
+return #ids
+  end,
+}
+
+-- scripts/work_queue/set_delay.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__set_delay',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Delays a job that is not running, or promotes a delayed job at once with a delay of 0.
+---
+--- Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,
+--- parked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed
+--- job waits at once at its rank, and a waiting or parked job stays as it is. A leased or
+--- dead job is left alone (its state says why).
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg id string non-empty      the job's id
+--- @arg delay ms 0..=10^12       how long from now the job waits before it can be taken; 0 for at once
+--- @return (bool, string?)       whether the job moved, and its state after the call (nil: no job with this id)
+--- @error BAD_ARGS               not 5 keys and 2 arguments
+--- @error BAD_ID                 empty
+--- @error BAD_DELAY              not whole milliseconds within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @uses parked_prefix wake_workers
+--- @clock server
+--- @complexity O(log N), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 5 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local signal = KEYS[5]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local delay = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not delay or delay > 1000000000000 then
+  return redis.error_reply('BAD_DELAY delay must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
+for _, zset in ipairs({ waiting, delayed, parked, signal }) do
+  redis.call('ZCARD', zset)
+end
+if not state then
+  return { 0, false }
+end
+if state == 'leased' or state == 'dead' or (delay == 0 and state ~= 'delayed') then
+  return { 0, state }
+end
+if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
+    .. ' and the group ' .. shown(group or ''))
+end
+if delay == 0 then
+  redis.call('ZREM', delayed, id)
+  redis.call('ZADD', waiting, rank, id)
+  redis.call('HSET', jobs, 's:' .. id, 'waiting')
+  wake_workers(signal)
+  return { 1, 'waiting' }
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if state == 'waiting' then
+  redis.call('ZREM', waiting, id)
+elseif state == 'parked' then
+  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+end
+redis.call('ZADD', delayed, now + delay, id)
+redis.call('HSET', jobs, 's:' .. id, 'delayed')
+return { 1, 'delayed' }
+  end,
+}
+
+-- scripts/work_queue/set_priority.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__set_priority',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Changes a job's priority; a waiting or parked job moves to its new place at once.
+---
+--- Beyond the books, for operators (BullMQ's `changePriority`). The job keeps its arrival
+--- number, so among the jobs of its new priority it stands where its add put it. A
+--- delayed, leased or dead job keeps its place and waits at the new priority when it next
+--- waits.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @arg id string non-empty      the job's id
+--- @arg priority uint 0..=255    higher is taken first
+--- @return string?               the job's state; nil when there is no job with this id
+--- @error BAD_ARGS               not 3 keys and 2 arguments
+--- @error BAD_ID                 empty
+--- @error BAD_PRIORITY           not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @uses parked_prefix
+--- @complexity O(log N), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 3 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local parked = KEYS[2]
+local jobs = KEYS[3]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local priority = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not priority or priority > 255 then
+  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[2] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
+for _, zset in ipairs({ waiting, parked }) do
+  redis.call('ZCARD', zset)
+end
+if not state then
+  return false
+end
+if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
+    .. ' and the group ' .. shown(group or ''))
+end
+local old = tonumber(rank)
+local new = (255 - priority) * 10000000000000 + old % 10000000000000
+redis.call('HSET', jobs, 'r:' .. id, new)
+if state == 'waiting' then
+  redis.call('ZADD', waiting, 'XX', new, id)
+elseif state == 'parked' then
+  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', old) .. id)
+  redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', new) .. id)
+end
+return state
+  end,
+}
+
+-- scripts/work_queue/settings.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__settings',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads the queue's settings: its limits, its dead-letter cap and its metrics window.
+---
+--- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
+--- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of
+--- metrics.
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua` takes them, in its order
+--- @error BAD_ARGS               not 1 key and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings these scripts did not write
+--- @uses settings_of
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+-- End of the shared helpers.
+local settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+return { settings.group_concurrency, settings.group_rate, settings.group_period, settings.queue_concurrency,
+  settings.queue_rate, settings.queue_period, settings.dead_max, settings.dead_age, settings.metrics_minutes }
+  end,
+}
+
 -- scripts/work_queue/take.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__take',
@@ -12036,15 +13185,22 @@ redis.register_function{
 --- whose lease ran out (to `waiting`, or to `dead` once they were delivered
 --- `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
 --- unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
---- most 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`
---- jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the
---- way of other groups' jobs) until a job of its group ends or the window passes; every
---- other job is taken. Last, it drops the start times of groups idle for a whole
---- `group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size
---- (`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change
---- of `group_rate` starts the ring anew when the group's next job is examined; the old
---- start times, and those of idle groups, are dropped at most 1000 per call, and later
---- calls drop the rest.
+--- most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
+--- or started its rate in jobs in the last period, or was rate-limited by a handler
+--- (`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job
+--- of its group ends or the window passes; every other job is taken, while the queue
+--- holds fewer jobs than its concurrency and started fewer than its rate in its period.
+--- The limits are the queue's own, set by an operator with `configure.lua` and kept in
+--- `jobs` (#settings), so every worker applies the same ones. Last, it drops the start
+--- times of groups idle for a whole period, and up to `limit` dead jobs beyond the
+--- dead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and
+--- 180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its
+--- size (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,
+--- u:<g> until when a handler rate-limited it. A change of the group rate starts the ring
+--- anew when the group's next job is examined; the old start times, and those of idle
+--- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
+--- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
+--- and the leases that ran out in the queue's metrics (see `metrics.lua`).
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -12076,36 +13232,31 @@ redis.register_function{
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
---- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
---- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
---- @arg group_period ms 1..=10^10       the window of `group_rate`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 10 keys and from 7 to 57 arguments
+--- @error BAD_ARGS               not 10 keys and from 4 to 54 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
---- @error BAD_GROUP_CONCURRENCY  not an integer within its range
---- @error BAD_GROUP_RATE         not an integer within its range
---- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)
---- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
+--- @error BAD_JOBS               `jobs` holds a rank, count, setting or metric these scripts do not write (see above)
+--- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
+--- @uses settings_of metrics_at count_ends trim_dead drop_record
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 10 or #ARGV < 7 or #ARGV > 57 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and from 7 to 57 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV < 4 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and from 4 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -12131,21 +13282,7 @@ if not max_deliveries or max_deliveries > 1000 then
   return redis.error_reply(
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
-local group_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
-if not group_concurrency or group_concurrency > 1000000 then
-  return redis.error_reply(
-      'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
-end
-local group_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
-if not group_rate or group_rate > 1000 then
-  return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
-end
-local group_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
-if not group_period or group_period > 10000000000 then
-  return redis.error_reply(
-      'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
-end
-local token = ARGV[7]
+local token = ARGV[4]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
@@ -12207,8 +13344,22 @@ if paused and paused ~= '1' then
 end
 local take_limit = paused and 0 or limit
 
+-- The queue's limits, dead-letter cap and metrics window (configure.lua).
+local settings, bad_settings = settings_of(jobs)
+if not settings then
+  return bad_settings
+end
+local group_concurrency = settings.group_concurrency
+local group_rate = settings.group_rate
+local group_period = settings.group_period
+local queue_rate = settings.queue_rate
+
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local metrics, bad_metrics = metrics_at(jobs, now, settings.metrics_minutes)
+if metrics == nil then
+  return bad_metrics
+end
 
 -- Stored counts are checked before they are used; an error reply names the field.
 local function bad_jobs(what, value)
@@ -12269,7 +13420,7 @@ end
 
 -- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
 -- held under its token and named once.
-local done = { unpack(ARGV, 8) }
+local done = { unpack(ARGV, 5) }
 if #done % 2 == 1 then
   return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
 end
@@ -12303,6 +13454,7 @@ end
 -- delivery, and its group's slot is released.
 local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 local records, released = {}, {}
+local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
   local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
@@ -12315,6 +13467,10 @@ for i, id in ipairs(lapsed) do
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
     records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    lapses = lapses + 1
+    if rank then
+      deaths = deaths + (records[i].dead and 1 or 0)
+    end
     if group then
       local first, bad = ending(group)
       if bad then
@@ -12327,6 +13483,13 @@ for i, id in ipairs(lapsed) do
       arriving[id] = records[i].rank
     end
   end
+end
+
+-- The queue's concurrency: no more jobs held than it allows, once this call's acks and
+-- handed-back leases are written.
+if settings.queue_concurrency > 0 then
+  local held = cards[leased] - #finished - lapses
+  take_limit = math.max(0, math.min(take_limit, settings.queue_concurrency - held))
 end
 
 -- 2. Delayed jobs that are due.
@@ -12433,10 +13596,55 @@ table.sort(queue, function(a, b)
   end
   return bytes_less(a.id, b.id)
 end)
+-- The queue's rate ring (#qn its starts, #qs:<i> the start times, in `jobs`), as the
+-- groups' rings: a job starts only while the oldest of the last `queue_rate` starts is a
+-- whole period old.
+local queue_ring
+if queue_rate > 0 then
+  local started = redis.call('HGET', jobs, '#qn')
+  if started and not safe_integer(started, 0, 999999999999999) then
+    return bad_jobs('the start count #qn', started)
+  end
+  queue_ring = { started = tonumber(started or '0'), slots = {} }
+end
+local function queue_may_start()
+  if not queue_ring or queue_ring.started < queue_rate then
+    return true
+  end
+  local slot = queue_ring.started % queue_rate
+  if not queue_ring.slots[slot] then
+    local stored = redis.call('HGET', jobs, '#qs:' .. slot)
+    queue_ring.slots[slot] = stored and safe_integer(stored, 0, 999999999999999)
+    if not queue_ring.slots[slot] then
+      return nil, bad_jobs('start time #qs:' .. slot, stored or '')
+    end
+  end
+  return queue_ring.slots[slot] + settings.queue_period <= now
+end
+-- Until when a handler rate-limited a group (rate_limit_group.lua): 0 for never.
+local limited = {}
+local function limited_until(group)
+  if limited[group] == nil then
+    local stored = redis.call('HGET', groups, 'u:' .. group)
+    limited[group] = stored and safe_integer(stored, 0, 999999999999999)
+    if stored and not limited[group] then
+      return nil, bad_groups('the hold-back time of group ' .. shown(group), stored)
+    end
+    limited[group] = limited[group] or 0
+  end
+  return limited[group]
+end
+
 local plan = {}
 local count = 0
 for _, head in ipairs(queue) do
   if count >= take_limit or #plan >= 4 * limit then
+    break
+  end
+  local may_start, bad_ring = queue_may_start()
+  if bad_ring then
+    return bad_ring
+  elseif not may_start then
     break
   end
   local id = head.id
@@ -12458,8 +13666,16 @@ for _, head in ipairs(queue) do
     if bad then
       return bad
     end
+    local held_back
+    held_back, bad = limited_until(group)
+    if bad then
+      return bad
+    end
     if group_concurrency > 0 and held >= group_concurrency then
       step.park = true
+    elseif held_back > now then
+      step.park = true
+      step.wake = held_back
     elseif group_rate > 0 then
       local ring = ring_of(group)
       if ring.started >= group_rate then
@@ -12488,6 +13704,11 @@ for _, head in ipairs(queue) do
   if payload and not step.park then
     step.payload = payload
     count = count + 1
+    if queue_ring then
+      step.queue_slot = queue_ring.started % queue_rate
+      queue_ring.slots[step.queue_slot] = now
+      queue_ring.started = queue_ring.started + 1
+    end
     if group then
       running[group] = running[group] + 1
       if group_rate > 0 then
@@ -12594,7 +13815,7 @@ for _, step in ipairs(plan) do
   local id = step.id
   redis.call('ZREM', waiting, id)
   if step.drop then
-    redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+    drop_record(jobs, id)
   elseif step.park then
     redis.call('ZADD', parked, 0, step.member)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
@@ -12607,6 +13828,9 @@ for _, step in ipairs(plan) do
     local deadline = now + lease
     redis.call('ZADD', leased, deadline, id)
     redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
+    if step.queue_slot then
+      redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now, '#qn', queue_ring.started)
+    end
     if step.group then
       redis.call('HINCRBY', groups, 'r:' .. step.group, 1)
       if step.slot then
@@ -12662,6 +13886,22 @@ for _, group in ipairs(quiet) do
       redis.call('ZREM', idle, group)
     end
   end
+  -- A hold-back time (rate_limit_group.lua) goes once it has passed; until then the group
+  -- stays due for it. One that is no time is dropped: it only ever held jobs back.
+  local until_ms = redis.call('HGET', groups, 'u:' .. group)
+  until_ms = until_ms and (safe_integer(until_ms, 0, 999999999999999) or 0)
+  if until_ms and until_ms > now then
+    redis.call('ZADD', idle, 'GT', until_ms, group)
+  elseif until_ms then
+    redis.call('HDEL', groups, 'u:' .. group)
+  end
+end
+
+-- The jobs this call acked and the leases that ran out count in the metrics; the
+-- dead-letter set keeps to its cap.
+count_ends(jobs, metrics, #finished, lapses, deaths)
+if cards[dead] + deaths > 0 then
+  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, limit)
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):

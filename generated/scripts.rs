@@ -10529,11 +10529,11 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "320749230de92647f46c50f13865a38e04115aa9",
+        sha1: "1efd55e0f6276b0884d052fd211ebd5e2da6b0e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it.",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10555,6 +10555,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member of the group that take.lua did not write; nothing was written" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
@@ -10567,9 +10568,10 @@ pub mod work_queue {
     #[doc = " Beyond the books. Only the holder of the job's current lease (the token `take.lua`"]
     #[doc = " gave it) can ack it. A worker whose lease ran out and whose job was handed to another"]
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
-    #[doc = " job yet, the ack still counts, as nobody else holds it."]
+    #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
+    #[doc = " the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `320749230de92647f46c50f13865a38e04115aa9`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `1efd55e0f6276b0884d052fd211ebd5e2da6b0e4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10593,6 +10595,7 @@ pub mod work_queue {
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
     pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, id: &str, token: &str) -> crate::Op<i64> {
@@ -10605,7 +10608,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "bc7785af916d6cfa81f7dfbbea6178cab6f18002",
+        sha1: "92dc168d66d67ba94153da28801765743d78f0ce",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10648,7 +10651,7 @@ pub mod work_queue {
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `bc7785af916d6cfa81f7dfbbea6178cab6f18002`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `92dc168d66d67ba94153da28801765743d78f0ce`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10676,6 +10679,180 @@ pub mod work_queue {
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
     pub fn add(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str) -> crate::Op<(bool, String,)> {
         crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(delay).arg(group).finish()
+    }
+
+    #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`clean()`]."]
+    pub static CLEAN: crate::Script = crate::Script {
+        name: "work_queue/clean",
+        path: "scripts/work_queue/clean.lua",
+        sha1: "bc751536c0092b696d344ae771622183bda08a29",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
+        flags: &[],
+        summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
+        description: "Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting\nand parked jobs go in the order they would run, delayed ones by due time, dead ones\noldest first; their records go with them. Leased jobs are left to their workers (see\n`remove.lua`). The work per call is bounded; call again while it removes `count`.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+            crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "parked", "dead"]), doc: "the state whose jobs go", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs removed", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "how many jobs were removed" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_STATE", doc: "not one of its choices" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(C × log N), C = `count`, N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's `drain` and `clean`, Sidekiq's \"clear\"). Waiting"]
+    #[doc = " and parked jobs go in the order they would run, delayed ones by due time, dead ones"]
+    #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
+    #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `bc751536c0092b696d344ae771622183bda08a29`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs removed"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): how many jobs were removed"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 2 arguments"]
+    #[doc = " - `BAD_STATE`: not one of its choices"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(C × log N), C = `count`, N = the jobs."]
+    pub fn clean(waiting: &str, delayed: &str, dead: &str, parked: &str, jobs: &str, state: &str, count: u64) -> crate::Op<u64> {
+        crate::ScriptCall::new(&CLEAN).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(state).arg(count).finish()
+    }
+
+    #[doc = " `work_queue/configure`: Sets the queue's limits, its dead-letter cap and its metrics window, for every worker."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`configure()`]."]
+    pub static CONFIGURE: crate::Script = crate::Script {
+        name: "work_queue/configure",
+        path: "scripts/work_queue/configure.lua",
+        sha1: "0fb4205331c1bd1e67f30f01389e7e66a5eb276d",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
+        flags: &[],
+        summary: "Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\ncounts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of\nstart times anew; a new metrics window starts the per-minute counts anew (the totals\nstay). When the group limits change, up to 1,000 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
+        keys: &[
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
+            crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+            crate::Param { name: "group_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of one group held at once; 0 for no limit", template: None },
+            crate::Param { name: "group_rate", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of one group started per `group_period`; 0 for no limit", template: None },
+            crate::Param { name: "group_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `group_rate`", template: None },
+            crate::Param { name: "queue_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of the whole queue held at once; 0 for no limit", template: None },
+            crate::Param { name: "queue_rate", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of the whole queue started per `queue_period`; 0 for no limit", template: None },
+            crate::Param { name: "queue_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `queue_rate`", template: None },
+            crate::Param { name: "dead_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most jobs kept dead; the oldest go first", template: None },
+            crate::Param { name: "dead_age", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a dead job is kept", template: None },
+            crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 10080 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 9 arguments" },
+            crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_QUEUE_CONCURRENCY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_QUEUE_RATE", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_QUEUE_PERIOD", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_DEAD_MAX", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_DEAD_AGE", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_METRICS_MINUTES", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Sets the queue's limits, its dead-letter cap and its metrics window, for every worker."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,"]
+    #[doc = " its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`"]
+    #[doc = " (#settings) and `take.lua` reads them on every call, so a worker deployed with other"]
+    #[doc = " code applies the same limits, and a change takes effect on the next `take`. Until this"]
+    #[doc = " runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and"]
+    #[doc = " counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of"]
+    #[doc = " start times anew; a new metrics window starts the per-minute counts anew (the totals"]
+    #[doc = " stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so"]
+    #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
+    #[doc = " start as their groups' jobs end); idle workers are woken too."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `0fb4205331c1bd1e67f30f01389e7e66a5eb276d`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
+    #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `group_concurrency` (`uint`, from 0 to 1000000): the most jobs of one group held at once; 0 for no limit"]
+    #[doc = " - `group_rate` (`uint`, from 0 to 1000): the most jobs of one group started per `group_period`; 0 for no limit"]
+    #[doc = " - `group_period` (`ms`, from 1 to 10000000000 ms): the window of `group_rate`"]
+    #[doc = " - `queue_concurrency` (`uint`, from 0 to 1000000): the most jobs of the whole queue held at once; 0 for no limit"]
+    #[doc = " - `queue_rate` (`uint`, from 0 to 1000): the most jobs of the whole queue started per `queue_period`; 0 for no limit"]
+    #[doc = " - `queue_period` (`ms`, from 1 to 10000000000 ms): the window of `queue_rate`"]
+    #[doc = " - `dead_max` (`uint`, from 1 to 10000000): the most jobs kept dead; the oldest go first"]
+    #[doc = " - `dead_age` (`ms`, from 1 to 1000000000000 ms): how long a dead job is kept"]
+    #[doc = " - `metrics_minutes` (`uint`, from 0 to 10080): the minutes of per-minute metrics kept; 0 for no metrics"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 9 arguments"]
+    #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
+    #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
+    #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_QUEUE_CONCURRENCY`: not an integer within its range"]
+    #[doc = " - `BAD_QUEUE_RATE`: not an integer within its range"]
+    #[doc = " - `BAD_QUEUE_PERIOD`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_DEAD_MAX`: not an integer within its range"]
+    #[doc = " - `BAD_DEAD_AGE`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_METRICS_MINUTES`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken."]
+    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).finish()
     }
 
     #[doc = " `work_queue/counts`: Counts the jobs in each state, at one instant."]
@@ -10732,6 +10909,92 @@ pub mod work_queue {
     #[doc = " Complexity: O(1)."]
     pub fn counts(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str) -> crate::Op<(u64, u64, u64, u64, u64,)> {
         crate::ScriptCall::new(&COUNTS).key(waiting).key(delayed).key(leased).key(dead).key(parked).finish()
+    }
+
+    #[doc = " `work_queue/delete_queue`: Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`delete_queue()`]."]
+    pub static DELETE_QUEUE: crate::Script = crate::Script {
+        name: "work_queue/delete_queue",
+        path: "scripts/work_queue/delete_queue.lua",
+        sha1: "874290af3cb8be7bff417e26ac02790242bb3935",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
+        flags: &[],
+        summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
+        description: "Beyond the books, for operators (BullMQ's `obliterate`). The queue must be paused\n(`pause.lua`), so that no worker takes a job while it goes. Jobs held by workers are\nrefused with JOBS_RUNNING unless `force`; with it, they go too, and their workers' acks\nget LEASE_LOST. Each call removes up to `count` jobs of any state with their records;\nthe call that finds no job left deletes the rest of the queue's keys (its settings,\nmetrics, pause flag and group state included). Call it until it answers 0.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
+            crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: its rate ring", template: Some(&keys::GROUPS) },
+            crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
+            crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs removed in this call", template: None },
+            crate::Param { name: "force", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whether jobs held by workers go too", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_FORCE", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "NOT_PAUSED", doc: "the queue is running: pause it first" },
+            crate::ErrorDoc { code: "JOBS_RUNNING", doc: "workers hold jobs, and `force` is 0" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's `obliterate`). The queue must be paused"]
+    #[doc = " (`pause.lua`), so that no worker takes a job while it goes. Jobs held by workers are"]
+    #[doc = " refused with JOBS_RUNNING unless `force`; with it, they go too, and their workers' acks"]
+    #[doc = " get LEASE_LOST. Each call removes up to `count` jobs of any state with their records;"]
+    #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
+    #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `874290af3cb8be7bff417e26ac02790242bb3935`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
+    #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: its rate ring"]
+    #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
+    #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs removed in this call"]
+    #[doc = " - `force` (`bool`): whether jobs held by workers go too"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 10 keys and 2 arguments"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_FORCE`: not 1 or 0"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `NOT_PAUSED`: the queue is running: pause it first"]
+    #[doc = " - `JOBS_RUNNING`: workers hold jobs, and `force` is 0"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)."]
+    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, count: u64, force: bool) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(count).arg(force).finish()
     }
 
     #[doc = " `work_queue/extend`: Renews the lease on a job: it is held for `lease` from now."]
@@ -10946,17 +11209,89 @@ pub mod work_queue {
         crate::ScriptCall::new(&LIST).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(state).arg(offset).arg(count).finish()
     }
 
+    #[doc = " `work_queue/metrics`: Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`metrics()`]."]
+    pub static METRICS: crate::Script = crate::Script {
+        name: "work_queue/metrics",
+        path: "scripts/work_queue/metrics.lua",
+        sha1: "d71d7ba0d7f5f5967eff890a7c30e6246d466786",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
+        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (1,440 minutes unless set; none when\nit is 0, and then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added before the queue kept it.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
+            crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+            crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10080 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])", doc: "counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_MINUTES", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(M + log N), M = `minutes`, N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts"]
+    #[doc = " that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s"]
+    #[doc = " acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of"]
+    #[doc = " them that went to the dead-letter queue as dead. Per minute of the server's clock they"]
+    #[doc = " are kept for the window `configure.lua` sets (1,440 minutes unless set; none when"]
+    #[doc = " it is 0, and then the totals stand still too). The age is that of the job next in"]
+    #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
+    #[doc = " delay; nil when nothing waits, or for a job added before the queue kept it."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `d71d7ba0d7f5f5967eff890a7c30e6246d466786`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
+    #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `minutes` (`uint`, from 1 to 10080): how many of the last minutes to return, at most the window kept"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])`): counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
+    #[doc = " - `BAD_MINUTES`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's `TIME`."]
+    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, Vec<(u64, u64, u64,)>,)> {
+        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(minutes).finish()
+    }
+
     #[doc = " `work_queue/nack`: Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`nack()`]."]
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "d78774f7e433a667e6aa86d568d24b251f4e90c3",
+        sha1: "0514cd9dc86e3b45537de0a9ed989d575fbe6caf",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count.",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10983,7 +11318,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field, setting or metric these scripts do not write; nothing written" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member of the group that take.lua did not write; nothing was written" },
         ],
@@ -11001,9 +11336,12 @@ pub mod work_queue {
     #[doc = " an operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it"]
     #[doc = " (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes"]
     #[doc = " straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:"]
-    #[doc = " a fixed one, or a backoff that grows with the delivery count."]
+    #[doc = " a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails"]
+    #[doc = " the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's"]
+    #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
+    #[doc = " `configure.lua` sets (by count and by age)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `d78774f7e433a667e6aa86d568d24b251f4e90c3`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `0514cd9dc86e3b45537de0a9ed989d575fbe6caf`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11032,7 +11370,7 @@ pub mod work_queue {
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a field, setting or metric these scripts do not write; nothing written"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
     #[doc = ""]
@@ -11143,13 +11481,97 @@ pub mod work_queue {
         crate::ScriptCall::new(&PAUSED).key(jobs).finish()
     }
 
+    #[doc = " `work_queue/rate_limit_group`: Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`rate_limit_group()`]."]
+    pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
+        name: "work_queue/rate_limit_group",
+        path: "scripts/work_queue/rate_limit_group.lua",
+        sha1: "795b4f6e7de71b14b7db9e0679723b1fae5d8d5c",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
+        flags: &[],
+        summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
+        description: "Beyond the books (BullMQ Pro's `rateLimitGroup`). A handler whose upstream answers \"too\nmany requests\" for the job's group calls this with the job's token instead of `nack.lua`:\nthe job is parked at its rank with its delivery not counted, its group frees a slot, and\n`take.lua` parks every job of the group it meets until `hold` has passed (u:<g> in\n`groups`), then hands them out in their order. Other groups are not held back. Asking\nagain extends the hold; a shorter hold never shortens a longer one.",
+        keys: &[
+            crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running, u:<g> held back until; its rate ring (see take.lua)", template: Some(&keys::GROUPS) },
+            crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
+            crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the lease token `take.lua` returned with the job", template: None },
+            crate::Param { name: "hold", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "how long the group's jobs are held back, from now", template: None },
+        ],
+        returns: crate::Returns { ty: "int", doc: "until when the group is held back (ms, server clock)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_HOLD", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
+            crate::ErrorDoc { code: "NO_GROUP", doc: "the job has no group: nack it instead" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
+            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a count or time these scripts do not write; nothing was written" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ Pro's `rateLimitGroup`). A handler whose upstream answers \"too"]
+    #[doc = " many requests\" for the job's group calls this with the job's token instead of `nack.lua`:"]
+    #[doc = " the job is parked at its rank with its delivery not counted, its group frees a slot, and"]
+    #[doc = " `take.lua` parks every job of the group it meets until `hold` has passed (u:\\<g> in"]
+    #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
+    #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `795b4f6e7de71b14b7db9e0679723b1fae5d8d5c`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running, u:\\<g> held back until; its rate ring (see take.lua)"]
+    #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
+    #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `token` (`string`, not empty): the lease token `take.lua` returned with the job"]
+    #[doc = " - `hold` (`ms`, from 1 to 10000000000 ms): how long the group's jobs are held back, from now"]
+    #[doc = ""]
+    #[doc = " Returns (`int`): until when the group is held back (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 3 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_HOLD`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
+    #[doc = " - `NO_GROUP`: the job has no group: nack it instead"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
+    #[doc = " - `BAD_GROUPS`: `groups` holds a count or time these scripts do not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
+    pub fn rate_limit_group(leased: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, id: &str, token: &str, hold: ::std::time::Duration) -> crate::Op<i64> {
+        crate::ScriptCall::new(&RATE_LIMIT_GROUP).key(leased).key(parked).key(jobs).key(groups).key(wake).key(idle).arg(id).arg(token).arg(hold).finish()
+    }
+
     #[doc = " `work_queue/remove`: Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter)."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`remove()`]."]
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "4f5ebb59498d2a3f725b6cdfcabfa7c4fe263bc2",
+        sha1: "f959be6c1750224e479c865ce20ca43e39b1843c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -11182,7 +11604,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `4f5ebb59498d2a3f725b6cdfcabfa7c4fe263bc2`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `f959be6c1750224e479c865ce20ca43e39b1843c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11213,7 +11635,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "a821584569363830d9f7bdcf4a80f35e5dabe4ff",
+        sha1: "3e4e8c0c7113a769f6d5add41f3b0faa58ea77f9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -11246,7 +11668,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `a821584569363830d9f7bdcf4a80f35e5dabe4ff`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `3e4e8c0c7113a769f6d5add41f3b0faa58ea77f9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11323,17 +11745,267 @@ pub mod work_queue {
         crate::ScriptCall::new(&RESUME).key(jobs).key(signal).finish()
     }
 
+    #[doc = " `work_queue/retry_dead`: Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`retry_dead()`]."]
+    pub static RETRY_DEAD: crate::Script = crate::Script {
+        name: "work_queue/retry_dead",
+        path: "scripts/work_queue/retry_dead.lua",
+        sha1: "5673db9cb968b78478ca4dbada9e3658385d955f",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
+        flags: &[],
+        summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
+        description: "Beyond the books, for operators (Sidekiq's \"retry all\", BullMQ's `retryJobs`). Each job\ngoes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting\nat its priority. The work per call is bounded; call again while it moves `count`.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs moved", template: None },
+        ],
+        returns: crate::Returns { ty: "uint", doc: "how many left the dead-letter queue (one without a record is dropped)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field these scripts did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(C × log N), C = `count`, N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (Sidekiq's \"retry all\", BullMQ's `retryJobs`). Each job"]
+    #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
+    #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `5673db9cb968b78478ca4dbada9e3658385d955f`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs moved"]
+    #[doc = ""]
+    #[doc = " Returns (`uint`): how many left the dead-letter queue (one without a record is dropped)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a field these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(C × log N), C = `count`, N = the jobs."]
+    pub fn retry_dead(waiting: &str, dead: &str, jobs: &str, signal: &str, count: u64) -> crate::Op<u64> {
+        crate::ScriptCall::new(&RETRY_DEAD).key(waiting).key(dead).key(jobs).key(signal).arg(count).finish()
+    }
+
+    #[doc = " `work_queue/set_delay`: Delays a job that is not running, or promotes a delayed job at once with a delay of 0."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`set_delay()`]."]
+    pub static SET_DELAY: crate::Script = crate::Script {
+        name: "work_queue/set_delay",
+        path: "scripts/work_queue/set_delay.lua",
+        sha1: "00c9ab30938ca8041bdb32d164f8f37e4ac6a512",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
+        flags: &[],
+        summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
+        description: "Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,\nparked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed\njob waits at once at its rank, and a waiting or parked job stays as it is. A leased or\ndead job is left alone (its state says why).",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long from now the job waits before it can be taken; 0 for at once", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, string?)", doc: "whether the job moved, and its state after the call (nil: no job with this id)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Delays a job that is not running, or promotes a delayed job at once with a delay of 0."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,"]
+    #[doc = " parked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed"]
+    #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is. A leased or"]
+    #[doc = " dead job is left alone (its state says why)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `00c9ab30938ca8041bdb32d164f8f37e4ac6a512`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long from now the job waits before it can be taken; 0 for at once"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, string?)`): whether the job moved, and its state after the call (nil: no job with this id)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 2 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
+    pub fn set_delay(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, id: &str, delay: ::std::time::Duration) -> crate::Op<(bool, Option<String>,)> {
+        crate::ScriptCall::new(&SET_DELAY).key(waiting).key(delayed).key(parked).key(jobs).key(signal).arg(id).arg(delay).finish()
+    }
+
+    #[doc = " `work_queue/set_priority`: Changes a job's priority; a waiting or parked job moves to its new place at once."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`set_priority()`]."]
+    pub static SET_PRIORITY: crate::Script = crate::Script {
+        name: "work_queue/set_priority",
+        path: "scripts/work_queue/set_priority.lua",
+        sha1: "207c1734aab3d55d357fe47d8e9d687e20eadd25",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
+        flags: &[],
+        summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
+        description: "Beyond the books, for operators (BullMQ's `changePriority`). The job keeps its arrival\nnumber, so among the jobs of its new priority it stands where its add put it. A\ndelayed, leased or dead job keeps its place and waits at the new priority when it next\nwaits.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "higher is taken first", template: None },
+        ],
+        returns: crate::Returns { ty: "string?", doc: "the job's state; nil when there is no job with this id" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(log N), N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Changes a job's priority; a waiting or parked job moves to its new place at once."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators (BullMQ's `changePriority`). The job keeps its arrival"]
+    #[doc = " number, so among the jobs of its new priority it stands where its add put it. A"]
+    #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
+    #[doc = " waits."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `207c1734aab3d55d357fe47d8e9d687e20eadd25`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `priority` (`uint`, from 0 to 255): higher is taken first"]
+    #[doc = ""]
+    #[doc = " Returns (`string?`): the job's state; nil when there is no job with this id"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 2 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N), N = the jobs."]
+    pub fn set_priority(waiting: &str, parked: &str, jobs: &str, id: &str, priority: u64) -> crate::Op<Option<String>> {
+        crate::ScriptCall::new(&SET_PRIORITY).key(waiting).key(parked).key(jobs).arg(id).arg(priority).finish()
+    }
+
+    #[doc = " `work_queue/settings`: Reads the queue's settings: its limits, its dead-letter cap and its metrics window."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`settings()`]."]
+    pub static SETTINGS: crate::Script = crate::Script {
+        name: "work_queue/settings",
+        path: "scripts/work_queue/settings.lua",
+        sha1: "cc8028d3af8a8aec46059883caa7382eb5c7ecd3",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the queue's settings: its limits, its dead-letter cap and its metrics window.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of\nmetrics.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
+        ],
+        args: &[
+        ],
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint)", doc: "as `configure.lua` takes them, in its order" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the queue's settings: its limits, its dead-letter cap and its metrics window."]
+    #[doc = ""]
+    #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
+    #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of"]
+    #[doc = " metrics."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `cc8028d3af8a8aec46059883caa7382eb5c7ecd3`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint)`): as `configure.lua` takes them, in its order"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn settings(jobs: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64,)> {
+        crate::ScriptCall::new(&SETTINGS).key(jobs).finish()
+    }
+
     #[doc = " `work_queue/take`: Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`take()`]."]
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "7cc309a52c70e2fdf312cd595445fa86ab6f3d35",
+        sha1: "bdc97a40ed9c314d42353f291ee94f182d365f6d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`\njobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the\nway of other groups' jobs) until a job of its group ends or the window passes; every\nother job is taken. Last, it drops the start times of groups idle for a whole\n`group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size\n(`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change\nof `group_rate` starts the ring anew when the group's next job is examined; the old\nstart times, and those of idle groups, are dropped at most 1000 per call, and later\ncalls drop the rest.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11350,27 +12022,21 @@ pub mod work_queue {
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 25 }, doc: "the most jobs taken, and the bound on each chore (4 × `limit` examined)", template: None },
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job whose lease runs out after this many deliveries goes to `dead`", template: None },
-            crate::Param { name: "group_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of one group held at once; 0 for no limit", template: None },
-            crate::Param { name: "group_rate", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of one group started per `group_period`; 0 for no limit", template: None },
-            crate::Param { name: "group_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `group_rate`", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
             crate::Param { name: "done", ty: "string", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(50) }, rule: crate::Rule::Any, doc: "id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and from 7 to 57 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and from 4 to 54 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)" },
-            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or start time that is no count (see above)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank, count, setting or metric these scripts do not write (see above)" },
+            crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or time that is no count (see above)" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see above)" },
             crate::ErrorDoc { code: "BAD_WAITING", doc: "`waiting` holds a job to park at a score that is no rank (see above)" },
         ],
@@ -11391,15 +12057,22 @@ pub mod work_queue {
     #[doc = " whose lease ran out (to `waiting`, or to `dead` once they were delivered"]
     #[doc = " `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and"]
     #[doc = " unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at"]
-    #[doc = " most 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`"]
-    #[doc = " jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the"]
-    #[doc = " way of other groups' jobs) until a job of its group ends or the window passes; every"]
-    #[doc = " other job is taken. Last, it drops the start times of groups idle for a whole"]
-    #[doc = " `group_period`. A group's rate ring, in `groups`: p:\\<g> its starts, z:\\<g> its size"]
-    #[doc = " (`group_rate`), s:\\<g>:\\<i> the start times, o:\\<g> where old start times end. A change"]
-    #[doc = " of `group_rate` starts the ring anew when the group's next job is examined; the old"]
-    #[doc = " start times, and those of idle groups, are dropped at most 1000 per call, and later"]
-    #[doc = " calls drop the rest."]
+    #[doc = " most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,"]
+    #[doc = " or started its rate in jobs in the last period, or was rate-limited by a handler"]
+    #[doc = " (`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job"]
+    #[doc = " of its group ends or the window passes; every other job is taken, while the queue"]
+    #[doc = " holds fewer jobs than its concurrency and started fewer than its rate in its period."]
+    #[doc = " The limits are the queue's own, set by an operator with `configure.lua` and kept in"]
+    #[doc = " `jobs` (#settings), so every worker applies the same ones. Last, it drops the start"]
+    #[doc = " times of groups idle for a whole period, and up to `limit` dead jobs beyond the"]
+    #[doc = " dead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and"]
+    #[doc = " 180 days unless set). A group's rate ring, in `groups`: p:\\<g> its starts, z:\\<g> its"]
+    #[doc = " size (the group rate), s:\\<g>:\\<i> the start times, o:\\<g> where old start times end,"]
+    #[doc = " u:\\<g> until when a handler rate-limited it. A change of the group rate starts the ring"]
+    #[doc = " anew when the group's next job is examined; the old start times, and those of idle"]
+    #[doc = " groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's"]
+    #[doc = " own ring is #qn (its starts) and #qs:\\<i> in `jobs`. The call counts the jobs it acks"]
+    #[doc = " and the leases that ran out in the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -11419,7 +12092,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7cc309a52c70e2fdf312cd595445fa86ab6f3d35`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `bdc97a40ed9c314d42353f291ee94f182d365f6d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11437,34 +12110,28 @@ pub mod work_queue {
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
     #[doc = " - `limit` (`uint`, from 1 to 25): the most jobs taken, and the bound on each chore (4 × `limit` examined)"]
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job whose lease runs out after this many deliveries goes to `dead`"]
-    #[doc = " - `group_concurrency` (`uint`, from 0 to 1000000): the most jobs of one group held at once; 0 for no limit"]
-    #[doc = " - `group_rate` (`uint`, from 0 to 1000): the most jobs of one group started per `group_period`; 0 for no limit"]
-    #[doc = " - `group_period` (`ms`, from 1 to 10000000000 ms): the window of `group_rate`"]
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
     #[doc = " - `done` (`string...`, 0 to 50 values): id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
     #[doc = " Returns (`[(string, string, uint, uint, string, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 10 keys and from 7 to 57 arguments"]
+    #[doc = " - `BAD_ARGS`: not 10 keys and from 4 to 54 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)"]
-    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or start time that is no count (see above)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds a rank, count, setting or metric these scripts do not write (see above)"]
+    #[doc = " - `BAD_GROUPS`: `groups` holds a running count or time that is no count (see above)"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see above)"]
     #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, token: &str, done: &[&str]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
-        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(lease).arg(limit).arg(max_deliveries).arg(group_concurrency).arg(group_rate).arg(group_period).arg(token).args(done).finish()
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&str]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
+        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }
 
@@ -11603,15 +12270,24 @@ pub static ALL: &[&crate::Script] = &[
     &web_session::UPDATE,
     &work_queue::ACK,
     &work_queue::ADD,
+    &work_queue::CLEAN,
+    &work_queue::CONFIGURE,
     &work_queue::COUNTS,
+    &work_queue::DELETE_QUEUE,
     &work_queue::EXTEND,
     &work_queue::JOB,
     &work_queue::LIST,
+    &work_queue::METRICS,
     &work_queue::NACK,
     &work_queue::PAUSE,
     &work_queue::PAUSED,
+    &work_queue::RATE_LIMIT_GROUP,
     &work_queue::REMOVE,
     &work_queue::REQUEUE,
     &work_queue::RESUME,
+    &work_queue::RETRY_DEAD,
+    &work_queue::SET_DELAY,
+    &work_queue::SET_PRIORITY,
+    &work_queue::SETTINGS,
     &work_queue::TAKE,
 ];

@@ -282,6 +282,9 @@ use crate::runtime::show::Bytes;
 use crate::runtime::token;
 use crate::scripts::work_queue as script;
 
+mod operate;
+pub use operate::{Configured, MAX_BULK, MAX_METRICS_MINUTES, Metrics, Minute, Settings};
+
 /// The longest a concurrent worker with jobs still running waits for new work before it
 /// looks for jobs that ended, to ack them.
 const IN_FLIGHT_WAIT: Duration = Duration::from_millis(100);
@@ -415,37 +418,39 @@ impl JobOptions {
         self
     }
 
-    /// The group whose limits the job counts against (see [`GroupLimits`]); not empty.
+    /// The group whose limits the job counts against (see [`Settings::group_limits`]); not
+    /// empty.
     pub fn group(mut self, group: impl Into<String>) -> Self {
         self.group = Some(group.into());
         self
     }
 }
 
-/// Limits per group: how many of a group's jobs may be held at once, and how many may
-/// start per period. Both are off by default.
+/// A concurrency and a rate limit, for each group of a queue or for the whole queue (see
+/// [`Settings`]): how many jobs may be held at once, and how many may start in any span
+/// of a period. Both are off by default.
 ///
 /// ```
 /// use std::time::Duration;
-/// use redis_patterns::work_queue::{GroupLimits, WorkQueue};
+/// use redis_patterns::work_queue::Limits;
 ///
-/// // Each tenant: at most 2 jobs at once, at most 10 started per second.
-/// let limits = GroupLimits::new()
+/// // At most 2 jobs at once, at most 10 started in any second.
+/// let limits = Limits::new()
 ///     .concurrency(2)?
 ///     .rate(10, Duration::from_secs(1))?;
-/// let queue = WorkQueue::new("reports")?.with_group_limits(limits);
+/// assert_eq!(limits.rate_limit(), Some((10, Duration::from_secs(1))));
 /// # Ok::<(), redis_patterns::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupLimits {
+pub struct Limits {
     concurrency: u64,
     rate: u64,
     period: Duration,
 }
 
-impl Default for GroupLimits {
+impl Default for Limits {
     fn default() -> Self {
-        GroupLimits {
+        Limits {
             concurrency: 0,
             rate: 0,
             period: Duration::from_secs(1),
@@ -453,36 +458,38 @@ impl Default for GroupLimits {
     }
 }
 
-impl GroupLimits {
+impl Limits {
     /// No limits.
     pub fn new() -> Self {
-        GroupLimits::default()
+        Limits::default()
     }
 
-    /// At most `max` jobs of one group held at once (1 to 10^6).
+    /// At most `max` jobs held at once (1 to 10^6).
     pub fn concurrency(mut self, max: u64) -> Result<Self> {
-        if max == 0 {
+        if !(1..=1_000_000).contains(&max) {
             return Err(Error::invalid(
-                "group_concurrency",
-                "must be an integer from 1 to 1000000 (leave it unset for no limit), got 0",
+                "concurrency",
+                format!(
+                    "must be an integer from 1 to 1000000 (leave it unset for no limit), got {max}"
+                ),
             ));
         }
-        input::check_param(&script::TAKE.args[3], max)?;
         self.concurrency = max;
         Ok(self)
     }
 
-    /// At most `count` jobs of one group started in any span of `period` (`count` from
-    /// 1 to 1000, `period` from 1 ms to 10^10 ms).
+    /// At most `count` jobs started in any span of `period` (`count` from 1 to 1000,
+    /// `period` whole milliseconds from 1 ms to 10^10 ms).
     pub fn rate(mut self, count: u64, period: Duration) -> Result<Self> {
-        if count == 0 {
+        if !(1..=1000).contains(&count) {
             return Err(Error::invalid(
-                "group_rate",
-                "must be an integer from 1 to 1000 (leave it unset for no limit), got 0",
+                "rate",
+                format!(
+                    "must be an integer from 1 to 1000 (leave it unset for no limit), got {count}"
+                ),
             ));
         }
-        input::check_param(&script::TAKE.args[4], count)?;
-        input::check_param(&script::TAKE.args[5], period)?;
+        input::check_param(&script::CONFIGURE.args[2], period)?;
         self.rate = count;
         self.period = period;
         Ok(self)
@@ -679,11 +686,11 @@ pub enum Nacked {
     },
 }
 
-/// A work queue named `name`, with its settings: the lease, the most deliveries, the
-/// backoff after a failure, and the group limits.
+/// A work queue named `name`, with what its workers apply: the lease, the most
+/// deliveries and the backoff after a failure. The limits, the dead-letter cap and the
+/// metrics window are the queue's own, kept in Redis ([`configure`](Self::configure)).
 ///
-/// The defaults: a 30 s lease, 5 deliveries, an exponential backoff from 1 s to 5 min,
-/// no group limits.
+/// The defaults: a 30 s lease, 5 deliveries, an exponential backoff from 1 s to 5 min.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkQueue {
     name: String,
@@ -691,7 +698,6 @@ pub struct WorkQueue {
     lease: Duration,
     max_deliveries: u32,
     backoff: Backoff,
-    limits: GroupLimits,
 }
 
 /// A queue's ten keys, in the order the scripts take them.
@@ -753,7 +759,6 @@ impl WorkQueue {
                 base: Duration::from_secs(1),
                 max: Duration::from_secs(300),
             },
-            limits: GroupLimits::default(),
         })
     }
 
@@ -777,12 +782,6 @@ impl WorkQueue {
     /// milliseconds up to 10^12 ms (a longer one is cut to that).
     pub fn with_backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = backoff;
-        self
-    }
-
-    /// The limits per group (see [`GroupLimits`]).
-    pub fn with_group_limits(mut self, limits: GroupLimits) -> Self {
-        self.limits = limits;
         self
     }
 
@@ -815,11 +814,6 @@ impl WorkQueue {
     /// The backoff after a failed delivery.
     pub fn backoff(&self) -> Backoff {
         self.backoff
-    }
-
-    /// The limits per group.
-    pub fn group_limits(&self) -> GroupLimits {
-        self.limits
     }
 
     /// Adds a job with priority 0, no delay and no group, unless a job with the same id
@@ -927,9 +921,6 @@ impl WorkQueue {
             self.lease,
             limit,
             u64::from(self.max_deliveries),
-            self.limits.concurrency,
-            self.limits.rate,
-            self.limits.period,
             &token::random(),
             &done,
         )
@@ -985,6 +976,17 @@ impl WorkQueue {
     /// [`nack`](Self::nack) with a delay of the caller's choosing (whole milliseconds up
     /// to 10^12 ms; zero for at once) instead of the backoff.
     pub fn nack_after<R: ToRedisArgs>(&self, job: &Job, delay: Duration, reason: R) -> Op<Nacked> {
+        self.nack_with(job, delay, self.max_deliveries, reason)
+    }
+
+    /// `nack.lua` with the delay and the most deliveries given.
+    fn nack_with<R: ToRedisArgs>(
+        &self,
+        job: &Job,
+        delay: Duration,
+        max_deliveries: u32,
+        reason: R,
+    ) -> Op<Nacked> {
         Op::try_build(|| {
             let reason = input::value("reason", &reason)?;
             let k = &self.keys;
@@ -1000,7 +1002,7 @@ impl WorkQueue {
                 &job.id,
                 &job.token,
                 delay.min(MAX_DELAY),
-                u64::from(self.max_deliveries),
+                u64::from(max_deliveries),
                 &reason,
             );
             Ok(op.map(|(state, at)| {
@@ -1221,8 +1223,11 @@ pub struct WorkReport {
     pub acked: u64,
     /// Jobs the handler failed that will be delivered again.
     pub retried: u64,
-    /// Jobs the handler failed on their last delivery: now in the dead-letter queue.
+    /// Jobs the handler failed on their last delivery, or for good
+    /// ([`JobError::unrecoverable`]): now in the dead-letter queue.
     pub dead: u64,
+    /// Jobs given back with their group held back ([`JobError::rate_limit_group`]).
+    pub held_back: u64,
     /// Jobs whose lease was lost before they ended (the handler outlived the lease and
     /// another worker took the job): their ack or nack changed nothing.
     pub lost: u64,
@@ -1440,9 +1445,109 @@ fn collect_texts(value: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// What a [`Worker`]'s handler asks for a job it could not do, beyond a retry: fail it
+/// for good, or hold its group back for a while. Any error that is [`fmt::Display`]
+/// converts into a [`retry`](Self::retry) (so `?` works in a handler that returns
+/// `Result<(), JobError>`), and a handler may return any `Display` error instead: it is
+/// retried.
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use std::time::Duration;
+/// use redis_patterns::work_queue::{JobError, Stop, WorkQueue};
+///
+/// let client = redis::Client::open("redis://127.0.0.1/")?;
+/// let queue = WorkQueue::new("webhooks")?;
+/// queue.worker().run(&client, &Stop::new(), |job| -> Result<(), JobError> {
+///     let url = std::str::from_utf8(&job.payload).map_err(JobError::unrecoverable)?;
+///     match post(url)? {
+///         429 => Err(JobError::rate_limit_group(Duration::from_secs(30), "429 from the tenant's endpoint")),
+///         _ => Ok(()),
+///     }
+/// })?;
+/// # Ok(()) }
+/// # fn post(_: &str) -> Result<u16, std::io::Error> { Ok(200) }
+/// ```
+///
+/// `JobError` is not itself `Display` (that is what lets every `Display` error convert
+/// into it); [`message`](Self::message) is its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobError {
+    message: String,
+    kind: JobErrorKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobErrorKind {
+    Retry,
+    Unrecoverable,
+    RateLimitGroup(Duration),
+}
+
+impl JobError {
+    /// The job is nacked: retried after the queue's backoff, or dead after its last
+    /// delivery.
+    pub fn retry(why: impl fmt::Display) -> Self {
+        JobError {
+            message: why.to_string(),
+            kind: JobErrorKind::Retry,
+        }
+    }
+
+    /// The job fails for good: dead at once, whatever its delivery count
+    /// ([`WorkQueue::fail`]; BullMQ's `UnrecoverableError`).
+    pub fn unrecoverable(why: impl fmt::Display) -> Self {
+        JobError {
+            message: why.to_string(),
+            kind: JobErrorKind::Unrecoverable,
+        }
+    }
+
+    /// The job's group is held back for `hold` and the job goes back, its delivery not
+    /// counted ([`WorkQueue::rate_limit_group`]; BullMQ Pro's `rateLimitGroup`). A job
+    /// without a group is retried instead.
+    pub fn rate_limit_group(hold: Duration, why: impl fmt::Display) -> Self {
+        JobError {
+            message: why.to_string(),
+            kind: JobErrorKind::RateLimitGroup(hold),
+        }
+    }
+
+    /// The error's text: what a nack keeps as the job's last error.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl<E: fmt::Display> From<E> for JobError {
+    fn from(why: E) -> Self {
+        JobError::retry(why)
+    }
+}
+
+/// What a [`Worker`]'s handler may fail with: any [`fmt::Display`] error (retried), or a
+/// [`JobError`], which says what to do.
+pub trait HandlerError {
+    /// The error as a [`JobError`].
+    fn into_job_error(self) -> JobError;
+}
+
+impl<E: fmt::Display> HandlerError for E {
+    fn into_job_error(self) -> JobError {
+        JobError::retry(self)
+    }
+}
+
+impl HandlerError for JobError {
+    fn into_job_error(self) -> JobError {
+        self
+    }
+}
+
 /// The consumer loop of a [`WorkQueue`]: takes jobs, renews each one's lease every third
 /// of the lease while its handler runs, then acks it (`Ok`) or nacks it with the error's
-/// text and the queue's backoff (`Err`). A finished job is acked in the same call that
+/// text and the queue's backoff (`Err`; a [`JobError`] may ask to fail it for good or to
+/// hold its group back instead). A finished job is acked in the same call that
 /// takes the next ([`ack_and_take`](WorkQueue::ack_and_take)), so a busy worker makes one
 /// round trip per job. With nothing to take it waits for a wake-up
 /// ([`wait_for_work`](WorkQueue::wait_for_work)): a job added to an idle queue starts at
@@ -1590,7 +1695,7 @@ impl Worker<'_> {
     /// The call that ends a job by the handler's result and takes the next one: on
     /// success an [`ack_and_take`](WorkQueue::ack_and_take) (an [`ack`](WorkQueue::ack)
     /// once the loop is asked to stop), on failure a [`nack`](WorkQueue::nack).
-    fn settle<E: fmt::Display>(
+    fn settle<E: HandlerError>(
         &self,
         job: &Job,
         outcome: std::result::Result<(), E>,
@@ -1607,16 +1712,24 @@ impl Worker<'_> {
         op.via(self.mode)
     }
 
-    fn nack<E: fmt::Display>(&self, job: &Job, why: E) -> Op<(Ending, Vec<Job>)> {
-        self.queue
-            .nack(job, why.to_string())
-            .map(|nacked| {
-                Ok(match nacked {
-                    Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
-                    Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
-                })
+    /// The call that ends a failed job as its handler's error asks.
+    fn nack<E: HandlerError>(&self, job: &Job, why: E) -> Op<(Ending, Vec<Job>)> {
+        let why = why.into_job_error();
+        let nacked = |nacked| {
+            Ok(match nacked {
+                Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
+                Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
             })
-            .via(self.mode)
+        };
+        match why.kind {
+            JobErrorKind::RateLimitGroup(hold) if job.group.is_some() => self
+                .queue
+                .rate_limit_group(job, hold)
+                .map(|_| Ok((Ending::HeldBack, Vec::new()))),
+            JobErrorKind::Unrecoverable => self.queue.fail(job, why.message).map(nacked),
+            _ => self.queue.nack(job, why.message).map(nacked),
+        }
+        .via(self.mode)
     }
 
     /// Looks at the server's `maxmemory-policy` as [`on_eviction`](Self::on_eviction)
@@ -1700,7 +1813,7 @@ impl Worker<'_> {
     pub fn run<H, E>(&self, client: &dyn Connect, stop: &Stop, mut handler: H) -> Result<WorkReport>
     where
         H: FnMut(&Job) -> std::result::Result<(), E>,
-        E: fmt::Display,
+        E: HandlerError,
     {
         if self.concurrency > 1 {
             return Err(Error::invalid(
@@ -1788,7 +1901,7 @@ impl Worker<'_> {
     ) -> Result<WorkReport>
     where
         H: Fn(&Job) -> std::result::Result<(), E> + Sync,
-        E: fmt::Display,
+        E: HandlerError,
     {
         use std::sync::Mutex;
         use std::sync::mpsc::{RecvTimeoutError, channel};
@@ -1811,7 +1924,7 @@ impl Worker<'_> {
                         let Ok(job) = next else { return };
                         let outcome =
                             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                handler(&job).map_err(|why| why.to_string())
+                                handler(&job).map_err(HandlerError::into_job_error)
                             }));
                         let outcome = match outcome {
                             Ok(Ok(())) => Outcome::Done,
@@ -1987,7 +2100,7 @@ impl Worker<'_> {
         C: redis::aio::ConnectionLike + Clone + Send,
         H: FnMut(Job) -> F,
         F: std::future::Future<Output = std::result::Result<(), E>>,
-        E: fmt::Display,
+        E: HandlerError,
     {
         use futures_util::future::{Either, select};
 
@@ -2113,7 +2226,7 @@ impl Worker<'_> {
         C: redis::aio::ConnectionLike + Clone + Send,
         H: FnMut(Job) -> F,
         F: std::future::Future<Output = std::result::Result<(), E>>,
-        E: fmt::Display,
+        E: HandlerError,
     {
         use futures_util::future::{Either, FutureExt, select};
         use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -2151,7 +2264,7 @@ impl Worker<'_> {
                         }
                     }
                 };
-                (job, outcome.map_err(|why| why.to_string()))
+                (job, outcome.map_err(HandlerError::into_job_error))
             }
         };
         let release = |job: &Job| {
@@ -2161,7 +2274,7 @@ impl Worker<'_> {
         };
         let mut running = FuturesUnordered::new();
         let mut finished: Vec<Job> = Vec::new();
-        let mut ended: Vec<(Job, std::result::Result<(), String>)> = Vec::new();
+        let mut ended: Vec<(Job, std::result::Result<(), JobError>)> = Vec::new();
         loop {
             while let Some(Some(one)) = running.next().now_or_never() {
                 ended.push(one);
@@ -2311,7 +2424,7 @@ async fn retry_pause_async(pause: &mut Duration) {
 /// What a handler thread of [`Worker::run_concurrent`] hands back.
 enum Outcome {
     Done,
-    Failed(String),
+    Failed(JobError),
     Panicked(Box<dyn std::any::Any + Send>),
 }
 
@@ -2410,6 +2523,7 @@ enum Ending {
     Acked,
     Retried,
     Dead,
+    HeldBack,
 }
 
 impl WorkReport {
@@ -2418,6 +2532,7 @@ impl WorkReport {
             Ok(Ending::Acked) => self.acked += 1,
             Ok(Ending::Retried) => self.retried += 1,
             Ok(Ending::Dead) => self.dead += 1,
+            Ok(Ending::HeldBack) => self.held_back += 1,
             Err(err) if err.code() == Some(LEASE_LOST) => self.lost += 1,
             Err(err) => return Err(err),
         }

@@ -11,6 +11,17 @@ local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
 
+-- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
+-- not write.
+local function parse_parked(member)
+  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
+  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
+  rank = rank and tonumber(rank)
+  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
+    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+  end
+end
+
 -- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
@@ -88,10 +99,118 @@ local function held_group(jobs_hash, job_id, job_token)
   return group
 end
 
+-- The rank of a job of `priority` behind every job of that priority now: the next arrival
+-- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
+-- 10^13 so that a rank stays exact in a double.
+local function next_rank(jobs_hash, job_priority)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  if seq >= 10000000000000 then
+    seq = 1
+    redis.call('HSET', jobs_hash, '#seq', seq)
+  end
+  return (255 - job_priority) * 10000000000000 + seq
+end
+
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+end
+
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
 local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
+  drop_record(jobs_hash, job_id)
+end
+
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  if slot then
+    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+    c = c and safe_integer(c, 0, 999999999999999)
+    f = f and safe_integer(f, 0, 999999999999999)
+    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+        .. ', not what these scripts write')
+    end
+    -- A slot of an older minute starts again from 0.
+    if tonumber(at_minute) == minute then
+      m.slot = { c, f }
+    end
+  end
+  return m
+end
+
+-- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
+-- `failed` deliveries that failed (a nack, or a lease that ran out), `died` of them dead.
+local function count_ends(jobs_hash, m, completed, failed, died)
+  if not m or completed + failed == 0 then
+    return
+  end
+  redis.call('HSET', jobs_hash,
+    '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
+    m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
+end
+
+-- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
+-- `at`, then those beyond the newest `max_count`; how many went.
+local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local over = redis.call('ZCARD', dead_set) - #gone - max_count
+  if over > 0 and #gone < budget then
+    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+  end
+  for _, job_id in ipairs(gone) do
+    drop_record(jobs_hash, job_id)
+  end
+  if #gone > 0 then
+    redis.call('ZREM', dead_set, unpack(gone))
+  end
+  return #gone
 end

@@ -23,7 +23,7 @@
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
---- @uses wake_workers
+--- @uses wake_workers next_rank
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -94,6 +94,17 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
+-- The rank of a job of `priority` behind every job of that priority now: the next arrival
+-- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
+-- 10^13 so that a rank stays exact in a double.
+local function next_rank(jobs_hash, job_priority)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  if seq >= 10000000000000 then
+    seq = 1
+    redis.call('HSET', jobs_hash, '#seq', seq)
+  end
+  return (255 - job_priority) * 10000000000000 + seq
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, signal }) do
@@ -107,26 +118,22 @@ if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 
--- Arrival numbers wrap after 10^13 so that a rank stays exact in a double.
-local seq = redis.call('HINCRBY', jobs, '#seq', 1)
-if seq >= 10000000000000 then
-  seq = 1
-  redis.call('HSET', jobs, '#seq', seq)
-end
-local rank = (255 - priority) * 10000000000000 + seq
+local rank = next_rank(jobs, priority)
 local state = 'waiting'
+local time = redis.call('TIME')
+-- When the job is first ready (a: in `jobs`): the age metrics.lua reports of the next job.
+local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
 if delay > 0 then
   state = 'delayed'
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  redis.call('ZADD', delayed, now + delay, id)
+  redis.call('ZADD', delayed, ready, id)
 else
   redis.call('ZADD', waiting, rank, id)
   wake_workers(signal)
 end
 if group ~= '' then
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'g:' .. id, group)
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready,
+    'g:' .. id, group)
 else
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0)
+  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready)
 end
 return { 1, state }

@@ -5,7 +5,10 @@
 --- an operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it
 --- (`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes
 --- straight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:
---- a fixed one, or a backoff that grows with the delivery count.
+--- a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
+--- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
+--- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
+--- `configure.lua` sets (by count and by age).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -27,10 +30,10 @@
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
---- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -185,6 +188,98 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+end
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  if slot then
+    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+    c = c and safe_integer(c, 0, 999999999999999)
+    f = f and safe_integer(f, 0, 999999999999999)
+    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+        .. ', not what these scripts write')
+    end
+    -- A slot of an older minute starts again from 0.
+    if tonumber(at_minute) == minute then
+      m.slot = { c, f }
+    end
+  end
+  return m
+end
+-- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
+-- `failed` deliveries that failed (a nack, or a lease that ran out), `died` of them dead.
+local function count_ends(jobs_hash, m, completed, failed, died)
+  if not m or completed + failed == 0 then
+    return
+  end
+  redis.call('HSET', jobs_hash,
+    '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
+    m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
+end
+-- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
+-- `at`, then those beyond the newest `max_count`; how many went.
+local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local over = redis.call('ZCARD', dead_set) - #gone - max_count
+  if over > 0 and #gone < budget then
+    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+  end
+  for _, job_id in ipairs(gone) do
+    drop_record(jobs_hash, job_id)
+  end
+  if #gone > 0 then
+    redis.call('ZREM', dead_set, unpack(gone))
+  end
+  return #gone
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
@@ -216,6 +311,15 @@ if group then
     return bad
   end
 end
+local settings, metrics
+settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
+if bad then
+  return bad
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
@@ -226,8 +330,12 @@ end
 if tonumber(deliveries) >= max_deliveries then
   redis.call('ZADD', dead, now, id)
   redis.call('HSET', jobs, 's:' .. id, 'dead')
+  count_ends(jobs, metrics, 0, 1, 1)
+  -- Two for each that dies: the set comes back under its cap after a lowering.
+  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   return { 'dead', now }
 end
+count_ends(jobs, metrics, 0, 1, 0)
 if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
   redis.call('HSET', jobs, 's:' .. id, 'delayed')

@@ -13,6 +13,7 @@
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
+--- @uses drop_record
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -70,6 +71,14 @@ if jobs ~= tag_of_keys .. ':jobs' then
       'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+end
+-- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, dead, parked }) do
   redis.call('ZCARD', zset)
@@ -93,5 +102,5 @@ else
   redis.call('ZREM', delayed, id)
   redis.call('ZREM', dead, id)
 end
-redis.call('HDEL', jobs, 'd:' .. id, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+drop_record(jobs, id)
 return { 1, state }

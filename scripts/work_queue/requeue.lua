@@ -13,7 +13,7 @@
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses wake_workers
+--- @uses wake_workers next_rank
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -73,6 +73,17 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
+-- The rank of a job of `priority` behind every job of that priority now: the next arrival
+-- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
+-- 10^13 so that a rank stays exact in a double.
+local function next_rank(jobs_hash, job_priority)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  if seq >= 10000000000000 then
+    seq = 1
+    redis.call('HSET', jobs_hash, '#seq', seq)
+  end
+  return (255 - job_priority) * 10000000000000 + seq
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, dead, signal }) do
@@ -90,12 +101,7 @@ if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
 local priority = 255 - math.floor(tonumber(old_rank) / 10000000000000)
-local seq = redis.call('HINCRBY', jobs, '#seq', 1)
-if seq >= 10000000000000 then
-  seq = 1
-  redis.call('HSET', jobs, '#seq', seq)
-end
-local rank = (255 - priority) * 10000000000000 + seq
+local rank = next_rank(jobs, priority)
 redis.call('ZREM', dead, id)
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)

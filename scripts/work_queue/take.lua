@@ -7,15 +7,22 @@
 --- whose lease ran out (to `waiting`, or to `dead` once they were delivered
 --- `max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and
 --- unparks up to `limit` jobs of groups whose rate window has passed. Then it examines at
---- most 4 × `limit` waiting jobs: a job whose group already runs `group_concurrency`
---- jobs, or started `group_rate` jobs in the last `group_period`, is parked (out of the
---- way of other groups' jobs) until a job of its group ends or the window passes; every
---- other job is taken. Last, it drops the start times of groups idle for a whole
---- `group_period`. A group's rate ring, in `groups`: p:<g> its starts, z:<g> its size
---- (`group_rate`), s:<g>:<i> the start times, o:<g> where old start times end. A change
---- of `group_rate` starts the ring anew when the group's next job is examined; the old
---- start times, and those of idle groups, are dropped at most 1000 per call, and later
---- calls drop the rest.
+--- most 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,
+--- or started its rate in jobs in the last period, or was rate-limited by a handler
+--- (`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job
+--- of its group ends or the window passes; every other job is taken, while the queue
+--- holds fewer jobs than its concurrency and started fewer than its rate in its period.
+--- The limits are the queue's own, set by an operator with `configure.lua` and kept in
+--- `jobs` (#settings), so every worker applies the same ones. Last, it drops the start
+--- times of groups idle for a whole period, and up to `limit` dead jobs beyond the
+--- dead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and
+--- 180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its
+--- size (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,
+--- u:<g> until when a handler rate-limited it. A change of the group rate starts the ring
+--- anew when the group's next job is examined; the old start times, and those of idle
+--- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
+--- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
+--- and the leases that ran out in the queue's metrics (see `metrics.lua`).
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -47,28 +54,23 @@
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
---- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
---- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
---- @arg group_period ms 1..=10^10       the window of `group_rate`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 10 keys and from 7 to 57 arguments
+--- @error BAD_ARGS               not 10 keys and from 4 to 54 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
---- @error BAD_GROUP_CONCURRENCY  not an integer within its range
---- @error BAD_GROUP_RATE         not an integer within its range
---- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_TOKEN              not 32 hex digits
 --- @error BAD_DONE               an id without its token: `done` holds an odd number of values
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
---- @error BAD_JOBS               `jobs` holds a rank or delivery count that is no count, or a #paused but 1 (see above)
---- @error BAD_GROUPS             `groups` holds a running count or start time that is no count (see above)
+--- @error BAD_JOBS               `jobs` holds a rank, count, setting or metric these scripts do not write (see above)
+--- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
+--- @uses settings_of metrics_at count_ends trim_dead drop_record
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -95,8 +97,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 10 or #ARGV < 7 or #ARGV > 57 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and from 7 to 57 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 10 or #ARGV < 4 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 10 keys and from 4 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -122,21 +124,7 @@ if not max_deliveries or max_deliveries > 1000 then
   return redis.error_reply(
       'BAD_MAX_DELIVERIES max_deliveries must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
 end
-local group_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
-if not group_concurrency or group_concurrency > 1000000 then
-  return redis.error_reply(
-      'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
-end
-local group_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
-if not group_rate or group_rate > 1000 then
-  return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
-end
-local group_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
-if not group_period or group_period > 10000000000 then
-  return redis.error_reply(
-      'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
-end
-local token = ARGV[7]
+local token = ARGV[4]
 if #token ~= 32 or string.find(token, '%X') then
   return redis.error_reply('BAD_TOKEN token must be 32 hex digits, got ' .. shown(token))
 end
@@ -249,12 +237,103 @@ local function held_group(jobs_hash, job_id, job_token)
   end
   return group
 end
+-- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
+local function drop_record(jobs_hash, job_id)
+  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
 local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
-  redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id)
+  drop_record(jobs_hash, job_id)
+end
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  if slot then
+    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+    c = c and safe_integer(c, 0, 999999999999999)
+    f = f and safe_integer(f, 0, 999999999999999)
+    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+        .. ', not what these scripts write')
+    end
+    -- A slot of an older minute starts again from 0.
+    if tonumber(at_minute) == minute then
+      m.slot = { c, f }
+    end
+  end
+  return m
+end
+-- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
+-- `failed` deliveries that failed (a nack, or a lease that ran out), `died` of them dead.
+local function count_ends(jobs_hash, m, completed, failed, died)
+  if not m or completed + failed == 0 then
+    return
+  end
+  redis.call('HSET', jobs_hash,
+    '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
+    m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
+end
+-- Drops up to `budget` dead jobs, oldest first: those dead for longer than `max_age` ms at
+-- `at`, then those beyond the newest `max_count`; how many went.
+local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
+  local gone = redis.call('ZRANGE', dead_set, '-inf', at - max_age, 'BYSCORE', 'LIMIT', 0, budget)
+  local over = redis.call('ZCARD', dead_set) - #gone - max_count
+  if over > 0 and #gone < budget then
+    gone = redis.call('ZRANGE', dead_set, 0, #gone + math.min(over, budget - #gone) - 1)
+  end
+  for _, job_id in ipairs(gone) do
+    drop_record(jobs_hash, job_id)
+  end
+  if #gone > 0 then
+    redis.call('ZREM', dead_set, unpack(gone))
+  end
+  return #gone
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
@@ -273,8 +352,22 @@ if paused and paused ~= '1' then
 end
 local take_limit = paused and 0 or limit
 
+-- The queue's limits, dead-letter cap and metrics window (configure.lua).
+local settings, bad_settings = settings_of(jobs)
+if not settings then
+  return bad_settings
+end
+local group_concurrency = settings.group_concurrency
+local group_rate = settings.group_rate
+local group_period = settings.group_period
+local queue_rate = settings.queue_rate
+
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local metrics, bad_metrics = metrics_at(jobs, now, settings.metrics_minutes)
+if metrics == nil then
+  return bad_metrics
+end
 
 -- Stored counts are checked before they are used; an error reply names the field.
 local function bad_jobs(what, value)
@@ -335,7 +428,7 @@ end
 
 -- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
 -- held under its token and named once.
-local done = { unpack(ARGV, 8) }
+local done = { unpack(ARGV, 5) }
 if #done % 2 == 1 then
   return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
 end
@@ -369,6 +462,7 @@ end
 -- delivery, and its group's slot is released.
 local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit) or {}
 local records, released = {}, {}
+local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
   local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
@@ -381,6 +475,10 @@ for i, id in ipairs(lapsed) do
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
     records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    lapses = lapses + 1
+    if rank then
+      deaths = deaths + (records[i].dead and 1 or 0)
+    end
     if group then
       local first, bad = ending(group)
       if bad then
@@ -393,6 +491,13 @@ for i, id in ipairs(lapsed) do
       arriving[id] = records[i].rank
     end
   end
+end
+
+-- The queue's concurrency: no more jobs held than it allows, once this call's acks and
+-- handed-back leases are written.
+if settings.queue_concurrency > 0 then
+  local held = cards[leased] - #finished - lapses
+  take_limit = math.max(0, math.min(take_limit, settings.queue_concurrency - held))
 end
 
 -- 2. Delayed jobs that are due.
@@ -499,10 +604,55 @@ table.sort(queue, function(a, b)
   end
   return bytes_less(a.id, b.id)
 end)
+-- The queue's rate ring (#qn its starts, #qs:<i> the start times, in `jobs`), as the
+-- groups' rings: a job starts only while the oldest of the last `queue_rate` starts is a
+-- whole period old.
+local queue_ring
+if queue_rate > 0 then
+  local started = redis.call('HGET', jobs, '#qn')
+  if started and not safe_integer(started, 0, 999999999999999) then
+    return bad_jobs('the start count #qn', started)
+  end
+  queue_ring = { started = tonumber(started or '0'), slots = {} }
+end
+local function queue_may_start()
+  if not queue_ring or queue_ring.started < queue_rate then
+    return true
+  end
+  local slot = queue_ring.started % queue_rate
+  if not queue_ring.slots[slot] then
+    local stored = redis.call('HGET', jobs, '#qs:' .. slot)
+    queue_ring.slots[slot] = stored and safe_integer(stored, 0, 999999999999999)
+    if not queue_ring.slots[slot] then
+      return nil, bad_jobs('start time #qs:' .. slot, stored or '')
+    end
+  end
+  return queue_ring.slots[slot] + settings.queue_period <= now
+end
+-- Until when a handler rate-limited a group (rate_limit_group.lua): 0 for never.
+local limited = {}
+local function limited_until(group)
+  if limited[group] == nil then
+    local stored = redis.call('HGET', groups, 'u:' .. group)
+    limited[group] = stored and safe_integer(stored, 0, 999999999999999)
+    if stored and not limited[group] then
+      return nil, bad_groups('the hold-back time of group ' .. shown(group), stored)
+    end
+    limited[group] = limited[group] or 0
+  end
+  return limited[group]
+end
+
 local plan = {}
 local count = 0
 for _, head in ipairs(queue) do
   if count >= take_limit or #plan >= 4 * limit then
+    break
+  end
+  local may_start, bad_ring = queue_may_start()
+  if bad_ring then
+    return bad_ring
+  elseif not may_start then
     break
   end
   local id = head.id
@@ -524,8 +674,16 @@ for _, head in ipairs(queue) do
     if bad then
       return bad
     end
+    local held_back
+    held_back, bad = limited_until(group)
+    if bad then
+      return bad
+    end
     if group_concurrency > 0 and held >= group_concurrency then
       step.park = true
+    elseif held_back > now then
+      step.park = true
+      step.wake = held_back
     elseif group_rate > 0 then
       local ring = ring_of(group)
       if ring.started >= group_rate then
@@ -554,6 +712,11 @@ for _, head in ipairs(queue) do
   if payload and not step.park then
     step.payload = payload
     count = count + 1
+    if queue_ring then
+      step.queue_slot = queue_ring.started % queue_rate
+      queue_ring.slots[step.queue_slot] = now
+      queue_ring.started = queue_ring.started + 1
+    end
     if group then
       running[group] = running[group] + 1
       if group_rate > 0 then
@@ -660,7 +823,7 @@ for _, step in ipairs(plan) do
   local id = step.id
   redis.call('ZREM', waiting, id)
   if step.drop then
-    redis.call('HDEL', jobs, 's:' .. id, 'r:' .. id, 'n:' .. id, 'g:' .. id, 't:' .. id, 'e:' .. id)
+    drop_record(jobs, id)
   elseif step.park then
     redis.call('ZADD', parked, 0, step.member)
     redis.call('HSET', jobs, 's:' .. id, 'parked')
@@ -673,6 +836,9 @@ for _, step in ipairs(plan) do
     local deadline = now + lease
     redis.call('ZADD', leased, deadline, id)
     redis.call('HSET', jobs, 's:' .. id, 'leased', 't:' .. id, held)
+    if step.queue_slot then
+      redis.call('HSET', jobs, '#qs:' .. step.queue_slot, now, '#qn', queue_ring.started)
+    end
     if step.group then
       redis.call('HINCRBY', groups, 'r:' .. step.group, 1)
       if step.slot then
@@ -728,6 +894,22 @@ for _, group in ipairs(quiet) do
       redis.call('ZREM', idle, group)
     end
   end
+  -- A hold-back time (rate_limit_group.lua) goes once it has passed; until then the group
+  -- stays due for it. One that is no time is dropped: it only ever held jobs back.
+  local until_ms = redis.call('HGET', groups, 'u:' .. group)
+  until_ms = until_ms and (safe_integer(until_ms, 0, 999999999999999) or 0)
+  if until_ms and until_ms > now then
+    redis.call('ZADD', idle, 'GT', until_ms, group)
+  elseif until_ms then
+    redis.call('HDEL', groups, 'u:' .. group)
+  end
+end
+
+-- The jobs this call acked and the leases that ran out count in the metrics; the
+-- dead-letter set keeps to its cap.
+count_ends(jobs, metrics, #finished, lapses, deaths)
+if cards[dead] + deaths > 0 then
+  trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, limit)
 end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):

@@ -330,6 +330,7 @@ fn every_script_answers_the_type_its_header_states() {
             "session/create second: TOKEN_TAKEN",
             "work_queue/ack second: LEASE_LOST",
             "work_queue/nack second: LEASE_LOST",
+            "work_queue/rate_limit_group second: LEASE_LOST",
             "work_queue/take second: LEASE_LOST",
         ]
     );
@@ -361,11 +362,14 @@ pub(crate) fn prepare(
         }
         "work_queue/take" => {
             // Job x, held under the token 1, below: take acks it first (`done`).
-            args[6] = "0123456789abcdef0123456789abcdef".into();
-            args.truncate(7);
+            args[3] = "0123456789abcdef0123456789abcdef".into();
+            args.truncate(4);
             args.extend(["x".into(), "1".into()]);
         }
-        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" => args[1] = "1".into(),
+        "work_queue/ack"
+        | "work_queue/extend"
+        | "work_queue/nack"
+        | "work_queue/rate_limit_group" => args[1] = "1".into(),
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
         // A party that arrives (no generation yet) at a barrier of two, and waits.
@@ -389,7 +393,11 @@ pub(crate) fn prepare(
                 ],
             );
         }
-        "work_queue/ack" | "work_queue/extend" | "work_queue/nack" | "work_queue/take" => {
+        "work_queue/ack"
+        | "work_queue/extend"
+        | "work_queue/nack"
+        | "work_queue/take"
+        | "work_queue/rate_limit_group" => {
             harness::cmd(
                 con,
                 &[
@@ -408,6 +416,9 @@ pub(crate) fn prepare(
                 ],
             );
             harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
+            if name == "work_queue/rate_limit_group" {
+                harness::cmd(con, &["HSET", &key("jobs"), "g:x", "g"]);
+            }
         }
         // Subscription x, at the start of a stream that holds message 1.
         "reliable_topic/ack" | "reliable_topic/poll" => {
@@ -1216,15 +1227,7 @@ mod outside_client {
                     con,
                     &scripts::work_queue::TAKE,
                     &all,
-                    &[
-                        "60000",
-                        "1",
-                        "3",
-                        "2",
-                        "0",
-                        "1000",
-                        "0123456789abcdef0123456789abcdef",
-                    ],
+                    &["60000", "1", "3", "0123456789abcdef0123456789abcdef"],
                 ),
                 "BAD_GROUPS",
             );

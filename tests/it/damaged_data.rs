@@ -514,7 +514,15 @@ mod found {
     use std::time::Duration;
 
     use redis_patterns::catalog;
-    use redis_patterns::work_queue::{GroupLimits, Job, JobOptions, State, WorkQueue};
+    use redis_patterns::work_queue::{Job, JobOptions, Limits, Settings, State, WorkQueue};
+
+    /// Sets `limits` for each group of `queue`, in Redis.
+    fn limit_groups(con: &mut redis::Connection, queue: &WorkQueue, limits: Limits) {
+        queue
+            .configure(&Settings::new().group_limits(limits))
+            .run(con)
+            .unwrap();
+    }
 
     use crate::contract::{keys_for, valid_call};
     use crate::harness::{self, assert_code};
@@ -712,8 +720,8 @@ mod found {
         let queue = WorkQueue::new("q")
             .unwrap()
             .with_lease(Duration::from_millis(50))
-            .unwrap()
-            .with_group_limits(GroupLimits::new().concurrency(1).unwrap());
+            .unwrap();
+        limit_groups(&mut con, &queue, Limits::new().concurrency(1).unwrap());
         queue
             .add_with("j", "payload", JobOptions::new().group("g"))
             .run(&mut con)
@@ -738,10 +746,11 @@ mod found {
     fn a_foreign_parked_member_keeps_a_groups_wake_entry() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        let queue = WorkQueue::new("q").unwrap().with_group_limits(
-            GroupLimits::new()
-                .rate(1, Duration::from_millis(50))
-                .unwrap(),
+        let queue = WorkQueue::new("q").unwrap();
+        limit_groups(
+            &mut con,
+            &queue,
+            Limits::new().rate(1, Duration::from_millis(50)).unwrap(),
         );
         for id in ["a", "b"] {
             queue
@@ -815,10 +824,10 @@ mod found {
         ];
         let rank = ["ZADD", "@waiting", "2", "w"];
         let running = ["HSET", "@groups", "r:g", "9223372036854775807"];
-        let token = (6, "0123456789abcdef0123456789abcdef");
+        let token = (3, "0123456789abcdef0123456789abcdef");
         refused(
             "work_queue/take",
-            &[token, (3, "0"), (8, "x")],
+            &[token, (5, "x")],
             &[&held, &lease, &waiting, &rank, &running],
             "BAD_GROUPS",
         );
@@ -830,10 +839,11 @@ mod found {
     fn a_damaged_start_time_takes_no_job_before_it() {
         let db = harness::fresh_db();
         let mut con = db.con();
-        let queue = WorkQueue::new("q").unwrap().with_group_limits(
-            GroupLimits::new()
-                .rate(1, Duration::from_secs(3600))
-                .unwrap(),
+        let queue = WorkQueue::new("q").unwrap();
+        limit_groups(
+            &mut con,
+            &queue,
+            Limits::new().rate(1, Duration::from_secs(3600)).unwrap(),
         );
         queue.add("a", "a").run(&mut con).unwrap();
         queue

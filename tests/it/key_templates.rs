@@ -751,6 +751,19 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.pause(), &n, &[]);
     c.check(queue.resume(), &n, &[]);
     c.check(queue.is_paused(), &n, &[]);
+    c.check(queue.configure(&work_queue::Settings::new()), &n, &[]);
+    c.check(queue.settings(), &n, &[]);
+    c.check(queue.metrics(10), &n, &[]);
+    c.check(
+        queue.rate_limit_group(&job, std::time::Duration::from_secs(1)),
+        &n,
+        &[],
+    );
+    c.check(queue.retry_dead(10), &n, &[]);
+    c.check(queue.clean(work_queue::State::Waiting, 10), &n, &[]);
+    c.check(queue.delete(10, false), &n, &[]);
+    c.check(queue.set_priority("1", 3), &n, &[]);
+    c.check(queue.set_delay("1", std::time::Duration::ZERO), &n, &[]);
 
     let name = pick(tagged, "exports", "{tenant:7}:exports");
     let sem = redis_patterns::semaphore::Semaphore::new(name).unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use redis_patterns::Error;
 use redis_patterns::scripts::work_queue as script;
 use redis_patterns::work_queue::{
-    Added, Backoff, GroupLimits, Job, JobOptions, LEASE_LOST, Nacked, Removed, State, Stop,
+    Added, Backoff, Job, JobOptions, LEASE_LOST, Limits, Nacked, Removed, Settings, State, Stop,
     WorkQueue,
 };
 
@@ -146,8 +146,13 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.counts());
 
     t.note("groups: at most 2 running per tenant, at most 3 started per 400 ms");
-    let limits = GroupLimits::new().concurrency(2).unwrap();
-    let queue = queue.with_group_limits(limits.rate(3, Duration::from_millis(400)).unwrap());
+    let limits = Limits::new().concurrency(2).unwrap();
+    let limits = limits.rate(3, Duration::from_millis(400)).unwrap();
+    let _ = step!(
+        t,
+        con,
+        queue.configure(&Settings::new().group_limits(limits))
+    );
     for id in ["t1-1", "t1-2", "t1-3", "t1-4"] {
         queue
             .add_with(id, "report", JobOptions::new().group("t1"))
@@ -211,12 +216,90 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let resumed = take(&mut t, con, &queue, 10);
     let _ = step!(t, con, queue.ack(&resumed[0]).map(|_| Ok("acked p1")));
     let left: redis::RedisResult<Vec<String>> = redis::cmd("HKEYS").arg(queue.keys()[5]).query(con);
+    let left = left.map(|fields| {
+        let mut fields: Vec<String> = fields
+            .into_iter()
+            .filter(|f| !f.starts_with("#m:"))
+            .collect();
+        fields.sort();
+        fields
+    });
     t.step(
-        "HKEYS {work_queue:mail}:jobs (no job leaves a field behind)",
+        "HKEYS {work_queue:mail}:jobs (no job leaves a field behind; the per-minute slot, named by the clock, left out)",
         left.map_err(Error::Redis),
     )
     .unwrap();
-    redis::cmd("DEL").arg(&queue.keys()).exec(con).unwrap();
+
+    t.note("operators: the queue's settings and metrics, per-job and bulk changes");
+    let _ = step!(t, con, queue.settings());
+    let summary = |m: redis_patterns::work_queue::Metrics| {
+        let done: u64 = m.minutes.iter().map(|r| r.completed).sum();
+        let failed: u64 = m.minutes.iter().map(|r| r.failed).sum();
+        Ok(format!(
+            "{:?}; in all {} completed, {} failed, {} dead; last {} minutes: {done} completed, {failed} failed",
+            m.counts,
+            m.completed,
+            m.failed,
+            m.dead,
+            m.minutes.len()
+        ))
+    };
+    let _ = step!(t, con, queue.metrics(60).map(summary));
+    for id in ["x1", "x2", "x3"] {
+        queue.add(id, id).in_mode().run(con).unwrap();
+    }
+    t.note("added x1, x2, x3");
+    let _ = step!(t, con, queue.set_priority("x3", 9));
+    let _ = step!(t, con, queue.set_priority("none", 9));
+    let first = take(&mut t, con, &queue, 1);
+    let _ = step!(
+        t,
+        con,
+        queue
+            .fail(&first[0], "malformed address")
+            .map(|nacked| Ok(matches!(nacked, Nacked::Dead { .. })))
+    );
+    let _ = step!(t, con, queue.set_delay("x1", Duration::from_secs(3600)));
+    let _ = step!(t, con, queue.set_delay("x3", Duration::from_secs(3600)));
+    let _ = step!(t, con, queue.promote("x1"));
+    let _ = step!(t, con, queue.retry_dead(10));
+    let _ = step!(t, con, queue.clean(State::Waiting, 2));
+    let _ = step!(t, con, queue.clean(State::Waiting, 2));
+    let _ = step!(t, con, queue.counts());
+    let _ = step!(t, con, queue.metrics(60).map(summary));
+    queue
+        .add_with("g1", "call", JobOptions::new().group("t9"))
+        .in_mode()
+        .run(con)
+        .unwrap();
+    t.note("added g1 in group t9");
+    let held = take(&mut t, con, &queue, 10);
+    let _ = step!(
+        t,
+        con,
+        queue
+            .rate_limit_group(&held[0], Duration::from_secs(3600))
+            .map(|_| Ok("t9 held back for an hour"))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue
+            .job("g1")
+            .map(|j| Ok(j.map(|j| (j.state, j.deliveries))))
+    );
+    queue.add("r1", "run").in_mode().run(con).unwrap();
+    t.note("added r1");
+    take(&mut t, con, &queue, 10);
+    let _ = step!(t, con, queue.delete(10, false));
+    let _ = step!(t, con, queue.pause());
+    let _ = step!(t, con, queue.delete(10, false));
+    let _ = step!(t, con, queue.delete(1, true));
+    let _ = step!(t, con, queue.delete(10, true));
+    let _ = step!(t, con, queue.delete(10, true));
+    let exists: redis::RedisResult<u64> = redis::cmd("EXISTS").arg(&queue.keys()).query(con);
+    t.step("EXISTS <the ten keys>", exists.map_err(Error::Redis))
+        .unwrap();
     t
 }
 
@@ -393,14 +476,16 @@ fn invariants<C: redis::ConnectionLike + Send>(connect: impl Fn() -> C + Sync, n
         .unwrap()
         .with_max_deliveries(MAX_DELIVERIES)
         .unwrap()
-        .with_backoff(Backoff::Fixed(BACKOFF))
-        .with_group_limits(
-            GroupLimits::new()
-                .concurrency(CONCURRENCY as u64)
-                .unwrap()
-                .rate(RATE as u64, Duration::from_millis(PERIOD_MS))
-                .unwrap(),
-        );
+        .with_backoff(Backoff::Fixed(BACKOFF));
+    limit_groups(
+        &mut connect(),
+        &queue,
+        Limits::new()
+            .concurrency(CONCURRENCY as u64)
+            .unwrap()
+            .rate(RATE as u64, Duration::from_millis(PERIOD_MS))
+            .unwrap(),
+    );
     let produced = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let (added, deliveries) = thread::scope(|scope| {
@@ -816,20 +901,17 @@ fn bad_input_is_refused_and_writes_nothing() {
         WorkQueue::new("q").unwrap().with_max_deliveries(1001),
         "max_deliveries",
     );
-    assert_invalid(GroupLimits::new().concurrency(0), "group_concurrency");
+    assert_invalid(Limits::new().concurrency(0), "concurrency");
+    assert_invalid(Limits::new().concurrency(1_000_001), "concurrency");
+    assert_invalid(Limits::new().rate(0, Duration::from_secs(1)), "rate");
+    assert_invalid(Limits::new().rate(1001, Duration::from_secs(1)), "rate");
+    assert_invalid(Limits::new().rate(1, Duration::ZERO), "group_period");
     assert_invalid(
-        GroupLimits::new().concurrency(1_000_001),
-        "group_concurrency",
+        Settings::new().dead_letters(0, Duration::from_secs(1)),
+        "dead_max",
     );
-    assert_invalid(
-        GroupLimits::new().rate(0, Duration::from_secs(1)),
-        "group_rate",
-    );
-    assert_invalid(
-        GroupLimits::new().rate(1001, Duration::from_secs(1)),
-        "group_rate",
-    );
-    assert_invalid(GroupLimits::new().rate(1, Duration::ZERO), "group_period");
+    assert_invalid(Settings::new().metrics_minutes(10_081), "metrics_minutes");
+    assert_invalid(queue.clean(State::Leased, 10).run(&mut con), "state");
     assert_invalid(queue.add("", "x").run(&mut con), "id");
     assert_invalid(
         queue.add("e", vec!["two", "values"]).run(&mut con),
@@ -896,7 +978,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         (&[random, "a"], "BAD_DONE"),
     ];
     for (rest, code) in takes {
-        let mut args = vec!["1000", "1", "1", "0", "0", "1"];
+        let mut args = vec!["1000", "1", "1"];
         args.extend_from_slice(rest);
         let keys = keys_of(&queue, &script::TAKE);
         assert_code(harness::eval(&mut con, &script::TAKE, &keys, &args), code);
@@ -910,9 +992,9 @@ fn bad_input_is_refused_and_writes_nothing() {
             "BAD_LEASE",
         ),
         (
-            &script::TAKE,
-            &["1000", "1", "1", "0", "1001", "1", random],
-            "BAD_GROUP_RATE",
+            &script::CONFIGURE,
+            &["0", "0", "1", "0", "1001", "1", "1", "1", "0"],
+            "BAD_QUEUE_RATE",
         ),
         (&script::ACK, &["a", ""], "BAD_TOKEN"),
         (&script::ACK, &["a", "999"], "LEASE_LOST"),
@@ -974,10 +1056,11 @@ fn every_script_takes_the_queues_keys_in_order() {
 fn parked_jobs_come_back_after_the_limits_change() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let limited = WorkQueue::new("changing").unwrap().with_group_limits(
-        GroupLimits::new()
-            .rate(1, Duration::from_millis(200))
-            .unwrap(),
+    let limited = WorkQueue::new("changing").unwrap();
+    limit_groups(
+        &mut con,
+        &limited,
+        Limits::new().rate(1, Duration::from_millis(200)).unwrap(),
     );
     for id in ["a", "b"] {
         limited
@@ -991,7 +1074,8 @@ fn parked_jobs_come_back_after_the_limits_change() {
         limited.job("b").run(&mut con).unwrap().unwrap().state,
         State::Parked
     );
-    let unlimited = limited.clone().with_group_limits(GroupLimits::new());
+    let unlimited = limited.clone();
+    limit_groups(&mut con, &unlimited, Limits::new());
     harness::wait_server(&mut con, Duration::from_millis(200));
     assert_eq!(
         shown(&unlimited.take(10).run(&mut con).unwrap()),
@@ -1138,9 +1222,8 @@ fn requeue_and_remove_act_once_per_job_under_contention() {
 fn ack_and_take_frees_each_groups_slots_once() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let queue = WorkQueue::new("ack_and_take")
-        .unwrap()
-        .with_group_limits(GroupLimits::new().concurrency(2).unwrap());
+    let queue = WorkQueue::new("ack_and_take").unwrap();
+    limit_groups(&mut con, &queue, Limits::new().concurrency(2).unwrap());
     for n in 1..=5 {
         queue
             .add_with(&format!("g{n}"), "x", JobOptions::new().group("g"))
@@ -1186,14 +1269,9 @@ fn ack_and_take_frees_each_groups_slots_once() {
 fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let hourly = |rate: u64| {
-        WorkQueue::new("rings").unwrap().with_group_limits(
-            GroupLimits::new()
-                .rate(rate, Duration::from_secs(3600))
-                .unwrap(),
-        )
-    };
-    let queue = hourly(1);
+    let queue = WorkQueue::new("rings").unwrap();
+    let hourly = Limits::new().rate(1, Duration::from_secs(3600)).unwrap();
+    limit_groups(&mut con, &queue, hourly);
     let groups = queue.keys()[6].to_owned();
     // Three groups with full rings written under a rate of 1000, long ago.
     for group in ["A", "B", "C"] {
@@ -1273,10 +1351,11 @@ fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
 fn idle_rings_are_dropped_a_budget_at_a_time() {
     let db = harness::fresh_db();
     let mut con = db.con();
-    let queue = WorkQueue::new("idle_rings").unwrap().with_group_limits(
-        GroupLimits::new()
-            .rate(1000, Duration::from_millis(1))
-            .unwrap(),
+    let queue = WorkQueue::new("idle_rings").unwrap();
+    limit_groups(
+        &mut con,
+        &queue,
+        Limits::new().rate(1000, Duration::from_millis(1)).unwrap(),
     );
     let (groups, idle) = (queue.keys()[6].to_owned(), queue.keys()[8].to_owned());
     for group in ["A", "B", "C"] {
@@ -1312,6 +1391,14 @@ fn idle_rings_are_dropped_a_budget_at_a_time() {
     }
     let idle_left: usize = redis::cmd("ZCARD").arg(&idle).query(&mut con).unwrap();
     assert_eq!(idle_left, 0);
+}
+
+/// Sets `limits` for each group of `queue`, in Redis, as an operator does.
+fn limit_groups(con: &mut impl redis::ConnectionLike, queue: &WorkQueue, limits: Limits) {
+    queue
+        .configure(&Settings::new().group_limits(limits))
+        .run(con)
+        .unwrap();
 }
 
 /// The clients of `con`'s database blocked in `BZPOPMIN`.

@@ -1,0 +1,240 @@
+--- Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.
+---
+--- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
+--- its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`
+--- (#settings) and `take.lua` reads them on every call, so a worker deployed with other
+--- code applies the same limits, and a change takes effect on the next `take`. Until this
+--- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
+--- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
+--- start times anew; a new metrics window starts the per-minute counts anew (the totals
+--- stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so
+--- the next `take` calls start what the new limits allow (the jobs of any further groups
+--- start as their groups' jobs end); idle workers are woken too.
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
+--- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
+--- @arg group_period ms 1..=10^10       the window of `group_rate`
+--- @arg queue_concurrency uint 0..=10^6 the most jobs of the whole queue held at once; 0 for no limit
+--- @arg queue_rate uint 0..=1000        the most jobs of the whole queue started per `queue_period`; 0 for no limit
+--- @arg queue_period ms 1..=10^10       the window of `queue_rate`
+--- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
+--- @arg dead_age ms 1..=10^12           how long a dead job is kept
+--- @arg metrics_minutes uint 0..=10080  the minutes of per-minute metrics kept; 0 for no metrics
+--- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
+--- @error BAD_ARGS               not 4 keys and 9 arguments
+--- @error BAD_GROUP_CONCURRENCY  not an integer within its range
+--- @error BAD_GROUP_RATE         not an integer within its range
+--- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
+--- @error BAD_QUEUE_CONCURRENCY  not an integer within its range
+--- @error BAD_QUEUE_RATE         not an integer within its range
+--- @error BAD_QUEUE_PERIOD       not whole milliseconds within its range
+--- @error BAD_DEAD_MAX           not an integer within its range
+--- @error BAD_DEAD_AGE           not whole milliseconds within its range
+--- @error BAD_METRICS_MINUTES    not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
+--- @uses settings_of parked_prefix parse_parked wake_workers
+--- @complexity O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 4 or #ARGV ~= 9 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local parked = KEYS[1]
+local jobs = KEYS[2]
+local wake = KEYS[3]
+local signal = KEYS[4]
+local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not group_concurrency or group_concurrency > 1000000 then
+  return redis.error_reply(
+      'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[1]))
+end
+local group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not group_rate or group_rate > 1000 then
+  return redis.error_reply('BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
+end
+local group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not group_period or group_period > 10000000000 then
+  return redis.error_reply(
+      'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[3]))
+end
+local queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+if not queue_concurrency or queue_concurrency > 1000000 then
+  return redis.error_reply(
+      'BAD_QUEUE_CONCURRENCY queue_concurrency must be an integer from 0 to 1000000, got ' .. shown(ARGV[4]))
+end
+local queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+if not queue_rate or queue_rate > 1000 then
+  return redis.error_reply('BAD_QUEUE_RATE queue_rate must be an integer from 0 to 1000, got ' .. shown(ARGV[5]))
+end
+local queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+if not queue_period or queue_period > 10000000000 then
+  return redis.error_reply(
+      'BAD_QUEUE_PERIOD queue_period must be whole milliseconds from 1 to 10000000000, got ' .. shown(ARGV[6]))
+end
+local dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
+if not dead_max or dead_max > 10000000 then
+  return redis.error_reply('BAD_DEAD_MAX dead_max must be an integer from 1 to 10000000, got ' .. shown(ARGV[7]))
+end
+local dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+if not dead_age or dead_age > 1000000000000 then
+  return redis.error_reply(
+      'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, got ' .. shown(ARGV[8]))
+end
+local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+if not metrics_minutes or metrics_minutes > 10080 then
+  return redis.error_reply(
+      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 10080, got ' .. shown(ARGV[9]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(parked, '^(.+):parked$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS parked must be {<name>}:parked, but KEYS[1] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in parked, but KEYS[2] is ' .. shown(jobs))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in parked, but KEYS[3] is ' .. shown(wake))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(group)
+  return string.format('%08x', #group) .. group
+end
+-- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
+-- not write.
+local function parse_parked(member)
+  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
+  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
+  rank = rank and tonumber(rank)
+  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
+    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+  end
+end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+-- End of the shared helpers.
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ parked, wake, signal }) do
+  redis.call('ZCARD', zset)
+end
+local old, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+local new = {
+  group_concurrency = group_concurrency, group_rate = group_rate, group_period = group_period,
+  queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
+  dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
+}
+local changed = false
+for name, value in pairs(new) do
+  changed = changed or old[name] ~= value
+end
+
+-- The groups with parked jobs, one lexicographic range each (parked_prefix), read first:
+-- a member take.lua did not write is refused before anything is written.
+local woken = {}
+if old.group_concurrency ~= group_concurrency or old.group_rate ~= group_rate
+    or old.group_period ~= group_period then
+  local from = '-'
+  while #woken < 1000 do
+    local member = redis.call('ZRANGE', parked, from, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+    if not member then
+      break
+    end
+    local group = parse_parked(member)
+    if not group then
+      return redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    woken[#woken + 1] = group
+    -- Past every member of this group: its prefix followed by a rank's digits, all below ':'.
+    from = '[' .. parked_prefix(group) .. ':'
+  end
+end
+
+if old.queue_rate ~= queue_rate then
+  local fields = { '#qn' }
+  for i = 0, old.queue_rate - 1 do
+    fields[#fields + 1] = '#qs:' .. i
+  end
+  redis.call('HDEL', jobs, unpack(fields))
+end
+if old.metrics_minutes ~= metrics_minutes then
+  local fields = {}
+  for i = 0, old.metrics_minutes - 1 do
+    fields[#fields + 1] = '#m:' .. i
+  end
+  if #fields > 0 then
+    redis.call('HDEL', jobs, unpack(fields))
+  end
+end
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
+  group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))
+for _, group in ipairs(woken) do
+  redis.call('ZADD', wake, 0, group)
+end
+wake_workers(signal)
+return { changed and 1 or 0, #woken }

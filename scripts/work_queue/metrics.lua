@@ -1,0 +1,207 @@
+#!lua flags=no-writes
+--- Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.
+---
+--- Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts
+--- that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s
+--- acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of
+--- them that went to the dead-letter queue as dead. Per minute of the server's clock they
+--- are kept for the window `configure.lua` sets (1,440 minutes unless set; none when
+--- it is 0, and then the totals stand still too). The age is that of the job next in
+--- line (the head of `waiting`), from when it was first ready: its add, or the end of its
+--- delay; nil when nothing waits, or for a job added before the queue kept it.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @arg minutes uint 1..=10080   how many of the last minutes to return, at most the window kept
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)]) counts, totals, age, rows:
+---   waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all;
+---   the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000),
+---   completed, failed
+--- @error BAD_ARGS               not 6 keys and 1 argument
+--- @error BAD_MINUTES            not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
+--- @uses settings_of metrics_at
+--- @clock server
+--- @complexity O(M + log N), M = `minutes`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 6 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not minutes or minutes > 10080 then
+  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 10080, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+-- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
+-- whole numbers, in the order of its arguments), or the defaults where it never ran;
+-- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
+local function settings_of(jobs_hash)
+  local stored = redis.call('HGET', jobs_hash, '#settings')
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+    for i, range in ipairs(ranges) do
+      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  if slot then
+    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+    c = c and safe_integer(c, 0, 999999999999999)
+    f = f and safe_integer(f, 0, 999999999999999)
+    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+        .. ', not what these scripts write')
+    end
+    -- A slot of an older minute starts again from 0.
+    if tonumber(at_minute) == minute then
+      m.slot = { c, f }
+    end
+  end
+  return m
+end
+-- End of the shared helpers.
+-- End of the shared helpers.
+local settings, bad = settings_of(jobs)
+if bad then
+  return bad
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local reply = {}
+for i, zset in ipairs({ waiting, parked, delayed, leased, dead }) do
+  reply[i] = redis.call('ZCARD', zset)
+end
+local kept = math.min(minutes, settings.metrics_minutes)
+local current, bad_metrics = metrics_at(jobs, now, math.max(settings.metrics_minutes, 1))
+if not current then
+  return bad_metrics
+end
+for i = 1, 3 do
+  reply[5 + i] = current.totals[i]
+end
+local head = redis.call('ZRANGE', waiting, 0, 0)[1]
+local ready = head and redis.call('HGET', jobs, 'a:' .. head)
+ready = ready and safe_integer(ready, 0, 999999999999999)
+reply[9] = ready and math.max(now - ready, 0) or false
+
+local rows = {}
+if kept > 0 then
+  local minute = math.floor(now / 60000)
+  local fields = {}
+  for i = 0, kept - 1 do
+    fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
+  end
+  local slots = redis.call('HMGET', jobs, unpack(fields))
+  for i = 0, kept - 1 do
+    local row = { minute - i, 0, 0 }
+    local slot = slots[i + 1]
+    if slot then
+      local at, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+      c = c and safe_integer(c, 0, 999999999999999)
+      f = f and safe_integer(f, 0, 999999999999999)
+      if not (at and c and f) then
+        return redis.error_reply('BAD_JOBS the metrics ' .. fields[i + 1] .. ' are ' .. shown(slot)
+          .. ', not what these scripts write')
+      end
+      -- A slot of another minute holds an older minute's counts: this one had none.
+      if tonumber(at) == minute - i then
+        row[2], row[3] = c, f
+      end
+    end
+    rows[i + 1] = row
+  end
+end
+reply[10] = rows
+return reply

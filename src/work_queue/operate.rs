@@ -1,0 +1,443 @@
+//! What operators do to a queue: its settings (limits the queue owns, the dead-letter
+//! cap, the metrics window), its metrics, and bulk and per-job changes.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use redis::ToRedisArgs;
+
+use super::{Counts, Job, Limits, Nacked, State, WorkQueue, script};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
+
+/// The most jobs one bulk call ([`retry_dead`](WorkQueue::retry_dead),
+/// [`clean`](WorkQueue::clean), [`delete`](WorkQueue::delete)) handles.
+pub const MAX_BULK: u64 = 1000;
+/// The longest metrics window, in minutes: a week.
+pub const MAX_METRICS_MINUTES: u64 = 10_080;
+
+/// A queue's own settings, kept in Redis and read by every `take`: the limits of each
+/// group and of the whole queue, the dead-letter cap, and the minutes of metrics kept.
+/// Set them with [`WorkQueue::configure`], read them with [`WorkQueue::settings`].
+///
+/// The defaults (a queue nobody configured): no limits, at most 10,000 dead jobs kept for
+/// at most 180 days (Sidekiq's caps), and 1,440 minutes of per-minute metrics.
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::work_queue::{Limits, Settings};
+///
+/// let settings = Settings::new()
+///     .group_limits(Limits::new().concurrency(2)?.rate(10, Duration::from_secs(1))?)
+///     .queue_limits(Limits::new().concurrency(50)?)
+///     .dead_letters(1_000, Duration::from_secs(7 * 86_400))?
+///     .metrics_minutes(60)?;
+/// assert_eq!(settings.dead_max(), 1_000);
+/// # Ok::<(), redis_patterns::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    group: Limits,
+    queue: Limits,
+    dead_max: u64,
+    dead_age: Duration,
+    metrics_minutes: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            group: Limits::default(),
+            queue: Limits::default(),
+            dead_max: 10_000,
+            dead_age: Duration::from_secs(180 * 86_400),
+            metrics_minutes: 1_440,
+        }
+    }
+}
+
+impl Settings {
+    /// The defaults.
+    pub fn new() -> Self {
+        Settings::default()
+    }
+
+    /// The limits of each group: how many of one group's jobs may be held at once and
+    /// start per period. A job whose group is at a limit is parked (out of the way of
+    /// other groups' jobs) until a job of its group ends or the window passes.
+    pub fn group_limits(mut self, limits: Limits) -> Self {
+        self.group = limits;
+        self
+    }
+
+    /// The limits of the whole queue: how many of its jobs may be held at once (BullMQ's
+    /// global concurrency) and start per period (its worker `limiter`), whichever worker
+    /// takes them.
+    pub fn queue_limits(mut self, limits: Limits) -> Self {
+        self.queue = limits;
+        self
+    }
+
+    /// The dead-letter cap: at most `max` dead jobs (1 to 10^7), each kept at most `age`
+    /// (whole milliseconds from 1 ms to 10^12 ms); the oldest go first. A death drops up
+    /// to two jobs beyond the cap and each `take` up to its `limit`, so a lowered cap is
+    /// met over the next calls.
+    pub fn dead_letters(mut self, max: u64, age: Duration) -> Result<Self> {
+        input::check_param(&script::CONFIGURE.args[6], max)?;
+        input::check_param(&script::CONFIGURE.args[7], age)?;
+        self.dead_max = max;
+        self.dead_age = age;
+        Ok(self)
+    }
+
+    /// How many minutes of per-minute metrics to keep (0 to [`MAX_METRICS_MINUTES`]); 0
+    /// turns metrics off (the totals stop too).
+    pub fn metrics_minutes(mut self, minutes: u64) -> Result<Self> {
+        input::check_param(&script::CONFIGURE.args[8], minutes)?;
+        self.metrics_minutes = minutes;
+        Ok(self)
+    }
+
+    /// The limits of each group.
+    pub fn group(&self) -> Limits {
+        self.group
+    }
+
+    /// The limits of the whole queue.
+    pub fn queue(&self) -> Limits {
+        self.queue
+    }
+
+    /// The most dead jobs kept.
+    pub fn dead_max(&self) -> u64 {
+        self.dead_max
+    }
+
+    /// How long a dead job is kept.
+    pub fn dead_age(&self) -> Duration {
+        self.dead_age
+    }
+
+    /// The minutes of metrics kept; 0 when metrics are off.
+    pub fn metrics_window(&self) -> u64 {
+        self.metrics_minutes
+    }
+}
+
+/// What [`configure`](WorkQueue::configure) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Configured {
+    /// Whether a setting changed.
+    pub changed: bool,
+    /// Groups with parked jobs woken because the group limits changed (at most 1,000 per
+    /// call: the jobs of further groups start as their groups' jobs end).
+    pub groups_woken: u64,
+}
+
+/// Jobs ended in one minute of the server's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Minute {
+    /// The minute: Unix time in ms divided by 60,000.
+    pub minute: u64,
+    /// Jobs acked.
+    pub completed: u64,
+    /// Deliveries that failed: nacks, and leases that ran out.
+    pub failed: u64,
+}
+
+/// A queue's metrics at one instant ([`metrics`](WorkQueue::metrics)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metrics {
+    /// The jobs in each state.
+    pub counts: Counts,
+    /// Jobs acked, in all (since metrics were on).
+    pub completed: u64,
+    /// Deliveries that failed, in all.
+    pub failed: u64,
+    /// Jobs that went to the dead-letter queue, in all.
+    pub dead: u64,
+    /// How long the job next in line has been ready (since its add, or the end of its
+    /// delay); `None` when nothing waits.
+    pub next_job_age: Option<Duration>,
+    /// Per minute, newest first.
+    pub minutes: Vec<Minute>,
+}
+
+impl Metrics {
+    /// The metrics in Prometheus' text format, each sample labelled `queue="<queue>"`:
+    /// the jobs per state (a gauge), the totals (counters), and the next job's age in
+    /// seconds (a gauge, absent when nothing waits). Per-minute rows are for dashboards
+    /// that read [`minutes`](Self::minutes); Prometheus derives rates from the counters.
+    ///
+    /// ```
+    /// use redis_patterns::work_queue::{Counts, Metrics};
+    ///
+    /// let metrics = Metrics {
+    ///     counts: Counts { waiting: 3, ..Counts::default() },
+    ///     completed: 10,
+    ///     failed: 1,
+    ///     dead: 0,
+    ///     next_job_age: None,
+    ///     minutes: Vec::new(),
+    /// };
+    /// let text = metrics.prometheus("emails");
+    /// assert!(text.contains("redis_patterns_queue_jobs{queue=\"emails\",state=\"waiting\"} 3\n"));
+    /// assert!(text.contains("redis_patterns_queue_completed_total{queue=\"emails\"} 10\n"));
+    /// ```
+    pub fn prometheus(&self, queue: &str) -> String {
+        let label = prometheus_label(queue);
+        let mut out = String::new();
+        out.push_str("# HELP redis_patterns_queue_jobs Jobs in each state.\n");
+        out.push_str("# TYPE redis_patterns_queue_jobs gauge\n");
+        let c = &self.counts;
+        for (state, n) in [
+            (State::Waiting, c.waiting),
+            (State::Parked, c.parked),
+            (State::Delayed, c.delayed),
+            (State::Leased, c.leased),
+            (State::Dead, c.dead),
+        ] {
+            let _ = writeln!(
+                out,
+                "redis_patterns_queue_jobs{{queue=\"{label}\",state=\"{state}\"}} {n}"
+            );
+        }
+        for (name, help, n) in [
+            ("completed", "Jobs acked.", self.completed),
+            (
+                "failed",
+                "Deliveries that failed (nacks and lapsed leases).",
+                self.failed,
+            ),
+            ("dead", "Jobs moved to the dead-letter queue.", self.dead),
+        ] {
+            let _ = writeln!(out, "# HELP redis_patterns_queue_{name}_total {help}");
+            let _ = writeln!(out, "# TYPE redis_patterns_queue_{name}_total counter");
+            let _ = writeln!(
+                out,
+                "redis_patterns_queue_{name}_total{{queue=\"{label}\"}} {n}"
+            );
+        }
+        if let Some(age) = self.next_job_age {
+            out.push_str(
+                "# HELP redis_patterns_queue_next_job_age_seconds How long the next job has been ready.\n",
+            );
+            out.push_str("# TYPE redis_patterns_queue_next_job_age_seconds gauge\n");
+            let _ = writeln!(
+                out,
+                "redis_patterns_queue_next_job_age_seconds{{queue=\"{label}\"}} {}",
+                age.as_secs_f64()
+            );
+        }
+        out
+    }
+}
+
+/// A label value as Prometheus' text format writes it: `\`, `"` and newlines escaped.
+fn prometheus_label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+impl WorkQueue {
+    /// Sets the queue's own settings (see [`Settings`]) for every worker: the next `take`
+    /// of any worker applies them. When the group limits change, groups with parked jobs
+    /// are woken so that what the new limits allow starts; idle workers are woken too.
+    /// One script (`work_queue/configure`).
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use redis_patterns::work_queue::{Limits, Settings, WorkQueue};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let queue = WorkQueue::new("reports")?;
+    /// let settings = Settings::new().group_limits(Limits::new().concurrency(2)?);
+    /// queue.configure(&settings).run(&mut con)?;
+    /// assert_eq!(queue.settings().run(&mut con)?, settings);
+    /// # Ok(()) }
+    /// ```
+    pub fn configure(&self, settings: &Settings) -> Op<Configured> {
+        let k = &self.keys;
+        let (g, q) = (settings.group, settings.queue);
+        script::configure(
+            &k.parked,
+            &k.jobs,
+            &k.wake,
+            &k.signal,
+            g.concurrency,
+            g.rate,
+            g.period,
+            q.concurrency,
+            q.rate,
+            q.period,
+            settings.dead_max,
+            settings.dead_age,
+            settings.metrics_minutes,
+        )
+        .map(|(changed, groups_woken)| {
+            Ok(Configured {
+                changed,
+                groups_woken,
+            })
+        })
+    }
+
+    /// The queue's settings as every `take` reads them (the defaults where
+    /// [`configure`](Self::configure) never ran). One read-only script
+    /// (`work_queue/settings`).
+    pub fn settings(&self) -> Op<Settings> {
+        script::settings(&self.keys.jobs).map(|(gc, gr, gp, qc, qr, qp, dm, da, mm)| {
+            let limits = |concurrency, rate, period| Limits {
+                concurrency,
+                rate,
+                period: Duration::from_millis(period),
+            };
+            Ok(Settings {
+                group: limits(gc, gr, gp),
+                queue: limits(qc, qr, qp),
+                dead_max: dm,
+                dead_age: Duration::from_millis(da),
+                metrics_minutes: mm,
+            })
+        })
+    }
+
+    /// The queue's counts, totals, the next job's age and the last `minutes` minutes of
+    /// completed and failed jobs (1 to [`MAX_METRICS_MINUTES`]; at most the window kept).
+    /// One read-only script (`work_queue/metrics`); the scripts that end jobs count them
+    /// as they do, at no extra round trip.
+    pub fn metrics(&self, minutes: u64) -> Op<Metrics> {
+        let k = &self.keys;
+        script::metrics(
+            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, minutes,
+        )
+        .map(
+            |(waiting, parked, delayed, leased, dead, completed, failed, died, age, rows)| {
+                Ok(Metrics {
+                    counts: Counts {
+                        waiting,
+                        parked,
+                        delayed,
+                        leased,
+                        dead,
+                    },
+                    completed,
+                    failed,
+                    dead: died,
+                    next_job_age: age.map(Duration::from_millis),
+                    minutes: rows
+                        .into_iter()
+                        .map(|(minute, completed, failed)| Minute {
+                            minute,
+                            completed,
+                            failed,
+                        })
+                        .collect(),
+                })
+            },
+        )
+    }
+
+    /// Gives `job` back and holds its group's jobs back for `hold` (an upstream answered
+    /// "too many requests" for this tenant): the job is parked with its delivery not
+    /// counted, and no job of its group starts until `hold` has passed; other groups go
+    /// on. A shorter hold never shortens a longer one. Answers until when (ms, server
+    /// clock). Fails with `NO_GROUP` for a job without a group, and with [`LEASE_LOST`]
+    /// as [`ack`](Self::ack) does. One script (`work_queue/rate_limit_group`); a
+    /// [`Worker`](super::Worker)'s handler asks for it with
+    /// [`JobError::rate_limit_group`](super::JobError::rate_limit_group).
+    ///
+    /// [`LEASE_LOST`]: super::LEASE_LOST
+    pub fn rate_limit_group(&self, job: &Job, hold: Duration) -> Op<u64> {
+        let k = &self.keys;
+        script::rate_limit_group(
+            &k.leased, &k.parked, &k.jobs, &k.groups, &k.wake, &k.idle, &job.id, &job.token, hold,
+        )
+        .map(super::unsigned)
+    }
+
+    /// Fails `job` for good: it goes to the dead-letter queue with `reason` whatever its
+    /// delivery count (BullMQ's `UnrecoverableError`). One script (`work_queue/nack`,
+    /// with `max_deliveries` 1).
+    pub fn fail<R: ToRedisArgs>(&self, job: &Job, reason: R) -> Op<Nacked> {
+        self.nack_with(job, Duration::ZERO, 1, reason)
+    }
+
+    /// Moves up to `count` dead jobs (1 to [`MAX_BULK`]) back to waiting, oldest first,
+    /// as [`requeue`](Self::requeue) moves one. Answers how many left the dead-letter
+    /// queue: call again while it answers `count`. One script (`work_queue/retry_dead`).
+    pub fn retry_dead(&self, count: u64) -> Op<u64> {
+        let k = &self.keys;
+        script::retry_dead(&k.waiting, &k.dead, &k.jobs, &k.signal, count)
+    }
+
+    /// Removes up to `count` jobs (1 to [`MAX_BULK`]) in `state`, first first: waiting
+    /// (draining the queue), parked, delayed or dead. Leased jobs are left to their
+    /// workers: `state` [`Leased`](State::Leased) is [`Error::InvalidInput`]. Answers how
+    /// many went: call again while it answers `count`. One script (`work_queue/clean`).
+    pub fn clean(&self, state: State, count: u64) -> Op<u64> {
+        Op::try_build(|| {
+            if state == State::Leased {
+                return Err(Error::invalid(
+                    "state",
+                    "leased jobs belong to their workers: remove waiting, parked, delayed or dead ones",
+                ));
+            }
+            let k = &self.keys;
+            Ok(script::clean(
+                &k.waiting,
+                &k.delayed,
+                &k.dead,
+                &k.parked,
+                &k.jobs,
+                state.as_str(),
+                count,
+            ))
+        })
+    }
+
+    /// Deletes the queue, up to `count` jobs (1 to [`MAX_BULK`]) per call, then its keys
+    /// (settings, metrics and pause flag included). The queue must be
+    /// [paused](Self::pause) (else `NOT_PAUSED`); jobs held by workers are refused with
+    /// `JOBS_RUNNING` unless `force`. Answers the jobs left: call again until it answers 0.
+    /// One script (`work_queue/delete_queue`).
+    pub fn delete(&self, count: u64, force: bool) -> Op<u64> {
+        let k = &self.keys;
+        script::delete_queue(
+            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
+            &k.idle, &k.signal, count, force,
+        )
+    }
+
+    /// Changes a job's priority: a waiting or parked job moves to its new place at once,
+    /// keeping its arrival order among the jobs of that priority; any other job waits at
+    /// the new priority when it next waits. Answers the job's state; `None` when there is
+    /// no job with this id. One script (`work_queue/set_priority`).
+    pub fn set_priority(&self, id: &str, priority: u8) -> Op<Option<State>> {
+        let k = &self.keys;
+        script::set_priority(&k.waiting, &k.parked, &k.jobs, id, u64::from(priority))
+            .map(|state| state.map(|s| s.parse()).transpose())
+    }
+
+    /// Delays a job that is waiting, parked or delayed until `delay` from now (whole
+    /// milliseconds up to 10^12 ms); a `delay` of zero [promotes](Self::promote) a
+    /// delayed job. Answers whether it moved and its state after the call (`None`: no
+    /// such job); a leased or dead job is left alone. One script (`work_queue/set_delay`).
+    pub fn set_delay(&self, id: &str, delay: Duration) -> Op<(bool, Option<State>)> {
+        let k = &self.keys;
+        script::set_delay(
+            &k.waiting, &k.delayed, &k.parked, &k.jobs, &k.signal, id, delay,
+        )
+        .map(|(moved, state)| Ok((moved, state.map(|s| s.parse()).transpose()?)))
+    }
+
+    /// Makes a delayed job wait at once, at its rank: true if it was delayed. One script
+    /// (`work_queue/set_delay`, with a delay of 0).
+    pub fn promote(&self, id: &str) -> Op<bool> {
+        self.set_delay(id, Duration::ZERO)
+            .map(|(moved, _)| Ok(moved))
+    }
+}
