@@ -73,6 +73,7 @@ mod vote;
 mod web_session;
 mod work_queue;
 mod work_queue_faults;
+mod work_queue_operate;
 
 /// Runs an operation on a connection, in the scenarios' script mode
 /// ([`harness::script_mode`]), and records it in a transcript, the call written as in the
