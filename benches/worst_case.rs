@@ -1232,9 +1232,6 @@ fn cases() -> Vec<Case> {
                         "10000000000",
                         "25",
                         "1000",
-                        "0",
-                        "1000",
-                        "10000000000",
                         "0123456789abcdef0123456789abcdef",
                         "held",
                         "7",
@@ -1257,13 +1254,83 @@ fn cases() -> Vec<Case> {
                     "10000000000",
                     "25",
                     "1000",
-                    "0",
-                    "1",
-                    "10000000000",
                     "0123456789abcdef0123456789abcdef",
                 ]
                 .map(String::from),
             ),
+        },
+        Case {
+            script: "work_queue/configure",
+            input: "group limits change (250 of 1,000 groups of parked jobs woken), queue rate 1000 -> 10",
+            setup: big_queue,
+            keys: queue("work_queue/configure"),
+            args: strings(
+                ["5", "10", "1000", "10", "10", "1000", "100", "1000", "60"].map(String::from),
+            ),
+        },
+        Case {
+            script: "work_queue/settings",
+            input: "a configured queue",
+            setup: big_queue,
+            keys: queue("work_queue/settings"),
+            args: vec![],
+        },
+        Case {
+            script: "work_queue/metrics",
+            input: "a day of per-minute slots, every one read",
+            setup: big_queue,
+            keys: queue("work_queue/metrics"),
+            args: strings(["1440".into()]),
+        },
+        Case {
+            script: "work_queue/rate_limit_group",
+            input: "a held job whose group has parked jobs",
+            setup: busy_queue,
+            keys: queue("work_queue/rate_limit_group"),
+            args: strings(["held".into(), "7".into(), "10000000000".into()]),
+        },
+        Case {
+            script: "work_queue/retry_dead",
+            input: "100 of 1,000 dead jobs back to waiting",
+            setup: big_queue,
+            keys: queue("work_queue/retry_dead"),
+            args: strings(["100".into()]),
+        },
+        Case {
+            script: "work_queue/clean",
+            input: "100 parked jobs of 100 groups, with their records",
+            setup: big_queue,
+            keys: queue("work_queue/clean"),
+            args: strings(["parked".into(), "100".into()]),
+        },
+        Case {
+            script: "work_queue/delete_queue",
+            input: "100 jobs of a paused queue, with their records (force)",
+            setup: |con| {
+                big_queue(con);
+                redis::cmd("HSET")
+                    .arg("{w}:jobs")
+                    .arg("#paused")
+                    .arg("1")
+                    .exec(con)
+                    .unwrap();
+            },
+            keys: queue("work_queue/delete_queue"),
+            args: strings(["100".into(), "1".into()]),
+        },
+        Case {
+            script: "work_queue/set_priority",
+            input: "a parked job",
+            setup: busy_queue,
+            keys: queue("work_queue/set_priority"),
+            args: strings(["pp:5".into(), "200".into()]),
+        },
+        Case {
+            script: "work_queue/set_delay",
+            input: "a parked job",
+            setup: busy_queue,
+            keys: queue("work_queue/set_delay"),
+            args: strings(["pp:5".into(), "1000000000000".into()]),
         },
         Case {
             script: "short_url/claim",
@@ -2081,7 +2148,39 @@ fn busy_queue(con: &mut redis::Connection) {
          end
          job('dead', 8, nil, 'dead')
          redis.call('ZADD', x, 1, 'dead')
-         redis.call('HSET', j, '#seq', 5000000)",
+         redis.call('HSET', j, '#seq', 5000000)
+         -- The queue's settings: group rate 1000 per 10^10 ms, queue concurrency 10^6,
+         -- queue rate 1000 with its ring full of old starts, a dead-letter cap of 1 job and
+         -- 1 ms (every call that can trims), and a week of per-minute metrics.
+         redis.call('HSET', j, '#settings', '0 1000 10000000000 1000000 1000 10000000000 1 1 1440', '#qn', 1000)
+         for n = 0, 999 do redis.call('HSET', j, '#qs:' .. n, 1) end
+         for n = 1, 100 do
+           job('x:' .. n, 8, nil, 'dead')
+           redis.call('ZADD', x, 1, 'x:' .. n)
+         end
+         for n = 0, 9 do redis.call('HSET', g, 'u:R' .. n, 1) end",
+        &QUEUE,
+        &[],
+    );
+}
+
+/// `busy_queue` and more of what the operators' scripts walk: 1,000 dead jobs, 1,000
+/// parked jobs of 1,000 groups, and every per-minute slot of a day.
+fn big_queue(con: &mut redis::Connection) {
+    busy_queue(con);
+    lua(
+        con,
+        "local x, p, j = KEYS[4], KEYS[5], KEYS[6]
+         for n = 1, 1000 do
+           local dead, parked, group = 'y:' .. n, 'q:' .. n, 'Q' .. n
+           redis.call('HSET', j, 'd:' .. dead, string.rep('x', 100), 's:' .. dead, 'dead', 'r:' .. dead, n,
+             'n:' .. dead, 5, 'e:' .. dead, string.rep('e', 100))
+           redis.call('ZADD', x, 1, dead)
+           redis.call('HSET', j, 'd:' .. parked, string.rep('x', 100), 's:' .. parked, 'parked', 'r:' .. parked, n,
+             'n:' .. parked, 0, 'g:' .. parked, group)
+           redis.call('ZADD', p, 0, string.format('%08x', #group) .. group .. string.format('%016d', n) .. parked)
+         end
+         for n = 0, 1439 do redis.call('HSET', j, '#m:' .. n, '1 1 1') end",
         &QUEUE,
         &[],
     );

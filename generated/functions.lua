@@ -11041,7 +11041,7 @@ local function settings_of(jobs_hash)
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
       values[i] = found[i] and safe_integer(found[i], range[1], range[2])
       if not values[i] then
@@ -11361,7 +11361,7 @@ redis.register_function{
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg state string waiting|delayed|parked|dead  the state whose jobs go
---- @arg count uint 1..=1000      the most jobs removed
+--- @arg count uint 1..=100       the most jobs removed
 --- @return uint                  how many jobs were removed
 --- @error BAD_ARGS               not 5 keys and 2 arguments
 --- @error BAD_STATE              not one of its choices
@@ -11385,8 +11385,8 @@ if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 
   return redis.error_reply('BAD_STATE state must be one of waiting, delayed, parked, dead, got ' .. shown(state))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
@@ -11453,8 +11453,10 @@ redis.register_function{
 --- code applies the same limits, and a change takes effect on the next `take`. Until this
 --- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
 --- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
---- start times anew; a new metrics window starts the per-minute counts anew (the totals
---- stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so
+--- start times anew. A new metrics window keeps the totals and the slots of the minutes
+--- it still covers (each slot names its minute, so one of another minute reads as 0);
+--- the slots beyond a smaller window stay, at most 1,440, until the queue is deleted.
+--- When the group limits change, up to 250 groups with parked jobs are woken, so
 --- the next `take` calls start what the new limits allow (the jobs of any further groups
 --- start as their groups' jobs end); idle workers are woken too.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -11469,7 +11471,7 @@ redis.register_function{
 --- @arg queue_period ms 1..=10^10       the window of `queue_rate`
 --- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
 --- @arg dead_age ms 1..=10^12           how long a dead job is kept
---- @arg metrics_minutes uint 0..=10080  the minutes of per-minute metrics kept; 0 for no metrics
+--- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
 --- @error BAD_ARGS               not 4 keys and 9 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
@@ -11485,7 +11487,7 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
 --- @uses settings_of parked_prefix parse_parked wake_workers
---- @complexity O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken
+--- @complexity O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS ~= 4 or #ARGV ~= 9 then
@@ -11533,9 +11535,9 @@ if not dead_age or dead_age > 1000000000000 then
       'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, got ' .. shown(ARGV[8]))
 end
 local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
-if not metrics_minutes or metrics_minutes > 10080 then
+if not metrics_minutes or metrics_minutes > 1440 then
   return redis.error_reply(
-      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 10080, got ' .. shown(ARGV[9]))
+      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, got ' .. shown(ARGV[9]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
@@ -11580,7 +11582,7 @@ local woken = {}
 if old.group_concurrency ~= group_concurrency or old.group_rate ~= group_rate
     or old.group_period ~= group_period then
   local from = '-'
-  while #woken < 1000 do
+  while #woken < 250 do
     local member = redis.call('ZRANGE', parked, from, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
     if not member then
       break
@@ -11601,15 +11603,6 @@ if old.queue_rate ~= queue_rate then
     fields[#fields + 1] = '#qs:' .. i
   end
   redis.call('HDEL', jobs, unpack(fields))
-end
-if old.metrics_minutes ~= metrics_minutes then
-  local fields = {}
-  for i = 0, old.metrics_minutes - 1 do
-    fields[#fields + 1] = '#m:' .. i
-  end
-  if #fields > 0 then
-    redis.call('HDEL', jobs, unpack(fields))
-  end
 end
 redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
   group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))
@@ -11704,7 +11697,7 @@ redis.register_function{
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
---- @arg count uint 1..=1000      the most jobs removed in this call
+--- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
 --- @error BAD_ARGS               not 10 keys and 2 arguments
@@ -11732,8 +11725,8 @@ local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 local force = ARGV[2]
 if force ~= '1' and force ~= '0' then
@@ -12145,7 +12138,7 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @arg minutes uint 1..=10080   how many of the last minutes to return, at most the window kept
+--- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
 --- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)]) counts, totals, age, rows:
 ---   waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all;
 ---   the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000),
@@ -12169,8 +12162,8 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not minutes or minutes > 10080 then
-  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 10080, got ' .. shown(ARGV[1]))
+if not minutes or minutes > 1440 then
+  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
@@ -12225,11 +12218,17 @@ reply[9] = ready and math.max(now - ready, 0) or false
 local rows = {}
 if kept > 0 then
   local minute = math.floor(now / 60000)
-  local fields = {}
+  local fields, slots = {}, {}
   for i = 0, kept - 1 do
     fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
   end
-  local slots = redis.call('HMGET', jobs, unpack(fields))
+  -- In steps of 1000 fields: Lua unpacks at most about 8000 values into one call.
+  for from = 1, kept, 1000 do
+    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept)))
+    for i = 1, #part do
+      slots[from + i - 1] = part[i]
+    end
+  end
   for i = 0, kept - 1 do
     local row = { minute - i, 0, 0 }
     local slot = slots[i + 1]
@@ -12870,7 +12869,7 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
---- @arg count uint 1..=1000      the most jobs moved
+--- @arg count uint 1..=100       the most jobs moved
 --- @return uint                  how many left the dead-letter queue (one without a record is dropped)
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_COUNT              not an integer within its range
@@ -12888,8 +12887,8 @@ local dead = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')

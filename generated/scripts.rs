@@ -10529,7 +10529,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "1efd55e0f6276b0884d052fd211ebd5e2da6b0e4",
+        sha1: "a9b4ca2a06f2f19a4402dde9e0a51cb831b981e0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10571,7 +10571,7 @@ pub mod work_queue {
     #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
     #[doc = " the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `1efd55e0f6276b0884d052fd211ebd5e2da6b0e4`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `a9b4ca2a06f2f19a4402dde9e0a51cb831b981e0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10687,7 +10687,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "bc751536c0092b696d344ae771622183bda08a29",
+        sha1: "a92b3ff950fe2e4595eaf17bd7a3031ca68a9765",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -10701,7 +10701,7 @@ pub mod work_queue {
         ],
         args: &[
             crate::Param { name: "state", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::OneOf(&["waiting", "delayed", "parked", "dead"]), doc: "the state whose jobs go", template: None },
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs removed", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many jobs were removed" },
         errors: &[
@@ -10724,7 +10724,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `bc751536c0092b696d344ae771622183bda08a29`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `a92b3ff950fe2e4595eaf17bd7a3031ca68a9765`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10735,7 +10735,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `state` (`string`, one of `waiting`, `delayed`, `parked`, `dead`): the state whose jobs go"]
-    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs removed"]
+    #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed"]
     #[doc = ""]
     #[doc = " Returns (`uint`): how many jobs were removed"]
     #[doc = ""]
@@ -10757,11 +10757,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "0fb4205331c1bd1e67f30f01389e7e66a5eb276d",
+        sha1: "ec64ab3d6382b64ec965da3931b8254a293cba41",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\ncounts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of\nstart times anew; a new metrics window starts the per-minute counts anew (the totals\nstay). When the group limits change, up to 1,000 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\ncounts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -10777,7 +10777,7 @@ pub mod work_queue {
             crate::Param { name: "queue_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `queue_rate`", template: None },
             crate::Param { name: "dead_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most jobs kept dead; the oldest go first", template: None },
             crate::Param { name: "dead_age", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a dead job is kept", template: None },
-            crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 10080 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
+            crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
@@ -10796,7 +10796,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
         ],
         clock: None,
-        complexity: "O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken",
+        complexity: "O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs",
         defaults: &[
         ],
     };
@@ -10809,12 +10809,14 @@ pub mod work_queue {
     #[doc = " code applies the same limits, and a change takes effect on the next `take`. Until this"]
     #[doc = " runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and"]
     #[doc = " counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of"]
-    #[doc = " start times anew; a new metrics window starts the per-minute counts anew (the totals"]
-    #[doc = " stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so"]
+    #[doc = " start times anew. A new metrics window keeps the totals and the slots of the minutes"]
+    #[doc = " it still covers (each slot names its minute, so one of another minute reads as 0);"]
+    #[doc = " the slots beyond a smaller window stay, at most 1,440, until the queue is deleted."]
+    #[doc = " When the group limits change, up to 250 groups with parked jobs are woken, so"]
     #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
     #[doc = " start as their groups' jobs end); idle workers are woken too."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `0fb4205331c1bd1e67f30f01389e7e66a5eb276d`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `ec64ab3d6382b64ec965da3931b8254a293cba41`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -10831,7 +10833,7 @@ pub mod work_queue {
     #[doc = " - `queue_period` (`ms`, from 1 to 10000000000 ms): the window of `queue_rate`"]
     #[doc = " - `dead_max` (`uint`, from 1 to 10000000): the most jobs kept dead; the oldest go first"]
     #[doc = " - `dead_age` (`ms`, from 1 to 1000000000000 ms): how long a dead job is kept"]
-    #[doc = " - `metrics_minutes` (`uint`, from 0 to 10080): the minutes of per-minute metrics kept; 0 for no metrics"]
+    #[doc = " - `metrics_minutes` (`uint`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
@@ -10850,7 +10852,7 @@ pub mod work_queue {
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
-    #[doc = " Complexity: O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken."]
+    #[doc = " Complexity: O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs."]
     pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64) -> crate::Op<(bool, u64,)> {
         crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).finish()
     }
@@ -10917,7 +10919,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "874290af3cb8be7bff417e26ac02790242bb3935",
+        sha1: "ffc54d25fae9dd844281ddd2d9d2df6221fde46f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -10935,7 +10937,7 @@ pub mod work_queue {
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs removed in this call", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed in this call", template: None },
             crate::Param { name: "force", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whether jobs held by workers go too", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
@@ -10963,7 +10965,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `874290af3cb8be7bff417e26ac02790242bb3935`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `ffc54d25fae9dd844281ddd2d9d2df6221fde46f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10978,7 +10980,7 @@ pub mod work_queue {
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs removed in this call"]
+    #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed in this call"]
     #[doc = " - `force` (`bool`): whether jobs held by workers go too"]
     #[doc = ""]
     #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
@@ -11215,7 +11217,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "d71d7ba0d7f5f5967eff890a7c30e6246d466786",
+        sha1: "0b6455e1a0c5ce33b0a3510d06abe899b0630b9e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11229,7 +11231,7 @@ pub mod work_queue {
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
         ],
         args: &[
-            crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10080 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
+            crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1440 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
         ],
         returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])", doc: "counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed" },
         errors: &[
@@ -11255,7 +11257,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added before the queue kept it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `d71d7ba0d7f5f5967eff890a7c30e6246d466786`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `0b6455e1a0c5ce33b0a3510d06abe899b0630b9e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11266,7 +11268,7 @@ pub mod work_queue {
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `minutes` (`uint`, from 1 to 10080): how many of the last minutes to return, at most the window kept"]
+    #[doc = " - `minutes` (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window kept"]
     #[doc = ""]
     #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])`): counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed"]
     #[doc = ""]
@@ -11287,7 +11289,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "0514cd9dc86e3b45537de0a9ed989d575fbe6caf",
+        sha1: "4b3e3e55e82a81e6c5182676958670c10d1bab9f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11341,7 +11343,7 @@ pub mod work_queue {
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `0514cd9dc86e3b45537de0a9ed989d575fbe6caf`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `4b3e3e55e82a81e6c5182676958670c10d1bab9f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11751,7 +11753,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "5673db9cb968b78478ca4dbada9e3658385d955f",
+        sha1: "c460e7891d519e5568cafc485ebb910df1aef883",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -11763,7 +11765,7 @@ pub mod work_queue {
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
         ],
         args: &[
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most jobs moved", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs moved", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many left the dead-letter queue (one without a record is dropped)" },
         errors: &[
@@ -11784,7 +11786,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `5673db9cb968b78478ca4dbada9e3658385d955f`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `c460e7891d519e5568cafc485ebb910df1aef883`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11793,7 +11795,7 @@ pub mod work_queue {
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `count` (`uint`, from 1 to 1000): the most jobs moved"]
+    #[doc = " - `count` (`uint`, from 1 to 100): the most jobs moved"]
     #[doc = ""]
     #[doc = " Returns (`uint`): how many left the dead-letter queue (one without a record is dropped)"]
     #[doc = ""]
@@ -11950,7 +11952,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "cc8028d3af8a8aec46059883caa7382eb5c7ecd3",
+        sha1: "d1cc1e82c49b05a371e93ec923f0a07f3de745ef",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: its limits, its dead-letter cap and its metrics window.",
@@ -11978,7 +11980,7 @@ pub mod work_queue {
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of"]
     #[doc = " metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `cc8028d3af8a8aec46059883caa7382eb5c7ecd3`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `d1cc1e82c49b05a371e93ec923f0a07f3de745ef`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12001,7 +12003,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "bdc97a40ed9c314d42353f291ee94f182d365f6d",
+        sha1: "d3a10ea80aaa691053db5ba4c5fc608f4356b413",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12092,7 +12094,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `bdc97a40ed9c314d42353f291ee94f182d365f6d`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `d3a10ea80aaa691053db5ba4c5fc608f4356b413`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -133,7 +133,7 @@ local function settings_of(jobs_hash)
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
       values[i] = found[i] and safe_integer(found[i], range[1], range[2])
       if not values[i] then

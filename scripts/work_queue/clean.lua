@@ -10,7 +10,7 @@
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg state string waiting|delayed|parked|dead  the state whose jobs go
---- @arg count uint 1..=1000      the most jobs removed
+--- @arg count uint 1..=100       the most jobs removed
 --- @return uint                  how many jobs were removed
 --- @error BAD_ARGS               not 5 keys and 2 arguments
 --- @error BAD_STATE              not one of its choices
@@ -45,8 +45,8 @@ if state ~= 'waiting' and state ~= 'delayed' and state ~= 'parked' and state ~= 
   return redis.error_reply('BAD_STATE state must be one of waiting, delayed, parked, dead, got ' .. shown(state))
 end
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')

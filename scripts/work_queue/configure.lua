@@ -6,8 +6,10 @@
 --- code applies the same limits, and a change takes effect on the next `take`. Until this
 --- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
 --- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
---- start times anew; a new metrics window starts the per-minute counts anew (the totals
---- stay). When the group limits change, up to 1,000 groups with parked jobs are woken, so
+--- start times anew. A new metrics window keeps the totals and the slots of the minutes
+--- it still covers (each slot names its minute, so one of another minute reads as 0);
+--- the slots beyond a smaller window stay, at most 1,440, until the queue is deleted.
+--- When the group limits change, up to 250 groups with parked jobs are woken, so
 --- the next `take` calls start what the new limits allow (the jobs of any further groups
 --- start as their groups' jobs end); idle workers are woken too.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -22,7 +24,7 @@
 --- @arg queue_period ms 1..=10^10       the window of `queue_rate`
 --- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
 --- @arg dead_age ms 1..=10^12           how long a dead job is kept
---- @arg metrics_minutes uint 0..=10080  the minutes of per-minute metrics kept; 0 for no metrics
+--- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
 --- @error BAD_ARGS               not 4 keys and 9 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
@@ -38,7 +40,7 @@
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
 --- @uses settings_of parked_prefix parse_parked wake_workers
---- @complexity O(R + W + G × log N): R the old queue rate, W the old metrics window, G ≤ 1000 the groups woken
+--- @complexity O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
@@ -106,9 +108,9 @@ if not dead_age or dead_age > 1000000000000 then
       'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, got ' .. shown(ARGV[8]))
 end
 local metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
-if not metrics_minutes or metrics_minutes > 10080 then
+if not metrics_minutes or metrics_minutes > 1440 then
   return redis.error_reply(
-      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 10080, got ' .. shown(ARGV[9]))
+      'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, got ' .. shown(ARGV[9]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
@@ -159,7 +161,7 @@ local function settings_of(jobs_hash)
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
       values[i] = found[i] and safe_integer(found[i], range[1], range[2])
       if not values[i] then
@@ -200,7 +202,7 @@ local woken = {}
 if old.group_concurrency ~= group_concurrency or old.group_rate ~= group_rate
     or old.group_period ~= group_period then
   local from = '-'
-  while #woken < 1000 do
+  while #woken < 250 do
     local member = redis.call('ZRANGE', parked, from, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
     if not member then
       break
@@ -221,15 +223,6 @@ if old.queue_rate ~= queue_rate then
     fields[#fields + 1] = '#qs:' .. i
   end
   redis.call('HDEL', jobs, unpack(fields))
-end
-if old.metrics_minutes ~= metrics_minutes then
-  local fields = {}
-  for i = 0, old.metrics_minutes - 1 do
-    fields[#fields + 1] = '#m:' .. i
-  end
-  if #fields > 0 then
-    redis.call('HDEL', jobs, unpack(fields))
-  end
 end
 redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
   group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))

@@ -16,7 +16,7 @@
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
---- @arg count uint 1..=1000      the most jobs removed in this call
+--- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
 --- @error BAD_ARGS               not 10 keys and 2 arguments
@@ -55,8 +55,8 @@ local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 local force = ARGV[2]
 if force ~= '1' and force ~= '0' then

@@ -15,7 +15,7 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
---- @arg minutes uint 1..=10080   how many of the last minutes to return, at most the window kept
+--- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
 --- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)]) counts, totals, age, rows:
 ---   waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all;
 ---   the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000),
@@ -59,8 +59,8 @@ local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not minutes or minutes > 10080 then
-  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 10080, got ' .. shown(ARGV[1]))
+if not minutes or minutes > 1440 then
+  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
@@ -99,7 +99,7 @@ local function settings_of(jobs_hash)
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 10080 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
       values[i] = found[i] and safe_integer(found[i], range[1], range[2])
       if not values[i] then
@@ -179,11 +179,17 @@ reply[9] = ready and math.max(now - ready, 0) or false
 local rows = {}
 if kept > 0 then
   local minute = math.floor(now / 60000)
-  local fields = {}
+  local fields, slots = {}, {}
   for i = 0, kept - 1 do
     fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
   end
-  local slots = redis.call('HMGET', jobs, unpack(fields))
+  -- In steps of 1000 fields: Lua unpacks at most about 8000 values into one call.
+  for from = 1, kept, 1000 do
+    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept)))
+    for i = 1, #part do
+      slots[from + i - 1] = part[i]
+    end
+  end
   for i = 0, kept - 1 do
     local row = { minute - i, 0, 0 }
     local slot = slots[i + 1]

@@ -7,7 +7,7 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
---- @arg count uint 1..=1000      the most jobs moved
+--- @arg count uint 1..=100       the most jobs moved
 --- @return uint                  how many left the dead-letter queue (one without a record is dropped)
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_COUNT              not an integer within its range
@@ -45,8 +45,8 @@ local dead = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[1]))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')

@@ -13,9 +13,9 @@ use crate::runtime::op::Op;
 
 /// The most jobs one bulk call ([`retry_dead`](WorkQueue::retry_dead),
 /// [`clean`](WorkQueue::clean), [`delete`](WorkQueue::delete)) handles.
-pub const MAX_BULK: u64 = 1000;
-/// The longest metrics window, in minutes: a week.
-pub const MAX_METRICS_MINUTES: u64 = 10_080;
+pub const MAX_BULK: u64 = 100;
+/// The longest metrics window, in minutes: a day.
+pub const MAX_METRICS_MINUTES: u64 = 1_440;
 
 /// A queue's own settings, kept in Redis and read by every `take`: the limits of each
 /// group and of the whole queue, the dead-letter cap, and the minutes of metrics kept.
@@ -130,7 +130,7 @@ impl Settings {
 pub struct Configured {
     /// Whether a setting changed.
     pub changed: bool,
-    /// Groups with parked jobs woken because the group limits changed (at most 1,000 per
+    /// Groups with parked jobs woken because the group limits changed (at most 250 per
     /// call: the jobs of further groups start as their groups' jobs end).
     pub groups_woken: u64,
 }
