@@ -1,5 +1,6 @@
 //! A reliable work queue: jobs with leases, retries, a dead-letter queue, delays,
-//! priorities, deduplication and per-group limits (beyond the books).
+//! priorities, deduplication, limits the queue owns (per group and queue-wide) and
+//! metrics (beyond the books).
 //!
 //! The books' queues ([`fifo_queue`](crate::fifo_queue), and the message queue of
 //! chapter 14 in `message_queue`) lose a job when the worker that popped it dies. Here a
@@ -63,8 +64,8 @@
 //! | `{name}:leased` | zset | job id → lease deadline (ms) |
 //! | `{name}:dead` | zset | job id → when it died (ms): the dead-letter queue |
 //! | `{name}:parked` | zset | jobs held back by their group's limits (score 0, named so that one group is one lexicographic range) |
-//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume) |
-//! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end |
+//! | `{name}:jobs` | hash | `<x>:<id>` per job: `d` payload, `s` state, `r` rank, `n` deliveries, `g` group, `t` lease token, `e` last error, `a` when it was first ready; the counter `#seq`; `#paused` (`1`) while the queue is [paused](#pause-and-resume); the queue's [settings](#limits-the-queue-owns) `#settings`, its rate ring `#qn` and `#qs:<i>`; its [metrics](#metrics) `#totals` and `#m:<slot>` |
+//! | `{name}:groups` | hash | per group `g`: `r:<g>` jobs running; `p:<g>` jobs started, `z:<g>` the ring's size, `s:<g>:<i>` a ring of the last start times, `o:<g>` where old start times left by a change of the rate end; `u:<g>` until when a handler [held it back](WorkQueue::rate_limit_group) |
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
 //! | `{name}:signal` | zset | one member while a job may be ready: idle workers wait on it with `BZPOPMIN` |
@@ -108,8 +109,8 @@
 //! waiting
 //! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
 //!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
-//!     '{mail}:signal' , 30000 1 5 0 0 1000 $(openssl rand -hex 16)
-//!     # lease ms, limit, max deliveries, group concurrency, rate, period, 128 random bits,
+//!     '{mail}:signal' , 30000 1 5 $(openssl rand -hex 16)
+//!     # lease ms, limit, max deliveries, 128 random bits,
 //!     # then the id and token of each job to ack first (none here)
 //! welcome:42                              # id
 //! 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1      # lease token
@@ -236,21 +237,89 @@
 //! ordered by priority then arrival; a job's id is its member, so deduplication is one
 //! `HGET`. Everything runs on Redis 7.0 and Valkey 8.
 //!
-//! # Group limits
+//! # Limits the queue owns
 //!
 //! A job added with a [`group`](JobOptions::group) (a tenant, a user, an API key) counts
-//! against its group's limits: at most [`concurrency`](GroupLimits::concurrency) of its
-//! jobs held at once, and at most [`rate`](GroupLimits::rate) started per period (a
-//! sliding window: in any span of that length). A job whose group is at a limit is
-//! *parked*: out of `waiting`, so it never blocks other groups' jobs, and back when a job
-//! of its group ends (concurrency) or when the window passes (rate). The limits are
-//! settings of the [`WorkQueue`] value, sent with each call: give every worker of a queue
-//! the same ones.
+//! against its group's limits: at most [`concurrency`](Limits::concurrency) of its jobs
+//! held at once, and at most [`rate`](Limits::rate) started per period (a sliding window:
+//! in any span of that length). A job whose group is at a limit is *parked*: out of
+//! `waiting`, so it never blocks other groups' jobs, and back when a job of its group
+//! ends (concurrency) or when the window passes (rate). The whole queue may have limits
+//! too (BullMQ's global concurrency and its worker `limiter`): at most so many jobs held,
+//! and started per period, whichever worker takes them.
+//!
+//! These limits are the queue's, not the workers': an operator sets them with
+//! [`configure`](WorkQueue::configure) ([`Settings`]), they live in `{name}:jobs`, and
+//! every `take` reads them, so a worker deployed with other code still applies the same
+//! ones, and a change holds from the next `take`. Raising a group limit wakes up to 250
+//! groups with parked jobs at once. A handler whose upstream answers "too many requests"
+//! for one tenant holds that tenant back with
+//! [`rate_limit_group`](WorkQueue::rate_limit_group) (or returns
+//! [`JobError::rate_limit_group`] from a [`Worker`]'s handler): its job is parked with its
+//! delivery not counted, and no job of its group starts until the hold has passed, while
+//! other groups go on (BullMQ Pro's `rateLimitGroup`).
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::work_queue::{Limits, Settings, WorkQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("reports")?;
+//! let settings = Settings::new()
+//!     // Each tenant: at most 2 jobs at once, at most 10 started per second.
+//!     .group_limits(Limits::new().concurrency(2)?.rate(10, Duration::from_secs(1))?)
+//!     // The whole queue: at most 50 jobs at once.
+//!     .queue_limits(Limits::new().concurrency(50)?);
+//! queue.configure(&settings).run(&mut con)?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Failures and the dead-letter queue
+//!
+//! A failed delivery is retried after the [`Backoff`] until its last delivery, then goes
+//! to `{name}:dead` with its error. A job that can never succeed (a malformed payload)
+//! fails for good at once: [`fail`](WorkQueue::fail), or [`JobError::unrecoverable`] from
+//! a handler (BullMQ's `UnrecoverableError`). The dead-letter set is capped by count and
+//! by age (10,000 jobs and 180 days unless [configured](Settings::dead_letters), Sidekiq's
+//! caps): each death drops up to two jobs beyond the cap and each `take` up to its
+//! `limit`, oldest first, with their records. Operators move dead jobs back in bulk
+//! ([`retry_dead`](WorkQueue::retry_dead)), remove jobs of a state in bulk
+//! ([`clean`](WorkQueue::clean): draining the waiting jobs, dropping dead letters),
+//! change a job's [priority](WorkQueue::set_priority) or [delay](WorkQueue::set_delay),
+//! [promote](WorkQueue::promote) a delayed job, and [delete](WorkQueue::delete) a paused
+//! queue. Every bulk call handles at most [`MAX_BULK`] jobs, so each stays bounded; call
+//! again while it answers that many.
+//!
+//! # Metrics
+//!
+//! The scripts that end jobs count them as they do, at no extra round trip: `ack` and
+//! `take`'s acks as completed, `nack` and leases that ran out as failed deliveries, and
+//! those of them that died. The counts are kept in `{name}:jobs` as all-time totals and
+//! per minute of the server's clock over a window of up to a day (1,440 minutes unless
+//! [configured](Settings::metrics_minutes); 0 turns them off). [`metrics`](WorkQueue::metrics)
+//! reads them with the counts per state and the age of the job next in line (how long it
+//! has been ready) in one call, and [`Metrics::prometheus`] writes them in Prometheus'
+//! text format.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::work_queue::WorkQueue;
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("emails")?;
+//! let metrics = queue.metrics(60).run(&mut con)?;
+//! println!("{} waiting, {} completed in the last hour", metrics.counts.waiting,
+//!     metrics.minutes.iter().map(|m| m.completed).sum::<u64>());
+//! print!("{}", metrics.prometheus(queue.name())); // for a /metrics endpoint
+//! # Ok(()) }
+//! ```
 //!
 //! # Differences from other queues
 //!
-//! - BullMQ's open-source core has no group concurrency or group rate limits (they are
-//!   in its paid tier); here they are part of `take`. BullMQ holds a job with a lock key
+//! - BullMQ's open-source core has no group concurrency or group rate limits, no
+//!   `rateLimitGroup` and no round trip-free metrics beside a job's end (they are in its
+//!   paid tier, or opt-in); here they are part of `take` and of the scripts that end jobs. BullMQ holds a job with a lock key
 //!   per job and finds stalled jobs with a separate periodic check; its "job stalled more
 //!   than allowable limit" is, here, a lease that ran out on the last delivery: the job
 //!   goes to the dead-letter queue with the reason "lease ran out on the last delivery",
