@@ -1,31 +1,35 @@
-//! `WorkQueue` against BullMQ (the npm package `bullmq`), side by side on one
+//! `WorkQueue` against BullMQ (the npm package `bullmq`, on node) and against
+//! bullmq-official (BullMQ's Rust port, the crate `bullmq-official`), side by side on one
 //! redis-server this bench starts, with the same 100-byte jobs: jobs per second, the
 //! server's CPU time per job, and pickup latency.
 //!
 //! ```sh
 //! sh benches/peers/fetch-bullmq.sh        # once: npm install into benches/peers/bullmq/ (ignored by git)
+//! sh benches/peers/fetch-bullmq-rs.sh     # once: builds benches/peers/bullmq-rs/ (its target/ ignored by git)
 //! cargo bench --bench bullmq              # 5 rounds of 3,000 jobs per cell, 25 idle pickups per round
 //! ROUNDS=9 JOBS=10000 PICKUPS=100 cargo bench --bench bullmq
 //! POLL_MS=1000 cargo bench --bench bullmq # the longest wait of the crate's Worker for a wake-up
 //! ```
 //!
 //! Also: IDLE_GAP_MS (250, the longest pause before an idle pickup's add), WARM (500,
-//! BullMQ's untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN,
+//! the peers' untimed warm-up jobs per cell), NODE (the node binary), REDIS_SERVER_BIN,
 //! and COMMANDSTATS=1 to print which commands each side's cells of the first round ran
-//! per job (`INFO commandstats`; BullMQ's counts include its warm-up's jobs).
+//! per job (`INFO commandstats`; the peers' counts include their warm-up's jobs, the
+//! crate's paused cell its empty takes while paused).
 //!
-//! Without BullMQ installed (or without `node`), the bench runs the crate's cells alone
-//! and says how to install it. `NODE=<path>` picks the node binary (v20 or newer).
+//! Without BullMQ installed (or without `node`), or without bullmq-official's program
+//! built, the bench runs without that side (its columns show `-`) and says how to get
+//! it. `NODE=<path>` picks the node binary (v20 or newer).
 //!
-//! **The flow.** Every job goes add → take → ack, and in every throughput cell the
-//! producers add while the workers drain: W producers (a connection each) add JOBS jobs
-//! between them, one per call (25 per call in the batch cells), while W workers (a
-//! connection each) take and ack them, until all are acked. Timed from the start of the
-//! adds to the last ack; the server's CPU (`INFO cpu`: used_cpu_sys + used_cpu_user)
-//! read around the same span, and the client process's own CPU (getrusage here,
-//! `process.cpuUsage()` in node), with when the last add returned: near 100% of the
-//! cell, the producers set the pace (the workers kept up); well below, the workers did
-//! (a backlog built up). The cells:
+//! **The flow.** Every job goes add → take → ack. W producers (a connection each) add
+//! JOBS jobs between them, one per call (25 per call in the batch cells), while W workers
+//! (a connection each) take and ack them, until all are acked. Timed from the start of
+//! the adds to the last ack; the server's CPU (`INFO cpu`: used_cpu_sys + used_cpu_user)
+//! read around the same span, and the client process's own CPU (getrusage here and in
+//! bullmq-official's program, `process.cpuUsage()` in node), with when the last add
+//! returned: near 100% of the cell, the producers set the pace (the workers kept up);
+//! well below, the workers did (a backlog built up). The cells ([`CELLS`]; a cell is a
+//! [`Spec`], so another one is a line there):
 //!
 //! - *W workers, one job per call*: the crate's worker runs the handler and acks the job
 //!   in the call that takes the next, `ack_and_take` ([`crate_one_per_call`]), one round
@@ -36,41 +40,61 @@
 //!   ([`crate_batches`]). BullMQ has no batched take in its open-source package; its side
 //!   is its batched add (`addBulk` of 25, one pipeline) and W `Worker`s with
 //!   `concurrency: 25`, which hold as many jobs at once as a crate worker's take of 25.
+//! - *Paused then resumed* (8 workers, one job per call): the queue is paused (the
+//!   crate's [`WorkQueue::pause`], BullMQ's and bullmq-official's `pause`), the W
+//!   workers are started and idle, the W producers add the JOBS jobs, then the clock
+//!   starts and the queue is resumed ([`WorkQueue::resume`], `resume`): timed from the
+//!   resume to the last ack, the server's and the client's CPU over that span. It
+//!   measures how the workers wake and drain a backlog that is all there at once. The
+//!   crate's empty takes are counted from the resume; its workers wait for a wake-up
+//!   while the queue is paused, as the peers' block on their marker.
 //!
-//! Both sides have the same number of connections (BullMQ adds a blocking one per
+//! bullmq-official's side mirrors BullMQ's on each cell: W `Queue`s and W `Worker`s with
+//! `concurrency` 1 or 25, `add` one job per call or `add_bulk` of 25, the same warm-up.
+//! Its `add_bulk` sends its 25 scripts at once on the producer's multiplexed connection
+//! (not in one ioredis pipeline object, but one round trip all the same); both share
+//! BullMQ's Lua scripts and keys.
+//!
+//! Every side has the same number of connections (the peers add a blocking one per
 //! Worker). The crate's side runs in this process (a thread per producer and worker);
 //! BullMQ's in one node process (`benches/peers/bullmq/bench.mjs`, spawned per cell),
-//! which prints its results as one JSON line. Node runs JavaScript on one thread: where
-//! BullMQ's client CPU per job times its jobs/s nears a whole core, its own client sets
-//! its pace. A crate worker that finds the queue empty (at the start, or while others
-//! hold the last jobs) waits for a wake-up (`wait_for_work`, up to 5 ms, then it looks
-//! whether the cell is over), as BullMQ's blocks on its marker; the count of those empty takes is
-//! printed.
+//! bullmq-official's in one process of its own (`benches/peers/bullmq-rs/`, spawned per
+//! cell, tokio's multi-threaded runtime with a thread per core); each takes the cell as a
+//! JSON argument and prints its results as one JSON line. Node runs JavaScript on one
+//! thread: where BullMQ's client CPU per job times its jobs/s nears a whole core, its own
+//! client sets its pace. A crate worker that finds the queue empty (at the start, or
+//! while others hold the last jobs) waits for a wake-up (`wait_for_work`, up to 5 ms,
+//! then it looks whether the cell is over), as BullMQ's blocks on its marker; the count
+//! of those empty takes is printed.
 //!
 //! **Pickup latency** is from `add` returning to the handler starting, both timestamps
-//! read from one clock in one process (`Instant` here, `performance.now()` in node),
-//! never the server's. On an *idle queue*: one job at a time, each added after a random
-//! pause of 0 to IDLE_GAP_MS (250) ms and handled before the next, with the crate's
-//! [`Worker`] loop ([`crate_pickup`], set up in [`crate_worker`]) and one BullMQ Worker.
-//! *Under load*: every job of the throughput cells; it includes the wait behind whatever
-//! backlog the producers built. A handler that starts before its add returned (the
-//! worker's reply can come first) counts as 0.
+//! read from one clock in one process (`Instant` here and in bullmq-official's program,
+//! `performance.now()` in node), never the server's. On an *idle queue*: one job at a
+//! time, each added after a random pause of 0 to IDLE_GAP_MS (250) ms and handled before
+//! the next, with the crate's [`Worker`] loop ([`crate_pickup`], set up in
+//! [`crate_worker`]) and one peer Worker. *Under load*: every job of the throughput cells
+//! but the paused one; it includes the wait behind whatever backlog the producers built.
+//! A handler that starts before its add returned (the worker's reply can come first)
+//! counts as 0.
 //!
-//! **BullMQ's settings**: `removeOnComplete` (it keeps no finished job; the crate's ack
-//! deletes the job), a custom `jobId` per job (the crate's add takes an id and
-//! deduplicates by it; BullMQ checks a custom id too), everything else at its defaults:
-//! a 30 s lock as the crate's 30 s lease, the stalled-job check every 30 s, `drainDelay`
-//! 5 s, its events stream capped near 10,000 entries, no metrics. Its keys are deleted
-//! after each cell (untimed), so no cell inherits another's stream.
+//! **The peers' settings**, BullMQ's and bullmq-official's alike: `removeOnComplete`
+//! (`remove_on_complete`; it keeps no finished job, the crate's ack deletes the job), a
+//! custom `jobId` (`job_id`) per job (the crate's add takes an id and deduplicates by it;
+//! BullMQ checks a custom id too), everything else at its defaults: a 30 s lock as the
+//! crate's 30 s lease, the stalled-job check every 30 s, `drainDelay` 5 s, its events
+//! stream capped near 10,000 entries, no metrics. Their keys (`bull:<queue>:…` on both)
+//! are deleted after each cell (untimed), so no cell inherits another's stream.
 //!
-//! BullMQ runs in a fresh node process per cell, so each of its throughput cells is
+//! The peers run in a fresh process per cell, so each of their throughput cells is
 //! preceded by an untimed warm-up of the same cell on another queue (WARM=500 jobs), as
-//! a long-running worker would have warmed up its JIT.
+//! a long-running worker would have warmed up its JIT (node) and its connections and
+//! caches (both).
 //!
-//! Rounds take turns (crate, BullMQ; then BullMQ, crate; …) so that a noisy moment on
-//! the machine hits both alike. The table gives the median of the rounds, the ratios
-//! crate ÷ BullMQ, and pickup percentiles over every sample of every round. Read the
-//! ratios, not the digits.
+//! Rounds take turns (crate, BullMQ, bullmq-official; then BullMQ, bullmq-official,
+//! crate; …) so that a noisy moment on the machine hits every side alike. The tables give
+//! the median of the rounds, the ratios crate ÷ BullMQ and crate ÷ bullmq-official
+//! (column `official`), and pickup percentiles over every sample of every round. Read
+//! the ratios, not the digits.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -85,12 +109,105 @@ mod server;
 
 /// Where `benches/peers/fetch-bullmq.sh` installs BullMQ, and BullMQ's side of the bench.
 const PEER_DIR: &str = "benches/peers/bullmq";
+/// bullmq-official's side: a program of its own, which `benches/peers/fetch-bullmq-rs.sh`
+/// builds into `target/release/` there.
+const OFFICIAL_DIR: &str = "benches/peers/bullmq-rs";
+/// The program's name (its Cargo.toml's package).
+const OFFICIAL_BIN: &str = "bench-bullmq-official";
 /// The jobs a batch adds, takes and acks.
 const BATCH: usize = 25;
 /// Every job's payload: 100 bytes (BullMQ's side stores JSON of a 98-character string).
 const PAYLOAD: &[u8; 100] = &[b'x'; 100];
-/// The throughput cells: (workers, jobs per call).
-const CELLS: [(usize, usize); 4] = [(1, 1), (8, 1), (1, BATCH), (8, BATCH)];
+/// The throughput cells, in the table's order. A new cell is a line here (and, for a new
+/// flow, a field of [`Spec`] that [`crate_cell`], bench.mjs and the bullmq-official
+/// program read).
+const CELLS: [Spec; 5] = [
+    Spec::concurrent(1, 1),
+    Spec::concurrent(8, 1),
+    Spec::concurrent(1, BATCH),
+    Spec::concurrent(8, BATCH),
+    Spec::paused(8, 1),
+];
+
+/// One throughput cell: W producers and W workers (a connection each), `per` jobs per
+/// call (the crate's takes and adds; the peers' `concurrency` and bulk adds).
+#[derive(Clone, Copy)]
+struct Spec {
+    workers: usize,
+    per: usize,
+    /// Paused then resumed: the queue is paused while the producers add every job, then
+    /// resumed, and timed from the resume to the last ack. Else the producers add while
+    /// the workers drain, timed from the first add.
+    paused: bool,
+}
+
+impl Spec {
+    const fn concurrent(workers: usize, per: usize) -> Spec {
+        Spec {
+            workers,
+            per,
+            paused: false,
+        }
+    }
+
+    const fn paused(workers: usize, per: usize) -> Spec {
+        Spec {
+            workers,
+            per,
+            paused: true,
+        }
+    }
+
+    /// The cell's JSON argument for a peer's program (bench.mjs, bench-bullmq-official).
+    fn peer_json(self, queue: String, jobs: usize) -> serde_json::Value {
+        serde_json::json!({
+            "mode": "throughput", "queue": queue, "workers": self.workers,
+            "per": self.per, "jobs": jobs, "paused": self.paused,
+        })
+    }
+
+    fn label(self) -> String {
+        let workers = format!(
+            "{} worker{}",
+            self.workers,
+            if self.workers == 1 { "" } else { "s" }
+        );
+        match (self.paused, self.per) {
+            (true, per) => format!("paused then resumed, {workers}, {per} per call"),
+            (false, 1) => format!("{workers}, one job per call"),
+            (false, per) => format!("{workers}, batches of {per}"),
+        }
+    }
+}
+
+/// The three sides of every cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Crate,
+    BullMQ,
+    Official,
+}
+
+const SIDES: [Side; 3] = [Side::Crate, Side::BullMQ, Side::Official];
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Crate => "crate",
+            Side::BullMQ => "BullMQ",
+            Side::Official => "bullmq-official",
+        }
+    }
+
+    /// The prefix of its queues' names.
+    fn prefix(self) -> &'static str {
+        match self {
+            Side::Crate => "crate",
+            Side::BullMQ => "bull",
+            Side::Official => "official",
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // The crate's side. The per-job flow lives in the four functions below, so that a
@@ -108,15 +225,13 @@ fn crate_worker(queue: &WorkQueue) -> Worker<'_> {
 /// One worker of a throughput cell, one job per call: the handler (`started`) for each
 /// job, which is acked in the call that takes the next (`ack_and_take`, or `take(1)`
 /// with no job in hand), until `acked` reaches `jobs`; with nothing to take, a wait for
-/// a wake-up (`wait_for_work`). Returns its empty takes.
+/// a wake-up (`wait_for_work`). Counts its empty takes in `empty`.
 fn crate_one_per_call(
     con: &mut redis::Connection,
     queue: &WorkQueue,
-    jobs: usize,
-    acked: &AtomicUsize,
+    (jobs, acked, empty): (usize, &AtomicUsize, &AtomicU64),
     started: &dyn Fn(&Job),
-) -> u64 {
-    let mut empty = 0;
+) {
     let mut held: Option<Job> = None;
     loop {
         let next = match held.take() {
@@ -133,9 +248,9 @@ fn crate_one_per_call(
             continue;
         }
         if acked.load(Ordering::SeqCst) >= jobs {
-            return empty;
+            return;
         }
-        empty += 1;
+        empty.fetch_add(1, Ordering::SeqCst);
         queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
     }
 }
@@ -147,15 +262,13 @@ const IDLE_WAIT: Duration = Duration::from_millis(5);
 /// One worker of a throughput cell, in batches: the handler for each of up to 25 jobs,
 /// then their acks and the take of the next 25 in one call (`ack_and_take`: one round
 /// trip and one script per 25 jobs), until `acked` reaches `jobs`; with nothing to take,
-/// a wait for a wake-up. Returns its empty takes.
+/// a wait for a wake-up. Counts its empty takes in `empty`.
 fn crate_batches(
     con: &mut redis::Connection,
     queue: &WorkQueue,
-    jobs: usize,
-    acked: &AtomicUsize,
+    (jobs, acked, empty): (usize, &AtomicUsize, &AtomicU64),
     started: &dyn Fn(&Job),
-) -> u64 {
-    let mut empty = 0;
+) {
     let mut held: Vec<Job> = Vec::new();
     loop {
         let next = queue.ack_and_take(&held, BATCH as u64).run(con).unwrap();
@@ -166,9 +279,9 @@ fn crate_batches(
             continue;
         }
         if acked.load(Ordering::SeqCst) >= jobs {
-            return empty;
+            return;
         }
-        empty += 1;
+        empty.fetch_add(1, Ordering::SeqCst);
         queue.wait_for_work(IDLE_WAIT).run(con).unwrap();
     }
 }
@@ -264,73 +377,95 @@ struct Cell {
 }
 
 /// One throughput cell of the crate: `workers` producers and `workers` workers on a
-/// fresh queue.
-fn crate_cell(
-    server: &server::RedisProcess,
-    name: &str,
-    workers: usize,
-    per: usize,
-    jobs: usize,
-) -> Cell {
+/// fresh queue; with `spec.paused`, the queue paused while the producers add, then
+/// resumed (the workers run throughout; their empty takes are counted from the resume).
+fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize) -> Cell {
+    let Spec {
+        workers,
+        per,
+        paused,
+    } = spec;
     let queue = WorkQueue::new(name).unwrap();
     let base = Instant::now();
     let since_base = || base.elapsed().as_nanos() as u64 + 1; // 0 stays "not yet"
     let added: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
     let started: Vec<AtomicU64> = (0..jobs).map(|_| AtomicU64::new(0)).collect();
     let acked = AtomicUsize::new(0);
+    let empty = AtomicU64::new(0);
     let mut probe = server.connection();
+    if paused {
+        queue.pause().run(&mut probe).unwrap();
+    }
     let producer_cons: Vec<_> = (0..workers).map(|_| server.connection()).collect();
     let worker_cons: Vec<_> = (0..workers).map(|_| server.connection()).collect();
     let go = Barrier::new(2 * workers + 1);
     let on_added = |n: usize| added[n].store(since_base(), Ordering::SeqCst);
     let on_started = |job: &Job| started[number_of(&job.id)].store(since_base(), Ordering::SeqCst);
-    let (cpu_before, client_before, start, empty_takes) = std::thread::scope(|scope| {
-        for (p, mut con) in producer_cons.into_iter().enumerate() {
-            let (go, queue, on_added) = (&go, &queue, &on_added);
-            scope.spawn(move || {
-                go.wait();
-                crate_produce(&mut con, queue, (p, workers, jobs, per), on_added);
-            });
-        }
+    let (cpu_before, client_before, start, empty_before) = std::thread::scope(|scope| {
+        let producers: Vec<_> = producer_cons
+            .into_iter()
+            .enumerate()
+            .map(|(p, mut con)| {
+                let (go, queue, on_added) = (&go, &queue, &on_added);
+                scope.spawn(move || {
+                    go.wait();
+                    crate_produce(&mut con, queue, (p, workers, jobs, per), on_added);
+                })
+            })
+            .collect();
         let handles: Vec<_> = worker_cons
             .into_iter()
             .map(|mut con| {
-                let (go, queue, acked, on_started) = (&go, &queue, &acked, &on_started);
+                let (go, queue, on_started) = (&go, &queue, &on_started);
+                let counters = (jobs, &acked, &empty);
                 scope.spawn(move || {
                     go.wait();
                     if per == 1 {
-                        crate_one_per_call(&mut con, queue, jobs, acked, on_started)
+                        crate_one_per_call(&mut con, queue, counters, on_started)
                     } else {
-                        crate_batches(&mut con, queue, jobs, acked, on_started)
+                        crate_batches(&mut con, queue, counters, on_started)
                     }
                 })
             })
             .collect();
-        let cpu_before = server_us(&mut probe);
-        let client_before = client_us();
-        let start = Instant::now();
-        go.wait();
-        let empty: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
-        (cpu_before, client_before, start, empty)
+        let measured = if paused {
+            go.wait();
+            producers.into_iter().for_each(|p| p.join().unwrap());
+            let measured = (
+                server_us(&mut probe),
+                client_us(),
+                Instant::now(),
+                empty.load(Ordering::SeqCst),
+            );
+            queue.resume().run(&mut probe).unwrap();
+            measured
+        } else {
+            let measured = (server_us(&mut probe), client_us(), Instant::now(), 0);
+            go.wait();
+            measured
+        };
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        measured
     });
     let secs = start.elapsed().as_secs_f64();
     let client_cpu_us = client_us() - client_before;
     let cpu_us = server_us(&mut probe) - cpu_before;
+    let from = start.duration_since(base).as_nanos() as u64;
     let last_add = added
         .iter()
         .map(|a| a.load(Ordering::SeqCst))
         .max()
         .unwrap_or(0);
-    let adds_secs =
-        last_add.saturating_sub(start.duration_since(base).as_nanos() as u64) as f64 / 1e9;
+    let adds_secs = last_add.saturating_sub(from) as f64 / 1e9;
     let counts = queue.counts().run(&mut probe).unwrap();
     assert_eq!(counts, Default::default(), "every job was acked");
+    // From the add, or from the resume in a paused cell.
     let pickup_us = added
         .iter()
         .zip(&started)
         .map(|(a, s)| {
             s.load(Ordering::SeqCst)
-                .saturating_sub(a.load(Ordering::SeqCst))
+                .saturating_sub(a.load(Ordering::SeqCst).max(from))
                 / 1000
         })
         .collect();
@@ -341,7 +476,7 @@ fn crate_cell(
         client_cpu_us,
         adds_secs,
         pickup_us,
-        empty_takes,
+        empty_takes: empty.into_inner() - empty_before,
     }
 }
 
@@ -354,16 +489,30 @@ fn number_of(id: &str) -> usize {
 }
 
 // ---------------------------------------------------------------------------------------
-// BullMQ's side: benches/peers/bullmq/bench.mjs, one node process per cell.
+// The peers' sides: BullMQ in benches/peers/bullmq/bench.mjs (one node process per
+// cell), bullmq-official in the program of benches/peers/bullmq-rs/ (one process per
+// cell). Both take the cell as a JSON argument and print their results as one JSON line.
 
+/// A peer's program, ready to run a cell.
 struct Peer {
-    node: String,
-    script: std::path::PathBuf,
+    side: Side,
+    program: String,
+    args: Vec<String>,
     version: String,
 }
 
-/// BullMQ's side, when it is installed and node runs; `Err` says how to get it.
-fn peer() -> Result<Peer, String> {
+/// The peer of `side` (BullMQ or bullmq-official), when it is installed and runs; `Err`
+/// says how to get it.
+fn peer(side: Side) -> Result<Peer, String> {
+    match side {
+        Side::Crate => Err("the crate is no peer".into()),
+        Side::BullMQ => bullmq_peer(),
+        Side::Official => official_peer(),
+    }
+}
+
+/// BullMQ's side, when it is installed and node runs.
+fn bullmq_peer() -> Result<Peer, String> {
     let how = "to compare, run sh benches/peers/fetch-bullmq.sh (needs node 20+ and npm)";
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PEER_DIR);
     let package = dir.join("node_modules/bullmq/package.json");
@@ -386,26 +535,58 @@ fn peer() -> Result<Peer, String> {
         return Err(format!("{node} --version failed: {how}"));
     }
     Ok(Peer {
-        node,
-        script: dir.join("bench.mjs"),
+        side: Side::BullMQ,
+        program: node,
+        args: vec![dir.join("bench.mjs").display().to_string()],
         version,
     })
 }
 
-/// Runs one cell of BullMQ's side; `cell` is bench.mjs's JSON argument.
-fn bullmq_cell(peer: &Peer, server: &server::RedisProcess, cell: serde_json::Value) -> Cell {
+/// bullmq-official's side, when its program is built; its version from the program's
+/// Cargo.lock.
+fn official_peer() -> Result<Peer, String> {
+    let how = "to compare, run sh benches/peers/fetch-bullmq-rs.sh (needs cargo and crates.io)";
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(OFFICIAL_DIR);
+    let bin = dir.join("target/release").join(OFFICIAL_BIN);
+    if !bin.exists() {
+        return Err(format!("not built ({} is missing): {how}", bin.display()));
+    }
+    let lock = std::fs::read_to_string(dir.join("Cargo.lock")).unwrap_or_default();
+    let version = lock
+        .split("[[package]]")
+        .find(|package| package.contains("name = \"bullmq-official\""))
+        .and_then(|package| {
+            let line = package.lines().find(|l| l.starts_with("version = "))?;
+            Some(
+                line.trim_start_matches("version = ")
+                    .trim_matches('"')
+                    .to_owned(),
+            )
+        })
+        .unwrap_or_else(|| "?".into());
+    Ok(Peer {
+        side: Side::Official,
+        program: bin.display().to_string(),
+        args: Vec::new(),
+        version,
+    })
+}
+
+/// Runs one cell of a peer's side; `cell` is its program's JSON argument.
+fn peer_cell(peer: &Peer, server: &server::RedisProcess, cell: serde_json::Value) -> Cell {
     let mut cell = cell;
     cell["port"] = server.port().into();
     let name = cell["queue"].as_str().unwrap().to_owned();
     cell["warm"] = env("WARM", 500).into();
-    let out = Command::new(&peer.node)
-        .arg(&peer.script)
+    let side = peer.side.name();
+    let out = Command::new(&peer.program)
+        .args(&peer.args)
         .arg(cell.to_string())
         .output()
-        .expect("run node");
+        .unwrap_or_else(|err| panic!("run {}: {err}", peer.program));
     if !out.status.success() {
         panic!(
-            "BullMQ's side failed ({}) on {cell}:\n{}",
+            "{side}'s side failed ({}) on {cell}:\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
@@ -413,8 +594,9 @@ fn bullmq_cell(peer: &Peer, server: &server::RedisProcess, cell: serde_json::Val
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or_default();
     let reply: serde_json::Value = serde_json::from_str(line)
-        .unwrap_or_else(|err| panic!("BullMQ's side printed no JSON ({err}): {stdout}"));
-    // Its leftovers (events stream, meta, id counter), untimed.
+        .unwrap_or_else(|err| panic!("{side}'s side printed no JSON ({err}): {stdout}"));
+    // Its leftovers (events stream, meta, id counter), untimed; both keep BullMQ's layout
+    // under the prefix `bull`.
     let mut con = server.connection();
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg(format!("bull:{name}*")) // and its warm-up's, bull:{name}-warm:*
@@ -538,9 +720,9 @@ fn times(ratio: f64) -> String {
     }
 }
 
-/// The lowest and highest ratio `crate[r] / bullmq[r]` over the rounds, as `(lo–hi)`.
-fn spread(crate_side: &[f64], bullmq: &[f64]) -> String {
-    let ratios: Vec<f64> = crate_side.iter().zip(bullmq).map(|(c, b)| c / b).collect();
+/// The lowest and highest ratio `crate[r] / peer[r]` over the rounds, as `(lo–hi)`.
+fn spread(crate_side: &[f64], peer: &[f64]) -> String {
+    let ratios: Vec<f64> = crate_side.iter().zip(peer).map(|(c, p)| c / p).collect();
     let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if ratios.is_empty() {
@@ -599,15 +781,26 @@ impl Tally {
     }
 }
 
-fn label(workers: usize, per: usize) -> String {
+/// One row of a comparison: the three sides' medians of one measure, then the ratios
+/// crate ÷ BullMQ and crate ÷ bullmq-official with their spreads over the rounds.
+fn compare_row(label: &str, [c, b, o]: [&[f64]; 3], decimals: usize) -> String {
+    let [mc, mb, mo] = [c, b, o].map(|v| median(v.to_vec()));
     format!(
-        "{workers} worker{}, {}",
-        if workers == 1 { "" } else { "s" },
-        if per == 1 {
-            "one job per call".to_string()
-        } else {
-            format!("batches of {per}")
-        }
+        "{label:<44} {:>8} {:>8} {:>9}   {:>8} {:>13}  {:>9} {:>13}",
+        shown(mc, decimals),
+        shown(mb, decimals),
+        shown(mo, decimals),
+        times(mc / mb),
+        spread(c, b),
+        times(mc / mo),
+        spread(c, o)
+    )
+}
+
+fn compare_header(title: &str) -> String {
+    format!(
+        "{title:<44} {:>8} {:>8} {:>9}   {:>8} {:>13}  {:>9} {:>13}",
+        "crate", "BullMQ", "official", "÷ BullMQ", "(rounds)", "÷ official", "(rounds)"
     )
 }
 
@@ -615,27 +808,39 @@ fn main() {
     let (rounds, jobs) = (env("ROUNDS", 5), env("JOBS", 3000));
     let pickups = env("PICKUPS", 25);
     let gap = Duration::from_millis(env("IDLE_GAP_MS", 250) as u64);
-    let peer = peer();
+    let peers: Vec<(Side, Result<Peer, String>)> = [Side::BullMQ, Side::Official]
+        .into_iter()
+        .map(|side| (side, peer(side)))
+        .collect();
+    let ready = |side: Side| {
+        peers
+            .iter()
+            .find(|(s, _)| *s == side)
+            .and_then(|(_, peer)| peer.as_ref().ok())
+    };
     let server = server::RedisProcess::start(&[]);
     let mut con = server.connection();
     redis_patterns::load_all(&mut con).unwrap();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
 
-    let mut crate_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
-    let mut bull_cells: Vec<Tally> = CELLS.iter().map(|_| Tally::default()).collect();
-    let (mut crate_idle, mut bull_idle) = (Tally::default(), Tally::default());
+    // Per side (indexed by `Side as usize`): per cell, and the idle pickups.
+    let mut cells: [Vec<Tally>; 3] =
+        std::array::from_fn(|_| CELLS.iter().map(|_| Tally::default()).collect());
+    let mut idle: [Tally; 3] = Default::default();
     let commandstats = std::env::var_os("COMMANDSTATS").is_some();
     let mut stats_lines = Vec::new();
     for round in 0..rounds {
-        // Crate first in even rounds, BullMQ first in odd ones.
-        let sides: &[bool] = if round % 2 == 0 {
-            &[true, false]
-        } else {
-            &[false, true]
-        };
-        for (i, &(workers, per)) in CELLS.iter().enumerate() {
-            for &crate_side in sides {
-                let name = format!("r{round}-c{i}");
+        // The sides take turns: the order rotates by one each round.
+        let order: Vec<Side> = (0..SIDES.len())
+            .map(|k| SIDES[(round + k) % SIDES.len()])
+            .collect();
+        for (i, &spec) in CELLS.iter().enumerate() {
+            for &side in &order {
+                let peer = ready(side);
+                if side != Side::Crate && peer.is_none() {
+                    continue;
+                }
+                let name = format!("{}-r{round}-c{i}", side.prefix());
                 let stats = commandstats && round == 0;
                 if stats {
                     redis::cmd("CONFIG")
@@ -643,150 +848,131 @@ fn main() {
                         .exec(&mut con)
                         .unwrap();
                 }
-                if crate_side {
-                    crate_cells[i].push(crate_cell(
-                        &server,
-                        &format!("crate-{name}"),
-                        workers,
-                        per,
-                        jobs,
-                    ));
-                } else if let Ok(peer) = &peer {
-                    let cell = serde_json::json!({
-                        "mode": "throughput", "queue": format!("bull-{name}"),
-                        "workers": workers, "per": per, "jobs": jobs,
-                    });
-                    bull_cells[i].push(bullmq_cell(peer, &server, cell));
-                }
-                if stats && (crate_side || peer.is_ok()) {
-                    // BullMQ's count includes its untimed warm-up's jobs.
-                    let handled = jobs + if crate_side { 0 } else { env("WARM", 500) };
-                    let side = if crate_side { "crate" } else { "BullMQ" };
+                let cell = match peer {
+                    None => crate_cell(&server, &name, spec, jobs),
+                    Some(peer) => peer_cell(peer, &server, spec.peer_json(name, jobs)),
+                };
+                cells[side as usize][i].push(cell);
+                if stats {
+                    // A peer's count includes its untimed warm-up's jobs.
+                    let warm = if side == Side::Crate {
+                        0
+                    } else {
+                        env("WARM", 500)
+                    };
                     stats_lines.push(format!(
-                        "{:<42} {side:<7} {}",
-                        label(workers, per),
-                        per_job(&mut con, handled)
+                        "{:<44} {:<15} {}",
+                        spec.label(),
+                        side.name(),
+                        per_job(&mut con, jobs + warm)
                     ));
                 }
             }
         }
-        for &crate_side in sides {
-            if crate_side {
-                let queue = WorkQueue::new(format!("crate-r{round}-idle")).unwrap();
-                crate_idle.push(crate_pickup(&server, &queue, pickups, gap, &mut rng));
-            } else if let Ok(peer) = &peer {
-                let cell = serde_json::json!({
-                    "mode": "pickup", "queue": format!("bull-r{round}-idle"),
-                    "pickups": pickups, "gapMs": gap.as_millis() as u64,
-                });
-                bull_idle.push(bullmq_cell(peer, &server, cell));
+        for &side in &order {
+            let name = format!("{}-r{round}-idle", side.prefix());
+            match ready(side) {
+                None if side == Side::Crate => {
+                    let queue = WorkQueue::new(name).unwrap();
+                    idle[side as usize].push(crate_pickup(&server, &queue, pickups, gap, &mut rng));
+                }
+                None => {}
+                Some(peer) => {
+                    let cell = serde_json::json!({
+                        "mode": "pickup", "queue": name,
+                        "pickups": pickups, "gapMs": gap.as_millis() as u64,
+                    });
+                    idle[side as usize].push(peer_cell(peer, &server, cell));
+                }
             }
         }
     }
 
-    let peer_name = match &peer {
-        Ok(peer) => format!("BullMQ {}", peer.version),
-        Err(_) => "BullMQ".into(),
-    };
+    let versions: Vec<String> = peers
+        .iter()
+        .map(|(side, peer)| match peer {
+            Ok(peer) => format!("{} {}", side.name(), peer.version),
+            Err(_) => format!("{} (not run)", side.name()),
+        })
+        .collect();
     println!(
-        "add → take → ack, producers adding while workers drain; {rounds} rounds of {jobs} jobs per cell, medians; {peer_name}"
+        "add → take → ack; {rounds} rounds of {jobs} jobs per cell, medians; {}",
+        versions.join(", ")
     );
-    println!(
-        "{:<42} {:>8} {:>8} {:>7} {:>13}   {:>8} {:>9} {:>7} {:>13}",
-        "jobs/s and server CPU µs/job",
-        "crate/s",
-        "BullMQ/s",
-        "ratio",
-        "(rounds)",
-        "crate µs",
-        "BullMQ µs",
-        "ratio",
-        "(rounds)"
-    );
-    let mut goals_rate = Vec::new();
-    let mut goals_cpu = Vec::new();
-    for (i, &(workers, per)) in CELLS.iter().enumerate() {
-        let (c, b) = (&crate_cells[i], &bull_cells[i]);
-        let (cr, cc) = (median(c.rate.clone()), median(c.cpu.clone()));
-        let (br, bc) = (median(b.rate.clone()), median(b.cpu.clone()));
-        println!(
-            "{:<42} {:>8} {:>8} {:>7} {:>13}   {:>8} {:>9} {:>7} {:>13}",
-            label(workers, per),
-            shown(cr, 0),
-            shown(br, 0),
-            times(cr / br),
-            spread(&c.rate, &b.rate),
-            shown(cc, 1),
-            shown(bc, 1),
-            times(cc / bc),
-            spread(&c.cpu, &b.cpu)
-        );
-        goals_rate.push(cr / br);
-        goals_cpu.push(cc / bc);
+    let [c, b, o] = &cells;
+    let measure = |pick: fn(&Tally) -> &[f64], i: usize| [&c[i], &b[i], &o[i]].map(pick);
+    println!("{}", compare_header("jobs/s"));
+    for (i, spec) in CELLS.iter().enumerate() {
+        let row = measure(|t| &t.rate, i);
+        println!("{}", compare_row(&spec.label(), row, 0));
+    }
+    println!();
+    println!("{}", compare_header("server CPU µs/job"));
+    for (i, spec) in CELLS.iter().enumerate() {
+        let row = measure(|t| &t.cpu, i);
+        println!("{}", compare_row(&spec.label(), row, 1));
     }
     println!(
-        "(ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. BullMQ's rows: W Workers with concurrency 1, or with concurrency 25 and addBulk of 25 in the batch rows)"
+        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency 25 and a bulk add of 25 in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the
     // workers set the pace (the adds end near 100% of the cell when the workers keep up).
     println!();
+    println!("{}", compare_header("client CPU µs/job"));
+    for (i, spec) in CELLS.iter().enumerate() {
+        let row = measure(|t| &t.client_cpu, i);
+        println!("{}", compare_row(&spec.label(), row, 1));
+    }
+    println!();
     println!(
-        "{:<42} {:>10} {:>10} {:>7}   {:>10} {:>10}",
-        "client CPU µs/job, adds done at", "crate µs", "BullMQ µs", "ratio", "crate", "BullMQ"
+        "{:<44} {:>8} {:>8} {:>9}",
+        "adds done at", "crate", "BullMQ", "official"
     );
-    for (i, &(workers, per)) in CELLS.iter().enumerate() {
-        let (c, b) = (&crate_cells[i], &bull_cells[i]);
-        let (cc, bc) = (median(c.client_cpu.clone()), median(b.client_cpu.clone()));
-        let (ca, ba) = (median(c.adds_share.clone()), median(b.adds_share.clone()));
+    for (i, spec) in CELLS.iter().enumerate().filter(|(_, s)| !s.paused) {
+        let [mc, mb, mo] = measure(|t| &t.adds_share, i).map(|v| median(v.to_vec()) * 100.0);
+        let percent = |share: f64| shown(share, 0) + if share.is_finite() { "%" } else { "" };
         println!(
-            "{:<42} {:>10} {:>10} {:>7}   {:>9}% {:>9}%",
-            label(workers, per),
-            shown(cc, 1),
-            shown(bc, 1),
-            times(cc / bc),
-            shown(ca * 100.0, 0),
-            shown(ba * 100.0, 0)
+            "{:<44} {:>8} {:>8} {:>9}",
+            spec.label(),
+            percent(mc),
+            percent(mb),
+            percent(mo)
         );
     }
     println!(
-        "(client CPU: the process's user + system time, every thread, over the cell; adds done at: when the last add returned, as a share of the cell's time)"
+        "(client CPU: the process's user + system time, every thread, over the cell; adds done at: when the last add returned, as a share of the cell's time; the paused cells add before the clock starts)"
     );
 
     println!();
     println!(
-        "{:<42} {:>10} {:>10}   {:>10} {:>10}",
-        "pickup latency, ms", "crate p50", "crate p99", "BullMQ p50", "BullMQ p99"
+        "{:<44} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
+        "pickup latency, ms", "crate p50", "p99", "BullMQ p50", "p99", "official p50", "p99"
     );
     let poll = match env_ms("POLL_MS") {
         Some(poll) => format!("Worker poll {} ms", poll.as_millis()),
         None => "Worker's default poll".into(),
     };
-    let idle_label = format!("idle queue ({} jobs)", crate_idle.pickup_us.len());
     let pick = |samples: &[u64]| (quantile_ms(samples, 0.5), quantile_ms(samples, 0.99));
-    let ((ci50, ci99), (bi50, bi99)) = (pick(&crate_idle.pickup_us), pick(&bull_idle.pickup_us));
-    println!(
-        "{idle_label:<42} {:>10} {:>10}   {:>10} {:>10}",
-        shown(ci50, 2),
-        shown(ci99, 2),
-        shown(bi50, 2),
-        shown(bi99, 2)
-    );
-    for (i, &(workers, per)) in CELLS.iter().enumerate() {
-        let ((c50, c99), (b50, b99)) = (
-            pick(&crate_cells[i].pickup_us),
-            pick(&bull_cells[i].pickup_us),
-        );
+    let pickup_row = |label: &str, [c, b, o]: [&Tally; 3]| {
+        let [(c50, c99), (b50, b99), (o50, o99)] = [c, b, o].map(|t| pick(&t.pickup_us));
         println!(
-            "{:<42} {:>10} {:>10}   {:>10} {:>10}",
-            format!("under load: {}", label(workers, per)),
+            "{label:<44} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
             shown(c50, 2),
             shown(c99, 2),
             shown(b50, 2),
-            shown(b99, 2)
+            shown(b99, 2),
+            shown(o50, 2),
+            shown(o99, 2)
         );
+    };
+    let idle_label = format!("idle queue ({} jobs)", idle[0].pickup_us.len());
+    pickup_row(&idle_label, [&idle[0], &idle[1], &idle[2]]);
+    for (i, spec) in CELLS.iter().enumerate().filter(|(_, s)| !s.paused) {
+        let label = format!("under load: {}", spec.label());
+        pickup_row(&label, [&c[i], &b[i], &o[i]]);
     }
-    let empty: Vec<String> = crate_cells
+    let empty: Vec<String> = c
         .iter()
         .map(|t| {
             format!(
@@ -796,14 +982,16 @@ fn main() {
         })
         .collect();
     println!(
-        "(idle: the crate's {poll}, a random pause of 0–{} ms before each add; under load: every job of the cells above, the wait behind the backlog included; crate's empty takes per cell, median: {})",
+        "(idle: the crate's {poll}, a random pause of 0–{} ms before each add; under load: every job of the cells above, the wait behind the backlog included; crate's empty takes per cell, median, in the order of the cells (the paused cell's from the resume): {})",
         gap.as_millis(),
         empty.join(", ")
     );
+    let ci50 = quantile_ms(&idle[0].pickup_us, 0.5);
+    let [ic, ib, io] = idle
+        .each_ref()
+        .map(|t| shown(median(t.idle_cpu.clone()), 2));
     println!(
-        "server CPU while idle, ms per second (the idle runs, median): crate {}, BullMQ {}",
-        shown(median(crate_idle.idle_cpu.clone()), 2),
-        shown(median(bull_idle.idle_cpu.clone()), 2)
+        "server CPU while idle, ms per second (the idle runs, median): crate {ic}, BullMQ {ib}, bullmq-official {io}"
     );
 
     if !stats_lines.is_empty() {
@@ -815,33 +1003,51 @@ fn main() {
     }
 
     println!();
-    match &peer {
-        Err(why) => println!("BullMQ: skipped, {why}"),
-        Ok(_) => {
-            let fmt = |v: &[f64]| {
-                v.iter()
-                    .map(|r| format!("{r:.2}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ratios = |peer: &[Tally], pick: fn(&Tally) -> &[f64]| -> Vec<f64> {
+        c.iter()
+            .zip(peer)
+            .map(|(c, p)| median(pick(c).to_vec()) / median(pick(p).to_vec()))
+            .collect()
+    };
+    for (side, peer) in &peers {
+        let name = side.name();
+        if let Err(why) = peer {
+            println!("{name}: skipped, {why}");
+            continue;
+        }
+        let tallies = &cells[*side as usize];
+        let (rate, cpu) = (ratios(tallies, |t| &t.rate), ratios(tallies, |t| &t.cpu));
+        if *side == Side::BullMQ {
             println!(
-                "ratios: crate ÷ BullMQ (jobs/s: above 1 is faster; µs/job: below 1 costs the server less)"
+                "ratios: crate ÷ peer (jobs/s: above 1 is faster; µs/job: below 1 costs the server less)"
             );
             println!(
-                "goals: idle pickup p50 ≤ 2 ms: crate {ci50:.2} ms ({}); jobs/s ≥ 2× in every cell: {} ({}); CPU/job ≤ 0.5× in every cell: {} ({})",
+                "goals against BullMQ: idle pickup p50 ≤ 2 ms: crate {ci50:.2} ms ({}); jobs/s ≥ 2× in every cell: {} ({}); CPU/job ≤ 0.5× in every cell: {} ({})",
                 if ci50 <= 2.0 { "met" } else { "not met" },
-                fmt(&goals_rate),
-                if goals_rate.iter().all(|&r| r >= 2.0) {
+                fmt(&rate),
+                if rate.iter().all(|&r| r >= 2.0) {
                     "met"
                 } else {
                     "not met"
                 },
-                fmt(&goals_cpu),
-                if goals_cpu.iter().all(|&r| r <= 0.5) {
+                fmt(&cpu),
+                if cpu.iter().all(|&r| r <= 0.5) {
                     "met"
                 } else {
                     "not met"
                 },
+            );
+        } else {
+            println!(
+                "crate ÷ {name}, in the order of the cells: jobs/s {}; CPU/job {}",
+                fmt(&rate),
+                fmt(&cpu)
             );
         }
     }

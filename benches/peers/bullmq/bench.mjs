@@ -2,7 +2,8 @@
 // stdout. The Rust bench spawns it (`node bench.mjs '<json>'`); by hand:
 //
 //   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"throughput","queue":"q1","workers":1,"per":1,"jobs":1000}'
-//   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"pickup","queue":"q2","pickups":20,"gapMs":250}'
+//   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"throughput","queue":"q2","workers":8,"per":1,"jobs":1000,"paused":true}'
+//   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"pickup","queue":"q3","pickups":20,"gapMs":250}'
 //
 // Modes (the same flows as the crate's side, see benches/bullmq.rs):
 // - throughput: `workers` producers (a Queue each, so a connection each) add `jobs` jobs
@@ -12,11 +13,15 @@
 //   last `completed` event; the server's CPU (INFO cpu) and this process's CPU
 //   (process.cpuUsage) around the same span. An untimed
 //   warm-up of the same cell on another queue runs first (`warm` jobs, 500 by default).
+//   With `paused`, the queue is paused first (`queue.pause()`), the workers run and the
+//   producers add every job, then the clock starts and the queue is resumed
+//   (`queue.resume()`): timed from the resume to the last `completed` event.
 // - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //   pause in [0, gapMs), add, wait until the job is completed, again.
 //
 // Pickup latency is from `add` resolving to the processor starting, both read from
-// performance.now() in this process. A processor that starts before its add resolved
+// performance.now() in this process (in the paused cells, from the later of the add and
+// the resume). A processor that starts before its add resolved
 // (the reply of the add can come after the worker's) counts as 0.
 //
 // BullMQ's settings: removeOnComplete (it keeps no finished job, as the crate's ack
@@ -55,12 +60,12 @@ const numberOf = (id) => Number(id.slice(id.lastIndexOf('-') + 1));
 // A fresh node process runs cold code: before the timed cell, the same cell runs untimed
 // on its own queue (`warm` jobs, 500 by default), as a worker that has been running for
 // a while would be warmed up.
-async function throughput({ workers, per, jobs, warm = 500 }) {
-  if (warm > 0) await throughputOn(`${name}-warm`, { workers, per, jobs: warm });
-  return throughputOn(name, { workers, per, jobs });
+async function throughput({ workers, per, jobs, warm = 500, paused = false }) {
+  if (warm > 0) await throughputOn(`${name}-warm`, { workers, per, jobs: warm, paused });
+  return throughputOn(name, { workers, per, jobs, paused });
 }
 
-async function throughputOn(name, { workers, per, jobs }) {
+async function throughputOn(name, { workers, per, jobs, paused }) {
   const added = new Float64Array(jobs);
   const started = new Float64Array(jobs);
   const producers = [];
@@ -91,10 +96,6 @@ async function throughputOn(name, { workers, per, jobs }) {
   }
   await Promise.all([...producers, ...consumers].map((q) => q.waitUntilReady()));
   const probe = redis();
-  const cpuBefore = await serverUs(probe);
-  const clientBefore = process.cpuUsage();
-  const start = performance.now();
-  for (const worker of consumers) worker.run();
   // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with addBulk).
   const produce = async (p) => {
     const queue = producers[p];
@@ -113,14 +114,32 @@ async function throughputOn(name, { workers, per, jobs }) {
       for (const n of chunk) added[n] = now;
     }
   };
-  await Promise.all(producers.map((_, p) => produce(p)));
-  const addsSecs = (performance.now() - start) / 1000;
+  let cpuBefore, clientBefore, start, addsSecs;
+  if (paused) {
+    await producers[0].pause();
+    for (const worker of consumers) worker.run();
+    await Promise.all(producers.map((_, p) => produce(p)));
+    cpuBefore = await serverUs(probe);
+    clientBefore = process.cpuUsage();
+    start = performance.now();
+    await producers[0].resume();
+    addsSecs = 0;
+  } else {
+    cpuBefore = await serverUs(probe);
+    clientBefore = process.cpuUsage();
+    start = performance.now();
+    for (const worker of consumers) worker.run();
+    await Promise.all(producers.map((_, p) => produce(p)));
+    addsSecs = (performance.now() - start) / 1000;
+  }
   await done;
   const secs = (performance.now() - start) / 1000;
   const client = process.cpuUsage(clientBefore);
   const cpuUs = (await serverUs(probe)) - cpuBefore;
   const pickupUs = [];
-  for (let n = 0; n < jobs; n++) pickupUs.push(Math.max(0, Math.round((started[n] - added[n]) * 1000)));
+  for (let n = 0; n < jobs; n++) {
+    pickupUs.push(Math.max(0, Math.round((started[n] - Math.max(added[n], start)) * 1000)));
+  }
   await Promise.all(consumers.map((w) => w.close()));
   await Promise.all(producers.map((q) => q.close()));
   probe.disconnect();
