@@ -881,31 +881,31 @@ mod queue {
     #[derive(Args)]
     struct LimitFlags {
         /// The most jobs of one group held at once (0: no limit).
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         group_concurrency: Option<u64>,
         /// The most jobs of one group started per period (0: no limit).
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         group_rate: Option<u64>,
-        /// The group rate's period in ms (without it, the current one).
-        #[arg(long, value_parser = whole, requires = "group_rate")]
+        /// The group rate's period in ms; with --group-rate (which alone keeps the period).
+        #[arg(long, value_name = "MS", value_parser = whole, requires = "group_rate")]
         group_period_ms: Option<u64>,
         /// The most jobs of the queue held at once (0: no limit).
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         queue_concurrency: Option<u64>,
         /// The most jobs of the queue started per period (0: no limit).
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         queue_rate: Option<u64>,
-        /// The queue rate's period in ms (without it, the current one).
-        #[arg(long, value_parser = whole, requires = "queue_rate")]
+        /// The queue rate's period in ms; with --queue-rate (which alone keeps the period).
+        #[arg(long, value_name = "MS", value_parser = whole, requires = "queue_rate")]
         queue_period_ms: Option<u64>,
         /// The most dead jobs kept.
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         dead_max: Option<u64>,
         /// How long a dead job is kept, in ms.
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "MS", value_parser = whole)]
         dead_age_ms: Option<u64>,
         /// The minutes of per-minute metrics kept (0 turns metrics off).
-        #[arg(long, value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole)]
         metrics_minutes: Option<u64>,
     }
 
