@@ -142,6 +142,33 @@
 //! at once, and its `take` wakes the next while jobs are left. The flag is read by the one
 //! `take` call that also takes, so no worker can start a job after `pause` answered.
 //!
+//! # Operating a queue from a shell
+//!
+//! The `redis-patterns` command (`cargo install redis-patterns --features cli`) runs
+//! these operations on a queue by name, each through the op documented here (one
+//! script, never a raw command), on a server or a cluster (`--cluster`): `counts`,
+//! `metrics [--prometheus]`, `list <state>`, `job <id>`, `settings`, `pause`, `resume`,
+//! `retry <id>` or `retry --all-dead`, `remove <id>`, `drain [--delayed]`, `clean
+//! <state>`, `delete [--force]`, `priority <id> <p>`, `delay <id> <ms>`, `promote <id>`
+//! and `limits [--group-concurrency N] …` (which changes only the settings it names).
+//! Bulk actions call their script 1000 jobs at a time until done; the output is `key:
+//! value` lines or an aligned table, and the exit code is 0 when done, 1 for an error
+//! from Redis or a script (a `delete` of a running queue says to pause it first), 2 for a
+//! command line that makes no sense, with nothing sent.
+//!
+//! ```text
+//! $ redis-patterns queue emails counts --url redis://127.0.0.1:6379
+//! waiting: 2
+//! parked: 0
+//! delayed: 0
+//! leased: 1
+//! dead: 3
+//! paused: no
+//! $ redis-patterns queue emails retry --all-dead
+//! requeued: 3
+//! $ redis-patterns queue emails limits --group-concurrency 2 --group-rate 10 --group-period-ms 1000
+//! ```
+//!
 //! # Faults
 //!
 //! - **A worker dies** (a crash, `SIGKILL`, a lost machine): it stops renewing, and once

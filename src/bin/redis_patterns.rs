@@ -1,11 +1,19 @@
 //! `redis-patterns`: the crate's scripts from a shell. List and read them, export them
 //! (as files, a Redis Functions library or a JSON manifest), load them into a server or
 //! a cluster, check a folder of scripts of your own and rewrite their generated parts, and
-//! call one.
+//! call one. And operate a work queue (`queue <name> …`): read its counts, metrics, jobs
+//! and settings; pause and resume it; retry, remove, reprioritise, delay or promote a
+//! job; retry every dead job; drain, clean or delete it; change its limits. Each of these
+//! runs one of the `work_queue` scripts through its Rust API, never a raw command, so a
+//! cluster (`--cluster`) works as a single server does, and bulk actions go 1000 jobs per
+//! call until done. Their output is one `key: value` per line, or an aligned table for
+//! `list` and the per-minute metrics; payloads and errors show as a Rust string literal
+//! (`"to=ann"`), or a byte string literal (`b"\xff"`) when they are not UTF-8.
 //!
 //! Exit codes: 0 when the command did what was asked; 1 when Redis or a script answered
-//! an error, or `check` found problems; 2 for a command line that makes no sense (an
-//! unknown script, a bad argument), with nothing sent.
+//! an error, `check` found problems, or a `queue` action on one job found no such job or
+//! one in a state it leaves alone (nothing changed); 2 for a command line that makes no
+//! sense (an unknown script or state, a bad number), with nothing sent.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +39,8 @@ fn uint_from_text(text: &str) -> Option<u64> {
 #[command(
     name = "redis-patterns",
     version,
-    about = "The redis-patterns scripts from a shell: list, show, export, load, check, fix, call.",
+    about = "The redis-patterns scripts from a shell: list, show, export, load, check, fix, call; \
+             operate a work queue.",
     after_help = "Examples:\n  \
         redis-patterns list\n  \
         redis-patterns show identity_lock/release\n  \
@@ -39,7 +48,11 @@ fn uint_from_text(text: &str) -> Option<u64> {
         redis-patterns load redis://127.0.0.1:6379 --functions\n  \
         redis-patterns check ./sql\n  \
         redis-patterns fix ./sql\n  \
-        redis-patterns call identity_lock/release --url redis://127.0.0.1 --key lock:1 --arg secret"
+        redis-patterns call identity_lock/release --url redis://127.0.0.1 --key lock:1 --arg secret\n  \
+        redis-patterns queue emails counts --url redis://127.0.0.1\n  \
+        redis-patterns queue emails metrics --prometheus\n  \
+        redis-patterns queue emails retry --all-dead\n  \
+        redis-patterns queue emails limits --group-concurrency 2"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -122,6 +135,14 @@ enum Command {
         #[arg(long)]
         cluster: bool,
     },
+    /// Operates a work queue: its counts, metrics, jobs and settings; pause, resume,
+    /// retry, remove, drain, clean, delete; a job's priority and delay.
+    ///
+    /// Each action is one of the `work_queue` scripts, as the Rust API runs it (never a
+    /// raw command), so it is atomic and checked; bulk actions call theirs 1000 jobs at a
+    /// time until done. An action on one job exits with 1 when there is no such job or
+    /// it is in a state the action leaves alone (nothing changed).
+    Queue(queue::QueueArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -180,7 +201,7 @@ impl From<std::io::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    match Cli::parse_from(queue::name_first(std::env::args_os())).command {
         // The generator's own commands, with its output and exit codes.
         Command::Check { dir } => redis_patterns_codegen::cli::check(&dir),
         Command::Fix { dir } => redis_patterns_codegen::cli::fix(&dir),
@@ -237,6 +258,7 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::Queue(args) => queue::run(args),
         Command::Check { .. } | Command::Fix { .. } => unreachable!("main runs check and fix"),
         Command::Call {
             name,
@@ -682,5 +704,751 @@ fn print_value(value: &Value, depth: usize) {
             }
         }
         other => println!("{indent}{other:?}"),
+    }
+}
+
+/// `redis-patterns queue <name> …`: what operators do to a
+/// [`work_queue`](redis_patterns::work_queue), each action one of its ops (one script),
+/// never a raw command.
+mod queue {
+    use std::ffi::OsString;
+    use std::fmt::Write as _;
+    use std::time::Duration;
+
+    use clap::{ArgGroup, Args, Subcommand, ValueEnum};
+    use redis_patterns::work_queue::{
+        JobInfo, Limits, MAX_BULK, MAX_METRICS_MINUTES, MAX_PAGE, Removed, Settings, State,
+        WorkQueue,
+    };
+
+    use super::{Failure, WHOLE_0, connect, uint_from_text};
+
+    /// The longest delay `set_delay` takes, in ms.
+    const MAX_DELAY_MS: u64 = 1_000_000_000_000;
+
+    const EXAMPLES: &str = "Examples:\n  \
+        redis-patterns queue emails counts --url redis://127.0.0.1:6379\n  \
+        redis-patterns queue emails metrics --prometheus\n  \
+        redis-patterns queue emails list dead --count 50\n  \
+        redis-patterns queue emails job welcome:42\n  \
+        redis-patterns queue emails retry --all-dead\n  \
+        redis-patterns queue emails limits --group-concurrency 2 --group-rate 10 --group-period-ms 1000\n  \
+        redis-patterns queue emails pause && redis-patterns queue emails delete";
+
+    /// Marks a queue's name that is also an action's (`queue counts counts`): clap reads a
+    /// subcommand's name as the subcommand wherever it stands. No argument of a command
+    /// line holds a NUL, so the mark is never part of a name.
+    const MARK: char = '\0';
+
+    /// The command line with the queue's name marked when it is also an action's.
+    pub fn name_first(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+        let mut args: Vec<OsString> = args.collect();
+        if args.get(1).is_none_or(|a| a != "queue") {
+            return args;
+        }
+        let mut i = 2;
+        while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
+            match arg {
+                "--url" => i += 2,
+                "--cluster" => i += 1,
+                _ if arg.starts_with("--url=") => i += 1,
+                _ if arg.starts_with('-') => break,
+                _ => {
+                    if Action::has_subcommand(arg) || arg == "help" {
+                        args[i] = format!("{MARK}{arg}").into();
+                    }
+                    break;
+                }
+            }
+        }
+        args
+    }
+
+    #[derive(Args)]
+    #[command(after_help = EXAMPLES)]
+    pub struct QueueArgs {
+        /// The queue's name, as `WorkQueue::new` takes it (its keys are `{<name>}:…`).
+        name: String,
+        /// The server: `redis://host:port` (`rediss://` for TLS).
+        #[arg(long, default_value = "redis://127.0.0.1:6379", global = true)]
+        url: String,
+        /// The URL is a node of a cluster.
+        #[arg(long, global = true)]
+        cluster: bool,
+        #[command(subcommand)]
+        action: Action,
+    }
+
+    #[derive(Subcommand)]
+    enum Action {
+        /// The jobs in each state, and whether the queue is paused.
+        Counts,
+        /// The counts, the totals, the next job's age and the jobs ended per minute.
+        Metrics {
+            /// How many of the last minutes to read (1 to 10080; at most the window kept).
+            #[arg(long, default_value_t = 60, value_parser = minutes)]
+            minutes: u64,
+            /// Prints the metrics in Prometheus' text format instead.
+            #[arg(long)]
+            prometheus: bool,
+        },
+        /// One page of the jobs in a state, in the order the state keeps them.
+        List {
+            /// The state.
+            #[arg(value_enum)]
+            state: AnyState,
+            /// How many jobs to skip.
+            #[arg(long, default_value_t = 0, value_parser = whole)]
+            offset: u64,
+            /// How many jobs to show (1 to 100).
+            #[arg(long, default_value_t = 20, value_parser = page)]
+            count: u64,
+        },
+        /// One job: its state, deliveries, priority, group, last error, time and payload.
+        Job {
+            /// The job's id.
+            id: String,
+        },
+        /// The queue's settings: its limits, the dead-letter cap, the metrics window.
+        Settings,
+        /// Pauses the queue: workers take nothing until `resume` (running jobs go on).
+        Pause,
+        /// Resumes a paused queue.
+        Resume,
+        /// Moves a dead job back to waiting, or every dead job with `--all-dead`.
+        #[command(group(ArgGroup::new("which").required(true).args(["id", "all_dead"])))]
+        Retry {
+            /// The dead job's id.
+            id: Option<String>,
+            /// Every dead job, oldest first, 1000 per call.
+            #[arg(long)]
+            all_dead: bool,
+        },
+        /// Removes a job that no worker holds (waiting, parked, delayed or dead).
+        Remove {
+            /// The job's id.
+            id: String,
+        },
+        /// Removes every waiting and parked job (and delayed ones with `--delayed`).
+        ///
+        /// 1000 per call, until none is left; jobs held by workers are left to them.
+        Drain {
+            /// Removes the delayed jobs too.
+            #[arg(long)]
+            delayed: bool,
+        },
+        /// Removes every job in a state, 1000 per call.
+        Clean {
+            /// The state (leased jobs belong to their workers).
+            #[arg(value_enum)]
+            state: CleanState,
+        },
+        /// Deletes a paused queue: its jobs, 1000 per call, then its keys.
+        Delete {
+            /// Deletes the jobs workers hold too (their acks then fail with LEASE_LOST).
+            #[arg(long)]
+            force: bool,
+        },
+        /// Changes a job's priority (0 to 255; higher goes first).
+        Priority {
+            /// The job's id.
+            id: String,
+            /// The new priority.
+            #[arg(value_parser = priority)]
+            priority: u8,
+        },
+        /// Delays a waiting, parked or delayed job until that many ms from now.
+        Delay {
+            /// The job's id.
+            id: String,
+            /// The delay in whole milliseconds (0 makes a delayed job wait at once).
+            #[arg(value_parser = delay_ms)]
+            ms: u64,
+        },
+        /// Makes a delayed job wait at once, at its rank.
+        Promote {
+            /// The job's id.
+            id: String,
+        },
+        /// Changes the settings the flags name, then prints them all.
+        ///
+        /// Reads the settings, changes those the flags name and keeps the rest, and
+        /// prints them as they are then; without flags, prints them. A concurrency or a
+        /// rate of 0 is no limit.
+        Limits(LimitFlags),
+    }
+
+    #[derive(Args)]
+    struct LimitFlags {
+        /// The most jobs of one group held at once (0: no limit).
+        #[arg(long, value_name = "N", value_parser = whole)]
+        group_concurrency: Option<u64>,
+        /// The most jobs of one group started per period (0: no limit).
+        #[arg(long, value_name = "N", value_parser = whole)]
+        group_rate: Option<u64>,
+        /// The group rate's period in ms; with --group-rate (which alone keeps the period).
+        #[arg(long, value_name = "MS", value_parser = whole, requires = "group_rate")]
+        group_period_ms: Option<u64>,
+        /// The most jobs of the queue held at once (0: no limit).
+        #[arg(long, value_name = "N", value_parser = whole)]
+        queue_concurrency: Option<u64>,
+        /// The most jobs of the queue started per period (0: no limit).
+        #[arg(long, value_name = "N", value_parser = whole)]
+        queue_rate: Option<u64>,
+        /// The queue rate's period in ms; with --queue-rate (which alone keeps the period).
+        #[arg(long, value_name = "MS", value_parser = whole, requires = "queue_rate")]
+        queue_period_ms: Option<u64>,
+        /// The most dead jobs kept.
+        #[arg(long, value_name = "N", value_parser = whole)]
+        dead_max: Option<u64>,
+        /// How long a dead job is kept, in ms.
+        #[arg(long, value_name = "MS", value_parser = whole)]
+        dead_age_ms: Option<u64>,
+        /// The minutes of per-minute metrics kept (0 turns metrics off).
+        #[arg(long, value_name = "N", value_parser = whole)]
+        metrics_minutes: Option<u64>,
+    }
+
+    impl LimitFlags {
+        fn any(&self) -> bool {
+            [
+                self.group_concurrency,
+                self.group_rate,
+                self.queue_concurrency,
+                self.queue_rate,
+                self.dead_max,
+                self.dead_age_ms,
+                self.metrics_minutes,
+            ]
+            .iter()
+            .any(Option::is_some)
+        }
+
+        /// `current` with the flags given applied; an out-of-range value is a usage error
+        /// that names its flag.
+        fn apply(&self, current: &Settings) -> Result<Settings, Failure> {
+            let group = limits(
+                "group",
+                current.group(),
+                self.group_concurrency,
+                self.group_rate,
+                self.group_period_ms,
+            )?;
+            let queue = limits(
+                "queue",
+                current.queue(),
+                self.queue_concurrency,
+                self.queue_rate,
+                self.queue_period_ms,
+            )?;
+            // Each dead-letter flag checked alone, so that an error names the one at fault.
+            let default = Settings::new();
+            if let Some(max) = self.dead_max {
+                default
+                    .dead_letters(max, default.dead_age())
+                    .map_err(|err| flag_error("dead-max", max, err))?;
+            }
+            if let Some(ms) = self.dead_age_ms {
+                default
+                    .dead_letters(default.dead_max(), Duration::from_millis(ms))
+                    .map_err(|err| flag_error("dead-age-ms", ms, err))?;
+            }
+            let minutes = self.metrics_minutes.unwrap_or(current.metrics_window());
+            Settings::new()
+                .group_limits(group)
+                .queue_limits(queue)
+                .dead_letters(
+                    self.dead_max.unwrap_or(current.dead_max()),
+                    self.dead_age_ms
+                        .map_or(current.dead_age(), Duration::from_millis),
+                )?
+                .metrics_minutes(minutes)
+                .map_err(|err| flag_error("metrics-minutes", minutes, err))
+        }
+    }
+
+    /// `current` with a new concurrency and rate where given (0: no limit); `scope` is
+    /// the flags' prefix (`group`, `queue`).
+    fn limits(
+        scope: &str,
+        current: Limits,
+        concurrency: Option<u64>,
+        rate: Option<u64>,
+        period_ms: Option<u64>,
+    ) -> Result<Limits, Failure> {
+        let concurrency = concurrency.unwrap_or(current.concurrency_limit().unwrap_or(0));
+        let (current_rate, current_period) =
+            current.rate_limit().unwrap_or((0, Duration::from_secs(1)));
+        let rate = rate.unwrap_or(current_rate);
+        let period = period_ms.map_or(current_period, Duration::from_millis);
+        let mut limits = Limits::new();
+        if concurrency > 0 {
+            limits = limits
+                .concurrency(concurrency)
+                .map_err(|err| flag_error(&format!("{scope}-concurrency"), concurrency, err))?;
+        }
+        if rate > 0 {
+            // The count checked alone first, so that an error names the flag at fault.
+            Limits::new()
+                .rate(rate, Duration::from_secs(1))
+                .map_err(|err| flag_error(&format!("{scope}-rate"), rate, err))?;
+            limits = limits.rate(rate, period).map_err(|err| {
+                flag_error(&format!("{scope}-period-ms"), period.as_millis(), err)
+            })?;
+        }
+        Ok(limits)
+    }
+
+    /// A value the crate refused, as a usage error that names its flag.
+    fn flag_error(
+        flag: &str,
+        value: impl std::fmt::Display,
+        err: redis_patterns::Error,
+    ) -> Failure {
+        let why = match err {
+            redis_patterns::Error::InvalidInput { why, .. } => why,
+            err => return err.into(),
+        };
+        // The crate's "got …" shows the value as the API takes it (`0ns`): the flag's instead.
+        let why = why
+            .rsplit_once(", got ")
+            .map_or(why.as_str(), |(why, _)| why)
+            .replace("leave it unset for no limit", "0 for no limit");
+        Failure::usage(format!("--{flag} {value}: {why}"))
+    }
+
+    #[derive(Clone, Copy, ValueEnum)]
+    enum AnyState {
+        Waiting,
+        Parked,
+        Delayed,
+        Leased,
+        Dead,
+    }
+
+    impl From<AnyState> for State {
+        fn from(state: AnyState) -> State {
+            match state {
+                AnyState::Waiting => State::Waiting,
+                AnyState::Parked => State::Parked,
+                AnyState::Delayed => State::Delayed,
+                AnyState::Leased => State::Leased,
+                AnyState::Dead => State::Dead,
+            }
+        }
+    }
+
+    #[derive(Clone, Copy, ValueEnum)]
+    enum CleanState {
+        Waiting,
+        Parked,
+        Delayed,
+        Dead,
+    }
+
+    impl From<CleanState> for State {
+        fn from(state: CleanState) -> State {
+            match state {
+                CleanState::Waiting => State::Waiting,
+                CleanState::Parked => State::Parked,
+                CleanState::Delayed => State::Delayed,
+                CleanState::Dead => State::Dead,
+            }
+        }
+    }
+
+    /// A whole number, 0 or more, by the scripts' one rule for integers.
+    fn whole(text: &str) -> Result<u64, String> {
+        uint_from_text(text).ok_or_else(|| format!("must be {WHOLE_0}"))
+    }
+
+    fn within(text: &str, min: u64, max: u64) -> Result<u64, String> {
+        let n = whole(text)?;
+        if (min..=max).contains(&n) {
+            Ok(n)
+        } else {
+            Err(format!("must be from {min} to {max}"))
+        }
+    }
+
+    fn minutes(text: &str) -> Result<u64, String> {
+        within(text, 1, MAX_METRICS_MINUTES)
+    }
+
+    fn page(text: &str) -> Result<u64, String> {
+        within(text, 1, MAX_PAGE)
+    }
+
+    fn priority(text: &str) -> Result<u8, String> {
+        u8::try_from(whole(text)?).map_err(|_| "must be from 0 to 255".to_owned())
+    }
+
+    fn delay_ms(text: &str) -> Result<u64, String> {
+        within(text, 0, MAX_DELAY_MS)
+    }
+
+    pub fn run(args: QueueArgs) -> Result<(), Failure> {
+        let QueueArgs {
+            name,
+            url,
+            cluster,
+            action,
+        } = args;
+        let name = name.strip_prefix(MARK).unwrap_or(&name).to_owned();
+        let queue = WorkQueue::new(name.as_str())?;
+        // Settings the flags cannot make, refused before anything is sent.
+        if let Action::Limits(flags) = &action {
+            flags.apply(&Settings::new())?;
+        }
+        let mut con = connect(&url, cluster)?;
+        let con = &mut *con;
+        match action {
+            Action::Counts => {
+                let counts = queue.counts().run(con)?;
+                let paused = queue.is_paused().run(con)?;
+                print_counts(&counts);
+                println!("paused: {}", yes_no(paused));
+            }
+            Action::Metrics {
+                minutes,
+                prometheus,
+            } => {
+                let metrics = queue.metrics(minutes).run(con)?;
+                if prometheus {
+                    print!("{}", metrics.prometheus(&name));
+                    return Ok(());
+                }
+                print_counts(&metrics.counts);
+                println!("completed_total: {}", metrics.completed);
+                println!("failed_total: {}", metrics.failed);
+                println!("dead_total: {}", metrics.dead);
+                match metrics.next_job_age {
+                    Some(age) => println!("next_job_age_ms: {}", age.as_millis()),
+                    None => println!("next_job_age_ms: none"),
+                }
+                let rows: Vec<Vec<String>> = metrics
+                    .minutes
+                    .iter()
+                    .filter(|m| m.completed > 0 || m.failed > 0)
+                    .map(|m| {
+                        vec![
+                            utc_minute(m.minute),
+                            m.completed.to_string(),
+                            m.failed.to_string(),
+                        ]
+                    })
+                    .collect();
+                println!();
+                if rows.is_empty() {
+                    println!("no job ended in the last {minutes} minute(s)");
+                } else {
+                    print_table(&["minute (UTC)", "completed", "failed"], &rows);
+                }
+            }
+            Action::List {
+                state,
+                offset,
+                count,
+            } => {
+                let jobs = queue.list(state.into(), offset, count).run(con)?;
+                let rows: Vec<Vec<String>> = jobs.iter().map(list_row).collect();
+                print_table(
+                    &[
+                        "id",
+                        "deliveries",
+                        "priority",
+                        "group",
+                        "at (UTC)",
+                        "last_error",
+                        "payload",
+                    ],
+                    &rows,
+                );
+            }
+            Action::Job { id } => match queue.job(&id).run(con)? {
+                Some(job) => print_job(&job),
+                None => return Err(no_job(&id, &name)),
+            },
+            Action::Settings => print_settings(&queue.settings().run(con)?),
+            Action::Pause => {
+                if queue.pause().run(con)? {
+                    println!("paused queue {name}");
+                } else {
+                    println!("queue {name} was already paused");
+                }
+            }
+            Action::Resume => {
+                if queue.resume().run(con)? {
+                    println!("resumed queue {name}");
+                } else {
+                    println!("queue {name} was not paused");
+                }
+            }
+            Action::Retry { id: Some(id), .. } => {
+                if !queue.requeue(&id).run(con)? {
+                    return Err(Failure::failed(format!(
+                        "job {id:?} is not in the dead-letter queue of {name}: nothing changed"
+                    )));
+                }
+                println!("requeued job {id:?}: waiting");
+            }
+            Action::Retry { id: None, .. } => {
+                let mut total = 0;
+                loop {
+                    let moved = queue.retry_dead(MAX_BULK).run(con)?;
+                    total += moved;
+                    if moved < MAX_BULK {
+                        break;
+                    }
+                }
+                println!("requeued: {total}");
+            }
+            Action::Remove { id } => match queue.remove(&id).run(con)? {
+                Removed::From(state) => println!("removed job {id:?} (was {state})"),
+                Removed::Running => {
+                    return Err(Failure::failed(format!(
+                        "job {id:?} is held by a worker: left to it (its ack or nack ends it)"
+                    )));
+                }
+                Removed::NoSuchJob => return Err(no_job(&id, &name)),
+            },
+            Action::Drain { delayed } => {
+                let mut states = vec![State::Waiting, State::Parked];
+                if delayed {
+                    states.push(State::Delayed);
+                }
+                for state in states {
+                    println!("removed_{state}: {}", clean(&queue, con, state)?);
+                }
+            }
+            Action::Clean { state } => {
+                let state = State::from(state);
+                println!("removed_{state}: {}", clean(&queue, con, state)?);
+            }
+            Action::Delete { force } => {
+                loop {
+                    match queue.delete(MAX_BULK, force).run(con) {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(err) if err.code() == Some("NOT_PAUSED") => {
+                            return Err(Failure::failed(format!(
+                                "queue {name} is running: pause it first \
+                                 (`redis-patterns queue {name} pause`), then delete it"
+                            )));
+                        }
+                        Err(err) if err.code() == Some("JOBS_RUNNING") => {
+                            return Err(Failure::failed(format!(
+                                "workers hold jobs of queue {name}: wait until they end \
+                                 (`redis-patterns queue {name} counts` shows them as leased), \
+                                 or delete with --force (their acks then fail with LEASE_LOST)"
+                            )));
+                        }
+                        Err(err) => return Err(err.into()),
+                    }
+                }
+                println!("deleted queue {name}");
+            }
+            Action::Priority { id, priority } => {
+                match queue.set_priority(&id, priority).run(con)? {
+                    Some(state) => println!("job {id:?}: priority {priority} ({state})"),
+                    None => return Err(no_job(&id, &name)),
+                }
+            }
+            Action::Delay { id, ms } => {
+                match queue.set_delay(&id, Duration::from_millis(ms)).run(con)? {
+                    (true, Some(state)) => println!("job {id:?}: {state}"),
+                    (false, Some(state)) => {
+                        return Err(Failure::failed(format!(
+                            "job {id:?} is {state}: only a waiting, parked or delayed job \
+                             can be delayed; nothing changed"
+                        )));
+                    }
+                    (_, None) => return Err(no_job(&id, &name)),
+                }
+            }
+            Action::Promote { id } => {
+                if !queue.promote(&id).run(con)? {
+                    return Err(Failure::failed(format!(
+                        "job {id:?} is not delayed in queue {name} (`redis-patterns queue \
+                         {name} job {id}` shows where it is): nothing changed"
+                    )));
+                }
+                println!("job {id:?}: waiting");
+            }
+            Action::Limits(flags) => {
+                let current = queue.settings().run(con)?;
+                if flags.any() {
+                    let settings = flags.apply(&current)?;
+                    let configured = queue.configure(&settings).run(con)?;
+                    println!("changed: {}", yes_no(configured.changed));
+                    println!("groups_woken: {}", configured.groups_woken);
+                    print_settings(&queue.settings().run(con)?);
+                } else {
+                    print_settings(&current);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every job in `state`, `MAX_BULK` per call; answers how many went.
+    fn clean(
+        queue: &WorkQueue,
+        con: &mut dyn redis::ConnectionLike,
+        state: State,
+    ) -> Result<u64, Failure> {
+        let mut total = 0;
+        loop {
+            let removed = queue.clean(state, MAX_BULK).run(con)?;
+            total += removed;
+            if removed < MAX_BULK {
+                return Ok(total);
+            }
+        }
+    }
+
+    fn no_job(id: &str, queue: &str) -> Failure {
+        Failure::failed(format!("no job {id:?} in queue {queue}"))
+    }
+
+    fn yes_no(yes: bool) -> &'static str {
+        if yes { "yes" } else { "no" }
+    }
+
+    fn print_counts(counts: &redis_patterns::work_queue::Counts) {
+        println!("waiting: {}", counts.waiting);
+        println!("parked: {}", counts.parked);
+        println!("delayed: {}", counts.delayed);
+        println!("leased: {}", counts.leased);
+        println!("dead: {}", counts.dead);
+    }
+
+    fn print_settings(settings: &Settings) {
+        for (scope, limits) in [("group", settings.group()), ("queue", settings.queue())] {
+            match limits.concurrency_limit() {
+                Some(n) => println!("{scope}_concurrency: {n}"),
+                None => println!("{scope}_concurrency: none"),
+            }
+            match limits.rate_limit() {
+                Some((n, period)) => {
+                    println!("{scope}_rate: {n}");
+                    println!("{scope}_period_ms: {}", period.as_millis());
+                }
+                None => {
+                    println!("{scope}_rate: none");
+                    println!("{scope}_period_ms: none");
+                }
+            }
+        }
+        println!("dead_max: {}", settings.dead_max());
+        println!("dead_age_ms: {}", settings.dead_age().as_millis());
+        println!("metrics_minutes: {}", settings.metrics_window());
+    }
+
+    fn print_job(job: &JobInfo) {
+        println!("id: {}", job.id);
+        println!("state: {}", job.state);
+        println!("deliveries: {}", job.deliveries);
+        println!("priority: {}", job.priority);
+        println!("group: {}", job.group.as_deref().unwrap_or("none"));
+        match &job.last_error {
+            Some(error) => println!("last_error: {}", shown(error)),
+            None => println!("last_error: none"),
+        }
+        match job.at_ms {
+            Some(ms) => println!("at_ms: {ms} ({})", utc(ms)),
+            None => println!("at_ms: none"),
+        }
+        println!("payload: {}", shown(&job.payload));
+    }
+
+    fn list_row(job: &JobInfo) -> Vec<String> {
+        vec![
+            job.id.clone(),
+            job.deliveries.to_string(),
+            job.priority.to_string(),
+            job.group.clone().unwrap_or_else(|| "-".to_owned()),
+            job.at_ms.map_or_else(|| "-".to_owned(), utc),
+            job.last_error
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |e| cut(shown(e))),
+            cut(shown(&job.payload)),
+        ]
+    }
+
+    /// Bytes as a Rust literal, as the crate's `Debug` of a job shows them: a string
+    /// literal when they are UTF-8 (`"to=ann"`), else a byte string literal (`b"\xff"`).
+    fn shown(bytes: &[u8]) -> String {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => format!("{text:?}"),
+            Err(_) => format!("b\"{}\"", bytes.escape_ascii()),
+        }
+    }
+
+    /// `text` cut to 40 characters, for a table.
+    fn cut(text: String) -> String {
+        const MAX: usize = 40;
+        match text.char_indices().nth(MAX) {
+            Some((end, _)) => format!("{}…", &text[..end]),
+            None => text,
+        }
+    }
+
+    /// Columns padded to their widest cell; the last one as it is.
+    fn print_table(head: &[&str], rows: &[Vec<String>]) {
+        let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+        for row in rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &mut dyn Iterator<Item = &str>| {
+            let mut out = String::new();
+            for (i, cell) in cells.enumerate() {
+                if i + 1 == widths.len() {
+                    out.push_str(cell);
+                } else {
+                    let _ = write!(out, "{cell:<width$}  ", width = widths[i]);
+                }
+            }
+            println!("{}", out.trim_end());
+        };
+        line(&mut head.iter().copied());
+        for row in rows {
+            line(&mut row.iter().map(String::as_str));
+        }
+    }
+
+    /// A time in ms of the Unix clock as UTC, `2025-01-31T23:59:59.123Z`.
+    fn utc(ms: u64) -> String {
+        let (date, minute) = utc_parts(ms / 60_000);
+        format!("{date}T{minute}:{:02}.{:03}Z", ms / 1000 % 60, ms % 1000)
+    }
+
+    /// A minute of the Unix clock (ms / 60,000) as UTC, `2025-01-31T23:59Z`.
+    fn utc_minute(minute: u64) -> String {
+        let (date, minute) = utc_parts(minute);
+        format!("{date}T{minute}Z")
+    }
+
+    /// The date (`2025-01-31`) and the hour and minute (`23:59`) of a Unix minute.
+    fn utc_parts(minute: u64) -> (String, String) {
+        let days = minute / 1440;
+        let in_day = minute % 1440;
+        // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar), by
+        // 400-year eras of 146,097 days counted from 0000-03-01.
+        let z = days + 719_468;
+        let era = z / 146_097;
+        let doe = z % 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + u64::from(month <= 2);
+        (
+            format!("{year:04}-{month:02}-{day:02}"),
+            format!("{:02}:{:02}", in_day / 60, in_day % 60),
+        )
     }
 }
