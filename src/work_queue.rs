@@ -151,7 +151,7 @@
 //! `retry <id>` or `retry --all-dead`, `remove <id>`, `drain [--delayed]`, `clean
 //! <state>`, `delete [--force]`, `priority <id> <p>`, `delay <id> <ms>`, `promote <id>`
 //! and `limits [--group-concurrency N] …` (which changes only the settings it names).
-//! Bulk actions call their script 1000 jobs at a time until done; the output is `key:
+//! Bulk actions call their script 100 jobs at a time until done; the output is `key:
 //! value` lines or an aligned table, and the exit code is 0 when done, 1 for an error
 //! from Redis or a script (a `delete` of a running queue says to pause it first), 2 for a
 //! command line that makes no sense, with nothing sent.

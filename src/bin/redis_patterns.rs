@@ -5,7 +5,7 @@
 //! and settings; pause and resume it; retry, remove, reprioritise, delay or promote a
 //! job; retry every dead job; drain, clean or delete it; change its limits. Each of these
 //! runs one of the `work_queue` scripts through its Rust API, never a raw command, so a
-//! cluster (`--cluster`) works as a single server does, and bulk actions go 1000 jobs per
+//! cluster (`--cluster`) works as a single server does, and bulk actions go 100 jobs per
 //! call until done. Their output is one `key: value` per line, or an aligned table for
 //! `list` and the per-minute metrics; payloads and errors show as a Rust string literal
 //! (`"to=ann"`), or a byte string literal (`b"\xff"`) when they are not UTF-8.
@@ -139,7 +139,7 @@ enum Command {
     /// retry, remove, drain, clean, delete; a job's priority and delay.
     ///
     /// Each action is one of the `work_queue` scripts, as the Rust API runs it (never a
-    /// raw command), so it is atomic and checked; bulk actions call theirs 1000 jobs at a
+    /// raw command), so it is atomic and checked; bulk actions call theirs 100 jobs at a
     /// time until done. An action on one job exits with 1 when there is no such job or
     /// it is in a state the action leaves alone (nothing changed).
     Queue(queue::QueueArgs),
@@ -820,7 +820,7 @@ mod queue {
         Retry {
             /// The dead job's id.
             id: Option<String>,
-            /// Every dead job, oldest first, 1000 per call.
+            /// Every dead job, oldest first, 100 per call.
             #[arg(long)]
             all_dead: bool,
         },
@@ -831,19 +831,19 @@ mod queue {
         },
         /// Removes every waiting and parked job (and delayed ones with `--delayed`).
         ///
-        /// 1000 per call, until none is left; jobs held by workers are left to them.
+        /// 100 per call, until none is left; jobs held by workers are left to them.
         Drain {
             /// Removes the delayed jobs too.
             #[arg(long)]
             delayed: bool,
         },
-        /// Removes every job in a state, 1000 per call.
+        /// Removes every job in a state, 100 per call.
         Clean {
             /// The state (leased jobs belong to their workers).
             #[arg(value_enum)]
             state: CleanState,
         },
-        /// Deletes a paused queue: its jobs, 1000 per call, then its keys.
+        /// Deletes a paused queue: its jobs, 100 per call, then its keys.
         Delete {
             /// Deletes the jobs workers hold too (their acks then fail with LEASE_LOST).
             #[arg(long)]
