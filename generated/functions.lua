@@ -10930,6 +10930,10 @@ do
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
 -- not write.
 local function parse_parked(member)
@@ -11056,6 +11060,25 @@ local function settings_of(jobs_hash)
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
   }
 end
+-- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
+-- false) for `minute`: zeros when it holds another minute's (or none); nil and a
+-- BAD_JOBS error reply for text these scripts do not write.
+local function slot_counts(field, slot, minute)
+  if not slot then
+    return { 0, 0 }
+  end
+  local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+  c = c and safe_integer(c, 0, 999999999999999)
+  f = f and safe_integer(f, 0, 999999999999999)
+  if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+    return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+      .. ', not what these scripts write')
+  end
+  if tonumber(at_minute) ~= minute then
+    return { 0, 0 }
+  end
+  return { c, f }
+end
 -- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
 -- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
 -- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
@@ -11078,19 +11101,11 @@ local function metrics_at(jobs_hash, at, window)
         .. ', not what these scripts write')
     end
   end
-  if slot then
-    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-    c = c and safe_integer(c, 0, 999999999999999)
-    f = f and safe_integer(f, 0, 999999999999999)
-    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
-      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
-        .. ', not what these scripts write')
-    end
-    -- A slot of an older minute starts again from 0.
-    if tonumber(at_minute) == minute then
-      m.slot = { c, f }
-    end
+  local counts, bad = slot_counts(field, slot, minute)
+  if not counts then
+    return nil, bad
   end
+  m.slot = counts
   return m
 end
 -- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
@@ -12147,7 +12162,7 @@ redis.register_function{
 --- @error BAD_MINUTES            not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
---- @uses settings_of metrics_at
+--- @uses settings_of metrics_at slot_counts
 --- @clock server
 --- @complexity O(M + log N), M = `minutes`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -12230,22 +12245,12 @@ if kept > 0 then
     end
   end
   for i = 0, kept - 1 do
-    local row = { minute - i, 0, 0 }
-    local slot = slots[i + 1]
-    if slot then
-      local at, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-      c = c and safe_integer(c, 0, 999999999999999)
-      f = f and safe_integer(f, 0, 999999999999999)
-      if not (at and c and f) then
-        return redis.error_reply('BAD_JOBS the metrics ' .. fields[i + 1] .. ' are ' .. shown(slot)
-          .. ', not what these scripts write')
-      end
-      -- A slot of another minute holds an older minute's counts: this one had none.
-      if tonumber(at) == minute - i then
-        row[2], row[3] = c, f
-      end
+    -- A slot of another minute holds an older minute's counts: this one had none.
+    local counts, bad_slot = slot_counts(fields[i + 1], slots[i + 1], minute - i)
+    if not counts then
+      return bad_slot
     end
-    rows[i + 1] = row
+    rows[i + 1] = { minute - i, counts[1], counts[2] }
   end
 end
 reply[10] = rows
@@ -12537,7 +12542,7 @@ redis.register_function{
 --- @error NO_GROUP               the job has no group: nack it instead
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a count or time these scripts do not write; nothing was written
---- @uses held_group running_of parked_prefix
+--- @uses held_group running_of parked_member
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -12628,7 +12633,7 @@ redis.call('ZREM', leased, id)
 redis.call('HINCRBY', jobs, 'n:' .. id, -1)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 's:' .. id, 'parked')
-redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+redis.call('ZADD', parked, 0, parked_member(group, tonumber(rank), id))
 -- Its slot is free, but the group's parked jobs stay parked: it is held back.
 if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
   redis.call('HDEL', groups, 'r:' .. group)
@@ -12661,7 +12666,7 @@ redis.register_function{
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses drop_record
+--- @uses drop_record parked_member
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -12716,7 +12721,7 @@ if state == 'parked' then
       .. ' and the rank ' .. shown(rank or ''))
   end
   -- Its name in `parked`, as take.lua wrote it.
-  redis.call('ZREM', parked, string.format('%08x', #group) .. group .. string.format('%016d', tonumber(rank)) .. id)
+  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
 else
   redis.call('ZREM', waiting, id)
   redis.call('ZREM', delayed, id)
@@ -12972,7 +12977,7 @@ redis.register_function{
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_prefix wake_workers
+--- @uses parked_member wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -13043,7 +13048,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if state == 'waiting' then
   redis.call('ZREM', waiting, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
 end
 redis.call('ZADD', delayed, now + delay, id)
 redis.call('HSET', jobs, 's:' .. id, 'delayed')
@@ -13073,7 +13078,7 @@ redis.register_function{
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_prefix
+--- @uses parked_member
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -13124,8 +13129,8 @@ redis.call('HSET', jobs, 'r:' .. id, new)
 if state == 'waiting' then
   redis.call('ZADD', waiting, 'XX', new, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', old) .. id)
-  redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', new) .. id)
+  redis.call('ZREM', parked, parked_member(group, old, id))
+  redis.call('ZADD', parked, 0, parked_member(group, new, id))
 end
 return state
   end,
@@ -13246,8 +13251,8 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
---- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
---- @uses settings_of metrics_at count_ends trim_dead drop_record
+--- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
+--- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -13698,7 +13703,7 @@ for _, head in ipairs(queue) do
       return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
         .. ', not a rank these scripts write')
     end
-    step.member = step.park and parked_prefix(group) .. string.format('%016d', head.rank) .. id
+    step.member = step.park and parked_member(group, head.rank, id)
   end
   if payload and not step.park then
     step.payload = payload

@@ -10529,7 +10529,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "a9b4ca2a06f2f19a4402dde9e0a51cb831b981e0",
+        sha1: "666c5ac2ca2290fc76b5e3e42e37dd1991b7010a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10571,7 +10571,7 @@ pub mod work_queue {
     #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
     #[doc = " the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `a9b4ca2a06f2f19a4402dde9e0a51cb831b981e0`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `666c5ac2ca2290fc76b5e3e42e37dd1991b7010a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11217,7 +11217,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "0b6455e1a0c5ce33b0a3510d06abe899b0630b9e",
+        sha1: "da9bc5596282357ee8db49bf381d973f319bb504",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11257,7 +11257,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added before the queue kept it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `0b6455e1a0c5ce33b0a3510d06abe899b0630b9e`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `da9bc5596282357ee8db49bf381d973f319bb504`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11289,7 +11289,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "4b3e3e55e82a81e6c5182676958670c10d1bab9f",
+        sha1: "aa2718f1fe8af2f10e38cbe406998252ce03b340",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11343,7 +11343,7 @@ pub mod work_queue {
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `4b3e3e55e82a81e6c5182676958670c10d1bab9f`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `aa2718f1fe8af2f10e38cbe406998252ce03b340`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11489,7 +11489,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "795b4f6e7de71b14b7db9e0679723b1fae5d8d5c",
+        sha1: "862c27372ed01839dac6a52f05afaa5a23ede239",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -11534,7 +11534,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `795b4f6e7de71b14b7db9e0679723b1fae5d8d5c`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `862c27372ed01839dac6a52f05afaa5a23ede239`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -11573,7 +11573,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "f959be6c1750224e479c865ce20ca43e39b1843c",
+        sha1: "1c8c516336de2c0568bcfb6dd907bebb5a5ba9ad",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -11606,7 +11606,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `f959be6c1750224e479c865ce20ca43e39b1843c`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `1c8c516336de2c0568bcfb6dd907bebb5a5ba9ad`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11816,7 +11816,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "00c9ab30938ca8041bdb32d164f8f37e4ac6a512",
+        sha1: "b9d811393a2a8ae932f5bd56a3e8ad108a3546e2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -11853,7 +11853,7 @@ pub mod work_queue {
     #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is. A leased or"]
     #[doc = " dead job is left alone (its state says why)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `00c9ab30938ca8041bdb32d164f8f37e4ac6a512`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `b9d811393a2a8ae932f5bd56a3e8ad108a3546e2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11886,7 +11886,7 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "207c1734aab3d55d357fe47d8e9d687e20eadd25",
+        sha1: "d3b81919dde8fd56147d9a5723ee94c7162defa7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
@@ -11921,7 +11921,7 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `207c1734aab3d55d357fe47d8e9d687e20eadd25`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `d3b81919dde8fd56147d9a5723ee94c7162defa7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12003,7 +12003,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "d3a10ea80aaa691053db5ba4c5fc608f4356b413",
+        sha1: "babe96350900f157abc0bc4bf6e54a9cba65dc4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12094,7 +12094,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `d3a10ea80aaa691053db5ba4c5fc608f4356b413`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `babe96350900f157abc0bc4bf6e54a9cba65dc4b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -24,7 +24,7 @@
 --- @error BAD_MINUTES            not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
---- @uses settings_of metrics_at
+--- @uses settings_of metrics_at slot_counts
 --- @clock server
 --- @complexity O(M + log N), M = `minutes`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -114,6 +114,25 @@ local function settings_of(jobs_hash)
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
   }
 end
+-- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
+-- false) for `minute`: zeros when it holds another minute's (or none); nil and a
+-- BAD_JOBS error reply for text these scripts do not write.
+local function slot_counts(field, slot, minute)
+  if not slot then
+    return { 0, 0 }
+  end
+  local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+  c = c and safe_integer(c, 0, 999999999999999)
+  f = f and safe_integer(f, 0, 999999999999999)
+  if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+    return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+      .. ', not what these scripts write')
+  end
+  if tonumber(at_minute) ~= minute then
+    return { 0, 0 }
+  end
+  return { c, f }
+end
 -- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
 -- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
 -- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
@@ -136,19 +155,11 @@ local function metrics_at(jobs_hash, at, window)
         .. ', not what these scripts write')
     end
   end
-  if slot then
-    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-    c = c and safe_integer(c, 0, 999999999999999)
-    f = f and safe_integer(f, 0, 999999999999999)
-    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
-      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
-        .. ', not what these scripts write')
-    end
-    -- A slot of an older minute starts again from 0.
-    if tonumber(at_minute) == minute then
-      m.slot = { c, f }
-    end
+  local counts, bad = slot_counts(field, slot, minute)
+  if not counts then
+    return nil, bad
   end
+  m.slot = counts
   return m
 end
 -- End of the shared helpers.
@@ -191,22 +202,12 @@ if kept > 0 then
     end
   end
   for i = 0, kept - 1 do
-    local row = { minute - i, 0, 0 }
-    local slot = slots[i + 1]
-    if slot then
-      local at, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-      c = c and safe_integer(c, 0, 999999999999999)
-      f = f and safe_integer(f, 0, 999999999999999)
-      if not (at and c and f) then
-        return redis.error_reply('BAD_JOBS the metrics ' .. fields[i + 1] .. ' are ' .. shown(slot)
-          .. ', not what these scripts write')
-      end
-      -- A slot of another minute holds an older minute's counts: this one had none.
-      if tonumber(at) == minute - i then
-        row[2], row[3] = c, f
-      end
+    -- A slot of another minute holds an older minute's counts: this one had none.
+    local counts, bad_slot = slot_counts(fields[i + 1], slots[i + 1], minute - i)
+    if not counts then
+      return bad_slot
     end
-    rows[i + 1] = row
+    rows[i + 1] = { minute - i, counts[1], counts[2] }
   end
 end
 reply[10] = rows

@@ -217,6 +217,25 @@ local function settings_of(jobs_hash)
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
   }
 end
+-- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
+-- false) for `minute`: zeros when it holds another minute's (or none); nil and a
+-- BAD_JOBS error reply for text these scripts do not write.
+local function slot_counts(field, slot, minute)
+  if not slot then
+    return { 0, 0 }
+  end
+  local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+  c = c and safe_integer(c, 0, 999999999999999)
+  f = f and safe_integer(f, 0, 999999999999999)
+  if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+    return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+      .. ', not what these scripts write')
+  end
+  if tonumber(at_minute) ~= minute then
+    return { 0, 0 }
+  end
+  return { c, f }
+end
 -- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
 -- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
 -- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
@@ -239,19 +258,11 @@ local function metrics_at(jobs_hash, at, window)
         .. ', not what these scripts write')
     end
   end
-  if slot then
-    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-    c = c and safe_integer(c, 0, 999999999999999)
-    f = f and safe_integer(f, 0, 999999999999999)
-    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
-      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
-        .. ', not what these scripts write')
-    end
-    -- A slot of an older minute starts again from 0.
-    if tonumber(at_minute) == minute then
-      m.slot = { c, f }
-    end
+  local counts, bad = slot_counts(field, slot, minute)
+  if not counts then
+    return nil, bad
   end
+  m.slot = counts
   return m
 end
 -- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,

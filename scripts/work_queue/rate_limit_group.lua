@@ -25,7 +25,7 @@
 --- @error NO_GROUP               the job has no group: nack it instead
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
 --- @error BAD_GROUPS             `groups` holds a count or time these scripts do not write; nothing was written
---- @uses held_group running_of parked_prefix
+--- @uses held_group running_of parked_member
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -104,6 +104,10 @@ end
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- The running count of `group`; nil and an error reply for a count these scripts did not
 -- write (they write a count of jobs, which one more or one fewer keeps a count).
 local function running_of(groups_hash, group)
@@ -165,7 +169,7 @@ redis.call('ZREM', leased, id)
 redis.call('HINCRBY', jobs, 'n:' .. id, -1)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 's:' .. id, 'parked')
-redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+redis.call('ZADD', parked, 0, parked_member(group, tonumber(rank), id))
 -- Its slot is free, but the group's parked jobs stay parked: it is held back.
 if redis.call('HINCRBY', groups, 'r:' .. group, -1) <= 0 then
   redis.call('HDEL', groups, 'r:' .. group)

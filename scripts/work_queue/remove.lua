@@ -13,7 +13,7 @@
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses drop_record
+--- @uses drop_record parked_member
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -73,6 +73,15 @@ end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(group)
+  return string.format('%08x', #group) .. group
+end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
@@ -96,7 +105,7 @@ if state == 'parked' then
       .. ' and the rank ' .. shown(rank or ''))
   end
   -- Its name in `parked`, as take.lua wrote it.
-  redis.call('ZREM', parked, string.format('%08x', #group) .. group .. string.format('%016d', tonumber(rank)) .. id)
+  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
 else
   redis.call('ZREM', waiting, id)
   redis.call('ZREM', delayed, id)

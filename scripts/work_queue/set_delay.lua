@@ -17,7 +17,7 @@
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_prefix wake_workers
+--- @uses parked_member wake_workers
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -87,6 +87,10 @@ end
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
@@ -121,7 +125,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if state == 'waiting' then
   redis.call('ZREM', waiting, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', tonumber(rank)) .. id)
+  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
 end
 redis.call('ZADD', delayed, now + delay, id)
 redis.call('HSET', jobs, 's:' .. id, 'delayed')

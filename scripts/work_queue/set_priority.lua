@@ -15,7 +15,7 @@
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses parked_prefix
+--- @uses parked_member
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -74,6 +74,10 @@ end
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- End of the shared helpers.
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -94,7 +98,7 @@ redis.call('HSET', jobs, 'r:' .. id, new)
 if state == 'waiting' then
   redis.call('ZADD', waiting, 'XX', new, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_prefix(group) .. string.format('%016d', old) .. id)
-  redis.call('ZADD', parked, 0, parked_prefix(group) .. string.format('%016d', new) .. id)
+  redis.call('ZREM', parked, parked_member(group, old, id))
+  redis.call('ZADD', parked, 0, parked_member(group, new, id))
 end
 return state

@@ -69,8 +69,8 @@
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
---- @uses running_of parked_of unpark release_slot parked_prefix held_group forget_job wake_workers
---- @uses settings_of metrics_at count_ends trim_dead drop_record
+--- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
+--- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -177,6 +177,10 @@ end
 local function parked_prefix(group)
   return string.format('%08x', #group) .. group
 end
+-- The member of `parked` that holds job `job_id` of `group` at `rank`.
+local function parked_member(group, rank, job_id)
+  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+end
 -- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
 -- nil and an error reply for a member that take.lua did not write. Reads only.
 local function parked_of(parked_set, group, n)
@@ -272,6 +276,25 @@ local function settings_of(jobs_hash)
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
   }
 end
+-- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
+-- false) for `minute`: zeros when it holds another minute's (or none); nil and a
+-- BAD_JOBS error reply for text these scripts do not write.
+local function slot_counts(field, slot, minute)
+  if not slot then
+    return { 0, 0 }
+  end
+  local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+  c = c and safe_integer(c, 0, 999999999999999)
+  f = f and safe_integer(f, 0, 999999999999999)
+  if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+    return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+      .. ', not what these scripts write')
+  end
+  if tonumber(at_minute) ~= minute then
+    return { 0, 0 }
+  end
+  return { c, f }
+end
 -- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
 -- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
 -- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
@@ -294,19 +317,11 @@ local function metrics_at(jobs_hash, at, window)
         .. ', not what these scripts write')
     end
   end
-  if slot then
-    local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
-    c = c and safe_integer(c, 0, 999999999999999)
-    f = f and safe_integer(f, 0, 999999999999999)
-    if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
-      return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
-        .. ', not what these scripts write')
-    end
-    -- A slot of an older minute starts again from 0.
-    if tonumber(at_minute) == minute then
-      m.slot = { c, f }
-    end
+  local counts, bad = slot_counts(field, slot, minute)
+  if not counts then
+    return nil, bad
   end
+  m.slot = counts
   return m
 end
 -- Adds jobs that ended to the metrics `m` (as metrics_at read them): `completed` acked,
@@ -707,7 +722,7 @@ for _, head in ipairs(queue) do
       return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
         .. ', not a rank these scripts write')
     end
-    step.member = step.park and parked_prefix(group) .. string.format('%016d', head.rank) .. id
+    step.member = step.park and parked_member(group, head.rank, id)
   end
   if payload and not step.park then
     step.payload = payload
