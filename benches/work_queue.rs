@@ -7,7 +7,17 @@
 //! ```sh
 //! cargo bench --bench work_queue            # 3 rounds of 2,000 jobs per connection and way
 //! ROUNDS=5 JOBS=5000 cargo bench --bench work_queue
+//! PART=failover FAILOVERS=20 cargo bench --bench work_queue
 //! ```
+//!
+//! `PART=failover` measures instead how soon a [`Worker`] resumes after a failover: a
+//! primary and its replica, three sync workers (a `Connect` that asks each server's
+//! `ROLE`, as one that asks Sentinel would), idle in `BZPOPMIN`. Each of `FAILOVERS`
+//! rounds demotes the primary with `REPLICAOF` (the blocked workers get `UNBLOCKED`),
+//! promotes the replica with `REPLICAOF NO ONE`, and, once that answered (the failover
+//! completed), adds a job on the new primary: the time to its handler starting is the
+//! resume time. The roles swap each round. The workers' retry pause doubles from 10 ms
+//! to at most 1 s, so no worker should take much longer than a second.
 //!
 //! Single jobs are sent as single calls. The stream flow has none of what the queue adds
 //! (leases that come back, retries, delays, priorities, deduplication, group limits); the
@@ -16,8 +26,11 @@
 
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use redis_patterns::Batch;
-use redis_patterns::work_queue::WorkQueue;
+use redis_patterns::work_queue::{Connect, Stop, WorkQueue};
 
 #[path = "../tests/it/server.rs"]
 mod server;
@@ -172,6 +185,127 @@ fn rate(
     (moved, took, server_us(&mut con) - cpu_before)
 }
 
+/// Connects to whichever server is the primary now; none is a refused connection, which
+/// the worker loop retries after a pause.
+struct ThePrimary(Vec<redis::Client>);
+
+impl Connect for ThePrimary {
+    fn connect(&self) -> redis::RedisResult<Box<dyn redis::ConnectionLike + Send>> {
+        for client in &self.0 {
+            let Ok(mut con) = client.get_connection() else {
+                continue;
+            };
+            let role: redis::RedisResult<Vec<redis::Value>> = redis::cmd("ROLE").query(&mut con);
+            if matches!(role.as_deref(), Ok([redis::Value::BulkString(r), ..]) if r == b"master") {
+                return Ok(Box::new(con));
+            }
+        }
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "no primary now").into())
+    }
+}
+
+/// Waits until `check` holds, polling; panics after 30 s.
+fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The clients blocked in `BZPOPMIN` on a server.
+fn blocked(con: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT").arg("LIST").query(con).unwrap();
+    list.lines().filter(|l| l.contains("cmd=bzpopmin")).count()
+}
+
+/// `PART=failover`: the resume time after each of `failovers` failovers.
+fn failover(failovers: usize) {
+    let first = server::RedisProcess::start(&[]);
+    let second = server::RedisProcess::start_replica_of(&first, &[]);
+    let servers = [&first, &second];
+    let connect = ThePrimary(
+        servers
+            .iter()
+            .map(|s| redis::Client::open(s.url(0)).unwrap())
+            .collect(),
+    );
+    let queue = WorkQueue::new("bench:failover").unwrap();
+    let stop = Stop::new();
+    let started = Mutex::new(HashMap::<String, Instant>::new());
+    let mut resumed = Vec::new();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..3)
+            .map(|_| {
+                let (connect, queue, stop, started) = (&connect, &queue, &stop, &started);
+                scope.spawn(move || {
+                    let worker = queue.worker().poll(Duration::from_secs(3600));
+                    worker.run(connect, stop, |job| {
+                        started
+                            .lock()
+                            .unwrap()
+                            .insert(job.id.clone(), Instant::now());
+                        Ok::<(), String>(())
+                    })
+                })
+            })
+            .collect();
+        for round in 0..failovers {
+            let (old, new) = (servers[round % 2], servers[(round + 1) % 2]);
+            let (mut old_con, mut new_con) = (old.connection(), new.connection());
+            wait_until("the workers idle on the primary", || {
+                blocked(&mut old_con) == 3
+            });
+            wait_until("the replica in sync", || {
+                new.info("replication").contains("master_link_status:up")
+            });
+            redis::cmd("REPLICAOF")
+                .arg("127.0.0.1")
+                .arg(new.port())
+                .exec(&mut old_con)
+                .unwrap();
+            redis::cmd("REPLICAOF")
+                .arg("NO")
+                .arg("ONE")
+                .exec(&mut new_con)
+                .unwrap();
+            let completed = Instant::now();
+            let id = format!("after-{round}");
+            queue.add(&id, "x").run(&mut new_con).unwrap();
+            wait_until("the job to start", || {
+                started.lock().unwrap().contains_key(&id)
+            });
+            resumed.push(started.lock().unwrap()[&id] - completed);
+        }
+        stop.stop();
+        // The workers wait an hour for work: wake each to see the flag.
+        let last = servers[failovers % 2];
+        for _ in 0..3 {
+            redis::cmd("ZADD")
+                .arg(queue.keys()[9])
+                .arg(0)
+                .arg("ready")
+                .exec(&mut last.connection())
+                .unwrap();
+        }
+        for worker in workers {
+            let report = worker.join().unwrap().unwrap();
+            println!(
+                "worker: {} acked, {} server retries, {} reconnects",
+                report.acked, report.server_retries, report.reconnects
+            );
+        }
+    });
+    resumed.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{failovers} failovers: a job added once the promotion answered started after p50 {:.1} ms, p90 {:.1} ms, max {:.1} ms",
+        ms(resumed[resumed.len() / 2]),
+        ms(resumed[resumed.len() * 9 / 10]),
+        ms(*resumed.last().unwrap())
+    );
+}
+
 fn main() {
     let env = |name: &str, default: usize| {
         std::env::var(name)
@@ -179,6 +313,10 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
+    if std::env::var("PART").as_deref() == Ok("failover") {
+        failover(env("FAILOVERS", 20));
+        return;
+    }
     let (rounds, jobs) = (env("ROUNDS", 3), env("JOBS", 2000));
     let server = server::RedisProcess::start(&[]);
     let mut con = server.connection();
