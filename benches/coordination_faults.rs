@@ -61,8 +61,11 @@
 //! while it lived (a stall longer than the place lease), is left out and counted.
 //! *Moving on*: at each kill the bench reads the counter; the time until the checker
 //! first sees it higher is how long the kill held the queue. For kills with no other kill
-//! before that grant, it must stay near one lease (holder: its lease; head waiter: its
-//! place lease); chained kills add up, and are reported apart.
+//! before that grant, it must stay near one lease (a holder's lease, or the place lease
+//! of the head: the first *living* waiter in line, dead ones ahead of it holding the line
+//! only until their own places lapse). Kills that come before the grant add up; for them
+//! the time from the last kill to the grant is what must stay near one lease. A grant
+//! later than a lease and a second counts as stuck, and fails the run.
 //!
 //! **Read-write lock.** `RW_CHILDREN` (6) processes loop, a writer one time in three
 //! (`write_within`), else a reader (`read_within`). The resource is a
@@ -161,6 +164,11 @@ const ROLE: &str = "COORDINATION_FAULTS_ROLE";
 const URL: &str = "COORDINATION_FAULTS_URL";
 const ERRORS: &str = "bench:errors";
 
+/// A `TIME` reply: seconds and microseconds.
+type Time = (u64, u64);
+/// A `ZRANGE … WITHSCORES` reply.
+type Scored = Vec<(String, f64)>;
+
 type R<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 fn env(name: &str, default: u64) -> u64 {
@@ -221,12 +229,12 @@ fn main() {
 fn print_table(rows: &[Row]) {
     println!();
     println!(
-        "{:<16} {:<26} {:<26} {:>6}  {:<58} timing",
+        "{:<16} {:<36} {:<30} {:>6}  {:<58} timing",
         "primitive", "faults", "operations", "broken", "checked"
     );
     for r in rows {
         println!(
-            "{:<16} {:<26} {:<26} {:>6}  {:<58} {}",
+            "{:<16} {:<36} {:<30} {:>6}  {:<58} {}",
             r.primitive, r.faults, r.ops, r.broken, r.checked, r.timing
         );
     }
@@ -259,7 +267,7 @@ fn connect(url: &str) -> redis::Connection {
 }
 
 /// The server's clock in ms, from a `TIME` reply.
-fn time_ms((secs, micros): (u64, u64)) -> u64 {
+fn time_ms((secs, micros): Time) -> u64 {
     secs * 1000 + micros / 1000
 }
 
@@ -328,6 +336,13 @@ impl Brood {
     /// Kills child `i` (after checking it did not end by itself), and starts another in
     /// its slot: the killed instance's number.
     fn kill(&mut self, i: usize, con: &mut redis::Connection) -> u64 {
+        let killed = self.kill_only(i, con);
+        self.children[i] = self.spawn_one();
+        killed
+    }
+
+    /// Kills child `i`, and leaves its slot to [`Brood::respawn`].
+    fn kill_only(&mut self, i: usize, con: &mut redis::Connection) -> u64 {
         let (inst, child) = &mut self.children[i];
         if let Ok(Some(status)) = child.try_wait() {
             panic!(
@@ -338,9 +353,12 @@ impl Brood {
         }
         child.kill().unwrap();
         child.wait().unwrap();
-        let killed = *inst;
+        *inst
+    }
+
+    /// Starts a new child in slot `i`.
+    fn respawn(&mut self, i: usize) {
         self.children[i] = self.spawn_one();
-        killed
     }
 
     /// Kills every child: the instances that were alive.
@@ -503,24 +521,23 @@ fn sem_try(kind: &str, token: &str, n: u64, order: Order) -> Op<Attempt<u64>> {
 /// The tokens that hold permits (live leases), and those with a live place in line.
 fn sem_classes(con: &mut redis::Connection, kind: &str) -> (HashSet<String>, HashSet<String>) {
     let prefix = format!("{{bench:sem:{kind}}}");
-    let (time, leases, places): ((u64, u64), Vec<(String, f64)>, Vec<(String, f64)>) =
-        redis::pipe()
-            .atomic()
-            .cmd("TIME")
-            .cmd("ZRANGE")
-            .arg(format!("{prefix}:leases"))
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .cmd("ZRANGE")
-            .arg(format!("{prefix}:places"))
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query(con)
-            .unwrap();
+    let (time, leases, places): (Time, Scored, Scored) = redis::pipe()
+        .atomic()
+        .cmd("TIME")
+        .cmd("ZRANGE")
+        .arg(format!("{prefix}:leases"))
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .cmd("ZRANGE")
+        .arg(format!("{prefix}:places"))
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(con)
+        .unwrap();
     let now = time_ms(time) as f64;
-    let live = |v: Vec<(String, f64)>| -> HashSet<String> {
+    let live = |v: Scored| -> HashSet<String> {
         v.into_iter()
             .filter(|(_, d)| *d > now)
             .map(|(t, _)| t)
@@ -559,7 +576,7 @@ fn check_semaphores(url: &str, capacity: u64, stop: &AtomicBool) -> HashMap<Stri
             }
             c.max_used = c.max_used.max(st.used);
             let in_key = format!("bench:sem:{kind}:in");
-            let (time, entries): ((u64, u64), Vec<(String, f64)>) = redis::pipe()
+            let (time, entries): (Time, Scored) = redis::pipe()
                 .atomic()
                 .cmd("TIME")
                 .cmd("ZRANGE")
@@ -581,7 +598,7 @@ fn check_semaphores(url: &str, capacity: u64, stop: &AtomicBool) -> HashMap<Stri
             }
             c.max_client_live = c.max_client_live.max(live);
             rounds += 1;
-            if rounds % 1000 == 0 {
+            if rounds.is_multiple_of(1000) {
                 // Killed holders' entries: gone from the count once their lease passed.
                 redis::cmd("ZREMRANGEBYSCORE")
                     .arg(&in_key)
@@ -653,9 +670,7 @@ fn kill_loop(
     rng: &mut Rng,
     brood: &mut Brood,
     con: &mut redis::Connection,
-    kills: u64,
-    gap: u64,
-    label: &str,
+    (kills, gap, label): (u64, u64, &str),
     mut choose: impl FnMut(&mut redis::Connection, &Brood, &mut Rng) -> usize,
     mut after: impl FnMut(&mut redis::Connection),
 ) {
@@ -663,8 +678,9 @@ fn kill_loop(
     for k in 0..kills {
         thread::sleep(ms(rng.below(2 * gap + 1)));
         let i = choose(con, brood, rng);
-        brood.kill(i, con);
+        brood.kill_only(i, con);
         after(con);
+        brood.respawn(i);
         if (k + 1) % 100 == 0 {
             eprintln!(
                 "  {label}: {} kills, {:.0} s",
@@ -751,11 +767,7 @@ fn semaphore_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> 
         // every place, then one request for the whole capacity must be granted.
         let prefix = format!("{{bench:sem:{kind}}}");
         loop {
-            let (time, lease_last, place_last): (
-                (u64, u64),
-                Vec<(String, f64)>,
-                Vec<(String, f64)>,
-            ) = redis::pipe()
+            let (time, lease_last, place_last): (Time, Scored, Scored) = redis::pipe()
                 .atomic()
                 .cmd("TIME")
                 .cmd("ZRANGE")
@@ -918,12 +930,12 @@ impl FairSeen {
 }
 
 type FairSnapshot = (
-    (u64, u64),
+    Time,
     Option<u64>,
     Option<String>,
     Option<u64>,
-    Vec<(String, f64)>,
-    Vec<(String, f64)>,
+    Scored,
+    Scored,
 );
 
 fn check_fair(url: &str, stop: &AtomicBool, fence_now: &AtomicU64) -> FairSeen {
@@ -1042,17 +1054,15 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
         rng,
         &mut brood,
         &mut con,
-        kills,
-        gap,
-        "fair lock",
+        (kills, gap, "fair lock"),
         |con, brood, rng| {
             let tokens = tokens_of(con, "bench:fair:tokens", brood);
             let (time, before, holder, queued, places): (
-                (u64, u64),
+                Time,
                 Option<u64>,
                 Option<String>,
                 Vec<String>,
-                Vec<(String, f64)>,
+                Scored,
             ) = redis::pipe()
                 .atomic()
                 .cmd("TIME")
@@ -1083,10 +1093,16 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
                 .map(String::as_str)
                 .filter(|t| live.contains(t))
                 .collect();
+            // The head: the first in line that is alive (dead waiters ahead of it hold
+            // the line only until their places lapse).
+            let head = in_line
+                .iter()
+                .find(|t| tokens.iter().any(|(_, mine)| mine == *t))
+                .copied();
             let class_of = |t: &str| {
                 if holder.as_deref() == Some(t) {
                     Victim::Holder
-                } else if in_line.first() == Some(&t) {
+                } else if head == Some(t) {
                     Victim::Head
                 } else if in_line.contains(&t) {
                     Victim::Waiter
@@ -1224,18 +1240,24 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
     // Time from each kill to the next grant the checker saw.
     let mut by_class: HashMap<Victim, (u64, Duration)> = HashMap::new();
     let (mut chained_max, mut chained) = (Duration::ZERO, 0u64);
+    let mut last_kill_max = Duration::ZERO;
+    // A queue that does not move within a lease and a second more is stuck.
+    let bound = lease() + Duration::from_secs(1);
     let mut stuck = 0u64;
     for (i, k) in kill_log.iter().enumerate() {
         let next = seen
             .fences
             .iter()
-            .find(|(at, f)| *f > k.after && *at >= k.at);
+            .find(|(at, f)| *f > k.before && *at >= k.at);
         let Some(&(at, _)) = next else {
             stuck += 1;
             continue;
         };
         let took = at - k.at;
         let alone = kill_log.get(i + 1).is_none_or(|n| n.at > at);
+        if alone && took > bound {
+            stuck += 1;
+        }
         if alone {
             let e = by_class.entry(k.class).or_default();
             e.0 += 1;
@@ -1243,6 +1265,17 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
         } else {
             chained += 1;
             chained_max = chained_max.max(took);
+            // Faults add up; each is over one lease after it: the grant comes within one
+            // lease of the last kill before it.
+            let last = kill_log[i..]
+                .iter()
+                .take_while(|n| n.at < at)
+                .last()
+                .unwrap();
+            last_kill_max = last_kill_max.max(at - last.at);
+            if at - last.at > bound {
+                stuck += 1;
+            }
         }
     }
     let stats = counts(&mut con, "bench:fair:counts");
@@ -1279,9 +1312,11 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
         }
     }
     println!(
-        "    chained {chained:>4} kills (another kill before the grant), max {} ms; no grant \
-         after: {stuck}",
-        chained_max.as_millis()
+        "    chained {chained:>4} kills (another kill before the grant), max {} ms, from the \
+         last kill before that grant max {} ms; stuck (no grant within a lease and a \
+         second): {stuck}",
+        chained_max.as_millis(),
+        last_kill_max.as_millis()
     );
     if !errs.is_empty() {
         println!("fair lock children failed: {errs:?}");
@@ -1292,14 +1327,22 @@ fn fair_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
     );
     Row {
         primitive: "fair_lock".into(),
-        faults: format!("{} SIGKILL", kill_log.len()),
+        faults: format!(
+            "{} SIGKILL ({} holders, {} heads)",
+            kill_log.len(),
+            kill_log
+                .iter()
+                .filter(|k| k.class == Victim::Holder)
+                .count(),
+            kill_log.iter().filter(|k| k.class == Victim::Head).count()
+        ),
         ops: format!("{} grants", grants.len()),
         checked: format!("FIFO among live waiters ({checked} pairs): inversions"),
         broken: inversions + errs.len() as u64 + stuck,
         timing: format!(
-            "kill→next grant max ms: {} (lease {lease_ms}); chained {}",
+            "kill→next grant max ms: {} (lease {lease_ms}); chained: last kill→grant {}",
             timing.join(", "),
-            chained_max.as_millis()
+            last_kill_max.as_millis()
         ),
     }
 }
@@ -1340,6 +1383,10 @@ fn live_readers(readers: &[(String, f64)], now: u64, except: &str) -> usize {
         .count()
 }
 
+/// What a reader reads in one `MULTI`: the resource, the write holder, its own deadline,
+/// and the server's clock (ms).
+type ReadView = (Option<String>, Option<String>, Option<f64>, u64);
+
 fn rw_child(con: &mut redis::Connection, inst: &str) -> R<()> {
     let lock = rw_lock();
     let [writer, readers, ..] = lock.keys();
@@ -1359,7 +1406,7 @@ fn rw_child(con: &mut redis::Connection, inst: &str) -> R<()> {
                 continue;
             };
             count(con, RW_COUNTS, "writes")?;
-            let (time, rs): ((u64, u64), Vec<(String, f64)>) = redis::pipe()
+            let (time, rs): (Time, Scored) = redis::pipe()
                 .atomic()
                 .cmd("TIME")
                 .cmd("ZRANGE")
@@ -1420,20 +1467,24 @@ fn rw_child(con: &mut redis::Connection, inst: &str) -> R<()> {
                 continue;
             }
             count(con, RW_COUNTS, "reads")?;
-            let read = |con: &mut redis::Connection| -> R<(Option<String>, Option<String>, Option<f64>, u64)> {
-                let (value, holder, mine, time): (Option<String>, Option<String>, Option<f64>, (u64, u64)) =
-                    redis::pipe()
-                        .atomic()
-                        .cmd("GET")
-                        .arg(RW_RESOURCE)
-                        .cmd("HGET")
-                        .arg(&writer)
-                        .arg("t")
-                        .cmd("ZSCORE")
-                        .arg(&readers)
-                        .arg(&token)
-                        .cmd("TIME")
-                        .query(con)?;
+            let read = |con: &mut redis::Connection| -> R<ReadView> {
+                let (value, holder, mine, time): (
+                    Option<String>,
+                    Option<String>,
+                    Option<f64>,
+                    Time,
+                ) = redis::pipe()
+                    .atomic()
+                    .cmd("GET")
+                    .arg(RW_RESOURCE)
+                    .cmd("HGET")
+                    .arg(&writer)
+                    .arg("t")
+                    .cmd("ZSCORE")
+                    .arg(&readers)
+                    .arg(&token)
+                    .cmd("TIME")
+                    .query(con)?;
                 Ok((value, holder, mine, time_ms(time)))
             };
             let (first, holder, mine, now) = read(con)?;
@@ -1475,7 +1526,7 @@ fn check_rw(url: &str, stop: &AtomicBool) -> RwSeen {
     let [writer, readers, ..] = lock.keys();
     let mut seen = RwSeen::default();
     while !stop.load(Ordering::Relaxed) {
-        let (time, holder, rs): ((u64, u64), Option<String>, Vec<(String, f64)>) = redis::pipe()
+        let (time, holder, rs): (Time, Option<String>, Scored) = redis::pipe()
             .atomic()
             .cmd("TIME")
             .cmd("HGET")
@@ -1527,25 +1578,22 @@ fn rw_phase(rng: &mut Rng, server: &server::RedisProcess, kills: u64) -> Row {
         rng,
         &mut brood,
         &mut con,
-        kills,
-        gap,
-        "rw lock",
+        (kills, gap, "rw lock"),
         |con, brood, rng| {
             let tokens = tokens_of(con, "bench:rw:tokens", brood);
-            let (time, holder, readers): ((u64, u64), Option<String>, Vec<(String, f64)>) =
-                redis::pipe()
-                    .atomic()
-                    .cmd("TIME")
-                    .cmd("HGET")
-                    .arg(writer_key)
-                    .arg("t")
-                    .cmd("ZRANGE")
-                    .arg(readers_key)
-                    .arg(0)
-                    .arg(-1)
-                    .arg("WITHSCORES")
-                    .query(con)
-                    .unwrap();
+            let (time, holder, readers): (Time, Option<String>, Scored) = redis::pipe()
+                .atomic()
+                .cmd("TIME")
+                .cmd("HGET")
+                .arg(writer_key)
+                .arg("t")
+                .cmd("ZRANGE")
+                .arg(readers_key)
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
+                .query(con)
+                .unwrap();
             let now = time_ms(time) as f64;
             let (i, class) = pick(
                 rng,
