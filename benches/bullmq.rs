@@ -48,6 +48,26 @@
 //!   measures how the workers wake and drain a backlog that is all there at once. The
 //!   crate's empty takes are counted from the resume; its workers wait for a wake-up
 //!   while the queue is paused, as the peers' block on their marker.
+//! - *8 workers, one job per call, limits on*: the flow of *8 workers, one job per
+//!   call* with limits that are on but do not bind at the bench's pace, so the cell
+//!   measures what checking them costs ([`Extra::Limits`]). The crate: job n in group
+//!   `g{n % 16}` ([`JobOptions::group`]), and [`WorkQueue::configure`] (untimed) with
+//!   each group at most 4 jobs held and 1,000 started per 100 ms, the whole queue at most
+//!   64 held and 1,000 started per 10 ms ([`crate_settings`]). BullMQ: the queue's
+//!   `setGlobalConcurrency(64)` (untimed) and the Worker option `limiter: { max: 1000,
+//!   duration: 10 }`; its open-source package has no groups (they are BullMQ Pro's), so
+//!   its side checks the queue's limits only. bullmq-official: `set_global_concurrency(64)`
+//!   and its Worker's `limiter(RateLimiterOptions::new(1000, 10 ms))`, no groups either.
+//! - *8 workers, one job per call, metrics on*: the same flow with per-minute metrics on
+//!   every side ([`Extra::Metrics`]): the crate's queue at its default (1,440 minutes
+//!   kept), BullMQ's Workers with `metrics: { maxDataPoints: 1440 }`, bullmq-official's
+//!   with `metrics(MetricsOptions { max_data_points: 1440 })`. Beside *8 workers, one
+//!   job per call*, it shows what metrics cost each side.
+//!
+//! **Metrics off elsewhere.** The crate's queue keeps metrics by default; every other
+//! cell (and the idle pickups) configures its queue with `metrics_minutes(0)`
+//! ([`crate_settings`], untimed), so that they compare with the peers' defaults (which
+//! keep none) and with runs from before the crate kept metrics.
 //!
 //! bullmq-official's side mirrors BullMQ's on each cell: W `Queue`s and W `Worker`s with
 //! `concurrency` 1 or 25, `add` one job per call or `add_bulk` of 25, the same warm-up.
@@ -82,7 +102,8 @@
 //! custom `jobId` (`job_id`) per job (the crate's add takes an id and deduplicates by it;
 //! BullMQ checks a custom id too), everything else at its defaults: a 30 s lock as the
 //! crate's 30 s lease, the stalled-job check every 30 s, `drainDelay` 5 s, its events
-//! stream capped near 10,000 entries, no metrics. Their keys (`bull:<queue>:…` on both)
+//! stream capped near 10,000 entries, no limiter, no global concurrency, no metrics (but
+//! in the limits and metrics cells, above). Their keys (`bull:<queue>:…` on both)
 //! are deleted after each cell (untimed), so no cell inherits another's stream.
 //!
 //! The peers run in a fresh process per cell, so each of their throughput cells is
@@ -102,7 +123,7 @@ use std::sync::{Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use redis_patterns::Batch;
-use redis_patterns::work_queue::{Job, Stop, WorkQueue, Worker};
+use redis_patterns::work_queue::{Job, JobOptions, Limits, Settings, Stop, WorkQueue, Worker};
 
 #[path = "../tests/it/server.rs"]
 mod server;
@@ -121,12 +142,14 @@ const PAYLOAD: &[u8; 100] = &[b'x'; 100];
 /// The throughput cells, in the table's order. A new cell is a line here (and, for a new
 /// flow, a field of [`Spec`] that [`crate_cell`], bench.mjs and the bullmq-official
 /// program read).
-const CELLS: [Spec; 5] = [
+const CELLS: [Spec; 7] = [
     Spec::concurrent(1, 1),
     Spec::concurrent(8, 1),
     Spec::concurrent(1, BATCH),
     Spec::concurrent(8, BATCH),
     Spec::paused(8, 1),
+    Spec::concurrent(8, 1).with(Extra::Limits),
+    Spec::concurrent(8, 1).with(Extra::Metrics),
 ];
 
 /// One throughput cell: W producers and W workers (a connection each), `per` jobs per
@@ -139,7 +162,23 @@ struct Spec {
     /// resumed, and timed from the resume to the last ack. Else the producers add while
     /// the workers drain, timed from the first add.
     paused: bool,
+    /// What the queue keeps or checks beyond the plain flow: nothing, metrics, or limits.
+    extra: Extra,
 }
+
+/// What a cell's queue keeps or checks besides adding, taking and acking.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Extra {
+    /// Neither limits nor metrics (the crate's metrics turned off, as the peers keep none).
+    None,
+    /// Per-minute metrics on every side, 1,440 minutes (data points) kept.
+    Metrics,
+    /// Limits on every side that do not bind at the bench's pace ([`crate_settings`]).
+    Limits,
+}
+
+/// The groups the crate's jobs are spread over in the limits cell: job n in `g{n % 16}`.
+const GROUPS: usize = 16;
 
 impl Spec {
     const fn concurrent(workers: usize, per: usize) -> Spec {
@@ -147,6 +186,7 @@ impl Spec {
             workers,
             per,
             paused: false,
+            extra: Extra::None,
         }
     }
 
@@ -155,7 +195,12 @@ impl Spec {
             workers,
             per,
             paused: true,
+            extra: Extra::None,
         }
+    }
+
+    const fn with(self, extra: Extra) -> Spec {
+        Spec { extra, ..self }
     }
 
     /// The cell's JSON argument for a peer's program (bench.mjs, bench-bullmq-official).
@@ -163,6 +208,7 @@ impl Spec {
         serde_json::json!({
             "mode": "throughput", "queue": queue, "workers": self.workers,
             "per": self.per, "jobs": jobs, "paused": self.paused,
+            "metrics": self.extra == Extra::Metrics, "limits": self.extra == Extra::Limits,
         })
     }
 
@@ -172,10 +218,15 @@ impl Spec {
             self.workers,
             if self.workers == 1 { "" } else { "s" }
         );
-        match (self.paused, self.per) {
+        let flow = match (self.paused, self.per) {
             (true, per) => format!("paused then resumed, {workers}, {per} per call"),
             (false, 1) => format!("{workers}, one job per call"),
             (false, per) => format!("{workers}, batches of {per}"),
+        };
+        match self.extra {
+            Extra::None => flow,
+            Extra::Metrics => format!("{flow}, metrics on"),
+            Extra::Limits => format!("{flow}, limits on"),
         }
     }
 }
@@ -338,21 +389,31 @@ fn crate_pickup(
 }
 
 /// One producer of a throughput cell: jobs `p`, `p + workers`, … one add per call when
-/// `per` is 1, else `per` adds in one `Batch`; `added` gets when each add returned.
+/// `per` is 1, else `per` adds in one `Batch`; with `groups`, job n in group `g{n % 16}`;
+/// `added` gets when each add returned.
 fn crate_produce(
     con: &mut redis::Connection,
     queue: &WorkQueue,
-    (p, workers, jobs, per): (usize, usize, usize, usize),
+    (p, workers, jobs, per, groups): (usize, usize, usize, usize, bool),
     added: &dyn Fn(usize),
 ) {
+    let add = |n: usize| {
+        let id = format!("j-{n}");
+        if groups {
+            let options = JobOptions::new().group(format!("g{}", n % GROUPS));
+            queue.add_with(&id, PAYLOAD, options)
+        } else {
+            queue.add(&id, PAYLOAD)
+        }
+    };
     let mine: Vec<usize> = (p..jobs).step_by(workers).collect();
     for chunk in mine.chunks(per) {
         if let [n] = chunk {
-            queue.add(&format!("j-{n}"), PAYLOAD).run(con).unwrap();
+            add(*n).run(con).unwrap();
         } else {
             let mut adds = Batch::new();
-            for n in chunk {
-                let _ = adds.add(queue.add(&format!("j-{n}"), PAYLOAD));
+            for &n in chunk {
+                let _ = adds.add(add(n));
             }
             adds.run(con).unwrap();
         }
@@ -376,15 +437,40 @@ struct Cell {
     empty_takes: u64,
 }
 
+/// The crate's queue settings for a cell: metrics off (the peers keep none) but in the
+/// metrics cell, which keeps the default 1,440 minutes; in the limits cell, limits that
+/// are on but do not bind at the bench's pace: each group (of [`GROUPS`]) at most 4 jobs
+/// held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per
+/// 10 ms.
+fn crate_settings(extra: Extra) -> Settings {
+    let ms = Duration::from_millis;
+    match extra {
+        Extra::None => Settings::new().metrics_minutes(0).unwrap(),
+        Extra::Metrics => Settings::new(),
+        Extra::Limits => {
+            let group = Limits::new().concurrency(4).unwrap();
+            let queue = Limits::new().concurrency(64).unwrap();
+            Settings::new()
+                .metrics_minutes(0)
+                .unwrap()
+                .group_limits(group.rate(1000, ms(100)).unwrap())
+                .queue_limits(queue.rate(1000, ms(10)).unwrap())
+        }
+    }
+}
+
 /// One throughput cell of the crate: `workers` producers and `workers` workers on a
-/// fresh queue; with `spec.paused`, the queue paused while the producers add, then
-/// resumed (the workers run throughout; their empty takes are counted from the resume).
+/// fresh queue configured for the cell ([`crate_settings`]); with `spec.paused`, the
+/// queue paused while the producers add, then resumed (the workers run throughout; their
+/// empty takes are counted from the resume).
 fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize) -> Cell {
     let Spec {
         workers,
         per,
         paused,
+        extra,
     } = spec;
+    let groups = extra == Extra::Limits;
     let queue = WorkQueue::new(name).unwrap();
     let base = Instant::now();
     let since_base = || base.elapsed().as_nanos() as u64 + 1; // 0 stays "not yet"
@@ -393,6 +479,10 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
     let acked = AtomicUsize::new(0);
     let empty = AtomicU64::new(0);
     let mut probe = server.connection();
+    queue
+        .configure(&crate_settings(extra))
+        .run(&mut probe)
+        .unwrap();
     if paused {
         queue.pause().run(&mut probe).unwrap();
     }
@@ -409,7 +499,8 @@ fn crate_cell(server: &server::RedisProcess, name: &str, spec: Spec, jobs: usize
                 let (go, queue, on_added) = (&go, &queue, &on_added);
                 scope.spawn(move || {
                     go.wait();
-                    crate_produce(&mut con, queue, (p, workers, jobs, per), on_added);
+                    let cell = (p, workers, jobs, per, groups);
+                    crate_produce(&mut con, queue, cell, on_added);
                 })
             })
             .collect();
@@ -874,6 +965,8 @@ fn main() {
             match ready(side) {
                 None if side == Side::Crate => {
                     let queue = WorkQueue::new(name).unwrap();
+                    let settings = crate_settings(Extra::None);
+                    queue.configure(&settings).run(&mut con).unwrap();
                     idle[side as usize].push(crate_pickup(&server, &queue, pickups, gap, &mut rng));
                 }
                 None => {}
@@ -913,7 +1006,7 @@ fn main() {
         println!("{}", compare_row(&spec.label(), row, 1));
     }
     println!(
-        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency 25 and a bulk add of 25 in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack)"
+        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency 25 and a bulk add of 25 in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the
@@ -946,7 +1039,7 @@ fn main() {
 
     println!();
     println!(
-        "{:<44} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
+        "{:<52} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
         "pickup latency, ms", "crate p50", "p99", "BullMQ p50", "p99", "official p50", "p99"
     );
     let poll = match env_ms("POLL_MS") {
@@ -957,7 +1050,7 @@ fn main() {
     let pickup_row = |label: &str, [c, b, o]: [&Tally; 3]| {
         let [(c50, c99), (b50, b99), (o50, o99)] = [c, b, o].map(|t| pick(&t.pickup_us));
         println!(
-            "{label:<44} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
+            "{label:<52} {:>10} {:>8}   {:>10} {:>8}   {:>12} {:>8}",
             shown(c50, 2),
             shown(c99, 2),
             shown(b50, 2),

@@ -3,6 +3,7 @@
 //
 //   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"throughput","queue":"q1","workers":1,"per":1,"jobs":1000}'
 //   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"throughput","queue":"q2","workers":8,"per":1,"jobs":1000,"paused":true}'
+//   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"throughput","queue":"q4","workers":8,"per":1,"jobs":1000,"limits":true}'
 //   node benches/peers/bullmq/bench.mjs '{"port":6379,"mode":"pickup","queue":"q3","pickups":20,"gapMs":250}'
 //
 // Modes (the same flows as the crate's side, see benches/bullmq.rs):
@@ -16,6 +17,11 @@
 //   With `paused`, the queue is paused first (`queue.pause()`), the workers run and the
 //   producers add every job, then the clock starts and the queue is resumed
 //   (`queue.resume()`): timed from the resume to the last `completed` event.
+//   With `limits`, limits that are on but do not bind at the bench's pace: the queue's
+//   global concurrency 64 (`queue.setGlobalConcurrency(64)`, untimed) and each Worker's
+//   `limiter: { max: 1000, duration: 10 }` (BullMQ's open-source package has no groups,
+//   so no per-group limits as on the crate's side). With `metrics`, each Worker keeps
+//   per-minute metrics (`metrics: { maxDataPoints: 1440 }`, a day as the crate's).
 // - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //   pause in [0, gapMs), add, wait until the job is completed, again.
 //
@@ -28,7 +34,8 @@
 // deletes it), a custom jobId per job (the crate's add takes an id and deduplicates by
 // it; BullMQ checks a custom id the same way), every other option at its default
 // (lockDuration 30 s as the crate's lease, stalledInterval 30 s, drainDelay 5 s, events
-// stream capped near 10,000 entries, no metrics).
+// stream capped near 10,000 entries, no limiter, no global concurrency, no metrics)
+// but in the `limits` and `metrics` cells (above).
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
@@ -60,12 +67,21 @@ const numberOf = (id) => Number(id.slice(id.lastIndexOf('-') + 1));
 // A fresh node process runs cold code: before the timed cell, the same cell runs untimed
 // on its own queue (`warm` jobs, 500 by default), as a worker that has been running for
 // a while would be warmed up.
-async function throughput({ workers, per, jobs, warm = 500, paused = false }) {
-  if (warm > 0) await throughputOn(`${name}-warm`, { workers, per, jobs: warm, paused });
-  return throughputOn(name, { workers, per, jobs, paused });
+async function throughput({
+  workers,
+  per,
+  jobs,
+  warm = 500,
+  paused = false,
+  limits = false,
+  metrics = false,
+}) {
+  const flow = { workers, per, paused, limits, metrics };
+  if (warm > 0) await throughputOn(`${name}-warm`, { ...flow, jobs: warm });
+  return throughputOn(name, { ...flow, jobs });
 }
 
-async function throughputOn(name, { workers, per, jobs, paused }) {
+async function throughputOn(name, { workers, per, jobs, paused, limits, metrics }) {
   const added = new Float64Array(jobs);
   const started = new Float64Array(jobs);
   const producers = [];
@@ -82,7 +98,13 @@ async function throughputOn(name, { workers, per, jobs, paused }) {
       async (job) => {
         started[numberOf(job.id)] = performance.now();
       },
-      { connection: redis(), concurrency: per, autorun: false },
+      {
+        connection: redis(),
+        concurrency: per,
+        autorun: false,
+        ...(limits ? { limiter: { max: 1000, duration: 10 } } : {}),
+        ...(metrics ? { metrics: { maxDataPoints: 1440 } } : {}),
+      },
     );
     worker.on('completed', () => {
       completed += 1;
@@ -95,6 +117,7 @@ async function throughputOn(name, { workers, per, jobs, paused }) {
     consumers.push(worker);
   }
   await Promise.all([...producers, ...consumers].map((q) => q.waitUntilReady()));
+  if (limits) await producers[0].setGlobalConcurrency(64);
   const probe = redis();
   // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with addBulk).
   const produce = async (p) => {

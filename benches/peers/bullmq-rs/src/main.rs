@@ -6,6 +6,7 @@
 //! B=benches/peers/bullmq-rs/target/release/bench-bullmq-official
 //! $B '{"port":6379,"mode":"throughput","queue":"q1","workers":1,"per":1,"jobs":1000}'
 //! $B '{"port":6379,"mode":"throughput","queue":"q2","workers":8,"per":1,"jobs":1000,"paused":true}'
+//! $B '{"port":6379,"mode":"throughput","queue":"q4","workers":8,"per":1,"jobs":1000,"metrics":true}'
 //! $B '{"port":6379,"mode":"pickup","queue":"q3","pickups":20,"gapMs":250}'
 //! ```
 //!
@@ -19,7 +20,11 @@
 //!   untimed warm-up of the same cell on another queue runs first (`warm` jobs, 500 by
 //!   default). With `paused`, the queue is paused first, the workers run and the
 //!   producers add every job, then the clock starts and the queue is resumed: timed from
-//!   the resume to the last `Completed`.
+//!   the resume to the last `Completed`. With `limits`, limits that are on but do not
+//!   bind at the bench's pace, as on BullMQ's side: the queue's global concurrency 64
+//!   (`set_global_concurrency(64)`, untimed) and each Worker's `limiter` of 1,000 jobs
+//!   per 10 ms (no groups: BullMQ's open-source design has none). With `metrics`, each
+//!   Worker keeps per-minute metrics (`MetricsOptions`, 1,440 data points).
 //! - pickup: one Worker (concurrency 1), one job at a time on an idle queue: a random
 //!   pause in [0, gapMs), add, wait until the job is completed, again.
 //!
@@ -29,7 +34,8 @@
 //!
 //! bullmq-official's settings, as BullMQ's on the JS side: `remove_on_complete` and
 //! `remove_on_fail` per job, a custom `job_id` per job, every other option at its default
-//! (lock 30 s, stalled check every 30 s, drain delay 5 s, no metrics). The runtime is
+//! (lock 30 s, stalled check every 30 s, drain delay 5 s, no limiter, no global
+//! concurrency, no metrics) but in the `limits` and `metrics` cells. The runtime is
 //! tokio's multi-threaded one with its default threads (one per core).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -39,7 +45,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bullmq::options::RedisConnectionOptions;
 use bullmq::types::RemoveOnFinish;
 use bullmq::worker::{CancellationToken, WorkerEvent};
-use bullmq::{BulkJob, Job, JobOptions, Queue, QueueOptions, Worker, WorkerOptions};
+use bullmq::{
+    BulkJob, Job, JobOptions, MetricsOptions, Queue, QueueOptions, RateLimiterOptions, Worker,
+    WorkerOptions,
+};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, Notify};
 
@@ -52,6 +61,10 @@ struct Cell {
     jobs: usize,
     warm: usize,
     paused: bool,
+    /// A global concurrency of 64 and a limiter of 1,000 jobs per 10 ms.
+    limits: bool,
+    /// Per-minute metrics, 1,440 data points.
+    metrics: bool,
     pickups: usize,
     gap_ms: u64,
 }
@@ -166,10 +179,18 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
             started[number_of(job.id())].store(ns(), Ordering::SeqCst);
             std::future::ready(Ok::<Value, bullmq::Error>(Value::Null))
         };
-        let opts = WorkerOptions::new()
+        let mut opts = WorkerOptions::new()
             .connection(connection(cell))
             .concurrency(per)
             .manual_start();
+        if cell.limits {
+            opts = opts.limiter(RateLimiterOptions::new(1000, Duration::from_millis(10)));
+        }
+        if cell.metrics {
+            opts = opts.metrics(MetricsOptions {
+                max_data_points: 1440,
+            });
+        }
         let worker = Arc::new(
             Worker::with_options(name, processor, opts)
                 .await
@@ -194,6 +215,12 @@ async fn throughput_on(cell: &Cell, name: &str, jobs: usize) -> Value {
             }
         }));
         consumers.push(worker);
+    }
+    if cell.limits {
+        producers[0]
+            .set_global_concurrency(64)
+            .await
+            .expect("set_global_concurrency");
     }
     let mut probe = probe(cell).await;
     // Producer p adds jobs p, p + workers, … one call at a time (`per` at a time with
@@ -374,6 +401,8 @@ async fn main() {
         jobs: num("jobs", 1000) as usize,
         warm: num("warm", 500) as usize,
         paused: v["paused"].as_bool().unwrap_or(false),
+        limits: v["limits"].as_bool().unwrap_or(false),
+        metrics: v["metrics"].as_bool().unwrap_or(false),
         pickups: num("pickups", 20) as usize,
         gap_ms: num("gapMs", 250),
     };
