@@ -278,15 +278,19 @@ fn failover(failovers: usize) {
             resumed.push(started.lock().unwrap()[&id] - completed);
         }
         stop.stop();
-        // The workers wait an hour for work: wake each to see the flag.
-        let last = servers[failovers % 2];
-        for _ in 0..3 {
-            redis::cmd("ZADD")
-                .arg(queue.keys()[9])
-                .arg(0)
-                .arg("ready")
-                .exec(&mut last.connection())
-                .unwrap();
+        // The workers wait an hour for work: wake them one by one (the signal holds one
+        // member) until each has seen the flag.
+        let mut last = servers[failovers % 2].connection();
+        while !workers.iter().all(|w| w.is_finished()) {
+            if blocked(&mut last) > 0 {
+                redis::cmd("ZADD")
+                    .arg(queue.keys()[9])
+                    .arg(0)
+                    .arg("ready")
+                    .exec(&mut last)
+                    .unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
         for worker in workers {
             let report = worker.join().unwrap().unwrap();
