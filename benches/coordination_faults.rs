@@ -32,9 +32,9 @@
 //!
 //! **Semaphore.** Two semaphores of capacity `CAPACITY` (3), one [`Order::Fifo`] and one
 //! [`Order::Any`], each with `SEM_CHILDREN` (4) processes that loop: take 1 or 2 permits
-//! (the `semaphore/acquire` script in [`wait::until`], as `acquire_within` runs it, but
-//! with places of `SEM_PLACE_MS`, the holds' lease: [`Semaphore`] fixes them at
-//! [`semaphore::PLACE_LEASE`], 5 s, so that each killed waiter would hold the line 25
+//! ([`Semaphore::try_acquire`] in [`wait::until`], as `acquire_within` runs it, with
+//! places of `SEM_PLACE_MS` ([`Semaphore::with_place_lease`]), the holds' lease: at the
+//! default [`PLACE_LEASE`](redis_patterns::semaphore::PLACE_LEASE), 5 s, each killed waiter would hold the line 25
 //! leases), record "in", work, record "out", release. "In" is a sorted-set entry of the
 //! permits scored with the holding's deadline as the script answered it (the server's
 //! clock), "out" removes it; so a killed holder's entry counts exactly as long as its
@@ -154,8 +154,8 @@ use redis_patterns::fenced_lock::FencedLock;
 use redis_patterns::fenced_write::{self, FencedResource};
 use redis_patterns::latch::{Armed, Latch, LatchState};
 use redis_patterns::rw_lock::RwLock;
-use redis_patterns::semaphore::{self, Order, Semaphore};
-use redis_patterns::wait::{self, Attempt, Wake};
+use redis_patterns::semaphore::{Order, Semaphore};
+use redis_patterns::wait::{self, Attempt};
 
 #[path = "../tests/it/server.rs"]
 mod server;
@@ -487,35 +487,22 @@ fn sem_child(con: &mut redis::Connection, kind: &str, inst: &str) -> R<()> {
     }
 }
 
-/// [`Semaphore::try_acquire`], with the waiting place's lease `SEM_PLACE_MS` (the holds'
-/// lease by default) instead of the type's fixed [`semaphore::PLACE_LEASE`]: the script
-/// itself, as the type calls it. `Done` with the holding's deadline.
+/// [`Semaphore::try_acquire`] with the waiting place's lease `SEM_PLACE_MS` (the holds'
+/// lease by default) instead of [`PLACE_LEASE`](redis_patterns::semaphore::PLACE_LEASE). `Done` with the holding's
+/// deadline.
 fn sem_try(kind: &str, token: &str, n: u64, order: Order) -> Op<Attempt<u64>> {
-    use redis_patterns::scripts::semaphore as script;
-    let name = format!("bench:sem:{kind}");
-    let key = |f: fn(&str) -> redis_patterns::Result<String>| f(&name).unwrap();
-    let wake = key(script::keys::wake);
-    let place = (order == Order::Fifo).then(|| ms(env("SEM_PLACE_MS", lease().as_millis() as u64)));
-    let owned = token.to_owned();
-    script::acquire(
-        &key(script::keys::state),
-        &key(script::keys::leases),
-        &key(script::keys::held),
-        &key(script::keys::queue),
-        &key(script::keys::places),
-        &wake,
-        token,
-        n,
-        lease(),
-        place,
-        semaphore::RECLAIM_PER_CALL,
-    )
-    .map(move |(deadline, id, block_ms)| {
-        Ok(match deadline {
-            Some(deadline_ms) => Attempt::Done(deadline_ms),
-            None => Attempt::NotYet(Wake::new(&wake, id, block_ms)?.for_token(&owned)),
+    let place = ms(env("SEM_PLACE_MS", lease().as_millis() as u64));
+    Semaphore::new(format!("bench:sem:{kind}"))
+        .unwrap()
+        .with_place_lease(place)
+        .unwrap()
+        .try_acquire(token, n, lease(), order)
+        .map(|attempt| {
+            Ok(match attempt {
+                Attempt::Done(holding) => Attempt::Done(holding.deadline_ms),
+                Attempt::NotYet(wake) => Attempt::NotYet(wake),
+            })
         })
-    })
 }
 
 /// The tokens that hold permits (live leases), and those with a live place in line.

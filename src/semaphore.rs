@@ -134,7 +134,7 @@
 
 use std::time::Duration;
 
-use crate::runtime::error::Result;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::op::Op;
 use crate::runtime::token;
 use crate::runtime::wait::{self, Attempt, Wake};
@@ -144,7 +144,8 @@ use crate::scripts::semaphore as script;
 pub const RECLAIM_PER_CALL: u64 = 100;
 
 /// How long a waiting request keeps its place in the queue without asking again
-/// ([`Order::Fifo`]). The waiting forms ask at least every [`wait::MAX_BLOCK`].
+/// ([`Order::Fifo`]), unless [`Semaphore::with_place_lease`] says otherwise. The waiting
+/// forms ask at least every [`wait::MAX_BLOCK`], and within half a place lease.
 pub const PLACE_LEASE: Duration = Duration::from_secs(5);
 
 /// Whether a request that cannot be granted waits in line.
@@ -205,6 +206,7 @@ pub struct Semaphore {
     queue: String,
     places: String,
     wake: String,
+    place_lease: Duration,
 }
 
 impl Semaphore {
@@ -223,7 +225,26 @@ impl Semaphore {
             places: script::keys::places(&name)?,
             wake: script::keys::wake(&name)?,
             name,
+            place_lease: PLACE_LEASE,
         })
+    }
+
+    /// How long a waiting request keeps its place in line without asking again
+    /// ([`Order::Fifo`]): a waiter that dies holds up the line this long at most. The
+    /// waiting methods ask again within half of it. From 100 ms to 10^7 ms
+    /// ([`crate::Error::InvalidInput`] otherwise); [`PLACE_LEASE`] unless set.
+    pub fn with_place_lease(mut self, place_lease: Duration) -> Result<Self> {
+        if !(Duration::from_millis(100)..=Duration::from_millis(10_000_000)).contains(&place_lease)
+        {
+            return Err(Error::invalid(
+                "place_lease",
+                format!(
+                    "from 100 ms (so that a waiter's tries keep its place) to 10^7 ms, got {place_lease:?}"
+                ),
+            ));
+        }
+        self.place_lease = place_lease;
+        Ok(self)
     }
 
     /// The semaphore's name.
@@ -258,7 +279,7 @@ impl Semaphore {
     /// or what to block on before the next try. A token that holds permits already gets
     /// its lease renewed (so a try sent twice is answered as the first). With
     /// [`Order::Fifo`] a try that is not granted takes, or keeps, a place in the queue
-    /// for [`PLACE_LEASE`]; try again (after blocking on the wake) before it runs out,
+    /// for the [place lease](Self::with_place_lease); try again (after blocking on the wake) before it runs out,
     /// or [`release`](Self::release) to give it up. One script (`semaphore/acquire`).
     ///
     /// `NO_CAPACITY` when the capacity was never set; `BAD_N` when `n` is above the
@@ -270,7 +291,7 @@ impl Semaphore {
         lease: Duration,
         order: Order,
     ) -> Op<Attempt<Holding>> {
-        let place = (order == Order::Fifo).then_some(PLACE_LEASE);
+        let place = (order == Order::Fifo).then_some(self.place_lease);
         let wake = self.wake.clone();
         let owned = token.to_owned();
         script::acquire(

@@ -217,33 +217,19 @@ fn a_crashed_waiters_place_lapses() {
             .unwrap(),
         Attempt::Done(_)
     ));
-    // The crashed waiter's place, with a short lease, as a raw call would take it.
+    // The crashed waiter's place, with a short place lease.
     let crashed = Semaphore::random_token();
-    let k = |s: &str| format!("{{queue_crash}}:{s}");
-    let (state, leases, held, queue, places, wake) = (
-        k("state"),
-        k("leases"),
-        k("held"),
-        k("queue"),
-        k("places"),
-        k("wake"),
-    );
-    let (granted, _, _) = redis_patterns::scripts::semaphore::acquire(
-        &state,
-        &leases,
-        &held,
-        &queue,
-        &places,
-        &wake,
-        &crashed,
-        5,
-        LONG,
-        Some(Duration::from_millis(100)),
-        100,
-    )
-    .run(&mut con)
-    .unwrap();
-    assert_eq!(granted, None);
+    let short = sem
+        .clone()
+        .with_place_lease(Duration::from_millis(100))
+        .unwrap();
+    assert!(matches!(
+        short
+            .try_acquire(&crashed, 5, LONG, Order::Fifo)
+            .run(&mut con)
+            .unwrap(),
+        Attempt::NotYet(_)
+    ));
     let next = Semaphore::random_token();
     assert!(matches!(
         sem.try_acquire(&next, 1, LONG, Order::Fifo)
@@ -259,6 +245,20 @@ fn a_crashed_waiters_place_lapses() {
         Attempt::Done(_)
     ));
     assert_eq!(sem.state().run(&mut con).unwrap().waiters, 0);
+    // A place lease the waiting forms could not keep, or the script would refuse.
+    for millis in [0, 99, 10_000_001] {
+        let refused = sem.clone().with_place_lease(Duration::from_millis(millis));
+        assert!(
+            matches!(
+                refused,
+                Err(redis_patterns::Error::InvalidInput {
+                    what: "place_lease",
+                    ..
+                })
+            ),
+            "{millis} ms: {refused:?}"
+        );
+    }
 }
 
 /// Threads take 1 permit at a time in a loop, with no gap when several overlap; a
