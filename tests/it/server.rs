@@ -207,6 +207,107 @@ impl RedisCluster {
     }
 }
 
+impl RedisCluster {
+    /// Three masters sharing the 16384 slots, each with one replica (`nodes[0..3]` the
+    /// masters, `nodes[3 + i]` the replica of `nodes[i]`), with `--cluster-node-timeout`
+    /// `node_timeout_ms`: a master killed is failed over to its replica within a few
+    /// node timeouts. Ready once every node sees all six and `cluster_state:ok`, and
+    /// each replica's link to its master is up.
+    pub fn start_with_replicas(node_timeout_ms: u32) -> RedisCluster {
+        let timeout = node_timeout_ms.to_string();
+        let nodes: Vec<RedisProcess> = (0..6)
+            .map(|_| {
+                RedisProcess::start(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    &timeout,
+                    // A replica syncs at once, not after the default 5 s delay.
+                    "--repl-diskless-sync-delay",
+                    "0",
+                ])
+            })
+            .collect();
+        let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+        for (node, (first, last)) in nodes.iter().zip(ranges) {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("ADDSLOTSRANGE")
+                .arg(first)
+                .arg(last)
+                .query(&mut node.connection())
+                .expect("CLUSTER ADDSLOTSRANGE");
+        }
+        let mut first = nodes[0].connection();
+        for node in &nodes[1..] {
+            let _: () = redis::cmd("CLUSTER")
+                .arg("MEET")
+                .arg("127.0.0.1")
+                .arg(node.port())
+                .query(&mut first)
+                .expect("CLUSTER MEET");
+        }
+        let cluster = RedisCluster { nodes };
+        // A replica can follow only a master it knows.
+        cluster.wait_for_every_node("every node to know the six", |_, info, _| {
+            info.contains("cluster_known_nodes:6")
+        });
+        for i in 0..3 {
+            let id = cluster.node_id(i);
+            let _: () = redis::cmd("CLUSTER")
+                .arg("REPLICATE")
+                .arg(id)
+                .query(&mut cluster.nodes[3 + i].connection())
+                .expect("CLUSTER REPLICATE");
+        }
+        cluster.wait_for_every_node("the cluster with replicas to form", |i, info, nodes| {
+            let replicas = nodes.lines().filter(|l| l.contains("slave")).count();
+            let linked = i < 3
+                || cluster.nodes[i]
+                    .info("replication")
+                    .contains("master_link_status:up");
+            info.contains("cluster_state:ok") && replicas == 3 && linked
+        });
+        cluster
+    }
+
+    /// The id of node `i` (`CLUSTER MYID`).
+    pub fn node_id(&self, i: usize) -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(&mut self.nodes[i].connection())
+            .expect("CLUSTER MYID")
+    }
+
+    /// Waits until `ready(i, CLUSTER INFO, CLUSTER NODES)` holds on every node `i`.
+    fn wait_for_every_node(&self, what: &str, ready: impl Fn(usize, &str, &str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut con = node.connection();
+            loop {
+                let info: String = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query(&mut con)
+                    .expect("CLUSTER INFO");
+                let nodes: String = redis::cmd("CLUSTER")
+                    .arg("NODES")
+                    .query(&mut con)
+                    .expect("CLUSTER NODES");
+                if ready(i, &info, &nodes) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{what}: not after 30 s:\n{info}\n{nodes}\n{}",
+                    node.log()
+                );
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
 /// Spawns `redis-server` on `port`, in and writing to `dir`, tied to this process.
 fn spawn(port: u16, dir: &std::path::Path, extra: &[String]) -> Child {
     let mut cmd = Command::new(server_bin());

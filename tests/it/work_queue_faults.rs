@@ -12,7 +12,7 @@ use std::time::Duration;
 use redis_patterns::work_queue::{Job, Stop, WorkQueue, WorkReport};
 
 use crate::harness;
-use crate::server::RedisProcess;
+use crate::server::{RedisCluster, RedisProcess};
 
 /// A primary and its replica, started in sync.
 fn primary_and_replica() -> (RedisProcess, RedisProcess) {
@@ -772,4 +772,496 @@ fn a_worker_on_a_replica_goes_on_once_it_is_promoted() {
     });
     assert_eq!(report.acked, 1, "{report:?}");
     assert!(report.server_retries >= 1, "{report:?}");
+}
+
+/// One line of `CLUSTER NODES`: a node's id, port, role and the slots it serves.
+struct ClusterNode {
+    id: String,
+    port: u16,
+    master: bool,
+    slots: Vec<(u16, u16)>,
+}
+
+/// `CLUSTER NODES` as `con`'s node sees the cluster.
+fn cluster_nodes(con: &mut redis::Connection) -> redis::RedisResult<Vec<ClusterNode>> {
+    let text: String = redis::cmd("CLUSTER").arg("NODES").query(con)?;
+    let nodes = text
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            // 127.0.0.1:port@cport
+            let address = fields[1].split('@').next().unwrap();
+            let port = address.rsplit(':').next().unwrap().parse().unwrap();
+            // Past the eighth field: `first-last`, `slot`, or `[slot->-id]` while one moves.
+            let slots = fields[8..]
+                .iter()
+                .filter(|range| !range.starts_with('['))
+                .map(|range| match range.split_once('-') {
+                    Some((first, last)) => (first.parse().unwrap(), last.parse().unwrap()),
+                    None => (range.parse().unwrap(), range.parse().unwrap()),
+                })
+                .collect();
+            ClusterNode {
+                id: fields[0].to_owned(),
+                port,
+                master: fields[2].split(',').any(|flag| flag == "master"),
+                slots,
+            }
+        })
+        .collect();
+    Ok(nodes)
+}
+
+/// The master that `nodes` (one node's view) says serves `slot`.
+fn serving(nodes: Vec<ClusterNode>, slot: u16) -> Option<ClusterNode> {
+    nodes.into_iter().find(|node| {
+        node.master
+            && node
+                .slots
+                .iter()
+                .any(|&(first, last)| (first..=last).contains(&slot))
+    })
+}
+
+/// The id of the master that `con`'s node sees serving `slot`.
+fn slot_owner(con: &mut redis::Connection, slot: u16) -> Option<String> {
+    serving(cluster_nodes(con).unwrap(), slot).map(|node| node.id)
+}
+
+/// A connection to the master serving `slot`, as the first of `ports` that answers sees
+/// it: how the producer follows the slot without the sync cluster client, which refuses
+/// to send a write and its `WAIT` together.
+fn slot_master(ports: &[u16], slot: u16) -> Option<redis::Connection> {
+    let open = |port: u16| {
+        redis::Client::open(format!("redis://127.0.0.1:{port}/0"))
+            .and_then(|client| client.get_connection())
+            .ok()
+    };
+    ports.iter().find_map(|&port| {
+        let nodes = cluster_nodes(&mut open(port)?).ok()?;
+        open(serving(nodes, slot)?.port)
+    })
+}
+
+/// Raises `stop` when dropped, so that a failed assertion ends the workers rather than
+/// leaving their scope waiting for them.
+struct StopOnDrop<'a>(&'a Stop);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// How many error replies with `code` a server has sent (`INFO errorstats`).
+fn errors_sent(con: &mut redis::Connection, code: &str) -> u64 {
+    let stats: String = redis::cmd("INFO").arg("errorstats").query(con).unwrap();
+    let prefix = format!("errorstat_{code}:count=");
+    stats
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .map_or(0, |count| count.trim().parse().unwrap())
+}
+
+/// Moves `slot` from master `from` to master `to` of `cluster` as `redis-cli --cluster
+/// reshard` does: `IMPORTING` on `to`, `MIGRATING` on `from`, its keys moved in batches
+/// with `MIGRATE … KEYS`, then `SETSLOT … NODE` on every master. Waits (for the
+/// servers' count) until clients met `TRYAGAIN` while the slot was half moved, and at
+/// the end until every node sees `to` serving it. Answers how many `MIGRATE` calls it
+/// took.
+fn migrate_slot(cluster: &RedisCluster, slot: u16, from: usize, to: usize) -> u32 {
+    let (from_id, to_id) = (cluster.node_id(from), cluster.node_id(to));
+    let (mut source, mut target) = (
+        cluster.nodes[from].connection(),
+        cluster.nodes[to].connection(),
+    );
+    let setslot = |con: &mut redis::Connection, state: &str, id: &str| {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(slot)
+            .arg(state)
+            .arg(id)
+            .exec(con)
+            .unwrap();
+    };
+    let tryagain = |source: &mut redis::Connection, target: &mut redis::Connection| {
+        errors_sent(source, "TRYAGAIN") + errors_sent(target, "TRYAGAIN")
+    };
+    let tryagain_before = tryagain(&mut source, &mut target);
+    setslot(&mut target, "IMPORTING", &from_id);
+    setslot(&mut source, "MIGRATING", &to_id);
+    let mut batches = 0;
+    loop {
+        let keys: Vec<String> = redis::cmd("CLUSTER")
+            .arg("GETKEYSINSLOT")
+            .arg(slot)
+            .arg(100)
+            .query(&mut source)
+            .unwrap();
+        if keys.is_empty() {
+            break;
+        }
+        // In two batches, so that the keys are split between the nodes for a while.
+        for batch in keys.chunks(keys.len().div_ceil(2)) {
+            let _: redis::Value = redis::cmd("MIGRATE")
+                .arg("127.0.0.1")
+                .arg(cluster.nodes[to].port())
+                .arg("")
+                .arg(0)
+                .arg(5000)
+                .arg("KEYS")
+                .arg(batch)
+                .query(&mut source)
+                .unwrap();
+            batches += 1;
+            if batches == 1 {
+                // Each node lacks some of the queue's keys now: its scripts get TRYAGAIN
+                // on either (on the target after the source's ASK).
+                harness::wait_until("clients to meet TRYAGAIN mid-migration", 1, || {
+                    tryagain(&mut source, &mut target) >= tryagain_before + 3
+                });
+            }
+        }
+    }
+    setslot(&mut target, "NODE", &to_id);
+    setslot(&mut source, "NODE", &to_id);
+    for other in (0..3).filter(|&i| i != from && i != to) {
+        setslot(&mut cluster.nodes[other].connection(), "NODE", &to_id);
+    }
+    for node in &cluster.nodes {
+        let mut con = node.connection();
+        harness::wait_until("every node to see the slot moved", 5, || {
+            slot_owner(&mut con, slot).as_deref() == Some(to_id.as_str())
+        });
+    }
+    batches
+}
+
+/// A handler run of [`workers_go_on_through_a_slot_migration_and_a_master_kill`]: the
+/// phase it started in, which worker ran it, and the delivery it got.
+#[derive(Debug)]
+#[allow(dead_code)] // `worker` and `delivery` are for the report (Debug)
+struct Run {
+    phase: u8,
+    worker: usize,
+    delivery: u32,
+}
+
+/// The phases of [`workers_go_on_through_a_slot_migration_and_a_master_kill`], as each
+/// handler run records the one it started in.
+const BEFORE: u8 = 0;
+const MIGRATING: u8 = 1;
+const MIGRATED: u8 = 2;
+const KILLED: u8 = 3;
+const FAILED_OVER: u8 = 4;
+
+/// A Redis Cluster of three masters with a replica each, under three workers (two `run`,
+/// one `run_concurrent`) on redis-rs's sync cluster client set up as
+/// `examples/cluster.rs` advises, while a producer adds jobs, each waiting for a replica
+/// (on a connection to the slot's master: the sync cluster client refuses `wait_for`).
+/// The queue's hash slot moves to another master (its scripts get `ASK` and `TRYAGAIN`
+/// meanwhile), then that master is killed (`SIGKILL`) and its replica promoted. The
+/// workers go on through both and end without error when stopped; every job whose add a
+/// replica acknowledged runs; each run ends in an ack or a lost lease; a job runs twice
+/// only if its first run was in flight at the kill (its take or ack lost with the
+/// unreplicated writes, or its lease run out while the master was down), or if the kill
+/// cut its add, which the producer then sent again after the job had run (the queue
+/// deduplicates an id only while its job is in the queue).
+#[test]
+fn workers_go_on_through_a_slot_migration_and_a_master_kill() {
+    use std::sync::atomic::AtomicU8;
+    use std::time::Instant;
+
+    use redis::cluster::ClusterClient;
+    use redis_patterns::Durability;
+    use redis_patterns::work_queue::is_transient;
+
+    const JOBS: usize = 300;
+    // Jobs added and not yet run, at most: the producer keeps adding through every phase.
+    const BACKLOG: usize = 20;
+    let began = Instant::now();
+    let mut cluster = RedisCluster::start_with_replicas(1000);
+    let client = ClusterClient::builder(cluster.urls())
+        .max_retry_wait(1_000)
+        .build()
+        .unwrap();
+    // Longer than the migration takes, so that no lease runs out while the workers'
+    // acks wait for it to end; a job whose ack the kill lost comes back after it.
+    let queue = WorkQueue::new("faults:cluster")
+        .unwrap()
+        .with_lease(Duration::from_secs(5))
+        .unwrap();
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(queue.keys()[0])
+        .query(&mut cluster.nodes[0].connection())
+        .unwrap();
+    let owner = slot_owner(&mut cluster.nodes[0].connection(), slot).unwrap();
+    let source = (0..3).find(|&i| cluster.node_id(i) == owner).unwrap();
+    let target = (source + 1) % 3;
+    let promoted = 3 + target;
+    let ports: Vec<u16> = cluster.nodes.iter().map(|node| node.port()).collect();
+
+    let phase = AtomicU8::new(BEFORE);
+    let runs = Mutex::new(HashMap::<String, Vec<Run>>::new());
+    // Adds a replica acknowledged, or made once no master was to be killed any more.
+    let durable = Mutex::new(HashSet::<String>::new());
+    // Adds applied that no replica acknowledged before the kill: a kill may lose them.
+    let at_risk = Mutex::new(Vec::<String>::new());
+    // Adds sent again after the connection failed under the first (the kill): the first
+    // may have been applied, and its job run and acked before the second added it again.
+    let resent = Mutex::new(HashSet::<String>::new());
+    let durable_after_migration = AtomicU64::new(0);
+    let stop = Stop::new();
+    let ran = || runs.lock().unwrap().len();
+    let handler = |worker: usize| {
+        let (phase, runs) = (&phase, &runs);
+        move |job: &Job| {
+            let run = Run {
+                phase: phase.load(Ordering::SeqCst),
+                worker,
+                delivery: job.delivery,
+            };
+            runs.lock()
+                .unwrap()
+                .entry(job.id.clone())
+                .or_default()
+                .push(run);
+            Ok::<(), String>(())
+        }
+    };
+
+    let reports = thread::scope(|scope| {
+        let (client, queue, stop, ports) = (&client, &queue, &stop, &ports);
+        let _stop_on_panic = StopOnDrop(stop);
+        let mut workers: Vec<_> = (0..2)
+            .map(|worker| {
+                scope.spawn(move || {
+                    queue.worker().poll(Duration::from_millis(200)).run(
+                        client,
+                        stop,
+                        handler(worker),
+                    )
+                })
+            })
+            .collect();
+        workers.push(scope.spawn(move || {
+            queue
+                .worker()
+                .concurrency(3)
+                .unwrap()
+                .poll(Duration::from_millis(200))
+                .run_concurrent(client, stop, handler(2))
+        }));
+        let (phase, durable, at_risk, resent, after) = (
+            &phase,
+            &durable,
+            &at_risk,
+            &resent,
+            &durable_after_migration,
+        );
+        let producer = scope.spawn(move || {
+            let mut con = None;
+            for n in 0..JOBS {
+                let id = format!("job-{n}");
+                harness::wait_until("the workers to catch up", 1, || {
+                    n < ran() + BACKLOG || stop.is_stopped()
+                });
+                loop {
+                    // Only the workers meet the half-moved slot: the TRYAGAIN replies the
+                    // migration waits for are theirs (but for one add under way).
+                    harness::wait_until("the migration to end", 1, || {
+                        phase.load(Ordering::SeqCst) != MIGRATING || stop.is_stopped()
+                    });
+                    if stop.is_stopped() {
+                        return;
+                    }
+                    let now = phase.load(Ordering::SeqCst);
+                    let open = match &mut con {
+                        Some(open) => open,
+                        None => match slot_master(ports, slot) {
+                            Some(new) => con.insert(new),
+                            None => {
+                                thread::sleep(Duration::from_millis(10));
+                                continue;
+                            }
+                        },
+                    };
+                    let added = if now == FAILED_OVER {
+                        // The new master has no replica, and no kill follows.
+                        queue.add(&id, "x").run(open).map(|_| true)
+                    } else {
+                        let wait = Durability::replicas(1).timeout(Duration::from_millis(500));
+                        queue
+                            .add(&id, "x")
+                            .wait_for(wait)
+                            .run(open)
+                            .map(|added| added.is_met())
+                    };
+                    match added {
+                        Ok(true) => {
+                            durable.lock().unwrap().insert(id);
+                            if now == MIGRATED {
+                                after.fetch_add(1, Ordering::SeqCst);
+                            }
+                            break;
+                        }
+                        Ok(false) => {
+                            at_risk.lock().unwrap().push(id);
+                            break;
+                        }
+                        // The slot moved, or is moving, or its master died: ask again which
+                        // node serves it.
+                        Err(err)
+                            if is_transient(&err)
+                                || matches!(err.code(), Some("MOVED" | "ASK")) =>
+                        {
+                            if let redis_patterns::Error::Redis(err) = &err
+                                && (err.is_io_error() || err.is_connection_dropped())
+                                && !err.is_connection_refusal()
+                            {
+                                resent.lock().unwrap().insert(id.clone());
+                            }
+                            con = None;
+                            thread::sleep(Duration::from_millis(10));
+                        }
+                        Err(err) => panic!("adding {id} failed for good: {err}"),
+                    }
+                }
+            }
+        });
+
+        harness::wait_until("jobs to run before the migration", 5, || ran() >= 60);
+        // A slot with a few keys, to move in more than one batch (most of the time: the
+        // workers may drain the queue before the migration starts).
+        let mut old = cluster.nodes[source].connection();
+        harness::wait_until("the slot to hold a few keys", 1, || {
+            let keys: u64 = redis::cmd("CLUSTER")
+                .arg("COUNTKEYSINSLOT")
+                .arg(slot)
+                .query(&mut old)
+                .unwrap();
+            keys >= 3
+        });
+        println!("{:?}: migrating", began.elapsed());
+        // 1. The queue's slot moves to another master.
+        phase.store(MIGRATING, Ordering::SeqCst);
+        let batches = migrate_slot(&cluster, slot, source, target);
+        phase.store(MIGRATED, Ordering::SeqCst);
+        println!("{:?}: migrated in {batches} MIGRATE calls", began.elapsed());
+        let migrated = ran();
+        harness::wait_until("the workers to go on after the migration", 5, || {
+            ran() >= migrated + 40
+        });
+        // The replica that is to take over serves the slot once promoted only if it
+        // knows its master serves it, and has the keys moved there only if it has
+        // acknowledged a write made after them.
+        let mut replica = cluster.nodes[promoted].connection();
+        let target_id = cluster.node_id(target);
+        harness::wait_until("the replica to see its master serve the slot", 5, || {
+            slot_owner(&mut replica, slot).as_deref() == Some(target_id.as_str())
+        });
+        harness::wait_until("an add acknowledged on the slot's new master", 5, || {
+            durable_after_migration.load(Ordering::SeqCst) >= 1
+        });
+
+        // 2. The master now serving the slot dies; its replica takes over.
+        phase.store(KILLED, Ordering::SeqCst);
+        let killed = ran();
+        cluster.nodes[target].kill();
+        println!("{:?}: killed", began.elapsed());
+        let promoted_id = cluster.node_id(promoted);
+        let mut live: Vec<_> = (0..6)
+            .filter(|&i| i != target)
+            .map(|i| cluster.nodes[i].connection())
+            .collect();
+        harness::wait_until("the replica to be promoted", 10, || {
+            live.iter_mut().all(|con| {
+                let info: String = redis::cmd("CLUSTER").arg("INFO").query(con).unwrap();
+                info.contains("cluster_state:ok")
+                    && slot_owner(con, slot).as_deref() == Some(promoted_id.as_str())
+            })
+        });
+        phase.store(FAILED_OVER, Ordering::SeqCst);
+        println!("{:?}: failed over", began.elapsed());
+        let failed_over = ran();
+        producer.join().unwrap();
+        let mut con = client.get_connection().unwrap();
+        harness::wait_until("every job to run", 10, || {
+            let counts = queue.counts().run(&mut con).unwrap();
+            let runs = runs.lock().unwrap();
+            counts.waiting + counts.delayed + counts.leased + counts.parked == 0
+                && durable
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .all(|id| runs.contains_key(id))
+        });
+        assert_eq!(queue.counts().run(&mut con).unwrap().dead, 0);
+        stop.stop();
+        let reports: Vec<WorkReport> = workers
+            .into_iter()
+            .map(|w| w.join().unwrap().expect("a worker stopped on an error"))
+            .collect();
+        println!(
+            "jobs run: {killed} before the kill, {failed_over} before the failover ended, {} in all",
+            ran()
+        );
+        reports
+    });
+
+    let runs = runs.into_inner().unwrap();
+    let durable = durable.into_inner().unwrap();
+    let at_risk = at_risk.into_inner().unwrap();
+    let resent = resent.into_inner().unwrap();
+    let mut lost: Vec<_> = durable
+        .iter()
+        .filter(|id| !runs.contains_key(*id))
+        .collect();
+    lost.sort();
+    assert_eq!(
+        lost,
+        Vec::<&String>::new(),
+        "acknowledged adds that never ran"
+    );
+    let at_risk_lost = at_risk.iter().filter(|id| !runs.contains_key(*id)).count();
+    // Every run ended in an ack, or in an ack that found the lease lost.
+    let total_runs: usize = runs.values().map(Vec::len).sum();
+    let ended: u64 = reports.iter().map(|r| r.acked + r.lost).sum();
+    assert_eq!(ended, total_runs as u64, "{reports:?}");
+    // A second run only for a job in flight at the kill, or added again after an add
+    // the kill cut (the queue forgets an id once its job is acked).
+    let mut twice: Vec<String> = runs
+        .iter()
+        .filter(|(_, runs)| runs.len() > 1)
+        .map(|(id, runs)| format!("{id} {runs:?}"))
+        .collect();
+    twice.sort();
+    let unexplained: Vec<_> = runs
+        .iter()
+        .filter(|(id, runs)| {
+            runs.len() > 1 && !matches!(runs[0].phase, MIGRATED | KILLED) && !resent.contains(*id)
+        })
+        .map(|(id, runs)| format!("{id} {runs:?}"))
+        .collect();
+    assert_eq!(
+        unexplained,
+        Vec::<String>::new(),
+        "jobs run twice away from the kill"
+    );
+    for report in &reports {
+        assert!(
+            report.server_retries + report.reconnects >= 1,
+            "a worker met no fault: {reports:?}"
+        );
+    }
+    println!(
+        "{} jobs added ({} acknowledged by a replica or after the failover, {} at risk, {at_risk_lost} of these lost, {} sent again after the kill cut them: {resent:?}), {total_runs} runs; run twice: {twice:?}",
+        durable.len() + at_risk.len(),
+        durable.len(),
+        at_risk.len(),
+        resent.len(),
+    );
+    println!("{reports:?}");
+    println!("{:?} in all", began.elapsed());
 }
