@@ -59,15 +59,15 @@
 //!   its side checks the queue's limits only. bullmq-official: `set_global_concurrency(64)`
 //!   and its Worker's `limiter(RateLimiterOptions::new(1000, 10 ms))`, no groups either.
 //! - *8 workers, one job per call, metrics on*: the same flow with per-minute metrics on
-//!   every side ([`Extra::Metrics`]): the crate's queue at its default (1,440 minutes
-//!   kept), BullMQ's Workers with `metrics: { maxDataPoints: 1440 }`, bullmq-official's
+//!   every side ([`Extra::Metrics`]): the crate's queue configured to keep 1,440 minutes
+//!   (metrics are off by default), BullMQ's Workers with `metrics: { maxDataPoints: 1440 }`, bullmq-official's
 //!   with `metrics(MetricsOptions { max_data_points: 1440 })`. Beside *8 workers, one
 //!   job per call*, it shows what metrics cost each side.
 //!
-//! **Metrics off elsewhere.** The crate's queue keeps metrics by default; every other
-//! cell (and the idle pickups) configures its queue with `metrics_minutes(0)`
-//! ([`crate_settings`], untimed), so that they compare with the peers' defaults (which
-//! keep none) and with runs from before the crate kept metrics.
+//! **Metrics off elsewhere.** The crate's queue keeps no metrics unless configured to,
+//! as the peers' defaults; every other cell (and the idle pickups) runs it so
+//! ([`crate_settings`], configured untimed), comparable with runs from before the crate
+//! kept metrics.
 //!
 //! bullmq-official's side mirrors BullMQ's on each cell: W `Queue`s and W `Worker`s with
 //! `concurrency` 1 or 25, `add` one job per call or `add_bulk` of 25, the same warm-up.
@@ -437,22 +437,20 @@ struct Cell {
     empty_takes: u64,
 }
 
-/// The crate's queue settings for a cell: metrics off (the peers keep none) but in the
-/// metrics cell, which keeps the default 1,440 minutes; in the limits cell, limits that
+/// The crate's queue settings for a cell: metrics off (the default; the peers keep none)
+/// but in the metrics cell, which keeps 1,440 minutes; in the limits cell, limits that
 /// are on but do not bind at the bench's pace: each group (of [`GROUPS`]) at most 4 jobs
 /// held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per
 /// 10 ms.
 fn crate_settings(extra: Extra) -> Settings {
     let ms = Duration::from_millis;
     match extra {
-        Extra::None => Settings::new().metrics_minutes(0).unwrap(),
-        Extra::Metrics => Settings::new(),
+        Extra::None => Settings::new(),
+        Extra::Metrics => Settings::new().metrics_minutes(1440).unwrap(),
         Extra::Limits => {
             let group = Limits::new().concurrency(4).unwrap();
             let queue = Limits::new().concurrency(64).unwrap();
             Settings::new()
-                .metrics_minutes(0)
-                .unwrap()
                 .group_limits(group.rate(1000, ms(100)).unwrap())
                 .queue_limits(queue.rate(1000, ms(10)).unwrap())
         }

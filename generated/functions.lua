@@ -11041,13 +11041,15 @@ end
 -- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
 local function settings_of(jobs_hash)
   local stored = redis.call('HGET', jobs_hash, '#settings')
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
-      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
       if not values[i] then
         return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
           .. ', not what configure.lua writes')
@@ -11467,7 +11469,7 @@ redis.register_function{
 --- (#settings) and `take.lua` reads them on every call, so a worker deployed with other
 --- code applies the same limits, and a change takes effect on the next `take`. Until this
 --- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
---- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
+--- keeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of
 --- start times anew. A new metrics window keeps the totals and the slots of the minutes
 --- it still covers (each slot names its minute, so one of another minute reads as 0);
 --- the slots beyond a smaller window stay, at most 1,440, until the queue is deleted.
@@ -12143,8 +12145,8 @@ redis.register_function{
 --- that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s
 --- acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of
 --- them that went to the dead-letter queue as dead. Per minute of the server's clock they
---- are kept for the window `configure.lua` sets (1,440 minutes unless set; none when
---- it is 0, and then the totals stand still too). The age is that of the job next in
+--- are kept for the window `configure.lua` sets (none until it sets one, and none when it
+--- is 0: then the totals stand still too). The age is that of the job next in
 --- line (the head of `waiting`), from when it was first ready: its add, or the end of its
 --- delay; nil when nothing waits, or for a job added before the queue kept it.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
@@ -13144,8 +13146,7 @@ redis.register_function{
 --- Reads the queue's settings: its limits, its dead-letter cap and its metrics window.
 ---
 --- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
---- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of
---- metrics.
+--- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0).
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua` takes them, in its order
 --- @error BAD_ARGS               not 1 key and 0 arguments

@@ -10529,7 +10529,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "666c5ac2ca2290fc76b5e3e42e37dd1991b7010a",
+        sha1: "933c9ccd309fb9a87b52e236e7031909596153c7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10571,7 +10571,7 @@ pub mod work_queue {
     #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
     #[doc = " the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `666c5ac2ca2290fc76b5e3e42e37dd1991b7010a`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `933c9ccd309fb9a87b52e236e7031909596153c7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10757,11 +10757,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "ec64ab3d6382b64ec965da3931b8254a293cba41",
+        sha1: "54b754f2a0528286c063091422306f5102bb3763",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\ncounts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -10808,7 +10808,7 @@ pub mod work_queue {
     #[doc = " (#settings) and `take.lua` reads them on every call, so a worker deployed with other"]
     #[doc = " code applies the same limits, and a change takes effect on the next `take`. Until this"]
     #[doc = " runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and"]
-    #[doc = " counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of"]
+    #[doc = " keeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of"]
     #[doc = " start times anew. A new metrics window keeps the totals and the slots of the minutes"]
     #[doc = " it still covers (each slot names its minute, so one of another minute reads as 0);"]
     #[doc = " the slots beyond a smaller window stay, at most 1,440, until the queue is deleted."]
@@ -10816,7 +10816,7 @@ pub mod work_queue {
     #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
     #[doc = " start as their groups' jobs end); idle workers are woken too."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `ec64ab3d6382b64ec965da3931b8254a293cba41`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `54b754f2a0528286c063091422306f5102bb3763`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11217,11 +11217,11 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "da9bc5596282357ee8db49bf381d973f319bb504",
+        sha1: "a85f1efb070ec4d7091fe5c40a68d249dc97530a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
-        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (1,440 minutes unless set; none when\nit is 0, and then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added before the queue kept it.",
+        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (none until it sets one, and none when it\nis 0: then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added before the queue kept it.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11252,12 +11252,12 @@ pub mod work_queue {
     #[doc = " that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s"]
     #[doc = " acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of"]
     #[doc = " them that went to the dead-letter queue as dead. Per minute of the server's clock they"]
-    #[doc = " are kept for the window `configure.lua` sets (1,440 minutes unless set; none when"]
-    #[doc = " it is 0, and then the totals stand still too). The age is that of the job next in"]
+    #[doc = " are kept for the window `configure.lua` sets (none until it sets one, and none when it"]
+    #[doc = " is 0: then the totals stand still too). The age is that of the job next in"]
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added before the queue kept it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `da9bc5596282357ee8db49bf381d973f319bb504`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `a85f1efb070ec4d7091fe5c40a68d249dc97530a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11289,7 +11289,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "aa2718f1fe8af2f10e38cbe406998252ce03b340",
+        sha1: "e8afda09bf58b0207e5c0a8c372f9fdb28c62dd7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11343,7 +11343,7 @@ pub mod work_queue {
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `aa2718f1fe8af2f10e38cbe406998252ce03b340`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `e8afda09bf58b0207e5c0a8c372f9fdb28c62dd7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11952,11 +11952,11 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "d1cc1e82c49b05a371e93ec923f0a07f3de745ef",
+        sha1: "b668b33dfb4a9a545eb2aba652b51f7e2f7bb521",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: its limits, its dead-letter cap and its metrics window.",
-        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of\nmetrics.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0).",
         keys: &[
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
         ],
@@ -11977,10 +11977,9 @@ pub mod work_queue {
     #[doc = " Reads the queue's settings: its limits, its dead-letter cap and its metrics window."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
-    #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of"]
-    #[doc = " metrics."]
+    #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `d1cc1e82c49b05a371e93ec923f0a07f3de745ef`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `b668b33dfb4a9a545eb2aba652b51f7e2f7bb521`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12003,7 +12002,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "babe96350900f157abc0bc4bf6e54a9cba65dc4b",
+        sha1: "7601a00b971c4cb60dc4382a9ff9f36c5eda6012",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12094,7 +12093,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `babe96350900f157abc0bc4bf6e54a9cba65dc4b`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7601a00b971c4cb60dc4382a9ff9f36c5eda6012`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -5,7 +5,7 @@
 --- (#settings) and `take.lua` reads them on every call, so a worker deployed with other
 --- code applies the same limits, and a change takes effect on the next `take`. Until this
 --- runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and
---- counts its metrics per minute over 1,440 minutes. A new queue rate starts its ring of
+--- keeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of
 --- start times anew. A new metrics window keeps the totals and the slots of the minutes
 --- it still covers (each slot names its minute, so one of another minute reads as 0);
 --- the slots beyond a smaller window stay, at most 1,440, until the queue is deleted.
@@ -43,15 +43,6 @@
 --- @complexity O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -157,13 +148,15 @@ end
 -- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
 local function settings_of(jobs_hash)
   local stored = redis.call('HGET', jobs_hash, '#settings')
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
-      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
       if not values[i] then
         return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
           .. ', not what configure.lua writes')

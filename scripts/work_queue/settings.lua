@@ -2,8 +2,7 @@
 --- Reads the queue's settings: its limits, its dead-letter cap and its metrics window.
 ---
 --- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
---- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, 1,440 minutes of
---- metrics.
+--- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0).
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua` takes them, in its order
 --- @error BAD_ARGS               not 1 key and 0 arguments
@@ -13,15 +12,6 @@
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
 -- escaped, and its length when it is longer.
 local function shown(s)
@@ -50,13 +40,15 @@ end
 -- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
 local function settings_of(jobs_hash)
   local stored = redis.call('HGET', jobs_hash, '#settings')
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
-      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
       if not values[i] then
         return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
           .. ', not what configure.lua writes')

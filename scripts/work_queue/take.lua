@@ -257,13 +257,15 @@ end
 -- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
 local function settings_of(jobs_hash)
   local stored = redis.call('HGET', jobs_hash, '#settings')
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 1440 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
     for i, range in ipairs(ranges) do
-      values[i] = found[i] and safe_integer(found[i], range[1], range[2])
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
       if not values[i] then
         return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
           .. ', not what configure.lua writes')

@@ -22,7 +22,8 @@ pub const MAX_METRICS_MINUTES: u64 = 1_440;
 /// Set them with [`WorkQueue::configure`], read them with [`WorkQueue::settings`].
 ///
 /// The defaults (a queue nobody configured): no limits, at most 10,000 dead jobs kept for
-/// at most 180 days (Sidekiq's caps), and 1,440 minutes of per-minute metrics.
+/// at most 180 days (Sidekiq's caps), and no metrics: a queue that does not ask for them
+/// does not pay for them (two hash commands in each script that ends a job).
 ///
 /// ```
 /// use std::time::Duration;
@@ -52,7 +53,7 @@ impl Default for Settings {
             queue: Limits::default(),
             dead_max: 10_000,
             dead_age: Duration::from_secs(180 * 86_400),
-            metrics_minutes: 1_440,
+            metrics_minutes: 0,
         }
     }
 }
@@ -91,8 +92,8 @@ impl Settings {
         Ok(self)
     }
 
-    /// How many minutes of per-minute metrics to keep (0 to [`MAX_METRICS_MINUTES`]); 0
-    /// turns metrics off (the totals stop too).
+    /// How many minutes of per-minute metrics to keep (0 to [`MAX_METRICS_MINUTES`]), which
+    /// turns metrics on; 0, the default, keeps none (the totals stand still too).
     pub fn metrics_minutes(mut self, minutes: u64) -> Result<Self> {
         input::check_param(&script::CONFIGURE.args[8], minutes)?;
         self.metrics_minutes = minutes;

@@ -151,7 +151,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(
         t,
         con,
-        queue.configure(&Settings::new().group_limits(limits))
+        queue.configure(
+            &Settings::new()
+                .group_limits(limits)
+                .metrics_minutes(60)
+                .unwrap()
+        )
     );
     for id in ["t1-1", "t1-2", "t1-3", "t1-4"] {
         queue

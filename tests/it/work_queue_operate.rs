@@ -192,6 +192,11 @@ fn metrics_count_every_end_once() {
         .unwrap()
         .with_max_deliveries(2)
         .unwrap();
+    configure(
+        &mut con,
+        &queue,
+        Settings::new().metrics_minutes(5).unwrap(),
+    );
     add_all(
         &mut con,
         &queue,
@@ -365,6 +370,8 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
     add_all(&mut con, &queue, &["a", "b"], JobOptions::new().group("g"));
     let job = queue.take(1).run(&mut con).unwrap().remove(0);
     let jobs = queue.keys()[5];
+    // Metrics on, so that every script that ends a job reads them.
+    let on = "0 0 1000 0 0 1000 10000 15552000000 60";
     for (field, value) in [
         ("#settings", "0 0 1000 0 0 1000 10000 15552000000"),
         ("#settings", "0 0 0 0 0 1000 10000 15552000000 1440"),
@@ -372,6 +379,9 @@ fn damaged_settings_and_metrics_are_refused_before_any_write() {
         ("#totals", "1 2"),
         ("#totals", "1 2 x"),
     ] {
+        if field != "#settings" {
+            harness::cmd(&mut con, &["HSET", jobs, "#settings", on]);
+        }
         harness::cmd(&mut con, &["HSET", jobs, field, value]);
         let before = harness::dump(&mut con);
         assert_code(queue.take(1).run(&mut con), "BAD_JOBS");
