@@ -11003,16 +11003,18 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The group of job `job_id` (false for none) when it is held under `job_token`; nil and a
--- LEASE_LOST error reply when it is not. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, and the
+-- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
+-- LEASE_LOST error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
+  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings'))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group
+  return group, nil, stored
 end
 -- The rank of a job of `priority` behind every job of that priority now: the next arrival
 -- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
@@ -11036,11 +11038,11 @@ local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   drop_record(jobs_hash, job_id)
 end
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
@@ -11220,7 +11222,7 @@ for _, zset in ipairs({ waiting, leased, parked, signal }) do
 end
 redis.call('HLEN', groups)
 
-local group, bad = held_group(jobs, id, token)
+local group, bad, stored_settings = held_group(jobs, id, token)
 if bad then
   return bad
 end
@@ -11232,7 +11234,7 @@ if group then
   end
 end
 local settings
-settings, bad = settings_of(jobs)
+settings, bad = settings_of(stored_settings)
 if bad then
   return bad
 end
@@ -11282,8 +11284,8 @@ redis.register_function{
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
---- @uses wake_workers next_rank
+--- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+--- @uses wake_workers next_rank settings_of
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11331,19 +11333,27 @@ end
 for _, zset in ipairs({ waiting, delayed, signal }) do
   redis.call('ZCARD', zset)
 end
-local existing, last_seq = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq'))
+local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
 if existing then
   return { 0, existing }
 end
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
+local settings, bad = settings_of(stored_settings)
+if not settings then
+  return bad
+end
 
 local rank = next_rank(jobs, priority)
 local state = 'waiting'
-local time = redis.call('TIME')
--- When the job is first ready (a: in `jobs`): the age metrics.lua reports of the next job.
-local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
+-- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
+-- job: kept only while the queue keeps metrics.
+local ready
+if delay > 0 or settings.metrics_minutes > 0 then
+  local time = redis.call('TIME')
+  ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
+end
 if delay > 0 then
   state = 'delayed'
   redis.call('ZADD', delayed, ready, id)
@@ -11351,12 +11361,14 @@ else
   redis.call('ZADD', waiting, rank, id)
   wake_workers(signal)
 end
+local fields = { 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0 }
 if group ~= '' then
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready,
-    'g:' .. id, group)
-else
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready)
+  fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
 end
+if settings.metrics_minutes > 0 then
+  fields[#fields + 1], fields[#fields + 2] = 'a:' .. id, ready
+end
+redis.call('HSET', jobs, unpack(fields))
 return { 1, state }
   end,
 }
@@ -11579,7 +11591,7 @@ end
 for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)
 end
-local old, bad = settings_of(jobs)
+local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end
@@ -12148,7 +12160,7 @@ redis.register_function{
 --- are kept for the window `configure.lua` sets (none until it sets one, and none when it
 --- is 0: then the totals stand still too). The age is that of the job next in
 --- line (the head of `waiting`), from when it was first ready: its add, or the end of its
---- delay; nil when nothing waits, or for a job added before the queue kept it.
+--- delay; nil when nothing waits, or for a job added while the queue kept no metrics.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -12209,7 +12221,7 @@ if jobs ~= tag_of_keys .. ':jobs' then
 end
 -- End of the generated input checks.
 -- End of the shared helpers.
-local settings, bad = settings_of(jobs)
+local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end
@@ -12384,7 +12396,8 @@ end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+local group, deliveries, rank, stored_settings = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
+  '#settings'))
 -- Everything that can be refused is read before the first write.
 if not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
@@ -12400,7 +12413,7 @@ if group then
   end
 end
 local settings, metrics
-settings, bad = settings_of(jobs)
+settings, bad = settings_of(stored_settings)
 if bad then
   return bad
 end
@@ -13167,7 +13180,7 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
 end
 -- End of the generated input checks.
 -- End of the shared helpers.
-local settings, bad = settings_of(jobs)
+local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end
@@ -13343,14 +13356,14 @@ redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
-local paused = redis.call('HGET', jobs, '#paused')
+local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))
 if paused and paused ~= '1' then
   return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
 end
 local take_limit = paused and 0 or limit
 
 -- The queue's limits, dead-letter cap and metrics window (configure.lua).
-local settings, bad_settings = settings_of(jobs)
+local settings, bad_settings = settings_of(stored_settings)
 if not settings then
   return bad_settings
 end

@@ -10529,7 +10529,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "933c9ccd309fb9a87b52e236e7031909596153c7",
+        sha1: "b2ee9c0b8031ca264d32136a5b2eec948cfb01ca",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10571,7 +10571,7 @@ pub mod work_queue {
     #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
     #[doc = " the queue's metrics (see `metrics.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `933c9ccd309fb9a87b52e236e7031909596153c7`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b2ee9c0b8031ca264d32136a5b2eec948cfb01ca`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10608,7 +10608,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "92dc168d66d67ba94153da28801765743d78f0ce",
+        sha1: "9bd35f8454e00561adf6fa4e7306e8600498c371",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10633,7 +10633,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) that is no count; nothing was written" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
@@ -10651,7 +10651,7 @@ pub mod work_queue {
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `92dc168d66d67ba94153da28801765743d78f0ce`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `9bd35f8454e00561adf6fa4e7306e8600498c371`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10674,7 +10674,7 @@ pub mod work_queue {
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) that is no count; nothing was written"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
     pub fn add(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str) -> crate::Op<(bool, String,)> {
@@ -10757,7 +10757,7 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "54b754f2a0528286c063091422306f5102bb3763",
+        sha1: "92145d3ca0aa2fcd848d476131b38806274e82b2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.",
@@ -10816,7 +10816,7 @@ pub mod work_queue {
     #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
     #[doc = " start as their groups' jobs end); idle workers are woken too."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `54b754f2a0528286c063091422306f5102bb3763`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `92145d3ca0aa2fcd848d476131b38806274e82b2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11217,11 +11217,11 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "a85f1efb070ec4d7091fe5c40a68d249dc97530a",
+        sha1: "ffcc760888525b6b3a00961093275fd75db38705",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
-        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (none until it sets one, and none when it\nis 0: then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added before the queue kept it.",
+        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (none until it sets one, and none when it\nis 0: then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added while the queue kept no metrics.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11255,9 +11255,9 @@ pub mod work_queue {
     #[doc = " are kept for the window `configure.lua` sets (none until it sets one, and none when it"]
     #[doc = " is 0: then the totals stand still too). The age is that of the job next in"]
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
-    #[doc = " delay; nil when nothing waits, or for a job added before the queue kept it."]
+    #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `a85f1efb070ec4d7091fe5c40a68d249dc97530a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `ffcc760888525b6b3a00961093275fd75db38705`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11289,7 +11289,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "e8afda09bf58b0207e5c0a8c372f9fdb28c62dd7",
+        sha1: "5498734fddf5e79b27e3e68211e2377ba600b4ed",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11343,7 +11343,7 @@ pub mod work_queue {
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `e8afda09bf58b0207e5c0a8c372f9fdb28c62dd7`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5498734fddf5e79b27e3e68211e2377ba600b4ed`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11489,7 +11489,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "862c27372ed01839dac6a52f05afaa5a23ede239",
+        sha1: "49d4e5d30fb114e6c7574c248867c99687907445",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -11534,7 +11534,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `862c27372ed01839dac6a52f05afaa5a23ede239`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `49d4e5d30fb114e6c7574c248867c99687907445`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -11952,7 +11952,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "b668b33dfb4a9a545eb2aba652b51f7e2f7bb521",
+        sha1: "c867e2428a1913ee65d293baee3600a41cb2b6fc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: its limits, its dead-letter cap and its metrics window.",
@@ -11979,7 +11979,7 @@ pub mod work_queue {
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `b668b33dfb4a9a545eb2aba652b51f7e2f7bb521`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `c867e2428a1913ee65d293baee3600a41cb2b6fc`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12002,7 +12002,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "7601a00b971c4cb60dc4382a9ff9f36c5eda6012",
+        sha1: "03a7e33083f717a87f6a32c77b5e9566bcf33309",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12093,7 +12093,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `7601a00b971c4cb60dc4382a9ff9f36c5eda6012`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `03a7e33083f717a87f6a32c77b5e9566bcf33309`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -92,16 +92,18 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
 
--- The group of job `job_id` (false for none) when it is held under `job_token`; nil and a
--- LEASE_LOST error reply when it is not. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, and the
+-- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
+-- LEASE_LOST error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
+  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings'))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group
+  return group, nil, stored
 end
 
 -- The rank of a job of `priority` behind every job of that priority now: the next arrival
@@ -129,11 +131,11 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }

@@ -22,8 +22,8 @@
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
---- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) that is no count; nothing was written
---- @uses wake_workers next_rank
+--- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+--- @uses wake_workers next_rank settings_of
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -105,24 +105,58 @@ local function next_rank(jobs_hash, job_priority)
   end
   return (255 - job_priority) * 10000000000000 + seq
 end
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  if stored then
+    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+    for i, range in ipairs(ranges) do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+  }
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, signal }) do
   redis.call('ZCARD', zset)
 end
-local existing, last_seq = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq'))
+local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
 if existing then
   return { 0, existing }
 end
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
+local settings, bad = settings_of(stored_settings)
+if not settings then
+  return bad
+end
 
 local rank = next_rank(jobs, priority)
 local state = 'waiting'
-local time = redis.call('TIME')
--- When the job is first ready (a: in `jobs`): the age metrics.lua reports of the next job.
-local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
+-- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
+-- job: kept only while the queue keeps metrics.
+local ready
+if delay > 0 or settings.metrics_minutes > 0 then
+  local time = redis.call('TIME')
+  ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
+end
 if delay > 0 then
   state = 'delayed'
   redis.call('ZADD', delayed, ready, id)
@@ -130,10 +164,12 @@ else
   redis.call('ZADD', waiting, rank, id)
   wake_workers(signal)
 end
+local fields = { 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0 }
 if group ~= '' then
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready,
-    'g:' .. id, group)
-else
-  redis.call('HSET', jobs, 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0, 'a:' .. id, ready)
+  fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
 end
+if settings.metrics_minutes > 0 then
+  fields[#fields + 1], fields[#fields + 2] = 'a:' .. id, ready
+end
+redis.call('HSET', jobs, unpack(fields))
 return { 1, state }

@@ -143,11 +143,11 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
@@ -175,7 +175,7 @@ end
 for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)
 end
-local old, bad = settings_of(jobs)
+local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end

@@ -8,7 +8,7 @@
 --- are kept for the window `configure.lua` sets (none until it sets one, and none when it
 --- is 0: then the totals stand still too). The age is that of the job next in
 --- line (the head of `waiting`), from when it was first ready: its add, or the end of its
---- delay; nil when nothing waits, or for a job added before the queue kept it.
+--- delay; nil when nothing waits, or for a job added while the queue kept no metrics.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -90,11 +90,11 @@ end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
@@ -166,7 +166,7 @@ local function metrics_at(jobs_hash, at, window)
 end
 -- End of the shared helpers.
 -- End of the shared helpers.
-local settings, bad = settings_of(jobs)
+local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end

@@ -35,11 +35,11 @@ end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
@@ -63,7 +63,7 @@ local function settings_of(jobs_hash)
 end
 -- End of the shared helpers.
 -- End of the shared helpers.
-local settings, bad = settings_of(jobs)
+local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end

@@ -230,16 +230,18 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The group of job `job_id` (false for none) when it is held under `job_token`; nil and a
--- LEASE_LOST error reply when it is not. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, and the
+-- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
+-- LEASE_LOST error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id, 'g:' .. job_id))
+  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings'))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group
+  return group, nil, stored
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
@@ -252,11 +254,11 @@ local function forget_job(leased_set, jobs_hash, job_id)
   redis.call('ZREM', leased_set, job_id)
   drop_record(jobs_hash, job_id)
 end
--- The queue's settings as configure.lua keeps them in the jobs hash (#settings: nine
--- whole numbers, in the order of its arguments), or the defaults where it never ran;
--- nil and a BAD_JOBS error reply for a value it does not write. Reads only.
-local function settings_of(jobs_hash)
-  local stored = redis.call('HGET', jobs_hash, '#settings')
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): nine whole numbers in
+-- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
+-- and a BAD_JOBS error reply for a value configure.lua does not write.
+local function settings_of(stored)
   local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
   if stored then
     local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
@@ -363,14 +365,14 @@ redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
-local paused = redis.call('HGET', jobs, '#paused')
+local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))
 if paused and paused ~= '1' then
   return redis.error_reply('BAD_JOBS the pause flag #paused is ' .. shown(paused) .. ', not 1')
 end
 local take_limit = paused and 0 or limit
 
 -- The queue's limits, dead-letter cap and metrics window (configure.lua).
-local settings, bad_settings = settings_of(jobs)
+local settings, bad_settings = settings_of(stored_settings)
 if not settings then
   return bad_settings
 end

@@ -236,12 +236,20 @@ fn metrics_count_every_end_once() {
 }
 
 /// The next job's age counts from when it was first ready: its add, or the end of its
-/// delay; nothing waiting, no age.
+/// delay; nothing waiting, no age; a job added while metrics were off, none either.
 #[test]
 fn the_next_jobs_age_follows_the_server_clock() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let queue = WorkQueue::new("aged").unwrap();
+    queue.add("before", "x").run(&mut con).unwrap();
+    assert_eq!(queue.metrics(1).run(&mut con).unwrap().next_job_age, None);
+    queue.clean(State::Waiting, 10).run(&mut con).unwrap();
+    configure(
+        &mut con,
+        &queue,
+        Settings::new().metrics_minutes(1).unwrap(),
+    );
     assert_eq!(queue.metrics(1).run(&mut con).unwrap().next_job_age, None);
     queue.add("a", "a").run(&mut con).unwrap();
     harness::wait_server(&mut con, Duration::from_millis(30));
