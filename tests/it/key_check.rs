@@ -340,15 +340,7 @@ fn a_take_with_two_keys_swapped_is_refused() {
         .collect();
     keys.swap(2, 3);
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let args = [
-        "30000",
-        "1",
-        "5",
-        "0",
-        "0",
-        "1000",
-        "0123456789abcdef0123456789abcdef",
-    ];
+    let args = ["30000", "1", "5", "0123456789abcdef0123456789abcdef"];
     assert_code(
         harness::eval(&mut con, &scripts::work_queue::TAKE, &keys, &args),
         "BAD_KEYS",
