@@ -249,7 +249,8 @@
 //!     .wait_for(Durability::replicas(1).timeout(Duration::from_millis(500)))
 //!     .run(&mut con)?;
 //! if !added.is_met() {
-//!     // On the primary only, for now: adding it again later is safe (the id deduplicates).
+//!     // On the primary only, for now. Adding it again deduplicates while the job is in
+//!     // the queue; once it ran and was acked, the id is free and it would run again.
 //! }
 //! # Ok(()) }
 //! ```
