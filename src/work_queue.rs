@@ -1947,9 +1947,12 @@ impl Worker<'_> {
                     };
                     let _ = tx.send(Renewal::Hold(job.clone(), self.renew_every()));
                     let outcome = handler(&job);
-                    let _ = tx.send(Renewal::Release(job.token.clone()));
                     let settle = self.settle(&job, outcome, stop.is_stopped());
-                    match con.run(&settle, stop) {
+                    // Renewed until the job is settled: an ack retried through an outage
+                    // longer than the lease keeps the job.
+                    let settled = con.run(&settle, stop);
+                    let _ = tx.send(Renewal::Release(job.token.clone()));
+                    match settled {
                         Ok(Some((ending, jobs))) => {
                             report.count(Ok(ending))?;
                             next = jobs;
@@ -2051,8 +2054,9 @@ impl Worker<'_> {
                         match outcome {
                             Outcome::Done => finished.push(job),
                             Outcome::Failed(why) => {
+                                let nacked = con.run(&self.nack(&job, why), stop);
                                 let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                                match con.run(&self.nack(&job, why), stop) {
+                                match nacked {
                                     Ok(Some((ending, _))) => report.count(Ok(ending))?,
                                     Ok(None) => report.lost += 1,
                                     Err(err) => report.count(Err(err))?,
@@ -2070,9 +2074,10 @@ impl Worker<'_> {
                     if free == 0 || stopping {
                         // Acks what ended; takes nothing.
                         for job in std::mem::take(&mut finished) {
-                            let _ = renew_tx.send(Renewal::Release(job.token.clone()));
                             let ack = self.queue.ack(&job).via(self.mode);
-                            match con.run(&ack.map(|_| Ok(Ending::Acked)), stop) {
+                            let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
+                            let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                            match acked {
                                 Ok(Some(ending)) => report.count(Ok(ending))?,
                                 Ok(None) => report.lost += 1,
                                 Err(err) => report.count(Err(err))?,
@@ -2103,9 +2108,10 @@ impl Worker<'_> {
                             // One of them was lost: ack them one by one to tell which.
                             finished.extend(done);
                             for job in std::mem::take(&mut finished) {
-                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
                                 let ack = self.queue.ack(&job).via(self.mode);
-                                match con.run(&ack.map(|_| Ok(Ending::Acked)), stop) {
+                                let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
+                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
+                                match acked {
                                     Ok(Some(ending)) => report.count(Ok(ending))?,
                                     Ok(None) => report.lost += 1,
                                     Err(err) => report.count(Err(err))?,
