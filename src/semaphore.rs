@@ -214,7 +214,7 @@ impl Semaphore {
     /// `{name}:held`, `{name}:queue`, `{name}:places` and `{name}:wake`.
     ///
     /// An empty `name`, or one with a `}` but no hash tag, is
-    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
+    /// [`Error::InvalidInput`].
     pub fn new(name: impl Into<String>) -> Result<Self> {
         let name = name.into();
         Ok(Semaphore {
