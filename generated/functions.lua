@@ -198,6 +198,24 @@ local function now_ms()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
+-- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
+-- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
+-- one waiter a release lets through, to wake alone. Then whether the line held anyone
+-- among those read. Reads only.
+local function first_live_waiter(line_key, places_key, skip_token)
+  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
+  if #heads == 0 then
+    return nil, false
+  end
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
+  for i, head in ipairs(heads) do
+    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
+      return head, true
+    end
+  end
+  return nil, true
+end
 -- The milliseconds from `now` to `deadline` (a zset score, maybe one another client
 -- wrote), from 0 to a minute: what a waiter may block at most.
 local function ms_until(deadline, now)
@@ -1927,7 +1945,7 @@ redis.register_function{
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds fields or values these scripts never write
---- @uses wake_waiters wake_one now_ms lock_owner
+--- @uses wake_waiters wake_one first_live_waiter lock_owner
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1966,28 +1984,17 @@ if bad_owner then
   return bad_owner
 end
 redis.call('XLEN', wake)
--- The first of the first ten in line whose place is live: only it can take the lock, so
--- only it is woken (everyone, when none of them is live: the next try drops them).
-local heads = redis.call('ZRANGE', queue, 0, 9)
-local next_token
 redis.call('ZCARD', places)
-if #heads > 0 then
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
-  for i, head in ipairs(heads) do
-    if deadlines[i] and tonumber(deadlines[i]) > now then
-      next_token = head
-      break
-    end
-  end
-end
+-- Only the first live waiter can take the lock, so only it is woken (everyone, when none
+-- of the first ten in line is live: the next try drops them).
+local next_token, waiting = first_live_waiter(queue, places)
 if owner_token ~= token then
   return 0
 end
 redis.call('DEL', owner)
 if next_token then
   wake_one(wake, next_token)
-elseif #heads > 0 then
+elseif waiting then
   wake_waiters(wake)
 end
 return 1
@@ -7967,7 +7974,7 @@ redis.register_function{
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_waiters wake_one
+--- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one
 --- @clock server
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -8031,18 +8038,7 @@ local queued = redis.call('ZSCORE', queue, token)
 redis.call('ZSCORE', places, token)
 -- While requests wait in line, only the first live one can be granted: it alone is
 -- woken. Otherwise every waiter is.
-local heads = redis.call('ZRANGE', queue, 0, 10)
-local next_token
-if #heads > 0 then
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
-  for i, head in ipairs(heads) do
-    if head ~= token and deadlines[i] and tonumber(deadlines[i]) > now then
-      next_token = head
-      break
-    end
-  end
-end
+local next_token = first_live_waiter(queue, places, token)
 
 if permits > 0 then
   redis.call('HDEL', held, token)

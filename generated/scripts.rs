@@ -1624,7 +1624,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "57f8b58dbb08b562c14fa3c86a588ecd2f9f348d",
+        sha1: "57d5265f130fdff465e6abfc9385910d7bd67387",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the first live waiter.",
@@ -1657,7 +1657,7 @@ pub mod fair_lock {
     #[doc = " stream's entry names its token, so it alone runs its script again, and the others keep"]
     #[doc = " blocking (every waiter, when none of the first ten in line is live)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `57f8b58dbb08b562c14fa3c86a588ecd2f9f348d`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `57d5265f130fdff465e6abfc9385910d7bd67387`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -7556,7 +7556,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "35f212888d9b30e066e39954c4369869c7b70283",
+        sha1: "b32bbdc82618e354d9aa7e65d1f206a16a9d47a6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7594,7 +7594,7 @@ pub mod semaphore {
     #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
     #[doc = " calls this too: its place goes, and the requests behind it move up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `35f212888d9b30e066e39954c4369869c7b70283`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `b32bbdc82618e354d9aa7e65d1f206a16a9d47a6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]

@@ -13,7 +13,7 @@
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
 --- @error BAD_OWNER               `owner` holds fields or values these scripts never write
---- @uses wake_waiters wake_one now_ms lock_owner
+--- @uses wake_waiters wake_one first_live_waiter lock_owner
 --- @clock server
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -89,6 +89,24 @@ local function now_ms()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
+-- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
+-- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
+-- one waiter a release lets through, to wake alone. Then whether the line held anyone
+-- among those read. Reads only.
+local function first_live_waiter(line_key, places_key, skip_token)
+  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
+  if #heads == 0 then
+    return nil, false
+  end
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
+  for i, head in ipairs(heads) do
+    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
+      return head, true
+    end
+  end
+  return nil, true
+end
 -- The holder in hash `owner_key` (`t` its token, `f` its fencing token; the key's expiry
 -- is the lease), read and checked before any write: the token and fence, or nothing when
 -- the lock is free; or nil, nil and an error reply when the hash holds what these scripts
@@ -113,28 +131,17 @@ if bad_owner then
   return bad_owner
 end
 redis.call('XLEN', wake)
--- The first of the first ten in line whose place is live: only it can take the lock, so
--- only it is woken (everyone, when none of them is live: the next try drops them).
-local heads = redis.call('ZRANGE', queue, 0, 9)
-local next_token
 redis.call('ZCARD', places)
-if #heads > 0 then
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
-  for i, head in ipairs(heads) do
-    if deadlines[i] and tonumber(deadlines[i]) > now then
-      next_token = head
-      break
-    end
-  end
-end
+-- Only the first live waiter can take the lock, so only it is woken (everyone, when none
+-- of the first ten in line is live: the next try drops them).
+local next_token, waiting = first_live_waiter(queue, places)
 if owner_token ~= token then
   return 0
 end
 redis.call('DEL', owner)
 if next_token then
   wake_one(wake, next_token)
-elseif #heads > 0 then
+elseif waiting then
   wake_waiters(wake)
 end
 return 1

@@ -18,7 +18,7 @@
 --- @error BAD_KEYS                    a key not named as its template says
 --- @error BAD_STATE   `state` holds a field these scripts never write, or less in use than is released
 --- @error BAD_HELD                    `held` holds a count of permits that is not from 1 to 1000
---- @uses semaphore_state held_permits now_ms wake_waiters wake_one
+--- @uses semaphore_state held_permits first_live_waiter wake_waiters wake_one
 --- @clock server
 --- @complexity O(log N), N = the holdings and waiters
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -104,6 +104,24 @@ local function now_ms()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
+-- The first token among the first ten waiting in zset `line_key` (`skip_token` aside, when
+-- given) whose place in zset `places_key` (token -> deadline, server clock) is live: the
+-- one waiter a release lets through, to wake alone. Then whether the line held anyone
+-- among those read. Reads only.
+local function first_live_waiter(line_key, places_key, skip_token)
+  local heads = redis.call('ZRANGE', line_key, 0, skip_token and 10 or 9)
+  if #heads == 0 then
+    return nil, false
+  end
+  local now = now_ms()
+  local deadlines = redis.call('ZMSCORE', places_key, unpack(heads))
+  for i, head in ipairs(heads) do
+    if head ~= skip_token and deadlines[i] and tonumber(deadlines[i]) > now then
+      return head, true
+    end
+  end
+  return nil, true
+end
 -- The semaphore's state as `state_key` keeps it: { capacity = nil when never set, used =
 -- the permits held, seq = the queue's last ticket }; nil and an error reply when a field
 -- holds something these scripts never write. Reads only.
@@ -158,18 +176,7 @@ local queued = redis.call('ZSCORE', queue, token)
 redis.call('ZSCORE', places, token)
 -- While requests wait in line, only the first live one can be granted: it alone is
 -- woken. Otherwise every waiter is.
-local heads = redis.call('ZRANGE', queue, 0, 10)
-local next_token
-if #heads > 0 then
-  local now = now_ms()
-  local deadlines = redis.call('ZMSCORE', places, unpack(heads))
-  for i, head in ipairs(heads) do
-    if head ~= token and deadlines[i] and tonumber(deadlines[i]) > now then
-      next_token = head
-      break
-    end
-  end
-end
+local next_token = first_live_waiter(queue, places, token)
 
 if permits > 0 then
   redis.call('HDEL', held, token)
