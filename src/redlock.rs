@@ -235,15 +235,7 @@ impl Redlock {
         let granted = self.granted(on_each(servers, |con| op.run(con)))?;
         if let Some(fence) = granted.iter().map(|&(_, n)| n).max() {
             let raise = self.raise_on_one(&token, fence);
-            let mut raised = 0;
-            let chosen: Vec<usize> = granted.iter().map(|&(i, _)| i).collect();
-            for answer in on_each(servers, |con| raise.run(con))
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| chosen.contains(i))
-            {
-                raised += usize::from(matches!(answer.1, Ok(Some(_))));
-            }
+            let raised = raised(&granted, on_each(servers, |con| raise.run(con)));
             if let Some(held) = self.held(token.clone(), fence, start, ttl, raised, servers.len()) {
                 return Ok(Some(held));
             }
@@ -276,10 +268,7 @@ impl Redlock {
         C: redis::ConnectionLike + Send,
     {
         let op = scripts::identity_lock::release(&self.lock, &held.token);
-        Ok(on_each(servers, |con| op.run(con))
-            .into_iter()
-            .filter(|answer| matches!(answer, Ok(true)))
-            .count())
+        Ok(released(on_each(servers, |con| op.run(con))))
     }
 
     /// [`acquire`](Self::acquire) on async connections, asking the servers at once.
@@ -300,13 +289,7 @@ impl Redlock {
             let granted = self.granted(answers)?;
             if let Some(fence) = granted.iter().map(|&(_, n)| n).max() {
                 let raise = self.raise_on_one(&token, fence);
-                let chosen: Vec<usize> = granted.iter().map(|&(i, _)| i).collect();
-                let raised = on_each_async(servers, &raise)
-                    .await
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(i, answer)| chosen.contains(i) && matches!(answer, Ok(Some(_))))
-                    .count();
+                let raised = raised(&granted, on_each_async(servers, &raise).await);
                 if let Some(held) =
                     self.held(token.clone(), fence, start, ttl, raised, servers.len())
                 {
@@ -344,11 +327,7 @@ impl Redlock {
         C: redis::aio::ConnectionLike,
     {
         let op = scripts::identity_lock::release(&self.lock, &held.token);
-        Ok(on_each_async(servers, &op)
-            .await
-            .into_iter()
-            .filter(|answer| matches!(answer, Ok(true)))
-            .count())
+        Ok(released(on_each_async(servers, &op).await))
     }
 
     fn check(&self, servers: usize, ttl: Duration) -> Result<()> {
@@ -463,6 +442,26 @@ fn quorum(n: usize) -> usize {
 
 /// The allowance for the servers' clocks running faster than this process's: 1 % of the
 /// lease, plus 2 ms for the expiry's own granularity (the Redis docs' figure).
+/// How many of the servers that granted the lock (`granted`, by index) raised their
+/// counter, by their `answers` to `raise`.
+fn raised(granted: &[(usize, u64)], answers: Answers<Option<u64>>) -> usize {
+    answers
+        .into_iter()
+        .enumerate()
+        .filter(|(i, answer)| {
+            granted.iter().any(|&(g, _)| g == *i) && matches!(answer, Ok(Some(_)))
+        })
+        .count()
+}
+
+/// On how many servers a release found the lock still held.
+fn released(answers: Answers<bool>) -> usize {
+    answers
+        .into_iter()
+        .filter(|answer| matches!(answer, Ok(true)))
+        .count()
+}
+
 fn drift(ttl: Duration) -> Duration {
     ttl / 100 + Duration::from_millis(2)
 }
