@@ -11026,7 +11026,7 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -11035,16 +11035,28 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): nine whole numbers in
--- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
--- and a BAD_JOBS error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
   if stored then
-    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
     for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
       local n = found[i] and #found[i] <= 16 and tonumber(found[i])
       values[i] = n and n >= range[1] and n <= range[2] and n
@@ -11058,6 +11070,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -11134,6 +11147,36 @@ local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
   end
   return #gone
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
+-- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
+local function drop_results(results_hash, kept_set, at, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  if #gone > 0 then
+    redis.call('ZREM', kept_set, unpack(gone))
+    redis.call('HDEL', results_hash, unpack(gone))
+  end
+end
+-- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
+-- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
+-- time has passed, so the results kept shrink as fast as they grow. The caller checked
+-- both keys' types before its first write.
+local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
+  redis.call('HSET', results_hash, job_id, value)
+  redis.call('ZADD', kept_set, at + ttl, job_id)
+  drop_results(results_hash, kept_set, at, 2)
+end
 
 -- scripts/work_queue/ack.lua
 redis.register_function{
@@ -11146,17 +11189,24 @@ redis.register_function{
 --- gave it) can ack it. A worker whose lease ran out and whose job was handed to another
 --- worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the
 --- job yet, the ack still counts, as nobody else holds it. The job counts as completed in
---- the queue's metrics (see `metrics.lua`).
+--- the queue's metrics (see `metrics.lua`), and in its events when they are on. A
+--- non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
+--- `result.lua` reads it; one longer than its `result_max` is refused, with the job still
+--- held, so the worker can ack it without.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
+--- @arg result bytes             what the job gave, to keep for a while; '' for nothing
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 6 keys and 2 arguments
+--- @error BAD_ARGS               not 9 keys and 3 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -11164,13 +11214,15 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
+--- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
+--- @uses emit keep_result
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 9 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local leased = KEYS[2]
@@ -11178,6 +11230,9 @@ local parked = KEYS[3]
 local jobs = KEYS[4]
 local groups = KEYS[5]
 local signal = KEYS[6]
+local events = KEYS[7]
+local results = KEYS[8]
+local kept = KEYS[9]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -11186,6 +11241,7 @@ local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
+local result = ARGV[3]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -11210,6 +11266,18 @@ end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[6] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[7] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[8] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[9] is ' .. shown(kept))
 end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -11241,12 +11309,27 @@ metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
 if bad then
   return bad
 end
+if result ~= '' then
+  if #result > settings.result_max then
+    return redis.error_reply('RESULT_TOO_BIG the result is ' .. #result .. ' bytes, more than the '
+      .. settings.result_max .. ' the queue keeps')
+  end
+  redis.call('HLEN', results)
+  redis.call('ZCARD', kept)
+end
+if settings.events_max > 0 then
+  redis.call('XLEN', events)
+end
 forget_job(leased, jobs, id)
 -- A job of its group that was held back may start now.
 if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 count_ends(jobs, metrics, 1, 0, 0)
+if result ~= '' then
+  keep_result(results, kept, id, result, now, settings.result_ttl)
+end
+emit(events, settings.events_max, 'completed', id)
 return now
   end,
 }
@@ -11435,7 +11518,6 @@ if jobs ~= tag_of_keys .. ':jobs' then
       'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[5] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 redis.call('HLEN', jobs)
 for _, zset in ipairs({ waiting, delayed, dead, parked }) do
@@ -11470,7 +11552,7 @@ redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__configure',
   flags = {  },
   callback = function(KEYS, ARGV)
---- Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.
+--- Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.
 ---
 --- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
 --- its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`
@@ -11484,10 +11566,16 @@ redis.register_function{
 --- When the group limits change, up to 250 groups with parked jobs are woken, so
 --- the next `take` calls start what the new limits allow (the jobs of any further groups
 --- start as their groups' jobs end); idle workers are woken too.
+--- Events (what happened to each job, in `events`) are off until `events_max` is set; the
+--- stream then keeps at most that many, the oldest going first, and a lower cap trims it
+--- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
+--- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless
+--- set) is refused.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
@@ -11497,8 +11585,11 @@ redis.register_function{
 --- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
 --- @arg dead_age ms 1..=10^12           how long a dead job is kept
 --- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
+--- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
+--- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
+--- @arg result_max uint 1..=2^20       the longest result kept, in bytes (1 MiB at most)
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
---- @error BAD_ARGS               not 4 keys and 9 arguments
+--- @error BAD_ARGS               not 5 keys and 12 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
@@ -11508,20 +11599,24 @@ redis.register_function{
 --- @error BAD_DEAD_MAX           not an integer within its range
 --- @error BAD_DEAD_AGE           not whole milliseconds within its range
 --- @error BAD_METRICS_MINUTES    not an integer within its range
+--- @error BAD_EVENTS_MAX         not an integer within its range
+--- @error BAD_RESULT_TTL         not whole milliseconds within its range
+--- @error BAD_RESULT_MAX         not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
 --- @uses settings_of parked_prefix parse_parked wake_workers
---- @complexity O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs
+--- @complexity O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV ~= 9 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 12 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local parked = KEYS[1]
 local jobs = KEYS[2]
 local wake = KEYS[3]
 local signal = KEYS[4]
+local events = KEYS[5]
 local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not group_concurrency or group_concurrency > 1000000 then
   return redis.error_reply(
@@ -11564,6 +11659,19 @@ if not metrics_minutes or metrics_minutes > 1440 then
   return redis.error_reply(
       'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, got ' .. shown(ARGV[9]))
 end
+local events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if not events_max or events_max > 100000 then
+  return redis.error_reply('BAD_EVENTS_MAX events_max must be an integer from 0 to 100000, got ' .. shown(ARGV[10]))
+end
+local result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
+if not result_ttl or result_ttl > 2592000000 then
+  return redis.error_reply(
+      'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, got ' .. shown(ARGV[11]))
+end
+local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+if not result_max or result_max > 1048576 then
+  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 1048576, got ' .. shown(ARGV[12]))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -11581,12 +11689,16 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in parked, but KEYS[5] is ' .. shown(events))
+end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)
 end
+redis.call('XLEN', events)
 local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
@@ -11595,6 +11707,7 @@ local new = {
   group_concurrency = group_concurrency, group_rate = group_rate, group_period = group_period,
   queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
   dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
+  events_max = events_max, result_ttl = result_ttl, result_max = result_max,
 }
 local changed = false
 for name, value in pairs(new) do
@@ -11629,8 +11742,12 @@ if old.queue_rate ~= queue_rate then
   end
   redis.call('HDEL', jobs, unpack(fields))
 end
-redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
-  group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
+  group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes,
+  events_max, result_ttl, result_max))
+if events_max > 0 and events_max < old.events_max then
+  redis.call('XTRIM', events, 'MAXLEN', events_max)
+end
 for _, group in ipairs(woken) do
   redis.call('ZADD', wake, 0, group)
 end
@@ -11722,10 +11839,13 @@ redis.register_function{
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
---- @error BAD_ARGS               not 10 keys and 2 arguments
+--- @error BAD_ARGS               not 13 keys and 2 arguments
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_FORCE              not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
@@ -11736,8 +11856,8 @@ redis.register_function{
 --- @complexity O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 10 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 13 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 13 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -11749,6 +11869,9 @@ local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
+local events = KEYS[11]
+local results = KEYS[12]
+local kept = KEYS[13]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -11799,11 +11922,25 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
+end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local paused = redis.call('HGET', jobs, '#paused')
 redis.call('HLEN', groups)
+redis.call('XLEN', events)
+redis.call('HLEN', results)
+redis.call('ZCARD', kept)
 local sets = { waiting, delayed, parked, dead, leased }
 local left = 0
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
@@ -11852,9 +11989,107 @@ end
 left = left - (count - budget)
 if left == 0 then
   -- UNLINK frees a large hash (many groups' rings, a long metrics window) off the main thread.
-  redis.call('UNLINK', jobs, groups, wake, idle, signal)
+  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept)
 end
 return left
+  end,
+}
+
+-- scripts/work_queue/events.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__events',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads the queue's events after `after`: what happened to each job, oldest first.
+---
+--- Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report
+--- on a job append to `events` in the same call, once `configure.lua` turned events on:
+--- `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its
+--- `error`, `retried` (a dead job back to waiting), and `progress` with the report. The
+--- stream keeps at most the queue's `events_max` entries: `lost` says that entries after
+--- `after` may have gone before they were read (the cap trimmed entries, and the oldest
+--- kept comes after `after`: the reader fell a whole cap behind). A
+--- reader keeps the id of the last entry it handled and reads on from there, also after a
+--- reconnect; with nothing new it waits on `events` itself (`XREAD BLOCK … STREAMS
+--- events <newest>`), then reads again. `count` 0 reads only the newest id, to follow
+--- from now.
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @arg after string len:3..=33  a stream id, `<ms>-<seq>` (`0-0` for the oldest kept): the entries after it
+--- @arg count uint 0..=1000      the most entries answered
+--- @return (bool, string, [(string, string, string, bytes)])  whether entries after `after` may have
+---                               been trimmed unread; the newest id (`0-0` for none), to wait from; and the entries: id,
+---                               event, job, and its error or progress ('' for none)
+--- @error BAD_ARGS               not 1 key and 2 arguments
+--- @error BAD_AFTER              not from 3 to 33 bytes long, or not `<ms>-<seq>` with each part from 0 to 10^15
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_EVENTS             `events` holds an entry these scripts did not write
+--- @complexity O(log N + C), N = the entries, C = `count`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 1 key and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local events = KEYS[1]
+local after = ARGV[1]
+if #after < 3 or #after > 33 then
+  return redis.error_reply('BAD_AFTER after must be from 3 to 33 bytes long, got ' .. #after .. ' bytes')
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 0 to 1000, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(events, '^(.+):events$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS events must be {<name>}:events, but KEYS[1] is ' .. shown(events))
+end
+-- End of the generated input checks.
+local after_ms, after_seq = string.match(after, '^(%d+)%-(%d+)$')
+after_ms = after_ms and safe_integer(after_ms, 0, 1000000000000000)
+after_seq = after_seq and safe_integer(after_seq, 0, 1000000000000000)
+if not (after_ms and after_seq) then
+  return redis.error_reply('BAD_AFTER after must be <ms>-<seq>, each whole from 0 to 10^15, got ' .. shown(after))
+end
+-- Whether stream id `a` (text) comes after `ms`-`seq`.
+local function later(a, ms, seq)
+  local a_ms, a_seq = string.match(a, '^(%d+)%-(%d+)$')
+  a_ms, a_seq = tonumber(a_ms), tonumber(a_seq)
+  return a_ms > ms or (a_ms == ms and a_seq > seq)
+end
+if redis.call('EXISTS', events) == 0 then
+  return { 0, '0-0', {} }
+end
+-- Entries only ever go by trimming, oldest first: some after `after` may have gone
+-- unread when any went and the oldest kept comes after the one following `after`, which
+-- this cannot tell from `after` itself (so a reader a whole cap behind hears it).
+local info = redis.call('XINFO', 'STREAM', events)
+local newest, added, length, first = '0-0', 0, 0, nil
+for i = 1, #info, 2 do
+  local name, value = info[i], info[i + 1]
+  if name == 'last-generated-id' then
+    newest = value
+  elseif name == 'entries-added' then
+    added = value
+  elseif name == 'length' then
+    length = value
+  elseif name == 'first-entry' and value then
+    first = value[1]
+  end
+end
+local lost = added > length and first ~= nil and later(first, after_ms, after_seq)
+local entries = {}
+if count > 0 then
+  for i, entry in ipairs(redis.call('XRANGE', events, '(' .. after, '+', 'COUNT', count)) do
+    local fields = entry[2]
+    local event, job = fields[2], fields[4]
+    if not (fields[1] == 'event' and fields[3] == 'job' and event and job and #fields <= 6) then
+      return redis.error_reply('BAD_EVENTS events holds the entry ' .. entry[1] .. ', not one these scripts write')
+    end
+    entries[i] = { entry[1], event, job, fields[6] or '' }
+  end
+end
+return { lost and 1 or 0, newest, entries }
   end,
 }
 
@@ -11936,7 +12171,7 @@ redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__job',
   flags = { 'no-writes' },
   callback = function(KEYS, ARGV)
---- Reads one job: its state, deliveries, group, last error and payload.
+--- Reads one job: its state, deliveries, group, last error, payload and progress.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
 --- The time that goes with a job's state is when a delayed job is due, when a lease runs
@@ -11946,10 +12181,10 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (string, uint, uint, string?, bytes?, bytes, uint?)?  the job: its state, deliveries,
----                               priority, group (nil for none), last error (nil for none), payload, and
----                               the time that goes with its state (ms, server clock; nil for none); nil
----                               when there is no job with this id
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?  the job: its state, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, the
+---                               time that goes with its state (ms, server clock; nil for none), and its
+---                               last progress report (nil for none); nil when there is no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -11991,7 +12226,8 @@ end
 for _, zset in ipairs({ delayed, leased, dead }) do
   redis.call('ZCARD', zset)
 end
-local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
+local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id,
+  'p:' .. id)
 local state = fields[1]
 if not state then
   return false
@@ -12017,7 +12253,7 @@ end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.
 return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
-  at and tonumber(at) or false }
+  at and tonumber(at) or false, fields[7] or false }
   end,
 }
 
@@ -12216,7 +12452,6 @@ if jobs ~= tag_of_keys .. ':jobs' then
       'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
@@ -12283,7 +12518,8 @@ redis.register_function{
 --- a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
 --- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
---- `configure.lua` sets (by count and by age).
+--- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
+--- retried) or `dead`, with `reason` as `error`.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -12292,13 +12528,14 @@ redis.register_function{
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
---- @error BAD_ARGS               not 8 keys and 5 arguments
+--- @error BAD_ARGS               not 9 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -12308,14 +12545,14 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 8 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 9 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -12325,6 +12562,7 @@ local parked = KEYS[5]
 local jobs = KEYS[6]
 local groups = KEYS[7]
 local signal = KEYS[8]
+local events = KEYS[9]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -12376,6 +12614,10 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[8] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[9] is ' .. shown(events))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
@@ -12417,6 +12659,9 @@ metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
 if bad then
   return bad
 end
+if settings.events_max > 0 then
+  redis.call('XLEN', events)
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
@@ -12430,9 +12675,11 @@ if tonumber(deliveries) >= max_deliveries then
   count_ends(jobs, metrics, 0, 1, 1)
   -- Two for each that dies: the set comes back under its cap after a lowering.
   trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
+  emit(events, settings.events_max, 'dead', id, 'error', reason)
   return { 'dead', now }
 end
 count_ends(jobs, metrics, 0, 1, 0)
+emit(events, settings.events_max, 'failed', id, 'error', reason)
 if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
   redis.call('HSET', jobs, 's:' .. id, 'delayed')
@@ -12521,6 +12768,78 @@ return paused and 1 or 0
   end,
 }
 
+-- scripts/work_queue/progress.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__progress',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Reports a running job's progress: `job.lua` shows it, and the events carry it.
+---
+--- Beyond the books (BullMQ's `job.updateProgress`). Only the holder of the job's current
+--- lease can report (see `ack.lua`). The report replaces the last one and stays with the
+--- job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB.
+--- With events on (`configure.lua`), it is appended to `events` as `progress`.
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @arg id string non-empty      the job's id
+--- @arg token string non-empty   the lease token `take.lua` returned with the job
+--- @arg progress bytes len:1..=4096  the report
+--- @return string?               the event's id in `events`; nil when events are off
+--- @error BAD_ARGS               not 2 keys and 3 arguments
+--- @error BAD_ID                 empty
+--- @error BAD_TOKEN              empty
+--- @error BAD_PROGRESS           not from 1 to 4096 bytes long, or longer than 4096 bytes
+--- @error BAD_KEYS               a key not named as its template says
+--- @error LEASE_LOST             the job is not held under `token` (acked, handed to another worker, or gone)
+--- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
+--- @uses held_group settings_of emit
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local jobs = KEYS[1]
+local events = KEYS[2]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local token = ARGV[2]
+if token == '' then
+  return redis.error_reply('BAD_TOKEN token must not be empty')
+end
+local progress = ARGV[3]
+if #progress < 1 or #progress > 4096 then
+  return redis.error_reply('BAD_PROGRESS progress must be from 1 to 4096 bytes long, got ' .. #progress .. ' bytes')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(jobs, '^(.+):jobs$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in jobs, but KEYS[2] is ' .. shown(events))
+end
+-- End of the generated input checks.
+local _, bad, stored_settings = held_group(jobs, id, token)
+if bad then
+  return bad
+end
+local settings
+settings, bad = settings_of(stored_settings)
+if bad then
+  return bad
+end
+if settings.events_max > 0 then
+  redis.call('XLEN', events)
+end
+redis.call('HSET', jobs, 'p:' .. id, progress)
+return emit(events, settings.events_max, 'progress', id, 'progress', progress)
+  end,
+}
+
 -- scripts/work_queue/rate_limit_group.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__rate_limit_group',
@@ -12605,7 +12924,6 @@ if idle ~= tag_of_keys .. ':idle' then
       'BAD_KEYS idle must be {<name>}:idle with <name> as in leased, but KEYS[6] is ' .. shown(idle))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ leased, parked, wake, idle }) do
   redis.call('ZCARD', zset)
@@ -12757,23 +13075,25 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
---- @error BAD_ARGS               not 4 keys and 1 argument
+--- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses wake_workers next_rank
+--- @uses wake_workers next_rank settings_of emit
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local dead = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
+local events = KEYS[5]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -12795,29 +13115,99 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, dead, signal }) do
   redis.call('ZCARD', zset)
 end
+redis.call('XLEN', events)
 if redis.call('HGET', jobs, 's:' .. id) ~= 'dead' then
   return 0
 end
 -- Everything that can be refused is read before the first write.
-local old_rank, last_seq = unpack(redis.call('HMGET', jobs, 'r:' .. id, '#seq'))
+local old_rank, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 'r:' .. id, '#seq', '#settings'))
 if not (old_rank and safe_integer(old_rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(old_rank or ''))
 end
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
+local settings, bad = settings_of(stored_settings)
+if bad then
+  return bad
+end
 local priority = 255 - math.floor(tonumber(old_rank) / 10000000000000)
 local rank = next_rank(jobs, priority)
 redis.call('ZREM', dead, id)
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+emit(events, settings.events_max, 'retried', id)
 wake_workers(signal)
 return 1
+  end,
+}
+
+-- scripts/work_queue/result.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__result',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads a job's result, while it is kept.
+---
+--- Beyond the books (BullMQ's `returnvalue`, Celery's result backend). A result is kept
+--- only when the worker's ack gives one (`ack.lua`, `take.lua`), for the queue's
+--- `result_ttl` (see `configure.lua`); one whose time has passed reads as none, and the
+--- next `take` or kept result drops it.
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @arg id string non-empty      the job's id
+--- @return bytes?                the result; nil when none is kept
+--- @error BAD_ARGS               not 2 keys and 1 argument
+--- @error BAD_ID                 empty
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_KEPT               `kept` holds a time that is not whole ms (a foreign one)
+--- @clock server
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local results = KEYS[1]
+local kept = KEYS[2]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(results, '^(.+):results$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS results must be {<name>}:results, but KEYS[1] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in results, but KEYS[2] is ' .. shown(kept))
+end
+-- End of the generated input checks.
+redis.call('HLEN', results)
+local until_ms = redis.call('ZSCORE', kept, id)
+if not until_ms then
+  return false
+end
+if not safe_integer(until_ms, 0, 999999999999999) then
+  return redis.error_reply('BAD_KEPT the result of job ' .. shown(id) .. ' is kept until ' .. shown(until_ms)
+    .. ', not whole ms from 0 to 10^15 - 1')
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if tonumber(until_ms) <= now then
+  return false
+end
+return redis.call('HGET', results, id)
   end,
 }
 
@@ -12885,23 +13275,25 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg count uint 1..=100       the most jobs moved
 --- @return uint                  how many left the dead-letter queue (one without a record is dropped)
---- @error BAD_ARGS               not 4 keys and 1 argument
+--- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field these scripts did not write; nothing was written
---- @uses wake_workers next_rank
+--- @uses wake_workers next_rank settings_of emit
 --- @complexity O(C × log N), C = `count`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local dead = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
+local events = KEYS[5]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -12923,17 +13315,25 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, signal }) do
   redis.call('ZCARD', zset)
 end
+redis.call('XLEN', events)
 local ids = redis.call('ZRANGE', dead, 0, count - 1)
 -- Everything that can be refused is read before the first write.
-local last_seq = redis.call('HGET', jobs, '#seq')
+local last_seq, stored_settings = unpack(redis.call('HMGET', jobs, '#seq', '#settings'))
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+end
+local settings, bad = settings_of(stored_settings)
+if bad then
+  return bad
 end
 local priorities, moved = {}, 0
 for i, id in ipairs(ids) do
@@ -12951,6 +13351,7 @@ for i, id in ipairs(ids) do
     local rank = next_rank(jobs, priorities[i])
     redis.call('ZADD', waiting, rank, id)
     redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+    emit(events, settings.events_max, 'retried', id)
     moved = moved + 1
   end
 end
@@ -13031,7 +13432,6 @@ if signal ~= tag_of_keys .. ':signal' then
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
 for _, zset in ipairs({ waiting, delayed, parked, signal }) do
@@ -13121,7 +13521,6 @@ if jobs ~= tag_of_keys .. ':jobs' then
       'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
 for _, zset in ipairs({ waiting, parked }) do
@@ -13152,12 +13551,14 @@ redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__settings',
   flags = { 'no-writes' },
   callback = function(KEYS, ARGV)
---- Reads the queue's settings: its limits, its dead-letter cap and its metrics window.
+--- Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.
 ---
 --- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
---- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0).
+--- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
+--- events (0), results kept for an hour and up to 64 KiB.
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua` takes them, in its order
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua`
+---                               takes them, in its order
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write
@@ -13175,13 +13576,13 @@ if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
   return redis.error_reply('BAD_KEYS jobs must be {<name>}:jobs, but KEYS[1] is ' .. shown(jobs))
 end
 -- End of the generated input checks.
--- End of the shared helpers.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
 end
 return { settings.group_concurrency, settings.group_rate, settings.group_period, settings.queue_concurrency,
-  settings.queue_rate, settings.queue_period, settings.dead_max, settings.dead_age, settings.metrics_minutes }
+  settings.queue_rate, settings.queue_period, settings.dead_max, settings.dead_age, settings.metrics_minutes,
+  settings.events_max, settings.result_ttl, settings.result_max }
   end,
 }
 
@@ -13192,7 +13593,7 @@ redis.register_function{
   callback = function(KEYS, ARGV)
 --- Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 ---
---- Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,
+--- Beyond the books: the heart of a reliable work queue. A queue is the keys below,
 --- in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
 --- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
@@ -13214,7 +13615,10 @@ redis.register_function{
 --- anew when the group's next job is examined; the old start times, and those of idle
 --- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
---- and the leases that ran out in the queue's metrics (see `metrics.lua`).
+--- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
+--- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
+--- out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
+--- drops up to `limit` kept results whose time has passed.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -13243,34 +13647,38 @@ redis.register_function{
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
---- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
+--- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 10 keys and from 4 to 54 arguments
+--- @error BAD_ARGS               not 13 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_TOKEN              not 32 hex digits
---- @error BAD_DONE               an id without its token: `done` holds an odd number of values
+--- @error BAD_DONE               `done` is not id, token, result triples, or an id or token is empty
+--- @error RESULT_TOO_BIG         a result of `done` is longer than the queue's `result_max`; nothing was written
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
 --- @error BAD_JOBS               `jobs` holds a rank, count, setting or metric these scripts do not write (see above)
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
---- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member
+--- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 10 or #ARGV < 4 or #ARGV > 54 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and from 4 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 13 or #ARGV < 4 or #ARGV > 79 then
+  return redis.error_reply('BAD_ARGS expected 13 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -13282,6 +13690,9 @@ local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
+local events = KEYS[11]
+local results = KEYS[12]
+local kept = KEYS[13]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
@@ -13341,15 +13752,29 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
+redis.call('HLEN', results)
+redis.call('XLEN', events)
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
 local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))
@@ -13435,18 +13860,29 @@ end
 -- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
 -- held under its token and named once.
 local done = { unpack(ARGV, 5) }
-if #done % 2 == 1 then
-  return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
+if #done % 3 ~= 0 then
+  return redis.error_reply('BAD_DONE done must be id, token, result triples; got ' .. #done .. ' values')
 end
-local finished = {}
-for i = 1, #done, 2 do
+local finished, results_of = {}, {}
+for i = 1, #done, 3 do
   local id = done[i]
+  if id == '' or done[i + 1] == '' then
+    return redis.error_reply('BAD_DONE an id or token of done is empty')
+  end
   local group, bad = held_group(jobs, id, done[i + 1])
   if bad then
     return bad
   end
   if finished[id] ~= nil then
     return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
+  end
+  local result = done[i + 2]
+  if #result > settings.result_max then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(id) .. ' is ' .. #result
+      .. ' bytes, more than the ' .. settings.result_max .. ' the queue keeps')
+  end
+  if result ~= '' then
+    results_of[#results_of + 1] = { id = id, result = result }
   end
   finished[id] = group
   finished[#finished + 1] = id
@@ -13744,6 +14180,13 @@ for _, id in ipairs(finished) do
   if group then
     release_slot(groups, parked, waiting, jobs, group, freed[id])
   end
+  emit(events, settings.events_max, 'completed', id)
+end
+for _, kept_result in ipairs(results_of) do
+  keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
+end
+if cards[kept] > 0 then
+  drop_results(results, kept, now, limit)
 end
 
 for i, id in ipairs(lapsed) do
@@ -13760,9 +14203,11 @@ for i, id in ipairs(lapsed) do
     elseif record.dead then
       redis.call('ZADD', dead, now, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+      emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
     else
       redis.call('ZADD', waiting, record.rank, id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')
+      emit(events, settings.events_max, 'failed', id, 'error', 'lease ran out')
     end
   end
 end

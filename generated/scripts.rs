@@ -10474,6 +10474,42 @@ pub mod work_queue {
             SIGNAL.forms[0].build(&[name])
         }
 
+        #[doc = " The template of `events` (a stream), `{<name>}:events`: what happened to each job: event, job, and an error or progress"]
+        #[doc = ""]
+        #[doc = " Build its name with [`events()`]."]
+        pub static EVENTS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:events", forms: &[crate::KeyForm { text: "{<name>}:events", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":events")] }] };
+
+        #[doc = " The name of `events`: `{<name>}:events`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn events(name: &str) -> crate::Result<String> {
+            EVENTS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `results` (a hash), `{<name>}:results`: job id -> its result, while it is kept"]
+        #[doc = ""]
+        #[doc = " Build its name with [`results()`]."]
+        pub static RESULTS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:results", forms: &[crate::KeyForm { text: "{<name>}:results", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":results")] }] };
+
+        #[doc = " The name of `results`: `{<name>}:results`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn results(name: &str) -> crate::Result<String> {
+            RESULTS.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `kept` (a zset), `{<name>}:kept`: job id -> until when its result is kept (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`kept()`]."]
+        pub static KEPT: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:kept", forms: &[crate::KeyForm { text: "{<name>}:kept", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":kept")] }] };
+
+        #[doc = " The name of `kept`: `{<name>}:kept`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn kept(name: &str) -> crate::Result<String> {
+            KEPT.forms[0].build(&[name])
+        }
+
         #[doc = " The template of `delayed` (a zset), `{<name>}:delayed`: job id -> when it becomes waiting (ms, server clock)"]
         #[doc = ""]
         #[doc = " Build its name with [`delayed()`]."]
@@ -10529,11 +10565,11 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "b2ee9c0b8031ca264d32136a5b2eec948cfb01ca",
+        sha1: "64d0cd536bbf45e1074bf8be671dd6e95866edf0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`).",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10541,14 +10577,18 @@ pub mod work_queue {
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+            crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
+            crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the lease token `take.lua` returned with the job", template: None },
+            crate::Param { name: "result", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what the job gave, to keep for a while; '' for nothing", template: None },
         ],
         returns: crate::Returns { ty: "int", doc: "when the job was acked (ms, server clock)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 9 keys and 3 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -10556,6 +10596,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member of the group that take.lua did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write; nothing was written" },
+            crate::ErrorDoc { code: "RESULT_TOO_BIG", doc: "`result` is longer than the queue's `result_max`; nothing was written" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
@@ -10569,9 +10610,12 @@ pub mod work_queue {
     #[doc = " gave it) can ack it. A worker whose lease ran out and whose job was handed to another"]
     #[doc = " worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the"]
     #[doc = " job yet, the ack still counts, as nobody else holds it. The job counts as completed in"]
-    #[doc = " the queue's metrics (see `metrics.lua`)."]
+    #[doc = " the queue's metrics (see `metrics.lua`), and in its events when they are on. A"]
+    #[doc = " non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where"]
+    #[doc = " `result.lua` reads it; one longer than its `result_max` is refused, with the job still"]
+    #[doc = " held, so the worker can ack it without."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b2ee9c0b8031ca264d32136a5b2eec948cfb01ca`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `64d0cd536bbf45e1074bf8be671dd6e95866edf0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10580,15 +10624,19 @@ pub mod work_queue {
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
+    #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = " - `token` (`string`, not empty): the lease token `take.lua` returned with the job"]
+    #[doc = " - `result` (`bytes`): what the job gave, to keep for a while; '' for nothing"]
     #[doc = ""]
     #[doc = " Returns (`int`): when the job was acked (ms, server clock)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 9 keys and 3 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -10596,10 +10644,11 @@ pub mod work_queue {
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write; nothing was written"]
+    #[doc = " - `RESULT_TOO_BIG`: `result` is longer than the queue's `result_max`; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, id: &str, token: &str) -> crate::Op<i64> {
-        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).arg(id).arg(token).finish()
+    pub fn ack(waiting: &str, leased: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, results: &str, kept: &str, id: &str, token: &str, result: &[u8]) -> crate::Op<i64> {
+        crate::ScriptCall::new(&ACK).key(waiting).key(leased).key(parked).key(jobs).key(groups).key(signal).key(events).key(results).key(kept).arg(id).arg(token).arg(result).finish()
     }
 
     #[doc = " `work_queue/add`: Adds a job, unless a job with the same id is in the queue (deduplication)."]
@@ -10608,7 +10657,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "9bd35f8454e00561adf6fa4e7306e8600498c371",
+        sha1: "40b2e9d906642c5be0b916e3abc8ea8d15505517",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10651,7 +10700,7 @@ pub mod work_queue {
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `9bd35f8454e00561adf6fa4e7306e8600498c371`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `40b2e9d906642c5be0b916e3abc8ea8d15505517`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10687,7 +10736,7 @@ pub mod work_queue {
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "a92b3ff950fe2e4595eaf17bd7a3031ca68a9765",
+        sha1: "c17eecc03fe370da68facbf45c0c7aff36110be5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -10724,7 +10773,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `a92b3ff950fe2e4595eaf17bd7a3031ca68a9765`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `c17eecc03fe370da68facbf45c0c7aff36110be5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10751,22 +10800,23 @@ pub mod work_queue {
         crate::ScriptCall::new(&CLEAN).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(state).arg(count).finish()
     }
 
-    #[doc = " `work_queue/configure`: Sets the queue's limits, its dead-letter cap and its metrics window, for every worker."]
+    #[doc = " `work_queue/configure`: Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`configure()`]."]
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "92145d3ca0aa2fcd848d476131b38806274e82b2",
+        sha1: "0e2018f38c5f073bbcef2fa71e9645aba7c88f8f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
-        summary: "Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.",
+        summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless\nset) is refused.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
             crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
         args: &[
             crate::Param { name: "group_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of one group held at once; 0 for no limit", template: None },
@@ -10778,10 +10828,13 @@ pub mod work_queue {
             crate::Param { name: "dead_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most jobs kept dead; the oldest go first", template: None },
             crate::Param { name: "dead_age", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a dead job is kept", template: None },
             crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
+            crate::Param { name: "events_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
+            crate::Param { name: "result_ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
+            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1048576 }, doc: "the longest result kept, in bytes (1 MiB at most)", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 9 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 12 arguments" },
             crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
@@ -10791,17 +10844,20 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_DEAD_MAX", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DEAD_AGE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_METRICS_MINUTES", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_EVENTS_MAX", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_RESULT_TTL", doc: "not whole milliseconds within its range" },
+            crate::ErrorDoc { code: "BAD_RESULT_MAX", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
         ],
         clock: None,
-        complexity: "O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs",
+        complexity: "O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed",
         defaults: &[
         ],
     };
 
-    #[doc = " Sets the queue's limits, its dead-letter cap and its metrics window, for every worker."]
+    #[doc = " Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,"]
     #[doc = " its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`"]
@@ -10815,14 +10871,20 @@ pub mod work_queue {
     #[doc = " When the group limits change, up to 250 groups with parked jobs are woken, so"]
     #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
     #[doc = " start as their groups' jobs end); idle workers are woken too."]
+    #[doc = " Events (what happened to each job, in `events`) are off until `events_max` is set; the"]
+    #[doc = " stream then keeps at most that many, the oldest going first, and a lower cap trims it"]
+    #[doc = " here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for"]
+    #[doc = " `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless"]
+    #[doc = " set) is refused."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `92145d3ca0aa2fcd848d476131b38806274e82b2`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `0e2018f38c5f073bbcef2fa71e9645aba7c88f8f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
     #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `group_concurrency` (`uint`, from 0 to 1000000): the most jobs of one group held at once; 0 for no limit"]
@@ -10834,11 +10896,14 @@ pub mod work_queue {
     #[doc = " - `dead_max` (`uint`, from 1 to 10000000): the most jobs kept dead; the oldest go first"]
     #[doc = " - `dead_age` (`ms`, from 1 to 1000000000000 ms): how long a dead job is kept"]
     #[doc = " - `metrics_minutes` (`uint`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
+    #[doc = " - `events_max` (`uint`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
+    #[doc = " - `result_ttl` (`ms`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
+    #[doc = " - `result_max` (`uint`, from 1 to 1048576): the longest result kept, in bytes (1 MiB at most)"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 9 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 12 arguments"]
     #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
@@ -10848,13 +10913,16 @@ pub mod work_queue {
     #[doc = " - `BAD_DEAD_MAX`: not an integer within its range"]
     #[doc = " - `BAD_DEAD_AGE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_METRICS_MINUTES`: not an integer within its range"]
+    #[doc = " - `BAD_EVENTS_MAX`: not an integer within its range"]
+    #[doc = " - `BAD_RESULT_TTL`: not whole milliseconds within its range"]
+    #[doc = " - `BAD_RESULT_MAX`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
-    #[doc = " Complexity: O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs."]
-    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64) -> crate::Op<(bool, u64,)> {
-        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).finish()
+    #[doc = " Complexity: O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed."]
+    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64, events_max: u64, result_ttl: ::std::time::Duration, result_max: u64) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).finish()
     }
 
     #[doc = " `work_queue/counts`: Counts the jobs in each state, at one instant."]
@@ -10919,7 +10987,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "ffc54d25fae9dd844281ddd2d9d2df6221fde46f",
+        sha1: "19954d444ae1ce771bff49fb107a255cd050958a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -10935,6 +11003,9 @@ pub mod work_queue {
             crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
             crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+            crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
+            crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
         ],
         args: &[
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed in this call", template: None },
@@ -10942,7 +11013,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 13 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_FORCE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -10965,7 +11036,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `ffc54d25fae9dd844281ddd2d9d2df6221fde46f`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `19954d444ae1ce771bff49fb107a255cd050958a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10978,6 +11049,9 @@ pub mod work_queue {
     #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
     #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
+    #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed in this call"]
@@ -10986,7 +11060,7 @@ pub mod work_queue {
     #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 10 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 13 keys and 2 arguments"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_FORCE`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -10995,8 +11069,77 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)."]
-    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, count: u64, force: bool) -> crate::Op<u64> {
-        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(count).arg(force).finish()
+    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, count: u64, force: bool) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).arg(count).arg(force).finish()
+    }
+
+    #[doc = " `work_queue/events`: Reads the queue's events after `after`: what happened to each job, oldest first."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`events()`]."]
+    pub static EVENTS: crate::Script = crate::Script {
+        name: "work_queue/events",
+        path: "scripts/work_queue/events.lua",
+        sha1: "4749dba36b8e2a62ef34fb918be3f3e9e151a877",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/events.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the queue's events after `after`: what happened to each job, oldest first.",
+        description: "Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report\non a job append to `events` in the same call, once `configure.lua` turned events on:\n`completed`, `failed` (a delivery failed; the job is retried) and `dead` with its\n`error`, `retried` (a dead job back to waiting), and `progress` with the report. The\nstream keeps at most the queue's `events_max` entries: `lost` says that entries after\n`after` may have gone before they were read (the cap trimmed entries, and the oldest\nkept comes after `after`: the reader fell a whole cap behind). A\nreader keeps the id of the last entry it handled and reads on from there, also after a\nreconnect; with nothing new it waits on `events` itself (`XREAD BLOCK … STREAMS\nevents <newest>`), then reads again. `count` 0 reads only the newest id, to follow\nfrom now.",
+        keys: &[
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+        ],
+        args: &[
+            crate::Param { name: "after", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 3, max: Some(33) }, doc: "a stream id, `<ms>-<seq>` (`0-0` for the oldest kept): the entries after it", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most entries answered", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, string, [(string, string, string, bytes)])", doc: "whether entries after `after` may have been trimmed unread; the newest id (`0-0` for none), to wait from; and the entries: id, event, job, and its error or progress ('' for none)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_AFTER", doc: "not from 3 to 33 bytes long, or not `<ms>-<seq>` with each part from 0 to 10^15" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_EVENTS", doc: "`events` holds an entry these scripts did not write" },
+        ],
+        clock: None,
+        complexity: "O(log N + C), N = the entries, C = `count`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the queue's events after `after`: what happened to each job, oldest first."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `QueueEvents`). The scripts that end, fail, retry or report"]
+    #[doc = " on a job append to `events` in the same call, once `configure.lua` turned events on:"]
+    #[doc = " `completed`, `failed` (a delivery failed; the job is retried) and `dead` with its"]
+    #[doc = " `error`, `retried` (a dead job back to waiting), and `progress` with the report. The"]
+    #[doc = " stream keeps at most the queue's `events_max` entries: `lost` says that entries after"]
+    #[doc = " `after` may have gone before they were read (the cap trimmed entries, and the oldest"]
+    #[doc = " kept comes after `after`: the reader fell a whole cap behind). A"]
+    #[doc = " reader keeps the id of the last entry it handled and reads on from there, also after a"]
+    #[doc = " reconnect; with nothing new it waits on `events` itself (`XREAD BLOCK … STREAMS"]
+    #[doc = " events \\<newest>`), then reads again. `count` 0 reads only the newest id, to follow"]
+    #[doc = " from now."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `4749dba36b8e2a62ef34fb918be3f3e9e151a877`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `after` (`string`, 3 to 33 bytes): a stream id, `<ms>-<seq>` (`0-0` for the oldest kept): the entries after it"]
+    #[doc = " - `count` (`uint`, from 0 to 1000): the most entries answered"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, string, [(string, string, string, bytes)])`): whether entries after `after` may have been trimmed unread; the newest id (`0-0` for none), to wait from; and the entries: id, event, job, and its error or progress ('' for none)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 1 key and 2 arguments"]
+    #[doc = " - `BAD_AFTER`: not from 3 to 33 bytes long, or not `<ms>-<seq>` with each part from 0 to 10^15"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_EVENTS`: `events` holds an entry these scripts did not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log N + C), N = the entries, C = `count`."]
+    pub fn events(events: &str, after: &str, count: u64) -> crate::Op<(bool, String, Vec<(String, String, String, Vec<u8>,)>,)> {
+        crate::ScriptCall::new(&EVENTS).key(events).arg(after).arg(count).finish()
     }
 
     #[doc = " `work_queue/extend`: Renews the lease on a job: it is held for `lease` from now."]
@@ -11068,16 +11211,16 @@ pub mod work_queue {
         crate::ScriptCall::new(&EXTEND).key(leased).key(jobs).arg(id).arg(token).arg(lease).finish()
     }
 
-    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error and payload."]
+    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload and progress."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`job()`]."]
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "3f1ce526c573bc018bdcb3a4cf7a9d1bf394aeb3",
+        sha1: "138a34061ff7b6bb27833ae1a64d1429a88ea543",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
-        summary: "Reads one job: its state, deliveries, group, last error and payload.",
+        summary: "Reads one job: its state, deliveries, group, last error, payload and progress.",
         description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, or when a job died; waiting and parked jobs have none.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11088,7 +11231,7 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id" },
+        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), and its last progress report (nil for none); nil when there is no job with this id" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -11102,13 +11245,13 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Reads one job: its state, deliveries, group, last error and payload."]
+    #[doc = " Reads one job: its state, deliveries, group, last error, payload and progress."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
     #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `3f1ce526c573bc018bdcb3a4cf7a9d1bf394aeb3`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `138a34061ff7b6bb27833ae1a64d1429a88ea543`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -11119,7 +11262,7 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, and the time that goes with its state (ms, server clock; nil for none); nil when there is no job with this id"]
+    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), and its last progress report (nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
@@ -11129,7 +11272,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TIME`: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>,)>> {
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>,)>> {
         crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).arg(id).finish()
     }
 
@@ -11217,7 +11360,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "ffcc760888525b6b3a00961093275fd75db38705",
+        sha1: "0971053dc0ad9e6f145c5eb3d30c027285886fec",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11257,7 +11400,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `ffcc760888525b6b3a00961093275fd75db38705`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `0971053dc0ad9e6f145c5eb3d30c027285886fec`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11289,11 +11432,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "5498734fddf5e79b27e3e68211e2377ba600b4ed",
+        sha1: "5714ca294d74cbb259f0d963786a348c1e567296",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age).",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11303,6 +11446,7 @@ pub mod work_queue {
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "groups", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring", template: Some(&keys::GROUPS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
@@ -11313,7 +11457,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(string, int)", doc: "the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 9 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
@@ -11341,9 +11485,10 @@ pub mod work_queue {
     #[doc = " a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails"]
     #[doc = " the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's"]
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
-    #[doc = " `configure.lua` sets (by count and by age)."]
+    #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
+    #[doc = " retried) or `dead`, with `reason` as `error`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5498734fddf5e79b27e3e68211e2377ba600b4ed`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5714ca294d74cbb259f0d963786a348c1e567296`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11354,6 +11499,7 @@ pub mod work_queue {
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `groups` (a hash, named `{<name>}:groups`): per group g: r:\\<g> running; p:\\<g>, z:\\<g>, s:\\<g>:\\<i>, o:\\<g>: rate ring"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -11365,7 +11511,7 @@ pub mod work_queue {
     #[doc = " Returns (`(string, int)`): the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 8 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 9 keys and 5 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_TOKEN`: empty"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
@@ -11377,8 +11523,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member of the group that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn nack(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, signal: &str, id: &str, token: &str, delay: ::std::time::Duration, max_deliveries: u64, reason: &[u8]) -> crate::Op<(String, i64,)> {
-        crate::ScriptCall::new(&NACK).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(signal).arg(id).arg(token).arg(delay).arg(max_deliveries).arg(reason).finish()
+    pub fn nack(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, signal: &str, events: &str, id: &str, token: &str, delay: ::std::time::Duration, max_deliveries: u64, reason: &[u8]) -> crate::Op<(String, i64,)> {
+        crate::ScriptCall::new(&NACK).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(signal).key(events).arg(id).arg(token).arg(delay).arg(max_deliveries).arg(reason).finish()
     }
 
     #[doc = " `work_queue/pause`: Pauses the queue: `take.lua` hands out nothing until `resume.lua`; adds are accepted."]
@@ -11483,13 +11629,83 @@ pub mod work_queue {
         crate::ScriptCall::new(&PAUSED).key(jobs).finish()
     }
 
+    #[doc = " `work_queue/progress`: Reports a running job's progress: `job.lua` shows it, and the events carry it."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`progress()`]."]
+    pub static PROGRESS: crate::Script = crate::Script {
+        name: "work_queue/progress",
+        path: "scripts/work_queue/progress.lua",
+        sha1: "e3cf188b66a7aac3795fad001022c917d7266ce0",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
+        flags: &[],
+        summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
+        description: "Beyond the books (BullMQ's `job.updateProgress`). Only the holder of the job's current\nlease can report (see `ack.lua`). The report replaces the last one and stays with the\njob until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB.\nWith events on (`configure.lua`), it is appended to `events` as `progress`.",
+        keys: &[
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+            crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the lease token `take.lua` returned with the job", template: None },
+            crate::Param { name: "progress", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(4096) }, doc: "the report", template: None },
+        ],
+        returns: crate::Returns { ty: "string?", doc: "the event's id in `events`; nil when events are off" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 3 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_TOKEN", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_PROGRESS", doc: "not from 1 to 4096 bytes long, or longer than 4096 bytes" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "LEASE_LOST", doc: "the job is not held under `token` (acked, handed to another worker, or gone)" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reports a running job's progress: `job.lua` shows it, and the events carry it."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `job.updateProgress`). Only the holder of the job's current"]
+    #[doc = " lease can report (see `ack.lua`). The report replaces the last one and stays with the"]
+    #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
+    #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `e3cf188b66a7aac3795fad001022c917d7266ce0`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = " - `token` (`string`, not empty): the lease token `take.lua` returned with the job"]
+    #[doc = " - `progress` (`bytes`, 1 to 4096 bytes): the report"]
+    #[doc = ""]
+    #[doc = " Returns (`string?`): the event's id in `events`; nil when events are off"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 3 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_TOKEN`: empty"]
+    #[doc = " - `BAD_PROGRESS`: not from 1 to 4096 bytes long, or longer than 4096 bytes"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `LEASE_LOST`: the job is not held under `token` (acked, handed to another worker, or gone)"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn progress(jobs: &str, events: &str, id: &str, token: &str, progress: &[u8]) -> crate::Op<Option<String>> {
+        crate::ScriptCall::new(&PROGRESS).key(jobs).key(events).arg(id).arg(token).arg(progress).finish()
+    }
+
     #[doc = " `work_queue/rate_limit_group`: Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`rate_limit_group()`]."]
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "49d4e5d30fb114e6c7574c248867c99687907445",
+        sha1: "742b3792530602178e6c38df85a3ee492c7b2a86",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -11534,7 +11750,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `49d4e5d30fb114e6c7574c248867c99687907445`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `742b3792530602178e6c38df85a3ee492c7b2a86`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -11573,7 +11789,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "1c8c516336de2c0568bcfb6dd907bebb5a5ba9ad",
+        sha1: "8c61fda8c27731ff4dbd13766af99cf9f282156c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -11606,7 +11822,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `1c8c516336de2c0568bcfb6dd907bebb5a5ba9ad`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `8c61fda8c27731ff4dbd13766af99cf9f282156c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11637,7 +11853,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "3e4e8c0c7113a769f6d5add41f3b0faa58ea77f9",
+        sha1: "546b97fb33a52e66dfcefe14c47cc32e57a00c61",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -11647,13 +11863,14 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
         returns: crate::Returns { ty: "bool", doc: "whether the job was dead and is now waiting" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field of the job these scripts did not write; nothing was written" },
@@ -11670,13 +11887,14 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `3e4e8c0c7113a769f6d5add41f3b0faa58ea77f9`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `546b97fb33a52e66dfcefe14c47cc32e57a00c61`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
@@ -11684,14 +11902,74 @@ pub mod work_queue {
     #[doc = " Returns (`bool`): whether the job was dead and is now waiting"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field of the job these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs."]
-    pub fn requeue(waiting: &str, dead: &str, jobs: &str, signal: &str, id: &str) -> crate::Op<bool> {
-        crate::ScriptCall::new(&REQUEUE).key(waiting).key(dead).key(jobs).key(signal).arg(id).finish()
+    pub fn requeue(waiting: &str, dead: &str, jobs: &str, signal: &str, events: &str, id: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&REQUEUE).key(waiting).key(dead).key(jobs).key(signal).key(events).arg(id).finish()
+    }
+
+    #[doc = " `work_queue/result`: Reads a job's result, while it is kept."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`result()`]."]
+    pub static RESULT: crate::Script = crate::Script {
+        name: "work_queue/result",
+        path: "scripts/work_queue/result.lua",
+        sha1: "d1e36c3aff4c5dfeaa78ba49290fe7536bc0f5b2",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/result.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads a job's result, while it is kept.",
+        description: "Beyond the books (BullMQ's `returnvalue`, Celery's result backend). A result is kept\nonly when the worker's ack gives one (`ack.lua`, `take.lua`), for the queue's\n`result_ttl` (see `configure.lua`); one whose time has passed reads as none, and the\nnext `take` or kept result drops it.",
+        keys: &[
+            crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
+            crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
+        ],
+        returns: crate::Returns { ty: "bytes?", doc: "the result; nil when none is kept" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_KEPT", doc: "`kept` holds a time that is not whole ms (a foreign one)" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads a job's result, while it is kept."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `returnvalue`, Celery's result backend). A result is kept"]
+    #[doc = " only when the worker's ack gives one (`ack.lua`, `take.lua`), for the queue's"]
+    #[doc = " `result_ttl` (see `configure.lua`); one whose time has passed reads as none, and the"]
+    #[doc = " next `take` or kept result drops it."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/result.lua` (`work_queue/result`, SHA1 `d1e36c3aff4c5dfeaa78ba49290fe7536bc0f5b2`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
+    #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the job's id"]
+    #[doc = ""]
+    #[doc = " Returns (`bytes?`): the result; nil when none is kept"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_KEPT`: `kept` holds a time that is not whole ms (a foreign one)"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1). Clock: the server's `TIME`."]
+    pub fn result(results: &str, kept: &str, id: &str) -> crate::Op<Option<Vec<u8>>> {
+        crate::ScriptCall::new(&RESULT).key(results).key(kept).arg(id).finish()
     }
 
     #[doc = " `work_queue/resume`: Resumes a paused queue: `take.lua` hands out jobs again, and one idle worker wakes."]
@@ -11753,7 +12031,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "c460e7891d519e5568cafc485ebb910df1aef883",
+        sha1: "f9f7c13ba3127774f6f5e908fa046d92fe52de5a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -11763,13 +12041,14 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
         args: &[
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs moved", template: None },
         ],
         returns: crate::Returns { ty: "uint", doc: "how many left the dead-letter queue (one without a record is dropped)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a field these scripts did not write; nothing was written" },
@@ -11786,13 +12065,14 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `c460e7891d519e5568cafc485ebb910df1aef883`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `f9f7c13ba3127774f6f5e908fa046d92fe52de5a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs moved"]
@@ -11800,14 +12080,14 @@ pub mod work_queue {
     #[doc = " Returns (`uint`): how many left the dead-letter queue (one without a record is dropped)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 1 argument"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a field these scripts did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(C × log N), C = `count`, N = the jobs."]
-    pub fn retry_dead(waiting: &str, dead: &str, jobs: &str, signal: &str, count: u64) -> crate::Op<u64> {
-        crate::ScriptCall::new(&RETRY_DEAD).key(waiting).key(dead).key(jobs).key(signal).arg(count).finish()
+    pub fn retry_dead(waiting: &str, dead: &str, jobs: &str, signal: &str, events: &str, count: u64) -> crate::Op<u64> {
+        crate::ScriptCall::new(&RETRY_DEAD).key(waiting).key(dead).key(jobs).key(signal).key(events).arg(count).finish()
     }
 
     #[doc = " `work_queue/set_delay`: Delays a job that is not running, or promotes a delayed job at once with a delay of 0."]
@@ -11816,7 +12096,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "b9d811393a2a8ae932f5bd56a3e8ad108a3546e2",
+        sha1: "156f679cdfdc35196c175d5e28af8d640d4cece0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -11853,7 +12133,7 @@ pub mod work_queue {
     #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is. A leased or"]
     #[doc = " dead job is left alone (its state says why)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `b9d811393a2a8ae932f5bd56a3e8ad108a3546e2`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `156f679cdfdc35196c175d5e28af8d640d4cece0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11886,7 +12166,7 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "d3b81919dde8fd56147d9a5723ee94c7162defa7",
+        sha1: "b013520e3729cf1c673ff2d53f5a2345bab1451b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
@@ -11921,7 +12201,7 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `d3b81919dde8fd56147d9a5723ee94c7162defa7`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `b013520e3729cf1c673ff2d53f5a2345bab1451b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11946,23 +12226,23 @@ pub mod work_queue {
         crate::ScriptCall::new(&SET_PRIORITY).key(waiting).key(parked).key(jobs).arg(id).arg(priority).finish()
     }
 
-    #[doc = " `work_queue/settings`: Reads the queue's settings: its limits, its dead-letter cap and its metrics window."]
+    #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`settings()`]."]
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "c867e2428a1913ee65d293baee3600a41cb2b6fc",
+        sha1: "40aacff826aa3fa08565bb615feb83f87a7aa8bd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
-        summary: "Reads the queue's settings: its limits, its dead-letter cap and its metrics window.",
-        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0).",
+        summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 64 KiB.",
         keys: &[
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
         ],
         args: &[
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint)", doc: "as `configure.lua` takes them, in its order" },
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)", doc: "as `configure.lua` takes them, in its order" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -11974,17 +12254,18 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Reads the queue's settings: its limits, its dead-letter cap and its metrics window."]
+    #[doc = " Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
-    #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0)."]
+    #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
+    #[doc = " events (0), results kept for an hour and up to 64 KiB."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `c867e2428a1913ee65d293baee3600a41cb2b6fc`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `40aacff826aa3fa08565bb615feb83f87a7aa8bd`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint)`): as `configure.lua` takes them, in its order"]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)`): as `configure.lua` takes them, in its order"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
@@ -11992,7 +12273,7 @@ pub mod work_queue {
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn settings(jobs: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64,)> {
+    pub fn settings(jobs: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64,)> {
         crate::ScriptCall::new(&SETTINGS).key(jobs).finish()
     }
 
@@ -12002,11 +12283,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "03a7e33083f717a87f6a32c77b5e9566bcf33309",
+        sha1: "f484066cc9cf85d3f691112543f876af29e1a769",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`).\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12018,23 +12299,27 @@ pub mod work_queue {
             crate::Param { name: "wake", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its rate window lets a parked job start (ms)", template: Some(&keys::WAKE) },
             crate::Param { name: "idle", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group -> when its ring of start times stops mattering (ms), to drop it", template: Some(&keys::IDLE) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
+            crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
+            crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
         ],
         args: &[
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 25 }, doc: "the most jobs taken, and the bound on each chore (4 × `limit` examined)", template: None },
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job whose lease runs out after this many deliveries goes to `dead`", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
-            crate::Param { name: "done", ty: "string", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(50) }, rule: crate::Rule::Any, doc: "id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
+            crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(75) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 10 keys and from 4 to 54 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 13 keys and from 4 to 79 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
-            crate::ErrorDoc { code: "BAD_DONE", doc: "an id without its token: `done` holds an odd number of values" },
+            crate::ErrorDoc { code: "BAD_DONE", doc: "`done` is not id, token, result triples, or an id or token is empty" },
+            crate::ErrorDoc { code: "RESULT_TOO_BIG", doc: "a result of `done` is longer than the queue's `result_max`; nothing was written" },
             crate::ErrorDoc { code: "LEASE_LOST", doc: "a job of `done` is not held under its token, or is there twice; nothing was written" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds a rank, count, setting or metric these scripts do not write (see above)" },
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or time that is no count (see above)" },
@@ -12051,7 +12336,7 @@ pub mod work_queue {
 
     #[doc = " Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order."]
     #[doc = ""]
-    #[doc = " Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,"]
+    #[doc = " Beyond the books: the heart of a reliable work queue. A queue is the keys below,"]
     #[doc = " in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every"]
     #[doc = " `work_queue` script takes the ones it uses, in this order. Before taking, one call"]
     #[doc = " does three bounded chores, on the server's clock: it hands back up to `limit` jobs"]
@@ -12073,7 +12358,10 @@ pub mod work_queue {
     #[doc = " anew when the group's next job is examined; the old start times, and those of idle"]
     #[doc = " groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's"]
     #[doc = " own ring is #qn (its starts) and #qs:\\<i> in `jobs`. The call counts the jobs it acks"]
-    #[doc = " and the leases that ran out in the queue's metrics (see `metrics.lua`)."]
+    #[doc = " and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its"]
+    #[doc = " events when they are on (`completed`; `failed` or `dead` with the error `lease ran"]
+    #[doc = " out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call"]
+    #[doc = " drops up to `limit` kept results whose time has passed."]
     #[doc = ""]
     #[doc = " A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`"]
     #[doc = " before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or"]
@@ -12093,7 +12381,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `03a7e33083f717a87f6a32c77b5e9566bcf33309`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `f484066cc9cf85d3f691112543f876af29e1a769`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12106,24 +12394,28 @@ pub mod work_queue {
     #[doc = " - `wake` (a zset, named `{<name>}:wake`): group -> when its rate window lets a parked job start (ms)"]
     #[doc = " - `idle` (a zset, named `{<name>}:idle`): group -> when its ring of start times stops mattering (ms), to drop it"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
+    #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
+    #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
     #[doc = " - `limit` (`uint`, from 1 to 25): the most jobs taken, and the bound on each chore (4 × `limit` examined)"]
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job whose lease runs out after this many deliveries goes to `dead`"]
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
-    #[doc = " - `done` (`string...`, 0 to 50 values): id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one"]
+    #[doc = " - `done` (`bytes...`, 0 to 75 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
     #[doc = " Returns (`[(string, string, uint, uint, string, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 10 keys and from 4 to 54 arguments"]
+    #[doc = " - `BAD_ARGS`: not 13 keys and from 4 to 79 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
-    #[doc = " - `BAD_DONE`: an id without its token: `done` holds an odd number of values"]
+    #[doc = " - `BAD_DONE`: `done` is not id, token, result triples, or an id or token is empty"]
+    #[doc = " - `RESULT_TOO_BIG`: a result of `done` is longer than the queue's `result_max`; nothing was written"]
     #[doc = " - `LEASE_LOST`: a job of `done` is not held under its token, or is there twice; nothing was written"]
     #[doc = " - `BAD_JOBS`: `jobs` holds a rank, count, setting or metric these scripts do not write (see above)"]
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count or time that is no count (see above)"]
@@ -12131,8 +12423,8 @@ pub mod work_queue {
     #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&str]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
-        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
+        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }
 
@@ -12275,6 +12567,7 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::CONFIGURE,
     &work_queue::COUNTS,
     &work_queue::DELETE_QUEUE,
+    &work_queue::EVENTS,
     &work_queue::EXTEND,
     &work_queue::JOB,
     &work_queue::LIST,
@@ -12282,9 +12575,11 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::NACK,
     &work_queue::PAUSE,
     &work_queue::PAUSED,
+    &work_queue::PROGRESS,
     &work_queue::RATE_LIMIT_GROUP,
     &work_queue::REMOVE,
     &work_queue::REQUEUE,
+    &work_queue::RESULT,
     &work_queue::RESUME,
     &work_queue::RETRY_DEAD,
     &work_queue::SET_DELAY,

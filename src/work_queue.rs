@@ -381,8 +381,15 @@ use crate::runtime::show::Bytes;
 use crate::runtime::token;
 use crate::scripts::work_queue as script;
 
+mod events;
 mod operate;
-pub use operate::{Configured, MAX_BULK, MAX_METRICS_MINUTES, Metrics, Minute, Settings};
+pub use events::{
+    Event, EventKind, EventPage, Events, JobEnd, MAX_EVENTS_READ, MAX_PROGRESS_BYTES,
+};
+pub use operate::{
+    Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES, MAX_RESULT_TTL,
+    Metrics, Minute, Settings,
+};
 
 /// The longest a concurrent worker with jobs still running waits for new work before it
 /// looks for jobs that ended, to ack them.
@@ -399,6 +406,45 @@ pub const MAX_PRIORITY: u8 = 255;
 /// [`extend`](WorkQueue::extend) fail with when the caller no longer holds the job:
 /// `err.code() == Some(LEASE_LOST)`.
 pub const LEASE_LOST: &str = "LEASE_LOST";
+
+/// The code of the error [`ack_with`](WorkQueue::ack_with) and
+/// [`ack_and_take`](WorkQueue::ack_and_take) fail with when a result is longer than the
+/// queue keeps ([`Settings::results`]): `err.code() == Some(RESULT_TOO_BIG)`. The job is
+/// still held then.
+pub const RESULT_TOO_BIG: &str = "RESULT_TOO_BIG";
+
+/// A job a worker is done with, and the result to keep for it, if any: what
+/// [`ack_and_take`](WorkQueue::ack_and_take) acks. A `&Job` converts to one with no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done<'j> {
+    job: &'j Job,
+    result: Vec<u8>,
+}
+
+impl<'j> Done<'j> {
+    /// `job`, done, with `result` to keep (see [`WorkQueue::ack_with`]). A value that is
+    /// not sent as one argument is [`Error::InvalidInput`].
+    pub fn with_result<V: ToRedisArgs>(job: &'j Job, result: V) -> Result<Self> {
+        Ok(Done {
+            job,
+            result: input::value("result", &result)?,
+        })
+    }
+
+    /// The job.
+    pub fn job(&self) -> &'j Job {
+        self.job
+    }
+}
+
+impl<'j> From<&'j Job> for Done<'j> {
+    fn from(job: &'j Job) -> Self {
+        Done {
+            job,
+            result: Vec::new(),
+        }
+    }
+}
 
 /// Where a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -735,6 +781,9 @@ pub struct JobInfo {
     pub at_ms: Option<u64>,
     /// The job's data.
     pub payload: Vec<u8>,
+    /// Its last progress report ([`progress`](WorkQueue::progress)), if any; read by
+    /// [`job`](WorkQueue::job) (a [`list`](WorkQueue::list) page leaves it `None`).
+    pub progress: Option<Vec<u8>>,
 }
 
 impl fmt::Debug for JobInfo {
@@ -748,6 +797,7 @@ impl fmt::Debug for JobInfo {
             .field("last_error", &self.last_error.as_deref().map(Bytes))
             .field("at_ms", &self.at_ms)
             .field("payload", &Bytes(&self.payload))
+            .field("progress", &self.progress.as_deref().map(Bytes))
             .finish()
     }
 }
@@ -799,7 +849,7 @@ pub struct WorkQueue {
     backoff: Backoff,
 }
 
-/// A queue's ten keys, in the order the scripts take them.
+/// A queue's thirteen keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -812,6 +862,9 @@ struct Keys {
     wake: String,
     idle: String,
     signal: String,
+    events: String,
+    results: String,
+    kept: String,
 }
 
 impl Keys {
@@ -829,6 +882,9 @@ impl Keys {
             wake: keys::wake(name)?,
             idle: keys::idle(name)?,
             signal: keys::signal(name)?,
+            events: keys::events(name)?,
+            results: keys::results(name)?,
+            kept: keys::kept(name)?,
         })
     }
 }
@@ -889,14 +945,14 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's ten keys: `waiting`, `delayed`, `leased`, `dead`, `parked`, `jobs`,
-    /// `groups`, `wake`, `idle`, `signal`. Each `work_queue` script takes the ones it uses,
-    /// in this order.
-    pub fn keys(&self) -> [&str; 10] {
+    /// The queue's thirteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
+    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`. Each
+    /// `work_queue` script takes the ones it uses, in this order.
+    pub fn keys(&self) -> [&str; 13] {
         let k = &self.keys;
         [
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal,
+            &k.idle, &k.signal, &k.events, &k.results, &k.kept,
         ]
     }
 
@@ -971,14 +1027,15 @@ impl WorkQueue {
     /// tokens unique; build one for each call (running the same `Op` again reuses them,
     /// and tokens then differ only by the delivery count, which a failover can repeat).
     pub fn take(&self, limit: u64) -> Op<Vec<Job>> {
-        self.ack_and_take([], limit)
+        self.ack_and_take(std::iter::empty::<&Job>(), limit)
     }
 
     /// Acks the jobs in `done` (up to [`MAX_TAKE`]), as [`ack`](Self::ack) acks one, and
     /// takes up to `limit` jobs, as [`take`](Self::take) does, in one call: a busy
     /// worker's one round trip per job, or per batch. Fails with [`LEASE_LOST`] when a job
     /// of `done` is no longer held under its token (or is there twice); nothing is acked
-    /// or taken then. One script (`work_queue/take`).
+    /// or taken then. Each item is a `&Job`, or a [`Done`] that carries the job's result
+    /// ([`Done::with_result`]). One script (`work_queue/take`).
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
@@ -996,14 +1053,15 @@ impl WorkQueue {
     /// # Ok(()) }
     /// # fn make_thumbnail(_: &[u8]) {}
     /// ```
-    pub fn ack_and_take<'j>(
+    pub fn ack_and_take<'j, D: Into<Done<'j>>>(
         &self,
-        done: impl IntoIterator<Item = &'j Job>,
+        done: impl IntoIterator<Item = D>,
         limit: u64,
     ) -> Op<Vec<Job>> {
-        let done: Vec<&str> = done
-            .into_iter()
-            .flat_map(|job| [job.id.as_str(), job.token.as_str()])
+        let done: Vec<Done<'j>> = done.into_iter().map(Into::into).collect();
+        let done: Vec<&[u8]> = done
+            .iter()
+            .flat_map(|d| [d.job.id.as_bytes(), d.job.token.as_bytes(), &d.result])
             .collect();
         let k = &self.keys;
         script::take(
@@ -1017,6 +1075,9 @@ impl WorkQueue {
             &k.wake,
             &k.idle,
             &k.signal,
+            &k.events,
+            &k.results,
+            &k.kept,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
@@ -1048,9 +1109,35 @@ impl WorkQueue {
     /// to another worker, or it was acked already); nothing changes then. Answers when it
     /// was acked (ms, server clock). One script (`work_queue/ack`).
     pub fn ack(&self, job: &Job) -> Op<u64> {
+        self.ack_done(Done::from(job))
+    }
+
+    /// [`ack`](Self::ack) that keeps `result`, the job's outcome, for the queue's result
+    /// time ([`Settings::results`]), where [`result`](Self::result) and
+    /// [`wait_for_job`](Self::wait_for_job) read it. One longer than the queue's longest
+    /// result fails with the code [`RESULT_TOO_BIG`], the job still held (ack it without,
+    /// or nack it); an empty one keeps nothing.
+    pub fn ack_with<V: ToRedisArgs>(&self, job: &Job, result: V) -> Op<u64> {
+        Op::try_build(|| Ok(self.ack_done(Done::with_result(job, result)?)))
+    }
+
+    /// `ack.lua` with what `done` carries.
+    fn ack_done(&self, done: Done<'_>) -> Op<u64> {
         let k = &self.keys;
+        let job = done.job;
         script::ack(
-            &k.waiting, &k.leased, &k.parked, &k.jobs, &k.groups, &k.signal, &job.id, &job.token,
+            &k.waiting,
+            &k.leased,
+            &k.parked,
+            &k.jobs,
+            &k.groups,
+            &k.signal,
+            &k.events,
+            &k.results,
+            &k.kept,
+            &job.id,
+            &job.token,
+            &done.result,
         )
         .map(unsigned)
     }
@@ -1098,6 +1185,7 @@ impl WorkQueue {
                 &k.jobs,
                 &k.groups,
                 &k.signal,
+                &k.events,
                 &job.id,
                 &job.token,
                 delay.min(MAX_DELAY),
@@ -1119,7 +1207,7 @@ impl WorkQueue {
     /// (`work_queue/requeue`).
     pub fn requeue(&self, id: &str) -> Op<bool> {
         let k = &self.keys;
-        script::requeue(&k.waiting, &k.dead, &k.jobs, &k.signal, id)
+        script::requeue(&k.waiting, &k.dead, &k.jobs, &k.signal, &k.events, id)
     }
 
     /// Removes a job that is not held by a worker: waiting, parked, delayed or dead (this
@@ -1145,10 +1233,13 @@ impl WorkQueue {
         let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, id);
         let id = id.to_owned();
         op.map(move |job| {
-            job.map(|(state, deliveries, priority, group, error, payload, at)| {
-                let fields = (deliveries, priority, group, error, payload, at);
-                info(id.clone(), state.parse()?, fields)
-            })
+            job.map(
+                |(state, deliveries, priority, group, error, payload, at, progress)| {
+                    let fields = (deliveries, priority, group, error, payload, at);
+                    let info = info(id.clone(), state.parse()?, fields)?;
+                    Ok(JobInfo { progress, ..info })
+                },
+            )
             .transpose()
         })
     }
@@ -1274,6 +1365,7 @@ fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
         last_error: error.filter(|error| !error.is_empty()),
         at_ms,
         payload,
+        progress: None,
     })
 }
 

@@ -4,17 +4,24 @@
 --- gave it) can ack it. A worker whose lease ran out and whose job was handed to another
 --- worker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the
 --- job yet, the ack still counts, as nobody else holds it. The job counts as completed in
---- the queue's metrics (see `metrics.lua`).
+--- the queue's metrics (see `metrics.lua`), and in its events when they are on. A
+--- non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
+--- `result.lua` reads it; one longer than its `result_max` is refused, with the job still
+--- held, so the worker can ack it without.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
+--- @arg result bytes             what the job gave, to keep for a while; '' for nothing
 --- @return int                   when the job was acked (ms, server clock)
---- @error BAD_ARGS               not 6 keys and 2 arguments
+--- @error BAD_ARGS               not 9 keys and 3 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -22,7 +29,9 @@
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
+--- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
+--- @uses emit keep_result
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -47,8 +56,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 9 or #ARGV ~= 3 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local leased = KEYS[2]
@@ -56,6 +65,9 @@ local parked = KEYS[3]
 local jobs = KEYS[4]
 local groups = KEYS[5]
 local signal = KEYS[6]
+local events = KEYS[7]
+local results = KEYS[8]
+local kept = KEYS[9]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -64,6 +76,7 @@ local token = ARGV[2]
 if token == '' then
   return redis.error_reply('BAD_TOKEN token must not be empty')
 end
+local result = ARGV[3]
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(waiting, '^(.+):waiting$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -88,6 +101,18 @@ end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[6] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[7] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[8] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[9] is ' .. shown(kept))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -172,7 +197,7 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -181,16 +206,28 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): nine whole numbers in
--- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
--- and a BAD_JOBS error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
   if stored then
-    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
     for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
       local n = found[i] and #found[i] <= 16 and tonumber(found[i])
       values[i] = n and n >= range[1] and n <= range[2] and n
@@ -204,6 +241,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -264,6 +302,36 @@ local function count_ends(jobs_hash, m, completed, failed, died)
     '#totals', string.format('%d %d %d', m.totals[1] + completed, m.totals[2] + failed, m.totals[3] + died),
     m.field, string.format('%d %d %d', m.minute, m.slot[1] + completed, m.slot[2] + failed))
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
+-- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
+local function drop_results(results_hash, kept_set, at, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  if #gone > 0 then
+    redis.call('ZREM', kept_set, unpack(gone))
+    redis.call('HDEL', results_hash, unpack(gone))
+  end
+end
+-- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
+-- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
+-- time has passed, so the results kept shrink as fast as they grow. The caller checked
+-- both keys' types before its first write.
+local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
+  redis.call('HSET', results_hash, job_id, value)
+  redis.call('ZADD', kept_set, at + ttl, job_id)
+  drop_results(results_hash, kept_set, at, 2)
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, leased, parked, signal }) do
@@ -294,10 +362,25 @@ metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
 if bad then
   return bad
 end
+if result ~= '' then
+  if #result > settings.result_max then
+    return redis.error_reply('RESULT_TOO_BIG the result is ' .. #result .. ' bytes, more than the '
+      .. settings.result_max .. ' the queue keeps')
+  end
+  redis.call('HLEN', results)
+  redis.call('ZCARD', kept)
+end
+if settings.events_max > 0 then
+  redis.call('XLEN', events)
+end
 forget_job(leased, jobs, id)
 -- A job of its group that was held back may start now.
 if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 count_ends(jobs, metrics, 1, 0, 0)
+if result ~= '' then
+  keep_result(results, kept, id, result, now, settings.result_ttl)
+end
+emit(events, settings.events_max, 'completed', id)
 return now

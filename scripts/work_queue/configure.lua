@@ -1,4 +1,4 @@
---- Sets the queue's limits, its dead-letter cap and its metrics window, for every worker.
+--- Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.
 ---
 --- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
 --- its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`
@@ -12,10 +12,16 @@
 --- When the group limits change, up to 250 groups with parked jobs are woken, so
 --- the next `take` calls start what the new limits allow (the jobs of any further groups
 --- start as their groups' jobs end); idle workers are woken too.
+--- Events (what happened to each job, in `events`) are off until `events_max` is set; the
+--- stream then keeps at most that many, the oldest going first, and a lower cap trims it
+--- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
+--- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless
+--- set) is refused.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg group_concurrency uint 0..=10^6 the most jobs of one group held at once; 0 for no limit
 --- @arg group_rate uint 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
 --- @arg group_period ms 1..=10^10       the window of `group_rate`
@@ -25,8 +31,11 @@
 --- @arg dead_max uint 1..=10^7          the most jobs kept dead; the oldest go first
 --- @arg dead_age ms 1..=10^12           how long a dead job is kept
 --- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
+--- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
+--- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
+--- @arg result_max uint 1..=2^20       the longest result kept, in bytes (1 MiB at most)
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
---- @error BAD_ARGS               not 4 keys and 9 arguments
+--- @error BAD_ARGS               not 5 keys and 12 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
@@ -36,11 +45,14 @@
 --- @error BAD_DEAD_MAX           not an integer within its range
 --- @error BAD_DEAD_AGE           not whole milliseconds within its range
 --- @error BAD_METRICS_MINUTES    not an integer within its range
+--- @error BAD_EVENTS_MAX         not an integer within its range
+--- @error BAD_RESULT_TTL         not whole milliseconds within its range
+--- @error BAD_RESULT_MAX         not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
 --- @uses settings_of parked_prefix parse_parked wake_workers
---- @complexity O(R + G × log N): R the old queue rate, G ≤ 250 the groups woken, N the parked jobs
+--- @complexity O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
@@ -54,13 +66,14 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 9 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 12 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local parked = KEYS[1]
 local jobs = KEYS[2]
 local wake = KEYS[3]
 local signal = KEYS[4]
+local events = KEYS[5]
 local group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
 if not group_concurrency or group_concurrency > 1000000 then
   return redis.error_reply(
@@ -103,6 +116,19 @@ if not metrics_minutes or metrics_minutes > 1440 then
   return redis.error_reply(
       'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, got ' .. shown(ARGV[9]))
 end
+local events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+if not events_max or events_max > 100000 then
+  return redis.error_reply('BAD_EVENTS_MAX events_max must be an integer from 0 to 100000, got ' .. shown(ARGV[10]))
+end
+local result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
+if not result_ttl or result_ttl > 2592000000 then
+  return redis.error_reply(
+      'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, got ' .. shown(ARGV[11]))
+end
+local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+if not result_max or result_max > 1048576 then
+  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 1048576, got ' .. shown(ARGV[12]))
+end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -119,6 +145,10 @@ end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in parked, but KEYS[5] is ' .. shown(events))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -144,16 +174,28 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): nine whole numbers in
--- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
--- and a BAD_JOBS error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
   if stored then
-    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
     for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
       local n = found[i] and #found[i] <= 16 and tonumber(found[i])
       values[i] = n and n >= range[1] and n <= range[2] and n
@@ -167,14 +209,15 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
--- End of the shared helpers.
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ parked, wake, signal }) do
   redis.call('ZCARD', zset)
 end
+redis.call('XLEN', events)
 local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
   return bad
@@ -183,6 +226,7 @@ local new = {
   group_concurrency = group_concurrency, group_rate = group_rate, group_period = group_period,
   queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
   dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
+  events_max = events_max, result_ttl = result_ttl, result_max = result_max,
 }
 local changed = false
 for name, value in pairs(new) do
@@ -217,8 +261,12 @@ if old.queue_rate ~= queue_rate then
   end
   redis.call('HDEL', jobs, unpack(fields))
 end
-redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d', group_concurrency, group_rate,
-  group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes))
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
+  group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes,
+  events_max, result_ttl, result_max))
+if events_max > 0 and events_max < old.events_max then
+  redis.call('XTRIM', events, 'MAXLEN', events_max)
+end
 for _, group in ipairs(woken) do
   redis.call('ZADD', wake, 0, group)
 end

@@ -16,10 +16,13 @@
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
---- @error BAD_ARGS               not 10 keys and 2 arguments
+--- @error BAD_ARGS               not 13 keys and 2 arguments
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_FORCE              not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
@@ -41,8 +44,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 10 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 13 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 13 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -54,6 +57,9 @@ local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
+local events = KEYS[11]
+local results = KEYS[12]
+local kept = KEYS[13]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -104,6 +110,18 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
@@ -120,13 +138,15 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
 end
--- End of the shared helpers.
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local paused = redis.call('HGET', jobs, '#paused')
 redis.call('HLEN', groups)
+redis.call('XLEN', events)
+redis.call('HLEN', results)
+redis.call('ZCARD', kept)
 local sets = { waiting, delayed, parked, dead, leased }
 local left = 0
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
@@ -175,6 +195,6 @@ end
 left = left - (count - budget)
 if left == 0 then
   -- UNLINK frees a large hash (many groups' rings, a long metrics window) off the main thread.
-  redis.call('UNLINK', jobs, groups, wake, idle, signal)
+  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept)
 end
 return left

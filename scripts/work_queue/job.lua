@@ -1,5 +1,5 @@
 #!lua flags=no-writes
---- Reads one job: its state, deliveries, group, last error and payload.
+--- Reads one job: its state, deliveries, group, last error, payload and progress.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
 --- The time that goes with a job's state is when a delayed job is due, when a lease runs
@@ -9,10 +9,10 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (string, uint, uint, string?, bytes?, bytes, uint?)?  the job: its state, deliveries,
----                               priority, group (nil for none), last error (nil for none), payload, and
----                               the time that goes with its state (ms, server clock; nil for none); nil
----                               when there is no job with this id
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?  the job: its state, deliveries,
+---                               priority, group (nil for none), last error (nil for none), payload, the
+---                               time that goes with its state (ms, server clock; nil for none), and its
+---                               last progress report (nil for none); nil when there is no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -74,7 +74,8 @@ end
 for _, zset in ipairs({ delayed, leased, dead }) do
   redis.call('ZCARD', zset)
 end
-local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id)
+local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id,
+  'p:' .. id)
 local state = fields[1]
 if not state then
   return false
@@ -100,4 +101,4 @@ end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.
 return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
-  at and tonumber(at) or false }
+  at and tonumber(at) or false, fields[7] or false }

@@ -8,7 +8,8 @@
 --- a fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails
 --- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
---- `configure.lua` sets (by count and by age).
+--- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
+--- retried) or `dead`, with `reason` as `error`.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -17,13 +18,14 @@
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key groups hash {<name>}:groups  per group g: r:<g> running; p:<g>, z:<g>, s:<g>:<i>, o:<g>: rate ring
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg id string non-empty      the job's id
 --- @arg token string non-empty   the lease token `take.lua` returned with the job
 --- @arg delay ms 0..=10^12       how long before the job can be taken again; 0 for at once
 --- @arg max_deliveries uint 1..=1000    a job delivered this many times goes to `dead` instead
 --- @arg reason bytes             why it failed, kept with the job
 --- @return (string, int)         the new state ('waiting', 'delayed' or 'dead'), and when it can be taken again or died
---- @error BAD_ARGS               not 8 keys and 5 arguments
+--- @error BAD_ARGS               not 9 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_TOKEN              empty
 --- @error BAD_DELAY              not whole milliseconds within its range
@@ -33,7 +35,7 @@
 --- @error BAD_JOBS               `jobs` holds a field, setting or metric these scripts do not write; nothing written
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
---- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead
+--- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -59,8 +61,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 8 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 8 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 9 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 9 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -70,6 +72,7 @@ local parked = KEYS[5]
 local jobs = KEYS[6]
 local groups = KEYS[7]
 local signal = KEYS[8]
+local events = KEYS[9]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -120,6 +123,10 @@ end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[8] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[9] is ' .. shown(events))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -191,19 +198,31 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): nine whole numbers in
--- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
--- and a BAD_JOBS error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
   if stored then
-    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
     for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
       local n = found[i] and #found[i] <= 16 and tonumber(found[i])
       values[i] = n and n >= range[1] and n <= range[2] and n
@@ -217,6 +236,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -293,6 +313,19 @@ local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
   end
   return #gone
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
@@ -334,6 +367,9 @@ metrics, bad = metrics_at(jobs, now, settings.metrics_minutes)
 if bad then
   return bad
 end
+if settings.events_max > 0 then
+  redis.call('XLEN', events)
+end
 redis.call('ZREM', leased, id)
 redis.call('HDEL', jobs, 't:' .. id)
 redis.call('HSET', jobs, 'e:' .. id, reason)
@@ -347,9 +383,11 @@ if tonumber(deliveries) >= max_deliveries then
   count_ends(jobs, metrics, 0, 1, 1)
   -- Two for each that dies: the set comes back under its cap after a lowering.
   trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
+  emit(events, settings.events_max, 'dead', id, 'error', reason)
   return { 'dead', now }
 end
 count_ends(jobs, metrics, 0, 1, 0)
+emit(events, settings.events_max, 'failed', id, 'error', reason)
 if delay > 0 then
   redis.call('ZADD', delayed, now + delay, id)
   redis.call('HSET', jobs, 's:' .. id, 'delayed')

@@ -132,7 +132,6 @@ local function held_group(jobs_hash, job_id, job_token)
   return group, nil, stored
 end
 -- End of the shared helpers.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ leased, parked, wake, idle }) do
   redis.call('ZCARD', zset)

@@ -7,13 +7,14 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @arg id string non-empty      the job's id
 --- @return bool                  whether the job was dead and is now waiting
---- @error BAD_ARGS               not 4 keys and 1 argument
+--- @error BAD_ARGS               not 5 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds a field of the job these scripts did not write; nothing was written
---- @uses wake_workers next_rank
+--- @uses wake_workers next_rank settings_of emit
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
@@ -37,13 +38,14 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local dead = KEYS[2]
 local jobs = KEYS[3]
 local signal = KEYS[4]
+local events = KEYS[5]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -65,6 +67,10 @@ if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
 end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
@@ -84,26 +90,84 @@ local function next_rank(jobs_hash, job_priority)
   end
   return (255 - job_priority) * 10000000000000 + seq
 end
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
+local function settings_of(stored)
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
+  if stored then
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
+    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
+    for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
+      values[i] = n and n >= range[1] and n <= range[2] and n
+      if not values[i] then
+        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+          .. ', not what configure.lua writes')
+      end
+    end
+  end
+  return {
+    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
+    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
+    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
+  }
+end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, dead, signal }) do
   redis.call('ZCARD', zset)
 end
+redis.call('XLEN', events)
 if redis.call('HGET', jobs, 's:' .. id) ~= 'dead' then
   return 0
 end
 -- Everything that can be refused is read before the first write.
-local old_rank, last_seq = unpack(redis.call('HMGET', jobs, 'r:' .. id, '#seq'))
+local old_rank, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 'r:' .. id, '#seq', '#settings'))
 if not (old_rank and safe_integer(old_rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(old_rank or ''))
 end
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
 end
+local settings, bad = settings_of(stored_settings)
+if bad then
+  return bad
+end
 local priority = 255 - math.floor(tonumber(old_rank) / 10000000000000)
 local rank = next_rank(jobs, priority)
 redis.call('ZREM', dead, id)
 redis.call('ZADD', waiting, rank, id)
 redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+emit(events, settings.events_max, 'retried', id)
 wake_workers(signal)
 return 1

@@ -97,7 +97,6 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
 -- End of the shared helpers.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
 for _, zset in ipairs({ waiting, delayed, parked, signal }) do

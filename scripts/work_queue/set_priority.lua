@@ -79,7 +79,6 @@ local function parked_member(group, rank, job_id)
   return parked_prefix(group) .. string.format('%016d', rank) .. job_id
 end
 -- End of the shared helpers.
--- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local state, rank, group = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id, 'g:' .. id))
 for _, zset in ipairs({ waiting, parked }) do

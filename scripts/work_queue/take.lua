@@ -1,6 +1,6 @@
 --- Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.
 ---
---- Beyond the books: the heart of a reliable work queue. A queue is the ten keys below,
+--- Beyond the books: the heart of a reliable work queue. A queue is the keys below,
 --- in one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every
 --- `work_queue` script takes the ones it uses, in this order. Before taking, one call
 --- does three bounded chores, on the server's clock: it hands back up to `limit` jobs
@@ -22,7 +22,10 @@
 --- anew when the group's next job is examined; the old start times, and those of idle
 --- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
---- and the leases that ran out in the queue's metrics (see `metrics.lua`).
+--- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
+--- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
+--- out`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call
+--- drops up to `limit` kept results whose time has passed.
 ---
 --- A non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`
 --- before the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or
@@ -51,26 +54,30 @@
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
 --- @key idle zset {<name>}:idle        group -> when its ring of start times stops mattering (ms), to drop it
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @key results hash {<name>}:results  job id -> its result, while it is kept
+--- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
---- @arg done string... 0..=50   id, token, id, token, …: jobs this worker finished, acked first as `ack.lua` acks one
+--- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 10 keys and from 4 to 54 arguments
+--- @error BAD_ARGS               not 13 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_TOKEN              not 32 hex digits
---- @error BAD_DONE               an id without its token: `done` holds an odd number of values
+--- @error BAD_DONE               `done` is not id, token, result triples, or an id or token is empty
+--- @error RESULT_TOO_BIG         a result of `done` is longer than the queue's `result_max`; nothing was written
 --- @error LEASE_LOST             a job of `done` is not held under its token, or is there twice; nothing was written
 --- @error BAD_JOBS               `jobs` holds a rank, count, setting or metric these scripts do not write (see above)
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
---- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member
+--- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -97,8 +104,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 10 or #ARGV < 4 or #ARGV > 54 then
-  return redis.error_reply('BAD_ARGS expected 10 keys and from 4 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 13 or #ARGV < 4 or #ARGV > 79 then
+  return redis.error_reply('BAD_ARGS expected 13 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -110,6 +117,9 @@ local groups = KEYS[7]
 local wake = KEYS[8]
 local idle = KEYS[9]
 local signal = KEYS[10]
+local events = KEYS[11]
+local results = KEYS[12]
+local kept = KEYS[13]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
@@ -168,6 +178,18 @@ end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[10] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[11] is ' .. shown(events))
+end
+if results ~= tag_of_keys .. ':results' then
+  return redis.error_reply(
+      'BAD_KEYS results must be {<name>}:results with <name> as in waiting, but KEYS[12] is ' .. shown(results))
+end
+if kept ~= tag_of_keys .. ':kept' then
+  return redis.error_reply(
+      'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -246,7 +268,7 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -255,16 +277,28 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): nine whole numbers in
--- the order of configure.lua's arguments, or false for the defaults (it never ran); nil
--- and a BAD_JOBS error reply for a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): twelve whole numbers in
+-- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
+-- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
+-- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
   if stored then
-    local found = { string.match(stored, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$') }
+    local found = {}
+    for digits in string.gmatch(stored, '%d+') do
+      found[#found + 1] = digits
+    end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 } }
+      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
+      { 1, 2592000000 }, { 1, 1048576 } }
+    -- Numbers and single spaces only, nine or twelve of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      found = {}
+    end
     for i, range in ipairs(ranges) do
+      if #found == 9 and i > 9 then
+        break
+      end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
       local n = found[i] and #found[i] <= 16 and tonumber(found[i])
       values[i] = n and n >= range[1] and n <= range[2] and n
@@ -278,6 +312,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
+    events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -354,15 +389,47 @@ local function trim_dead(dead_set, jobs_hash, at, max_count, max_age, budget)
   end
   return #gone
 end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
+-- Drops up to `budget` kept results whose time has passed at `at` (ms, server clock).
+local function drop_results(results_hash, kept_set, at, budget)
+  local gone = redis.call('ZRANGE', kept_set, '-inf', at, 'BYSCORE', 'LIMIT', 0, budget)
+  if #gone > 0 then
+    redis.call('ZREM', kept_set, unpack(gone))
+    redis.call('HDEL', results_hash, unpack(gone))
+  end
+end
+-- Keeps `value`, the result of job `job_id`, until `at` + `ttl` (ms, server clock): the
+-- value in `results_hash`, its expiry in `kept_set`; then drops up to two results whose
+-- time has passed, so the results kept shrink as fast as they grow. The caller checked
+-- both keys' types before its first write.
+local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
+  redis.call('HSET', results_hash, job_id, value)
+  redis.call('ZADD', kept_set, at + ttl, job_id)
+  drop_results(results_hash, kept_set, at, 2)
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
+redis.call('HLEN', results)
+redis.call('XLEN', events)
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
 local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))
@@ -448,18 +515,29 @@ end
 -- 0. The jobs this worker finished (`done`), acked first as ack.lua acks one: each is
 -- held under its token and named once.
 local done = { unpack(ARGV, 5) }
-if #done % 2 == 1 then
-  return redis.error_reply('BAD_DONE done must be id, token pairs; got ' .. #done .. ' values')
+if #done % 3 ~= 0 then
+  return redis.error_reply('BAD_DONE done must be id, token, result triples; got ' .. #done .. ' values')
 end
-local finished = {}
-for i = 1, #done, 2 do
+local finished, results_of = {}, {}
+for i = 1, #done, 3 do
   local id = done[i]
+  if id == '' or done[i + 1] == '' then
+    return redis.error_reply('BAD_DONE an id or token of done is empty')
+  end
   local group, bad = held_group(jobs, id, done[i + 1])
   if bad then
     return bad
   end
   if finished[id] ~= nil then
     return redis.error_reply('LEASE_LOST job ' .. shown(id) .. ' is in done twice')
+  end
+  local result = done[i + 2]
+  if #result > settings.result_max then
+    return redis.error_reply('RESULT_TOO_BIG the result of job ' .. shown(id) .. ' is ' .. #result
+      .. ' bytes, more than the ' .. settings.result_max .. ' the queue keeps')
+  end
+  if result ~= '' then
+    results_of[#results_of + 1] = { id = id, result = result }
   end
   finished[id] = group
   finished[#finished + 1] = id
@@ -757,6 +835,13 @@ for _, id in ipairs(finished) do
   if group then
     release_slot(groups, parked, waiting, jobs, group, freed[id])
   end
+  emit(events, settings.events_max, 'completed', id)
+end
+for _, kept_result in ipairs(results_of) do
+  keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
+end
+if cards[kept] > 0 then
+  drop_results(results, kept, now, limit)
 end
 
 for i, id in ipairs(lapsed) do
@@ -773,9 +858,11 @@ for i, id in ipairs(lapsed) do
     elseif record.dead then
       redis.call('ZADD', dead, now, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
+      emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
     else
       redis.call('ZADD', waiting, record.rank, id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')
+      emit(events, settings.events_max, 'failed', id, 'error', 'lease ran out')
     end
   end
 end

@@ -1,5 +1,6 @@
 //! What operators do to a queue: its settings (limits the queue owns, the dead-letter
-//! cap, the metrics window), its metrics, and bulk and per-job changes.
+//! cap, the metrics window, events and results), its metrics, and bulk and per-job
+//! changes.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -18,12 +19,15 @@ pub const MAX_BULK: u64 = 100;
 pub const MAX_METRICS_MINUTES: u64 = 1_440;
 
 /// A queue's own settings, kept in Redis and read by every `take`: the limits of each
-/// group and of the whole queue, the dead-letter cap, and the minutes of metrics kept.
-/// Set them with [`WorkQueue::configure`], read them with [`WorkQueue::settings`].
+/// group and of the whole queue, the dead-letter cap, the minutes of metrics kept, the
+/// events kept and the bounds of kept results. Set them with [`WorkQueue::configure`],
+/// read them with [`WorkQueue::settings`].
 ///
 /// The defaults (a queue nobody configured): no limits, at most 10,000 dead jobs kept for
-/// at most 180 days (Sidekiq's caps), and no metrics: a queue that does not ask for them
-/// does not pay for them (two hash commands in each script that ends a job).
+/// at most 180 days (Sidekiq's caps), no metrics and no events: a queue that does not ask
+/// for them does not pay for them (two hash commands, or one `XADD`, in each script that
+/// ends a job). A result is kept only when a worker gives one
+/// ([`ack_with`](WorkQueue::ack_with)): for an hour, and at most 64 KiB, unless set.
 ///
 /// ```
 /// use std::time::Duration;
@@ -44,7 +48,17 @@ pub struct Settings {
     dead_max: u64,
     dead_age: Duration,
     metrics_minutes: u64,
+    events_max: u64,
+    result_ttl: Duration,
+    result_max: u64,
 }
+
+/// The most events a queue's stream keeps ([`Settings::events`]).
+pub const MAX_EVENTS: u64 = 100_000;
+/// The longest a result is kept ([`Settings::results`]): 30 days.
+pub const MAX_RESULT_TTL: Duration = Duration::from_secs(30 * 86_400);
+/// The longest result kept ([`Settings::results`]), in bytes: 1 MiB.
+pub const MAX_RESULT_BYTES: u64 = 1 << 20;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -54,6 +68,9 @@ impl Default for Settings {
             dead_max: 10_000,
             dead_age: Duration::from_secs(180 * 86_400),
             metrics_minutes: 0,
+            events_max: 0,
+            result_ttl: Duration::from_secs(3_600),
+            result_max: 65_536,
         }
     }
 }
@@ -98,6 +115,43 @@ impl Settings {
         input::check_param(&script::CONFIGURE.args[8], minutes)?;
         self.metrics_minutes = minutes;
         Ok(self)
+    }
+
+    /// Turns the queue's events on: what happens to each job (completed, failed, dead,
+    /// retried, progress) is appended to its stream `{name}:events` in the same call,
+    /// which keeps the newest `max` (1 to [`MAX_EVENTS`]; 0 turns events off, the
+    /// default). A lower cap trims the stream when it is set. See
+    /// [`WorkQueue::events`].
+    pub fn events(mut self, max: u64) -> Result<Self> {
+        input::check_param(&script::CONFIGURE.args[9], max)?;
+        self.events_max = max;
+        Ok(self)
+    }
+
+    /// The bounds of kept results: each is kept for `ttl` (whole milliseconds, 1 ms to
+    /// [`MAX_RESULT_TTL`]), and one longer than `max_bytes` (1 to [`MAX_RESULT_BYTES`]) is
+    /// refused. The defaults: an hour, 64 KiB.
+    pub fn results(mut self, ttl: Duration, max_bytes: u64) -> Result<Self> {
+        input::check_param(&script::CONFIGURE.args[10], ttl)?;
+        input::check_param(&script::CONFIGURE.args[11], max_bytes)?;
+        self.result_ttl = ttl;
+        self.result_max = max_bytes;
+        Ok(self)
+    }
+
+    /// The most events kept; 0 when events are off.
+    pub fn events_max(&self) -> u64 {
+        self.events_max
+    }
+
+    /// How long a result is kept.
+    pub fn result_ttl(&self) -> Duration {
+        self.result_ttl
+    }
+
+    /// The longest result kept, in bytes.
+    pub fn result_max(&self) -> u64 {
+        self.result_max
     }
 
     /// The limits of each group.
@@ -268,6 +322,7 @@ impl WorkQueue {
             &k.jobs,
             &k.wake,
             &k.signal,
+            &k.events,
             g.concurrency,
             g.rate,
             g.period,
@@ -277,6 +332,9 @@ impl WorkQueue {
             settings.dead_max,
             settings.dead_age,
             settings.metrics_minutes,
+            settings.events_max,
+            settings.result_ttl,
+            settings.result_max,
         )
         .map(|(changed, groups_woken)| {
             Ok(Configured {
@@ -290,7 +348,7 @@ impl WorkQueue {
     /// [`configure`](Self::configure) never ran). One read-only script
     /// (`work_queue/settings`).
     pub fn settings(&self) -> Op<Settings> {
-        script::settings(&self.keys.jobs).map(|(gc, gr, gp, qc, qr, qp, dm, da, mm)| {
+        script::settings(&self.keys.jobs).map(|(gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm)| {
             let limits = |concurrency, rate, period| Limits {
                 concurrency,
                 rate,
@@ -302,6 +360,9 @@ impl WorkQueue {
                 dead_max: dm,
                 dead_age: Duration::from_millis(da),
                 metrics_minutes: mm,
+                events_max: em,
+                result_ttl: Duration::from_millis(rt),
+                result_max: rm,
             })
         })
     }
@@ -372,7 +433,7 @@ impl WorkQueue {
     /// queue: call again while it answers `count`. One script (`work_queue/retry_dead`).
     pub fn retry_dead(&self, count: u64) -> Op<u64> {
         let k = &self.keys;
-        script::retry_dead(&k.waiting, &k.dead, &k.jobs, &k.signal, count)
+        script::retry_dead(&k.waiting, &k.dead, &k.jobs, &k.signal, &k.events, count)
     }
 
     /// Removes up to `count` jobs (1 to [`MAX_BULK`]) in `state`, first first: waiting
@@ -409,7 +470,7 @@ impl WorkQueue {
         let k = &self.keys;
         script::delete_queue(
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, count, force,
+            &k.idle, &k.signal, &k.events, &k.results, &k.kept, count, force,
         )
     }
 

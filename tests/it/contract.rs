@@ -364,12 +364,15 @@ pub(crate) fn prepare(
             // Job x, held under the token 1, below: take acks it first (`done`).
             args[3] = "0123456789abcdef0123456789abcdef".into();
             args.truncate(4);
-            args.extend(["x".into(), "1".into()]);
+            args.extend(["x".into(), "1".into(), "r".into()]);
         }
         "work_queue/ack"
         | "work_queue/extend"
         | "work_queue/nack"
+        | "work_queue/progress"
         | "work_queue/rate_limit_group" => args[1] = "1".into(),
+        // From the oldest event kept.
+        "work_queue/events" => args[0] = "0-0".into(),
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
         // A party that arrives (no generation yet) at a barrier of two, and waits.
@@ -397,6 +400,7 @@ pub(crate) fn prepare(
         | "work_queue/extend"
         | "work_queue/nack"
         | "work_queue/take"
+        | "work_queue/progress"
         | "work_queue/rate_limit_group" => {
             harness::cmd(
                 con,
@@ -415,7 +419,9 @@ pub(crate) fn prepare(
                     "p",
                 ],
             );
-            harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
+            if name != "work_queue/progress" {
+                harness::cmd(con, &["ZADD", &key("leased"), "99999999999999", "x"]);
+            }
             if name == "work_queue/rate_limit_group" {
                 harness::cmd(con, &["HSET", &key("jobs"), "g:x", "g"]);
             }
@@ -1138,8 +1144,11 @@ mod outside_client {
                 "{q}:jobs",
                 "{q}:groups",
                 "{q}:signal",
+                "{q}:events",
+                "{q}:results",
+                "{q}:kept",
             ],
-            &["j", "7"],
+            &["j", "7", ""],
             "LEASE_LOST",
         );
         refused(
@@ -1157,6 +1166,7 @@ mod outside_client {
                 "{q}:jobs",
                 "{q}:groups",
                 "{q}:signal",
+                "{q}:events",
             ],
             &["j", "7", "0", "5", "failed"],
             "BAD_JOBS",
@@ -1165,7 +1175,13 @@ mod outside_client {
             &mut con,
             &[&["HSET", "{q}:jobs", "s:j", "dead", "r:j", "0010000000000001"]],
             &scripts::work_queue::REQUEUE,
-            &["{q}:waiting", "{q}:dead", "{q}:jobs", "{q}:signal"],
+            &[
+                "{q}:waiting",
+                "{q}:dead",
+                "{q}:jobs",
+                "{q}:signal",
+                "{q}:events",
+            ],
             &["j"],
             "BAD_JOBS",
         );
@@ -1195,7 +1211,7 @@ mod outside_client {
         let mut con = db.con();
         let keys: Vec<String> = [
             "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-            "signal",
+            "signal", "events", "results", "kept",
         ]
         .iter()
         .map(|k| format!("{{q}}:{k}"))
@@ -1245,10 +1261,13 @@ mod outside_client {
             key("jobs"),
             key("groups"),
             key("signal"),
+            key("events"),
+            key("results"),
+            key("kept"),
         ];
         dump_unchanged(&mut con, |con| {
             assert_code(
-                harness::eval(con, &scripts::work_queue::ACK, &ack, &["j", "1"]),
+                harness::eval(con, &scripts::work_queue::ACK, &ack, &["j", "1", ""]),
                 "BAD_GROUPS",
             );
         });
@@ -1280,7 +1299,13 @@ mod outside_client {
         let requeue = harness::eval(
             &mut con,
             &scripts::work_queue::REQUEUE,
-            &["{q}:waiting", "{q}:dead", "{q}:jobs", "{q}:signal"],
+            &[
+                "{q}:waiting",
+                "{q}:dead",
+                "{q}:jobs",
+                "{q}:signal",
+                "{q}:events",
+            ],
             &["j"],
         );
         assert_eq!(requeue.unwrap(), Value::Int(0));

@@ -827,7 +827,7 @@ mod found {
         let token = (3, "0123456789abcdef0123456789abcdef");
         refused(
             "work_queue/take",
-            &[token, (5, "x")],
+            &[token, (5, "x"), (6, "")],
             &[&held, &lease, &waiting, &rank, &running],
             "BAD_GROUPS",
         );

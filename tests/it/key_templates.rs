@@ -764,6 +764,9 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.delete(10, false), &n, &[]);
     c.check(queue.set_priority("1", 3), &n, &[]);
     c.check(queue.set_delay("1", std::time::Duration::ZERO), &n, &[]);
+    c.check(queue.progress(&job, "50%"), &n, &[]);
+    c.check(queue.result("1"), &n, &[]);
+    c.check(queue.events_after("0-0", 10), &n, &[]);
 
     let name = pick(tagged, "exports", "{tenant:7}:exports");
     let sem = redis_patterns::semaphore::Semaphore::new(name).unwrap();

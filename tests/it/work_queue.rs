@@ -296,6 +296,7 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     queue.add("r1", "run").in_mode().run(con).unwrap();
     t.note("added r1");
     take(&mut t, con, &queue, 10);
+    events_results_and_progress(&mut t, con, &queue);
     let _ = step!(t, con, queue.delete(10, false));
     let _ = step!(t, con, queue.pause());
     let _ = step!(t, con, queue.delete(10, false));
@@ -303,9 +304,78 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.delete(10, true));
     let _ = step!(t, con, queue.delete(10, true));
     let exists: redis::RedisResult<u64> = redis::cmd("EXISTS").arg(&queue.keys()).query(con);
-    t.step("EXISTS <the ten keys>", exists.map_err(Error::Redis))
+    t.step("EXISTS <the thirteen keys>", exists.map_err(Error::Redis))
         .unwrap();
     t
+}
+
+/// Events on with a cap of 3, results up to 8 bytes: a job reports progress, fails its
+/// first delivery, reports again on its second and is acked with a result; a reader from
+/// the start learns that the cap trimmed an event.
+fn events_results_and_progress(
+    t: &mut Transcript,
+    con: &mut dyn redis::ConnectionLike,
+    queue: &WorkQueue,
+) {
+    let settings = Settings::new()
+        .events(3)
+        .unwrap()
+        .results(Duration::from_secs(3600), 8)
+        .unwrap();
+    let _ = step!(t, con, queue.configure(&settings));
+    queue.add("p1", "print").in_mode().run(con).unwrap();
+    t.note("added p1");
+    let first = take(t, con, queue, 1);
+    let _ = step!(
+        t,
+        con,
+        queue.progress(&first[0], "50%").map(|id| Ok(id.is_some()))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue
+            .nack_after(&first[0], Duration::ZERO, "flaky")
+            .map(|nacked| Ok(matches!(nacked, Nacked::Retry { .. })))
+    );
+    let second = take(t, con, queue, 1);
+    let p1 = &second[0];
+    let _ = step!(
+        t,
+        con,
+        queue.progress(p1, "100%").map(|id| Ok(id.is_some()))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.job("p1").map(|j| Ok(j.and_then(|j| j.progress)))
+    );
+    let _ = step!(t, con, queue.ack_with(p1, "nine byte"));
+    let _ = step!(t, con, queue.ack_with(p1, "pdf").map(|_| Ok("acked")));
+    let _ = step!(t, con, queue.result("p1"));
+    let _ = step!(t, con, queue.result("nobody"));
+    let _ = step!(
+        t,
+        con,
+        queue.events_after("0-0", 10).map(|page| {
+            let events: Vec<_> = page
+                .events
+                .into_iter()
+                .map(|e| {
+                    (
+                        e.kind,
+                        e.job,
+                        String::from_utf8_lossy(&e.detail).into_owned(),
+                    )
+                })
+                .collect();
+            Ok((page.lost, events))
+        })
+    );
+    let end = queue.wait_for_job(con, "p1", Duration::from_secs(5));
+    t.step("wait_for_job(p1)", end).unwrap();
+    let end = queue.wait_for_job(con, "nobody", Duration::from_secs(5));
+    t.step("wait_for_job(nobody)", end).unwrap();
 }
 
 #[test]
@@ -342,6 +412,9 @@ fn keys_share_the_names_slot() {
             "{app}:jobs:wake",
             "{app}:jobs:idle",
             "{app}:jobs:signal",
+            "{app}:jobs:events",
+            "{app}:jobs:results",
+            "{app}:jobs:kept",
         ]
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
@@ -974,13 +1047,15 @@ fn bad_input_is_refused_and_writes_nothing() {
     let random = "0123456789abcdef0123456789ABCDEF";
     // take.lua's settings, then the random part of the tokens and the jobs to ack first.
     let token = job.token.as_str();
-    let takes: [(&[&str], &str); 6] = [
+    let takes: [(&[&str], &str); 8] = [
         (&[&random[1..]], "BAD_TOKEN"),
         (&["g123456789abcdef0123456789abcdef"], "BAD_TOKEN"),
-        (&[random, "a", "999"], "LEASE_LOST"),
-        (&[random, "nobody", ""], "LEASE_LOST"),
-        (&[random, "a", token, "a", token], "LEASE_LOST"),
+        (&[random, "a", "999", ""], "LEASE_LOST"),
+        (&[random, "nobody", "999", ""], "LEASE_LOST"),
+        (&[random, "a", token, "", "a", token, ""], "LEASE_LOST"),
+        (&[random, "a", token], "BAD_DONE"),
         (&[random, "a"], "BAD_DONE"),
+        (&[random, "", token, ""], "BAD_DONE"),
     ];
     for (rest, code) in takes {
         let mut args = vec!["1000", "1", "1"];
@@ -998,12 +1073,14 @@ fn bad_input_is_refused_and_writes_nothing() {
         ),
         (
             &script::CONFIGURE,
-            &["0", "0", "1", "0", "1001", "1", "1", "1", "0"],
+            &[
+                "0", "0", "1", "0", "1001", "1", "1", "1", "0", "0", "1", "1",
+            ],
             "BAD_QUEUE_RATE",
         ),
-        (&script::ACK, &["a", ""], "BAD_TOKEN"),
-        (&script::ACK, &["a", "999"], "LEASE_LOST"),
-        (&script::ACK, &["a", &job.token[1..]], "LEASE_LOST"),
+        (&script::ACK, &["a", "", ""], "BAD_TOKEN"),
+        (&script::ACK, &["a", "999", ""], "LEASE_LOST"),
+        (&script::ACK, &["a", &job.token[1..], ""], "LEASE_LOST"),
         (
             &script::NACK,
             &["a", "1", "0", "0", "x"],
@@ -1018,11 +1095,11 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 }
 
-/// The keys `script` takes, by the names in its header: a subset of the queue's ten.
+/// The keys `script` takes, by the names in its header: a subset of the queue's thirteen.
 fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
-    const NAMES: [&str; 10] = [
+    const NAMES: [&str; 13] = [
         "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-        "signal",
+        "signal", "events", "results", "kept",
     ];
     script
         .keys

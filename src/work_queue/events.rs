@@ -1,0 +1,420 @@
+//! What happened to each job, as the scripts that end jobs tell it: the queue's events,
+//! the results workers keep, progress reports, and waiting for one job's end.
+//!
+//! Nothing here costs a queue that does not ask for it: events are off until
+//! [`Settings::events`](super::Settings::events) turns them on, and a result is kept
+//! only when a worker gives one ([`ack_with`](WorkQueue::ack_with)).
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `{name}:events` | stream | `event` (`completed`, `failed`, `dead`, `retried`, `progress`), `job`, and `error` or `progress`; at most the queue's `events_max` entries |
+//! | `{name}:results` | hash | job id → its result, while kept |
+//! | `{name}:kept` | zset | job id → until when its result is kept (ms, server clock) |
+//!
+//! **Beyond BullMQ.** BullMQ's event stream is capped only approximately (`MAXLEN ~`), so
+//! it may hold more than its cap, and its `QueueEvents` reader cannot tell that it missed
+//! events the cap trimmed (users report both: BullMQ#1070). Here the cap is exact, and
+//! every read says whether entries after the reader's last id went unread
+//! ([`EventPage::lost`]); [`Events::wait_for`] then reads the job's state again, so a
+//! waiter never waits for an end it missed. BullMQ keeps every completed job with its
+//! return value unless told otherwise (BullMQ#366); here a result is kept for a bounded
+//! time and size, both enforced by the scripts.
+
+use std::time::{Duration, Instant};
+
+use redis::ToRedisArgs;
+
+use super::{Job, State, WorkQueue, script};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::input;
+use crate::runtime::op::Op;
+use crate::runtime::wait::{self, Attempt, MAX_BLOCK, Wake};
+
+/// The longest progress report ([`WorkQueue::progress`]), in bytes.
+pub const MAX_PROGRESS_BYTES: usize = 4096;
+/// The most events one read answers ([`WorkQueue::events_after`]).
+pub const MAX_EVENTS_READ: u64 = 1000;
+
+/// What happened to a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// Acked: the job is done (its result, if kept, is in [`WorkQueue::result`]).
+    Completed,
+    /// A delivery failed (a nack, or a lease that ran out); the job will be retried.
+    Failed,
+    /// It failed for good: it is in the dead-letter queue.
+    Dead,
+    /// A dead job was put back to waiting (`retry_dead`, `requeue`).
+    Retried,
+    /// Its worker reported progress ([`WorkQueue::progress`]).
+    Progress,
+}
+
+impl EventKind {
+    /// The name the scripts write (`completed`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Completed => "completed",
+            EventKind::Failed => "failed",
+            EventKind::Dead => "dead",
+            EventKind::Retried => "retried",
+            EventKind::Progress => "progress",
+        }
+    }
+
+    fn parse(name: &str) -> Result<Self> {
+        Ok(match name {
+            "completed" => EventKind::Completed,
+            "failed" => EventKind::Failed,
+            "dead" => EventKind::Dead,
+            "retried" => EventKind::Retried,
+            "progress" => EventKind::Progress,
+            other => return Err(Error::unexpected_reply("an event no script writes", other)),
+        })
+    }
+}
+
+/// One entry of a queue's events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Its stream id: read on after it.
+    pub id: String,
+    /// What happened.
+    pub kind: EventKind,
+    /// The job's id.
+    pub job: String,
+    /// The error of a `Failed` or `Dead` event, the report of a `Progress` one; empty
+    /// otherwise.
+    pub detail: Vec<u8>,
+}
+
+/// One read of a queue's events ([`WorkQueue::events_after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventPage {
+    /// Entries after the id read from were trimmed by the cap before they were read.
+    pub lost: bool,
+    /// The stream's newest id (`0-0` for none): wait for entries after it.
+    pub newest: String,
+    /// The entries, oldest first.
+    pub events: Vec<Event>,
+}
+
+/// How a job ended, as [`Events::wait_for`] learns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// Acked, with its result if one is kept.
+    Completed(Option<Vec<u8>>),
+    /// Failed for good, with its last error.
+    Dead(Vec<u8>),
+    /// Not in the queue, and no result kept: acked without a result (or its result's
+    /// time passed), removed, or never added.
+    Gone,
+}
+
+impl WorkQueue {
+    /// Reports the progress of `job`, which this worker holds: [`job`](Self::job) shows
+    /// the last report, and the events carry each one. At most [`MAX_PROGRESS_BYTES`]
+    /// bytes, not empty. Answers the event's id, or `None` when events are off. Fails with
+    /// [`LEASE_LOST`](super::LEASE_LOST) when the job is no longer held under its token.
+    /// One script (`work_queue/progress`).
+    pub fn progress<V: ToRedisArgs>(&self, job: &Job, progress: V) -> Op<Option<String>> {
+        Op::try_build(|| {
+            let progress = input::value("progress", &progress)?;
+            let k = &self.keys;
+            Ok(script::progress(
+                &k.jobs, &k.events, &job.id, &job.token, &progress,
+            ))
+        })
+    }
+
+    /// The result kept for job `id` ([`ack_with`](Self::ack_with)), or `None` when none is
+    /// kept (none was given, or its time passed). One read-only script
+    /// (`work_queue/result`).
+    pub fn result(&self, id: &str) -> Op<Option<Vec<u8>>> {
+        script::result(&self.keys.results, &self.keys.kept, id)
+    }
+
+    /// Up to `count` events after the stream id `after` (`0-0` for the oldest kept; 0 to
+    /// [`MAX_EVENTS_READ`]; 0 reads only the newest id), and whether some went unread. One
+    /// read-only script (`work_queue/events`); [`events`](Self::events) follows them.
+    pub fn events_after(&self, after: &str, count: u64) -> Op<EventPage> {
+        script::events(&self.keys.events, after, count).map(|(lost, newest, rows)| {
+            let events = rows
+                .into_iter()
+                .map(|(id, kind, job, detail)| {
+                    Ok(Event {
+                        id,
+                        kind: EventKind::parse(&kind)?,
+                        job,
+                        detail,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            Ok(EventPage {
+                lost,
+                newest,
+                events,
+            })
+        })
+    }
+
+    /// A reader of the queue's events after the stream id `after`: `0-0` for the oldest
+    /// kept, or the last id an earlier reader handled ([`Events::last_id`]), to go on
+    /// where it stopped, across a reconnect or a restart. [`newest_event`](Self::newest_event)
+    /// gives the id to follow from now.
+    ///
+    /// ```no_run
+    /// # fn demo() -> redis_patterns::Result<()> {
+    /// use std::time::Duration;
+    /// use redis_patterns::work_queue::{JobEnd, Settings, WorkQueue};
+    ///
+    /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+    /// let queue = WorkQueue::new("reports")?;
+    /// queue.configure(&Settings::new().events(10_000)?).run(&mut con)?;
+    /// queue.add("report-7", "q3").run(&mut con)?;
+    /// // A worker elsewhere takes it, and acks it with `ack_with(&job, pdf)`.
+    /// match queue.wait_for_job(&mut con, "report-7", Duration::from_secs(60))? {
+    ///     Some(JobEnd::Completed(pdf)) => println!("{} bytes", pdf.map_or(0, |p| p.len())),
+    ///     Some(JobEnd::Dead(error)) => eprintln!("failed: {}", String::from_utf8_lossy(&error)),
+    ///     Some(JobEnd::Gone) => eprintln!("removed"),
+    ///     None => eprintln!("still running after a minute"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn events(&self, after: &str) -> Events<'_> {
+        Events {
+            queue: self,
+            after: after.to_owned(),
+            lost: false,
+        }
+    }
+
+    /// The id of the newest event (`0-0` for none): follow from it to see only what
+    /// happens from now. One read-only script (`work_queue/events`).
+    pub fn newest_event(&self) -> Op<String> {
+        self.events_after("0-0", 0).map(|page| Ok(page.newest))
+    }
+
+    /// Waits until job `id` ends, or `timeout` passed (`None`): it reads where the events
+    /// stand, then the job's state (so an end before the call is seen), then follows the
+    /// events. Needs the queue's events on ([`Settings::events`](super::Settings::events));
+    /// with them off it learns only an end before the call, and otherwise times out. For
+    /// a wait that survives a reconnect, keep an [`Events`] and call
+    /// [`Events::wait_for`] again with a new connection.
+    pub fn wait_for_job(
+        &self,
+        con: &mut dyn redis::ConnectionLike,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<JobEnd>> {
+        let newest = self.newest_event().run(con)?;
+        let mut events = self.events(&newest);
+        if let Some(end) = self.ended(con, id)? {
+            return Ok(Some(end));
+        }
+        events.wait_for(con, id, timeout)
+    }
+
+    /// [`wait_for_job`](Self::wait_for_job) on an async connection.
+    #[cfg(feature = "aio")]
+    pub async fn wait_for_job_async<C: redis::aio::ConnectionLike>(
+        &self,
+        con: &mut C,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<JobEnd>> {
+        let newest = self.newest_event().run_async(con).await?;
+        let mut events = self.events(&newest);
+        if let Some(end) = self.ended_async(con, id).await? {
+            return Ok(Some(end));
+        }
+        events.wait_for_async(con, id, timeout).await
+    }
+
+    /// How job `id` ended, read from its state and kept result; `None` while it is in
+    /// the queue and not dead.
+    fn ended(&self, con: &mut dyn redis::ConnectionLike, id: &str) -> Result<Option<JobEnd>> {
+        let job = self.job(id).run(con)?;
+        let result = match job {
+            None => self.result(id).run(con)?,
+            Some(_) => None,
+        };
+        Ok(end_of(job.map(|job| (job.state, job.last_error)), result))
+    }
+
+    #[cfg(feature = "aio")]
+    async fn ended_async<C: redis::aio::ConnectionLike>(
+        &self,
+        con: &mut C,
+        id: &str,
+    ) -> Result<Option<JobEnd>> {
+        let job = self.job(id).run_async(con).await?;
+        let result = match job {
+            None => self.result(id).run_async(con).await?,
+            Some(_) => None,
+        };
+        Ok(end_of(job.map(|job| (job.state, job.last_error)), result))
+    }
+}
+
+/// A job's end from its state and last error (`None`: no job) and its kept result.
+fn end_of(job: Option<(State, Option<Vec<u8>>)>, result: Option<Vec<u8>>) -> Option<JobEnd> {
+    match job {
+        Some((State::Dead, error)) => Some(JobEnd::Dead(error.unwrap_or_default())),
+        Some(_) => None,
+        None if result.is_some() => Some(JobEnd::Completed(result)),
+        None => Some(JobEnd::Gone),
+    }
+}
+
+/// A reader of a queue's events ([`WorkQueue::events`]) that remembers the last id it
+/// handed out, so a new connection goes on from there: nothing is read twice, and nothing
+/// is missed unless the stream's cap trimmed it first, which [`lost`](Self::lost) then
+/// says.
+#[derive(Debug, Clone)]
+pub struct Events<'q> {
+    queue: &'q WorkQueue,
+    after: String,
+    lost: bool,
+}
+
+impl Events<'_> {
+    /// The id of the last event handed out (or the one it started after).
+    pub fn last_id(&self) -> &str {
+        &self.after
+    }
+
+    /// Whether events went unread since the last call that answered this (the cap
+    /// trimmed them first); clears it.
+    pub fn lost(&mut self) -> bool {
+        std::mem::take(&mut self.lost)
+    }
+
+    /// One read, or what to block on when there is nothing new.
+    fn attempt(&self) -> Op<Attempt<EventPage>> {
+        let key = self.queue.keys.events.clone();
+        self.queue
+            .events_after(&self.after, MAX_EVENTS_READ)
+            .map(move |page| {
+                if page.events.is_empty() && !page.lost {
+                    let within = MAX_BLOCK.as_millis() as u64;
+                    return Ok(Attempt::NotYet(Wake::new(&key, page.newest, within)?));
+                }
+                Ok(Attempt::Done(page))
+            })
+    }
+
+    /// Takes in a page: its events, with the last id and the lost flag moved on.
+    fn handed(&mut self, page: Option<EventPage>) -> Vec<Event> {
+        let Some(page) = page else {
+            return Vec::new();
+        };
+        self.lost |= page.lost;
+        if let Some(last) = page.events.last() {
+            self.after = last.id.clone();
+        }
+        page.events
+    }
+
+    /// The next events (up to [`MAX_EVENTS_READ`]), waiting up to `timeout` for one;
+    /// empty on timeout. Blocks on the stream (`XREAD BLOCK`), never polls.
+    pub fn next(
+        &mut self,
+        con: &mut dyn redis::ConnectionLike,
+        timeout: Duration,
+    ) -> Result<Vec<Event>> {
+        let page = wait::until(con, timeout, || self.attempt())?;
+        Ok(self.handed(page))
+    }
+
+    /// [`next`](Self::next) on an async connection.
+    #[cfg(feature = "aio")]
+    pub async fn next_async<C: redis::aio::ConnectionLike>(
+        &mut self,
+        con: &mut C,
+        timeout: Duration,
+    ) -> Result<Vec<Event>> {
+        let page = wait::until_async(con, timeout, || self.attempt()).await?;
+        Ok(self.handed(page))
+    }
+
+    /// Follows the events until job `id` completes or dies, or `timeout` passed
+    /// (`None`). When events went unread (the cap trimmed them), it reads the job's state
+    /// to learn an end it missed. After an error (a dropped connection), call it again
+    /// with a new connection: it goes on from the last event it read.
+    pub fn wait_for(
+        &mut self,
+        con: &mut dyn redis::ConnectionLike,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<JobEnd>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let events = self.next(con, left)?;
+            if let Some(end) = end_among(&events, id) {
+                return Ok(Some(match end {
+                    Ended::Completed => JobEnd::Completed(self.queue.result(id).run(con)?),
+                    Ended::Dead(error) => JobEnd::Dead(error),
+                }));
+            }
+            if self.lost()
+                && let Some(end) = self.queue.ended(con, id)?
+            {
+                return Ok(Some(end));
+            }
+            if left.is_zero() || Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// [`wait_for`](Self::wait_for) on an async connection.
+    #[cfg(feature = "aio")]
+    pub async fn wait_for_async<C: redis::aio::ConnectionLike>(
+        &mut self,
+        con: &mut C,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<JobEnd>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let events = self.next_async(con, left).await?;
+            if let Some(end) = end_among(&events, id) {
+                return Ok(Some(match end {
+                    Ended::Completed => {
+                        JobEnd::Completed(self.queue.result(id).run_async(con).await?)
+                    }
+                    Ended::Dead(error) => JobEnd::Dead(error),
+                }));
+            }
+            if self.lost()
+                && let Some(end) = self.queue.ended_async(con, id).await?
+            {
+                return Ok(Some(end));
+            }
+            if left.is_zero() || Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// How a job ended, as its event says (the result is read after).
+enum Ended {
+    Completed,
+    Dead(Vec<u8>),
+}
+
+/// The end of job `id` among `events`, if one is there.
+fn end_among(events: &[Event], id: &str) -> Option<Ended> {
+    events
+        .iter()
+        .filter(|event| event.job == id)
+        .find_map(|event| match event.kind {
+            EventKind::Completed => Some(Ended::Completed),
+            EventKind::Dead => Some(Ended::Dead(event.detail.clone())),
+            _ => None,
+        })
+}
