@@ -11079,7 +11079,7 @@ pub mod work_queue {
     pub static EVENTS: crate::Script = crate::Script {
         name: "work_queue/events",
         path: "scripts/work_queue/events.lua",
-        sha1: "4749dba36b8e2a62ef34fb918be3f3e9e151a877",
+        sha1: "369a60d16cc18f44f39987fc16df95d1694d82e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/events.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's events after `after`: what happened to each job, oldest first.",
@@ -11119,7 +11119,7 @@ pub mod work_queue {
     #[doc = " events \\<newest>`), then reads again. `count` 0 reads only the newest id, to follow"]
     #[doc = " from now."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `4749dba36b8e2a62ef34fb918be3f3e9e151a877`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/events.lua` (`work_queue/events`, SHA1 `369a60d16cc18f44f39987fc16df95d1694d82e4`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]

@@ -16,8 +16,8 @@
 --- @arg after string len:3..=33  a stream id, `<ms>-<seq>` (`0-0` for the oldest kept): the entries after it
 --- @arg count uint 0..=1000      the most entries answered
 --- @return (bool, string, [(string, string, string, bytes)])  whether entries after `after` may have
----                               been trimmed unread; the newest id (`0-0` for none), to wait from; and the entries: id,
----                               event, job, and its error or progress ('' for none)
+---                               been trimmed unread; the newest id (`0-0` for none), to wait from;
+---                               and the entries: id, event, job, and its error or progress ('' for none)
 --- @error BAD_ARGS               not 1 key and 2 arguments
 --- @error BAD_AFTER              not from 3 to 33 bytes long, or not `<ms>-<seq>` with each part from 0 to 10^15
 --- @error BAD_COUNT              not an integer within its range
