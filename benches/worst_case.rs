@@ -1119,10 +1119,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/ack",
-            input: "a held job whose group has parked jobs",
+            input: "a held job whose group has parked jobs, a 32 KiB result kept, 2 expired dropped, events full",
             setup: busy_queue,
             keys: queue("work_queue/ack"),
-            args: strings(["held".into(), "7".into()]),
+            args: strings(["held".into(), "7".into(), "r".repeat(1 << 15)]),
         },
         Case {
             script: "work_queue/add",
@@ -1223,7 +1223,8 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25: 25 held jobs of groups with parked jobs acked first, every chore full, 1000-start rate rings",
+            input: "limit 25: 25 held jobs of groups with parked jobs acked first with 32 KiB results, 25 expired \
+                    results dropped, every chore full, 1000-start rate rings, events full",
             setup: busy_queue,
             keys: queue("work_queue/take"),
             args: {
@@ -1238,8 +1239,9 @@ fn cases() -> Vec<Case> {
                     ]
                     .map(String::from),
                 );
+                args.push("r".repeat(1 << 15).into_bytes());
                 for n in 1..=24 {
-                    args.extend(strings([format!("h{n}"), "7".into()]));
+                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 15)]));
                 }
                 args
             },
@@ -1261,12 +1263,45 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/configure",
-            input: "group limits change (250 of 1,000 groups of parked jobs woken), queue rate 1000 -> 10",
+            input: "group limits change (250 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1",
             setup: big_queue,
             keys: queue("work_queue/configure"),
             args: strings(
-                ["5", "10", "1000", "10", "10", "1000", "100", "1000", "60"].map(String::from),
+                [
+                    "5", "10", "1000", "10", "10", "1000", "100", "1000", "60", "1", "1000", "10",
+                ]
+                .map(String::from),
             ),
+        },
+        Case {
+            script: "work_queue/progress",
+            input: "a 4 KiB report of a held job, events full",
+            setup: busy_queue,
+            keys: queue("work_queue/progress"),
+            args: strings(["held".into(), "7".into(), "p".repeat(4096)]),
+        },
+        Case {
+            script: "work_queue/result",
+            input: "a 32 KiB result",
+            setup: |con| {
+                busy_queue(con);
+                lua(
+                    con,
+                    "redis.call('HSET', KEYS[12], 'big', string.rep('r', 32768))
+                     redis.call('ZADD', KEYS[13], 99999999999999, 'big')",
+                    &QUEUE,
+                    &[],
+                );
+            },
+            keys: queue("work_queue/result"),
+            args: strings(["big".into()]),
+        },
+        Case {
+            script: "work_queue/events",
+            input: "1,000 entries of a full stream (100,000) read from the oldest",
+            setup: busy_queue,
+            keys: queue("work_queue/events"),
+            args: strings(["0-0".into(), "1000".into()]),
         },
         Case {
             script: "work_queue/settings",
@@ -2075,7 +2110,7 @@ fn busy_links(con: &mut redis::Connection) {
 }
 
 /// A work queue's ten keys.
-const QUEUE: [&str; 10] = [
+const QUEUE: [&str; 13] = [
     "{w}:waiting",
     "{w}:delayed",
     "{w}:leased",
@@ -2086,6 +2121,9 @@ const QUEUE: [&str; 10] = [
     "{w}:wake",
     "{w}:idle",
     "{w}:signal",
+    "{w}:events",
+    "{w}:results",
+    "{w}:kept",
 ];
 
 /// A work queue where one `take` with `limit` 25 does the most work of every kind: 25
@@ -2151,8 +2189,18 @@ fn busy_queue(con: &mut redis::Connection) {
          redis.call('HSET', j, '#seq', 5000000)
          -- The queue's settings: group rate 1000 per 10^10 ms, queue concurrency 10^6,
          -- queue rate 1000 with its ring full of old starts, a dead-letter cap of 1 job and
-         -- 1 ms (every call that can trims), and a week of per-minute metrics.
-         redis.call('HSET', j, '#settings', '0 1000 10000000000 1000000 1000 10000000000 1 1 1440', '#qn', 1000)
+         -- 1 ms (every call that can trims), a day of per-minute metrics, events on with
+         -- their stream full (100,000), results of up to 32 KiB, 25 of them expired.
+         redis.call('HSET', j, '#settings',
+           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768', '#qn', 1000)
+         local events, results, kept = KEYS[11], KEYS[12], KEYS[13]
+         for n = 1, 100000 do
+           redis.call('XADD', events, '*', 'event', 'failed', 'job', 'r:' .. n, 'error', string.rep('e', 100))
+         end
+         for n = 1, 25 do
+           redis.call('HSET', results, 'old:' .. n, string.rep('r', 1000))
+           redis.call('ZADD', kept, 1, 'old:' .. n)
+         end
          for n = 0, 999 do redis.call('HSET', j, '#qs:' .. n, 1) end
          for n = 1, 100 do
            job('x:' .. n, 8, nil, 'dead')

@@ -10565,7 +10565,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "64d0cd536bbf45e1074bf8be671dd6e95866edf0",
+        sha1: "fa3341e7f6a7e39a6a30ddc7a6c2060ef4a1263b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10615,7 +10615,7 @@ pub mod work_queue {
     #[doc = " `result.lua` reads it; one longer than its `result_max` is refused, with the job still"]
     #[doc = " held, so the worker can ack it without."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `64d0cd536bbf45e1074bf8be671dd6e95866edf0`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `fa3341e7f6a7e39a6a30ddc7a6c2060ef4a1263b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10657,7 +10657,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "40b2e9d906642c5be0b916e3abc8ea8d15505517",
+        sha1: "d0abff8e3ecf5da2a2dcd8eb1a97e7596af3bd6f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10700,7 +10700,7 @@ pub mod work_queue {
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `40b2e9d906642c5be0b916e3abc8ea8d15505517`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `d0abff8e3ecf5da2a2dcd8eb1a97e7596af3bd6f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10806,11 +10806,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "0e2018f38c5f073bbcef2fa71e9645aba7c88f8f",
+        sha1: "250e164bfb0f8fb68bd87dc4c072ce23157e2c32",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless\nset) is refused.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -10830,7 +10830,7 @@ pub mod work_queue {
             crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
             crate::Param { name: "events_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
             crate::Param { name: "result_ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
-            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1048576 }, doc: "the longest result kept, in bytes (1 MiB at most)", template: None },
+            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 32768 }, doc: "the longest result kept, in bytes (32 KiB at most)", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
@@ -10874,10 +10874,10 @@ pub mod work_queue {
     #[doc = " Events (what happened to each job, in `events`) are off until `events_max` is set; the"]
     #[doc = " stream then keeps at most that many, the oldest going first, and a lower cap trims it"]
     #[doc = " here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for"]
-    #[doc = " `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless"]
+    #[doc = " `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless"]
     #[doc = " set) is refused."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `0e2018f38c5f073bbcef2fa71e9645aba7c88f8f`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `250e164bfb0f8fb68bd87dc4c072ce23157e2c32`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -10898,7 +10898,7 @@ pub mod work_queue {
     #[doc = " - `metrics_minutes` (`uint`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
     #[doc = " - `events_max` (`uint`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
     #[doc = " - `result_ttl` (`ms`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
-    #[doc = " - `result_max` (`uint`, from 1 to 1048576): the longest result kept, in bytes (1 MiB at most)"]
+    #[doc = " - `result_max` (`uint`, from 1 to 32768): the longest result kept, in bytes (32 KiB at most)"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
@@ -11360,7 +11360,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "0971053dc0ad9e6f145c5eb3d30c027285886fec",
+        sha1: "e46e6b51bdd8bfe9fa2268cb942dc0019d8860e6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11400,7 +11400,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `0971053dc0ad9e6f145c5eb3d30c027285886fec`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `e46e6b51bdd8bfe9fa2268cb942dc0019d8860e6`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11432,7 +11432,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "5714ca294d74cbb259f0d963786a348c1e567296",
+        sha1: "eb438be1650bb41cbf62c721284d74514275f142",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11488,7 +11488,7 @@ pub mod work_queue {
     #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
     #[doc = " retried) or `dead`, with `reason` as `error`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5714ca294d74cbb259f0d963786a348c1e567296`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `eb438be1650bb41cbf62c721284d74514275f142`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11635,7 +11635,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "e3cf188b66a7aac3795fad001022c917d7266ce0",
+        sha1: "973ed21548f3df695cf3149e5abf4dbd0f9927e4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -11672,7 +11672,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `e3cf188b66a7aac3795fad001022c917d7266ce0`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `973ed21548f3df695cf3149e5abf4dbd0f9927e4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -11853,7 +11853,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "546b97fb33a52e66dfcefe14c47cc32e57a00c61",
+        sha1: "f774756419ed58dc287f0049bc70bb98146bc4ef",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -11887,7 +11887,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `546b97fb33a52e66dfcefe14c47cc32e57a00c61`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `f774756419ed58dc287f0049bc70bb98146bc4ef`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12031,7 +12031,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "f9f7c13ba3127774f6f5e908fa046d92fe52de5a",
+        sha1: "cf57fce475fafa93f5631de7b8e0069291014752",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12065,7 +12065,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `f9f7c13ba3127774f6f5e908fa046d92fe52de5a`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `cf57fce475fafa93f5631de7b8e0069291014752`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12232,11 +12232,11 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "40aacff826aa3fa08565bb615feb83f87a7aa8bd",
+        sha1: "a27d8d7691a442c968ca642524c2cd0f2cffb9a8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
-        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 64 KiB.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 16 KiB.",
         keys: &[
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
         ],
@@ -12258,9 +12258,9 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
-    #[doc = " events (0), results kept for an hour and up to 64 KiB."]
+    #[doc = " events (0), results kept for an hour and up to 16 KiB."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `40aacff826aa3fa08565bb615feb83f87a7aa8bd`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `a27d8d7691a442c968ca642524c2cd0f2cffb9a8`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12283,7 +12283,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "f484066cc9cf85d3f691112543f876af29e1a769",
+        sha1: "1f4d2e2d4ff60f2e9be5b472d5c43108fe0f03f5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12381,7 +12381,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `f484066cc9cf85d3f691112543f876af29e1a769`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `1f4d2e2d4ff60f2e9be5b472d5c43108fe0f03f5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

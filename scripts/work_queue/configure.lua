@@ -15,7 +15,7 @@
 --- Events (what happened to each job, in `events`) are off until `events_max` is set; the
 --- stream then keeps at most that many, the oldest going first, and a lower cap trims it
 --- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
---- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (64 KiB unless
+--- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless
 --- set) is refused.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
@@ -33,7 +33,7 @@
 --- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
 --- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
 --- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
---- @arg result_max uint 1..=2^20       the longest result kept, in bytes (1 MiB at most)
+--- @arg result_max uint 1..=2^15       the longest result kept, in bytes (32 KiB at most)
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
 --- @error BAD_ARGS               not 5 keys and 12 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
@@ -126,8 +126,8 @@ if not result_ttl or result_ttl > 2592000000 then
       'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, got ' .. shown(ARGV[11]))
 end
 local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-if not result_max or result_max > 1048576 then
-  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 1048576, got ' .. shown(ARGV[12]))
+if not result_max or result_max > 32768 then
+  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 32768, got ' .. shown(ARGV[12]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
@@ -179,7 +179,7 @@ end
 -- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
 -- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -187,7 +187,7 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 1048576 } }
+      { 1, 2592000000 }, { 1, 32768 } }
     -- Numbers and single spaces only, nine or twelve of them.
     if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
       found = {}

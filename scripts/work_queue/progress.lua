@@ -80,7 +80,7 @@ end
 -- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
 -- value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 65536 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -88,7 +88,7 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 1048576 } }
+      { 1, 2592000000 }, { 1, 32768 } }
     -- Numbers and single spaces only, nine or twelve of them.
     if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
       found = {}

@@ -27,7 +27,7 @@ pub const MAX_METRICS_MINUTES: u64 = 1_440;
 /// at most 180 days (Sidekiq's caps), no metrics and no events: a queue that does not ask
 /// for them does not pay for them (two hash commands, or one `XADD`, in each script that
 /// ends a job). A result is kept only when a worker gives one
-/// ([`ack_with`](WorkQueue::ack_with)): for an hour, and at most 64 KiB, unless set.
+/// ([`ack_with`](WorkQueue::ack_with)): for an hour, and at most 16 KiB, unless set.
 ///
 /// ```
 /// use std::time::Duration;
@@ -57,8 +57,11 @@ pub struct Settings {
 pub const MAX_EVENTS: u64 = 100_000;
 /// The longest a result is kept ([`Settings::results`]): 30 days.
 pub const MAX_RESULT_TTL: Duration = Duration::from_secs(30 * 86_400);
-/// The longest result kept ([`Settings::results`]), in bytes: 1 MiB.
-pub const MAX_RESULT_BYTES: u64 = 1 << 20;
+/// The longest result kept ([`Settings::results`]), in bytes: 32 KiB. A script's
+/// arguments cost the server about 1.3 ms per MiB before it runs (Lua copies them), and a
+/// `take` acks up to 25 jobs: larger outputs belong in a store of their own, with their
+/// key as the result.
+pub const MAX_RESULT_BYTES: u64 = 1 << 15;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -70,7 +73,7 @@ impl Default for Settings {
             metrics_minutes: 0,
             events_max: 0,
             result_ttl: Duration::from_secs(3_600),
-            result_max: 65_536,
+            result_max: 16_384,
         }
     }
 }
@@ -130,7 +133,7 @@ impl Settings {
 
     /// The bounds of kept results: each is kept for `ttl` (whole milliseconds, 1 ms to
     /// [`MAX_RESULT_TTL`]), and one longer than `max_bytes` (1 to [`MAX_RESULT_BYTES`]) is
-    /// refused. The defaults: an hour, 64 KiB.
+    /// refused. The defaults: an hour, 16 KiB.
     pub fn results(mut self, ttl: Duration, max_bytes: u64) -> Result<Self> {
         input::check_param(&script::CONFIGURE.args[10], ttl)?;
         input::check_param(&script::CONFIGURE.args[11], max_bytes)?;
