@@ -72,6 +72,7 @@ mod user_login;
 mod vote;
 mod web_session;
 mod work_queue;
+mod work_queue_events;
 mod work_queue_faults;
 mod work_queue_operate;
 
