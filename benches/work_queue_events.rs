@@ -32,7 +32,7 @@ fn env(name: &str, default: u64) -> u64 {
 }
 
 fn expected_end(n: u64) -> JobEnd {
-    if n % 7 == 0 {
+    if n.is_multiple_of(7) {
         JobEnd::Dead(b"boom".to_vec())
     } else {
         JobEnd::Completed(Some(format!("r{n}").into_bytes()))
@@ -69,7 +69,7 @@ fn main() {
                 while !finished.load(Ordering::SeqCst) {
                     let (failing, done): (Vec<_>, Vec<_>) = held
                         .iter()
-                        .partition(|job| job.id.parse::<u64>().unwrap() % 7 == 0);
+                        .partition(|job| job.id.parse::<u64>().unwrap().is_multiple_of(7));
                     for job in failing {
                         queue.fail(job, "boom").run(&mut con).unwrap();
                     }

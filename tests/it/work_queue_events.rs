@@ -12,7 +12,7 @@ use crate::harness;
 /// What the workers below do with job `n`: every seventh fails for good, the others are
 /// acked with the result `r<n>`.
 fn expected_end(n: u64) -> JobEnd {
-    if n % 7 == 0 {
+    if n.is_multiple_of(7) {
         JobEnd::Dead(b"boom".to_vec())
     } else {
         JobEnd::Completed(Some(format!("r{n}").into_bytes()))
@@ -49,7 +49,7 @@ fn every_waiter_learns_its_jobs_end_across_killed_connections() {
                     let (failing, done): (Vec<_>, Vec<_>) =
                         held.iter()
                             .partition(|job: &&redis_patterns::work_queue::Job| {
-                                job.id.parse::<u64>().unwrap() % 7 == 0
+                                job.id.parse::<u64>().unwrap().is_multiple_of(7)
                             });
                     for job in failing {
                         queue.fail(job, "boom").run(&mut con).unwrap();
