@@ -100,7 +100,7 @@ fn every_waiter_learns_its_jobs_end_across_killed_connections() {
             let mut rng = harness::Rng::new(7);
             while callers_done.load(Ordering::SeqCst) < CALLERS {
                 let len: u64 = redis::cmd("XLEN")
-                    .arg(&queue.keys()[10])
+                    .arg(queue.keys()[10])
                     .query(&mut con)
                     .unwrap();
                 longest.fetch_max(len, Ordering::SeqCst);
@@ -129,7 +129,7 @@ fn every_waiter_learns_its_jobs_end_across_killed_connections() {
     assert!(longest.load(Ordering::SeqCst) <= CAP);
     let mut con = db.con();
     let len: u64 = redis::cmd("XLEN")
-        .arg(&queue.keys()[10])
+        .arg(queue.keys()[10])
         .query(&mut con)
         .unwrap();
     assert_eq!(len, CAP, "600 events and more, trimmed to the cap");
