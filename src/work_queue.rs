@@ -446,6 +446,73 @@ impl<'j> From<&'j Job> for Done<'j> {
     }
 }
 
+/// What a [`Worker`]'s handler gives back for a job it did: nothing (`()`), or a result
+/// the queue keeps ([`WorkQueue::ack_with`]; an empty one keeps nothing).
+///
+/// ```no_run
+/// # fn demo() -> redis_patterns::Result<()> {
+/// use redis_patterns::work_queue::{Stop, WorkQueue};
+///
+/// let client = redis::Client::open("redis://127.0.0.1/")?;
+/// let queue = WorkQueue::new("invoices")?;
+/// queue.worker().run(&client, &Stop::new(), |job| {
+///     let total: u64 = job.payload_as().map_err(|e| e.to_string())?;
+///     Ok::<_, String>(format!("{{\"total\":{total}}}"))
+/// })?;
+/// # Ok(()) }
+/// ```
+pub trait JobOutput {
+    /// The result's bytes; empty for none.
+    fn into_result(self) -> Vec<u8>;
+}
+
+impl JobOutput for () {
+    fn into_result(self) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+impl JobOutput for Vec<u8> {
+    fn into_result(self) -> Vec<u8> {
+        self
+    }
+}
+
+impl JobOutput for String {
+    fn into_result(self) -> Vec<u8> {
+        self.into_bytes()
+    }
+}
+
+impl<T: JobOutput> JobOutput for Option<T> {
+    fn into_result(self) -> Vec<u8> {
+        self.map(JobOutput::into_result).unwrap_or_default()
+    }
+}
+
+/// A job a worker loop finished, with the result its handler gave, until it is acked.
+struct Finished {
+    job: Job,
+    result: Vec<u8>,
+}
+
+impl std::ops::Deref for Finished {
+    type Target = Job;
+
+    fn deref(&self) -> &Job {
+        &self.job
+    }
+}
+
+impl<'j> From<&'j Finished> for Done<'j> {
+    fn from(finished: &'j Finished) -> Self {
+        Done {
+            job: &finished.job,
+            result: finished.result.clone(),
+        }
+    }
+}
+
 /// Where a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
@@ -1886,17 +1953,20 @@ impl Worker<'_> {
     /// The call that ends a job by the handler's result and takes the next one: on
     /// success an [`ack_and_take`](WorkQueue::ack_and_take) (an [`ack`](WorkQueue::ack)
     /// once the loop is asked to stop), on failure a [`nack`](WorkQueue::nack).
-    fn settle<E: HandlerError>(
+    fn settle<O: JobOutput, E: HandlerError>(
         &self,
         job: &Job,
-        outcome: std::result::Result<(), E>,
+        outcome: std::result::Result<O, E>,
         stopping: bool,
     ) -> Op<(Ending, Vec<Job>)> {
-        let op = match outcome {
-            Ok(()) if stopping => self.queue.ack(job).map(|_| Ok((Ending::Acked, Vec::new()))),
-            Ok(()) => self
+        let op = match outcome.map(JobOutput::into_result) {
+            Ok(result) if stopping => self
                 .queue
-                .ack_and_take([job], 1)
+                .ack_done(Done { job, result })
+                .map(|_| Ok((Ending::Acked, Vec::new()))),
+            Ok(result) => self
+                .queue
+                .ack_and_take([Done { job, result }], 1)
                 .map(|next| Ok((Ending::Acked, next))),
             Err(why) => self.nack(job, why),
         };
@@ -2001,9 +2071,15 @@ impl Worker<'_> {
     /// # Ok(()) }
     /// # fn make_thumbnail(_: &str) -> Result<(), String> { Ok(()) }
     /// ```
-    pub fn run<H, E>(&self, client: &dyn Connect, stop: &Stop, mut handler: H) -> Result<WorkReport>
+    pub fn run<H, O, E>(
+        &self,
+        client: &dyn Connect,
+        stop: &Stop,
+        mut handler: H,
+    ) -> Result<WorkReport>
     where
-        H: FnMut(&Job) -> std::result::Result<(), E>,
+        H: FnMut(&Job) -> std::result::Result<O, E>,
+        O: JobOutput,
         E: HandlerError,
     {
         if self.concurrency > 1 {
@@ -2087,14 +2163,15 @@ impl Worker<'_> {
     /// # Ok(()) }
     /// # fn make_thumbnail(_: &[u8]) -> Result<(), String> { Ok(()) }
     /// ```
-    pub fn run_concurrent<H, E>(
+    pub fn run_concurrent<H, O, E>(
         &self,
         client: &dyn Connect,
         stop: &Stop,
         handler: H,
     ) -> Result<WorkReport>
     where
-        H: Fn(&Job) -> std::result::Result<(), E> + Sync,
+        H: Fn(&Job) -> std::result::Result<O, E> + Sync,
+        O: JobOutput,
         E: HandlerError,
     {
         use std::sync::Mutex;
@@ -2121,7 +2198,7 @@ impl Worker<'_> {
                                 handler(&job).map_err(HandlerError::into_job_error)
                             }));
                         let outcome = match outcome {
-                            Ok(Ok(())) => Outcome::Done,
+                            Ok(Ok(output)) => Outcome::Done(output.into_result()),
                             Ok(Err(why)) => Outcome::Failed(why),
                             Err(panic) => Outcome::Panicked(panic),
                         };
@@ -2137,14 +2214,14 @@ impl Worker<'_> {
             let result = (|| {
                 report.memory_policy = self.check_memory(&mut con, stop)?;
                 let mut running = 0u64;
-                let mut finished: Vec<Job> = Vec::new();
+                let mut finished: Vec<Finished> = Vec::new();
                 let mut ended: Vec<(Job, Outcome)> = Vec::new();
                 loop {
                     ended.extend(done_rx.try_iter());
                     for (job, outcome) in ended.drain(..) {
                         running -= 1;
                         match outcome {
-                            Outcome::Done => finished.push(job),
+                            Outcome::Done(result) => finished.push(Finished { job, result }),
                             Outcome::Failed(why) => {
                                 let nacked = con.run(&self.nack(&job, why), stop);
                                 let _ = renew_tx.send(Renewal::Release(job.token.clone()));
@@ -2166,7 +2243,7 @@ impl Worker<'_> {
                     if free == 0 || stopping {
                         // Acks what ended; takes nothing.
                         for job in std::mem::take(&mut finished) {
-                            let ack = self.queue.ack(&job).via(self.mode);
+                            let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
                             let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
                             let _ = renew_tx.send(Renewal::Release(job.token.clone()));
                             match acked {
@@ -2185,7 +2262,7 @@ impl Worker<'_> {
                         }
                         continue;
                     }
-                    let done: Vec<Job> = finished
+                    let done: Vec<Finished> = finished
                         .drain(..finished.len().min(MAX_TAKE as usize))
                         .collect();
                     let take = self.queue.ack_and_take(&done, free).via(self.mode);
@@ -2200,7 +2277,7 @@ impl Worker<'_> {
                             // One of them was lost: ack them one by one to tell which.
                             finished.extend(done);
                             for job in std::mem::take(&mut finished) {
-                                let ack = self.queue.ack(&job).via(self.mode);
+                                let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
                                 let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
                                 let _ = renew_tx.send(Renewal::Release(job.token.clone()));
                                 match acked {
@@ -2287,7 +2364,7 @@ impl Worker<'_> {
     /// # async fn deliver(_: &[u8]) -> Result<(), String> { Ok(()) }
     /// ```
     #[cfg(feature = "aio")]
-    pub async fn run_async<C, H, F, E>(
+    pub async fn run_async<C, H, F, O, E>(
         &self,
         con: &mut C,
         stop: &Stop,
@@ -2296,7 +2373,8 @@ impl Worker<'_> {
     where
         C: redis::aio::ConnectionLike + Clone + Send,
         H: FnMut(Job) -> F,
-        F: std::future::Future<Output = std::result::Result<(), E>>,
+        F: std::future::Future<Output = std::result::Result<O, E>>,
+        O: JobOutput,
         E: HandlerError,
     {
         use futures_util::future::{Either, select};
@@ -2410,7 +2488,7 @@ impl Worker<'_> {
     /// up to that many handler futures at once, polled in this task, each job renewed on
     /// its own (in its future, or by the renewals thread).
     #[cfg(feature = "aio")]
-    async fn run_many_async<C, H, F, E>(
+    async fn run_many_async<C, H, F, O, E>(
         &self,
         con: &mut C,
         stop: &Stop,
@@ -2422,7 +2500,8 @@ impl Worker<'_> {
     where
         C: redis::aio::ConnectionLike + Clone + Send,
         H: FnMut(Job) -> F,
-        F: std::future::Future<Output = std::result::Result<(), E>>,
+        F: std::future::Future<Output = std::result::Result<O, E>>,
+        O: JobOutput,
         E: HandlerError,
     {
         use futures_util::future::{Either, FutureExt, select};
@@ -2461,6 +2540,7 @@ impl Worker<'_> {
                         }
                     }
                 };
+                let outcome = outcome.map(JobOutput::into_result);
                 (job, outcome.map_err(HandlerError::into_job_error))
             }
         };
@@ -2470,15 +2550,15 @@ impl Worker<'_> {
             }
         };
         let mut running = FuturesUnordered::new();
-        let mut finished: Vec<Job> = Vec::new();
-        let mut ended: Vec<(Job, std::result::Result<(), JobError>)> = Vec::new();
+        let mut finished: Vec<Finished> = Vec::new();
+        let mut ended: Vec<(Job, std::result::Result<Vec<u8>, JobError>)> = Vec::new();
         loop {
             while let Some(Some(one)) = running.next().now_or_never() {
                 ended.push(one);
             }
             for (job, outcome) in ended.drain(..) {
                 match outcome {
-                    Ok(()) => finished.push(job),
+                    Ok(result) => finished.push(Finished { job, result }),
                     Err(why) => {
                         release(&job);
                         match retrying_async(&self.nack(&job, why), con, stop, report).await {
@@ -2496,7 +2576,7 @@ impl Worker<'_> {
                     // Acks what ended; takes nothing.
                     for job in std::mem::take(&mut finished) {
                         release(&job);
-                        let ack = self.queue.ack(&job).via(self.mode);
+                        let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
                         match retrying_async(&ack, con, stop, report).await {
                             Ok(Some(_)) => report.acked += 1,
                             Ok(None) => report.lost += 1,
@@ -2510,7 +2590,7 @@ impl Worker<'_> {
                 }
                 continue;
             }
-            let done: Vec<Job> = finished
+            let done: Vec<Finished> = finished
                 .drain(..finished.len().min(MAX_TAKE as usize))
                 .collect();
             let take = self.queue.ack_and_take(&done, free as u64).via(self.mode);
@@ -2524,7 +2604,7 @@ impl Worker<'_> {
                     // One of them was lost: ack them one by one to tell which.
                     for job in done {
                         release(&job);
-                        let ack = self.queue.ack(&job).via(self.mode);
+                        let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
                         match retrying_async(&ack, con, stop, report).await {
                             Ok(Some(_)) => report.acked += 1,
                             Ok(None) => report.lost += 1,
@@ -2620,7 +2700,8 @@ async fn retry_pause_async(pause: &mut Duration) {
 
 /// What a handler thread of [`Worker::run_concurrent`] hands back.
 enum Outcome {
-    Done,
+    /// With the result to keep ('' for none).
+    Done(Vec<u8>),
     Failed(JobError),
     Panicked(Box<dyn std::any::Any + Send>),
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::work_queue::{Done, Event, EventKind, JobEnd, Settings, WorkQueue};
+use redis_patterns::work_queue::{Done, Event, EventKind, JobEnd, Settings, Stop, WorkQueue};
 
 use crate::harness;
 
@@ -200,4 +200,67 @@ fn a_reader_goes_on_from_its_last_id() {
 
 fn kinds(events: &[Event]) -> Vec<(EventKind, &str)> {
     events.iter().map(|e| (e.kind, e.job.as_str())).collect()
+}
+
+/// A handler's result is kept by every worker loop: `run` (acked with the next take),
+/// `run_concurrent` (acked in a batch) and `run_async`; a handler that gives `()` keeps
+/// nothing, and the events tell each end.
+#[test]
+fn a_handlers_result_is_kept_by_every_loop() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("results").unwrap();
+    let settings = Settings::new().events(100).unwrap();
+    queue.configure(&settings).run(&mut con).unwrap();
+    let loops = ["run", "concurrent", "async"];
+    for name in loops {
+        for n in 0..4 {
+            queue
+                .add(&format!("{name}-{n}"), n.to_string())
+                .run(&mut con)
+                .unwrap();
+        }
+        let stop = Stop::new();
+        let seen = AtomicU64::new(0);
+        // Every fourth job gives no result.
+        let handler = |job: &redis_patterns::work_queue::Job| {
+            if seen.fetch_add(1, Ordering::SeqCst) == 3 {
+                stop.stop();
+            }
+            let n: u64 = job.payload_as().map_err(|e| e.to_string())?;
+            Ok::<_, String>((n != 3).then(|| format!("twice {}", 2 * n)))
+        };
+        let report = match name {
+            "run" => queue.worker().run(&db.client, &stop, handler),
+            "concurrent" => queue
+                .worker()
+                .concurrency(2)
+                .unwrap()
+                .run_concurrent(&db.client, &stop, handler),
+            _ => tokio::runtime::Runtime::new().unwrap().block_on(async {
+                let mut con = db.client.get_multiplexed_async_connection().await.unwrap();
+                queue
+                    .worker()
+                    .run_async(&mut con, &stop, |job| {
+                        let kept = handler(&job);
+                        async move { kept }
+                    })
+                    .await
+            }),
+        }
+        .unwrap();
+        assert_eq!(report.acked, 4, "{name}");
+        for n in 0..4u64 {
+            let kept = queue.result(&format!("{name}-{n}")).run(&mut con).unwrap();
+            let expected = (n != 3).then(|| format!("twice {}", 2 * n).into_bytes());
+            assert_eq!(kept, expected, "{name}-{n}");
+        }
+    }
+    let page = queue.events_after("0-0", 100).run(&mut con).unwrap();
+    let completed = page
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Completed)
+        .count();
+    assert_eq!(completed, 12);
 }
