@@ -383,6 +383,11 @@ use crate::scripts::work_queue as script;
 
 mod operate;
 pub use operate::{Configured, MAX_BULK, MAX_METRICS_MINUTES, Metrics, Minute, Settings};
+mod schedule;
+pub use schedule::{
+    Due, DueSchedule, Fired, MAX_CATCH_UP, MAX_SCHEDULES_PAGE, Missed, Schedule, ScheduleInfo,
+    ScheduleReport, Scheduler, Timing,
+};
 
 /// The longest a concurrent worker with jobs still running waits for new work before it
 /// looks for jobs that ended, to ack them.
