@@ -11029,7 +11029,7 @@ pub mod work_queue {
     pub static DUE: crate::Script = crate::Script {
         name: "work_queue/due",
         path: "scripts/work_queue/due.lua",
-        sha1: "2d773bcfcc552b58872783885b5ff93e786b1810",
+        sha1: "39c3efc1d24531fa59471678a7f94182cee2f7e1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
         flags: &["no-writes", ],
         summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
@@ -11064,7 +11064,7 @@ pub mod work_queue {
     #[doc = " `every` and computes its own). Every scheduler may read them; fire.lua lets one fire"]
     #[doc = " each run."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `2d773bcfcc552b58872783885b5ff93e786b1810`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `39c3efc1d24531fa59471678a7f94182cee2f7e1`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -11162,7 +11162,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "3d6d4a9229b0b66b418452617f1d0b1ac10b2e87",
+        sha1: "9cb1cca05669237b2d1b4104e12a7a70ea862be0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11218,7 +11218,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `3d6d4a9229b0b66b418452617f1d0b1ac10b2e87`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `9cb1cca05669237b2d1b4104e12a7a70ea862be0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12056,7 +12056,7 @@ pub mod work_queue {
     pub static SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/schedule",
         path: "scripts/work_queue/schedule.lua",
-        sha1: "0a90b66a208329f6208a5c93e0938ac6bf3efcc2",
+        sha1: "45e1be49cbf73d14b91ac112aca6a9fb6d49b72c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedule.lua")),
         flags: &["no-writes", ],
         summary: "Reads one schedule: its next run time, its timing and its job template.",
@@ -12086,7 +12086,7 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books. See set_schedule.lua for what each part means."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `0a90b66a208329f6208a5c93e0938ac6bf3efcc2`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `45e1be49cbf73d14b91ac112aca6a9fb6d49b72c`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -12316,7 +12316,7 @@ pub mod work_queue {
     pub static SET_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/set_schedule",
         path: "scripts/work_queue/set_schedule.lua",
-        sha1: "db5d12c1139ea19b2d8c64f2d7fe9ee24bbbbe38",
+        sha1: "2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
         flags: &[],
         summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
@@ -12377,7 +12377,7 @@ pub mod work_queue {
     #[doc = " or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the"]
     #[doc = " payload; `g:<s>` the group (none without it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `db5d12c1139ea19b2d8c64f2d7fe9ee24bbbbe38`)."]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]

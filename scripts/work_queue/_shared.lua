@@ -329,7 +329,8 @@ local function run_of(due_set, name, config)
     return false, redis.error_reply('BAD_DUE the run time of schedule ' .. shown(name) .. ' is '
       .. shown(score or 'missing') .. (config and '' or ' with no schedule') .. ', not what set_schedule.lua writes')
   end
-  return found_run
+  -- ZSCORE answers false for no member: nil here.
+  return found_run or nil
 end
 
 -- The reply row of schedule `name` (as schedule_of read it) whose next run is `run`.

@@ -74,6 +74,7 @@ mod web_session;
 mod work_queue;
 mod work_queue_faults;
 mod work_queue_operate;
+mod work_queue_schedule;
 
 /// Runs an operation on a connection, in the scenarios' script mode
 /// ([`harness::script_mode`]), and records it in a transcript, the call written as in the
