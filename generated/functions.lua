@@ -11969,6 +11969,8 @@ if due ~= tag_of_keys .. ':due' then
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
 end
 -- End of the generated input checks.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local members = redis.call('ZRANGE', due, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
@@ -12176,6 +12178,12 @@ for i = 4, #ARGV do
   times[#times + 1] = tonumber(ARGV[i])
 end
 
+-- O(1) reads: a key of another type fails with WRONGTYPE before anything is written,
+-- whatever the reply.
+for _, zset in ipairs({ waiting, delayed, signal }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad
@@ -13444,6 +13452,8 @@ if due ~= tag_of_keys .. ':due' then
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
 end
 -- End of the generated input checks.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
 local members = redis.call('ZRANGE', due, offset, offset + count - 1, 'WITHSCORES')
 local rows = {}
 for i = 1, #members, 2 do

@@ -11029,7 +11029,7 @@ pub mod work_queue {
     pub static DUE: crate::Script = crate::Script {
         name: "work_queue/due",
         path: "scripts/work_queue/due.lua",
-        sha1: "39c3efc1d24531fa59471678a7f94182cee2f7e1",
+        sha1: "f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
         flags: &["no-writes", ],
         summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
@@ -11064,7 +11064,7 @@ pub mod work_queue {
     #[doc = " `every` and computes its own). Every scheduler may read them; fire.lua lets one fire"]
     #[doc = " each run."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `39c3efc1d24531fa59471678a7f94182cee2f7e1`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
@@ -11162,7 +11162,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "9cb1cca05669237b2d1b4104e12a7a70ea862be0",
+        sha1: "a869f09810976cfdf3c68251f39a7dc4555044c3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11218,7 +11218,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `9cb1cca05669237b2d1b4104e12a7a70ea862be0`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `a869f09810976cfdf3c68251f39a7dc4555044c3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12115,7 +12115,7 @@ pub mod work_queue {
     pub static SCHEDULES: crate::Script = crate::Script {
         name: "work_queue/schedules",
         path: "scripts/work_queue/schedules.lua",
-        sha1: "56b189d9653510118d54a3de013f768c95635e6b",
+        sha1: "be3356eab50b6407688e4bde1c7116dc4ac072d5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedules.lua")),
         flags: &["no-writes", ],
         summary: "Lists one page of a queue's schedules, by next run time.",
@@ -12149,7 +12149,7 @@ pub mod work_queue {
     #[doc = " pages read one after another may skip or repeat a schedule that fired in between (its"]
     #[doc = " next run time moved)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `56b189d9653510118d54a3de013f768c95635e6b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `be3356eab50b6407688e4bde1c7116dc4ac072d5`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]

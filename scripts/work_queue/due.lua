@@ -108,6 +108,8 @@ local function run_of(due_set, name, config)
   return found_run or nil
 end
 -- End of the shared helpers.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local members = redis.call('ZRANGE', due, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)

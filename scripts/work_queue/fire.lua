@@ -261,6 +261,12 @@ for i = 4, #ARGV do
   times[#times + 1] = tonumber(ARGV[i])
 end
 
+-- O(1) reads: a key of another type fails with WRONGTYPE before anything is written,
+-- whatever the reply.
+for _, zset in ipairs({ waiting, delayed, signal }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad

@@ -101,6 +101,8 @@ local function schedule_row(name, config, run)
     config.group ~= '' and config.group or false, config.payload }
 end
 -- End of the shared helpers.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
 local members = redis.call('ZRANGE', due, offset, offset + count - 1, 'WITHSCORES')
 local rows = {}
 for i = 1, #members, 2 do
