@@ -383,7 +383,7 @@ use crate::scripts::work_queue as script;
 
 mod operate;
 pub use operate::{Configured, MAX_BULK, MAX_METRICS_MINUTES, Metrics, Minute, Settings};
-mod schedule;
+pub mod schedule;
 pub use schedule::{
     Due, DueSchedule, Fired, MAX_CATCH_UP, MAX_SCHEDULES_PAGE, Missed, Schedule, ScheduleInfo,
     ScheduleReport, Scheduler, Timing,

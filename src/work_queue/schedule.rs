@@ -4,7 +4,7 @@
 //!
 //! A [`Schedule`] is named, per queue: it runs either every N ms
 //! ([`Schedule::every`], at the times `offset + k × every` since the Unix epoch) or at
-//! the times of a cron expression in a time zone ([`Schedule::cron`], feature `cron`),
+//! the times of a cron expression in a time zone (`Schedule::cron`, feature `cron`),
 //! and at each run adds a job from its template (payload, priority, group) with the id
 //! `<schedule>:<run ms>`. Its next run time is kept in Redis, so a [`Scheduler`] loop in
 //! every process of an app is fine: each run is added by exactly one of them.
@@ -169,7 +169,7 @@ pub enum Timing {
 }
 
 /// A schedule: when it runs, what to do with missed runs, and the job it adds each run.
-/// Built with [`every`](Self::every) or [`cron`](Self::cron), set with
+/// Built with [`every`](Self::every) or `cron` (feature `cron`), set with
 /// [`WorkQueue::set_schedule`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
@@ -466,7 +466,13 @@ impl WorkQueue {
                         Some(first) => first,
                         None => first_cron_run(expr, tz, now_ms())?,
                     };
-                    (None, Duration::ZERO, expr.as_str(), tz.as_str(), Some(first))
+                    (
+                        None,
+                        Duration::ZERO,
+                        expr.as_str(),
+                        tz.as_str(),
+                        Some(first),
+                    )
                 }
             };
             Ok(script::set_schedule(
@@ -773,7 +779,9 @@ mod cron {
 fn first_cron_run(expr: &str, tz: &str, now: u64) -> Result<u64> {
     let cron = cron::parse(expr)?;
     let start = cron::at(cron::zone(tz)?, now)?;
-    let next = cron.find_next_occurrence(&start, false).map_err(cron::failed)?;
+    let next = cron
+        .find_next_occurrence(&start, false)
+        .map_err(cron::failed)?;
     Ok(cron::ms(&next))
 }
 
@@ -815,7 +823,9 @@ fn cron_times(expr: &str, tz: &str, run: u64, now: u64, n: usize) -> Result<Vec<
     let ahead = (101 - times.len()).min(3);
     let mut at = now_at;
     for _ in 0..ahead {
-        let t = cron.find_next_occurrence(&at, false).map_err(cron::failed)?;
+        let t = cron
+            .find_next_occurrence(&at, false)
+            .map_err(cron::failed)?;
         let t_ms = cron::ms(&t);
         if times.last().is_none_or(|&last| t_ms > last) && t_ms > run {
             times.push(t_ms);

@@ -160,7 +160,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.schedules(0, 10));
     queue.clean(State::Waiting, 100).run(con).unwrap();
     let keys = queue.keys();
-    let _: () = redis::cmd("DEL").arg(keys[5]).arg(keys[9]).query(con).unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg(keys[5])
+        .arg(keys[9])
+        .query(con)
+        .unwrap();
     t
 }
 
@@ -220,10 +224,19 @@ fn missed_runs_follow_the_schedules_policy() {
         }
         let last = *added.last().unwrap();
         assert_eq!(next_ms, last + 1000);
-        assert_eq!(skipped + added.len() as u64, (last - start) / 1000 + 1, "{name}");
+        assert_eq!(
+            skipped + added.len() as u64,
+            (last - start) / 1000 + 1,
+            "{name}"
+        );
         assert_eq!((last - start) % 1000, 0);
         assert_eq!(
-            queue.schedule(name).run(&mut con).unwrap().unwrap().next_run_ms,
+            queue
+                .schedule(name)
+                .run(&mut con)
+                .unwrap()
+                .unwrap()
+                .next_run_ms,
             next_ms
         );
         for t in &added {
@@ -287,10 +300,12 @@ fn many_schedulers_add_each_run_once() {
     // Wait for the server's state: at least 20 jobs per schedule.
     loop {
         let ids = waiting_ids(&mut con, &queue);
-        if names
-            .iter()
-            .all(|n| ids.iter().filter(|id| id.starts_with(&format!("{n}:"))).count() >= 20)
-        {
+        if names.iter().all(|n| {
+            ids.iter()
+                .filter(|id| id.starts_with(&format!("{n}:")))
+                .count()
+                >= 20
+        }) {
             break;
         }
         thread::sleep(Duration::from_millis(20));
@@ -310,12 +325,21 @@ fn many_schedulers_add_each_run_once() {
             assert_eq!(pair[1] - pair[0], 50, "{name}: a run missed: {times:?}");
         }
         // The next run stored is the one after the last added.
-        let next = queue.schedule(name).run(&mut con).unwrap().unwrap().next_run_ms;
+        let next = queue
+            .schedule(name)
+            .run(&mut con)
+            .unwrap()
+            .unwrap()
+            .next_run_ms;
         assert_eq!(next, times.last().unwrap() + 50, "{name}");
     }
     let added: u64 = reports.iter().map(|r| r.added).sum();
     let skipped: u64 = reports.iter().map(|r| r.skipped).sum();
-    assert_eq!(added, ids.len() as u64, "a run added twice or lost: {reports:?}");
+    assert_eq!(
+        added,
+        ids.len() as u64,
+        "a run added twice or lost: {reports:?}"
+    );
     assert_eq!(skipped, 0);
 }
 
@@ -329,12 +353,36 @@ fn foreign_schedules_are_refused() {
     let [schedules, due] = queue.schedule_keys().unwrap();
     let every = Schedule::every(Duration::from_secs(1));
     for (fields, score, code) in [
-        (&["t:x", "every 0 0", "o:x", "1 0 0", "d:x", "p"][..], "0", "BAD_SCHEDULES"),
-        (&["t:x", "every 10 0", "o:x", "1 101 0", "d:x", "p"][..], "0", "BAD_SCHEDULES"),
-        (&["t:x", "hourly", "o:x", "1 0 0", "d:x", "p"][..], "0", "BAD_SCHEDULES"),
-        (&["t:x", "every 10 0", "o:x", "1 0 0"][..], "0", "BAD_SCHEDULES"),
-        (&["t:x", "every 10 0", "o:x", "1 0 0", "d:x", "p"][..], "1.5", "BAD_DUE"),
-        (&["t:x", "every 10 0", "o:x", "1 0 0", "d:x", "p"][..], "-5", "BAD_DUE"),
+        (
+            &["t:x", "every 0 0", "o:x", "1 0 0", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 101 0", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "hourly", "o:x", "1 0 0", "d:x", "p"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0"][..],
+            "0",
+            "BAD_SCHEDULES",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0", "d:x", "p"][..],
+            "1.5",
+            "BAD_DUE",
+        ),
+        (
+            &["t:x", "every 10 0", "o:x", "1 0 0", "d:x", "p"][..],
+            "-5",
+            "BAD_DUE",
+        ),
     ] {
         harness::cmd(&mut con, &["FLUSHDB"]);
         let mut hset = vec!["HSET", schedules.as_str()];
@@ -380,7 +428,12 @@ fn a_scheduler_runs_on_the_cluster() {
     let stop = Stop::new();
     let report = thread::scope(|scope| {
         let run = scope.spawn(|| queue.scheduler().run(&client, &stop).unwrap());
-        while queue.job("s:1000000000000").run(&mut con).unwrap().is_none() {
+        while queue
+            .job("s:1000000000000")
+            .run(&mut con)
+            .unwrap()
+            .is_none()
+        {
             thread::sleep(Duration::from_millis(10));
         }
         stop.stop();
