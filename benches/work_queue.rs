@@ -8,7 +8,17 @@
 //! cargo bench --bench work_queue            # 3 rounds of 2,000 jobs per connection and way
 //! ROUNDS=5 JOBS=5000 cargo bench --bench work_queue
 //! PART=failover FAILOVERS=20 cargo bench --bench work_queue
+//! PART=schedulers RUNS=10000 cargo bench --bench work_queue
 //! ```
+//!
+//! `PART=schedulers` checks the job schedulers under crashes: 100 schedules every 100 ms
+//! (catch-up 100), 8 scheduler processes (this bench run again, told by
+//! `WORK_QUEUE_SCHEDULER_URL`), one `SIGKILL`ed and restarted every 2 s, until `RUNS`
+//! runs were added. Then, from the server's keys alone: each schedule's job ids
+//! (`<schedule>:<run ms>`) must be every run time from its first to its last, once (0
+//! missed), the arrival counter `#seq` must equal the jobs (0 added twice: a second add
+//! would bump it), and the lateness of each run (its `a:` stamp, the server's clock when
+//! it was added, minus its run time) is printed as p50/p99/max.
 //!
 //! `PART=failover` measures instead how soon a [`Worker`] resumes after a failover: a
 //! primary and its replica, three sync workers (a `Connect` that asks each server's
@@ -310,7 +320,139 @@ fn failover(failovers: usize) {
     );
 }
 
+/// The scheduler processes' role: run the loop on the queue at this URL until killed.
+const SCHEDULER_URL: &str = "WORK_QUEUE_SCHEDULER_URL";
+const SCHEDULED: &str = "bench:scheduled";
+
+fn spawn_scheduler(url: &str) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.env(SCHEDULER_URL, url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    // SAFETY: prctl is async-signal-safe and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.spawn().expect("cannot start a scheduler process")
+}
+
+/// `PART=schedulers`: see the module docs.
+fn schedulers(runs: usize) {
+    use redis_patterns::work_queue::{Missed, Schedule, Settings};
+    let (schedules, every) = (100u64, 100u64);
+    let server = server::RedisProcess::start(&[]);
+    let url = server.url(0);
+    let mut con = server.connection();
+    redis_patterns::load_all(&mut con).unwrap();
+    let queue = WorkQueue::new(SCHEDULED).unwrap();
+    // Metrics on: each job is stamped `a:` with the server's clock when it was added.
+    queue
+        .configure(&Settings::new().metrics_minutes(60).unwrap())
+        .run(&mut con)
+        .unwrap();
+    let now = queue.due_schedules(1).run(&mut con).unwrap().now_ms;
+    let first = (now / 1000 + 2) * 1000;
+    for i in 0..schedules {
+        let schedule = Schedule::every(Duration::from_millis(every))
+            .missed(Missed::CatchUp(100))
+            .first_run_at(first);
+        queue
+            .set_schedule(&format!("s{i}"), &schedule)
+            .run(&mut con)
+            .unwrap();
+    }
+    let mut children: Vec<_> = (0..8).map(|_| spawn_scheduler(&url)).collect();
+    let (mut kills, mut next_kill) = (0usize, Instant::now() + Duration::from_secs(2));
+    let started = Instant::now();
+    loop {
+        let added: usize = redis::cmd("ZCARD")
+            .arg(queue.keys()[0])
+            .query(&mut con)
+            .unwrap();
+        if added >= runs {
+            break;
+        }
+        if Instant::now() >= next_kill {
+            let at = kills % children.len();
+            children[at].kill().unwrap();
+            children[at].wait().unwrap();
+            children[at] = spawn_scheduler(&url);
+            kills += 1;
+            next_kill += Duration::from_secs(2);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let elapsed = started.elapsed();
+    // From the server's keys alone.
+    let ids: Vec<String> = redis::cmd("ZRANGE")
+        .arg(queue.keys()[0])
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    let seq: u64 = redis::cmd("HGET")
+        .arg(queue.keys()[5])
+        .arg("#seq")
+        .query(&mut con)
+        .unwrap();
+    let mut by_schedule: HashMap<String, Vec<u64>> = HashMap::new();
+    for id in &ids {
+        let (name, run) = id.split_once(':').unwrap();
+        by_schedule
+            .entry(name.to_owned())
+            .or_default()
+            .push(run.parse().unwrap());
+    }
+    let mut missed = 0u64;
+    for (name, times) in &mut by_schedule {
+        times.sort();
+        let (lo, hi) = (times[0], *times.last().unwrap());
+        missed += (hi - lo) / every + 1 - times.len() as u64;
+        assert!(lo == first, "{name}: the first run {lo} is not {first}");
+    }
+    let twice = seq - ids.len() as u64;
+    let mut late = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(1000) {
+        let fields: Vec<String> = chunk.iter().map(|id| format!("a:{id}")).collect();
+        let stamps: Vec<u64> = redis::cmd("HMGET")
+            .arg(queue.keys()[5])
+            .arg(&fields)
+            .query(&mut con)
+            .unwrap();
+        for (id, at) in chunk.iter().zip(stamps) {
+            let run: u64 = id.split_once(':').unwrap().1.parse().unwrap();
+            late.push(at.saturating_sub(run));
+        }
+    }
+    late.sort_unstable();
+    println!(
+        "schedulers: {schedules} schedules every {every} ms, 8 scheduler processes, {kills} SIGKILLs (one every 2 s, \
+         restarted), {:.1} s: {} runs added, {twice} added twice, {missed} missed; lateness (added per server clock \
+         - run time) p50 {} ms, p99 {} ms, max {} ms",
+        elapsed.as_secs_f64(),
+        ids.len(),
+        late[late.len() / 2],
+        late[late.len() * 99 / 100],
+        late.last().unwrap()
+    );
+    assert_eq!((twice, missed), (0, 0), "runs added twice or missed");
+}
+
 fn main() {
+    if let Ok(url) = std::env::var(SCHEDULER_URL) {
+        let client = redis::Client::open(url).unwrap();
+        let queue = WorkQueue::new(SCHEDULED).unwrap();
+        let _ = queue.scheduler().run(&client, &Stop::new());
+        return;
+    }
     let env = |name: &str, default: usize| {
         std::env::var(name)
             .ok()
@@ -319,6 +461,10 @@ fn main() {
     };
     if std::env::var("PART").as_deref() == Ok("failover") {
         failover(env("FAILOVERS", 20));
+        return;
+    }
+    if std::env::var("PART").as_deref() == Ok("schedulers") {
+        schedulers(env("RUNS", 10_000));
         return;
     }
     let (rounds, jobs) = (env("ROUNDS", 3), env("JOBS", 2000));

@@ -1222,6 +1222,60 @@ fn cases() -> Vec<Case> {
             args: strings(["dead".into()]),
         },
         Case {
+            script: "work_queue/due",
+            input: "100 due schedules (of 1,000), each read and checked",
+            setup: scheduled_queue,
+            keys: queue("work_queue/due"),
+            args: strings(["100".into()]),
+        },
+        Case {
+            script: "work_queue/fire",
+            input: "catch-up 100 on a busy queue with metrics: 100 jobs of 100 bytes added",
+            setup: scheduled_queue,
+            keys: queue("work_queue/fire"),
+            args: strings(["s7".into(), "0".into(), "1".into()]),
+        },
+        Case {
+            script: "work_queue/remove_schedule",
+            input: "one of 1,000 schedules",
+            setup: scheduled_queue,
+            keys: queue("work_queue/remove_schedule"),
+            args: strings(["s7".into()]),
+        },
+        Case {
+            script: "work_queue/schedule",
+            input: "one of 1,000 schedules, 100-byte payload",
+            setup: scheduled_queue,
+            keys: queue("work_queue/schedule"),
+            args: strings(["s7".into()]),
+        },
+        Case {
+            script: "work_queue/schedules",
+            input: "a page of 100 of 1,000 schedules, 100-byte payloads",
+            setup: scheduled_queue,
+            keys: queue("work_queue/schedules"),
+            args: strings(["900".into(), "100".into()]),
+        },
+        Case {
+            script: "work_queue/set_schedule",
+            input: "a changed timing of one of 1,000 schedules, 100-byte payload",
+            setup: scheduled_queue,
+            keys: queue("work_queue/set_schedule"),
+            args: strings([
+                "s7".into(),
+                "60000".into(),
+                "0".into(),
+                "".into(),
+                "".into(),
+                "100".into(),
+                "255".into(),
+                "g".into(),
+                "x".repeat(100),
+                "".into(),
+                "1".into(),
+            ]),
+        },
+        Case {
             script: "work_queue/take",
             input: "limit 25: 25 held jobs of groups with parked jobs acked first with 32 KiB results, 25 expired \
                     results dropped, every chore full, 1000-start rate rings, events full",
@@ -2133,6 +2187,24 @@ const QUEUE: [&str; 13] = [
 /// groups whose full (but old) rings let them start. Beside them: 100 more parked jobs,
 /// `held` and `h1` to `h24` (token 7, last delivery, each in a group with a parked job:
 /// `take` acks the 25 first) and `dead`.
+/// A busy queue keeping metrics, with 1,000 schedules every second since 0 (each has
+/// missed every run: the most a catch-up adds), 100-byte payloads, catch-up 100.
+fn scheduled_queue(con: &mut redis::Connection) {
+    busy_queue(con);
+    lua(
+        con,
+        "local s, d, j = unpack(KEYS)
+         redis.call('HSET', j, '#settings', '0 0 1000 0 0 1000 10000 15552000000 60')
+         for i = 0, 999 do
+           redis.call('HSET', s, 't:s' .. i, 'every 1000 0', 'o:s' .. i, '1 100 0', 'd:s' .. i, string.rep('x', 100),
+             'g:s' .. i, 'g')
+           redis.call('ZADD', d, 0, 's' .. i)
+         end",
+        &["{w}:schedules", "{w}:due", "{w}:jobs"],
+        &[],
+    );
+}
+
 fn busy_queue(con: &mut redis::Connection) {
     lua(
         con,

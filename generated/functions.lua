@@ -11177,6 +11177,105 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('ZADD', kept_set, at + ttl, job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
+-- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
+-- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
+-- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first ready)
+-- while the queue keeps metrics. Reads and checks (the arrival counter, the settings)
+-- before its first write. Answers { 1, state } for a job added, { 0, state } with the
+-- state of the job already there; nil and a BAD_JOBS error reply for a counter or
+-- settings these scripts do not write.
+local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
+    job_group)
+  -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+  for _, zset in ipairs({ waiting_set, delayed_set, signal_key }) do
+    redis.call('ZCARD', zset)
+  end
+  local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, '#seq',
+    '#settings'))
+  if existing then
+    return { 0, existing }
+  end
+  if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+    return nil, redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+  end
+  local settings, bad = settings_of(stored_settings)
+  if not settings then
+    return nil, bad
+  end
+  local rank = next_rank(jobs_hash, job_priority)
+  local state = 'waiting'
+  -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
+  -- job: kept only while the queue keeps metrics.
+  local ready
+  if job_delay > 0 or settings.metrics_minutes > 0 then
+    local time = redis.call('TIME')
+    ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
+  end
+  if job_delay > 0 then
+    state = 'delayed'
+    redis.call('ZADD', delayed_set, ready, job_id)
+  else
+    redis.call('ZADD', waiting_set, rank, job_id)
+    wake_workers(signal_key)
+  end
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0 }
+  if job_group ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if settings.metrics_minutes > 0 then
+    fields[#fields + 1], fields[#fields + 2] = 'a:' .. job_id, ready
+  end
+  redis.call('HSET', jobs_hash, unpack(fields))
+  return { 1, state }
+end
+-- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
+-- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
+-- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
+-- error reply for fields these scripts do not write. Reads only.
+local function schedule_of(schedules_hash, name)
+  local found_timing, found_options, found_payload, found_group = unpack(redis.call('HMGET', schedules_hash,
+    't:' .. name, 'o:' .. name, 'd:' .. name, 'g:' .. name))
+  if not (found_timing or found_options or found_payload or found_group) then
+    return false
+  end
+  local s = { timing = found_timing, every = 0, offset = 0, tz = '', cron = '', payload = found_payload,
+    group = found_group or '' }
+  local found_every, found_offset = string.match(found_timing or '', '^every (%d+) (%d+)$')
+  if found_every then
+    s.every, s.offset = safe_integer(found_every, 1, 1000000000000), safe_integer(found_offset, 0, 999999999999)
+  else
+    s.tz, s.cron = string.match(found_timing or '', '^cron (%S+) (.+)$')
+  end
+  local found_rev, found_catch_up, found_priority = string.match(found_options or '',
+    '^(%d+) (%d+) (%d+)$')
+  s.rev = found_rev and safe_integer(found_rev, 1, 1000000000000000)
+  s.catch_up = found_catch_up and safe_integer(found_catch_up, 0, 100)
+  s.priority = found_priority and safe_integer(found_priority, 0, 255)
+  if not (s.every and s.offset and s.offset < math.max(s.every, 1) and s.tz and s.rev and s.catch_up and s.priority
+      and found_payload and found_group ~= '') then
+    return nil, redis.error_reply('BAD_SCHEDULES the schedule ' .. shown(name) .. ' is ' .. shown(found_timing or '')
+      .. ' ' .. shown(found_options or '') .. ', not what set_schedule.lua writes')
+  end
+  return s
+end
+-- The next run time of schedule `name` in `due_set` (ms, server clock): nil when it has
+-- none; false and a BAD_DUE error reply for a score set_schedule.lua does not write, or
+-- for a run time of a schedule without its fields (`config`, as schedule_of read it).
+local function run_of(due_set, name, config)
+  local score = redis.call('ZSCORE', due_set, name)
+  local found_run = score and safe_integer(score, 0, 1000000000000000)
+  if (score and not found_run) or (not config) ~= (not score) then
+    return false, redis.error_reply('BAD_DUE the run time of schedule ' .. shown(name) .. ' is '
+      .. shown(score or 'missing') .. (config and '' or ' with no schedule') .. ', not what set_schedule.lua writes')
+  end
+  -- ZSCORE answers false for no member: nil here.
+  return found_run or nil
+end
+-- The reply row of schedule `name` (as schedule_of read it) whose next run is `run`.
+local function schedule_row(name, config, run)
+  return { name, run, config.every, config.offset, config.cron, config.tz, config.catch_up, config.priority,
+    config.group ~= '' and config.group or false, config.payload }
+end
 
 -- scripts/work_queue/ack.lua
 redis.register_function{
@@ -11364,7 +11463,7 @@ redis.register_function{
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
---- @uses wake_workers next_rank settings_of
+--- @uses add_job
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11408,47 +11507,11 @@ if signal ~= tag_of_keys .. ':signal' then
       'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
 end
 -- End of the generated input checks.
--- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, delayed, signal }) do
-  redis.call('ZCARD', zset)
-end
-local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
-if existing then
-  return { 0, existing }
-end
-if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
-  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
-end
-local settings, bad = settings_of(stored_settings)
-if not settings then
+local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group)
+if not added then
   return bad
 end
-
-local rank = next_rank(jobs, priority)
-local state = 'waiting'
--- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
--- job: kept only while the queue keeps metrics.
-local ready
-if delay > 0 or settings.metrics_minutes > 0 then
-  local time = redis.call('TIME')
-  ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
-end
-if delay > 0 then
-  state = 'delayed'
-  redis.call('ZADD', delayed, ready, id)
-else
-  redis.call('ZADD', waiting, rank, id)
-  wake_workers(signal)
-end
-local fields = { 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0 }
-if group ~= '' then
-  fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
-end
-if settings.metrics_minutes > 0 then
-  fields[#fields + 1], fields[#fields + 2] = 'a:' .. id, ready
-end
-redis.call('HSET', jobs, unpack(fields))
-return { 1, state }
+return added
   end,
 }
 
@@ -11995,6 +12058,81 @@ return left
   end,
 }
 
+-- scripts/work_queue/due.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__due',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads the schedules whose next run time has come, for a scheduler loop to fire.
+---
+--- Beyond the books. Answers the server's clock, the earliest next run time after now (to
+--- sleep until; nil for none), and up to `limit` schedules due, earliest first, each with
+--- what fire.lua needs: its name, next run time and revision, and to compute a cron
+--- schedule's times, its expression, time zone and catch-up (an `every` schedule has its
+--- `every` and computes its own). Every scheduler may read them; fire.lua lets one fire
+--- each run.
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg limit uint 1..=100       the most schedules answered
+--- @return (uint, uint?, [(string, uint, uint, uint, string, string, uint)])  now (ms, server clock), the
+---                               earliest next run after now, and per schedule due: name, run time, revision,
+---                               every (0 for cron), cron expression and time zone ('' for every), catch_up
+--- @error BAD_ARGS               not 2 keys and 1 argument
+--- @error BAD_LIMIT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_SCHEDULES          `schedules` holds fields of a due schedule that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time that these scripts do not write
+--- @uses schedule_of run_of
+--- @clock server
+--- @complexity O(log S + M), S = the schedules, M = `limit`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not limit or limit > 100 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply(
+      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+-- End of the generated input checks.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local members = redis.call('ZRANGE', due, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local rows = {}
+for i, name in ipairs(members) do
+  local config, bad = schedule_of(schedules, name)
+  if config == nil then
+    return bad
+  end
+  local run, bad_due = run_of(due, name, config)
+  if not run then
+    return bad_due
+  end
+  rows[i] = { name, run, config.rev, config.every, config.cron, config.tz, config.catch_up }
+end
+local later = redis.call('ZRANGE', due, '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+local next_run = later[2] and safe_integer(later[2], 0, 1000000000000000)
+if later[2] and not next_run then
+  return redis.error_reply('BAD_DUE the run time of schedule ' .. shown(later[1]) .. ' is ' .. shown(later[2])
+    .. ', not what set_schedule.lua writes')
+end
+return { now, next_run or false, rows }
+  end,
+}
+
 -- scripts/work_queue/events.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__events',
@@ -12163,6 +12301,201 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZADD', leased, now + lease, id)
 return now + lease
+  end,
+}
+
+-- scripts/work_queue/fire.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__fire',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Fires one run of a schedule: adds its job(s) and moves its next run time, once.
+---
+--- Beyond the books: the step that makes any number of schedulers fire each run once
+--- (BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by
+--- hand). The caller read `run` (the schedule's next run time) and `rev` (its revision)
+--- with due.lua; the call fires only while both are still what `schedule` holds
+--- (compare-and-set) and `run` is not after the server's clock. A caller that lost the
+--- race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
+--- `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
+--- schedule, no delay); a replayed run finds its job by id and adds nothing.
+---
+--- The run times due are `run` and the later ones up to now. An `every` schedule computes
+--- them (`run + k × every`); a cron schedule takes them from the caller: `times`, the
+--- cron's times after `run` in order (at least the latest `catch_up` ones up to now and
+--- one after now: only the caller can read a cron expression). Missed runs: of the times
+--- due, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);
+--- the others are skipped and counted. The next run time is the first time after now;
+--- when `times` hold none ('more_times'), nothing changes and the caller computes more.
+--- @key waiting zset {<name>}:waiting    job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed    job id -> when it becomes waiting (ms, server clock)
+--- @key jobs hash {<name>}:jobs          <x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready
+--- @key signal zset {<name>}:signal      one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due            schedule -> its next run time (ms, server clock)
+--- @arg schedule string non-empty  the schedule's name
+--- @arg run uint 0..=10^15       the next run time the caller read (ms, server clock)
+--- @arg rev uint 1..=10^15       the schedule's revision the caller read
+--- @arg times uint... 0..=101 0..=10^15  a cron schedule's times after `run`, in order; none for `every`
+--- @return (string, [int], uint, uint, uint)  'fired', 'already_fired' (the run was fired, or the schedule
+---                               changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times
+---                               whose jobs were added, how many were there already, how many were skipped,
+---                               and the schedule's next run time (0 when it went)
+--- @error BAD_ARGS               not 6 keys and from 3 to 104 arguments
+--- @error BAD_SCHEDULE           empty
+--- @error BAD_RUN                not an integer within its range
+--- @error BAD_REV                not an integer within its range
+--- @error BAD_TIMES a value is not an integer within its range; or any for `every`, none for cron, or out of order
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+--- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
+--- @uses add_job schedule_of run_of
+--- @clock server
+--- @complexity O(C log N), C = the runs added (at most 100), N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 6 or #ARGV < 3 or #ARGV > 104 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local jobs = KEYS[3]
+local signal = KEYS[4]
+local schedules = KEYS[5]
+local due = KEYS[6]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+end
+local run = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+if not run or run > 1000000000000000 then
+  return redis.error_reply('BAD_RUN run must be an integer from 0 to 1000000000000000, got ' .. shown(ARGV[2]))
+end
+local rev = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+if not rev or rev > 1000000000000000 then
+  return redis.error_reply('BAD_REV rev must be an integer from 1 to 1000000000000000, got ' .. shown(ARGV[3]))
+end
+for i = 4, #ARGV do
+  local each = tonumber(string.match(ARGV[i], '^[1-9]%d*$') or string.match(ARGV[i], '^0$'))
+  if not each or each > 1000000000000000 then
+    return redis.error_reply(
+        'BAD_TIMES times must be integers from 0 to 1000000000000000; ARGV[' .. i .. '] is ' .. shown(ARGV[i]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+end
+if schedules ~= tag_of_keys .. ':schedules' then
+  return redis.error_reply(
+      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[5] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[6] is ' .. shown(due))
+end
+-- End of the generated input checks.
+local times = {}
+for i = 4, #ARGV do
+  times[#times + 1] = tonumber(ARGV[i])
+end
+
+-- O(1) reads: a key of another type fails with WRONGTYPE before anything is written,
+-- whatever the reply.
+for _, zset in ipairs({ waiting, delayed, signal }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('HLEN', jobs)
+local config, bad = schedule_of(schedules, schedule)
+if config == nil then
+  return bad
+end
+local stored, bad_due = run_of(due, schedule, config)
+if stored == false then
+  return bad_due
+end
+if not config then
+  return { 'already_fired', {}, 0, 0, 0 }
+end
+if stored ~= run or config.rev ~= rev then
+  return { 'already_fired', {}, 0, 0, stored }
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if run > now then
+  return { 'not_due', {}, 0, 0, run }
+end
+
+-- The run times due (up to now), the latest `catch_up` of them (at least one), and the
+-- next run time.
+local keep = math.max(config.catch_up, 1)
+local fired = {}
+local skipped, next_run
+if config.every > 0 then
+  if #times > 0 then
+    return redis.error_reply('BAD_TIMES an every schedule computes its times: pass none, got ' .. #times)
+  end
+  local count = math.floor((now - run) / config.every) + 1
+  local n = math.min(count, keep)
+  for i = count - n, count - 1 do
+    fired[#fired + 1] = run + i * config.every
+  end
+  skipped, next_run = count - n, run + count * config.every
+else
+  if #times == 0 then
+    return redis.error_reply('BAD_TIMES a cron schedule needs its times after run from the caller')
+  end
+  local due_times = { run }
+  for i, t in ipairs(times) do
+    if t <= (times[i - 1] or run) then
+      return redis.error_reply('BAD_TIMES times must each be after the one before (and after run), got ' .. t
+        .. ' after ' .. (times[i - 1] or run))
+    end
+    if t <= now then
+      due_times[#due_times + 1] = t
+    elseif not next_run then
+      next_run = t
+    end
+  end
+  if not next_run then
+    return { 'more_times', {}, 0, 0, run }
+  end
+  local n = math.min(#due_times, keep)
+  for i = #due_times - n + 1, #due_times do
+    fired[#fired + 1] = due_times[i]
+  end
+  skipped = #due_times - n
+end
+
+-- The jobs, as add.lua adds them; the first call reads and checks before its first write.
+local added, there = {}, 0
+for _, t in ipairs(fired) do
+  local result, bad_jobs = add_job(waiting, delayed, jobs, signal, schedule .. ':' .. string.format('%d', t),
+    config.payload, config.priority, 0, config.group)
+  if not result then
+    return bad_jobs
+  end
+  if result[1] == 1 then
+    added[#added + 1] = t
+  else
+    there = there + 1
+  end
+end
+redis.call('ZADD', due, next_run, schedule)
+return { 'fired', added, there, skipped, next_run }
   end,
 }
 
@@ -13061,6 +13394,54 @@ return { 1, state }
   end,
 }
 
+-- scripts/work_queue/remove_schedule.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__remove_schedule',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Removes a schedule; the jobs it added stay in the queue.
+---
+--- Beyond the books. A scheduler that read the schedule before fires nothing more of it
+--- (fire.lua finds it gone).
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg schedule string non-empty  the schedule's name
+--- @return bool                  whether there was such a schedule
+--- @error BAD_ARGS               not 2 keys and 1 argument
+--- @error BAD_SCHEDULE           empty
+--- @error BAD_KEYS               a key not named as its template says
+--- @complexity O(log S), S = the schedules
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply(
+      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+-- End of the generated input checks.
+-- A read first: a `due` of another type fails with WRONGTYPE before anything is written.
+local listed = redis.call('ZSCORE', due, schedule)
+local removed = redis.call('HDEL', schedules, 't:' .. schedule, 'o:' .. schedule, 'd:' .. schedule, 'g:' .. schedule)
+if listed then
+  redis.call('ZREM', due, schedule)
+end
+return (removed > 0 or listed) and 1 or 0
+  end,
+}
+
 -- scripts/work_queue/requeue.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__requeue',
@@ -13365,6 +13746,134 @@ return #ids
   end,
 }
 
+-- scripts/work_queue/schedule.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__schedule',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Reads one schedule: its next run time, its timing and its job template.
+---
+--- Beyond the books. See set_schedule.lua for what each part means.
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg schedule string non-empty  the schedule's name
+--- @return (string, uint, uint, uint, string, string, uint, uint, string?, bytes)?  nil when there is no such
+---                               schedule; else its name, next run time (ms, server clock), every (0 for cron),
+---                               offset, cron expression and time zone ('' for every), catch_up, priority, group
+---                               (nil for none) and payload
+--- @error BAD_ARGS               not 2 keys and 1 argument
+--- @error BAD_SCHEDULE           empty
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
+--- @uses schedule_of run_of schedule_row
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply(
+      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+-- End of the generated input checks.
+local config, bad = schedule_of(schedules, schedule)
+if config == nil then
+  return bad
+end
+local run, bad_due = run_of(due, schedule, config)
+if run == false then
+  return bad_due
+end
+if not config then
+  return nil
+end
+return schedule_row(schedule, config, run)
+  end,
+}
+
+-- scripts/work_queue/schedules.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__schedules',
+  flags = { 'no-writes' },
+  callback = function(KEYS, ARGV)
+--- Lists one page of a queue's schedules, by next run time.
+---
+--- Beyond the books. Rows as schedule.lua answers them. A page is read at one instant;
+--- pages read one after another may skip or repeat a schedule that fired in between (its
+--- next run time moved).
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg offset uint 0..=10^9     how many schedules to skip
+--- @arg count uint 1..=100       the most schedules listed
+--- @return [(string, uint, uint, uint, string, string, uint, uint, string?, bytes)]  a row per schedule, as
+---                               schedule.lua answers it
+--- @error BAD_ARGS               not 2 keys and 2 arguments
+--- @error BAD_OFFSET             not an integer within its range
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_SCHEDULES          `schedules` holds fields of a listed schedule that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time or a schedule that these scripts do not write
+--- @uses schedule_of schedule_row
+--- @complexity O(log S + M), S = the schedules, M = `count`
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local offset = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+if not offset or offset > 1000000000 then
+  return redis.error_reply('BAD_OFFSET offset must be an integer from 0 to 1000000000, got ' .. shown(ARGV[1]))
+end
+local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[2]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply(
+      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+-- End of the generated input checks.
+-- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
+redis.call('HLEN', schedules)
+local members = redis.call('ZRANGE', due, offset, offset + count - 1, 'WITHSCORES')
+local rows = {}
+for i = 1, #members, 2 do
+  local name = members[i]
+  local config, bad = schedule_of(schedules, name)
+  if config == nil then
+    return bad
+  end
+  local run = safe_integer(members[i + 1], 0, 1000000000000000)
+  if not (config and run) then
+    return redis.error_reply('BAD_DUE the run time of schedule ' .. shown(name) .. ' is ' .. shown(members[i + 1])
+      .. (config and '' or ' with no schedule') .. ', not what set_schedule.lua writes')
+  end
+  rows[#rows + 1] = schedule_row(name, config, run)
+end
+return rows
+  end,
+}
+
 -- scripts/work_queue/set_delay.lua
 redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__set_delay',
@@ -13543,6 +14052,188 @@ elseif state == 'parked' then
   redis.call('ZADD', parked, 0, parked_member(group, new, id))
 end
 return state
+  end,
+}
+
+-- scripts/work_queue/set_schedule.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__set_schedule',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Creates or changes a schedule: a job template added to the queue at every run time.
+---
+--- Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery
+--- beat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since
+--- the Unix epoch, server clock), or at the times of a `cron` expression in the time zone
+--- `tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`
+--- the later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with
+--- `payload`, `priority` and `group`. Its next run time is the score of `schedule` in
+--- `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next
+--- run is kept (an app that sets its schedules at every start misses no run and adds none
+--- twice); otherwise it is `first`, or for `every` the first of its times at or after now.
+--- Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the
+--- schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
+--- The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
+--- or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
+--- payload; `g:<s>` the group (none without it).
+--- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
+--- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @arg schedule string non-empty  the schedule's name, unique in the queue
+--- @arg every ms? 1..=10^12      the time between runs; empty for a cron schedule
+--- @arg offset ms 0..=10^12      where the runs of `every` fall: at `offset + k × every`; below `every`, 0 for cron
+--- @arg cron string len:0..=200  the cron expression (read by the caller only); '' for an `every` schedule
+--- @arg tz string len:0..=64     the cron's IANA time zone (`Europe/Paris`), no spaces; '' for `every`
+--- @arg catch_up uint 0..=100    runs missed while nobody fired: 0 adds only the latest, n the latest n
+--- @arg priority uint 0..=255    the jobs' priority
+--- @arg group string             the jobs' group; '' for none
+--- @arg payload bytes            the jobs' payload
+--- @arg first uint? 0..=10^15    the first run (ms, server clock); empty: the first time of `every` from now
+--- @arg keep bool                keep the stored next run when the timing is unchanged
+--- @return (bool, uint)          whether the schedule is new, and its next run time (ms)
+--- @error BAD_ARGS               not 2 keys and 11 arguments
+--- @error BAD_SCHEDULE           empty
+--- @error BAD_EVERY              not whole milliseconds within its range (or empty)
+--- @error BAD_OFFSET             not whole milliseconds within its range; or not below `every`, or not 0 for cron
+--- @error BAD_CRON               not from 0 to 200 bytes long; or neither `every` nor `cron` given, or both
+--- @error BAD_TZ                 not from 0 to 64 bytes long; or empty for cron, holds a space, or set for `every`
+--- @error BAD_CATCH_UP           not an integer within its range
+--- @error BAD_PRIORITY           not an integer within its range
+--- @error BAD_FIRST              not an integer within its range (or empty); or empty for a cron schedule
+--- @error BAD_KEEP               not 1 or 0
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
+--- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
+--- @uses schedule_of run_of
+--- @clock server
+--- @complexity O(log S), S = the schedules
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 2 or #ARGV ~= 11 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local schedules = KEYS[1]
+local due = KEYS[2]
+local schedule = ARGV[1]
+if schedule == '' then
+  return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
+end
+local every = nil
+if ARGV[2] ~= '' then
+  every = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
+  if not every or every > 1000000000000 then
+    return redis.error_reply(
+        'BAD_EVERY every must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[2]))
+  end
+end
+local offset = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not offset or offset > 1000000000000 then
+  return redis.error_reply(
+      'BAD_OFFSET offset must be whole milliseconds from 0 to 1000000000000, got ' .. shown(ARGV[3]))
+end
+local cron = ARGV[4]
+if #cron < 0 or #cron > 200 then
+  return redis.error_reply('BAD_CRON cron must be from 0 to 200 bytes long, got ' .. #cron .. ' bytes')
+end
+local tz = ARGV[5]
+if #tz < 0 or #tz > 64 then
+  return redis.error_reply('BAD_TZ tz must be from 0 to 64 bytes long, got ' .. #tz .. ' bytes')
+end
+local catch_up = tonumber(string.match(ARGV[6], '^[1-9]%d*$') or string.match(ARGV[6], '^0$'))
+if not catch_up or catch_up > 100 then
+  return redis.error_reply('BAD_CATCH_UP catch_up must be an integer from 0 to 100, got ' .. shown(ARGV[6]))
+end
+local priority = tonumber(string.match(ARGV[7], '^[1-9]%d*$') or string.match(ARGV[7], '^0$'))
+if not priority or priority > 255 then
+  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[7]))
+end
+local group = ARGV[8]
+local payload = ARGV[9]
+local first = nil
+if ARGV[10] ~= '' then
+  first = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+  if not first or first > 1000000000000000 then
+    return redis.error_reply(
+        'BAD_FIRST first must be an integer from 0 to 1000000000000000, or empty, got ' .. shown(ARGV[10]))
+  end
+end
+local keep = ARGV[11]
+if keep ~= '1' and keep ~= '0' then
+  return redis.error_reply('BAD_KEEP keep must be 1 or 0, got ' .. shown(keep))
+end
+keep = keep == '1'
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(schedules, '^(.+):schedules$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS schedules must be {<name>}:schedules, but KEYS[1] is ' .. shown(schedules))
+end
+if due ~= tag_of_keys .. ':due' then
+  return redis.error_reply(
+      'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+-- End of the generated input checks.
+
+-- The timing's own checks, which the header cannot state: one of `every` and `cron`.
+local timing
+if every then
+  if cron ~= '' then
+    return redis.error_reply('BAD_CRON a schedule runs every ms or by a cron expression, not both')
+  end
+  if tz ~= '' then
+    return redis.error_reply('BAD_TZ a time zone is for a cron schedule only, got ' .. shown(tz))
+  end
+  if offset >= every then
+    return redis.error_reply('BAD_OFFSET offset must be below every (' .. every .. ' ms), got ' .. offset)
+  end
+  timing = string.format('every %d %d', every, offset)
+else
+  if cron == '' then
+    return redis.error_reply('BAD_CRON a schedule needs every (ms) or a cron expression')
+  end
+  if tz == '' or string.find(tz, '%s') then
+    return redis.error_reply('BAD_TZ a cron schedule needs a time zone without spaces, got ' .. shown(tz))
+  end
+  if offset ~= 0 then
+    return redis.error_reply('BAD_OFFSET offset is for an every schedule only, got ' .. offset)
+  end
+  if not first then
+    return redis.error_reply('BAD_FIRST a cron schedule needs its first run time from the caller')
+  end
+  timing = 'cron ' .. tz .. ' ' .. cron
+end
+
+local config, bad = schedule_of(schedules, schedule)
+if config == nil then
+  return bad
+end
+local stored, bad_due = run_of(due, schedule, config)
+if stored == false then
+  return bad_due
+end
+
+local next_run
+if keep and config and config.timing == timing then
+  next_run = stored
+elseif first then
+  next_run = first
+else
+  -- The first time offset + k × every at or after now.
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  next_run = offset + math.ceil((now - offset) / every) * every
+end
+local rev = config and config.rev + 1 or 1
+if rev > 1000000000000000 then
+  rev = 1
+end
+redis.call('HSET', schedules, 't:' .. schedule, timing, 'o:' .. schedule,
+  string.format('%d %d %d', rev, catch_up, priority), 'd:' .. schedule, payload)
+if group ~= '' then
+  redis.call('HSET', schedules, 'g:' .. schedule, group)
+else
+  redis.call('HDEL', schedules, 'g:' .. schedule)
+end
+redis.call('ZADD', due, next_run, schedule)
+return { config and 0 or 1, next_run }
   end,
 }
 

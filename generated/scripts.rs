@@ -10557,6 +10557,30 @@ pub mod work_queue {
         pub fn idle(name: &str) -> crate::Result<String> {
             IDLE.forms[0].build(&[name])
         }
+
+        #[doc = " The template of `schedules` (a hash), `{<name>}:schedules`: per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+        #[doc = ""]
+        #[doc = " Build its name with [`schedules()`]."]
+        pub static SCHEDULES: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:schedules", forms: &[crate::KeyForm { text: "{<name>}:schedules", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":schedules")] }] };
+
+        #[doc = " The name of `schedules`: `{<name>}:schedules`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn schedules(name: &str) -> crate::Result<String> {
+            SCHEDULES.forms[0].build(&[name])
+        }
+
+        #[doc = " The template of `due` (a zset), `{<name>}:due`: schedule -> its next run time (ms, server clock)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`due()`]."]
+        pub static DUE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:due", forms: &[crate::KeyForm { text: "{<name>}:due", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":due")] }] };
+
+        #[doc = " The name of `due`: `{<name>}:due`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn due(name: &str) -> crate::Result<String> {
+            DUE.forms[0].build(&[name])
+        }
     }
 
     #[doc = " `work_queue/ack`: Ends a job that was done: it leaves the queue, and its group frees a slot."]
@@ -10657,7 +10681,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "d0abff8e3ecf5da2a2dcd8eb1a97e7596af3bd6f",
+        sha1: "ef98352cfb1a04ab1bcf37d44c79f3f285806665",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10700,7 +10724,7 @@ pub mod work_queue {
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
     #[doc = " that group's limits when it runs (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `d0abff8e3ecf5da2a2dcd8eb1a97e7596af3bd6f`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `ef98352cfb1a04ab1bcf37d44c79f3f285806665`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11073,6 +11097,70 @@ pub mod work_queue {
         crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).arg(count).arg(force).finish()
     }
 
+    #[doc = " `work_queue/due`: Reads the schedules whose next run time has come, for a scheduler loop to fire."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`due()`]."]
+    pub static DUE: crate::Script = crate::Script {
+        name: "work_queue/due",
+        path: "scripts/work_queue/due.lua",
+        sha1: "f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
+        description: "Beyond the books. Answers the server's clock, the earliest next run time after now (to\nsleep until; nil for none), and up to `limit` schedules due, earliest first, each with\nwhat fire.lua needs: its name, next run time and revision, and to compute a cron\nschedule's times, its expression, time zone and catch-up (an `every` schedule has its\n`every` and computes its own). Every scheduler may read them; fire.lua lets one fire\neach run.",
+        keys: &[
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most schedules answered", template: None },
+        ],
+        returns: crate::Returns { ty: "(uint, uint?, [(string, uint, uint, uint, string, string, uint)])", doc: "now (ms, server clock), the earliest next run after now, and per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of a due schedule that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time that these scripts do not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log S + M), S = the schedules, M = `limit`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads the schedules whose next run time has come, for a scheduler loop to fire."]
+    #[doc = ""]
+    #[doc = " Beyond the books. Answers the server's clock, the earliest next run time after now (to"]
+    #[doc = " sleep until; nil for none), and up to `limit` schedules due, earliest first, each with"]
+    #[doc = " what fire.lua needs: its name, next run time and revision, and to compute a cron"]
+    #[doc = " schedule's times, its expression, time zone and catch-up (an `every` schedule has its"]
+    #[doc = " `every` and computes its own). Every scheduler may read them; fire.lua lets one fire"]
+    #[doc = " each run."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `limit` (`uint`, from 1 to 100): the most schedules answered"]
+    #[doc = ""]
+    #[doc = " Returns (`(uint, uint?, [(string, uint, uint, uint, string, string, uint)])`): now (ms, server clock), the earliest next run after now, and per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_LIMIT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of a due schedule that these scripts do not write"]
+    #[doc = " - `BAD_DUE`: `due` holds a run time that these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S + M), S = the schedules, M = `limit`. Clock: the server's `TIME`."]
+    pub fn due(schedules: &str, due: &str, limit: u64) -> crate::Op<(u64, Option<u64>, Vec<(String, u64, u64, u64, String, String, u64,)>,)> {
+        crate::ScriptCall::new(&DUE).key(schedules).key(due).arg(limit).finish()
+    }
+
     #[doc = " `work_queue/events`: Reads the queue's events after `after`: what happened to each job, oldest first."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`events()`]."]
@@ -11209,6 +11297,102 @@ pub mod work_queue {
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
     pub fn extend(leased: &str, jobs: &str, id: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<i64> {
         crate::ScriptCall::new(&EXTEND).key(leased).key(jobs).arg(id).arg(token).arg(lease).finish()
+    }
+
+    #[doc = " `work_queue/fire`: Fires one run of a schedule: adds its job(s) and moves its next run time, once."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`fire()`]."]
+    pub static FIRE: crate::Script = crate::Script {
+        name: "work_queue/fire",
+        path: "scripts/work_queue/fire.lua",
+        sha1: "4162b5b17d4195d5525e699a8b968bc44011889d",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
+        flags: &[],
+        summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
+        description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the\nschedule, no delay); a replayed run finds its job by id and adds nothing.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name", template: None },
+            crate::Param { name: "run", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "the next run time the caller read (ms, server clock)", template: None },
+            crate::Param { name: "rev", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000000 }, doc: "the schedule's revision the caller read", template: None },
+            crate::Param { name: "times", ty: "uint", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(101) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "a cron schedule's times after `run`, in order; none for `every`", template: None },
+        ],
+        returns: crate::Returns { ty: "(string, [int], uint, uint, uint)", doc: "'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and from 3 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_RUN", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_REV", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_TIMES", doc: "a value is not an integer within its range; or any for `every`, none for cron, or out of order" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of `schedule` that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time of `schedule` that these scripts do not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(C log N), C = the runs added (at most 100), N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Fires one run of a schedule: adds its job(s) and moves its next run time, once."]
+    #[doc = ""]
+    #[doc = " Beyond the books: the step that makes any number of schedulers fire each run once"]
+    #[doc = " (BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by"]
+    #[doc = " hand). The caller read `run` (the schedule's next run time) and `rev` (its revision)"]
+    #[doc = " with due.lua; the call fires only while both are still what `schedule` holds"]
+    #[doc = " (compare-and-set) and `run` is not after the server's clock. A caller that lost the"]
+    #[doc = " race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job"]
+    #[doc = " `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the"]
+    #[doc = " schedule, no delay); a replayed run finds its job by id and adds nothing."]
+    #[doc = ""]
+    #[doc = " The run times due are `run` and the later ones up to now. An `every` schedule computes"]
+    #[doc = " them (`run + k × every`); a cron schedule takes them from the caller: `times`, the"]
+    #[doc = " cron's times after `run` in order (at least the latest `catch_up` ones up to now and"]
+    #[doc = " one after now: only the caller can read a cron expression). Missed runs: of the times"]
+    #[doc = " due, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);"]
+    #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
+    #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4162b5b17d4195d5525e699a8b968bc44011889d`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, a ready"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `schedule` (`string`, not empty): the schedule's name"]
+    #[doc = " - `run` (`uint`, from 0 to 1000000000000000): the next run time the caller read (ms, server clock)"]
+    #[doc = " - `rev` (`uint`, from 1 to 1000000000000000): the schedule's revision the caller read"]
+    #[doc = " - `times` (`uint...`, from 0 to 1000000000000000, 0 to 101 values): a cron schedule's times after `run`, in order; none for `every`"]
+    #[doc = ""]
+    #[doc = " Returns (`(string, [int], uint, uint, uint)`): 'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and from 3 to 104 arguments"]
+    #[doc = " - `BAD_SCHEDULE`: empty"]
+    #[doc = " - `BAD_RUN`: not an integer within its range"]
+    #[doc = " - `BAD_REV`: not an integer within its range"]
+    #[doc = " - `BAD_TIMES`: a value is not an integer within its range; or any for `every`, none for cron, or out of order"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
+    #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of `schedule` that these scripts do not write"]
+    #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(C log N), C = the runs added (at most 100), N = the jobs. Clock: the server's `TIME`."]
+    pub fn fire(waiting: &str, delayed: &str, jobs: &str, signal: &str, schedules: &str, due: &str, schedule: &str, run: u64, rev: u64, times: &[u64]) -> crate::Op<(String, Vec<i64>, u64, u64, u64,)> {
+        crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(jobs).key(signal).key(schedules).key(due).arg(schedule).arg(run).arg(rev).args(times).finish()
     }
 
     #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload and progress."]
@@ -11847,6 +12031,62 @@ pub mod work_queue {
         crate::ScriptCall::new(&REMOVE).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(id).finish()
     }
 
+    #[doc = " `work_queue/remove_schedule`: Removes a schedule; the jobs it added stay in the queue."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`remove_schedule()`]."]
+    pub static REMOVE_SCHEDULE: crate::Script = crate::Script {
+        name: "work_queue/remove_schedule",
+        path: "scripts/work_queue/remove_schedule.lua",
+        sha1: "9d62e9d7002ac5d3ce1dbab4e420313ed2a63498",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove_schedule.lua")),
+        flags: &[],
+        summary: "Removes a schedule; the jobs it added stay in the queue.",
+        description: "Beyond the books. A scheduler that read the schedule before fires nothing more of it\n(fire.lua finds it gone).",
+        keys: &[
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name", template: None },
+        ],
+        returns: crate::Returns { ty: "bool", doc: "whether there was such a schedule" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+        ],
+        clock: None,
+        complexity: "O(log S), S = the schedules",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Removes a schedule; the jobs it added stay in the queue."]
+    #[doc = ""]
+    #[doc = " Beyond the books. A scheduler that read the schedule before fires nothing more of it"]
+    #[doc = " (fire.lua finds it gone)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/remove_schedule.lua` (`work_queue/remove_schedule`, SHA1 `9d62e9d7002ac5d3ce1dbab4e420313ed2a63498`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `schedule` (`string`, not empty): the schedule's name"]
+    #[doc = ""]
+    #[doc = " Returns (`bool`): whether there was such a schedule"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_SCHEDULE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S), S = the schedules."]
+    pub fn remove_schedule(schedules: &str, due: &str, schedule: &str) -> crate::Op<bool> {
+        crate::ScriptCall::new(&REMOVE_SCHEDULE).key(schedules).key(due).arg(schedule).finish()
+    }
+
     #[doc = " `work_queue/requeue`: Moves a job from the dead-letter queue back to waiting, with its delivery count reset."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`requeue()`]."]
@@ -12090,6 +12330,130 @@ pub mod work_queue {
         crate::ScriptCall::new(&RETRY_DEAD).key(waiting).key(dead).key(jobs).key(signal).key(events).arg(count).finish()
     }
 
+    #[doc = " `work_queue/schedule`: Reads one schedule: its next run time, its timing and its job template."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`schedule()`]."]
+    pub static SCHEDULE: crate::Script = crate::Script {
+        name: "work_queue/schedule",
+        path: "scripts/work_queue/schedule.lua",
+        sha1: "45e1be49cbf73d14b91ac112aca6a9fb6d49b72c",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedule.lua")),
+        flags: &["no-writes", ],
+        summary: "Reads one schedule: its next run time, its timing and its job template.",
+        description: "Beyond the books. See set_schedule.lua for what each part means.",
+        keys: &[
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name", template: None },
+        ],
+        returns: crate::Returns { ty: "(string, uint, uint, uint, string, string, uint, uint, string?, bytes)?", doc: "nil when there is no such schedule; else its name, next run time (ms, server clock), every (0 for cron), offset, cron expression and time zone ('' for every), catch_up, priority, group (nil for none) and payload" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of `schedule` that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time of `schedule` that these scripts do not write" },
+        ],
+        clock: None,
+        complexity: "O(1)",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Reads one schedule: its next run time, its timing and its job template."]
+    #[doc = ""]
+    #[doc = " Beyond the books. See set_schedule.lua for what each part means."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/schedule.lua` (`work_queue/schedule`, SHA1 `45e1be49cbf73d14b91ac112aca6a9fb6d49b72c`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `schedule` (`string`, not empty): the schedule's name"]
+    #[doc = ""]
+    #[doc = " Returns (`(string, uint, uint, uint, string, string, uint, uint, string?, bytes)?`): nil when there is no such schedule; else its name, next run time (ms, server clock), every (0 for cron), offset, cron expression and time zone ('' for every), catch_up, priority, group (nil for none) and payload"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_SCHEDULE`: empty"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of `schedule` that these scripts do not write"]
+    #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(1)."]
+    pub fn schedule(schedules: &str, due: &str, schedule: &str) -> crate::Op<Option<(String, u64, u64, u64, String, String, u64, u64, Option<String>, Vec<u8>,)>> {
+        crate::ScriptCall::new(&SCHEDULE).key(schedules).key(due).arg(schedule).finish()
+    }
+
+    #[doc = " `work_queue/schedules`: Lists one page of a queue's schedules, by next run time."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`schedules()`]."]
+    pub static SCHEDULES: crate::Script = crate::Script {
+        name: "work_queue/schedules",
+        path: "scripts/work_queue/schedules.lua",
+        sha1: "be3356eab50b6407688e4bde1c7116dc4ac072d5",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/schedules.lua")),
+        flags: &["no-writes", ],
+        summary: "Lists one page of a queue's schedules, by next run time.",
+        description: "Beyond the books. Rows as schedule.lua answers them. A page is read at one instant;\npages read one after another may skip or repeat a schedule that fired in between (its\nnext run time moved).",
+        keys: &[
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "offset", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000 }, doc: "how many schedules to skip", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most schedules listed", template: None },
+        ],
+        returns: crate::Returns { ty: "[(string, uint, uint, uint, string, string, uint, uint, string?, bytes)]", doc: "a row per schedule, as schedule.lua answers it" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_OFFSET", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of a listed schedule that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time or a schedule that these scripts do not write" },
+        ],
+        clock: None,
+        complexity: "O(log S + M), S = the schedules, M = `count`",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Lists one page of a queue's schedules, by next run time."]
+    #[doc = ""]
+    #[doc = " Beyond the books. Rows as schedule.lua answers them. A page is read at one instant;"]
+    #[doc = " pages read one after another may skip or repeat a schedule that fired in between (its"]
+    #[doc = " next run time moved)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/schedules.lua` (`work_queue/schedules`, SHA1 `be3356eab50b6407688e4bde1c7116dc4ac072d5`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `offset` (`uint`, from 0 to 1000000000): how many schedules to skip"]
+    #[doc = " - `count` (`uint`, from 1 to 100): the most schedules listed"]
+    #[doc = ""]
+    #[doc = " Returns (`[(string, uint, uint, uint, string, string, uint, uint, string?, bytes)]`): a row per schedule, as schedule.lua answers it"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 2 arguments"]
+    #[doc = " - `BAD_OFFSET`: not an integer within its range"]
+    #[doc = " - `BAD_COUNT`: not an integer within its range"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of a listed schedule that these scripts do not write"]
+    #[doc = " - `BAD_DUE`: `due` holds a run time or a schedule that these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S + M), S = the schedules, M = `count`."]
+    pub fn schedules(schedules: &str, due: &str, offset: u64, count: u64) -> crate::Op<Vec<(String, u64, u64, u64, String, String, u64, u64, Option<String>, Vec<u8>,)>> {
+        crate::ScriptCall::new(&SCHEDULES).key(schedules).key(due).arg(offset).arg(count).finish()
+    }
+
     #[doc = " `work_queue/set_delay`: Delays a job that is not running, or promotes a delayed job at once with a delay of 0."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`set_delay()`]."]
@@ -12224,6 +12588,114 @@ pub mod work_queue {
     #[doc = " Complexity: O(log N), N = the jobs."]
     pub fn set_priority(waiting: &str, parked: &str, jobs: &str, id: &str, priority: u64) -> crate::Op<Option<String>> {
         crate::ScriptCall::new(&SET_PRIORITY).key(waiting).key(parked).key(jobs).arg(id).arg(priority).finish()
+    }
+
+    #[doc = " `work_queue/set_schedule`: Creates or changes a schedule: a job template added to the queue at every run time."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`set_schedule()`]."]
+    pub static SET_SCHEDULE: crate::Script = crate::Script {
+        name: "work_queue/set_schedule",
+        path: "scripts/work_queue/set_schedule.lua",
+        sha1: "2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
+        flags: &[],
+        summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
+        description: "Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery\nbeat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since\nthe Unix epoch, server clock), or at the times of a `cron` expression in the time zone\n`tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`\nthe later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with\n`payload`, `priority` and `group`. Its next run time is the score of `schedule` in\n`due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next\nrun is kept (an app that sets its schedules at every start misses no run and adds none\ntwice); otherwise it is `first`, or for `every` the first of its times at or after now.\nRuns missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the\nschedule's revision, so that a `fire.lua` computed for the old timing changes nothing.\nThe fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`\nor `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the\npayload; `g:<s>` the group (none without it).",
+        keys: &[
+            crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
+            crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+        ],
+        args: &[
+            crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name, unique in the queue", template: None },
+            crate::Param { name: "every", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "the time between runs; empty for a cron schedule", template: None },
+            crate::Param { name: "offset", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "where the runs of `every` fall: at `offset + k × every`; below `every`, 0 for cron", template: None },
+            crate::Param { name: "cron", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(200) }, doc: "the cron expression (read by the caller only); '' for an `every` schedule", template: None },
+            crate::Param { name: "tz", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 0, max: Some(64) }, doc: "the cron's IANA time zone (`Europe/Paris`), no spaces; '' for `every`", template: None },
+            crate::Param { name: "catch_up", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100 }, doc: "runs missed while nobody fired: 0 adds only the latest, n the latest n", template: None },
+            crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "the jobs' priority", template: None },
+            crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the jobs' group; '' for none", template: None },
+            crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the jobs' payload", template: None },
+            crate::Param { name: "first", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000000 }, doc: "the first run (ms, server clock); empty: the first time of `every` from now", template: None },
+            crate::Param { name: "keep", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "keep the stored next run when the timing is unchanged", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, uint)", doc: "whether the schedule is new, and its next run time (ms)" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 11 arguments" },
+            crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_EVERY", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_OFFSET", doc: "not whole milliseconds within its range; or not below `every`, or not 0 for cron" },
+            crate::ErrorDoc { code: "BAD_CRON", doc: "not from 0 to 200 bytes long; or neither `every` nor `cron` given, or both" },
+            crate::ErrorDoc { code: "BAD_TZ", doc: "not from 0 to 64 bytes long; or empty for cron, holds a space, or set for `every`" },
+            crate::ErrorDoc { code: "BAD_CATCH_UP", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_FIRST", doc: "not an integer within its range (or empty); or empty for a cron schedule" },
+            crate::ErrorDoc { code: "BAD_KEEP", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of `schedule` that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time of `schedule` that these scripts do not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(log S), S = the schedules",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Creates or changes a schedule: a job template added to the queue at every run time."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery"]
+    #[doc = " beat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since"]
+    #[doc = " the Unix epoch, server clock), or at the times of a `cron` expression in the time zone"]
+    #[doc = " `tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`"]
+    #[doc = " the later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with"]
+    #[doc = " `payload`, `priority` and `group`. Its next run time is the score of `schedule` in"]
+    #[doc = " `due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next"]
+    #[doc = " run is kept (an app that sets its schedules at every start misses no run and adds none"]
+    #[doc = " twice); otherwise it is `first`, or for `every` the first of its times at or after now."]
+    #[doc = " Runs missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the"]
+    #[doc = " schedule's revision, so that a `fire.lua` computed for the old timing changes nothing."]
+    #[doc = " The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`"]
+    #[doc = " or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the"]
+    #[doc = " payload; `g:<s>` the group (none without it)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
+    #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `schedule` (`string`, not empty): the schedule's name, unique in the queue"]
+    #[doc = " - `every` (`ms?`, from 1 to 1000000000000 ms): the time between runs; empty for a cron schedule"]
+    #[doc = " - `offset` (`ms`, from 0 to 1000000000000 ms): where the runs of `every` fall: at `offset + k × every`; below `every`, 0 for cron"]
+    #[doc = " - `cron` (`string`, 0 to 200 bytes): the cron expression (read by the caller only); '' for an `every` schedule"]
+    #[doc = " - `tz` (`string`, 0 to 64 bytes): the cron's IANA time zone (`Europe/Paris`), no spaces; '' for `every`"]
+    #[doc = " - `catch_up` (`uint`, from 0 to 100): runs missed while nobody fired: 0 adds only the latest, n the latest n"]
+    #[doc = " - `priority` (`uint`, from 0 to 255): the jobs' priority"]
+    #[doc = " - `group` (`string`): the jobs' group; '' for none"]
+    #[doc = " - `payload` (`bytes`): the jobs' payload"]
+    #[doc = " - `first` (`uint?`, from 0 to 1000000000000000): the first run (ms, server clock); empty: the first time of `every` from now"]
+    #[doc = " - `keep` (`bool`): keep the stored next run when the timing is unchanged"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, uint)`): whether the schedule is new, and its next run time (ms)"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and 11 arguments"]
+    #[doc = " - `BAD_SCHEDULE`: empty"]
+    #[doc = " - `BAD_EVERY`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_OFFSET`: not whole milliseconds within its range; or not below `every`, or not 0 for cron"]
+    #[doc = " - `BAD_CRON`: not from 0 to 200 bytes long; or neither `every` nor `cron` given, or both"]
+    #[doc = " - `BAD_TZ`: not from 0 to 64 bytes long; or empty for cron, holds a space, or set for `every`"]
+    #[doc = " - `BAD_CATCH_UP`: not an integer within its range"]
+    #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
+    #[doc = " - `BAD_FIRST`: not an integer within its range (or empty); or empty for a cron schedule"]
+    #[doc = " - `BAD_KEEP`: not 1 or 0"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of `schedule` that these scripts do not write"]
+    #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(log S), S = the schedules. Clock: the server's `TIME`."]
+    pub fn set_schedule(schedules: &str, due: &str, schedule: &str, every: Option<::std::time::Duration>, offset: ::std::time::Duration, cron: &str, tz: &str, catch_up: u64, priority: u64, group: &str, payload: &[u8], first: Option<u64>, keep: bool) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).finish()
     }
 
     #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]
@@ -12567,8 +13039,10 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::CONFIGURE,
     &work_queue::COUNTS,
     &work_queue::DELETE_QUEUE,
+    &work_queue::DUE,
     &work_queue::EVENTS,
     &work_queue::EXTEND,
+    &work_queue::FIRE,
     &work_queue::JOB,
     &work_queue::LIST,
     &work_queue::METRICS,
@@ -12578,12 +13052,16 @@ pub static ALL: &[&crate::Script] = &[
     &work_queue::PROGRESS,
     &work_queue::RATE_LIMIT_GROUP,
     &work_queue::REMOVE,
+    &work_queue::REMOVE_SCHEDULE,
     &work_queue::REQUEUE,
     &work_queue::RESULT,
     &work_queue::RESUME,
     &work_queue::RETRY_DEAD,
+    &work_queue::SCHEDULE,
+    &work_queue::SCHEDULES,
     &work_queue::SET_DELAY,
     &work_queue::SET_PRIORITY,
+    &work_queue::SET_SCHEDULE,
     &work_queue::SETTINGS,
     &work_queue::TAKE,
 ];

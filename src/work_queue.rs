@@ -390,6 +390,11 @@ pub use operate::{
     Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES, MAX_RESULT_TTL,
     Metrics, Minute, Settings,
 };
+pub mod schedule;
+pub use schedule::{
+    Due, DueSchedule, Fired, MAX_CATCH_UP, MAX_SCHEDULES_PAGE, Missed, Schedule, ScheduleInfo,
+    ScheduleReport, Scheduler, Timing,
+};
 
 /// The longest a concurrent worker with jobs still running waits for new work before it
 /// looks for jobs that ended, to ack them.

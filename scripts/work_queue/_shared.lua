@@ -281,3 +281,106 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('ZADD', kept_set, at + ttl, job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
+
+-- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
+-- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
+-- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first ready)
+-- while the queue keeps metrics. Reads and checks (the arrival counter, the settings)
+-- before its first write. Answers { 1, state } for a job added, { 0, state } with the
+-- state of the job already there; nil and a BAD_JOBS error reply for a counter or
+-- settings these scripts do not write.
+local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
+    job_group)
+  -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+  for _, zset in ipairs({ waiting_set, delayed_set, signal_key }) do
+    redis.call('ZCARD', zset)
+  end
+  local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, '#seq',
+    '#settings'))
+  if existing then
+    return { 0, existing }
+  end
+  if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+    return nil, redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+  end
+  local settings, bad = settings_of(stored_settings)
+  if not settings then
+    return nil, bad
+  end
+  local rank = next_rank(jobs_hash, job_priority)
+  local state = 'waiting'
+  -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
+  -- job: kept only while the queue keeps metrics.
+  local ready
+  if job_delay > 0 or settings.metrics_minutes > 0 then
+    local time = redis.call('TIME')
+    ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
+  end
+  if job_delay > 0 then
+    state = 'delayed'
+    redis.call('ZADD', delayed_set, ready, job_id)
+  else
+    redis.call('ZADD', waiting_set, rank, job_id)
+    wake_workers(signal_key)
+  end
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0 }
+  if job_group ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if settings.metrics_minutes > 0 then
+    fields[#fields + 1], fields[#fields + 2] = 'a:' .. job_id, ready
+  end
+  redis.call('HSET', jobs_hash, unpack(fields))
+  return { 1, state }
+end
+
+-- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
+-- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
+-- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
+-- error reply for fields these scripts do not write. Reads only.
+local function schedule_of(schedules_hash, name)
+  local found_timing, found_options, found_payload, found_group = unpack(redis.call('HMGET', schedules_hash,
+    't:' .. name, 'o:' .. name, 'd:' .. name, 'g:' .. name))
+  if not (found_timing or found_options or found_payload or found_group) then
+    return false
+  end
+  local s = { timing = found_timing, every = 0, offset = 0, tz = '', cron = '', payload = found_payload,
+    group = found_group or '' }
+  local found_every, found_offset = string.match(found_timing or '', '^every (%d+) (%d+)$')
+  if found_every then
+    s.every, s.offset = safe_integer(found_every, 1, 1000000000000), safe_integer(found_offset, 0, 999999999999)
+  else
+    s.tz, s.cron = string.match(found_timing or '', '^cron (%S+) (.+)$')
+  end
+  local found_rev, found_catch_up, found_priority = string.match(found_options or '',
+    '^(%d+) (%d+) (%d+)$')
+  s.rev = found_rev and safe_integer(found_rev, 1, 1000000000000000)
+  s.catch_up = found_catch_up and safe_integer(found_catch_up, 0, 100)
+  s.priority = found_priority and safe_integer(found_priority, 0, 255)
+  if not (s.every and s.offset and s.offset < math.max(s.every, 1) and s.tz and s.rev and s.catch_up and s.priority
+      and found_payload and found_group ~= '') then
+    return nil, redis.error_reply('BAD_SCHEDULES the schedule ' .. shown(name) .. ' is ' .. shown(found_timing or '')
+      .. ' ' .. shown(found_options or '') .. ', not what set_schedule.lua writes')
+  end
+  return s
+end
+
+-- The next run time of schedule `name` in `due_set` (ms, server clock): nil when it has
+-- none; false and a BAD_DUE error reply for a score set_schedule.lua does not write, or
+-- for a run time of a schedule without its fields (`config`, as schedule_of read it).
+local function run_of(due_set, name, config)
+  local score = redis.call('ZSCORE', due_set, name)
+  local found_run = score and safe_integer(score, 0, 1000000000000000)
+  if (score and not found_run) or (not config) ~= (not score) then
+    return false, redis.error_reply('BAD_DUE the run time of schedule ' .. shown(name) .. ' is '
+      .. shown(score or 'missing') .. (config and '' or ' with no schedule') .. ', not what set_schedule.lua writes')
+  end
+  -- ZSCORE answers false for no member: nil here.
+  return found_run or nil
+end
+
+-- The reply row of schedule `name` (as schedule_of read it) whose next run is `run`.
+local function schedule_row(name, config, run)
+  return { name, run, config.every, config.offset, config.cron, config.tz, config.catch_up, config.priority,
+    config.group ~= '' and config.group or false, config.payload }
+end

@@ -23,7 +23,7 @@
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
---- @uses wake_workers next_rank settings_of
+--- @uses add_job
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -144,45 +144,60 @@ local function settings_of(stored)
     events_max = values[10], result_ttl = values[11], result_max = values[12],
   }
 end
+-- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
+-- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
+-- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first ready)
+-- while the queue keeps metrics. Reads and checks (the arrival counter, the settings)
+-- before its first write. Answers { 1, state } for a job added, { 0, state } with the
+-- state of the job already there; nil and a BAD_JOBS error reply for a counter or
+-- settings these scripts do not write.
+local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
+    job_group)
+  -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+  for _, zset in ipairs({ waiting_set, delayed_set, signal_key }) do
+    redis.call('ZCARD', zset)
+  end
+  local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, '#seq',
+    '#settings'))
+  if existing then
+    return { 0, existing }
+  end
+  if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+    return nil, redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+  end
+  local settings, bad = settings_of(stored_settings)
+  if not settings then
+    return nil, bad
+  end
+  local rank = next_rank(jobs_hash, job_priority)
+  local state = 'waiting'
+  -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
+  -- job: kept only while the queue keeps metrics.
+  local ready
+  if job_delay > 0 or settings.metrics_minutes > 0 then
+    local time = redis.call('TIME')
+    ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
+  end
+  if job_delay > 0 then
+    state = 'delayed'
+    redis.call('ZADD', delayed_set, ready, job_id)
+  else
+    redis.call('ZADD', waiting_set, rank, job_id)
+    wake_workers(signal_key)
+  end
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0 }
+  if job_group ~= '' then
+    fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
+  end
+  if settings.metrics_minutes > 0 then
+    fields[#fields + 1], fields[#fields + 2] = 'a:' .. job_id, ready
+  end
+  redis.call('HSET', jobs_hash, unpack(fields))
+  return { 1, state }
+end
 -- End of the shared helpers.
--- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
-for _, zset in ipairs({ waiting, delayed, signal }) do
-  redis.call('ZCARD', zset)
-end
-local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
-if existing then
-  return { 0, existing }
-end
-if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
-  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
-end
-local settings, bad = settings_of(stored_settings)
-if not settings then
+local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group)
+if not added then
   return bad
 end
-
-local rank = next_rank(jobs, priority)
-local state = 'waiting'
--- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
--- job: kept only while the queue keeps metrics.
-local ready
-if delay > 0 or settings.metrics_minutes > 0 then
-  local time = redis.call('TIME')
-  ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + delay
-end
-if delay > 0 then
-  state = 'delayed'
-  redis.call('ZADD', delayed, ready, id)
-else
-  redis.call('ZADD', waiting, rank, id)
-  wake_workers(signal)
-end
-local fields = { 'd:' .. id, payload, 's:' .. id, state, 'r:' .. id, rank, 'n:' .. id, 0 }
-if group ~= '' then
-  fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
-end
-if settings.metrics_minutes > 0 then
-  fields[#fields + 1], fields[#fields + 2] = 'a:' .. id, ready
-end
-redis.call('HSET', jobs, unpack(fields))
-return { 1, state }
+return added

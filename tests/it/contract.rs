@@ -375,6 +375,19 @@ pub(crate) fn prepare(
         "work_queue/events" => args[0] = "0-0".into(),
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
+        // An `every` schedule (a cron one needs its first run from the caller).
+        "work_queue/set_schedule" => {
+            args[1] = "1000".into();
+            args[2] = "0".into();
+            args[3] = String::new();
+            args[4] = String::new();
+        }
+        // Schedule x, prepared below: run 0, revision 1, an `every` one (no times).
+        "work_queue/fire" => {
+            args[1] = "0".into();
+            args[2] = "1".into();
+            args.truncate(3);
+        }
         // A party that arrives (no generation yet) at a barrier of two, and waits.
         "barrier/arrive" => {
             args[1] = "2".into();
@@ -395,6 +408,23 @@ pub(crate) fn prepare(
                     "GEOADD", &keys[0], "13.36", "38.11", "x", "13.37", "38.12", "y",
                 ],
             );
+        }
+        "work_queue/fire" => {
+            let schedule = &args[0];
+            harness::cmd(
+                con,
+                &[
+                    "HSET",
+                    &key("schedules"),
+                    &format!("t:{schedule}"),
+                    "every 1000 0",
+                    &format!("o:{schedule}"),
+                    "1 0 0",
+                    &format!("d:{schedule}"),
+                    "p",
+                ],
+            );
+            harness::cmd(con, &["ZADD", &key("due"), "0", schedule]);
         }
         "work_queue/ack"
         | "work_queue/extend"

@@ -767,6 +767,23 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.progress(&job, "50%"), &n, &[]);
     c.check(queue.result("1"), &n, &[]);
     c.check(queue.events_after("0-0", 10), &n, &[]);
+    let every = work_queue::Schedule::every(std::time::Duration::from_secs(1));
+    c.check(queue.set_schedule("s", &every), &n, &[]);
+    c.check(queue.schedule("s"), &n, &[]);
+    c.check(queue.schedules(0, 10), &n, &[]);
+    c.check(queue.remove_schedule("s"), &n, &[]);
+    c.check(queue.due_schedules(10), &n, &[]);
+    let due = work_queue::DueSchedule {
+        name: "s".into(),
+        run_ms: 0,
+        revision: 1,
+        timing: work_queue::Timing::Every {
+            every: std::time::Duration::from_secs(1),
+            offset: std::time::Duration::ZERO,
+        },
+        missed: work_queue::Missed::Skip,
+    };
+    c.check(queue.fire(&due, 0), &n, &[]);
 
     let name = pick(tagged, "exports", "{tenant:7}:exports");
     let sem = redis_patterns::semaphore::Semaphore::new(name).unwrap();
