@@ -1328,6 +1328,23 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            script: "work_queue/add_flow",
+            input: "100 children of 1 KiB on a busy queue, metrics on",
+            setup: busy_queue,
+            keys: queue("work_queue/add_flow"),
+            args: {
+                let mut args = strings(["flow".into(), "p".into(), "0".into(), "".into()]);
+                for n in 0..100 {
+                    args.extend(strings([
+                        format!("flow:{n}"),
+                        "c".repeat(1024),
+                        "continue".into(),
+                    ]));
+                }
+                args
+            },
+        },
+        Case {
             script: "work_queue/progress",
             input: "a 4 KiB report of a held job, events full",
             setup: busy_queue,

@@ -10999,18 +10999,19 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The group of job `job_id` (false for none) when it is held under `job_token`, and the
--- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
--- LEASE_LOST error reply when it is not held so. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, the
+-- queue's stored settings (#settings, read in the same call: see settings_of), and the
+-- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
+-- error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings'))
+  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings', 'P:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored
+  return group, nil, stored, link
 end
 -- The rank of a job of `priority` behind every job of that priority now: the next arrival
 -- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
@@ -11026,7 +11027,8 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -11276,6 +11278,62 @@ local function schedule_row(name, config, run)
   return { name, run, config.every, config.offset, config.cron, config.tz, config.catch_up, config.priority,
     config.group ~= '' and config.group or false, config.payload }
 end
+-- The parent that a flow's child names in `link` (its P: field as the caller read it:
+-- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
+-- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
+-- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, link)
+  if not link then
+    return false
+  end
+  local policy, parent = string.match(link, '^([fic])(.+)$')
+  if not policy then
+    return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
+      .. ', not as add_flow.lua writes it')
+  end
+  local state, pending, rank = unpack(redis.call('HMGET', jobs_hash, 's:' .. parent, 'w:' .. parent, 'r:' .. parent))
+  if state == 'blocked' and not (pending and safe_integer(pending, 1, 100)
+      and rank and safe_integer(rank, 1, 2559999999999999)) then
+    return nil, redis.error_reply('BAD_JOBS parent ' .. shown(parent) .. ' waits for ' .. shown(pending or '')
+      .. ' children at the rank ' .. shown(rank or '') .. ', not what add_flow.lua writes')
+  end
+  return { id = parent, policy = policy }
+end
+-- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
+-- read it; nothing when false, or when the parent no longer waits) waits for one child
+-- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
+-- itself in the parent's x: field under the policy c, and takes the parent to
+-- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
+-- moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+  if not parent then
+    return false
+  end
+  local p = parent.id
+  local state, pending, rank, failed = unpack(redis.call('HMGET', jobs_hash, 's:' .. p, 'w:' .. p, 'r:' .. p,
+    'x:' .. p))
+  if state ~= 'blocked' then
+    return false
+  end
+  if not completed and parent.policy == 'f' then
+    redis.call('ZADD', dead_set, at, p)
+    redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
+    redis.call('HDEL', jobs_hash, 'w:' .. p)
+    return 'dead'
+  end
+  if not completed and parent.policy == 'c' then
+    redis.call('HSET', jobs_hash, 'x:' .. p, (failed or '') .. #child_id .. ':' .. child_id)
+  end
+  pending = tonumber(pending) - 1
+  if pending > 0 then
+    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    return false
+  end
+  redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
+  return 'waiting'
+end
 
 -- scripts/work_queue/ack.lua
 redis.register_function{
@@ -11291,7 +11349,8 @@ redis.register_function{
 --- the queue's metrics (see `metrics.lua`), and in its events when they are on. A
 --- non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
 --- `result.lua` reads it; one longer than its `result_max` is refused, with the job still
---- held, so the worker can ack it without.
+--- held, so the worker can ack it without. A flow's child that ends lets its parent run
+--- once it was the last one (see `add_flow.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -11315,7 +11374,7 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
 --- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
---- @uses emit keep_result
+--- @uses emit keep_result parent_of child_ended
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11385,7 +11444,12 @@ for _, zset in ipairs({ waiting, leased, parked, signal }) do
 end
 redis.call('HLEN', groups)
 
-local group, bad, stored_settings = held_group(jobs, id, token)
+local group, bad, stored_settings, link = held_group(jobs, id, token)
+if bad then
+  return bad
+end
+local parent
+parent, bad = parent_of(jobs, link)
 if bad then
   return bad
 end
@@ -11425,6 +11489,10 @@ if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 count_ends(jobs, metrics, 1, 0, 0)
+-- The last child of a flow to end lets its parent run.
+if child_ended(jobs, waiting, false, parent, id, true, now) then
+  wake_workers(signal)
+end
 if result ~= '' then
   keep_result(results, kept, id, result, now, settings.result_ttl)
 end
@@ -11512,6 +11580,132 @@ if not added then
   return bad
 end
 return added
+  end,
+}
+
+-- scripts/work_queue/add_flow.lua
+redis.register_function{
+  function_name = 'rp_v0_1_0__work_queue__add_flow',
+  flags = {  },
+  callback = function(KEYS, ARGV)
+--- Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.
+---
+--- Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),
+--- added in one call: all of it or, when the parent's id is in the queue already,
+--- nothing (as `add.lua` deduplicates). The children wait at once, with the parent's
+--- priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until
+--- its last child ends, then waits at its own rank, as if added then. Each child says
+--- what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does
+--- to the parent: `fail` takes the parent to `dead` with it (its other children run
+--- on), `ignore` counts as ended, `continue` counts as ended and lists the child among
+--- the parent's failed children (`job.lua`), for the parent's worker to read. A child
+--- names its parent in `jobs` (P:<child>, the policy's first letter then the parent's
+--- id); the parent counts its children still running (w:<parent>) and lists the failed
+--- ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
+--- parent waiting for it: remove the parent too. Children in another queue of the same
+--- slot, or in another slot, are the app's to join: wait for each (`events.lua`), then
+--- add the parent.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @arg id string non-empty      the parent's id
+--- @arg payload bytes            the parent's data
+--- @arg priority uint 0..=255    the priority of the parent and its children
+--- @arg group string             the parent's group; '' for none
+--- @arg children bytes... 3..=300  id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children
+--- @return (bool, string)        added, and the parent's state: 'blocked', or that of the job already there
+--- @error BAD_ARGS               not 4 keys and from 7 to 304 arguments
+--- @error BAD_ID                 empty
+--- @error BAD_PRIORITY           not an integer within its range
+--- @error BAD_CHILDREN           not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue
+--- @error DUPLICATE              a child's id is in the queue already, or twice in the flow, or is the parent's
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
+--- @uses add_job next_rank
+--- @clock server
+--- @complexity O(C log N), C ≤ 100 the children, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 304 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 304 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local jobs = KEYS[3]
+local signal = KEYS[4]
+local id = ARGV[1]
+if id == '' then
+  return redis.error_reply('BAD_ID id must not be empty')
+end
+local payload = ARGV[2]
+local priority = tonumber(string.match(ARGV[3], '^[1-9]%d*$') or string.match(ARGV[3], '^0$'))
+if not priority or priority > 255 then
+  return redis.error_reply('BAD_PRIORITY priority must be an integer from 0 to 255, got ' .. shown(ARGV[3]))
+end
+local group = ARGV[4]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+end
+-- End of the generated input checks.
+for _, zset in ipairs({ waiting, delayed, signal }) do
+  redis.call('ZCARD', zset)
+end
+local existing, last_seq = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq'))
+if existing then
+  return { 0, existing }
+end
+if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+end
+local children = { unpack(ARGV, 5) }
+local policies = { fail = 'f', ignore = 'i', continue = 'c' }
+local seen = { [id] = true }
+if #children % 3 ~= 0 then
+  return redis.error_reply('BAD_CHILDREN children must be id, payload, policy triples; got ' .. #children
+    .. ' values')
+end
+for i = 1, #children, 3 do
+  local child, policy = children[i], children[i + 2]
+  if child == '' or not policies[policy] then
+    return redis.error_reply('BAD_CHILDREN child ' .. shown(child) .. ' has the policy ' .. shown(policy)
+      .. '; ids must not be empty, and policies are fail, ignore or continue')
+  end
+  if seen[child] or redis.call('HEXISTS', jobs, 's:' .. child) == 1 then
+    return redis.error_reply('DUPLICATE job ' .. shown(child) .. ' is in the queue or the flow already')
+  end
+  seen[child] = true
+end
+-- Every child is added as add.lua adds a job (its checks, the settings', pass or fail on
+-- the first, before anything is written), then names its parent.
+for i = 1, #children, 3 do
+  local added, bad = add_job(waiting, delayed, jobs, signal, children[i], children[i + 1], priority, 0, '')
+  if not added then
+    return bad
+  end
+  redis.call('HSET', jobs, 'P:' .. children[i], policies[children[i + 2]] .. id)
+end
+local fields = { 'd:' .. id, payload, 's:' .. id, 'blocked', 'r:' .. id, next_rank(jobs, priority), 'n:' .. id, 0,
+  'w:' .. id, #children / 3 }
+if group ~= '' then
+  fields[#fields + 1], fields[#fields + 2] = 'g:' .. id, group
+end
+redis.call('HSET', jobs, unpack(fields))
+return { 1, 'blocked' }
   end,
 }
 
@@ -12504,7 +12698,7 @@ redis.register_function{
   function_name = 'rp_v0_1_0__work_queue__job',
   flags = { 'no-writes' },
   callback = function(KEYS, ARGV)
---- Reads one job: its state, deliveries, group, last error, payload and progress.
+--- Reads one job: its state, deliveries, group, last error, payload, progress and children.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
 --- The time that goes with a job's state is when a delayed job is due, when a lease runs
@@ -12514,10 +12708,13 @@ redis.register_function{
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?  the job: its state, deliveries,
----                               priority, group (nil for none), last error (nil for none), payload, the
----                               time that goes with its state (ms, server clock; nil for none), and its
----                               last progress report (nil for none); nil when there is no job with this id
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?  the job: its state,
+---                               deliveries, priority, group (nil for none), last error (nil for none),
+---                               payload, the time that goes with its state (ms, server clock; nil for
+---                               none), its last progress report (nil for none), and for a flow's parent
+---                               the children it still waits for and the failed ones it lists
+---                               (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is
+---                               no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -12560,7 +12757,7 @@ for _, zset in ipairs({ delayed, leased, dead }) do
   redis.call('ZCARD', zset)
 end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id,
-  'p:' .. id)
+  'p:' .. id, 'w:' .. id, 'x:' .. id)
 local state = fields[1]
 if not state then
   return false
@@ -12579,6 +12776,9 @@ end
 if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
 end
+if fields[8] and not safe_integer(fields[8], 1, 100) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' waits for ' .. shown(fields[8]) .. ' children')
+end
 if at and not safe_integer(at, 0, 999999999999999) then
   return redis.error_reply('BAD_TIME job ' .. shown(id) .. ' is ' .. state .. ' at ' .. shown(at)
     .. ', not whole ms from 0 to 10^15 - 1')
@@ -12586,7 +12786,7 @@ end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.
 return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
-  at and tonumber(at) or false, fields[7] or false }
+  at and tonumber(at) or false, fields[7] or false, tonumber(fields[8] or '0'), fields[9] or false }
   end,
 }
 
@@ -12852,7 +13052,8 @@ redis.register_function{
 --- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
 --- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
---- retried) or `dead`, with `reason` as `error`.
+--- retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+--- (see `add_flow.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -12879,6 +13080,7 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
+--- @uses parent_of child_ended
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -12967,8 +13169,8 @@ end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local group, deliveries, rank, stored_settings = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
-  '#settings'))
+local group, deliveries, rank, stored_settings, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id,
+  'r:' .. id, '#settings', 'P:' .. id))
 -- Everything that can be refused is read before the first write.
 if not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
@@ -12983,7 +13185,11 @@ if group then
     return bad
   end
 end
-local settings, metrics
+local settings, metrics, parent
+parent, bad = parent_of(jobs, link)
+if bad then
+  return bad
+end
 settings, bad = settings_of(stored_settings)
 if bad then
   return bad
@@ -13009,6 +13215,13 @@ if tonumber(deliveries) >= max_deliveries then
   -- Two for each that dies: the set comes back under its cap after a lowering.
   trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   emit(events, settings.events_max, 'dead', id, 'error', reason)
+  -- A flow's child that dies: its parent goes on without it, or dies with it.
+  local moved = child_ended(jobs, waiting, dead, parent, id, false, now)
+  if moved == 'waiting' then
+    wake_workers(signal)
+  elseif moved == 'dead' then
+    emit(events, settings.events_max, 'dead', parent.id, 'error', 'child ' .. id .. ' failed')
+  end
   return { 'dead', now }
 end
 count_ends(jobs, metrics, 0, 1, 0)
@@ -14362,6 +14575,7 @@ redis.register_function{
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
+--- @uses parent_of child_ended
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -14554,13 +14768,18 @@ local done = { unpack(ARGV, 5) }
 if #done % 3 ~= 0 then
   return redis.error_reply('BAD_DONE done must be id, token, result triples; got ' .. #done .. ' values')
 end
-local finished, results_of = {}, {}
+-- The parent of each flow's child that ends in this call (see add_flow.lua).
+local finished, results_of, parents = {}, {}, {}
 for i = 1, #done, 3 do
   local id = done[i]
   if id == '' or done[i + 1] == '' then
     return redis.error_reply('BAD_DONE an id or token of done is empty')
   end
-  local group, bad = held_group(jobs, id, done[i + 1])
+  local group, bad, _, link = held_group(jobs, id, done[i + 1])
+  if bad then
+    return bad
+  end
+  parents[id], bad = parent_of(jobs, link)
   if bad then
     return bad
   end
@@ -14597,7 +14816,8 @@ local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, '
 local records, released = {}, {}
 local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
-  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+  local group, deliveries, rank, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
+    'P:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), rank)
   end
@@ -14608,6 +14828,13 @@ for i, id in ipairs(lapsed) do
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
     records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    if records[i].dead then
+      local bad
+      parents[id], bad = parent_of(jobs, link)
+      if bad then
+        return bad
+      end
+    end
     lapses = lapses + 1
     if rank then
       deaths = deaths + (records[i].dead and 1 or 0)
@@ -14872,6 +15099,8 @@ for _, id in ipairs(finished) do
     release_slot(groups, parked, waiting, jobs, group, freed[id])
   end
   emit(events, settings.events_max, 'completed', id)
+  -- The last child of a flow to end lets its parent run (workers are woken below).
+  child_ended(jobs, waiting, false, parents[id], id, true, now)
 end
 for _, kept_result in ipairs(results_of) do
   keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
@@ -14895,6 +15124,9 @@ for i, id in ipairs(lapsed) do
       redis.call('ZADD', dead, now, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
+      if child_ended(jobs, waiting, dead, parents[id], id, false, now) == 'dead' then
+        emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
+      end
     else
       redis.call('ZADD', waiting, record.rank, id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')

@@ -10589,11 +10589,11 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "fa3341e7f6a7e39a6a30ddc7a6c2060ef4a1263b",
+        sha1: "7e6b3b0ca568cc31aa5a7924d548b1d3f7b5234f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
-        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without.",
+        description: "Beyond the books. Only the holder of the job's current lease (the token `take.lua`\ngave it) can ack it. A worker whose lease ran out and whose job was handed to another\nworker gets LEASE_LOST and changes nothing; if the lease ran out but nobody took the\njob yet, the ack still counts, as nobody else holds it. The job counts as completed in\nthe queue's metrics (see `metrics.lua`), and in its events when they are on. A\nnon-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where\n`result.lua` reads it; one longer than its `result_max` is refused, with the job still\nheld, so the worker can ack it without. A flow's child that ends lets its parent run\nonce it was the last one (see `add_flow.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "leased", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> lease deadline (ms, server clock)", template: Some(&keys::LEASED) },
@@ -10637,9 +10637,10 @@ pub mod work_queue {
     #[doc = " the queue's metrics (see `metrics.lua`), and in its events when they are on. A"]
     #[doc = " non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where"]
     #[doc = " `result.lua` reads it; one longer than its `result_max` is refused, with the job still"]
-    #[doc = " held, so the worker can ack it without."]
+    #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
+    #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `fa3341e7f6a7e39a6a30ddc7a6c2060ef4a1263b`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `7e6b3b0ca568cc31aa5a7924d548b1d3f7b5234f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10754,13 +10755,102 @@ pub mod work_queue {
         crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(delay).arg(group).finish()
     }
 
+    #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
+    #[doc = ""]
+    #[doc = " The script's metadata and source; call it with [`add_flow()`]."]
+    pub static ADD_FLOW: crate::Script = crate::Script {
+        name: "work_queue/add_flow",
+        path: "scripts/work_queue/add_flow.lua",
+        sha1: "5530f734ec1ccf10c34334b36b19c93c659ba236",
+        source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
+        flags: &[],
+        summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
+        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent.",
+        keys: &[
+            crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
+            crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+        ],
+        args: &[
+            crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the parent's id", template: None },
+            crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's data", template: None },
+            crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "the priority of the parent and its children", template: None },
+            crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's group; '' for none", template: None },
+            crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(300) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children", template: None },
+        ],
+        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the parent's state: 'blocked', or that of the job already there" },
+        errors: &[
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 304 arguments" },
+            crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
+            crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_CHILDREN", doc: "not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue" },
+            crate::ErrorDoc { code: "DUPLICATE", doc: "a child's id is in the queue already, or twice in the flow, or is the parent's" },
+            crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
+            crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
+        ],
+        clock: Some(crate::Clock::Server),
+        complexity: "O(C log N), C ≤ 100 the children, N = the jobs",
+        defaults: &[
+        ],
+    };
+
+    #[doc = " Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
+    #[doc = ""]
+    #[doc = " Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),"]
+    #[doc = " added in one call: all of it or, when the parent's id is in the queue already,"]
+    #[doc = " nothing (as `add.lua` deduplicates). The children wait at once, with the parent's"]
+    #[doc = " priority and no group; the parent is `blocked` (in `jobs` only, not in any set) until"]
+    #[doc = " its last child ends, then waits at its own rank, as if added then. Each child says"]
+    #[doc = " what its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does"]
+    #[doc = " to the parent: `fail` takes the parent to `dead` with it (its other children run"]
+    #[doc = " on), `ignore` counts as ended, `continue` counts as ended and lists the child among"]
+    #[doc = " the parent's failed children (`job.lua`), for the parent's worker to read. A child"]
+    #[doc = " names its parent in `jobs` (P:\\<child>, the policy's first letter then the parent's"]
+    #[doc = " id); the parent counts its children still running (w:\\<parent>) and lists the failed"]
+    #[doc = " ones (x:\\<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its"]
+    #[doc = " parent waiting for it: remove the parent too. Children in another queue of the same"]
+    #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
+    #[doc = " add the parent."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `5530f734ec1ccf10c34334b36b19c93c659ba236`)."]
+    #[doc = ""]
+    #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
+    #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
+    #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = ""]
+    #[doc = " Arguments, in `ARGV` order:"]
+    #[doc = " - `id` (`string`, not empty): the parent's id"]
+    #[doc = " - `payload` (`bytes`): the parent's data"]
+    #[doc = " - `priority` (`uint`, from 0 to 255): the priority of the parent and its children"]
+    #[doc = " - `group` (`string`): the parent's group; '' for none"]
+    #[doc = " - `children` (`bytes...`, 3 to 300 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children"]
+    #[doc = ""]
+    #[doc = " Returns (`(bool, string)`): added, and the parent's state: 'blocked', or that of the job already there"]
+    #[doc = ""]
+    #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 304 arguments"]
+    #[doc = " - `BAD_ID`: empty"]
+    #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
+    #[doc = " - `BAD_CHILDREN`: not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue"]
+    #[doc = " - `DUPLICATE`: a child's id is in the queue already, or twice in the flow, or is the parent's"]
+    #[doc = " - `BAD_KEYS`: a key not named as its template says"]
+    #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
+    #[doc = ""]
+    #[doc = " Complexity: O(C log N), C ≤ 100 the children, N = the jobs. Clock: the server's `TIME`."]
+    pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
+    }
+
     #[doc = " `work_queue/clean`: Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`clean()`]."]
     pub static CLEAN: crate::Script = crate::Script {
         name: "work_queue/clean",
         path: "scripts/work_queue/clean.lua",
-        sha1: "c17eecc03fe370da68facbf45c0c7aff36110be5",
+        sha1: "3a66891a726018c93a5e1d5be85ba3e767c2a289",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/clean.lua")),
         flags: &[],
         summary: "Removes up to `count` jobs in one state (waiting, delayed, parked or dead), first first.",
@@ -10797,7 +10887,7 @@ pub mod work_queue {
     #[doc = " oldest first; their records go with them. Leased jobs are left to their workers (see"]
     #[doc = " `remove.lua`). The work per call is bounded; call again while it removes `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `c17eecc03fe370da68facbf45c0c7aff36110be5`)."]
+    #[doc = " Runs `scripts/work_queue/clean.lua` (`work_queue/clean`, SHA1 `3a66891a726018c93a5e1d5be85ba3e767c2a289`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11011,7 +11101,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "19954d444ae1ce771bff49fb107a255cd050958a",
+        sha1: "f47c6ad1b9e5ba7953ccf550a8d4e503301b32b4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11060,7 +11150,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `19954d444ae1ce771bff49fb107a255cd050958a`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `f47c6ad1b9e5ba7953ccf550a8d4e503301b32b4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11395,16 +11485,16 @@ pub mod work_queue {
         crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(jobs).key(signal).key(schedules).key(due).arg(schedule).arg(run).arg(rev).args(times).finish()
     }
 
-    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload and progress."]
+    #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress and children."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`job()`]."]
     pub static JOB: crate::Script = crate::Script {
         name: "work_queue/job",
         path: "scripts/work_queue/job.lua",
-        sha1: "138a34061ff7b6bb27833ae1a64d1429a88ea543",
+        sha1: "a26beefa7e23d4936400675810375a3e6ff7e3cd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/job.lua")),
         flags: &["no-writes", ],
-        summary: "Reads one job: its state, deliveries, group, last error, payload and progress.",
+        summary: "Reads one job: its state, deliveries, group, last error, payload, progress and children.",
         description: "Beyond the books, for operators and for a caller whose add was deduplicated.\nThe time that goes with a job's state is when a delayed job is due, when a lease runs\nout, or when a job died; waiting and parked jobs have none.",
         keys: &[
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11415,7 +11505,7 @@ pub mod work_queue {
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id", template: None },
         ],
-        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), and its last progress report (nil for none); nil when there is no job with this id" },
+        returns: crate::Returns { ty: "(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?", doc: "the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is no job with this id" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
@@ -11429,13 +11519,13 @@ pub mod work_queue {
         ],
     };
 
-    #[doc = " Reads one job: its state, deliveries, group, last error, payload and progress."]
+    #[doc = " Reads one job: its state, deliveries, group, last error, payload, progress and children."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators and for a caller whose add was deduplicated."]
     #[doc = " The time that goes with a job's state is when a delayed job is due, when a lease runs"]
     #[doc = " out, or when a job died; waiting and parked jobs have none."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `138a34061ff7b6bb27833ae1a64d1429a88ea543`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/job.lua` (`work_queue/job`, SHA1 `a26beefa7e23d4936400675810375a3e6ff7e3cd`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
@@ -11446,7 +11536,7 @@ pub mod work_queue {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id"]
     #[doc = ""]
-    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), and its last progress report (nil for none); nil when there is no job with this id"]
+    #[doc = " Returns (`(string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?`): the job: its state, deliveries, priority, group (nil for none), last error (nil for none), payload, the time that goes with its state (ms, server clock; nil for none), its last progress report (nil for none), and for a flow's parent the children it still waits for and the failed ones it lists (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is no job with this id"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
@@ -11456,7 +11546,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TIME`: the job's time in `delayed`, `leased` or `dead` is not whole ms (a foreign one)"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>,)>> {
+    pub fn job(delayed: &str, leased: &str, dead: &str, jobs: &str, id: &str) -> crate::Op<Option<(String, u64, u64, Option<String>, Option<Vec<u8>>, Vec<u8>, Option<u64>, Option<Vec<u8>>, u64, Option<Vec<u8>>,)>> {
         crate::ScriptCall::new(&JOB).key(delayed).key(leased).key(dead).key(jobs).arg(id).finish()
     }
 
@@ -11616,11 +11706,11 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "eb438be1650bb41cbf62c721284d74514275f142",
+        sha1: "941d62456a476b0866ae2d0084f6246435948bd5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
-        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`.",
+        description: "Beyond the books. Only the holder of the job's current lease can nack it (see\n`ack.lua`). A job delivered `max_deliveries` times goes to `dead` with `reason`, where\nan operator can read it (`list.lua`, `job.lua`), requeue it (`requeue.lua`) or drop it\n(`remove.lua`). Otherwise it waits in `delayed` for `delay` (holding no lease), or goes\nstraight back to `waiting` at its rank when `delay` is 0. The caller picks the delay:\na fixed one, or a backoff that grows with the delivery count; `max_deliveries` 1 fails\nthe job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's\nmetrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that\n`configure.lua` sets (by count and by age). With events on, it appends `failed` (to be\nretried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent\n(see `add_flow.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11670,9 +11760,10 @@ pub mod work_queue {
     #[doc = " the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's"]
     #[doc = " metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that"]
     #[doc = " `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be"]
-    #[doc = " retried) or `dead`, with `reason` as `error`."]
+    #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
+    #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `eb438be1650bb41cbf62c721284d74514275f142`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `941d62456a476b0866ae2d0084f6246435948bd5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11819,7 +11910,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "973ed21548f3df695cf3149e5abf4dbd0f9927e4",
+        sha1: "477f36d9502087fbaf49682ae4385a03ac0de4d7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -11856,7 +11947,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `973ed21548f3df695cf3149e5abf4dbd0f9927e4`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `477f36d9502087fbaf49682ae4385a03ac0de4d7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -11889,7 +11980,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "742b3792530602178e6c38df85a3ee492c7b2a86",
+        sha1: "e5053dbe318932ec593ab32244dd978f78e209ed",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -11934,7 +12025,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `742b3792530602178e6c38df85a3ee492c7b2a86`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `e5053dbe318932ec593ab32244dd978f78e209ed`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -11973,7 +12064,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "8c61fda8c27731ff4dbd13766af99cf9f282156c",
+        sha1: "d0e21afee642870451cf6f1003999290322371e0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -12006,7 +12097,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `8c61fda8c27731ff4dbd13766af99cf9f282156c`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `d0e21afee642870451cf6f1003999290322371e0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12755,7 +12846,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "1f4d2e2d4ff60f2e9be5b472d5c43108fe0f03f5",
+        sha1: "0de70f491f5351718c3f5f9f7a5926e877ff5ffb",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12853,7 +12944,7 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `1f4d2e2d4ff60f2e9be5b472d5c43108fe0f03f5`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `0de70f491f5351718c3f5f9f7a5926e877ff5ffb`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -13035,6 +13126,7 @@ pub static ALL: &[&crate::Script] = &[
     &web_session::UPDATE,
     &work_queue::ACK,
     &work_queue::ADD,
+    &work_queue::ADD_FLOW,
     &work_queue::CLEAN,
     &work_queue::CONFIGURE,
     &work_queue::COUNTS,

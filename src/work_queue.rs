@@ -382,10 +382,12 @@ use crate::runtime::token;
 use crate::scripts::work_queue as script;
 
 mod events;
+mod flow;
 mod operate;
 pub use events::{
     Event, EventKind, EventPage, Events, JobEnd, MAX_EVENTS_READ, MAX_PROGRESS_BYTES,
 };
+pub use flow::{Child, MAX_CHILDREN, OnChildFailure};
 pub use operate::{
     Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES, MAX_RESULT_TTL,
     Metrics, Minute, Settings,
@@ -531,6 +533,10 @@ pub enum State {
     Leased,
     /// In the dead-letter queue, after its last delivery failed.
     Dead,
+    /// A flow's parent waiting for its children ([`add_flow`](WorkQueue::add_flow)): in
+    /// no list of its own, so [`list`](WorkQueue::list), [`clean`](WorkQueue::clean) and
+    /// [`counts`](WorkQueue::counts) leave it out; [`job`](WorkQueue::job) reads it.
+    Blocked,
 }
 
 impl State {
@@ -542,6 +548,7 @@ impl State {
             State::Delayed => "delayed",
             State::Leased => "leased",
             State::Dead => "dead",
+            State::Blocked => "blocked",
         }
     }
 }
@@ -562,6 +569,7 @@ impl FromStr for State {
             "delayed" => State::Delayed,
             "leased" => State::Leased,
             "dead" => State::Dead,
+            "blocked" => State::Blocked,
             other => {
                 return Err(Error::unexpected_reply(
                     "job state",
@@ -856,6 +864,13 @@ pub struct JobInfo {
     /// Its last progress report ([`progress`](WorkQueue::progress)), if any; read by
     /// [`job`](WorkQueue::job) (a [`list`](WorkQueue::list) page leaves it `None`).
     pub progress: Option<Vec<u8>>,
+    /// For a flow's parent ([`add_flow`](WorkQueue::add_flow)): how many of its children
+    /// have not ended yet (0 once it runs). Read by [`job`](WorkQueue::job).
+    pub pending_children: u64,
+    /// For a flow's parent: its children that died under
+    /// [`OnChildFailure::Continue`], in the order they died. Read by
+    /// [`job`](WorkQueue::job); the parent's worker reads them there.
+    pub failed_children: Vec<String>,
 }
 
 impl fmt::Debug for JobInfo {
@@ -870,6 +885,8 @@ impl fmt::Debug for JobInfo {
             .field("at_ms", &self.at_ms)
             .field("payload", &Bytes(&self.payload))
             .field("progress", &self.progress.as_deref().map(Bytes))
+            .field("pending_children", &self.pending_children)
+            .field("failed_children", &self.failed_children)
             .finish()
     }
 }
@@ -1305,13 +1322,19 @@ impl WorkQueue {
         let op = script::job(&k.delayed, &k.leased, &k.dead, &k.jobs, id);
         let id = id.to_owned();
         op.map(move |job| {
-            job.map(
-                |(state, deliveries, priority, group, error, payload, at, progress)| {
-                    let fields = (deliveries, priority, group, error, payload, at);
-                    let info = info(id.clone(), state.parse()?, fields)?;
-                    Ok(JobInfo { progress, ..info })
-                },
-            )
+            job.map(|row| {
+                let (state, deliveries, priority, group, error, payload, at, progress) =
+                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
+                let (pending_children, failed) = (row.8, row.9);
+                let fields = (deliveries, priority, group, error, payload, at);
+                let info = info(id.clone(), state.parse()?, fields)?;
+                Ok(JobInfo {
+                    progress,
+                    pending_children,
+                    failed_children: flow::failed_children(failed.as_deref().unwrap_or_default())?,
+                    ..info
+                })
+            })
             .transpose()
         })
     }
@@ -1438,6 +1461,8 @@ fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
         at_ms,
         payload,
         progress: None,
+        pending_children: 0,
+        failed_children: Vec::new(),
     })
 }
 

@@ -92,18 +92,19 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
 
--- The group of job `job_id` (false for none) when it is held under `job_token`, and the
--- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
--- LEASE_LOST error reply when it is not held so. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, the
+-- queue's stored settings (#settings, read in the same call: see settings_of), and the
+-- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
+-- error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings'))
+  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings', 'P:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored
+  return group, nil, stored, link
 end
 
 -- The rank of a job of `priority` behind every job of that priority now: the next arrival
@@ -121,7 +122,8 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
 end
 
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
@@ -383,4 +385,62 @@ end
 local function schedule_row(name, config, run)
   return { name, run, config.every, config.offset, config.cron, config.tz, config.catch_up, config.priority,
     config.group ~= '' and config.group or false, config.payload }
+end
+
+-- The parent that a flow's child names in `link` (its P: field as the caller read it:
+-- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
+-- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
+-- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, link)
+  if not link then
+    return false
+  end
+  local policy, parent = string.match(link, '^([fic])(.+)$')
+  if not policy then
+    return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
+      .. ', not as add_flow.lua writes it')
+  end
+  local state, pending, rank = unpack(redis.call('HMGET', jobs_hash, 's:' .. parent, 'w:' .. parent, 'r:' .. parent))
+  if state == 'blocked' and not (pending and safe_integer(pending, 1, 100)
+      and rank and safe_integer(rank, 1, 2559999999999999)) then
+    return nil, redis.error_reply('BAD_JOBS parent ' .. shown(parent) .. ' waits for ' .. shown(pending or '')
+      .. ' children at the rank ' .. shown(rank or '') .. ', not what add_flow.lua writes')
+  end
+  return { id = parent, policy = policy }
+end
+
+-- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
+-- read it; nothing when false, or when the parent no longer waits) waits for one child
+-- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
+-- itself in the parent's x: field under the policy c, and takes the parent to
+-- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
+-- moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+  if not parent then
+    return false
+  end
+  local p = parent.id
+  local state, pending, rank, failed = unpack(redis.call('HMGET', jobs_hash, 's:' .. p, 'w:' .. p, 'r:' .. p,
+    'x:' .. p))
+  if state ~= 'blocked' then
+    return false
+  end
+  if not completed and parent.policy == 'f' then
+    redis.call('ZADD', dead_set, at, p)
+    redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
+    redis.call('HDEL', jobs_hash, 'w:' .. p)
+    return 'dead'
+  end
+  if not completed and parent.policy == 'c' then
+    redis.call('HSET', jobs_hash, 'x:' .. p, (failed or '') .. #child_id .. ':' .. child_id)
+  end
+  pending = tonumber(pending) - 1
+  if pending > 0 then
+    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    return false
+  end
+  redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
+  return 'waiting'
 end

@@ -7,7 +7,8 @@
 --- the queue's metrics (see `metrics.lua`), and in its events when they are on. A
 --- non-empty `result` is kept for the queue's `result_ttl` (see `configure.lua`), where
 --- `result.lua` reads it; one longer than its `result_max` is refused, with the job still
---- held, so the worker can ack it without.
+--- held, so the worker can ack it without. A flow's child that ends lets its parent run
+--- once it was the last one (see `add_flow.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -31,7 +32,7 @@
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write; nothing was written
 --- @error RESULT_TOO_BIG         `result` is longer than the queue's `result_max`; nothing was written
 --- @uses held_group forget_job slot_of release_slot wake_workers settings_of metrics_at count_ends
---- @uses emit keep_result
+--- @uses emit keep_result parent_of child_ended
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -181,23 +182,25 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The group of job `job_id` (false for none) when it is held under `job_token`, and the
--- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
--- LEASE_LOST error reply when it is not held so. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, the
+-- queue's stored settings (#settings, read in the same call: see settings_of), and the
+-- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
+-- error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings'))
+  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings', 'P:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored
+  return group, nil, stored, link
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -332,6 +335,62 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('ZADD', kept_set, at + ttl, job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
+-- The parent that a flow's child names in `link` (its P: field as the caller read it:
+-- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
+-- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
+-- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, link)
+  if not link then
+    return false
+  end
+  local policy, parent = string.match(link, '^([fic])(.+)$')
+  if not policy then
+    return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
+      .. ', not as add_flow.lua writes it')
+  end
+  local state, pending, rank = unpack(redis.call('HMGET', jobs_hash, 's:' .. parent, 'w:' .. parent, 'r:' .. parent))
+  if state == 'blocked' and not (pending and safe_integer(pending, 1, 100)
+      and rank and safe_integer(rank, 1, 2559999999999999)) then
+    return nil, redis.error_reply('BAD_JOBS parent ' .. shown(parent) .. ' waits for ' .. shown(pending or '')
+      .. ' children at the rank ' .. shown(rank or '') .. ', not what add_flow.lua writes')
+  end
+  return { id = parent, policy = policy }
+end
+-- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
+-- read it; nothing when false, or when the parent no longer waits) waits for one child
+-- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
+-- itself in the parent's x: field under the policy c, and takes the parent to
+-- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
+-- moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+  if not parent then
+    return false
+  end
+  local p = parent.id
+  local state, pending, rank, failed = unpack(redis.call('HMGET', jobs_hash, 's:' .. p, 'w:' .. p, 'r:' .. p,
+    'x:' .. p))
+  if state ~= 'blocked' then
+    return false
+  end
+  if not completed and parent.policy == 'f' then
+    redis.call('ZADD', dead_set, at, p)
+    redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
+    redis.call('HDEL', jobs_hash, 'w:' .. p)
+    return 'dead'
+  end
+  if not completed and parent.policy == 'c' then
+    redis.call('HSET', jobs_hash, 'x:' .. p, (failed or '') .. #child_id .. ':' .. child_id)
+  end
+  pending = tonumber(pending) - 1
+  if pending > 0 then
+    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    return false
+  end
+  redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
+  return 'waiting'
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, leased, parked, signal }) do
@@ -339,7 +398,12 @@ for _, zset in ipairs({ waiting, leased, parked, signal }) do
 end
 redis.call('HLEN', groups)
 
-local group, bad, stored_settings = held_group(jobs, id, token)
+local group, bad, stored_settings, link = held_group(jobs, id, token)
+if bad then
+  return bad
+end
+local parent
+parent, bad = parent_of(jobs, link)
 if bad then
   return bad
 end
@@ -379,6 +443,10 @@ if group and release_slot(groups, parked, waiting, jobs, group, first) > 0 then
   wake_workers(signal)
 end
 count_ends(jobs, metrics, 1, 0, 0)
+-- The last child of a flow to end lets its parent run.
+if child_ended(jobs, waiting, false, parent, id, true, now) then
+  wake_workers(signal)
+end
 if result ~= '' then
   keep_result(results, kept, id, result, now, settings.result_ttl)
 end

@@ -1,5 +1,5 @@
 #!lua flags=no-writes
---- Reads one job: its state, deliveries, group, last error, payload and progress.
+--- Reads one job: its state, deliveries, group, last error, payload, progress and children.
 ---
 --- Beyond the books, for operators and for a caller whose add was deduplicated.
 --- The time that goes with a job's state is when a delayed job is due, when a lease runs
@@ -9,10 +9,13 @@
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @arg id string non-empty      the job's id
---- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?)?  the job: its state, deliveries,
----                               priority, group (nil for none), last error (nil for none), payload, the
----                               time that goes with its state (ms, server clock; nil for none), and its
----                               last progress report (nil for none); nil when there is no job with this id
+--- @return (string, uint, uint, string?, bytes?, bytes, uint?, bytes?, uint, bytes?)?  the job: its state,
+---                               deliveries, priority, group (nil for none), last error (nil for none),
+---                               payload, the time that goes with its state (ms, server clock; nil for
+---                               none), its last progress report (nil for none), and for a flow's parent
+---                               the children it still waits for and the failed ones it lists
+---                               (`<length>:<id>` each; see add_flow.lua; nil for none); nil when there is
+---                               no job with this id
 --- @error BAD_ARGS               not 4 keys and 1 argument
 --- @error BAD_ID                 empty
 --- @error BAD_KEYS               a key not named as its template says
@@ -75,7 +78,7 @@ for _, zset in ipairs({ delayed, leased, dead }) do
   redis.call('ZCARD', zset)
 end
 local fields = redis.call('HMGET', jobs, 's:' .. id, 'n:' .. id, 'r:' .. id, 'g:' .. id, 'e:' .. id, 'd:' .. id,
-  'p:' .. id)
+  'p:' .. id, 'w:' .. id, 'x:' .. id)
 local state = fields[1]
 if not state then
   return false
@@ -94,6 +97,9 @@ end
 if fields[2] and not safe_integer(fields[2], 0, 999999999999999) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(fields[2]))
 end
+if fields[8] and not safe_integer(fields[8], 1, 100) then
+  return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' waits for ' .. shown(fields[8]) .. ' children')
+end
 if at and not safe_integer(at, 0, 999999999999999) then
   return redis.error_reply('BAD_TIME job ' .. shown(id) .. ' is ' .. state .. ' at ' .. shown(at)
     .. ', not whole ms from 0 to 10^15 - 1')
@@ -101,4 +107,4 @@ end
 local priority = 255 - math.floor(tonumber(fields[3]) / 10000000000000)
 -- Counts and times are whole and below 2^53: integer replies; false is nil.
 return { state, tonumber(fields[2] or '0'), priority, fields[4] or false, fields[5] or false, fields[6] or '',
-  at and tonumber(at) or false, fields[7] or false }
+  at and tonumber(at) or false, fields[7] or false, tonumber(fields[8] or '0'), fields[9] or false }

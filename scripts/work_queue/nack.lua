@@ -9,7 +9,8 @@
 --- the job for good (BullMQ's `UnrecoverableError`). The failure counts in the queue's
 --- metrics (`metrics.lua`), and a death drops up to two dead jobs beyond the cap that
 --- `configure.lua` sets (by count and by age). With events on, it appends `failed` (to be
---- retried) or `dead`, with `reason` as `error`.
+--- retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent
+--- (see `add_flow.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -36,6 +37,7 @@
 --- @error BAD_GROUPS             `groups` holds a running count these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member of the group that take.lua did not write; nothing was written
 --- @uses slot_of release_slot wake_workers settings_of metrics_at count_ends trim_dead emit
+--- @uses parent_of child_ended
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(log N), N = the jobs
@@ -198,7 +200,8 @@ end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): twelve whole numbers in
@@ -326,6 +329,62 @@ local function emit(events_stream, cap, kind, job_id, detail_name, detail)
   end
   return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
 end
+-- The parent that a flow's child names in `link` (its P: field as the caller read it:
+-- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
+-- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
+-- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, link)
+  if not link then
+    return false
+  end
+  local policy, parent = string.match(link, '^([fic])(.+)$')
+  if not policy then
+    return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
+      .. ', not as add_flow.lua writes it')
+  end
+  local state, pending, rank = unpack(redis.call('HMGET', jobs_hash, 's:' .. parent, 'w:' .. parent, 'r:' .. parent))
+  if state == 'blocked' and not (pending and safe_integer(pending, 1, 100)
+      and rank and safe_integer(rank, 1, 2559999999999999)) then
+    return nil, redis.error_reply('BAD_JOBS parent ' .. shown(parent) .. ' waits for ' .. shown(pending or '')
+      .. ' children at the rank ' .. shown(rank or '') .. ', not what add_flow.lua writes')
+  end
+  return { id = parent, policy = policy }
+end
+-- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
+-- read it; nothing when false, or when the parent no longer waits) waits for one child
+-- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
+-- itself in the parent's x: field under the policy c, and takes the parent to
+-- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
+-- moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+  if not parent then
+    return false
+  end
+  local p = parent.id
+  local state, pending, rank, failed = unpack(redis.call('HMGET', jobs_hash, 's:' .. p, 'w:' .. p, 'r:' .. p,
+    'x:' .. p))
+  if state ~= 'blocked' then
+    return false
+  end
+  if not completed and parent.policy == 'f' then
+    redis.call('ZADD', dead_set, at, p)
+    redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
+    redis.call('HDEL', jobs_hash, 'w:' .. p)
+    return 'dead'
+  end
+  if not completed and parent.policy == 'c' then
+    redis.call('HSET', jobs_hash, 'x:' .. p, (failed or '') .. #child_id .. ':' .. child_id)
+  end
+  pending = tonumber(pending) - 1
+  if pending > 0 then
+    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    return false
+  end
+  redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
+  return 'waiting'
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, signal }) do
@@ -342,8 +401,8 @@ end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local group, deliveries, rank, stored_settings = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
-  '#settings'))
+local group, deliveries, rank, stored_settings, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id,
+  'r:' .. id, '#settings', 'P:' .. id))
 -- Everything that can be refused is read before the first write.
 if not (deliveries and safe_integer(deliveries, 0, 999999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the delivery count ' .. shown(deliveries or ''))
@@ -358,7 +417,11 @@ if group then
     return bad
   end
 end
-local settings, metrics
+local settings, metrics, parent
+parent, bad = parent_of(jobs, link)
+if bad then
+  return bad
+end
 settings, bad = settings_of(stored_settings)
 if bad then
   return bad
@@ -384,6 +447,13 @@ if tonumber(deliveries) >= max_deliveries then
   -- Two for each that dies: the set comes back under its cap after a lowering.
   trim_dead(dead, jobs, now, settings.dead_max, settings.dead_age, 2)
   emit(events, settings.events_max, 'dead', id, 'error', reason)
+  -- A flow's child that dies: its parent goes on without it, or dies with it.
+  local moved = child_ended(jobs, waiting, dead, parent, id, false, now)
+  if moved == 'waiting' then
+    wake_workers(signal)
+  elseif moved == 'dead' then
+    emit(events, settings.events_max, 'dead', parent.id, 'error', 'child ' .. id .. ' failed')
+  end
   return { 'dead', now }
 end
 count_ends(jobs, metrics, 0, 1, 0)

@@ -78,6 +78,7 @@
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
+--- @uses parent_of child_ended
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -252,23 +253,25 @@ end
 local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
--- The group of job `job_id` (false for none) when it is held under `job_token`, and the
--- queue's stored settings (#settings, read in the same call: see settings_of); nil and a
--- LEASE_LOST error reply when it is not held so. Reads only.
+-- The group of job `job_id` (false for none) when it is held under `job_token`, the
+-- queue's stored settings (#settings, read in the same call: see settings_of), and the
+-- job's parent link (its P: field, false for none: see parent_of); nil and a LEASE_LOST
+-- error reply when it is not held so. Reads only.
 local function held_group(jobs_hash, job_id, job_token)
-  local state, held, group, stored = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
-    'g:' .. job_id, '#settings'))
+  local state, held, group, stored, link = unpack(redis.call('HMGET', jobs_hash, 's:' .. job_id, 't:' .. job_id,
+    'g:' .. job_id, '#settings', 'P:' .. job_id))
   -- A token is text: the caller's random part and the delivery count (see take.lua).
   if held ~= job_token then
     return nil, redis.error_reply('LEASE_LOST job ' .. shown(job_id) .. ' is ' .. (state or 'gone')
       .. ', not held under this token')
   end
-  return group, nil, stored
+  return group, nil, stored, link
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
   redis.call('HDEL', jobs_hash, 'd:' .. job_id, 's:' .. job_id, 'r:' .. job_id, 'n:' .. job_id,
-    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id)
+    'g:' .. job_id, 't:' .. job_id, 'e:' .. job_id, 'a:' .. job_id, 'p:' .. job_id, 'P:' .. job_id,
+    'w:' .. job_id, 'x:' .. job_id)
 end
 -- A held job that ended well: out of `leased_set` and the jobs hash (its group's slot is
 -- the caller's to release).
@@ -419,6 +422,62 @@ local function keep_result(results_hash, kept_set, job_id, value, at, ttl)
   redis.call('ZADD', kept_set, at + ttl, job_id)
   drop_results(results_hash, kept_set, at, 2)
 end
+-- The parent that a flow's child names in `link` (its P: field as the caller read it:
+-- the policy f, i or c, then the parent's id; see add_flow.lua), checked before any
+-- write: { id, policy }, or false when `link` is false; nil and a BAD_JOBS error reply
+-- for a link, or a waiting parent's count or rank, that add_flow.lua did not write.
+local function parent_of(jobs_hash, link)
+  if not link then
+    return false
+  end
+  local policy, parent = string.match(link, '^([fic])(.+)$')
+  if not policy then
+    return nil, redis.error_reply('BAD_JOBS a child names its parent as ' .. shown(link)
+      .. ', not as add_flow.lua writes it')
+  end
+  local state, pending, rank = unpack(redis.call('HMGET', jobs_hash, 's:' .. parent, 'w:' .. parent, 'r:' .. parent))
+  if state == 'blocked' and not (pending and safe_integer(pending, 1, 100)
+      and rank and safe_integer(rank, 1, 2559999999999999)) then
+    return nil, redis.error_reply('BAD_JOBS parent ' .. shown(parent) .. ' waits for ' .. shown(pending or '')
+      .. ' children at the rank ' .. shown(rank or '') .. ', not what add_flow.lua writes')
+  end
+  return { id = parent, policy = policy }
+end
+-- A child of a flow ended, `completed` or dead (at `at`, ms): its parent (as parent_of
+-- read it; nothing when false, or when the parent no longer waits) waits for one child
+-- fewer, and goes to `waiting_set` at its rank once none is left; a dead child lists
+-- itself in the parent's x: field under the policy c, and takes the parent to
+-- `dead_set` with it under the policy f. Answers 'waiting' or 'dead' when the parent
+-- moved (the caller wakes workers, or reports the death), false otherwise.
+local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, completed, at)
+  if not parent then
+    return false
+  end
+  local p = parent.id
+  local state, pending, rank, failed = unpack(redis.call('HMGET', jobs_hash, 's:' .. p, 'w:' .. p, 'r:' .. p,
+    'x:' .. p))
+  if state ~= 'blocked' then
+    return false
+  end
+  if not completed and parent.policy == 'f' then
+    redis.call('ZADD', dead_set, at, p)
+    redis.call('HSET', jobs_hash, 's:' .. p, 'dead', 'e:' .. p, 'child ' .. child_id .. ' failed')
+    redis.call('HDEL', jobs_hash, 'w:' .. p)
+    return 'dead'
+  end
+  if not completed and parent.policy == 'c' then
+    redis.call('HSET', jobs_hash, 'x:' .. p, (failed or '') .. #child_id .. ':' .. child_id)
+  end
+  pending = tonumber(pending) - 1
+  if pending > 0 then
+    redis.call('HSET', jobs_hash, 'w:' .. p, pending)
+    return false
+  end
+  redis.call('HDEL', jobs_hash, 'w:' .. p)
+  redis.call('ZADD', waiting_set, tonumber(rank), p)
+  redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
+  return 'waiting'
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
@@ -518,13 +577,18 @@ local done = { unpack(ARGV, 5) }
 if #done % 3 ~= 0 then
   return redis.error_reply('BAD_DONE done must be id, token, result triples; got ' .. #done .. ' values')
 end
-local finished, results_of = {}, {}
+-- The parent of each flow's child that ends in this call (see add_flow.lua).
+local finished, results_of, parents = {}, {}, {}
 for i = 1, #done, 3 do
   local id = done[i]
   if id == '' or done[i + 1] == '' then
     return redis.error_reply('BAD_DONE an id or token of done is empty')
   end
-  local group, bad = held_group(jobs, id, done[i + 1])
+  local group, bad, _, link = held_group(jobs, id, done[i + 1])
+  if bad then
+    return bad
+  end
+  parents[id], bad = parent_of(jobs, link)
   if bad then
     return bad
   end
@@ -561,7 +625,8 @@ local lapsed = cards[leased] > 0 and redis.call('ZRANGE', leased, '-inf', now, '
 local records, released = {}, {}
 local lapses, deaths = 0, 0
 for i, id in ipairs(lapsed) do
-  local group, deliveries, rank = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id))
+  local group, deliveries, rank, link = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'n:' .. id, 'r:' .. id,
+    'P:' .. id))
   if rank and not safe_integer(rank, 1, 2559999999999999) then
     return bad_jobs('the rank of job ' .. shown(id), rank)
   end
@@ -572,6 +637,13 @@ for i, id in ipairs(lapsed) do
   if finished[id] == nil then
     records[i] = { group = group, rank = rank and tonumber(rank) }
     records[i].dead = rank and tonumber(deliveries) >= max_deliveries
+    if records[i].dead then
+      local bad
+      parents[id], bad = parent_of(jobs, link)
+      if bad then
+        return bad
+      end
+    end
     lapses = lapses + 1
     if rank then
       deaths = deaths + (records[i].dead and 1 or 0)
@@ -836,6 +908,8 @@ for _, id in ipairs(finished) do
     release_slot(groups, parked, waiting, jobs, group, freed[id])
   end
   emit(events, settings.events_max, 'completed', id)
+  -- The last child of a flow to end lets its parent run (workers are woken below).
+  child_ended(jobs, waiting, false, parents[id], id, true, now)
 end
 for _, kept_result in ipairs(results_of) do
   keep_result(results, kept, kept_result.id, kept_result.result, now, settings.result_ttl)
@@ -859,6 +933,9 @@ for i, id in ipairs(lapsed) do
       redis.call('ZADD', dead, now, id)
       redis.call('HSET', jobs, 's:' .. id, 'dead', 'e:' .. id, 'lease ran out on the last delivery')
       emit(events, settings.events_max, 'dead', id, 'error', 'lease ran out on the last delivery')
+      if child_ended(jobs, waiting, dead, parents[id], id, false, now) == 'dead' then
+        emit(events, settings.events_max, 'dead', parents[id].id, 'error', 'child ' .. id .. ' failed')
+      end
     else
       redis.call('ZADD', waiting, record.rank, id)
       redis.call('HSET', jobs, 's:' .. id, 'waiting')

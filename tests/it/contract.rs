@@ -373,6 +373,11 @@ pub(crate) fn prepare(
         | "work_queue/rate_limit_group" => args[1] = "1".into(),
         // From the oldest event kept.
         "work_queue/events" => args[0] = "0-0".into(),
+        // A child y, whose failure fails the parent x.
+        "work_queue/add_flow" => {
+            args[4] = "y".into();
+            args[6] = "fail".into();
+        }
         // Message 1, which the stream prepared below holds.
         "reliable_topic/ack" => args[2] = "1-0".into(),
         // An `every` schedule (a cron one needs its first run from the caller).

@@ -767,6 +767,12 @@ fn families(c: &mut Checks, tagged: bool) {
     c.check(queue.progress(&job, "50%"), &n, &[]);
     c.check(queue.result("1"), &n, &[]);
     c.check(queue.events_after("0-0", 10), &n, &[]);
+    let children = [work_queue::Child::new("2", "c").unwrap()];
+    c.check(
+        queue.add_flow("1", "p", work_queue::JobOptions::new(), &children),
+        &n,
+        &[],
+    );
     let every = work_queue::Schedule::every(std::time::Duration::from_secs(1));
     c.check(queue.set_schedule("s", &every), &n, &[]);
     c.check(queue.schedule("s"), &n, &[]);

@@ -74,6 +74,7 @@ mod web_session;
 mod work_queue;
 mod work_queue_events;
 mod work_queue_faults;
+mod work_queue_flow;
 mod work_queue_operate;
 mod work_queue_schedule;
 

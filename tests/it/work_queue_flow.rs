@@ -1,0 +1,348 @@
+//! Flows: a parent job that runs once each of its children has ended, as each child's
+//! failure policy says.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::Duration;
+
+use redis_patterns::work_queue::{
+    Child, Job, JobOptions, OnChildFailure, Settings, State, WorkQueue,
+};
+
+use crate::harness::{self, Transcript, assert_code, assert_snapshot};
+use crate::step;
+
+/// The next job, which the transcript expects to be `id` (children wait in the order
+/// they were given, the parent after them).
+fn take_one(con: &mut dyn redis::ConnectionLike, queue: &WorkQueue, id: &str) -> Job {
+    let mut jobs = queue.take(1).run(con).unwrap();
+    assert_eq!(jobs.len(), 1, "{id} was not taken");
+    assert_eq!(jobs[0].id, id);
+    jobs.remove(0)
+}
+
+fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
+    let mut t = Transcript::default();
+    let queue = WorkQueue::new("work_queue:flows")
+        .unwrap()
+        .with_max_deliveries(1)
+        .unwrap();
+    let settings = Settings::new().events(100).unwrap();
+    queue.configure(&settings).run(con).unwrap();
+    let children = [
+        Child::new("sales", "s").unwrap(),
+        Child::new("costs", "c")
+            .unwrap()
+            .on_failure(OnChildFailure::Continue),
+        Child::new("charts", "g")
+            .unwrap()
+            .on_failure(OnChildFailure::Ignore),
+    ];
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow(
+            "report",
+            "assemble",
+            JobOptions::new().priority(3),
+            &children
+        )
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow("report", "again", JobOptions::new(), &children[..1])
+    );
+    let again = [Child::new("sales", "s").unwrap()];
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow("other", "x", JobOptions::new(), &again)
+    );
+    let twice = [Child::new("a", "1").unwrap(), Child::new("a", "2").unwrap()];
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow("third", "x", JobOptions::new(), &twice)
+    );
+    let _ = step!(t, con, queue.job("report"));
+    let _ = step!(t, con, queue.counts());
+    let sales = take_one(con, &queue, "sales");
+    let _ = step!(t, con, queue.ack(&sales).map(|_| Ok("sales acked")));
+    let costs = take_one(con, &queue, "costs");
+    let _ = step!(
+        t,
+        con,
+        queue.fail(&costs, "no ledger").map(|_| Ok("costs dead"))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.job("report").map(|j| Ok(j.map(|j| (
+            j.state,
+            j.pending_children,
+            j.failed_children
+        ))))
+    );
+    let charts = take_one(con, &queue, "charts");
+    let _ = step!(
+        t,
+        con,
+        queue.fail(&charts, "no plot").map(|_| Ok("charts dead"))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.job("report").map(|j| Ok(j.map(|j| (
+            j.state,
+            j.pending_children,
+            j.failed_children
+        ))))
+    );
+    let report = take_one(con, &queue, "report");
+    t.note(&format!(
+        "taken: {} (payload {:?})",
+        report.id,
+        String::from_utf8_lossy(&report.payload)
+    ));
+    let _ = step!(t, con, queue.ack(&report).map(|_| Ok("report acked")));
+    // A child whose failure fails its parent.
+    let strict = [
+        Child::new("fetch", "f").unwrap(),
+        Child::new("parse", "p").unwrap(),
+    ];
+    let _ = step!(
+        t,
+        con,
+        queue.add_flow("import", "i", JobOptions::new(), &strict)
+    );
+    let fetch = take_one(con, &queue, "fetch");
+    let _ = step!(t, con, queue.fail(&fetch, "404").map(|_| Ok("fetch dead")));
+    let _ = step!(
+        t,
+        con,
+        queue
+            .job("import")
+            .map(|j| Ok(j.map(|j| (j.state, j.last_error))))
+    );
+    let parse = take_one(con, &queue, "parse");
+    let _ = step!(
+        t,
+        con,
+        queue
+            .ack(&parse)
+            .map(|_| Ok("parse acked, its parent dead already"))
+    );
+    let _ = step!(
+        t,
+        con,
+        queue.events_after("0-0", 100).map(|page| {
+            let events: Vec<String> = page
+                .events
+                .iter()
+                .map(|e| format!("{} {}", e.kind.as_str(), e.job))
+                .collect();
+            Ok(events)
+        })
+    );
+    let _ = step!(t, con, queue.add_flow("none", "x", JobOptions::new(), &[]));
+    let delayed = JobOptions::new().delay(Duration::from_secs(1));
+    let _ = step!(t, con, queue.add_flow("late", "x", delayed, &again));
+    t
+}
+
+#[test]
+fn scenario_standalone() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    assert_snapshot("work_queue_flow__scenario", &scenario(&mut con));
+}
+
+#[test]
+fn scenario_cluster() {
+    assert_snapshot(
+        "work_queue_flow__scenario",
+        &scenario(&mut harness::cluster_con()),
+    );
+}
+
+/// 120 flows of 1 to 5 children each, under every failure policy, run by 4 workers that
+/// fail some children and abandon others (their leases run out: a crashed worker): each
+/// parent runs exactly once, only after all its children ended, and with the outcome its
+/// children's policies give; a parent that a child failed never runs, and is dead.
+#[test]
+fn every_parent_runs_once_after_its_children_with_the_right_outcome() {
+    const FLOWS: u64 = 120;
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("flows")
+        .unwrap()
+        .with_max_deliveries(2)
+        .unwrap()
+        .with_lease(Duration::from_millis(200))
+        .unwrap();
+    let mut rng = harness::Rng::new(11);
+    // Per child: its parent, whether it will fail for good, and its policy.
+    let mut plan: BTreeMap<String, (String, bool, OnChildFailure)> = BTreeMap::new();
+    let mut con = db.con();
+    for f in 0..FLOWS {
+        let parent = format!("p{f}");
+        let children: Vec<Child> = (0..1 + rng.below(5))
+            .map(|c| {
+                let id = format!("p{f}c{c}");
+                let policy = [
+                    OnChildFailure::FailParent,
+                    OnChildFailure::Ignore,
+                    OnChildFailure::Continue,
+                ][rng.below(3) as usize];
+                plan.insert(id.clone(), (parent.clone(), rng.below(4) == 0, policy));
+                Child::new(id, "c").unwrap().on_failure(policy)
+            })
+            .collect();
+        queue
+            .add_flow(&parent, "p", JobOptions::new(), &children)
+            .run(&mut con)
+            .unwrap();
+    }
+    // Each parent's run, with the failed children it listed.
+    let runs: Mutex<Vec<(String, Vec<String>)>> = Mutex::new(Vec::new());
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        for w in 0..4u64 {
+            let (queue, plan, runs, stop, db) = (&queue, &plan, &runs, &stop, &db);
+            s.spawn(move || {
+                let mut con = db.con();
+                let mut rng = harness::Rng::new(100 + w);
+                while !stop.load(Ordering::SeqCst) {
+                    let jobs = queue.take(3).run(&mut con).unwrap();
+                    if jobs.is_empty() {
+                        queue
+                            .wait_for_work(Duration::from_millis(50))
+                            .run(&mut con)
+                            .unwrap();
+                        continue;
+                    }
+                    for job in jobs {
+                        if let Some((_, fails, _)) = plan.get(&job.id) {
+                            // A child: abandoned now and then (its lease runs out and it
+                            // is delivered again, or dies on its last delivery), or
+                            // failed for good, or done.
+                            if rng.below(5) == 0 {
+                                continue;
+                            }
+                            // A lease lost meanwhile (abandoned once before) is fine.
+                            let _ = if *fails {
+                                queue.fail(&job, "boom").run(&mut con).map(|_| ())
+                            } else {
+                                queue.ack(&job).run(&mut con).map(|_| ())
+                            };
+                        } else {
+                            // A parent: it runs only once every child has ended,
+                            // as the server tells: acked (its record gone) or dead.
+                            let info = queue.job(&job.id).run(&mut con).unwrap().unwrap();
+                            let mine = plan.iter().filter(|(_, (p, _, _))| *p == job.id);
+                            for (id, _) in mine {
+                                let child = queue.job(id).run(&mut con).unwrap();
+                                let state = child.map(|c| c.state);
+                                assert!(
+                                    matches!(state, None | Some(State::Dead)),
+                                    "{} ran before its child {id} ended: {state:?}",
+                                    job.id
+                                );
+                            }
+                            runs.lock()
+                                .unwrap()
+                                .push((job.id.clone(), info.failed_children));
+                            queue.ack(&job).run(&mut con).unwrap();
+                        }
+                    }
+                }
+            });
+        }
+        // Done once no job is left to run: every flow has ended one way or the other.
+        let mut con = db.con();
+        harness::wait_until("every flow to end", 20, || {
+            let counts = queue.counts().run(&mut con).unwrap();
+            counts.waiting + counts.delayed + counts.leased + counts.parked == 0
+        });
+        stop.store(true, Ordering::SeqCst);
+    });
+    let runs = runs.into_inner().unwrap();
+    let mut ran: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (parent, failed) in runs {
+        assert!(
+            ran.insert(parent.clone(), failed).is_none(),
+            "{parent} ran twice"
+        );
+    }
+    // What each parent's children make of it: a failing child under FailParent kills it;
+    // otherwise it runs, listing its failing children under Continue.
+    for f in 0..FLOWS {
+        let parent = format!("p{f}");
+        let children: Vec<(&String, &(String, bool, OnChildFailure))> =
+            plan.iter().filter(|(_, (p, _, _))| *p == parent).collect();
+        let mut died = false;
+        let mut listed = Vec::new();
+        for (id, (_, fails, policy)) in &children {
+            // Abandoned twice, a child dies however it would have ended.
+            let dead = queue.job(id).run(&mut con).unwrap().map(|c| c.state) == Some(State::Dead);
+            let failed = *fails || dead;
+            if failed && *policy == OnChildFailure::FailParent {
+                died = true;
+            }
+            if failed && *policy == OnChildFailure::Continue {
+                listed.push((*id).clone());
+            }
+        }
+        if died {
+            assert!(
+                !ran.contains_key(&parent),
+                "{parent} ran though a child failed it"
+            );
+            let info = queue.job(&parent).run(&mut con).unwrap().unwrap();
+            assert_eq!(info.state, State::Dead, "{parent}");
+        } else {
+            let mut got = ran
+                .get(&parent)
+                .unwrap_or_else(|| panic!("{parent} never ran"))
+                .clone();
+            got.sort();
+            listed.sort();
+            assert_eq!(got, listed, "{parent}'s failed children");
+        }
+    }
+}
+
+/// A child's link to its parent, or the parent's count, that add_flow.lua did not write is
+/// refused before the ack writes anything.
+#[test]
+fn a_damaged_link_or_count_is_refused_before_any_write() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("damaged").unwrap();
+    let children = [Child::new("c", "x").unwrap()];
+    queue
+        .add_flow("p", "x", JobOptions::new(), &children)
+        .run(&mut con)
+        .unwrap();
+    let job = queue.take(1).run(&mut con).unwrap().remove(0);
+    let jobs = queue.keys()[5];
+    for (field, value) in [("P:c", "xp"), ("P:c", "f"), ("w:p", "0"), ("w:p", "abc")] {
+        let before: String = redis::cmd("HGET")
+            .arg(jobs)
+            .arg(field)
+            .query(&mut con)
+            .unwrap();
+        harness::cmd(&mut con, &["HSET", jobs, field, value]);
+        let dump = harness::dump(&mut con);
+        assert_code(queue.ack(&job).run(&mut con), "BAD_JOBS");
+        assert_eq!(harness::dump(&mut con), dump, "{field} = {value}");
+        harness::cmd(&mut con, &["HSET", jobs, field, &before]);
+    }
+    queue.ack(&job).run(&mut con).unwrap();
+    assert_eq!(
+        queue.job("p").run(&mut con).unwrap().map(|j| j.state),
+        Some(State::Waiting)
+    );
+}
