@@ -69,10 +69,19 @@
 //! | `{name}:wake` | zset | group → when its rate window lets a parked job start |
 //! | `{name}:idle` | zset | group → when its ring of start times stops mattering (it is dropped then), or now while old start times of it are left to drop |
 //! | `{name}:signal` | zset | one member while a job may be ready: idle workers wait on it with `BZPOPMIN` |
+//! | `{name}:events` | stream | what happened to each job, once [events](#events-results-and-progress) are on: `event`, `job`, and `error` or `progress`; at most the queue's cap |
+//! | `{name}:results` | hash | job id → the result its worker gave, while kept |
+//! | `{name}:kept` | zset | job id → until when its result is kept (ms) |
 //!
-//! A job moves between five [`State`]s:
+//! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:jobs`
+//! only, with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists;
+//! each child names it in `P:<id>`. A job's last progress report is `p:<id>`. The
+//! [schedules](schedule) live in `{name}:schedules` and `{name}:due`.
+//!
+//! A job moves between six [`State`]s:
 //!
 //! ```text
+//!  add_flow ──► blocked (a parent) ──its last child ends──► waiting
 //!  add ──► waiting ◄──────────── delayed ◄── add with a delay
 //!           │  ▲  ▲                  ▲
 //!      take │  │  └── parked ◄─┐     │ nack with a delay
@@ -109,9 +118,9 @@
 //! waiting
 //! $ redis-cli --eval scripts/work_queue/take.lua '{mail}:waiting' '{mail}:delayed' '{mail}:leased' \
 //!     '{mail}:dead' '{mail}:parked' '{mail}:jobs' '{mail}:groups' '{mail}:wake' '{mail}:idle' \
-//!     '{mail}:signal' , 30000 1 5 $(openssl rand -hex 16)
+//!     '{mail}:signal' '{mail}:events' '{mail}:results' '{mail}:kept' , 30000 1 5 $(openssl rand -hex 16)
 //!     # lease ms, limit, max deliveries, 128 random bits,
-//!     # then the id and token of each job to ack first (none here)
+//!     # then the id, token and result ('' for none) of each job to ack first (none here)
 //! welcome:42                              # id
 //! 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1      # lease token
 //! 1                                       # delivery
@@ -122,7 +131,8 @@
 //!     , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1 30000
 //! 1795464207100
 //! $ redis-cli --eval scripts/work_queue/ack.lua '{mail}:waiting' '{mail}:leased' '{mail}:parked' \
-//!     '{mail}:jobs' '{mail}:groups' '{mail}:signal' , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1
+//!     '{mail}:jobs' '{mail}:groups' '{mail}:signal' '{mail}:events' '{mail}:results' '{mail}:kept' \
+//!     , welcome:42 9b1c0e6f4d2a48c7a1f3e5d7c9b0a2e4:1 ''    # id, token, result ('' for none)
 //! 1795464177107
 //! $ redis-cli BZPOPMIN '{mail}:signal' 5   # nothing to take: wait up to 5 s for a job
 //! $ redis-cli --eval scripts/work_queue/pause.lua '{mail}:jobs'                 # take hands out nothing
@@ -344,6 +354,67 @@
 //! print!("{}", metrics.prometheus(queue.name())); // for a /metrics endpoint
 //! # Ok(()) }
 //! ```
+//!
+//! # Events, results and progress
+//!
+//! What happens to each job can be followed, and a job's outcome read, at a cost only to
+//! a queue that asks for it:
+//!
+//! - **Events** ([`Settings::events`], off by default): `ack`, `take`'s acks and lapsed
+//!   leases, `nack`, `retry_dead`, `requeue` and [`progress`](WorkQueue::progress) append
+//!   `completed`, `failed` (with the error; retried), `dead`, `retried` or `progress` to
+//!   `{name}:events` in the same call. The stream keeps the newest `max` entries exactly
+//!   (at most [`MAX_EVENTS`]). An [`Events`] reader follows them from an id, blocking on
+//!   the stream itself (`XREAD BLOCK`), and goes on from the last id it handed out after
+//!   a reconnect; each read says whether the cap may have trimmed entries it had not read
+//!   ([`EventPage::lost`]). [`wait_for_job`](WorkQueue::wait_for_job) waits for one
+//!   job's end: it reads where the events stand, then the job's state (an end before the
+//!   call is seen there), then follows the events, and reads the state again when the
+//!   cap trimmed some. Called again on a new connection after an error, it misses
+//!   nothing.
+//! - **Results**: a worker that acks with a result ([`ack_with`](WorkQueue::ack_with), a
+//!   [`Done::with_result`] in [`ack_and_take`](WorkQueue::ack_and_take), or a
+//!   [`Worker`] handler that returns one: [`JobOutput`]) has it kept in
+//!   `{name}:results` for the queue's result time (an hour unless set, at most 30 days),
+//!   and one longer than the queue's bound (16 KiB unless set, at most
+//!   [`MAX_RESULT_BYTES`]) is refused with [`RESULT_TOO_BIG`], the job still held. Each
+//!   kept result drops two whose time passed, and each `take` up to its `limit`, so the
+//!   results kept shrink as fast as they grow; [`result`](WorkQueue::result) never
+//!   answers one whose time passed. Nothing is kept for an ack without a result.
+//! - **Progress**: the holder of a job may report its progress (at most
+//!   [`MAX_PROGRESS_BYTES`]); [`job`](WorkQueue::job) shows the last report and the
+//!   events carry each.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use std::time::Duration;
+//! use redis_patterns::work_queue::{Settings, WorkQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("renders")?;
+//! queue.configure(&Settings::new().events(10_000)?).run(&mut con)?; // once
+//! let mut events = queue.events(&queue.newest_event().run(&mut con)?);
+//! loop {
+//!     for event in events.next(&mut con, Duration::from_secs(30))? {
+//!         println!("{} {}", event.kind.as_str(), event.job);
+//!     }
+//!     // Keep `events.last_id()` to go on from there after a restart.
+//! }
+//! # }
+//! ```
+//!
+//! # Flows
+//!
+//! [`add_flow`](WorkQueue::add_flow) adds a parent job and its children (up to
+//! [`MAX_CHILDREN`], jobs of the same queue) in one call: the children wait at once, and
+//! the parent ([`State::Blocked`]) runs once each of them has ended. The script that ends
+//! a child (an ack, a nack or `take`'s acks and lapsed leases) tells the parent in the
+//! same call, so no checker runs and no end is missed. A child's [`OnChildFailure`]
+//! says what its death does to the parent: fail it, be ignored, or be listed in the
+//! parent's [`failed_children`](JobInfo::failed_children) for its worker to read.
+//! Children in other queues, or in another cluster slot, are the app's to join: wait for
+//! each ([`wait_for_job`](WorkQueue::wait_for_job)), then add the parent. Removing a
+//! child leaves its parent waiting for it: remove the parent too.
 //!
 //! # Differences from other queues
 //!
