@@ -661,6 +661,16 @@ pub enum Added {
 }
 
 impl Added {
+    /// An add script's reply: added, and the job's state.
+    fn of((added, state): (bool, String)) -> Result<Self> {
+        let state = state.parse()?;
+        Ok(if added {
+            Added::New(state)
+        } else {
+            Added::Duplicate(state)
+        })
+    }
+
     /// Whether the job was added.
     pub fn is_new(self) -> bool {
         matches!(self, Added::New(_))
@@ -695,6 +705,18 @@ pub struct JobOptions {
 }
 
 impl JobOptions {
+    /// The group as the add scripts take it: '' for none; an empty name is refused.
+    fn group_arg(&self) -> Result<&str> {
+        match &self.group {
+            Some(group) if group.is_empty() => Err(Error::invalid(
+                "group",
+                "must not be empty; leave it unset for no group",
+            )),
+            Some(group) => Ok(group),
+            None => Ok(""),
+        }
+    }
+
     /// Priority 0, no delay, no group.
     pub fn new() -> Self {
         JobOptions::default()
@@ -1143,16 +1165,7 @@ impl WorkQueue {
     pub fn add_with<V: ToRedisArgs>(&self, id: &str, payload: V, options: JobOptions) -> Op<Added> {
         Op::try_build(|| {
             let payload = input::value("payload", &payload)?;
-            let group = match &options.group {
-                Some(group) if group.is_empty() => {
-                    return Err(Error::invalid(
-                        "group",
-                        "must not be empty; leave it unset for no group",
-                    ));
-                }
-                Some(group) => group.as_str(),
-                None => "",
-            };
+            let group = options.group_arg()?;
             let k = &self.keys;
             let op = script::add(
                 &k.waiting,
@@ -1165,14 +1178,7 @@ impl WorkQueue {
                 options.delay,
                 group,
             );
-            Ok(op.map(|(added, state)| {
-                let state = state.parse()?;
-                Ok(if added {
-                    Added::New(state)
-                } else {
-                    Added::Duplicate(state)
-                })
-            }))
+            Ok(op.map(Added::of))
         })
     }
 

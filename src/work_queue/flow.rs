@@ -119,16 +119,7 @@ impl WorkQueue {
                     ),
                 ));
             }
-            let group = match &options.group {
-                Some(group) if group.is_empty() => {
-                    return Err(Error::invalid(
-                        "group",
-                        "must not be empty; leave it unset for no group",
-                    ));
-                }
-                Some(group) => group.as_str(),
-                None => "",
-            };
+            let group = options.group_arg()?;
             let args: Vec<&[u8]> = children
                 .iter()
                 .flat_map(|c| {
@@ -151,14 +142,7 @@ impl WorkQueue {
                 group,
                 &args,
             );
-            Ok(op.map(|(added, state)| {
-                let state = state.parse()?;
-                Ok(if added {
-                    Added::New(state)
-                } else {
-                    Added::Duplicate(state)
-                })
-            }))
+            Ok(op.map(Added::of))
         })
     }
 }
