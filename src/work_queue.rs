@@ -807,7 +807,13 @@ impl Limits {
                 ),
             ));
         }
-        input::check_param(&script::CONFIGURE.args[2], period)?;
+        // The bounds of `group_period` and `queue_period` alike, named for this call.
+        if input::check_param(&script::CONFIGURE.args[2], period).is_err() {
+            return Err(Error::invalid(
+                "period",
+                format!("must be whole milliseconds from 1 ms to 10^10 ms, got {period:?}"),
+            ));
+        }
         self.rate = count;
         self.period = period;
         Ok(self)

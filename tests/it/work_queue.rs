@@ -983,7 +983,7 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_invalid(Limits::new().concurrency(1_000_001), "concurrency");
     assert_invalid(Limits::new().rate(0, Duration::from_secs(1)), "rate");
     assert_invalid(Limits::new().rate(1001, Duration::from_secs(1)), "rate");
-    assert_invalid(Limits::new().rate(1, Duration::ZERO), "group_period");
+    assert_invalid(Limits::new().rate(1, Duration::ZERO), "period");
     assert_invalid(
         Settings::new().dead_letters(0, Duration::from_secs(1)),
         "dead_max",
