@@ -921,7 +921,7 @@ pub struct WorkQueue {
     backoff: Backoff,
 }
 
-/// A queue's thirteen keys, in the order the scripts take them.
+/// A queue's fourteen keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -937,6 +937,7 @@ struct Keys {
     events: String,
     results: String,
     kept: String,
+    turns: String,
 }
 
 impl Keys {
@@ -957,6 +958,7 @@ impl Keys {
             events: keys::events(name)?,
             results: keys::results(name)?,
             kept: keys::kept(name)?,
+            turns: keys::turns(name)?,
         })
     }
 }
@@ -1017,14 +1019,14 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's thirteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
-    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`. Each
-    /// `work_queue` script takes the ones it uses, in this order.
-    pub fn keys(&self) -> [&str; 13] {
+    /// The queue's fourteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
+    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`, `turns`.
+    /// Each `work_queue` script takes the ones it uses, in this order.
+    pub fn keys(&self) -> [&str; 14] {
         let k = &self.keys;
         [
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, &k.events, &k.results, &k.kept,
+            &k.idle, &k.signal, &k.events, &k.results, &k.kept, &k.turns,
         ]
     }
 
@@ -1069,8 +1071,10 @@ impl WorkQueue {
             let op = script::add(
                 &k.waiting,
                 &k.delayed,
+                &k.parked,
                 &k.jobs,
                 &k.signal,
+                &k.turns,
                 id,
                 &payload,
                 u64::from(options.priority),
@@ -1150,6 +1154,7 @@ impl WorkQueue {
             &k.events,
             &k.results,
             &k.kept,
+            &k.turns,
             self.lease,
             limit,
             u64::from(self.max_deliveries),
