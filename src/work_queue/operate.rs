@@ -375,7 +375,9 @@ impl WorkQueue {
     /// (`work_queue/settings`).
     pub fn settings(&self) -> Op<Settings> {
         script::settings(&self.keys.jobs).map(|values| {
-            let Ok::<[i64; 13], _>([gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, gt]) = values.try_into() else {
+            let Ok::<[i64; 13], _>([gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, gt]) =
+                values.try_into()
+            else {
                 return Err(Error::unexpected_reply("settings", "not thirteen settings"));
             };
             let [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm] =

@@ -20,7 +20,12 @@ fn shown(jobs: &[Job]) -> Vec<String> {
         .collect()
 }
 
-fn take(t: &mut Transcript, con: &mut dyn redis::ConnectionLike, queue: &WorkQueue, limit: u64) -> Vec<Job> {
+fn take(
+    t: &mut Transcript,
+    con: &mut dyn redis::ConnectionLike,
+    queue: &WorkQueue,
+    limit: u64,
+) -> Vec<Job> {
     let jobs = queue.take(limit).run(con);
     t.step(
         &format!("queue.take({limit})"),
@@ -41,43 +46,75 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let mut t = Transcript::default();
     let queue = WorkQueue::new("work_queue:turns").unwrap();
     let on = Settings::new().group_turns(true);
-    t.step("queue.configure(group_turns(true))", queue.configure(&on).run(con))
-        .unwrap();
-    t.step("queue.settings().takes_turns()", queue.settings().run(con).map(|s| s.takes_turns()))
-        .unwrap();
+    t.step(
+        "queue.configure(group_turns(true))",
+        queue.configure(&on).run(con),
+    )
+    .unwrap();
+    t.step(
+        "queue.settings().takes_turns()",
+        queue.settings().run(con).map(|s| s.takes_turns()),
+    )
+    .unwrap();
     for i in 1..=6 {
         let id = format!("a{i}");
-        t.step(&format!("queue.add_with({id}, group a)"), queue.add_with(&id, "", in_group("a")).run(con))
-            .unwrap();
+        t.step(
+            &format!("queue.add_with({id}, group a)"),
+            queue.add_with(&id, "", in_group("a")).run(con),
+        )
+        .unwrap();
     }
     for i in 1..=3 {
         let id = format!("b{i}");
-        t.step(&format!("queue.add_with({id}, group b)"), queue.add_with(&id, "", in_group("b")).run(con))
-            .unwrap();
+        t.step(
+            &format!("queue.add_with({id}, group b)"),
+            queue.add_with(&id, "", in_group("b")).run(con),
+        )
+        .unwrap();
     }
-    t.step("queue.add_with(c1, group c)", queue.add_with("c1", "", in_group("c")).run(con))
+    t.step(
+        "queue.add_with(c1, group c)",
+        queue.add_with("c1", "", in_group("c")).run(con),
+    )
+    .unwrap();
+    t.step("queue.add(n1)", queue.add("n1", "").run(con))
         .unwrap();
-    t.step("queue.add(n1)", queue.add("n1", "").run(con)).unwrap();
-    t.step("queue.add(n2)", queue.add("n2", "").run(con)).unwrap();
+    t.step("queue.add(n2)", queue.add("n2", "").run(con))
+        .unwrap();
     let urgent = in_group("a").priority(9);
-    t.step("queue.add_with(a7, group a, priority 9)", queue.add_with("a7", "", urgent).run(con))
-        .unwrap();
+    t.step(
+        "queue.add_with(a7, group a, priority 9)",
+        queue.add_with("a7", "", urgent).run(con),
+    )
+    .unwrap();
     t.step("queue.counts()", queue.counts().run(con)).unwrap();
     let first = take(&mut t, con, &queue, 1);
     take(&mut t, con, &queue, 1);
     take(&mut t, con, &queue, 3);
-    t.note("a nack sends a7 back to waiting; the next take moves it to its group, which has a turn");
-    let again = queue.nack_after(&first[0], Duration::ZERO, "again").run(con);
+    t.note(
+        "a nack sends a7 back to waiting; the next take moves it to its group, which has a turn",
+    );
+    let again = queue
+        .nack_after(&first[0], Duration::ZERO, "again")
+        .run(con);
     t.step("queue.nack(a7)", again.map(|_| ())).unwrap();
     take(&mut t, con, &queue, 4);
     t.step("queue.counts()", queue.counts().run(con)).unwrap();
     let off = Settings::new().group_turns(false);
-    t.step("queue.configure(group_turns(false))", queue.configure(&off).run(con))
-        .unwrap();
-    t.note("turns off: each take hands back the jobs of groups with a turn, then takes in rank order");
+    t.step(
+        "queue.configure(group_turns(false))",
+        queue.configure(&off).run(con),
+    )
+    .unwrap();
+    t.note(
+        "turns off: each take hands back the jobs of groups with a turn, then takes in rank order",
+    );
     let d1 = in_group("d").priority(5);
-    t.step("queue.add_with(d1, group d, priority 5)", queue.add_with("d1", "", d1).run(con))
-        .unwrap();
+    t.step(
+        "queue.add_with(d1, group d, priority 5)",
+        queue.add_with("d1", "", d1).run(con),
+    )
+    .unwrap();
     take(&mut t, con, &queue, 2);
     take(&mut t, con, &queue, 25);
     take(&mut t, con, &queue, 25);
@@ -100,7 +137,10 @@ fn scenario_standalone() {
 fn scenario_cluster() {
     let mut con = harness::cluster_con();
     let queue = WorkQueue::new("work_queue:turns").unwrap();
-    assert_snapshot("work_queue_turns__scenario", &scenario_paused_delete(&mut con, &queue));
+    assert_snapshot(
+        "work_queue_turns__scenario",
+        &scenario_paused_delete(&mut con, &queue),
+    );
 }
 
 fn scenario_paused_delete(con: &mut dyn redis::ConnectionLike, queue: &WorkQueue) -> Transcript {
@@ -158,7 +198,11 @@ fn concurrent_takers_take_turns_and_take_each_job_once() {
     for (group, n) in sizes {
         for i in 0..n {
             let id = format!("{group}{i}");
-            let options = if group.is_empty() { JobOptions::new() } else { in_group(group) };
+            let options = if group.is_empty() {
+                JobOptions::new()
+            } else {
+                in_group(group)
+            };
             queue.add_with(&id, "", options).run(&mut con).unwrap();
             all.insert(id);
         }
@@ -270,9 +314,13 @@ fn switching_turns_on_and_off_with_jobs_queued_loses_nothing() {
     assert_eq!(unique, all);
     let left = harness::dump(&mut con);
     assert!(
-        !left.keys().any(|k| k.ends_with(b":turns") || k.ends_with(b":parked") || k.ends_with(b":waiting")),
+        !left
+            .keys()
+            .any(|k| k.ends_with(b":turns") || k.ends_with(b":parked") || k.ends_with(b":waiting")),
         "{:?}",
-        left.keys().map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>()
+        left.keys()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>()
     );
 }
 
@@ -288,18 +336,32 @@ fn damaged_turns_and_parked_members_are_refused_with_nothing_written() {
         .configure(&Settings::new().group_turns(true))
         .run(&mut con)
         .unwrap();
-    queue.add_with("a1", "", in_group("a")).run(&mut con).unwrap();
+    queue
+        .add_with("a1", "", in_group("a"))
+        .run(&mut con)
+        .unwrap();
     queue.add("n1", "").run(&mut con).unwrap();
 
     harness::cmd(&mut con, &["ZADD", "{damaged}:turns", "0.5", "a"]);
     let before = harness::dump(&mut con);
     assert_code(queue.take(5).run(&mut con), "BAD_TURNS");
-    assert_code(queue.add_with("a2", "", in_group("a")).run(&mut con), "BAD_TURNS");
+    assert_code(
+        queue.add_with("a2", "", in_group("a")).run(&mut con),
+        "BAD_TURNS",
+    );
     assert_eq!(harness::dump(&mut con), before);
 
     harness::cmd(&mut con, &["ZADD", "{damaged}:turns", "1", "a"]);
     // Group a's range of parked: 8 hex digits of its length, the group, a 16-digit rank.
-    harness::cmd(&mut con, &["ZADD", "{damaged}:parked", "0", "00000001a000000000000000x-foreign"]);
+    harness::cmd(
+        &mut con,
+        &[
+            "ZADD",
+            "{damaged}:parked",
+            "0",
+            "00000001a000000000000000x-foreign",
+        ],
+    );
     let before = harness::dump(&mut con);
     assert_code(queue.take(5).run(&mut con), "BAD_PARKED");
     assert_eq!(harness::dump(&mut con), before);
