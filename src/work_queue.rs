@@ -332,8 +332,8 @@
 //! moves are done, the order is partly the old one.
 //!
 //! Off, turns cost a queue one `ZCARD` per `take`. On, a `take` of `limit` L moves and
-//! examines O(L) items (about 1 ms of server time at L = 25 on a busy queue, beside the
-//! chores), and `add` two more reads of `{name}:turns`. `cargo bench --bench
+//! examines O(L) items (its worst case is in `benches/worst_case.rs`), and `add` two
+//! more reads of `{name}:turns`. `cargo bench --bench
 //! work_queue_fairness` measures a small tenant's wait behind a big tenant's backlog,
 //! with turns off and on.
 //!
