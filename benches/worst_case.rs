@@ -1316,13 +1316,76 @@ fn cases() -> Vec<Case> {
             ),
         },
         Case {
+            script: "work_queue/take",
+            input: "limit 25, groups take turns: the busy queue's chores and 25 acks, 100 waiting jobs moved to \
+                    their groups, 300 groups with turns (5 parked jobs each), 100 turns examined",
+            setup: turns_queue,
+            keys: queue("work_queue/take"),
+            args: {
+                let mut args = strings(
+                    [
+                        "10000000000",
+                        "25",
+                        "1000",
+                        "0123456789abcdef0123456789abcdef",
+                        "held",
+                        "7",
+                    ]
+                    .map(String::from),
+                );
+                args.push("r".repeat(1 << 15).into_bytes());
+                for n in 1..=24 {
+                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 15)]));
+                }
+                args
+            },
+        },
+        Case {
+            script: "work_queue/take",
+            input: "limit 25, turns switched off: 25 jobs of groups with turns handed back, then taken",
+            setup: |con| {
+                turns_queue(con);
+                lua(
+                    con,
+                    "redis.call('HSET', KEYS[1], '#settings', \
+                     '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768 0')",
+                    &["{w}:jobs"],
+                    &[],
+                );
+            },
+            keys: queue("work_queue/take"),
+            args: strings(
+                [
+                    "10000000000",
+                    "25",
+                    "1000",
+                    "0123456789abcdef0123456789abcdef",
+                ]
+                .map(String::from),
+            ),
+        },
+        Case {
+            script: "work_queue/add",
+            input: "a new job of a group without a turn, groups taking turns, on a busy queue",
+            setup: turns_queue,
+            keys: queue("work_queue/add"),
+            args: strings([
+                "new".into(),
+                "x".repeat(100),
+                "255".into(),
+                "0".into(),
+                "g".into(),
+            ]),
+        },
+        Case {
             script: "work_queue/configure",
-            input: "group limits change (250 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1",
+            input: "group limits change (250 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1, turns on",
             setup: big_queue,
             keys: queue("work_queue/configure"),
             args: strings(
                 [
                     "5", "10", "1000", "10", "10", "1000", "100", "1000", "60", "1", "1000", "10",
+                    "1",
                 ]
                 .map(String::from),
             ),
@@ -2297,6 +2360,30 @@ fn busy_queue(con: &mut redis::Connection) {
          end
          for n = 0, 9 do redis.call('HSET', g, 'u:R' .. n, 1) end",
         &QUEUE,
+        &[],
+    );
+}
+
+/// `busy_queue` with its groups taking turns: 300 groups with a turn each and 5 parked
+/// jobs each (one rate ring of 1000 starts among them), and the settings' 13th number 1.
+fn turns_queue(con: &mut redis::Connection) {
+    busy_queue(con);
+    lua(
+        con,
+        "local p, j, t = KEYS[1], KEYS[2], KEYS[3]
+         for n = 1, 300 do
+           local group = 'Q' .. n
+           redis.call('ZADD', t, n, group)
+           for m = 1, 5 do
+             local id, rank = 'q:' .. n .. ':' .. m, 2550000000000000 + n * 10 + m
+             redis.call('HSET', j, 'd:' .. id, string.rep('x', 100), 's:' .. id, 'parked', 'r:' .. id, rank,
+               'n:' .. id, 0, 'g:' .. id, group)
+             redis.call('ZADD', p, 0, string.format('%08x', #group) .. group .. string.format('%016d', rank) .. id)
+           end
+         end
+         redis.call('HSET', j, '#settings',
+           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768 1')",
+        &["{w}:parked", "{w}:jobs", "{w}:turns"],
         &[],
     );
 }

@@ -10923,12 +10923,12 @@ return now
 do
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
 -- not write.
@@ -11037,12 +11037,12 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -11050,13 +11050,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -11072,7 +11072,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -11334,6 +11334,67 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
+-- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
+-- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
+local function last_turn(turns_set)
+  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    return 0
+  end
+  return turn_number(turns_set, last[1], last[2])
+end
+-- What adding jobs of `job_group` ('' for none) needs when the queue's groups take turns,
+-- read before any write: false when turns are off (settings_of of #settings in
+-- `jobs_hash`), else the group's turn in `turns_set` (false when it has none) and the last
+-- turn handed out; nil and an error reply for settings or a turn these scripts do not
+-- write. Reads only.
+local function turn_plan(jobs_hash, turns_set, job_group)
+  local settings, bad = settings_of(redis.call('HGET', jobs_hash, '#settings'))
+  if not settings then
+    return nil, bad
+  end
+  if settings.group_turns == 0 then
+    return false
+  end
+  local plan = { group = job_group, score = false }
+  local score = redis.call('ZSCORE', turns_set, job_group)
+  if score then
+    plan.score, bad = turn_number(turns_set, job_group, score)
+    if bad then
+      return nil, bad
+    end
+  end
+  plan.top, bad = last_turn(turns_set)
+  if bad then
+    return nil, bad
+  end
+  return plan
+end
+-- Job `job_id`, just added to `waiting_set` (add_job), waits for its group's turn instead:
+-- it is parked at its rank in its group's range of `parked_set` (parked_member, group ''
+-- for none), and its group, unless it has a turn, gets the next one in `turns_set` (as
+-- turn_plan read them in `plan`, which this updates).
+local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, job_id)
+  local rank = tonumber(redis.call('ZSCORE', waiting_set, job_id))
+  redis.call('ZREM', waiting_set, job_id)
+  redis.call('ZADD', parked_set, 0, parked_member(plan.group, rank, job_id))
+  redis.call('HSET', jobs_hash, 's:' .. job_id, 'parked')
+  if not plan.score then
+    plan.top = plan.top + 1
+    plan.score = plan.top
+    redis.call('ZADD', turns_set, plan.score, plan.group)
+  end
+end
 
 -- scripts/work_queue/ack.lua
 redis.register_function{
@@ -11514,35 +11575,44 @@ redis.register_function{
 --- left as it is, and the reply says which state it is in; once a job is acked or
 --- removed, its id may be added again. Higher `priority` is taken first; jobs of one
 --- priority are taken in the order they were added. A job in a `group` counts against
---- that group's limits when it runs (see `take.lua`).
+--- that group's limits when it runs (see `take.lua`). While the queue's groups take turns
+--- (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range
+--- of `parked` instead (a job without a group in the range of group '') and its group, unless
+--- it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key parked zset {<name>}:parked    held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
 --- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg id string non-empty      the job's id, chosen by the caller: the same id is never queued twice
 --- @arg payload bytes            the job's data
 --- @arg priority uint 0..=255    higher is taken first; 0 is the usual
 --- @arg delay ms 0..=10^12       how long the job waits before it can be taken; 0 for none
 --- @arg group string             the group whose limits the job counts against; '' for none
---- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', or that of the job already there
---- @error BAD_ARGS               not 4 keys and 5 arguments
+--- @return (bool, string)        added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or
+---                               that of the job already there
+--- @error BAD_ARGS               not 6 keys and 5 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_DELAY              not whole milliseconds within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
---- @uses add_job
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
+--- @uses add_job turn_plan wait_turn
 --- @clock server
 --- @complexity O(log N), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV ~= 5 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 6 or #ARGV ~= 5 then
+  return redis.error_reply('BAD_ARGS expected 6 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
-local jobs = KEYS[3]
-local signal = KEYS[4]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local signal = KEYS[5]
+local turns = KEYS[6]
 local id = ARGV[1]
 if id == '' then
   return redis.error_reply('BAD_ID id must not be empty')
@@ -11566,18 +11636,37 @@ if delayed ~= tag_of_keys .. ':delayed' then
   return redis.error_reply(
       'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
 end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
+end
 if jobs ~= tag_of_keys .. ':jobs' then
   return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
 end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
+end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[6] is ' .. shown(turns))
 end
 -- End of the generated input checks.
+-- Read before the first write: the keys' types, and where the job waits for its turn.
+redis.call('ZCARD', parked)
+redis.call('ZCARD', turns)
+local turn, bad_turn = turn_plan(jobs, turns, group)
+if turn == nil then
+  return bad_turn
+end
 local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group)
 if not added then
   return bad
+end
+if turn and added[1] == 1 and added[2] == 'waiting' then
+  wait_turn(turn, waiting, parked, turns, jobs, id)
+  added[2] = 'parked'
 end
 return added
   end,
@@ -11828,6 +11917,14 @@ redis.register_function{
 --- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
 --- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless
 --- set) is refused.
+--- `group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin
+--- between groups; jobs without a group are one group of their own): `add.lua` parks a new
+--- job in its group's range of `parked` and gives its group a turn in `turns`, and
+--- `take.lua` takes one job per turn, the group then waiting behind every other (see its
+--- header). Switching takes nothing from here: with turns on, each `take` moves up to
+--- 4 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands
+--- the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so
+--- no job is lost either way, and idle workers are woken to do it.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
@@ -11845,8 +11942,9 @@ redis.register_function{
 --- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
 --- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
 --- @arg result_max uint 1..=2^15       the longest result kept, in bytes (32 KiB at most)
+--- @arg group_turns bool               whether groups with jobs ready take turns (round-robin); 0 for no turns
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
---- @error BAD_ARGS               not 5 keys and 12 arguments
+--- @error BAD_ARGS               not 5 keys and 13 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
@@ -11859,6 +11957,7 @@ redis.register_function{
 --- @error BAD_EVENTS_MAX         not an integer within its range
 --- @error BAD_RESULT_TTL         not whole milliseconds within its range
 --- @error BAD_RESULT_MAX         not an integer within its range
+--- @error BAD_GROUP_TURNS        not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
@@ -11866,8 +11965,8 @@ redis.register_function{
 --- @complexity O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 5 or #ARGV ~= 12 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 13 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local parked = KEYS[1]
 local jobs = KEYS[2]
@@ -11929,6 +12028,11 @@ local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
 if not result_max or result_max > 32768 then
   return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 32768, got ' .. shown(ARGV[12]))
 end
+local group_turns = ARGV[13]
+if group_turns ~= '1' and group_turns ~= '0' then
+  return redis.error_reply('BAD_GROUP_TURNS group_turns must be 1 or 0, got ' .. shown(group_turns))
+end
+group_turns = group_turns == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -11965,6 +12069,7 @@ local new = {
   queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
   dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
   events_max = events_max, result_ttl = result_ttl, result_max = result_max,
+  group_turns = group_turns and 1 or 0,
 }
 local changed = false
 for name, value in pairs(new) do
@@ -11999,9 +12104,9 @@ if old.queue_rate ~= queue_rate then
   end
   redis.call('HDEL', jobs, unpack(fields))
 end
-redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
   group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes,
-  events_max, result_ttl, result_max))
+  events_max, result_ttl, result_max, new.group_turns))
 if events_max > 0 and events_max < old.events_max then
   redis.call('XTRIM', events, 'MAXLEN', events_max)
 end
@@ -12099,10 +12204,11 @@ redis.register_function{
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
---- @error BAD_ARGS               not 13 keys and 2 arguments
+--- @error BAD_ARGS               not 14 keys and 2 arguments
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_FORCE              not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
@@ -12113,8 +12219,8 @@ redis.register_function{
 --- @complexity O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 13 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 13 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -12129,6 +12235,7 @@ local signal = KEYS[10]
 local events = KEYS[11]
 local results = KEYS[12]
 local kept = KEYS[13]
+local turns = KEYS[14]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -12191,6 +12298,10 @@ if kept ~= tag_of_keys .. ':kept' then
   return redis.error_reply(
       'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
 end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
 local paused = redis.call('HGET', jobs, '#paused')
@@ -12198,6 +12309,7 @@ redis.call('HLEN', groups)
 redis.call('XLEN', events)
 redis.call('HLEN', results)
 redis.call('ZCARD', kept)
+redis.call('ZCARD', turns)
 local sets = { waiting, delayed, parked, dead, leased }
 local left = 0
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
@@ -12206,7 +12318,7 @@ for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, sign
     left = left + n
   end
 end
-if not paused and (left > 0 or redis.call('EXISTS', jobs, groups, wake, idle, signal) > 0) then
+if not paused and (left > 0 or redis.call('EXISTS', jobs, groups, wake, idle, signal, turns) > 0) then
   return redis.error_reply('NOT_PAUSED the queue is running: pause it before deleting it')
 end
 local held = redis.call('ZCARD', leased)
@@ -12246,7 +12358,7 @@ end
 left = left - (count - budget)
 if left == 0 then
   -- UNLINK frees a large hash (many groups' rings, a long metrics window) off the main thread.
-  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept)
+  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept, turns)
 end
 return left
   end,
@@ -12512,7 +12624,8 @@ redis.register_function{
 --- (compare-and-set) and `run` is not after the server's clock. A caller that lost the
 --- race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
 --- `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
---- schedule, no delay); a replayed run finds its job by id and adds nothing.
+--- schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+--- queue's groups take turns, each job waits for its group's turn as add.lua says.
 ---
 --- The run times due are `run` and the later ones up to now. An `every` schedule computes
 --- them (`run + k × every`); a cron schedule takes them from the caller: `times`, the
@@ -12523,10 +12636,12 @@ redis.register_function{
 --- when `times` hold none ('more_times'), nothing changes and the caller computes more.
 --- @key waiting zset {<name>}:waiting    job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed    job id -> when it becomes waiting (ms, server clock)
+--- @key parked zset {<name>}:parked      held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs          <x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready
 --- @key signal zset {<name>}:signal      one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due            schedule -> its next run time (ms, server clock)
+--- @key turns zset {<name>}:turns        group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg schedule string non-empty  the schedule's name
 --- @arg run uint 0..=10^15       the next run time the caller read (ms, server clock)
 --- @arg rev uint 1..=10^15       the schedule's revision the caller read
@@ -12535,7 +12650,7 @@ redis.register_function{
 ---                               changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times
 ---                               whose jobs were added, how many were there already, how many were skipped,
 ---                               and the schedule's next run time (0 when it went)
---- @error BAD_ARGS               not 6 keys and from 3 to 104 arguments
+--- @error BAD_ARGS               not 8 keys and from 3 to 104 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_RUN                not an integer within its range
 --- @error BAD_REV                not an integer within its range
@@ -12544,20 +12659,23 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses add_job schedule_of run_of
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
+--- @uses add_job schedule_of run_of turn_plan wait_turn
 --- @clock server
 --- @complexity O(C log N), C = the runs added (at most 100), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 6 or #ARGV < 3 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV < 3 or #ARGV > 104 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
-local jobs = KEYS[3]
-local signal = KEYS[4]
-local schedules = KEYS[5]
-local due = KEYS[6]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local signal = KEYS[5]
+local schedules = KEYS[6]
+local due = KEYS[7]
+local turns = KEYS[8]
 local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
@@ -12586,20 +12704,28 @@ if delayed ~= tag_of_keys .. ':delayed' then
   return redis.error_reply(
       'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
 end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
+end
 if jobs ~= tag_of_keys .. ':jobs' then
   return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
 end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
 end
 if schedules ~= tag_of_keys .. ':schedules' then
   return redis.error_reply(
-      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[5] is ' .. shown(schedules))
+      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[6] is ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[6] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[7] is ' .. shown(due))
+end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[8] is ' .. shown(turns))
 end
 -- End of the generated input checks.
 local times = {}
@@ -12609,13 +12735,18 @@ end
 
 -- O(1) reads: a key of another type fails with WRONGTYPE before anything is written,
 -- whatever the reply.
-for _, zset in ipairs({ waiting, delayed, signal }) do
+for _, zset in ipairs({ waiting, delayed, signal, parked, turns }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad
+end
+-- Where the jobs wait for their group's turn, while groups take turns.
+local turn, bad_turn = turn_plan(jobs, turns, config and config.group or '')
+if turn == nil then
+  return bad_turn
 end
 local stored, bad_due = run_of(due, schedule, config)
 if stored == false then
@@ -12683,6 +12814,9 @@ for _, t in ipairs(fired) do
     return bad_jobs
   end
   if result[1] == 1 then
+    if turn and result[2] == 'waiting' then
+      wait_turn(turn, waiting, parked, turns, jobs, schedule .. ':' .. string.format('%d', t))
+    end
     added[#added + 1] = t
   else
     there = there + 1
@@ -13591,12 +13725,12 @@ if state == 'leased' then
   return { 0, state }
 end
 if state == 'parked' then
-  if not (group and rank and safe_integer(rank, 1, 2559999999999999)) then
+  if not (rank and safe_integer(rank, 1, 2559999999999999)) then
     return redis.error_reply('BAD_JOBS parked job ' .. shown(id) .. ' has the group ' .. shown(group or '')
       .. ' and the rank ' .. shown(rank or ''))
   end
   -- Its name in `parked`, as take.lua wrote it.
-  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
+  redis.call('ZREM', parked, parked_member(group or '', tonumber(rank), id))
 else
   redis.call('ZREM', waiting, id)
   redis.call('ZREM', delayed, id)
@@ -14165,7 +14299,7 @@ end
 if state == 'leased' or state == 'dead' or (delay == 0 and state ~= 'delayed') then
   return { 0, state }
 end
-if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
     .. ' and the group ' .. shown(group or ''))
 end
@@ -14181,7 +14315,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if state == 'waiting' then
   redis.call('ZREM', waiting, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
+  redis.call('ZREM', parked, parked_member(group or '', tonumber(rank), id))
 end
 redis.call('ZADD', delayed, now + delay, id)
 redis.call('HSET', jobs, 's:' .. id, 'delayed')
@@ -14251,7 +14385,7 @@ end
 if not state then
   return false
 end
-if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
     .. ' and the group ' .. shown(group or ''))
 end
@@ -14261,8 +14395,8 @@ redis.call('HSET', jobs, 'r:' .. id, new)
 if state == 'waiting' then
   redis.call('ZADD', waiting, 'XX', new, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_member(group, old, id))
-  redis.call('ZADD', parked, 0, parked_member(group, new, id))
+  redis.call('ZREM', parked, parked_member(group or '', old, id))
+  redis.call('ZADD', parked, 0, parked_member(group or '', new, id))
 end
 return state
   end,
@@ -14459,10 +14593,9 @@ redis.register_function{
 ---
 --- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
 --- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
---- events (0), results kept for an hour and up to 16 KiB.
+--- events (0), results kept for an hour and up to 16 KiB, no group turns (0).
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua`
----                               takes them, in its order
+--- @return [int]                 the thirteen settings as `configure.lua` takes them, in its order
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write
@@ -14486,7 +14619,7 @@ if bad then
 end
 return { settings.group_concurrency, settings.group_rate, settings.group_period, settings.queue_concurrency,
   settings.queue_rate, settings.queue_period, settings.dead_max, settings.dead_age, settings.metrics_minutes,
-  settings.events_max, settings.result_ttl, settings.result_max }
+  settings.events_max, settings.result_ttl, settings.result_max, settings.group_turns }
   end,
 }
 
@@ -14541,6 +14674,24 @@ redis.register_function{
 --- The whole call is read and checked before its first write: a rank, count, start time,
 --- parked job or record that another client wrote, or an ack of `done` that fails, is
 --- refused with nothing written, so no job is lost or left half moved.
+---
+--- Groups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then
+--- taken round-robin between the groups with jobs ready, so one group's backlog does not
+--- hold back the others' jobs. Jobs without a group are one group of their own (group '').
+--- A job ready for its turn is parked in its group's range of `parked` (state 'parked'),
+--- in rank order (so priority orders the jobs of one group), and each such group has a
+--- turn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are
+--- in `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'
+--- ranges, giving a group without a turn the next one; then it takes from the group with
+--- the lowest turn its first job, which sends the group behind every other group (the next
+--- turn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×
+--- `limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a
+--- later call. Priority does not jump between groups: a turn is a turn. A group at a limit
+--- loses its turn (its jobs stay parked) and gets one again when a job of it comes back to
+--- `waiting` (a job of it ends, its window passes). With turns off, the call hands back
+--- the jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to
+--- `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the
+--- highest in `turns` (below 10^15).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -14554,13 +14705,14 @@ redis.register_function{
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 13 keys and from 4 to 79 arguments
+--- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -14573,17 +14725,19 @@ redis.register_function{
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
 --- @uses parent_of child_ended
+--- @uses turn_number last_turn
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
 --- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 13 or #ARGV < 4 or #ARGV > 79 then
-  return redis.error_reply('BAD_ARGS expected 13 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 79 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -14598,6 +14752,7 @@ local signal = KEYS[10]
 local events = KEYS[11]
 local results = KEYS[12]
 local kept = KEYS[13]
+local turns = KEYS[14]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
@@ -14669,11 +14824,15 @@ if kept ~= tag_of_keys .. ':kept' then
   return redis.error_reply(
       'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
 end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+end
 -- End of the generated input checks.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept, turns }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
@@ -14904,6 +15063,28 @@ for i, group in ipairs(woken) do
   wakes[i] = { found = found, again = budget == 0 }
 end
 
+-- 3b. Turns off (group_turns 0) while groups still have turns: the jobs of up to `limit`
+-- of them, up to `limit` jobs, go back to waiting; a group keeps its turn while it may
+-- have more.
+local turns_on = settings.group_turns == 1
+local drained = {}
+if not turns_on and cards[turns] > 0 then
+  local left = limit
+  local rows = redis.call('ZRANGE', turns, 0, limit - 1)
+  for _, group in ipairs(rows) do
+    if left == 0 then
+      break
+    end
+    local found, bad = next_parked(group, left)
+    if bad then
+      return bad
+    end
+    left = left - #found
+    arrive(found)
+    drained[#drained + 1] = { group = group, found = found, done = left > 0 }
+  end
+end
+
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash
 -- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
 -- A ring of another size (the setting changed) starts anew: its slots are written again
@@ -15005,26 +15186,23 @@ end
 
 local plan = {}
 local count = 0
-for _, head in ipairs(queue) do
-  if count >= take_limit or #plan >= 4 * limit then
-    break
-  end
-  local may_start, bad_ring = queue_may_start()
-  if bad_ring then
-    return bad_ring
-  elseif not may_start then
-    break
-  end
+-- The step of `head` ({ id, rank }, and with turns its `member` of `parked` and its `group`,
+-- '' for none): taken, parked or dropped; nil and an error reply for data these scripts do
+-- not write.
+local function consider(head)
   local id = head.id
-  local step = { id = id }
-  plan[#plan + 1] = step
+  local step = { id = id, turn_member = head.member }
   -- An acked job's record is gone (forget_job).
   local group, payload, deliveries = false, false, false
   if finished[id] == nil then
     group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
   end
   if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
-    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+    return nil, bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+  end
+  if payload and head.member and (group or '') ~= head.group then
+    return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(head.member) .. ' of job ' .. shown(id)
+      .. ', whose group is ' .. shown(group or ''))
   end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   step.drop = not payload
@@ -15032,12 +15210,12 @@ for _, head in ipairs(queue) do
   if payload and group then
     local held, bad = running_count(group)
     if bad then
-      return bad
+      return nil, bad
     end
     local held_back
     held_back, bad = limited_until(group)
     if bad then
-      return bad
+      return nil, bad
     end
     if group_concurrency > 0 and held >= group_concurrency then
       step.park = true
@@ -15053,7 +15231,7 @@ for _, head in ipairs(queue) do
           local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. slot)
           oldest = stored and safe_integer(stored, 0, 999999999999999)
           if not oldest then
-            return bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
+            return nil, bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
           end
         end
         if oldest + group_period > now then
@@ -15064,10 +15242,10 @@ for _, head in ipairs(queue) do
     end
     -- A parked job is named by its rank, which must be one.
     if step.park and not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
-      return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
+      return nil, redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
         .. ', not a rank these scripts write')
     end
-    step.member = step.park and parked_member(group, head.rank, id)
+    step.member = step.park and (head.member or parked_member(group, head.rank, id))
   end
   if payload and not step.park then
     step.payload = payload
@@ -15086,6 +15264,185 @@ for _, head in ipairs(queue) do
         ring.slots[step.slot] = now
         ring.started = ring.started + 1
         step.started = ring.started
+      end
+    end
+  end
+  return step
+end
+if not turns_on then
+  for _, head in ipairs(queue) do
+    if count >= take_limit or #plan >= 4 * limit then
+      break
+    end
+    local may_start, bad_ring = queue_may_start()
+    if bad_ring then
+      return bad_ring
+    elseif not may_start then
+      break
+    end
+    local step, bad = consider(head)
+    if not step then
+      return bad
+    end
+    plan[#plan + 1] = step
+  end
+end
+
+-- 4 with turns. The first 4 × `limit` jobs of `queue` go to their groups' ranges of
+-- `parked` (`moved`), and a group without a turn gets the next one; then turns are
+-- taken: the lowest turn's group gives its first job (in member order: rank, then id),
+-- and goes behind every other group while it has more.
+local moved, turn_of, touched = {}, {}, {}
+if turns_on and take_limit > 0 then
+  local fresh = {}
+  for i = 1, math.min(#queue, 4 * limit) do
+    local head = queue[i]
+    local group, state = false, false
+    if finished[head.id] == nil then
+      group, state = unpack(redis.call('HMGET', jobs, 'g:' .. head.id, 's:' .. head.id))
+    end
+    local move = { id = head.id, drop = not state }
+    if state then
+      if not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
+        return redis.error_reply('BAD_WAITING job ' .. shown(head.id) .. ' waits at ' .. shown(tostring(head.rank))
+          .. ', not a rank these scripts write')
+      end
+      move.group = group or ''
+      move.member = parked_member(move.group, head.rank, head.id)
+      if not fresh[move.group] then
+        fresh[move.group] = {}
+        fresh[#fresh + 1] = move.group
+      end
+      table.insert(fresh[move.group], { member = move.member, id = head.id, rank = head.rank })
+    end
+    moved[#moved + 1] = move
+  end
+  -- The turns: the first 4 × `limit` read; when there may be more, those above the last
+  -- read wait for a later call (`bound`).
+  local rows = cards[turns] > 0 and redis.call('ZRANGE', turns, 0, 4 * limit - 1, 'WITHSCORES') or {}
+  local bound = math.huge
+  for i = 1, #rows, 2 do
+    local n, bad = turn_number(turns, rows[i], rows[i + 1])
+    if not n then
+      return bad
+    end
+    turn_of[rows[i]] = n
+    bound = (#rows == 8 * limit) and n or bound
+  end
+  local top, bad_top = last_turn(turns)
+  if not top then
+    return bad_top
+  end
+  for _, group in ipairs(fresh) do
+    table.sort(fresh[group], function(a, b)
+      return bytes_less(a.member, b.member)
+    end)
+    if turn_of[group] == nil then
+      local score = redis.call('ZSCORE', turns, group)
+      local n, bad_turn
+      if score then
+        n, bad_turn = turn_number(turns, group, score)
+        if not n then
+          return bad_turn
+        end
+      end
+      if not n then
+        top = top + 1
+        n = top
+        touched[group] = true
+      end
+      turn_of[group] = n
+    end
+  end
+  -- The jobs of `group` in member order: its range of `parked` after the ones the chores
+  -- send back to waiting, merged with its `fresh` ones; peeked, then passed.
+  local cursors = {}
+  local function peek(group)
+    local c = cursors[group]
+    if not c then
+      c = { offset = unparked[group] or 0, fresh = fresh[group] or {}, f = 1 }
+      cursors[group] = c
+    end
+    if c.stored == nil then
+      local prefix = parked_prefix(group)
+      local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', c.offset, 1)[1]
+      c.stored = false
+      if member then
+        local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+        rank = rank and tonumber(rank)
+        if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
+          return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+        end
+        c.stored = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
+      end
+    end
+    local f = c.fresh[c.f]
+    if c.stored and f and c.stored.member == f.member then
+      -- The same job, sent back by a chore and moved again: once.
+      c.f = c.f + 1
+      f = c.fresh[c.f]
+    end
+    if c.stored and (not f or bytes_less(c.stored.member, f.member)) then
+      c.next_from = 'stored'
+      return c.stored
+    end
+    c.next_from = f and 'fresh'
+    return f or false
+  end
+  local function pass(group)
+    local c = cursors[group]
+    if c.next_from == 'stored' then
+      c.offset = c.offset + 1
+      c.stored = nil
+    else
+      c.f = c.f + 1
+    end
+  end
+  local examined = 0
+  while count < take_limit and examined < 4 * limit do
+    local group, turn
+    for g, n in pairs(turn_of) do
+      if n and n <= bound and (not turn or n < turn or (n == turn and bytes_less(g, group))) then
+        group, turn = g, n
+      end
+    end
+    if not group then
+      break
+    end
+    local may_start, bad_ring = queue_may_start()
+    if bad_ring then
+      return bad_ring
+    elseif not may_start then
+      break
+    end
+    examined = examined + 1
+    local job, bad = peek(group)
+    if job == nil then
+      return bad
+    end
+    touched[group] = true
+    if not job then
+      -- No job left (removed, cleaned, delayed since): the group's turn goes.
+      turn_of[group] = false
+    else
+      pass(group)
+      local step
+      step, bad = consider({ id = job.id, rank = job.rank, member = job.member, group = group })
+      if not step then
+        return bad
+      end
+      plan[#plan + 1] = step
+      if step.park then
+        -- At a limit: its jobs stay parked, and it gets a turn when one comes back.
+        turn_of[group] = false
+      elseif not step.drop then
+        local more
+        more, bad = peek(group)
+        if more == nil then
+          return bad
+        end
+        top = top + 1
+        turn_of[group] = more and top or false
       end
     end
   end
@@ -15192,10 +15549,42 @@ for _, group in ipairs(ring_order) do
   end
 end
 
+-- Turns off: the drained groups' jobs go back to waiting; a group drained to the end
+-- loses its turn.
+for _, drain in ipairs(drained) do
+  unpark(parked, waiting, jobs, drain.found)
+  if drain.done then
+    redis.call('ZREM', turns, drain.group)
+  end
+end
+-- Turns on: the moved jobs wait in their groups' ranges, and the turns are as planned.
+for _, move in ipairs(moved) do
+  redis.call('ZREM', waiting, move.id)
+  if move.drop then
+    drop_record(jobs, move.id)
+  else
+    redis.call('ZADD', parked, 0, move.member)
+    redis.call('HSET', jobs, 's:' .. move.id, 'parked')
+  end
+end
+for group in pairs(touched) do
+  if turn_of[group] then
+    redis.call('ZADD', turns, turn_of[group], group)
+  else
+    redis.call('ZREM', turns, group)
+  end
+end
+
 local taken = {}
 for _, step in ipairs(plan) do
   local id = step.id
-  redis.call('ZREM', waiting, id)
+  if step.turn_member then
+    if not step.park then
+      redis.call('ZREM', parked, step.turn_member)
+    end
+  else
+    redis.call('ZREM', waiting, id)
+  end
   if step.drop then
     drop_record(jobs, id)
   elseif step.park then
@@ -15288,7 +15677,8 @@ end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
 -- the next waiting worker wakes, unless the queue is paused.
-if not paused and redis.call('ZCARD', waiting) > 0 then
+if not paused and (redis.call('ZCARD', waiting) > 0
+    or ((turns_on or cards[turns] > 0) and redis.call('ZCARD', turns) > 0)) then
   wake_workers(signal)
 end
 return taken

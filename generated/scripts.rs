@@ -10522,6 +10522,18 @@ pub mod work_queue {
             DELAYED.forms[0].build(&[name])
         }
 
+        #[doc = " The template of `turns` (a zset), `{<name>}:turns`: group ('' for none) -> its turn, while groups take turns (see take.lua)"]
+        #[doc = ""]
+        #[doc = " Build its name with [`turns()`]."]
+        pub static TURNS: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:turns", forms: &[crate::KeyForm { text: "{<name>}:turns", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":turns")] }] };
+
+        #[doc = " The name of `turns`: `{<name>}:turns`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        pub fn turns(name: &str) -> crate::Result<String> {
+            TURNS.forms[0].build(&[name])
+        }
+
         #[doc = " The template of `dead` (a zset), `{<name>}:dead`: job id -> when it died (ms, server clock): the dead-letter queue"]
         #[doc = ""]
         #[doc = " Build its name with [`dead()`]."]
@@ -10589,7 +10601,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "7e6b3b0ca568cc31aa5a7924d548b1d3f7b5234f",
+        sha1: "d6fa3d85baf2a9e9e002797c6d6bac56bb949f55",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10640,7 +10652,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `7e6b3b0ca568cc31aa5a7924d548b1d3f7b5234f`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `d6fa3d85baf2a9e9e002797c6d6bac56bb949f55`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10682,16 +10694,18 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "ef98352cfb1a04ab1bcf37d44c79f3f285806665",
+        sha1: "c470cba59719e57ceeaf9e85323f456f3dfed6c8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
-        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`).",
+        description: "Beyond the books. The job waits for a worker (`take.lua`), or first sits in `delayed`\nfor `delay`: a delayed job holds no lease, so its delay can never make it run twice.\nAn id that is in the queue in any state (waiting, delayed, leased, parked or dead) is\nleft as it is, and the reply says which state it is in; once a job is acked or\nremoved, its id may be added again. Higher `priority` is taken first; jobs of one\npriority are taken in the order they were added. A job in a `group` counts against\nthat group's limits when it runs (see `take.lua`). While the queue's groups take turns\n(`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range\nof `parked` instead (a job without a group in the range of group '') and its group, unless\nit has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
         ],
         args: &[
             crate::Param { name: "id", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the job's id, chosen by the caller: the same id is never queued twice", template: None },
@@ -10700,14 +10714,15 @@ pub mod work_queue {
             crate::Param { name: "delay", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000000000 }, doc: "how long the job waits before it can be taken; 0 for none", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the group whose limits the job counts against; '' for none", template: None },
         ],
-        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', or that of the job already there" },
+        returns: crate::Returns { ty: "(bool, string)", doc: "added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 5 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 5 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_DELAY", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the jobs",
@@ -10723,15 +10738,20 @@ pub mod work_queue {
     #[doc = " left as it is, and the reply says which state it is in; once a job is acked or"]
     #[doc = " removed, its id may be added again. Higher `priority` is taken first; jobs of one"]
     #[doc = " priority are taken in the order they were added. A job in a `group` counts against"]
-    #[doc = " that group's limits when it runs (see `take.lua`)."]
+    #[doc = " that group's limits when it runs (see `take.lua`). While the queue's groups take turns"]
+    #[doc = " (`configure.lua`'s `group_turns`), a job that would wait is parked in its group's range"]
+    #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
+    #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `ef98352cfb1a04ab1bcf37d44c79f3f285806665`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `c470cba59719e57ceeaf9e85323f456f3dfed6c8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `id` (`string`, not empty): the job's id, chosen by the caller: the same id is never queued twice"]
@@ -10740,19 +10760,20 @@ pub mod work_queue {
     #[doc = " - `delay` (`ms`, from 0 to 1000000000000 ms): how long the job waits before it can be taken; 0 for none"]
     #[doc = " - `group` (`string`): the group whose limits the job counts against; '' for none"]
     #[doc = ""]
-    #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', or that of the job already there"]
+    #[doc = " Returns (`(bool, string)`): added, and the job's state: 'waiting', 'delayed', 'parked' (its group's turn), or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and 5 arguments"]
+    #[doc = " - `BAD_ARGS`: not 6 keys and 5 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_DELAY`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
+    #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the jobs. Clock: the server's `TIME`."]
-    pub fn add(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str) -> crate::Op<(bool, String,)> {
-        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(delay).arg(group).finish()
+    pub fn add(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, turns: &str, id: &str, payload: &[u8], priority: u64, delay: ::std::time::Duration, group: &str) -> crate::Op<(bool, String,)> {
+        crate::ScriptCall::new(&ADD).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(turns).arg(id).arg(payload).arg(priority).arg(delay).arg(group).finish()
     }
 
     #[doc = " `work_queue/add_flow`: Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended."]
@@ -10761,7 +10782,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "5530f734ec1ccf10c34334b36b19c93c659ba236",
+        sha1: "eaa20bd740dd1f156ca1258b214e658ea6ec3a39",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10813,7 +10834,7 @@ pub mod work_queue {
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
     #[doc = " add the parent."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `5530f734ec1ccf10c34334b36b19c93c659ba236`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `eaa20bd740dd1f156ca1258b214e658ea6ec3a39`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10920,11 +10941,11 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "250e164bfb0f8fb68bd87dc4c072ce23157e2c32",
+        sha1: "5d00f508fbe14dd9d4ea538174c4c0a566033110",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n4 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -10945,10 +10966,11 @@ pub mod work_queue {
             crate::Param { name: "events_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
             crate::Param { name: "result_ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
             crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 32768 }, doc: "the longest result kept, in bytes (32 KiB at most)", template: None },
+            crate::Param { name: "group_turns", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whether groups with jobs ready take turns (round-robin); 0 for no turns", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 12 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 13 arguments" },
             crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
@@ -10961,6 +10983,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_EVENTS_MAX", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_RESULT_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_RESULT_MAX", doc: "not an integer within its range" },
+            crate::ErrorDoc { code: "BAD_GROUP_TURNS", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
@@ -10990,8 +11013,16 @@ pub mod work_queue {
     #[doc = " here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for"]
     #[doc = " `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless"]
     #[doc = " set) is refused."]
+    #[doc = " `group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin"]
+    #[doc = " between groups; jobs without a group are one group of their own): `add.lua` parks a new"]
+    #[doc = " job in its group's range of `parked` and gives its group a turn in `turns`, and"]
+    #[doc = " `take.lua` takes one job per turn, the group then waiting behind every other (see its"]
+    #[doc = " header). Switching takes nothing from here: with turns on, each `take` moves up to"]
+    #[doc = " 4 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands"]
+    #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
+    #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `250e164bfb0f8fb68bd87dc4c072ce23157e2c32`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `5d00f508fbe14dd9d4ea538174c4c0a566033110`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11013,11 +11044,12 @@ pub mod work_queue {
     #[doc = " - `events_max` (`uint`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
     #[doc = " - `result_ttl` (`ms`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
     #[doc = " - `result_max` (`uint`, from 1 to 32768): the longest result kept, in bytes (32 KiB at most)"]
+    #[doc = " - `group_turns` (`bool`): whether groups with jobs ready take turns (round-robin); 0 for no turns"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 5 keys and 12 arguments"]
+    #[doc = " - `BAD_ARGS`: not 5 keys and 13 arguments"]
     #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
     #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
@@ -11030,13 +11062,14 @@ pub mod work_queue {
     #[doc = " - `BAD_EVENTS_MAX`: not an integer within its range"]
     #[doc = " - `BAD_RESULT_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_RESULT_MAX`: not an integer within its range"]
+    #[doc = " - `BAD_GROUP_TURNS`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed."]
-    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64, events_max: u64, result_ttl: ::std::time::Duration, result_max: u64) -> crate::Op<(bool, u64,)> {
-        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).finish()
+    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64, events_max: u64, result_ttl: ::std::time::Duration, result_max: u64, group_turns: bool) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).arg(group_turns).finish()
     }
 
     #[doc = " `work_queue/counts`: Counts the jobs in each state, at one instant."]
@@ -11101,7 +11134,7 @@ pub mod work_queue {
     pub static DELETE_QUEUE: crate::Script = crate::Script {
         name: "work_queue/delete_queue",
         path: "scripts/work_queue/delete_queue.lua",
-        sha1: "f47c6ad1b9e5ba7953ccf550a8d4e503301b32b4",
+        sha1: "fd4e1ecaf3a81b1f08faeb86b76c7f4388dd5799",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/delete_queue.lua")),
         flags: &[],
         summary: "Deletes a paused queue in bounded steps: up to `count` jobs per call, then its keys.",
@@ -11120,6 +11153,7 @@ pub mod work_queue {
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
         ],
         args: &[
             crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most jobs removed in this call", template: None },
@@ -11127,7 +11161,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "uint", doc: "the jobs left; 0 once the queue is deleted" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 13 keys and 2 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and 2 arguments" },
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_FORCE", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -11150,7 +11184,7 @@ pub mod work_queue {
     #[doc = " the call that finds no job left deletes the rest of the queue's keys (its settings,"]
     #[doc = " metrics, pause flag and group state included). Call it until it answers 0."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `f47c6ad1b9e5ba7953ccf550a8d4e503301b32b4`)."]
+    #[doc = " Runs `scripts/work_queue/delete_queue.lua` (`work_queue/delete_queue`, SHA1 `fd4e1ecaf3a81b1f08faeb86b76c7f4388dd5799`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11166,6 +11200,7 @@ pub mod work_queue {
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `count` (`uint`, from 1 to 100): the most jobs removed in this call"]
@@ -11174,7 +11209,7 @@ pub mod work_queue {
     #[doc = " Returns (`uint`): the jobs left; 0 once the queue is deleted"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 13 keys and 2 arguments"]
+    #[doc = " - `BAD_ARGS`: not 14 keys and 2 arguments"]
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_FORCE`: not 1 or 0"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
@@ -11183,8 +11218,8 @@ pub mod work_queue {
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
     #[doc = " Complexity: O(C × log N + K), C = `count`, N = the jobs, K = the fields of the last keys (freed lazily)."]
-    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, count: u64, force: bool) -> crate::Op<u64> {
-        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).arg(count).arg(force).finish()
+    pub fn delete_queue(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, count: u64, force: bool) -> crate::Op<u64> {
+        crate::ScriptCall::new(&DELETE_QUEUE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(count).arg(force).finish()
     }
 
     #[doc = " `work_queue/due`: Reads the schedules whose next run time has come, for a scheduler loop to fire."]
@@ -11395,18 +11430,20 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "4162b5b17d4195d5525e699a8b968bc44011889d",
+        sha1: "3f665aac5c907bf75e4a846a8955f7fcf96020b3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
-        description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the\nschedule, no delay); a replayed run finds its job by id and adds nothing.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
+        description: "Beyond the books: the step that makes any number of schedulers fire each run once\n(BullMQ#453 and #3165: its schedulers fired twice; Celery beat must be kept single by\nhand). The caller read `run` (the schedule's next run time) and `rev` (its revision)\nwith due.lua; the call fires only while both are still what `schedule` holds\n(compare-and-set) and `run` is not after the server's clock. A caller that lost the\nrace gets 'already_fired' and nothing changes. Each run time `t` fired adds the job\n`<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the\nschedule, no delay); a replayed run finds its job by id and adds nothing. While the\nqueue's groups take turns, each job waits for its group's turn as add.lua says.\n\nThe run times due are `run` and the later ones up to now. An `every` schedule computes\nthem (`run + k × every`); a cron schedule takes them from the caller: `times`, the\ncron's times after `run` in order (at least the latest `catch_up` ones up to now and\none after now: only the caller can read a cron expression). Missed runs: of the times\ndue, only the latest is added (`catch_up` 0), or the latest `catch_up` (at most 100);\nthe others are skipped and counted. The next run time is the first time after now;\nwhen `times` hold none ('more_times'), nothing changes and the caller computes more.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
+            crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready", template: Some(&keys::JOBS) },
             crate::Param { name: "signal", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "one member while a job may be ready: workers wait on it with BZPOPMIN", template: Some(&keys::SIGNAL) },
             crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
             crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
         ],
         args: &[
             crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name", template: None },
@@ -11416,7 +11453,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(string, [int], uint, uint, uint)", doc: "'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and from 3 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 8 keys and from 3 to 104 arguments" },
             crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_RUN", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_REV", doc: "not an integer within its range" },
@@ -11425,6 +11462,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
             crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of `schedule` that these scripts do not write" },
             crate::ErrorDoc { code: "BAD_DUE", doc: "`due` holds a run time of `schedule` that these scripts do not write" },
+            crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(C log N), C = the runs added (at most 100), N = the jobs",
@@ -11441,7 +11479,8 @@ pub mod work_queue {
     #[doc = " (compare-and-set) and `run` is not after the server's clock. A caller that lost the"]
     #[doc = " race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job"]
     #[doc = " `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the"]
-    #[doc = " schedule, no delay); a replayed run finds its job by id and adds nothing."]
+    #[doc = " schedule, no delay); a replayed run finds its job by id and adds nothing. While the"]
+    #[doc = " queue's groups take turns, each job waits for its group's turn as add.lua says."]
     #[doc = ""]
     #[doc = " The run times due are `run` and the later ones up to now. An `every` schedule computes"]
     #[doc = " them (`run + k × every`); a cron schedule takes them from the caller: `times`, the"]
@@ -11451,15 +11490,17 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4162b5b17d4195d5525e699a8b968bc44011889d`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `3f665aac5c907bf75e4a846a8955f7fcf96020b3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
     #[doc = " - `delayed` (a zset, named `{<name>}:delayed`): job id -> when it becomes waiting (ms, server clock)"]
+    #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, a ready"]
     #[doc = " - `signal` (a zset, named `{<name>}:signal`): one member while a job may be ready: workers wait on it with BZPOPMIN"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
     #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `schedule` (`string`, not empty): the schedule's name"]
@@ -11470,7 +11511,7 @@ pub mod work_queue {
     #[doc = " Returns (`(string, [int], uint, uint, uint)`): 'fired', 'already_fired' (the run was fired, or the schedule changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times whose jobs were added, how many were there already, how many were skipped, and the schedule's next run time (0 when it went)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and from 3 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 8 keys and from 3 to 104 arguments"]
     #[doc = " - `BAD_SCHEDULE`: empty"]
     #[doc = " - `BAD_RUN`: not an integer within its range"]
     #[doc = " - `BAD_REV`: not an integer within its range"]
@@ -11479,10 +11520,11 @@ pub mod work_queue {
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of `schedule` that these scripts do not write"]
     #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
+    #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(C log N), C = the runs added (at most 100), N = the jobs. Clock: the server's `TIME`."]
-    pub fn fire(waiting: &str, delayed: &str, jobs: &str, signal: &str, schedules: &str, due: &str, schedule: &str, run: u64, rev: u64, times: &[u64]) -> crate::Op<(String, Vec<i64>, u64, u64, u64,)> {
-        crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(jobs).key(signal).key(schedules).key(due).arg(schedule).arg(run).arg(rev).args(times).finish()
+    pub fn fire(waiting: &str, delayed: &str, parked: &str, jobs: &str, signal: &str, schedules: &str, due: &str, turns: &str, schedule: &str, run: u64, rev: u64, times: &[u64]) -> crate::Op<(String, Vec<i64>, u64, u64, u64,)> {
+        crate::ScriptCall::new(&FIRE).key(waiting).key(delayed).key(parked).key(jobs).key(signal).key(schedules).key(due).key(turns).arg(schedule).arg(run).arg(rev).args(times).finish()
     }
 
     #[doc = " `work_queue/job`: Reads one job: its state, deliveries, group, last error, payload, progress and children."]
@@ -11634,7 +11676,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "e46e6b51bdd8bfe9fa2268cb942dc0019d8860e6",
+        sha1: "73e9e55afc576e1b0172daa60d9c9706ca50deec",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11674,7 +11716,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `e46e6b51bdd8bfe9fa2268cb942dc0019d8860e6`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `73e9e55afc576e1b0172daa60d9c9706ca50deec`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11706,7 +11748,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "941d62456a476b0866ae2d0084f6246435948bd5",
+        sha1: "592403038aac5f5307b429871ecf21963972b950",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11763,7 +11805,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `941d62456a476b0866ae2d0084f6246435948bd5`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `592403038aac5f5307b429871ecf21963972b950`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11910,7 +11952,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "477f36d9502087fbaf49682ae4385a03ac0de4d7",
+        sha1: "daea68dcde10e97f148a3b83e7dcdbbd996c5644",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -11947,7 +11989,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `477f36d9502087fbaf49682ae4385a03ac0de4d7`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `daea68dcde10e97f148a3b83e7dcdbbd996c5644`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -11980,7 +12022,7 @@ pub mod work_queue {
     pub static RATE_LIMIT_GROUP: crate::Script = crate::Script {
         name: "work_queue/rate_limit_group",
         path: "scripts/work_queue/rate_limit_group.lua",
-        sha1: "e5053dbe318932ec593ab32244dd978f78e209ed",
+        sha1: "01abc73f905bc622f16e5dbfaeaff36b7b4637a5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/rate_limit_group.lua")),
         flags: &[],
         summary: "Gives a held job back and holds its group's jobs back for `hold`: for an upstream's 429.",
@@ -12025,7 +12067,7 @@ pub mod work_queue {
     #[doc = " `groups`), then hands them out in their order. Other groups are not held back. Asking"]
     #[doc = " again extends the hold; a shorter hold never shortens a longer one."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `e5053dbe318932ec593ab32244dd978f78e209ed`)."]
+    #[doc = " Runs `scripts/work_queue/rate_limit_group.lua` (`work_queue/rate_limit_group`, SHA1 `01abc73f905bc622f16e5dbfaeaff36b7b4637a5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `leased` (a zset, named `{<name>}:leased`): job id -> lease deadline (ms, server clock)"]
@@ -12064,7 +12106,7 @@ pub mod work_queue {
     pub static REMOVE: crate::Script = crate::Script {
         name: "work_queue/remove",
         path: "scripts/work_queue/remove.lua",
-        sha1: "d0e21afee642870451cf6f1003999290322371e0",
+        sha1: "b5f21c88d1dd72c71228293a4bee5386c5834af6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/remove.lua")),
         flags: &[],
         summary: "Removes a job that is not running: waiting, delayed, parked or dead (dropping a dead letter).",
@@ -12097,7 +12139,7 @@ pub mod work_queue {
     #[doc = " Beyond the books. A leased job is left to its worker, which acks or nacks it: removing"]
     #[doc = " it under the worker would let the worker's ack fail for no reason of its own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `d0e21afee642870451cf6f1003999290322371e0`)."]
+    #[doc = " Runs `scripts/work_queue/remove.lua` (`work_queue/remove`, SHA1 `b5f21c88d1dd72c71228293a4bee5386c5834af6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12184,7 +12226,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "f774756419ed58dc287f0049bc70bb98146bc4ef",
+        sha1: "9c99ff727cfdd4a29fd5e70c1a662a0bf21b7d1b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12218,7 +12260,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `f774756419ed58dc287f0049bc70bb98146bc4ef`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `9c99ff727cfdd4a29fd5e70c1a662a0bf21b7d1b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12362,7 +12404,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "cf57fce475fafa93f5631de7b8e0069291014752",
+        sha1: "159cdeec3d711dfa0371c49d9d8940483298be21",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12396,7 +12438,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `cf57fce475fafa93f5631de7b8e0069291014752`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `159cdeec3d711dfa0371c49d9d8940483298be21`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12551,7 +12593,7 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "156f679cdfdc35196c175d5e28af8d640d4cece0",
+        sha1: "5ea077cde1ba4d5546910a21e82cd080483e1fdc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
@@ -12588,7 +12630,7 @@ pub mod work_queue {
     #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is. A leased or"]
     #[doc = " dead job is left alone (its state says why)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `156f679cdfdc35196c175d5e28af8d640d4cece0`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `5ea077cde1ba4d5546910a21e82cd080483e1fdc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12621,7 +12663,7 @@ pub mod work_queue {
     pub static SET_PRIORITY: crate::Script = crate::Script {
         name: "work_queue/set_priority",
         path: "scripts/work_queue/set_priority.lua",
-        sha1: "b013520e3729cf1c673ff2d53f5a2345bab1451b",
+        sha1: "b74f87f3ea21fdce82fdca9d6a3666f191a0a3c0",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_priority.lua")),
         flags: &[],
         summary: "Changes a job's priority; a waiting or parked job moves to its new place at once.",
@@ -12656,7 +12698,7 @@ pub mod work_queue {
     #[doc = " delayed, leased or dead job keeps its place and waits at the new priority when it next"]
     #[doc = " waits."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `b013520e3729cf1c673ff2d53f5a2345bab1451b`)."]
+    #[doc = " Runs `scripts/work_queue/set_priority.lua` (`work_queue/set_priority`, SHA1 `b74f87f3ea21fdce82fdca9d6a3666f191a0a3c0`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12795,17 +12837,17 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "a27d8d7691a442c968ca642524c2cd0f2cffb9a8",
+        sha1: "ee7f7f14cbf22528a972cca11da450e4fe0dc35a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
-        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 16 KiB.",
+        description: "Beyond the books, for operators. The defaults where `configure.lua` never ran: no\nlimits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no\nevents (0), results kept for an hour and up to 16 KiB, no group turns (0).",
         keys: &[
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
         ],
         args: &[
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)", doc: "as `configure.lua` takes them, in its order" },
+        returns: crate::Returns { ty: "[int]", doc: "the thirteen settings as `configure.lua` takes them, in its order" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
@@ -12821,14 +12863,14 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books, for operators. The defaults where `configure.lua` never ran: no"]
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
-    #[doc = " events (0), results kept for an hour and up to 16 KiB."]
+    #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `a27d8d7691a442c968ca642524c2cd0f2cffb9a8`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `ee7f7f14cbf22528a972cca11da450e4fe0dc35a`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)`): as `configure.lua` takes them, in its order"]
+    #[doc = " Returns (`[int]`): the thirteen settings as `configure.lua` takes them, in its order"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
@@ -12836,7 +12878,7 @@ pub mod work_queue {
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
-    pub fn settings(jobs: &str) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64, u64,)> {
+    pub fn settings(jobs: &str) -> crate::Op<Vec<i64>> {
         crate::ScriptCall::new(&SETTINGS).key(jobs).finish()
     }
 
@@ -12846,11 +12888,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "0de70f491f5351718c3f5f9f7a5926e877ff5ffb",
+        sha1: "d7b36d03cc81482936008f89f2677b4d3ad3e6e8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×\n`limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12865,6 +12907,7 @@ pub mod work_queue {
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
             crate::Param { name: "results", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> its result, while it is kept", template: Some(&keys::RESULTS) },
             crate::Param { name: "kept", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> until when its result is kept (ms, server clock)", template: Some(&keys::KEPT) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see above)", template: Some(&keys::TURNS) },
         ],
         args: &[
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
@@ -12875,7 +12918,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 13 keys and from 4 to 79 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and from 4 to 79 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
@@ -12888,6 +12931,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_GROUPS", doc: "`groups` holds a running count or time that is no count (see above)" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member this script did not write (see above)" },
             crate::ErrorDoc { code: "BAD_WAITING", doc: "`waiting` holds a job to park at a score that is no rank (see above)" },
+            crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000",
@@ -12944,7 +12988,25 @@ pub mod work_queue {
     #[doc = " parked job or record that another client wrote, or an ack of `done` that fails, is"]
     #[doc = " refused with nothing written, so no job is lost or left half moved."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `0de70f491f5351718c3f5f9f7a5926e877ff5ffb`)."]
+    #[doc = " Groups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then"]
+    #[doc = " taken round-robin between the groups with jobs ready, so one group's backlog does not"]
+    #[doc = " hold back the others' jobs. Jobs without a group are one group of their own (group '')."]
+    #[doc = " A job ready for its turn is parked in its group's range of `parked` (state 'parked'),"]
+    #[doc = " in rank order (so priority orders the jobs of one group), and each such group has a"]
+    #[doc = " turn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are"]
+    #[doc = " in `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'"]
+    #[doc = " ranges, giving a group without a turn the next one; then it takes from the group with"]
+    #[doc = " the lowest turn its first job, which sends the group behind every other group (the next"]
+    #[doc = " turn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×"]
+    #[doc = " `limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a"]
+    #[doc = " later call. Priority does not jump between groups: a turn is a turn. A group at a limit"]
+    #[doc = " loses its turn (its jobs stay parked) and gets one again when a job of it comes back to"]
+    #[doc = " `waiting` (a job of it ends, its window passes). With turns off, the call hands back"]
+    #[doc = " the jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to"]
+    #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
+    #[doc = " highest in `turns` (below 10^15)."]
+    #[doc = ""]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `d7b36d03cc81482936008f89f2677b4d3ad3e6e8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12960,6 +13022,7 @@ pub mod work_queue {
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = " - `results` (a hash, named `{<name>}:results`): job id -> its result, while it is kept"]
     #[doc = " - `kept` (a zset, named `{<name>}:kept`): job id -> until when its result is kept (ms, server clock)"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see above)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
@@ -12971,7 +13034,7 @@ pub mod work_queue {
     #[doc = " Returns (`[(string, string, uint, uint, string, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 13 keys and from 4 to 79 arguments"]
+    #[doc = " - `BAD_ARGS`: not 14 keys and from 4 to 79 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
@@ -12984,10 +13047,11 @@ pub mod work_queue {
     #[doc = " - `BAD_GROUPS`: `groups` holds a running count or time that is no count (see above)"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member this script did not write (see above)"]
     #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
+    #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
-        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
+        crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }
 

@@ -54,7 +54,7 @@
 //!
 //! # Keys and states
 //!
-//! A queue named `name` is ten keys in `name`'s hash slot; each script takes the ones it
+//! A queue named `name` is its keys in `name`'s hash slot; each script takes the ones it
 //! uses, in this order (its header lists them):
 //!
 //! | Key | Type | Holds |
@@ -72,6 +72,7 @@
 //! | `{name}:events` | stream | what happened to each job, once [events](#events-results-and-progress) are on: `event`, `job`, and `error` or `progress`; at most the queue's cap |
 //! | `{name}:results` | hash | job id → the result its worker gave, while kept |
 //! | `{name}:kept` | zset | job id → until when its result is kept (ms) |
+//! | `{name}:turns` | zset | group (`''` for jobs without one) → its turn, while [groups take turns](#groups-that-take-turns) |
 //!
 //! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:jobs`
 //! only, with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists;
@@ -313,6 +314,56 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Groups that take turns
+//!
+//! By default jobs are taken in priority then arrival order across all groups, so one
+//! tenant's backlog of 10,000 jobs delays every other tenant's jobs behind it (its group
+//! limits only cap how many of them run). With [`Settings::group_turns`] the groups with
+//! jobs ready take turns instead (round-robin, BullMQ Pro's groups): one job per turn,
+//! and a group that just had a job taken goes behind every other group with jobs ready.
+//! Jobs without a group are one group of their own (`''`), taking turns with the others.
+//! Priority orders the jobs of one group; it does not jump between groups (a turn is a
+//! turn, so one tenant's priorities cannot starve another tenant).
+//!
+//! How it is kept, bounded: a job ready for its turn is *parked* in its group's
+//! lexicographic range of `{name}:parked` (as a job held back by a limit, in rank order,
+//! and [counted](WorkQueue::counts) as parked), and each such group has a turn number in
+//! `{name}:turns`. `add` puts a new job there at once and gives its group, if it has
+//! none, the next turn. Jobs that come back by other paths (a lapsed lease, a retry, a
+//! delay that ends, a group slot freed, a requeue) come back to `waiting`, and each
+//! `take` first moves up to 4 × its `limit` of them to their groups; then it takes the
+//! first job of the group with the lowest turn, gives that group the next turn if it has
+//! more, and so on, up to `limit` jobs and 4 × `limit` turns examined. A group at a limit
+//! loses its turn, its jobs stay parked, and it gets a turn again when one of them comes
+//! back to `waiting` (a job of it ends, its window passes). Switching turns on or off
+//! with jobs queued loses nothing: with turns on, `take` moves the jobs left in `waiting`
+//! (4 × `limit` a call); with turns off, each `take` hands the jobs of up to `limit`
+//! groups that still have a turn (up to `limit` jobs) back to `waiting`. Until those
+//! moves are done, the order is partly the old one.
+//!
+//! Off, turns cost a queue one `ZCARD` per `take`. On, a `take` of `limit` L moves and
+//! examines O(L) items (its worst case is in `benches/worst_case.rs`), and `add` two
+//! more reads of `{name}:turns`. `cargo bench --bench
+//! work_queue_fairness` measures a small tenant's wait behind a big tenant's backlog,
+//! with turns off and on.
+//!
+//! ```no_run
+//! # fn demo() -> redis_patterns::Result<()> {
+//! use redis_patterns::work_queue::{JobOptions, Settings, WorkQueue};
+//!
+//! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
+//! let queue = WorkQueue::new("exports")?;
+//! queue.configure(&Settings::new().group_turns(true)).run(&mut con)?;
+//! for n in 0..1_000 {
+//!     queue.add_with(&format!("big:{n}"), "…", JobOptions::new().group("big")).run(&mut con)?;
+//! }
+//! queue.add_with("small:1", "…", JobOptions::new().group("small")).run(&mut con)?;
+//! // The small tenant's job is second, not 1,001st.
+//! let jobs = queue.take(2).run(&mut con)?;
+//! assert_eq!(jobs[1].id, "small:1");
+//! # Ok(()) }
+//! ```
+//!
 //! # Failures and the dead-letter queue
 //!
 //! A failed delivery is retried after the [`Backoff`] until its last delivery, then goes
@@ -428,6 +479,11 @@
 //!   as the leases' here; its worker acks a job and fetches the next in one call, as
 //!   [`ack_and_take`](WorkQueue::ack_and_take) does, and wakes on a marker key with
 //!   `BZPOPMIN`, as `{name}:signal` here.
+//! - Beyond BullMQ: round-robin between groups is BullMQ Pro's (paid, closed source) main
+//!   group feature; its open-source core takes jobs in priority and arrival order only,
+//!   so one tenant's backlog holds back every other tenant. Here
+//!   [`Settings::group_turns`] turns it on, in the same `take`, bounded by its `limit`,
+//!   with no separate process.
 //! - Sidekiq's open-source fetch pops a job off a list (`BRPOP`), and Resque pops one too:
 //!   a worker that dies mid-job loses it. Here the lease brings it back.
 //! - Celery's Redis transport (kombu) hands a task with a countdown or ETA to a worker at
@@ -1037,7 +1093,7 @@ pub struct WorkQueue {
     backoff: Backoff,
 }
 
-/// A queue's thirteen keys, in the order the scripts take them.
+/// A queue's fourteen keys, in the order the scripts take them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Keys {
     waiting: String,
@@ -1053,6 +1109,7 @@ struct Keys {
     events: String,
     results: String,
     kept: String,
+    turns: String,
 }
 
 impl Keys {
@@ -1073,6 +1130,7 @@ impl Keys {
             events: keys::events(name)?,
             results: keys::results(name)?,
             kept: keys::kept(name)?,
+            turns: keys::turns(name)?,
         })
     }
 }
@@ -1133,14 +1191,14 @@ impl WorkQueue {
         &self.name
     }
 
-    /// The queue's thirteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
-    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`. Each
-    /// `work_queue` script takes the ones it uses, in this order.
-    pub fn keys(&self) -> [&str; 13] {
+    /// The queue's fourteen keys: `waiting`, `delayed`, `leased`, `dead`, `parked`,
+    /// `jobs`, `groups`, `wake`, `idle`, `signal`, `events`, `results`, `kept`, `turns`.
+    /// Each `work_queue` script takes the ones it uses, in this order.
+    pub fn keys(&self) -> [&str; 14] {
         let k = &self.keys;
         [
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, &k.events, &k.results, &k.kept,
+            &k.idle, &k.signal, &k.events, &k.results, &k.kept, &k.turns,
         ]
     }
 
@@ -1176,8 +1234,10 @@ impl WorkQueue {
             let op = script::add(
                 &k.waiting,
                 &k.delayed,
+                &k.parked,
                 &k.jobs,
                 &k.signal,
+                &k.turns,
                 id,
                 &payload,
                 u64::from(options.priority),
@@ -1189,7 +1249,8 @@ impl WorkQueue {
     }
 
     /// Takes up to `limit` jobs (1 to [`MAX_TAKE`]), each under the queue's lease, in
-    /// priority then arrival order; parks the jobs of groups at a limit. Before taking it
+    /// priority then arrival order (or one per group's turn, round-robin, while
+    /// [groups take turns](Settings::group_turns)); parks the jobs of groups at a limit. Before taking it
     /// hands back up to `limit` lapsed leases, promotes up to `limit` due delayed jobs and
     /// wakes up to `limit` rate-limited groups (see the [module docs](self)). An empty
     /// `Vec` when no job can be taken now ([`wait_for_work`](Self::wait_for_work) waits
@@ -1250,6 +1311,7 @@ impl WorkQueue {
             &k.events,
             &k.results,
             &k.kept,
+            &k.turns,
             self.lease,
             limit,
             u64::from(self.max_deliveries),

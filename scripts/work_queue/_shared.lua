@@ -7,13 +7,13 @@
 
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
 
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 
 -- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
@@ -134,12 +134,12 @@ local function forget_job(leased_set, jobs_hash, job_id)
 end
 
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -147,13 +147,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -169,7 +169,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 
@@ -443,4 +443,69 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   redis.call('ZADD', waiting_set, tonumber(rank), p)
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
+end
+
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
+
+-- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
+-- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
+local function last_turn(turns_set)
+  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    return 0
+  end
+  return turn_number(turns_set, last[1], last[2])
+end
+
+-- What adding jobs of `job_group` ('' for none) needs when the queue's groups take turns,
+-- read before any write: false when turns are off (settings_of of #settings in
+-- `jobs_hash`), else the group's turn in `turns_set` (false when it has none) and the last
+-- turn handed out; nil and an error reply for settings or a turn these scripts do not
+-- write. Reads only.
+local function turn_plan(jobs_hash, turns_set, job_group)
+  local settings, bad = settings_of(redis.call('HGET', jobs_hash, '#settings'))
+  if not settings then
+    return nil, bad
+  end
+  if settings.group_turns == 0 then
+    return false
+  end
+  local plan = { group = job_group, score = false }
+  local score = redis.call('ZSCORE', turns_set, job_group)
+  if score then
+    plan.score, bad = turn_number(turns_set, job_group, score)
+    if bad then
+      return nil, bad
+    end
+  end
+  plan.top, bad = last_turn(turns_set)
+  if bad then
+    return nil, bad
+  end
+  return plan
+end
+
+-- Job `job_id`, just added to `waiting_set` (add_job), waits for its group's turn instead:
+-- it is parked at its rank in its group's range of `parked_set` (parked_member, group ''
+-- for none), and its group, unless it has a turn, gets the next one in `turns_set` (as
+-- turn_plan read them in `plan`, which this updates).
+local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, job_id)
+  local rank = tonumber(redis.call('ZSCORE', waiting_set, job_id))
+  redis.call('ZREM', waiting_set, job_id)
+  redis.call('ZADD', parked_set, 0, parked_member(plan.group, rank, job_id))
+  redis.call('HSET', jobs_hash, 's:' .. job_id, 'parked')
+  if not plan.score then
+    plan.top = plan.top + 1
+    plan.score = plan.top
+    redis.call('ZADD', turns_set, plan.score, plan.group)
+  end
 end

@@ -17,6 +17,14 @@
 --- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
 --- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless
 --- set) is refused.
+--- `group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin
+--- between groups; jobs without a group are one group of their own): `add.lua` parks a new
+--- job in its group's range of `parked` and gives its group a turn in `turns`, and
+--- `take.lua` takes one job per turn, the group then waiting behind every other (see its
+--- header). Switching takes nothing from here: with turns on, each `take` moves up to
+--- 4 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands
+--- the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so
+--- no job is lost either way, and idle workers are woken to do it.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
 --- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
@@ -34,8 +42,9 @@
 --- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
 --- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
 --- @arg result_max uint 1..=2^15       the longest result kept, in bytes (32 KiB at most)
+--- @arg group_turns bool               whether groups with jobs ready take turns (round-robin); 0 for no turns
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
---- @error BAD_ARGS               not 5 keys and 12 arguments
+--- @error BAD_ARGS               not 5 keys and 13 arguments
 --- @error BAD_GROUP_CONCURRENCY  not an integer within its range
 --- @error BAD_GROUP_RATE         not an integer within its range
 --- @error BAD_GROUP_PERIOD       not whole milliseconds within its range
@@ -48,6 +57,7 @@
 --- @error BAD_EVENTS_MAX         not an integer within its range
 --- @error BAD_RESULT_TTL         not whole milliseconds within its range
 --- @error BAD_RESULT_MAX         not an integer within its range
+--- @error BAD_GROUP_TURNS        not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
 --- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
@@ -66,8 +76,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 5 or #ARGV ~= 12 then
-  return redis.error_reply('BAD_ARGS expected 5 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 13 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local parked = KEYS[1]
 local jobs = KEYS[2]
@@ -129,6 +139,11 @@ local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
 if not result_max or result_max > 32768 then
   return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 32768, got ' .. shown(ARGV[12]))
 end
+local group_turns = ARGV[13]
+if group_turns ~= '1' and group_turns ~= '0' then
+  return redis.error_reply('BAD_GROUP_TURNS group_turns must be 1 or 0, got ' .. shown(group_turns))
+end
+group_turns = group_turns == '1'
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(parked, '^(.+):parked$')
 if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
@@ -155,8 +170,8 @@ end
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
 -- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
 -- not write.
@@ -174,12 +189,12 @@ local function wake_workers(signal_key)
   redis.call('ZADD', signal_key, 0, 'ready')
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -187,13 +202,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -209,7 +224,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 -- End of the shared helpers.
@@ -227,6 +242,7 @@ local new = {
   queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
   dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
   events_max = events_max, result_ttl = result_ttl, result_max = result_max,
+  group_turns = group_turns and 1 or 0,
 }
 local changed = false
 for name, value in pairs(new) do
@@ -261,9 +277,9 @@ if old.queue_rate ~= queue_rate then
   end
   redis.call('HDEL', jobs, unpack(fields))
 end
-redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
+redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d %d', group_concurrency,
   group_rate, group_period, queue_concurrency, queue_rate, queue_period, dead_max, dead_age, metrics_minutes,
-  events_max, result_ttl, result_max))
+  events_max, result_ttl, result_max, new.group_turns))
 if events_max > 0 and events_max < old.events_max then
   redis.call('XTRIM', events, 'MAXLEN', events_max)
 end

@@ -19,10 +19,11 @@
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg count uint 1..=100       the most jobs removed in this call
 --- @arg force bool               whether jobs held by workers go too
 --- @return uint                  the jobs left; 0 once the queue is deleted
---- @error BAD_ARGS               not 13 keys and 2 arguments
+--- @error BAD_ARGS               not 14 keys and 2 arguments
 --- @error BAD_COUNT              not an integer within its range
 --- @error BAD_FORCE              not 1 or 0
 --- @error BAD_KEYS               a key not named as its template says
@@ -44,8 +45,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 13 or #ARGV ~= 2 then
-  return redis.error_reply('BAD_ARGS expected 13 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV ~= 2 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -60,6 +61,7 @@ local signal = KEYS[10]
 local events = KEYS[11]
 local results = KEYS[12]
 local kept = KEYS[13]
+local turns = KEYS[14]
 local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not count or count > 100 then
   return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -122,6 +124,10 @@ if kept ~= tag_of_keys .. ':kept' then
   return redis.error_reply(
       'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
 end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
@@ -148,6 +154,7 @@ redis.call('HLEN', groups)
 redis.call('XLEN', events)
 redis.call('HLEN', results)
 redis.call('ZCARD', kept)
+redis.call('ZCARD', turns)
 local sets = { waiting, delayed, parked, dead, leased }
 local left = 0
 for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
@@ -156,7 +163,7 @@ for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, sign
     left = left + n
   end
 end
-if not paused and (left > 0 or redis.call('EXISTS', jobs, groups, wake, idle, signal) > 0) then
+if not paused and (left > 0 or redis.call('EXISTS', jobs, groups, wake, idle, signal, turns) > 0) then
   return redis.error_reply('NOT_PAUSED the queue is running: pause it before deleting it')
 end
 local held = redis.call('ZCARD', leased)
@@ -196,6 +203,6 @@ end
 left = left - (count - budget)
 if left == 0 then
   -- UNLINK frees a large hash (many groups' rings, a long metrics window) off the main thread.
-  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept)
+  redis.call('UNLINK', jobs, groups, wake, idle, signal, events, results, kept, turns)
 end
 return left

@@ -7,7 +7,8 @@
 --- (compare-and-set) and `run` is not after the server's clock. A caller that lost the
 --- race gets 'already_fired' and nothing changes. Each run time `t` fired adds the job
 --- `<schedule>:<t>` exactly as add.lua does (its payload, priority and group from the
---- schedule, no delay); a replayed run finds its job by id and adds nothing.
+--- schedule, no delay); a replayed run finds its job by id and adds nothing. While the
+--- queue's groups take turns, each job waits for its group's turn as add.lua says.
 ---
 --- The run times due are `run` and the later ones up to now. An `every` schedule computes
 --- them (`run + k × every`); a cron schedule takes them from the caller: `times`, the
@@ -18,10 +19,12 @@
 --- when `times` hold none ('more_times'), nothing changes and the caller computes more.
 --- @key waiting zset {<name>}:waiting    job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed    job id -> when it becomes waiting (ms, server clock)
+--- @key parked zset {<name>}:parked      held-back jobs, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs          <x>:<id>: d payload, s state, r rank, n deliveries, g group, a ready
 --- @key signal zset {<name>}:signal      one member while a job may be ready: workers wait on it with BZPOPMIN
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due            schedule -> its next run time (ms, server clock)
+--- @key turns zset {<name>}:turns        group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg schedule string non-empty  the schedule's name
 --- @arg run uint 0..=10^15       the next run time the caller read (ms, server clock)
 --- @arg rev uint 1..=10^15       the schedule's revision the caller read
@@ -30,7 +33,7 @@
 ---                               changed or went), 'not_due' (`run` is after now) or 'more_times'; the run times
 ---                               whose jobs were added, how many were there already, how many were skipped,
 ---                               and the schedule's next run time (0 when it went)
---- @error BAD_ARGS               not 6 keys and from 3 to 104 arguments
+--- @error BAD_ARGS               not 8 keys and from 3 to 104 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_RUN                not an integer within its range
 --- @error BAD_REV                not an integer within its range
@@ -39,7 +42,8 @@
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses add_job schedule_of run_of
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
+--- @uses add_job schedule_of run_of turn_plan wait_turn
 --- @clock server
 --- @complexity O(C log N), C = the runs added (at most 100), N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -64,15 +68,17 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV < 3 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 8 or #ARGV < 3 or #ARGV > 104 then
+  return redis.error_reply('BAD_ARGS expected 8 keys and from 3 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
-local jobs = KEYS[3]
-local signal = KEYS[4]
-local schedules = KEYS[5]
-local due = KEYS[6]
+local parked = KEYS[3]
+local jobs = KEYS[4]
+local signal = KEYS[5]
+local schedules = KEYS[6]
+local due = KEYS[7]
+local turns = KEYS[8]
 local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
@@ -101,24 +107,41 @@ if delayed ~= tag_of_keys .. ':delayed' then
   return redis.error_reply(
       'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
 end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[3] is ' .. shown(parked))
+end
 if jobs ~= tag_of_keys .. ':jobs' then
   return redis.error_reply(
-      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[4] is ' .. shown(jobs))
 end
 if signal ~= tag_of_keys .. ':signal' then
   return redis.error_reply(
-      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[5] is ' .. shown(signal))
 end
 if schedules ~= tag_of_keys .. ':schedules' then
   return redis.error_reply(
-      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[5] is ' .. shown(schedules))
+      'BAD_KEYS schedules must be {<name>}:schedules with <name> as in waiting, but KEYS[6] is ' .. shown(schedules))
 end
 if due ~= tag_of_keys .. ':due' then
-  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[6] is ' .. shown(due))
+  return redis.error_reply('BAD_KEYS due must be {<name>}:due with <name> as in waiting, but KEYS[7] is ' .. shown(due))
+end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[8] is ' .. shown(turns))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
+end
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
+end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
 local function wake_workers(signal_key)
@@ -136,12 +159,12 @@ local function next_rank(jobs_hash, job_priority)
   return (255 - job_priority) * 10000000000000 + seq
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -149,13 +172,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -171,7 +194,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
@@ -268,6 +291,67 @@ local function run_of(due_set, name, config)
   -- ZSCORE answers false for no member: nil here.
   return found_run or nil
 end
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
+-- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
+-- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
+local function last_turn(turns_set)
+  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    return 0
+  end
+  return turn_number(turns_set, last[1], last[2])
+end
+-- What adding jobs of `job_group` ('' for none) needs when the queue's groups take turns,
+-- read before any write: false when turns are off (settings_of of #settings in
+-- `jobs_hash`), else the group's turn in `turns_set` (false when it has none) and the last
+-- turn handed out; nil and an error reply for settings or a turn these scripts do not
+-- write. Reads only.
+local function turn_plan(jobs_hash, turns_set, job_group)
+  local settings, bad = settings_of(redis.call('HGET', jobs_hash, '#settings'))
+  if not settings then
+    return nil, bad
+  end
+  if settings.group_turns == 0 then
+    return false
+  end
+  local plan = { group = job_group, score = false }
+  local score = redis.call('ZSCORE', turns_set, job_group)
+  if score then
+    plan.score, bad = turn_number(turns_set, job_group, score)
+    if bad then
+      return nil, bad
+    end
+  end
+  plan.top, bad = last_turn(turns_set)
+  if bad then
+    return nil, bad
+  end
+  return plan
+end
+-- Job `job_id`, just added to `waiting_set` (add_job), waits for its group's turn instead:
+-- it is parked at its rank in its group's range of `parked_set` (parked_member, group ''
+-- for none), and its group, unless it has a turn, gets the next one in `turns_set` (as
+-- turn_plan read them in `plan`, which this updates).
+local function wait_turn(plan, waiting_set, parked_set, turns_set, jobs_hash, job_id)
+  local rank = tonumber(redis.call('ZSCORE', waiting_set, job_id))
+  redis.call('ZREM', waiting_set, job_id)
+  redis.call('ZADD', parked_set, 0, parked_member(plan.group, rank, job_id))
+  redis.call('HSET', jobs_hash, 's:' .. job_id, 'parked')
+  if not plan.score then
+    plan.top = plan.top + 1
+    plan.score = plan.top
+    redis.call('ZADD', turns_set, plan.score, plan.group)
+  end
+end
 -- End of the shared helpers.
 local times = {}
 for i = 4, #ARGV do
@@ -276,13 +360,18 @@ end
 
 -- O(1) reads: a key of another type fails with WRONGTYPE before anything is written,
 -- whatever the reply.
-for _, zset in ipairs({ waiting, delayed, signal }) do
+for _, zset in ipairs({ waiting, delayed, signal, parked, turns }) do
   redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad
+end
+-- Where the jobs wait for their group's turn, while groups take turns.
+local turn, bad_turn = turn_plan(jobs, turns, config and config.group or '')
+if turn == nil then
+  return bad_turn
 end
 local stored, bad_due = run_of(due, schedule, config)
 if stored == false then
@@ -350,6 +439,9 @@ for _, t in ipairs(fired) do
     return bad_jobs
   end
   if result[1] == 1 then
+    if turn and result[2] == 'waiting' then
+      wait_turn(turn, waiting, parked, turns, jobs, schedule .. ':' .. string.format('%d', t))
+    end
     added[#added + 1] = t
   else
     there = there + 1

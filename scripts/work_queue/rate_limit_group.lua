@@ -101,12 +101,12 @@ end
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- The running count of `group`; nil and an error reply for a count these scripts did not
 -- write (they write a count of jobs, which one more or one fewer keeps a count).

@@ -75,12 +75,12 @@ end
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- Every field of job `job_id` in the jobs hash goes (add.lua and take.lua name them).
 local function drop_record(jobs_hash, job_id)
@@ -101,12 +101,12 @@ if state == 'leased' then
   return { 0, state }
 end
 if state == 'parked' then
-  if not (group and rank and safe_integer(rank, 1, 2559999999999999)) then
+  if not (rank and safe_integer(rank, 1, 2559999999999999)) then
     return redis.error_reply('BAD_JOBS parked job ' .. shown(id) .. ' has the group ' .. shown(group or '')
       .. ' and the rank ' .. shown(rank or ''))
   end
   -- Its name in `parked`, as take.lua wrote it.
-  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
+  redis.call('ZREM', parked, parked_member(group or '', tonumber(rank), id))
 else
   redis.call('ZREM', waiting, id)
   redis.call('ZREM', delayed, id)

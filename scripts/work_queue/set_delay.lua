@@ -84,12 +84,12 @@ end
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
 -- at most one member, so it stays one member however many jobs wait.
@@ -108,7 +108,7 @@ end
 if state == 'leased' or state == 'dead' or (delay == 0 and state ~= 'delayed') then
   return { 0, state }
 end
-if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
     .. ' and the group ' .. shown(group or ''))
 end
@@ -124,7 +124,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if state == 'waiting' then
   redis.call('ZREM', waiting, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_member(group, tonumber(rank), id))
+  redis.call('ZREM', parked, parked_member(group or '', tonumber(rank), id))
 end
 redis.call('ZADD', delayed, now + delay, id)
 redis.call('HSET', jobs, 's:' .. id, 'delayed')

@@ -71,12 +71,12 @@ end
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -87,7 +87,7 @@ end
 if not state then
   return false
 end
-if not (rank and safe_integer(rank, 1, 2559999999999999)) or (state == 'parked' and not group) then
+if not (rank and safe_integer(rank, 1, 2559999999999999)) then
   return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or '')
     .. ' and the group ' .. shown(group or ''))
 end
@@ -97,7 +97,7 @@ redis.call('HSET', jobs, 'r:' .. id, new)
 if state == 'waiting' then
   redis.call('ZADD', waiting, 'XX', new, id)
 elseif state == 'parked' then
-  redis.call('ZREM', parked, parked_member(group, old, id))
-  redis.call('ZADD', parked, 0, parked_member(group, new, id))
+  redis.call('ZREM', parked, parked_member(group or '', old, id))
+  redis.call('ZADD', parked, 0, parked_member(group or '', new, id))
 end
 return state

@@ -3,10 +3,9 @@
 ---
 --- Beyond the books, for operators. The defaults where `configure.lua` never ran: no
 --- limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no
---- events (0), results kept for an hour and up to 16 KiB.
+--- events (0), results kept for an hour and up to 16 KiB, no group turns (0).
 --- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint, uint)  as `configure.lua`
----                               takes them, in its order
+--- @return [int]                 the thirteen settings as `configure.lua` takes them, in its order
 --- @error BAD_ARGS               not 1 key and 0 arguments
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings these scripts did not write
@@ -38,12 +37,12 @@ end
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -51,13 +50,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -73,7 +72,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 -- End of the shared helpers.
@@ -83,4 +82,4 @@ if bad then
 end
 return { settings.group_concurrency, settings.group_rate, settings.group_period, settings.queue_concurrency,
   settings.queue_rate, settings.queue_period, settings.dead_max, settings.dead_age, settings.metrics_minutes,
-  settings.events_max, settings.result_ttl, settings.result_max }
+  settings.events_max, settings.result_ttl, settings.result_max, settings.group_turns }

@@ -44,6 +44,24 @@
 --- The whole call is read and checked before its first write: a rank, count, start time,
 --- parked job or record that another client wrote, or an ack of `done` that fails, is
 --- refused with nothing written, so no job is lost or left half moved.
+---
+--- Groups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then
+--- taken round-robin between the groups with jobs ready, so one group's backlog does not
+--- hold back the others' jobs. Jobs without a group are one group of their own (group '').
+--- A job ready for its turn is parked in its group's range of `parked` (state 'parked'),
+--- in rank order (so priority orders the jobs of one group), and each such group has a
+--- turn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are
+--- in `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'
+--- ranges, giving a group without a turn the next one; then it takes from the group with
+--- the lowest turn its first job, which sends the group behind every other group (the next
+--- turn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×
+--- `limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a
+--- later call. Priority does not jump between groups: a turn is a turn. A group at a limit
+--- loses its turn (its jobs stay parked) and gets one again when a job of it comes back to
+--- `waiting` (a job of it ends, its window passes). With turns off, the call hands back
+--- the jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to
+--- `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the
+--- highest in `turns` (below 10^15).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
@@ -57,13 +75,14 @@
 --- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
 --- @key results hash {<name>}:results  job id -> its result, while it is kept
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
 --- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 13 keys and from 4 to 79 arguments
+--- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -76,9 +95,11 @@
 --- @error BAD_GROUPS             `groups` holds a running count or time that is no count (see above)
 --- @error BAD_PARKED             `parked` holds a member this script did not write (see above)
 --- @error BAD_WAITING            `waiting` holds a job to park at a score that is no rank (see above)
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
 --- @uses running_of parked_of unpark release_slot held_group forget_job wake_workers
 --- @uses settings_of metrics_at count_ends trim_dead drop_record parked_member emit drop_results keep_result
 --- @uses parent_of child_ended
+--- @uses turn_number last_turn
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
@@ -105,8 +126,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 13 or #ARGV < 4 or #ARGV > 79 then
-  return redis.error_reply('BAD_ARGS expected 13 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 79 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -121,6 +142,7 @@ local signal = KEYS[10]
 local events = KEYS[11]
 local results = KEYS[12]
 local kept = KEYS[13]
+local turns = KEYS[14]
 local lease = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not lease or lease > 999999999999999 then
   return redis.error_reply(
@@ -192,17 +214,21 @@ if kept ~= tag_of_keys .. ':kept' then
   return redis.error_reply(
       'BAD_KEYS kept must be {<name>}:kept with <name> as in waiting, but KEYS[13] is ' .. shown(kept))
 end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[14] is ' .. shown(turns))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
 -- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
 -- so that one group's parked jobs are one lexicographic range, in rank order.
-local function parked_prefix(group)
-  return string.format('%08x', #group) .. group
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
 end
--- The member of `parked` that holds job `job_id` of `group` at `rank`.
-local function parked_member(group, rank, job_id)
-  return parked_prefix(group) .. string.format('%016d', rank) .. job_id
+-- The member of `parked` that holds job `job_id` of group `of_group` at `rank`.
+local function parked_member(of_group, rank, job_id)
+  return parked_prefix(of_group) .. string.format('%016d', rank) .. job_id
 end
 -- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
 -- nil and an error reply for a member that take.lua did not write. Reads only.
@@ -280,12 +306,12 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): twelve whole numbers in
--- the order of configure.lua's arguments (or the first nine, as earlier versions wrote
--- them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for a
--- value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
+-- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
+-- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
+-- a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384 }
+  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
     local found = {}
     for digits in string.gmatch(stored, '%d+') do
@@ -293,13 +319,13 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 } }
-    -- Numbers and single spaces only, nine or twelve of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12) then
+      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+    -- Numbers and single spaces only, nine, twelve or thirteen of them.
+    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
     end
     for i, range in ipairs(ranges) do
-      if #found == 9 and i > 9 then
+      if (#found == 9 or #found == 12) and i > #found then
         break
       end
       -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
@@ -315,7 +341,7 @@ local function settings_of(stored)
     group_concurrency = values[1], group_rate = values[2], group_period = values[3],
     queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
     dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12],
+    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -478,11 +504,30 @@ local function child_ended(jobs_hash, waiting_set, dead_set, parent, child_id, c
   redis.call('HSET', jobs_hash, 's:' .. p, 'waiting')
   return 'waiting'
 end
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
+-- The last turn handed out in `turns_set` (its highest score, 0 when it is empty); nil and
+-- a BAD_TURNS error reply for a score these scripts do not write. Reads only.
+local function last_turn(turns_set)
+  local last = redis.call('ZRANGE', turns_set, -1, -1, 'WITHSCORES')
+  if #last == 0 then
+    return 0
+  end
+  return turn_number(turns_set, last[1], last[2])
+end
 -- End of the shared helpers.
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept, turns }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
@@ -713,6 +758,28 @@ for i, group in ipairs(woken) do
   wakes[i] = { found = found, again = budget == 0 }
 end
 
+-- 3b. Turns off (group_turns 0) while groups still have turns: the jobs of up to `limit`
+-- of them, up to `limit` jobs, go back to waiting; a group keeps its turn while it may
+-- have more.
+local turns_on = settings.group_turns == 1
+local drained = {}
+if not turns_on and cards[turns] > 0 then
+  local left = limit
+  local rows = redis.call('ZRANGE', turns, 0, limit - 1)
+  for _, group in ipairs(rows) do
+    if left == 0 then
+      break
+    end
+    local found, bad = next_parked(group, left)
+    if bad then
+      return bad
+    end
+    left = left - #found
+    arrive(found)
+    drained[#drained + 1] = { group = group, found = found, done = left > 0 }
+  end
+end
+
 -- The rate window of a group is a ring of its last `group_rate` start times, in hash
 -- fields: s:<group>:<i> for i = started mod ring size, so a check and a start cost O(1).
 -- A ring of another size (the setting changed) starts anew: its slots are written again
@@ -814,26 +881,23 @@ end
 
 local plan = {}
 local count = 0
-for _, head in ipairs(queue) do
-  if count >= take_limit or #plan >= 4 * limit then
-    break
-  end
-  local may_start, bad_ring = queue_may_start()
-  if bad_ring then
-    return bad_ring
-  elseif not may_start then
-    break
-  end
+-- The step of `head` ({ id, rank }, and with turns its `member` of `parked` and its `group`,
+-- '' for none): taken, parked or dropped; nil and an error reply for data these scripts do
+-- not write.
+local function consider(head)
   local id = head.id
-  local step = { id = id }
-  plan[#plan + 1] = step
+  local step = { id = id, turn_member = head.member }
   -- An acked job's record is gone (forget_job).
   local group, payload, deliveries = false, false, false
   if finished[id] == nil then
     group, payload, deliveries = unpack(redis.call('HMGET', jobs, 'g:' .. id, 'd:' .. id, 'n:' .. id))
   end
   if payload and deliveries and not safe_integer(deliveries, 0, 999999999999998) then
-    return bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+    return nil, bad_jobs('the delivery count of job ' .. shown(id), deliveries)
+  end
+  if payload and head.member and (group or '') ~= head.group then
+    return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(head.member) .. ' of job ' .. shown(id)
+      .. ', whose group is ' .. shown(group or ''))
   end
   -- A member without a record (deleted by hand) is dropped: there is nothing to run.
   step.drop = not payload
@@ -841,12 +905,12 @@ for _, head in ipairs(queue) do
   if payload and group then
     local held, bad = running_count(group)
     if bad then
-      return bad
+      return nil, bad
     end
     local held_back
     held_back, bad = limited_until(group)
     if bad then
-      return bad
+      return nil, bad
     end
     if group_concurrency > 0 and held >= group_concurrency then
       step.park = true
@@ -862,7 +926,7 @@ for _, head in ipairs(queue) do
           local stored = redis.call('HGET', groups, 's:' .. group .. ':' .. slot)
           oldest = stored and safe_integer(stored, 0, 999999999999999)
           if not oldest then
-            return bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
+            return nil, bad_groups('start time ' .. slot .. ' of group ' .. shown(group), stored or '')
           end
         end
         if oldest + group_period > now then
@@ -873,10 +937,10 @@ for _, head in ipairs(queue) do
     end
     -- A parked job is named by its rank, which must be one.
     if step.park and not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
-      return redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
+      return nil, redis.error_reply('BAD_WAITING job ' .. shown(id) .. ' waits at ' .. shown(tostring(head.rank))
         .. ', not a rank these scripts write')
     end
-    step.member = step.park and parked_member(group, head.rank, id)
+    step.member = step.park and (head.member or parked_member(group, head.rank, id))
   end
   if payload and not step.park then
     step.payload = payload
@@ -895,6 +959,185 @@ for _, head in ipairs(queue) do
         ring.slots[step.slot] = now
         ring.started = ring.started + 1
         step.started = ring.started
+      end
+    end
+  end
+  return step
+end
+if not turns_on then
+  for _, head in ipairs(queue) do
+    if count >= take_limit or #plan >= 4 * limit then
+      break
+    end
+    local may_start, bad_ring = queue_may_start()
+    if bad_ring then
+      return bad_ring
+    elseif not may_start then
+      break
+    end
+    local step, bad = consider(head)
+    if not step then
+      return bad
+    end
+    plan[#plan + 1] = step
+  end
+end
+
+-- 4 with turns. The first 4 × `limit` jobs of `queue` go to their groups' ranges of
+-- `parked` (`moved`), and a group without a turn gets the next one; then turns are
+-- taken: the lowest turn's group gives its first job (in member order: rank, then id),
+-- and goes behind every other group while it has more.
+local moved, turn_of, touched = {}, {}, {}
+if turns_on and take_limit > 0 then
+  local fresh = {}
+  for i = 1, math.min(#queue, 4 * limit) do
+    local head = queue[i]
+    local group, state = false, false
+    if finished[head.id] == nil then
+      group, state = unpack(redis.call('HMGET', jobs, 'g:' .. head.id, 's:' .. head.id))
+    end
+    local move = { id = head.id, drop = not state }
+    if state then
+      if not (head.rank >= 1 and head.rank <= 2559999999999999 and head.rank % 1 == 0) then
+        return redis.error_reply('BAD_WAITING job ' .. shown(head.id) .. ' waits at ' .. shown(tostring(head.rank))
+          .. ', not a rank these scripts write')
+      end
+      move.group = group or ''
+      move.member = parked_member(move.group, head.rank, head.id)
+      if not fresh[move.group] then
+        fresh[move.group] = {}
+        fresh[#fresh + 1] = move.group
+      end
+      table.insert(fresh[move.group], { member = move.member, id = head.id, rank = head.rank })
+    end
+    moved[#moved + 1] = move
+  end
+  -- The turns: the first 4 × `limit` read; when there may be more, those above the last
+  -- read wait for a later call (`bound`).
+  local rows = cards[turns] > 0 and redis.call('ZRANGE', turns, 0, 4 * limit - 1, 'WITHSCORES') or {}
+  local bound = math.huge
+  for i = 1, #rows, 2 do
+    local n, bad = turn_number(turns, rows[i], rows[i + 1])
+    if not n then
+      return bad
+    end
+    turn_of[rows[i]] = n
+    bound = (#rows == 8 * limit) and n or bound
+  end
+  local top, bad_top = last_turn(turns)
+  if not top then
+    return bad_top
+  end
+  for _, group in ipairs(fresh) do
+    table.sort(fresh[group], function(a, b)
+      return bytes_less(a.member, b.member)
+    end)
+    if turn_of[group] == nil then
+      local score = redis.call('ZSCORE', turns, group)
+      local n, bad_turn
+      if score then
+        n, bad_turn = turn_number(turns, group, score)
+        if not n then
+          return bad_turn
+        end
+      end
+      if not n then
+        top = top + 1
+        n = top
+        touched[group] = true
+      end
+      turn_of[group] = n
+    end
+  end
+  -- The jobs of `group` in member order: its range of `parked` after the ones the chores
+  -- send back to waiting, merged with its `fresh` ones; peeked, then passed.
+  local cursors = {}
+  local function peek(group)
+    local c = cursors[group]
+    if not c then
+      c = { offset = unparked[group] or 0, fresh = fresh[group] or {}, f = 1 }
+      cursors[group] = c
+    end
+    if c.stored == nil then
+      local prefix = parked_prefix(group)
+      local member = redis.call('ZRANGE', parked, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', c.offset, 1)[1]
+      c.stored = false
+      if member then
+        local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+        rank = rank and tonumber(rank)
+        if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
+          return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+        end
+        c.stored = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
+      end
+    end
+    local f = c.fresh[c.f]
+    if c.stored and f and c.stored.member == f.member then
+      -- The same job, sent back by a chore and moved again: once.
+      c.f = c.f + 1
+      f = c.fresh[c.f]
+    end
+    if c.stored and (not f or bytes_less(c.stored.member, f.member)) then
+      c.next_from = 'stored'
+      return c.stored
+    end
+    c.next_from = f and 'fresh'
+    return f or false
+  end
+  local function pass(group)
+    local c = cursors[group]
+    if c.next_from == 'stored' then
+      c.offset = c.offset + 1
+      c.stored = nil
+    else
+      c.f = c.f + 1
+    end
+  end
+  local examined = 0
+  while count < take_limit and examined < 4 * limit do
+    local group, turn
+    for g, n in pairs(turn_of) do
+      if n and n <= bound and (not turn or n < turn or (n == turn and bytes_less(g, group))) then
+        group, turn = g, n
+      end
+    end
+    if not group then
+      break
+    end
+    local may_start, bad_ring = queue_may_start()
+    if bad_ring then
+      return bad_ring
+    elseif not may_start then
+      break
+    end
+    examined = examined + 1
+    local job, bad = peek(group)
+    if job == nil then
+      return bad
+    end
+    touched[group] = true
+    if not job then
+      -- No job left (removed, cleaned, delayed since): the group's turn goes.
+      turn_of[group] = false
+    else
+      pass(group)
+      local step
+      step, bad = consider({ id = job.id, rank = job.rank, member = job.member, group = group })
+      if not step then
+        return bad
+      end
+      plan[#plan + 1] = step
+      if step.park then
+        -- At a limit: its jobs stay parked, and it gets a turn when one comes back.
+        turn_of[group] = false
+      elseif not step.drop then
+        local more
+        more, bad = peek(group)
+        if more == nil then
+          return bad
+        end
+        top = top + 1
+        turn_of[group] = more and top or false
       end
     end
   end
@@ -1001,10 +1244,42 @@ for _, group in ipairs(ring_order) do
   end
 end
 
+-- Turns off: the drained groups' jobs go back to waiting; a group drained to the end
+-- loses its turn.
+for _, drain in ipairs(drained) do
+  unpark(parked, waiting, jobs, drain.found)
+  if drain.done then
+    redis.call('ZREM', turns, drain.group)
+  end
+end
+-- Turns on: the moved jobs wait in their groups' ranges, and the turns are as planned.
+for _, move in ipairs(moved) do
+  redis.call('ZREM', waiting, move.id)
+  if move.drop then
+    drop_record(jobs, move.id)
+  else
+    redis.call('ZADD', parked, 0, move.member)
+    redis.call('HSET', jobs, 's:' .. move.id, 'parked')
+  end
+end
+for group in pairs(touched) do
+  if turn_of[group] then
+    redis.call('ZADD', turns, turn_of[group], group)
+  else
+    redis.call('ZREM', turns, group)
+  end
+end
+
 local taken = {}
 for _, step in ipairs(plan) do
   local id = step.id
-  redis.call('ZREM', waiting, id)
+  if step.turn_member then
+    if not step.park then
+      redis.call('ZREM', parked, step.turn_member)
+    end
+  else
+    redis.call('ZREM', waiting, id)
+  end
   if step.drop then
     drop_record(jobs, id)
   elseif step.park then
@@ -1097,7 +1372,8 @@ end
 
 -- 6. Jobs are left ready (more than this call took, or back from a lapse or a delay):
 -- the next waiting worker wakes, unless the queue is paused.
-if not paused and redis.call('ZCARD', waiting) > 0 then
+if not paused and (redis.call('ZCARD', waiting) > 0
+    or ((turns_on or cards[turns] > 0) and redis.call('ZCARD', turns) > 0)) then
   wake_workers(signal)
 end
 return taken

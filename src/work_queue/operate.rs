@@ -51,6 +51,7 @@ pub struct Settings {
     events_max: u64,
     result_ttl: Duration,
     result_max: u64,
+    group_turns: bool,
 }
 
 /// The most events a queue's stream keeps ([`Settings::events`]).
@@ -74,6 +75,7 @@ impl Default for Settings {
             events_max: 0,
             result_ttl: Duration::from_secs(3_600),
             result_max: 16_384,
+            group_turns: false,
         }
     }
 }
@@ -140,6 +142,26 @@ impl Settings {
         self.result_ttl = ttl;
         self.result_max = max_bytes;
         Ok(self)
+    }
+
+    /// Turns round-robin between groups on (or off, the default): the groups with jobs
+    /// ready take turns, one job per turn, so one group's backlog of thousands of jobs does
+    /// not hold back the jobs of every other group behind it (BullMQ Pro's groups). Jobs
+    /// without a group are one group of their own; priority orders the jobs of one group,
+    /// not the turns. A queue with turns off pays for them one `ZCARD` per `take`.
+    /// Switching loses nothing: each `take` moves up to 4 × its `limit` waiting jobs into
+    /// their groups' turns, or (turns off) hands up to `limit` jobs of groups with a turn
+    /// back to waiting. While turns are on, jobs waiting for their group's turn are
+    /// [parked](super::State::Parked) (and counted so). See "Groups that take turns" in
+    /// the [module docs](super).
+    pub fn group_turns(mut self, on: bool) -> Self {
+        self.group_turns = on;
+        self
+    }
+
+    /// Whether the groups take turns ([`group_turns`](Self::group_turns)).
+    pub fn takes_turns(&self) -> bool {
+        self.group_turns
     }
 
     /// The most events kept; 0 when events are off.
@@ -338,6 +360,7 @@ impl WorkQueue {
             settings.events_max,
             settings.result_ttl,
             settings.result_max,
+            settings.group_turns,
         )
         .map(|(changed, groups_woken)| {
             Ok(Configured {
@@ -351,7 +374,14 @@ impl WorkQueue {
     /// [`configure`](Self::configure) never ran). One read-only script
     /// (`work_queue/settings`).
     pub fn settings(&self) -> Op<Settings> {
-        script::settings(&self.keys.jobs).map(|(gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm)| {
+        script::settings(&self.keys.jobs).map(|values| {
+            let Ok::<[i64; 13], _>([gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm, gt]) =
+                values.try_into()
+            else {
+                return Err(Error::unexpected_reply("settings", "not thirteen settings"));
+            };
+            let [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm] =
+                [gc, gr, gp, qc, qr, qp, dm, da, mm, em, rt, rm].map(|n| n.max(0) as u64);
             let limits = |concurrency, rate, period| Limits {
                 concurrency,
                 rate,
@@ -366,6 +396,7 @@ impl WorkQueue {
                 events_max: em,
                 result_ttl: Duration::from_millis(rt),
                 result_max: rm,
+                group_turns: gt == 1,
             })
         })
     }
@@ -473,7 +504,7 @@ impl WorkQueue {
         let k = &self.keys;
         script::delete_queue(
             &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.groups, &k.wake,
-            &k.idle, &k.signal, &k.events, &k.results, &k.kept, count, force,
+            &k.idle, &k.signal, &k.events, &k.results, &k.kept, &k.turns, count, force,
         )
     }
 

@@ -574,10 +574,12 @@ impl WorkQueue {
             Ok(script::fire(
                 &k.waiting,
                 &k.delayed,
+                &k.parked,
                 &k.jobs,
                 &k.signal,
                 &schedules,
                 &due_key,
+                &k.turns,
                 &due.name,
                 due.run_ms,
                 due.revision,

@@ -1161,7 +1161,14 @@ mod outside_client {
             &mut con,
             &[&["HSET", "{q}:jobs", "#seq", "007"]],
             &scripts::work_queue::ADD,
-            &["{q}:waiting", "{q}:delayed", "{q}:jobs", "{q}:signal"],
+            &[
+                "{q}:waiting",
+                "{q}:delayed",
+                "{q}:parked",
+                "{q}:jobs",
+                "{q}:signal",
+                "{q}:turns",
+            ],
             &["j", "payload", "0", "0", ""],
             "BAD_JOBS",
         );
@@ -1246,7 +1253,7 @@ mod outside_client {
         let mut con = db.con();
         let keys: Vec<String> = [
             "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-            "signal", "events", "results", "kept",
+            "signal", "events", "results", "kept", "turns",
         ]
         .iter()
         .map(|k| format!("{{q}}:{k}"))

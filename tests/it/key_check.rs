@@ -333,13 +333,8 @@ fn a_take_with_two_keys_swapped_is_refused() {
     let queue = redis_patterns::work_queue::WorkQueue::new("q").unwrap();
     queue.add("1", "payload").run(&mut con).unwrap();
     let before = harness::dump(&mut con);
-    let mut keys: Vec<String> = ["waiting", "delayed", "leased", "dead", "parked", "jobs"]
-        .iter()
-        .chain(&["groups", "wake", "idle", "signal"])
-        .map(|suffix| format!("{{q}}:{suffix}"))
-        .collect();
+    let mut keys: Vec<&str> = queue.keys().to_vec();
     keys.swap(2, 3);
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     let args = ["30000", "1", "5", "0123456789abcdef0123456789abcdef"];
     assert_code(
         harness::eval(&mut con, &scripts::work_queue::TAKE, &keys, &args),

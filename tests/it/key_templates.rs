@@ -824,7 +824,7 @@ fn a_queue_with_a_hash_tag_keeps_its_jobs_where_the_template_says() {
     let add = catalog::find("work_queue/add").unwrap();
     let values = BTreeMap::from([("name", name)]);
     let waiting = expand(add.keys[0].template.unwrap().text, &values);
-    let jobs = expand(add.keys[2].template.unwrap().text, &values);
+    let jobs = expand(add.keys[3].template.unwrap().text, &values);
     assert_eq!(
         (waiting.as_str(), jobs.as_str()),
         ("{tenant:7}:emails:waiting", "{tenant:7}:emails:jobs")

@@ -77,6 +77,7 @@ mod work_queue_faults;
 mod work_queue_flow;
 mod work_queue_operate;
 mod work_queue_schedule;
+mod work_queue_turns;
 
 /// Runs an operation on a connection, in the scenarios' script mode
 /// ([`harness::script_mode`]), and records it in a transcript, the call written as in the

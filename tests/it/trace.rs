@@ -210,13 +210,13 @@ fn an_op_a_batch_and_a_recovery_are_spans() {
     );
     let expected: [&[(&str, &str)]; 7] = [
         &[
-            ("keys", "4"),
+            ("keys", "6"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/add"),
         ],
         &[
-            ("keys", "4"),
+            ("keys", "6"),
             ("mode", "EVALSHA"),
             ("recoveries", "0"),
             ("script", "work_queue/add"),
@@ -228,14 +228,14 @@ fn an_op_a_batch_and_a_recovery_are_spans() {
             ("script", "native"),
         ],
         &[
-            ("keys", "10"),
+            ("keys", "14"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/take"),
         ],
         &[
             ("error", "LEASE_LOST"),
-            ("keys", "6"),
+            ("keys", "9"),
             ("mode", "EVALSHA"),
             ("recoveries", "1"),
             ("script", "work_queue/ack"),

@@ -415,6 +415,7 @@ fn keys_share_the_names_slot() {
             "{app}:jobs:events",
             "{app}:jobs:results",
             "{app}:jobs:kept",
+            "{app}:jobs:turns",
         ]
     );
     assert_eq!(WorkQueue::new("mail").unwrap().keys()[0], "{mail}:waiting");
@@ -1074,7 +1075,7 @@ fn bad_input_is_refused_and_writes_nothing() {
         (
             &script::CONFIGURE,
             &[
-                "0", "0", "1", "0", "1001", "1", "1", "1", "0", "0", "1", "1",
+                "0", "0", "1", "0", "1001", "1", "1", "1", "0", "0", "1", "1", "0",
             ],
             "BAD_QUEUE_RATE",
         ),
@@ -1095,12 +1096,12 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert_eq!(harness::dump(&mut con), before);
 }
 
-/// The keys `script` takes, by the names in its header: a subset of the queue's thirteen
-/// (the schedules' two, `schedules` and `due`, which come after them, left out).
+/// The keys `script` takes, by the names in its header: a subset of the queue's fourteen
+/// (the schedules' two, `schedules` and `due`, left out).
 fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
-    const NAMES: [&str; 13] = [
+    const NAMES: [&str; 14] = [
         "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
-        "signal", "events", "results", "kept",
+        "signal", "events", "results", "kept", "turns",
     ];
     script
         .keys
