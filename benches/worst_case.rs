@@ -1119,10 +1119,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/ack",
-            input: "a held job whose group has parked jobs, a 32 KiB result kept, 2 expired dropped, events full",
+            input: "a held job whose group has parked jobs, a 16 KiB result kept, 2 expired dropped, events full",
             setup: busy_queue,
             keys: queue("work_queue/ack"),
-            args: strings(["held".into(), "7".into(), "r".repeat(1 << 15)]),
+            args: strings(["held".into(), "7".into(), "r".repeat(1 << 14)]),
         },
         Case {
             script: "work_queue/add",
@@ -1277,7 +1277,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25: 25 held jobs of groups with parked jobs acked first with 32 KiB results, 25 expired \
+            input: "limit 25: 25 held jobs of groups with parked jobs acked first with 16 KiB results, 25 expired \
                     results dropped, every chore full, 1000-start rate rings, events full",
             setup: busy_queue,
             keys: queue("work_queue/take"),
@@ -1293,9 +1293,9 @@ fn cases() -> Vec<Case> {
                     ]
                     .map(String::from),
                 );
-                args.push("r".repeat(1 << 15).into_bytes());
+                args.push("r".repeat(1 << 14).into_bytes());
                 for n in 1..=24 {
-                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 15)]));
+                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 14)]));
                 }
                 args
             },
@@ -1333,9 +1333,9 @@ fn cases() -> Vec<Case> {
                     ]
                     .map(String::from),
                 );
-                args.push("r".repeat(1 << 15).into_bytes());
+                args.push("r".repeat(1 << 14).into_bytes());
                 for n in 1..=24 {
-                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 15)]));
+                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 14)]));
                 }
                 args
             },
@@ -1348,7 +1348,7 @@ fn cases() -> Vec<Case> {
                 lua(
                     con,
                     "redis.call('HSET', KEYS[1], '#settings', \
-                     '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768 0')",
+                     '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 16384 0')",
                     &["{w}:jobs"],
                     &[],
                 );
@@ -1416,12 +1416,12 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/result",
-            input: "a 32 KiB result",
+            input: "a 16 KiB result",
             setup: |con| {
                 busy_queue(con);
                 lua(
                     con,
-                    "redis.call('HSET', KEYS[12], 'big', string.rep('r', 32768))
+                    "redis.call('HSET', KEYS[12], 'big', string.rep('r', 16384))
                      redis.call('ZADD', KEYS[13], 99999999999999, 'big')",
                     &QUEUE,
                     &[],
@@ -2342,9 +2342,9 @@ fn busy_queue(con: &mut redis::Connection) {
          -- The queue's settings: group rate 1000 per 10^10 ms, queue concurrency 10^6,
          -- queue rate 1000 with its ring full of old starts, a dead-letter cap of 1 job and
          -- 1 ms (every call that can trims), a day of per-minute metrics, events on with
-         -- their stream full (100,000), results of up to 32 KiB, 25 of them expired.
+         -- their stream full (100,000), results of up to 16 KiB, 25 of them expired.
          redis.call('HSET', j, '#settings',
-           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768', '#qn', 1000)
+           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 16384', '#qn', 1000)
          local events, results, kept = KEYS[11], KEYS[12], KEYS[13]
          for n = 1, 100000 do
            redis.call('XADD', events, '*', 'event', 'failed', 'job', 'r:' .. n, 'error', string.rep('e', 100))
@@ -2382,7 +2382,7 @@ fn turns_queue(con: &mut redis::Connection) {
            end
          end
          redis.call('HSET', j, '#settings',
-           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 32768 1')",
+           '0 1000 10000000000 1000000 1000 10000000000 1 1 1440 100000 3600000 16384 1')",
         &["{w}:parked", "{w}:jobs", "{w}:turns"],
         &[],
     );

@@ -11050,7 +11050,7 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+      { 1, 2592000000 }, { 1, 16384 }, { 0, 1 } }
     -- Numbers and single spaces only, nine, twelve or thirteen of them.
     if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
@@ -11941,7 +11941,7 @@ redis.register_function{
 --- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
 --- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
 --- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
---- @arg result_max uint 1..=2^15       the longest result kept, in bytes (32 KiB at most)
+--- @arg result_max uint 1..=2^14       the longest result kept, in bytes (16 KiB at most)
 --- @arg group_turns bool               whether groups with jobs ready take turns (round-robin); 0 for no turns
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
 --- @error BAD_ARGS               not 5 keys and 13 arguments
@@ -12025,8 +12025,8 @@ if not result_ttl or result_ttl > 2592000000 then
       'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, got ' .. shown(ARGV[11]))
 end
 local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-if not result_max or result_max > 32768 then
-  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 32768, got ' .. shown(ARGV[12]))
+if not result_max or result_max > 16384 then
+  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 16384, got ' .. shown(ARGV[12]))
 end
 local group_turns = ARGV[13]
 if group_turns ~= '1' and group_turns ~= '0' then
@@ -14680,12 +14680,12 @@ redis.register_function{
 --- hold back the others' jobs. Jobs without a group are one group of their own (group '').
 --- A job ready for its turn is parked in its group's range of `parked` (state 'parked'),
 --- in rank order (so priority orders the jobs of one group), and each such group has a
---- turn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are
+--- turn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are
 --- in `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'
 --- ranges, giving a group without a turn the next one; then it takes from the group with
 --- the lowest turn its first job, which sends the group behind every other group (the next
---- turn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×
---- `limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a
+--- turn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×
+--- `limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a
 --- later call. Priority does not jump between groups: a turn is a turn. A group at a limit
 --- loses its turn (its jobs stay parked) and gets one again when a job of it comes back to
 --- `waiting` (a job of it ends, its window passes). With turns off, the call hands back
@@ -15288,14 +15288,14 @@ if not turns_on then
   end
 end
 
--- 4 with turns. The first 4 × `limit` jobs of `queue` go to their groups' ranges of
+-- 4 with turns. The first 2 × `limit` jobs of `queue` go to their groups' ranges of
 -- `parked` (`moved`), and a group without a turn gets the next one; then turns are
 -- taken: the lowest turn's group gives its first job (in member order: rank, then id),
 -- and goes behind every other group while it has more.
 local moved, turn_of, touched = {}, {}, {}
 if turns_on and take_limit > 0 then
   local fresh = {}
-  for i = 1, math.min(#queue, 4 * limit) do
+  for i = 1, math.min(#queue, 2 * limit) do
     local head = queue[i]
     local group, state = false, false
     if finished[head.id] == nil then
@@ -15317,9 +15317,9 @@ if turns_on and take_limit > 0 then
     end
     moved[#moved + 1] = move
   end
-  -- The turns: the first 4 × `limit` read; when there may be more, those above the last
+  -- The turns: the first 2 × `limit` read; when there may be more, those above the last
   -- read wait for a later call (`bound`).
-  local rows = cards[turns] > 0 and redis.call('ZRANGE', turns, 0, 4 * limit - 1, 'WITHSCORES') or {}
+  local rows = cards[turns] > 0 and redis.call('ZRANGE', turns, 0, 2 * limit - 1, 'WITHSCORES') or {}
   local bound = math.huge
   for i = 1, #rows, 2 do
     local n, bad = turn_number(turns, rows[i], rows[i + 1])
@@ -15327,7 +15327,7 @@ if turns_on and take_limit > 0 then
       return bad
     end
     turn_of[rows[i]] = n
-    bound = (#rows == 8 * limit) and n or bound
+    bound = (#rows == 4 * limit) and n or bound
   end
   local top, bad_top = last_turn(turns)
   if not top then
@@ -15398,17 +15398,34 @@ if turns_on and take_limit > 0 then
       c.f = c.f + 1
     end
   end
-  local examined = 0
-  while count < take_limit and examined < 4 * limit do
-    local group, turn
-    for g, n in pairs(turn_of) do
-      if n and n <= bound and (not turn or n < turn or (n == turn and bytes_less(g, group))) then
-        group, turn = g, n
-      end
+  -- The groups in turn order, sorted once: a group that goes again gets the next turn,
+  -- above every other, so it joins at the end; an entry whose group's turn has changed
+  -- since is passed over.
+  local order = {}
+  for g, n in pairs(turn_of) do
+    if n then
+      order[#order + 1] = { group = g, turn = n }
     end
-    if not group then
+  end
+  table.sort(order, function(a, b)
+    if a.turn ~= b.turn then
+      return a.turn < b.turn
+    end
+    return bytes_less(a.group, b.group)
+  end)
+  local next_in_order = 1
+  local examined = 0
+  while count < take_limit and examined < 2 * limit do
+    local entry = order[next_in_order]
+    while entry and turn_of[entry.group] ~= entry.turn do
+      next_in_order = next_in_order + 1
+      entry = order[next_in_order]
+    end
+    if not entry or entry.turn > bound then
       break
     end
+    next_in_order = next_in_order + 1
+    local group = entry.group
     local may_start, bad_ring = queue_may_start()
     if bad_ring then
       return bad_ring
@@ -15443,6 +15460,9 @@ if turns_on and take_limit > 0 then
         end
         top = top + 1
         turn_of[group] = more and top or false
+        if more then
+          order[#order + 1] = { group = group, turn = top }
+        end
       end
     end
   end

@@ -10601,7 +10601,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "d6fa3d85baf2a9e9e002797c6d6bac56bb949f55",
+        sha1: "b5e297a5c6d66dc812f7e2550634e59cd3d910e7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10652,7 +10652,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `d6fa3d85baf2a9e9e002797c6d6bac56bb949f55`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b5e297a5c6d66dc812f7e2550634e59cd3d910e7`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10694,7 +10694,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "c470cba59719e57ceeaf9e85323f456f3dfed6c8",
+        sha1: "246589dd3b7b6da981b3aedbba71535ad50357e9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10743,7 +10743,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `c470cba59719e57ceeaf9e85323f456f3dfed6c8`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `246589dd3b7b6da981b3aedbba71535ad50357e9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10782,7 +10782,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "eaa20bd740dd1f156ca1258b214e658ea6ec3a39",
+        sha1: "846c680f9667421ac85bf729cba091a702226971",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10834,7 +10834,7 @@ pub mod work_queue {
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
     #[doc = " add the parent."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `eaa20bd740dd1f156ca1258b214e658ea6ec3a39`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `846c680f9667421ac85bf729cba091a702226971`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10941,7 +10941,7 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "5d00f508fbe14dd9d4ea538174c4c0a566033110",
+        sha1: "121fa5ca93280a17dd30297ef07729bb28c72b9d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
@@ -10965,7 +10965,7 @@ pub mod work_queue {
             crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
             crate::Param { name: "events_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
             crate::Param { name: "result_ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
-            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 32768 }, doc: "the longest result kept, in bytes (32 KiB at most)", template: None },
+            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 16384 }, doc: "the longest result kept, in bytes (16 KiB at most)", template: None },
             crate::Param { name: "group_turns", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whether groups with jobs ready take turns (round-robin); 0 for no turns", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
@@ -11022,7 +11022,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `5d00f508fbe14dd9d4ea538174c4c0a566033110`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `121fa5ca93280a17dd30297ef07729bb28c72b9d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11043,7 +11043,7 @@ pub mod work_queue {
     #[doc = " - `metrics_minutes` (`uint`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
     #[doc = " - `events_max` (`uint`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
     #[doc = " - `result_ttl` (`ms`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
-    #[doc = " - `result_max` (`uint`, from 1 to 32768): the longest result kept, in bytes (32 KiB at most)"]
+    #[doc = " - `result_max` (`uint`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)"]
     #[doc = " - `group_turns` (`bool`): whether groups with jobs ready take turns (round-robin); 0 for no turns"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
@@ -11430,7 +11430,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "3f665aac5c907bf75e4a846a8955f7fcf96020b3",
+        sha1: "e19c3ac1a73be2e3626adfe239f254f024ac5e87",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11490,7 +11490,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `3f665aac5c907bf75e4a846a8955f7fcf96020b3`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `e19c3ac1a73be2e3626adfe239f254f024ac5e87`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11676,7 +11676,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "73e9e55afc576e1b0172daa60d9c9706ca50deec",
+        sha1: "c6a7b5f4f574b084254cda7b8fa2670febfdc0f3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11716,7 +11716,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `73e9e55afc576e1b0172daa60d9c9706ca50deec`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `c6a7b5f4f574b084254cda7b8fa2670febfdc0f3`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11748,7 +11748,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "592403038aac5f5307b429871ecf21963972b950",
+        sha1: "ae2b5359a7a629291f3d22c2c481a679e827cd6e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11805,7 +11805,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `592403038aac5f5307b429871ecf21963972b950`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ae2b5359a7a629291f3d22c2c481a679e827cd6e`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11952,7 +11952,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "daea68dcde10e97f148a3b83e7dcdbbd996c5644",
+        sha1: "12b0565af02b7ec2691c3c2efa99967bec50c604",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -11989,7 +11989,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `daea68dcde10e97f148a3b83e7dcdbbd996c5644`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `12b0565af02b7ec2691c3c2efa99967bec50c604`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12226,7 +12226,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "9c99ff727cfdd4a29fd5e70c1a662a0bf21b7d1b",
+        sha1: "8ff14b8e9150185ef5dc58e6d2c25dd52d6799ea",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12260,7 +12260,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `9c99ff727cfdd4a29fd5e70c1a662a0bf21b7d1b`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `8ff14b8e9150185ef5dc58e6d2c25dd52d6799ea`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12404,7 +12404,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "159cdeec3d711dfa0371c49d9d8940483298be21",
+        sha1: "a02758572e52b051e484c003f693841e0fd2172a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12438,7 +12438,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `159cdeec3d711dfa0371c49d9d8940483298be21`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `a02758572e52b051e484c003f693841e0fd2172a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12837,7 +12837,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "ee7f7f14cbf22528a972cca11da450e4fe0dc35a",
+        sha1: "3a81e5084a11d40d6131e3bf9c14d8470e5d44a7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
@@ -12865,7 +12865,7 @@ pub mod work_queue {
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
     #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `ee7f7f14cbf22528a972cca11da450e4fe0dc35a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `3a81e5084a11d40d6131e3bf9c14d8470e5d44a7`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12888,11 +12888,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "d7b36d03cc81482936008f89f2677b4d3ad3e6e8",
+        sha1: "80f740fd15e4fe5ff7443e5942e236e263ac1819",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×\n`limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12993,12 +12993,12 @@ pub mod work_queue {
     #[doc = " hold back the others' jobs. Jobs without a group are one group of their own (group '')."]
     #[doc = " A job ready for its turn is parked in its group's range of `parked` (state 'parked'),"]
     #[doc = " in rank order (so priority orders the jobs of one group), and each such group has a"]
-    #[doc = " turn number in `turns`. After the chores the call moves up to 4 × `limit` jobs that are"]
+    #[doc = " turn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are"]
     #[doc = " in `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'"]
     #[doc = " ranges, giving a group without a turn the next one; then it takes from the group with"]
     #[doc = " the lowest turn its first job, which sends the group behind every other group (the next"]
-    #[doc = " turn number) while it has jobs left, and so on: at most `limit` jobs, at most 4 ×"]
-    #[doc = " `limit` turns examined, and groups whose turn is beyond the first 4 × `limit` wait for a"]
+    #[doc = " turn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×"]
+    #[doc = " `limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a"]
     #[doc = " later call. Priority does not jump between groups: a turn is a turn. A group at a limit"]
     #[doc = " loses its turn (its jobs stay parked) and gets one again when a job of it comes back to"]
     #[doc = " `waiting` (a job of it ends, its window passes). With turns off, the call hands back"]
@@ -13006,7 +13006,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `d7b36d03cc81482936008f89f2677b4d3ad3e6e8`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `80f740fd15e4fe5ff7443e5942e236e263ac1819`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

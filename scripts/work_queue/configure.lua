@@ -41,7 +41,7 @@
 --- @arg metrics_minutes uint 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
 --- @arg events_max uint 0..=10^5       the most events `events` keeps; 0 for no events
 --- @arg result_ttl ms 1..=2592000000   how long a job's result is kept (30 days at most)
---- @arg result_max uint 1..=2^15       the longest result kept, in bytes (32 KiB at most)
+--- @arg result_max uint 1..=2^14       the longest result kept, in bytes (16 KiB at most)
 --- @arg group_turns bool               whether groups with jobs ready take turns (round-robin); 0 for no turns
 --- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
 --- @error BAD_ARGS               not 5 keys and 13 arguments
@@ -136,8 +136,8 @@ if not result_ttl or result_ttl > 2592000000 then
       'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, got ' .. shown(ARGV[11]))
 end
 local result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
-if not result_max or result_max > 32768 then
-  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 32768, got ' .. shown(ARGV[12]))
+if not result_max or result_max > 16384 then
+  return redis.error_reply('BAD_RESULT_MAX result_max must be an integer from 1 to 16384, got ' .. shown(ARGV[12]))
 end
 local group_turns = ARGV[13]
 if group_turns ~= '1' and group_turns ~= '0' then
@@ -202,7 +202,7 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+      { 1, 2592000000 }, { 1, 16384 }, { 0, 1 } }
     -- Numbers and single spaces only, nine, twelve or thirteen of them.
     if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}

@@ -104,7 +104,7 @@ local function settings_of(stored)
     end
     local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
       { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 32768 }, { 0, 1 } }
+      { 1, 2592000000 }, { 1, 16384 }, { 0, 1 } }
     -- Numbers and single spaces only, nine, twelve or thirteen of them.
     if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
       found = {}
