@@ -11037,42 +11037,44 @@ local function forget_job(leased_set, jobs_hash, job_id)
   drop_record(jobs_hash, job_id)
 end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
--- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
--- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
--- a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers
+-- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
+-- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
+-- error reply for a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
+  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    local found = {}
-    for digits in string.gmatch(stored, '%d+') do
-      found[#found + 1] = digits
+    -- One pattern match (in C) for the whole text; the bounds of each number after it.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #found == 0 then
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
     end
-    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 16384 }, { 0, 1 } }
-    -- Numbers and single spaces only, nine, twelve or thirteen of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
-      found = {}
+    if #found == 0 then
+      found = { string.match(stored, nine .. '$') }
     end
-    for i, range in ipairs(ranges) do
-      if (#found == 9 or #found == 12) and i > #found then
+    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
+    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
+      2592000000, 16384, 1 }
+    for i = 1, #found do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = #found[i] <= 16 and tonumber(found[i])
+      if not (n and n >= low[i] and n <= high[i]) then
+        found = {}
         break
       end
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
-      values[i] = n and n >= range[1] and n <= range[2] and n
-      if not values[i] then
-        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
-          .. ', not what configure.lua writes')
-      end
+      v[i] = n
+    end
+    if #found == 0 then
+      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+        .. ', not what configure.lua writes')
     end
   end
   return {
-    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
-    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
-    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
+    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
+    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
+    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
+    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
   }
 end
 -- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
@@ -11187,7 +11189,7 @@ end
 -- state of the job already there; nil and a BAD_JOBS error reply for a counter or
 -- settings these scripts do not write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
-    job_group)
+    job_group, known_settings)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
   for _, zset in ipairs({ waiting_set, delayed_set, signal_key }) do
     redis.call('ZCARD', zset)
@@ -11200,9 +11202,13 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
     return nil, redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
   end
-  local settings, bad = settings_of(stored_settings)
+  local settings = known_settings
   if not settings then
-    return nil, bad
+    local bad
+    settings, bad = settings_of(stored_settings)
+    if not settings then
+      return nil, bad
+    end
   end
   local rank = next_rank(jobs_hash, job_priority)
   local state = 'waiting'
@@ -11364,7 +11370,7 @@ local function turn_plan(jobs_hash, turns_set, job_group)
     return nil, bad
   end
   if settings.group_turns == 0 then
-    return false
+    return false, nil, settings
   end
   local plan = { group = job_group, score = false }
   local score = redis.call('ZSCORE', turns_set, job_group)
@@ -11378,7 +11384,7 @@ local function turn_plan(jobs_hash, turns_set, job_group)
   if bad then
     return nil, bad
   end
-  return plan
+  return plan, nil, settings
 end
 -- Job `job_id`, just added to `waiting_set` (add_job), waits for its group's turn instead:
 -- it is parked at its rank in its group's range of `parked_set` (parked_member, group ''
@@ -11654,13 +11660,15 @@ if turns ~= tag_of_keys .. ':turns' then
 end
 -- End of the generated input checks.
 -- Read before the first write: the keys' types, and where the job waits for its turn.
-redis.call('ZCARD', parked)
-redis.call('ZCARD', turns)
-local turn, bad_turn = turn_plan(jobs, turns, group)
+if redis.call('EXISTS', parked, turns) > 0 then
+  redis.call('ZCARD', parked)
+  redis.call('ZCARD', turns)
+end
+local turn, bad_turn, settings = turn_plan(jobs, turns, group)
 if turn == nil then
   return bad_turn
 end
-local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group)
+local added, bad = add_job(waiting, delayed, jobs, signal, id, payload, priority, delay, group, settings)
 if not added then
   return bad
 end
@@ -11711,7 +11719,7 @@ redis.register_function{
 --- @error DUPLICATE              a child's id is in the queue already, or twice in the flow, or is the parent's
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
---- @uses add_job next_rank
+--- @uses add_job next_rank settings_of
 --- @clock server
 --- @complexity O(C log N), C ≤ 100 the children, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -11754,12 +11762,16 @@ end
 for _, zset in ipairs({ waiting, delayed, signal }) do
   redis.call('ZCARD', zset)
 end
-local existing, last_seq = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq'))
+local existing, last_seq, stored_settings = unpack(redis.call('HMGET', jobs, 's:' .. id, '#seq', '#settings'))
 if existing then
   return { 0, existing }
 end
 if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
   return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+end
+local settings, bad_settings = settings_of(stored_settings)
+if not settings then
+  return bad_settings
 end
 local children = { unpack(ARGV, 5) }
 local policies = { fail = 'f', ignore = 'i', continue = 'c' }
@@ -11782,7 +11794,7 @@ end
 -- Every child is added as add.lua adds a job (its checks, the settings', pass or fail on
 -- the first, before anything is written), then names its parent.
 for i = 1, #children, 3 do
-  local added, bad = add_job(waiting, delayed, jobs, signal, children[i], children[i + 1], priority, 0, '')
+  local added, bad = add_job(waiting, delayed, jobs, signal, children[i], children[i + 1], priority, 0, '', settings)
   if not added then
     return bad
   end
@@ -12744,7 +12756,7 @@ if config == nil then
   return bad
 end
 -- Where the jobs wait for their group's turn, while groups take turns.
-local turn, bad_turn = turn_plan(jobs, turns, config and config.group or '')
+local turn, bad_turn, settings = turn_plan(jobs, turns, config and config.group or '')
 if turn == nil then
   return bad_turn
 end
@@ -12809,7 +12821,7 @@ end
 local added, there = {}, 0
 for _, t in ipairs(fired) do
   local result, bad_jobs = add_job(waiting, delayed, jobs, signal, schedule .. ':' .. string.format('%d', t),
-    config.payload, config.priority, 0, config.group)
+    config.payload, config.priority, 0, config.group, settings)
   if not result then
     return bad_jobs
   end
@@ -14832,13 +14844,20 @@ end
 -- O(1) reads that fail with WRONGTYPE before anything is written; an empty set's chore
 -- is skipped.
 local cards = {}
-for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal, kept, turns }) do
+for _, zset in ipairs({ waiting, delayed, leased, dead, parked, wake, idle, signal }) do
   cards[zset] = redis.call('ZCARD', zset)
 end
 redis.call('HLEN', jobs)
 redis.call('HLEN', groups)
-redis.call('HLEN', results)
-redis.call('XLEN', events)
+-- The keys of events, results and turns, which a queue that does not use them never
+-- creates: one call when none is there.
+cards[kept], cards[turns] = 0, 0
+if redis.call('EXISTS', events, results, kept, turns) > 0 then
+  cards[kept] = redis.call('ZCARD', kept)
+  cards[turns] = redis.call('ZCARD', turns)
+  redis.call('HLEN', results)
+  redis.call('XLEN', events)
+end
 
 -- Paused (pause.lua): nothing is taken and no worker is woken.
 local paused, stored_settings = unpack(redis.call('HMGET', jobs, '#paused', '#settings'))

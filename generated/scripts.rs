@@ -10601,7 +10601,7 @@ pub mod work_queue {
     pub static ACK: crate::Script = crate::Script {
         name: "work_queue/ack",
         path: "scripts/work_queue/ack.lua",
-        sha1: "b5e297a5c6d66dc812f7e2550634e59cd3d910e7",
+        sha1: "5d7ddf13893d854377b6b3bdde86fbfe743998df",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/ack.lua")),
         flags: &[],
         summary: "Ends a job that was done: it leaves the queue, and its group frees a slot.",
@@ -10652,7 +10652,7 @@ pub mod work_queue {
     #[doc = " held, so the worker can ack it without. A flow's child that ends lets its parent run"]
     #[doc = " once it was the last one (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `b5e297a5c6d66dc812f7e2550634e59cd3d910e7`)."]
+    #[doc = " Runs `scripts/work_queue/ack.lua` (`work_queue/ack`, SHA1 `5d7ddf13893d854377b6b3bdde86fbfe743998df`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10694,7 +10694,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "246589dd3b7b6da981b3aedbba71535ad50357e9",
+        sha1: "6eb6733cd64894a32b9252f9b988fcfb6d861118",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10743,7 +10743,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `246589dd3b7b6da981b3aedbba71535ad50357e9`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `6eb6733cd64894a32b9252f9b988fcfb6d861118`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10782,7 +10782,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "846c680f9667421ac85bf729cba091a702226971",
+        sha1: "4410c1a094963dde9a0afc4bb8757746da8b431c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10834,7 +10834,7 @@ pub mod work_queue {
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
     #[doc = " add the parent."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `846c680f9667421ac85bf729cba091a702226971`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `4410c1a094963dde9a0afc4bb8757746da8b431c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10941,7 +10941,7 @@ pub mod work_queue {
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "121fa5ca93280a17dd30297ef07729bb28c72b9d",
+        sha1: "35c2d213690d95c4e73a85729eede7704f2207a9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
         summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
@@ -11022,7 +11022,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `121fa5ca93280a17dd30297ef07729bb28c72b9d`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `35c2d213690d95c4e73a85729eede7704f2207a9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11430,7 +11430,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "e19c3ac1a73be2e3626adfe239f254f024ac5e87",
+        sha1: "4cf3ee305eb630a9a428aafd8134aa71e34e8b52",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11490,7 +11490,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `e19c3ac1a73be2e3626adfe239f254f024ac5e87`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4cf3ee305eb630a9a428aafd8134aa71e34e8b52`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11676,7 +11676,7 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "c6a7b5f4f574b084254cda7b8fa2670febfdc0f3",
+        sha1: "15a6023dccf6ead5cd9d11fb4586362f5a008bb8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
@@ -11716,7 +11716,7 @@ pub mod work_queue {
     #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
     #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `c6a7b5f4f574b084254cda7b8fa2670febfdc0f3`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `15a6023dccf6ead5cd9d11fb4586362f5a008bb8`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11748,7 +11748,7 @@ pub mod work_queue {
     pub static NACK: crate::Script = crate::Script {
         name: "work_queue/nack",
         path: "scripts/work_queue/nack.lua",
-        sha1: "ae2b5359a7a629291f3d22c2c481a679e827cd6e",
+        sha1: "5bb0804688aba779f338a94b40eeac5345973fee",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/nack.lua")),
         flags: &[],
         summary: "Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue.",
@@ -11805,7 +11805,7 @@ pub mod work_queue {
     #[doc = " retried) or `dead`, with `reason` as `error`. A flow's child that dies tells its parent"]
     #[doc = " (see `add_flow.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `ae2b5359a7a629291f3d22c2c481a679e827cd6e`)."]
+    #[doc = " Runs `scripts/work_queue/nack.lua` (`work_queue/nack`, SHA1 `5bb0804688aba779f338a94b40eeac5345973fee`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11952,7 +11952,7 @@ pub mod work_queue {
     pub static PROGRESS: crate::Script = crate::Script {
         name: "work_queue/progress",
         path: "scripts/work_queue/progress.lua",
-        sha1: "12b0565af02b7ec2691c3c2efa99967bec50c604",
+        sha1: "e8ca9ddf62dc7474dc4fb6bbf25fff00e08add2a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/progress.lua")),
         flags: &[],
         summary: "Reports a running job's progress: `job.lua` shows it, and the events carry it.",
@@ -11989,7 +11989,7 @@ pub mod work_queue {
     #[doc = " job until it ends; what it holds is the app's (a percentage, or JSON), at most 4 KiB."]
     #[doc = " With events on (`configure.lua`), it is appended to `events` as `progress`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `12b0565af02b7ec2691c3c2efa99967bec50c604`)."]
+    #[doc = " Runs `scripts/work_queue/progress.lua` (`work_queue/progress`, SHA1 `e8ca9ddf62dc7474dc4fb6bbf25fff00e08add2a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
@@ -12226,7 +12226,7 @@ pub mod work_queue {
     pub static REQUEUE: crate::Script = crate::Script {
         name: "work_queue/requeue",
         path: "scripts/work_queue/requeue.lua",
-        sha1: "8ff14b8e9150185ef5dc58e6d2c25dd52d6799ea",
+        sha1: "a5ffb5816a0698f80c994a9e9ffe52cf469c3d78",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/requeue.lua")),
         flags: &[],
         summary: "Moves a job from the dead-letter queue back to waiting, with its delivery count reset.",
@@ -12260,7 +12260,7 @@ pub mod work_queue {
     #[doc = " error until it fails again; it goes behind the jobs already waiting at its priority."]
     #[doc = " A job that is not dead is left alone."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `8ff14b8e9150185ef5dc58e6d2c25dd52d6799ea`)."]
+    #[doc = " Runs `scripts/work_queue/requeue.lua` (`work_queue/requeue`, SHA1 `a5ffb5816a0698f80c994a9e9ffe52cf469c3d78`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12404,7 +12404,7 @@ pub mod work_queue {
     pub static RETRY_DEAD: crate::Script = crate::Script {
         name: "work_queue/retry_dead",
         path: "scripts/work_queue/retry_dead.lua",
-        sha1: "a02758572e52b051e484c003f693841e0fd2172a",
+        sha1: "68243ffd380306aaa81a19c225fc46001644987c",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/retry_dead.lua")),
         flags: &[],
         summary: "Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.",
@@ -12438,7 +12438,7 @@ pub mod work_queue {
     #[doc = " goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting"]
     #[doc = " at its priority. The work per call is bounded; call again while it moves `count`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `a02758572e52b051e484c003f693841e0fd2172a`)."]
+    #[doc = " Runs `scripts/work_queue/retry_dead.lua` (`work_queue/retry_dead`, SHA1 `68243ffd380306aaa81a19c225fc46001644987c`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -12837,7 +12837,7 @@ pub mod work_queue {
     pub static SETTINGS: crate::Script = crate::Script {
         name: "work_queue/settings",
         path: "scripts/work_queue/settings.lua",
-        sha1: "3a81e5084a11d40d6131e3bf9c14d8470e5d44a7",
+        sha1: "c961ecfbcb77539e5b34776c5684f928f05f14cd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/settings.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's settings: limits, dead-letter cap, metrics window, events and results.",
@@ -12865,7 +12865,7 @@ pub mod work_queue {
     #[doc = " limits (0), periods of 1000 ms, 10,000 dead jobs kept for 180 days, no metrics (0), no"]
     #[doc = " events (0), results kept for an hour and up to 16 KiB, no group turns (0)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `3a81e5084a11d40d6131e3bf9c14d8470e5d44a7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/settings.lua` (`work_queue/settings`, SHA1 `c961ecfbcb77539e5b34776c5684f928f05f14cd`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: the jobs' fields; #settings the queue's settings"]
@@ -12888,7 +12888,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "80f740fd15e4fe5ff7443e5942e236e263ac1819",
+        sha1: "1ef06dae3841d153cacd9931a06d4ec71916e3e5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -13006,7 +13006,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `80f740fd15e4fe5ff7443e5942e236e263ac1819`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `1ef06dae3841d153cacd9931a06d4ec71916e3e5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

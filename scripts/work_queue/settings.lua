@@ -37,42 +37,44 @@ end
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
--- read it (with the other fields it reads there, to save a call): thirteen whole numbers in
--- the order of configure.lua's arguments (or the first nine or twelve, as earlier versions
--- wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS error reply for
--- a value configure.lua does not write.
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers
+-- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
+-- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
+-- error reply for a value configure.lua does not write.
 local function settings_of(stored)
-  local values = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
+  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
   if stored then
-    local found = {}
-    for digits in string.gmatch(stored, '%d+') do
-      found[#found + 1] = digits
+    -- One pattern match (in C) for the whole text; the bounds of each number after it.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #found == 0 then
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
     end
-    local ranges = { { 0, 1000000 }, { 0, 1000 }, { 1, 10000000000 }, { 0, 1000000 }, { 0, 1000 },
-      { 1, 10000000000 }, { 1, 10000000 }, { 1, 1000000000000 }, { 0, 1440 }, { 0, 100000 },
-      { 1, 2592000000 }, { 1, 16384 }, { 0, 1 } }
-    -- Numbers and single spaces only, nine, twelve or thirteen of them.
-    if table.concat(found, ' ') ~= stored or (#found ~= 9 and #found ~= 12 and #found ~= 13) then
-      found = {}
+    if #found == 0 then
+      found = { string.match(stored, nine .. '$') }
     end
-    for i, range in ipairs(ranges) do
-      if (#found == 9 or #found == 12) and i > #found then
+    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
+    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
+      2592000000, 16384, 1 }
+    for i = 1, #found do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = #found[i] <= 16 and tonumber(found[i])
+      if not (n and n >= low[i] and n <= high[i]) then
+        found = {}
         break
       end
-      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
-      local n = found[i] and #found[i] <= 16 and tonumber(found[i])
-      values[i] = n and n >= range[1] and n <= range[2] and n
-      if not values[i] then
-        return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
-          .. ', not what configure.lua writes')
-      end
+      v[i] = n
+    end
+    if #found == 0 then
+      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+        .. ', not what configure.lua writes')
     end
   end
   return {
-    group_concurrency = values[1], group_rate = values[2], group_period = values[3],
-    queue_concurrency = values[4], queue_rate = values[5], queue_period = values[6],
-    dead_max = values[7], dead_age = values[8], metrics_minutes = values[9],
-    events_max = values[10], result_ttl = values[11], result_max = values[12], group_turns = values[13],
+    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
+    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
+    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
+    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
   }
 end
 -- End of the shared helpers.
