@@ -1281,24 +1281,7 @@ fn cases() -> Vec<Case> {
                     results dropped, every chore full, 1000-start rate rings, events full",
             setup: busy_queue,
             keys: queue("work_queue/take"),
-            args: {
-                let mut args = strings(
-                    [
-                        "10000000000",
-                        "25",
-                        "1000",
-                        "0123456789abcdef0123456789abcdef",
-                        "held",
-                        "7",
-                    ]
-                    .map(String::from),
-                );
-                args.push("r".repeat(1 << 14).into_bytes());
-                for n in 1..=24 {
-                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 14)]));
-                }
-                args
-            },
+            args: take_acking_busy_jobs(),
         },
         Case {
             script: "work_queue/take",
@@ -1317,28 +1300,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25, groups take turns: the busy queue's chores and 25 acks, 100 waiting jobs moved to \
-                    their groups, 300 groups with turns (5 parked jobs each), 100 turns examined",
+            input: "limit 25, groups take turns: the busy queue's chores and 25 acks, 50 waiting jobs moved to \
+                    their groups, 300 groups with turns (5 parked jobs each), 50 turns examined",
             setup: turns_queue,
             keys: queue("work_queue/take"),
-            args: {
-                let mut args = strings(
-                    [
-                        "10000000000",
-                        "25",
-                        "1000",
-                        "0123456789abcdef0123456789abcdef",
-                        "held",
-                        "7",
-                    ]
-                    .map(String::from),
-                );
-                args.push("r".repeat(1 << 14).into_bytes());
-                for n in 1..=24 {
-                    args.extend(strings([format!("h{n}"), "7".into(), "r".repeat(1 << 14)]));
-                }
-                args
-            },
+            args: take_acking_busy_jobs(),
         },
         Case {
             script: "work_queue/take",
@@ -2366,6 +2332,24 @@ fn busy_queue(con: &mut redis::Connection) {
 
 /// `busy_queue` with its groups taking turns: 300 groups with a turn each and 5 parked
 /// jobs each (one rate ring of 1000 starts among them), and the settings' 13th number 1.
+/// `take`'s arguments at limit 25 on `busy_queue`: the 25 held jobs (`held`, `h1` … `h24`)
+/// acked first, each with a result of the longest size a queue may keep (16 KiB).
+fn take_acking_busy_jobs() -> Vec<Vec<u8>> {
+    let mut args = strings(
+        [
+            "10000000000",
+            "25",
+            "1000",
+            "0123456789abcdef0123456789abcdef",
+        ]
+        .map(String::from),
+    );
+    for id in std::iter::once("held".to_owned()).chain((1..=24).map(|n| format!("h{n}"))) {
+        args.extend(strings([id, "7".into(), "r".repeat(1 << 14)]));
+    }
+    args
+}
+
 fn turns_queue(con: &mut redis::Connection) {
     busy_queue(con);
     lua(
