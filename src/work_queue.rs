@@ -331,17 +331,18 @@
 //! `{name}:turns`. `add` puts a new job there at once and gives its group, if it has
 //! none, the next turn. Jobs that come back by other paths (a lapsed lease, a retry, a
 //! delay that ends, a group slot freed, a requeue) come back to `waiting`, and each
-//! `take` first moves up to 4 × its `limit` of them to their groups; then it takes the
+//! `take` first moves up to 2 × its `limit` of them to their groups; then it takes the
 //! first job of the group with the lowest turn, gives that group the next turn if it has
-//! more, and so on, up to `limit` jobs and 4 × `limit` turns examined. A group at a limit
+//! more, and so on, up to `limit` jobs and 2 × `limit` turns examined. A group at a limit
 //! loses its turn, its jobs stay parked, and it gets a turn again when one of them comes
 //! back to `waiting` (a job of it ends, its window passes). Switching turns on or off
 //! with jobs queued loses nothing: with turns on, `take` moves the jobs left in `waiting`
-//! (4 × `limit` a call); with turns off, each `take` hands the jobs of up to `limit`
+//! (2 × `limit` a call); with turns off, each `take` hands the jobs of up to `limit`
 //! groups that still have a turn (up to `limit` jobs) back to `waiting`. Until those
 //! moves are done, the order is partly the old one.
 //!
-//! Off, turns cost a queue one `ZCARD` per `take`. On, a `take` of `limit` L moves and
+//! Off, turns cost a queue one `EXISTS` per `take` (shared with the keys of events and
+//! results). On, a `take` of `limit` L moves and
 //! examines O(L) items (its worst case is in `benches/worst_case.rs`), and `add` two
 //! more reads of `{name}:turns`. `cargo bench --bench
 //! work_queue_fairness` measures a small tenant's wait behind a big tenant's backlog,

@@ -22,7 +22,7 @@
 --- job in its group's range of `parked` and gives its group a turn in `turns`, and
 --- `take.lua` takes one job per turn, the group then waiting behind every other (see its
 --- header). Switching takes nothing from here: with turns on, each `take` moves up to
---- 4 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands
+--- 2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands
 --- the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so
 --- no job is lost either way, and idle workers are woken to do it.
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
