@@ -1769,3 +1769,48 @@ async fn concurrent_async_workers_run_each_job_once() {
     assert_eq!(twice, Vec::<(&String, &u32)>::new(), "jobs run twice");
     assert_eq!((runs.len(), acked), (JOBS, JOBS as u64));
 }
+
+/// The bounds the Rust API states as constants are the scripts' own: each is its header's
+/// bound (so a header that changes a bound fails here until the constant follows).
+#[test]
+fn the_api_bounds_are_the_headers() {
+    use redis_patterns::Rule;
+    use redis_patterns::work_queue as wq;
+
+    fn arg(script: &redis_patterns::Script, name: &str) -> &'static redis_patterns::Param {
+        script.args.iter().find(|a| a.name == name).unwrap()
+    }
+    let most = |script: &redis_patterns::Script, name: &str| match arg(script, name).rule {
+        Rule::Range { max, .. } => max as u64,
+        Rule::Length { max, .. } => u64::from(max.unwrap()),
+        other => panic!("{}: {name} has no upper bound: {other:?}", script.name),
+    };
+    assert_eq!(wq::MAX_TAKE, most(&script::TAKE, "limit"));
+    assert_eq!(wq::MAX_PAGE, most(&script::LIST, "count"));
+    assert_eq!(wq::MAX_BULK, most(&script::RETRY_DEAD, "count"));
+    assert_eq!(
+        wq::MAX_METRICS_MINUTES,
+        most(&script::CONFIGURE, "metrics_minutes")
+    );
+    assert_eq!(wq::MAX_EVENTS, most(&script::CONFIGURE, "events_max"));
+    assert_eq!(
+        wq::MAX_RESULT_TTL.as_millis() as u64,
+        most(&script::CONFIGURE, "result_ttl")
+    );
+    assert_eq!(wq::MAX_RESULT_BYTES, most(&script::CONFIGURE, "result_max"));
+    assert_eq!(
+        wq::MAX_PROGRESS_BYTES as u64,
+        most(&script::PROGRESS, "progress")
+    );
+    assert_eq!(wq::MAX_EVENTS_READ, most(&script::EVENTS, "count"));
+    assert_eq!(
+        Some(3 * wq::MAX_CHILDREN as u32),
+        arg(&script::ADD_FLOW, "children").count.max
+    );
+    assert_eq!(
+        u64::from(wq::MAX_CATCH_UP),
+        most(&script::SET_SCHEDULE, "catch_up")
+    );
+    assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::SCHEDULES, "count"));
+    assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::DUE, "limit"));
+}
