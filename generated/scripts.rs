@@ -6,7 +6,7 @@ const _: () = crate::check_generated_code_format(4);
 pub mod app_log {
     #[doc = " The names of the keys of `app_log`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `common` (a zset), `common:{<name>:<severity>}`: message -> how many times it was logged this hour"]
         #[doc = ""]
@@ -15,7 +15,7 @@ pub mod app_log {
 
         #[doc = " The name of `common`: `common:{<name>:<severity>}`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn common(name: &str, severity: &str) -> crate::Result<String> {
             COMMON.forms[0].build(&[name, severity])
         }
@@ -27,7 +27,7 @@ pub mod app_log {
 
         #[doc = " The name of `start`: `common:{<name>:<severity>}:start`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn start(name: &str, severity: &str) -> crate::Result<String> {
             START.forms[0].build(&[name, severity])
         }
@@ -39,7 +39,7 @@ pub mod app_log {
 
         #[doc = " The name of `last`: `common:{<name>:<severity>}:last`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn last(name: &str, severity: &str) -> crate::Result<String> {
             LAST.forms[0].build(&[name, severity])
         }
@@ -51,7 +51,7 @@ pub mod app_log {
 
         #[doc = " The name of `pstart`: `common:{<name>:<severity>}:pstart`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn pstart(name: &str, severity: &str) -> crate::Result<String> {
             PSTART.forms[0].build(&[name, severity])
         }
@@ -63,7 +63,7 @@ pub mod app_log {
 
         #[doc = " The name of `recent`: `recent:{<name>:<severity>}`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn recent(name: &str, severity: &str) -> crate::Result<String> {
             RECENT.forms[0].build(&[name, severity])
         }
@@ -75,7 +75,7 @@ pub mod app_log {
     pub static COMMON: crate::Script = crate::Script {
         name: "app_log/common",
         path: "scripts/app_log/common.lua",
-        sha1: "420ecf41a1e3115416f8574454245a1ca73f8b3e",
+        sha1: "459840ef2e92adbc3bff0d55b5fe9880185081d3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/common.lua")),
         flags: &[],
         summary: "Counts a message in this hour's common log, rotating the last hour out first, and logs it as recent.",
@@ -116,7 +116,7 @@ pub mod app_log {
     #[doc = " the message is counted and pushed to the recent log (`<ms> <message>`, the last"]
     #[doc = " `keep` kept)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `420ecf41a1e3115416f8574454245a1ca73f8b3e`)."]
+    #[doc = " Runs `scripts/app_log/common.lua` (`app_log/common`, SHA1 `459840ef2e92adbc3bff0d55b5fe9880185081d3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `common` (a zset, named `common:{<name>:<severity>}`): message -> how many times it was logged this hour"]
@@ -149,7 +149,7 @@ pub mod app_log {
     pub static RECENT: crate::Script = crate::Script {
         name: "app_log/recent",
         path: "scripts/app_log/recent.lua",
-        sha1: "5ad2f6255addd0450be8ef809f1a4a6f5fe07189",
+        sha1: "ab630e9ee0b7e416b548b59bd3f39ff1dc9e5c30",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/app_log/recent.lua")),
         flags: &[],
         summary: "Logs a message to a recent log: pushes it with the server's time and keeps the last `keep`, in one step.",
@@ -181,7 +181,7 @@ pub mod app_log {
     #[doc = " Unix ms (Lua in Redis has no date formatting, and one clock orders every server's"]
     #[doc = " entries)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `5ad2f6255addd0450be8ef809f1a4a6f5fe07189`)."]
+    #[doc = " Runs `scripts/app_log/recent.lua` (`app_log/recent`, SHA1 `ab630e9ee0b7e416b548b59bd3f39ff1dc9e5c30`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `recent` (a list, named `recent:{<name>:<severity>}`): the newest entries first, each `<ms> <message>`"]
@@ -208,7 +208,7 @@ pub mod app_log {
 pub mod autocomplete {
     #[doc = " The names of the keys of `autocomplete`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `tables` (a zset), `{<subject>}:<prefix>`: the content's prefix tables, shortest first (at most 64 characters)"]
         #[doc = ""]
@@ -217,7 +217,7 @@ pub mod autocomplete {
 
         #[doc = " The name of `tables`: `{<subject>}:<prefix>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn tables(subject: &str, prefix: &str) -> crate::Result<String> {
             TABLES.forms[0].build(&[subject, prefix])
         }
@@ -358,7 +358,7 @@ pub mod autocomplete {
 pub mod barrier {
     #[doc = " The names of the keys of `barrier`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `state` (a hash), `{<name>}:barrier`: the barrier: parties and gen (the current generation)"]
         #[doc = ""]
@@ -367,7 +367,7 @@ pub mod barrier {
 
         #[doc = " The name of `state`: `{<name>}:barrier`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn state(name: &str) -> crate::Result<String> {
             STATE.forms[0].build(&[name])
         }
@@ -379,7 +379,7 @@ pub mod barrier {
 
         #[doc = " The name of `arrived`: `{<name>}:arrived`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn arrived(name: &str) -> crate::Result<String> {
             ARRIVED.forms[0].build(&[name])
         }
@@ -391,7 +391,7 @@ pub mod barrier {
 
         #[doc = " The name of `history`: `{<name>}:history`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn history(name: &str) -> crate::Result<String> {
             HISTORY.forms[0].build(&[name])
         }
@@ -403,7 +403,7 @@ pub mod barrier {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -681,7 +681,7 @@ pub mod barrier {
 pub mod bloom {
     #[doc = " The names of the keys of `bloom`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `params` (a hash), `{<filter>}:bloom`: capacity, one_in, partitions, partition, m, k, added: checked on every call"]
         #[doc = ""]
@@ -690,7 +690,7 @@ pub mod bloom {
 
         #[doc = " The name of `params`: `{<filter>}:bloom`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn params(filter: &str) -> crate::Result<String> {
             PARAMS.forms[0].build(&[filter])
         }
@@ -702,7 +702,7 @@ pub mod bloom {
 
         #[doc = " The name of `bits`: `{<filter>}:bits`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn bits(filter: &str) -> crate::Result<String> {
             BITS.forms[0].build(&[filter])
         }
@@ -938,7 +938,7 @@ pub mod bloom {
 pub mod cache {
     #[doc = " The names of the keys of `cache`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `value` (a string), `<name>`: the cache entry"]
         #[doc = ""]
@@ -947,7 +947,7 @@ pub mod cache {
 
         #[doc = " The name of `value`: `<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn value(name: &str) -> crate::Result<String> {
             VALUE.forms[0].build(&[name])
         }
@@ -959,7 +959,7 @@ pub mod cache {
 
         #[doc = " The name of `marker`: `{<name>}:computing`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn marker(name: &str) -> crate::Result<String> {
             MARKER.forms[0].build(&[name])
         }
@@ -971,7 +971,7 @@ pub mod cache {
 
         #[doc = " The name of `cache`: `<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cache(name: &str) -> crate::Result<String> {
             CACHE.forms[0].build(&[name])
         }
@@ -1181,7 +1181,7 @@ pub mod cache {
 pub mod circular_queue {
     #[doc = " The names of the keys of `circular_queue`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `queue` (a list), `<key>`: the list; its head is the front of the queue"]
         #[doc = ""]
@@ -1190,7 +1190,7 @@ pub mod circular_queue {
 
         #[doc = " The name of `queue`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn queue(key: &str) -> crate::Result<String> {
             QUEUE.forms[0].build(&[key])
         }
@@ -1264,7 +1264,7 @@ pub mod circular_queue {
 pub mod counter {
     #[doc = " The names of the keys of `counter`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `counters` (a hash), `<key>`: the hash of counters"]
         #[doc = ""]
@@ -1273,7 +1273,7 @@ pub mod counter {
 
         #[doc = " The name of `counters`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counters(key: &str) -> crate::Result<String> {
             COUNTERS.forms[0].build(&[key])
         }
@@ -1346,7 +1346,7 @@ pub mod counter {
 pub mod fair_lock {
     #[doc = " The names of the keys of `fair_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `owner` (a hash), `{<name>}:owner`: the holder: `t` token, `f` fencing token; expires with its lease"]
         #[doc = ""]
@@ -1355,7 +1355,7 @@ pub mod fair_lock {
 
         #[doc = " The name of `owner`: `{<name>}:owner`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn owner(name: &str) -> crate::Result<String> {
             OWNER.forms[0].build(&[name])
         }
@@ -1367,7 +1367,7 @@ pub mod fair_lock {
 
         #[doc = " The name of `queue`: `{<name>}:queue`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn queue(name: &str) -> crate::Result<String> {
             QUEUE.forms[0].build(&[name])
         }
@@ -1379,7 +1379,7 @@ pub mod fair_lock {
 
         #[doc = " The name of `places`: `{<name>}:places`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn places(name: &str) -> crate::Result<String> {
             PLACES.forms[0].build(&[name])
         }
@@ -1391,7 +1391,7 @@ pub mod fair_lock {
 
         #[doc = " The name of `fence`: `{<name>}:fence`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn fence(name: &str) -> crate::Result<String> {
             FENCE.forms[0].build(&[name])
         }
@@ -1403,7 +1403,7 @@ pub mod fair_lock {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -1687,7 +1687,7 @@ pub mod fair_lock {
 pub mod fenced_lock {
     #[doc = " The names of the keys of `fenced_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `lock` (a string), `<name>`: the lock key; holds the current fencing token while held"]
         #[doc = ""]
@@ -1696,7 +1696,7 @@ pub mod fenced_lock {
 
         #[doc = " The name of `lock`: `<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn lock(name: &str) -> crate::Result<String> {
             LOCK.forms[0].build(&[name])
         }
@@ -1708,7 +1708,7 @@ pub mod fenced_lock {
 
         #[doc = " The name of `fence`: `{<name>}:fence`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn fence(name: &str) -> crate::Result<String> {
             FENCE.forms[0].build(&[name])
         }
@@ -1782,7 +1782,7 @@ pub mod fenced_lock {
 pub mod fenced_write {
     #[doc = " The names of the keys of `fenced_write`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `resource` (a any), `<key>`: the fenced key"]
         #[doc = ""]
@@ -1791,7 +1791,7 @@ pub mod fenced_write {
 
         #[doc = " The name of `resource`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn resource(key: &str) -> crate::Result<String> {
             RESOURCE.forms[0].build(&[key])
         }
@@ -1803,7 +1803,7 @@ pub mod fenced_write {
 
         #[doc = " The name of `max_token`: `{<key>}:max_token`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn max_token(key: &str) -> crate::Result<String> {
             MAX_TOKEN.forms[0].build(&[key])
         }
@@ -2076,7 +2076,7 @@ pub mod fenced_write {
 pub mod fixed_length_queue {
     #[doc = " The names of the keys of `fixed_length_queue`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `queue` (a list), `<key>`: the list; items are appended on the right, taken from the left"]
         #[doc = ""]
@@ -2085,7 +2085,7 @@ pub mod fixed_length_queue {
 
         #[doc = " The name of `queue`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn queue(key: &str) -> crate::Result<String> {
             QUEUE.forms[0].build(&[key])
         }
@@ -2220,7 +2220,7 @@ pub mod fixed_length_queue {
 pub mod geo {
     #[doc = " The names of the keys of `geo`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `places` (a zset), `<key>`: the geo set (the book's key)"]
         #[doc = ""]
@@ -2229,7 +2229,7 @@ pub mod geo {
 
         #[doc = " The name of `places`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn places(key: &str) -> crate::Result<String> {
             PLACES.forms[0].build(&[key])
         }
@@ -2241,7 +2241,7 @@ pub mod geo {
 
         #[doc = " The name of `deadlines`: `{<key>}:deadlines`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn deadlines(key: &str) -> crate::Result<String> {
             DEADLINES.forms[0].build(&[key])
         }
@@ -2253,7 +2253,7 @@ pub mod geo {
 
         #[doc = " The name of `cache`: `{<key>}:neighbours:<member>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cache(key: &str, member: &str) -> crate::Result<String> {
             CACHE.forms[0].build(&[key, member])
         }
@@ -2700,7 +2700,7 @@ pub mod geo {
 pub mod identity_lock {
     #[doc = " The names of the keys of `identity_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `lock` (a string), `<key>`: the lock key"]
         #[doc = ""]
@@ -2709,7 +2709,7 @@ pub mod identity_lock {
 
         #[doc = " The name of `lock`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn lock(key: &str) -> crate::Result<String> {
             LOCK.forms[0].build(&[key])
         }
@@ -2891,7 +2891,7 @@ pub mod identity_lock {
 pub mod ip_city {
     #[doc = " The names of the keys of `ip_city`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `blocks` (a zset), `{<namespace>}:ip2cityid`: `<city id>_<start>[_<end>]` -> the block's first address, as an integer"]
         #[doc = ""]
@@ -2900,7 +2900,7 @@ pub mod ip_city {
 
         #[doc = " The name of `blocks`: `{<namespace>}:ip2cityid`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn blocks(namespace: &str) -> crate::Result<String> {
             BLOCKS.forms[0].build(&[namespace])
         }
@@ -2912,7 +2912,7 @@ pub mod ip_city {
 
         #[doc = " The name of `cities`: `{<namespace>}:cityid2city`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cities(namespace: &str) -> crate::Result<String> {
             CITIES.forms[0].build(&[namespace])
         }
@@ -2985,7 +2985,7 @@ pub mod ip_city {
 pub mod latch {
     #[doc = " The names of the keys of `latch`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `latch` (a hash), `{<name>}:latch`: the latch: gen, count, left and opened (the last generation that opened)"]
         #[doc = ""]
@@ -2994,7 +2994,7 @@ pub mod latch {
 
         #[doc = " The name of `latch`: `{<name>}:latch`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn latch(name: &str) -> crate::Result<String> {
             LATCH.forms[0].build(&[name])
         }
@@ -3006,7 +3006,7 @@ pub mod latch {
 
         #[doc = " The name of `ids`: `{<name>}:ids`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn ids(name: &str) -> crate::Result<String> {
             IDS.forms[0].build(&[name])
         }
@@ -3018,7 +3018,7 @@ pub mod latch {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -3283,7 +3283,7 @@ pub mod latch {
 pub mod leaderboard {
     #[doc = " The names of the keys of `leaderboard`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `board` (a zset), `<key>`: item -> score (the book's key)"]
         #[doc = ""]
@@ -3292,7 +3292,7 @@ pub mod leaderboard {
 
         #[doc = " The name of `board`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn board(key: &str) -> crate::Result<String> {
             BOARD.forms[0].build(&[key])
         }
@@ -3304,7 +3304,7 @@ pub mod leaderboard {
 
         #[doc = " The name of `levels`: `{<key>}:levels`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn levels(key: &str) -> crate::Result<String> {
             LEVELS.forms[0].build(&[key])
         }
@@ -3316,14 +3316,14 @@ pub mod leaderboard {
 
         #[doc = " The name of an item of `boards` of the form 1: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn boards_1(key: &str) -> crate::Result<String> {
             BOARDS.forms[0].build(&[key])
         }
 
         #[doc = " The name of an item of `boards` of the form 2: `{<key>}:levels`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn boards_2(key: &str) -> crate::Result<String> {
             BOARDS.forms[1].build(&[key])
         }
@@ -3717,7 +3717,7 @@ pub mod leaderboard {
 pub mod logical_matrix {
     #[doc = " The names of the keys of `logical_matrix`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `rows` (a string), `{<id>}:row:<row>`: the row bitmaps, first row first; all in one hash slot"]
         #[doc = ""]
@@ -3726,7 +3726,7 @@ pub mod logical_matrix {
 
         #[doc = " The name of `rows`: `{<id>}:row:<row>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn rows(id: &str, row: &str) -> crate::Result<String> {
             ROWS.forms[0].build(&[id, row])
         }
@@ -3738,7 +3738,7 @@ pub mod logical_matrix {
 
         #[doc = " The name of `bitmaps`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn bitmaps(key: &str) -> crate::Result<String> {
             BITMAPS.forms[0].build(&[key])
         }
@@ -3876,7 +3876,7 @@ pub mod logical_matrix {
 pub mod matrix {
     #[doc = " The names of the keys of `matrix`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `strings` (a string), `<key>`: the rows as bitmap_get_all.lua names them, or a Matrix's one key"]
         #[doc = ""]
@@ -3885,7 +3885,7 @@ pub mod matrix {
 
         #[doc = " The name of `strings`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn strings(key: &str) -> crate::Result<String> {
             STRINGS.forms[0].build(&[key])
         }
@@ -3897,7 +3897,7 @@ pub mod matrix {
 
         #[doc = " The name of `rows`: `{<id>}:row:<row>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn rows(id: &str, row: &str) -> crate::Result<String> {
             ROWS.forms[0].build(&[id, row])
         }
@@ -4167,7 +4167,7 @@ pub mod matrix {
 pub mod online_friends {
     #[doc = " The names of the keys of `online_friends`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `friends` (a set), `{<ns>}:friends:<user>`: the user's friends"]
         #[doc = ""]
@@ -4176,7 +4176,7 @@ pub mod online_friends {
 
         #[doc = " The name of `friends`: `{<ns>}:friends:<user>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn friends(ns: &str, user: &str) -> crate::Result<String> {
             FRIENDS.forms[0].build(&[ns, user])
         }
@@ -4188,7 +4188,7 @@ pub mod online_friends {
 
         #[doc = " The name of `minutes`: `{<ns>}:active.users:<minute>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn minutes(ns: &str, minute: &str) -> crate::Result<String> {
             MINUTES.forms[0].build(&[ns, minute])
         }
@@ -4200,7 +4200,7 @@ pub mod online_friends {
 
         #[doc = " The name of `minute`: `{<ns>}:active.users:<minute>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn minute(ns: &str, minute: &str) -> crate::Result<String> {
             MINUTE.forms[0].build(&[ns, minute])
         }
@@ -4212,7 +4212,7 @@ pub mod online_friends {
 
         #[doc = " The name of `seen`: `{<ns>}:last.seen`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn seen(ns: &str) -> crate::Result<String> {
             SEEN.forms[0].build(&[ns])
         }
@@ -4473,7 +4473,7 @@ pub mod online_friends {
 pub mod pagination {
     #[doc = " The names of the keys of `pagination`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `list` (a list), `<key>`: the items, newest first"]
         #[doc = ""]
@@ -4482,7 +4482,7 @@ pub mod pagination {
 
         #[doc = " The name of `list`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn list(key: &str) -> crate::Result<String> {
             LIST.forms[0].build(&[key])
         }
@@ -4494,7 +4494,7 @@ pub mod pagination {
 
         #[doc = " The name of `added`: `{<key>}:added`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn added(key: &str) -> crate::Result<String> {
             ADDED.forms[0].build(&[key])
         }
@@ -4639,7 +4639,7 @@ pub mod pagination {
 pub mod rate_limiter {
     #[doc = " The names of the keys of `rate_limiter`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `counter` (a string), `<prefix>:<uid>:<action>`: the window's counter (`RateLimiter:<uid>:<action>`)"]
         #[doc = ""]
@@ -4648,7 +4648,7 @@ pub mod rate_limiter {
 
         #[doc = " The name of `counter`: `<prefix>:<uid>:<action>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counter(prefix: &str, uid: &str, action: &str) -> crate::Result<String> {
             COUNTER.forms[0].build(&[prefix, uid, action])
         }
@@ -4660,7 +4660,7 @@ pub mod rate_limiter {
 
         #[doc = " The name of `tat`: `<prefix>:<uid>:<action>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn tat(prefix: &str, uid: &str, action: &str) -> crate::Result<String> {
             TAT.forms[0].build(&[prefix, uid, action])
         }
@@ -4672,7 +4672,7 @@ pub mod rate_limiter {
 
         #[doc = " The name of `log`: `<prefix>:<uid>:<action>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn log(prefix: &str, uid: &str, action: &str) -> crate::Result<String> {
             LOG.forms[0].build(&[prefix, uid, action])
         }
@@ -4972,7 +4972,7 @@ pub mod rate_limiter {
 pub mod redlock {
     #[doc = " The names of the keys of `redlock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `lock` (a string), `<name>`: the lock key; holds the holder's token"]
         #[doc = ""]
@@ -4981,7 +4981,7 @@ pub mod redlock {
 
         #[doc = " The name of `lock`: `<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn lock(name: &str) -> crate::Result<String> {
             LOCK.forms[0].build(&[name])
         }
@@ -4993,7 +4993,7 @@ pub mod redlock {
 
         #[doc = " The name of `fence`: `{<name>}:fence`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn fence(name: &str) -> crate::Result<String> {
             FENCE.forms[0].build(&[name])
         }
@@ -5141,7 +5141,7 @@ pub mod redlock {
 pub mod relation {
     #[doc = " The names of the keys of `relation`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `following` (a zset), `{<namespace>}:following:<user>`: `user`'s followed users -> when followed (ms)"]
         #[doc = ""]
@@ -5150,7 +5150,7 @@ pub mod relation {
 
         #[doc = " The name of `following`: `{<namespace>}:following:<user>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn following(namespace: &str, user: &str) -> crate::Result<String> {
             FOLLOWING.forms[0].build(&[namespace, user])
         }
@@ -5162,7 +5162,7 @@ pub mod relation {
 
         #[doc = " The name of `followers`: `{<namespace>}:followers:<target>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn followers(namespace: &str, target: &str) -> crate::Result<String> {
             FOLLOWERS.forms[0].build(&[namespace, target])
         }
@@ -5174,7 +5174,7 @@ pub mod relation {
 
         #[doc = " The name of `a_following`: `{<namespace>}:following:<user>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn a_following(namespace: &str, user: &str) -> crate::Result<String> {
             A_FOLLOWING.forms[0].build(&[namespace, user])
         }
@@ -5186,7 +5186,7 @@ pub mod relation {
 
         #[doc = " The name of `b_following`: `{<namespace>}:following:<other>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn b_following(namespace: &str, other: &str) -> crate::Result<String> {
             B_FOLLOWING.forms[0].build(&[namespace, other])
         }
@@ -5384,7 +5384,7 @@ pub mod relation {
 pub mod reliable_topic {
     #[doc = " The names of the keys of `reliable_topic`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `stream` (a stream), `{<name>}:stream`: the messages: id -> n \\<number>, m \\<payload>"]
         #[doc = ""]
@@ -5393,7 +5393,7 @@ pub mod reliable_topic {
 
         #[doc = " The name of `stream`: `{<name>}:stream`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn stream(name: &str) -> crate::Result<String> {
             STREAM.forms[0].build(&[name])
         }
@@ -5405,7 +5405,7 @@ pub mod reliable_topic {
 
         #[doc = " The name of `seq`: `{<name>}:seq`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn seq(name: &str) -> crate::Result<String> {
             SEQ.forms[0].build(&[name])
         }
@@ -5417,7 +5417,7 @@ pub mod reliable_topic {
 
         #[doc = " The name of `subs`: `{<name>}:subs`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn subs(name: &str) -> crate::Result<String> {
             SUBS.forms[0].build(&[name])
         }
@@ -5429,7 +5429,7 @@ pub mod reliable_topic {
 
         #[doc = " The name of `cursors`: `{<name>}:cursors`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cursors(name: &str) -> crate::Result<String> {
             CURSORS.forms[0].build(&[name])
         }
@@ -5441,7 +5441,7 @@ pub mod reliable_topic {
 
         #[doc = " The name of `positions`: `{<name>}:positions`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn positions(name: &str) -> crate::Result<String> {
             POSITIONS.forms[0].build(&[name])
         }
@@ -5832,7 +5832,7 @@ pub mod reliable_topic {
 pub mod resource_pool {
     #[doc = " The names of the keys of `resource_pool`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `available` (a set), `{<name>}:available`: the set of resources free to acquire"]
         #[doc = ""]
@@ -5841,7 +5841,7 @@ pub mod resource_pool {
 
         #[doc = " The name of `available`: `{<name>}:available`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn available(name: &str) -> crate::Result<String> {
             AVAILABLE.forms[0].build(&[name])
         }
@@ -5853,7 +5853,7 @@ pub mod resource_pool {
 
         #[doc = " The name of `occupied`: `{<name>}:occupied`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn occupied(name: &str) -> crate::Result<String> {
             OCCUPIED.forms[0].build(&[name])
         }
@@ -5865,7 +5865,7 @@ pub mod resource_pool {
 
         #[doc = " The name of `leases`: `{<name>}:leases`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn leases(name: &str) -> crate::Result<String> {
             LEASES.forms[0].build(&[name])
         }
@@ -5877,7 +5877,7 @@ pub mod resource_pool {
 
         #[doc = " The name of `holders`: `{<name>}:holders`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn holders(name: &str) -> crate::Result<String> {
             HOLDERS.forms[0].build(&[name])
         }
@@ -6500,7 +6500,7 @@ pub mod resource_pool {
 pub mod row_cache {
     #[doc = " The names of the keys of `row_cache`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `delays` (a zset), `{<namespace>}:delays`: row id -> delay between two copies (ms)"]
         #[doc = ""]
@@ -6509,7 +6509,7 @@ pub mod row_cache {
 
         #[doc = " The name of `delays`: `{<namespace>}:delays`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn delays(namespace: &str) -> crate::Result<String> {
             DELAYS.forms[0].build(&[namespace])
         }
@@ -6521,7 +6521,7 @@ pub mod row_cache {
 
         #[doc = " The name of `schedule`: `{<namespace>}:schedule`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn schedule(namespace: &str) -> crate::Result<String> {
             SCHEDULE.forms[0].build(&[namespace])
         }
@@ -6533,7 +6533,7 @@ pub mod row_cache {
 
         #[doc = " The name of `copy`: `{<namespace>}:inv:<row>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn copy(namespace: &str, row: &str) -> crate::Result<String> {
             COPY.forms[0].build(&[namespace, row])
         }
@@ -6730,7 +6730,7 @@ pub mod row_cache {
 pub mod rw_lock {
     #[doc = " The names of the keys of `rw_lock`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `writer` (a hash), `{<name>}:writer`: the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
         #[doc = ""]
@@ -6739,7 +6739,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `writer`: `{<name>}:writer`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn writer(name: &str) -> crate::Result<String> {
             WRITER.forms[0].build(&[name])
         }
@@ -6751,7 +6751,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `readers`: `{<name>}:readers`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn readers(name: &str) -> crate::Result<String> {
             READERS.forms[0].build(&[name])
         }
@@ -6763,7 +6763,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `read_holds`: `{<name>}:read_holds`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn read_holds(name: &str) -> crate::Result<String> {
             READ_HOLDS.forms[0].build(&[name])
         }
@@ -6775,7 +6775,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `intents`: `{<name>}:intents`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn intents(name: &str) -> crate::Result<String> {
             INTENTS.forms[0].build(&[name])
         }
@@ -6787,7 +6787,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -6799,7 +6799,7 @@ pub mod rw_lock {
 
         #[doc = " The name of `fence`: `{<name>}:fence`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn fence(name: &str) -> crate::Result<String> {
             FENCE.forms[0].build(&[name])
         }
@@ -7303,7 +7303,7 @@ pub mod rw_lock {
 pub mod semaphore {
     #[doc = " The names of the keys of `semaphore`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `state` (a hash), `{<name>}:state`: capacity, used (the permits held), seq (the queue's last ticket)"]
         #[doc = ""]
@@ -7312,7 +7312,7 @@ pub mod semaphore {
 
         #[doc = " The name of `state`: `{<name>}:state`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn state(name: &str) -> crate::Result<String> {
             STATE.forms[0].build(&[name])
         }
@@ -7324,7 +7324,7 @@ pub mod semaphore {
 
         #[doc = " The name of `leases`: `{<name>}:leases`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn leases(name: &str) -> crate::Result<String> {
             LEASES.forms[0].build(&[name])
         }
@@ -7336,7 +7336,7 @@ pub mod semaphore {
 
         #[doc = " The name of `held`: `{<name>}:held`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn held(name: &str) -> crate::Result<String> {
             HELD.forms[0].build(&[name])
         }
@@ -7348,7 +7348,7 @@ pub mod semaphore {
 
         #[doc = " The name of `queue`: `{<name>}:queue`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn queue(name: &str) -> crate::Result<String> {
             QUEUE.forms[0].build(&[name])
         }
@@ -7360,7 +7360,7 @@ pub mod semaphore {
 
         #[doc = " The name of `places`: `{<name>}:places`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn places(name: &str) -> crate::Result<String> {
             PLACES.forms[0].build(&[name])
         }
@@ -7372,7 +7372,7 @@ pub mod semaphore {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -7749,7 +7749,7 @@ pub mod semaphore {
 pub mod session {
     #[doc = " The names of the keys of `session`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `sessions` (a zset), `{<namespace>:<uid>}:sessions`: session id -> deadline (ms, server clock)"]
         #[doc = ""]
@@ -7758,7 +7758,7 @@ pub mod session {
 
         #[doc = " The name of `sessions`: `{<namespace>:<uid>}:sessions`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn sessions(namespace: &str, uid: &str) -> crate::Result<String> {
             SESSIONS.forms[0].build(&[namespace, uid])
         }
@@ -7770,7 +7770,7 @@ pub mod session {
 
         #[doc = " The name of `records`: `{<namespace>:<uid>}:records`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn records(namespace: &str, uid: &str) -> crate::Result<String> {
             RECORDS.forms[0].build(&[namespace, uid])
         }
@@ -7782,7 +7782,7 @@ pub mod session {
     pub static CREATE: crate::Script = crate::Script {
         name: "session/create",
         path: "scripts/session/create.lua",
-        sha1: "03a12f2003943ca649eab19b912e8fb85d837713",
+        sha1: "731b44437cf706f5e56c87caad4814bf86e8e399",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/create.lua")),
         flags: &[],
         summary: "Starts a session of one user: its token goes in the user's index, which never holds more than `cap` sessions.",
@@ -7832,7 +7832,7 @@ pub mod session {
     #[doc = " so the cap holds at every instant. Both keys expire when the last session does, so a"]
     #[doc = " user who never comes back leaves nothing behind and no keyspace notification is needed."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `03a12f2003943ca649eab19b912e8fb85d837713`)."]
+    #[doc = " Runs `scripts/session/create.lua` (`session/create`, SHA1 `731b44437cf706f5e56c87caad4814bf86e8e399`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7865,7 +7865,7 @@ pub mod session {
     pub static END: crate::Script = crate::Script {
         name: "session/end",
         path: "scripts/session/end.lua",
-        sha1: "9911776aaba8e3a7c6052f4105f5a130d7dc2faa",
+        sha1: "37801459da6e8e921492ae71d4da216542dc5840",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/end.lua")),
         flags: &[],
         summary: "Ends sessions of one user by their ids (a \"log out this device\" button), data and all.",
@@ -7897,7 +7897,7 @@ pub mod session {
     #[doc = " are ignored. Expired sessions of the user are forgotten first. Logging out everywhere"]
     #[doc = " needs no script: `DEL sessions records`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `9911776aaba8e3a7c6052f4105f5a130d7dc2faa`)."]
+    #[doc = " Runs `scripts/session/end.lua` (`session/end`, SHA1 `37801459da6e8e921492ae71d4da216542dc5840`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7924,7 +7924,7 @@ pub mod session {
     pub static LIST: crate::Script = crate::Script {
         name: "session/list",
         path: "scripts/session/list.lua",
-        sha1: "d863f0dd32afd5826ed1f687e896e126dd3b54fa",
+        sha1: "816d31d6f64556cf702f14f545155e32d0dcb5c9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/list.lua")),
         flags: &["no-writes", ],
         summary: "Lists a user's live sessions, soonest to expire first, with the time each has left.",
@@ -7952,7 +7952,7 @@ pub mod session {
     #[doc = " ended with end.lua. Sessions that have expired but are not yet forgotten are left out."]
     #[doc = " The index is never longer than the largest cap, 1000 (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `d863f0dd32afd5826ed1f687e896e126dd3b54fa`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/session/list.lua` (`session/list`, SHA1 `816d31d6f64556cf702f14f545155e32d0dcb5c9`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -7975,7 +7975,7 @@ pub mod session {
     pub static SET: crate::Script = crate::Script {
         name: "session/set",
         path: "scripts/session/set.lua",
-        sha1: "4fa9f56f4a42d92e4bcfe8b64617cafc8a337d93",
+        sha1: "db09e394d5a9d99007ed00b1ed71fbe41fcb5367",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/set.lua")),
         flags: &[],
         summary: "Sets fields of a session's data, if the token is correct; the data ends with the session.",
@@ -8014,7 +8014,7 @@ pub mod session {
     #[doc = " Expired sessions of the user are forgotten first (see create.lua). Setting data does not"]
     #[doc = " slide the expiry."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `4fa9f56f4a42d92e4bcfe8b64617cafc8a337d93`)."]
+    #[doc = " Runs `scripts/session/set.lua` (`session/set`, SHA1 `db09e394d5a9d99007ed00b1ed71fbe41fcb5367`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8045,7 +8045,7 @@ pub mod session {
     pub static UNSET: crate::Script = crate::Script {
         name: "session/unset",
         path: "scripts/session/unset.lua",
-        sha1: "2edd68f42f27dcf422bdca78c6b9f257e24adbaf",
+        sha1: "04845f4cc860889fdea2a67381b91dc828fcccef",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/unset.lua")),
         flags: &[],
         summary: "Removes fields from a session's data, if the token is correct.",
@@ -8076,7 +8076,7 @@ pub mod session {
     #[doc = " Beyond the book (see set.lua for where the data lives). Names the data does not hold"]
     #[doc = " are ignored. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `2edd68f42f27dcf422bdca78c6b9f257e24adbaf`)."]
+    #[doc = " Runs `scripts/session/unset.lua` (`session/unset`, SHA1 `04845f4cc860889fdea2a67381b91dc828fcccef`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8105,7 +8105,7 @@ pub mod session {
     pub static VALIDATE: crate::Script = crate::Script {
         name: "session/validate",
         path: "scripts/session/validate.lua",
-        sha1: "4a4204a7a5df167c1e7889f59532bf05a3070206",
+        sha1: "ed482afdc94ffd55da33bda6b00106b65bb308f2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/session/validate.lua")),
         flags: &[],
         summary: "Checks a user's session token, with the book's three answers; slides its expiry, and can return its data.",
@@ -8148,7 +8148,7 @@ pub mod session {
     #[doc = " from now (the book's never does). With `data` = 1 a correct token's reply also carries"]
     #[doc = " the session's data. Expired sessions of the user are forgotten first (see create.lua)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `4a4204a7a5df167c1e7889f59532bf05a3070206`)."]
+    #[doc = " Runs `scripts/session/validate.lua` (`session/validate`, SHA1 `ed482afdc94ffd55da33bda6b00106b65bb308f2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `sessions` (a zset, named `{<namespace>:<uid>}:sessions`): session id -> deadline (ms, server clock)"]
@@ -8181,7 +8181,7 @@ pub mod session {
 pub mod short_url {
     #[doc = " The names of the keys of `short_url`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `links` (a hash), `{<name>}:mapping_hash`: short id -> URL (the book's `mapping_hash`)"]
         #[doc = ""]
@@ -8190,7 +8190,7 @@ pub mod short_url {
 
         #[doc = " The name of `links`: `{<name>}:mapping_hash`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn links(name: &str) -> crate::Result<String> {
             LINKS.forms[0].build(&[name])
         }
@@ -8202,7 +8202,7 @@ pub mod short_url {
 
         #[doc = " The name of `expiries`: `{<name>}:expiries`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn expiries(name: &str) -> crate::Result<String> {
             EXPIRIES.forms[0].build(&[name])
         }
@@ -8214,7 +8214,7 @@ pub mod short_url {
 
         #[doc = " The name of `limits`: `{<name>}:limits`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn limits(name: &str) -> crate::Result<String> {
             LIMITS.forms[0].build(&[name])
         }
@@ -8226,7 +8226,7 @@ pub mod short_url {
 
         #[doc = " The name of `visits`: `{<name>}:visits`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn visits(name: &str) -> crate::Result<String> {
             VISITS.forms[0].build(&[name])
         }
@@ -8238,7 +8238,7 @@ pub mod short_url {
 
         #[doc = " The name of `cache`: `{<name>}:mapping_cache`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cache(name: &str) -> crate::Result<String> {
             CACHE.forms[0].build(&[name])
         }
@@ -8250,7 +8250,7 @@ pub mod short_url {
 
         #[doc = " The name of `counter`: `{<name>}:id_counter`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counter(name: &str) -> crate::Result<String> {
             COUNTER.forms[0].build(&[name])
         }
@@ -8674,7 +8674,7 @@ pub mod short_url {
 pub mod stats {
     #[doc = " The names of the keys of `stats`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `slowest` (a zset), `<key>`: context -> its average access time"]
         #[doc = ""]
@@ -8683,7 +8683,7 @@ pub mod stats {
 
         #[doc = " The name of `slowest`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn slowest(key: &str) -> crate::Result<String> {
             SLOWEST.forms[0].build(&[key])
         }
@@ -8695,7 +8695,7 @@ pub mod stats {
 
         #[doc = " The name of `stats`: `{<prefix>:<context>:<kind>}`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn stats(prefix: &str, context: &str, kind: &str) -> crate::Result<String> {
             STATS.forms[0].build(&[prefix, context, kind])
         }
@@ -8707,7 +8707,7 @@ pub mod stats {
 
         #[doc = " The name of `start`: `{<prefix>:<context>:<kind>}:start`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn start(prefix: &str, context: &str, kind: &str) -> crate::Result<String> {
             START.forms[0].build(&[prefix, context, kind])
         }
@@ -8719,7 +8719,7 @@ pub mod stats {
 
         #[doc = " The name of `last`: `{<prefix>:<context>:<kind>}:last`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn last(prefix: &str, context: &str, kind: &str) -> crate::Result<String> {
             LAST.forms[0].build(&[prefix, context, kind])
         }
@@ -8731,7 +8731,7 @@ pub mod stats {
 
         #[doc = " The name of `pstart`: `{<prefix>:<context>:<kind>}:pstart`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn pstart(prefix: &str, context: &str, kind: &str) -> crate::Result<String> {
             PSTART.forms[0].build(&[prefix, context, kind])
         }
@@ -8807,7 +8807,7 @@ pub mod stats {
     pub static UPDATE: crate::Script = crate::Script {
         name: "stats/update",
         path: "scripts/stats/update.lua",
-        sha1: "1140623904f66dc1c43ad50d12ac97114ae3284d",
+        sha1: "3f75eb7891376127080ded1c8aee78585d634c04",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/stats/update.lua")),
         flags: &[],
         summary: "Adds a value to this hour's statistics (count, sum, squares, min, max), rotating the last hour out first.",
@@ -8848,7 +8848,7 @@ pub mod stats {
     #[doc = " A writer whose `now` is in an earlier hour counts into the current hour, as the"]
     #[doc = " book's does: hours only move forward."]
     #[doc = ""]
-    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `1140623904f66dc1c43ad50d12ac97114ae3284d`)."]
+    #[doc = " Runs `scripts/stats/update.lua` (`stats/update`, SHA1 `3f75eb7891376127080ded1c8aee78585d634c04`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stats` (a zset, named `{<prefix>:<context>:<kind>}`): `count`, `sum`, `sumsq`, `min`, `max` -> their values"]
@@ -8881,7 +8881,7 @@ pub mod stats {
 pub mod tag {
     #[doc = " The names of the keys of `tag`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `target_tags` (a set), `{<namespace>}:target:<target>`: the target's tags"]
         #[doc = ""]
@@ -8890,7 +8890,7 @@ pub mod tag {
 
         #[doc = " The name of `target_tags`: `{<namespace>}:target:<target>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn target_tags(namespace: &str, target: &str) -> crate::Result<String> {
             TARGET_TAGS.forms[0].build(&[namespace, target])
         }
@@ -8902,7 +8902,7 @@ pub mod tag {
 
         #[doc = " The name of `tag_targets`: `{<namespace>}:tag:<tag>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn tag_targets(namespace: &str, tag: &str) -> crate::Result<String> {
             TAG_TARGETS.forms[0].build(&[namespace, tag])
         }
@@ -8914,7 +8914,7 @@ pub mod tag {
 
         #[doc = " The name of `cache`: `{<namespace>}:cached:<tags>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn cache(namespace: &str, tags: &str) -> crate::Result<String> {
             CACHE.forms[0].build(&[namespace, tags])
         }
@@ -9115,7 +9115,7 @@ pub mod tag {
 pub mod time_series {
     #[doc = " The names of the keys of `time_series`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `known` (a zset), `{<namespace>}:known`: `<precision>:<name>` of every counter -> 0"]
         #[doc = ""]
@@ -9124,7 +9124,7 @@ pub mod time_series {
 
         #[doc = " The name of `known`: `{<namespace>}:known`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn known(namespace: &str) -> crate::Result<String> {
             KNOWN.forms[0].build(&[namespace])
         }
@@ -9136,7 +9136,7 @@ pub mod time_series {
 
         #[doc = " The name of `hash`: `{<namespace>}:count:<precision>:<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn hash(namespace: &str, precision: &str, name: &str) -> crate::Result<String> {
             HASH.forms[0].build(&[namespace, precision, name])
         }
@@ -9148,7 +9148,7 @@ pub mod time_series {
 
         #[doc = " The name of `counts`: `{<namespace>}:count:<precision>:<name>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counts(namespace: &str, precision: &str, name: &str) -> crate::Result<String> {
             COUNTS.forms[0].build(&[namespace, precision, name])
         }
@@ -9319,7 +9319,7 @@ pub mod time_series {
 pub mod timeline {
     #[doc = " The names of the keys of `timeline`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `timeline` (a zset), `<key>`: item -> time (ms)"]
         #[doc = ""]
@@ -9328,7 +9328,7 @@ pub mod timeline {
 
         #[doc = " The name of `timeline`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn timeline(key: &str) -> crate::Result<String> {
             TIMELINE.forms[0].build(&[key])
         }
@@ -9466,7 +9466,7 @@ pub mod timeline {
 pub mod unique_counter {
     #[doc = " The names of the keys of `unique_counter`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `x` (a set), `<x>`: the set whose members are counted"]
         #[doc = ""]
@@ -9475,7 +9475,7 @@ pub mod unique_counter {
 
         #[doc = " The name of `x`: `<x>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn x(x: &str) -> crate::Result<String> {
             X.forms[0].build(&[x])
         }
@@ -9487,7 +9487,7 @@ pub mod unique_counter {
 
         #[doc = " The name of `y`: `<y>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn y(y: &str) -> crate::Result<String> {
             Y.forms[0].build(&[y])
         }
@@ -9499,7 +9499,7 @@ pub mod unique_counter {
 
         #[doc = " The name of `scratch`: `{<key>}:union_scratch`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn scratch(key: &str) -> crate::Result<String> {
             SCRATCH.forms[0].build(&[key])
         }
@@ -9511,7 +9511,7 @@ pub mod unique_counter {
 
         #[doc = " The name of `counters`: `<key>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counters(key: &str) -> crate::Result<String> {
             COUNTERS.forms[0].build(&[key])
         }
@@ -9640,7 +9640,7 @@ pub mod unique_counter {
 pub mod user_login {
     #[doc = " The names of the keys of `user_login`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `ids` (a hash), `{<name>}:ids`: name -> user id (registered with HSETNX)"]
         #[doc = ""]
@@ -9649,7 +9649,7 @@ pub mod user_login {
 
         #[doc = " The name of `ids`: `{<name>}:ids`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn ids(name: &str) -> crate::Result<String> {
             IDS.forms[0].build(&[name])
         }
@@ -9661,7 +9661,7 @@ pub mod user_login {
 
         #[doc = " The name of `counts`: `{<name>}:counts`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn counts(name: &str) -> crate::Result<String> {
             COUNTS.forms[0].build(&[name])
         }
@@ -9673,7 +9673,7 @@ pub mod user_login {
 
         #[doc = " The name of `last`: `{<name>}:last`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn last(name: &str) -> crate::Result<String> {
             LAST.forms[0].build(&[name])
         }
@@ -9685,7 +9685,7 @@ pub mod user_login {
 
         #[doc = " The name of `recent`: `{<name>}:recent`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn recent(name: &str) -> crate::Result<String> {
             RECENT.forms[0].build(&[name])
         }
@@ -9767,7 +9767,7 @@ pub mod user_login {
 pub mod vote {
     #[doc = " The names of the keys of `vote`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `up` (a set), `{<namespace>}:up:<subject>`: the users who voted the subject up (the book's `Vote:<subject>:up`)"]
         #[doc = ""]
@@ -9776,7 +9776,7 @@ pub mod vote {
 
         #[doc = " The name of `up`: `{<namespace>}:up:<subject>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn up(namespace: &str, subject: &str) -> crate::Result<String> {
             UP.forms[0].build(&[namespace, subject])
         }
@@ -9788,7 +9788,7 @@ pub mod vote {
 
         #[doc = " The name of `down`: `{<namespace>}:down:<subject>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn down(namespace: &str, subject: &str) -> crate::Result<String> {
             DOWN.forms[0].build(&[namespace, subject])
         }
@@ -9800,7 +9800,7 @@ pub mod vote {
 
         #[doc = " The name of `posted`: `{<namespace>}:posted`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn posted(namespace: &str) -> crate::Result<String> {
             POSTED.forms[0].build(&[namespace])
         }
@@ -9812,7 +9812,7 @@ pub mod vote {
 
         #[doc = " The name of `hot_rank`: `{<namespace>}:hot`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn hot_rank(namespace: &str) -> crate::Result<String> {
             HOT_RANK.forms[0].build(&[namespace])
         }
@@ -9824,7 +9824,7 @@ pub mod vote {
 
         #[doc = " The name of `best_rank`: `{<namespace>}:best`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn best_rank(namespace: &str) -> crate::Result<String> {
             BEST_RANK.forms[0].build(&[namespace])
         }
@@ -10099,7 +10099,7 @@ pub mod vote {
 pub mod web_session {
     #[doc = " The names of the keys of `web_session`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `login` (a hash), `{<namespace>}:login`: token -> user"]
         #[doc = ""]
@@ -10108,7 +10108,7 @@ pub mod web_session {
 
         #[doc = " The name of `login`: `{<namespace>}:login`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn login(namespace: &str) -> crate::Result<String> {
             LOGIN.forms[0].build(&[namespace])
         }
@@ -10120,7 +10120,7 @@ pub mod web_session {
 
         #[doc = " The name of `recent`: `{<namespace>}:recent`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn recent(namespace: &str) -> crate::Result<String> {
             RECENT.forms[0].build(&[namespace])
         }
@@ -10132,14 +10132,14 @@ pub mod web_session {
 
         #[doc = " The name of an item of `sessions` of the form 1: `{<namespace>}:viewed:<token>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn sessions_1(namespace: &str, token: &str) -> crate::Result<String> {
             SESSIONS.forms[0].build(&[namespace, token])
         }
 
         #[doc = " The name of an item of `sessions` of the form 2: `{<namespace>}:cart:<token>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn sessions_2(namespace: &str, token: &str) -> crate::Result<String> {
             SESSIONS.forms[1].build(&[namespace, token])
         }
@@ -10151,7 +10151,7 @@ pub mod web_session {
 
         #[doc = " The name of `views`: `{<namespace>}:viewed`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn views(namespace: &str) -> crate::Result<String> {
             VIEWS.forms[0].build(&[namespace])
         }
@@ -10163,7 +10163,7 @@ pub mod web_session {
 
         #[doc = " The name of `scratch`: `{<namespace>}:rescaling`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn scratch(namespace: &str) -> crate::Result<String> {
             SCRATCH.forms[0].build(&[namespace])
         }
@@ -10175,7 +10175,7 @@ pub mod web_session {
 
         #[doc = " The name of `viewed`: `{<namespace>}:viewed:<token>`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn viewed(namespace: &str, token: &str) -> crate::Result<String> {
             VIEWED.forms[0].build(&[namespace, token])
         }
@@ -10400,7 +10400,7 @@ pub mod web_session {
 pub mod work_queue {
     #[doc = " The names of the keys of `work_queue`'s scripts, from the templates of their `@key` lines: a function per key (per form, `<key>_<n>`, for a variadic key whose items take several forms) whose parameters are the template's placeholders, in order."]
     #[doc = ""]
-    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, or a group content with a `}` but no hash tag, is `Error::InvalidInput` about the parameter."]
+    #[doc = " Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its content, values put in, is wrapped in `{}` unless it already holds a hash tag, and then stands as it is. An empty value, a group content with a `}` but no hash tag, or one whose hash tag begins in one value and ends in another, is `Error::InvalidInput` about the parameter."]
     pub mod keys {
         #[doc = " The template of `waiting` (a zset), `{<name>}:waiting`: job id -> rank: (255 - priority) × 10^13 + arrival number"]
         #[doc = ""]
@@ -10409,7 +10409,7 @@ pub mod work_queue {
 
         #[doc = " The name of `waiting`: `{<name>}:waiting`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn waiting(name: &str) -> crate::Result<String> {
             WAITING.forms[0].build(&[name])
         }
@@ -10421,7 +10421,7 @@ pub mod work_queue {
 
         #[doc = " The name of `leased`: `{<name>}:leased`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn leased(name: &str) -> crate::Result<String> {
             LEASED.forms[0].build(&[name])
         }
@@ -10433,7 +10433,7 @@ pub mod work_queue {
 
         #[doc = " The name of `parked`: `{<name>}:parked`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn parked(name: &str) -> crate::Result<String> {
             PARKED.forms[0].build(&[name])
         }
@@ -10445,7 +10445,7 @@ pub mod work_queue {
 
         #[doc = " The name of `jobs`: `{<name>}:jobs`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn jobs(name: &str) -> crate::Result<String> {
             JOBS.forms[0].build(&[name])
         }
@@ -10457,7 +10457,7 @@ pub mod work_queue {
 
         #[doc = " The name of `groups`: `{<name>}:groups`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn groups(name: &str) -> crate::Result<String> {
             GROUPS.forms[0].build(&[name])
         }
@@ -10469,7 +10469,7 @@ pub mod work_queue {
 
         #[doc = " The name of `signal`: `{<name>}:signal`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn signal(name: &str) -> crate::Result<String> {
             SIGNAL.forms[0].build(&[name])
         }
@@ -10481,7 +10481,7 @@ pub mod work_queue {
 
         #[doc = " The name of `events`: `{<name>}:events`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn events(name: &str) -> crate::Result<String> {
             EVENTS.forms[0].build(&[name])
         }
@@ -10493,7 +10493,7 @@ pub mod work_queue {
 
         #[doc = " The name of `results`: `{<name>}:results`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn results(name: &str) -> crate::Result<String> {
             RESULTS.forms[0].build(&[name])
         }
@@ -10505,7 +10505,7 @@ pub mod work_queue {
 
         #[doc = " The name of `kept`: `{<name>}:kept`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn kept(name: &str) -> crate::Result<String> {
             KEPT.forms[0].build(&[name])
         }
@@ -10517,7 +10517,7 @@ pub mod work_queue {
 
         #[doc = " The name of `delayed`: `{<name>}:delayed`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn delayed(name: &str) -> crate::Result<String> {
             DELAYED.forms[0].build(&[name])
         }
@@ -10529,7 +10529,7 @@ pub mod work_queue {
 
         #[doc = " The name of `turns`: `{<name>}:turns`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn turns(name: &str) -> crate::Result<String> {
             TURNS.forms[0].build(&[name])
         }
@@ -10541,7 +10541,7 @@ pub mod work_queue {
 
         #[doc = " The name of `dead`: `{<name>}:dead`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn dead(name: &str) -> crate::Result<String> {
             DEAD.forms[0].build(&[name])
         }
@@ -10553,7 +10553,7 @@ pub mod work_queue {
 
         #[doc = " The name of `wake`: `{<name>}:wake`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn wake(name: &str) -> crate::Result<String> {
             WAKE.forms[0].build(&[name])
         }
@@ -10565,7 +10565,7 @@ pub mod work_queue {
 
         #[doc = " The name of `idle`: `{<name>}:idle`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn idle(name: &str) -> crate::Result<String> {
             IDLE.forms[0].build(&[name])
         }
@@ -10577,7 +10577,7 @@ pub mod work_queue {
 
         #[doc = " The name of `schedules`: `{<name>}:schedules`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn schedules(name: &str) -> crate::Result<String> {
             SCHEDULES.forms[0].build(&[name])
         }
@@ -10589,7 +10589,7 @@ pub mod work_queue {
 
         #[doc = " The name of `due`: `{<name>}:due`."]
         #[doc = ""]
-        #[doc = " Fails with `Error::InvalidInput` for an empty value, or a hash tag whose content holds a `}` but no hash tag."]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
         pub fn due(name: &str) -> crate::Result<String> {
             DUE.forms[0].build(&[name])
         }

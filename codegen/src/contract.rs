@@ -37,6 +37,7 @@ pub const HELPERS: &[&str] = &[
     "key_group",
     "key_cut",
     "key_split",
+    "key_content_fits",
     "key_group_fits",
 ];
 
@@ -390,7 +391,7 @@ fn helpers(
 
 /// The helpers the input checks define, in an order where each comes after those it
 /// calls: the Functions library defines each once for all its functions.
-pub(crate) const HELPER_SOURCES: [&str; 9] = [
+pub(crate) const HELPER_SOURCES: [&str; 10] = [
     DECIMAL_LESS,
     INTEGER,
     SAFE_INTEGER,
@@ -399,6 +400,7 @@ pub(crate) const HELPER_SOURCES: [&str; 9] = [
     key_check::KEY_GROUP,
     key_check::KEY_CUT,
     key_check::KEY_SPLIT,
+    key_check::KEY_CONTENT_FITS,
     key_check::KEY_GROUP_FITS,
 ];
 

@@ -16,7 +16,8 @@
 //! - The items of a variadic key whose template is a bare placeholder (`<key>`) are free.
 //!
 //! A key is read in one pass, each value as short as it can be; a group's value holds its
-//! hash tag whole. Only where two values of one key are both unknown (no earlier key or
+//! hash tag whole, and a group of several values that holds a hash tag holds it inside one
+//! of them. Only where two values of one key are both unknown (no earlier key or
 //! argument gave one) can that reading differ from the one the caller meant, and then
 //! only for a value that holds the template's next literal text.
 
@@ -30,7 +31,13 @@ use crate::model::{ArgType, Header, Key, KeyForm, KeyPart};
 pub const BAD_KEYS: &str = "BAD_KEYS";
 
 /// The helpers the key check may call, in an order where each comes after those it calls.
-pub(crate) const HELPER_NAMES: [&str; 4] = ["key_group", "key_cut", "key_split", "key_group_fits"];
+pub(crate) const HELPER_NAMES: [&str; 5] = [
+    "key_group",
+    "key_cut",
+    "key_split",
+    "key_content_fits",
+    "key_group_fits",
+];
 
 /// A Lua pattern that a key name holding a cluster hash tag matches: a `{` (the first),
 /// then at least one byte up to the first `}`.
@@ -94,17 +101,37 @@ local function key_split(s, texts, group)
 end
 ";
 
+pub(crate) const KEY_CONTENT_FITS: &str = "\
+-- Whether group content `c` is made of values as `texts` says (see key_split), with its hash
+-- tag, when it holds one, inside one value: read with the tag as one byte that no text
+-- holds, as a tag across two values would hash by text that neither holds.
+local function key_content_fits(c, texts)
+  local open = string.find(c, '{', 1, true)
+  local close = open and string.find(c, '}', open + 1, true)
+  if close and close > open + 1 then
+    c = string.sub(c, 1, open - 1) .. '\\0' .. string.sub(c, close + 1)
+  end
+  return key_split(c, texts) ~= nil
+end
+";
+
 pub(crate) const KEY_GROUP_FITS: &str = "\
--- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
--- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+-- Whether hash tag group `g` is made of values as `texts` says (see key_content_fits): the
+-- text between its braces, or `g` itself when it holds a hash tag.
 local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
-  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
 ";
 
 /// The source of each helper, by name, in [`HELPER_NAMES`] order.
-pub(crate) const HELPER_SOURCES: [&str; 4] = [KEY_GROUP, KEY_CUT, KEY_SPLIT, KEY_GROUP_FITS];
+pub(crate) const HELPER_SOURCES: [&str; 5] = [
+    KEY_GROUP,
+    KEY_CUT,
+    KEY_SPLIT,
+    KEY_CONTENT_FITS,
+    KEY_GROUP_FITS,
+];
 
 /// What a value in a key name stands for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -596,6 +623,9 @@ pub(crate) fn render(plan: &Plan, out: &mut Lines) -> BTreeSet<&'static str> {
     emitter.all();
     let mut helpers = emitter.helpers;
     if helpers.contains("key_group_fits") {
+        helpers.insert("key_content_fits");
+    }
+    if helpers.contains("key_content_fits") {
         helpers.insert("key_split");
     }
     helpers
@@ -1018,8 +1048,8 @@ impl Emitter<'_, '_> {
                 }
                 Slot::Content => {
                     if let Some(texts) = plan.group.as_ref().and_then(|g| g.texts.as_ref()) {
-                        self.helpers.insert("key_split");
-                        conds.push(format!("not key_split({expr}, {})", lua_list(texts)));
+                        self.helpers.insert("key_content_fits");
+                        conds.push(format!("not key_content_fits({expr}, {})", lua_list(texts)));
                     }
                     if let Some(group) = known.get(&Slot::Group) {
                         self.helpers.insert("key_group");

@@ -19,7 +19,8 @@ const KEY_NAMES: &str = "Each key's template says how the pattern names it from 
     group of a form is the Redis Cluster hash tag: its content, values put in, is wrapped \
     in { and } unless it already holds a hash tag (a '{', later a '}', something between), \
     in which case it stands as it is. An empty value is refused, and so is a group content \
-    with a '}' but no hash tag. All the keys of one call take the same group (a key \
+    with a '}' but no hash tag, or one whose hash tag begins in one value and ends in \
+    another. All the keys of one call take the same group (a key \
     without one is that group's content alone), so they share one hash slot: one hash tag \
     per pattern instance. A variadic key whose template has several forms (a|b) takes \
     them in turn: a, b, a, b, and so on. Every script checks the keys of a call before it \

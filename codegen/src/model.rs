@@ -104,7 +104,8 @@ pub struct Key {
 /// `{…}` group per form: the cluster hash tag. After the values are put in, the group's
 /// content is wrapped in `{}`, unless it already holds a hash tag (a `{` followed, later,
 /// by a `}`, with something between), in which case it stands as it is; a content with a
-/// `}` but no hash tag, and an empty value, are refused. Every key of one call takes the
+/// `}` but no hash tag, one whose hash tag begins in one value and ends in another, and an
+/// empty value, are refused. Every key of one call takes the
 /// same group, so they share one slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyTemplate {

@@ -301,8 +301,9 @@ fn keys_doc(family: &str) -> Vec<String> {
         String::new(),
         "Each `<param>` is the value as it is; the `{…}` group is the cluster hash tag: its \
          content, values put in, is wrapped in `{}` unless it already holds a hash tag, and \
-         then stands as it is. An empty value, or a group content with a `}` but no hash tag, \
-         is `Error::InvalidInput` about the parameter."
+         then stands as it is. An empty value, a group content with a `}` but no hash tag, \
+         or one whose hash tag begins in one value and ends in another, is \
+         `Error::InvalidInput` about the parameter."
             .into(),
     ]
 }
@@ -385,8 +386,8 @@ fn key_fn_ctx(
             doc_lit(&format!("The name of {what}: `{}`.", form.text)),
             doc_lit(""),
             doc_lit(
-                "Fails with `Error::InvalidInput` for an empty value, or a hash tag whose \
-                 content holds a `}` but no hash tag.",
+                "Fails with `Error::InvalidInput` for an empty value, a hash tag whose \
+                 content holds a `}` but no hash tag, or a hash tag across two values.",
             ),
         ],
         body: format!(

@@ -384,3 +384,96 @@ queue/take.lua:2:23: error: `waiting` is named `{<name>}:ready` here but `{<name
     assert_eq!(check_problems(&dir), expected);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The input checks of `source` (a script whose body answers `'ok'`), run by Lua 5.1 (the
+/// language of Redis scripts) with `keys` and no arguments, a `redis` of `error_reply`
+/// alone: `ok`, or the error reply's code. `None` where no `lua5.1` is installed, which
+/// CI (`CI=true`) does not accept.
+fn run_checks(source: &str, keys: &[&str]) -> Option<String> {
+    let lua_string = |s: &str| {
+        let escaped: String = s.bytes().map(|b| format!("\\{b}")).collect();
+        format!("'{escaped}'")
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run-checks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("script.lua");
+    std::fs::write(&path, source).unwrap();
+    let keys: Vec<String> = keys.iter().map(|k| lua_string(k)).collect();
+    let run = format!(
+        "KEYS = {{ {} }} ARGV = {{}} \
+         redis = {{ error_reply = function(m) return {{ err = m }} end }} \
+         local reply = dofile({}) \
+         io.write(type(reply) == 'table' and string.match(reply.err, '^%S+') or reply)",
+        keys.join(", "),
+        lua_string(&path.to_string_lossy())
+    );
+    match std::process::Command::new("lua5.1")
+        .args(["-e", &run])
+        .output()
+    {
+        Ok(output) => {
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            Some(String::from_utf8(output.stdout).unwrap())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI runs this test with lua5.1 installed"
+            );
+            None
+        }
+        Err(e) => panic!("lua5.1: {e}"),
+    }
+}
+
+/// A group of two placeholders: each value is at least one byte, and a hash tag that the
+/// group's content holds lies inside one value. `{:peter}` (an empty `<namespace>`, or
+/// the values `{` and `peter}` whose tag spans both) and `{sessions:}` are refused, as a
+/// one-placeholder group refuses an empty value; a value that holds a tag of its own, in
+/// either place, passes.
+#[test]
+fn a_group_of_two_values_refuses_an_empty_value_and_a_tag_across_values() {
+    let source = script(
+        &[
+            "sessions zset {<namespace>:<uid>}:sessions  a user's sessions",
+            "records hash {<namespace>:<uid>}:records  their records",
+        ],
+        "not 2 keys",
+    )
+    .replace(
+        "--- @error BAD_ARGS",
+        "--- @error BAD_KEYS          a key not named as its template says\n--- @error BAD_ARGS",
+    )
+    .replace(
+        "return redis.call('EXISTS', sessions, records)",
+        "return 'ok'",
+    );
+    let (dir, problems) = folder("two-values", &[("session/probe", source)]);
+    assert_eq!(problems, Vec::<String>::new());
+    let fixed = std::fs::read_to_string(dir.join("session/probe.lua")).unwrap();
+    let cases: [(&str, &str); 10] = [
+        ("{app:peter}", "ok"),
+        ("{app}:peter", "ok"),
+        ("{app:x}:peter", "ok"),
+        ("app:{peter}", "ok"),
+        ("{a}:{b}", "ok"),
+        ("{:peter}", "BAD_KEYS"),
+        ("{sessions:}", "BAD_KEYS"),
+        ("{app:}", "BAD_KEYS"),
+        ("a{b:{c}", "BAD_KEYS"),
+        ("{app:pe}ter", "BAD_KEYS"),
+    ];
+    for (group, want) in cases {
+        let keys = [format!("{group}:sessions"), format!("{group}:records")];
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let Some(got) = run_checks(&fixed, &keys) else {
+            eprintln!("lua5.1 is not installed; skipped");
+            return;
+        };
+        assert_eq!(got, want, "keys {keys:?}");
+    }
+}

@@ -85,11 +85,22 @@ local function key_split(s, texts, group)
   end
   return values
 end
--- Whether hash tag group `g` is made of values as `texts` says (see key_split): the text
--- between its braces, or `g` itself when it is a value that holds a hash tag of its own.
+-- Whether group content `c` is made of values as `texts` says (see key_split), with its hash
+-- tag, when it holds one, inside one value: read with the tag as one byte that no text
+-- holds, as a tag across two values would hash by text that neither holds.
+local function key_content_fits(c, texts)
+  local open = string.find(c, '{', 1, true)
+  local close = open and string.find(c, '}', open + 1, true)
+  if close and close > open + 1 then
+    c = string.sub(c, 1, open - 1) .. '\0' .. string.sub(c, close + 1)
+  end
+  return key_split(c, texts) ~= nil
+end
+-- Whether hash tag group `g` is made of values as `texts` says (see key_content_fits): the
+-- text between its braces, or `g` itself when it holds a hash tag.
 local function key_group_fits(g, texts)
   local inner = string.match(g, '^{([^}]+)}$')
-  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_split(g, texts) ~= nil
+  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
 end
 if #KEYS ~= 2 or #ARGV ~= 3 then
   return redis.error_reply('BAD_ARGS expected 2 keys and 3 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)

@@ -13,9 +13,14 @@ pub(crate) fn key<'a>(what: &'static str, key: &'a str) -> Result<&'a str> {
 
 /// Redis Cluster's rule: the bytes between the first `{` and the next `}`, if not empty.
 pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    hash_tag_span(key).map(|(open, close)| &key[open + 1..close])
+}
+
+/// Where the hash tag of `key` stands: the positions of its `{` and `}`.
+pub(crate) fn hash_tag_span(key: &[u8]) -> Option<(usize, usize)> {
     let open = key.iter().position(|&b| b == b'{')?;
     let len = key[open + 1..].iter().position(|&b| b == b'}')?;
-    (len > 0).then(|| &key[open + 1..open + 1 + len])
+    (len > 0).then_some((open, open + 1 + len))
 }
 
 /// The Redis Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole

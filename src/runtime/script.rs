@@ -218,9 +218,10 @@ pub struct KeyForm {
 impl KeyForm {
     /// The key's name for `values`, one per [`params`](Self::params) entry, in order.
     ///
-    /// An empty value, a hash tag whose content holds a `}` but no hash tag, or a number
-    /// of values other than the parameters' is [`Error::InvalidInput`](crate::Error) about
-    /// the parameter (`values` for a wrong count).
+    /// An empty value, a hash tag whose content holds a `}` but no hash tag or a hash tag
+    /// that begins in one value and ends in another, or a number of values other than the
+    /// parameters' is [`Error::InvalidInput`](crate::Error) about the parameter (`values`
+    /// for a wrong count).
     pub fn build(&self, values: &[&str]) -> crate::Result<String> {
         if values.len() != self.params.len() {
             return Err(crate::Error::invalid(
@@ -248,15 +249,42 @@ impl KeyForm {
                 KeyPart::Param(name) => key.push_str(value_of(name)),
                 KeyPart::HashTag(inner) => {
                     let mut content = String::new();
+                    // Where each value stands in the content: (start, end, parameter).
+                    let mut spans = Vec::new();
                     for part in *inner {
                         match part {
-                            KeyPart::Param(name) => content.push_str(value_of(name)),
+                            KeyPart::Param(name) => {
+                                let start = content.len();
+                                content.push_str(value_of(name));
+                                spans.push((start, content.len(), *name));
+                            }
                             KeyPart::Text(text) => content.push_str(text),
                             // A group holds no other group (the header checks refuse it).
                             KeyPart::HashTag(_) => {}
                         }
                     }
-                    if crate::runtime::keys::hash_tag(content.as_bytes()).is_some() {
+                    if let Some((open, close)) =
+                        crate::runtime::keys::hash_tag_span(content.as_bytes())
+                    {
+                        // A tag across two values would hash by text that neither holds.
+                        if !spans
+                            .iter()
+                            .any(|&(start, end, _)| start <= open && close < end)
+                        {
+                            let (_, _, what) = spans
+                                .iter()
+                                .find(|&&(start, end, _)| start <= open && open < end)
+                                .copied()
+                                .unwrap_or((0, 0, "key"));
+                            return Err(crate::Error::invalid(
+                                what,
+                                format!(
+                                    "`{content}` holds a hash tag that begins in one value and \
+                                     ends in another; put a hash tag wholly inside one value, \
+                                     or no braces at all"
+                                ),
+                            ));
+                        }
                         key.push_str(&content);
                     } else if content.contains('}') {
                         // `{a}b}:x` would hash by `a`, while `a}b` hashes whole.

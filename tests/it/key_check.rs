@@ -22,20 +22,45 @@ fn tagged(s: &str) -> bool {
         .is_some_and(|open| s[open + 1..].find('}').is_some_and(|len| len > 0))
 }
 
-/// The contents whose group a key's `{…}` part `r` can be: the text between its braces
-/// (a content with no `}`, wrapped), or `r` itself when it holds a hash tag.
-fn contents(r: &str) -> Vec<&str> {
+/// The contents whose group a key's `{…}` part `r` can be, each with whether it stands as
+/// it is: the text between its braces (a content with no `}`, wrapped), or `r` itself
+/// when it holds a hash tag.
+fn contents(r: &str) -> Vec<(&str, bool)> {
     let mut out = Vec::new();
     if let Some(inner) = r.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
         && !inner.is_empty()
         && !inner.contains('}')
     {
-        out.push(inner);
+        out.push((inner, false));
     }
     if tagged(r) {
-        out.push(r);
+        out.push((r, true));
     }
     out
+}
+
+/// Whether the hash tag of `content`, read as `parts` with `values`, lies inside one value
+/// (the guide: a content of several values that stands as it is holds its hash tag in one
+/// of them).
+fn tag_in_one_value(
+    content: &str,
+    parts: &[KeyPart],
+    values: &Values,
+    scope: &dyn Fn(&str) -> Option<usize>,
+) -> bool {
+    let open = content.find('{').expect("a tagged content");
+    let close = open + 1 + content[open + 1..].find('}').expect("a tagged content");
+    let mut at = 0;
+    parts.iter().any(|part| {
+        let len = match part {
+            KeyPart::Text(text) => text.len(),
+            KeyPart::Param(param) => values[&(param.to_string(), scope(param))].len(),
+            KeyPart::HashTag(_) => unreachable!("a group holds no group"),
+        };
+        let (start, end) = (at, at + len);
+        at = end;
+        matches!(part, KeyPart::Param(_)) && start <= open && close < end
+    })
 }
 
 /// Where the next piece can start in `s`: anywhere after at least one byte, or only where
@@ -86,9 +111,11 @@ fn readings(
         KeyPart::HashTag(inner) => {
             let mut out = Vec::new();
             for n in cuts(s, rest.first()) {
-                for content in contents(&s[..n]) {
+                for (content, as_is) in contents(&s[..n]) {
                     for more in readings(content, inner, values, scope) {
-                        out.extend(readings(&s[n..], rest, &more, scope));
+                        if !as_is || tag_in_one_value(content, inner, &more, scope) {
+                            out.extend(readings(&s[n..], rest, &more, scope));
+                        }
                     }
                 }
             }
@@ -208,6 +235,27 @@ fn wrong_keys(keys: &[String]) -> Vec<(String, Vec<String>)> {
                 i,
                 dotted,
             );
+        }
+    }
+    // The hash tag of every key, when it joins several values, with its first or its last
+    // value emptied: `{:peter}`, `{sessions:}`.
+    let tag = keys.iter().find_map(|key| {
+        let open = key.find('{')?;
+        let close = open + key[open..].find('}')?;
+        Some(&key[open..=close])
+    });
+    if let Some(tag) = tag
+        && let (Some(first), Some(last)) = (tag.find(':'), tag.rfind(':'))
+    {
+        let emptied = [
+            ("first", format!("{{{}", &tag[first..])),
+            ("last", format!("{}}}", &tag[..=last])),
+        ];
+        for (which, other) in emptied {
+            out.push((
+                format!("every {tag} with its {which} value empty"),
+                keys.iter().map(|key| key.replace(tag, &other)).collect(),
+            ));
         }
     }
     for i in 1..keys.len() {

@@ -256,7 +256,7 @@ fn every_key_of_every_script_has_a_template() {
 
 /// The generated key functions follow the rule of `aux_key`: `{name}:suffix`, the name as
 /// it is when it holds a hash tag, and an `InvalidInput` about the parameter for an empty
-/// value or a `}` without a hash tag.
+/// value, a `}` without a hash tag, or a hash tag across two values.
 #[test]
 fn key_functions_follow_the_hash_tag_rule() {
     use redis_patterns::scripts::{app_log, rate_limiter, session, work_queue};
@@ -283,6 +283,14 @@ fn key_functions_follow_the_hash_tag_rule() {
     );
     assert_invalid(session::keys::records("app", "u}7"), "uid");
     assert_invalid(session::keys::records("app", ""), "uid");
+    assert_invalid(session::keys::records("", "peter"), "namespace");
+    // A hash tag across two values, `{:peter}`, would hash by text neither holds.
+    assert_invalid(session::keys::records("{", "peter}"), "namespace");
+    assert_invalid(session::keys::records("a{b", "{c}"), "namespace");
+    assert_eq!(
+        session::keys::records("{app:x}", "peter").unwrap(),
+        "{app:x}:peter:records"
+    );
     assert_eq!(
         app_log::keys::start("checkout", "info").unwrap(),
         "common:{checkout:info}:start"
