@@ -584,7 +584,8 @@ do
 -- key of another type: WRONGTYPE).
 local function barrier_of(state_hash)
   local held = redis.call('HMGET', state_hash, 'parties', 'gen')
-  if not (held[1] or held[2]) and redis.call('EXISTS', state_hash) == 0 then
+  local fields = redis.call('HLEN', state_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -593,7 +594,7 @@ local function barrier_of(state_hash)
     numbers[i] = v and #v <= 16 and string.match(v, '^[1-9]%d*$') and tonumber(v)
   end
   local n, gen = numbers[1], numbers[2]
-  if not (n and gen and n <= 10000 and gen <= 1000000000000000) then
+  if not (fields == 2 and n and gen and n <= 10000 and gen <= 1000000000000000) then
     return nil, redis.error_reply('BAD_BARRIER ' .. shown(state_hash)
       .. ' holds no barrier these scripts wrote (parties, gen)')
   end
@@ -657,7 +658,7 @@ redis.register_function{
 --- @error BAD_LEASE                     not whole milliseconds within its range
 --- @error BAD_GENERATION                not an integer within its range (or empty)
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
 --- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
 --- @clock server
@@ -789,7 +790,7 @@ redis.register_function{
 --- @error BAD_ARGS                      not 4 keys and 1 argument
 --- @error BAD_TOKEN                     not 32 hex digits
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @uses barrier_of end_generation wake_id wake_waiters
 --- @complexity O(N), N = the waiting parties, freed with the generation it breaks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -856,7 +857,7 @@ redis.register_function{
 --- @return uint?                        the generation it broke; nil when no party waited
 --- @error BAD_ARGS                      not 4 keys and 0 arguments
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @uses barrier_of end_generation wake_id wake_waiters
 --- @complexity O(N), N = the waiting parties, freed with the generation it breaks
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -917,7 +918,7 @@ redis.register_function{
 ---   many of those leases ran out; nil when there is no barrier
 --- @error BAD_ARGS                      not 2 keys and 0 arguments
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @uses barrier_of
 --- @clock server
 --- @complexity O(log N), N = the waiting parties
@@ -986,6 +987,9 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
     if not held[i] or not safe_integer(held[i], 0, 9007199254740991) then
       return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field that is no whole number')
     end
+  end
+  if redis.call('HLEN', params_key) ~= 7 then
+    return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field these scripts never write')
   end
   for i = 1, 4 do
     if tonumber(held[i]) ~= want[i] then
@@ -1059,7 +1063,7 @@ redis.register_function{
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` or `bits` holds what these scripts did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
@@ -1172,7 +1176,7 @@ redis.register_function{
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` or `bits` holds what these scripts did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
@@ -1261,7 +1265,7 @@ redis.register_function{
 ---   items added; nil when the partition does not exist
 --- @error BAD_ARGS       not 2 keys and 0 arguments
 --- @error BAD_KEYS       a key not named as its template says
---- @error BAD_FILTER     `params` or `bits` holds what these scripts did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @error BAD_PARAMS     not raised here: the shared check compares the stored parameters with themselves
 --- @error BAD_PARTITION  `params` holds a partition not below its partitions
@@ -1689,7 +1693,7 @@ redis.register_function{
 --- @error BAD_PLACE_LEASE         not whole milliseconds within its range
 --- @error BAD_LIMIT               not an integer within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
 --- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner
@@ -1901,7 +1905,7 @@ redis.register_function{
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @uses lock_owner
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -1956,7 +1960,7 @@ redis.register_function{
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @uses wake_waiters wake_one first_live_waiter lock_owner
 --- @clock server
 --- @complexity O(1)
@@ -3175,7 +3179,8 @@ do
 -- these scripts never write. Reads only (a key of another type: WRONGTYPE).
 local function latch_of(latch_hash)
   local held = redis.call('HMGET', latch_hash, 'gen', 'count', 'left', 'opened')
-  if not (held[1] or held[2] or held[3] or held[4]) and redis.call('EXISTS', latch_hash) == 0 then
+  local fields = redis.call('HLEN', latch_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -3186,7 +3191,7 @@ local function latch_of(latch_hash)
   local gen, total, left, opened = numbers[1], numbers[2], numbers[3], numbers[4]
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
-  if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
+  if not (fields == 4 and gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
       and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)
@@ -3222,7 +3227,7 @@ redis.register_function{
 --- @error BAD_COUNT             not an integer within its range
 --- @error BAD_TTL               not whole milliseconds within its range (or empty)
 --- @error BAD_KEYS              a key not named as its template says
---- @error BAD_LATCH             `latch` holds something these scripts did not write
+--- @error BAD_LATCH             `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of
 --- @complexity O(N), N = the ids left of the last generation (none once it opened; at most 10,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3300,7 +3305,7 @@ redis.register_function{
 --- @error BAD_ID                     not from 0 to 256 bytes long
 --- @error BAD_GENERATION             not an integer within its range (or empty)
 --- @error BAD_KEYS                   a key not named as its template says
---- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of wake_id wake_waiters
 --- @complexity O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3381,7 +3386,7 @@ redis.register_function{
 ---   that opened (0 for none); nil when there is no latch
 --- @error BAD_ARGS                   not 1 key and 0 arguments
 --- @error BAD_KEYS                   a key not named as its template says
---- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -3430,7 +3435,7 @@ redis.register_function{
 --- @error BAD_ARGS                   not 2 keys and 1 argument
 --- @error BAD_GENERATION             not an integer within its range (or empty)
 --- @error BAD_KEYS                   a key not named as its template says
---- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of wake_id
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -6961,7 +6966,7 @@ redis.register_function{
 --- @error BAD_PREFER_READERS      not 1 or 0
 --- @error BAD_LIMIT               not an integer within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
 --- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold read_count
 --- @clock server
@@ -7103,7 +7108,7 @@ redis.register_function{
 --- @error BAD_PLACE_LEASE         not whole milliseconds within its range (or empty)
 --- @error BAD_LIMIT               not an integer within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error HOLDS_READ              `token` holds a read hold: release it first
 --- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold
@@ -7252,7 +7257,7 @@ redis.register_function{
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
 --- @uses wake_waiters now_ms expire_after_last write_hold read_count
 --- @clock server
@@ -7339,7 +7344,7 @@ redis.register_function{
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
 --- @uses now_ms expire_after_last write_hold read_count
 --- @clock server
@@ -7494,7 +7499,7 @@ redis.register_function{
 --- @error BAD_ARGS                not 2 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @uses wake_waiters write_hold
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -7595,8 +7600,10 @@ local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
   local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
+  local known = 0
   for i, rule in ipairs(rules) do
     if fields[i] then
+      known = known + 1
       local value = safe_integer(fields[i], 0, rule[2])
       if not value then
         return nil, redis.error_reply('BAD_STATE ' .. shown(state_key) .. ' holds ' .. rule[1] .. ' = '
@@ -7604,6 +7611,10 @@ local function semaphore_state(state_key)
       end
       st[rule[1]] = value
     end
+  end
+  if redis.call('HLEN', state_key) ~= known then
+    return nil, redis.error_reply('BAD_STATE ' .. shown(state_key)
+      .. ' holds a field these scripts never write (they write capacity, used and seq)')
   end
   return st
 end

@@ -415,7 +415,7 @@ pub mod barrier {
     pub static ARRIVE: crate::Script = crate::Script {
         name: "barrier/arrive",
         path: "scripts/barrier/arrive.lua",
-        sha1: "d122a4b4269d419b695ea76a9b93cfa92f90e79c",
+        sha1: "81f4169dce72f33087667ab94118ee7309704574",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/arrive.lua")),
         flags: &[],
         summary: "Arrives at the barrier under `token`, or renews the lease of a party waiting there; the last party releases all.",
@@ -440,7 +440,7 @@ pub mod barrier {
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_HISTORY", doc: "`history` holds a generation these scripts did not write" },
         ],
         clock: Some(crate::Clock::Server),
@@ -470,7 +470,7 @@ pub mod barrier {
     #[doc = " broken: its outcome is forgotten). Ended generations append to `wake`, which wakes"]
     #[doc = " every waiter at once; none depends on it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `d122a4b4269d419b695ea76a9b93cfa92f90e79c`)."]
+    #[doc = " Runs `scripts/barrier/arrive.lua` (`barrier/arrive`, SHA1 `81f4169dce72f33087667ab94118ee7309704574`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen (the current generation)"]
@@ -493,7 +493,7 @@ pub mod barrier {
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = " - `BAD_BARRIER`: `state` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_HISTORY`: `history` holds a generation these scripts did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = `parties`; O(N) for the call that ends a generation, which frees its parties. Clock: the server's `TIME`."]
@@ -507,7 +507,7 @@ pub mod barrier {
     pub static LEAVE: crate::Script = crate::Script {
         name: "barrier/leave",
         path: "scripts/barrier/leave.lua",
-        sha1: "6c50c4fddfc43393a0e33fd7d08b73fb3633f025",
+        sha1: "0058fc58b1952f81c3151973aff5e55963cf2d8a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/leave.lua")),
         flags: &[],
         summary: "Takes the party `token` out of the barrier's current generation, which breaks it; nil when it was not waiting.",
@@ -526,7 +526,7 @@ pub mod barrier {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
@@ -542,7 +542,7 @@ pub mod barrier {
     #[doc = " the next generation begins. A party that was not waiting (released, broken, or never"]
     #[doc = " there) changes nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `6c50c4fddfc43393a0e33fd7d08b73fb3633f025`)."]
+    #[doc = " Runs `scripts/barrier/leave.lua` (`barrier/leave`, SHA1 `0058fc58b1952f81c3151973aff5e55963cf2d8a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -559,7 +559,7 @@ pub mod barrier {
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = " - `BAD_BARRIER`: `state` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
     pub fn leave(state: &str, arrived: &str, history: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
@@ -572,7 +572,7 @@ pub mod barrier {
     pub static RESET: crate::Script = crate::Script {
         name: "barrier/reset",
         path: "scripts/barrier/reset.lua",
-        sha1: "1fadd3f3d70e19b1e3158bc624bf794da2859f3c",
+        sha1: "b39a12af58cfaa6ad3a3ab609330255571749ed5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/reset.lua")),
         flags: &[],
         summary: "Breaks the barrier's current generation if a party waits in it; nil when none does.",
@@ -589,7 +589,7 @@ pub mod barrier {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(N), N = the waiting parties, freed with the generation it breaks",
@@ -603,7 +603,7 @@ pub mod barrier {
     #[doc = " next run (woken through `wake`), and the next generation begins; with no party"]
     #[doc = " waiting, nothing changes."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `1fadd3f3d70e19b1e3158bc624bf794da2859f3c`)."]
+    #[doc = " Runs `scripts/barrier/reset.lua` (`barrier/reset`, SHA1 `b39a12af58cfaa6ad3a3ab609330255571749ed5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -616,7 +616,7 @@ pub mod barrier {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 4 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = " - `BAD_BARRIER`: `state` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(N), N = the waiting parties, freed with the generation it breaks."]
     pub fn reset(state: &str, arrived: &str, history: &str, wake: &str) -> crate::Op<Option<u64>> {
@@ -629,7 +629,7 @@ pub mod barrier {
     pub static STATE: crate::Script = crate::Script {
         name: "barrier/state",
         path: "scripts/barrier/state.lua",
-        sha1: "c6f6fff636f7556ea8cbf59f649f5b99aa1f34c7",
+        sha1: "ea73100ee9137a33e882f33c493e3c747c83d73e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/barrier/state.lua")),
         flags: &["no-writes", ],
         summary: "The barrier's parties, current generation, the parties waiting in it and how many of those leases ran out.",
@@ -644,7 +644,7 @@ pub mod barrier {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_BARRIER", doc: "`state` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(log N), N = the waiting parties",
@@ -657,7 +657,7 @@ pub mod barrier {
     #[doc = " Beyond the books. A party whose lease ran out still counts as waiting until a call"]
     #[doc = " breaks the generation (the next `arrive`, `leave` or `reset`, whoever calls it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/barrier/state.lua` (`barrier/state`, SHA1 `c6f6fff636f7556ea8cbf59f649f5b99aa1f34c7`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/barrier/state.lua` (`barrier/state`, SHA1 `ea73100ee9137a33e882f33c493e3c747c83d73e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:barrier`): the barrier: parties and gen"]
@@ -668,7 +668,7 @@ pub mod barrier {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_BARRIER`: `state` holds something these scripts did not write"]
+    #[doc = " - `BAD_BARRIER`: `state` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log N), N = the waiting parties. Clock: the server's `TIME`."]
     pub fn state(state: &str, arrived: &str) -> crate::Op<Option<(u64, u64, u64, u64,)>> {
@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "179ca4e08152bceb6bef8a50a600728827dbde7e",
+        sha1: "7abe9fb1c1c91c925db6eda737e17285112fc4c4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -739,7 +739,7 @@ pub mod bloom {
             crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
         ],
         clock: None,
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `179ca4e08152bceb6bef8a50a600728827dbde7e`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `7abe9fb1c1c91c925db6eda737e17285112fc4c4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -786,7 +786,7 @@ pub mod bloom {
     #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
-    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = ""]
     #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "31b27b160f2df25d69c2719a261dcc030b65924b",
+        sha1: "97ed36c27f3965a53b7b079771abfe0b54febfb1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -825,7 +825,7 @@ pub mod bloom {
             crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
         ],
         clock: None,
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `31b27b160f2df25d69c2719a261dcc030b65924b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `97ed36c27f3965a53b7b079771abfe0b54febfb1`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -864,7 +864,7 @@ pub mod bloom {
     #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
-    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = ""]
     #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
@@ -878,7 +878,7 @@ pub mod bloom {
     pub static INFO: crate::Script = crate::Script {
         name: "bloom/info",
         path: "scripts/bloom/info.lua",
-        sha1: "26aa1371a3429fe11df0730efb142887305a7bdc",
+        sha1: "f445ceef92ec513f86b186fe2d239a5883be025b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/info.lua")),
         flags: &["no-writes", ],
         summary: "Reads one partition's parameters, shape and count of items added, or nil when it does not exist.",
@@ -893,7 +893,7 @@ pub mod bloom {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` or `bits` holds what these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "not raised here: the shared check compares the stored parameters with themselves" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "`params` holds a partition not below its partitions" },
@@ -911,7 +911,7 @@ pub mod bloom {
     #[doc = " Nil when the partition does not exist yet. Checked as `add.lua` checks it, against"]
     #[doc = " the shape the stored parameters give."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `26aa1371a3429fe11df0730efb142887305a7bdc`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `f445ceef92ec513f86b186fe2d239a5883be025b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -922,7 +922,7 @@ pub mod bloom {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_FILTER`: `params` or `bits` holds what these scripts did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = " - `BAD_PARAMS`: not raised here: the shared check compares the stored parameters with themselves"]
     #[doc = " - `BAD_PARTITION`: `params` holds a partition not below its partitions"]
@@ -1415,7 +1415,7 @@ pub mod fair_lock {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "fair_lock/acquire",
         path: "scripts/fair_lock/acquire.lua",
-        sha1: "b0e18506ed43f48c0fb4d1a71f05366203012662",
+        sha1: "026851d8724dd6625ce066e403477e2b99bdfcc6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/acquire.lua")),
         flags: &[],
         summary: "Takes the lock for `token` when its turn has come, first come first served, or keeps its place in the queue.",
@@ -1441,7 +1441,7 @@ pub mod fair_lock {
             crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
             crate::ErrorDoc { code: "BAD_QUEUE", doc: "the last ticket in `queue` is no whole number from 0 to 2^53 - 2" },
         ],
@@ -1466,7 +1466,7 @@ pub mod fair_lock {
     #[doc = " `lease` from now) and its fencing token: the lock is not reentrant, one `release`"]
     #[doc = " frees it. A waiter that gives up calls `cancel`."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `b0e18506ed43f48c0fb4d1a71f05366203012662`)."]
+    #[doc = " Runs `scripts/fair_lock/acquire.lua` (`fair_lock/acquire`, SHA1 `026851d8724dd6625ce066e403477e2b99bdfcc6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1490,7 +1490,7 @@ pub mod fair_lock {
     #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
     #[doc = " - `BAD_QUEUE`: the last ticket in `queue` is no whole number from 0 to 2^53 - 2"]
     #[doc = ""]
@@ -1564,7 +1564,7 @@ pub mod fair_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "fair_lock/extend",
         path: "scripts/fair_lock/extend.lua",
-        sha1: "6bacfb334d942263262863dd4f57dca27da96cb0",
+        sha1: "accd23325130ab907b8fdb01e05700efa92209cc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/extend.lua")),
         flags: &[],
         summary: "Runs the lock's lease `lease` from now if `token` holds it.",
@@ -1582,7 +1582,7 @@ pub mod fair_lock {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -1595,7 +1595,7 @@ pub mod fair_lock {
     #[doc = " Beyond the book. A lease that has passed is not brought back: the holder lost the lock"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `6bacfb334d942263262863dd4f57dca27da96cb0`)."]
+    #[doc = " Runs `scripts/fair_lock/extend.lua` (`fair_lock/extend`, SHA1 `accd23325130ab907b8fdb01e05700efa92209cc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1611,7 +1611,7 @@ pub mod fair_lock {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn extend(owner: &str, token: &str, lease: ::std::time::Duration) -> crate::Op<bool> {
@@ -1624,7 +1624,7 @@ pub mod fair_lock {
     pub static RELEASE: crate::Script = crate::Script {
         name: "fair_lock/release",
         path: "scripts/fair_lock/release.lua",
-        sha1: "57d5265f130fdff465e6abfc9385910d7bd67387",
+        sha1: "50391a955b107b95c0ca60813a1cd2370db028d1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fair_lock/release.lua")),
         flags: &[],
         summary: "Frees the lock if `token` holds it, and wakes the first live waiter.",
@@ -1643,7 +1643,7 @@ pub mod fair_lock {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_OWNER", doc: "`owner` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(1)",
@@ -1657,7 +1657,7 @@ pub mod fair_lock {
     #[doc = " stream's entry names its token, so it alone runs its script again, and the others keep"]
     #[doc = " blocking (every waiter, when none of the first ten in line is live)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `57d5265f130fdff465e6abfc9385910d7bd67387`)."]
+    #[doc = " Runs `scripts/fair_lock/release.lua` (`fair_lock/release`, SHA1 `50391a955b107b95c0ca60813a1cd2370db028d1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `owner` (a hash, named `{<name>}:owner`): the holder: `t` token, `f` fencing token; expires with its lease"]
@@ -1674,7 +1674,7 @@ pub mod fair_lock {
     #[doc = " - `BAD_ARGS`: not 4 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_OWNER`: `owner` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_OWNER`: `owner` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1). Clock: the server's `TIME`."]
     pub fn release(owner: &str, queue: &str, places: &str, wake: &str, token: &str) -> crate::Op<bool> {
@@ -3030,7 +3030,7 @@ pub mod latch {
     pub static ARM: crate::Script = crate::Script {
         name: "latch/arm",
         path: "scripts/latch/arm.lua",
-        sha1: "7f82db6b716ac4bed39f08b25f71b9314935cf59",
+        sha1: "b6ccf6872d9d85da22df6927dfa73ce0d183145a",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/arm.lua")),
         flags: &[],
         summary: "Arms the latch with a new generation of `count` count-downs; refused while one is closed.",
@@ -3049,7 +3049,7 @@ pub mod latch {
             crate::ErrorDoc { code: "BAD_COUNT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(N), N = the ids left of the last generation (none once it opened; at most 10,000)",
@@ -3070,7 +3070,7 @@ pub mod latch {
     #[doc = " (the latch then reads as not found, and its generations start at 1 again); without,"]
     #[doc = " they stay."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `7f82db6b716ac4bed39f08b25f71b9314935cf59`)."]
+    #[doc = " Runs `scripts/latch/arm.lua` (`latch/arm`, SHA1 `b6ccf6872d9d85da22df6927dfa73ce0d183145a`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened (the last generation that opened)"]
@@ -3087,7 +3087,7 @@ pub mod latch {
     #[doc = " - `BAD_COUNT`: not an integer within its range"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = " - `BAD_LATCH`: `latch` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(N), N = the ids left of the last generation (none once it opened; at most 10,000)."]
     pub fn arm(latch: &str, ids: &str, count: u64, ttl: Option<::std::time::Duration>) -> crate::Op<(bool, u64,)> {
@@ -3100,7 +3100,7 @@ pub mod latch {
     pub static COUNT_DOWN: crate::Script = crate::Script {
         name: "latch/count_down",
         path: "scripts/latch/count_down.lua",
-        sha1: "6fc53f571f28d286a0a1a9caaa0b55a010e647ac",
+        sha1: "078f37f15d0d60bd1647b05b0f9383632aaf11bc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/count_down.lua")),
         flags: &[],
         summary: "Counts the latch down by one, at most once per `id` in a generation; the last count-down opens it.",
@@ -3120,7 +3120,7 @@ pub mod latch {
             crate::ErrorDoc { code: "BAD_ID", doc: "not from 0 to 256 bytes long" },
             crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)",
@@ -3138,7 +3138,7 @@ pub mod latch {
     #[doc = " the latch's, so a slow client never counts down the next one. A latch nobody armed is"]
     #[doc = " left as it is (nil): no count-down is stored ahead of an arm."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `6fc53f571f28d286a0a1a9caaa0b55a010e647ac`)."]
+    #[doc = " Runs `scripts/latch/count_down.lua` (`latch/count_down`, SHA1 `078f37f15d0d60bd1647b05b0f9383632aaf11bc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3156,7 +3156,7 @@ pub mod latch {
     #[doc = " - `BAD_ID`: not from 0 to 256 bytes long"]
     #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = " - `BAD_LATCH`: `latch` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1); the opening count-down O(N), N = the ids it frees (fewer than `count`, 10,000)."]
     pub fn count_down(latch: &str, ids: &str, wake: &str, id: &str, generation: Option<u64>) -> crate::Op<Option<(u64, u64, bool,)>> {
@@ -3169,7 +3169,7 @@ pub mod latch {
     pub static STATE: crate::Script = crate::Script {
         name: "latch/state",
         path: "scripts/latch/state.lua",
-        sha1: "5010c898c44cc459579710e1d36e7de567240142",
+        sha1: "f01741bb0b446666d2405dc6a99208fe34661e2e",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/state.lua")),
         flags: &["no-writes", ],
         summary: "The latch's generation, count, what is left of it and the last generation that opened; nil when there is none.",
@@ -3183,7 +3183,7 @@ pub mod latch {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 1 key and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3196,7 +3196,7 @@ pub mod latch {
     #[doc = " Beyond the books. The current generation is open when nothing is left of its count;"]
     #[doc = " a latch nobody armed (or whose keys expired) is nil, never open."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `5010c898c44cc459579710e1d36e7de567240142`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/state.lua` (`latch/state`, SHA1 `f01741bb0b446666d2405dc6a99208fe34661e2e`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3206,7 +3206,7 @@ pub mod latch {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 1 key and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = " - `BAD_LATCH`: `latch` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn state(latch: &str) -> crate::Op<Option<(u64, u64, u64, u64,)>> {
@@ -3219,7 +3219,7 @@ pub mod latch {
     pub static WAIT: crate::Script = crate::Script {
         name: "latch/wait",
         path: "scripts/latch/wait.lua",
-        sha1: "2acfe1c6458b1ff4266647dc2e0231e091ac1a98",
+        sha1: "0f353192fc23b6d0dc82929d81b66d2ffa983568",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/latch/wait.lua")),
         flags: &["no-writes", ],
         summary: "Whether generation `generation` of the latch (or its current one) has opened; if not, what to block on.",
@@ -3236,7 +3236,7 @@ pub mod latch {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_GENERATION", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds something these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_LATCH", doc: "`latch` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -3255,7 +3255,7 @@ pub mod latch {
     #[doc = " then waits for generation 1, a new latch's first. No pub/sub: a wake-up lost to a"]
     #[doc = " failover costs one `ms`, after which the waiter asks again."]
     #[doc = ""]
-    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `2acfe1c6458b1ff4266647dc2e0231e091ac1a98`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/latch/wait.lua` (`latch/wait`, SHA1 `0f353192fc23b6d0dc82929d81b66d2ffa983568`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `latch` (a hash, named `{<name>}:latch`): the latch: gen, count, left and opened"]
@@ -3270,7 +3270,7 @@ pub mod latch {
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_GENERATION`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_LATCH`: `latch` holds something these scripts did not write"]
+    #[doc = " - `BAD_LATCH`: `latch` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn wait(latch: &str, wake: &str, generation: Option<u64>) -> crate::Op<(bool, u64, Option<String>, Option<u64>,)> {
@@ -6811,7 +6811,7 @@ pub mod rw_lock {
     pub static ACQUIRE_READ: crate::Script = crate::Script {
         name: "rw_lock/acquire_read",
         path: "scripts/rw_lock/acquire_read.lua",
-        sha1: "1cc802c29319761a85a514b9c1f1f01917c43379",
+        sha1: "b852274b96c58f08e68d9fcd05a6fa9bbe9976a1",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_read.lua")),
         flags: &[],
         summary: "Takes a read hold under `token` for `lease`, or says what to wait on.",
@@ -6837,7 +6837,7 @@ pub mod rw_lock {
             crate::ErrorDoc { code: "BAD_PREFER_READERS", doc: "not 1 or 0" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
         ],
         clock: Some(crate::Clock::Server),
@@ -6860,7 +6860,7 @@ pub mod rw_lock {
     #[doc = " wake stream's last id (`XREAD BLOCK <ms> STREAMS <wake> <id>`), and for how long at"]
     #[doc = " most before calling again (the time to the lease or place that stands in the way)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `1cc802c29319761a85a514b9c1f1f01917c43379`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_read.lua` (`rw_lock/acquire_read`, SHA1 `b852274b96c58f08e68d9fcd05a6fa9bbe9976a1`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6884,7 +6884,7 @@ pub mod rw_lock {
     #[doc = " - `BAD_PREFER_READERS`: not 1 or 0"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_WRITER`: `writer` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log R), R = the read holders and waiting writers, M = `limit`. Clock: the server's `TIME`."]
@@ -6898,7 +6898,7 @@ pub mod rw_lock {
     pub static ACQUIRE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/acquire_write",
         path: "scripts/rw_lock/acquire_write.lua",
-        sha1: "1349624b4e6a306f37f2eaa86d8842245a2f1b78",
+        sha1: "405fe2bfb94f9ca389c2e4c2864c94517d238c6f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/acquire_write.lua")),
         flags: &[],
         summary: "Takes the write hold under `token` for `lease` and returns a fencing token, or says what to wait on.",
@@ -6925,7 +6925,7 @@ pub mod rw_lock {
             crate::ErrorDoc { code: "BAD_PLACE_LEASE", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_FENCE", doc: "`fence` holds something other than a whole number from 0 to 2^53 - 2" },
             crate::ErrorDoc { code: "HOLDS_READ", doc: "`token` holds a read hold: release it first" },
         ],
@@ -6949,7 +6949,7 @@ pub mod rw_lock {
     #[doc = " first and `downgrade`. Up to `limit` lapsed read holds and `limit` lapsed writer places"]
     #[doc = " are dropped first (the earliest first); dropping any wakes the waiters."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `1349624b4e6a306f37f2eaa86d8842245a2f1b78`)."]
+    #[doc = " Runs `scripts/rw_lock/acquire_write.lua` (`rw_lock/acquire_write`, SHA1 `405fe2bfb94f9ca389c2e4c2864c94517d238c6f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -6974,7 +6974,7 @@ pub mod rw_lock {
     #[doc = " - `BAD_PLACE_LEASE`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_WRITER`: `writer` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_FENCE`: `fence` holds something other than a whole number from 0 to 2^53 - 2"]
     #[doc = " - `HOLDS_READ`: `token` holds a read hold: release it first"]
     #[doc = ""]
@@ -6989,7 +6989,7 @@ pub mod rw_lock {
     pub static DOWNGRADE: crate::Script = crate::Script {
         name: "rw_lock/downgrade",
         path: "scripts/rw_lock/downgrade.lua",
-        sha1: "5d00a4caee593cf4663707de222848a693d792cd",
+        sha1: "a43cc26c5c629a643ce9a852fbc2415df29bdb14",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/downgrade.lua")),
         flags: &[],
         summary: "Turns `token`'s write hold into one more read hold for `lease`, with no writer in between.",
@@ -7010,7 +7010,7 @@ pub mod rw_lock {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
         ],
         clock: Some(crate::Clock::Server),
@@ -7026,7 +7026,7 @@ pub mod rw_lock {
     #[doc = " writers wait for its read holds. Its fencing token stays the last one handed out until"]
     #[doc = " the next write hold."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `5d00a4caee593cf4663707de222848a693d792cd`)."]
+    #[doc = " Runs `scripts/rw_lock/downgrade.lua` (`rw_lock/downgrade`, SHA1 `a43cc26c5c629a643ce9a852fbc2415df29bdb14`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7045,7 +7045,7 @@ pub mod rw_lock {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_WRITER`: `writer` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
     #[doc = ""]
     #[doc = " Complexity: O(log R), R = the read holders. Clock: the server's `TIME`."]
@@ -7059,7 +7059,7 @@ pub mod rw_lock {
     pub static EXTEND: crate::Script = crate::Script {
         name: "rw_lock/extend",
         path: "scripts/rw_lock/extend.lua",
-        sha1: "e17158ea5545c1f87a65ec4c8c61ac659d6c4187",
+        sha1: "0060a1ae59c181f7704898629047d846dba2e894",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/extend.lua")),
         flags: &[],
         summary: "Runs `token`'s write hold and read holds, those it still has, for `lease` from now.",
@@ -7079,7 +7079,7 @@ pub mod rw_lock {
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds a field these scripts never write, or a value they did not write" },
             crate::ErrorDoc { code: "BAD_READ_HOLDS", doc: "`read_holds` counts no whole number of holds for `token`" },
         ],
         clock: Some(crate::Clock::Server),
@@ -7093,7 +7093,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. A hold whose lease has passed is not brought back: the holder lost it"]
     #[doc = " (take it again, and use the new fencing token)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `e17158ea5545c1f87a65ec4c8c61ac659d6c4187`)."]
+    #[doc = " Runs `scripts/rw_lock/extend.lua` (`rw_lock/extend`, SHA1 `0060a1ae59c181f7704898629047d846dba2e894`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7111,7 +7111,7 @@ pub mod rw_lock {
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_WRITER`: `writer` holds a field these scripts never write, or a value they did not write"]
     #[doc = " - `BAD_READ_HOLDS`: `read_holds` counts no whole number of holds for `token`"]
     #[doc = ""]
     #[doc = " Complexity: O(log R), R = the read holders. Clock: the server's `TIME`."]
@@ -7188,7 +7188,7 @@ pub mod rw_lock {
     pub static RELEASE_WRITE: crate::Script = crate::Script {
         name: "rw_lock/release_write",
         path: "scripts/rw_lock/release_write.lua",
-        sha1: "dc505d90b6a9c31ddd6b0b9db47a2910310fb6ad",
+        sha1: "fa09079cb2820e7de0800897eaf0bc56671cf709",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/rw_lock/release_write.lua")),
         flags: &[],
         summary: "Gives back one of `token`'s write holds; the last one frees the lock.",
@@ -7205,7 +7205,7 @@ pub mod rw_lock {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TOKEN", doc: "not 32 hex digits" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds fields or values these scripts never write" },
+            crate::ErrorDoc { code: "BAD_WRITER", doc: "`writer` holds a field these scripts never write, or a value they did not write" },
         ],
         clock: None,
         complexity: "O(1)",
@@ -7218,7 +7218,7 @@ pub mod rw_lock {
     #[doc = " Beyond the book. Freeing the lock wakes the waiters. A hold whose lease has passed is"]
     #[doc = " gone (its key expired): the call answers nil."]
     #[doc = ""]
-    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `dc505d90b6a9c31ddd6b0b9db47a2910310fb6ad`)."]
+    #[doc = " Runs `scripts/rw_lock/release_write.lua` (`rw_lock/release_write`, SHA1 `fa09079cb2820e7de0800897eaf0bc56671cf709`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `writer` (a hash, named `{<name>}:writer`): the write hold: `t` token, `n` count, `f` fence; expires with its lease"]
@@ -7233,7 +7233,7 @@ pub mod rw_lock {
     #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
     #[doc = " - `BAD_TOKEN`: not 32 hex digits"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_WRITER`: `writer` holds fields or values these scripts never write"]
+    #[doc = " - `BAD_WRITER`: `writer` holds a field these scripts never write, or a value they did not write"]
     #[doc = ""]
     #[doc = " Complexity: O(1)."]
     pub fn release_write(writer: &str, wake: &str, token: &str) -> crate::Op<Option<u64>> {
@@ -7384,7 +7384,7 @@ pub mod semaphore {
     pub static ACQUIRE: crate::Script = crate::Script {
         name: "semaphore/acquire",
         path: "scripts/semaphore/acquire.lua",
-        sha1: "505c95f88bfd8a8acc7ac276b951e71821c03021",
+        sha1: "7384cf8f62939498da322b358fee812526a7703f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/acquire.lua")),
         flags: &[],
         summary: "Takes `n` permits under `token` for `lease`, or answers what to wait on before asking again.",
@@ -7444,7 +7444,7 @@ pub mod semaphore {
     #[doc = " (`XREAD BLOCK <ms> STREAMS <wake> <id>`, with the ms and id of the reply), then calls"]
     #[doc = " again: releases, reclaimed leases, dropped places and capacity raises append to it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `505c95f88bfd8a8acc7ac276b951e71821c03021`)."]
+    #[doc = " Runs `scripts/semaphore/acquire.lua` (`semaphore/acquire`, SHA1 `7384cf8f62939498da322b358fee812526a7703f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7486,7 +7486,7 @@ pub mod semaphore {
     pub static EXTEND: crate::Script = crate::Script {
         name: "semaphore/extend",
         path: "scripts/semaphore/extend.lua",
-        sha1: "7d649c667dd73f5084acd2ac87c0108d26e165b6",
+        sha1: "35fc2efe7e430fc9cab6c3bad534404d6d618901",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/extend.lua")),
         flags: &[],
         summary: "Sets the lease of the permits `token` holds to `lease` from now.",
@@ -7523,7 +7523,7 @@ pub mod semaphore {
     #[doc = " them yet: this call then reclaims them (they come back, and waiters try again) and"]
     #[doc = " answers nil, as it does for a token that holds nothing."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `7d649c667dd73f5084acd2ac87c0108d26e165b6`)."]
+    #[doc = " Runs `scripts/semaphore/extend.lua` (`semaphore/extend`, SHA1 `35fc2efe7e430fc9cab6c3bad534404d6d618901`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7556,7 +7556,7 @@ pub mod semaphore {
     pub static RELEASE: crate::Script = crate::Script {
         name: "semaphore/release",
         path: "scripts/semaphore/release.lua",
-        sha1: "b32bbdc82618e354d9aa7e65d1f206a16a9d47a6",
+        sha1: "bd1957767cbf05e10f6d79ee27b1f917fac30b42",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/release.lua")),
         flags: &[],
         summary: "Gives back the permits `token` holds, and its place in the queue if it waits.",
@@ -7594,7 +7594,7 @@ pub mod semaphore {
     #[doc = " releasing it frees nothing (0), however often it is sent. A waiter that gives up"]
     #[doc = " calls this too: its place goes, and the requests behind it move up."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `b32bbdc82618e354d9aa7e65d1f206a16a9d47a6`)."]
+    #[doc = " Runs `scripts/semaphore/release.lua` (`semaphore/release`, SHA1 `bd1957767cbf05e10f6d79ee27b1f917fac30b42`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7627,7 +7627,7 @@ pub mod semaphore {
     pub static SET_CAPACITY: crate::Script = crate::Script {
         name: "semaphore/set_capacity",
         path: "scripts/semaphore/set_capacity.lua",
-        sha1: "6ba51cba91ce9342b50c959f5ffa186fedf2121a",
+        sha1: "1f8fcdeedc4092da84afa8e5fedce6f338c0ab3f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/set_capacity.lua")),
         flags: &[],
         summary: "Sets the semaphore's capacity: how many permits may be held at once.",
@@ -7661,7 +7661,7 @@ pub mod semaphore {
     #[doc = " never blocks the queue for good. Until the first call, every acquire answers"]
     #[doc = " NO_CAPACITY: no client's default can disagree with another's."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `6ba51cba91ce9342b50c959f5ffa186fedf2121a`)."]
+    #[doc = " Runs `scripts/semaphore/set_capacity.lua` (`semaphore/set_capacity`, SHA1 `1f8fcdeedc4092da84afa8e5fedce6f338c0ab3f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]
@@ -7689,7 +7689,7 @@ pub mod semaphore {
     pub static STATE: crate::Script = crate::Script {
         name: "semaphore/state",
         path: "scripts/semaphore/state.lua",
-        sha1: "6bc569488bffdde82d17e277f2fc9d4595d07c0f",
+        sha1: "50142e71c43851d77d7ebc9031847e6105d70538",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/semaphore/state.lua")),
         flags: &["no-writes", ],
         summary: "Reads the semaphore at one moment: capacity, permits in use, the sum of the holdings, waiters.",
@@ -7722,7 +7722,7 @@ pub mod semaphore {
     #[doc = " holding is left to reclaim, they are the sum of the live ones. Reads every holding:"]
     #[doc = " at most 1,000, as each holds a permit at least and the capacity is at most 1,000."]
     #[doc = ""]
-    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `6bc569488bffdde82d17e277f2fc9d4595d07c0f`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/semaphore/state.lua` (`semaphore/state`, SHA1 `50142e71c43851d77d7ebc9031847e6105d70538`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `state` (a hash, named `{<name>}:state`): capacity, used (the permits held), seq (the queue's last ticket)"]

@@ -11,7 +11,8 @@
 -- key of another type: WRONGTYPE).
 local function barrier_of(state_hash)
   local held = redis.call('HMGET', state_hash, 'parties', 'gen')
-  if not (held[1] or held[2]) and redis.call('EXISTS', state_hash) == 0 then
+  local fields = redis.call('HLEN', state_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -20,7 +21,7 @@ local function barrier_of(state_hash)
     numbers[i] = v and #v <= 16 and string.match(v, '^[1-9]%d*$') and tonumber(v)
   end
   local n, gen = numbers[1], numbers[2]
-  if not (n and gen and n <= 10000 and gen <= 1000000000000000) then
+  if not (fields == 2 and n and gen and n <= 10000 and gen <= 1000000000000000) then
     return nil, redis.error_reply('BAD_BARRIER ' .. shown(state_hash)
       .. ' holds no barrier these scripts wrote (parties, gen)')
   end

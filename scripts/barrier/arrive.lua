@@ -34,7 +34,7 @@
 --- @error BAD_LEASE                     not whole milliseconds within its range
 --- @error BAD_GENERATION                not an integer within its range (or empty)
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @error BAD_HISTORY                   `history` holds a generation these scripts did not write
 --- @uses barrier_of earliest_deadline end_generation wake_id wake_waiters
 --- @clock server
@@ -122,7 +122,8 @@ end
 -- key of another type: WRONGTYPE).
 local function barrier_of(state_hash)
   local held = redis.call('HMGET', state_hash, 'parties', 'gen')
-  if not (held[1] or held[2]) and redis.call('EXISTS', state_hash) == 0 then
+  local fields = redis.call('HLEN', state_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -131,7 +132,7 @@ local function barrier_of(state_hash)
     numbers[i] = v and #v <= 16 and string.match(v, '^[1-9]%d*$') and tonumber(v)
   end
   local n, gen = numbers[1], numbers[2]
-  if not (n and gen and n <= 10000 and gen <= 1000000000000000) then
+  if not (fields == 2 and n and gen and n <= 10000 and gen <= 1000000000000000) then
     return nil, redis.error_reply('BAD_BARRIER ' .. shown(state_hash)
       .. ' holds no barrier these scripts wrote (parties, gen)')
   end

@@ -9,7 +9,7 @@
 ---   many of those leases ran out; nil when there is no barrier
 --- @error BAD_ARGS                      not 2 keys and 0 arguments
 --- @error BAD_KEYS                      a key not named as its template says
---- @error BAD_BARRIER                   `state` holds something these scripts did not write
+--- @error BAD_BARRIER                   `state` holds a field these scripts never write, or a value they did not write
 --- @uses barrier_of
 --- @clock server
 --- @complexity O(log N), N = the waiting parties
@@ -49,7 +49,8 @@ end
 -- key of another type: WRONGTYPE).
 local function barrier_of(state_hash)
   local held = redis.call('HMGET', state_hash, 'parties', 'gen')
-  if not (held[1] or held[2]) and redis.call('EXISTS', state_hash) == 0 then
+  local fields = redis.call('HLEN', state_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -58,7 +59,7 @@ local function barrier_of(state_hash)
     numbers[i] = v and #v <= 16 and string.match(v, '^[1-9]%d*$') and tonumber(v)
   end
   local n, gen = numbers[1], numbers[2]
-  if not (n and gen and n <= 10000 and gen <= 1000000000000000) then
+  if not (fields == 2 and n and gen and n <= 10000 and gen <= 1000000000000000) then
     return nil, redis.error_reply('BAD_BARRIER ' .. shown(state_hash)
       .. ' holds no barrier these scripts wrote (parties, gen)')
   end

@@ -37,6 +37,9 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
       return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field that is no whole number')
     end
   end
+  if redis.call('HLEN', params_key) ~= 7 then
+    return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field these scripts never write')
+  end
   for i = 1, 4 do
     if tonumber(held[i]) ~= want[i] then
       return nil, redis.error_reply('BAD_PARAMS the filter was made for ' .. held[1] .. ' items at 1 in '

@@ -27,7 +27,7 @@
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` or `bits` holds what these scripts did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
@@ -117,6 +117,9 @@ local function held_filter(params_key, bits_key, want, want_m, want_k)
     if not held[i] or not safe_integer(held[i], 0, 9007199254740991) then
       return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field that is no whole number')
     end
+  end
+  if redis.call('HLEN', params_key) ~= 7 then
+    return nil, redis.error_reply('BAD_FILTER ' .. shown(params_key) .. ' holds a field these scripts never write')
   end
   for i = 1, 4 do
     if tonumber(held[i]) ~= want[i] then

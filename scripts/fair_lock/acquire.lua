@@ -29,7 +29,7 @@
 --- @error BAD_PLACE_LEASE         not whole milliseconds within its range
 --- @error BAD_LIMIT               not an integer within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @error BAD_FENCE               `fence` holds something other than a whole number from 0 to 2^53 - 2
 --- @error BAD_QUEUE               the last ticket in `queue` is no whole number from 0 to 2^53 - 2
 --- @uses wake_id wake_waiters now_ms ms_until drop_lapsed expire_after_last lock_owner

@@ -10,7 +10,7 @@
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @uses lock_owner
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

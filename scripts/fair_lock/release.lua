@@ -12,7 +12,7 @@
 --- @error BAD_ARGS                not 4 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_OWNER               `owner` holds fields or values these scripts never write
+--- @error BAD_OWNER               `owner` holds a field these scripts never write, or a value they did not write
 --- @uses wake_waiters wake_one first_live_waiter lock_owner
 --- @clock server
 --- @complexity O(1)

@@ -11,7 +11,8 @@
 -- these scripts never write. Reads only (a key of another type: WRONGTYPE).
 local function latch_of(latch_hash)
   local held = redis.call('HMGET', latch_hash, 'gen', 'count', 'left', 'opened')
-  if not (held[1] or held[2] or held[3] or held[4]) and redis.call('EXISTS', latch_hash) == 0 then
+  local fields = redis.call('HLEN', latch_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -22,7 +23,7 @@ local function latch_of(latch_hash)
   local gen, total, left, opened = numbers[1], numbers[2], numbers[3], numbers[4]
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
-  if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
+  if not (fields == 4 and gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
       and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)

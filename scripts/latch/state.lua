@@ -8,7 +8,7 @@
 ---   that opened (0 for none); nil when there is no latch
 --- @error BAD_ARGS                   not 1 key and 0 arguments
 --- @error BAD_KEYS                   a key not named as its template says
---- @error BAD_LATCH                  `latch` holds something these scripts did not write
+--- @error BAD_LATCH                  `latch` holds a field these scripts never write, or a value they did not write
 --- @uses latch_of
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -42,7 +42,8 @@ end
 -- these scripts never write. Reads only (a key of another type: WRONGTYPE).
 local function latch_of(latch_hash)
   local held = redis.call('HMGET', latch_hash, 'gen', 'count', 'left', 'opened')
-  if not (held[1] or held[2] or held[3] or held[4]) and redis.call('EXISTS', latch_hash) == 0 then
+  local fields = redis.call('HLEN', latch_hash)
+  if fields == 0 then
     return nil
   end
   local numbers = {}
@@ -53,7 +54,7 @@ local function latch_of(latch_hash)
   local gen, total, left, opened = numbers[1], numbers[2], numbers[3], numbers[4]
   -- Every generation before the current one opened (arm refuses a closed latch), and the
   -- current one is open exactly when nothing is left of its count.
-  if not (gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
+  if not (fields == 4 and gen and total and left and opened and gen >= 1 and gen <= 9007199254740990
       and total >= 1 and total <= 10000 and left <= total
       and opened >= gen - 1 and opened <= gen and (opened == gen) == (left == 0)) then
     return nil, redis.error_reply('BAD_LATCH ' .. shown(latch_hash)

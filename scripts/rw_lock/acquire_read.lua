@@ -28,7 +28,7 @@
 --- @error BAD_PREFER_READERS      not 1 or 0
 --- @error BAD_LIMIT               not an integer within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
 --- @uses wake_id wake_waiters now_ms ms_until next_deadline drop_lapsed expire_after_last write_hold read_count
 --- @clock server

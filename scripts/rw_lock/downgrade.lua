@@ -15,7 +15,7 @@
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_LEASE               not whole milliseconds within its range
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @error BAD_READ_HOLDS          `read_holds` counts no whole number of holds for `token`
 --- @uses wake_waiters now_ms expire_after_last write_hold read_count
 --- @clock server

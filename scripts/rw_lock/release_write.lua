@@ -9,7 +9,7 @@
 --- @error BAD_ARGS                not 2 keys and 1 argument
 --- @error BAD_TOKEN               not 32 hex digits
 --- @error BAD_KEYS                a key not named as its template says
---- @error BAD_WRITER              `writer` holds fields or values these scripts never write
+--- @error BAD_WRITER              `writer` holds a field these scripts never write, or a value they did not write
 --- @uses wake_waiters write_hold
 --- @complexity O(1)
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run

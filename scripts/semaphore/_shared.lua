@@ -12,8 +12,10 @@ local function semaphore_state(state_key)
   local fields = redis.call('HMGET', state_key, 'capacity', 'used', 'seq')
   local rules = { { 'capacity', 1000 }, { 'used', 1000 }, { 'seq', 9007199254740990 } }
   local st = { used = 0, seq = 0 }
+  local known = 0
   for i, rule in ipairs(rules) do
     if fields[i] then
+      known = known + 1
       local value = safe_integer(fields[i], 0, rule[2])
       if not value then
         return nil, redis.error_reply('BAD_STATE ' .. shown(state_key) .. ' holds ' .. rule[1] .. ' = '
@@ -21,6 +23,10 @@ local function semaphore_state(state_key)
       end
       st[rule[1]] = value
     end
+  end
+  if redis.call('HLEN', state_key) ~= known then
+    return nil, redis.error_reply('BAD_STATE ' .. shown(state_key)
+      .. ' holds a field these scripts never write (they write capacity, used and seq)')
   end
   return st
 end

@@ -375,6 +375,43 @@ fn deepen(con: &mut redis::Connection, script: &Script, keys: &[String]) {
     }
 }
 
+/// A hash field that no script writes or names.
+const UNKNOWN_FIELD: &str = "bogus";
+
+/// The code that `script` declares for a field of hash `key` that these scripts never
+/// write (`` `state` holds a field these scripts never write ``): the hash is a record
+/// of known fields, and a call that meets another one must be refused.
+fn field_refusal(script: &Script, key: &str) -> Option<&'static str> {
+    let says = format!("`{key}` holds a field these scripts never write");
+    script
+        .errors
+        .iter()
+        .find(|error| error.doc.starts_with(&says))
+        .map(|error| error.code)
+}
+
+/// What is wrong with a run of `script` that must answer `code` and change nothing.
+fn refuses_with(
+    con: &mut redis::Connection,
+    script: &Script,
+    keys: &[String],
+    args: &[String],
+    code: &str,
+) -> Option<String> {
+    let before = harness::dump(con);
+    let reply: redis::RedisResult<redis::Value> = redis::cmd("EVAL")
+        .arg(script.source)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con);
+    match reply {
+        Err(err) if err.code() == Some(code) && harness::dump(con) == before => None,
+        Err(err) if err.code() == Some(code) => Some(format!("wrote, then answered {err}")),
+        other => Some(format!("answered {other:?}, where its header declares {code}")),
+    }
+}
+
 /// Read-only scripts whose header says they answer what they read as it is stored, so
 /// that a foreign item may come back in the reply: checking each of 8,192 cells would
 /// cost more than the read itself (the Rust API refuses such a cell as it decodes).
@@ -470,6 +507,24 @@ fn every_script_refuses_foreign_data_before_it_writes() {
                     if let Some(wrong) = judge(&mut con, script, &keys, &args) {
                         failures.push(format!(
                             "{}: `{}` holds {what}: {wrong}",
+                            script.name, param.name
+                        ));
+                    }
+                }
+                if param.ty == "hash" {
+                    // A field no script writes or looks up: refused where the header says
+                    // so, else no harm.
+                    let mut pipe = base.clone();
+                    pipe.cmd("HSET").arg(key).arg(UNKNOWN_FIELD).arg("1").ignore();
+                    pipe.exec(&mut con).unwrap();
+                    runs += 1;
+                    let wrong = match field_refusal(script, param.name) {
+                        Some(code) => refuses_with(&mut con, script, &keys, &args, code),
+                        None => judge(&mut con, script, &keys, &args),
+                    };
+                    if let Some(wrong) = wrong {
+                        failures.push(format!(
+                            "{}: `{}` holds the field {UNKNOWN_FIELD:?}: {wrong}",
                             script.name, param.name
                         ));
                     }

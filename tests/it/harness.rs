@@ -221,8 +221,8 @@ pub async fn client_id_async(con: &mut impl redis::aio::ConnectionLike) -> i64 {
         .unwrap()
 }
 
-/// Every key of the connection's database with its serialised value (`DUMP`) and whether
-/// it expires: equal dumps mean nothing was written.
+/// Every key of the connection's database with its serialised value (`DUMP`; for a hash or
+/// a set, its sorted members) and whether it expires: equal dumps mean nothing was written.
 pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
     let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(con).expect("KEYS");
     if keys.is_empty() {
@@ -231,12 +231,58 @@ pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
     // One round trip for them all.
     let mut pipe = redis::pipe();
     for key in &keys {
-        pipe.cmd("DUMP").arg(key).cmd("PTTL").arg(key);
+        pipe.cmd("TYPE")
+            .arg(key)
+            .cmd("DUMP")
+            .arg(key)
+            .cmd("PTTL")
+            .arg(key);
     }
-    let values: Vec<(Vec<u8>, i64)> = pipe.query(con).expect("DUMP and PTTL");
+    let values: Vec<(String, Vec<u8>, i64)> = pipe.query(con).expect("TYPE, DUMP and PTTL");
+    // A hash or set in a hash table dumps its members in table order, which a read can
+    // change (a lookup moves an incremental rehash on): such keys are taken as their
+    // sorted members, in one more round trip.
+    let unordered: Vec<(usize, &str)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (ty, _, _))| match ty.as_str() {
+            "hash" => Some((i, "HGETALL")),
+            "set" => Some((i, "SMEMBERS")),
+            _ => None,
+        })
+        .collect();
+    let mut members: Vec<Vec<Vec<u8>>> = Vec::new();
+    if !unordered.is_empty() {
+        let mut pipe = redis::pipe();
+        for &(i, command) in &unordered {
+            pipe.cmd(command).arg(&keys[i]);
+        }
+        members = pipe.query(con).expect("HGETALL and SMEMBERS");
+    }
+    // Each member (a hash's field and value) framed by its length, so that two lists of
+    // members never read alike.
+    let framed = |parts: &[Vec<u8>]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for part in parts {
+            out.extend_from_slice(format!("{}:", part.len()).as_bytes());
+            out.extend_from_slice(part);
+        }
+        out
+    };
+    let mut sorted: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+    for (&(i, command), items) in unordered.iter().zip(members) {
+        let per = if command == "HGETALL" { 2 } else { 1 };
+        let mut items: Vec<Vec<u8>> = items.chunks(per).map(framed).collect();
+        items.sort();
+        sorted.insert(i, [format!("{command} ").into_bytes(), framed(&items)].concat());
+    }
     keys.into_iter()
         .zip(values)
-        .map(|(key, (value, pttl))| (key, (value, pttl >= 0)))
+        .enumerate()
+        .map(|(i, (key, (_, value, pttl)))| {
+            let value = sorted.remove(&i).unwrap_or(value);
+            (key, (value, pttl >= 0))
+        })
         .collect()
 }
 
