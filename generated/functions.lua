@@ -1063,7 +1063,7 @@ redis.register_function{
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
@@ -1176,7 +1176,7 @@ redis.register_function{
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
@@ -1265,7 +1265,7 @@ redis.register_function{
 ---   items added; nil when the partition does not exist
 --- @error BAD_ARGS       not 2 keys and 0 arguments
 --- @error BAD_KEYS       a key not named as its template says
---- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @error BAD_PARAMS     not raised here: the shared check compares the stored parameters with themselves
 --- @error BAD_PARTITION  `params` holds a partition not below its partitions

@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "7abe9fb1c1c91c925db6eda737e17285112fc4c4",
+        sha1: "0c16e1b0352544a8529191eeca41c6cc08f6978d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -739,7 +739,7 @@ pub mod bloom {
             crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or a foreign value (or `bits` does)" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
         ],
         clock: None,
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `7abe9fb1c1c91c925db6eda737e17285112fc4c4`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `0c16e1b0352544a8529191eeca41c6cc08f6978d`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -786,7 +786,7 @@ pub mod bloom {
     #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
-    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or a foreign value (or `bits` does)"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = ""]
     #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "97ed36c27f3965a53b7b079771abfe0b54febfb1",
+        sha1: "c1c86aa6a923f0c4f0467c37898eff9d598584f6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -825,7 +825,7 @@ pub mod bloom {
             crate::ErrorDoc { code: "BAD_PARTITIONS", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "the filter was made with another capacity, rate or partitioning" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or a foreign value (or `bits` does)" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
         ],
         clock: None,
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `97ed36c27f3965a53b7b079771abfe0b54febfb1`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `c1c86aa6a923f0c4f0467c37898eff9d598584f6`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -864,7 +864,7 @@ pub mod bloom {
     #[doc = " - `BAD_PARTITIONS`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_PARAMS`: the filter was made with another capacity, rate or partitioning"]
-    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or a foreign value (or `bits` does)"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = ""]
     #[doc = " Complexity: O(items × k), k = log2(one_in) ≤ 30."]
@@ -878,7 +878,7 @@ pub mod bloom {
     pub static INFO: crate::Script = crate::Script {
         name: "bloom/info",
         path: "scripts/bloom/info.lua",
-        sha1: "f445ceef92ec513f86b186fe2d239a5883be025b",
+        sha1: "8f1e33cbd4476dcf34ba13fee8cbe66879195bba",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/info.lua")),
         flags: &["no-writes", ],
         summary: "Reads one partition's parameters, shape and count of items added, or nil when it does not exist.",
@@ -893,7 +893,7 @@ pub mod bloom {
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 0 arguments" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or `params` or `bits` a value they did not write" },
+            crate::ErrorDoc { code: "BAD_FILTER", doc: "`params` holds a field these scripts never write, or a foreign value (or `bits` does)" },
             crate::ErrorDoc { code: "BAD_BITS", doc: "`bits` holds something other than a string" },
             crate::ErrorDoc { code: "BAD_PARAMS", doc: "not raised here: the shared check compares the stored parameters with themselves" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "`params` holds a partition not below its partitions" },
@@ -911,7 +911,7 @@ pub mod bloom {
     #[doc = " Nil when the partition does not exist yet. Checked as `add.lua` checks it, against"]
     #[doc = " the shape the stored parameters give."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `f445ceef92ec513f86b186fe2d239a5883be025b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/info.lua` (`bloom/info`, SHA1 `8f1e33cbd4476dcf34ba13fee8cbe66879195bba`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -922,7 +922,7 @@ pub mod bloom {
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 2 keys and 0 arguments"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or `params` or `bits` a value they did not write"]
+    #[doc = " - `BAD_FILTER`: `params` holds a field these scripts never write, or a foreign value (or `bits` does)"]
     #[doc = " - `BAD_BITS`: `bits` holds something other than a string"]
     #[doc = " - `BAD_PARAMS`: not raised here: the shared check compares the stored parameters with themselves"]
     #[doc = " - `BAD_PARTITION`: `params` holds a partition not below its partitions"]

@@ -20,7 +20,7 @@
 --- @error BAD_PARTITIONS not an integer within its range
 --- @error BAD_KEYS       a key not named as its template says
 --- @error BAD_PARAMS     the filter was made with another capacity, rate or partitioning
---- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @uses filter_shape held_filter item_bits
 --- @complexity O(items × k), k = log2(one_in) ≤ 30

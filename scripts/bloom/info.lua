@@ -11,7 +11,7 @@
 ---   items added; nil when the partition does not exist
 --- @error BAD_ARGS       not 2 keys and 0 arguments
 --- @error BAD_KEYS       a key not named as its template says
---- @error BAD_FILTER     `params` holds a field these scripts never write, or `params` or `bits` a value they did not write
+--- @error BAD_FILTER     `params` holds a field these scripts never write, or a foreign value (or `bits` does)
 --- @error BAD_BITS       `bits` holds something other than a string
 --- @error BAD_PARAMS     not raised here: the shared check compares the stored parameters with themselves
 --- @error BAD_PARTITION  `params` holds a partition not below its partitions
