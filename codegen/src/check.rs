@@ -88,6 +88,7 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
                 // A header with problems of its own may declare a type it did not mean.
                 if report.diagnostics.is_empty() {
                     check_wide_integers(&file.source, &tokens, header, &mut report);
+                    check_bool_replies(&tokens, header, &mut report);
                 }
             }
             report_contract(mismatch, &mut report);
@@ -1064,6 +1065,121 @@ fn check_wide_integers(
             }
         }
     }
+}
+
+/// A `bool` of the reply, alone or in a tuple, must be the integer 1 or 0: Lua's `false`
+/// in a reply is nil (a hole in a table) and `true` is 1, so a client in another language
+/// would read no bool. Reports a reply of the script's main chunk (not of a helper
+/// function) that gives a `bool` as a Lua boolean: `true`, `false`, a comparison, `not …`.
+fn check_bool_replies(tokens: &[Token], header: &crate::model::Header, report: &mut Report) {
+    use crate::model::ReturnType;
+    let bools: Vec<bool> = match &header.returns.ty {
+        ReturnType::Bool => vec![true],
+        ReturnType::Tuple(items) | ReturnType::OptTuple(items) => {
+            items.iter().map(|t| *t == ReturnType::Bool).collect()
+        }
+        _ => return,
+    };
+    if !bools.contains(&true) {
+        return;
+    }
+    let tuple = bools.len() > 1 || header.returns.ty != ReturnType::Bool;
+    // Blocks open: whether each is a function's body.
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        match (t.kind, t.text.as_str()) {
+            (Kind::Keyword, "function") => blocks.push(true),
+            (Kind::Keyword, "do" | "if" | "repeat") => blocks.push(false),
+            (Kind::Keyword, "end" | "until") => {
+                blocks.pop();
+            }
+            (Kind::Keyword, "return") if !blocks.contains(&true) => {
+                let items = if tuple {
+                    match tokens.get(i + 1) {
+                        Some(open) if open.is_op("{") => table_items(tokens, i + 2, true),
+                        _ => Vec::new(),
+                    }
+                } else {
+                    table_items(tokens, i + 1, false)
+                        .into_iter()
+                        .take(1)
+                        .collect()
+                };
+                for (item, is_bool) in items.iter().zip(&bools) {
+                    if *is_bool && is_lua_boolean(&tokens[item.clone()]) {
+                        let at = &tokens[item.start];
+                        report.error(
+                            at.line,
+                            at.col,
+                            "a `bool` of the reply is given as a Lua boolean, which the reply \
+                             carries as nil (false) or 1 (true)",
+                            "give 1 or 0: `x and 1 or 0`",
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The items of the list that starts at token `start`: ranges of tokens, split at the
+/// commas of its own depth, up to the `}` that closes it (`table`: after a table's `{`),
+/// or else to the end of the statement (a `return`'s list: its line, or an `end`).
+fn table_items(tokens: &[Token], start: usize, table: bool) -> Vec<Range<usize>> {
+    let Some(first) = tokens.get(start) else {
+        return Vec::new();
+    };
+    let mut items = Vec::new();
+    let (mut depth, mut from, mut at) = (0i64, start, start);
+    while let Some(t) = tokens.get(at) {
+        let closes = t.is_op(")") || t.is_op("]") || t.is_op("}");
+        let statement_ends = !table
+            && (t.is_kw("end") || t.is_kw("else") || t.is_kw("elseif") || t.line > first.line);
+        if depth == 0 && (closes || statement_ends) {
+            break;
+        }
+        if depth == 0 && t.is_op(",") {
+            items.push(from..at);
+            from = at + 1;
+        } else if t.is_op("(") || t.is_op("[") || t.is_op("{") {
+            depth += 1;
+        } else if closes {
+            depth -= 1;
+        }
+        at += 1;
+    }
+    if from < at {
+        items.push(from..at);
+    }
+    items
+}
+
+/// Whether an expression's tokens give a Lua boolean: `true`, `false`, a comparison or a
+/// `not` at its own depth, unless it ends as `… and 1 or 0`.
+fn is_lua_boolean(expr: &[Token]) -> bool {
+    let n = expr.len();
+    if n >= 4
+        && expr[n - 4].is_kw("and")
+        && expr[n - 2].is_kw("or")
+        && expr[n - 1].kind == Kind::Number
+    {
+        return false;
+    }
+    let mut depth = 0i64;
+    expr.iter().any(|t| {
+        depth += depth_delta(t);
+        depth == 0
+            && (t.is_kw("true")
+                || t.is_kw("false")
+                || t.is_kw("not")
+                || ["==", "~=", "<", "<=", ">", ">="]
+                    .iter()
+                    .any(|op| t.is_op(op)))
+    })
 }
 
 /// The input checks at the top of the body must be the ones the header declares.

@@ -1468,3 +1468,71 @@ fn a_variadic_takes_a_count_and_a_range_for_each_value() {
     assert_eq!(found, ["`1..=3` constrains the argument a second time"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `bool` of the reply is the integer 1 or 0: Lua's `false` in a reply table is a hole
+/// (nil) and `true` is 1, so the check refuses a reply of the main chunk that gives one as
+/// a Lua boolean (a literal, a comparison, `not`), alone or in a tuple, and accepts
+/// `… and 1 or 0` and what a helper function returns to its caller.
+#[test]
+fn a_bool_of_the_reply_given_as_a_lua_boolean_is_refused() {
+    let source = |ty: &str, body: &str| {
+        format!(
+            "--- Probes a reply with a bool.\n\
+             --- @key k string                a key\n\
+             --- @return {ty}                 whether k is long, and its length\n\
+             --- @error BAD_ARGS              not 1 key and 0 arguments\n\
+             --- @complexity O(1)\n\
+             local function long(n)\n  return {{ n > 5, n }}\nend\n\
+             local n = redis.call('STRLEN', k)\n\
+             {body}\n"
+        )
+    };
+    let found = |ty: &str, body: &str| -> Vec<String> {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-bool-reply");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("probe")).unwrap();
+        let path = dir.join("probe/long.lua");
+        std::fs::write(&path, source(ty, body)).unwrap();
+        Config::new().fix(&dir).unwrap();
+        let fixed = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let last = fixed.lines().count();
+        analyze(&script_file("probe", "long", &fixed))
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|d| d.to_string().replace(&format!(":{last}:"), ":LAST:"))
+            .collect()
+    };
+    let refused = |col: usize| {
+        vec![format!(
+            "scripts/probe/long.lua:LAST:{col}: error: a `bool` of the reply is given as a Lua \
+             boolean, which the reply carries as nil (false) or 1 (true)\n  = hint: give 1 or 0: \
+             `x and 1 or 0`"
+        )]
+    };
+    assert_eq!(found("(bool, uint)", "return { n > 5, n }"), refused(10));
+    assert_eq!(found("(bool, uint)", "return { false, n }"), refused(10));
+    assert_eq!(
+        found("(uint, bool)?", "return { n, not (n > 5) }"),
+        refused(13)
+    );
+    assert_eq!(found("bool", "return n == 5"), refused(8));
+    assert_eq!(
+        found("(bool, uint)", "return { n > 5 and 1 or 0, n }"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        found("(bool, uint)", "return { (n > 5) and 1 or 0, n }"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        found("bool", "return n > 5 and 1 or 0"),
+        Vec::<String>::new()
+    );
+    // The table that the helper returns is its caller's, not the reply.
+    assert_eq!(
+        found("(bool, uint)", "return { long(n)[1] and 1 or 0, n }"),
+        Vec::<String>::new()
+    );
+}

@@ -408,7 +408,9 @@ fn refuses_with(
     match reply {
         Err(err) if err.code() == Some(code) && harness::dump(con) == before => None,
         Err(err) if err.code() == Some(code) => Some(format!("wrote, then answered {err}")),
-        other => Some(format!("answered {other:?}, where its header declares {code}")),
+        other => Some(format!(
+            "answered {other:?}, where its header declares {code}"
+        )),
     }
 }
 
@@ -515,7 +517,11 @@ fn every_script_refuses_foreign_data_before_it_writes() {
                     // A field no script writes or looks up: refused where the header says
                     // so, else no harm.
                     let mut pipe = base.clone();
-                    pipe.cmd("HSET").arg(key).arg(UNKNOWN_FIELD).arg("1").ignore();
+                    pipe.cmd("HSET")
+                        .arg(key)
+                        .arg(UNKNOWN_FIELD)
+                        .arg("1")
+                        .ignore();
                     pipe.exec(&mut con).unwrap();
                     runs += 1;
                     let wrong = match field_refusal(script, param.name) {

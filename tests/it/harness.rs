@@ -274,7 +274,10 @@ pub fn dump(con: &mut redis::Connection) -> BTreeMap<Vec<u8>, (Vec<u8>, bool)> {
         let per = if command == "HGETALL" { 2 } else { 1 };
         let mut items: Vec<Vec<u8>> = items.chunks(per).map(framed).collect();
         items.sort();
-        sorted.insert(i, [format!("{command} ").into_bytes(), framed(&items)].concat());
+        sorted.insert(
+            i,
+            [format!("{command} ").into_bytes(), framed(&items)].concat(),
+        );
     }
     keys.into_iter()
         .zip(values)
