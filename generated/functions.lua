@@ -9641,7 +9641,7 @@ redis.register_function{
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
---- @return [string]           `1` on a miss (this call computed the answer), `0` on a hit, then the targets
+--- @return (bool, [string])   whether this call computed the answer (a miss); the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -9677,24 +9677,24 @@ local rarest = math.huge
 for i = 2, #KEYS do
   rarest = math.min(rarest, redis.call('SCARD', KEYS[i]))
 end
-local computed = '0'
+local computed = 0
 if redis.call('EXISTS', cache) == 0 then
   if rarest > 3000 then
     return redis.error_reply('TOO_BROAD the rarest of these tags has ' .. rarest
       .. ' targets, over 3000: read the intersection with SINTER instead')
   end
-  computed = '1'
+  computed = 1
   redis.call('SINTERSTORE', cache, unpack(KEYS, 2))
   redis.call('SADD', cache, '')
   redis.call('PEXPIRE', cache, ttl)
 end
-local reply = { computed }
+local targets = {}
 for _, member in ipairs(redis.call('SMEMBERS', cache)) do
   if member ~= '' then
-    reply[#reply + 1] = member
+    targets[#targets + 1] = member
   end
 end
-return reply
+return { computed, targets }
   end,
 }
 
@@ -14703,7 +14703,7 @@ redis.register_function{
 --- a job ready fills; this one fills it again while jobs are left, to wake the next
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
---- server's clock, and its group is '' when it has none.
+--- server's clock, and its group is nil when it has none.
 --- While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`
 --- and does its chores but takes no job and leaves `signal` alone.
 --- The whole call is read and checked before its first write: a rank, count, start time,
@@ -14746,7 +14746,7 @@ redis.register_function{
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
---- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
+--- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
@@ -15673,7 +15673,7 @@ for _, step in ipairs(plan) do
       end
     end
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[#taken + 1] = { id, held, delivery, deadline, step.group or '', step.payload }
+    taken[#taken + 1] = { id, held, delivery, deadline, step.group ~= '' and step.group or false, step.payload }
   end
 end
 

@@ -8988,7 +8988,7 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "85bb274172abd98940ef6c028263f4bd0ad0fe93",
+        sha1: "beed705765da8c0fa93c679940a56c03f2bdd1d9",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
@@ -9000,7 +9000,7 @@ pub mod tag {
         args: &[
             crate::Param { name: "ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long the answer stays cached", template: None },
         ],
-        returns: crate::Returns { ty: "[string]", doc: "`1` on a miss (this call computed the answer), `0` on a hit, then the targets" },
+        returns: crate::Returns { ty: "(bool, [string])", doc: "whether this call computed the answer (a miss); the targets" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
@@ -9027,7 +9027,7 @@ pub mod tag {
     #[doc = " rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `85bb274172abd98940ef6c028263f4bd0ad0fe93`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `beed705765da8c0fa93c679940a56c03f2bdd1d9`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -9036,7 +9036,7 @@ pub mod tag {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `ttl` (`ms`, from 1 to 999999999999999 ms): how long the answer stays cached"]
     #[doc = ""]
-    #[doc = " Returns (`[string]`): `1` on a miss (this call computed the answer), `0` on a hit, then the targets"]
+    #[doc = " Returns (`(bool, [string])`): whether this call computed the answer (a miss); the targets"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
@@ -9045,7 +9045,7 @@ pub mod tag {
     #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 3,000 targets"]
     #[doc = ""]
     #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags."]
-    pub fn cached(cache: &str, tag_targets: &[&str], ttl: ::std::time::Duration) -> crate::Op<Vec<String>> {
+    pub fn cached(cache: &str, tag_targets: &[&str], ttl: ::std::time::Duration) -> crate::Op<(bool, Vec<String>,)> {
         crate::ScriptCall::new(&CACHED).key(cache).keys(tag_targets).arg(ttl).finish()
     }
 
@@ -12888,11 +12888,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "1ef06dae3841d153cacd9931a06d4ec71916e3e5",
+        sha1: "8686ae9c5da39aa3ec12c5abb927558f034fb48f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is '' when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12916,7 +12916,7 @@ pub mod work_queue {
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
             crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(75) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
-        returns: crate::Returns { ty: "[(string, string, uint, uint, string, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
+        returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and from 4 to 79 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
@@ -12981,7 +12981,7 @@ pub mod work_queue {
     #[doc = " a job ready fills; this one fills it again while jobs are left, to wake the next"]
     #[doc = " worker, and a wait's timeout finds the jobs whose delay ran out."]
     #[doc = " A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the"]
-    #[doc = " server's clock, and its group is '' when it has none."]
+    #[doc = " server's clock, and its group is nil when it has none."]
     #[doc = " While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`"]
     #[doc = " and does its chores but takes no job and leaves `signal` alone."]
     #[doc = " The whole call is read and checked before its first write: a rank, count, start time,"]
@@ -13006,7 +13006,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `1ef06dae3841d153cacd9931a06d4ec71916e3e5`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `8686ae9c5da39aa3ec12c5abb927558f034fb48f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -13031,7 +13031,7 @@ pub mod work_queue {
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
     #[doc = " - `done` (`bytes...`, 0 to 75 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
-    #[doc = " Returns (`[(string, string, uint, uint, string, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
+    #[doc = " Returns (`[(string, string, uint, uint, string?, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 14 keys and from 4 to 79 arguments"]
@@ -13050,7 +13050,7 @@ pub mod work_queue {
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
-    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, String, Vec<u8>,)>> {
+    pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
         crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }
 }

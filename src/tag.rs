@@ -208,11 +208,8 @@ impl Tags {
                 .map_err(|why| Error::invalid("tags", why))?;
             let keys = self.tag_keys(&tags)?;
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            Ok(script::cached(&cache, &keys, ttl).map(|reply| {
-                let mut reply = reply.into_iter();
-                let computed = reply.next().as_deref() == Some("1");
-                Ok((computed, reply.collect()))
-            }))
+            Ok(script::cached(&cache, &keys, ttl)
+                .map(|(computed, targets)| Ok((computed, targets.into_iter().collect()))))
         })
     }
 }

@@ -1613,7 +1613,7 @@ fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
 }
 
 /// `take.lua`'s reply, as its `@return` decodes it: a row per job.
-fn taken(rows: Vec<(String, String, u64, u64, String, Vec<u8>)>) -> Result<Vec<Job>> {
+fn taken(rows: Vec<(String, String, u64, u64, Option<String>, Vec<u8>)>) -> Result<Vec<Job>> {
     rows.into_iter()
         .map(|(id, token, delivery, deadline_ms, group, payload)| {
             Ok(Job {
@@ -1621,7 +1621,7 @@ fn taken(rows: Vec<(String, String, u64, u64, String, Vec<u8>)>) -> Result<Vec<J
                 token,
                 delivery: u32::try_from(delivery).map_err(|_| bad_reply("a delivery past 2^32"))?,
                 deadline_ms,
-                group: (!group.is_empty()).then_some(group),
+                group,
                 payload,
             })
         })

@@ -14,7 +14,7 @@
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
 --- @arg ttl ms 1..=10^15-1    how long the answer stays cached
---- @return [string]           `1` on a miss (this call computed the answer), `0` on a hit, then the targets
+--- @return (bool, [string])   whether this call computed the answer (a miss); the targets
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
@@ -99,21 +99,21 @@ local rarest = math.huge
 for i = 2, #KEYS do
   rarest = math.min(rarest, redis.call('SCARD', KEYS[i]))
 end
-local computed = '0'
+local computed = 0
 if redis.call('EXISTS', cache) == 0 then
   if rarest > 3000 then
     return redis.error_reply('TOO_BROAD the rarest of these tags has ' .. rarest
       .. ' targets, over 3000: read the intersection with SINTER instead')
   end
-  computed = '1'
+  computed = 1
   redis.call('SINTERSTORE', cache, unpack(KEYS, 2))
   redis.call('SADD', cache, '')
   redis.call('PEXPIRE', cache, ttl)
 end
-local reply = { computed }
+local targets = {}
 for _, member in ipairs(redis.call('SMEMBERS', cache)) do
   if member ~= '' then
-    reply[#reply + 1] = member
+    targets[#targets + 1] = member
   end
 end
-return reply
+return { computed, targets }

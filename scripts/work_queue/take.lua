@@ -38,7 +38,7 @@
 --- a job ready fills; this one fills it again while jobs are left, to wake the next
 --- worker, and a wait's timeout finds the jobs whose delay ran out.
 --- A taken job's delivery count is 1 on its first delivery, its deadline is in ms of the
---- server's clock, and its group is '' when it has none.
+--- server's clock, and its group is nil when it has none.
 --- While the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`
 --- and does its chores but takes no job and leaves `signal` alone.
 --- The whole call is read and checked before its first write: a rank, count, start time,
@@ -81,7 +81,7 @@
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
 --- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
---- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
+--- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
@@ -1335,7 +1335,7 @@ for _, step in ipairs(plan) do
       end
     end
     -- Numbers go out as integer replies: each is whole and below 2^53.
-    taken[#taken + 1] = { id, held, delivery, deadline, step.group or '', step.payload }
+    taken[#taken + 1] = { id, held, delivery, deadline, step.group ~= '' and step.group or false, step.payload }
   end
 end
 

@@ -260,3 +260,46 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_eq!(harness::dump(&mut con), before);
 }
+
+/// A raw call of `tag/cached` answers whether it computed the answer, then the targets,
+/// as two elements: `(bool, [string])`, where it answered one flat list of a flag and the
+/// targets.
+#[test]
+fn a_raw_cached_lookup_answers_the_flag_and_the_targets_apart() {
+    use redis::Value;
+
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    harness::cmd(&mut con, &["SADD", "{t}:tag:a", "x", "y"]);
+    let keys = ["{t}:cached:a", "{t}:tag:a"];
+    let targets = |reply: &Value| -> BTreeSet<Vec<u8>> {
+        let Value::Array(items) = reply else {
+            panic!("{reply:?}")
+        };
+        let [_, Value::Array(targets)] = &items[..] else {
+            panic!("{reply:?}")
+        };
+        targets
+            .iter()
+            .map(|t| match t {
+                Value::BulkString(bytes) => bytes.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let miss = harness::eval(&mut con, &script::CACHED, &keys, &["60000"]).unwrap();
+    let Value::Array(items) = &miss else {
+        panic!("{miss:?}")
+    };
+    assert_eq!(items[0], Value::Int(1));
+    assert_eq!(
+        targets(&miss),
+        BTreeSet::from([b"x".to_vec(), b"y".to_vec()])
+    );
+    let hit = harness::eval(&mut con, &script::CACHED, &keys, &["60000"]).unwrap();
+    let Value::Array(items) = &hit else {
+        panic!("{hit:?}")
+    };
+    assert_eq!(items[0], Value::Int(0));
+    assert_eq!(targets(&hit), targets(&miss));
+}

@@ -1814,3 +1814,50 @@ fn the_api_bounds_are_the_headers() {
     assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::SCHEDULES, "count"));
     assert_eq!(wq::MAX_SCHEDULES_PAGE, most(&script::DUE, "limit"));
 }
+
+/// A raw `work_queue/take` answers nil for the group of a job without one, as `list` and
+/// `job` do (it answered `''`), and the group of a job with one; with groups taking turns
+/// too, where jobs without a group are the group `''` inside the queue.
+#[test]
+fn a_raw_take_answers_nil_for_no_group() {
+    use redis::Value;
+
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    for turns in [false, true] {
+        let queue = WorkQueue::new(if turns { "raw-turns" } else { "raw" }).unwrap();
+        queue
+            .configure(&Settings::new().group_turns(turns))
+            .run(&mut con)
+            .unwrap();
+        queue.add("1", "a").run(&mut con).unwrap();
+        queue
+            .add_with("2", "b", JobOptions::new().group("g"))
+            .run(&mut con)
+            .unwrap();
+        let keys = queue.keys();
+        let args = ["30000", "2", "5", "0123456789abcdef0123456789abcdef"];
+        let reply = harness::eval(&mut con, &script::TAKE, &keys, &args).unwrap();
+        let Value::Array(rows) = reply else {
+            panic!("{reply:?}")
+        };
+        let groups: BTreeMap<Vec<u8>, Value> = rows
+            .into_iter()
+            .map(|row| match row {
+                Value::Array(row) => match (&row[0], &row[4]) {
+                    (Value::BulkString(id), group) => (id.clone(), group.clone()),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            groups,
+            BTreeMap::from([
+                (b"1".to_vec(), Value::Nil),
+                (b"2".to_vec(), Value::BulkString(b"g".to_vec())),
+            ]),
+            "group turns {turns}"
+        );
+    }
+}
