@@ -12411,14 +12411,19 @@ redis.register_function{
 --- what fire.lua needs: its name, next run time and revision, and to compute a cron
 --- schedule's times, its expression, time zone and catch-up (an `every` schedule has its
 --- `every` and computes its own). Every scheduler may read them; fire.lua lets one fire
---- each run.
+--- each run. It also answers the last id of `schedules_wake`, which set_schedule.lua
+--- appends to: a scheduler with nothing due blocks on it
+--- (`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a
+--- schedule set meanwhile wakes it at once.
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @key schedules_wake stream {<name>}:schedules_wake  gets an entry whenever a schedule is set
 --- @arg limit uint 1..=100       the most schedules answered
---- @return (uint, uint?, [(string, uint, uint, uint, string, string, uint)])  now (ms, server clock), the
----                               earliest next run after now, and per schedule due: name, run time, revision,
----                               every (0 for cron), cron expression and time zone ('' for every), catch_up
---- @error BAD_ARGS               not 2 keys and 1 argument
+--- @return (uint, uint?, [(string, uint, uint, uint, string, string, uint)], string)  now (ms, server clock),
+---                               the earliest next run after now, per schedule due: name, run time, revision,
+---                               every (0 for cron), cron expression and time zone ('' for every), catch_up;
+---                               and the last id of `schedules_wake` ('0-0' for none)
+--- @error BAD_ARGS               not 3 keys and 1 argument
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a due schedule that these scripts do not write
@@ -12428,11 +12433,12 @@ redis.register_function{
 --- @complexity O(log S + M), S = the schedules, M = `limit`
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
+local schedules_wake = KEYS[3]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -12446,9 +12452,15 @@ if due ~= tag_of_keys .. ':due' then
   return redis.error_reply(
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
 end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
+      .. shown(schedules_wake))
+end
 -- End of the generated input checks.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
 redis.call('HLEN', schedules)
+local last_wake = redis.call('XREVRANGE', schedules_wake, '+', '-', 'COUNT', 1)[1]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local members = redis.call('ZRANGE', due, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
@@ -12470,7 +12482,7 @@ if later[2] and not next_run then
   return redis.error_reply('BAD_DUE the run time of schedule ' .. shown(later[1]) .. ' is ' .. shown(later[2])
     .. ', not what set_schedule.lua writes')
 end
-return { now, next_run or false, rows }
+return { now, next_run or false, rows, last_wake and last_wake[1] or '0-0' }
   end,
 }
 
@@ -14457,9 +14469,12 @@ redis.register_function{
 --- schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
 --- The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
 --- or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
---- payload; `g:<s>` the group (none without it).
+--- payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
+--- (which then lives a minute), waking the schedulers that sleep until their next run
+--- (see due.lua), so that a new or earlier run is fired on time.
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @key schedules_wake stream {<name>}:schedules_wake  gets an entry whenever a schedule is set
 --- @arg schedule string non-empty  the schedule's name, unique in the queue
 --- @arg every ms? 1..=10^12      the time between runs; empty for a cron schedule
 --- @arg offset ms 0..=10^12      where the runs of `every` fall: at `offset + k × every`; below `every`, 0 for cron
@@ -14472,7 +14487,7 @@ redis.register_function{
 --- @arg first uint? 0..=10^15    the first run (ms, server clock); empty: the first time of `every` from now
 --- @arg keep bool                keep the stored next run when the timing is unchanged
 --- @return (bool, uint)          whether the schedule is new, and its next run time (ms)
---- @error BAD_ARGS               not 2 keys and 11 arguments
+--- @error BAD_ARGS               not 3 keys and 11 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_EVERY              not whole milliseconds within its range (or empty)
 --- @error BAD_OFFSET             not whole milliseconds within its range; or not below `every`, or not 0 for cron
@@ -14485,16 +14500,17 @@ redis.register_function{
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses schedule_of run_of
+--- @uses schedule_of run_of wake_waiters
 --- @clock server
 --- @complexity O(log S), S = the schedules
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV ~= 11 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 11 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
+local schedules_wake = KEYS[3]
 local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
@@ -14552,6 +14568,11 @@ if due ~= tag_of_keys .. ':due' then
   return redis.error_reply(
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
 end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
+      .. shown(schedules_wake))
+end
 -- End of the generated input checks.
 
 -- The timing's own checks, which the header cannot state: one of `every` and `cron`.
@@ -14583,6 +14604,8 @@ else
   timing = 'cron ' .. tz .. ' ' .. cron
 end
 
+-- An O(1) read: a `schedules_wake` of another type fails with WRONGTYPE before any write.
+redis.call('XLEN', schedules_wake)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad
@@ -14615,6 +14638,7 @@ else
   redis.call('HDEL', schedules, 'g:' .. schedule)
 end
 redis.call('ZADD', due, next_run, schedule)
+wake_waiters(schedules_wake)
 return { config and 0 or 1, next_run }
   end,
 }

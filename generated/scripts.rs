@@ -10593,6 +10593,18 @@ pub mod work_queue {
         pub fn due(name: &str) -> crate::Result<String> {
             DUE.forms[0].build(&[name])
         }
+
+        #[doc = " The template of `schedules_wake` (a stream), `{<name>}:schedules_wake`: gets an entry whenever a schedule is set"]
+        #[doc = ""]
+        #[doc = " Build its name with [`schedules_wake()`]."]
+        pub static SCHEDULES_WAKE: crate::KeyTemplate = crate::KeyTemplate { text: "{<name>}:schedules_wake", forms: &[crate::KeyForm { text: "{<name>}:schedules_wake", params: &["name"], parts: &[crate::KeyPart::HashTag(&[crate::KeyPart::Param("name")]), crate::KeyPart::Text(":schedules_wake")] }] };
+
+        #[doc = " The name of `schedules_wake`: `{<name>}:schedules_wake`."]
+        #[doc = ""]
+        #[doc = " Fails with `Error::InvalidInput` for an empty value, a hash tag whose content holds a `}` but no hash tag, or a hash tag across two values."]
+        pub fn schedules_wake(name: &str) -> crate::Result<String> {
+            SCHEDULES_WAKE.forms[0].build(&[name])
+        }
     }
 
     #[doc = " `work_queue/ack`: Ends a job that was done: it leaves the queue, and its group frees a slot."]
@@ -11228,21 +11240,22 @@ pub mod work_queue {
     pub static DUE: crate::Script = crate::Script {
         name: "work_queue/due",
         path: "scripts/work_queue/due.lua",
-        sha1: "f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a",
+        sha1: "97ef737e9173d9d890229363531cbabcd0e46017",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/due.lua")),
         flags: &["no-writes", ],
         summary: "Reads the schedules whose next run time has come, for a scheduler loop to fire.",
-        description: "Beyond the books. Answers the server's clock, the earliest next run time after now (to\nsleep until; nil for none), and up to `limit` schedules due, earliest first, each with\nwhat fire.lua needs: its name, next run time and revision, and to compute a cron\nschedule's times, its expression, time zone and catch-up (an `every` schedule has its\n`every` and computes its own). Every scheduler may read them; fire.lua lets one fire\neach run.",
+        description: "Beyond the books. Answers the server's clock, the earliest next run time after now (to\nsleep until; nil for none), and up to `limit` schedules due, earliest first, each with\nwhat fire.lua needs: its name, next run time and revision, and to compute a cron\nschedule's times, its expression, time zone and catch-up (an `every` schedule has its\n`every` and computes its own). Every scheduler may read them; fire.lua lets one fire\neach run. It also answers the last id of `schedules_wake`, which set_schedule.lua\nappends to: a scheduler with nothing due blocks on it\n(`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a\nschedule set meanwhile wakes it at once.",
         keys: &[
             crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
             crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+            crate::Param { name: "schedules_wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever a schedule is set", template: Some(&keys::SCHEDULES_WAKE) },
         ],
         args: &[
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 100 }, doc: "the most schedules answered", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, uint?, [(string, uint, uint, uint, string, string, uint)])", doc: "now (ms, server clock), the earliest next run after now, and per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up" },
+        returns: crate::Returns { ty: "(uint, uint?, [(string, uint, uint, uint, string, string, uint)], string)", doc: "now (ms, server clock), the earliest next run after now, per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up; and the last id of `schedules_wake` ('0-0' for none)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_SCHEDULES", doc: "`schedules` holds fields of a due schedule that these scripts do not write" },
@@ -11261,29 +11274,33 @@ pub mod work_queue {
     #[doc = " what fire.lua needs: its name, next run time and revision, and to compute a cron"]
     #[doc = " schedule's times, its expression, time zone and catch-up (an `every` schedule has its"]
     #[doc = " `every` and computes its own). Every scheduler may read them; fire.lua lets one fire"]
-    #[doc = " each run."]
+    #[doc = " each run. It also answers the last id of `schedules_wake`, which set_schedule.lua"]
+    #[doc = " appends to: a scheduler with nothing due blocks on it"]
+    #[doc = " (`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a"]
+    #[doc = " schedule set meanwhile wakes it at once."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `f9b69f8271b0dcd0f870fc02a1499b0e2b6c6a6a`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/due.lua` (`work_queue/due`, SHA1 `97ef737e9173d9d890229363531cbabcd0e46017`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
     #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = " - `schedules_wake` (a stream, named `{<name>}:schedules_wake`): gets an entry whenever a schedule is set"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `limit` (`uint`, from 1 to 100): the most schedules answered"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint?, [(string, uint, uint, uint, string, string, uint)])`): now (ms, server clock), the earliest next run after now, and per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up"]
+    #[doc = " Returns (`(uint, uint?, [(string, uint, uint, uint, string, string, uint)], string)`): now (ms, server clock), the earliest next run after now, per schedule due: name, run time, revision, every (0 for cron), cron expression and time zone ('' for every), catch_up; and the last id of `schedules_wake` ('0-0' for none)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 1 argument"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_SCHEDULES`: `schedules` holds fields of a due schedule that these scripts do not write"]
     #[doc = " - `BAD_DUE`: `due` holds a run time that these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log S + M), S = the schedules, M = `limit`. Clock: the server's `TIME`."]
-    pub fn due(schedules: &str, due: &str, limit: u64) -> crate::Op<(u64, Option<u64>, Vec<(String, u64, u64, u64, String, String, u64,)>,)> {
-        crate::ScriptCall::new(&DUE).key(schedules).key(due).arg(limit).finish()
+    pub fn due(schedules: &str, due: &str, schedules_wake: &str, limit: u64) -> crate::Op<(u64, Option<u64>, Vec<(String, u64, u64, u64, String, String, u64,)>, String,)> {
+        crate::ScriptCall::new(&DUE).key(schedules).key(due).key(schedules_wake).arg(limit).finish()
     }
 
     #[doc = " `work_queue/events`: Reads the queue's events after `after`: what happened to each job, oldest first."]
@@ -12729,14 +12746,15 @@ pub mod work_queue {
     pub static SET_SCHEDULE: crate::Script = crate::Script {
         name: "work_queue/set_schedule",
         path: "scripts/work_queue/set_schedule.lua",
-        sha1: "2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac",
+        sha1: "bb48538899dead3ffaf4e8a4b83804c311d8368f",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_schedule.lua")),
         flags: &[],
         summary: "Creates or changes a schedule: a job template added to the queue at every run time.",
-        description: "Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery\nbeat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since\nthe Unix epoch, server clock), or at the times of a `cron` expression in the time zone\n`tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`\nthe later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with\n`payload`, `priority` and `group`. Its next run time is the score of `schedule` in\n`due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next\nrun is kept (an app that sets its schedules at every start misses no run and adds none\ntwice); otherwise it is `first`, or for `every` the first of its times at or after now.\nRuns missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the\nschedule's revision, so that a `fire.lua` computed for the old timing changes nothing.\nThe fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`\nor `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the\npayload; `g:<s>` the group (none without it).",
+        description: "Beyond the books (BullMQ's job schedulers, Sidekiq Enterprise's periodic jobs, Celery\nbeat). A schedule runs either `every` ms, at the times `offset + k × every` (ms since\nthe Unix epoch, server clock), or at the times of a `cron` expression in the time zone\n`tz`, which only a caller can compute: it passes the `first` run time and `fire.lua`\nthe later ones. Each run adds the job `<schedule>:<run ms>` (see fire.lua) with\n`payload`, `priority` and `group`. Its next run time is the score of `schedule` in\n`due`; with `keep` and the timing unchanged (every, offset, cron, tz), the stored next\nrun is kept (an app that sets its schedules at every start misses no run and adds none\ntwice); otherwise it is `first`, or for `every` the first of its times at or after now.\nRuns missed while nobody fired them: `catch_up` (see fire.lua). Each change bumps the\nschedule's revision, so that a `fire.lua` computed for the old timing changes nothing.\nThe fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`\nor `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the\npayload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`\n(which then lives a minute), waking the schedulers that sleep until their next run\n(see due.lua), so that a new or earlier run is fired on time.",
         keys: &[
             crate::Param { name: "schedules", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "per schedule <s>: t timing, o revision catch_up priority, d payload, g group", template: Some(&keys::SCHEDULES) },
             crate::Param { name: "due", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "schedule -> its next run time (ms, server clock)", template: Some(&keys::DUE) },
+            crate::Param { name: "schedules_wake", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "gets an entry whenever a schedule is set", template: Some(&keys::SCHEDULES_WAKE) },
         ],
         args: &[
             crate::Param { name: "schedule", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::NonEmpty, doc: "the schedule's name, unique in the queue", template: None },
@@ -12753,7 +12771,7 @@ pub mod work_queue {
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether the schedule is new, and its next run time (ms)" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and 11 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 3 keys and 11 arguments" },
             crate::ErrorDoc { code: "BAD_SCHEDULE", doc: "empty" },
             crate::ErrorDoc { code: "BAD_EVERY", doc: "not whole milliseconds within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_OFFSET", doc: "not whole milliseconds within its range; or not below `every`, or not 0 for cron" },
@@ -12788,13 +12806,16 @@ pub mod work_queue {
     #[doc = " schedule's revision, so that a `fire.lua` computed for the old timing changes nothing."]
     #[doc = " The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`"]
     #[doc = " or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the"]
-    #[doc = " payload; `g:<s>` the group (none without it)."]
+    #[doc = " payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`"]
+    #[doc = " (which then lives a minute), waking the schedulers that sleep until their next run"]
+    #[doc = " (see due.lua), so that a new or earlier run is fired on time."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `2aa47525c3f15dc47d5d5b35eaa9c84b85fae4ac`)."]
+    #[doc = " Runs `scripts/work_queue/set_schedule.lua` (`work_queue/set_schedule`, SHA1 `bb48538899dead3ffaf4e8a4b83804c311d8368f`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `schedules` (a hash, named `{<name>}:schedules`): per schedule \\<s>: t timing, o revision catch_up priority, d payload, g group"]
     #[doc = " - `due` (a zset, named `{<name>}:due`): schedule -> its next run time (ms, server clock)"]
+    #[doc = " - `schedules_wake` (a stream, named `{<name>}:schedules_wake`): gets an entry whenever a schedule is set"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `schedule` (`string`, not empty): the schedule's name, unique in the queue"]
@@ -12812,7 +12833,7 @@ pub mod work_queue {
     #[doc = " Returns (`(bool, uint)`): whether the schedule is new, and its next run time (ms)"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and 11 arguments"]
+    #[doc = " - `BAD_ARGS`: not 3 keys and 11 arguments"]
     #[doc = " - `BAD_SCHEDULE`: empty"]
     #[doc = " - `BAD_EVERY`: not whole milliseconds within its range (or empty)"]
     #[doc = " - `BAD_OFFSET`: not whole milliseconds within its range; or not below `every`, or not 0 for cron"]
@@ -12827,8 +12848,8 @@ pub mod work_queue {
     #[doc = " - `BAD_DUE`: `due` holds a run time of `schedule` that these scripts do not write"]
     #[doc = ""]
     #[doc = " Complexity: O(log S), S = the schedules. Clock: the server's `TIME`."]
-    pub fn set_schedule(schedules: &str, due: &str, schedule: &str, every: Option<::std::time::Duration>, offset: ::std::time::Duration, cron: &str, tz: &str, catch_up: u64, priority: u64, group: &str, payload: &[u8], first: Option<u64>, keep: bool) -> crate::Op<(bool, u64,)> {
-        crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).finish()
+    pub fn set_schedule(schedules: &str, due: &str, schedules_wake: &str, schedule: &str, every: Option<::std::time::Duration>, offset: ::std::time::Duration, cron: &str, tz: &str, catch_up: u64, priority: u64, group: &str, payload: &[u8], first: Option<u64>, keep: bool) -> crate::Op<(bool, u64,)> {
+        crate::ScriptCall::new(&SET_SCHEDULE).key(schedules).key(due).key(schedules_wake).arg(schedule).arg(every).arg(offset).arg(cron).arg(tz).arg(catch_up).arg(priority).arg(group).arg(payload).arg(first).arg(keep).finish()
     }
 
     #[doc = " `work_queue/settings`: Reads the queue's settings: limits, dead-letter cap, metrics window, events and results."]

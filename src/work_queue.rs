@@ -77,7 +77,8 @@
 //! A flow's parent ([`add_flow`](WorkQueue::add_flow)) is `blocked`, in `{name}:jobs`
 //! only, with `w:<id>` the children it waits for and `x:<id>` the failed ones it lists;
 //! each child names it in `P:<id>`. A job's last progress report is `p:<id>`. The
-//! [schedules](schedule) live in `{name}:schedules` and `{name}:due`.
+//! [schedules](schedule) live in `{name}:schedules`, `{name}:due` and
+//! `{name}:schedules_wake`.
 //!
 //! A job moves between six [`State`]s:
 //!
@@ -1612,8 +1613,11 @@ fn info(id: String, state: State, fields: JobFields) -> Result<JobInfo> {
     })
 }
 
+/// A row of `take.lua`'s reply: id, token, delivery, deadline, group, payload.
+type TakenRow = (String, String, u64, u64, Option<String>, Vec<u8>);
+
 /// `take.lua`'s reply, as its `@return` decodes it: a row per job.
-fn taken(rows: Vec<(String, String, u64, u64, Option<String>, Vec<u8>)>) -> Result<Vec<Job>> {
+fn taken(rows: Vec<TakenRow>) -> Result<Vec<Job>> {
     rows.into_iter()
         .map(|(id, token, delivery, deadline_ms, group, payload)| {
             Ok(Job {

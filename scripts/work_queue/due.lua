@@ -6,14 +6,19 @@
 --- what fire.lua needs: its name, next run time and revision, and to compute a cron
 --- schedule's times, its expression, time zone and catch-up (an `every` schedule has its
 --- `every` and computes its own). Every scheduler may read them; fire.lua lets one fire
---- each run.
+--- each run. It also answers the last id of `schedules_wake`, which set_schedule.lua
+--- appends to: a scheduler with nothing due blocks on it
+--- (`XREAD BLOCK <ms> STREAMS <schedules_wake> <id>`) until the earliest next run, and a
+--- schedule set meanwhile wakes it at once.
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @key schedules_wake stream {<name>}:schedules_wake  gets an entry whenever a schedule is set
 --- @arg limit uint 1..=100       the most schedules answered
---- @return (uint, uint?, [(string, uint, uint, uint, string, string, uint)])  now (ms, server clock), the
----                               earliest next run after now, and per schedule due: name, run time, revision,
----                               every (0 for cron), cron expression and time zone ('' for every), catch_up
---- @error BAD_ARGS               not 2 keys and 1 argument
+--- @return (uint, uint?, [(string, uint, uint, uint, string, string, uint)], string)  now (ms, server clock),
+---                               the earliest next run after now, per schedule due: name, run time, revision,
+---                               every (0 for cron), cron expression and time zone ('' for every), catch_up;
+---                               and the last id of `schedules_wake` ('0-0' for none)
+--- @error BAD_ARGS               not 3 keys and 1 argument
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of a due schedule that these scripts do not write
@@ -43,11 +48,12 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
+local schedules_wake = KEYS[3]
 local limit = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not limit or limit > 100 then
   return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
@@ -60,6 +66,11 @@ end
 if due ~= tag_of_keys .. ':due' then
   return redis.error_reply(
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
+end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
+      .. shown(schedules_wake))
 end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
@@ -110,6 +121,7 @@ end
 -- End of the shared helpers.
 -- An O(1) read: a `schedules` of another type fails with WRONGTYPE, even with nothing due.
 redis.call('HLEN', schedules)
+local last_wake = redis.call('XREVRANGE', schedules_wake, '+', '-', 'COUNT', 1)[1]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local members = redis.call('ZRANGE', due, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
@@ -131,4 +143,4 @@ if later[2] and not next_run then
   return redis.error_reply('BAD_DUE the run time of schedule ' .. shown(later[1]) .. ' is ' .. shown(later[2])
     .. ', not what set_schedule.lua writes')
 end
-return { now, next_run or false, rows }
+return { now, next_run or false, rows, last_wake and last_wake[1] or '0-0' }

@@ -13,9 +13,12 @@
 --- schedule's revision, so that a `fire.lua` computed for the old timing changes nothing.
 --- The fields of `schedules`, per schedule `s`: `t:<s>` the timing, `every <ms> <offset>`
 --- or `cron <tz> <expr>`; `o:<s>` `<revision> <catch_up> <priority>`; `d:<s>` the
---- payload; `g:<s>` the group (none without it).
+--- payload; `g:<s>` the group (none without it). Each call appends to `schedules_wake`
+--- (which then lives a minute), waking the schedulers that sleep until their next run
+--- (see due.lua), so that a new or earlier run is fired on time.
 --- @key schedules hash {<name>}:schedules  per schedule <s>: t timing, o revision catch_up priority, d payload, g group
 --- @key due zset {<name>}:due              schedule -> its next run time (ms, server clock)
+--- @key schedules_wake stream {<name>}:schedules_wake  gets an entry whenever a schedule is set
 --- @arg schedule string non-empty  the schedule's name, unique in the queue
 --- @arg every ms? 1..=10^12      the time between runs; empty for a cron schedule
 --- @arg offset ms 0..=10^12      where the runs of `every` fall: at `offset + k × every`; below `every`, 0 for cron
@@ -28,7 +31,7 @@
 --- @arg first uint? 0..=10^15    the first run (ms, server clock); empty: the first time of `every` from now
 --- @arg keep bool                keep the stored next run when the timing is unchanged
 --- @return (bool, uint)          whether the schedule is new, and its next run time (ms)
---- @error BAD_ARGS               not 2 keys and 11 arguments
+--- @error BAD_ARGS               not 3 keys and 11 arguments
 --- @error BAD_SCHEDULE           empty
 --- @error BAD_EVERY              not whole milliseconds within its range (or empty)
 --- @error BAD_OFFSET             not whole milliseconds within its range; or not below `every`, or not 0 for cron
@@ -41,7 +44,7 @@
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_SCHEDULES          `schedules` holds fields of `schedule` that these scripts do not write
 --- @error BAD_DUE                `due` holds a run time of `schedule` that these scripts do not write
---- @uses schedule_of run_of
+--- @uses schedule_of run_of wake_waiters
 --- @clock server
 --- @complexity O(log S), S = the schedules
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -66,11 +69,12 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV ~= 11 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 11 then
+  return redis.error_reply('BAD_ARGS expected 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local schedules = KEYS[1]
 local due = KEYS[2]
+local schedules_wake = KEYS[3]
 local schedule = ARGV[1]
 if schedule == '' then
   return redis.error_reply('BAD_SCHEDULE schedule must not be empty')
@@ -128,9 +132,22 @@ if due ~= tag_of_keys .. ':due' then
   return redis.error_reply(
       'BAD_KEYS due must be {<name>}:due with <name> as in schedules, but KEYS[2] is ' .. shown(due))
 end
+if schedules_wake ~= tag_of_keys .. ':schedules_wake' then
+  return redis.error_reply(
+      'BAD_KEYS schedules_wake must be {<name>}:schedules_wake with <name> as in schedules, but KEYS[3] is '
+      .. shown(schedules_wake))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
--- work_queue/_shared.lua of the scripts folder).
+-- _shared.lua and work_queue/_shared.lua of the scripts folder).
+-- Wakes every waiter blocked on `wake_key` (XREAD from an older id): an entry for
+-- everyone (`w` = `*`). The stream keeps one entry, and goes after a minute without
+-- wake-ups: a waiter blocks at most a second before it runs its script again, which then
+-- answers '0-0', and the next entry wakes it.
+local function wake_waiters(wake_key)
+  redis.call('XADD', wake_key, 'MAXLEN', '1', '*', 'w', '*')
+  redis.call('PEXPIRE', wake_key, 60000)
+end
 -- The schedule `name` as set_schedule.lua keeps it in `schedules_hash` (t:<name> its
 -- timing, o:<name> its revision, catch-up and priority, d:<name> the jobs' payload,
 -- g:<name> their group): a table; false when there is none; nil and a BAD_SCHEDULES
@@ -205,6 +222,8 @@ else
   timing = 'cron ' .. tz .. ' ' .. cron
 end
 
+-- An O(1) read: a `schedules_wake` of another type fails with WRONGTYPE before any write.
+redis.call('XLEN', schedules_wake)
 local config, bad = schedule_of(schedules, schedule)
 if config == nil then
   return bad
@@ -237,4 +256,5 @@ else
   redis.call('HDEL', schedules, 'g:' .. schedule)
 end
 redis.call('ZADD', due, next_run, schedule)
+wake_waiters(schedules_wake)
 return { config and 0 or 1, next_run }

@@ -40,12 +40,13 @@
 //!
 //! # Keys
 //!
-//! Two keys beside the queue's, in its hash slot:
+//! Three keys beside the queue's, in its hash slot:
 //!
 //! | Key | Type | Holds |
 //! |---|---|---|
 //! | `{name}:schedules` | hash | per schedule `s`: `t:<s>` its timing (`every <ms> <offset>` or `cron <tz> <expr>`), `o:<s>` `<revision> <catch_up> <priority>`, `d:<s>` the jobs' payload, `g:<s>` their group |
 //! | `{name}:due` | zset | schedule → its next run time (ms, server clock) |
+//! | `{name}:schedules_wake` | stream | an entry per [`set_schedule`](WorkQueue::set_schedule), which wakes sleeping schedulers; it lives a minute |
 //!
 //! A scheduler reads the due schedules with `due.lua` (one `ZRANGE … BYSCORE` and the
 //! server's clock) and fires each with `fire.lua`, one script that (a) checks that the
@@ -111,16 +112,19 @@
 //! policy for the runs nobody was there to fire.
 //!
 //! From another language, with redis-cli (a queue `mail`, a schedule `digest` every
-//! minute; `due.lua` answers the server's clock, the next run, and the due rows with
-//! their run time and revision):
+//! minute; `due.lua` answers the server's clock, the next run, the due rows with their
+//! run time and revision, and the wake stream's last id to block on with `XREAD BLOCK`
+//! until the next run):
 //!
 //! ```text
 //! $ redis-cli --eval scripts/work_queue/set_schedule.lua '{mail}:schedules' '{mail}:due' \
-//!     , digest 60000 0 '' '' 0 0 '' 'weekly' '' 1
+//!     '{mail}:schedules_wake' , digest 60000 0 '' '' 0 0 '' 'weekly' '' 1
 //!     # name, every ms, offset, cron, tz, catch_up, priority, group, payload, first, keep
-//! $ redis-cli --eval scripts/work_queue/due.lua '{mail}:schedules' '{mail}:due' , 100
-//! $ redis-cli --eval scripts/work_queue/fire.lua '{mail}:waiting' '{mail}:delayed' '{mail}:jobs' \
-//!     '{mail}:signal' '{mail}:schedules' '{mail}:due' , digest 1795464180000 1
+//! $ redis-cli --eval scripts/work_queue/due.lua '{mail}:schedules' '{mail}:due' \
+//!     '{mail}:schedules_wake' , 100
+//! $ redis-cli --eval scripts/work_queue/fire.lua '{mail}:waiting' '{mail}:delayed' '{mail}:parked' \
+//!     '{mail}:jobs' '{mail}:signal' '{mail}:schedules' '{mail}:due' '{mail}:turns' \
+//!     , digest 1795464180000 1
 //!     # name, run time and revision as due.lua answered them
 //! ```
 
@@ -131,6 +135,7 @@ use super::FIRST_RETRY_PAUSE;
 use super::{Connect, JobOptions, Link, Stop, WorkQueue, script};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::op::Op;
+use crate::runtime::wait::{MAX_BLOCK, Wake};
 
 /// The most missed runs one schedule adds at once ([`Missed::CatchUp`]).
 pub const MAX_CATCH_UP: u32 = 100;
@@ -302,6 +307,10 @@ pub struct Due {
     pub next_ms: Option<u64>,
     /// The schedules due, earliest first.
     pub due: Vec<DueSchedule>,
+    /// What to block on until the next run: `{name}:schedules_wake`, which
+    /// [`set_schedule`](WorkQueue::set_schedule) appends to, from the id it held, for the
+    /// time to [`next_ms`](Self::next_ms) (at most [`MAX_BLOCK`]).
+    pub wake: Wake,
 }
 
 /// What [`WorkQueue::fire`] did.
@@ -408,11 +417,13 @@ fn now_ms() -> u64 {
 }
 
 impl WorkQueue {
-    /// The two keys of the queue's schedules: `{name}:schedules` and `{name}:due`.
-    pub fn schedule_keys(&self) -> Result<[String; 2]> {
+    /// The three keys of the queue's schedules: `{name}:schedules`, `{name}:due` and
+    /// `{name}:schedules_wake`.
+    pub fn schedule_keys(&self) -> Result<[String; 3]> {
         Ok([
             script::keys::schedules(self.name())?,
             script::keys::due(self.name())?,
+            script::keys::schedules_wake(self.name())?,
         ])
     }
 
@@ -425,7 +436,7 @@ impl WorkQueue {
     /// script (`work_queue/set_schedule`).
     pub fn set_schedule(&self, name: &str, schedule: &Schedule) -> Op<(bool, u64)> {
         Op::try_build(|| {
-            let [schedules, due] = self.schedule_keys()?;
+            let [schedules, due, wake] = self.schedule_keys()?;
             let catch_up = match schedule.missed {
                 Missed::Skip => 0,
                 Missed::CatchUp(n) if (1..=MAX_CATCH_UP).contains(&n) => u64::from(n),
@@ -478,6 +489,7 @@ impl WorkQueue {
             Ok(script::set_schedule(
                 &schedules,
                 &due,
+                &wake,
                 name,
                 every,
                 offset,
@@ -497,7 +509,7 @@ impl WorkQueue {
     /// (`work_queue/schedule`).
     pub fn schedule(&self, name: &str) -> Op<Option<ScheduleInfo>> {
         Op::try_build(|| {
-            let [schedules, due] = self.schedule_keys()?;
+            let [schedules, due, _] = self.schedule_keys()?;
             Ok(script::schedule(&schedules, &due, name).map(|row| row.map(info_of).transpose()))
         })
     }
@@ -508,7 +520,7 @@ impl WorkQueue {
     /// (`work_queue/schedules`).
     pub fn schedules(&self, offset: u64, count: u64) -> Op<Vec<ScheduleInfo>> {
         Op::try_build(|| {
-            let [schedules, due] = self.schedule_keys()?;
+            let [schedules, due, _] = self.schedule_keys()?;
             Ok(script::schedules(&schedules, &due, offset, count)
                 .map(|rows| rows.into_iter().map(info_of).collect()))
         })
@@ -518,7 +530,7 @@ impl WorkQueue {
     /// script (`work_queue/remove_schedule`).
     pub fn remove_schedule(&self, name: &str) -> Op<bool> {
         Op::try_build(|| {
-            let [schedules, due] = self.schedule_keys()?;
+            let [schedules, due, _] = self.schedule_keys()?;
             Ok(script::remove_schedule(&schedules, &due, name))
         })
     }
@@ -528,12 +540,16 @@ impl WorkQueue {
     /// (`work_queue/due`); [`Scheduler`] runs it.
     pub fn due_schedules(&self, limit: u64) -> Op<Due> {
         Op::try_build(|| {
-            let [schedules, due] = self.schedule_keys()?;
-            Ok(
-                script::due(&schedules, &due, limit).map(|(now_ms, next_ms, rows)| {
+            let [schedules, due, wake] = self.schedule_keys()?;
+            Ok(script::due(&schedules, &due, &wake, limit).map(
+                move |(now_ms, next_ms, rows, last_wake)| {
+                    let within = next_ms.map_or(MAX_BLOCK.as_millis() as u64, |next| {
+                        next.saturating_sub(now_ms)
+                    });
                     Ok(Due {
                         now_ms,
                         next_ms,
+                        wake: Wake::new(&wake, last_wake, within)?,
                         due: rows
                             .into_iter()
                             .map(|(name, run_ms, revision, every, cron, tz, catch_up)| {
@@ -547,8 +563,8 @@ impl WorkQueue {
                             })
                             .collect(),
                     })
-                }),
-            )
+                },
+            ))
         })
     }
 
@@ -559,7 +575,7 @@ impl WorkQueue {
     /// (`work_queue/fire`).
     pub fn fire(&self, due: &DueSchedule, now_ms: u64) -> Op<Fired> {
         Op::try_build(|| {
-            let [schedules, due_key] = self.schedule_keys()?;
+            let [schedules, due_key, _] = self.schedule_keys()?;
             let times = match &due.timing {
                 Timing::Every { .. } => Vec::new(),
                 Timing::Cron { expr, tz } => {
@@ -618,9 +634,12 @@ impl WorkQueue {
 }
 
 /// The loop that fires a queue's schedules: it reads up to `batch` due schedules, fires
-/// each, and otherwise sleeps until the earliest next run time, at most `max_wait` (1 s
-/// by default, so that new and changed schedules are seen). Run one in every process
-/// that likes: each run is added once ([module docs](self)).
+/// each and reads again, and with nothing due blocks until the earliest next run time, at
+/// most `max_wait` (1 s by default). The block is on `{name}:schedules_wake`, which
+/// [`set_schedule`](WorkQueue::set_schedule) appends to, so a schedule set meanwhile
+/// wakes it at once and its first run is fired on time. Run one in every process that
+/// likes: each run is added once ([module docs](self)). It blocks its connection 200 ms
+/// at a time, and sees a [`Stop`] between two blocks.
 #[derive(Debug, Clone)]
 pub struct Scheduler<'q> {
     queue: &'q WorkQueue,
@@ -642,20 +661,22 @@ impl Scheduler<'_> {
         Ok(self)
     }
 
-    /// The longest sleep between two reads (default 1 s; at least 1 ms).
+    /// The longest sleep between two reads of the due schedules (default 1 s; at least
+    /// 1 ms): it bounds how late a wake-up lost to a failover is made up for.
     pub fn max_wait(mut self, max_wait: Duration) -> Self {
         self.max_wait = max_wait.max(Duration::from_millis(1));
         self
     }
 
-    /// How long to sleep after a read that fired `fired` of a full or partial batch.
-    fn pause(&self, due: &Due) -> Duration {
-        if due.due.len() as u64 >= self.batch {
-            return Duration::ZERO;
-        }
-        match due.next_ms {
-            Some(next) => Duration::from_millis(next.saturating_sub(due.now_ms)).min(self.max_wait),
-            None => self.max_wait,
+    /// What to block on after a read that found nothing due: the wake stream, until the
+    /// next run time, at most `max_wait`.
+    fn sleep(&self, due: &Due) -> Wake {
+        let until_next = due.next_ms.map_or(self.max_wait, |next| {
+            Duration::from_millis(next.saturating_sub(due.now_ms))
+        });
+        Wake {
+            within: until_next.min(self.max_wait),
+            ..due.wake.clone()
         }
     }
 
@@ -678,7 +699,20 @@ impl Scheduler<'_> {
                     None => break,
                 }
             }
-            sleep_watching(self.pause(&due), stop);
+            // After a fire, the next read answers the moved run times.
+            let sleep = self.sleep(&due);
+            let mut left = if due.due.is_empty() {
+                sleep.within
+            } else {
+                Duration::ZERO
+            };
+            while !left.is_zero() && !stop.is_stopped() {
+                let step = left.min(BLOCK_STEP);
+                match link.run(&sleep.block(step), stop)? {
+                    Some(false) => left -= step,
+                    Some(true) | None => break,
+                }
+            }
         }
         report.reconnects = link.reconnects;
         report.server_retries = link.retries;
@@ -687,7 +721,8 @@ impl Scheduler<'_> {
 
     /// [`run`](Self::run) on an async connection (a `ConnectionManager` reconnects by
     /// itself); an error that passes ([`is_transient`](super::is_transient)) is retried
-    /// after a pause.
+    /// after a pause. While nothing is due it blocks `con` 200 ms at a time (`XREAD
+    /// BLOCK`): on a multiplexed connection, other commands wait behind it meanwhile.
     #[cfg(feature = "aio")]
     pub async fn run_async<C>(&self, con: &mut C, stop: &Stop) -> Result<ScheduleReport>
     where
@@ -718,27 +753,33 @@ impl Scheduler<'_> {
                 }
             }
             pause = FIRST_RETRY_PAUSE;
-            let mut left = self.pause(&due);
+            let sleep = self.sleep(&due);
+            let mut left = if due.due.is_empty() {
+                sleep.within
+            } else {
+                Duration::ZERO
+            };
             while !left.is_zero() && !stop.is_stopped() {
-                let step = left.min(STOP_CHECK);
-                futures_timer::Delay::new(step).await;
-                left -= step;
+                let step = left.min(BLOCK_STEP);
+                match sleep.block(step).run_async(con).await {
+                    Ok(false) => left -= step,
+                    Ok(true) => break,
+                    Err(err) if super::is_transient(&err) => {
+                        report.server_retries += 1;
+                        super::retry_pause_async(&mut pause).await;
+                        break;
+                    }
+                    Err(err) => return Err(err),
+                }
             }
         }
         Ok(report)
     }
 }
 
-/// How often a sleeping scheduler looks at its [`Stop`].
-const STOP_CHECK: Duration = Duration::from_millis(50);
-
-fn sleep_watching(mut left: Duration, stop: &Stop) {
-    while !left.is_zero() && !stop.is_stopped() {
-        let step = left.min(STOP_CHECK);
-        std::thread::sleep(step);
-        left -= step;
-    }
-}
+/// The longest one blocking read of a sleeping scheduler: below the response timeout of a
+/// multiplexed connection (500 ms by default), and how soon it sees its [`Stop`].
+const BLOCK_STEP: Duration = Duration::from_millis(200);
 
 #[cfg(feature = "cron")]
 mod cron {

@@ -1097,7 +1097,7 @@ fn bad_input_is_refused_and_writes_nothing() {
 }
 
 /// The keys `script` takes, by the names in its header: a subset of the queue's fourteen
-/// (the schedules' two, `schedules` and `due`, left out).
+/// (the schedules' three, `schedules`, `due` and `schedules_wake`, left out).
 fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q str> {
     const NAMES: [&str; 14] = [
         "waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle",
@@ -1106,7 +1106,7 @@ fn keys_of<'q>(queue: &'q WorkQueue, script: &redis_patterns::Script) -> Vec<&'q
     script
         .keys
         .iter()
-        .filter(|key| !["schedules", "due"].contains(&key.name))
+        .filter(|key| !["schedules", "due", "schedules_wake"].contains(&key.name))
         .map(|key| queue.keys()[NAMES.iter().position(|n| *n == key.name).unwrap()])
         .collect()
 }

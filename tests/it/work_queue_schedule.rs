@@ -160,9 +160,11 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.schedules(0, 10));
     queue.clean(State::Waiting, 100).run(con).unwrap();
     let keys = queue.keys();
+    // The jobs' hash, the signal, and the schedulers' wake stream (which lives a minute).
     let _: () = redis::cmd("DEL")
         .arg(keys[5])
         .arg(keys[9])
+        .arg(&queue.schedule_keys().unwrap()[2])
         .query(con)
         .unwrap();
     t
@@ -350,7 +352,7 @@ fn foreign_schedules_are_refused() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let queue = WorkQueue::new("foreign").unwrap();
-    let [schedules, due] = queue.schedule_keys().unwrap();
+    let [schedules, due, _] = queue.schedule_keys().unwrap();
     let every = Schedule::every(Duration::from_secs(1));
     for (fields, score, code) in [
         (
@@ -475,4 +477,65 @@ async fn the_async_scheduler_fires() {
     let report = run.await.unwrap().unwrap();
     assert_eq!(report.added, 1);
     assert_eq!(report.skipped, 1);
+}
+
+/// One scheduler at its defaults, and schedules every 100, 250 and 500 ms set one after
+/// another at random moments while it blocks: every run of each, from its first, is added
+/// on time, none skipped (at its defaults it slept a whole second and missed most runs of
+/// a 100 ms schedule, and a schedule set while it slept waited for that second to end).
+/// Checked from the jobs in the queue.
+#[test]
+fn a_default_scheduler_adds_every_run_of_schedules_set_while_it_sleeps() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("on-time").unwrap();
+    let stop = Stop::new();
+    let mut rng = harness::Rng::new(42);
+    let (report, firsts, end_ms) = thread::scope(|scope| {
+        let run = scope.spawn(|| queue.scheduler().run(&db.client, &stop).unwrap());
+        let mut firsts = BTreeMap::new();
+        for (name, every) in [("slow", 500), ("mid", 250), ("fast", 100)] {
+            // A random moment on the server's clock, 50 to 350 ms on.
+            let at = harness::server_ms(&mut con) + 50 + rng.below(300);
+            while harness::server_ms(&mut con) < at {
+                thread::sleep(Duration::from_millis(5));
+            }
+            let schedule = Schedule::every(Duration::from_millis(every)).payload(name);
+            let (_, first) = queue.set_schedule(name, &schedule).run(&mut con).unwrap();
+            firsts.insert(name, (every, first));
+        }
+        // Until the fast schedule has fired 20 run times (added or skipped).
+        let (_, fast_first) = firsts["fast"];
+        while queue
+            .schedule("fast")
+            .run(&mut con)
+            .unwrap()
+            .is_none_or(|fast| fast.next_run_ms < fast_first + 20 * 100)
+        {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let end_ms = harness::server_ms(&mut con);
+        stop.stop();
+        (run.join().unwrap(), firsts, end_ms)
+    });
+    assert_eq!(report.skipped, 0, "{report:?}");
+    let ids = waiting_ids(&mut con, &queue);
+    for (name, (every, first)) in firsts {
+        let mut runs: Vec<u64> = ids
+            .iter()
+            .filter_map(|id| id.strip_prefix(&format!("{name}:")))
+            .map(|run| run.parse().unwrap())
+            .collect();
+        runs.sort();
+        let expected: Vec<u64> = (first..)
+            .step_by(every as usize)
+            .take_while(|run| *run <= runs.last().copied().unwrap_or(0))
+            .collect();
+        assert_eq!(runs, expected, "{name}: runs missed");
+        // Every run time that passed a period before the end was added.
+        assert!(
+            runs.last().is_some_and(|last| last + 2 * every > end_ms),
+            "{name}: runs {runs:?} stop well before {end_ms}"
+        );
+    }
 }
