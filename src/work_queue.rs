@@ -2519,8 +2519,11 @@ impl Worker<'_> {
     /// The lease renewals run on a clone of `con` in the loop's task, beside the
     /// handler's future, unless [`renew_from`](Self::renew_from) gives them a thread and
     /// a connection of their own: do that when a handler may block its thread, which
-    /// would stop renewals in the same task. A renewal that fails for another reason
-    /// than a lost lease is counted and sent again at the next tick.
+    /// would stop renewals in the same task, and so that an outage of `con` alone does
+    /// not stop them. Either way a job's lease is renewed until its ack or nack is
+    /// settled, as the sync loops do: an ack retried through an outage longer than the
+    /// lease keeps its job. A renewal that fails for another reason than a lost lease is
+    /// counted and sent again at the next tick.
     ///
     /// An error that passes ([`is_transient`]: a failed connection, a demoted or
     /// restarting server) makes the loop send the call again after a pause that doubles
@@ -2610,9 +2613,7 @@ impl Worker<'_> {
                 };
                 let outcome = if let Some((tx, _, _)) = &renewer {
                     let _ = tx.send(Renewal::Hold(job.clone(), every));
-                    let outcome = handler(job.clone()).await;
-                    let _ = tx.send(Renewal::Release(job.token.clone()));
-                    outcome
+                    handler(job.clone()).await
                 } else {
                     let mut renewals = con.clone();
                     let extend = self.queue.extend(&job).via(self.mode);
@@ -2638,8 +2639,22 @@ impl Worker<'_> {
                         Either::Right(((), _)) => unreachable!("the renewals never end"),
                     }
                 };
+                // The lease is renewed until the ack or nack is settled: one retried
+                // through an outage must not outlive it.
                 let settle = self.settle(&job, outcome, stop.is_stopped());
-                match retrying_async(&settle, con, stop, &mut report).await {
+                let renewals = renewer.is_none().then(|| con.clone());
+                let settled = renewing(
+                    retrying_async(&settle, con, stop, &mut report),
+                    self.extends([&job]),
+                    renewals,
+                    every,
+                    &renewals_failed,
+                )
+                .await;
+                if let Some((tx, _, _)) = &renewer {
+                    let _ = tx.send(Renewal::Release(job.token.clone()));
+                }
+                match settled {
                     Ok(Some((ending, jobs))) => {
                         report.count(Ok(ending))?;
                         next = jobs;
@@ -2729,6 +2744,9 @@ impl Worker<'_> {
                 let _ = tx.send(Renewal::Release(job.token.clone()));
             }
         };
+        // The connection that renews jobs while they are settled, unless the renewals
+        // thread holds them.
+        let renewals = |con: &C| renewer.is_none().then(|| con.clone());
         let mut running = FuturesUnordered::new();
         let mut finished: Vec<Finished> = Vec::new();
         let mut ended: Vec<(Job, std::result::Result<Vec<u8>, JobError>)> = Vec::new();
@@ -2740,8 +2758,18 @@ impl Worker<'_> {
                 match outcome {
                     Ok(result) => finished.push(Finished { job, result }),
                     Err(why) => {
+                        let nack = self.nack(&job, why);
+                        let holding = renewals(con);
+                        let nacked = renewing(
+                            retrying_async(&nack, con, stop, report),
+                            self.extends([&job]),
+                            holding,
+                            every,
+                            failed,
+                        )
+                        .await;
                         release(&job);
-                        match retrying_async(&self.nack(&job, why), con, stop, report).await {
+                        match nacked {
                             Ok(Some((ending, _))) => report.count(Ok(ending))?,
                             Ok(None) => report.lost += 1,
                             Err(err) => report.count(Err(err))?,
@@ -2755,13 +2783,9 @@ impl Worker<'_> {
                 if stopping {
                     // Acks what ended; takes nothing.
                     for job in std::mem::take(&mut finished) {
+                        self.ack_holding(&job, con, stop, report, renewals(con), failed)
+                            .await?;
                         release(&job);
-                        let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
-                        match retrying_async(&ack, con, stop, report).await {
-                            Ok(Some(_)) => report.acked += 1,
-                            Ok(None) => report.lost += 1,
-                            Err(err) => report.count(Err(err))?,
-                        }
                     }
                 }
                 match running.next().await {
@@ -2774,7 +2798,16 @@ impl Worker<'_> {
                 .drain(..finished.len().min(MAX_TAKE as usize))
                 .collect();
             let take = self.queue.ack_and_take(&done, free as u64).via(self.mode);
-            let jobs = match retrying_async(&take, con, stop, report).await {
+            let holding = renewals(con);
+            let taken = renewing(
+                retrying_async(&take, con, stop, report),
+                self.extends(done.iter().map(|d| &d.job)),
+                holding,
+                every,
+                failed,
+            )
+            .await;
+            let jobs = match taken {
                 Ok(Some(jobs)) => jobs,
                 Ok(None) => {
                     finished.extend(done);
@@ -2783,13 +2816,9 @@ impl Worker<'_> {
                 Err(err) if err.code() == Some(LEASE_LOST) => {
                     // One of them was lost: ack them one by one to tell which.
                     for job in done {
+                        self.ack_holding(&job, con, stop, report, renewals(con), failed)
+                            .await?;
                         release(&job);
-                        let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
-                        match retrying_async(&ack, con, stop, report).await {
-                            Ok(Some(_)) => report.acked += 1,
-                            Ok(None) => report.lost += 1,
-                            Err(err) => report.count(Err(err))?,
-                        }
                     }
                     continue;
                 }
@@ -2831,6 +2860,93 @@ impl Worker<'_> {
             };
             ended.extend(one);
         }
+    }
+}
+
+impl Worker<'_> {
+    /// The lease renewals of `jobs`.
+    #[cfg(feature = "aio")]
+    fn extends<'j>(&self, jobs: impl IntoIterator<Item = &'j Job>) -> Vec<Op<u64>> {
+        jobs.into_iter()
+            .map(|job| self.queue.extend(job).via(self.mode))
+            .collect()
+    }
+
+    /// Acks `job` (finished, its result kept) alone, renewing its lease meanwhile on
+    /// `renewals` when given, and counts the outcome.
+    #[cfg(feature = "aio")]
+    async fn ack_holding<C>(
+        &self,
+        job: &Finished,
+        con: &mut C,
+        stop: &Stop,
+        report: &mut WorkReport,
+        renewals: Option<C>,
+        failed: &AtomicU64,
+    ) -> Result<()>
+    where
+        C: redis::aio::ConnectionLike + Send,
+    {
+        let ack = self.queue.ack_done(Done::from(job)).via(self.mode);
+        let acked = renewing(
+            retrying_async(&ack, con, stop, report),
+            self.extends([&job.job]),
+            renewals,
+            self.renew_every(),
+            failed,
+        )
+        .await;
+        match acked {
+            Ok(Some(_)) => report.acked += 1,
+            Ok(None) => report.lost += 1,
+            Err(err) => report.count(Err(err))?,
+        }
+        Ok(())
+    }
+}
+
+/// Runs `settle` (an ack or nack, retried through failures) while renewing the leases of
+/// `extends` every `every` on `renewals`, so that a settle that outlasts a lease does not
+/// lose its job to another worker; without `renewals` (a renewals thread holds the
+/// jobs), `settle` alone. A lost lease is left alone; a failed renewal is counted in
+/// `failed` and tried again at the next turn.
+#[cfg(feature = "aio")]
+async fn renewing<T, C>(
+    settle: impl std::future::Future<Output = T>,
+    extends: Vec<Op<u64>>,
+    renewals: Option<C>,
+    every: Duration,
+    failed: &AtomicU64,
+) -> T
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    use futures_util::future::{Either, select};
+
+    let Some(mut renewals) = renewals else {
+        return settle.await;
+    };
+    let renew = async {
+        let mut lost = vec![false; extends.len()];
+        loop {
+            futures_timer::Delay::new(every).await;
+            for (extend, lost) in extends.iter().zip(&mut lost) {
+                if *lost {
+                    continue;
+                }
+                match extend.run_async(&mut renewals).await {
+                    Err(err) if err.code() == Some(LEASE_LOST) => *lost = true,
+                    Err(_) => {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(_) => {}
+                }
+            }
+        }
+    };
+    match select(std::pin::pin!(settle), std::pin::pin!(renew)).await {
+        Either::Left((settled, _)) => settled,
+        Either::Right(((), _)) => unreachable!("the renewals never end"),
     }
 }
 

@@ -1265,3 +1265,139 @@ fn workers_go_on_through_a_slot_migration_and_a_master_kill() {
     println!("{reports:?}");
     println!("{:?} in all", began.elapsed());
 }
+
+/// A TCP proxy to a server, on a free port of its own, that the test can cut: while cut,
+/// it closes every connection it carries and each new one at once, as a network outage
+/// or a proxy restart does to a client's connection alone.
+struct Proxy {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    carried: std::sync::Arc<Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Proxy {
+    fn to(server_port: u16) -> Proxy {
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
+
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let carried: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (is_cut, sockets) = (cut.clone(), carried.clone());
+        // The threads end with the test process; each copy ends when its socket closes.
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if is_cut.load(Ordering::SeqCst) {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)) else {
+                    continue;
+                };
+                let mut sockets = sockets.lock().unwrap();
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server.try_clone().unwrap(), client.try_clone().unwrap()),
+                ] {
+                    thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+                sockets.extend([client, server]);
+            }
+        });
+        Proxy { port, cut, carried }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Closes what it carries, and every connection until [`mend`](Self::mend).
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for socket in self.carried.lock().unwrap().drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn mend(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+/// An async worker (one job at a time, then two) whose connection is cut the moment its
+/// handler returns, for longer than a whole lease, while a second client takes from the
+/// queue: the renewals thread (`renew_from`) holds the job until its ack is settled, so
+/// the ack goes through once the connection is back, and the job is neither lost to the
+/// other client nor dead. Before, the renewals let the job go when its handler returned:
+/// its lease ran out during the outage, the other client's take moved it to the
+/// dead-letter queue (one delivery allowed), and the ack found it lost.
+#[test]
+fn an_async_ack_through_an_outage_longer_than_the_lease_keeps_its_job() {
+    let server = RedisProcess::start(&[]);
+    let client = redis::Client::open(server.url(0)).unwrap();
+    let proxy = Proxy::to(server.port());
+    let through_proxy = redis::Client::open(proxy.url()).unwrap();
+    let mut con = server.connection();
+    for concurrency in [1, 2] {
+        let queue = strict_queue(&format!("faults:ack-outage-{concurrency}"));
+        let seen = Seen::default();
+        let stop = Stop::new();
+        let id = format!("long-{concurrency}");
+        queue.add(&id, "x").run(&mut con).unwrap();
+        let report = thread::scope(|scope| {
+            let (client, queue, stop, seen, through_proxy) =
+                (&client, &queue, &stop, &seen, &through_proxy);
+            let worker = scope.spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let mut con = through_proxy.get_connection_manager().await.unwrap();
+                    queue
+                        .worker()
+                        .poll(Duration::from_millis(50))
+                        .concurrency(concurrency)
+                        .unwrap()
+                        .renew_from(client.clone())
+                        .run_async(&mut con, stop, |job: Job| async move {
+                            tokio::task::block_in_place(|| seen.handle(&job))
+                        })
+                        .await
+                        .unwrap()
+                })
+            });
+            harness::wait_until("the job to start", 5, || seen.has_started(&id));
+            proxy.cut();
+            let cut_at = harness::server_ms(&mut con);
+            seen.release(&id);
+            // A whole lease and a quarter on the server's clock, while another client
+            // takes: a lapsed lease would be reclaimed (and, at one delivery, the job
+            // dead).
+            let outage = LEASE + LEASE / 4;
+            while harness::server_ms(&mut con) < cut_at + outage.as_millis() as u64 {
+                assert_eq!(queue.take(1).run(&mut con).unwrap(), Vec::new());
+                thread::sleep(Duration::from_millis(20));
+            }
+            proxy.mend();
+            harness::wait_until("the job to end", 5, || {
+                queue.counts().run(&mut con).unwrap().leased == 0
+            });
+            stop.stop();
+            worker.join().unwrap()
+        });
+        assert_eq!(
+            (report.acked, report.lost),
+            (1, 0),
+            "concurrency {concurrency}: {report:?}"
+        );
+        assert_eq!(queue.counts().run(&mut con).unwrap().dead, 0);
+        assert_eq!(seen.twice(), Vec::<String>::new());
+    }
+}
