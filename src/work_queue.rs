@@ -355,7 +355,7 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("exports")?;
-//! queue.configure(Changes::new().group_turns(true)).run(&mut con)?;
+//! queue.configure(&Changes::new().group_turns(true)).run(&mut con)?;
 //! for n in 0..1_000 {
 //!     queue.add_with(&format!("big:{n}"), "…", JobOptions::new().group("big")).run(&mut con)?;
 //! }
@@ -401,7 +401,7 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("emails")?;
-//! queue.configure(Changes::new().metrics_minutes(60)?).run(&mut con)?; // once
+//! queue.configure(&Changes::new().metrics_minutes(60)?).run(&mut con)?; // once
 //! let metrics = queue.metrics(60).run(&mut con)?;
 //! println!("{} waiting, {} completed in the last hour", metrics.counts.waiting,
 //!     metrics.minutes.iter().map(|m| m.completed).sum::<u64>());
@@ -446,7 +446,7 @@
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("renders")?;
-//! queue.configure(Changes::new().events(10_000)?).run(&mut con)?; // once
+//! queue.configure(&Changes::new().events(10_000)?).run(&mut con)?; // once
 //! let mut events = queue.events(&queue.newest_event().run(&mut con)?);
 //! loop {
 //!     for event in events.next(&mut con, Duration::from_secs(30))? {

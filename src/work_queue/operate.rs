@@ -397,18 +397,12 @@ impl From<Settings> for Changes {
     }
 }
 
-impl From<&Changes> for Changes {
-    fn from(changes: &Changes) -> Self {
-        *changes
-    }
-}
-
 /// What [`configure`](WorkQueue::configure) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Configured {
     /// Whether a setting changed.
     pub changed: bool,
-    /// Groups with parked jobs woken because the group limits changed (at most 250 per
+    /// Groups with parked jobs woken because the group limits changed (at most 100 per
     /// call: the jobs of further groups start as their groups' jobs end).
     pub groups_woken: u64,
 }
@@ -548,8 +542,8 @@ fn prometheus_label(value: &str) -> String {
 
 impl WorkQueue {
     /// Changes the settings that `changes` names, for every worker, and keeps the others:
-    /// the next `take` of any worker applies them. Pass [`Changes`] to change some, or a
-    /// [`Settings`] (`&settings`) to set them all. When the group limits change, groups
+    /// the next `take` of any worker applies them. Pass [`Changes`] to change some, or
+    /// [`Settings`] to set them all. When the group limits change, groups
     /// with parked jobs are woken so that what the new limits allow starts; idle workers
     /// are woken too. One script (`work_queue/configure`), which merges the changes with
     /// the settings it finds, so concurrent changes of different settings all hold.
@@ -565,14 +559,14 @@ impl WorkQueue {
     /// queue.configure(&settings).run(&mut con)?;
     /// assert_eq!(queue.settings().run(&mut con)?, settings);
     /// // One change: events on, the group limits and the rest as they are.
-    /// queue.configure(Changes::new().events(10_000)?).run(&mut con)?;
+    /// queue.configure(&Changes::new().events(10_000)?).run(&mut con)?;
     /// let now = queue.settings().run(&mut con)?;
     /// assert_eq!((now.events_max(), now.group()), (10_000, settings.group()));
     /// # Ok(()) }
     /// ```
-    pub fn configure(&self, changes: impl Into<Changes>) -> Op<Configured> {
+    pub fn configure<C: Clone + Into<Changes>>(&self, changes: &C) -> Op<Configured> {
         let k = &self.keys;
-        let c: Changes = changes.into();
+        let c: Changes = changes.clone().into();
         script::configure(
             &k.parked,
             &k.jobs,

@@ -306,7 +306,7 @@ fn the_next_jobs_age_counts_jobs_waiting_for_their_turn() {
     let mut con = db.con();
     let queue = WorkQueue::new("turned").unwrap();
     queue
-        .configure(Changes::new().group_turns(true))
+        .configure(&Changes::new().group_turns(true))
         .run(&mut con)
         .unwrap();
     add_all(
@@ -360,7 +360,7 @@ fn a_change_keeps_the_settings_it_does_not_name() {
     assert_eq!(queue.settings().run(&mut con).unwrap(), before);
 
     let done = queue
-        .configure(Changes::new().group_concurrency(3).unwrap())
+        .configure(&Changes::new().group_concurrency(3).unwrap())
         .run(&mut con)
         .unwrap();
     assert!(done.changed);
@@ -374,12 +374,12 @@ fn a_change_keeps_the_settings_it_does_not_name() {
 
     // A rate without a period keeps the period; a period alone keeps the rate.
     queue
-        .configure(Changes::new().queue_rate(7).unwrap())
+        .configure(&Changes::new().queue_rate(7).unwrap())
         .run(&mut con)
         .unwrap();
     queue
         .configure(
-            Changes::new()
+            &Changes::new()
                 .group_period(Duration::from_millis(250))
                 .unwrap(),
         )
@@ -393,12 +393,12 @@ fn a_change_keeps_the_settings_it_does_not_name() {
     );
     assert_eq!(now.queue().concurrency_limit(), Some(40));
     // Naming nothing changes nothing.
-    let none = queue.configure(Changes::new()).run(&mut con).unwrap();
+    let none = queue.configure(&Changes::new()).run(&mut con).unwrap();
     assert_eq!((none.changed, none.groups_woken), (false, 0));
     assert_eq!(queue.settings().run(&mut con).unwrap(), now);
     // Naming a setting as it is changes nothing either.
     let same = Changes::new().events(1_000).unwrap().group_turns(true);
-    assert!(!queue.configure(same).run(&mut con).unwrap().changed);
+    assert!(!queue.configure(&same).run(&mut con).unwrap().changed);
 }
 
 /// Two operators change different settings at the same moment, many times over: the
@@ -414,7 +414,7 @@ fn concurrent_changes_of_different_settings_both_hold() {
             let mut con = db.con();
             for n in 1..=ROUNDS {
                 let change = Changes::new().group_concurrency(n).unwrap();
-                queue.configure(change).run(&mut con).unwrap();
+                queue.configure(&change).run(&mut con).unwrap();
                 let seen = queue.settings().run(&mut con).unwrap();
                 assert!(seen.group().concurrency_limit() >= Some(n), "{seen:?}");
             }
@@ -423,7 +423,7 @@ fn concurrent_changes_of_different_settings_both_hold() {
             let mut con = db.con();
             for n in 1..=ROUNDS {
                 let change = Changes::new().events(n).unwrap().dead_max(n).unwrap();
-                queue.configure(change).run(&mut con).unwrap();
+                queue.configure(&change).run(&mut con).unwrap();
                 let seen = queue.settings().run(&mut con).unwrap();
                 assert!(seen.events_max() >= n && seen.dead_max() >= n, "{seen:?}");
             }
@@ -467,7 +467,7 @@ fn bad_changes_are_refused_and_empty_arguments_keep_settings() {
         );
     }
     queue
-        .configure(Changes::new().events(10).unwrap())
+        .configure(&Changes::new().events(10).unwrap())
         .run(&mut con)
         .unwrap();
     let keys: Vec<String> = ["parked", "jobs", "wake", "signal", "events"]
