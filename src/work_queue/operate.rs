@@ -150,8 +150,9 @@ impl Settings {
     /// ready take turns, one job per turn, so one group's backlog of thousands of jobs does
     /// not hold back the jobs of every other group behind it (BullMQ Pro's groups). Jobs
     /// without a group are one group of their own; priority orders the jobs of one group,
-    /// not the turns. A queue with turns off pays for them one `ZCARD` per `take`.
-    /// Switching loses nothing: each `take` moves up to 4 × its `limit` waiting jobs into
+    /// not the turns. A queue with turns off pays for them one `EXISTS` per `take`, shared
+    /// with the keys of events and results.
+    /// Switching loses nothing: each `take` moves up to 2 × its `limit` waiting jobs into
     /// their groups' turns, or (turns off) hands up to `limit` jobs of groups with a turn
     /// back to waiting. While turns are on, jobs waiting for their group's turn are
     /// [parked](super::State::Parked) (and counted so). See "Groups that take turns" in
