@@ -380,7 +380,8 @@
 //! change a job's [priority](WorkQueue::set_priority) or [delay](WorkQueue::set_delay),
 //! [promote](WorkQueue::promote) a delayed job, and [delete](WorkQueue::delete) a paused
 //! queue. Every bulk call handles at most [`MAX_BULK`] jobs, so each stays bounded; call
-//! again while it answers that many.
+//! again while it answers that many. [`exists`](WorkQueue::exists) tells a queue that
+//! holds something from a name nobody used (a typo reads as an empty queue).
 //!
 //! # Metrics
 //!
