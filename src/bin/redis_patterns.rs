@@ -10,7 +10,8 @@
 //! output is one `key: value` per line, or an aligned table for `list`, `queues` and the
 //! per-minute metrics, or with `--json` one line of JSON; payloads and errors show as
 //! text when they are UTF-8 (control characters escaped), else as `hex:` and their bytes
-//! in hex. `--url` defaults to `REDIS_URL`, as the examples read it.
+//! in hex (as is a text that starts with `hex:`). `--url` defaults to `REDIS_URL`, as
+//! the examples read it.
 //!
 //! Exit codes: 0 when the command did what was asked; 1 when Redis or a script answered
 //! an error, `check` found problems, a `queue` action on one job found no such job or
