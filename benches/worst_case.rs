@@ -1345,7 +1345,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/configure",
-            input: "group limits change (250 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1, turns on",
+            input: "every setting changed: group limits (100 of 1,000 groups woken), queue rate 1000 -> 10, events 100,000 -> 1, turns on",
             setup: big_queue,
             keys: queue("work_queue/configure"),
             args: strings(

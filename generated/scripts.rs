@@ -10706,7 +10706,7 @@ pub mod work_queue {
     pub static ADD: crate::Script = crate::Script {
         name: "work_queue/add",
         path: "scripts/work_queue/add.lua",
-        sha1: "6eb6733cd64894a32b9252f9b988fcfb6d861118",
+        sha1: "ca336004ccd6becae0daafd4dbc68dca2c7c13a8",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add.lua")),
         flags: &[],
         summary: "Adds a job, unless a job with the same id is in the queue (deduplication).",
@@ -10755,7 +10755,7 @@ pub mod work_queue {
     #[doc = " of `parked` instead (a job without a group in the range of group '') and its group, unless"]
     #[doc = " it has a turn, gets the next one in `turns`: the reply says 'parked' (see `take.lua`)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `6eb6733cd64894a32b9252f9b988fcfb6d861118`)."]
+    #[doc = " Runs `scripts/work_queue/add.lua` (`work_queue/add`, SHA1 `ca336004ccd6becae0daafd4dbc68dca2c7c13a8`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10794,7 +10794,7 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "4410c1a094963dde9a0afc4bb8757746da8b431c",
+        sha1: "9b4e1604dccc5ec4641dbfd3d68d07865e3049da",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
@@ -10846,7 +10846,7 @@ pub mod work_queue {
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
     #[doc = " add the parent."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `4410c1a094963dde9a0afc4bb8757746da8b431c`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `9b4e1604dccc5ec4641dbfd3d68d07865e3049da`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10947,17 +10947,17 @@ pub mod work_queue {
         crate::ScriptCall::new(&CLEAN).key(waiting).key(delayed).key(dead).key(parked).key(jobs).arg(state).arg(count).finish()
     }
 
-    #[doc = " `work_queue/configure`: Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds."]
+    #[doc = " `work_queue/configure`: Changes the queue's settings that it is given, and keeps the others."]
     #[doc = ""]
     #[doc = " The script's metadata and source; call it with [`configure()`]."]
     pub static CONFIGURE: crate::Script = crate::Script {
         name: "work_queue/configure",
         path: "scripts/work_queue/configure.lua",
-        sha1: "cad90aa34f7b71260b8671a5a5a3857070598bac",
+        sha1: "45e73a432542d4bd8a190e100423d4c7d0de34c5",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/configure.lua")),
         flags: &[],
-        summary: "Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds.",
-        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`\n(#settings) and `take.lua` reads them on every call, so a worker deployed with other\ncode applies the same limits, and a change takes effect on the next `take`. Until this\nruns the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and\nkeeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of\nstart times anew. A new metrics window keeps the totals and the slots of the minutes\nit still covers (each slot names its minute, so one of another minute reads as 0);\nthe slots beyond a smaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 250 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
+        summary: "Changes the queue's settings that it is given, and keeps the others.",
+        description: "Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,\nits worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the\nmetrics window, the events cap, the results' bounds and group turns. They live in\n`jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with\nother code applies the same limits, and a change takes effect on the next `take`. An\nempty argument leaves its setting as it is: the merge happens here, in one call, so\ntwo operators who change different settings at the same moment both keep their change.\nUntil this runs the queue has no limits, keeps at most 10,000 dead jobs for at most\n180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands\neach). A new queue rate starts its ring of start times anew (the old start times stay,\nat most 1,000, until a later ring overwrites them or the queue is deleted). A new\nmetrics window keeps the totals and the slots of the minutes it still covers (each\nslot names its minute, so one of another minute reads as 0); the slots beyond a\nsmaller window stay, at most 1,440, until the queue is deleted.\nWhen the group limits change, up to 100 groups with parked jobs are woken, so\nthe next `take` calls start what the new limits allow (the jobs of any further groups\nstart as their groups' jobs end); idle workers are woken too.\nEvents (what happened to each job, in `events`) are off until `events_max` is set; the\nstream then keeps at most that many, the oldest going first, and a lower cap trims it\nhere. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for\n`result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless\nset) is refused.\n`group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin\nbetween groups; jobs without a group are one group of their own): `add.lua` parks a new\njob in its group's range of `parked` and gives its group a turn in `turns`, and\n`take.lua` takes one job per turn, the group then waiting behind every other (see its\nheader). Switching takes nothing from here: with turns on, each `take` moves up to\n2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands\nthe jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so\nno job is lost either way, and idle workers are woken to do it.",
         keys: &[
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: the jobs' fields; #settings the queue's settings", template: Some(&keys::JOBS) },
@@ -10966,58 +10966,63 @@ pub mod work_queue {
             crate::Param { name: "events", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "what happened to each job: event, job, and an error or progress", template: Some(&keys::EVENTS) },
         ],
         args: &[
-            crate::Param { name: "group_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of one group held at once; 0 for no limit", template: None },
-            crate::Param { name: "group_rate", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of one group started per `group_period`; 0 for no limit", template: None },
-            crate::Param { name: "group_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `group_rate`", template: None },
-            crate::Param { name: "queue_concurrency", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of the whole queue held at once; 0 for no limit", template: None },
-            crate::Param { name: "queue_rate", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of the whole queue started per `queue_period`; 0 for no limit", template: None },
-            crate::Param { name: "queue_period", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `queue_rate`", template: None },
-            crate::Param { name: "dead_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most jobs kept dead; the oldest go first", template: None },
-            crate::Param { name: "dead_age", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a dead job is kept", template: None },
-            crate::Param { name: "metrics_minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
-            crate::Param { name: "events_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
-            crate::Param { name: "result_ttl", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
-            crate::Param { name: "result_max", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 16384 }, doc: "the longest result kept, in bytes (16 KiB at most)", template: None },
-            crate::Param { name: "group_turns", ty: "bool", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "whether groups with jobs ready take turns (round-robin); 0 for no turns", template: None },
+            crate::Param { name: "group_concurrency", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of one group held at once; 0 for no limit", template: None },
+            crate::Param { name: "group_rate", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of one group started per `group_period`; 0 for no limit", template: None },
+            crate::Param { name: "group_period", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `group_rate`", template: None },
+            crate::Param { name: "queue_concurrency", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000000 }, doc: "the most jobs of the whole queue held at once; 0 for no limit", template: None },
+            crate::Param { name: "queue_rate", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1000 }, doc: "the most jobs of the whole queue started per `queue_period`; 0 for no limit", template: None },
+            crate::Param { name: "queue_period", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000000 }, doc: "the window of `queue_rate`", template: None },
+            crate::Param { name: "dead_max", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10000000 }, doc: "the most jobs kept dead; the oldest go first", template: None },
+            crate::Param { name: "dead_age", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000000000000 }, doc: "how long a dead job is kept", template: None },
+            crate::Param { name: "metrics_minutes", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1440 }, doc: "the minutes of per-minute metrics kept; 0 for no metrics", template: None },
+            crate::Param { name: "events_max", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 100000 }, doc: "the most events `events` keeps; 0 for no events", template: None },
+            crate::Param { name: "result_ttl", ty: "ms", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2592000000 }, doc: "how long a job's result is kept (30 days at most)", template: None },
+            crate::Param { name: "result_max", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 16384 }, doc: "the longest result kept, in bytes (16 KiB at most)", template: None },
+            crate::Param { name: "group_turns", ty: "uint", optional: true, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1 }, doc: "1 for groups with jobs ready taking turns (round-robin); 0 for no turns", template: None },
         ],
         returns: crate::Returns { ty: "(bool, uint)", doc: "whether a setting changed, and how many groups with parked jobs were woken" },
         errors: &[
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not 5 keys and 13 arguments" },
-            crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range" },
-            crate::ErrorDoc { code: "BAD_QUEUE_CONCURRENCY", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_QUEUE_RATE", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_QUEUE_PERIOD", doc: "not whole milliseconds within its range" },
-            crate::ErrorDoc { code: "BAD_DEAD_MAX", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_DEAD_AGE", doc: "not whole milliseconds within its range" },
-            crate::ErrorDoc { code: "BAD_METRICS_MINUTES", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_EVENTS_MAX", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_RESULT_TTL", doc: "not whole milliseconds within its range" },
-            crate::ErrorDoc { code: "BAD_RESULT_MAX", doc: "not an integer within its range" },
-            crate::ErrorDoc { code: "BAD_GROUP_TURNS", doc: "not 1 or 0" },
+            crate::ErrorDoc { code: "BAD_GROUP_CONCURRENCY", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_GROUP_RATE", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_GROUP_PERIOD", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_QUEUE_CONCURRENCY", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_QUEUE_RATE", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_QUEUE_PERIOD", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_DEAD_MAX", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_DEAD_AGE", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_METRICS_MINUTES", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_EVENTS_MAX", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_RESULT_TTL", doc: "not whole milliseconds within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_RESULT_MAX", doc: "not an integer within its range (or empty)" },
+            crate::ErrorDoc { code: "BAD_GROUP_TURNS", doc: "not an integer within its range (or empty)" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings these scripts did not write; nothing was written" },
             crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write; nothing was written" },
         ],
         clock: None,
-        complexity: "O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed",
+        complexity: "O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed",
         defaults: &[
         ],
     };
 
-    #[doc = " Sets the queue's limits, dead-letter cap, metrics window, events cap and results' bounds."]
+    #[doc = " Changes the queue's settings that it is given, and keeps the others."]
     #[doc = ""]
     #[doc = " Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,"]
-    #[doc = " its worker `limiter`, Sidekiq's dead set caps). The settings live in `jobs`"]
-    #[doc = " (#settings) and `take.lua` reads them on every call, so a worker deployed with other"]
-    #[doc = " code applies the same limits, and a change takes effect on the next `take`. Until this"]
-    #[doc = " runs the queue has no limits, keeps at most 10,000 dead jobs for at most 180 days, and"]
-    #[doc = " keeps no metrics (they cost the scripts that end jobs two hash commands each). A new queue rate starts its ring of"]
-    #[doc = " start times anew. A new metrics window keeps the totals and the slots of the minutes"]
-    #[doc = " it still covers (each slot names its minute, so one of another minute reads as 0);"]
-    #[doc = " the slots beyond a smaller window stay, at most 1,440, until the queue is deleted."]
-    #[doc = " When the group limits change, up to 250 groups with parked jobs are woken, so"]
+    #[doc = " its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the"]
+    #[doc = " metrics window, the events cap, the results' bounds and group turns. They live in"]
+    #[doc = " `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with"]
+    #[doc = " other code applies the same limits, and a change takes effect on the next `take`. An"]
+    #[doc = " empty argument leaves its setting as it is: the merge happens here, in one call, so"]
+    #[doc = " two operators who change different settings at the same moment both keep their change."]
+    #[doc = " Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most"]
+    #[doc = " 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands"]
+    #[doc = " each). A new queue rate starts its ring of start times anew (the old start times stay,"]
+    #[doc = " at most 1,000, until a later ring overwrites them or the queue is deleted). A new"]
+    #[doc = " metrics window keeps the totals and the slots of the minutes it still covers (each"]
+    #[doc = " slot names its minute, so one of another minute reads as 0); the slots beyond a"]
+    #[doc = " smaller window stay, at most 1,440, until the queue is deleted."]
+    #[doc = " When the group limits change, up to 100 groups with parked jobs are woken, so"]
     #[doc = " the next `take` calls start what the new limits allow (the jobs of any further groups"]
     #[doc = " start as their groups' jobs end); idle workers are woken too."]
     #[doc = " Events (what happened to each job, in `events`) are off until `events_max` is set; the"]
@@ -11034,7 +11039,7 @@ pub mod work_queue {
     #[doc = " the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so"]
     #[doc = " no job is lost either way, and idle workers are woken to do it."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `cad90aa34f7b71260b8671a5a5a3857070598bac`)."]
+    #[doc = " Runs `scripts/work_queue/configure.lua` (`work_queue/configure`, SHA1 `45e73a432542d4bd8a190e100423d4c7d0de34c5`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
@@ -11044,43 +11049,43 @@ pub mod work_queue {
     #[doc = " - `events` (a stream, named `{<name>}:events`): what happened to each job: event, job, and an error or progress"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
-    #[doc = " - `group_concurrency` (`uint`, from 0 to 1000000): the most jobs of one group held at once; 0 for no limit"]
-    #[doc = " - `group_rate` (`uint`, from 0 to 1000): the most jobs of one group started per `group_period`; 0 for no limit"]
-    #[doc = " - `group_period` (`ms`, from 1 to 10000000000 ms): the window of `group_rate`"]
-    #[doc = " - `queue_concurrency` (`uint`, from 0 to 1000000): the most jobs of the whole queue held at once; 0 for no limit"]
-    #[doc = " - `queue_rate` (`uint`, from 0 to 1000): the most jobs of the whole queue started per `queue_period`; 0 for no limit"]
-    #[doc = " - `queue_period` (`ms`, from 1 to 10000000000 ms): the window of `queue_rate`"]
-    #[doc = " - `dead_max` (`uint`, from 1 to 10000000): the most jobs kept dead; the oldest go first"]
-    #[doc = " - `dead_age` (`ms`, from 1 to 1000000000000 ms): how long a dead job is kept"]
-    #[doc = " - `metrics_minutes` (`uint`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
-    #[doc = " - `events_max` (`uint`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
-    #[doc = " - `result_ttl` (`ms`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
-    #[doc = " - `result_max` (`uint`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)"]
-    #[doc = " - `group_turns` (`bool`): whether groups with jobs ready take turns (round-robin); 0 for no turns"]
+    #[doc = " - `group_concurrency` (`uint?`, from 0 to 1000000): the most jobs of one group held at once; 0 for no limit"]
+    #[doc = " - `group_rate` (`uint?`, from 0 to 1000): the most jobs of one group started per `group_period`; 0 for no limit"]
+    #[doc = " - `group_period` (`ms?`, from 1 to 10000000000 ms): the window of `group_rate`"]
+    #[doc = " - `queue_concurrency` (`uint?`, from 0 to 1000000): the most jobs of the whole queue held at once; 0 for no limit"]
+    #[doc = " - `queue_rate` (`uint?`, from 0 to 1000): the most jobs of the whole queue started per `queue_period`; 0 for no limit"]
+    #[doc = " - `queue_period` (`ms?`, from 1 to 10000000000 ms): the window of `queue_rate`"]
+    #[doc = " - `dead_max` (`uint?`, from 1 to 10000000): the most jobs kept dead; the oldest go first"]
+    #[doc = " - `dead_age` (`ms?`, from 1 to 1000000000000 ms): how long a dead job is kept"]
+    #[doc = " - `metrics_minutes` (`uint?`, from 0 to 1440): the minutes of per-minute metrics kept; 0 for no metrics"]
+    #[doc = " - `events_max` (`uint?`, from 0 to 100000): the most events `events` keeps; 0 for no events"]
+    #[doc = " - `result_ttl` (`ms?`, from 1 to 2592000000 ms): how long a job's result is kept (30 days at most)"]
+    #[doc = " - `result_max` (`uint?`, from 1 to 16384): the longest result kept, in bytes (16 KiB at most)"]
+    #[doc = " - `group_turns` (`uint?`, from 0 to 1): 1 for groups with jobs ready taking turns (round-robin); 0 for no turns"]
     #[doc = ""]
     #[doc = " Returns (`(bool, uint)`): whether a setting changed, and how many groups with parked jobs were woken"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
     #[doc = " - `BAD_ARGS`: not 5 keys and 13 arguments"]
-    #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_RATE`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range"]
-    #[doc = " - `BAD_QUEUE_CONCURRENCY`: not an integer within its range"]
-    #[doc = " - `BAD_QUEUE_RATE`: not an integer within its range"]
-    #[doc = " - `BAD_QUEUE_PERIOD`: not whole milliseconds within its range"]
-    #[doc = " - `BAD_DEAD_MAX`: not an integer within its range"]
-    #[doc = " - `BAD_DEAD_AGE`: not whole milliseconds within its range"]
-    #[doc = " - `BAD_METRICS_MINUTES`: not an integer within its range"]
-    #[doc = " - `BAD_EVENTS_MAX`: not an integer within its range"]
-    #[doc = " - `BAD_RESULT_TTL`: not whole milliseconds within its range"]
-    #[doc = " - `BAD_RESULT_MAX`: not an integer within its range"]
-    #[doc = " - `BAD_GROUP_TURNS`: not 1 or 0"]
+    #[doc = " - `BAD_GROUP_CONCURRENCY`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_GROUP_RATE`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_GROUP_PERIOD`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_QUEUE_CONCURRENCY`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_QUEUE_RATE`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_QUEUE_PERIOD`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_DEAD_MAX`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_DEAD_AGE`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_METRICS_MINUTES`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_EVENTS_MAX`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_RESULT_TTL`: not whole milliseconds within its range (or empty)"]
+    #[doc = " - `BAD_RESULT_MAX`: not an integer within its range (or empty)"]
+    #[doc = " - `BAD_GROUP_TURNS`: not an integer within its range (or empty)"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings these scripts did not write; nothing was written"]
     #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write; nothing was written"]
     #[doc = ""]
-    #[doc = " Complexity: O(R + G log N + E): R the old queue rate, G ≤ 250 groups woken, N parked jobs, E ≤ 10^5 trimmed."]
-    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: u64, group_rate: u64, group_period: ::std::time::Duration, queue_concurrency: u64, queue_rate: u64, queue_period: ::std::time::Duration, dead_max: u64, dead_age: ::std::time::Duration, metrics_minutes: u64, events_max: u64, result_ttl: ::std::time::Duration, result_max: u64, group_turns: bool) -> crate::Op<(bool, u64,)> {
+    #[doc = " Complexity: O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed."]
+    pub fn configure(parked: &str, jobs: &str, wake: &str, signal: &str, events: &str, group_concurrency: Option<u64>, group_rate: Option<u64>, group_period: Option<::std::time::Duration>, queue_concurrency: Option<u64>, queue_rate: Option<u64>, queue_period: Option<::std::time::Duration>, dead_max: Option<u64>, dead_age: Option<::std::time::Duration>, metrics_minutes: Option<u64>, events_max: Option<u64>, result_ttl: Option<::std::time::Duration>, result_max: Option<u64>, group_turns: Option<u64>) -> crate::Op<(bool, u64,)> {
         crate::ScriptCall::new(&CONFIGURE).key(parked).key(jobs).key(wake).key(signal).key(events).arg(group_concurrency).arg(group_rate).arg(group_period).arg(queue_concurrency).arg(queue_rate).arg(queue_period).arg(dead_max).arg(dead_age).arg(metrics_minutes).arg(events_max).arg(result_ttl).arg(result_max).arg(group_turns).finish()
     }
 
@@ -11447,7 +11452,7 @@ pub mod work_queue {
     pub static FIRE: crate::Script = crate::Script {
         name: "work_queue/fire",
         path: "scripts/work_queue/fire.lua",
-        sha1: "4cf3ee305eb630a9a428aafd8134aa71e34e8b52",
+        sha1: "fa9c926d97dc51f593d6676a14a14528c2b29d8b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/fire.lua")),
         flags: &[],
         summary: "Fires one run of a schedule: adds its job(s) and moves its next run time, once.",
@@ -11507,7 +11512,7 @@ pub mod work_queue {
     #[doc = " the others are skipped and counted. The next run time is the first time after now;"]
     #[doc = " when `times` hold none ('more_times'), nothing changes and the caller computes more."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `4cf3ee305eb630a9a428aafd8134aa71e34e8b52`)."]
+    #[doc = " Runs `scripts/work_queue/fire.lua` (`work_queue/fire`, SHA1 `fa9c926d97dc51f593d6676a14a14528c2b29d8b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11693,11 +11698,11 @@ pub mod work_queue {
     pub static METRICS: crate::Script = crate::Script {
         name: "work_queue/metrics",
         path: "scripts/work_queue/metrics.lua",
-        sha1: "15a6023dccf6ead5cd9d11fb4586362f5a008bb8",
+        sha1: "68c1256a69d433ed5a520b00236326ece98b2b1d",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/metrics.lua")),
         flags: &["no-writes", ],
         summary: "Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.",
-        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries, those of\nthem that went to the dead-letter queue as dead. Per minute of the server's clock they\nare kept for the window `configure.lua` sets (none until it sets one, and none when it\nis 0: then the totals stand still too). The age is that of the job next in\nline (the head of `waiting`), from when it was first ready: its add, or the end of its\ndelay; nil when nothing waits, or for a job added while the queue kept no metrics.",
+        description: "Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts\nthat end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s\nacks as completed, `nack.lua` and leases that ran out as failed deliveries (a job\nretried three times fails three deliveries), those of them that went to the\ndead-letter queue as dead. Per minute of the server's clock they are kept for the\nwindow `configure.lua` sets (none until it sets one, and none when it is 0: then the\ntotals stand still too, and the window answered is 0). The age is that of the job next\nin line, from when it was first ready (its add, or the end of its delay): the head of\n`waiting` and, while groups take turns, the first job of the group whose turn comes\nfirst in `turns` (the older of the two when both wait); nil when no job waits, or for a\njob that `add.lua` did not stamp (one added before it stamped every job).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -11705,16 +11710,19 @@ pub mod work_queue {
             crate::Param { name: "dead", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it died (ms, server clock): the dead-letter queue", template: Some(&keys::DEAD) },
             crate::Param { name: "parked", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "held-back jobs of groups at their limit, all at score 0 (see take.lua)", template: Some(&keys::PARKED) },
             crate::Param { name: "jobs", ty: "hash", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "<x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error", template: Some(&keys::JOBS) },
+            crate::Param { name: "turns", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "group ('' for none) -> its turn, while groups take turns (see take.lua)", template: Some(&keys::TURNS) },
         ],
         args: &[
             crate::Param { name: "minutes", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1440 }, doc: "how many of the last minutes to return, at most the window kept", template: None },
         ],
-        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])", doc: "counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed" },
+        returns: crate::Returns { ty: "(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])", doc: "counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 6 keys and 1 argument" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 7 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_MINUTES", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds settings or metrics these scripts did not write" },
+            crate::ErrorDoc { code: "BAD_PARKED", doc: "`parked` holds a member that take.lua did not write" },
+            crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
         ],
         clock: Some(crate::Clock::Server),
         complexity: "O(M + log N), M = `minutes`, N = the jobs",
@@ -11726,14 +11734,17 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts"]
     #[doc = " that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s"]
-    #[doc = " acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of"]
-    #[doc = " them that went to the dead-letter queue as dead. Per minute of the server's clock they"]
-    #[doc = " are kept for the window `configure.lua` sets (none until it sets one, and none when it"]
-    #[doc = " is 0: then the totals stand still too). The age is that of the job next in"]
-    #[doc = " line (the head of `waiting`), from when it was first ready: its add, or the end of its"]
-    #[doc = " delay; nil when nothing waits, or for a job added while the queue kept no metrics."]
+    #[doc = " acks as completed, `nack.lua` and leases that ran out as failed deliveries (a job"]
+    #[doc = " retried three times fails three deliveries), those of them that went to the"]
+    #[doc = " dead-letter queue as dead. Per minute of the server's clock they are kept for the"]
+    #[doc = " window `configure.lua` sets (none until it sets one, and none when it is 0: then the"]
+    #[doc = " totals stand still too, and the window answered is 0). The age is that of the job next"]
+    #[doc = " in line, from when it was first ready (its add, or the end of its delay): the head of"]
+    #[doc = " `waiting` and, while groups take turns, the first job of the group whose turn comes"]
+    #[doc = " first in `turns` (the older of the two when both wait); nil when no job waits, or for a"]
+    #[doc = " job that `add.lua` did not stamp (one added before it stamped every job)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `15a6023dccf6ead5cd9d11fb4586362f5a008bb8`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/work_queue/metrics.lua` (`work_queue/metrics`, SHA1 `68c1256a69d433ed5a520b00236326ece98b2b1d`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -11742,21 +11753,24 @@ pub mod work_queue {
     #[doc = " - `dead` (a zset, named `{<name>}:dead`): job id -> when it died (ms, server clock): the dead-letter queue"]
     #[doc = " - `parked` (a zset, named `{<name>}:parked`): held-back jobs of groups at their limit, all at score 0 (see take.lua)"]
     #[doc = " - `jobs` (a hash, named `{<name>}:jobs`): \\<x>:\\<id>: d payload, s state, r rank, n deliveries, g group, t token, e error"]
+    #[doc = " - `turns` (a zset, named `{<name>}:turns`): group ('' for none) -> its turn, while groups take turns (see take.lua)"]
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `minutes` (`uint`, from 1 to 1440): how many of the last minutes to return, at most the window kept"]
     #[doc = ""]
-    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)])`): counts, totals, age, rows: waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all; the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000), completed, failed"]
+    #[doc = " Returns (`(uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)])`): counts, totals, age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs, failed deliveries and dead jobs in all; the next job's age in ms; the minutes of metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms / 60,000), completed jobs, failed deliveries"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 6 keys and 1 argument"]
+    #[doc = " - `BAD_ARGS`: not 7 keys and 1 argument"]
     #[doc = " - `BAD_MINUTES`: not an integer within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds settings or metrics these scripts did not write"]
+    #[doc = " - `BAD_PARKED`: `parked` holds a member that take.lua did not write"]
+    #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
     #[doc = " Complexity: O(M + log N), M = `minutes`, N = the jobs. Clock: the server's `TIME`."]
-    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, Vec<(u64, u64, u64,)>,)> {
-        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).arg(minutes).finish()
+    pub fn metrics(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, turns: &str, minutes: u64) -> crate::Op<(u64, u64, u64, u64, u64, u64, u64, u64, Option<u64>, u64, Vec<(u64, u64, u64,)>,)> {
+        crate::ScriptCall::new(&METRICS).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(turns).arg(minutes).finish()
     }
 
     #[doc = " `work_queue/nack`: Ends a failed delivery: the job is retried after `delay`, or goes to the dead-letter queue."]
@@ -12610,11 +12624,11 @@ pub mod work_queue {
     pub static SET_DELAY: crate::Script = crate::Script {
         name: "work_queue/set_delay",
         path: "scripts/work_queue/set_delay.lua",
-        sha1: "5ea077cde1ba4d5546910a21e82cd080483e1fdc",
+        sha1: "be1883e145b6ed790fae679f6b9fded2ac7705b2",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/set_delay.lua")),
         flags: &[],
         summary: "Delays a job that is not running, or promotes a delayed job at once with a delay of 0.",
-        description: "Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,\nparked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed\njob waits at once at its rank, and a waiting or parked job stays as it is. A leased or\ndead job is left alone (its state says why).",
+        description: "Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,\nparked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed\njob waits at once at its rank, and a waiting or parked job stays as it is (it is ready\nalready). A leased, dead or blocked job (a flow's parent waiting for its children) is\nleft alone: its state says why.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12644,10 +12658,11 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,"]
     #[doc = " parked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed"]
-    #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is. A leased or"]
-    #[doc = " dead job is left alone (its state says why)."]
+    #[doc = " job waits at once at its rank, and a waiting or parked job stays as it is (it is ready"]
+    #[doc = " already). A leased, dead or blocked job (a flow's parent waiting for its children) is"]
+    #[doc = " left alone: its state says why."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `5ea077cde1ba4d5546910a21e82cd080483e1fdc`)."]
+    #[doc = " Runs `scripts/work_queue/set_delay.lua` (`work_queue/set_delay`, SHA1 `be1883e145b6ed790fae679f6b9fded2ac7705b2`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]

@@ -289,10 +289,11 @@
 //! and started per period, whichever worker takes them.
 //!
 //! These limits are the queue's, not the workers': an operator sets them with
-//! [`configure`](WorkQueue::configure) ([`Settings`]), they live in `{name}:jobs`, and
-//! every `take` reads them, so a worker deployed with other code still applies the same
-//! ones, and a change holds from the next `take`. Raising a group limit wakes up to 250
-//! groups with parked jobs at once. A handler whose upstream answers "too many requests"
+//! [`configure`](WorkQueue::configure) (the [`Changes`] it names, the other settings
+//! kept; or a whole [`Settings`]), they live in `{name}:jobs`, and every `take` reads
+//! them, so a worker deployed with other code still applies the same ones, and a change
+//! holds from the next `take`. Raising a group limit wakes up to 100 groups with parked
+//! jobs at once. A handler whose upstream answers "too many requests"
 //! for one tenant holds that tenant back with
 //! [`rate_limit_group`](WorkQueue::rate_limit_group) (or returns
 //! [`JobError::rate_limit_group`] from a [`Worker`]'s handler): its job is parked with its
@@ -351,11 +352,11 @@
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::work_queue::{JobOptions, Settings, WorkQueue};
+//! use redis_patterns::work_queue::{Changes, JobOptions, WorkQueue};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("exports")?;
-//! queue.configure(&Settings::new().group_turns(true)).run(&mut con)?;
+//! queue.configure(&Changes::new().group_turns(true)).run(&mut con)?;
 //! for n in 0..1_000 {
 //!     queue.add_with(&format!("big:{n}"), "…", JobOptions::new().group("big")).run(&mut con)?;
 //! }
@@ -380,27 +381,29 @@
 //! change a job's [priority](WorkQueue::set_priority) or [delay](WorkQueue::set_delay),
 //! [promote](WorkQueue::promote) a delayed job, and [delete](WorkQueue::delete) a paused
 //! queue. Every bulk call handles at most [`MAX_BULK`] jobs, so each stays bounded; call
-//! again while it answers that many.
+//! again while it answers that many. [`exists`](WorkQueue::exists) tells a queue that
+//! holds something from a name nobody used (a typo reads as an empty queue).
 //!
 //! # Metrics
 //!
 //! The scripts that end jobs count them as they do, at no extra round trip: `ack` and
-//! `take`'s acks as completed, `nack` and leases that ran out as failed deliveries, and
-//! those of them that died. The counts are kept in `{name}:jobs` as all-time totals and
-//! per minute of the server's clock over a window of up to a day, once an operator turns
-//! them on ([`Settings::metrics_minutes`]; off by default, as BullMQ's: they cost each
-//! script that ends a job two hash commands, about a tenth of its server time).
-//! [`metrics`](WorkQueue::metrics) reads them with the counts per state and the age of
-//! the job next in line (how long it has been ready) in one call, and
-//! [`Metrics::prometheus`] writes them in Prometheus' text format.
+//! `take`'s acks as completed jobs, `nack` and leases that ran out as failed deliveries
+//! (a job that fails three times counts three), and the jobs that died. The counts are
+//! kept in `{name}:jobs` as all-time totals and per minute of the server's clock over a
+//! window of up to a day, once an operator turns them on ([`Changes::metrics_minutes`];
+//! off by default, as BullMQ's: they cost each script that ends a job two hash commands,
+//! about a tenth of its server time). [`metrics`](WorkQueue::metrics) reads them with
+//! the counts per state and the age of the job next in line (how long it has been ready,
+//! metrics on or off: every job is stamped with when it was first ready) in one call,
+//! and [`Metrics::prometheus`] writes them in Prometheus' text format.
 //!
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
-//! use redis_patterns::work_queue::{Settings, WorkQueue};
+//! use redis_patterns::work_queue::{Changes, WorkQueue};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("emails")?;
-//! queue.configure(&Settings::new().metrics_minutes(60)?).run(&mut con)?; // once
+//! queue.configure(&Changes::new().metrics_minutes(60)?).run(&mut con)?; // once
 //! let metrics = queue.metrics(60).run(&mut con)?;
 //! println!("{} waiting, {} completed in the last hour", metrics.counts.waiting,
 //!     metrics.minutes.iter().map(|m| m.completed).sum::<u64>());
@@ -441,11 +444,11 @@
 //! ```no_run
 //! # fn demo() -> redis_patterns::Result<()> {
 //! use std::time::Duration;
-//! use redis_patterns::work_queue::{Settings, WorkQueue};
+//! use redis_patterns::work_queue::{Changes, WorkQueue};
 //!
 //! let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
 //! let queue = WorkQueue::new("renders")?;
-//! queue.configure(&Settings::new().events(10_000)?).run(&mut con)?; // once
+//! queue.configure(&Changes::new().events(10_000)?).run(&mut con)?; // once
 //! let mut events = queue.events(&queue.newest_event().run(&mut con)?);
 //! loop {
 //!     for event in events.next(&mut con, Duration::from_secs(30))? {
@@ -518,8 +521,8 @@ pub use events::{
 };
 pub use flow::{Child, MAX_CHILDREN, OnChildFailure};
 pub use operate::{
-    Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES, MAX_RESULT_TTL,
-    Metrics, Minute, Settings,
+    Changes, Configured, MAX_BULK, MAX_EVENTS, MAX_METRICS_MINUTES, MAX_RESULT_BYTES,
+    MAX_RESULT_TTL, Metrics, Minute, Settings,
 };
 pub mod schedule;
 pub use schedule::{
@@ -885,6 +888,12 @@ impl Limits {
     /// The rate limit, if any: jobs started per period.
     pub fn rate_limit(&self) -> Option<(u64, Duration)> {
         (self.rate > 0).then_some((self.rate, self.period))
+    }
+
+    /// The period of the rate limit, kept while there is no rate (1 s unless set): a
+    /// rate set later without a period of its own ([`Changes::group_rate`]) counts in it.
+    pub fn period(&self) -> Duration {
+        self.period
     }
 }
 

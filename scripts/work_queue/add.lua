@@ -174,11 +174,11 @@ local function settings_of(stored)
 end
 -- Adds job `job_id` as add.lua does (see its header): unless a job with that id is in the
 -- queue, it waits in `waiting_set` (waking workers on `signal_key`) or, for a `job_delay` > 0
--- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first ready)
--- while the queue keeps metrics. Reads and checks (the arrival counter, the settings)
--- before its first write. Answers { 1, state } for a job added, { 0, state } with the
--- state of the job already there; nil and a BAD_JOBS error reply for a counter or
--- settings these scripts do not write.
+-- ms, in `delayed_set`; with `job_group` ('' for none), and stamped `a:` (when first
+-- ready). Reads and checks (the arrival counter, the settings) before its first write.
+-- Answers { 1, state } for a job added, { 0, state } with the state of the job already
+-- there; nil and a BAD_JOBS error reply for a counter or settings these scripts do not
+-- write.
 local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, job_payload, job_priority, job_delay,
     job_group, known_settings)
   -- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
@@ -193,10 +193,8 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
     return nil, redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
   end
-  local settings = known_settings
-  if not settings then
-    local bad
-    settings, bad = settings_of(stored_settings)
+  if not known_settings then
+    local settings, bad = settings_of(stored_settings)
     if not settings then
       return nil, bad
     end
@@ -204,12 +202,9 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
   local rank = next_rank(jobs_hash, job_priority)
   local state = 'waiting'
   -- When the job is first ready (a: in `jobs`), for the age metrics.lua reports of the next
-  -- job: kept only while the queue keeps metrics.
-  local ready
-  if job_delay > 0 or settings.metrics_minutes > 0 then
-    local time = redis.call('TIME')
-    ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
-  end
+  -- job, metrics on or off: how long the head of a queue has waited is its first health sign.
+  local time = redis.call('TIME')
+  local ready = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + job_delay
   if job_delay > 0 then
     state = 'delayed'
     redis.call('ZADD', delayed_set, ready, job_id)
@@ -217,12 +212,10 @@ local function add_job(waiting_set, delayed_set, jobs_hash, signal_key, job_id, 
     redis.call('ZADD', waiting_set, rank, job_id)
     wake_workers(signal_key)
   end
-  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0 }
+  local fields = { 'd:' .. job_id, job_payload, 's:' .. job_id, state, 'r:' .. job_id, rank, 'n:' .. job_id, 0,
+    'a:' .. job_id, ready }
   if job_group ~= '' then
     fields[#fields + 1], fields[#fields + 2] = 'g:' .. job_id, job_group
-  end
-  if settings.metrics_minutes > 0 then
-    fields[#fields + 1], fields[#fields + 2] = 'a:' .. job_id, ready
   end
   redis.call('HSET', jobs_hash, unpack(fields))
   return { 1, state }

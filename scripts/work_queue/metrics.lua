@@ -3,28 +3,35 @@
 ---
 --- Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts
 --- that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s
---- acks as completed, `nack.lua` and leases that ran out as failed deliveries, those of
---- them that went to the dead-letter queue as dead. Per minute of the server's clock they
---- are kept for the window `configure.lua` sets (none until it sets one, and none when it
---- is 0: then the totals stand still too). The age is that of the job next in
---- line (the head of `waiting`), from when it was first ready: its add, or the end of its
---- delay; nil when nothing waits, or for a job added while the queue kept no metrics.
+--- acks as completed, `nack.lua` and leases that ran out as failed deliveries (a job
+--- retried three times fails three deliveries), those of them that went to the
+--- dead-letter queue as dead. Per minute of the server's clock they are kept for the
+--- window `configure.lua` sets (none until it sets one, and none when it is 0: then the
+--- totals stand still too, and the window answered is 0). The age is that of the job next
+--- in line, from when it was first ready (its add, or the end of its delay): the head of
+--- `waiting` and, while groups take turns, the first job of the group whose turn comes
+--- first in `turns` (the older of the two when both wait); nil when no job waits, or for a
+--- job that `add.lua` did not stamp (one added before it stamped every job).
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
 --- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
 --- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
---- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, [(uint, uint, uint)]) counts, totals, age, rows:
----   waiting, parked, delayed, leased and dead jobs; completed, failed and dead in all;
----   the next job's age in ms; a row per minute, newest first: minute (Unix ms / 60,000),
----   completed, failed
---- @error BAD_ARGS               not 6 keys and 1 argument
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts, totals,
+---   age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs,
+---   failed deliveries and dead jobs in all; the next job's age in ms; the minutes of
+---   metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms /
+---   60,000), completed jobs, failed deliveries
+--- @error BAD_ARGS               not 7 keys and 1 argument
 --- @error BAD_MINUTES            not an integer within its range
 --- @error BAD_KEYS               a key not named as its template says
 --- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
---- @uses settings_of metrics_at slot_counts
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
+--- @uses settings_of metrics_at slot_counts parked_of turn_number
 --- @clock server
 --- @complexity O(M + log N), M = `minutes`, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -49,8 +56,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 6 or #ARGV ~= 1 then
-  return redis.error_reply('BAD_ARGS expected 6 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 7 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -58,6 +65,7 @@ local leased = KEYS[3]
 local dead = KEYS[4]
 local parked = KEYS[5]
 local jobs = KEYS[6]
+local turns = KEYS[7]
 local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
 if not minutes or minutes > 1440 then
   return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
@@ -87,9 +95,35 @@ if jobs ~= tag_of_keys .. ':jobs' then
   return redis.error_reply(
       'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
 end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[7] is ' .. shown(turns))
+end
 -- End of the generated input checks.
 -- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
 -- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
+end
+-- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
+-- nil and an error reply for a member that take.lua did not write. Reads only.
+local function parked_of(parked_set, group, n)
+  local prefix = parked_prefix(group)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local found = {}
+  for i, member in ipairs(members) do
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
+      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
+  end
+  return found
+end
 -- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
 -- read it (with the other fields it reads there, to save a call): thirteen whole numbers
 -- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
@@ -179,6 +213,16 @@ local function metrics_at(jobs_hash, at, window)
   m.slot = counts
   return m
 end
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
 -- End of the shared helpers.
 local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
 if bad then
@@ -198,10 +242,31 @@ end
 for i = 1, 3 do
   reply[5 + i] = current.totals[i]
 end
-local head = redis.call('ZRANGE', waiting, 0, 0)[1]
-local ready = head and redis.call('HGET', jobs, 'a:' .. head)
-ready = ready and safe_integer(ready, 0, 999999999999999)
-reply[9] = ready and math.max(now - ready, 0) or false
+-- The jobs first in line: the head of `waiting`, and the first job of the group whose
+-- turn comes first (parked in its group's range while groups take turns).
+local heads = { redis.call('ZRANGE', waiting, 0, 0)[1] }
+local first_turn = redis.call('ZRANGE', turns, 0, 0, 'WITHSCORES')
+if first_turn[1] then
+  local _, bad_turn = turn_number(turns, first_turn[1], first_turn[2])
+  if bad_turn then
+    return bad_turn
+  end
+  local found, bad_parked = parked_of(parked, first_turn[1], 1)
+  if not found then
+    return bad_parked
+  end
+  heads[#heads + 1] = found[1] and found[1].id
+end
+local oldest = false
+for _, head in pairs(heads) do
+  local ready = redis.call('HGET', jobs, 'a:' .. head)
+  ready = ready and safe_integer(ready, 0, 999999999999999)
+  if ready and (not oldest or ready < oldest) then
+    oldest = ready
+  end
+end
+reply[9] = oldest and math.max(now - oldest, 0)
+reply[10] = settings.metrics_minutes
 
 local rows = {}
 if kept > 0 then
@@ -226,5 +291,5 @@ if kept > 0 then
     rows[i + 1] = { minute - i, counts[1], counts[2] }
   end
 end
-reply[10] = rows
+reply[11] = rows
 return reply

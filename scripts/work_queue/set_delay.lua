@@ -2,8 +2,9 @@
 ---
 --- Beyond the books, for operators (BullMQ's `changeDelay` and `promote`). A waiting,
 --- parked or delayed job becomes delayed until `delay` from now; with `delay` 0 a delayed
---- job waits at once at its rank, and a waiting or parked job stays as it is. A leased or
---- dead job is left alone (its state says why).
+--- job waits at once at its rank, and a waiting or parked job stays as it is (it is ready
+--- already). A leased, dead or blocked job (a flow's parent waiting for its children) is
+--- left alone: its state says why.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
@@ -105,7 +106,7 @@ end
 if not state then
   return { 0, false }
 end
-if state == 'leased' or state == 'dead' or (delay == 0 and state ~= 'delayed') then
+if (state ~= 'waiting' and state ~= 'parked' and state ~= 'delayed') or (delay == 0 and state ~= 'delayed') then
   return { 0, state }
 end
 if not (rank and safe_integer(rank, 1, 2559999999999999)) then

@@ -1,19 +1,24 @@
 //! `redis-patterns`: the crate's scripts from a shell. List and read them, export them
 //! (as files, a Redis Functions library or a JSON manifest), load them into a server or
 //! a cluster, check a folder of scripts of your own and rewrite their generated parts, and
-//! call one. And operate a work queue (`queue <name> …`): read its counts, metrics, jobs
-//! and settings; pause and resume it; retry, remove, reprioritise, delay or promote a
-//! job; retry every dead job; drain, clean or delete it; change its limits. Each of these
-//! runs one of the `work_queue` scripts through its Rust API, never a raw command, so a
-//! cluster (`--cluster`) works as a single server does, and bulk actions go 100 jobs per
-//! call until done. Their output is one `key: value` per line, or an aligned table for
-//! `list` and the per-minute metrics; payloads and errors show as a Rust string literal
-//! (`"to=ann"`), or a byte string literal (`b"\xff"`) when they are not UTF-8.
+//! call one. And operate work queues: list the queues of a server (`queues`), and
+//! (`queue <name> …`) read a queue's counts, metrics, jobs and settings; pause and resume
+//! it; retry, remove, reprioritise, delay or promote a job; retry every dead job; drain,
+//! clean or delete it; change its settings. Each of these runs one of the `work_queue`
+//! scripts through its Rust API, never a raw command, so a cluster (`--cluster`) works
+//! as a single server does, and bulk actions go 100 jobs per call until done. Their
+//! output is one `key: value` per line, or an aligned table for `list`, `queues` and the
+//! per-minute metrics, or with `--json` one line of JSON; payloads and errors show as
+//! text when they are UTF-8 (control characters escaped), else as `hex:` and their bytes
+//! in hex (as is a text that starts with `hex:`). `--url` defaults to `REDIS_URL`, as
+//! the examples read it.
 //!
 //! Exit codes: 0 when the command did what was asked; 1 when Redis or a script answered
-//! an error, `check` found problems, or a `queue` action on one job found no such job or
-//! one in a state it leaves alone (nothing changed); 2 for a command line that makes no
-//! sense (an unknown script or state, a bad number), with nothing sent.
+//! an error, `check` found problems, a `queue` action on one job found no such job or
+//! one in a state it leaves alone, or a `queue` action that writes found a queue with no
+//! keys (nothing changed); 2 for a command line that makes no sense (an unknown script or
+//! state, a bad number), with nothing sent. A closed output (`| head`) ends the command
+//! quietly, as it ends other Unix tools.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,8 +54,9 @@ fn uint_from_text(text: &str) -> Option<u64> {
         redis-patterns check ./sql\n  \
         redis-patterns fix ./sql\n  \
         redis-patterns call identity_lock/release --url redis://127.0.0.1 --key lock:1 --arg secret\n  \
+        redis-patterns queues --url redis://127.0.0.1\n  \
         redis-patterns queue emails counts --url redis://127.0.0.1\n  \
-        redis-patterns queue emails metrics --prometheus\n  \
+        REDIS_URL=redis://127.0.0.1 redis-patterns queue emails metrics --prometheus\n  \
         redis-patterns queue emails retry --all-dead\n  \
         redis-patterns queue emails limits --group-concurrency 2"
 )]
@@ -115,7 +121,12 @@ enum Command {
         /// The script, as `family/op`.
         name: String,
         /// The server: `redis://host:port`.
-        #[arg(long, default_value = "redis://127.0.0.1:6379")]
+        #[arg(
+            long,
+            env = "REDIS_URL",
+            hide_env_values = true,
+            default_value = "redis://127.0.0.1:6379"
+        )]
         url: String,
         /// A key, in the header's order (repeat for each); with `--param`, the items of
         /// the variadic key.
@@ -141,8 +152,14 @@ enum Command {
     /// Each action is one of the `work_queue` scripts, as the Rust API runs it (never a
     /// raw command), so it is atomic and checked; bulk actions call theirs 100 jobs at a
     /// time until done. An action on one job exits with 1 when there is no such job or
-    /// it is in a state the action leaves alone (nothing changed).
+    /// it is in a state the action leaves alone (nothing changed). A queue with no keys
+    /// on the server (a name with a typo in it) is named as such: a read says so on
+    /// stderr, an action that writes is refused with 1 (`--create` sets up a new queue's
+    /// pause or settings before its first job).
     Queue(queue::QueueArgs),
+    /// Lists the work queues of a server (of every primary with `--cluster`) with their
+    /// counts: every `{<name>}:jobs` hash, found in SCAN steps of 1,000 keys.
+    Queues(queue::QueuesArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -201,6 +218,16 @@ impl From<std::io::Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    // Rust starts programs with SIGPIPE ignored, so a write to a closed pipe fails and
+    // `println!` panics. Its default action ends the program quietly, as it ends other
+    // Unix tools. Sockets are not concerned: Rust sends on them with MSG_NOSIGNAL, so a
+    // server that closes a connection is still an error.
+    #[cfg(unix)]
+    // SAFETY: called first, before any thread starts; SIG_DFL is a valid action for
+    // SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match Cli::parse_from(queue::name_first(std::env::args_os())).command {
         // The generator's own commands, with its output and exit codes.
         Command::Check { dir } => redis_patterns_codegen::cli::check(&dir),
@@ -259,6 +286,7 @@ fn run(command: Command) -> Result<(), Failure> {
             Ok(())
         }
         Command::Queue(args) => queue::run(args),
+        Command::Queues(args) => queue::list_queues(args),
         Command::Check { .. } | Command::Fix { .. } => unreachable!("main runs check and fix"),
         Command::Call {
             name,
@@ -707,33 +735,38 @@ fn print_value(value: &Value, depth: usize) {
     }
 }
 
-/// `redis-patterns queue <name> …`: what operators do to a
-/// [`work_queue`](redis_patterns::work_queue), each action one of its ops (one script),
-/// never a raw command.
+/// `redis-patterns queue <name> …` and `redis-patterns queues`: what operators do to a
+/// [`work_queue`](redis_patterns::work_queue), each action one of its ops (one script, or
+/// one native command to know whether the queue has keys), never a raw command.
 mod queue {
     use std::ffi::OsString;
     use std::fmt::Write as _;
     use std::time::Duration;
 
     use clap::{ArgGroup, Args, Subcommand, ValueEnum};
+    use redis_patterns::keyspace::{DbIterator, KeyType, cluster_masters};
+    use redis_patterns::scripts::work_queue::keys as queue_keys;
     use redis_patterns::work_queue::{
-        JobInfo, Limits, MAX_BULK, MAX_METRICS_MINUTES, MAX_PAGE, Removed, Settings, State,
-        WorkQueue,
+        Changes, Counts, JobInfo, MAX_BULK, Metrics, Removed, Settings, State, WorkQueue,
     };
+    use redis_patterns::{Batch, Rule, catalog};
+    use serde_json::{Value as Json, json};
 
     use super::{Failure, WHOLE_0, connect, uint_from_text};
 
-    /// The longest delay `set_delay` takes, in ms.
-    const MAX_DELAY_MS: u64 = 1_000_000_000_000;
-
     const EXAMPLES: &str = "Examples:\n  \
+        redis-patterns queues --url redis://127.0.0.1:6379\n  \
         redis-patterns queue emails counts --url redis://127.0.0.1:6379\n  \
-        redis-patterns queue emails metrics --prometheus\n  \
-        redis-patterns queue emails list dead --count 50\n  \
+        REDIS_URL=redis://127.0.0.1:6379 redis-patterns queue emails metrics --prometheus\n  \
+        redis-patterns queue emails list dead --count 50 --json\n  \
         redis-patterns queue emails job welcome:42\n  \
         redis-patterns queue emails retry --all-dead\n  \
         redis-patterns queue emails limits --group-concurrency 2 --group-rate 10 --group-period-ms 1000\n  \
+        redis-patterns queue emails limits --events-max 10000 --group-turns on\n  \
         redis-patterns queue emails pause && redis-patterns queue emails delete";
+
+    /// The server a command talks to, by default `REDIS_URL`'s, as every example's.
+    const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 
     /// Marks a queue's name that is also an action's (`queue counts counts`): clap reads a
     /// subcommand's name as the subcommand wherever it stands. No argument of a command
@@ -764,13 +797,52 @@ mod queue {
         args
     }
 
+    /// The range a `work_queue` script's header gives its argument `arg`: the one source
+    /// of the bounds that the flags' help states and their parsers check.
+    fn range(script: &str, arg: &str) -> (u64, u64) {
+        let param = catalog::find(script)
+            .and_then(|s| s.args.iter().find(|p| p.name == arg))
+            .unwrap_or_else(|| panic!("{script} has no argument `{arg}`"));
+        match param.rule {
+            Rule::Range { min, max } => (min.max(0) as u64, max.max(0) as u64),
+            _ => panic!("{script}'s `{arg}` has no range"),
+        }
+    }
+
+    /// `from 1 to 1440`, as a help text says a range.
+    fn range_words(script: &str, arg: &str) -> String {
+        let (min, max) = range(script, arg);
+        format!("{min} to {max}")
+    }
+
+    /// A help text that ends with the range of `configure`'s argument `arg`.
+    fn setting_help(what: &str, arg: &str) -> String {
+        format!("{what} ({})", range_words("work_queue/configure", arg))
+    }
+
+    /// The parser of a number within the range of `script`'s argument `arg`.
+    fn within(
+        script: &'static str,
+        arg: &'static str,
+    ) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+        move |text| {
+            let n = whole(text)?;
+            let (min, max) = range(script, arg);
+            if (min..=max).contains(&n) {
+                Ok(n)
+            } else {
+                Err(format!("must be from {min} to {max}"))
+            }
+        }
+    }
+
     #[derive(Args)]
     #[command(after_help = EXAMPLES)]
     pub struct QueueArgs {
         /// The queue's name, as `WorkQueue::new` takes it (its keys are `{<name>}:…`).
         name: String,
         /// The server: `redis://host:port` (`rediss://` for TLS).
-        #[arg(long, default_value = "redis://127.0.0.1:6379", global = true)]
+        #[arg(long, env = "REDIS_URL", hide_env_values = true, default_value = DEFAULT_URL, global = true)]
         url: String,
         /// The URL is a node of a cluster.
         #[arg(long, global = true)]
@@ -779,40 +851,99 @@ mod queue {
         action: Action,
     }
 
+    /// `redis-patterns queues`: the queues on a server.
+    #[derive(Args)]
+    pub struct QueuesArgs {
+        /// The server: `redis://host:port` (`rediss://` for TLS).
+        #[arg(long, env = "REDIS_URL", hide_env_values = true, default_value = DEFAULT_URL)]
+        url: String,
+        /// The URL is a node of a cluster: every primary is searched.
+        #[arg(long)]
+        cluster: bool,
+        /// Prints JSON: an array of the queues, each with its counts.
+        #[arg(long)]
+        json: bool,
+    }
+
     #[derive(Subcommand)]
     enum Action {
         /// The jobs in each state, and whether the queue is paused.
-        Counts,
-        /// The counts, the totals, the next job's age and the jobs ended per minute.
+        Counts {
+            /// Prints JSON: an object of the counts and `paused`.
+            #[arg(long)]
+            json: bool,
+        },
+        /// The counts, the next job's age, and while metrics are on the totals and the jobs
+        /// ended per minute.
         Metrics {
-            /// How many of the last minutes to read (1 to 10080; at most the window kept).
-            #[arg(long, default_value_t = 60, value_parser = minutes)]
+            #[arg(
+                long,
+                default_value_t = 60,
+                value_parser = within("work_queue/metrics", "minutes"),
+                help = format!(
+                    "How many of the last minutes to read ({}; at most the window kept)",
+                    range_words("work_queue/metrics", "minutes")
+                )
+            )]
             minutes: u64,
             /// Prints the metrics in Prometheus' text format instead.
-            #[arg(long)]
+            #[arg(long, conflicts_with = "json")]
             prometheus: bool,
+            /// Prints JSON: the counts, the next job's age, and the totals and minutes
+            /// (null totals while metrics are off).
+            #[arg(long)]
+            json: bool,
         },
         /// One page of the jobs in a state, in the order the state keeps them.
         List {
             /// The state.
             #[arg(value_enum)]
             state: AnyState,
-            /// How many jobs to skip.
-            #[arg(long, default_value_t = 0, value_parser = whole)]
+            #[arg(
+                long,
+                default_value_t = 0,
+                value_parser = within("work_queue/list", "offset"),
+                help = format!(
+                    "How many jobs to skip ({})",
+                    range_words("work_queue/list", "offset")
+                )
+            )]
             offset: u64,
-            /// How many jobs to show (1 to 100).
-            #[arg(long, default_value_t = 20, value_parser = page)]
+            #[arg(
+                long,
+                default_value_t = 20,
+                value_parser = within("work_queue/list", "count"),
+                help = format!(
+                    "How many jobs to show ({})",
+                    range_words("work_queue/list", "count")
+                )
+            )]
             count: u64,
+            /// Prints JSON: an array of the jobs.
+            #[arg(long)]
+            json: bool,
         },
         /// One job: its state, deliveries, priority, group, last error, time and payload.
         Job {
             /// The job's id.
             id: String,
+            /// Prints JSON: an object of the job.
+            #[arg(long)]
+            json: bool,
         },
-        /// The queue's settings: its limits, the dead-letter cap, the metrics window.
-        Settings,
+        /// The queue's settings: limits, dead-letter cap, metrics, events, results, turns.
+        Settings {
+            /// Prints JSON: an object of the settings, as `configure` takes them (0 for
+            /// no limit, no metrics, no events).
+            #[arg(long)]
+            json: bool,
+        },
         /// Pauses the queue: workers take nothing until `resume` (running jobs go on).
-        Pause,
+        Pause {
+            /// Pauses a queue that has no keys yet (one that has never had a job).
+            #[arg(long)]
+            create: bool,
+        },
         /// Resumes a paused queue.
         Resume,
         /// Moves a dead job back to waiting, or every dead job with `--all-dead`.
@@ -849,20 +980,31 @@ mod queue {
             #[arg(long)]
             force: bool,
         },
-        /// Changes a job's priority (0 to 255; higher goes first).
+        /// Changes a job's priority (higher goes first).
         Priority {
             /// The job's id.
             id: String,
-            /// The new priority.
-            #[arg(value_parser = priority)]
-            priority: u8,
+            #[arg(
+                value_parser = within("work_queue/set_priority", "priority"),
+                help = format!(
+                    "The new priority ({})",
+                    range_words("work_queue/set_priority", "priority")
+                )
+            )]
+            priority: u64,
         },
-        /// Delays a waiting, parked or delayed job until that many ms from now.
+        /// Delays a waiting, parked or delayed job until that many ms from now; with 0,
+        /// makes a delayed job wait at once.
         Delay {
             /// The job's id.
             id: String,
-            /// The delay in whole milliseconds (0 makes a delayed job wait at once).
-            #[arg(value_parser = delay_ms)]
+            #[arg(
+                value_parser = within("work_queue/set_delay", "delay"),
+                help = format!(
+                    "The delay in whole milliseconds ({}; 0 makes a delayed job wait at once)",
+                    range_words("work_queue/set_delay", "delay")
+                )
+            )]
             ms: u64,
         },
         /// Makes a delayed job wait at once, at its rank.
@@ -870,133 +1012,142 @@ mod queue {
             /// The job's id.
             id: String,
         },
-        /// Changes the settings the flags name, then prints them all.
+        /// Changes the settings the flags name and keeps the others, then prints them all.
         ///
-        /// Reads the settings, changes those the flags name and keeps the rest, and
-        /// prints them as they are then; without flags, prints them. A concurrency or a
-        /// rate of 0 is no limit.
+        /// The change is one script, which keeps every setting no flag names, so two
+        /// operators who change different settings at once both keep theirs. Without
+        /// flags, prints the settings. A concurrency or a rate of 0 is no limit; a period
+        /// without its rate changes the window of the rate the queue has.
+        #[command(visible_alias = "configure")]
         Limits(LimitFlags),
+    }
+
+    #[derive(Clone, Copy, ValueEnum)]
+    enum Switch {
+        On,
+        Off,
     }
 
     #[derive(Args)]
     struct LimitFlags {
-        /// The most jobs of one group held at once (0: no limit).
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most jobs of one group held at once; 0: no limit", "group_concurrency"))]
         group_concurrency: Option<u64>,
-        /// The most jobs of one group started per period (0: no limit).
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most jobs of one group started per period; 0: no limit", "group_rate"))]
         group_rate: Option<u64>,
-        /// The group rate's period in ms; with --group-rate (which alone keeps the period).
-        #[arg(long, value_name = "MS", value_parser = whole, requires = "group_rate")]
+        #[arg(long, value_name = "MS", value_parser = whole,
+            help = setting_help("The period of the group rate, in ms", "group_period"))]
         group_period_ms: Option<u64>,
-        /// The most jobs of the queue held at once (0: no limit).
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most jobs of the queue held at once; 0: no limit", "queue_concurrency"))]
         queue_concurrency: Option<u64>,
-        /// The most jobs of the queue started per period (0: no limit).
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most jobs of the queue started per period; 0: no limit", "queue_rate"))]
         queue_rate: Option<u64>,
-        /// The queue rate's period in ms; with --queue-rate (which alone keeps the period).
-        #[arg(long, value_name = "MS", value_parser = whole, requires = "queue_rate")]
+        #[arg(long, value_name = "MS", value_parser = whole,
+            help = setting_help("The period of the queue rate, in ms", "queue_period"))]
         queue_period_ms: Option<u64>,
-        /// The most dead jobs kept.
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most dead jobs kept", "dead_max"))]
         dead_max: Option<u64>,
-        /// How long a dead job is kept, in ms.
-        #[arg(long, value_name = "MS", value_parser = whole)]
+        #[arg(long, value_name = "MS", value_parser = whole,
+            help = setting_help("How long a dead job is kept, in ms", "dead_age"))]
         dead_age_ms: Option<u64>,
-        /// The minutes of per-minute metrics kept (0 turns metrics off).
-        #[arg(long, value_name = "N", value_parser = whole)]
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The minutes of per-minute metrics kept; 0 turns metrics off", "metrics_minutes"))]
         metrics_minutes: Option<u64>,
+        #[arg(long, value_name = "N", value_parser = whole,
+            help = setting_help("The most events kept in {<name>}:events; 0 turns events off", "events_max"))]
+        events_max: Option<u64>,
+        #[arg(long, value_name = "MS", value_parser = whole,
+            help = setting_help("How long a job's result is kept, in ms", "result_ttl"))]
+        result_ttl_ms: Option<u64>,
+        #[arg(long, value_name = "BYTES", value_parser = whole,
+            help = setting_help("The longest result kept, in bytes", "result_max"))]
+        result_max_bytes: Option<u64>,
+        /// Whether the groups with jobs ready take turns (round-robin between groups).
+        #[arg(long, value_enum, value_name = "on|off")]
+        group_turns: Option<Switch>,
+        /// Sets up a queue that has no keys yet (one that has never had a job).
+        #[arg(long)]
+        create: bool,
     }
 
     impl LimitFlags {
-        fn any(&self) -> bool {
-            [
+        /// The changes the flags name; an out-of-range value is a usage error that names
+        /// its flag, as the Rust API checks it.
+        fn changes(&self) -> Result<Changes, Failure> {
+            let mut c = Changes::new();
+            let number =
+                |c: Changes,
+                 flag: &str,
+                 value: Option<u64>,
+                 set: fn(Changes, u64) -> redis_patterns::Result<Changes>| {
+                    match value {
+                        Some(n) => set(c, n).map_err(|err| flag_error(flag, n, err)),
+                        None => Ok(c),
+                    }
+                };
+            let ms =
+                |c: Changes,
+                 flag: &str,
+                 value: Option<u64>,
+                 set: fn(Changes, Duration) -> redis_patterns::Result<Changes>| {
+                    match value {
+                        Some(n) => {
+                            set(c, Duration::from_millis(n)).map_err(|err| flag_error(flag, n, err))
+                        }
+                        None => Ok(c),
+                    }
+                };
+            c = number(
+                c,
+                "group-concurrency",
                 self.group_concurrency,
-                self.group_rate,
-                self.queue_concurrency,
-                self.queue_rate,
-                self.dead_max,
-                self.dead_age_ms,
-                self.metrics_minutes,
-            ]
-            .iter()
-            .any(Option::is_some)
-        }
-
-        /// `current` with the flags given applied; an out-of-range value is a usage error
-        /// that names its flag.
-        fn apply(&self, current: &Settings) -> Result<Settings, Failure> {
-            let group = limits(
-                "group",
-                current.group(),
-                self.group_concurrency,
-                self.group_rate,
+                Changes::group_concurrency,
+            )?;
+            c = number(c, "group-rate", self.group_rate, Changes::group_rate)?;
+            c = ms(
+                c,
+                "group-period-ms",
                 self.group_period_ms,
+                Changes::group_period,
             )?;
-            let queue = limits(
-                "queue",
-                current.queue(),
+            c = number(
+                c,
+                "queue-concurrency",
                 self.queue_concurrency,
-                self.queue_rate,
-                self.queue_period_ms,
+                Changes::queue_concurrency,
             )?;
-            // Each dead-letter flag checked alone, so that an error names the one at fault.
-            let default = Settings::new();
-            if let Some(max) = self.dead_max {
-                default
-                    .dead_letters(max, default.dead_age())
-                    .map_err(|err| flag_error("dead-max", max, err))?;
+            c = number(c, "queue-rate", self.queue_rate, Changes::queue_rate)?;
+            c = ms(
+                c,
+                "queue-period-ms",
+                self.queue_period_ms,
+                Changes::queue_period,
+            )?;
+            c = number(c, "dead-max", self.dead_max, Changes::dead_max)?;
+            c = ms(c, "dead-age-ms", self.dead_age_ms, Changes::dead_age)?;
+            c = number(
+                c,
+                "metrics-minutes",
+                self.metrics_minutes,
+                Changes::metrics_minutes,
+            )?;
+            c = number(c, "events-max", self.events_max, Changes::events)?;
+            c = ms(c, "result-ttl-ms", self.result_ttl_ms, Changes::result_ttl)?;
+            c = number(
+                c,
+                "result-max-bytes",
+                self.result_max_bytes,
+                Changes::result_max,
+            )?;
+            if let Some(turns) = self.group_turns {
+                c = c.group_turns(matches!(turns, Switch::On));
             }
-            if let Some(ms) = self.dead_age_ms {
-                default
-                    .dead_letters(default.dead_max(), Duration::from_millis(ms))
-                    .map_err(|err| flag_error("dead-age-ms", ms, err))?;
-            }
-            let minutes = self.metrics_minutes.unwrap_or(current.metrics_window());
-            Settings::new()
-                .group_limits(group)
-                .queue_limits(queue)
-                .dead_letters(
-                    self.dead_max.unwrap_or(current.dead_max()),
-                    self.dead_age_ms
-                        .map_or(current.dead_age(), Duration::from_millis),
-                )?
-                .metrics_minutes(minutes)
-                .map_err(|err| flag_error("metrics-minutes", minutes, err))
+            Ok(c)
         }
-    }
-
-    /// `current` with a new concurrency and rate where given (0: no limit); `scope` is
-    /// the flags' prefix (`group`, `queue`).
-    fn limits(
-        scope: &str,
-        current: Limits,
-        concurrency: Option<u64>,
-        rate: Option<u64>,
-        period_ms: Option<u64>,
-    ) -> Result<Limits, Failure> {
-        let concurrency = concurrency.unwrap_or(current.concurrency_limit().unwrap_or(0));
-        let (current_rate, current_period) =
-            current.rate_limit().unwrap_or((0, Duration::from_secs(1)));
-        let rate = rate.unwrap_or(current_rate);
-        let period = period_ms.map_or(current_period, Duration::from_millis);
-        let mut limits = Limits::new();
-        if concurrency > 0 {
-            limits = limits
-                .concurrency(concurrency)
-                .map_err(|err| flag_error(&format!("{scope}-concurrency"), concurrency, err))?;
-        }
-        if rate > 0 {
-            // The count checked alone first, so that an error names the flag at fault.
-            Limits::new()
-                .rate(rate, Duration::from_secs(1))
-                .map_err(|err| flag_error(&format!("{scope}-rate"), rate, err))?;
-            limits = limits.rate(rate, period).map_err(|err| {
-                flag_error(&format!("{scope}-period-ms"), period.as_millis(), err)
-            })?;
-        }
-        Ok(limits)
     }
 
     /// A value the crate refused, as a usage error that names its flag.
@@ -1013,7 +1164,7 @@ mod queue {
         let why = why
             .rsplit_once(", got ")
             .map_or(why.as_str(), |(why, _)| why)
-            .replace("leave it unset for no limit", "0 for no limit");
+            .to_owned();
         Failure::usage(format!("--{flag} {value}: {why}"))
     }
 
@@ -1062,29 +1213,34 @@ mod queue {
         uint_from_text(text).ok_or_else(|| format!("must be {WHOLE_0}"))
     }
 
-    fn within(text: &str, min: u64, max: u64) -> Result<u64, String> {
-        let n = whole(text)?;
-        if (min..=max).contains(&n) {
-            Ok(n)
-        } else {
-            Err(format!("must be from {min} to {max}"))
+    impl Action {
+        /// Whether the action writes; one on a queue with no keys is refused (a typo
+        /// would otherwise pass for a queue), unless it says `--create`.
+        fn writes(&self) -> bool {
+            match self {
+                Action::Counts { .. }
+                | Action::Metrics { .. }
+                | Action::List { .. }
+                | Action::Job { .. }
+                | Action::Settings { .. } => false,
+                Action::Limits(flags) => !flags.changes().is_ok_and(|c| c.is_empty()),
+                _ => true,
+            }
+        }
+
+        /// Whether the action was told to act on a queue with no keys.
+        fn creates(&self) -> bool {
+            matches!(self, Action::Pause { create: true })
+                || matches!(self, Action::Limits(flags) if flags.create)
         }
     }
 
-    fn minutes(text: &str) -> Result<u64, String> {
-        within(text, 1, MAX_METRICS_MINUTES)
-    }
-
-    fn page(text: &str) -> Result<u64, String> {
-        within(text, 1, MAX_PAGE)
-    }
-
-    fn priority(text: &str) -> Result<u8, String> {
-        u8::try_from(whole(text)?).map_err(|_| "must be from 0 to 255".to_owned())
-    }
-
-    fn delay_ms(text: &str) -> Result<u64, String> {
-        within(text, 0, MAX_DELAY_MS)
+    /// What an operator is told about a queue with no keys.
+    fn no_keys(name: &str) -> String {
+        format!(
+            "queue {name:?} has no keys on this server (no job, setting or pause flag); \
+             `redis-patterns queues` lists the queues there"
+        )
     }
 
     pub fn run(args: QueueArgs) -> Result<(), Failure> {
@@ -1098,79 +1254,107 @@ mod queue {
         let queue = WorkQueue::new(name.as_str())?;
         // Settings the flags cannot make, refused before anything is sent.
         if let Action::Limits(flags) = &action {
-            flags.apply(&Settings::new())?;
+            flags.changes()?;
         }
         let mut con = connect(&url, cluster)?;
         let con = &mut *con;
+        let exists = queue.exists().run(con)?;
+        if !exists && action.writes() && !action.creates() {
+            let create = if matches!(action, Action::Pause { .. } | Action::Limits(_)) {
+                ", and --create sets up a new queue before its first job"
+            } else {
+                ""
+            };
+            return Err(Failure::failed(format!(
+                "nothing changed: {}{create}",
+                no_keys(&name)
+            )));
+        }
+        let reads = !action.writes();
+        let result = act(&queue, &name, con, action);
+        if !exists && reads {
+            eprintln!("redis-patterns: note: {}", no_keys(&name));
+        }
+        result
+    }
+
+    fn act(
+        queue: &WorkQueue,
+        name: &str,
+        con: &mut dyn redis::ConnectionLike,
+        action: Action,
+    ) -> Result<(), Failure> {
         match action {
-            Action::Counts => {
-                let counts = queue.counts().run(con)?;
-                let paused = queue.is_paused().run(con)?;
-                print_counts(&counts);
-                println!("paused: {}", yes_no(paused));
+            Action::Counts { json } => {
+                let mut batch = Batch::new();
+                let counts = batch.add(queue.counts());
+                let paused = batch.add(queue.is_paused());
+                let mut replies = batch.run(con)?;
+                let (counts, paused) = (counts.take(&mut replies)?, paused.take(&mut replies)?);
+                if json {
+                    let mut out = counts_json(&counts);
+                    out["paused"] = json!(paused);
+                    print_json(&out);
+                } else {
+                    print_counts(&counts);
+                    println!("paused: {}", yes_no(paused));
+                }
             }
             Action::Metrics {
                 minutes,
                 prometheus,
+                json,
             } => {
                 let metrics = queue.metrics(minutes).run(con)?;
                 if prometheus {
-                    print!("{}", metrics.prometheus(&name));
-                    return Ok(());
-                }
-                print_counts(&metrics.counts);
-                println!("completed_total: {}", metrics.completed);
-                println!("failed_total: {}", metrics.failed);
-                println!("dead_total: {}", metrics.dead);
-                match metrics.next_job_age {
-                    Some(age) => println!("next_job_age_ms: {}", age.as_millis()),
-                    None => println!("next_job_age_ms: none"),
-                }
-                let rows: Vec<Vec<String>> = metrics
-                    .minutes
-                    .iter()
-                    .filter(|m| m.completed > 0 || m.failed > 0)
-                    .map(|m| {
-                        vec![
-                            utc_minute(m.minute),
-                            m.completed.to_string(),
-                            m.failed.to_string(),
-                        ]
-                    })
-                    .collect();
-                println!();
-                if rows.is_empty() {
-                    println!("no job ended in the last {minutes} minute(s)");
+                    print!("{}", metrics.prometheus(name));
+                } else if json {
+                    print_json(&metrics_json(&metrics));
                 } else {
-                    print_table(&["minute (UTC)", "completed", "failed"], &rows);
+                    print_metrics(&metrics, name, minutes);
                 }
             }
             Action::List {
                 state,
                 offset,
                 count,
+                json,
             } => {
                 let jobs = queue.list(state.into(), offset, count).run(con)?;
-                let rows: Vec<Vec<String>> = jobs.iter().map(list_row).collect();
-                print_table(
-                    &[
-                        "id",
-                        "deliveries",
-                        "priority",
-                        "group",
-                        "at (UTC)",
-                        "last_error",
-                        "payload",
-                    ],
-                    &rows,
-                );
+                if json {
+                    print_json(&Json::Array(
+                        jobs.iter().map(|job| job_json(job, false)).collect(),
+                    ));
+                } else {
+                    let rows: Vec<Vec<String>> = jobs.iter().map(list_row).collect();
+                    print_table(
+                        &[
+                            "id",
+                            "deliveries",
+                            "priority",
+                            "group",
+                            "at (UTC)",
+                            "last_error",
+                            "payload",
+                        ],
+                        &rows,
+                    );
+                }
             }
-            Action::Job { id } => match queue.job(&id).run(con)? {
+            Action::Job { id, json } => match queue.job(&id).run(con)? {
+                Some(job) if json => print_json(&job_json(&job, true)),
                 Some(job) => print_job(&job),
-                None => return Err(no_job(&id, &name)),
+                None => return Err(no_job(&id, name)),
             },
-            Action::Settings => print_settings(&queue.settings().run(con)?),
-            Action::Pause => {
+            Action::Settings { json } => {
+                let settings = queue.settings().run(con)?;
+                if json {
+                    print_json(&settings_json(&settings));
+                } else {
+                    print_settings(&settings);
+                }
+            }
+            Action::Pause { .. } => {
                 if queue.pause().run(con)? {
                     println!("paused queue {name}");
                 } else {
@@ -1210,7 +1394,7 @@ mod queue {
                         "job {id:?} is held by a worker: left to it (its ack or nack ends it)"
                     )));
                 }
-                Removed::NoSuchJob => return Err(no_job(&id, &name)),
+                Removed::NoSuchJob => return Err(no_job(&id, name)),
             },
             Action::Drain { delayed } => {
                 let mut states = vec![State::Waiting, State::Parked];
@@ -1218,12 +1402,12 @@ mod queue {
                     states.push(State::Delayed);
                 }
                 for state in states {
-                    println!("removed_{state}: {}", clean(&queue, con, state)?);
+                    println!("removed_{state}: {}", clean(queue, con, state)?);
                 }
             }
             Action::Clean { state } => {
                 let state = State::from(state);
-                println!("removed_{state}: {}", clean(&queue, con, state)?);
+                println!("removed_{state}: {}", clean(queue, con, state)?);
             }
             Action::Delete { force } => {
                 loop {
@@ -1249,21 +1433,29 @@ mod queue {
                 println!("deleted queue {name}");
             }
             Action::Priority { id, priority } => {
+                let priority = u8::try_from(priority).expect("the header bounds it to a byte");
                 match queue.set_priority(&id, priority).run(con)? {
                     Some(state) => println!("job {id:?}: priority {priority} ({state})"),
-                    None => return Err(no_job(&id, &name)),
+                    None => return Err(no_job(&id, name)),
                 }
             }
             Action::Delay { id, ms } => {
                 match queue.set_delay(&id, Duration::from_millis(ms)).run(con)? {
                     (true, Some(state)) => println!("job {id:?}: {state}"),
+                    (false, Some(state @ (State::Waiting | State::Parked))) => {
+                        // Only a delay of 0 leaves these alone: they are ready already.
+                        return Err(Failure::failed(format!(
+                            "job {id:?} is {state}, ready already: a delay of 0 makes only a \
+                             delayed job wait at once; nothing changed"
+                        )));
+                    }
                     (false, Some(state)) => {
                         return Err(Failure::failed(format!(
                             "job {id:?} is {state}: only a waiting, parked or delayed job \
                              can be delayed; nothing changed"
                         )));
                     }
-                    (_, None) => return Err(no_job(&id, &name)),
+                    (_, None) => return Err(no_job(&id, name)),
                 }
             }
             Action::Promote { id } => {
@@ -1276,15 +1468,122 @@ mod queue {
                 println!("job {id:?}: waiting");
             }
             Action::Limits(flags) => {
-                let current = queue.settings().run(con)?;
-                if flags.any() {
-                    let settings = flags.apply(&current)?;
-                    let configured = queue.configure(&settings).run(con)?;
+                let changes = flags.changes()?;
+                if !changes.is_empty() {
+                    let configured = queue.configure(&changes).run(con)?;
                     println!("changed: {}", yes_no(configured.changed));
                     println!("groups_woken: {}", configured.groups_woken);
-                    print_settings(&queue.settings().run(con)?);
-                } else {
-                    print_settings(&current);
+                }
+                print_settings(&queue.settings().run(con)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// `redis-patterns queues`: every queue of the server (every primary of a cluster),
+    /// found by its `{<name>}:jobs` hash in SCAN steps of 1,000 keys, with its counts.
+    pub fn list_queues(args: QueuesArgs) -> Result<(), Failure> {
+        let QueuesArgs { url, cluster, json } = args;
+        let mut con = connect(&url, cluster)?;
+        let mut names = std::collections::BTreeSet::new();
+        if cluster {
+            let info = redis::IntoConnectionInfo::into_connection_info(url.as_str())?;
+            for node in cluster_masters().run(&mut *con)? {
+                let addr = match info.addr() {
+                    redis::ConnectionAddr::TcpTls {
+                        insecure,
+                        tls_params,
+                        ..
+                    } => redis::ConnectionAddr::TcpTls {
+                        host: node.host.clone(),
+                        port: node.port,
+                        insecure: *insecure,
+                        tls_params: tls_params.clone(),
+                    },
+                    _ => redis::ConnectionAddr::Tcp(node.host.clone(), node.port),
+                };
+                let client = redis::Client::open(info.clone().set_addr(addr))?;
+                let mut node_con = client.get_connection().map_err(|err| {
+                    Failure::failed(format!("cannot connect to the primary {node}: {err}"))
+                })?;
+                scan_queues(&mut node_con, &mut names)?;
+            }
+        } else {
+            scan_queues(&mut *con, &mut names)?;
+        }
+        let mut rows = Vec::new();
+        for name in &names {
+            let queue = WorkQueue::new(name.as_str())?;
+            let mut batch = Batch::new();
+            let counts = batch.add(queue.counts());
+            let paused = batch.add(queue.is_paused());
+            let mut replies = batch.run(&mut *con)?;
+            rows.push((name, counts.take(&mut replies)?, paused.take(&mut replies)?));
+        }
+        if json {
+            let all = rows
+                .iter()
+                .map(|(name, counts, paused)| {
+                    let mut row = json!({ "queue": name });
+                    for (k, v) in counts_json(counts).as_object().expect("an object") {
+                        row[k] = v.clone();
+                    }
+                    row["paused"] = json!(paused);
+                    row
+                })
+                .collect();
+            print_json(&Json::Array(all));
+        } else if rows.is_empty() {
+            println!("no queue on this server");
+        } else {
+            let table: Vec<Vec<String>> = rows
+                .iter()
+                .map(|(name, c, paused)| {
+                    vec![
+                        text_cell(name.as_bytes()),
+                        c.waiting.to_string(),
+                        c.parked.to_string(),
+                        c.delayed.to_string(),
+                        c.leased.to_string(),
+                        c.dead.to_string(),
+                        yes_no(*paused).to_owned(),
+                    ]
+                })
+                .collect();
+            print_table(
+                &[
+                    "queue", "waiting", "parked", "delayed", "leased", "dead", "paused",
+                ],
+                &table,
+            );
+        }
+        Ok(())
+    }
+
+    /// The names of the queues whose `jobs` hash one server holds, added to `names`: a
+    /// key `X:jobs` is a queue's when `WorkQueue` names the queue's `jobs` so (keys of
+    /// other patterns, or not named by the template, are left out).
+    fn scan_queues(
+        con: &mut dyn redis::ConnectionLike,
+        names: &mut std::collections::BTreeSet<String>,
+    ) -> Result<(), Failure> {
+        let mut walk = DbIterator::new(1000)
+            .matching("*:jobs")
+            .of_type(KeyType::Hash);
+        while let Some(batch) = walk.next(con)? {
+            for key in batch {
+                let Some(stem) = key.to_str().and_then(|k| k.strip_suffix(":jobs")) else {
+                    continue;
+                };
+                // `{emails}:jobs` is the queue `emails`; `{tenant:7}:emails:jobs`, whose
+                // name holds its hash tag, the queue `{tenant:7}:emails`.
+                let wrapped = stem
+                    .strip_prefix('{')
+                    .and_then(|s| s.strip_suffix('}'))
+                    .filter(|inner| !inner.is_empty() && !inner.contains(['{', '}']));
+                let name = wrapped.unwrap_or(stem);
+                if queue_keys::jobs(name).is_ok_and(|jobs| key == jobs.as_str()) {
+                    names.insert(name.to_owned());
                 }
             }
         }
@@ -1315,12 +1614,84 @@ mod queue {
         if yes { "yes" } else { "no" }
     }
 
-    fn print_counts(counts: &redis_patterns::work_queue::Counts) {
+    fn print_json(value: &Json) {
+        println!("{value}");
+    }
+
+    fn counts_json(counts: &Counts) -> Json {
+        json!({
+            "waiting": counts.waiting,
+            "parked": counts.parked,
+            "delayed": counts.delayed,
+            "leased": counts.leased,
+            "dead": counts.dead,
+        })
+    }
+
+    fn print_counts(counts: &Counts) {
         println!("waiting: {}", counts.waiting);
         println!("parked: {}", counts.parked);
         println!("delayed: {}", counts.delayed);
         println!("leased: {}", counts.leased);
         println!("dead: {}", counts.dead);
+    }
+
+    fn print_metrics(metrics: &Metrics, name: &str, minutes: u64) {
+        print_counts(&metrics.counts);
+        match metrics.next_job_age {
+            Some(age) => println!("next_job_age_ms: {}", age.as_millis()),
+            None => println!("next_job_age_ms: none (no job waits)"),
+        }
+        if !metrics.is_on() {
+            println!(
+                "metrics: off (nothing is counted; `redis-patterns queue {name} limits \
+                 --metrics-minutes 60` turns them on)"
+            );
+            return;
+        }
+        println!("metrics_minutes: {}", metrics.window);
+        println!("completed_total: {}", metrics.completed);
+        println!("failed_deliveries_total: {}", metrics.failed_deliveries);
+        println!("dead_total: {}", metrics.dead);
+        let rows: Vec<Vec<String>> = metrics
+            .minutes
+            .iter()
+            .filter(|m| m.completed > 0 || m.failed_deliveries > 0)
+            .map(|m| {
+                vec![
+                    utc_minute(m.minute),
+                    m.completed.to_string(),
+                    m.failed_deliveries.to_string(),
+                ]
+            })
+            .collect();
+        println!();
+        if rows.is_empty() {
+            // The rows read: the minutes asked for, at most the window kept.
+            let read = minutes.min(metrics.window);
+            println!("no job ended in the last {read} minute(s)");
+        } else {
+            print_table(&["minute (UTC)", "completed", "failed deliveries"], &rows);
+        }
+    }
+
+    fn metrics_json(metrics: &Metrics) -> Json {
+        let on = metrics.is_on();
+        let total = |n: u64| if on { json!(n) } else { Json::Null };
+        json!({
+            "counts": counts_json(&metrics.counts),
+            "next_job_age_ms": metrics.next_job_age.map(|age| age.as_millis() as u64),
+            "metrics_minutes": metrics.window,
+            "completed_total": total(metrics.completed),
+            "failed_deliveries_total": total(metrics.failed_deliveries),
+            "dead_total": total(metrics.dead),
+            "minutes": metrics.minutes.iter().map(|m| json!({
+                "minute": m.minute,
+                "utc": utc_minute(m.minute),
+                "completed": m.completed,
+                "failed_deliveries": m.failed_deliveries,
+            })).collect::<Vec<_>>(),
+        })
     }
 
     fn print_settings(settings: &Settings) {
@@ -1330,19 +1701,43 @@ mod queue {
                 None => println!("{scope}_concurrency: none"),
             }
             match limits.rate_limit() {
-                Some((n, period)) => {
-                    println!("{scope}_rate: {n}");
-                    println!("{scope}_period_ms: {}", period.as_millis());
-                }
-                None => {
-                    println!("{scope}_rate: none");
-                    println!("{scope}_period_ms: none");
-                }
+                Some((n, _)) => println!("{scope}_rate: {n}"),
+                None => println!("{scope}_rate: none"),
             }
+            println!("{scope}_period_ms: {}", limits.period().as_millis());
         }
         println!("dead_max: {}", settings.dead_max());
         println!("dead_age_ms: {}", settings.dead_age().as_millis());
-        println!("metrics_minutes: {}", settings.metrics_window());
+        let off = |n: u64| if n == 0 { " (off)" } else { "" };
+        let minutes = settings.metrics_window();
+        println!("metrics_minutes: {minutes}{}", off(minutes));
+        let events = settings.events_max();
+        println!("events_max: {events}{}", off(events));
+        println!("result_ttl_ms: {}", settings.result_ttl().as_millis());
+        println!("result_max_bytes: {}", settings.result_max());
+        println!(
+            "group_turns: {}",
+            if settings.takes_turns() { "on" } else { "off" }
+        );
+    }
+
+    fn settings_json(settings: &Settings) -> Json {
+        let (group, queue) = (settings.group(), settings.queue());
+        json!({
+            "group_concurrency": group.concurrency_limit().unwrap_or(0),
+            "group_rate": group.rate_limit().map_or(0, |(n, _)| n),
+            "group_period_ms": group.period().as_millis() as u64,
+            "queue_concurrency": queue.concurrency_limit().unwrap_or(0),
+            "queue_rate": queue.rate_limit().map_or(0, |(n, _)| n),
+            "queue_period_ms": queue.period().as_millis() as u64,
+            "dead_max": settings.dead_max(),
+            "dead_age_ms": settings.dead_age().as_millis() as u64,
+            "metrics_minutes": settings.metrics_window(),
+            "events_max": settings.events_max(),
+            "result_ttl_ms": settings.result_ttl().as_millis() as u64,
+            "result_max_bytes": settings.result_max(),
+            "group_turns": settings.takes_turns(),
+        })
     }
 
     fn print_job(job: &JobInfo) {
@@ -1352,14 +1747,69 @@ mod queue {
         println!("priority: {}", job.priority);
         println!("group: {}", job.group.as_deref().unwrap_or("none"));
         match &job.last_error {
-            Some(error) => println!("last_error: {}", shown(error)),
+            Some(error) => println!("last_error: {}", text_cell(error)),
             None => println!("last_error: none"),
         }
         match job.at_ms {
             Some(ms) => println!("at_ms: {ms} ({})", utc(ms)),
             None => println!("at_ms: none"),
         }
-        println!("payload: {}", shown(&job.payload));
+        match &job.progress {
+            Some(progress) => println!("progress: {}", text_cell(progress)),
+            None => println!("progress: none"),
+        }
+        if job.pending_children > 0 || !job.failed_children.is_empty() {
+            println!("pending_children: {}", job.pending_children);
+            println!("failed_children: {}", job.failed_children.join(", "));
+        }
+        println!("payload: {}", text_cell(&job.payload));
+    }
+
+    /// A job as JSON: each value of bytes as text (`"payload"`) when it is UTF-8, else
+    /// as hex digits, with which in `"payload_encoding"` (`"utf-8"` or `"hex"`). What
+    /// only `job` reads (progress, children) is there when `whole`.
+    fn job_json(job: &JobInfo, whole: bool) -> Json {
+        let mut out = json!({
+            "id": job.id,
+            "state": job.state.as_str(),
+            "deliveries": job.deliveries,
+            "priority": job.priority,
+            "group": job.group,
+            "at_ms": job.at_ms,
+        });
+        let mut bytes = vec![
+            ("payload", Some(&job.payload)),
+            ("last_error", job.last_error.as_ref()),
+        ];
+        if whole {
+            out["pending_children"] = json!(job.pending_children);
+            out["failed_children"] = json!(job.failed_children);
+            bytes.push(("progress", job.progress.as_ref()));
+        }
+        for (field, bytes) in bytes {
+            let (value, encoding) = match bytes.map(|b| bytes_json(b)) {
+                Some((value, encoding)) => (json!(value), json!(encoding)),
+                None => (Json::Null, Json::Null),
+            };
+            out[field] = value;
+            out[format!("{field}_encoding")] = encoding;
+        }
+        out
+    }
+
+    /// Bytes as JSON text and its encoding: the text itself when UTF-8, else hex.
+    fn bytes_json(bytes: &[u8]) -> (String, &'static str) {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => (text.to_owned(), "utf-8"),
+            Err(_) => (hex(bytes), "hex"),
+        }
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().fold(String::new(), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
     }
 
     fn list_row(job: &JobInfo) -> Vec<String> {
@@ -1371,17 +1821,28 @@ mod queue {
             job.at_ms.map_or_else(|| "-".to_owned(), utc),
             job.last_error
                 .as_deref()
-                .map_or_else(|| "-".to_owned(), |e| cut(shown(e))),
-            cut(shown(&job.payload)),
+                .map_or_else(|| "-".to_owned(), |e| cut(text_cell(e))),
+            cut(text_cell(&job.payload)),
         ]
     }
 
-    /// Bytes as a Rust literal, as the crate's `Debug` of a job shows them: a string
-    /// literal when they are UTF-8 (`"to=ann"`), else a byte string literal (`b"\xff"`).
-    fn shown(bytes: &[u8]) -> String {
+    /// Bytes for a person to read: UTF-8 text as it is, its control characters escaped
+    /// (`\n`, `\u{1b}`), so that a value stays on its line; other bytes as `hex:` and
+    /// their hex digits, and so too a text that starts with `hex:`, so that the prefix
+    /// always means hex.
+    fn text_cell(bytes: &[u8]) -> String {
         match std::str::from_utf8(bytes) {
-            Ok(text) => format!("{text:?}"),
-            Err(_) => format!("b\"{}\"", bytes.escape_ascii()),
+            Ok(text) if !text.starts_with("hex:") => text
+                .chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+            _ => format!("hex:{}", hex(bytes)),
         }
     }
 

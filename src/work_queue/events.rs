@@ -166,11 +166,11 @@ impl WorkQueue {
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
     /// use std::time::Duration;
-    /// use redis_patterns::work_queue::{JobEnd, Settings, WorkQueue};
+    /// use redis_patterns::work_queue::{Changes, JobEnd, WorkQueue};
     ///
     /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
     /// let queue = WorkQueue::new("reports")?;
-    /// queue.configure(&Settings::new().events(10_000)?).run(&mut con)?;
+    /// queue.configure(&Changes::new().events(10_000)?).run(&mut con)?;
     /// queue.add("report-7", "q3").run(&mut con)?;
     /// // A worker elsewhere takes it, and acks it with `ack_with(&job, pdf)`.
     /// match queue.wait_for_job(&mut con, "report-7", Duration::from_secs(60))? {

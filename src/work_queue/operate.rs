@@ -20,8 +20,10 @@ pub const MAX_METRICS_MINUTES: u64 = 1_440;
 
 /// A queue's own settings, kept in Redis and read by every `take`: the limits of each
 /// group and of the whole queue, the dead-letter cap, the minutes of metrics kept, the
-/// events kept and the bounds of kept results. Set them with [`WorkQueue::configure`],
-/// read them with [`WorkQueue::settings`].
+/// events kept, the bounds of kept results and whether groups take turns. Read them with
+/// [`WorkQueue::settings`]. [`WorkQueue::configure`] with a `Settings` sets every one of
+/// them (those it was not given to their defaults): a whole configuration, as a deploy
+/// writes it. To change some and keep the others, name them in [`Changes`].
 ///
 /// The defaults (a queue nobody configured): no limits, at most 10,000 dead jobs kept for
 /// at most 180 days (Sidekiq's caps), no metrics and no events: a queue that does not ask
@@ -148,8 +150,9 @@ impl Settings {
     /// ready take turns, one job per turn, so one group's backlog of thousands of jobs does
     /// not hold back the jobs of every other group behind it (BullMQ Pro's groups). Jobs
     /// without a group are one group of their own; priority orders the jobs of one group,
-    /// not the turns. A queue with turns off pays for them one `ZCARD` per `take`.
-    /// Switching loses nothing: each `take` moves up to 4 × its `limit` waiting jobs into
+    /// not the turns. A queue with turns off pays for them one `EXISTS` per `take`, shared
+    /// with the keys of events and results.
+    /// Switching loses nothing: each `take` moves up to 2 × its `limit` waiting jobs into
     /// their groups' turns, or (turns off) hands up to `limit` jobs of groups with a turn
     /// back to waiting. While turns are on, jobs waiting for their group's turn are
     /// [parked](super::State::Parked) (and counted so). See "Groups that take turns" in
@@ -205,12 +208,202 @@ impl Settings {
     }
 }
 
+/// Changes to a queue's settings, for [`WorkQueue::configure`]: each setting named here
+/// is checked as it is named, and every setting not named stays as the queue has it. The
+/// merge happens in the script, in one call, so two operators who change different
+/// settings at the same moment both keep their change (a read, then a write from the
+/// client, would lose one of them).
+///
+/// ```
+/// use std::time::Duration;
+/// use redis_patterns::work_queue::Changes;
+///
+/// // A group concurrency of 3 and events on; the limits' rates, the dead-letter cap,
+/// // metrics, results and turns stay as they are.
+/// let changes = Changes::new().group_concurrency(3)?.events(1_000)?;
+/// assert!(!changes.is_empty());
+/// assert!(Changes::new().group_rate(1_001).is_err());
+/// # Ok::<(), redis_patterns::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Changes {
+    group_concurrency: Option<u64>,
+    group_rate: Option<u64>,
+    group_period: Option<Duration>,
+    queue_concurrency: Option<u64>,
+    queue_rate: Option<u64>,
+    queue_period: Option<Duration>,
+    dead_max: Option<u64>,
+    dead_age: Option<Duration>,
+    metrics_minutes: Option<u64>,
+    events_max: Option<u64>,
+    result_ttl: Option<Duration>,
+    result_max: Option<u64>,
+    group_turns: Option<bool>,
+}
+
+/// `configure`'s argument `name`, whose rule checks the setting of that name.
+fn configure_arg(name: &str) -> &'static crate::Param {
+    script::CONFIGURE
+        .args
+        .iter()
+        .find(|arg| arg.name == name)
+        .unwrap_or_else(|| panic!("work_queue/configure has no argument `{name}`"))
+}
+
+impl Changes {
+    /// No change.
+    pub fn new() -> Self {
+        Changes::default()
+    }
+
+    /// Whether nothing is named.
+    pub fn is_empty(&self) -> bool {
+        *self == Changes::default()
+    }
+
+    /// The limits of each group, all three of them: its concurrency, rate and period (a
+    /// limit `limits` does not set becomes none). See [`Settings::group_limits`].
+    pub fn group_limits(mut self, limits: Limits) -> Self {
+        self.group_concurrency = Some(limits.concurrency);
+        self.group_rate = Some(limits.rate);
+        self.group_period = Some(limits.period);
+        self
+    }
+
+    /// The limits of the whole queue, all three of them. See [`Settings::queue_limits`].
+    pub fn queue_limits(mut self, limits: Limits) -> Self {
+        self.queue_concurrency = Some(limits.concurrency);
+        self.queue_rate = Some(limits.rate);
+        self.queue_period = Some(limits.period);
+        self
+    }
+
+    /// The most jobs of one group held at once (up to 10^6); 0 for no limit.
+    pub fn group_concurrency(mut self, max: u64) -> Result<Self> {
+        input::check_param(configure_arg("group_concurrency"), max)?;
+        self.group_concurrency = Some(max);
+        Ok(self)
+    }
+
+    /// The most jobs of one group started per period (up to 1000); 0 for no limit. The
+    /// period stays as it is unless [`group_period`](Self::group_period) names one.
+    pub fn group_rate(mut self, count: u64) -> Result<Self> {
+        input::check_param(configure_arg("group_rate"), count)?;
+        self.group_rate = Some(count);
+        Ok(self)
+    }
+
+    /// The period of the group rate (whole milliseconds, 1 ms to 10^10 ms).
+    pub fn group_period(mut self, period: Duration) -> Result<Self> {
+        input::check_param(configure_arg("group_period"), period)?;
+        self.group_period = Some(period);
+        Ok(self)
+    }
+
+    /// The most jobs of the whole queue held at once (up to 10^6); 0 for no limit.
+    pub fn queue_concurrency(mut self, max: u64) -> Result<Self> {
+        input::check_param(configure_arg("queue_concurrency"), max)?;
+        self.queue_concurrency = Some(max);
+        Ok(self)
+    }
+
+    /// The most jobs of the whole queue started per period (up to 1000); 0 for no limit.
+    /// The period stays as it is unless [`queue_period`](Self::queue_period) names one.
+    pub fn queue_rate(mut self, count: u64) -> Result<Self> {
+        input::check_param(configure_arg("queue_rate"), count)?;
+        self.queue_rate = Some(count);
+        Ok(self)
+    }
+
+    /// The period of the queue rate (whole milliseconds, 1 ms to 10^10 ms).
+    pub fn queue_period(mut self, period: Duration) -> Result<Self> {
+        input::check_param(configure_arg("queue_period"), period)?;
+        self.queue_period = Some(period);
+        Ok(self)
+    }
+
+    /// The most dead jobs kept (1 to 10^7). See [`Settings::dead_letters`].
+    pub fn dead_max(mut self, max: u64) -> Result<Self> {
+        input::check_param(configure_arg("dead_max"), max)?;
+        self.dead_max = Some(max);
+        Ok(self)
+    }
+
+    /// How long a dead job is kept (whole milliseconds, 1 ms to 10^12 ms).
+    pub fn dead_age(mut self, age: Duration) -> Result<Self> {
+        input::check_param(configure_arg("dead_age"), age)?;
+        self.dead_age = Some(age);
+        Ok(self)
+    }
+
+    /// The minutes of per-minute metrics kept (up to [`MAX_METRICS_MINUTES`]); 0 turns
+    /// metrics off. See [`Settings::metrics_minutes`].
+    pub fn metrics_minutes(mut self, minutes: u64) -> Result<Self> {
+        input::check_param(configure_arg("metrics_minutes"), minutes)?;
+        self.metrics_minutes = Some(minutes);
+        Ok(self)
+    }
+
+    /// The most events kept (up to [`MAX_EVENTS`]); 0 turns events off. See
+    /// [`Settings::events`].
+    pub fn events(mut self, max: u64) -> Result<Self> {
+        input::check_param(configure_arg("events_max"), max)?;
+        self.events_max = Some(max);
+        Ok(self)
+    }
+
+    /// How long a result is kept (whole milliseconds, 1 ms to [`MAX_RESULT_TTL`]).
+    pub fn result_ttl(mut self, ttl: Duration) -> Result<Self> {
+        input::check_param(configure_arg("result_ttl"), ttl)?;
+        self.result_ttl = Some(ttl);
+        Ok(self)
+    }
+
+    /// The longest result kept, in bytes (1 to [`MAX_RESULT_BYTES`]).
+    pub fn result_max(mut self, max_bytes: u64) -> Result<Self> {
+        input::check_param(configure_arg("result_max"), max_bytes)?;
+        self.result_max = Some(max_bytes);
+        Ok(self)
+    }
+
+    /// Whether the groups with jobs ready take turns. See [`Settings::group_turns`].
+    pub fn group_turns(mut self, on: bool) -> Self {
+        self.group_turns = Some(on);
+        self
+    }
+}
+
+/// Every setting of `settings`, as a whole configuration sets them.
+impl From<&Settings> for Changes {
+    fn from(settings: &Settings) -> Self {
+        Changes {
+            metrics_minutes: Some(settings.metrics_minutes),
+            events_max: Some(settings.events_max),
+            dead_max: Some(settings.dead_max),
+            dead_age: Some(settings.dead_age),
+            result_ttl: Some(settings.result_ttl),
+            result_max: Some(settings.result_max),
+            group_turns: Some(settings.group_turns),
+            ..Changes::new()
+                .group_limits(settings.group)
+                .queue_limits(settings.queue)
+        }
+    }
+}
+
+impl From<Settings> for Changes {
+    fn from(settings: Settings) -> Self {
+        Changes::from(&settings)
+    }
+}
+
 /// What [`configure`](WorkQueue::configure) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Configured {
     /// Whether a setting changed.
     pub changed: bool,
-    /// Groups with parked jobs woken because the group limits changed (at most 250 per
+    /// Groups with parked jobs woken because the group limits changed (at most 100 per
     /// call: the jobs of further groups start as their groups' jobs end).
     pub groups_woken: u64,
 }
@@ -222,41 +415,59 @@ pub struct Minute {
     pub minute: u64,
     /// Jobs acked.
     pub completed: u64,
-    /// Deliveries that failed: nacks, and leases that ran out.
-    pub failed: u64,
+    /// Deliveries that failed: nacks, and leases that ran out. A job that fails three
+    /// times before it succeeds or dies counts three.
+    pub failed_deliveries: u64,
 }
 
 /// A queue's metrics at one instant ([`metrics`](WorkQueue::metrics)).
+///
+/// The counts and the next job's age are read whether metrics are on or not; the totals
+/// and the minutes are counted only while they are on ([`window`](Self::window) above
+/// 0, [`Settings::metrics_minutes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metrics {
     /// The jobs in each state.
     pub counts: Counts,
-    /// Jobs acked, in all (since metrics were on).
+    /// The minutes of per-minute metrics the queue keeps; 0 when metrics are off: then
+    /// nothing is counted (the totals stand where they stood) and `minutes` is empty.
+    pub window: u64,
+    /// Jobs acked, in all (while metrics were on).
     pub completed: u64,
-    /// Deliveries that failed, in all.
-    pub failed: u64,
+    /// Deliveries that failed (nacks, and leases that ran out), in all: a job retried
+    /// three times counts three, so this is not a count of jobs; those that died are
+    /// [`dead`](Self::dead).
+    pub failed_deliveries: u64,
     /// Jobs that went to the dead-letter queue, in all.
     pub dead: u64,
     /// How long the job next in line has been ready (since its add, or the end of its
-    /// delay); `None` when nothing waits.
+    /// delay): the first waiting job, or while groups take turns the first job of the
+    /// group whose turn is next (the longer wait of the two). `None` when no job waits.
     pub next_job_age: Option<Duration>,
     /// Per minute, newest first.
     pub minutes: Vec<Minute>,
 }
 
 impl Metrics {
+    /// Whether the queue counts its metrics ([`window`](Self::window) above 0).
+    pub fn is_on(&self) -> bool {
+        self.window > 0
+    }
+
     /// The metrics in Prometheus' text format, each sample labelled `queue="<queue>"`:
-    /// the jobs per state (a gauge), the totals (counters), and the next job's age in
-    /// seconds (a gauge, absent when nothing waits). Per-minute rows are for dashboards
-    /// that read [`minutes`](Self::minutes); Prometheus derives rates from the counters.
+    /// the jobs per state (a gauge), the next job's age in seconds (a gauge, absent when
+    /// no job waits), and while metrics are on the totals (counters; absent when they
+    /// are off, as nothing counts them). Per-minute rows are for dashboards that read
+    /// [`minutes`](Self::minutes); Prometheus derives rates from the counters.
     ///
     /// ```
     /// use redis_patterns::work_queue::{Counts, Metrics};
     ///
     /// let metrics = Metrics {
     ///     counts: Counts { waiting: 3, ..Counts::default() },
+    ///     window: 60,
     ///     completed: 10,
-    ///     failed: 1,
+    ///     failed_deliveries: 1,
     ///     dead: 0,
     ///     next_job_age: None,
     ///     minutes: Vec::new(),
@@ -264,6 +475,7 @@ impl Metrics {
     /// let text = metrics.prometheus("emails");
     /// assert!(text.contains("redis_patterns_queue_jobs{queue=\"emails\",state=\"waiting\"} 3\n"));
     /// assert!(text.contains("redis_patterns_queue_completed_total{queue=\"emails\"} 10\n"));
+    /// assert!(text.contains("redis_patterns_queue_failed_deliveries_total{queue=\"emails\"} 1\n"));
     /// ```
     pub fn prometheus(&self, queue: &str) -> String {
         let label = prometheus_label(queue);
@@ -283,15 +495,22 @@ impl Metrics {
                 "redis_patterns_queue_jobs{{queue=\"{label}\",state=\"{state}\"}} {n}"
             );
         }
-        for (name, help, n) in [
+        let totals = [
             ("completed", "Jobs acked.", self.completed),
             (
-                "failed",
-                "Deliveries that failed (nacks and lapsed leases).",
-                self.failed,
+                "failed_deliveries",
+                "Deliveries that failed (nacks and lapsed leases; a job may fail several).",
+                self.failed_deliveries,
             ),
             ("dead", "Jobs moved to the dead-letter queue.", self.dead),
-        ] {
+        ];
+        if !self.is_on() {
+            let _ = writeln!(
+                out,
+                "# Metrics are off for queue \"{label}\": no totals are counted."
+            );
+        }
+        for (name, help, n) in totals.into_iter().filter(|_| self.is_on()) {
             let _ = writeln!(out, "# HELP redis_patterns_queue_{name}_total {help}");
             let _ = writeln!(out, "# TYPE redis_patterns_queue_{name}_total counter");
             let _ = writeln!(
@@ -323,44 +542,51 @@ fn prometheus_label(value: &str) -> String {
 }
 
 impl WorkQueue {
-    /// Sets the queue's own settings (see [`Settings`]) for every worker: the next `take`
-    /// of any worker applies them. When the group limits change, groups with parked jobs
-    /// are woken so that what the new limits allow starts; idle workers are woken too.
-    /// One script (`work_queue/configure`).
+    /// Changes the settings that `changes` names, for every worker, and keeps the others:
+    /// the next `take` of any worker applies them. Pass [`Changes`] to change some, or
+    /// [`Settings`] to set them all. When the group limits change, groups
+    /// with parked jobs are woken so that what the new limits allow starts; idle workers
+    /// are woken too. One script (`work_queue/configure`), which merges the changes with
+    /// the settings it finds, so concurrent changes of different settings all hold.
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
-    /// use redis_patterns::work_queue::{Limits, Settings, WorkQueue};
+    /// use redis_patterns::work_queue::{Changes, Limits, Settings, WorkQueue};
     ///
     /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
     /// let queue = WorkQueue::new("reports")?;
+    /// // A whole configuration: every setting, the defaults where none is given.
     /// let settings = Settings::new().group_limits(Limits::new().concurrency(2)?);
     /// queue.configure(&settings).run(&mut con)?;
     /// assert_eq!(queue.settings().run(&mut con)?, settings);
+    /// // One change: events on, the group limits and the rest as they are.
+    /// queue.configure(&Changes::new().events(10_000)?).run(&mut con)?;
+    /// let now = queue.settings().run(&mut con)?;
+    /// assert_eq!((now.events_max(), now.group()), (10_000, settings.group()));
     /// # Ok(()) }
     /// ```
-    pub fn configure(&self, settings: &Settings) -> Op<Configured> {
+    pub fn configure<C: Clone + Into<Changes>>(&self, changes: &C) -> Op<Configured> {
         let k = &self.keys;
-        let (g, q) = (settings.group, settings.queue);
+        let c: Changes = changes.clone().into();
         script::configure(
             &k.parked,
             &k.jobs,
             &k.wake,
             &k.signal,
             &k.events,
-            g.concurrency,
-            g.rate,
-            g.period,
-            q.concurrency,
-            q.rate,
-            q.period,
-            settings.dead_max,
-            settings.dead_age,
-            settings.metrics_minutes,
-            settings.events_max,
-            settings.result_ttl,
-            settings.result_max,
-            settings.group_turns,
+            c.group_concurrency,
+            c.group_rate,
+            c.group_period,
+            c.queue_concurrency,
+            c.queue_rate,
+            c.queue_period,
+            c.dead_max,
+            c.dead_age,
+            c.metrics_minutes,
+            c.events_max,
+            c.result_ttl,
+            c.result_max,
+            c.group_turns.map(u64::from),
         )
         .map(|(changed, groups_woken)| {
             Ok(Configured {
@@ -401,40 +627,58 @@ impl WorkQueue {
         })
     }
 
-    /// The queue's counts, totals, the next job's age and the last `minutes` minutes of
-    /// completed and failed jobs (1 to [`MAX_METRICS_MINUTES`]; at most the window kept).
-    /// One read-only script (`work_queue/metrics`); the scripts that end jobs count them
-    /// as they do, at no extra round trip.
+    /// The queue's counts, the next job's age, and while metrics are on its totals and the
+    /// last `minutes` minutes of completed jobs and failed deliveries (1 to
+    /// [`MAX_METRICS_MINUTES`]; at most the window kept). One read-only script
+    /// (`work_queue/metrics`); the scripts that end jobs count them as they do, at no
+    /// extra round trip. [`Metrics::window`] says whether metrics are on.
     pub fn metrics(&self, minutes: u64) -> Op<Metrics> {
         let k = &self.keys;
         script::metrics(
-            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, minutes,
+            &k.waiting, &k.delayed, &k.leased, &k.dead, &k.parked, &k.jobs, &k.turns, minutes,
         )
-        .map(
-            |(waiting, parked, delayed, leased, dead, completed, failed, died, age, rows)| {
-                Ok(Metrics {
-                    counts: Counts {
-                        waiting,
-                        parked,
-                        delayed,
-                        leased,
-                        dead,
-                    },
-                    completed,
-                    failed,
-                    dead: died,
-                    next_job_age: age.map(Duration::from_millis),
-                    minutes: rows
-                        .into_iter()
-                        .map(|(minute, completed, failed)| Minute {
-                            minute,
-                            completed,
-                            failed,
-                        })
-                        .collect(),
-                })
-            },
-        )
+        .map(|reply| {
+            let (waiting, parked, delayed, leased, dead) =
+                (reply.0, reply.1, reply.2, reply.3, reply.4);
+            let (completed, failed_deliveries, died, age, window, rows) =
+                (reply.5, reply.6, reply.7, reply.8, reply.9, reply.10);
+            Ok(Metrics {
+                counts: Counts {
+                    waiting,
+                    parked,
+                    delayed,
+                    leased,
+                    dead,
+                },
+                window,
+                completed,
+                failed_deliveries,
+                dead: died,
+                next_job_age: age.map(Duration::from_millis),
+                minutes: rows
+                    .into_iter()
+                    .map(|(minute, completed, failed_deliveries)| Minute {
+                        minute,
+                        completed,
+                        failed_deliveries,
+                    })
+                    .collect(),
+            })
+        })
+    }
+
+    /// Whether the queue has any key on the server: jobs, settings, a pause flag, metrics,
+    /// events, results or schedules. A queue nobody used (a name with a typo in it) has
+    /// none, and reads as an empty queue with the default settings. One native `EXISTS`
+    /// of its keys, which share one hash slot.
+    pub fn exists(&self) -> Op<bool> {
+        Op::try_build(|| {
+            let mut cmd = redis::cmd("EXISTS");
+            cmd.arg(&self.keys()[..])
+                .arg(script::keys::schedules(&self.name)?)
+                .arg(script::keys::due(&self.name)?);
+            Ok(Op::<u64>::native(cmd).map(|found| Ok(found > 0)))
+        })
     }
 
     /// Gives `job` back and holds its group's jobs back for `hold` (an upstream answered
@@ -520,8 +764,10 @@ impl WorkQueue {
 
     /// Delays a job that is waiting, parked or delayed until `delay` from now (whole
     /// milliseconds up to 10^12 ms); a `delay` of zero [promotes](Self::promote) a
-    /// delayed job. Answers whether it moved and its state after the call (`None`: no
-    /// such job); a leased or dead job is left alone. One script (`work_queue/set_delay`).
+    /// delayed job, and leaves a waiting or parked job as it is (it is ready already).
+    /// Answers whether it moved and its state after the call (`None`: no such job); a
+    /// leased, dead or blocked job (a flow's parent waiting for its children) is left
+    /// alone. One script (`work_queue/set_delay`).
     pub fn set_delay(&self, id: &str, delay: Duration) -> Op<(bool, Option<State>)> {
         let k = &self.keys;
         script::set_delay(

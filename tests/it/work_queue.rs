@@ -239,12 +239,12 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     let _ = step!(t, con, queue.settings());
     let summary = |m: redis_patterns::work_queue::Metrics| {
         let done: u64 = m.minutes.iter().map(|r| r.completed).sum();
-        let failed: u64 = m.minutes.iter().map(|r| r.failed).sum();
+        let failed: u64 = m.minutes.iter().map(|r| r.failed_deliveries).sum();
         Ok(format!(
             "{:?}; in all {} completed, {} failed, {} dead; last {} minutes: {done} completed, {failed} failed",
             m.counts,
             m.completed,
-            m.failed,
+            m.failed_deliveries,
             m.dead,
             m.minutes.len()
         ))

@@ -3,8 +3,12 @@
 
 use std::time::Duration;
 
+use std::thread;
+
+use redis_patterns::Error;
+use redis_patterns::scripts::work_queue as script;
 use redis_patterns::work_queue::{
-    Job, JobError, JobOptions, Limits, Nacked, Settings, State, Stop, WorkQueue,
+    Changes, Child, Job, JobError, JobOptions, Limits, Nacked, Settings, State, Stop, WorkQueue,
 };
 
 use crate::harness::{self, assert_code};
@@ -213,16 +217,16 @@ fn metrics_count_every_end_once() {
     let again = queue.take(1).run(&mut con).unwrap();
     assert_eq!(ids(&again), ["e"]);
     let m = queue.metrics(5).run(&mut con).unwrap();
-    assert_eq!((m.completed, m.failed, m.dead), (2, 3, 1));
-    let per_minute: (u64, u64) = m
-        .minutes
-        .iter()
-        .fold((0, 0), |(c, f), row| (c + row.completed, f + row.failed));
+    assert_eq!((m.completed, m.failed_deliveries, m.dead), (2, 3, 1));
+    assert_eq!(m.window, 5);
+    let per_minute: (u64, u64) = m.minutes.iter().fold((0, 0), |(c, f), row| {
+        (c + row.completed, f + row.failed_deliveries)
+    });
     assert_eq!(per_minute, (2, 3));
     assert_eq!(m.minutes.len(), 5);
     assert!(m.minutes.windows(2).all(|w| w[0].minute == w[1].minute + 1));
     let text = m.prometheus("metered");
-    assert!(text.contains("redis_patterns_queue_failed_total{queue=\"metered\"} 3\n"));
+    assert!(text.contains("redis_patterns_queue_failed_deliveries_total{queue=\"metered\"} 3\n"));
 
     configure(
         &mut con,
@@ -231,35 +235,316 @@ fn metrics_count_every_end_once() {
     );
     queue.ack(&again[0]).run(&mut con).unwrap();
     let off = queue.metrics(5).run(&mut con).unwrap();
-    assert_eq!((off.completed, off.failed, off.dead), (2, 3, 1));
+    assert_eq!((off.completed, off.failed_deliveries, off.dead), (2, 3, 1));
     assert!(off.minutes.is_empty());
+    // Off, the metrics say so, and an export has no counters that nothing counts.
+    assert_eq!((off.window, off.is_on()), (0, false));
+    let text = off.prometheus("metered");
+    assert!(!text.contains("_total"), "{text}");
+    assert!(text.contains("Metrics are off"), "{text}");
 }
 
 /// The next job's age counts from when it was first ready: its add, or the end of its
-/// delay; nothing waiting, no age; a job added while metrics were off, none either.
+/// delay; nothing waiting, no age. Metrics on or off, the age is there.
 #[test]
 fn the_next_jobs_age_follows_the_server_clock() {
     let db = harness::fresh_db();
     let mut con = db.con();
     let queue = WorkQueue::new("aged").unwrap();
-    queue.add("before", "x").run(&mut con).unwrap();
     assert_eq!(queue.metrics(1).run(&mut con).unwrap().next_job_age, None);
-    queue.clean(State::Waiting, 10).run(&mut con).unwrap();
+    queue.add("a", "a").run(&mut con).unwrap();
+    harness::wait_server(&mut con, Duration::from_millis(30));
+    let off = queue.metrics(1).run(&mut con).unwrap();
+    assert_eq!(off.window, 0);
+    let age = off.next_job_age.expect("an age with metrics off");
+    assert!(age >= Duration::from_millis(30), "{age:?}");
     configure(
         &mut con,
         &queue,
         Settings::new().metrics_minutes(1).unwrap(),
     );
-    assert_eq!(queue.metrics(1).run(&mut con).unwrap().next_job_age, None);
-    queue.add("a", "a").run(&mut con).unwrap();
-    harness::wait_server(&mut con, Duration::from_millis(30));
+    let on = queue
+        .metrics(1)
+        .run(&mut con)
+        .unwrap()
+        .next_job_age
+        .unwrap();
+    assert!(on >= age, "{on:?} < {age:?}");
+    // A delayed job is ready when its delay ends, not when it was added: a paused take
+    // moves it to waiting once due, and takes nothing.
+    queue.clean(State::Waiting, 10).run(&mut con).unwrap();
+    queue.pause().run(&mut con).unwrap();
+    let added = harness::server_ms(&mut con);
+    queue
+        .add_with(
+            "later",
+            "b",
+            JobOptions::new().delay(Duration::from_millis(300)),
+        )
+        .run(&mut con)
+        .unwrap();
+    harness::wait_until_server_ms(&mut con, added + 310);
+    assert!(queue.take(1).run(&mut con).unwrap().is_empty());
+    assert_eq!(queue.counts().run(&mut con).unwrap().waiting, 1);
     let age = queue
         .metrics(1)
         .run(&mut con)
         .unwrap()
         .next_job_age
         .unwrap();
-    assert!(age >= Duration::from_millis(30), "{age:?}");
+    assert!(
+        age < Duration::from_millis(300),
+        "{age:?} counts from the add"
+    );
+}
+
+/// While groups take turns, jobs wait parked in their groups' ranges, not in `waiting`:
+/// the next job's age is the first job's of the group whose turn comes first.
+#[test]
+fn the_next_jobs_age_counts_jobs_waiting_for_their_turn() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("turned").unwrap();
+    queue
+        .configure(&Changes::new().group_turns(true))
+        .run(&mut con)
+        .unwrap();
+    add_all(
+        &mut con,
+        &queue,
+        &["a1", "a2"],
+        JobOptions::new().group("a"),
+    );
+    add_all(&mut con, &queue, &["b1"], JobOptions::new().group("b"));
+    let counts = queue.counts().run(&mut con).unwrap();
+    assert_eq!((counts.waiting, counts.parked), (0, 3));
+    harness::wait_server(&mut con, Duration::from_millis(20));
+    let first = queue.metrics(1).run(&mut con).unwrap().next_job_age;
+    assert!(
+        first.is_some_and(|age| age >= Duration::from_millis(20)),
+        "{first:?}"
+    );
+    // a1 is taken; b's turn is next, and b1 was added after a1 and a2.
+    assert_eq!(ids(&queue.take(1).run(&mut con).unwrap()), ["a1"]);
+    let next = queue
+        .metrics(1)
+        .run(&mut con)
+        .unwrap()
+        .next_job_age
+        .unwrap();
+    assert!(next <= first.unwrap() + Duration::from_secs(1), "{next:?}");
+    assert_eq!(ids(&queue.take(2).run(&mut con).unwrap()), ["b1", "a2"]);
+    assert_eq!(queue.metrics(1).run(&mut con).unwrap().next_job_age, None);
+}
+
+/// A change names some settings and keeps every other: the operator's scene of issue 42,
+/// where a group concurrency of 3 wiped events, results and turns.
+#[test]
+fn a_change_keeps_the_settings_it_does_not_name() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("kept").unwrap();
+    let before = Settings::new()
+        .group_limits(Limits::new().rate(5, Duration::from_secs(2)).unwrap())
+        .queue_limits(Limits::new().concurrency(40).unwrap())
+        .dead_letters(500, Duration::from_secs(86_400))
+        .unwrap()
+        .metrics_minutes(30)
+        .unwrap()
+        .events(1_000)
+        .unwrap()
+        .results(Duration::from_secs(60), 4_096)
+        .unwrap()
+        .group_turns(true);
+    queue.configure(&before).run(&mut con).unwrap();
+    assert_eq!(queue.settings().run(&mut con).unwrap(), before);
+
+    let done = queue
+        .configure(&Changes::new().group_concurrency(3).unwrap())
+        .run(&mut con)
+        .unwrap();
+    assert!(done.changed);
+    let after = queue.settings().run(&mut con).unwrap();
+    let group = Limits::new()
+        .concurrency(3)
+        .unwrap()
+        .rate(5, Duration::from_secs(2))
+        .unwrap();
+    assert_eq!(after, before.group_limits(group));
+
+    // A rate without a period keeps the period; a period alone keeps the rate.
+    queue
+        .configure(&Changes::new().queue_rate(7).unwrap())
+        .run(&mut con)
+        .unwrap();
+    queue
+        .configure(
+            &Changes::new()
+                .group_period(Duration::from_millis(250))
+                .unwrap(),
+        )
+        .run(&mut con)
+        .unwrap();
+    let now = queue.settings().run(&mut con).unwrap();
+    assert_eq!(now.queue().rate_limit(), Some((7, Duration::from_secs(1))));
+    assert_eq!(
+        now.group().rate_limit(),
+        Some((5, Duration::from_millis(250)))
+    );
+    assert_eq!(now.queue().concurrency_limit(), Some(40));
+    // Naming nothing changes nothing.
+    let none = queue.configure(&Changes::new()).run(&mut con).unwrap();
+    assert_eq!((none.changed, none.groups_woken), (false, 0));
+    assert_eq!(queue.settings().run(&mut con).unwrap(), now);
+    // Naming a setting as it is changes nothing either.
+    let same = Changes::new().events(1_000).unwrap().group_turns(true);
+    assert!(!queue.configure(&same).run(&mut con).unwrap().changed);
+}
+
+/// Two operators change different settings at the same moment, many times over: the
+/// merge is in the script, so neither change undoes the other (a read of the settings
+/// then a write of all of them, from each client, would).
+#[test]
+fn concurrent_changes_of_different_settings_both_hold() {
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("operators").unwrap();
+    const ROUNDS: u64 = 200;
+    thread::scope(|scope| {
+        let limits = scope.spawn(|| {
+            let mut con = db.con();
+            for n in 1..=ROUNDS {
+                let change = Changes::new().group_concurrency(n).unwrap();
+                queue.configure(&change).run(&mut con).unwrap();
+                let seen = queue.settings().run(&mut con).unwrap();
+                assert!(seen.group().concurrency_limit() >= Some(n), "{seen:?}");
+            }
+        });
+        let events = scope.spawn(|| {
+            let mut con = db.con();
+            for n in 1..=ROUNDS {
+                let change = Changes::new().events(n).unwrap().dead_max(n).unwrap();
+                queue.configure(&change).run(&mut con).unwrap();
+                let seen = queue.settings().run(&mut con).unwrap();
+                assert!(seen.events_max() >= n && seen.dead_max() >= n, "{seen:?}");
+            }
+        });
+        limits.join().unwrap();
+        events.join().unwrap();
+    });
+    let last = queue.settings().run(&mut db.con()).unwrap();
+    assert_eq!(last.group().concurrency_limit(), Some(ROUNDS));
+    assert_eq!((last.events_max(), last.dead_max()), (ROUNDS, ROUNDS));
+    assert_eq!(last.metrics_window(), 0, "a setting nobody named");
+}
+
+/// A bad change is refused before any I/O, naming the setting; sent as it is to the
+/// script (as an app in another language would), it is refused with its code and
+/// nothing changes. An empty argument is the script's "unchanged".
+#[test]
+fn bad_changes_are_refused_and_empty_arguments_keep_settings() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("checked").unwrap();
+    for (result, what) in [
+        (Changes::new().group_rate(1_001), "group_rate"),
+        (
+            Changes::new().queue_concurrency(1_000_001),
+            "queue_concurrency",
+        ),
+        (Changes::new().dead_max(0), "dead_max"),
+        (Changes::new().metrics_minutes(1_441), "metrics_minutes"),
+        (Changes::new().events(100_001), "events_max"),
+        (Changes::new().result_max(16_385), "result_max"),
+        (Changes::new().group_period(Duration::ZERO), "group_period"),
+        (
+            Changes::new().result_ttl(Duration::from_secs(31 * 86_400)),
+            "result_ttl",
+        ),
+    ] {
+        assert!(
+            matches!(&result, Err(Error::InvalidInput { what: w, .. }) if *w == what),
+            "{what}: {result:?}"
+        );
+    }
+    queue
+        .configure(&Changes::new().events(10).unwrap())
+        .run(&mut con)
+        .unwrap();
+    let keys: Vec<String> = ["parked", "jobs", "wake", "signal", "events"]
+        .iter()
+        .map(|k| format!("{{checked}}:{k}"))
+        .collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let mut args = vec![""; 13];
+    args[1] = "1001";
+    let before = harness::dump(&mut con);
+    assert_code(
+        harness::eval(&mut con, &script::CONFIGURE, &keys, &args),
+        "BAD_GROUP_RATE",
+    );
+    assert_eq!(harness::dump(&mut con), before);
+    // Only the dead-letter cap named: the events cap set above stays.
+    args[1] = "";
+    args[6] = "77";
+    harness::eval(&mut con, &script::CONFIGURE, &keys, &args).unwrap();
+    let now = queue.settings().run(&mut con).unwrap();
+    assert_eq!((now.dead_max(), now.events_max()), (77, 10));
+}
+
+/// `exists` tells a queue that holds something from a name nobody used (a typo).
+#[test]
+fn a_queue_exists_once_it_holds_something() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("present").unwrap();
+    assert!(!queue.exists().run(&mut con).unwrap());
+    queue.pause().run(&mut con).unwrap();
+    assert!(queue.exists().run(&mut con).unwrap());
+    while queue.delete(100, true).run(&mut con).unwrap() > 0 {}
+    assert!(!queue.exists().run(&mut con).unwrap());
+    queue.add("a", "x").run(&mut con).unwrap();
+    assert!(queue.exists().run(&mut con).unwrap());
+    assert!(
+        !WorkQueue::new("presnet")
+            .unwrap()
+            .exists()
+            .run(&mut con)
+            .unwrap()
+    );
+}
+
+/// A flow's parent waits for its children: a delay would start it before they end, so
+/// set_delay leaves it alone, and says so by its state.
+#[test]
+fn a_blocked_parent_is_not_delayed() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("flowing").unwrap();
+    let children = [Child::new("child", "c").unwrap()];
+    queue
+        .add_flow("parent", "p", JobOptions::new(), &children)
+        .run(&mut con)
+        .unwrap();
+    let before = harness::dump(&mut con);
+    assert_eq!(
+        queue
+            .set_delay("parent", Duration::from_secs(60))
+            .run(&mut con)
+            .unwrap(),
+        (false, Some(State::Blocked))
+    );
+    assert_eq!(harness::dump(&mut con), before);
+    // A waiting job with a delay of 0 is ready already: nothing moves either.
+    assert_eq!(
+        queue
+            .set_delay("child", Duration::ZERO)
+            .run(&mut con)
+            .unwrap(),
+        (false, Some(State::Waiting))
+    );
+    let child = queue.take(1).run(&mut con).unwrap();
+    queue.ack(&child[0]).run(&mut con).unwrap();
+    assert_eq!(ids(&queue.take(1).run(&mut con).unwrap()), ["parent"]);
 }
 
 /// A handler's `JobError`: `unrecoverable` sends the job to the dead-letter queue on its
