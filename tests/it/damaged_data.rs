@@ -375,6 +375,21 @@ fn deepen(con: &mut redis::Connection, script: &Script, keys: &[String]) {
     }
 }
 
+/// The reply of `script` run with `keys` and `args`, as it came (no type check).
+fn run(
+    con: &mut redis::Connection,
+    script: &Script,
+    keys: &[String],
+    args: &[String],
+) -> redis::RedisResult<redis::Value> {
+    redis::cmd("EVAL")
+        .arg(script.source)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(con)
+}
+
 /// A hash field that no script writes or names.
 const UNKNOWN_FIELD: &str = "bogus";
 
@@ -399,12 +414,7 @@ fn refuses_with(
     code: &str,
 ) -> Option<String> {
     let before = harness::dump(con);
-    let reply: redis::RedisResult<redis::Value> = redis::cmd("EVAL")
-        .arg(script.source)
-        .arg(keys.len())
-        .arg(keys)
-        .arg(args)
-        .query(con);
+    let reply = run(con, script, keys, args);
     match reply {
         Err(err) if err.code() == Some(code) && harness::dump(con) == before => None,
         Err(err) if err.code() == Some(code) => Some(format!("wrote, then answered {err}")),
@@ -429,12 +439,7 @@ fn judge(
     args: &[String],
 ) -> Option<String> {
     let before = harness::dump(con);
-    let reply: redis::RedisResult<redis::Value> = redis::cmd("EVAL")
-        .arg(script.source)
-        .arg(keys.len())
-        .arg(keys)
-        .arg(args)
-        .query(con);
+    let reply = run(con, script, keys, args);
     match reply {
         Ok(value) => {
             let ty: String = script.returns.ty.split_whitespace().collect();
