@@ -1073,7 +1073,8 @@ fn add_error_tags(head: &mut Vec<String>, header: &Header) {
             continue;
         };
         // Below the whole doc of the tag above: a `@return` doc goes on over indented lines.
-        let below = at + 1 + head[at + 1..].iter().take_while(|l| continues_doc(l)).count();
+        let doc_lines = head[at + 1..].iter().take_while(|l| continues_doc(l));
+        let below = at + 1 + doc_lines.count();
         // The doc where the tag above has its own, when it fits.
         let column = head[at]
             .strip_prefix("--- @error ")
