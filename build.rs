@@ -19,6 +19,10 @@ fn main() {
     println!("cargo::rerun-if-changed=generated");
     println!("cargo::rerun-if-env-changed=REDIS_PATTERNS_GENERATED");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if let Err(message) = rustdoc_pages::write(&root) {
+        eprintln!("{message}");
+        std::process::exit(1);
+    }
     // With the generator, its output is compared byte for byte (which covers the SHA1s);
     // without it, the SHA1s are what can be checked.
     #[cfg(feature = "codegen")]
@@ -225,5 +229,158 @@ mod generate {
             }
         }
         out.push_str("]; ENTRIES })");
+    }
+}
+
+/// The README and the guide pages (`docs/*.md`) as the crate's docs include them. In a
+/// checkout their links go to files and to the pages `cargo doc` writes
+/// (`target/doc/redis_patterns/…`); the copies written to `OUT_DIR` link the same items as
+/// intra-doc links (which rustdoc checks), the guide pages as the `guide` modules, and the
+/// other files in the repository.
+mod rustdoc_pages {
+    use std::path::{Path, PathBuf};
+
+    /// The pages, by their path in the package.
+    const PAGES: [&str; 4] = [
+        "README.md",
+        "docs/script-header.md",
+        "docs/servers.md",
+        "docs/which-lock.md",
+    ];
+
+    pub fn write(root: &Path) -> Result<(), String> {
+        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+        std::fs::create_dir_all(out_dir.join("docs"))
+            .map_err(|err| format!("cannot create {}/docs: {err}", out_dir.display()))?;
+        for page in PAGES {
+            println!("cargo::rerun-if-changed={page}");
+            let text = std::fs::read_to_string(root.join(page))
+                .map_err(|err| format!("cannot read {page}: {err}"))?;
+            let out = out_dir.join(page);
+            std::fs::write(&out, rewrite(root, page, &text))
+                .map_err(|err| format!("cannot write {}: {err}", out.display()))?;
+        }
+        Ok(())
+    }
+
+    /// `text` with the destination of each link definition and inline link outside code
+    /// blocks rewritten for rustdoc.
+    fn rewrite(root: &Path, page: &str, text: &str) -> String {
+        let folder = page.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let mut out = String::with_capacity(text.len());
+        let mut fenced = false;
+        for line in text.split_inclusive('\n') {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+            }
+            if fenced {
+                out.push_str(line);
+                continue;
+            }
+            // A definition: `[label]: destination`.
+            if let Some((label, dest)) = line.split_once("]: ").filter(|_| line.starts_with('[')) {
+                let dest = dest.trim_end();
+                out.push_str(label);
+                out.push_str("]: ");
+                out.push_str(&destination(root, folder, dest));
+                out.push_str(&line[label.len() + 3 + dest.len()..]);
+                continue;
+            }
+            // Inline links: `](destination)`.
+            let mut rest = line;
+            while let Some(at) = rest.find("](") {
+                out.push_str(&rest[..at + 2]);
+                rest = &rest[at + 2..];
+                let end = rest.find([')', ' ']).unwrap_or(rest.len());
+                out.push_str(&destination(root, folder, &rest[..end]));
+                rest = &rest[end..];
+            }
+            out.push_str(rest);
+        }
+        out
+    }
+
+    /// Where a link of a page in `folder` goes in the rendered docs.
+    fn destination(root: &Path, folder: &str, dest: &str) -> String {
+        if dest.contains("://") || dest.starts_with('#') || dest.starts_with("mailto:") {
+            return dest.to_owned();
+        }
+        let (path, fragment) = match dest.split_once('#') {
+            Some((path, fragment)) => (path, Some(fragment)),
+            None => (dest, None),
+        };
+        let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                part => parts.push(part),
+            }
+        }
+        let path = parts.join("/");
+        let with = |target: String| match fragment {
+            Some(fragment) => format!("{target}#{fragment}"),
+            None => target,
+        };
+        if let Some(item) = path.strip_prefix("target/doc/redis_patterns/") {
+            return intra_doc_path(item, fragment);
+        }
+        if path == "README.md" {
+            return with("crate".to_owned());
+        }
+        if let Some(guide) = path
+            .strip_prefix("docs/")
+            .and_then(|p| p.strip_suffix(".md"))
+        {
+            return with(format!("crate::guide::{}", guide.replace('-', "_")));
+        }
+        let kind = if root.join(&path).is_dir() {
+            "tree"
+        } else {
+            "blob"
+        };
+        with(format!(
+            "{}/{kind}/HEAD/{path}",
+            env!("CARGO_PKG_REPOSITORY")
+        ))
+    }
+
+    /// The intra-doc link to the item whose page `cargo doc` writes at `page` (under
+    /// `target/doc/redis_patterns/`), with the kind the page's name gives it, so that
+    /// rustdoc refuses a page name that is not the item's: `work_queue/struct.Worker.html`
+    /// is `struct@crate::work_queue::Worker`, and with `#method.run`,
+    /// `method@crate::work_queue::Worker::run`. A heading's anchor stays an anchor.
+    fn intra_doc_path(page: &str, fragment: Option<&str>) -> String {
+        let (modules, file) = page.rsplit_once('/').unwrap_or(("", page));
+        let mut path = vec!["crate"];
+        path.extend(modules.split('/').filter(|m| !m.is_empty()));
+        let mut kind = "mod";
+        if file != "index.html" {
+            let name = file.strip_suffix(".html").unwrap_or(file);
+            let (item_kind, name) = name.split_once('.').unwrap_or(("", name));
+            kind = item_kind;
+            path.push(name);
+        }
+        let path = path.join("::");
+        // rustdoc's anchor of a member, and the disambiguator of its kind.
+        let member = fragment.and_then(|f| {
+            let (anchor_kind, name) = f.split_once('.')?;
+            let kind = match anchor_kind {
+                "method" | "tymethod" => "method",
+                "variant" => "variant",
+                "structfield" => "field",
+                "associatedconstant" => "constant",
+                "associatedtype" => "type",
+                _ => return None,
+            };
+            Some((kind, name))
+        });
+        match (member, fragment) {
+            (Some((kind, member)), _) => format!("{kind}@{path}::{member}"),
+            (None, Some(anchor)) => format!("{kind}@{path}#{anchor}"),
+            (None, None) => format!("{kind}@{path}"),
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Reference pages: what the README sums up, in full.
+//! Reference pages: what the README sums up, in full (`docs/*.md` in the repository, with
+//! their links made intra-doc links: see build.rs).
 //!
 //! - [`script_header`]: the grammar of a script's header (every tag, type, constraint and
 //!   key template), the shared helpers, and what the generator checks.
@@ -8,11 +9,11 @@
 //!   semaphores, latches, barriers, Redlock, fenced writes), efficiency against
 //!   correctness, what a failover does to each, and the peers.
 
-#[doc = include_str!("../docs/script-header.md")]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/docs/script-header.md"))]
 pub mod script_header {}
 
-#[doc = include_str!("../docs/servers.md")]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/docs/servers.md"))]
 pub mod servers {}
 
-#[doc = include_str!("../docs/which-lock.md")]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/docs/which-lock.md"))]
 pub mod which_lock {}

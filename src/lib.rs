@@ -1,4 +1,6 @@
-#![doc = include_str!("../README.md")]
+// The README, with its links to files and to `cargo doc`'s pages made intra-doc links
+// (see build.rs).
+#![doc = include_str!(concat!(env!("OUT_DIR"), "/README.md"))]
 #![warn(missing_docs, missing_debug_implementations)]
 #![cfg_attr(not(test), forbid(clippy::print_stdout))]
 

@@ -2201,14 +2201,14 @@ impl Worker<'_> {
 
     fn judge_memory(&self, policy: Option<String>, meaning: MemoryPolicy) -> Result<MemoryPolicy> {
         match (meaning, policy) {
-            (MemoryPolicy::AllKeys, Some(policy)) => {
-                if self.on_eviction == OnEviction::Refuse {
-                    return Err(Error::EvictingServer { policy });
-                }
+            (MemoryPolicy::AllKeys, Some(policy)) if self.on_eviction == OnEviction::Refuse => {
+                return Err(Error::EvictingServer { policy });
+            }
+            (MemoryPolicy::AllKeys, Some(_policy)) => {
                 #[cfg(feature = "tracing")]
                 tracing::warn!(
                     queue = %self.queue.name,
-                    policy = %policy,
+                    policy = %_policy,
                     "the server's maxmemory-policy may evict the queue's keys and lose its \
                      jobs silently: set it to noeviction"
                 );

@@ -1074,6 +1074,9 @@ fn add_error_tags(head: &mut Vec<String>, header: &Header) {
         let Some(at) = at else {
             continue;
         };
+        // Below the whole doc of the tag above: a `@return` doc goes on over indented lines.
+        let doc_lines = head[at + 1..].iter().take_while(|l| continues_doc(l));
+        let below = at + 1 + doc_lines.count();
         // The doc where the tag above has its own, when it fits.
         let column = head[at]
             .strip_prefix("--- @error ")
@@ -1089,8 +1092,19 @@ fn add_error_tags(head: &mut Vec<String>, header: &Header) {
         } else {
             format!("{bare}{doc}")
         };
-        head.insert(at + 1, line);
+        head.insert(below, line);
     }
+}
+
+/// Whether a header line goes on with the doc of the tag above it: after `---` and one
+/// optional space, an indented line that is no tag (as the header parser reads a `@return`
+/// doc).
+fn continues_doc(line: &str) -> bool {
+    let Some(after) = line.strip_prefix("---") else {
+        return false;
+    };
+    let content = after.strip_prefix(' ').unwrap_or(after).trim_end();
+    content.starts_with(char::is_whitespace) && !content.trim_start().starts_with('@')
 }
 
 /// `line` with the doc of its `@error` tag rewritten to the generated one, when the block

@@ -145,14 +145,13 @@
 //! every header change:
 //!
 //! ```text
-//! cargo install redis-patterns --features cli --version 0.1.0   # the version you depend on
+//! cargo install --path . --features cli   # in a checkout of the version you depend on
 //! redis-patterns fix sql     # rewrites each script's input checks from its header
 //! redis-patterns check sql   # reports every problem, as the build does
 //! ```
 //!
-//! (`redis-patterns-codegen fix sql` and `check sql`, from `cargo install
-//! redis-patterns-codegen`, do the same.) [`Config::fix`] and [`Config::check`] do the same
-//! from Rust.
+//! (`redis-patterns-codegen fix sql` and `check sql`, from `cargo install --path codegen`,
+//! do the same.) [`Config::fix`] and [`Config::check`] do the same from Rust.
 //!
 //! # The version check
 //!

@@ -2,7 +2,7 @@
 //! from their headers.
 //!
 //! ```text
-//! cargo install redis-patterns-codegen --version <the one in [build-dependencies]>
+//! cargo install --path codegen   # in a checkout of the version in [build-dependencies]
 //! redis-patterns-codegen check sql
 //! redis-patterns-codegen fix sql
 //! ```
@@ -19,8 +19,8 @@ const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
   fix    rewrites each script's input checks from its header, and pastes the shared
          helpers it names from their `_shared.lua` files
 
-The `redis-patterns` command (`cargo install redis-patterns --features cli`) has the same
-two subcommands.";
+The `redis-patterns` command (`cargo install --path . --features cli` in a checkout) has
+the same two subcommands.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

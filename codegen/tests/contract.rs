@@ -1536,3 +1536,45 @@ fn a_bool_of_the_reply_given_as_a_lua_boolean_is_refused() {
         Vec::<String>::new()
     );
 }
+
+/// The `@error` tags `fix` adds go below the whole `@return` doc, its indented lines
+/// included: a tag between the doc and its continuation would leave that continuation as
+/// prose after the tags, a header the check refuses.
+#[test]
+fn fix_adds_error_tags_below_a_multi_line_return_doc() {
+    let source = "--- Probes a reply documented over three lines.\n\
+                  --- @key k string            a key\n\
+                  --- @arg name string non-empty  the name\n\
+                  --- @return [(string, uint)]  a row per name:\n\
+                  ---                           its name and count\n\
+                  ---                           (0 for none)\n\
+                  --- @complexity O(1)\n\
+                  return {{name, redis.call('STRLEN', k)}}\n";
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-return-doc");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("probe")).unwrap();
+    let path = dir.join("probe/rows.lua");
+    std::fs::write(&path, source).unwrap();
+    assert_eq!(Config::new().fix(&dir).unwrap().problems, vec![]);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let header: Vec<&str> = fixed.lines().take(9).collect();
+    assert_eq!(
+        header[3..],
+        [
+            "--- @return [(string, uint)]  a row per name:",
+            "---                           its name and count",
+            "---                           (0 for none)",
+            "--- @error BAD_ARGS not 1 key and 1 argument",
+            "--- @error BAD_NAME empty",
+            "--- @complexity O(1)",
+        ],
+        "{fixed}"
+    );
+    let script = analyze(&script_file("probe", "rows", &fixed))
+        .unwrap_or_else(|d| panic!("the fixed script should pass: {d:#?}\n{fixed}"));
+    assert_eq!(
+        script.header.returns.doc,
+        "a row per name: its name and count (0 for none)"
+    );
+}
