@@ -7,8 +7,15 @@
 //! REDIS_URL=redis://127.0.0.1:6379/15 cargo run --example autocomplete_memory   # another (an idle one)
 //! ```
 //!
-//! With no Redis running, `redis-server --port 6390 --save '' --daemonize yes` starts an
-//! idle one for it (then `REDIS_URL=redis://127.0.0.1:6390/`).
+//! An idle server of its own, on a Unix socket that no other server can hold (as the
+//! README's quick start starts one):
+//!
+//! ```sh
+//! dir=$(mktemp -d)
+//! redis-server --port 0 --unixsocket "$dir/redis.sock" --save '' --daemonize yes --pidfile "$dir/redis.pid"
+//! REDIS_URL="redis+unix://$dir/redis.sock" cargo run --example autocomplete_memory
+//! redis-cli -s "$dir/redis.sock" shutdown nosave; rm -r "$dir"
+//! ```
 //!
 //! `used_memory` counts the whole server, so run it on an idle one. It writes only keys whose names start with `{memory:`, and deletes them at the end.
 //! The numbers go into the docs of `redis_patterns::autocomplete`.
