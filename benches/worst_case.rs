@@ -369,21 +369,21 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "bloom/add",
-            input: "100 new items, 30 hashes each, into a new partition of 2^24 bits",
+            input: "50 new items, 30 hashes each, into a new partition of 2^24 bits",
             setup: |_, _| {},
             keys: Keys::of("bloom/add", BLOOM),
             args: strings(
                 ["388965", "1000000000", "1", "0"]
                     .map(String::from)
                     .into_iter()
-                    .chain((0..100).map(|i| format!("item:{i}"))),
+                    .chain((0..50).map(|i| format!("item:{i}"))),
             ),
         },
         Case {
             script: "bloom/check",
-            input: "100 items, 30 hashes each, in a partition of 2^24 bits",
+            input: "50 items, 30 hashes each, in a partition of 2^24 bits",
             setup: |con, k| {
-                let items: Vec<String> = (0..100).map(|i| format!("item:{i}")).collect();
+                let items: Vec<String> = (0..50).map(|i| format!("item:{i}")).collect();
                 redis_patterns::bloom::BloomFilter::new(k.value("filter"), 388_965, 1_000_000_000)
                     .unwrap()
                     .add(&items)
@@ -395,7 +395,7 @@ fn cases() -> Vec<Case> {
                 ["388965", "1000000000", "1", "0"]
                     .map(String::from)
                     .into_iter()
-                    .chain((0..100).map(|i| format!("item:{i}"))),
+                    .chain((0..50).map(|i| format!("item:{i}"))),
             ),
         },
         Case {

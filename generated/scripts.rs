@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "179ca4e08152bceb6bef8a50a600728827dbde7e",
+        sha1: "44fd21f272317651663cadb296f10dfd10f45c2b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -728,11 +728,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it was new, 0 when it may have been added before" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `179ca4e08152bceb6bef8a50a600728827dbde7e`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `44fd21f272317651663cadb296f10dfd10f45c2b`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -774,12 +774,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to add"]
+    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to add"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it was new, 0 when it may have been added before"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "31b27b160f2df25d69c2719a261dcc030b65924b",
+        sha1: "d2b532105c4c122c5ef6e6c16b8d0da0cf4ebc4b",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -814,11 +814,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it may have been added, 0 when it was not" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `31b27b160f2df25d69c2719a261dcc030b65924b`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `d2b532105c4c122c5ef6e6c16b8d0da0cf4ebc4b`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -852,12 +852,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to check"]
+    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to check"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it may have been added, 0 when it was not"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
