@@ -1583,12 +1583,12 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/add_flow",
-            input: "100 children of 1 KiB on a busy queue, metrics on",
+            input: "50 children of 1 KiB on a busy queue, metrics on",
             setup: busy_queue,
             keys: Keys::of("work_queue/add_flow", QUEUE),
             args: {
                 let mut args = strings(["flow".into(), "p".into(), "0".into(), "".into()]);
-                for n in 0..100 {
+                for n in 0..50 {
                     args.extend(strings([
                         format!("flow:{n}"),
                         "c".repeat(1024),

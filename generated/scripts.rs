@@ -10784,11 +10784,11 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "4410c1a094963dde9a0afc4bb8757746da8b431c",
+        sha1: "52ad3ee9495f35d205a47b5b1c6bab8cc8e720e6",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
-        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent.",
+        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent. A flow has at most 50 children, so that one call stays short; more\nchildren are the app's to join in the same way.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10800,11 +10800,11 @@ pub mod work_queue {
             crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's data", template: None },
             crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "the priority of the parent and its children", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's group; '' for none", template: None },
-            crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(300) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children", template: None },
+            crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(150) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the parent's state: 'blocked', or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 304 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 154 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_CHILDREN", doc: "not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue" },
@@ -10813,7 +10813,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(C log N), C ≤ 100 the children, N = the jobs",
+        complexity: "O(C log N), C ≤ 50 the children, N = the jobs",
         defaults: &[
         ],
     };
@@ -10834,9 +10834,10 @@ pub mod work_queue {
     #[doc = " ones (x:\\<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its"]
     #[doc = " parent waiting for it: remove the parent too. Children in another queue of the same"]
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
-    #[doc = " add the parent."]
+    #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
+    #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `4410c1a094963dde9a0afc4bb8757746da8b431c`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `52ad3ee9495f35d205a47b5b1c6bab8cc8e720e6`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10849,12 +10850,12 @@ pub mod work_queue {
     #[doc = " - `payload` (`bytes`): the parent's data"]
     #[doc = " - `priority` (`uint`, from 0 to 255): the priority of the parent and its children"]
     #[doc = " - `group` (`string`): the parent's group; '' for none"]
-    #[doc = " - `children` (`bytes...`, 3 to 300 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children"]
+    #[doc = " - `children` (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the parent's state: 'blocked', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 304 arguments"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 154 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_CHILDREN`: not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue"]
@@ -10862,7 +10863,7 @@ pub mod work_queue {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(C log N), C ≤ 100 the children, N = the jobs. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's `TIME`."]
     pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
         crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
     }
