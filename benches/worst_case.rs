@@ -1502,7 +1502,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25: 25 held jobs of groups with parked jobs acked first with 16 KiB results, 25 expired \
+            input: "limit 10: 10 held jobs of groups with parked jobs acked first with 16 KiB results, 10 expired \
                     results dropped, every chore full, 1000-start rate rings, events full",
             setup: busy_queue,
             keys: Keys::of("work_queue/take", QUEUE),
@@ -1516,7 +1516,7 @@ fn cases() -> Vec<Case> {
             args: strings(
                 [
                     "10000000000",
-                    "25",
+                    "10",
                     "1000",
                     "0123456789abcdef0123456789abcdef",
                 ]
@@ -1525,15 +1525,15 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25, groups take turns: the busy queue's chores and 25 acks, 50 waiting jobs moved to \
-                    their groups, 300 groups with turns (5 parked jobs each), 50 turns examined",
+            input: "limit 10, groups take turns: the busy queue's chores and 10 acks, 20 waiting jobs moved to \
+                    their groups, 300 groups with turns (5 parked jobs each), 20 turns examined",
             setup: turns_queue,
             keys: Keys::of("work_queue/take", QUEUE),
             args: take_acking_busy_jobs(),
         },
         Case {
             script: "work_queue/take",
-            input: "limit 25, turns switched off: 25 jobs of groups with turns handed back, then taken",
+            input: "limit 10, turns switched off: 10 jobs of groups with turns handed back, then taken",
             setup: |con, k| {
                 turns_queue(con, k);
                 lua(
@@ -1548,7 +1548,7 @@ fn cases() -> Vec<Case> {
             args: strings(
                 [
                     "10000000000",
-                    "25",
+                    "10",
                     "1000",
                     "0123456789abcdef0123456789abcdef",
                 ]
@@ -2635,19 +2635,19 @@ fn busy_queue(con: &mut redis::Connection, k: &Keys) {
     );
 }
 
-/// `take`'s arguments at limit 25 on `busy_queue`: the 25 held jobs (`held`, `h1` … `h24`)
+/// `take`'s arguments at limit 10 on `busy_queue`: 10 held jobs (`held`, `h1` … `h9`)
 /// acked first, each with a result of the longest size a queue may keep (16 KiB).
 fn take_acking_busy_jobs() -> Vec<Vec<u8>> {
     let mut args = strings(
         [
             "10000000000",
-            "25",
+            "10",
             "1000",
             "0123456789abcdef0123456789abcdef",
         ]
         .map(String::from),
     );
-    for id in std::iter::once("held".to_owned()).chain((1..=24).map(|n| format!("h{n}"))) {
+    for id in std::iter::once("held".to_owned()).chain((1..=9).map(|n| format!("h{n}"))) {
         args.extend(strings([id, "7".into(), "r".repeat(1 << 14)]));
     }
     args
