@@ -4224,11 +4224,11 @@ pub mod online_friends {
     pub static MINUTE_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/minute_friends",
         path: "scripts/online_friends/minute_friends.lua",
-        sha1: "2eab9a790b170f757a4ed9ba39d2fa07ceaf8559",
+        sha1: "00d4acc2e7e46a0402a53317cd4802be44917df3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen in any of the given minutes (design a).",
-        description: "《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'\nsets into a temporary key and intersects it with the friends set; here each friend is\nlooked up in each minute's set (SINTER of the two), with no temporary key, so\nconcurrent callers never share one. The work is one lookup per friend per minute, and\neach friend found costs a reply per minute it was seen in, so the window is at most\n10 minutes and the friends set holds at most 300 users.",
+        description: "《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'\nsets into a temporary key and intersects it with the friends set; here the friends not\nfound yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with\nno temporary key, so concurrent callers never share one, and a friend found is not\nlooked up again. The work is at most one lookup per friend per minute, so the window\nis at most 10 minutes and the friends set holds at most 300 users.",
         keys: &[
             crate::Param { name: "friends", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the user's friends", template: Some(&keys::FRIENDS) },
             crate::Param { name: "minutes", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "the sets of the last N minutes, newest first", template: Some(&keys::MINUTES) },
@@ -4250,13 +4250,13 @@ pub mod online_friends {
     #[doc = " The friends of a user seen in any of the given minutes (design a)."]
     #[doc = ""]
     #[doc = " 《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'"]
-    #[doc = " sets into a temporary key and intersects it with the friends set; here each friend is"]
-    #[doc = " looked up in each minute's set (SINTER of the two), with no temporary key, so"]
-    #[doc = " concurrent callers never share one. The work is one lookup per friend per minute, and"]
-    #[doc = " each friend found costs a reply per minute it was seen in, so the window is at most"]
-    #[doc = " 10 minutes and the friends set holds at most 300 users."]
+    #[doc = " sets into a temporary key and intersects it with the friends set; here the friends not"]
+    #[doc = " found yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with"]
+    #[doc = " no temporary key, so concurrent callers never share one, and a friend found is not"]
+    #[doc = " looked up again. The work is at most one lookup per friend per minute, so the window"]
+    #[doc = " is at most 10 minutes and the friends set holds at most 300 users."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `2eab9a790b170f757a4ed9ba39d2fa07ceaf8559`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `00d4acc2e7e46a0402a53317cd4802be44917df3`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4343,11 +4343,11 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "e136b5fd0e484e83f9355377a58975ca491ae171",
+        sha1: "c8c6e66246c28aed483b91fdb482e9bcf972d9ab",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
-        description: "《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a\ntemporary key in five steps through shared temporary keys, so concurrent callers\noverwrite each other's; here the friends' last-seen times are read in one ZMSCORE,\nwith no temporary key. The friends set holds at most 2,000 users. A friend seen at\n`now - window` exactly is online (the book's online-users query counts it, its\nonline-friends query does not; here both count it).",
+        description: "《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a\ntemporary key in five steps through shared temporary keys, so concurrent callers\noverwrite each other's; here the friends' last-seen times are read in one ZMSCORE,\nwith no temporary key. The friends set holds at most 1,000 users (a lookup each in a\nset of all the users seen costs a few microseconds). A friend seen at\n`now - window` exactly is online (the book's online-users query counts it, its\nonline-friends query does not; here both count it).",
         keys: &[
             crate::Param { name: "friends", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the user's friends", template: Some(&keys::FRIENDS) },
             crate::Param { name: "seen", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "user -> when it was last seen (ms)", template: Some(&keys::SEEN) },
@@ -4362,7 +4362,7 @@ pub mod online_friends {
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_WINDOW", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 2,000 users" },
+            crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 1,000 users" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(F × log N), F = the friends, N = the users remembered",
@@ -4375,11 +4375,12 @@ pub mod online_friends {
     #[doc = " 《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a"]
     #[doc = " temporary key in five steps through shared temporary keys, so concurrent callers"]
     #[doc = " overwrite each other's; here the friends' last-seen times are read in one ZMSCORE,"]
-    #[doc = " with no temporary key. The friends set holds at most 2,000 users. A friend seen at"]
+    #[doc = " with no temporary key. The friends set holds at most 1,000 users (a lookup each in a"]
+    #[doc = " set of all the users seen costs a few microseconds). A friend seen at"]
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `e136b5fd0e484e83f9355377a58975ca491ae171`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `c8c6e66246c28aed483b91fdb482e9bcf972d9ab`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4396,7 +4397,7 @@ pub mod online_friends {
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_WINDOW`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 2,000 users"]
+    #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 1,000 users"]
     #[doc = ""]
     #[doc = " Complexity: O(F × log N), F = the friends, N = the users remembered. Clock: the caller's `now`."]
     pub fn seen_friends(friends: &str, seen: &str, now: u64, window: ::std::time::Duration) -> crate::Op<Vec<String>> {
