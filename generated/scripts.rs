@@ -3335,7 +3335,7 @@ pub mod leaderboard {
     pub static ADOPT: crate::Script = crate::Script {
         name: "leaderboard/adopt",
         path: "scripts/leaderboard/adopt.lua",
-        sha1: "4271ac9e0633eb6fad5318eb579d333936087007",
+        sha1: "638f425e1445a114a57463fb9132d99297a508a3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/adopt.lua")),
         flags: &[],
         summary: "Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.",
@@ -3346,7 +3346,7 @@ pub mod leaderboard {
         ],
         args: &[
             crate::Param { name: "cursor", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "where the walk goes on, as the last call answered it; empty to begin", template: None },
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2000 }, doc: "the most items one step reads", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most items one step reads", template: None },
         ],
         returns: crate::Returns { ty: "(string?, uint)", doc: "the cursor to go on from (nil: every score has its level), and how many levels this step added" },
         errors: &[
@@ -3378,7 +3378,7 @@ pub mod leaderboard {
     #[doc = " that no score holds any more (another client removed its items) stays: delete"]
     #[doc = " `levels` and adopt the board again to build it anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `4271ac9e0633eb6fad5318eb579d333936087007`)."]
+    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `638f425e1445a114a57463fb9132d99297a508a3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3386,7 +3386,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `cursor` (`string`): where the walk goes on, as the last call answered it; empty to begin"]
-    #[doc = " - `count` (`uint`, from 1 to 2000): the most items one step reads"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most items one step reads"]
     #[doc = ""]
     #[doc = " Returns (`(string?, uint)`): the cursor to go on from (nil: every score has its level), and how many levels this step added"]
     #[doc = ""]
