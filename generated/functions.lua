@@ -14731,7 +14731,7 @@ redis.register_function{
 --- @arg limit uint 1..=10        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
---- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished (up to 10), acked first as `ack.lua` acks one
+--- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string, bytes)] per job: id, token, delivery, deadline ms, group, payload
 --- @error BAD_ARGS               not 14 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range

@@ -12892,7 +12892,7 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "c34db388ebfc824165758de00b5c4d061e34c28f",
+        sha1: "3fbe8c66ef0d14436950b5939fc33e37be05b0f4",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
@@ -12918,7 +12918,7 @@ pub mod work_queue {
             crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10 }, doc: "the most jobs taken, and the bound on each chore (4 × `limit` examined)", template: None },
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job whose lease runs out after this many deliveries goes to `dead`", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
-            crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(30) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished (up to 10), acked first as `ack.lua` acks one", template: None },
+            crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(30) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
@@ -13010,7 +13010,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `c34db388ebfc824165758de00b5c4d061e34c28f`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `3fbe8c66ef0d14436950b5939fc33e37be05b0f4`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -13033,7 +13033,7 @@ pub mod work_queue {
     #[doc = " - `limit` (`uint`, from 1 to 10): the most jobs taken, and the bound on each chore (4 × `limit` examined)"]
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job whose lease runs out after this many deliveries goes to `dead`"]
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
-    #[doc = " - `done` (`bytes...`, 0 to 30 values): id, token, result, …: jobs this worker finished (up to 10), acked first as `ack.lua` acks one"]
+    #[doc = " - `done` (`bytes...`, 0 to 30 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
     #[doc = " Returns (`[(string, string, uint, uint, string, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]

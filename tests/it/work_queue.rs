@@ -1711,7 +1711,7 @@ fn concurrent_workers_run_each_job_once() {
 #[test]
 fn a_worker_runs_more_jobs_at_once_than_one_take_hands_out() {
     const JOBS: u64 = MAX_CONCURRENCY;
-    assert!(JOBS > MAX_TAKE);
+    const { assert!(JOBS > MAX_TAKE) };
     let db = harness::fresh_db();
     let mut con = db.con();
     let queue = WorkQueue::new("widest:sync")
