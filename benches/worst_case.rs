@@ -1809,8 +1809,8 @@ fn cases() -> Vec<Case> {
         },
         Case {
             script: "tag/cached",
-            input: "a miss: 10 tags of 3,000 targets, all in every tag",
-            setup: |con, k| tagged(con, k, 3_000),
+            input: "a miss: 10 tags of 1,500 targets, all in every tag",
+            setup: |con, k| tagged(con, k, 1_500),
             keys: Keys::with_items(
                 "tag/cached",
                 &[("namespace", "tags"), ("tags", "x")],

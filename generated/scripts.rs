@@ -8991,11 +8991,11 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "85bb274172abd98940ef6c028263f4bd0ad0fe93",
+        sha1: "ddcfb436bffc5b4411b2f280b315da280c955fdc",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
-        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
+        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
         keys: &[
             crate::Param { name: "cache", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`", template: Some(&keys::CACHE) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "each tag's targets", template: Some(&keys::TAG_TARGETS) },
@@ -9008,10 +9008,10 @@ pub mod tag {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "TOO_BROAD", doc: "a miss, and the rarest tag has more than 3,000 targets" },
+            crate::ErrorDoc { code: "TOO_BROAD", doc: "a miss, and the rarest tag has more than 1,500 targets" },
         ],
         clock: None,
-        complexity: "hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags",
+        complexity: "hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags",
         defaults: &[
         ],
     };
@@ -9027,10 +9027,10 @@ pub mod tag {
     #[doc = " never empty). The cache key is the caller's: the Rust API names it from the sorted,"]
     #[doc = " escaped tags, so that the same tags in any order share one entry. The work of a miss"]
     #[doc = " grows with the targets of the rarest tag, times the tags: a miss is refused when the"]
-    #[doc = " rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server"]
+    #[doc = " rarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `85bb274172abd98940ef6c028263f4bd0ad0fe93`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `ddcfb436bffc5b4411b2f280b315da280c955fdc`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -9045,9 +9045,9 @@ pub mod tag {
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 3,000 targets"]
+    #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 1,500 targets"]
     #[doc = ""]
-    #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags."]
+    #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags."]
     pub fn cached(cache: &str, tag_targets: &[&str], ttl: ::std::time::Duration) -> crate::Op<Vec<String>> {
         crate::ScriptCall::new(&CACHED).key(cache).keys(tag_targets).arg(ttl).finish()
     }
