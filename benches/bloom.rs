@@ -10,15 +10,16 @@
 //!
 //! The knobs (environment): CAPACITY (100,000: the items each filter is made for and
 //! gets), CHECKS (1,000,000: the items never added that part 1 checks per rate), RATES
-//! (`10,100,1000`: the one_in of part 1), CALLS (20: the calls of 100 items part 1 sends
-//! per round trip), ONE_IN (100: the rate of part 2), ITEMS (20,000: the items part 2
-//! adds and then checks per side and round), PER_CALL (`1,100`: the items per call of
-//! part 2's cells), ROUNDS (3), PARTS (`rate,cost`: which parts run), POTTERY_PYTHON (a
-//! python with pottery, instead of the venv), REDIS_SERVER_BIN.
+//! (`10,100,1000`: the one_in of part 1), CALLS (20: the calls of [`MAX_ITEMS_PER_CALL`]
+//! items part 1 sends per round trip), ONE_IN (100: the rate of part 2), ITEMS (20,000:
+//! the items part 2 adds and then checks per side and round), PER_CALL (`1,50`, 50 the
+//! most a call takes: the items per call of part 2's cells), ROUNDS (3), PARTS
+//! (`rate,cost`: which parts run), POTTERY_PYTHON (a python with pottery, instead of the
+//! venv), REDIS_SERVER_BIN.
 //!
 //! **Part 1, the false-positive rate.** For each one_in, a fresh filter
 //! (`BloomFilter::new(name, CAPACITY, one_in)`) gets CAPACITY distinct items (`in:0`,
-//! `in:1`, …), then CHECKS items never added (`out:0`, …) are checked, 100 per call and
+//! `in:1`, …), then CHECKS items never added (`out:0`, …) are checked, 50 per call and
 //! CALLS calls per round trip (a [`Batch`] pipeline). Printed per rate:
 //!
 //! - *m, k*: each partition's bits and hashes, as [`BloomFilter::bits`] computes them (and
@@ -102,7 +103,7 @@ struct RateRow {
 }
 
 /// The items `prefix` + 0 .. `prefix` + count − 1, in blocks sent as one pipeline each:
-/// grouped by partition, 100 per call, `calls` calls per round trip. Returns the count of
+/// grouped by partition, [`MAX_ITEMS_PER_CALL`] per call, `calls` calls per round trip. Returns the count of
 /// "true" answers and the items per partition.
 fn send_all(
     con: &mut redis::Connection,
@@ -569,7 +570,7 @@ fn main() {
         .iter()
         .filter_map(|r| r.parse().ok())
         .collect();
-    let per_calls: Vec<usize> = env_list("PER_CALL", "1,100")
+    let per_calls: Vec<usize> = env_list("PER_CALL", &format!("1,{MAX_ITEMS_PER_CALL}"))
         .iter()
         .filter_map(|r| r.parse().ok())
         .filter(|&n| n >= 1)

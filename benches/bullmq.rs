@@ -22,7 +22,7 @@
 //! it. `NODE=<path>` picks the node binary (v20 or newer).
 //!
 //! **The flow.** Every job goes add → take → ack. W producers (a connection each) add
-//! JOBS jobs between them, one per call (25 per call in the batch cells), while W workers
+//! JOBS jobs between them, one per call (a batch per call in the batch cells), while W workers
 //! (a connection each) take and ack them, until all are acked. Timed from the start of
 //! the adds to the last ack; the server's CPU (`INFO cpu`: used_cpu_sys + used_cpu_user)
 //! read around the same span, and the client process's own CPU (getrusage here and in
@@ -35,11 +35,12 @@
 //!   in the call that takes the next, `ack_and_take` ([`crate_one_per_call`]), one round
 //!   trip per job as BullMQ's. BullMQ: W `Worker`s with `concurrency: 1`,
 //!   which ack a job and fetch the next in one script (`moveToFinished`).
-//! - *W workers, batches of 25*: the crate's producers add 25 jobs per round trip (a
-//!   [`Batch`]), its workers ack 25 jobs and take the next 25 in one call, `ack_and_take`
-//!   ([`crate_batches`]). BullMQ has no batched take in its open-source package; its side
-//!   is its batched add (`addBulk` of 25, one pipeline) and W `Worker`s with
-//!   `concurrency: 25`, which hold as many jobs at once as a crate worker's take of 25.
+//! - *W workers, batches of [`BATCH`]* (10: [`MAX_TAKE`], the most one take hands out):
+//!   the crate's producers add a batch of jobs per round trip (a [`Batch`]), its workers
+//!   ack a batch and take the next in one call, `ack_and_take` ([`crate_batches`]).
+//!   BullMQ has no batched take in its open-source package; its side is its batched add
+//!   (`addBulk` of a batch, one pipeline) and W `Worker`s with `concurrency` of a batch,
+//!   which hold as many jobs at once as a crate worker's take.
 //! - *Paused then resumed* (8 workers, one job per call): the queue is paused (the
 //!   crate's [`WorkQueue::pause`], BullMQ's and bullmq-official's `pause`), the W
 //!   workers are started and idle, the W producers add the JOBS jobs, then the clock
@@ -70,8 +71,8 @@
 //! kept metrics.
 //!
 //! bullmq-official's side mirrors BullMQ's on each cell: W `Queue`s and W `Worker`s with
-//! `concurrency` 1 or 25, `add` one job per call or `add_bulk` of 25, the same warm-up.
-//! Its `add_bulk` sends its 25 scripts at once on the producer's multiplexed connection
+//! `concurrency` 1 or a batch, `add` one job per call or `add_bulk` of a batch, the same
+//! warm-up. Its `add_bulk` sends its scripts at once on the producer's multiplexed connection
 //! (not in one ioredis pipeline object, but one round trip all the same); both share
 //! BullMQ's Lua scripts and keys.
 //!
@@ -123,7 +124,9 @@ use std::sync::{Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use redis_patterns::Batch;
-use redis_patterns::work_queue::{Job, JobOptions, Limits, Settings, Stop, WorkQueue, Worker};
+use redis_patterns::work_queue::{
+    Job, JobOptions, Limits, MAX_TAKE, Settings, Stop, WorkQueue, Worker,
+};
 
 #[path = "../tests/it/server.rs"]
 mod server;
@@ -135,8 +138,8 @@ const PEER_DIR: &str = "benches/peers/bullmq";
 const OFFICIAL_DIR: &str = "benches/peers/bullmq-rs";
 /// The program's name (its Cargo.toml's package).
 const OFFICIAL_BIN: &str = "bench-bullmq-official";
-/// The jobs a batch adds, takes and acks.
-const BATCH: usize = 25;
+/// The jobs a batch adds, takes and acks: as many as one take hands out.
+const BATCH: usize = MAX_TAKE as usize;
 /// Every job's payload: 100 bytes (BullMQ's side stores JSON of a 98-character string).
 const PAYLOAD: &[u8; 100] = &[b'x'; 100];
 /// The throughput cells, in the table's order. A new cell is a line here (and, for a new
@@ -310,9 +313,9 @@ fn crate_one_per_call(
 /// the cell is over.
 const IDLE_WAIT: Duration = Duration::from_millis(5);
 
-/// One worker of a throughput cell, in batches: the handler for each of up to 25 jobs,
-/// then their acks and the take of the next 25 in one call (`ack_and_take`: one round
-/// trip and one script per 25 jobs), until `acked` reaches `jobs`; with nothing to take,
+/// One worker of a throughput cell, in batches: the handler for each of up to [`BATCH`]
+/// jobs, then their acks and the take of the next batch in one call (`ack_and_take`: one
+/// round trip and one script per batch), until `acked` reaches `jobs`; with nothing to take,
 /// a wait for a wake-up. Counts its empty takes in `empty`.
 fn crate_batches(
     con: &mut redis::Connection,
@@ -1004,7 +1007,7 @@ fn main() {
         println!("{}", compare_row(&spec.label(), row, 1));
     }
     println!(
-        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency 25 and a bulk add of 25 in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off)"
+        "(official: bullmq-official. Ratios of the medians; (rounds): the lowest and highest ratio of one round's pair of cells. The peers' rows: W Workers with concurrency 1, or with concurrency of a batch (10) and a bulk add of a batch in the batch rows; paused then resumed: the producers add while the queue is paused, timed from the resume to the last ack; limits on: limits that do not bind (the crate: 16 groups of at most 4 held and 1,000 started per 100 ms, the queue at most 64 held and 1,000 started per 10 ms; the peers: global concurrency 64 and a limiter of 1,000 per 10 ms, no groups); metrics on: 1,440 minutes kept on every side, which the crate's other rows turn off)"
     );
 
     // Where the time went: the client's own CPU, and whether the producers or the

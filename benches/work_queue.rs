@@ -1,8 +1,8 @@
 //! Jobs per second through `WorkQueue` (add → take → ack, one script each) against the
 //! bare commands a stream consumer group needs for the same flow (`XADD` →
 //! `XREADGROUP` → `XACK` + `XDEL`), side by side in one run: one job per round trip, and
-//! batches of 25 (adds and acks pipelined, one take or read of 25), on one connection
-//! and on 8.
+//! batches of [`MAX_TAKE`] (adds and acks pipelined, one take or read of a batch), on one
+//! connection and on 8.
 //!
 //! ```sh
 //! cargo bench --bench work_queue            # 3 rounds of 2,000 jobs per connection and way
@@ -40,13 +40,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use redis_patterns::Batch;
-use redis_patterns::work_queue::{Connect, Stop, WorkQueue};
+use redis_patterns::work_queue::{Connect, MAX_TAKE, Stop, WorkQueue};
 
 #[path = "../tests/it/server.rs"]
 mod server;
 
 const STREAM: &str = "bench:stream";
-const BATCH: usize = 25;
+/// The jobs of a batch: as many as one take hands out.
+const BATCH: usize = MAX_TAKE as usize;
 
 #[derive(Clone, Copy)]
 enum Way {

@@ -1054,9 +1054,9 @@ redis.register_function{
 --- @arg one_in uint 2..=10^9        the false-positive rate at `capacity` items: 1 in `one_in`
 --- @arg partitions uint 1..=1024    how many partitions the filter has
 --- @arg partition uint 0..=1023     which one this is: below `partitions`
---- @arg items bytes... 1..=100      the items to add
+--- @arg items bytes... 1..=50       the items to add
 --- @return [int]                    per item, in order: 1 when it was new, 0 when it may have been added before
---- @error BAD_ARGS       not 2 keys and from 5 to 104 arguments
+--- @error BAD_ARGS       not 2 keys and from 5 to 54 arguments
 --- @error BAD_PARTITION  not an integer within its range, not below `partitions`, or an item of another partition
 --- @error BAD_CAPACITY   not an integer within its range, or a partition would need over 2^24 bits: use more
 --- @error BAD_ONE_IN     not an integer within its range
@@ -1069,8 +1069,8 @@ redis.register_function{
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local params = KEYS[1]
 local bits = KEYS[2]
@@ -1167,9 +1167,9 @@ redis.register_function{
 --- @arg one_in uint 2..=10^9        the false-positive rate at `capacity` items: 1 in `one_in`
 --- @arg partitions uint 1..=1024    how many partitions the filter has
 --- @arg partition uint 0..=1023     which one this is: below `partitions`
---- @arg items bytes... 1..=100      the items to check
+--- @arg items bytes... 1..=50       the items to check
 --- @return [int]                    per item, in order: 1 when it may have been added, 0 when it was not
---- @error BAD_ARGS       not 2 keys and from 5 to 104 arguments
+--- @error BAD_ARGS       not 2 keys and from 5 to 54 arguments
 --- @error BAD_PARTITION  not an integer within its range, not below `partitions`, or an item of another partition
 --- @error BAD_CAPACITY   not an integer within its range, or a partition would need over 2^24 bits: use more
 --- @error BAD_ONE_IN     not an integer within its range
@@ -1182,8 +1182,8 @@ redis.register_function{
 --- @complexity O(items × k), k = log2(one_in) ≤ 30
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local params = KEYS[1]
 local bits = KEYS[2]
@@ -3515,7 +3515,7 @@ redis.register_function{
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg cursor string         where the walk goes on, as the last call answered it; empty to begin
---- @arg count uint 1..=2000   the most items one step reads
+--- @arg count uint 1..=1000   the most items one step reads
 --- @return (string?, uint)    the cursor to go on from (nil: every score has its level), and how many
 ---                            levels this step added
 --- @error BAD_ARGS            not 2 keys and 2 arguments
@@ -3533,8 +3533,8 @@ local board = KEYS[1]
 local levels = KEYS[2]
 local cursor = ARGV[1]
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 2000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 2000, got ' .. shown(ARGV[2]))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)
@@ -4411,11 +4411,11 @@ redis.register_function{
 --- The friends of a user seen in any of the given minutes (design a).
 ---
 --- 《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'
---- sets into a temporary key and intersects it with the friends set; here each friend is
---- looked up in each minute's set (SINTER of the two), with no temporary key, so
---- concurrent callers never share one. The work is one lookup per friend per minute, and
---- each friend found costs a reply per minute it was seen in, so the window is at most
---- 10 minutes and the friends set holds at most 300 users.
+--- sets into a temporary key and intersects it with the friends set; here the friends not
+--- found yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with
+--- no temporary key, so concurrent callers never share one, and a friend found is not
+--- looked up again. The work is at most one lookup per friend per minute, so the window
+--- is at most 10 minutes and the friends set holds at most 300 users.
 --- @key friends set {<ns>}:friends:<user>  the user's friends
 --- @key minutes... set 1..=10 {<ns>}:active.users:<minute>  the sets of the last N minutes, newest first
 --- @return [string]           the friends seen in any of them
@@ -4451,21 +4451,27 @@ local count = redis.call('SCARD', friends)
 if count > 300 then
   return redis.error_reply('TOO_MANY_FRIENDS the friends set holds ' .. count .. ' users; at most 300')
 end
-local online, seen = {}, {}
+local online = {}
 if count == 0 then
   return online
 end
--- SINTER walks the smaller set (the friends) in C: one lookup per friend per minute.
+-- Each minute looks up only the friends no earlier minute found (SINTER would answer
+-- every friend seen in it again, minute after minute).
+local left = redis.call('SMEMBERS', friends)
 for m = 2, #KEYS do
-  for _, friend in ipairs(redis.call('SINTER', friends, KEYS[m])) do
-    if not seen[friend] then
-      seen[friend] = true
-      online[#online + 1] = friend
+  local found = redis.call('SMISMEMBER', KEYS[m], unpack(left))
+  local still = {}
+  for i, is_member in ipairs(found) do
+    if is_member == 1 then
+      online[#online + 1] = left[i]
+    else
+      still[#still + 1] = left[i]
     end
   end
-  if #online == count then
+  if #still == 0 then
     break
   end
+  left = still
 end
 return online
   end,
@@ -4529,7 +4535,8 @@ redis.register_function{
 --- 《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a
 --- temporary key in five steps through shared temporary keys, so concurrent callers
 --- overwrite each other's; here the friends' last-seen times are read in one ZMSCORE,
---- with no temporary key. The friends set holds at most 2,000 users. A friend seen at
+--- with no temporary key. The friends set holds at most 1,000 users (a lookup each in a
+--- set of all the users seen costs a few microseconds). A friend seen at
 --- `now - window` exactly is online (the book's online-users query counts it, its
 --- online-friends query does not; here both count it).
 --- @key friends set {<ns>}:friends:<user>  the user's friends
@@ -4541,7 +4548,7 @@ redis.register_function{
 --- @error BAD_NOW             not an integer within its range
 --- @error BAD_WINDOW          not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
---- @error TOO_MANY_FRIENDS    the friends set holds more than 2,000 users
+--- @error TOO_MANY_FRIENDS    the friends set holds more than 1,000 users
 --- @clock caller
 --- @complexity O(F × log N), F = the friends, N = the users remembered
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
@@ -4572,20 +4579,19 @@ end
 -- End of the generated input checks.
 redis.call('ZCARD', seen)
 local count = redis.call('SCARD', friends)
-if count > 2000 then
-  return redis.error_reply('TOO_MANY_FRIENDS the friends set holds ' .. count .. ' users; at most 2000')
+if count > 1000 then
+  return redis.error_reply('TOO_MANY_FRIENDS the friends set holds ' .. count .. ' users; at most 1000')
 end
 local everyone = redis.call('SMEMBERS', friends)
 local online = {}
 local since = now - window
--- In chunks of 1000: unpack has a limit on how many values it passes.
-for first = 1, #everyone, 1000 do
-  local chunk = { unpack(everyone, first, math.min(first + 999, #everyone)) }
-  local scores = redis.call('ZMSCORE', seen, unpack(chunk))
-  for i, score in ipairs(scores) do
-    if score and tonumber(score) >= since then
-      online[#online + 1] = chunk[i]
-    end
+if #everyone == 0 then
+  return online
+end
+local scores = redis.call('ZMSCORE', seen, unpack(everyone))
+for i, score in ipairs(scores) do
+  if score and tonumber(score) >= since then
+    online[#online + 1] = everyone[i]
   end
 end
 return online
@@ -5703,7 +5709,9 @@ redis.register_function{
 --- subscription read nothing): told, never skipped silently. With no message, wait with
 --- `XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within
 --- the lease to keep the subscription. A subscription unknown, or dropped after its lease
---- ran out, answers NOT_SUBSCRIBED: subscribe again.
+--- ran out, answers NOT_SUBSCRIBED: subscribe again. A poll answers at most 250 messages,
+--- so that one call stays short (about a millisecond of server time at 1 kB each): a
+--- subscriber behind by more polls again after its ack.
 --- @key stream stream {<name>}:stream        the messages: id -> n <number>, m <payload>
 --- @key seq string {<name>}:seq              the last message number handed out
 --- @key subs zset {<name>}:subs              subscription -> its lease deadline (ms, server clock)
@@ -5711,7 +5719,7 @@ redis.register_function{
 --- @key positions hash {<name>}:positions    subscription -> "<id> <number>" of the last message it acknowledged
 --- @arg subscription string len:1..=200  the subscription's name
 --- @arg lease ms 1..=10^15-1              its lease from now
---- @arg count uint 1..=1000              the most messages answered
+--- @arg count uint 1..=250               the most messages answered
 --- @return (uint, string, [(string, uint, bytes)])  the messages lost; the stream's newest id, to wait from;
 ---   per message, oldest first: its id, number and payload
 --- @error BAD_ARGS not 5 keys and 3 arguments
@@ -5747,8 +5755,8 @@ if not lease or lease > 999999999999999 then
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[2]))
 end
 local count = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
-if not count or count > 1000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[3]))
+if not count or count > 250 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 250, got ' .. shown(ARGV[3]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = string.match(stream, '^(.+):stream$')
@@ -9636,7 +9644,7 @@ redis.register_function{
 --- never empty). The cache key is the caller's: the Rust API names it from the sorted,
 --- escaped tags, so that the same tags in any order share one entry. The work of a miss
 --- grows with the targets of the rarest tag, times the tags: a miss is refused when the
---- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
+--- rarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
@@ -9645,8 +9653,8 @@ redis.register_function{
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
---- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
---- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
+--- @error TOO_BROAD           a miss, and the rarest tag has more than 1,500 targets
+--- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 if #KEYS < 2 or #KEYS > 11 or #ARGV ~= 1 then
@@ -9679,9 +9687,9 @@ for i = 2, #KEYS do
 end
 local computed = 0
 if redis.call('EXISTS', cache) == 0 then
-  if rarest > 3000 then
+  if rarest > 1500 then
     return redis.error_reply('TOO_BROAD the rarest of these tags has ' .. rarest
-      .. ' targets, over 3000: read the intersection with SINTER instead')
+      .. ' targets, over 1500: read the intersection with SINTER instead')
   end
   computed = 1
   redis.call('SINTERSTORE', cache, unpack(KEYS, 2))
@@ -11717,7 +11725,8 @@ redis.register_function{
 --- ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
 --- parent waiting for it: remove the parent too. Children in another queue of the same
 --- slot, or in another slot, are the app's to join: wait for each (`events.lua`), then
---- add the parent.
+--- add the parent. A flow has at most 50 children, so that one call stays short; more
+--- children are the app's to join in the same way.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -11726,9 +11735,9 @@ redis.register_function{
 --- @arg payload bytes            the parent's data
 --- @arg priority uint 0..=255    the priority of the parent and its children
 --- @arg group string             the parent's group; '' for none
---- @arg children bytes... 3..=300  id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children
+--- @arg children bytes... 3..=150  id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children
 --- @return (bool, string)        added, and the parent's state: 'blocked', or that of the job already there
---- @error BAD_ARGS               not 4 keys and from 7 to 304 arguments
+--- @error BAD_ARGS               not 4 keys and from 7 to 154 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_CHILDREN           not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue
@@ -11737,11 +11746,11 @@ redis.register_function{
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @uses add_job next_rank settings_of
 --- @clock server
---- @complexity O(C log N), C ≤ 100 the children, N = the jobs
+--- @complexity O(C log N), C ≤ 50 the children, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 304 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 304 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 154 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 154 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -14797,7 +14806,7 @@ redis.register_function{
 --- size (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,
 --- u:<g> until when a handler rate-limited it. A change of the group rate starts the ring
 --- anew when the group's next job is examined; the old start times, and those of idle
---- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
+--- groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
 --- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
 --- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
@@ -14854,12 +14863,12 @@ redis.register_function{
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
---- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
+--- @arg limit uint 1..=10        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
---- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
+--- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
+--- @error BAD_ARGS               not 14 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -14880,11 +14889,11 @@ redis.register_function{
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
---- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
+--- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
-if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 79 then
-  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 34 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -14906,8 +14915,8 @@ if not lease or lease > 999999999999999 then
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not limit or limit > 25 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 25, got ' .. shown(ARGV[2]))
+if not limit or limit > 10 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
 end
 local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not max_deliveries or max_deliveries > 1000 then
@@ -15245,7 +15254,7 @@ end
 -- before they are read, and those above the new size are old start times, o:<group>
 -- saying where they end. Old start times, and the rings of groups idle for a whole
 -- `group_period`, are dropped at most RING_BUDGET per call; later calls drop the rest.
-local RING_BUDGET = 1000
+local RING_BUDGET = 400
 -- Where the start times of a ring, as stored, may end (a size these scripts did not
 -- write may be any size they write).
 local function extent(size)

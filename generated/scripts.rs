@@ -714,7 +714,7 @@ pub mod bloom {
     pub static ADD: crate::Script = crate::Script {
         name: "bloom/add",
         path: "scripts/bloom/add.lua",
-        sha1: "0c16e1b0352544a8529191eeca41c6cc08f6978d",
+        sha1: "52b3c86e53570abdbb570f2af217fcfc96089c84",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/add.lua")),
         flags: &[],
         summary: "Adds items to one partition of a Bloom filter: per item, 1 when it was new, 0 when it may be old.",
@@ -728,11 +728,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to add", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it was new, 0 when it may have been added before" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -763,7 +763,7 @@ pub mod bloom {
     #[doc = " least one bit; the filter counts those in `added` (an estimate of the items added,"]
     #[doc = " low by the items that were false positives when they were added)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `0c16e1b0352544a8529191eeca41c6cc08f6978d`)."]
+    #[doc = " Runs `scripts/bloom/add.lua` (`bloom/add`, SHA1 `52b3c86e53570abdbb570f2af217fcfc96089c84`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -774,12 +774,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to add"]
+    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to add"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it was new, 0 when it may have been added before"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
@@ -800,7 +800,7 @@ pub mod bloom {
     pub static CHECK: crate::Script = crate::Script {
         name: "bloom/check",
         path: "scripts/bloom/check.lua",
-        sha1: "c1c86aa6a923f0c4f0467c37898eff9d598584f6",
+        sha1: "fc3f34fe7479cd029c067b85282889f4e781ded7",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bloom/check.lua")),
         flags: &["no-writes", ],
         summary: "Checks items against one partition of a Bloom filter: per item, 1 when it may be there, 0 when it is not.",
@@ -814,11 +814,11 @@ pub mod bloom {
             crate::Param { name: "one_in", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 2, max: 1000000000 }, doc: "the false-positive rate at `capacity` items: 1 in `one_in`", template: None },
             crate::Param { name: "partitions", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1024 }, doc: "how many partitions the filter has", template: None },
             crate::Param { name: "partition", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 1023 }, doc: "which one this is: below `partitions`", template: None },
-            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(100) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
+            crate::Param { name: "items", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(50) }, rule: crate::Rule::Any, doc: "the items to check", template: None },
         ],
         returns: crate::Returns { ty: "[int]", doc: "per item, in order: 1 when it may have been added, 0 when it was not" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 104 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 2 keys and from 5 to 54 arguments" },
             crate::ErrorDoc { code: "BAD_PARTITION", doc: "not an integer within its range, not below `partitions`, or an item of another partition" },
             crate::ErrorDoc { code: "BAD_CAPACITY", doc: "not an integer within its range, or a partition would need over 2^24 bits: use more" },
             crate::ErrorDoc { code: "BAD_ONE_IN", doc: "not an integer within its range" },
@@ -841,7 +841,7 @@ pub mod bloom {
     #[doc = " not exist yet answers 0 for every item: nothing was added to it. False positives"]
     #[doc = " happen at about 1 in `one_in` once `capacity` items were added; a 0 is always right."]
     #[doc = ""]
-    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `c1c86aa6a923f0c4f0467c37898eff9d598584f6`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/bloom/check.lua` (`bloom/check`, SHA1 `fc3f34fe7479cd029c067b85282889f4e781ded7`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `params` (a hash, named `{<filter>}:bloom`): capacity, one_in, partitions, partition, m, k, added: checked on every call"]
@@ -852,12 +852,12 @@ pub mod bloom {
     #[doc = " - `one_in` (`uint`, from 2 to 1000000000): the false-positive rate at `capacity` items: 1 in `one_in`"]
     #[doc = " - `partitions` (`uint`, from 1 to 1024): how many partitions the filter has"]
     #[doc = " - `partition` (`uint`, from 0 to 1023): which one this is: below `partitions`"]
-    #[doc = " - `items` (`bytes...`, 1 to 100 values): the items to check"]
+    #[doc = " - `items` (`bytes...`, 1 to 50 values): the items to check"]
     #[doc = ""]
     #[doc = " Returns (`[int]`): per item, in order: 1 when it may have been added, 0 when it was not"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 104 arguments"]
+    #[doc = " - `BAD_ARGS`: not 2 keys and from 5 to 54 arguments"]
     #[doc = " - `BAD_PARTITION`: not an integer within its range, not below `partitions`, or an item of another partition"]
     #[doc = " - `BAD_CAPACITY`: not an integer within its range, or a partition would need over 2^24 bits: use more"]
     #[doc = " - `BAD_ONE_IN`: not an integer within its range"]
@@ -3335,7 +3335,7 @@ pub mod leaderboard {
     pub static ADOPT: crate::Script = crate::Script {
         name: "leaderboard/adopt",
         path: "scripts/leaderboard/adopt.lua",
-        sha1: "4271ac9e0633eb6fad5318eb579d333936087007",
+        sha1: "638f425e1445a114a57463fb9132d99297a508a3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/leaderboard/adopt.lua")),
         flags: &[],
         summary: "Builds a board's levels in bounded steps, so that a sorted set another client wrote becomes a leaderboard.",
@@ -3346,7 +3346,7 @@ pub mod leaderboard {
         ],
         args: &[
             crate::Param { name: "cursor", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "where the walk goes on, as the last call answered it; empty to begin", template: None },
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 2000 }, doc: "the most items one step reads", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most items one step reads", template: None },
         ],
         returns: crate::Returns { ty: "(string?, uint)", doc: "the cursor to go on from (nil: every score has its level), and how many levels this step added" },
         errors: &[
@@ -3378,7 +3378,7 @@ pub mod leaderboard {
     #[doc = " that no score holds any more (another client removed its items) stays: delete"]
     #[doc = " `levels` and adopt the board again to build it anew."]
     #[doc = ""]
-    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `4271ac9e0633eb6fad5318eb579d333936087007`)."]
+    #[doc = " Runs `scripts/leaderboard/adopt.lua` (`leaderboard/adopt`, SHA1 `638f425e1445a114a57463fb9132d99297a508a3`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `board` (a zset, named `<key>`): item -> score (the book's key)"]
@@ -3386,7 +3386,7 @@ pub mod leaderboard {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `cursor` (`string`): where the walk goes on, as the last call answered it; empty to begin"]
-    #[doc = " - `count` (`uint`, from 1 to 2000): the most items one step reads"]
+    #[doc = " - `count` (`uint`, from 1 to 1000): the most items one step reads"]
     #[doc = ""]
     #[doc = " Returns (`(string?, uint)`): the cursor to go on from (nil: every score has its level), and how many levels this step added"]
     #[doc = ""]
@@ -4224,11 +4224,11 @@ pub mod online_friends {
     pub static MINUTE_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/minute_friends",
         path: "scripts/online_friends/minute_friends.lua",
-        sha1: "2eab9a790b170f757a4ed9ba39d2fa07ceaf8559",
+        sha1: "00d4acc2e7e46a0402a53317cd4802be44917df3",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/minute_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen in any of the given minutes (design a).",
-        description: "《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'\nsets into a temporary key and intersects it with the friends set; here each friend is\nlooked up in each minute's set (SINTER of the two), with no temporary key, so\nconcurrent callers never share one. The work is one lookup per friend per minute, and\neach friend found costs a reply per minute it was seen in, so the window is at most\n10 minutes and the friends set holds at most 300 users.",
+        description: "《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'\nsets into a temporary key and intersects it with the friends set; here the friends not\nfound yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with\nno temporary key, so concurrent callers never share one, and a friend found is not\nlooked up again. The work is at most one lookup per friend per minute, so the window\nis at most 10 minutes and the friends set holds at most 300 users.",
         keys: &[
             crate::Param { name: "friends", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the user's friends", template: Some(&keys::FRIENDS) },
             crate::Param { name: "minutes", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "the sets of the last N minutes, newest first", template: Some(&keys::MINUTES) },
@@ -4250,13 +4250,13 @@ pub mod online_friends {
     #[doc = " The friends of a user seen in any of the given minutes (design a)."]
     #[doc = ""]
     #[doc = " 《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'"]
-    #[doc = " sets into a temporary key and intersects it with the friends set; here each friend is"]
-    #[doc = " looked up in each minute's set (SINTER of the two), with no temporary key, so"]
-    #[doc = " concurrent callers never share one. The work is one lookup per friend per minute, and"]
-    #[doc = " each friend found costs a reply per minute it was seen in, so the window is at most"]
-    #[doc = " 10 minutes and the friends set holds at most 300 users."]
+    #[doc = " sets into a temporary key and intersects it with the friends set; here the friends not"]
+    #[doc = " found yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with"]
+    #[doc = " no temporary key, so concurrent callers never share one, and a friend found is not"]
+    #[doc = " looked up again. The work is at most one lookup per friend per minute, so the window"]
+    #[doc = " is at most 10 minutes and the friends set holds at most 300 users."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `2eab9a790b170f757a4ed9ba39d2fa07ceaf8559`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/minute_friends.lua` (`online_friends/minute_friends`, SHA1 `00d4acc2e7e46a0402a53317cd4802be44917df3`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4343,11 +4343,11 @@ pub mod online_friends {
     pub static SEEN_FRIENDS: crate::Script = crate::Script {
         name: "online_friends/seen_friends",
         path: "scripts/online_friends/seen_friends.lua",
-        sha1: "e136b5fd0e484e83f9355377a58975ca491ae171",
+        sha1: "c8c6e66246c28aed483b91fdb482e9bcf972d9ab",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/online_friends/seen_friends.lua")),
         flags: &["no-writes", ],
         summary: "The friends of a user seen within the last `window` (design b).",
-        description: "《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a\ntemporary key in five steps through shared temporary keys, so concurrent callers\noverwrite each other's; here the friends' last-seen times are read in one ZMSCORE,\nwith no temporary key. The friends set holds at most 2,000 users. A friend seen at\n`now - window` exactly is online (the book's online-users query counts it, its\nonline-friends query does not; here both count it).",
+        description: "《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a\ntemporary key in five steps through shared temporary keys, so concurrent callers\noverwrite each other's; here the friends' last-seen times are read in one ZMSCORE,\nwith no temporary key. The friends set holds at most 1,000 users (a lookup each in a\nset of all the users seen costs a few microseconds). A friend seen at\n`now - window` exactly is online (the book's online-users query counts it, its\nonline-friends query does not; here both count it).",
         keys: &[
             crate::Param { name: "friends", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the user's friends", template: Some(&keys::FRIENDS) },
             crate::Param { name: "seen", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "user -> when it was last seen (ms)", template: Some(&keys::SEEN) },
@@ -4362,7 +4362,7 @@ pub mod online_friends {
             crate::ErrorDoc { code: "BAD_NOW", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_WINDOW", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 2,000 users" },
+            crate::ErrorDoc { code: "TOO_MANY_FRIENDS", doc: "the friends set holds more than 1,000 users" },
         ],
         clock: Some(crate::Clock::Caller),
         complexity: "O(F × log N), F = the friends, N = the users remembered",
@@ -4375,11 +4375,12 @@ pub mod online_friends {
     #[doc = " 《Redis入门指南》 §5.3.4, design b. The book takes the range of recent users into a"]
     #[doc = " temporary key in five steps through shared temporary keys, so concurrent callers"]
     #[doc = " overwrite each other's; here the friends' last-seen times are read in one ZMSCORE,"]
-    #[doc = " with no temporary key. The friends set holds at most 2,000 users. A friend seen at"]
+    #[doc = " with no temporary key. The friends set holds at most 1,000 users (a lookup each in a"]
+    #[doc = " set of all the users seen costs a few microseconds). A friend seen at"]
     #[doc = " `now - window` exactly is online (the book's online-users query counts it, its"]
     #[doc = " online-friends query does not; here both count it)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `e136b5fd0e484e83f9355377a58975ca491ae171`) with `EVALSHA_RO`: it writes nothing."]
+    #[doc = " Runs `scripts/online_friends/seen_friends.lua` (`online_friends/seen_friends`, SHA1 `c8c6e66246c28aed483b91fdb482e9bcf972d9ab`) with `EVALSHA_RO`: it writes nothing."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `friends` (a set, named `{<ns>}:friends:<user>`): the user's friends"]
@@ -4396,7 +4397,7 @@ pub mod online_friends {
     #[doc = " - `BAD_NOW`: not an integer within its range"]
     #[doc = " - `BAD_WINDOW`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 2,000 users"]
+    #[doc = " - `TOO_MANY_FRIENDS`: the friends set holds more than 1,000 users"]
     #[doc = ""]
     #[doc = " Complexity: O(F × log N), F = the friends, N = the users remembered. Clock: the caller's `now`."]
     pub fn seen_friends(friends: &str, seen: &str, now: u64, window: ::std::time::Duration) -> crate::Op<Vec<String>> {
@@ -5537,11 +5538,11 @@ pub mod reliable_topic {
     pub static POLL: crate::Script = crate::Script {
         name: "reliable_topic/poll",
         path: "scripts/reliable_topic/poll.lua",
-        sha1: "524d0aaa2299b3333d3a6b04241041c22cb8925c",
+        sha1: "5d456e18c38569ec3958475c509c12387f08ee22",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/reliable_topic/poll.lua")),
         flags: &[],
         summary: "Reads the messages after the subscription's last acknowledged one: (lost, wake id, messages).",
-        description: "Beyond the books: at least once. A poll answers up to `count` messages after the last\none the subscription acknowledged, so messages a crashed subscriber had read but not\nacknowledged come again to whoever polls next with its name. `lost` is how many\nmessages after that one the stream no longer holds (the cap trimmed them while the\nsubscription read nothing): told, never skipped silently. With no message, wait with\n`XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within\nthe lease to keep the subscription. A subscription unknown, or dropped after its lease\nran out, answers NOT_SUBSCRIBED: subscribe again.",
+        description: "Beyond the books: at least once. A poll answers up to `count` messages after the last\none the subscription acknowledged, so messages a crashed subscriber had read but not\nacknowledged come again to whoever polls next with its name. `lost` is how many\nmessages after that one the stream no longer holds (the cap trimmed them while the\nsubscription read nothing): told, never skipped silently. With no message, wait with\n`XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within\nthe lease to keep the subscription. A subscription unknown, or dropped after its lease\nran out, answers NOT_SUBSCRIBED: subscribe again. A poll answers at most 250 messages,\nso that one call stays short (about a millisecond of server time at 1 kB each): a\nsubscriber behind by more polls again after its ack.",
         keys: &[
             crate::Param { name: "stream", ty: "stream", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the messages: id -> n <number>, m <payload>", template: Some(&keys::STREAM) },
             crate::Param { name: "seq", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the last message number handed out", template: Some(&keys::SEQ) },
@@ -5552,7 +5553,7 @@ pub mod reliable_topic {
         args: &[
             crate::Param { name: "subscription", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Length { min: 1, max: Some(200) }, doc: "the subscription's name", template: None },
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "its lease from now", template: None },
-            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "the most messages answered", template: None },
+            crate::Param { name: "count", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 250 }, doc: "the most messages answered", template: None },
         ],
         returns: crate::Returns { ty: "(uint, string, [(string, uint, bytes)])", doc: "the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload" },
         errors: &[
@@ -5581,9 +5582,11 @@ pub mod reliable_topic {
     #[doc = " subscription read nothing): told, never skipped silently. With no message, wait with"]
     #[doc = " `XREAD BLOCK <ms> STREAMS <stream> <wake id>` and poll again; poll (or ack) within"]
     #[doc = " the lease to keep the subscription. A subscription unknown, or dropped after its lease"]
-    #[doc = " ran out, answers NOT_SUBSCRIBED: subscribe again."]
+    #[doc = " ran out, answers NOT_SUBSCRIBED: subscribe again. A poll answers at most 250 messages,"]
+    #[doc = " so that one call stays short (about a millisecond of server time at 1 kB each): a"]
+    #[doc = " subscriber behind by more polls again after its ack."]
     #[doc = ""]
-    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `524d0aaa2299b3333d3a6b04241041c22cb8925c`)."]
+    #[doc = " Runs `scripts/reliable_topic/poll.lua` (`reliable_topic/poll`, SHA1 `5d456e18c38569ec3958475c509c12387f08ee22`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `stream` (a stream, named `{<name>}:stream`): the messages: id -> n \\<number>, m \\<payload>"]
@@ -5595,7 +5598,7 @@ pub mod reliable_topic {
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `subscription` (`string`, 1 to 200 bytes): the subscription's name"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): its lease from now"]
-    #[doc = " - `count` (`uint`, from 1 to 1000): the most messages answered"]
+    #[doc = " - `count` (`uint`, from 1 to 250): the most messages answered"]
     #[doc = ""]
     #[doc = " Returns (`(uint, string, [(string, uint, bytes)])`): the messages lost; the stream's newest id, to wait from; per message, oldest first: its id, number and payload"]
     #[doc = ""]
@@ -8988,11 +8991,11 @@ pub mod tag {
     pub static CACHED: crate::Script = crate::Script {
         name: "tag/cached",
         path: "scripts/tag/cached.lua",
-        sha1: "beed705765da8c0fa93c679940a56c03f2bdd1d9",
+        sha1: "b8a9c39fe7e19b27788275a564a7244592a559da",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/tag/cached.lua")),
         flags: &[],
         summary: "The targets that have every one of the tags, from a cache built once per miss (`get_cached_target_by_tags`).",
-        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
+        description: "《Redis 应用实例》 chapter 15 reads the cache, and on a miss rebuilds it in a separate\nMULTI, so clients that miss at once all compute the intersection; and SINTERSTORE\ndeletes a destination whose result is empty, so an empty answer is never cached and\nevery call for it computes again. Here the read and the build are one step: the first\ncaller of a miss computes, every other one reads its result. The cache set always holds\nthe empty string as a marker, so an empty answer is cached like any other (targets are\nnever empty). The cache key is the caller's: the Rust API names it from the sorted,\nescaped tags, so that the same tags in any order share one entry. The work of a miss\ngrows with the targets of the rarest tag, times the tags: a miss is refused when the\nrarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server\ntime); read such an intersection with SINTER, or cache it in pages of your own.",
         keys: &[
             crate::Param { name: "cache", ty: "set", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "`<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`", template: Some(&keys::CACHE) },
             crate::Param { name: "tag_targets", ty: "set", optional: false, variadic: true, count: crate::Count { min: 1, max: Some(10) }, rule: crate::Rule::Any, doc: "each tag's targets", template: Some(&keys::TAG_TARGETS) },
@@ -9005,10 +9008,10 @@ pub mod tag {
             crate::ErrorDoc { code: "BAD_ARGS", doc: "not from 2 to 11 keys and 1 argument" },
             crate::ErrorDoc { code: "BAD_TTL", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_KEYS", doc: "a key not named as its template says" },
-            crate::ErrorDoc { code: "TOO_BROAD", doc: "a miss, and the rarest tag has more than 3,000 targets" },
+            crate::ErrorDoc { code: "TOO_BROAD", doc: "a miss, and the rarest tag has more than 1,500 targets" },
         ],
         clock: None,
-        complexity: "hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags",
+        complexity: "hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags",
         defaults: &[
         ],
     };
@@ -9024,10 +9027,10 @@ pub mod tag {
     #[doc = " never empty). The cache key is the caller's: the Rust API names it from the sorted,"]
     #[doc = " escaped tags, so that the same tags in any order share one entry. The work of a miss"]
     #[doc = " grows with the targets of the rarest tag, times the tags: a miss is refused when the"]
-    #[doc = " rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server"]
+    #[doc = " rarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server"]
     #[doc = " time); read such an intersection with SINTER, or cache it in pages of your own."]
     #[doc = ""]
-    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `beed705765da8c0fa93c679940a56c03f2bdd1d9`)."]
+    #[doc = " Runs `scripts/tag/cached.lua` (`tag/cached`, SHA1 `b8a9c39fe7e19b27788275a564a7244592a559da`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `cache` (a set, named `{<namespace>}:cached:<tags>`): `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`"]
@@ -9042,9 +9045,9 @@ pub mod tag {
     #[doc = " - `BAD_ARGS`: not from 2 to 11 keys and 1 argument"]
     #[doc = " - `BAD_TTL`: not whole milliseconds within its range"]
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
-    #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 3,000 targets"]
+    #[doc = " - `TOO_BROAD`: a miss, and the rarest tag has more than 1,500 targets"]
     #[doc = ""]
-    #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags."]
+    #[doc = " Complexity: hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags."]
     pub fn cached(cache: &str, tag_targets: &[&str], ttl: ::std::time::Duration) -> crate::Op<(bool, Vec<String>,)> {
         crate::ScriptCall::new(&CACHED).key(cache).keys(tag_targets).arg(ttl).finish()
     }
@@ -10794,11 +10797,11 @@ pub mod work_queue {
     pub static ADD_FLOW: crate::Script = crate::Script {
         name: "work_queue/add_flow",
         path: "scripts/work_queue/add_flow.lua",
-        sha1: "9b4e1604dccc5ec4641dbfd3d68d07865e3049da",
+        sha1: "ee870ced6dd1fe862f96ae713bd564cc31b0c0bd",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/add_flow.lua")),
         flags: &[],
         summary: "Adds a flow: a parent job that waits until each of its children (jobs of this queue) has ended.",
-        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent.",
+        description: "Beyond the books (BullMQ's `FlowProducer`, Sidekiq Pro's batches, Celery's chords),\nadded in one call: all of it or, when the parent's id is in the queue already,\nnothing (as `add.lua` deduplicates). The children wait at once, with the parent's\npriority and no group; the parent is `blocked` (in `jobs` only, not in any set) until\nits last child ends, then waits at its own rank, as if added then. Each child says\nwhat its failure (dead: `nack.lua`, a lease that ran out on its last delivery) does\nto the parent: `fail` takes the parent to `dead` with it (its other children run\non), `ignore` counts as ended, `continue` counts as ended and lists the child among\nthe parent's failed children (`job.lua`), for the parent's worker to read. A child\nnames its parent in `jobs` (P:<child>, the policy's first letter then the parent's\nid); the parent counts its children still running (w:<parent>) and lists the failed\nones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its\nparent waiting for it: remove the parent too. Children in another queue of the same\nslot, or in another slot, are the app's to join: wait for each (`events.lua`), then\nadd the parent. A flow has at most 50 children, so that one call stays short; more\nchildren are the app's to join in the same way.",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -10810,11 +10813,11 @@ pub mod work_queue {
             crate::Param { name: "payload", ty: "bytes", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's data", template: None },
             crate::Param { name: "priority", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 0, max: 255 }, doc: "the priority of the parent and its children", template: None },
             crate::Param { name: "group", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "the parent's group; '' for none", template: None },
-            crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(300) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children", template: None },
+            crate::Param { name: "children", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 3, max: Some(150) }, rule: crate::Rule::Any, doc: "id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children", template: None },
         ],
         returns: crate::Returns { ty: "(bool, string)", doc: "added, and the parent's state: 'blocked', or that of the job already there" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 304 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 4 keys and from 7 to 154 arguments" },
             crate::ErrorDoc { code: "BAD_ID", doc: "empty" },
             crate::ErrorDoc { code: "BAD_PRIORITY", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_CHILDREN", doc: "not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue" },
@@ -10823,7 +10826,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_JOBS", doc: "`jobs` holds an arrival counter (#seq) or settings these scripts do not write" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(C log N), C ≤ 100 the children, N = the jobs",
+        complexity: "O(C log N), C ≤ 50 the children, N = the jobs",
         defaults: &[
         ],
     };
@@ -10844,9 +10847,10 @@ pub mod work_queue {
     #[doc = " ones (x:\\<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its"]
     #[doc = " parent waiting for it: remove the parent too. Children in another queue of the same"]
     #[doc = " slot, or in another slot, are the app's to join: wait for each (`events.lua`), then"]
-    #[doc = " add the parent."]
+    #[doc = " add the parent. A flow has at most 50 children, so that one call stays short; more"]
+    #[doc = " children are the app's to join in the same way."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `9b4e1604dccc5ec4641dbfd3d68d07865e3049da`)."]
+    #[doc = " Runs `scripts/work_queue/add_flow.lua` (`work_queue/add_flow`, SHA1 `ee870ced6dd1fe862f96ae713bd564cc31b0c0bd`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -10859,12 +10863,12 @@ pub mod work_queue {
     #[doc = " - `payload` (`bytes`): the parent's data"]
     #[doc = " - `priority` (`uint`, from 0 to 255): the priority of the parent and its children"]
     #[doc = " - `group` (`string`): the parent's group; '' for none"]
-    #[doc = " - `children` (`bytes...`, 3 to 300 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children"]
+    #[doc = " - `children` (`bytes...`, 3 to 150 values): id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children"]
     #[doc = ""]
     #[doc = " Returns (`(bool, string)`): added, and the parent's state: 'blocked', or that of the job already there"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 304 arguments"]
+    #[doc = " - `BAD_ARGS`: not 4 keys and from 7 to 154 arguments"]
     #[doc = " - `BAD_ID`: empty"]
     #[doc = " - `BAD_PRIORITY`: not an integer within its range"]
     #[doc = " - `BAD_CHILDREN`: not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue"]
@@ -10872,7 +10876,7 @@ pub mod work_queue {
     #[doc = " - `BAD_KEYS`: a key not named as its template says"]
     #[doc = " - `BAD_JOBS`: `jobs` holds an arrival counter (#seq) or settings these scripts do not write"]
     #[doc = ""]
-    #[doc = " Complexity: O(C log N), C ≤ 100 the children, N = the jobs. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(C log N), C ≤ 50 the children, N = the jobs. Clock: the server's `TIME`."]
     pub fn add_flow(waiting: &str, delayed: &str, jobs: &str, signal: &str, id: &str, payload: &[u8], priority: u64, group: &str, children: &[&[u8]]) -> crate::Op<(bool, String,)> {
         crate::ScriptCall::new(&ADD_FLOW).key(waiting).key(delayed).key(jobs).key(signal).arg(id).arg(payload).arg(priority).arg(group).args(children).finish()
     }
@@ -12924,11 +12928,11 @@ pub mod work_queue {
     pub static TAKE: crate::Script = crate::Script {
         name: "work_queue/take",
         path: "scripts/work_queue/take.lua",
-        sha1: "8686ae9c5da39aa3ec12c5abb927558f034fb48f",
+        sha1: "eac8f9777c5c3b45e373ba1dcc9d8bb074bb64df",
         source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/work_queue/take.lua")),
         flags: &[],
         summary: "Takes up to `limit` jobs, each under a lease of `lease`, in priority then arrival order.",
-        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 1000 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
+        description: "Beyond the books: the heart of a reliable work queue. A queue is the keys below,\nin one hash slot (the Rust `WorkQueue` derives them as `{name}:waiting`, …); every\n`work_queue` script takes the ones it uses, in this order. Before taking, one call\ndoes three bounded chores, on the server's clock: it hands back up to `limit` jobs\nwhose lease ran out (to `waiting`, or to `dead` once they were delivered\n`max_deliveries` times), moves up to `limit` due delayed jobs to `waiting`, and\nunparks up to `limit` jobs of groups whose rate window has passed. Then it examines at\nmost 4 × `limit` waiting jobs: a job whose group already runs its concurrency in jobs,\nor started its rate in jobs in the last period, or was rate-limited by a handler\n(`rate_limit_group.lua`), is parked (out of the way of other groups' jobs) until a job\nof its group ends or the window passes; every other job is taken, while the queue\nholds fewer jobs than its concurrency and started fewer than its rate in its period.\nThe limits are the queue's own, set by an operator with `configure.lua` and kept in\n`jobs` (#settings), so every worker applies the same ones. Last, it drops the start\ntimes of groups idle for a whole period, and up to `limit` dead jobs beyond the\ndead-letter cap (by count and by age, also set with `configure.lua`: 10,000 jobs and\n180 days unless set). A group's rate ring, in `groups`: p:<g> its starts, z:<g> its\nsize (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,\nu:<g> until when a handler rate-limited it. A change of the group rate starts the ring\nanew when the group's next job is examined; the old start times, and those of idle\ngroups, are dropped at most 400 per call, and later calls drop the rest. The queue's\nown ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks\nand the leases that ran out in the queue's metrics (see `metrics.lua`), and in its\nevents when they are on (`completed`; `failed` or `dead` with the error `lease ran\nout`). A `done` job's non-empty result is kept as `ack.lua` keeps one, and the call\ndrops up to `limit` kept results whose time has passed.\n\nA non-Rust worker takes a job with this script, keeps the token, calls `extend.lua`\nbefore the lease runs out, and ends with `ack.lua` (done) or `nack.lua` (failed), or\nacks it in its next `take` (`done`: one call per job, or per batch, on a busy queue).\nA worker that dies simply stops renewing: its job is handed out again after the lease.\nA lease token is `token` (128 random bits the caller draws anew for every call) and the\ndelivery count, `<token>:<n>`: nothing the server remembers, so a replica promoted\nafter it missed some deliveries never hands out a token again. With nothing to take,\na worker waits on `signal` (`BZPOPMIN signal <seconds>`), which every script that makes\na job ready fills; this one fills it again while jobs are left, to wake the next\nworker, and a wait's timeout finds the jobs whose delay ran out.\nA taken job's delivery count is 1 on its first delivery, its deadline is in ms of the\nserver's clock, and its group is nil when it has none.\nWhile the queue is paused (`pause.lua` set `#paused` in `jobs`), the call acks `done`\nand does its chores but takes no job and leaves `signal` alone.\nThe whole call is read and checked before its first write: a rank, count, start time,\nparked job or record that another client wrote, or an ack of `done` that fails, is\nrefused with nothing written, so no job is lost or left half moved.\n\nGroups that take turns (`configure.lua`'s `group_turns`, off unless set): jobs are then\ntaken round-robin between the groups with jobs ready, so one group's backlog does not\nhold back the others' jobs. Jobs without a group are one group of their own (group '').\nA job ready for its turn is parked in its group's range of `parked` (state 'parked'),\nin rank order (so priority orders the jobs of one group), and each such group has a\nturn number in `turns`. After the chores the call moves up to 2 × `limit` jobs that are\nin `waiting` (back from a lease, a delay, a group limit, a retry) into their groups'\nranges, giving a group without a turn the next one; then it takes from the group with\nthe lowest turn its first job, which sends the group behind every other group (the next\nturn number) while it has jobs left, and so on: at most `limit` jobs, at most 2 ×\n`limit` turns examined, and groups whose turn is beyond the first 2 × `limit` wait for a\nlater call. Priority does not jump between groups: a turn is a turn. A group at a limit\nloses its turn (its jobs stay parked) and gets one again when a job of it comes back to\n`waiting` (a job of it ends, its window passes). With turns off, the call hands back\nthe jobs of up to `limit` groups that still have a turn (up to `limit` jobs) to\n`waiting`, so switching turns off loses nothing. Turn numbers grow by one from the\nhighest in `turns` (below 10^15).",
         keys: &[
             crate::Param { name: "waiting", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> rank: (255 - priority) × 10^13 + arrival number", template: Some(&keys::WAITING) },
             crate::Param { name: "delayed", ty: "zset", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Any, doc: "job id -> when it becomes waiting (ms, server clock)", template: Some(&keys::DELAYED) },
@@ -12947,14 +12951,14 @@ pub mod work_queue {
         ],
         args: &[
             crate::Param { name: "lease", ty: "ms", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 999999999999999 }, doc: "how long each job is held before it is handed out again", template: None },
-            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 25 }, doc: "the most jobs taken, and the bound on each chore (4 × `limit` examined)", template: None },
+            crate::Param { name: "limit", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 10 }, doc: "the most jobs taken, and the bound on each chore (4 × `limit` examined)", template: None },
             crate::Param { name: "max_deliveries", ty: "uint", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Range { min: 1, max: 1000 }, doc: "a job whose lease runs out after this many deliveries goes to `dead`", template: None },
             crate::Param { name: "token", ty: "string", optional: false, variadic: false, count: crate::Count { min: 1, max: Some(1) }, rule: crate::Rule::Hex { digits: 32 }, doc: "128 random bits as 32 hex digits, drawn anew for every call", template: None },
-            crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(75) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
+            crate::Param { name: "done", ty: "bytes", optional: false, variadic: true, count: crate::Count { min: 0, max: Some(30) }, rule: crate::Rule::Any, doc: "id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one", template: None },
         ],
         returns: crate::Returns { ty: "[(string, string, uint, uint, string?, bytes)]", doc: "per job: id, token, delivery, deadline ms, group, payload" },
         errors: &[
-            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and from 4 to 79 arguments" },
+            crate::ErrorDoc { code: "BAD_ARGS", doc: "not 14 keys and from 4 to 34 arguments" },
             crate::ErrorDoc { code: "BAD_LEASE", doc: "not whole milliseconds within its range" },
             crate::ErrorDoc { code: "BAD_LIMIT", doc: "not an integer within its range" },
             crate::ErrorDoc { code: "BAD_MAX_DELIVERIES", doc: "not an integer within its range" },
@@ -12970,7 +12974,7 @@ pub mod work_queue {
             crate::ErrorDoc { code: "BAD_TURNS", doc: "`turns` holds a score that is no turn number" },
         ],
         clock: Some(crate::Clock::Server),
-        complexity: "O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000",
+        complexity: "O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400",
         defaults: &[
             crate::Preset { name: "lease", value: crate::PresetValue::Text("30000"), doc: "WorkQueue::new: a 30 s lease" },
             crate::Preset { name: "max_deliveries", value: crate::PresetValue::Text("5"), doc: "WorkQueue::new: 5 deliveries" },
@@ -12999,7 +13003,7 @@ pub mod work_queue {
     #[doc = " size (the group rate), s:\\<g>:\\<i> the start times, o:\\<g> where old start times end,"]
     #[doc = " u:\\<g> until when a handler rate-limited it. A change of the group rate starts the ring"]
     #[doc = " anew when the group's next job is examined; the old start times, and those of idle"]
-    #[doc = " groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's"]
+    #[doc = " groups, are dropped at most 400 per call, and later calls drop the rest. The queue's"]
     #[doc = " own ring is #qn (its starts) and #qs:\\<i> in `jobs`. The call counts the jobs it acks"]
     #[doc = " and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its"]
     #[doc = " events when they are on (`completed`; `failed` or `dead` with the error `lease ran"]
@@ -13042,7 +13046,7 @@ pub mod work_queue {
     #[doc = " `waiting`, so switching turns off loses nothing. Turn numbers grow by one from the"]
     #[doc = " highest in `turns` (below 10^15)."]
     #[doc = ""]
-    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `8686ae9c5da39aa3ec12c5abb927558f034fb48f`)."]
+    #[doc = " Runs `scripts/work_queue/take.lua` (`work_queue/take`, SHA1 `eac8f9777c5c3b45e373ba1dcc9d8bb074bb64df`)."]
     #[doc = ""]
     #[doc = " Keys, in `KEYS` order (all in one cluster hash slot):"]
     #[doc = " - `waiting` (a zset, named `{<name>}:waiting`): job id -> rank: (255 - priority) × 10^13 + arrival number"]
@@ -13062,15 +13066,15 @@ pub mod work_queue {
     #[doc = ""]
     #[doc = " Arguments, in `ARGV` order:"]
     #[doc = " - `lease` (`ms`, from 1 to 999999999999999 ms): how long each job is held before it is handed out again"]
-    #[doc = " - `limit` (`uint`, from 1 to 25): the most jobs taken, and the bound on each chore (4 × `limit` examined)"]
+    #[doc = " - `limit` (`uint`, from 1 to 10): the most jobs taken, and the bound on each chore (4 × `limit` examined)"]
     #[doc = " - `max_deliveries` (`uint`, from 1 to 1000): a job whose lease runs out after this many deliveries goes to `dead`"]
     #[doc = " - `token` (`string`, 32 hex digits): 128 random bits as 32 hex digits, drawn anew for every call"]
-    #[doc = " - `done` (`bytes...`, 0 to 75 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
+    #[doc = " - `done` (`bytes...`, 0 to 30 values): id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one"]
     #[doc = ""]
     #[doc = " Returns (`[(string, string, uint, uint, string?, bytes)]`): per job: id, token, delivery, deadline ms, group, payload"]
     #[doc = ""]
     #[doc = " Error codes, as `Error::Script { code, .. }` (the checks of the keys and arguments above run in Rust first and fail with `Error::InvalidInput`, before any I/O):"]
-    #[doc = " - `BAD_ARGS`: not 14 keys and from 4 to 79 arguments"]
+    #[doc = " - `BAD_ARGS`: not 14 keys and from 4 to 34 arguments"]
     #[doc = " - `BAD_LEASE`: not whole milliseconds within its range"]
     #[doc = " - `BAD_LIMIT`: not an integer within its range"]
     #[doc = " - `BAD_MAX_DELIVERIES`: not an integer within its range"]
@@ -13085,7 +13089,7 @@ pub mod work_queue {
     #[doc = " - `BAD_WAITING`: `waiting` holds a job to park at a score that is no rank (see above)"]
     #[doc = " - `BAD_TURNS`: `turns` holds a score that is no turn number"]
     #[doc = ""]
-    #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000. Clock: the server's `TIME`."]
+    #[doc = " Complexity: O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400. Clock: the server's `TIME`."]
     pub fn take(waiting: &str, delayed: &str, leased: &str, dead: &str, parked: &str, jobs: &str, groups: &str, wake: &str, idle: &str, signal: &str, events: &str, results: &str, kept: &str, turns: &str, lease: ::std::time::Duration, limit: u64, max_deliveries: u64, token: &str, done: &[&[u8]]) -> crate::Op<Vec<(String, String, u64, u64, Option<String>, Vec<u8>,)>> {
         crate::ScriptCall::new(&TAKE).key(waiting).key(delayed).key(leased).key(dead).key(parked).key(jobs).key(groups).key(wake).key(idle).key(signal).key(events).key(results).key(kept).key(turns).arg(lease).arg(limit).arg(max_deliveries).arg(token).args(done).finish()
     }

@@ -59,8 +59,9 @@
 //! - **`last.seen` is trimmed** in bounded steps: each visit forgets up to 100 users not
 //!   seen for `keep` (a day by default); the book's grows for ever.
 //! - A friends set is read whole, so its size is bounded (`TOO_MANY_FRIENDS` beyond): 300
-//!   users for design a, whose query looks each friend up in each minute of a window of
-//!   at most 10 minutes, and 2,000 for design b, which looks each up once.
+//!   users for design a, whose query looks each friend not found yet up in each minute of
+//!   a window of at most 10 minutes, and 1,000 for design b, which looks each up once in
+//!   the set of every user seen.
 //!
 //! # Which design
 //!
@@ -76,7 +77,7 @@
 //! answers to the minute, and needs no trimming (its sets expire); its online-friends
 //! query is quick while friends are few (300 at most, in a window of 10 minutes at most).
 //! Design b stores each user once, answers to the millisecond over any window, trims as it
-//! is written, and takes up to 2,000 friends. Pick design a for short windows and small
+//! is written, and takes up to 1,000 friends. Pick design a for short windows and small
 //! friend lists where its simplicity and self-expiry help; design b for everything else,
 //! and whenever memory matters.
 

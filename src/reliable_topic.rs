@@ -91,6 +91,11 @@ use crate::runtime::wait::{self, Attempt, Wake};
 use crate::scripts;
 use crate::scripts::reliable_topic as script;
 
+/// The most messages one [`poll`](ReliableTopic::poll) answers (its `count`): each costs
+/// the server a few microseconds, so a poll stays within about a millisecond at 1 kB a
+/// message; a subscriber further behind polls again after its ack.
+pub const MAX_POLL: u64 = 250;
+
 /// Where a new subscription starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum From {
@@ -202,7 +207,7 @@ impl ReliableTopic {
         })
     }
 
-    /// Up to `count` (1 to 1,000) messages after the subscription's position, and how
+    /// Up to `count` (1 to [`MAX_POLL`]) messages after the subscription's position, and how
     /// many it lost; renews its lease. Fails with `NOT_SUBSCRIBED` when there is no live
     /// subscription of that name. One script (`reliable_topic/poll`).
     pub fn poll(&self, subscription: &str, lease: Duration, count: u64) -> Op<Batch> {

@@ -50,8 +50,8 @@
 //!   (`['NoSQL', 'SQL']`), which other languages cannot rebuild.
 //! - **An empty list of tags is refused** before anything is sent; the book's MULTI fails
 //!   on Redis's arity check.
-//! - **A cached query is bounded**: a miss computes at most 3,000 targets (the rarest
-//!   tag's) times 10 tags, about 5 ms of server time, and fails with `TOO_BROAD` beyond.
+//! - **A cached query is bounded**: a miss computes at most 1,500 targets (the rarest
+//!   tag's) times 10 tags, about 2 ms of server time, and fails with `TOO_BROAD` beyond.
 //!   The book's uncached `SINTER` has no bound (10 tags of 10,000 targets take about
 //!   30 ms on a small machine); [`get_target_by_tags`](Tags::get_target_by_tags) is that
 //!   same native command.
@@ -189,7 +189,7 @@ impl Tags {
     /// [`get_target_by_tags`](Self::get_target_by_tags) through a cache that lives `ttl`:
     /// the first caller of a miss computes the intersection, every other one (at the same
     /// moment or later, until `ttl` ends) reads it; an empty answer is cached too. At most
-    /// 10 tags; a miss fails with `TOO_BROAD` when the rarest of them has more than 3,000
+    /// 10 tags; a miss fails with `TOO_BROAD` when the rarest of them has more than 1,500
     /// targets, which keeps a miss within a few milliseconds of server time (use
     /// [`get_target_by_tags`](Self::get_target_by_tags) for those). One script
     /// (`tag/cached`).

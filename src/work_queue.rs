@@ -100,9 +100,9 @@
 //! (up to `limit` jobs), then examines at most `4 × limit` waiting jobs in rank order, and
 //! last drops the start times of groups idle for a whole period. A change of the rate
 //! limit starts each group's ring of start times anew; the old start times, and those of
-//! idle groups, go at most 1000 per call. So every call does bounded work, whatever the
+//! idle groups, go at most 400 per call. So every call does bounded work, whatever the
 //! queue's size: at `limit` = [`MAX_TAKE`] and every chore full, one call takes about
-//! 6 ms of server time (`cargo bench --bench worst_case`); a backlog of lapsed leases,
+//! 3 ms of server time (`cargo bench --bench worst_case`); a backlog of lapsed leases,
 //! due jobs or old start times drains over successive calls. The call is read and
 //! checked whole before it writes: data another client wrote into the queue's keys (a
 //! parked entry, a count, a record the scripts never write) is refused with the
@@ -534,8 +534,13 @@ pub use schedule::{
 /// looks for jobs that ended, to ack them.
 const IN_FLIGHT_WAIT: Duration = Duration::from_millis(100);
 
-/// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`).
-pub const MAX_TAKE: u64 = 25;
+/// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`), and acks
+/// ([`ack_and_take`](WorkQueue::ack_and_take)): at 10, with every chore full and a result
+/// of the longest size per ack, a call takes a few milliseconds of server time.
+pub const MAX_TAKE: u64 = 10;
+/// The most jobs a [`Worker`] runs at once ([`Worker::concurrency`]): it takes them up to
+/// [`MAX_TAKE`] per call.
+pub const MAX_CONCURRENCY: u64 = 25;
 /// The most jobs one page of [`list`](WorkQueue::list) holds.
 pub const MAX_PAGE: u64 = 100;
 /// The highest [`priority`](JobOptions::priority).
@@ -1283,16 +1288,16 @@ impl WorkQueue {
     ///
     /// ```no_run
     /// # fn demo() -> redis_patterns::Result<()> {
-    /// use redis_patterns::work_queue::WorkQueue;
+    /// use redis_patterns::work_queue::{MAX_TAKE, WorkQueue};
     ///
     /// let mut con = redis::Client::open("redis://127.0.0.1/")?.get_connection()?;
     /// let queue = WorkQueue::new("thumbnails")?;
-    /// let mut jobs = queue.take(25).run(&mut con)?;
+    /// let mut jobs = queue.take(MAX_TAKE).run(&mut con)?;
     /// while !jobs.is_empty() {
     ///     for job in &jobs {
     ///         make_thumbnail(&job.payload);
     ///     }
-    ///     jobs = queue.ack_and_take(&jobs, 25).run(&mut con)?;
+    ///     jobs = queue.ack_and_take(&jobs, MAX_TAKE).run(&mut con)?;
     /// }
     /// # Ok(()) }
     /// # fn make_thumbnail(_: &[u8]) {}
@@ -2085,14 +2090,14 @@ impl Worker<'_> {
     }
 
     /// How many jobs [`run_concurrent`](Self::run_concurrent) and
-    /// [`run_async`](Self::run_async) run at once (1 to [`MAX_TAKE`]; 1 by default), each
+    /// [`run_async`](Self::run_async) run at once (1 to [`MAX_CONCURRENCY`]; 1 by default), each
     /// under its own lease: on threads of their own for `run_concurrent`, as futures
     /// polled side by side in the loop's task for `run_async`.
     pub fn concurrency(mut self, jobs: u64) -> Result<Self> {
-        if jobs == 0 || jobs > MAX_TAKE {
+        if jobs == 0 || jobs > MAX_CONCURRENCY {
             return Err(Error::invalid(
                 "concurrency",
-                format!("must be from 1 to {MAX_TAKE}, got {jobs}"),
+                format!("must be from 1 to {MAX_CONCURRENCY}, got {jobs}"),
             ));
         }
         self.concurrency = jobs;
@@ -2332,8 +2337,8 @@ impl Worker<'_> {
     /// Runs up to [`concurrency`](Self::concurrency) jobs at once, each on a thread of
     /// its own (scoped: they end with the call) and under its own lease, on two
     /// connections opened with `client`, as [`run`](Self::run) does: this thread takes
-    /// and ends the jobs, up to the free slots in one call, acking those finished in the
-    /// same call; another renews the leases of all the jobs in hand. A failed job is
+    /// and ends the jobs, up to the free slots ([`MAX_TAKE`] per call), acking those
+    /// finished in the same call; another renews the leases of all the jobs in hand. A failed job is
     /// nacked at once. While slots are free and the queue is empty this thread waits for
     /// a wake-up: for at most [`poll`](Self::poll) when no job runs, and at most 100 ms
     /// while some do, so that the jobs that end meanwhile are acked within that (their
@@ -2454,7 +2459,10 @@ impl Worker<'_> {
                     let done: Vec<Finished> = finished
                         .drain(..finished.len().min(MAX_TAKE as usize))
                         .collect();
-                    let take = self.queue.ack_and_take(&done, free).via(self.mode);
+                    let take = self
+                        .queue
+                        .ack_and_take(&done, free.min(MAX_TAKE))
+                        .via(self.mode);
                     let jobs = match con.run(&take, stop) {
                         Ok(Some(jobs)) => jobs,
                         Ok(None) => {
@@ -2806,7 +2814,10 @@ impl Worker<'_> {
             let done: Vec<Finished> = finished
                 .drain(..finished.len().min(MAX_TAKE as usize))
                 .collect();
-            let take = self.queue.ack_and_take(&done, free as u64).via(self.mode);
+            let take = self
+                .queue
+                .ack_and_take(&done, (free as u64).min(MAX_TAKE))
+                .via(self.mode);
             let holding = renewals(con);
             let taken = renewing(
                 retrying_async(&take, con, stop, report),

@@ -18,9 +18,9 @@
 --- @arg one_in uint 2..=10^9        the false-positive rate at `capacity` items: 1 in `one_in`
 --- @arg partitions uint 1..=1024    how many partitions the filter has
 --- @arg partition uint 0..=1023     which one this is: below `partitions`
---- @arg items bytes... 1..=100      the items to add
+--- @arg items bytes... 1..=50       the items to add
 --- @return [int]                    per item, in order: 1 when it was new, 0 when it may have been added before
---- @error BAD_ARGS       not 2 keys and from 5 to 104 arguments
+--- @error BAD_ARGS       not 2 keys and from 5 to 54 arguments
 --- @error BAD_PARTITION  not an integer within its range, not below `partitions`, or an item of another partition
 --- @error BAD_CAPACITY   not an integer within its range, or a partition would need over 2^24 bits: use more
 --- @error BAD_ONE_IN     not an integer within its range
@@ -53,8 +53,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 104 then
-  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 104 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 2 or #ARGV < 5 or #ARGV > 54 then
+  return redis.error_reply('BAD_ARGS expected 2 keys and from 5 to 54 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local params = KEYS[1]
 local bits = KEYS[2]

@@ -17,7 +17,7 @@
 --- @key board zset <key>            item -> score (the book's key)
 --- @key levels zset {<key>}:levels  each distinct score of `board` once (member: the score as `%.17g`), for dense ranks
 --- @arg cursor string         where the walk goes on, as the last call answered it; empty to begin
---- @arg count uint 1..=2000   the most items one step reads
+--- @arg count uint 1..=1000   the most items one step reads
 --- @return (string?, uint)    the cursor to go on from (nil: every score has its level), and how many
 ---                            levels this step added
 --- @error BAD_ARGS            not 2 keys and 2 arguments
@@ -75,8 +75,8 @@ local board = KEYS[1]
 local levels = KEYS[2]
 local cursor = ARGV[1]
 local count = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not count or count > 2000 then
-  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 2000, got ' .. shown(ARGV[2]))
+if not count or count > 1000 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 1000, got ' .. shown(ARGV[2]))
 end
 -- The keys, as their templates name them: a value two of them share is the same in both.
 local tag_of_keys = key_group(board)

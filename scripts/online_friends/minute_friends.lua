@@ -2,11 +2,11 @@
 --- The friends of a user seen in any of the given minutes (design a).
 ---
 --- 《Redis入门指南》 §5.3.4, design a. The book takes the union of the last N minutes'
---- sets into a temporary key and intersects it with the friends set; here each friend is
---- looked up in each minute's set (SINTER of the two), with no temporary key, so
---- concurrent callers never share one. The work is one lookup per friend per minute, and
---- each friend found costs a reply per minute it was seen in, so the window is at most
---- 10 minutes and the friends set holds at most 300 users.
+--- sets into a temporary key and intersects it with the friends set; here the friends not
+--- found yet are looked up in each minute's set in turn (SMISMEMBER), newest first, with
+--- no temporary key, so concurrent callers never share one, and a friend found is not
+--- looked up again. The work is at most one lookup per friend per minute, so the window
+--- is at most 10 minutes and the friends set holds at most 300 users.
 --- @key friends set {<ns>}:friends:<user>  the user's friends
 --- @key minutes... set 1..=10 {<ns>}:active.users:<minute>  the sets of the last N minutes, newest first
 --- @return [string]           the friends seen in any of them
@@ -91,20 +91,26 @@ local count = redis.call('SCARD', friends)
 if count > 300 then
   return redis.error_reply('TOO_MANY_FRIENDS the friends set holds ' .. count .. ' users; at most 300')
 end
-local online, seen = {}, {}
+local online = {}
 if count == 0 then
   return online
 end
--- SINTER walks the smaller set (the friends) in C: one lookup per friend per minute.
+-- Each minute looks up only the friends no earlier minute found (SINTER would answer
+-- every friend seen in it again, minute after minute).
+local left = redis.call('SMEMBERS', friends)
 for m = 2, #KEYS do
-  for _, friend in ipairs(redis.call('SINTER', friends, KEYS[m])) do
-    if not seen[friend] then
-      seen[friend] = true
-      online[#online + 1] = friend
+  local found = redis.call('SMISMEMBER', KEYS[m], unpack(left))
+  local still = {}
+  for i, is_member in ipairs(found) do
+    if is_member == 1 then
+      online[#online + 1] = left[i]
+    else
+      still[#still + 1] = left[i]
     end
   end
-  if #online == count then
+  if #still == 0 then
     break
   end
+  left = still
 end
 return online

@@ -9,7 +9,7 @@
 --- never empty). The cache key is the caller's: the Rust API names it from the sorted,
 --- escaped tags, so that the same tags in any order share one entry. The work of a miss
 --- grows with the targets of the rarest tag, times the tags: a miss is refused when the
---- rarest tag has more than 3,000 targets (10 tags of 3,000 take about 5 ms of server
+--- rarest tag has more than 1,500 targets (10 tags of 1,500 take about 2 ms of server
 --- time); read such an intersection with SINTER, or cache it in pages of your own.
 --- @key cache set {<namespace>}:cached:<tags>  `<tags>`: tags sorted by byte, `%` as `%25`, `,` as `%2C`, joined by `,`
 --- @key tag_targets... set 1..=10 {<namespace>}:tag:<tag>  each tag's targets
@@ -18,8 +18,8 @@
 --- @error BAD_ARGS            not from 2 to 11 keys and 1 argument
 --- @error BAD_TTL             not whole milliseconds within its range
 --- @error BAD_KEYS            a key not named as its template says
---- @error TOO_BROAD           a miss, and the rarest tag has more than 3,000 targets
---- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 3,000), M = the tags
+--- @error TOO_BROAD           a miss, and the rarest tag has more than 1,500 targets
+--- @complexity hit: O(R), R = the targets; miss: O(N × M), N = the rarest tag's targets (at most 1,500), M = the tags
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
@@ -101,9 +101,9 @@ for i = 2, #KEYS do
 end
 local computed = 0
 if redis.call('EXISTS', cache) == 0 then
-  if rarest > 3000 then
+  if rarest > 1500 then
     return redis.error_reply('TOO_BROAD the rarest of these tags has ' .. rarest
-      .. ' targets, over 3000: read the intersection with SINTER instead')
+      .. ' targets, over 1500: read the intersection with SINTER instead')
   end
   computed = 1
   redis.call('SINTERSTORE', cache, unpack(KEYS, 2))

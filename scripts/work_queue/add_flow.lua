@@ -14,7 +14,8 @@
 --- ones (x:<parent>, `<length>:<id>` each). Removing a child (`remove.lua`) leaves its
 --- parent waiting for it: remove the parent too. Children in another queue of the same
 --- slot, or in another slot, are the app's to join: wait for each (`events.lua`), then
---- add the parent.
+--- add the parent. A flow has at most 50 children, so that one call stays short; more
+--- children are the app's to join in the same way.
 --- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
 --- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
 --- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
@@ -23,9 +24,9 @@
 --- @arg payload bytes            the parent's data
 --- @arg priority uint 0..=255    the priority of the parent and its children
 --- @arg group string             the parent's group; '' for none
---- @arg children bytes... 3..=300  id, payload, on failure (fail|ignore|continue), …: from 1 to 100 children
+--- @arg children bytes... 3..=150  id, payload, on failure (fail|ignore|continue), …: from 1 to 50 children
 --- @return (bool, string)        added, and the parent's state: 'blocked', or that of the job already there
---- @error BAD_ARGS               not 4 keys and from 7 to 304 arguments
+--- @error BAD_ARGS               not 4 keys and from 7 to 154 arguments
 --- @error BAD_ID                 empty
 --- @error BAD_PRIORITY           not an integer within its range
 --- @error BAD_CHILDREN           not id, payload, policy triples, an empty id, or a policy not fail, ignore or continue
@@ -34,7 +35,7 @@
 --- @error BAD_JOBS               `jobs` holds an arrival counter (#seq) or settings these scripts do not write
 --- @uses add_job next_rank settings_of
 --- @clock server
---- @complexity O(C log N), C ≤ 100 the children, N = the jobs
+--- @complexity O(C log N), C ≤ 50 the children, N = the jobs
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
@@ -57,8 +58,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 304 then
-  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 304 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV < 7 or #ARGV > 154 then
+  return redis.error_reply('BAD_ARGS expected 4 keys and from 7 to 154 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]

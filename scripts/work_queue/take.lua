@@ -20,7 +20,7 @@
 --- size (the group rate), s:<g>:<i> the start times, o:<g> where old start times end,
 --- u:<g> until when a handler rate-limited it. A change of the group rate starts the ring
 --- anew when the group's next job is examined; the old start times, and those of idle
---- groups, are dropped at most 1000 per call, and later calls drop the rest. The queue's
+--- groups, are dropped at most 400 per call, and later calls drop the rest. The queue's
 --- own ring is #qn (its starts) and #qs:<i> in `jobs`. The call counts the jobs it acks
 --- and the leases that ran out in the queue's metrics (see `metrics.lua`), and in its
 --- events when they are on (`completed`; `failed` or `dead` with the error `lease ran
@@ -77,12 +77,12 @@
 --- @key kept zset {<name>}:kept        job id -> until when its result is kept (ms, server clock)
 --- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see above)
 --- @arg lease ms 1..=10^15-1    how long each job is held before it is handed out again
---- @arg limit uint 1..=25        the most jobs taken, and the bound on each chore (4 × `limit` examined)
+--- @arg limit uint 1..=10        the most jobs taken, and the bound on each chore (4 × `limit` examined)
 --- @arg max_deliveries uint 1..=1000    a job whose lease runs out after this many deliveries goes to `dead`
 --- @arg token string hex:32      128 random bits as 32 hex digits, drawn anew for every call
---- @arg done bytes... 0..=75    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
+--- @arg done bytes... 0..=30    id, token, result, …: jobs this worker finished, acked first as `ack.lua` acks one
 --- @return [(string, string, uint, uint, string?, bytes)] per job: id, token, delivery, deadline ms, group, payload
---- @error BAD_ARGS               not 14 keys and from 4 to 79 arguments
+--- @error BAD_ARGS               not 14 keys and from 4 to 34 arguments
 --- @error BAD_LEASE              not whole milliseconds within its range
 --- @error BAD_LIMIT              not an integer within its range
 --- @error BAD_MAX_DELIVERIES     not an integer within its range
@@ -103,7 +103,7 @@
 --- @default lease 30000          WorkQueue::new: a 30 s lease
 --- @default max_deliveries 5     WorkQueue::new: 5 deliveries
 --- @clock server
---- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 1000
+--- @complexity O(M × log N + D), N = the jobs, M = `limit`, D = the start times dropped, at most 400
 -- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
 -- `redis-patterns fix <folder>`). A bad call changes nothing.
 -- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
@@ -126,8 +126,8 @@ local function shown(s)
   end
   return '"' .. head .. '"'
 end
-if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 79 then
-  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 79 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 14 or #ARGV < 4 or #ARGV > 34 then
+  return redis.error_reply('BAD_ARGS expected 14 keys and from 4 to 34 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local waiting = KEYS[1]
 local delayed = KEYS[2]
@@ -149,8 +149,8 @@ if not lease or lease > 999999999999999 then
       'BAD_LEASE lease must be whole milliseconds from 1 to 999999999999999, got ' .. shown(ARGV[1]))
 end
 local limit = tonumber(string.match(ARGV[2], '^[1-9]%d*$'))
-if not limit or limit > 25 then
-  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 25, got ' .. shown(ARGV[2]))
+if not limit or limit > 10 then
+  return redis.error_reply('BAD_LIMIT limit must be an integer from 1 to 10, got ' .. shown(ARGV[2]))
 end
 local max_deliveries = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
 if not max_deliveries or max_deliveries > 1000 then
@@ -795,7 +795,7 @@ end
 -- before they are read, and those above the new size are old start times, o:<group>
 -- saying where they end. Old start times, and the rings of groups idle for a whole
 -- `group_period`, are dropped at most RING_BUDGET per call; later calls drop the rest.
-local RING_BUDGET = 1000
+local RING_BUDGET = 400
 -- Where the start times of a ring, as stored, may end (a size these scripts did not
 -- write may be any size they write).
 local function extent(size)

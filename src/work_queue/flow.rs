@@ -7,8 +7,10 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
 use crate::runtime::op::Op;
 
-/// The most children one flow has ([`WorkQueue::add_flow`]).
-pub const MAX_CHILDREN: usize = 100;
+/// The most children one flow has ([`WorkQueue::add_flow`]), so that adding it stays short
+/// (50 children of 1 KiB take about a millisecond of server time); more children are the
+/// app's to join, as children in other queues are.
+pub const MAX_CHILDREN: usize = 50;
 
 /// What a child's failure (it died: its last delivery failed) does to its parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

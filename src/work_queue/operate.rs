@@ -62,8 +62,8 @@ pub const MAX_EVENTS: u64 = 100_000;
 pub const MAX_RESULT_TTL: Duration = Duration::from_secs(30 * 86_400);
 /// The longest result kept ([`Settings::results`]), in bytes: 16 KiB. A script's
 /// arguments cost the server about 1.3 ms per MiB before it runs (Lua copies them), and a
-/// `take` acks up to 25 jobs: larger outputs belong in a store of their own, with their
-/// key as the result.
+/// `take` acks up to [`MAX_TAKE`](super::MAX_TAKE) jobs: larger outputs belong in a store
+/// of their own, with their key as the result.
 pub const MAX_RESULT_BYTES: u64 = 1 << 14;
 
 impl Default for Settings {

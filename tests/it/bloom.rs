@@ -310,3 +310,48 @@ fn async_forms_split_items_by_partition() {
         assert_eq!(count, new.iter().filter(|n| **n).count() as u64);
     });
 }
+
+/// The most items one call takes is the headers' bound for `bloom/add` and `bloom/check`
+/// (a header that changes it fails here until the constant follows); one item more is
+/// refused before any I/O, and `add_all` splits more into calls of at most that many.
+#[test]
+fn the_item_bound_is_the_headers() {
+    use redis_patterns::bloom::MAX_ITEMS_PER_CALL;
+    use redis_patterns::scripts::bloom as script;
+    for header in [&script::ADD, &script::CHECK] {
+        let items = header.args.iter().find(|a| a.name == "items").unwrap();
+        assert_eq!(
+            items.count.max.map(|n| n as usize),
+            Some(MAX_ITEMS_PER_CALL),
+            "{}",
+            header.name
+        );
+    }
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let filter = BloomFilter::new("Bloom:bound", 1000, 100).unwrap();
+    let items: Vec<String> = (0..=2 * MAX_ITEMS_PER_CALL)
+        .map(|i| format!("i{i}"))
+        .collect();
+    assert_invalid(
+        filter.add(&items[..=MAX_ITEMS_PER_CALL]).run(&mut con),
+        "items",
+    );
+    assert_invalid(
+        filter.contains(&items[..=MAX_ITEMS_PER_CALL]).run(&mut con),
+        "items",
+    );
+    assert!(harness::dump(&mut con).is_empty());
+    assert!(
+        filter
+            .add(&items[..MAX_ITEMS_PER_CALL])
+            .run(&mut con)
+            .is_ok()
+    );
+    assert_eq!(
+        filter.add_all(&mut con, &items).unwrap(),
+        (0..items.len())
+            .map(|i| i >= MAX_ITEMS_PER_CALL)
+            .collect::<Vec<_>>()
+    );
+}

@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
-use redis_patterns::leaderboard::{Leaderboard, RankPolicy};
+use redis_patterns::leaderboard::{ADOPT_STEP, Leaderboard, RankPolicy};
 use redis_patterns::scripts::leaderboard as script;
 
 use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
@@ -447,9 +447,19 @@ fn bad_input_is_refused_and_writes_nothing() {
         harness::eval(&mut con, &script::AROUND, &keys, &["ann", "5", "olympic"]),
         "BAD_POLICY",
     );
-    for count in [0, 2001] {
+    for count in [0, ADOPT_STEP + 1] {
         assert_invalid(board.adopt_step(None, count).run(&mut con), "count");
     }
+    // ADOPT_STEP is the header's bound (a header that changes it fails here until the
+    // constant follows).
+    let count = script::ADOPT
+        .args
+        .iter()
+        .find(|a| a.name == "count")
+        .unwrap();
+    assert!(
+        matches!(count.rule, redis_patterns::Rule::Range { max, .. } if max as u64 == ADOPT_STEP)
+    );
     for cursor in ["x", "+5", "nan", "Infinity", " 1", "0x10", "1e+"] {
         assert_code(
             harness::eval(&mut con, &script::ADOPT, &keys, &[cursor, "10"]),

@@ -257,7 +257,8 @@ fn bad_input_is_refused_and_writes_nothing() {
     let mut con = db.con();
     let minutes = MinuteSets::new("bad").unwrap();
     let seen = LastSeen::new("bad").unwrap();
-    let crowd: Vec<String> = (0..2001).map(|i| format!("f{i}")).collect();
+    // One friend more than each design takes: 1,001 for design b, 301 for design a.
+    let crowd: Vec<String> = (0..1001).map(|i| format!("f{i}")).collect();
     let crowd: Vec<&str> = crowd.iter().map(String::as_str).collect();
     minutes
         .add_friends("popular", &crowd)
@@ -290,6 +291,10 @@ fn bad_input_is_refused_and_writes_nothing() {
     );
     assert_code(
         seen.online_friends("popular").run(&mut con),
+        "TOO_MANY_FRIENDS",
+    );
+    assert_code(
+        minutes.online_friends("liked").run(&mut con),
         "TOO_MANY_FRIENDS",
     );
     let key = minutes.minute_key(0);

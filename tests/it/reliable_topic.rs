@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::reliable_topic::{Batch, From, ReliableTopic};
+use redis_patterns::reliable_topic::{Batch, From, MAX_POLL, ReliableTopic};
 
 use crate::harness::{self, Transcript, assert_code, assert_snapshot};
 use crate::step;
@@ -139,7 +139,7 @@ fn an_abandoned_subscription_stops_holding_the_stream_back() {
             .unwrap()
     };
     let drain = |con: &mut redis::Connection| loop {
-        let batch = topic.poll("live", LEASE, 1000).run(con).unwrap();
+        let batch = topic.poll("live", LEASE, MAX_POLL).run(con).unwrap();
         let Some(last) = batch.messages.last() else {
             break;
         };
@@ -319,6 +319,43 @@ fn bad_calls_change_nothing() {
     harness::assert_invalid(ReliableTopic::new("t", 0), "cap");
 }
 
+/// A poll answers at most [`MAX_POLL`] messages, the header's bound on `count` (a header
+/// that changes it fails here until the constant follows); a larger count is refused
+/// before any I/O, and a subscriber further behind gets the rest in later polls.
+#[test]
+fn a_poll_answers_at_most_max_poll() {
+    use redis_patterns::Rule;
+    use redis_patterns::scripts::reliable_topic::POLL;
+    let count = POLL.args.iter().find(|a| a.name == "count").unwrap();
+    assert!(matches!(count.rule, Rule::Range { max, .. } if max as u64 == MAX_POLL));
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let topic = ReliableTopic::new("Topic:bound", 1_000_000).unwrap();
+    topic
+        .subscribe("s", LEASE, From::Newest)
+        .run(&mut con)
+        .unwrap();
+    let mut batch = redis_patterns::Batch::new();
+    for i in 0..MAX_POLL + 1 {
+        let _ = batch.add(topic.publish(format!("m{i}")));
+    }
+    batch.run(&mut con).unwrap();
+    let before = harness::dump(&mut con);
+    harness::assert_invalid(topic.poll("s", LEASE, MAX_POLL + 1).run(&mut con), "count");
+    assert_eq!(harness::dump(&mut con), before);
+    let first = topic.poll("s", LEASE, MAX_POLL).run(&mut con).unwrap();
+    assert_eq!(first.messages.len() as u64, MAX_POLL);
+    topic
+        .ack("s", LEASE, first.messages.last().unwrap())
+        .run(&mut con)
+        .unwrap();
+    let rest = topic.poll("s", LEASE, MAX_POLL).run(&mut con).unwrap();
+    assert_eq!(
+        rest.messages.iter().map(|m| m.number).collect::<Vec<_>>(),
+        [MAX_POLL + 1]
+    );
+}
+
 /// When the slowest subscription ends, what it held back goes: its unsubscribe trims,
 /// and so does every later ack, moving or not, 1,000 messages a call.
 #[test]
@@ -347,7 +384,7 @@ fn an_ended_subscription_stops_holding_the_stream_back() {
     };
     let mut last = None;
     loop {
-        let batch = topic.poll("a", LEASE, 1000).run(&mut con).unwrap();
+        let batch = topic.poll("a", LEASE, MAX_POLL).run(&mut con).unwrap();
         let Some(message) = batch.messages.last().cloned() else {
             break;
         };

@@ -224,8 +224,8 @@ fn bad_input_is_refused_and_writes_nothing() {
             .run(&mut con),
         "ttl",
     );
-    // A miss over tags whose rarest has more than 3,000 targets is refused, a hit is not.
-    let wide: Vec<String> = (0..3001).map(|i| format!("w{i}")).collect();
+    // A miss over tags whose rarest has more than 1,500 targets is refused, a hit is not.
+    let wide: Vec<String> = (0..1501).map(|i| format!("w{i}")).collect();
     let mut args = vec!["SADD".to_string(), tags.tag_key("wide").unwrap()];
     args.extend(wide.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

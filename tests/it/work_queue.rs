@@ -7,8 +7,8 @@ use std::time::Duration;
 use redis_patterns::Error;
 use redis_patterns::scripts::work_queue as script;
 use redis_patterns::work_queue::{
-    Added, Backoff, Job, JobOptions, LEASE_LOST, Limits, Nacked, Removed, Settings, State, Stop,
-    WorkQueue,
+    Added, Backoff, Job, JobOptions, LEASE_LOST, Limits, MAX_CONCURRENCY, MAX_TAKE, Nacked,
+    Removed, Settings, State, Stop, WorkQueue,
 };
 
 use crate::harness::{self, InMode, Rng, Transcript, assert_code, assert_invalid, assert_snapshot};
@@ -1323,9 +1323,9 @@ fn ack_and_take_frees_each_groups_slots_once() {
             .unwrap()
     };
     let ids = |jobs: &[Job]| jobs.iter().map(|j| j.id.clone()).collect::<Vec<_>>();
-    let first = queue.take(25).run(&mut con).unwrap();
+    let first = queue.take(MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&first), ["g1", "g2"]);
-    let second = queue.ack_and_take(&first, 25).run(&mut con).unwrap();
+    let second = queue.ack_and_take(&first, MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&second), ["g3", "g4"]);
     assert_eq!(running(&mut con).as_deref(), Some("2"));
     let c = queue.counts().run(&mut con).unwrap();
@@ -1333,12 +1333,12 @@ fn ack_and_take_frees_each_groups_slots_once() {
     // g5 under a lease that runs out before its ack, which still counts, as nobody took
     // the job meanwhile: it is acked, not handed back.
     let short = queue.clone().with_lease(Duration::from_millis(1)).unwrap();
-    let third = short.ack_and_take(&second, 25).run(&mut con).unwrap();
+    let third = short.ack_and_take(&second, MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&third), ["g5"]);
     assert_eq!(running(&mut con).as_deref(), Some("1"));
     queue.add("late", "x").run(&mut con).unwrap();
     harness::wait_server(&mut con, Duration::from_millis(2));
-    let last = queue.ack_and_take(&third, 25).run(&mut con).unwrap();
+    let last = queue.ack_and_take(&third, MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&last), ["late"]);
     assert_eq!(queue.job("g5").run(&mut con).unwrap(), None);
     assert_eq!(running(&mut con), None);
@@ -1346,10 +1346,21 @@ fn ack_and_take_frees_each_groups_slots_once() {
     assert_eq!((c.waiting, c.parked, c.leased, c.dead), (0, 0, 1, 0));
 }
 
+/// How many old start times one `take` drops at most: take.lua's RING_BUDGET, read from
+/// the script, so that these tests follow it.
+fn ring_budget() -> usize {
+    let line = script::TAKE
+        .source
+        .lines()
+        .find_map(|line| line.strip_prefix("local RING_BUDGET = "))
+        .expect("take.lua sets RING_BUDGET");
+    line.trim().parse().unwrap()
+}
+
 /// A change of `group_rate` starts each group's ring of start times anew: one `take`
 /// dropped every old ring it met whole (25 rings of 1000 took 17 to 31 ms). Now one call
-/// drops at most 1000 old start times, later calls drop the rest, and the new rate holds
-/// from the first call on; the rings of idle groups go the same way.
+/// drops at most [`ring_budget`] old start times, later calls drop the rest, and the new
+/// rate holds from the first call on; the rings of idle groups go the same way.
 #[test]
 fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
     let db = harness::fresh_db();
@@ -1383,11 +1394,11 @@ fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
         add(&mut con, id, group);
     }
     assert_eq!(start_times(&mut con), 3000);
-    let taken = queue.take(25).run(&mut con).unwrap();
+    let taken = queue.take(MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(shown(&taken), ["a1 #1 [A]", "b1 #1 [B]", "c1 #1 [C]"]);
     let left = start_times(&mut con);
     assert!(
-        (3000 - 1000..3000).contains(&left),
+        (3000 - ring_budget()..3000).contains(&left),
         "{left} start times left"
     );
     // The new rate holds at once: one start per hour.
@@ -1397,11 +1408,18 @@ fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
         add(&mut con, id, group);
     }
     while before > 3 {
-        assert!(queue.take(25).run(&mut con).unwrap().is_empty());
+        assert!(queue.take(MAX_TAKE).run(&mut con).unwrap().is_empty());
         let now = start_times(&mut con);
-        assert!(before - now <= 1000, "{} dropped in one call", before - now);
+        assert!(
+            before - now <= ring_budget(),
+            "{} dropped in one call",
+            before - now
+        );
         (before, calls) = (now, calls + 1);
-        assert!(calls < 10, "{now} start times left after {calls} calls");
+        assert!(
+            calls <= 3000 / ring_budget() + 1,
+            "{now} start times left after {calls} calls"
+        );
     }
     // One start time per group (the new ring's), and no note of old ones.
     let fields: BTreeSet<String> = redis::cmd("HKEYS")
@@ -1431,7 +1449,7 @@ fn a_change_of_group_rate_drops_old_start_times_a_budget_at_a_time() {
 }
 
 /// Idle groups' rings go a budget at a time too: 3 groups idle with rings of 1000 take
-/// three calls, each dropping at most 1000 start times.
+/// a call per [`ring_budget`] start times, and one more at most.
 #[test]
 fn idle_rings_are_dropped_a_budget_at_a_time() {
     let db = harness::fresh_db();
@@ -1464,15 +1482,18 @@ fn idle_rings_are_dropped_a_budget_at_a_time() {
     let mut before = size(&mut con);
     let mut calls = 0;
     while before > 0 {
-        assert!(queue.take(25).run(&mut con).unwrap().is_empty());
+        assert!(queue.take(MAX_TAKE).run(&mut con).unwrap().is_empty());
         let now = size(&mut con);
         assert!(
-            before - now <= 1000 + 6,
+            before - now <= ring_budget() + 6,
             "{} fields dropped in one call",
             before - now
         );
         (before, calls) = (now, calls + 1);
-        assert!(calls <= 4, "{now} fields left after {calls} calls");
+        assert!(
+            calls <= 3000 / ring_budget() + 2,
+            "{now} fields left after {calls} calls"
+        );
     }
     let idle_left: usize = redis::cmd("ZCARD").arg(&idle).query(&mut con).unwrap();
     assert_eq!(idle_left, 0);
@@ -1685,6 +1706,117 @@ fn concurrent_workers_run_each_job_once() {
     );
 }
 
+/// A worker runs more jobs at once than one `take` hands out ([`MAX_CONCURRENCY`] jobs,
+/// [`MAX_TAKE`] a call): it takes them over several calls, and every job runs at once.
+#[test]
+fn a_worker_runs_more_jobs_at_once_than_one_take_hands_out() {
+    const JOBS: u64 = MAX_CONCURRENCY;
+    const { assert!(JOBS > MAX_TAKE) };
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("widest:sync")
+        .unwrap()
+        .with_lease(LOOP_LEASE)
+        .unwrap();
+    for n in 0..JOBS {
+        queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+    }
+    let stop = Stop::new();
+    let (running, peak) = (
+        std::sync::atomic::AtomicU64::new(0),
+        std::sync::atomic::AtomicU64::new(0),
+    );
+    let report = thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            queue
+                .worker()
+                .poll(Duration::from_millis(20))
+                .concurrency(JOBS)
+                .unwrap()
+                .run_concurrent(&db.client, &stop, |_job| {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    // Every job waits until all of them run at once.
+                    harness::wait_until("every job at once", 10, || {
+                        peak.load(Ordering::SeqCst) == JOBS
+                    });
+                    Ok::<(), String>(())
+                })
+                .unwrap()
+        });
+        harness::wait_until("the queue to drain", 20, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            c.waiting + c.leased == 0
+        });
+        stop.stop();
+        worker.join().unwrap()
+    });
+    assert_eq!((report.acked, report.lost), (JOBS, 0), "{report:?}");
+    assert_eq!(peak.into_inner(), JOBS);
+    assert_invalid(queue.worker().concurrency(JOBS + 1), "concurrency");
+}
+
+/// The async loop too takes [`MAX_CONCURRENCY`] jobs over several calls of [`MAX_TAKE`]
+/// and runs them all at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_async_worker_runs_more_jobs_at_once_than_one_take_hands_out() {
+    use std::sync::atomic::AtomicU64;
+
+    const JOBS: u64 = MAX_CONCURRENCY;
+    let db = harness::fresh_db();
+    let queue = WorkQueue::new("widest:async")
+        .unwrap()
+        .with_lease(LOOP_LEASE)
+        .unwrap();
+    let mut con = db.con();
+    for n in 0..JOBS {
+        queue.add(&format!("job-{n}"), "x").run(&mut con).unwrap();
+    }
+    let stop = Stop::new();
+    let peak = Arc::new(AtomicU64::new(0));
+    let worker = {
+        let (queue, stop, client, peak) =
+            (queue.clone(), stop.clone(), db.client.clone(), peak.clone());
+        tokio::spawn(async move {
+            let mut con = client.get_multiplexed_async_connection().await.unwrap();
+            let running = Arc::new(AtomicU64::new(0));
+            queue
+                .worker()
+                .poll(Duration::from_millis(20))
+                .concurrency(JOBS)
+                .unwrap()
+                .run_async(&mut con, &stop, |_job: Job| {
+                    let (running, peak) = (running.clone(), peak.clone());
+                    async move {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        // Every job waits until all of them run at once.
+                        while peak.load(Ordering::SeqCst) < JOBS {
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                        Ok::<(), String>(())
+                    }
+                })
+                .await
+                .unwrap()
+        })
+    };
+    let waiter = {
+        let (queue, stop) = (queue.clone(), stop.clone());
+        tokio::task::spawn_blocking(move || {
+            harness::wait_until("the queue to drain", 20, || {
+                let c = queue.counts().run(&mut con).unwrap();
+                c.waiting + c.leased == 0
+            });
+            stop.stop();
+        })
+    };
+    waiter.await.unwrap();
+    let report = worker.await.unwrap();
+    assert_eq!((report.acked, report.lost), (JOBS, 0), "{report:?}");
+    assert_eq!(peak.load(Ordering::SeqCst), JOBS);
+}
+
 /// Two async workers of concurrency 4 (one renewing in its task, one from a thread of
 /// its own) drain 200 jobs: each job runs once and is acked, and each worker runs four
 /// handler futures at once.
@@ -1786,6 +1918,10 @@ fn the_api_bounds_are_the_headers() {
         other => panic!("{}: {name} has no upper bound: {other:?}", script.name),
     };
     assert_eq!(wq::MAX_TAKE, most(&script::TAKE, "limit"));
+    assert_eq!(
+        Some(3 * wq::MAX_TAKE as u32),
+        arg(&script::TAKE, "done").count.max
+    );
     assert_eq!(wq::MAX_PAGE, most(&script::LIST, "count"));
     assert_eq!(wq::MAX_BULK, most(&script::RETRY_DEAD, "count"));
     assert_eq!(

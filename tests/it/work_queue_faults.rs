@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::work_queue::{Job, Stop, WorkQueue, WorkReport};
+use redis_patterns::work_queue::{Job, MAX_TAKE, Stop, WorkQueue, WorkReport};
 
 use crate::harness;
 use crate::server::{RedisCluster, RedisProcess};
@@ -62,13 +62,20 @@ fn a_promoted_lagging_replica_reissues_no_token() {
         .arg("ONE")
         .exec(&mut new)
         .unwrap();
-    let lost_on_failover: Vec<_> = (0..4)
-        .flat_map(|_| queue.take(25).run(&mut old).unwrap())
-        .collect();
+    // Every job left, a take of MAX_TAKE at a time.
+    let take_all = |con: &mut redis::Connection| {
+        let mut taken = Vec::new();
+        loop {
+            let jobs = queue.take(MAX_TAKE).run(con).unwrap();
+            if jobs.is_empty() {
+                return taken;
+            }
+            taken.extend(jobs);
+        }
+    };
+    let lost_on_failover = take_all(&mut old);
     // The new primary hands the jobs it still sees waiting to new workers.
-    let reissued: Vec<_> = (0..4)
-        .flat_map(|_| queue.take(25).run(&mut new).unwrap())
-        .collect();
+    let reissued = take_all(&mut new);
     let before: HashSet<_> = delivered
         .iter()
         .chain(&lost_on_failover)

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use redis_patterns::work_queue::{
-    Child, Job, JobOptions, OnChildFailure, Settings, State, WorkQueue,
+    Child, Job, JobOptions, MAX_CHILDREN, MAX_TAKE, OnChildFailure, Settings, State, WorkQueue,
 };
 
 use crate::harness::{self, Transcript, assert_code, assert_snapshot};
@@ -345,4 +345,37 @@ fn a_damaged_link_or_count_is_refused_before_any_write() {
         queue.job("p").run(&mut con).unwrap().map(|j| j.state),
         Some(State::Waiting)
     );
+}
+
+/// A flow has at most [`MAX_CHILDREN`] children: one more is refused before any I/O, and a
+/// flow of that many runs its parent once they have all ended.
+#[test]
+fn a_flow_holds_at_most_max_children() {
+    let db = harness::fresh_db();
+    let mut con = db.con();
+    let queue = WorkQueue::new("widest").unwrap();
+    let children: Vec<Child> = (0..=MAX_CHILDREN)
+        .map(|n| Child::new(format!("c{n}"), "x").unwrap())
+        .collect();
+    harness::assert_invalid(
+        queue
+            .add_flow("p", "x", JobOptions::new(), &children)
+            .run(&mut con),
+        "children",
+    );
+    assert!(harness::dump(&mut con).is_empty());
+    queue
+        .add_flow("p", "x", JobOptions::new(), &children[..MAX_CHILDREN])
+        .run(&mut con)
+        .unwrap();
+    let mut ended = 0;
+    while ended < MAX_CHILDREN {
+        let jobs = queue.take(MAX_TAKE).run(&mut con).unwrap();
+        assert!(!jobs.is_empty() && jobs.iter().all(|job| job.id != "p"));
+        for job in &jobs {
+            queue.ack(job).run(&mut con).unwrap();
+        }
+        ended += jobs.len();
+    }
+    assert_eq!(take_one(&mut con, &queue, "p").id, "p");
 }

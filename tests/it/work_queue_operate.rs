@@ -8,7 +8,8 @@ use std::thread;
 use redis_patterns::Error;
 use redis_patterns::scripts::work_queue as script;
 use redis_patterns::work_queue::{
-    Changes, Child, Job, JobError, JobOptions, Limits, Nacked, Settings, State, Stop, WorkQueue,
+    Changes, Child, Job, JobError, JobOptions, Limits, MAX_TAKE, Nacked, Settings, State, Stop,
+    WorkQueue,
 };
 
 use crate::harness::{self, assert_code};
@@ -43,11 +44,14 @@ fn the_queue_concurrency_holds_across_workers() {
     let three = Limits::new().concurrency(3).unwrap();
     configure(&mut con, &queue, Settings::new().queue_limits(three));
     let first = queue.take(2).run(&mut con).unwrap();
-    let second = queue.take(25).run(&mut con).unwrap();
+    let second = queue.take(MAX_TAKE).run(&mut con).unwrap();
     assert_eq!((ids(&first), ids(&second)), (vec!["a", "b"], vec!["c"]));
-    assert!(queue.take(25).run(&mut con).unwrap().is_empty());
+    assert!(queue.take(MAX_TAKE).run(&mut con).unwrap().is_empty());
     // Acking one in the call that takes: its place is free for that same call.
-    let next = queue.ack_and_take(&first[..1], 25).run(&mut con).unwrap();
+    let next = queue
+        .ack_and_take(&first[..1], MAX_TAKE)
+        .run(&mut con)
+        .unwrap();
     assert_eq!(ids(&next), ["d"]);
     assert_eq!(queue.counts().run(&mut con).unwrap().leased, 3);
 }
@@ -67,16 +71,22 @@ fn the_queue_rate_holds_and_a_new_period_holds_at_once() {
     );
     let hourly = Limits::new().rate(2, Duration::from_secs(3600)).unwrap();
     configure(&mut con, &queue, Settings::new().queue_limits(hourly));
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["a", "b"]);
-    assert!(queue.take(25).run(&mut con).unwrap().is_empty());
+    assert_eq!(
+        ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()),
+        ["a", "b"]
+    );
+    assert!(queue.take(MAX_TAKE).run(&mut con).unwrap().is_empty());
     let fast = Limits::new().rate(2, Duration::from_millis(1)).unwrap();
     configure(&mut con, &queue, Settings::new().queue_limits(fast));
     harness::wait_server(&mut con, Duration::from_millis(2));
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["c", "d"]);
+    assert_eq!(
+        ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()),
+        ["c", "d"]
+    );
     // A new rate starts its ring anew.
     let one = Limits::new().rate(1, Duration::from_secs(3600)).unwrap();
     configure(&mut con, &queue, Settings::new().queue_limits(one));
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["e"]);
+    assert_eq!(ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()), ["e"]);
 }
 
 /// Raising a group's concurrency wakes its parked jobs: the next take starts what the
@@ -95,7 +105,10 @@ fn raising_a_group_limit_starts_parked_jobs_at_the_next_take() {
         JobOptions::new().group("g"),
     );
     add_all(&mut con, &queue, &["x"], JobOptions::new().group("h"));
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["a", "x"]);
+    assert_eq!(
+        ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()),
+        ["a", "x"]
+    );
     assert_eq!(queue.counts().run(&mut con).unwrap().parked, 2);
     let three = Limits::new().concurrency(3).unwrap();
     let done = queue
@@ -104,7 +117,10 @@ fn raising_a_group_limit_starts_parked_jobs_at_the_next_take() {
         .unwrap();
     assert!(done.changed);
     assert_eq!(done.groups_woken, 1);
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["b", "c"]);
+    assert_eq!(
+        ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()),
+        ["b", "c"]
+    );
 }
 
 /// A held-back group: its job comes back parked with its delivery uncounted, no job of
@@ -123,7 +139,7 @@ fn a_rate_limited_group_waits_out_its_hold() {
     let a = queue.job("a").run(&mut con).unwrap().unwrap();
     assert_eq!((a.state, a.deliveries), (State::Parked, 0));
     add_all(&mut con, &queue, &["x"], JobOptions::new().group("h"));
-    assert_eq!(ids(&queue.take(25).run(&mut con).unwrap()), ["x"]);
+    assert_eq!(ids(&queue.take(MAX_TAKE).run(&mut con).unwrap()), ["x"]);
     assert_eq!(queue.counts().run(&mut con).unwrap().parked, 2);
     // The job's token is spent: a second hold by the same holder is LEASE_LOST.
     assert_code(
@@ -133,7 +149,7 @@ fn a_rate_limited_group_waits_out_its_hold() {
         "LEASE_LOST",
     );
     harness::wait_until_server_ms(&mut con, until);
-    let back = queue.take(25).run(&mut con).unwrap();
+    let back = queue.take(MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&back), ["a", "b"]);
     assert_eq!(back[0].delivery, 1, "the held-back delivery is not counted");
 }
@@ -643,7 +659,7 @@ fn priority_and_delay_changes_move_jobs_where_they_wait() {
     );
     // g1 ends: g3 comes back from parked at priority 5, where its add put it among the
     // jobs of that priority: ahead of w2, added later.
-    let next = queue.ack_and_take(&first, 25).run(&mut con).unwrap();
+    let next = queue.ack_and_take(&first, MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(ids(&next), ["g3", "w2"]);
     assert!(queue.promote("g2").run(&mut con).unwrap());
     assert!(!queue.promote("g2").run(&mut con).unwrap());

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
-use redis_patterns::work_queue::{Job, JobOptions, Limits, Settings, WorkQueue};
+use redis_patterns::work_queue::{Job, JobOptions, Limits, MAX_TAKE, Settings, WorkQueue};
 
 use crate::harness::{self, Transcript, assert_code, assert_snapshot};
 
@@ -116,8 +116,8 @@ fn scenario(con: &mut dyn redis::ConnectionLike) -> Transcript {
     )
     .unwrap();
     take(&mut t, con, &queue, 2);
-    take(&mut t, con, &queue, 25);
-    take(&mut t, con, &queue, 25);
+    take(&mut t, con, &queue, MAX_TAKE);
+    take(&mut t, con, &queue, MAX_TAKE);
     t.step("queue.counts()", queue.counts().run(con)).unwrap();
     t
 }
@@ -168,12 +168,18 @@ fn a_group_at_its_limit_loses_its_turn_and_gets_it_back() {
     for id in ["b1", "b2"] {
         queue.add_with(id, "", in_group("b")).run(&mut con).unwrap();
     }
-    let first = queue.take(25).run(&mut con).unwrap();
+    let first = queue.take(MAX_TAKE).run(&mut con).unwrap();
     assert_eq!(shown(&first), ["a1 [a]", "b1 [b]"]);
-    assert!(queue.take(25).run(&mut con).unwrap().is_empty());
-    let next = queue.ack_and_take(&first[..1], 25).run(&mut con).unwrap();
+    assert!(queue.take(MAX_TAKE).run(&mut con).unwrap().is_empty());
+    let next = queue
+        .ack_and_take(&first[..1], MAX_TAKE)
+        .run(&mut con)
+        .unwrap();
     assert_eq!(shown(&next), ["a2 [a]"]);
-    let next = queue.ack_and_take(&first[1..], 25).run(&mut con).unwrap();
+    let next = queue
+        .ack_and_take(&first[1..], MAX_TAKE)
+        .run(&mut con)
+        .unwrap();
     assert_eq!(shown(&next), ["b2 [b]"]);
     let counts = queue.counts().run(&mut con).unwrap();
     assert_eq!((counts.parked, counts.leased), (1, 2));
@@ -302,7 +308,7 @@ fn switching_turns_on_and_off_with_jobs_queued_loses_nothing() {
     }
     // Drain with turns off or on (the last setting), waiting out delays.
     harness::wait_until("every job taken", 5, || {
-        let jobs = queue.take(25).run(&mut con).unwrap();
+        let jobs = queue.take(MAX_TAKE).run(&mut con).unwrap();
         for job in &jobs {
             queue.ack(job).run(&mut con).unwrap();
             taken.push(job.id.clone());
