@@ -305,6 +305,25 @@ fn rows_as_keys(script: &str) -> Keys {
     )
 }
 
+/// The keys of `web_session/clean` that ends the last 100 of 100,000 sessions.
+fn web_clean_keys() -> Keys {
+    Keys::with_items(
+        "web_session/clean",
+        WEB,
+        each("token", (100_000 - 100..100_000).map(|j| format!("m{j}"))),
+    )
+}
+
+/// Its arguments: each of those sessions with the time it was last seen.
+fn web_clean_args() -> Vec<Vec<u8>> {
+    let mut args = strings(["0".into(), "1".into()]);
+    for j in 100_000 - 100..100_000u64 {
+        args.push(format!("m{j}").into_bytes());
+        args.push((4_102_444_800_000 - j).to_string().into_bytes());
+    }
+    args
+}
+
 fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -1967,19 +1986,8 @@ fn cases() -> Vec<Case> {
                     &[],
                 );
             },
-            keys: Keys::with_items(
-                "web_session/clean",
-                WEB,
-                each("token", (100_000 - 100..100_000).map(|j| format!("m{j}"))),
-            ),
-            args: {
-                let mut args = strings(["0".into(), "1".into()]);
-                for j in 100_000 - 100..100_000u64 {
-                    args.push(format!("m{j}").into_bytes());
-                    args.push((4_102_444_800_000 - j).to_string().into_bytes());
-                }
-                args
-            },
+            keys: web_clean_keys(),
+            args: web_clean_args(),
         },
         Case {
             script: "web_session/clean",
@@ -1997,19 +2005,8 @@ fn cases() -> Vec<Case> {
                     &[],
                 );
             },
-            keys: Keys::with_items(
-                "web_session/clean",
-                WEB,
-                each("token", (100_000 - 100..100_000).map(|j| format!("m{j}"))),
-            ),
-            args: {
-                let mut args = strings(["0".into(), "1".into()]);
-                for j in 100_000 - 100..100_000u64 {
-                    args.push(format!("m{j}").into_bytes());
-                    args.push((4_102_444_800_000 - j).to_string().into_bytes());
-                }
-                args
-            },
+            keys: web_clean_keys(),
+            args: web_clean_args(),
         },
         Case {
             script: "web_session/rescale",
