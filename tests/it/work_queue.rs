@@ -1801,20 +1801,25 @@ async fn an_async_worker_runs_more_jobs_at_once_than_one_take_hands_out() {
                 .unwrap()
         })
     };
-    let waiter = {
-        let (queue, stop) = (queue.clone(), stop.clone());
-        tokio::task::spawn_blocking(move || {
-            harness::wait_until("the queue to drain", 20, || {
-                let c = queue.counts().run(&mut con).unwrap();
-                c.waiting + c.leased == 0
-            });
-            stop.stop();
-        })
-    };
-    waiter.await.unwrap();
+    stop_once_drained(&queue, &stop, con).await;
     let report = worker.await.unwrap();
     assert_eq!((report.acked, report.lost), (JOBS, 0), "{report:?}");
     assert_eq!(peak.load(Ordering::SeqCst), JOBS);
+}
+
+/// Waits, off the runtime's threads, until `queue` has no job waiting or held, then
+/// raises `stop`.
+async fn stop_once_drained(queue: &WorkQueue, stop: &Stop, mut con: redis::Connection) {
+    let (queue, stop) = (queue.clone(), stop.clone());
+    tokio::task::spawn_blocking(move || {
+        harness::wait_until("the queue to drain", 20, || {
+            let c = queue.counts().run(&mut con).unwrap();
+            c.waiting + c.leased == 0
+        });
+        stop.stop();
+    })
+    .await
+    .unwrap();
 }
 
 /// Two async workers of concurrency 4 (one renewing in its task, one from a thread of
@@ -1879,17 +1884,7 @@ async fn concurrent_async_workers_run_each_job_once() {
         }
     };
     let workers = [tokio::spawn(work(false)), tokio::spawn(work(true))];
-    let waiter = {
-        let (queue, stop) = (queue.clone(), stop.clone());
-        tokio::task::spawn_blocking(move || {
-            harness::wait_until("the queue to drain", 20, || {
-                let c = queue.counts().run(&mut con).unwrap();
-                c.waiting + c.leased == 0
-            });
-            stop.stop();
-        })
-    };
-    waiter.await.unwrap();
+    stop_once_drained(&queue, &stop, con).await;
     let mut acked = 0;
     for worker in workers {
         let (report, peak) = worker.await.unwrap();
