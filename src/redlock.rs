@@ -94,6 +94,7 @@ use std::time::{Duration, Instant};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
+use crate::runtime::machine::{self, Fanout, Step};
 use crate::runtime::op::Op;
 use crate::runtime::token;
 use crate::scripts;
@@ -214,35 +215,7 @@ impl Redlock {
         C: redis::ConnectionLike + Send,
     {
         self.check(servers.len(), ttl)?;
-        for attempt in 0..=self.retries {
-            if attempt > 0 {
-                std::thread::sleep(self.jitter());
-            }
-            if let Some(held) = self.attempt(servers, ttl)? {
-                return Ok(Some(held));
-            }
-        }
-        Ok(None)
-    }
-
-    fn attempt<C>(&self, servers: &mut [C], ttl: Duration) -> Result<Option<Held>>
-    where
-        C: redis::ConnectionLike + Send,
-    {
-        let token = token::random();
-        let start = Instant::now();
-        let op = self.acquire_on_one(&token, ttl);
-        let granted = self.granted(on_each(servers, |con| op.run(con)))?;
-        if let Some(fence) = granted.iter().map(|&(_, n)| n).max() {
-            let raise = self.raise_on_one(&token, fence);
-            let raised = raised(&granted, on_each(servers, |con| raise.run(con)));
-            if let Some(held) = self.held(token.clone(), fence, start, ttl, raised, servers.len()) {
-                return Ok(Some(held));
-            }
-        }
-        let release = scripts::identity_lock::release(&self.lock, &token);
-        on_each(servers, |con| release.run(con));
-        Ok(None)
+        machine::drive_each(&mut Acquire::new(self, servers.len(), ttl), servers)
     }
 
     /// Sets the lease to `ttl` from now on a majority of `servers`: true when it did (the
@@ -257,7 +230,7 @@ impl Redlock {
         self.check_extension(servers.len(), held, ttl)?;
         let start = Instant::now();
         let op = scripts::identity_lock::extend(&self.lock, &held.token, ttl);
-        let answers = on_each(servers, |con| op.run(con));
+        let answers = machine::drive_each(&mut Once::new(op), servers);
         Ok(self.extended(held, start, ttl, &answers))
     }
 
@@ -268,7 +241,7 @@ impl Redlock {
         C: redis::ConnectionLike + Send,
     {
         let op = scripts::identity_lock::release(&self.lock, &held.token);
-        Ok(released(on_each(servers, |con| op.run(con))))
+        Ok(released(machine::drive_each(&mut Once::new(op), servers)))
     }
 
     /// [`acquire`](Self::acquire) on async connections, asking the servers at once.
@@ -278,28 +251,7 @@ impl Redlock {
         C: redis::aio::ConnectionLike,
     {
         self.check(servers.len(), ttl)?;
-        for attempt in 0..=self.retries {
-            if attempt > 0 {
-                futures_timer::Delay::new(self.jitter()).await;
-            }
-            let token = token::random();
-            let start = Instant::now();
-            let op = self.acquire_on_one(&token, ttl);
-            let answers = on_each_async(servers, &op).await;
-            let granted = self.granted(answers)?;
-            if let Some(fence) = granted.iter().map(|&(_, n)| n).max() {
-                let raise = self.raise_on_one(&token, fence);
-                let raised = raised(&granted, on_each_async(servers, &raise).await);
-                if let Some(held) =
-                    self.held(token.clone(), fence, start, ttl, raised, servers.len())
-                {
-                    return Ok(Some(held));
-                }
-            }
-            let release = scripts::identity_lock::release(&self.lock, &token);
-            on_each_async(servers, &release).await;
-        }
-        Ok(None)
+        machine::drive_each_async(&mut Acquire::new(self, servers.len(), ttl), servers).await
     }
 
     /// [`extend`](Self::extend) on async connections.
@@ -316,7 +268,7 @@ impl Redlock {
         self.check_extension(servers.len(), held, ttl)?;
         let start = Instant::now();
         let op = scripts::identity_lock::extend(&self.lock, &held.token, ttl);
-        let answers = on_each_async(servers, &op).await;
+        let answers = machine::drive_each_async(&mut Once::new(op), servers).await;
         Ok(self.extended(held, start, ttl, &answers))
     }
 
@@ -327,7 +279,7 @@ impl Redlock {
         C: redis::aio::ConnectionLike,
     {
         let op = scripts::identity_lock::release(&self.lock, &held.token);
-        Ok(released(on_each_async(servers, &op).await))
+        Ok(released(machine::drive_each_async(&mut Once::new(op), servers).await))
     }
 
     fn check(&self, servers: usize, ttl: Duration) -> Result<()> {
@@ -466,40 +418,164 @@ fn drift(ttl: Duration) -> Duration {
     ttl / 100 + Duration::from_millis(2)
 }
 
-/// `run` on every server at once, one scoped thread each (inline for one server).
-fn on_each<C, T>(servers: &mut [C], run: impl Fn(&mut C) -> T + Sync) -> Vec<T>
-where
-    C: Send,
-    T: Send,
-{
-    if let [con] = servers {
-        return vec![run(con)];
-    }
-    let run = &run;
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = servers
-            .iter_mut()
-            .map(|con| scope.spawn(move || run(con)))
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| {
-                thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+/// Redlock's attempts, for both drivers: take the lock on every server with a new token;
+/// where a majority granted, raise the fencing counters to the highest number answered;
+/// held when a majority raised within the lease, else released everywhere and tried
+/// again after a random pause, up to `retries` more times.
+struct Acquire<'r> {
+    redlock: &'r Redlock,
+    servers: usize,
+    ttl: Duration,
+    attempts_left: u32,
+    at: AcquireAt,
+    output: Option<Result<Option<Held>>>,
 }
 
-/// `op` on every async server at once.
-#[cfg(feature = "aio")]
-async fn on_each_async<C, T>(servers: &mut [C], op: &Op<T>) -> Answers<T>
-where
-    C: redis::aio::ConnectionLike,
-    T: 'static,
-{
-    futures_util::future::join_all(servers.iter_mut().map(|con| op.run_async(con))).await
+/// Where an [`Acquire`] stands.
+enum AcquireAt {
+    /// Pausing before the next attempt.
+    Pause,
+    /// Asking for the lock with a new token.
+    Ask,
+    /// Sent the acquire with `token`.
+    Asked { token: String, start: Instant },
+    /// A majority granted: raising the counters to `fence`.
+    Raise {
+        token: String,
+        start: Instant,
+        granted: Vec<(usize, u64)>,
+        fence: u64,
+    },
+    /// The attempt failed: releasing what `token` holds.
+    Release { token: String },
+    /// Sent that release.
+    Releasing,
+}
+
+impl<'r> Acquire<'r> {
+    fn new(redlock: &'r Redlock, servers: usize, ttl: Duration) -> Self {
+        Acquire {
+            redlock,
+            servers,
+            ttl,
+            attempts_left: redlock.retries + 1,
+            at: AcquireAt::Ask,
+            output: None,
+        }
+    }
+}
+
+impl Fanout for Acquire<'_> {
+    type Answer = Option<u64>;
+    type Output = Result<Option<Held>>;
+
+    fn step(&mut self) -> Step<Option<u64>, Result<Option<Held>>> {
+        if let Some(output) = self.output.take() {
+            return Step::Done(output);
+        }
+        match &self.at {
+            AcquireAt::Pause => {
+                self.at = AcquireAt::Ask;
+                Step::Pause(self.redlock.jitter())
+            }
+            AcquireAt::Ask => {
+                self.attempts_left -= 1;
+                let token = token::random();
+                let op = self.redlock.acquire_on_one(&token, self.ttl);
+                self.at = AcquireAt::Asked {
+                    token,
+                    start: Instant::now(),
+                };
+                Step::Run(op)
+            }
+            AcquireAt::Raise { token, fence, .. } => {
+                Step::Run(self.redlock.raise_on_one(token, *fence))
+            }
+            AcquireAt::Release { token } => {
+                // Its answers do not matter: a server that kept the lock frees it when
+                // its lease runs out.
+                let op = scripts::identity_lock::release(&self.redlock.lock, token);
+                self.at = AcquireAt::Releasing;
+                Step::Run(op.map(|_| Ok(None)))
+            }
+            AcquireAt::Asked { .. } | AcquireAt::Releasing => unreachable!("awaiting answers"),
+        }
+    }
+
+    fn feed(&mut self, answers: Answers<Option<u64>>) {
+        self.at = match std::mem::replace(&mut self.at, AcquireAt::Releasing) {
+            AcquireAt::Asked { token, start } => match self.redlock.granted(answers) {
+                Err(err) => {
+                    self.output = Some(Err(err));
+                    return;
+                }
+                Ok(granted) => match granted.iter().map(|&(_, n)| n).max() {
+                    Some(fence) => AcquireAt::Raise {
+                        token,
+                        start,
+                        granted,
+                        fence,
+                    },
+                    None => AcquireAt::Release { token },
+                },
+            },
+            AcquireAt::Raise {
+                token,
+                start,
+                granted,
+                fence,
+            } => {
+                let raised = raised(&granted, answers);
+                let (ttl, servers) = (self.ttl, self.servers);
+                match self.redlock.held(token.clone(), fence, start, ttl, raised, servers) {
+                    Some(held) => {
+                        self.output = Some(Ok(Some(held)));
+                        return;
+                    }
+                    None => AcquireAt::Release { token },
+                }
+            }
+            AcquireAt::Releasing if self.attempts_left == 0 => {
+                self.output = Some(Ok(None));
+                return;
+            }
+            AcquireAt::Releasing => AcquireAt::Pause,
+            AcquireAt::Pause | AcquireAt::Ask | AcquireAt::Release { .. } => {
+                unreachable!("fed without a run")
+            }
+        };
+    }
+}
+
+/// One operation on every server, answering each server's result.
+struct Once<T> {
+    op: Option<Op<T>>,
+    answers: Option<Answers<T>>,
+}
+
+impl<T> Once<T> {
+    fn new(op: Op<T>) -> Self {
+        Once {
+            op: Some(op),
+            answers: None,
+        }
+    }
+}
+
+impl<T: 'static> Fanout for Once<T> {
+    type Answer = T;
+    type Output = Answers<T>;
+
+    fn step(&mut self) -> Step<T, Answers<T>> {
+        match self.op.take() {
+            Some(op) => Step::Run(op),
+            None => Step::Done(self.answers.take().unwrap_or_default()),
+        }
+    }
+
+    fn feed(&mut self, answers: Answers<T>) {
+        self.answers = Some(answers);
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub(crate) mod grid;
 pub(crate) mod input;
 pub(crate) mod keys;
 pub(crate) mod library;
+pub(crate) mod machine;
 pub(crate) mod native;
 pub(crate) mod op;
 pub(crate) mod reply;

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use redis::Value;
 
 use crate::runtime::error::{Error, Result};
+use crate::runtime::machine::{self, Machine, Step};
 use crate::runtime::op::Op;
 
 /// The longest one blocking read lasts before the script runs again, whatever the script
@@ -165,35 +166,9 @@ pub enum Attempt<T> {
 pub fn until<T: 'static>(
     con: &mut dyn redis::ConnectionLike,
     timeout: Duration,
-    mut attempt: impl FnMut() -> Op<Attempt<T>>,
+    attempt: impl FnMut() -> Op<Attempt<T>>,
 ) -> Result<Option<T>> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match attempt().run(con)? {
-            Attempt::Done(value) => return Ok(Some(value)),
-            Attempt::NotYet(mut wake) => {
-                if Instant::now() >= deadline {
-                    return Ok(None);
-                }
-                // Block until woken for this waiter, or until it is time to try again;
-                // an entry for another waiter only moves the id read from.
-                let retry = Instant::now() + wake.within;
-                loop {
-                    let left = deadline
-                        .min(retry)
-                        .saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    match wake.read(left).run(con)? {
-                        Some((_, target)) if wake.wakes_me(&target) => break,
-                        Some((id, _)) => wake.after = id,
-                        None => break,
-                    }
-                }
-            }
-        }
-    }
+    machine::drive(&mut Until::new(timeout, attempt), con)
 }
 
 /// [`until`] on an async connection.
@@ -201,33 +176,79 @@ pub fn until<T: 'static>(
 pub async fn until_async<T: 'static, C: redis::aio::ConnectionLike>(
     con: &mut C,
     timeout: Duration,
-    mut attempt: impl FnMut() -> Op<Attempt<T>>,
+    attempt: impl FnMut() -> Op<Attempt<T>>,
 ) -> Result<Option<T>> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match attempt().run_async(con).await? {
-            Attempt::Done(value) => return Ok(Some(value)),
-            Attempt::NotYet(mut wake) => {
-                if Instant::now() >= deadline {
-                    return Ok(None);
-                }
-                // Block until woken for this waiter, or until it is time to try again;
-                // an entry for another waiter only moves the id read from.
-                let retry = Instant::now() + wake.within;
-                loop {
-                    let left = deadline
-                        .min(retry)
-                        .saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    match wake.read(left).run_async(con).await? {
-                        Some((_, target)) if wake.wakes_me(&target) => break,
-                        Some((id, _)) => wake.after = id,
-                        None => break,
-                    }
+    machine::drive_async(&mut Until::new(timeout, attempt), con).await
+}
+
+/// The loop of [`until`], for both drivers: try, then block on the wake the try answered
+/// until woken for this waiter or it is time to try again, and again, until the deadline.
+pub(crate) struct Until<T, F> {
+    attempt: F,
+    deadline: Instant,
+    /// What it blocks on and when it tries again regardless; `None` when it tries next.
+    blocked: Option<(Wake, Instant)>,
+    output: Option<Result<Option<T>>>,
+}
+
+/// What [`Until`] runs answers.
+pub(crate) enum Answered<T> {
+    Attempt(Attempt<T>),
+    /// A blocking read's entry (id, whom it is for), or `None` on timeout.
+    Entry(Option<(String, String)>),
+}
+
+impl<T, F: FnMut() -> Op<Attempt<T>>> Until<T, F> {
+    pub(crate) fn new(timeout: Duration, attempt: F) -> Self {
+        Until {
+            attempt,
+            deadline: Instant::now() + timeout,
+            blocked: None,
+            output: None,
+        }
+    }
+}
+
+impl<T: 'static, F: FnMut() -> Op<Attempt<T>>> Machine for Until<T, F> {
+    type Answer = Answered<T>;
+    type Output = Result<Option<T>>;
+
+    fn step(&mut self) -> Step<Answered<T>, Result<Option<T>>> {
+        if let Some(output) = self.output.take() {
+            return Step::Done(output);
+        }
+        if let Some((wake, retry)) = &self.blocked {
+            let left = self
+                .deadline
+                .min(*retry)
+                .saturating_duration_since(Instant::now());
+            if !left.is_zero() {
+                return Step::Run(wake.read(left).map(|entry| Ok(Answered::Entry(entry))));
+            }
+            self.blocked = None;
+        }
+        Step::Run((self.attempt)().map(|attempt| Ok(Answered::Attempt(attempt))))
+    }
+
+    fn feed(&mut self, answer: Result<Answered<T>>) {
+        match answer {
+            Err(err) => self.output = Some(Err(err)),
+            Ok(Answered::Attempt(Attempt::Done(value))) => self.output = Some(Ok(Some(value))),
+            Ok(Answered::Attempt(Attempt::NotYet(wake))) => {
+                let now = Instant::now();
+                if now >= self.deadline {
+                    self.output = Some(Ok(None));
+                } else {
+                    let retry = now + wake.within;
+                    self.blocked = Some((wake, retry));
                 }
             }
+            // An entry for another waiter only moves the id read from.
+            Ok(Answered::Entry(Some((id, target)))) => match &mut self.blocked {
+                Some((wake, _)) if !wake.wakes_me(&target) => wake.after = id,
+                _ => self.blocked = None,
+            },
+            Ok(Answered::Entry(None)) => self.blocked = None,
         }
     }
 }

@@ -27,6 +27,7 @@ use redis::ToRedisArgs;
 use super::{Job, State, WorkQueue, script};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
+use crate::runtime::machine::{self, Machine, Step};
 use crate::runtime::op::Op;
 use crate::runtime::wait::{self, Attempt, MAX_BLOCK, Wake};
 
@@ -207,12 +208,8 @@ impl WorkQueue {
         id: &str,
         timeout: Duration,
     ) -> Result<Option<JobEnd>> {
-        let newest = self.newest_event().run(con)?;
-        let mut events = self.events(&newest);
-        if let Some(end) = self.ended(con, id)? {
-            return Ok(Some(end));
-        }
-        events.wait_for(con, id, timeout)
+        let mut events = self.events("0-0");
+        machine::drive(&mut WaitFor::from_now(&mut events, id, timeout), con)
     }
 
     /// [`wait_for_job`](Self::wait_for_job) on an async connection.
@@ -223,37 +220,8 @@ impl WorkQueue {
         id: &str,
         timeout: Duration,
     ) -> Result<Option<JobEnd>> {
-        let newest = self.newest_event().run_async(con).await?;
-        let mut events = self.events(&newest);
-        if let Some(end) = self.ended_async(con, id).await? {
-            return Ok(Some(end));
-        }
-        events.wait_for_async(con, id, timeout).await
-    }
-
-    /// How job `id` ended, read from its state and kept result; `None` while it is in
-    /// the queue and not dead.
-    fn ended(&self, con: &mut dyn redis::ConnectionLike, id: &str) -> Result<Option<JobEnd>> {
-        let job = self.job(id).run(con)?;
-        let result = match job {
-            None => self.result(id).run(con)?,
-            Some(_) => None,
-        };
-        Ok(end_of(job.map(|job| (job.state, job.last_error)), result))
-    }
-
-    #[cfg(feature = "aio")]
-    async fn ended_async<C: redis::aio::ConnectionLike>(
-        &self,
-        con: &mut C,
-        id: &str,
-    ) -> Result<Option<JobEnd>> {
-        let job = self.job(id).run_async(con).await?;
-        let result = match job {
-            None => self.result(id).run_async(con).await?,
-            Some(_) => None,
-        };
-        Ok(end_of(job.map(|job| (job.state, job.last_error)), result))
+        let mut events = self.events("0-0");
+        machine::drive_async(&mut WaitFor::from_now(&mut events, id, timeout), con).await
     }
 }
 
@@ -348,25 +316,7 @@ impl Events<'_> {
         id: &str,
         timeout: Duration,
     ) -> Result<Option<JobEnd>> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let events = self.next(con, left)?;
-            if let Some(end) = end_among(&events, id) {
-                return Ok(Some(match end {
-                    Ended::Completed => JobEnd::Completed(self.queue.result(id).run(con)?),
-                    Ended::Dead(error) => JobEnd::Dead(error),
-                }));
-            }
-            if self.lost()
-                && let Some(end) = self.queue.ended(con, id)?
-            {
-                return Ok(Some(end));
-            }
-            if left.is_zero() || Instant::now() >= deadline {
-                return Ok(None);
-            }
-        }
+        machine::drive(&mut WaitFor::new(self, id, timeout), con)
     }
 
     /// [`wait_for`](Self::wait_for) on an async connection.
@@ -377,26 +327,144 @@ impl Events<'_> {
         id: &str,
         timeout: Duration,
     ) -> Result<Option<JobEnd>> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let events = self.next_async(con, left).await?;
-            if let Some(end) = end_among(&events, id) {
-                return Ok(Some(match end {
-                    Ended::Completed => {
-                        JobEnd::Completed(self.queue.result(id).run_async(con).await?)
-                    }
-                    Ended::Dead(error) => JobEnd::Dead(error),
-                }));
+        machine::drive_async(&mut WaitFor::new(self, id, timeout), con).await
+    }
+}
+
+/// The loop of [`Events::wait_for`] and [`WorkQueue::wait_for_job`], for both drivers:
+/// read the events (blocking on the stream while there are none) until one says the job
+/// ended, then read its result; where events went unread, or before following from now,
+/// read the job's state instead.
+struct WaitFor<'e, 'q> {
+    events: &'e mut Events<'q>,
+    id: String,
+    deadline: Instant,
+    at: WaitAt,
+    output: Option<Result<Option<JobEnd>>>,
+}
+
+/// Where a [`WaitFor`] stands.
+enum WaitAt {
+    /// Reading the id of the newest event, to follow from it.
+    Newest,
+    /// Reading the job's record, to learn an end the events did not tell (then follows
+    /// the events when it has not ended).
+    Record,
+    /// Reading the job's kept result: after an event said it completed, or when its
+    /// record is gone.
+    Result { completed: bool },
+    /// Reading the events.
+    Follow(wait::Until<EventPage, NextPage>),
+}
+
+/// The one read that [`WaitAt::Follow`] repeats.
+type NextPage = Box<dyn FnMut() -> Op<Attempt<EventPage>> + Send>;
+
+/// What [`WaitFor`] runs answers.
+enum WaitAnswer {
+    Newest(String),
+    Record(Option<(State, Option<Vec<u8>>)>),
+    Result(Option<Vec<u8>>),
+    Follow(wait::Answered<EventPage>),
+}
+
+impl<'e, 'q> WaitFor<'e, 'q> {
+    /// From the last event `events` handed out.
+    fn new(events: &'e mut Events<'q>, id: &str, timeout: Duration) -> Self {
+        let mut wait = WaitFor::from_now(events, id, timeout);
+        wait.at = wait.follow();
+        wait
+    }
+
+    /// From the newest event, once the job's record says it has not ended.
+    fn from_now(events: &'e mut Events<'q>, id: &str, timeout: Duration) -> Self {
+        WaitFor {
+            events,
+            id: id.to_owned(),
+            deadline: Instant::now() + timeout,
+            at: WaitAt::Newest,
+            output: None,
+        }
+    }
+
+    /// Reading the events from the last one handed out, until the deadline.
+    fn follow(&self) -> WaitAt {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let read = self.events.attempt();
+        WaitAt::Follow(wait::Until::new(left, Box::new(move || read.clone())))
+    }
+
+    /// After reading events that did not tell the end: on to the next read, or done at
+    /// the deadline.
+    fn go_on(&mut self) -> WaitAt {
+        if Instant::now() >= self.deadline {
+            self.output = Some(Ok(None));
+        }
+        self.follow()
+    }
+}
+
+impl Machine for WaitFor<'_, '_> {
+    type Answer = WaitAnswer;
+    type Output = Result<Option<JobEnd>>;
+
+    fn step(&mut self) -> Step<WaitAnswer, Result<Option<JobEnd>>> {
+        if let Some(output) = self.output.take() {
+            return Step::Done(output);
+        }
+        let queue = self.events.queue;
+        match &mut self.at {
+            WaitAt::Newest => Step::Run(queue.newest_event().map(|id| Ok(WaitAnswer::Newest(id)))),
+            WaitAt::Record => Step::Run(queue.job(&self.id).map(|job| {
+                Ok(WaitAnswer::Record(
+                    job.map(|job| (job.state, job.last_error)),
+                ))
+            })),
+            WaitAt::Result { .. } => {
+                Step::Run(queue.result(&self.id).map(|r| Ok(WaitAnswer::Result(r))))
             }
-            if self.lost()
-                && let Some(end) = self.queue.ended_async(con, id).await?
-            {
-                return Ok(Some(end));
+            WaitAt::Follow(until) => match until.step() {
+                Step::Run(op) => Step::Run(op.map(|a| Ok(WaitAnswer::Follow(a)))),
+                Step::Pause(pause) => Step::Pause(pause),
+                Step::Done(Err(err)) => Step::Done(Err(err)),
+                Step::Done(Ok(page)) => {
+                    let events = self.events.handed(page);
+                    self.at = match end_among(&events, &self.id) {
+                        Some(Ended::Completed) => WaitAt::Result { completed: true },
+                        Some(Ended::Dead(error)) => return Step::Done(Ok(Some(JobEnd::Dead(error)))),
+                        None if self.events.lost() => WaitAt::Record,
+                        None => self.go_on(),
+                    };
+                    self.step()
+                }
+            },
+        }
+    }
+
+    fn feed(&mut self, answer: Result<WaitAnswer>) {
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(err) => {
+                self.output = Some(Err(err));
+                return;
             }
-            if left.is_zero() || Instant::now() >= deadline {
-                return Ok(None);
+        };
+        match (answer, &mut self.at) {
+            (WaitAnswer::Newest(id), _) => {
+                self.events.after = id;
+                self.at = WaitAt::Record;
             }
+            (WaitAnswer::Record(None), _) => self.at = WaitAt::Result { completed: false },
+            (WaitAnswer::Record(record), _) => match end_of(record, None) {
+                Some(end) => self.output = Some(Ok(Some(end))),
+                None => self.at = self.go_on(),
+            },
+            (WaitAnswer::Result(result), WaitAt::Result { completed: true }) => {
+                self.output = Some(Ok(Some(JobEnd::Completed(result))));
+            }
+            (WaitAnswer::Result(result), _) => self.output = Some(Ok(end_of(None, result))),
+            (WaitAnswer::Follow(answered), WaitAt::Follow(until)) => until.feed(Ok(answered)),
+            _ => unreachable!("an answer to another step"),
         }
     }
 }

@@ -130,10 +130,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[cfg(feature = "aio")]
-use super::FIRST_RETRY_PAUSE;
-use super::{Connect, JobOptions, Link, Stop, WorkQueue, script};
+use super::{Connect, JobOptions, Link, Retries, Stop, WorkQueue, script};
 use crate::runtime::error::{Error, Result};
+use crate::runtime::machine::{self, Machine, Step};
 use crate::runtime::op::Op;
 use crate::runtime::wait::{MAX_BLOCK, Wake};
 
@@ -685,38 +684,7 @@ impl Scheduler<'_> {
     /// it did, or the first error that does not pass (a script's, a cron schedule
     /// without the `cron` feature).
     pub fn run(&self, client: &dyn Connect, stop: &Stop) -> Result<ScheduleReport> {
-        let mut link = Link::new(client);
-        let mut report = ScheduleReport::default();
-        let read = self.queue.due_schedules(self.batch);
-        while !stop.is_stopped() {
-            let Some(due) = link.run(&read, stop)? else {
-                break;
-            };
-            for one in &due.due {
-                let fire = self.queue.fire(one, due.now_ms);
-                match link.run(&fire, stop)? {
-                    Some(fired) => report.count(&fired),
-                    None => break,
-                }
-            }
-            // After a fire, the next read answers the moved run times.
-            let sleep = self.sleep(&due);
-            let mut left = if due.due.is_empty() {
-                sleep.within
-            } else {
-                Duration::ZERO
-            };
-            while !left.is_zero() && !stop.is_stopped() {
-                let step = left.min(BLOCK_STEP);
-                match link.run(&sleep.block(step), stop)? {
-                    Some(false) => left -= step,
-                    Some(true) | None => break,
-                }
-            }
-        }
-        report.reconnects = link.reconnects;
-        report.server_retries = link.retries;
-        Ok(report)
+        machine::drive(&mut Firing::new(self, stop), &mut Link::new(client))
     }
 
     /// [`run`](Self::run) on an async connection (a `ConnectionManager` reconnects by
@@ -728,52 +696,135 @@ impl Scheduler<'_> {
     where
         C: redis::aio::ConnectionLike + Send,
     {
-        let mut report = ScheduleReport::default();
-        let read = self.queue.due_schedules(self.batch);
-        let mut pause = FIRST_RETRY_PAUSE;
-        'outer: while !stop.is_stopped() {
-            let due = match read.run_async(con).await {
-                Ok(due) => due,
-                Err(err) if super::is_transient(&err) => {
-                    report.server_retries += 1;
-                    super::retry_pause_async(&mut pause).await;
-                    continue;
+        machine::drive_async(&mut Firing::new(self, stop), con).await
+    }
+}
+
+/// The loop of [`Scheduler::run`], for both drivers: read the due schedules, fire each,
+/// read again at once after a fire, else block on the wake stream until the next run
+/// time (a step at a time, to see a [`Stop`]); after an error that passes, pause and
+/// read again (a fire is added once however often it is sent).
+struct Firing<'s, 'q> {
+    scheduler: &'s Scheduler<'q>,
+    stop: &'s Stop,
+    read: Op<Due>,
+    at: FiringAt,
+    retries: Retries,
+    report: ScheduleReport,
+    failed: Option<Error>,
+}
+
+/// Where a [`Firing`] stands.
+enum FiringAt {
+    Read,
+    /// Firing `due.due[next]`.
+    Fire { due: Due, next: usize },
+    /// Blocking on `wake` for `left` more, `step` of it in the read sent.
+    Sleep {
+        wake: Wake,
+        left: Duration,
+        step: Duration,
+    },
+    /// Pausing after an error that passes.
+    Retry(Duration),
+}
+
+/// What [`Firing`] runs answers.
+enum FiringAnswer {
+    Due(Due),
+    Fired(Fired),
+    Woke(bool),
+}
+
+impl<'s, 'q> Firing<'s, 'q> {
+    fn new(scheduler: &'s Scheduler<'q>, stop: &'s Stop) -> Self {
+        Firing {
+            scheduler,
+            stop,
+            read: scheduler.queue.due_schedules(scheduler.batch),
+            at: FiringAt::Read,
+            retries: Retries::default(),
+            report: ScheduleReport::default(),
+            failed: None,
+        }
+    }
+}
+
+impl Machine for Firing<'_, '_> {
+    type Answer = FiringAnswer;
+    type Output = Result<ScheduleReport>;
+
+    fn step(&mut self) -> Step<FiringAnswer, Result<ScheduleReport>> {
+        if let Some(err) = self.failed.take() {
+            return Step::Done(Err(err));
+        }
+        if self.stop.is_stopped() {
+            self.report.reconnects = self.retries.reconnects;
+            self.report.server_retries = self.retries.server_retries;
+            return Step::Done(Ok(std::mem::take(&mut self.report)));
+        }
+        match &mut self.at {
+            FiringAt::Read => Step::Run(self.read.clone().map(|due| Ok(FiringAnswer::Due(due)))),
+            FiringAt::Fire { due, next } => match due.due.get(*next) {
+                Some(one) => Step::Run(
+                    self.scheduler
+                        .queue
+                        .fire(one, due.now_ms)
+                        .map(|fired| Ok(FiringAnswer::Fired(fired))),
+                ),
+                // After a fire, the next read answers the moved run times.
+                None if !due.due.is_empty() => {
+                    self.at = FiringAt::Read;
+                    self.step()
                 }
-                Err(err) => return Err(err),
-            };
-            for one in &due.due {
-                match self.queue.fire(one, due.now_ms).run_async(con).await {
-                    Ok(fired) => report.count(&fired),
-                    Err(err) if super::is_transient(&err) => {
-                        report.server_retries += 1;
-                        super::retry_pause_async(&mut pause).await;
-                        continue 'outer;
-                    }
-                    Err(err) => return Err(err),
+                None => {
+                    let wake = self.scheduler.sleep(due);
+                    self.at = FiringAt::Sleep {
+                        left: wake.within,
+                        wake,
+                        step: Duration::ZERO,
+                    };
+                    self.step()
                 }
+            },
+            FiringAt::Sleep { left, .. } if left.is_zero() => {
+                self.at = FiringAt::Read;
+                self.step()
             }
-            pause = FIRST_RETRY_PAUSE;
-            let sleep = self.sleep(&due);
-            let mut left = if due.due.is_empty() {
-                sleep.within
-            } else {
-                Duration::ZERO
-            };
-            while !left.is_zero() && !stop.is_stopped() {
-                let step = left.min(BLOCK_STEP);
-                match sleep.block(step).run_async(con).await {
-                    Ok(false) => left -= step,
-                    Ok(true) => break,
-                    Err(err) if super::is_transient(&err) => {
-                        report.server_retries += 1;
-                        super::retry_pause_async(&mut pause).await;
-                        break;
-                    }
-                    Err(err) => return Err(err),
-                }
+            FiringAt::Sleep { wake, left, step } => {
+                *step = (*left).min(BLOCK_STEP);
+                Step::Run(wake.block(*step).map(|woke| Ok(FiringAnswer::Woke(woke))))
+            }
+            FiringAt::Retry(pause) => {
+                let pause = *pause;
+                self.at = FiringAt::Read;
+                Step::Pause(pause)
             }
         }
-        Ok(report)
+    }
+
+    fn feed(&mut self, answer: Result<FiringAnswer>) {
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(err) => {
+                match self.retries.after(&err) {
+                    Some(pause) => self.at = FiringAt::Retry(pause),
+                    None => self.failed = Some(err),
+                }
+                return;
+            }
+        };
+        self.retries.passed();
+        match (answer, &mut self.at) {
+            (FiringAnswer::Due(due), _) => self.at = FiringAt::Fire { due, next: 0 },
+            (FiringAnswer::Fired(fired), FiringAt::Fire { next, .. }) => {
+                self.report.count(&fired);
+                *next += 1;
+            }
+            (FiringAnswer::Woke(false), FiringAt::Sleep { left, step, .. }) => *left -= *step,
+            (FiringAnswer::Woke(true), _) => self.at = FiringAt::Read,
+            _ => unreachable!("an answer to another step"),
+        }
     }
 }
 
