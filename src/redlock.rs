@@ -279,7 +279,9 @@ impl Redlock {
         C: redis::aio::ConnectionLike,
     {
         let op = scripts::identity_lock::release(&self.lock, &held.token);
-        Ok(released(machine::drive_each_async(&mut Once::new(op), servers).await))
+        Ok(released(
+            machine::drive_each_async(&mut Once::new(op), servers).await,
+        ))
     }
 
     fn check(&self, servers: usize, ttl: Duration) -> Result<()> {
@@ -527,7 +529,10 @@ impl Fanout for Acquire<'_> {
             } => {
                 let raised = raised(&granted, answers);
                 let (ttl, servers) = (self.ttl, self.servers);
-                match self.redlock.held(token.clone(), fence, start, ttl, raised, servers) {
+                match self
+                    .redlock
+                    .held(token.clone(), fence, start, ttl, raised, servers)
+                {
                     Some(held) => {
                         self.output = Some(Ok(Some(held)));
                         return;

@@ -431,7 +431,9 @@ impl Machine for WaitFor<'_, '_> {
                     let events = self.events.handed(page);
                     self.at = match end_among(&events, &self.id) {
                         Some(Ended::Completed) => WaitAt::Result { completed: true },
-                        Some(Ended::Dead(error)) => return Step::Done(Ok(Some(JobEnd::Dead(error)))),
+                        Some(Ended::Dead(error)) => {
+                            return Step::Done(Ok(Some(JobEnd::Dead(error))));
+                        }
                         None if self.events.lost() => WaitAt::Record,
                         None => self.go_on(),
                     };

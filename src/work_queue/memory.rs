@@ -5,7 +5,8 @@ use redis::Value;
 use super::retry::is_connection_failure;
 #[cfg(doc)]
 use super::{WorkReport, Worker};
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::Result;
+use crate::runtime::op::Op;
 
 /// A queue lives in one hash (`{name}:jobs`) and a few sorted sets that have no expiry: a
 /// server whose `maxmemory-policy` evicts any key (`allkeys-lru`, `allkeys-lfu`,
@@ -18,7 +19,7 @@ pub enum OnEviction {
     /// [`WorkReport::memory_policy`]. The default.
     #[default]
     Warn,
-    /// Refuses to run: [`Error::EvictingServer`].
+    /// Refuses to run: [`Error::EvictingServer`](crate::Error::EvictingServer).
     Refuse,
     /// Does not look (no `CONFIG GET` is sent).
     Ignore,
@@ -63,12 +64,7 @@ impl MemoryPolicy {
 pub fn memory_policy(
     con: &mut dyn redis::ConnectionLike,
 ) -> Result<(Option<String>, MemoryPolicy)> {
-    let reply = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg("maxmemory-policy")
-        .query::<Value>(con)
-        .map_err(Error::from);
-    read_policy(reply)
+    read_policy(policy_read().run(con))
 }
 
 /// [`memory_policy`] on an async connection.
@@ -76,16 +72,22 @@ pub fn memory_policy(
 pub async fn memory_policy_async<C: redis::aio::ConnectionLike + Send>(
     con: &mut C,
 ) -> Result<(Option<String>, MemoryPolicy)> {
-    let reply = redis::cmd("CONFIG")
-        .arg("GET")
-        .arg("maxmemory-policy")
-        .query_async::<Value>(con)
-        .await
-        .map_err(Error::from);
-    read_policy(reply)
+    read_policy(policy_read().run_async(con).await)
 }
 
-fn read_policy(reply: Result<Value>) -> Result<(Option<String>, MemoryPolicy)> {
+/// `CONFIG GET maxmemory-policy`, whose answer [`read_policy`] reads.
+pub(super) fn policy_read() -> Op<Value> {
+    Op::native(
+        redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .clone(),
+    )
+}
+
+/// What the server's answer to [`policy_read`] says; an unknown policy where the server
+/// refused the command, and the error only when the connection failed.
+pub(super) fn read_policy(reply: Result<Value>) -> Result<(Option<String>, MemoryPolicy)> {
     let value = match reply {
         Ok(value) => value,
         Err(err) if is_connection_failure(&err) => return Err(err),

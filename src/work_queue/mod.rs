@@ -529,6 +529,7 @@ mod memory;
 mod ops;
 mod renew;
 mod retry;
+mod work_loop;
 mod worker;
 #[cfg(feature = "aio")]
 mod worker_async;
@@ -541,8 +542,7 @@ pub use retry::{Backoff, HandlerError, JobError, is_transient};
 pub use worker::{Connect, Stop, WorkReport, Worker};
 // What `operate` and `schedule` reach through `super::`.
 use jobs::unsigned;
-#[cfg(feature = "aio")]
-use retry::{FIRST_RETRY_PAUSE, retry_pause_async};
+use retry::Retries;
 use worker::Link;
 
 /// The most jobs one [`take`](WorkQueue::take) hands out (its `limit`), and acks

@@ -1,183 +1,193 @@
-//! Lease renewals while handlers run: the renewals thread of the sync loops, and the
-//! renewals beside an async ack.
+//! Lease renewals: every job a worker holds is renewed every third of its lease until its
+//! ack or nack is settled. [`Renewals`] is the logic, once: which job is due, what an
+//! answer means (a lost lease drops the job, its ack or nack tells; another failure is
+//! counted and sent again at once, then at the next tick). It is driven from a thread of
+//! its own on a sync connection ([`renew_on_thread`], for the sync loops and
+//! [`Worker::renew_from`](super::Worker::renew_from)), or in the async loop's task on a
+//! clone of its connection ([`renew_in_task`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
-#[cfg(feature = "aio")]
-use super::retry::{FIRST_RETRY_PAUSE, is_connection_failure, retry_pause_async};
 use super::worker::Link;
-use super::{Connect, Job, LEASE_LOST, WorkQueue, WorkReport};
-#[cfg(feature = "aio")]
-use super::{Stop, is_transient};
-#[cfg(feature = "aio")]
-use crate::runtime::error::{Error, Result};
-#[cfg(feature = "aio")]
-use crate::runtime::op::Op;
-use crate::runtime::op::ScriptMode;
+use super::{Connect, Job, LEASE_LOST, Retries, WorkQueue, WorkReport};
+use crate::runtime::error::Result;
+use crate::runtime::op::{Op, ScriptMode};
 
-/// Runs `settle` (an ack or nack, retried through failures) while renewing the leases of
-/// `extends` every `every` on `renewals`, so that a settle that outlasts a lease does not
-/// lose its job to another worker; without `renewals` (a renewals thread holds the
-/// jobs), `settle` alone. A lost lease is left alone; a failed renewal is counted in
-/// `failed` and tried again at the next turn.
-#[cfg(feature = "aio")]
-pub(super) async fn renewing<T, C>(
-    settle: impl std::future::Future<Output = T>,
-    extends: Vec<Op<u64>>,
-    renewals: Option<C>,
-    every: Duration,
-    failed: &AtomicU64,
-) -> T
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    use futures_util::future::{Either, select};
-
-    let Some(mut renewals) = renewals else {
-        return settle.await;
-    };
-    let renew = async {
-        let mut lost = vec![false; extends.len()];
-        loop {
-            futures_timer::Delay::new(every).await;
-            for (extend, lost) in extends.iter().zip(&mut lost) {
-                if *lost {
-                    continue;
-                }
-                match extend.run_async(&mut renewals).await {
-                    Err(err) if err.code() == Some(LEASE_LOST) => *lost = true,
-                    Err(_) => {
-                        failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(_) => {}
-                }
-            }
-        }
-    };
-    match select(std::pin::pin!(settle), std::pin::pin!(renew)).await {
-        Either::Left((settled, _)) => settled,
-        Either::Right(((), _)) => unreachable!("the renewals never end"),
-    }
-}
-
-/// Runs `op` on `con` until it gets an answer other than an error that passes, pausing
-/// between tries; `None` when `stop` was raised first.
-#[cfg(feature = "aio")]
-pub(super) async fn retrying_async<T: 'static, C>(
-    op: &Op<T>,
-    con: &mut C,
-    stop: &Stop,
-    report: &mut WorkReport,
-) -> Result<Option<T>>
-where
-    C: redis::aio::ConnectionLike + Send,
-{
-    let mut pause = FIRST_RETRY_PAUSE;
-    loop {
-        match op.run_async(con).await {
-            Err(err) if is_transient(&err) => {
-                if is_connection_failure(&err) {
-                    report.reconnects += 1;
-                } else if !matches!(err, Error::ResponseTimeout { .. }) {
-                    report.server_retries += 1;
-                }
-                if stop.is_stopped() {
-                    return Ok(None);
-                }
-                retry_pause_async(&mut pause).await;
-            }
-            result => return result.map(Some),
-        }
-    }
-}
-
-/// What the renewals thread is told: renew a job every so often from now on, or no more.
+/// What the renewals are told: renew a job every so often from now on, or no more.
 pub(super) enum Renewal {
     Hold(Job, Duration),
     /// The job with this token.
     Release(String),
 }
 
-/// What the renewals thread counts.
-#[derive(Default)]
-pub(super) struct RenewalCounts {
-    failed: AtomicU64,
-    reconnects: AtomicU64,
-    retries: AtomicU64,
+/// The held jobs and when each is renewed next.
+pub(super) struct Renewals<'q> {
+    queue: &'q WorkQueue,
+    mode: ScriptMode,
+    held: Vec<Held>,
+    /// The token of the job whose renewal is in flight.
+    in_flight: Option<String>,
+    failed: u64,
+    retries: Retries,
 }
+
+struct Held {
+    job: Job,
+    next: Instant,
+    every: Duration,
+    /// The last renewal failed and was sent again at once.
+    again: bool,
+}
+
+/// What the renewals do next.
+pub(super) enum RenewStep {
+    Run(Op<u64>),
+    /// Nothing due: the next renewal is due in this long (`None`: no job held).
+    Idle(Option<Duration>),
+}
+
+impl<'q> Renewals<'q> {
+    pub(super) fn new(queue: &'q WorkQueue, mode: ScriptMode) -> Self {
+        Renewals {
+            queue,
+            mode,
+            held: Vec::new(),
+            in_flight: None,
+            failed: 0,
+            retries: Retries::default(),
+        }
+    }
+
+    pub(super) fn apply(&mut self, renewal: Renewal) {
+        match renewal {
+            Renewal::Hold(job, every) => self.held.push(Held {
+                job,
+                next: Instant::now() + every,
+                every,
+                again: false,
+            }),
+            Renewal::Release(token) => self.held.retain(|held| held.job.token != token),
+        }
+    }
+
+    pub(super) fn step(&mut self) -> RenewStep {
+        let now = Instant::now();
+        match self.held.iter().min_by_key(|held| held.next) {
+            Some(held) if held.next <= now => {
+                self.in_flight = Some(held.job.token.clone());
+                RenewStep::Run(self.queue.extend(&held.job).via(self.mode))
+            }
+            Some(held) => RenewStep::Idle(Some(held.next - now)),
+            None => RenewStep::Idle(None),
+        }
+    }
+
+    /// The answer to the renewal [`step`](Self::step) sent.
+    pub(super) fn feed(&mut self, answer: Result<u64>) {
+        let Some(token) = self.in_flight.take() else {
+            return;
+        };
+        // Released meanwhile: its ack or nack settled it.
+        let Some(at) = self.held.iter().position(|held| held.job.token == token) else {
+            return;
+        };
+        match answer {
+            Err(err) if err.code() == Some(LEASE_LOST) => {
+                self.held.swap_remove(at);
+            }
+            Err(err) => {
+                self.failed += 1;
+                self.retries.after(&err);
+                let held = &mut self.held[at];
+                held.again = !held.again;
+                if !held.again {
+                    held.next = Instant::now() + held.every;
+                }
+            }
+            Ok(_) => {
+                let held = &mut self.held[at];
+                held.again = false;
+                held.next = Instant::now() + held.every;
+            }
+        }
+    }
+
+    pub(super) fn add_to(&self, report: &mut WorkReport) {
+        report.renewals_failed += self.failed;
+        report.reconnects += self.retries.reconnects;
+        report.server_retries += self.retries.server_retries;
+    }
+}
+
+/// What a renewals thread counted so far, read by the loop when it ends.
+#[derive(Default)]
+pub(super) struct RenewalCounts(Mutex<WorkReport>);
 
 impl RenewalCounts {
     pub(super) fn add_to(&self, report: &mut WorkReport) {
-        report.renewals_failed += self.failed.load(Ordering::Relaxed);
-        report.reconnects += self.reconnects.load(Ordering::Relaxed);
-        report.server_retries += self.retries.load(Ordering::Relaxed);
+        let counted = *self.0.lock().unwrap_or_else(|e| e.into_inner());
+        report.renewals_failed += counted.renewals_failed;
+        report.reconnects += counted.reconnects;
+        report.server_retries += counted.server_retries;
     }
 }
 
-/// The renewals thread: renews every held job every `every` (a third of the lease) on a
-/// connection of its own, until the channel closes. A job whose lease is lost is dropped
-/// (its ack or nack tells); a renewal that failed otherwise is sent again at once on a
-/// new connection, and at the next tick.
-pub(super) fn renew_held(
+/// The renewals thread: renews every job held on `renewals` on a connection of its own
+/// (opened again after a failure), until the channel closes.
+pub(super) fn renew_on_thread(
     queue: &WorkQueue,
     mode: ScriptMode,
     client: &dyn Connect,
-    rx: std::sync::mpsc::Receiver<Renewal>,
+    renewals: Receiver<Renewal>,
     counts: &RenewalCounts,
 ) {
-    use std::sync::mpsc::RecvTimeoutError;
-    use std::time::Instant;
-
-    let mut con = Link::new(client);
-    // Each held job with when it is renewed next, and how often.
-    let mut held: Vec<(Job, Instant, Duration)> = Vec::new();
+    let mut link = Link::new(client);
+    let mut held = Renewals::new(queue, mode);
     loop {
-        let now = Instant::now();
-        let next = held.iter().map(|(_, at, _)| *at).min();
-        let message = match next {
-            Some(at) => rx.recv_timeout(at.saturating_duration_since(now)),
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match message {
-            Ok(Renewal::Hold(job, every)) => held.push((job, Instant::now() + every, every)),
-            Ok(Renewal::Release(token)) => held.retain(|(job, _, _)| job.token != token),
-            Err(RecvTimeoutError::Timeout) => {
-                let now = Instant::now();
-                held.retain_mut(|(job, at, every)| {
-                    if *at > now {
-                        return true;
-                    }
-                    *at = now + *every;
-                    renew(queue, mode, job, &mut con, &counts.failed)
-                });
-                counts.reconnects.store(con.reconnects, Ordering::Relaxed);
-                counts.retries.store(con.retries, Ordering::Relaxed);
+        match held.step() {
+            RenewStep::Run(extend) => {
+                held.feed(link.try_run(&extend));
+                let mut counted = WorkReport::default();
+                held.add_to(&mut counted);
+                *counts.0.lock().unwrap_or_else(|e| e.into_inner()) = counted;
             }
-            Err(RecvTimeoutError::Disconnected) => return,
+            RenewStep::Idle(due) => {
+                let told = match due {
+                    Some(due) => renewals.recv_timeout(due),
+                    None => renewals.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match told {
+                    Ok(renewal) => held.apply(renewal),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
         }
     }
 }
 
-/// Renews `job`'s lease on `con`, opening it again and sending the renewal once more
-/// when it failed; whether to go on renewing (false once the lease is lost).
-fn renew(
-    queue: &WorkQueue,
-    mode: ScriptMode,
-    job: &Job,
-    con: &mut Link<'_>,
-    failed: &AtomicU64,
-) -> bool {
-    let extend = queue.extend(job).via(mode);
-    for _ in 0..2 {
-        match con.try_run(&extend) {
-            Ok(_) => return true,
-            Err(err) if err.code() == Some(LEASE_LOST) => return false,
-            Err(_) => {
-                failed.fetch_add(1, Ordering::Relaxed);
+/// The renewals in the async loop's task: renews every job held on `renewals` on `con`,
+/// until the loop drops it. It sleeps at most `every` at a time, so a job held while it
+/// sleeps (due `every` after its take) is renewed on time.
+#[cfg(feature = "aio")]
+pub(super) async fn renew_in_task<C>(renewals: &Mutex<Renewals<'_>>, con: &mut C, every: Duration)
+where
+    C: redis::aio::ConnectionLike + Send,
+{
+    let lock = || renewals.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let step = lock().step();
+        match step {
+            RenewStep::Run(extend) => {
+                let answer = extend.run_async(con).await;
+                lock().feed(answer);
+            }
+            RenewStep::Idle(due) => {
+                let sleep = due.map_or(every, |due| due.min(every));
+                futures_timer::Delay::new(sleep).await;
             }
         }
     }
-    // Tried again at the next tick, while the lease may still be held.
-    true
 }

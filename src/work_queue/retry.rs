@@ -222,21 +222,54 @@ impl HandlerError for JobError {
     }
 }
 
-/// The longest pause before the loop sends a call again after a failed connection or a
+/// The longest pause before a loop sends a call again after a failed connection or a
 /// transient server error; the pauses double from 10 ms up to it.
-pub(super) const MOST_RETRY_PAUSE: Duration = Duration::from_secs(1);
+const MOST_RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// The first such pause.
-pub(super) const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(10);
+const FIRST_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
-/// Sleeps for about `pause` (from half of it to all of it), and doubles it up to
-/// [`MOST_RETRY_PAUSE`].
-pub(super) fn retry_pause(pause: &mut Duration) {
-    std::thread::sleep(*pause / 2 + jitter(*pause / 2));
-    *pause = (*pause * 2).min(MOST_RETRY_PAUSE);
+/// How a loop meets the errors that pass ([`is_transient`]): it counts them and pauses
+/// before it sends the call again, from 10 ms doubling up to 1 s, each pause drawn from
+/// half of it to all of it; a call that succeeds starts the pauses over.
+#[derive(Debug)]
+pub(super) struct Retries {
+    pause: Duration,
+    /// Failed connections met.
+    pub(super) reconnects: u64,
+    /// Other errors that pass met (a demoted, loading or resharding server).
+    pub(super) server_retries: u64,
 }
 
-#[cfg(feature = "aio")]
-pub(super) async fn retry_pause_async(pause: &mut Duration) {
-    futures_timer::Delay::new(*pause / 2 + jitter(*pause / 2)).await;
-    *pause = (*pause * 2).min(MOST_RETRY_PAUSE);
+impl Default for Retries {
+    fn default() -> Self {
+        Retries {
+            pause: FIRST_RETRY_PAUSE,
+            reconnects: 0,
+            server_retries: 0,
+        }
+    }
+}
+
+impl Retries {
+    /// The pause before sending again after `err`, counted; `None` for an error that
+    /// does not pass.
+    pub(super) fn after(&mut self, err: &Error) -> Option<Duration> {
+        if !is_transient(err) {
+            return None;
+        }
+        if is_connection_failure(err) {
+            self.reconnects += 1;
+        } else if !matches!(err, Error::ResponseTimeout { .. }) {
+            // A response timeout only cut a wait short.
+            self.server_retries += 1;
+        }
+        let pause = self.pause / 2 + jitter(self.pause / 2);
+        self.pause = (self.pause * 2).min(MOST_RETRY_PAUSE);
+        Some(pause)
+    }
+
+    /// A call went through: the next error pauses from the first pause again.
+    pub(super) fn passed(&mut self) {
+        self.pause = FIRST_RETRY_PAUSE;
+    }
 }

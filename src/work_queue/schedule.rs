@@ -718,7 +718,10 @@ struct Firing<'s, 'q> {
 enum FiringAt {
     Read,
     /// Firing `due.due[next]`.
-    Fire { due: Due, next: usize },
+    Fire {
+        due: Due,
+        next: usize,
+    },
     /// Blocking on `wake` for `left` more, `step` of it in the read sent.
     Sleep {
         wake: Wake,

@@ -2,18 +2,21 @@
 //! threads), what it reports, and the connections it opens again.
 
 use std::fmt;
-use std::sync::Arc;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::jobs::Finished;
-use super::renew::{Renewal, RenewalCounts, renew_held};
-use super::retry::{FIRST_RETRY_PAUSE, JobErrorKind, is_connection_failure, jitter, retry_pause};
+use super::renew::{Renewal, RenewalCounts, renew_on_thread};
+use super::retry::{JobErrorKind, jitter};
+use super::work_loop::{WorkStep, Working};
 use super::{
-    Done, HandlerError, Job, JobError, JobOutput, LEASE_LOST, MAX_CONCURRENCY, MAX_TAKE,
-    MemoryPolicy, Nacked, OnEviction, WorkQueue, is_transient, memory_policy,
+    HandlerError, Job, JobError, JobOutput, LEASE_LOST, MAX_CONCURRENCY, MemoryPolicy, Nacked,
+    OnEviction, WorkQueue, is_transient,
 };
 use crate::runtime::error::{Error, Result};
+use crate::runtime::machine::RunOps;
 use crate::runtime::op::{Op, ScriptMode};
 
 /// The longest a concurrent worker with jobs still running waits for new work before it
@@ -238,64 +241,23 @@ impl Worker<'_> {
             .via(self.mode)
     }
 
-    /// The call that ends a job by the handler's result and takes the next one: on
-    /// success an [`ack_and_take`](WorkQueue::ack_and_take) (an [`ack`](WorkQueue::ack)
-    /// once the loop is asked to stop), on failure a [`nack`](WorkQueue::nack).
-    pub(super) fn settle<O: JobOutput, E: HandlerError>(
-        &self,
-        job: &Job,
-        outcome: std::result::Result<O, E>,
-        stopping: bool,
-    ) -> Op<(Ending, Vec<Job>)> {
-        let op = match outcome.map(JobOutput::into_result) {
-            Ok(result) if stopping => self
-                .queue
-                .ack_done(Done { job, result })
-                .map(|_| Ok((Ending::Acked, Vec::new()))),
-            Ok(result) => self
-                .queue
-                .ack_and_take([Done { job, result }], 1)
-                .map(|next| Ok((Ending::Acked, next))),
-            Err(why) => self.nack(job, why),
-        };
-        op.via(self.mode)
-    }
-
     /// The call that ends a failed job as its handler's error asks.
-    pub(super) fn nack<E: HandlerError>(&self, job: &Job, why: E) -> Op<(Ending, Vec<Job>)> {
-        let why = why.into_job_error();
+    pub(super) fn nack(&self, job: &Job, why: JobError) -> Op<Ending> {
         let nacked = |nacked| {
             Ok(match nacked {
-                Nacked::Dead { .. } => (Ending::Dead, Vec::new()),
-                Nacked::Retry { .. } => (Ending::Retried, Vec::new()),
+                Nacked::Dead { .. } => Ending::Dead,
+                Nacked::Retry { .. } => Ending::Retried,
             })
         };
         match why.kind {
             JobErrorKind::RateLimitGroup(hold) if job.group.is_some() => self
                 .queue
                 .rate_limit_group(job, hold)
-                .map(|_| Ok((Ending::HeldBack, Vec::new()))),
+                .map(|_| Ok(Ending::HeldBack)),
             JobErrorKind::Unrecoverable => self.queue.fail(job, why.message).map(nacked),
             _ => self.queue.nack(job, why.message).map(nacked),
         }
         .via(self.mode)
-    }
-
-    /// Looks at the server's `maxmemory-policy` as [`on_eviction`](Self::on_eviction)
-    /// says; refuses to go on with [`Error::EvictingServer`] when asked to.
-    pub(super) fn check_memory(&self, con: &mut Link<'_>, stop: &Stop) -> Result<MemoryPolicy> {
-        if self.on_eviction == OnEviction::Ignore {
-            return Ok(MemoryPolicy::NotChecked);
-        }
-        let mut pause = FIRST_RETRY_PAUSE;
-        let (policy, meaning) = loop {
-            match con.with(memory_policy) {
-                Ok(found) => break found,
-                Err(_) if stop.is_stopped() => return Ok(MemoryPolicy::Unknown),
-                Err(_) => retry_pause(&mut pause),
-            }
-        };
-        self.judge_memory(policy, meaning)
     }
 
     pub(super) fn judge_memory(
@@ -380,56 +342,14 @@ impl Worker<'_> {
                 "run runs one job at a time: use run_concurrent for more",
             ));
         }
-        let mut report = WorkReport::default();
-        let counts = RenewalCounts::default();
-        let outcome = std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::channel::<Renewal>();
-            let counts = &counts;
-            scope.spawn(move || renew_held(self.queue, self.mode, client, rx, counts));
-            let mut con = Link::new(client);
-            let result = (|| {
-                report.memory_policy = self.check_memory(&mut con, stop)?;
-                let mut next: Vec<Job> = Vec::new();
-                loop {
-                    // A job taken in the call that acked the last one is run before stopping.
-                    if stop.is_stopped() && next.is_empty() {
-                        return Ok(());
-                    }
-                    if next.is_empty() {
-                        match con.run(&self.queue.take(1).via(self.mode), stop)? {
-                            Some(jobs) => next = jobs,
-                            None => continue,
-                        }
-                    }
-                    let Some(job) = next.pop() else {
-                        con.run(&self.wait(), stop)?;
-                        continue;
-                    };
-                    let _ = tx.send(Renewal::Hold(job.clone(), self.renew_every()));
-                    let outcome = handler(&job);
-                    let settle = self.settle(&job, outcome, stop.is_stopped());
-                    // Renewed until the job is settled: an ack retried through an outage
-                    // longer than the lease keeps the job.
-                    let settled = con.run(&settle, stop);
-                    let _ = tx.send(Renewal::Release(job.token.clone()));
-                    match settled {
-                        Ok(Some((ending, jobs))) => {
-                            report.count(Ok(ending))?;
-                            next = jobs;
-                        }
-                        // Stopped while the connection was down: the job's lease runs out.
-                        Ok(None) => report.lost += 1,
-                        Err(err) if err.code() == Some(LEASE_LOST) => report.lost += 1,
-                        Err(err) => return Err(err),
-                    }
-                }
-            })();
-            report.reconnects += con.reconnects;
-            report.server_retries += con.retries;
-            result
-        });
-        counts.add_to(&mut report);
-        outcome.map(|()| report)
+        let mut inline = |jobs: Vec<Job>, working: &mut Working<'_, '_>| {
+            for job in jobs {
+                let outcome = handler(&job).map(JobOutput::into_result);
+                working.ended(job, outcome.map_err(HandlerError::into_job_error));
+            }
+        };
+        // The handler runs inside `Start`: none is running at any other step.
+        self.drive(client, stop, &mut inline, &mut |_, _| {})
     }
 
     /// Runs up to [`concurrency`](Self::concurrency) jobs at once, each on a thread of
@@ -466,32 +386,23 @@ impl Worker<'_> {
         O: JobOutput,
         E: HandlerError,
     {
-        use std::sync::Mutex;
-        use std::sync::mpsc::{RecvTimeoutError, channel};
-
-        let mut report = WorkReport::default();
-        let counts = RenewalCounts::default();
-        let slots = self.concurrency;
         let (work_tx, work_rx) = channel::<Job>();
         let work_rx = Mutex::new(work_rx);
-        let outcome = std::thread::scope(|scope| {
-            let (renew_tx, renew_rx) = channel::<Renewal>();
-            let counts = &counts;
-            scope.spawn(move || renew_held(self.queue, self.mode, client, renew_rx, counts));
-            let (done_tx, done_rx) = channel::<(Job, Outcome)>();
-            for _ in 0..slots {
+        let (done_tx, done_rx) = channel::<(Job, Outcome)>();
+        let mut panicked = None;
+        let report = std::thread::scope(|scope| {
+            for _ in 0..self.concurrency {
                 let (work_rx, done_tx, handler) = (&work_rx, done_tx.clone(), &handler);
                 scope.spawn(move || {
                     loop {
+                        // The lock is held while waiting for a job, not while running it.
                         let next = work_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
                         let Ok(job) = next else { return };
-                        let outcome =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                handler(&job).map_err(HandlerError::into_job_error)
-                            }));
+                        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            handler(&job).map(JobOutput::into_result)
+                        }));
                         let outcome = match outcome {
-                            Ok(Ok(output)) => Outcome::Done(output.into_result()),
-                            Ok(Err(why)) => Outcome::Failed(why),
+                            Ok(done) => Outcome::Ended(done.map_err(HandlerError::into_job_error)),
                             Err(panic) => Outcome::Panicked(panic),
                         };
                         if done_tx.send((job, outcome)).is_err() {
@@ -500,132 +411,81 @@ impl Worker<'_> {
                     }
                 });
             }
-            drop(done_tx);
-            let mut con = Link::new(client);
-            let mut panicked = None;
-            let result = (|| {
-                report.memory_policy = self.check_memory(&mut con, stop)?;
-                let mut running = 0u64;
-                let mut finished: Vec<Finished> = Vec::new();
-                let mut ended: Vec<(Job, Outcome)> = Vec::new();
-                loop {
-                    ended.extend(done_rx.try_iter());
-                    for (job, outcome) in ended.drain(..) {
-                        running -= 1;
-                        match outcome {
-                            Outcome::Done(result) => finished.push(Finished { job, result }),
-                            Outcome::Failed(why) => {
-                                let nacked = con.run(&self.nack(&job, why), stop);
-                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                                match nacked {
-                                    Ok(Some((ending, _))) => report.count(Ok(ending))?,
-                                    Ok(None) => report.lost += 1,
-                                    Err(err) => report.count(Err(err))?,
-                                }
-                            }
-                            Outcome::Panicked(panic) => {
-                                // Its lease runs out; the loop stops and unwinds.
-                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                                panicked.get_or_insert(panic);
-                            }
-                        }
-                    }
-                    let stopping = stop.is_stopped() || panicked.is_some();
-                    let free = if stopping { 0 } else { slots - running };
-                    if free == 0 || stopping {
-                        // Acks what ended; takes nothing.
-                        for job in std::mem::take(&mut finished) {
-                            let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
-                            let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
-                            let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                            match acked {
-                                Ok(Some(ending)) => report.count(Ok(ending))?,
-                                Ok(None) => report.lost += 1,
-                                Err(err) => report.count(Err(err))?,
-                            }
-                        }
-                        if running == 0 && stopping {
-                            return Ok(());
-                        }
-                        match done_rx.recv_timeout(self.poll) {
-                            Ok(one) => ended.push(one),
-                            Err(RecvTimeoutError::Timeout) => {}
-                            Err(RecvTimeoutError::Disconnected) => return Ok(()),
-                        }
-                        continue;
-                    }
-                    let done: Vec<Finished> = finished
-                        .drain(..finished.len().min(MAX_TAKE as usize))
-                        .collect();
-                    let take = self
-                        .queue
-                        .ack_and_take(&done, free.min(MAX_TAKE))
-                        .via(self.mode);
-                    let jobs = match con.run(&take, stop) {
-                        Ok(Some(jobs)) => jobs,
-                        Ok(None) => {
-                            // Stopped while the connection was down: acked on the next turn.
-                            finished.extend(done);
-                            continue;
-                        }
-                        Err(err) if err.code() == Some(LEASE_LOST) => {
-                            // One of them was lost: ack them one by one to tell which.
-                            finished.extend(done);
-                            for job in std::mem::take(&mut finished) {
-                                let ack = self.queue.ack_done(Done::from(&job)).via(self.mode);
-                                let acked = con.run(&ack.map(|_| Ok(Ending::Acked)), stop);
-                                let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                                match acked {
-                                    Ok(Some(ending)) => report.count(Ok(ending))?,
-                                    Ok(None) => report.lost += 1,
-                                    Err(err) => report.count(Err(err))?,
-                                }
-                            }
-                            continue;
-                        }
-                        Err(err) => return Err(err),
-                    };
-                    for job in done {
-                        let _ = renew_tx.send(Renewal::Release(job.token.clone()));
-                        report.acked += 1;
-                    }
-                    if jobs.is_empty() {
-                        // With jobs still running, a job that ends is acked within
-                        // IN_FLIGHT_WAIT, not at the end of a whole `poll`.
-                        let wait = if running > 0 {
-                            self.wait_at_most(IN_FLIGHT_WAIT)
-                        } else {
-                            self.wait()
-                        };
-                        con.run(&wait, stop)?;
-                        continue;
-                    }
-                    for job in jobs {
-                        let _ = renew_tx.send(Renewal::Hold(job.clone(), self.renew_every()));
-                        running += 1;
-                        let _ = work_tx.send(job);
-                    }
+            let mut hand_over = |(job, outcome), working: &mut Working<'_, '_>| match outcome {
+                Outcome::Ended(outcome) => working.ended(job, outcome),
+                Outcome::Panicked(panic) => {
+                    working.panicked(&job);
+                    panicked.get_or_insert(panic);
                 }
-            })();
+            };
+            let mut start = |jobs: Vec<Job>, _: &mut Working<'_, '_>| {
+                for job in jobs {
+                    let _ = work_tx.send(job);
+                }
+            };
+            let mut collect = |wait: Option<Duration>, working: &mut Working<'_, '_>| {
+                if let Some(wait) = wait
+                    && let Ok(one) = done_rx.recv_timeout(wait)
+                {
+                    hand_over(one, working);
+                }
+                for one in done_rx.try_iter() {
+                    hand_over(one, working);
+                }
+            };
+            let report = self.drive(client, stop, &mut start, &mut collect);
+            // The handler threads end once the work channel closes.
             drop(work_tx);
-            report.reconnects += con.reconnects;
-            report.server_retries += con.retries;
-            (result, panicked)
+            report
         });
-        let (result, panicked) = outcome;
         if let Some(panic) = panicked {
             std::panic::resume_unwind(panic);
         }
+        report
+    }
+
+    /// The sync driver of the worker's loop ([`Working`]): its calls on a connection
+    /// opened with `client`, the renewals on a thread of their own; `start` starts the
+    /// handlers of the jobs taken, `collect` hands on those that ended, waiting up to
+    /// the time given for one (none: only those that ended already).
+    fn drive(
+        &self,
+        client: &dyn Connect,
+        stop: &Stop,
+        start: &mut dyn FnMut(Vec<Job>, &mut Working<'_, '_>),
+        collect: &mut dyn FnMut(Option<Duration>, &mut Working<'_, '_>),
+    ) -> Result<WorkReport> {
+        let counts = RenewalCounts::default();
+        let report = std::thread::scope(|scope| {
+            let (renew_tx, renew_rx) = channel::<Renewal>();
+            let counts = &counts;
+            scope.spawn(move || renew_on_thread(self.queue, self.mode, client, renew_rx, counts));
+            let renewals = move |renewal| {
+                let _ = renew_tx.send(renewal);
+            };
+            let mut working = Working::new(self, stop, &renewals);
+            let mut link = Link::new(client);
+            loop {
+                collect(None, &mut working);
+                match working.step() {
+                    WorkStep::Run(op) | WorkStep::Wait(op) => working.feed(link.try_run(&op)),
+                    WorkStep::Start(jobs) => start(jobs, &mut working),
+                    WorkStep::AwaitEnd(most) => collect(Some(most), &mut working),
+                    WorkStep::Pause(pause) => std::thread::sleep(pause),
+                    WorkStep::Done(report) => break report,
+                }
+            }
+        });
+        let mut report = report?;
         counts.add_to(&mut report);
-        result.map(|()| report)
+        Ok(report)
     }
 }
 
 /// What a handler thread of [`Worker::run_concurrent`] hands back.
 enum Outcome {
-    /// With the result to keep ('' for none).
-    Done(Vec<u8>),
-    Failed(JobError),
+    /// With the result to keep ('' for none), or why it failed.
+    Ended(std::result::Result<Vec<u8>, JobError>),
     Panicked(Box<dyn std::any::Any + Send>),
 }
 
@@ -652,82 +512,38 @@ impl WorkReport {
 }
 
 /// A sync connection of the worker loop's, opened on first use and again after it failed
-/// or its server answered with an error that passes.
+/// or its server answered with an error that passes (the loop that runs on it counts
+/// them and pauses: see `Retries`).
 pub(super) struct Link<'c> {
     client: &'c dyn Connect,
     con: Option<Box<dyn redis::ConnectionLike + Send>>,
-    pub(super) reconnects: u64,
-    pub(super) retries: u64,
 }
 
 impl<'c> Link<'c> {
     pub(super) fn new(client: &'c dyn Connect) -> Self {
-        Link {
-            client,
-            con: None,
-            reconnects: 0,
-            retries: 0,
-        }
+        Link { client, con: None }
     }
 
-    /// Runs `f` once on the connection, opened first if it is not; after an error that
+    /// Runs `op` once on the connection, opened first if it is not; after an error that
     /// passes the connection is dropped, to be opened again by the next call.
-    pub(super) fn with<T>(
-        &mut self,
-        f: impl FnOnce(&mut dyn redis::ConnectionLike) -> Result<T>,
-    ) -> Result<T> {
+    pub(super) fn try_run<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
         let con = match &mut self.con {
             Some(con) => con,
-            None => {
-                let con = self.client.connect().map_err(Error::from);
-                let con = match con {
-                    Ok(con) => con,
-                    Err(err) => {
-                        self.count(&err);
-                        return Err(err);
-                    }
-                };
-                self.con.insert(con)
-            }
+            None => self.con.insert(self.client.connect()?),
         };
-        let result = f(con.as_mut());
+        let result = op.run(con.as_mut());
         if let Err(err) = &result
             && is_transient(err)
         {
             // A demoted server's connection stays on it: a new one may reach the primary.
             self.con = None;
-            self.count(err);
         }
         result
     }
+}
 
-    fn count(&mut self, err: &Error) {
-        if is_connection_failure(err) {
-            self.reconnects += 1;
-        } else if is_transient(err) {
-            self.retries += 1;
-        }
-    }
-
-    /// Runs `op` once (see [`with`](Self::with)).
-    pub(super) fn try_run<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
-        self.with(|con| op.run(con))
-    }
-
-    /// Runs `op` until it gets an answer other than an error that passes, pausing
-    /// between tries; `None` when `stop` was raised first.
-    pub(super) fn run<T: 'static>(&mut self, op: &Op<T>, stop: &Stop) -> Result<Option<T>> {
-        let mut pause = FIRST_RETRY_PAUSE;
-        loop {
-            match self.try_run(op) {
-                Err(err) if is_transient(&err) => {
-                    if stop.is_stopped() {
-                        return Ok(None);
-                    }
-                    retry_pause(&mut pause);
-                }
-                result => return result.map(Some),
-            }
-        }
+impl RunOps for Link<'_> {
+    fn run_op<T: 'static>(&mut self, op: &Op<T>) -> Result<T> {
+        self.try_run(op)
     }
 }
