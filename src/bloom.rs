@@ -75,6 +75,7 @@ use redis::ToRedisArgs;
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
+use crate::runtime::machine::{self, Machine};
 use crate::runtime::op::Op;
 use crate::scripts;
 
@@ -239,7 +240,7 @@ impl BloomFilter {
         con: &mut dyn redis::ConnectionLike,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        self.calls(items, Self::add_op)?.run(con)
+        machine::drive(&mut self.calls(items, Self::add_op)?.chain(), con)
     }
 
     /// Checks any items: per item, in order, as [`contains`](Self::contains) answers. One
@@ -249,7 +250,7 @@ impl BloomFilter {
         con: &mut dyn redis::ConnectionLike,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        self.calls(items, Self::check_op)?.run(con)
+        machine::drive(&mut self.calls(items, Self::check_op)?.chain(), con)
     }
 
     /// [`add_all`](Self::add_all) on an async connection.
@@ -259,7 +260,7 @@ impl BloomFilter {
         con: &mut C,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        self.calls(items, Self::add_op)?.run_async(con).await
+        machine::drive_async(&mut self.calls(items, Self::add_op)?.chain(), con).await
     }
 
     /// [`contains_all`](Self::contains_all) on an async connection.
@@ -269,7 +270,7 @@ impl BloomFilter {
         con: &mut C,
         items: &[V],
     ) -> Result<Vec<bool>> {
-        self.calls(items, Self::check_op)?.run_async(con).await
+        machine::drive_async(&mut self.calls(items, Self::check_op)?.chain(), con).await
     }
 
     /// The calls that cover `items`: one `op` per partition they fall in and per
@@ -320,25 +321,22 @@ impl BloomFilter {
     /// The estimate of the items added: the sum of each partition's count of items that
     /// were new when added. One call per partition.
     pub fn count(&self, con: &mut dyn redis::ConnectionLike) -> Result<u64> {
-        let mut total = 0;
-        for partition in 0..self.parts.len() {
-            total += self.info(partition).run(con)?.map_or(0, |info| info.added);
-        }
-        Ok(total)
+        machine::drive(&mut self.counting(), con)
     }
 
     /// [`count`](Self::count) on an async connection.
     #[cfg(feature = "aio")]
     pub async fn count_async<C: redis::aio::ConnectionLike>(&self, con: &mut C) -> Result<u64> {
-        let mut total = 0;
-        for partition in 0..self.parts.len() {
-            total += self
-                .info(partition)
-                .run_async(con)
-                .await?
-                .map_or(0, |info| info.added);
-        }
-        Ok(total)
+        machine::drive_async(&mut self.counting(), con).await
+    }
+
+    /// Each partition's `info`, their adds summed.
+    fn counting(&self) -> impl Machine<Answer = Option<Info>, Output = Result<u64>> {
+        let infos = (0..self.parts.len()).map(|partition| self.info(partition));
+        machine::Chain::new(infos, 0, |total: &mut u64, info: Option<Info>| {
+            *total += info.map_or(0, |info| info.added);
+            Ok(None)
+        })
     }
 
     fn args(&self, partition: usize) -> (&str, &str, u64, u64, u64, u64) {
@@ -412,21 +410,17 @@ struct Calls {
 }
 
 impl Calls {
-    fn run(self, con: &mut dyn redis::ConnectionLike) -> Result<Vec<bool>> {
-        let mut answers = vec![false; self.total];
-        for (op, places) in &self.calls {
-            place(&mut answers, places, op.run(con)?);
-        }
-        Ok(answers)
-    }
-
-    #[cfg(feature = "aio")]
-    async fn run_async<C: redis::aio::ConnectionLike>(self, con: &mut C) -> Result<Vec<bool>> {
-        let mut answers = vec![false; self.total];
-        for (op, places) in &self.calls {
-            place(&mut answers, places, op.run_async(con).await?);
-        }
-        Ok(answers)
+    /// The calls in order, each answer put in its items' places.
+    fn chain(self) -> impl Machine<Answer = Vec<bool>, Output = Result<Vec<bool>>> {
+        let (ops, places): (Vec<_>, Vec<_>) = self.calls.into_iter().unzip();
+        let mut places = places.into_iter();
+        let answers = vec![false; self.total];
+        machine::Chain::new(ops, answers, move |answers: &mut Vec<bool>, found| {
+            if let Some(places) = places.next() {
+                place(answers, &places, found);
+            }
+            Ok(None)
+        })
     }
 }
 

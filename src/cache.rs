@@ -54,6 +54,7 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
+use crate::runtime::machine::{self, Machine, Step};
 use crate::runtime::op::{Op, ScriptMode};
 use crate::runtime::token;
 use crate::scripts;
@@ -319,7 +320,7 @@ impl<T: ToRedisArgs + FromRedisValue> Codec<T> for Plain {
     }
 }
 
-/// The sync loop of `get_or_compute`: a plain `GET` first, the claim only on a miss.
+/// `get_or_compute` on a sync connection: a plain `GET` first, the claim only on a miss.
 fn compute_sync<T, E: From<Error>>(
     cache: &Cache,
     codec: &impl Codec<T>,
@@ -333,27 +334,21 @@ fn compute_sync<T, E: From<Error>>(
         return Ok(codec.decode(name, bytes)?);
     }
     let job = Job::new(name, ttl, cache)?;
-    let mut wait = Wait::new(name, &cache.options);
-    loop {
-        match job.claim().run(con)? {
-            Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
-            Claim::Compute => {
-                return match compute() {
-                    Ok(value) => {
-                        job.fill(&codec.encode(&value)?).run(con)?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        // The caller's error matters more; an unreleased claim runs
-                        // out after its lease anyway.
-                        let _ = job.release().run(con);
-                        Err(err)
-                    }
-                };
+    let Some(bytes) = machine::drive(&mut Claiming::new(&job, name, cache), con)? else {
+        return match compute() {
+            Ok(value) => {
+                job.fill(&codec.encode(&value)?).run(con)?;
+                Ok(value)
             }
-            Claim::Wait => std::thread::sleep(wait.next_pause()?),
-        }
-    }
+            Err(err) => {
+                // The caller's error matters more; an unreleased claim runs out after its
+                // lease anyway.
+                let _ = job.release().run(con);
+                Err(err)
+            }
+        };
+    };
+    Ok(codec.decode(name, bytes)?)
 }
 
 /// A bad `ttl` fails every call alike, hit or miss, by `cache/fill`'s own rule.
@@ -382,23 +377,66 @@ where
         return Ok(codec.decode(name, bytes)?);
     }
     let job = Job::new(name, ttl, cache)?;
-    let mut wait = Wait::new(name, &cache.options);
-    loop {
-        match job.claim().run_async(con).await? {
-            Claim::Hit(bytes) => return Ok(codec.decode(name, bytes)?),
-            Claim::Compute => {
-                return match compute().await {
-                    Ok(value) => {
-                        job.fill(&codec.encode(&value)?).run_async(con).await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        let _ = job.release().run_async(con).await;
-                        Err(err)
-                    }
-                };
+    let Some(bytes) = machine::drive_async(&mut Claiming::new(&job, name, cache), con).await?
+    else {
+        return match compute().await {
+            Ok(value) => {
+                job.fill(&codec.encode(&value)?).run_async(con).await?;
+                Ok(value)
             }
-            Claim::Wait => futures_timer::Delay::new(wait.next_pause()?).await,
+            Err(err) => {
+                let _ = job.release().run_async(con).await;
+                Err(err)
+            }
+        };
+    };
+    Ok(codec.decode(name, bytes)?)
+}
+
+/// The wait of `get_or_compute`, for both drivers: claim the entry until it is there
+/// (`Some`, its bytes) or this caller may compute it (`None`), pausing between looks as
+/// [`Wait`] says, up to the timeout.
+struct Claiming<'j> {
+    job: &'j Job,
+    wait: Wait,
+    pause: Option<Duration>,
+    output: Option<Result<Option<Vec<u8>>>>,
+}
+
+impl<'j> Claiming<'j> {
+    fn new(job: &'j Job, name: &str, cache: &Cache) -> Self {
+        Claiming {
+            job,
+            wait: Wait::new(name, &cache.options),
+            pause: None,
+            output: None,
+        }
+    }
+}
+
+impl Machine for Claiming<'_> {
+    type Answer = Claim;
+    type Output = Result<Option<Vec<u8>>>;
+
+    fn step(&mut self) -> Step<Claim, Result<Option<Vec<u8>>>> {
+        if let Some(output) = self.output.take() {
+            return Step::Done(output);
+        }
+        match self.pause.take() {
+            Some(pause) => Step::Pause(pause),
+            None => Step::Run(self.job.claim()),
+        }
+    }
+
+    fn feed(&mut self, answer: Result<Claim>) {
+        match answer {
+            Ok(Claim::Hit(bytes)) => self.output = Some(Ok(Some(bytes))),
+            Ok(Claim::Compute) => self.output = Some(Ok(None)),
+            Ok(Claim::Wait) => match self.wait.next_pause() {
+                Ok(pause) => self.pause = Some(pause),
+                Err(err) => self.output = Some(Err(err)),
+            },
+            Err(err) => self.output = Some(Err(err)),
         }
     }
 }

@@ -110,6 +110,7 @@ use redis::{FromRedisValue, ToRedisArgs, Value};
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::input;
+use crate::runtime::machine::{self, Machine};
 use crate::runtime::op::Op;
 use crate::scripts::leaderboard as script;
 
@@ -319,34 +320,25 @@ impl Leaderboard {
     /// how many levels they added. One round trip per step; see [adopting a
     /// board](self#adopting-a-board) for what the steps see of writes between them.
     pub fn adopt(&self, con: &mut dyn redis::ConnectionLike) -> Result<u64> {
-        let mut added = 0;
-        let mut from = None;
-        loop {
-            let step = self.adopt_step(from.as_ref(), ADOPT_STEP).run(con)?;
-            added += step.added;
-            match step.next {
-                Some(next) => from = Some(next),
-                None => return Ok(added),
-            }
-        }
+        machine::drive(&mut self.adopting(), con)
     }
 
     /// [`adopt`](Self::adopt), on an async connection.
     #[cfg(feature = "aio")]
     pub async fn adopt_async<C: redis::aio::ConnectionLike>(&self, con: &mut C) -> Result<u64> {
-        let mut added = 0;
-        let mut from = None;
-        loop {
-            let step = self
-                .adopt_step(from.as_ref(), ADOPT_STEP)
-                .run_async(con)
-                .await?;
-            added += step.added;
-            match step.next {
-                Some(next) => from = Some(next),
-                None => return Ok(added),
-            }
-        }
+        machine::drive_async(&mut self.adopting(), con).await
+    }
+
+    /// The walk of [`adopt`](Self::adopt): a step from the start, then from where each
+    /// step ended, adding up what they added.
+    fn adopting(&self) -> impl Machine<Answer = Adopted, Output = Result<u64>> + '_ {
+        let first = self.adopt_step(None, ADOPT_STEP);
+        machine::Chain::new([first], 0, move |added: &mut u64, step: Adopted| {
+            *added += step.added;
+            Ok(step
+                .next
+                .map(|next| self.adopt_step(Some(&next), ADOPT_STEP)))
+        })
     }
 
     /// `item`'s rank by `policy` (1 for the highest score); `None` if it is not on the

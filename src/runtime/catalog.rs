@@ -9,6 +9,8 @@ use redis::Value;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::library;
 pub use crate::runtime::library::{FUNCTIONS, function_name, functions_library};
+use crate::runtime::machine::{self, Machine};
+use crate::runtime::op::Op;
 use crate::runtime::request::{is_missing_function, load_cmd};
 use crate::runtime::script::Script;
 
@@ -127,10 +129,7 @@ pub async fn load_all_async<C: redis::aio::ConnectionLike>(con: &mut C) -> Resul
 /// # Ok(()) }
 /// ```
 pub fn load(con: &mut dyn redis::ConnectionLike, scripts: &[&Script]) -> Result<()> {
-    for script in scripts {
-        check_sha1(script, load_cmd(script).query(con)?)?;
-    }
-    Ok(())
+    machine::drive(&mut loading(scripts), con)
 }
 
 /// [`load`] on an async connection.
@@ -139,10 +138,21 @@ pub async fn load_async<C: redis::aio::ConnectionLike>(
     con: &mut C,
     scripts: &[&Script],
 ) -> Result<()> {
-    for script in scripts {
-        check_sha1(script, load_cmd(script).query_async(con).await?)?;
-    }
-    Ok(())
+    machine::drive_async(&mut loading(scripts), con).await
+}
+
+/// `SCRIPT LOAD` of each script in turn, its digest checked.
+fn loading<'s>(
+    scripts: &'s [&'s Script],
+) -> impl Machine<Answer = Value, Output = Result<()>> + 's {
+    let loads = scripts.iter().map(|script| Op::native(load_cmd(script)));
+    let mut loaded = scripts.iter();
+    machine::Chain::new(loads, (), move |(), digest: Value| {
+        if let Some(script) = loaded.next() {
+            check_sha1(script, digest)?;
+        }
+        Ok(None)
+    })
 }
 
 /// The server hashes what it received; a different digest means the script was altered

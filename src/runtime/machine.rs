@@ -164,3 +164,58 @@ where
             .collect()
     })
 }
+
+/// The simplest loop: operations run one after another, each answer folded into a state
+/// that may name the next operation (a walk that pages on, a sum over partitions).
+pub(crate) struct Chain<A, S, F> {
+    next: std::collections::VecDeque<Op<A>>,
+    state: Option<S>,
+    fold: F,
+    failed: Option<crate::Error>,
+}
+
+impl<A, S, F> Chain<A, S, F>
+where
+    F: FnMut(&mut S, A) -> Result<Option<Op<A>>>,
+{
+    /// Runs `ops` in order, then each operation `fold` names, folding every answer into
+    /// `state`.
+    pub(crate) fn new(ops: impl IntoIterator<Item = Op<A>>, state: S, fold: F) -> Self {
+        Chain {
+            next: ops.into_iter().collect(),
+            state: Some(state),
+            fold,
+            failed: None,
+        }
+    }
+}
+
+impl<A: 'static, S, F> Machine for Chain<A, S, F>
+where
+    F: FnMut(&mut S, A) -> Result<Option<Op<A>>>,
+{
+    type Answer = A;
+    type Output = Result<S>;
+
+    fn step(&mut self) -> Step<A, Result<S>> {
+        if let Some(err) = self.failed.take() {
+            return Step::Done(Err(err));
+        }
+        match self.next.pop_front() {
+            Some(op) => Step::Run(op),
+            None => Step::Done(Ok(self.state.take().expect("a chain ends once"))),
+        }
+    }
+
+    fn feed(&mut self, answer: Result<A>) {
+        let state = self.state.as_mut().expect("a chain ends once");
+        match answer.and_then(|answer| (self.fold)(state, answer)) {
+            Ok(Some(op)) => self.next.push_front(op),
+            Ok(None) => {}
+            Err(err) => {
+                self.next.clear();
+                self.failed = Some(err);
+            }
+        }
+    }
+}
