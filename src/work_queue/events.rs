@@ -354,7 +354,7 @@ enum WaitAt {
     /// record is gone.
     Result { completed: bool },
     /// Reading the events.
-    Follow(wait::Until<EventPage, NextPage>),
+    Follow(Box<wait::Until<EventPage, NextPage>>),
 }
 
 /// The one read that [`WaitAt::Follow`] repeats.
@@ -391,7 +391,10 @@ impl<'e, 'q> WaitFor<'e, 'q> {
     fn follow(&self) -> WaitAt {
         let left = self.deadline.saturating_duration_since(Instant::now());
         let read = self.events.attempt();
-        WaitAt::Follow(wait::Until::new(left, Box::new(move || read.clone())))
+        WaitAt::Follow(Box::new(wait::Until::new(
+            left,
+            Box::new(move || read.clone()),
+        )))
     }
 
     /// After reading events that did not tell the end: on to the next read, or done at

@@ -355,7 +355,7 @@ impl Worker<'_> {
     /// Runs up to [`concurrency`](Self::concurrency) jobs at once, each on a thread of
     /// its own (scoped: they end with the call) and under its own lease, on two
     /// connections opened with `client`, as [`run`](Self::run) does: this thread takes
-    /// and ends the jobs, up to the free slots ([`MAX_TAKE`] per call), acking those
+    /// and ends the jobs, up to the free slots ([`MAX_TAKE`](super::MAX_TAKE) per call), acking those
     /// finished in the same call; another renews the leases of all the jobs in hand. A failed job is
     /// nacked at once. While slots are free and the queue is empty this thread waits for
     /// a wake-up: for at most [`poll`](Self::poll) when no job runs, and at most 100 ms
