@@ -290,6 +290,49 @@ mod tests {
         assert!(mine.wakes_me("me") && mine.wakes_me("*") && !mine.wakes_me("abc"));
     }
 
+    /// Whether a step of [`Until`] runs a blocking read of the wake stream.
+    fn reads_the_stream<T: 'static>(step: Step<Answered<T>, Result<Option<T>>>) -> bool {
+        let Step::Run(op) = step else {
+            panic!("a step that runs nothing");
+        };
+        let packed = op.cmd().expect("a command").get_packed_command();
+        String::from_utf8_lossy(&packed).contains("XREAD")
+    }
+
+    #[test]
+    fn a_wake_up_for_another_waiter_keeps_blocking_and_one_for_all_tries_again() {
+        let tries = std::cell::Cell::new(0);
+        let mut until = Until::new(Duration::from_secs(60), || {
+            tries.set(tries.get() + 1);
+            Op::native(redis::cmd("PING")).map(|_: Value| Ok(Attempt::Done(1)))
+        });
+        assert!(!reads_the_stream(until.step()));
+        let wake = Wake::new("w", "1-0".into(), 60_000)
+            .unwrap()
+            .for_token("me");
+        until.feed(Ok(Answered::Attempt(Attempt::NotYet(wake))));
+        assert!(reads_the_stream(until.step()));
+        until.feed(Ok(Answered::Entry(Some(("1-1".into(), "other".into())))));
+        assert!(reads_the_stream(until.step()), "another waiter's wake-up");
+        assert_eq!(until.blocked.as_ref().unwrap().0.after, "1-1");
+        until.feed(Ok(Answered::Entry(Some(("1-2".into(), "*".into())))));
+        assert!(!reads_the_stream(until.step()), "tried again");
+        until.feed(Ok(Answered::Attempt(Attempt::Done(7))));
+        assert!(matches!(until.step(), Step::Done(Ok(Some(7)))));
+        assert_eq!(tries.get(), 2);
+    }
+
+    #[test]
+    fn a_try_after_the_deadline_ends_the_wait() {
+        let mut until = Until::new(Duration::ZERO, || {
+            Op::native(redis::cmd("PING")).map(|_: Value| Ok(Attempt::<u8>::Done(1)))
+        });
+        assert!(!reads_the_stream(until.step()));
+        let wake = Wake::new("w", "0-0".into(), 10).unwrap();
+        until.feed(Ok(Answered::Attempt(Attempt::NotYet(wake))));
+        assert!(matches!(until.step(), Step::Done(Ok(None))));
+    }
+
     #[test]
     fn a_wake_blocks_at_most_max_block() {
         let wake = Wake::new("w", "0-0".into(), 60_000).unwrap();

@@ -191,3 +191,78 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::error::Error;
+
+    fn job(token: &str) -> Job {
+        Job {
+            id: "j".into(),
+            token: token.into(),
+            delivery: 1,
+            deadline_ms: 0,
+            group: None,
+            payload: Vec::new(),
+        }
+    }
+
+    fn lost() -> Error {
+        Error::Script {
+            script: "work_queue/extend",
+            path: "scripts/work_queue/extend.lua",
+            code: LEASE_LOST.into(),
+            message: "gone".into(),
+        }
+    }
+
+    fn dropped() -> Error {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        Error::Redis(redis::RedisError::from(io))
+    }
+
+    fn is_run(step: RenewStep) -> bool {
+        matches!(step, RenewStep::Run(_))
+    }
+
+    #[test]
+    fn a_failed_renewal_is_sent_again_at_once_then_at_the_next_tick() {
+        let queue = WorkQueue::new("q").unwrap();
+        let mut renewals = Renewals::new(&queue, ScriptMode::Eval);
+        assert!(matches!(renewals.step(), RenewStep::Idle(None)));
+        renewals.apply(Renewal::Hold(job("a"), Duration::ZERO));
+        assert!(is_run(renewals.step()));
+        renewals.feed(Err(dropped()));
+        assert!(is_run(renewals.step()), "sent again at once");
+        renewals.held[0].every = Duration::from_secs(3600);
+        renewals.feed(Err(dropped()));
+        assert!(
+            matches!(renewals.step(), RenewStep::Idle(Some(_))),
+            "then at the next tick"
+        );
+        let mut report = WorkReport::default();
+        renewals.add_to(&mut report);
+        assert_eq!((report.renewals_failed, report.reconnects), (2, 2));
+    }
+
+    #[test]
+    fn a_lost_lease_or_a_release_ends_the_renewals_of_a_job() {
+        let queue = WorkQueue::new("q").unwrap();
+        let mut renewals = Renewals::new(&queue, ScriptMode::Eval);
+        renewals.apply(Renewal::Hold(job("a"), Duration::ZERO));
+        renewals.apply(Renewal::Hold(job("b"), Duration::from_secs(3600)));
+        assert!(is_run(renewals.step()));
+        renewals.feed(Err(lost()));
+        assert!(
+            matches!(renewals.step(), RenewStep::Idle(Some(_))),
+            "only b is held"
+        );
+        // Released while its renewal is in flight: the answer is dropped.
+        renewals.held[0].next = Instant::now();
+        assert!(is_run(renewals.step()));
+        renewals.apply(Renewal::Release("b".into()));
+        renewals.feed(Ok(1));
+        assert!(matches!(renewals.step(), RenewStep::Idle(None)));
+    }
+}

@@ -322,3 +322,112 @@ impl<'w, 'q> Working<'w, 'q> {
         (self.renewals)(Renewal::Release(job.token.clone()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::work_queue::WorkQueue;
+
+    fn job(token: &str) -> Job {
+        Job {
+            id: token.into(),
+            token: token.into(),
+            delivery: 1,
+            deadline_ms: 0,
+            group: None,
+            payload: Vec::new(),
+        }
+    }
+
+    /// The script a step runs, or what else it asks for.
+    fn shown(step: WorkStep) -> String {
+        match step {
+            WorkStep::Run(op) => op.script().map_or("native".into(), |s| s.name.to_owned()),
+            WorkStep::Wait(_) => "wait".into(),
+            WorkStep::Start(jobs) => format!("start {}", jobs.len()),
+            WorkStep::AwaitEnd(_) => "await an end".into(),
+            WorkStep::Pause(_) => "pause".into(),
+            WorkStep::Done(report) => format!("done {report:?}"),
+        }
+    }
+
+    #[test]
+    fn an_ack_that_lost_a_lease_is_told_apart_and_a_stop_settles_what_runs() {
+        let queue = WorkQueue::new("q").unwrap();
+        let worker = queue
+            .worker()
+            .concurrency(2)
+            .unwrap()
+            .on_eviction(OnEviction::Ignore);
+        let stop = Stop::new();
+        let told = Mutex::new(Vec::new());
+        let renewals = |renewal| {
+            told.lock().unwrap().push(match renewal {
+                Renewal::Hold(job, _) => format!("hold {}", job.token),
+                Renewal::Release(token) => format!("release {token}"),
+            })
+        };
+        let mut working = Working::new(&worker, &stop, &renewals);
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Ok(Answer::Taken(vec![job("a"), job("b")])));
+        assert_eq!(shown(working.step()), "start 2");
+        assert_eq!(shown(working.step()), "await an end");
+        working.ended(job("a"), Ok(Vec::new()));
+        // The ack of `a` rides on the next take; the server says a lease was lost.
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Err(Error::Script {
+            script: "work_queue/take",
+            path: "scripts/work_queue/take.lua",
+            code: LEASE_LOST.into(),
+            message: "lost".into(),
+        }));
+        assert_eq!(
+            shown(working.step()),
+            "work_queue/ack",
+            "acked alone to tell which"
+        );
+        working.feed(Ok(Answer::Ended(Ending::Acked)));
+        stop.stop();
+        working.ended(job("b"), Err(JobError::retry("boom")));
+        assert_eq!(shown(working.step()), "work_queue/nack");
+        working.feed(Ok(Answer::Ended(Ending::Retried)));
+        let WorkStep::Done(Ok(report)) = working.step() else {
+            panic!("stopped with nothing running");
+        };
+        assert_eq!((report.acked, report.retried, report.lost), (1, 1, 0));
+        assert_eq!(
+            *told.lock().unwrap(),
+            ["hold a", "hold b", "release a", "release b"]
+        );
+    }
+
+    #[test]
+    fn an_error_that_passes_sends_the_call_again_after_a_pause_unless_stopped() {
+        let queue = WorkQueue::new("q").unwrap();
+        let worker = queue.worker().on_eviction(OnEviction::Ignore);
+        let stop = Stop::new();
+        let renewals = |_| {};
+        let mut working = Working::new(&worker, &stop, &renewals);
+        let dropped = || {
+            let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+            Error::Redis(redis::RedisError::from(io))
+        };
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Err(dropped()));
+        assert_eq!(shown(working.step()), "pause");
+        assert_eq!(shown(working.step()), "work_queue/take");
+        working.feed(Ok(Answer::Taken(vec![job("a")])));
+        assert_eq!(shown(working.step()), "start 1");
+        working.ended(job("a"), Ok(Vec::new()));
+        stop.stop();
+        assert_eq!(shown(working.step()), "work_queue/ack");
+        working.feed(Err(dropped()));
+        // Stopped while the server is away: the job's lease runs out.
+        let WorkStep::Done(Ok(report)) = working.step() else {
+            panic!("stopped with nothing running");
+        };
+        assert_eq!((report.acked, report.lost, report.reconnects), (0, 1, 2));
+    }
+}
