@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import redis.cluster
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 Ms = Union[int, timedelta]
 """A duration: whole milliseconds, or a `timedelta` (rounded down to whole milliseconds)."""
@@ -584,7 +585,7 @@ Request = Union[Execute, LoadScript, LoadFunctions, RoundTrip]
 Plan = Generator[Request, Any, T]
 
 
-class Call(Generic[T]):
+class Call(Generic[T_co]):
     """One script call, checked and ready to send: built by the generated functions and
     family methods, which check every key and argument against the header first. Building
     it sends nothing; run it with `run` (`Redis`, `RedisCluster`), `run_async`
@@ -593,7 +594,7 @@ class Call(Generic[T]):
 
     __slots__ = ("script", "keys", "args", "decode")
 
-    def __init__(self, script: Script, keys: List[str], args: List[bytes], decode: Callable[[Any], T]) -> None:
+    def __init__(self, script: Script, keys: List[str], args: List[bytes], decode: Callable[[Any], T_co]) -> None:
         self.script = script
         self.keys = keys
         self.args = args
@@ -612,13 +613,13 @@ class Call(Generic[T]):
             head = ("EVALSHA" + suffix, self.script.sha1)
         return (*head, len(self.keys), *self.keys, *self.args)
 
-    def result(self, reply: Any) -> T:
+    def result(self, reply: Any) -> T_co:
         """The decoded reply, or the error reply raised (a declared code as `ScriptError`)."""
         if isinstance(reply, redis.exceptions.ResponseError):
             raise self.script.error(reply) from None
         return self.decode(reply)
 
-    def plan(self, functions: bool) -> Plan[T]:
+    def plan(self, functions: bool) -> Plan[T_co]:
         """Sends the call; if the server lacks the script (``NOSCRIPT``) or, for ``FCALL``,
         the library, loads it and sends the call again, up to `NOSCRIPT_ATTEMPTS` times.
         A call that found nothing to run did not run, so nothing runs twice."""
@@ -631,13 +632,13 @@ class Call(Generic[T]):
             reply = yield Execute(command)
         return self.result(reply)
 
-    def run(self, client: SyncClient, *, functions: bool = False) -> T:
+    def run(self, client: SyncClient, *, functions: bool = False) -> T_co:
         """Runs the call on a sync connection (`redis.Redis`, `redis.cluster.RedisCluster`)
         with ``EVALSHA``, or with `functions` through the package's Functions library
         (``FCALL``; the library is loaded where the server lacks it)."""
         return drive(self.plan(functions), client)
 
-    async def run_async(self, client: AsyncClient, *, functions: bool = False) -> T:
+    async def run_async(self, client: AsyncClient, *, functions: bool = False) -> T_co:
         """`run`, on an asyncio connection (`redis.asyncio.Redis`, its `RedisCluster`)."""
         return await drive_async(self.plan(functions), client)
 
