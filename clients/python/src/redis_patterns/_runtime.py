@@ -736,7 +736,10 @@ async def _round_trip_async(client: Any, request: RoundTrip) -> List[Any]:
         await connection.disconnect()
         raise
     finally:
-        node.release(connection)
+        if hasattr(node, "release"):
+            node.release(connection)
+        else:  # redis-py before 7 puts a node's connections back in its queue itself
+            node._free.append(connection)
 
 
 @lru_cache(maxsize=None)
