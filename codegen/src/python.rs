@@ -986,48 +986,56 @@ fn decode_py(ty: &ReturnType) -> String {
 
 /// The docstring of a script's function: the whole header.
 fn function_doc(script: &Script, name: &str) -> Vec<String> {
-    let h = &script.header;
-    let mut doc = header_prose(script, name);
-    if !h.keys.is_empty() {
-        doc.push(String::new());
-        doc.push("Keys, in `KEYS` order (all in one cluster hash slot):".into());
-        for key in &h.keys {
-            let named = key
-                .template
-                .as_ref()
-                .map_or(String::new(), |t| format!(", named `{}`", t.text));
-            let many = if key.variadic {
-                format!(", {}", count_words(key.count, "key names"))
-            } else {
-                String::new()
-            };
-            doc.push(format!(
-                "    {} (a {}{many}{named}): {}",
-                py_ident(&key.name),
-                key.ty.name(),
-                key.doc
-            ));
-        }
-    }
-    doc.extend(args_doc(script));
-    doc.extend(tail_doc(script));
-    doc
+    let keys = script.header.keys.iter().map(|key| {
+        let named = key
+            .template
+            .as_ref()
+            .map_or(String::new(), |t| format!(", named `{}`", t.text));
+        let many = if key.variadic {
+            format!(", {}", count_words(key.count, "key names"))
+        } else {
+            String::new()
+        };
+        format!(
+            "    {} (a {}{many}{named}): {}",
+            py_ident(&key.name),
+            key.ty.name(),
+            key.doc
+        )
+    });
+    script_doc(
+        script,
+        name,
+        "Keys, in `KEYS` order (all in one cluster hash slot):",
+        keys.collect(),
+    )
 }
 
 /// The docstring of a family method: the header, with the keys as the method names them.
 fn method_doc(script: &Script, name: &str) -> Vec<String> {
-    let h = &script.header;
+    let keys = script.header.keys.iter().map(|key| {
+        let named = key
+            .template
+            .as_ref()
+            .map_or("given as it is".to_owned(), |t| format!("`{}`", t.text));
+        format!("    {} ({}): {}", key.name, named, key.doc)
+    });
+    script_doc(
+        script,
+        name,
+        "Keys, named from their templates:",
+        keys.collect(),
+    )
+}
+
+/// The header as a docstring: its prose, then `keys` under `heading`, the arguments, the
+/// reply, the error codes, the complexity and the clock.
+fn script_doc(script: &Script, name: &str, heading: &str, keys: Vec<String>) -> Vec<String> {
     let mut doc = header_prose(script, name);
-    if !h.keys.is_empty() {
+    if !keys.is_empty() {
         doc.push(String::new());
-        doc.push("Keys, named from their templates:".into());
-        for key in &h.keys {
-            let named = key
-                .template
-                .as_ref()
-                .map_or("given as it is".to_owned(), |t| format!("`{}`", t.text));
-            doc.push(format!("    {} ({}): {}", key.name, named, key.doc));
-        }
+        doc.push(heading.to_owned());
+        doc.extend(keys);
     }
     doc.extend(args_doc(script));
     doc.extend(tail_doc(script));

@@ -41,12 +41,12 @@ class Batch:
 
     On a cluster every call of a batch must be in one hash slot (give the keys one hash
     tag): the batch runs on that slot's node, and one over several slots is refused before
-    anything is sent.
+    anything is sent. Replies are read from the `Slot` each `add` returns:
 
-    >>> batch = Batch(transaction=True)                          # doctest: +SKIP
-    >>> first = batch.add(fixed_length_queue.enqueue("q", 3, [b"a"]))
-    >>> batch.run(r)
-    >>> first.result()
+        batch = Batch(transaction=True)
+        kept = batch.add(FixedLengthQueue("{q}:jobs").enqueue(100, [b"job"]))
+        batch.run(r)
+        kept.result()                   # (1, 0)
     """
 
     def __init__(self, *, transaction: bool = False) -> None:
