@@ -547,13 +547,14 @@ fn script_ctx(script: &Script, version: &str) -> Result<ScriptCtx, String> {
         .collect();
     let value = format!(
         "_rt.Script(\n    {},\n    path={},\n    sha1={},\n    function={},\n    read_only={},\n    \
-         keys=({least}, {}),\n    args=(\n{}    ),\n    errors={},\n)",
+         keys=({least}, {}),\n    key_names={},\n    args=(\n{}    ),\n    errors={},\n)",
         py_str(&name),
         py_str(&shipped_path(script)),
         py_str(&sha1),
         py_str(&functions::function_name(version, &file.family, &file.op)),
         py_bool(is_read_only(script)),
         most.map_or("None".to_owned(), |m| m.to_string()),
+        tuple_literal(&h.keys.iter().map(|k| py_str(&k.name)).collect::<Vec<_>>()),
         params.concat(),
         tuple_literal(&h.errors.iter().map(|e| py_str(&e.code)).collect::<Vec<_>>()),
     );

@@ -15,9 +15,10 @@ checks its input before any I/O and returns a `Call`; run it on a connection:
 
 `Call.run` takes `redis.Redis` or `redis.cluster.RedisCluster`, `Call.run_async` the
 `redis.asyncio` ones; `Batch` (and the `pipeline` and `transaction` context managers)
-sends several calls in one round trip. A script's declared error is raised as
-`ScriptError` (with ``.code``, ``.script`` and ``.message``); the same code, caught
-before anything was sent, as `InvalidInput`, a `ScriptError` too.
+sends several calls in one round trip, and `wait` runs a coordination primitive's call
+until it is granted, blocking on its wake stream in between. A script's declared error
+is raised as `ScriptError` (with ``.code``, ``.script`` and ``.message``); the same
+code, caught before anything was sent, as `InvalidInput`, a `ScriptError` too.
 """
 
 from ._batch import Batch, Slot, pipeline, pipeline_async, transaction, transaction_async
@@ -34,10 +35,12 @@ from ._runtime import (
     functions_library,
     integer_from_text,
 )
+from ._wait import MAX_BLOCK_MS, Wake, wait, wait_async
 
 __version__ = _generated.VERSION
 
 __all__ = [
+    "MAX_BLOCK_MS",
     "NOSCRIPT_ATTEMPTS",
     "Batch",
     "Call",
@@ -49,6 +52,7 @@ __all__ = [
     "ScriptError",
     "Slot",
     "UnexpectedReply",
+    "Wake",
     "float_from_text",
     "functions_library",
     "integer_from_text",
@@ -56,5 +60,7 @@ __all__ = [
     "pipeline_async",
     "transaction",
     "transaction_async",
+    "wait",
+    "wait_async",
 ]
 __all__ += _generated.__all__

@@ -213,7 +213,7 @@ class Script:
     """One script of the package: its name, file, SHA1, Functions-library name, and the
     contract of its keys and arguments. Every generated module has one per script."""
 
-    __slots__ = ("name", "path", "sha1", "function", "read_only", "keys", "args", "errors")
+    __slots__ = ("name", "path", "sha1", "function", "read_only", "keys", "key_names", "args", "errors")
 
     def __init__(
         self,
@@ -224,6 +224,7 @@ class Script:
         function: str,
         read_only: bool,
         keys: Tuple[int, Optional[int]],
+        key_names: Tuple[str, ...],
         args: Tuple[Param, ...],
         errors: Tuple[str, ...],
     ) -> None:
@@ -233,6 +234,7 @@ class Script:
         self.function = function
         self.read_only = read_only
         self.keys = keys
+        self.key_names = key_names
         self.args = args
         self.errors = errors
 
@@ -602,6 +604,11 @@ class Call(Generic[T_co]):
 
     def __repr__(self) -> str:
         return f"<Call {self.script.name} keys={self.keys!r}>"
+
+    def key(self, name: str) -> str:
+        """The key the call passes as the header's `@key name` (a fixed key: the
+        variadic one, if any, is the last)."""
+        return self.keys[self.script.key_names.index(name)]
 
     def command(self, functions: bool = False) -> Tuple[Any, ...]:
         """The command that runs the call: ``EVALSHA`` (``EVALSHA_RO`` for a read-only

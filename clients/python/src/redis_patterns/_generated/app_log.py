@@ -43,6 +43,7 @@ COMMON = _rt.Script(
     function="rp_v0_1_0__app_log__common",
     read_only=False,
     keys=(5, 5),
+    key_names=("common", "start", "last", "pstart", "recent"),
     args=(
         _rt.Param("message", "string", "BAD_MESSAGE"),
         _rt.Param("keep", "uint", "BAD_KEEP", low=1, high=10000),
@@ -120,6 +121,7 @@ RECENT = _rt.Script(
     function="rp_v0_1_0__app_log__recent",
     read_only=False,
     keys=(1, 1),
+    key_names=("recent",),
     args=(
         _rt.Param("message", "string", "BAD_MESSAGE"),
         _rt.Param("keep", "uint", "BAD_KEEP", low=1, high=10000),

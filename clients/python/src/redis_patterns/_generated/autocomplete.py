@@ -31,6 +31,7 @@ FEED = _rt.Script(
     function="rp_v0_1_0__autocomplete__feed",
     read_only=False,
     keys=(1, 64),
+    key_names=("tables",),
     args=(
         _rt.Param("content", "string", "BAD_CONTENT", non_empty=True),
         _rt.Param("weight", "float", "BAD_WEIGHT"),
@@ -108,6 +109,7 @@ REMOVE = _rt.Script(
     function="rp_v0_1_0__autocomplete__remove",
     read_only=False,
     keys=(1, 64),
+    key_names=("tables",),
     args=(
         _rt.Param("content", "string", "BAD_CONTENT", non_empty=True),
     ),

@@ -44,6 +44,7 @@ ARRIVE = _rt.Script(
     function="rp_v0_1_0__barrier__arrive",
     read_only=False,
     keys=(4, 4),
+    key_names=("state", "arrived", "history", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("parties", "uint", "BAD_PARTIES", low=1, high=10000),
@@ -143,6 +144,7 @@ LEAVE = _rt.Script(
     function="rp_v0_1_0__barrier__leave",
     read_only=False,
     keys=(4, 4),
+    key_names=("state", "arrived", "history", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -207,6 +209,7 @@ RESET = _rt.Script(
     function="rp_v0_1_0__barrier__reset",
     read_only=False,
     keys=(4, 4),
+    key_names=("state", "arrived", "history", "wake"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_BARRIER"),
@@ -256,6 +259,7 @@ STATE = _rt.Script(
     function="rp_v0_1_0__barrier__state",
     read_only=True,
     keys=(2, 2),
+    key_names=("state", "arrived"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_BARRIER"),

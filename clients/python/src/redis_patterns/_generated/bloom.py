@@ -36,6 +36,7 @@ ADD = _rt.Script(
     function="rp_v0_1_0__bloom__add",
     read_only=False,
     keys=(2, 2),
+    key_names=("params", "bits"),
     args=(
         _rt.Param("capacity", "uint", "BAD_CAPACITY", low=1, high=10000000000),
         _rt.Param("one_in", "uint", "BAD_ONE_IN", low=2, high=1000000000),
@@ -124,6 +125,7 @@ CHECK = _rt.Script(
     function="rp_v0_1_0__bloom__check",
     read_only=True,
     keys=(2, 2),
+    key_names=("params", "bits"),
     args=(
         _rt.Param("capacity", "uint", "BAD_CAPACITY", low=1, high=10000000000),
         _rt.Param("one_in", "uint", "BAD_ONE_IN", low=2, high=1000000000),
@@ -204,6 +206,7 @@ INFO = _rt.Script(
     function="rp_v0_1_0__bloom__info",
     read_only=True,
     keys=(2, 2),
+    key_names=("params", "bits"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_FILTER", "BAD_BITS", "BAD_PARAMS", "BAD_PARTITION"),

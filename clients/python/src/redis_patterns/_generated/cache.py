@@ -39,6 +39,7 @@ CLAIM = _rt.Script(
     function="rp_v0_1_0__cache__claim",
     read_only=False,
     keys=(2, 2),
+    key_names=("value", "marker"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -110,6 +111,7 @@ FILL = _rt.Script(
     function="rp_v0_1_0__cache__fill",
     read_only=False,
     keys=(2, 2),
+    key_names=("value", "marker"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("content", "bytes", "BAD_CONTENT"),
@@ -174,6 +176,7 @@ HASH_SET = _rt.Script(
     function="rp_v0_1_0__cache__hash_set",
     read_only=False,
     keys=(1, 1),
+    key_names=("cache",),
     args=(
         _rt.Param("ttl", "ms", "BAD_TTL", optional=True, low=1, high=999999999999999),
         _rt.Param("fields", "bytes", "BAD_FIELDS", variadic=True, least=2, most=2000),

@@ -29,6 +29,7 @@ UNIQUE_INSERT = _rt.Script(
     function="rp_v0_1_0__circular_queue__unique_insert",
     read_only=False,
     keys=(1, 1),
+    key_names=("queue",),
     args=(
         _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=1000),
     ),

@@ -29,6 +29,7 @@ HASH_RESET = _rt.Script(
     function="rp_v0_1_0__counter__hash_reset",
     read_only=False,
     keys=(1, 1),
+    key_names=("counters",),
     args=(
         _rt.Param("field", "string", "BAD_FIELD"),
         _rt.Param("value", "int", "BAD_VALUE", low=-9223372036854775808, high=9223372036854775807),

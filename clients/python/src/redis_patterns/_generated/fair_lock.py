@@ -47,6 +47,7 @@ ACQUIRE = _rt.Script(
     function="rp_v0_1_0__fair_lock__acquire",
     read_only=False,
     keys=(5, 5),
+    key_names=("owner", "queue", "places", "fence", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -139,6 +140,7 @@ CANCEL = _rt.Script(
     function="rp_v0_1_0__fair_lock__cancel",
     read_only=False,
     keys=(3, 3),
+    key_names=("queue", "places", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -190,6 +192,7 @@ EXTEND = _rt.Script(
     function="rp_v0_1_0__fair_lock__extend",
     read_only=False,
     keys=(1, 1),
+    key_names=("owner",),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -244,6 +247,7 @@ RELEASE = _rt.Script(
     function="rp_v0_1_0__fair_lock__release",
     read_only=False,
     keys=(4, 4),
+    key_names=("owner", "queue", "places", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),

@@ -32,6 +32,7 @@ ACQUIRE = _rt.Script(
     function="rp_v0_1_0__fenced_lock__acquire",
     read_only=False,
     keys=(2, 2),
+    key_names=("lock", "fence"),
     args=(
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
     ),

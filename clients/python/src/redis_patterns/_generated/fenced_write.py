@@ -38,6 +38,7 @@ DELETE = _rt.Script(
     function="rp_v0_1_0__fenced_write__delete",
     read_only=False,
     keys=(2, 2),
+    key_names=("resource", "max_token"),
     args=(
         _rt.Param("token", "uint", "BAD_TOKEN", low=1, high=9007199254740991),
     ),
@@ -92,6 +93,7 @@ FENCE = _rt.Script(
     function="rp_v0_1_0__fenced_write__fence",
     read_only=False,
     keys=(1, 1),
+    key_names=("max_token",),
     args=(
         _rt.Param("token", "uint", "BAD_TOKEN", low=1, high=9007199254740991),
     ),
@@ -147,6 +149,7 @@ HSET = _rt.Script(
     function="rp_v0_1_0__fenced_write__hset",
     read_only=False,
     keys=(2, 2),
+    key_names=("resource", "max_token"),
     args=(
         _rt.Param("token", "uint", "BAD_TOKEN", low=1, high=9007199254740991),
         _rt.Param("fields", "bytes", "BAD_FIELDS", variadic=True, least=2, most=2000),
@@ -211,6 +214,7 @@ SET = _rt.Script(
     function="rp_v0_1_0__fenced_write__set",
     read_only=False,
     keys=(2, 2),
+    key_names=("resource", "max_token"),
     args=(
         _rt.Param("token", "uint", "BAD_TOKEN", low=1, high=9007199254740991),
         _rt.Param("ttl", "ms", "BAD_TTL", optional=True, low=1, high=999999999999999),

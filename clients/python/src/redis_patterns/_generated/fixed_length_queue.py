@@ -31,6 +31,7 @@ ENQUEUE = _rt.Script(
     function="rp_v0_1_0__fixed_length_queue__enqueue",
     read_only=False,
     keys=(1, 1),
+    key_names=("queue",),
     args=(
         _rt.Param("max_length", "uint", "BAD_MAX_LENGTH", low=1, high=999999999999999),
         _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=5000),
@@ -94,6 +95,7 @@ FADED_ENQUEUE = _rt.Script(
     function="rp_v0_1_0__fixed_length_queue__faded_enqueue",
     read_only=False,
     keys=(1, 1),
+    key_names=("queue",),
     args=(
         _rt.Param("max_length", "uint", "BAD_MAX_LENGTH", low=1, high=999999999999999),
         _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=5000),

@@ -47,6 +47,7 @@ DISTANCE = _rt.Script(
     function="rp_v0_1_0__geo__distance",
     read_only=True,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
         _rt.Param("x", "string", "BAD_X", non_empty=True),
         _rt.Param("y", "string", "BAD_Y", non_empty=True),
@@ -100,6 +101,7 @@ LOCATE = _rt.Script(
     function="rp_v0_1_0__geo__locate",
     read_only=True,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
         _rt.Param("member", "string", "BAD_MEMBER", non_empty=True),
     ),
@@ -154,6 +156,7 @@ NEIGHBOURS = _rt.Script(
     function="rp_v0_1_0__geo__neighbours",
     read_only=False,
     keys=(3, 3),
+    key_names=("places", "deadlines", "cache"),
     args=(
         _rt.Param("member", "string", "BAD_MEMBER", non_empty=True),
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=100),
@@ -228,6 +231,7 @@ PIN = _rt.Script(
     function="rp_v0_1_0__geo__pin",
     read_only=False,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
         _rt.Param("member", "string", "BAD_MEMBER", non_empty=True),
         _rt.Param("longitude", "float", "BAD_LONGITUDE"),
@@ -297,6 +301,7 @@ PURGE = _rt.Script(
     function="rp_v0_1_0__geo__purge",
     read_only=False,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=1000),
     ),
@@ -347,6 +352,7 @@ SEARCH = _rt.Script(
     function="rp_v0_1_0__geo__search",
     read_only=True,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
         _rt.Param("member", "string", "BAD_MEMBER", non_empty=True),
         _rt.Param("radius", "float", "BAD_RADIUS"),
@@ -414,6 +420,7 @@ SIZE = _rt.Script(
     function="rp_v0_1_0__geo__size",
     read_only=True,
     keys=(2, 2),
+    key_names=("places", "deadlines"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_DEADLINES"),

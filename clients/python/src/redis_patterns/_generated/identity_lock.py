@@ -33,6 +33,7 @@ EXTEND = _rt.Script(
     function="rp_v0_1_0__identity_lock__extend",
     read_only=False,
     keys=(1, 1),
+    key_names=("lock",),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
@@ -87,6 +88,7 @@ LEASE = _rt.Script(
     function="rp_v0_1_0__identity_lock__lease",
     read_only=True,
     keys=(1, 1),
+    key_names=("lock",),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
     ),
@@ -137,6 +139,7 @@ RELEASE = _rt.Script(
     function="rp_v0_1_0__identity_lock__release",
     read_only=False,
     keys=(1, 1),
+    key_names=("lock",),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
     ),

@@ -32,6 +32,7 @@ FIND = _rt.Script(
     function="rp_v0_1_0__ip_city__find",
     read_only=True,
     keys=(2, 2),
+    key_names=("blocks", "cities"),
     args=(
         _rt.Param("ip", "uint", "BAD_IP", low=0, high=4294967295),
     ),

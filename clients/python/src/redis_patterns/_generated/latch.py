@@ -41,6 +41,7 @@ ARM = _rt.Script(
     function="rp_v0_1_0__latch__arm",
     read_only=False,
     keys=(2, 2),
+    key_names=("latch", "ids"),
     args=(
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=10000),
         _rt.Param("ttl", "ms", "BAD_TTL", optional=True, low=1, high=999999999999999),
@@ -113,6 +114,7 @@ COUNT_DOWN = _rt.Script(
     function="rp_v0_1_0__latch__count_down",
     read_only=False,
     keys=(3, 3),
+    key_names=("latch", "ids", "wake"),
     args=(
         _rt.Param("id", "string", "BAD_ID", length=(0, 256)),
         _rt.Param("generation", "uint", "BAD_GENERATION", optional=True, low=1, high=9007199254740990),
@@ -185,6 +187,7 @@ STATE = _rt.Script(
     function="rp_v0_1_0__latch__state",
     read_only=True,
     keys=(1, 1),
+    key_names=("latch",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_LATCH"),
@@ -233,6 +236,7 @@ WAIT = _rt.Script(
     function="rp_v0_1_0__latch__wait",
     read_only=True,
     keys=(2, 2),
+    key_names=("latch", "wake"),
     args=(
         _rt.Param("generation", "uint", "BAD_GENERATION", optional=True, low=1, high=9007199254740990),
     ),

@@ -48,6 +48,7 @@ ADOPT = _rt.Script(
     function="rp_v0_1_0__leaderboard__adopt",
     read_only=False,
     keys=(2, 2),
+    key_names=("board", "levels"),
     args=(
         _rt.Param("cursor", "string", "BAD_CURSOR"),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=1000),
@@ -121,6 +122,7 @@ AROUND = _rt.Script(
     function="rp_v0_1_0__leaderboard__around",
     read_only=True,
     keys=(2, 2),
+    key_names=("board", "levels"),
     args=(
         _rt.Param("item", "bytes", "BAD_ITEM"),
         _rt.Param("n", "uint", "BAD_N", low=1, high=100),
@@ -192,6 +194,7 @@ REMOVE = _rt.Script(
     function="rp_v0_1_0__leaderboard__remove",
     read_only=False,
     keys=(2, 2),
+    key_names=("board", "levels"),
     args=(
         _rt.Param("item", "bytes", "BAD_ITEM"),
     ),
@@ -242,6 +245,7 @@ SET = _rt.Script(
     function="rp_v0_1_0__leaderboard__set",
     read_only=False,
     keys=(2, 2),
+    key_names=("board", "levels"),
     args=(
         _rt.Param("item", "bytes", "BAD_ITEM"),
         _rt.Param("weight", "float", "BAD_WEIGHT"),
@@ -298,6 +302,7 @@ STANDING = _rt.Script(
     function="rp_v0_1_0__leaderboard__standing",
     read_only=True,
     keys=(2, 20),
+    key_names=("boards",),
     args=(
         _rt.Param("item", "bytes", "BAD_ITEM"),
     ),
@@ -365,6 +370,7 @@ UPDATE = _rt.Script(
     function="rp_v0_1_0__leaderboard__update",
     read_only=False,
     keys=(2, 2),
+    key_names=("board", "levels"),
     args=(
         _rt.Param("item", "bytes", "BAD_ITEM"),
         _rt.Param("change", "float", "BAD_CHANGE"),

@@ -34,6 +34,7 @@ GET_ALL = _rt.Script(
     function="rp_v0_1_0__logical_matrix__get_all",
     read_only=True,
     keys=(1, 512),
+    key_names=("rows",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "TOO_BIG"),
@@ -85,6 +86,7 @@ INIT = _rt.Script(
     function="rp_v0_1_0__logical_matrix__init",
     read_only=False,
     keys=(1, 512),
+    key_names=("bitmaps",),
     args=(
         _rt.Param("bits", "uint", "BAD_BITS", low=1, high=8388608),
         _rt.Param("packed", "bytes", "BAD_PACKED", variadic=True, least=1, most=512),

@@ -38,6 +38,7 @@ BITFIELD_INIT = _rt.Script(
     function="rp_v0_1_0__matrix__bitfield_init",
     read_only=False,
     keys=(1, 512),
+    key_names=("strings",),
     args=(
         _rt.Param("cell_type", "string", "BAD_CELL_TYPE", choices=("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u63")),
         _rt.Param("cells", "uint", "BAD_CELLS", low=1, high=8388608),
@@ -114,6 +115,7 @@ BITMAP_GET_ALL = _rt.Script(
     function="rp_v0_1_0__matrix__bitmap_get_all",
     read_only=True,
     keys=(1, 512),
+    key_names=("rows",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "TOO_BIG"),
@@ -166,6 +168,7 @@ LIST_GET_ALL = _rt.Script(
     function="rp_v0_1_0__matrix__list_get_all",
     read_only=True,
     keys=(1, 512),
+    key_names=("rows",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "TOO_BIG"),
@@ -219,6 +222,7 @@ LIST_INIT = _rt.Script(
     function="rp_v0_1_0__matrix__list_init",
     read_only=False,
     keys=(1, 512),
+    key_names=("rows",),
     args=(
         _rt.Param("cols", "uint", "BAD_COLS", low=1, high=2048),
         _rt.Param("values", "int", "BAD_VALUES", variadic=True, least=0, most=2048, low=-9223372036854775808, high=9223372036854775807),

@@ -44,6 +44,7 @@ MINUTE_FRIENDS = _rt.Script(
     function="rp_v0_1_0__online_friends__minute_friends",
     read_only=True,
     keys=(2, 11),
+    key_names=("friends", "minutes"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "TOO_MANY_FRIENDS"),
@@ -95,6 +96,7 @@ MINUTE_VISIT = _rt.Script(
     function="rp_v0_1_0__online_friends__minute_visit",
     read_only=False,
     keys=(1, 1),
+    key_names=("minute",),
     args=(
         _rt.Param("user", "string", "BAD_USER", non_empty=True),
         _rt.Param("expiry", "ms", "BAD_EXPIRY", low=1, high=3000000),
@@ -154,6 +156,7 @@ SEEN_FRIENDS = _rt.Script(
     function="rp_v0_1_0__online_friends__seen_friends",
     read_only=True,
     keys=(2, 2),
+    key_names=("friends", "seen"),
     args=(
         _rt.Param("now", "uint", "BAD_NOW", low=0, high=999999999999999),
         _rt.Param("window", "ms", "BAD_WINDOW", low=1, high=999999999999999),
@@ -213,6 +216,7 @@ SEEN_VISIT = _rt.Script(
     function="rp_v0_1_0__online_friends__seen_visit",
     read_only=False,
     keys=(1, 1),
+    key_names=("seen",),
     args=(
         _rt.Param("user", "string", "BAD_USER", non_empty=True),
         _rt.Param("now", "uint", "BAD_NOW", low=0, high=999999999999999),

@@ -34,6 +34,7 @@ ADD = _rt.Script(
     function="rp_v0_1_0__pagination__add",
     read_only=False,
     keys=(2, 2),
+    key_names=("list", "added"),
     args=(
         _rt.Param("items", "bytes", "BAD_ITEMS", variadic=True, least=1, most=1000),
     ),
@@ -90,6 +91,7 @@ PAGE = _rt.Script(
     function="rp_v0_1_0__pagination__page",
     read_only=True,
     keys=(2, 2),
+    key_names=("list", "added"),
     args=(
         _rt.Param("cursor", "uint", "BAD_CURSOR", optional=True, low=1, high=999999999999999),
         _rt.Param("size", "uint", "BAD_SIZE", low=1, high=1000),

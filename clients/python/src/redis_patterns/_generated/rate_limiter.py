@@ -41,6 +41,7 @@ DURATION = _rt.Script(
     function="rp_v0_1_0__rate_limiter__duration",
     read_only=True,
     keys=(1, 1),
+    key_names=("counter",),
     args=(
         _rt.Param("maximum", "uint", "BAD_MAXIMUM", low=1, high=999999999999999),
     ),
@@ -94,6 +95,7 @@ GCRA = _rt.Script(
     function="rp_v0_1_0__rate_limiter__gcra",
     read_only=False,
     keys=(1, 1),
+    key_names=("tat",),
     args=(
         _rt.Param("burst", "uint", "BAD_BURST", low=1, high=999999999999999),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=999999999999999),
@@ -172,6 +174,7 @@ IS_PERMITTED = _rt.Script(
     function="rp_v0_1_0__rate_limiter__is_permitted",
     read_only=False,
     keys=(1, 1),
+    key_names=("counter",),
     args=(
         _rt.Param("maximum", "uint", "BAD_MAXIMUM", low=1, high=999999999999999),
         _rt.Param("interval", "ms", "BAD_INTERVAL", low=1, high=10000000000),
@@ -243,6 +246,7 @@ SLIDING_WINDOW = _rt.Script(
     function="rp_v0_1_0__rate_limiter__sliding_window",
     read_only=False,
     keys=(1, 1),
+    key_names=("log",),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=1000000),
         _rt.Param("period", "ms", "BAD_PERIOD", low=1, high=10000000000),

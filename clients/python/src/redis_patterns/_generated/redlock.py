@@ -34,6 +34,7 @@ ACQUIRE = _rt.Script(
     function="rp_v0_1_0__redlock__acquire",
     read_only=False,
     keys=(2, 2),
+    key_names=("lock", "fence"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
@@ -97,6 +98,7 @@ RAISE = _rt.Script(
     function="rp_v0_1_0__redlock__raise",
     read_only=False,
     keys=(2, 2),
+    key_names=("lock", "fence"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("floor", "uint", "BAD_FLOOR", low=1, high=9007199254740990),

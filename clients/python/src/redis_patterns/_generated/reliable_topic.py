@@ -49,6 +49,7 @@ ACK = _rt.Script(
     function="rp_v0_1_0__reliable_topic__ack",
     read_only=False,
     keys=(5, 5),
+    key_names=("stream", "seq", "subs", "cursors", "positions"),
     args=(
         _rt.Param("subscription", "string", "BAD_SUBSCRIPTION", length=(1, 200)),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -131,6 +132,7 @@ POLL = _rt.Script(
     function="rp_v0_1_0__reliable_topic__poll",
     read_only=False,
     keys=(5, 5),
+    key_names=("stream", "seq", "subs", "cursors", "positions"),
     args=(
         _rt.Param("subscription", "string", "BAD_SUBSCRIPTION", length=(1, 200)),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -215,6 +217,7 @@ PUBLISH = _rt.Script(
     function="rp_v0_1_0__reliable_topic__publish",
     read_only=False,
     keys=(2, 2),
+    key_names=("stream", "seq"),
     args=(
         _rt.Param("cap", "uint", "BAD_CAP", low=1, high=10000000),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -271,6 +274,7 @@ SUBSCRIBE = _rt.Script(
     function="rp_v0_1_0__reliable_topic__subscribe",
     read_only=False,
     keys=(5, 5),
+    key_names=("stream", "seq", "subs", "cursors", "positions"),
     args=(
         _rt.Param("subscription", "string", "BAD_SUBSCRIPTION", length=(1, 200)),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -352,6 +356,7 @@ UNSUBSCRIBE = _rt.Script(
     function="rp_v0_1_0__reliable_topic__unsubscribe",
     read_only=False,
     keys=(5, 5),
+    key_names=("stream", "seq", "subs", "cursors", "positions"),
     args=(
         _rt.Param("subscription", "string", "BAD_SUBSCRIPTION", length=(1, 200)),
     ),

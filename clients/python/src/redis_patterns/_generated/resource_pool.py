@@ -56,6 +56,7 @@ ACQUIRE = _rt.Script(
     function="rp_v0_1_0__resource_pool__acquire",
     read_only=False,
     keys=(4, 4),
+    key_names=("available", "occupied", "leases", "holders"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=1000),
     ),
@@ -118,6 +119,7 @@ ACQUIRE_LEASE = _rt.Script(
     function="rp_v0_1_0__resource_pool__acquire_lease",
     read_only=False,
     keys=(4, 4),
+    key_names=("available", "occupied", "leases", "holders"),
     args=(
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -188,6 +190,7 @@ ASSOCIATE = _rt.Script(
     function="rp_v0_1_0__resource_pool__associate",
     read_only=False,
     keys=(2, 2),
+    key_names=("available", "occupied"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
     ),
@@ -240,6 +243,7 @@ DISASSOCIATE = _rt.Script(
     function="rp_v0_1_0__resource_pool__disassociate",
     read_only=False,
     keys=(4, 4),
+    key_names=("available", "occupied", "leases", "holders"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
     ),
@@ -300,6 +304,7 @@ EXTEND_LEASE = _rt.Script(
     function="rp_v0_1_0__resource_pool__extend_lease",
     read_only=False,
     keys=(2, 2),
+    key_names=("leases", "holders"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -363,6 +368,7 @@ HAS = _rt.Script(
     function="rp_v0_1_0__resource_pool__has",
     read_only=True,
     keys=(2, 2),
+    key_names=("available", "occupied"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
     ),
@@ -413,6 +419,7 @@ RECLAIM = _rt.Script(
     function="rp_v0_1_0__resource_pool__reclaim",
     read_only=False,
     keys=(4, 4),
+    key_names=("available", "occupied", "leases", "holders"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=1000),
     ),
@@ -468,6 +475,7 @@ RELEASE = _rt.Script(
     function="rp_v0_1_0__resource_pool__release",
     read_only=False,
     keys=(3, 3),
+    key_names=("available", "occupied", "holders"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
     ),
@@ -520,6 +528,7 @@ RELEASE_LEASE = _rt.Script(
     function="rp_v0_1_0__resource_pool__release_lease",
     read_only=False,
     keys=(4, 4),
+    key_names=("available", "occupied", "leases", "holders"),
     args=(
         _rt.Param("resource", "string", "BAD_RESOURCE", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -585,6 +594,7 @@ TOTAL_COUNT = _rt.Script(
     function="rp_v0_1_0__resource_pool__total_count",
     read_only=True,
     keys=(2, 2),
+    key_names=("available", "occupied"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS"),

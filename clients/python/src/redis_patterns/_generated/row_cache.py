@@ -39,6 +39,7 @@ CLAIM = _rt.Script(
     function="rp_v0_1_0__row_cache__claim",
     read_only=False,
     keys=(2, 2),
+    key_names=("delays", "schedule"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=500),
     ),
@@ -102,6 +103,7 @@ SCHEDULE = _rt.Script(
     function="rp_v0_1_0__row_cache__schedule",
     read_only=False,
     keys=(3, 3),
+    key_names=("delays", "schedule", "copy"),
     args=(
         _rt.Param("row", "string", "BAD_ROW", non_empty=True),
         _rt.Param("delay", "ms", "BAD_DELAY", low=0, high=999999999999999),
@@ -163,6 +165,7 @@ STORE = _rt.Script(
     function="rp_v0_1_0__row_cache__store",
     read_only=False,
     keys=(2, 2),
+    key_names=("delays", "copy"),
     args=(
         _rt.Param("row", "string", "BAD_ROW", non_empty=True),
         _rt.Param("content", "bytes", "BAD_CONTENT"),

@@ -56,6 +56,7 @@ ACQUIRE_READ = _rt.Script(
     function="rp_v0_1_0__rw_lock__acquire_read",
     read_only=False,
     keys=(5, 5),
+    key_names=("writer", "readers", "read_holds", "intents", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -147,6 +148,7 @@ ACQUIRE_WRITE = _rt.Script(
     function="rp_v0_1_0__rw_lock__acquire_write",
     read_only=False,
     keys=(6, 6),
+    key_names=("writer", "readers", "read_holds", "intents", "fence", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -244,6 +246,7 @@ DOWNGRADE = _rt.Script(
     function="rp_v0_1_0__rw_lock__downgrade",
     read_only=False,
     keys=(4, 4),
+    key_names=("writer", "readers", "read_holds", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -314,6 +317,7 @@ EXTEND = _rt.Script(
     function="rp_v0_1_0__rw_lock__extend",
     read_only=False,
     keys=(3, 3),
+    key_names=("writer", "readers", "read_holds"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -380,6 +384,7 @@ RELEASE_READ = _rt.Script(
     function="rp_v0_1_0__rw_lock__release_read",
     read_only=False,
     keys=(3, 3),
+    key_names=("readers", "read_holds", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -441,6 +446,7 @@ RELEASE_WRITE = _rt.Script(
     function="rp_v0_1_0__rw_lock__release_write",
     read_only=False,
     keys=(2, 2),
+    key_names=("writer", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -493,6 +499,7 @@ WITHDRAW = _rt.Script(
     function="rp_v0_1_0__rw_lock__withdraw",
     read_only=False,
     keys=(2, 2),
+    key_names=("intents", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),

@@ -52,6 +52,7 @@ ACQUIRE = _rt.Script(
     function="rp_v0_1_0__semaphore__acquire",
     read_only=False,
     keys=(6, 6),
+    key_names=("state", "leases", "held", "queue", "places", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("n", "uint", "BAD_N", low=1, high=1000),
@@ -155,6 +156,7 @@ EXTEND = _rt.Script(
     function="rp_v0_1_0__semaphore__extend",
     read_only=False,
     keys=(4, 4),
+    key_names=("state", "leases", "held", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
@@ -222,6 +224,7 @@ RELEASE = _rt.Script(
     function="rp_v0_1_0__semaphore__release",
     read_only=False,
     keys=(6, 6),
+    key_names=("state", "leases", "held", "queue", "places", "wake"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", hex_digits=32),
     ),
@@ -291,6 +294,7 @@ SET_CAPACITY = _rt.Script(
     function="rp_v0_1_0__semaphore__set_capacity",
     read_only=False,
     keys=(2, 2),
+    key_names=("state", "wake"),
     args=(
         _rt.Param("capacity", "uint", "BAD_CAPACITY", low=0, high=1000),
     ),
@@ -346,6 +350,7 @@ STATE = _rt.Script(
     function="rp_v0_1_0__semaphore__state",
     read_only=True,
     keys=(4, 4),
+    key_names=("state", "leases", "held", "places"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_STATE", "BAD_HELD"),

@@ -42,6 +42,7 @@ CREATE = _rt.Script(
     function="rp_v0_1_0__session__create",
     read_only=False,
     keys=(2, 2),
+    key_names=("sessions", "records"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", length=(16, None)),
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
@@ -126,6 +127,7 @@ END = _rt.Script(
     function="rp_v0_1_0__session__end",
     read_only=False,
     keys=(2, 2),
+    key_names=("sessions", "records"),
     args=(
         _rt.Param("ids", "string", "BAD_IDS", variadic=True, least=1, most=100),
     ),
@@ -183,6 +185,7 @@ LIST = _rt.Script(
     function="rp_v0_1_0__session__list",
     read_only=True,
     keys=(1, 1),
+    key_names=("sessions",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_SESSIONS"),
@@ -231,6 +234,7 @@ SET = _rt.Script(
     function="rp_v0_1_0__session__set",
     read_only=False,
     keys=(2, 2),
+    key_names=("sessions", "records"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("fields", "bytes", "BAD_FIELDS", variadic=True, least=2, most=200),
@@ -296,6 +300,7 @@ UNSET = _rt.Script(
     function="rp_v0_1_0__session__unset",
     read_only=False,
     keys=(2, 2),
+    key_names=("sessions", "records"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("names", "bytes", "BAD_NAMES", variadic=True, least=1, most=100),
@@ -352,6 +357,7 @@ VALIDATE = _rt.Script(
     function="rp_v0_1_0__session__validate",
     read_only=False,
     keys=(2, 2),
+    key_names=("sessions", "records"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("slide", "bool", "BAD_SLIDE"),

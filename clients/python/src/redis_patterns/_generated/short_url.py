@@ -54,6 +54,7 @@ CLAIM = _rt.Script(
     function="rp_v0_1_0__short_url__claim",
     read_only=False,
     keys=(4, 4),
+    key_names=("links", "expiries", "limits", "visits"),
     args=(
         _rt.Param("slug", "string", "BAD_SLUG", non_empty=True),
         _rt.Param("url", "string", "BAD_URL", non_empty=True),
@@ -131,6 +132,7 @@ PURGE = _rt.Script(
     function="rp_v0_1_0__short_url__purge",
     read_only=False,
     keys=(5, 5),
+    key_names=("links", "cache", "expiries", "limits", "visits"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=100),
     ),
@@ -193,6 +195,7 @@ RESTORE = _rt.Script(
     function="rp_v0_1_0__short_url__restore",
     read_only=True,
     keys=(4, 4),
+    key_names=("links", "expiries", "limits", "visits"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -257,6 +260,7 @@ SHORTEN = _rt.Script(
     function="rp_v0_1_0__short_url__shorten",
     read_only=False,
     keys=(4, 4),
+    key_names=("counter", "links", "expiries", "limits"),
     args=(
         _rt.Param("url", "string", "BAD_URL", non_empty=True),
         _rt.Param("ttl", "ms", "BAD_TTL", optional=True, low=1, high=999999999999999),
@@ -334,6 +338,7 @@ SHORTEN_CACHED = _rt.Script(
     function="rp_v0_1_0__short_url__shorten_cached",
     read_only=False,
     keys=(3, 3),
+    key_names=("counter", "links", "cache"),
     args=(
         _rt.Param("url", "string", "BAD_URL", non_empty=True),
     ),
@@ -394,6 +399,7 @@ VISIT = _rt.Script(
     function="rp_v0_1_0__short_url__visit",
     read_only=False,
     keys=(4, 4),
+    key_names=("links", "expiries", "limits", "visits"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),

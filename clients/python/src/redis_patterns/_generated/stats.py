@@ -43,6 +43,7 @@ SLOWEST = _rt.Script(
     function="rp_v0_1_0__stats__slowest",
     read_only=False,
     keys=(1, 1),
+    key_names=("slowest",),
     args=(
         _rt.Param("context", "string", "BAD_CONTEXT", non_empty=True),
         _rt.Param("average", "float", "BAD_AVERAGE"),
@@ -100,6 +101,7 @@ UPDATE = _rt.Script(
     function="rp_v0_1_0__stats__update",
     read_only=False,
     keys=(4, 4),
+    key_names=("stats", "start", "last", "pstart"),
     args=(
         _rt.Param("value", "float", "BAD_VALUE"),
         _rt.Param("now", "uint", "BAD_NOW", low=0, high=999999999999999),

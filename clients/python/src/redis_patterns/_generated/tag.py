@@ -39,6 +39,7 @@ ADD = _rt.Script(
     function="rp_v0_1_0__tag__add",
     read_only=False,
     keys=(2, 101),
+    key_names=("target_tags", "tag_targets"),
     args=(
         _rt.Param("target", "string", "BAD_TARGET", non_empty=True),
         _rt.Param("tag", "string", "BAD_TAG", variadic=True, least=1, most=100, non_empty=True),
@@ -100,6 +101,7 @@ CACHED = _rt.Script(
     function="rp_v0_1_0__tag__cached",
     read_only=False,
     keys=(2, 11),
+    key_names=("cache", "tag_targets"),
     args=(
         _rt.Param("ttl", "ms", "BAD_TTL", low=1, high=999999999999999),
     ),
@@ -167,6 +169,7 @@ REMOVE = _rt.Script(
     function="rp_v0_1_0__tag__remove",
     read_only=False,
     keys=(2, 101),
+    key_names=("target_tags", "tag_targets"),
     args=(
         _rt.Param("target", "string", "BAD_TARGET", non_empty=True),
         _rt.Param("tag", "string", "BAD_TAG", variadic=True, least=1, most=100, non_empty=True),

@@ -37,6 +37,7 @@ CLEAN = _rt.Script(
     function="rp_v0_1_0__time_series__clean",
     read_only=False,
     keys=(2, 2),
+    key_names=("known", "hash"),
     args=(
         _rt.Param("name", "string", "BAD_NAME", non_empty=True),
         _rt.Param("precision", "uint", "BAD_PRECISION", low=1, high=1000000000),
@@ -120,6 +121,7 @@ UPDATE = _rt.Script(
     function="rp_v0_1_0__time_series__update",
     read_only=False,
     keys=(2, 17),
+    key_names=("known", "counts"),
     args=(
         _rt.Param("name", "string", "BAD_NAME", non_empty=True),
         _rt.Param("count", "int", "BAD_COUNT", low=-999999999999999, high=999999999999999),

@@ -31,6 +31,7 @@ ADD = _rt.Script(
     function="rp_v0_1_0__timeline__add",
     read_only=False,
     keys=(1, 1),
+    key_names=("timeline",),
     args=(
         _rt.Param("max_length", "uint", "BAD_MAX_LENGTH", optional=True, low=1, high=999999999999999),
         _rt.Param("entries", "bytes", "BAD_ENTRIES", variadic=True, least=2, most=2000),
@@ -96,6 +97,7 @@ DELETE_RANGE = _rt.Script(
     function="rp_v0_1_0__timeline__delete_range",
     read_only=False,
     keys=(1, 1),
+    key_names=("timeline",),
     args=(
         _rt.Param("min", "uint", "BAD_MIN", low=0, high=999999999999999),
         _rt.Param("max", "uint", "BAD_MAX", low=0, high=999999999999999),

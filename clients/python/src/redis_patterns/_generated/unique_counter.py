@@ -40,6 +40,7 @@ DIFF_COUNT = _rt.Script(
     function="rp_v0_1_0__unique_counter__diff_count",
     read_only=True,
     keys=(2, 2),
+    key_names=("x", "y"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "TOO_BIG"),
@@ -92,6 +93,7 @@ UNION_COUNT = _rt.Script(
     function="rp_v0_1_0__unique_counter__union_count",
     read_only=False,
     keys=(2, 1001),
+    key_names=("scratch", "counters"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "SCRATCH_IN_USE", "TOO_BIG"),

@@ -38,6 +38,7 @@ LOGIN = _rt.Script(
     function="rp_v0_1_0__user_login__login",
     read_only=False,
     keys=(4, 4),
+    key_names=("ids", "counts", "last", "recent"),
     args=(
         _rt.Param("user", "bytes", "BAD_USER", non_empty=True),
         _rt.Param("keep", "uint", "BAD_KEEP", low=1, high=10000),

@@ -47,6 +47,7 @@ CAST = _rt.Script(
     function="rp_v0_1_0__vote__cast",
     read_only=False,
     keys=(5, 5),
+    key_names=("up", "down", "posted", "hot_rank", "best_rank"),
     args=(
         _rt.Param("subject", "string", "BAD_SUBJECT", non_empty=True),
         _rt.Param("user", "bytes", "BAD_USER", non_empty=True),
@@ -128,6 +129,7 @@ FORGET = _rt.Script(
     function="rp_v0_1_0__vote__forget",
     read_only=False,
     keys=(5, 5),
+    key_names=("up", "down", "posted", "hot_rank", "best_rank"),
     args=(
         _rt.Param("subject", "string", "BAD_SUBJECT", non_empty=True),
     ),
@@ -187,6 +189,7 @@ POST = _rt.Script(
     function="rp_v0_1_0__vote__post",
     read_only=False,
     keys=(5, 5),
+    key_names=("up", "down", "posted", "hot_rank", "best_rank"),
     args=(
         _rt.Param("subject", "string", "BAD_SUBJECT", non_empty=True),
         _rt.Param("at", "uint", "BAD_AT", optional=True, low=0, high=999999999999999),
@@ -254,6 +257,7 @@ TALLY = _rt.Script(
     function="rp_v0_1_0__vote__tally",
     read_only=True,
     keys=(2, 2),
+    key_names=("up", "down"),
     args=(
         _rt.Param("user", "bytes", "BAD_USER"),
     ),

@@ -51,6 +51,7 @@ CLEAN = _rt.Script(
     function="rp_v0_1_0__web_session__clean",
     read_only=False,
     keys=(4, 202),
+    key_names=("login", "recent", "sessions"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=0, high=999999999999999),
         _rt.Param("carts", "bool", "BAD_CARTS"),
@@ -128,6 +129,7 @@ RESCALE = _rt.Script(
     function="rp_v0_1_0__web_session__rescale",
     read_only=False,
     keys=(2, 2),
+    key_names=("views", "scratch"),
     args=(
         _rt.Param("keep", "uint", "BAD_KEEP", low=1, high=10000),
     ),
@@ -187,6 +189,7 @@ UPDATE = _rt.Script(
     function="rp_v0_1_0__web_session__update",
     read_only=False,
     keys=(4, 4),
+    key_names=("login", "recent", "viewed", "views"),
     args=(
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
         _rt.Param("user", "bytes", "BAD_USER", non_empty=True),

@@ -139,6 +139,7 @@ ACK = _rt.Script(
     function="rp_v0_1_0__work_queue__ack",
     read_only=False,
     keys=(9, 9),
+    key_names=("waiting", "leased", "parked", "jobs", "groups", "signal", "events", "results", "kept"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -235,6 +236,7 @@ ADD = _rt.Script(
     function="rp_v0_1_0__work_queue__add",
     read_only=False,
     keys=(6, 6),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal", "turns"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -328,6 +330,7 @@ ADD_FLOW = _rt.Script(
     function="rp_v0_1_0__work_queue__add_flow",
     read_only=False,
     keys=(4, 4),
+    key_names=("waiting", "delayed", "jobs", "signal"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("payload", "bytes", "BAD_PAYLOAD"),
@@ -423,6 +426,7 @@ CLEAN = _rt.Script(
     function="rp_v0_1_0__work_queue__clean",
     read_only=False,
     keys=(5, 5),
+    key_names=("waiting", "delayed", "dead", "parked", "jobs"),
     args=(
         _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "parked", "dead")),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
@@ -495,6 +499,7 @@ CONFIGURE = _rt.Script(
     function="rp_v0_1_0__work_queue__configure",
     read_only=False,
     keys=(5, 5),
+    key_names=("parked", "jobs", "wake", "signal", "events"),
     args=(
         _rt.Param("group_concurrency", "uint", "BAD_GROUP_CONCURRENCY", optional=True, low=0, high=1000000),
         _rt.Param("group_rate", "uint", "BAD_GROUP_RATE", optional=True, low=0, high=1000),
@@ -644,6 +649,7 @@ COUNTS = _rt.Script(
     function="rp_v0_1_0__work_queue__counts",
     read_only=True,
     keys=(5, 5),
+    key_names=("waiting", "delayed", "leased", "dead", "parked"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS"),
@@ -702,6 +708,7 @@ DELETE_QUEUE = _rt.Script(
     function="rp_v0_1_0__work_queue__delete_queue",
     read_only=False,
     keys=(14, 14),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
     args=(
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
         _rt.Param("force", "bool", "BAD_FORCE"),
@@ -804,6 +811,7 @@ DUE = _rt.Script(
     function="rp_v0_1_0__work_queue__due",
     read_only=True,
     keys=(3, 3),
+    key_names=("schedules", "due", "schedules_wake"),
     args=(
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=100),
     ),
@@ -875,6 +883,7 @@ EVENTS = _rt.Script(
     function="rp_v0_1_0__work_queue__events",
     read_only=True,
     keys=(1, 1),
+    key_names=("events",),
     args=(
         _rt.Param("after", "string", "BAD_AFTER", length=(3, 33)),
         _rt.Param("count", "uint", "BAD_COUNT", low=0, high=1000),
@@ -947,6 +956,7 @@ EXTEND = _rt.Script(
     function="rp_v0_1_0__work_queue__extend",
     read_only=False,
     keys=(2, 2),
+    key_names=("leased", "jobs"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -1007,6 +1017,7 @@ FIRE = _rt.Script(
     function="rp_v0_1_0__work_queue__fire",
     read_only=False,
     keys=(8, 8),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal", "schedules", "due", "turns"),
     args=(
         _rt.Param("schedule", "string", "BAD_SCHEDULE", non_empty=True),
         _rt.Param("run", "uint", "BAD_RUN", low=0, high=1000000000000000),
@@ -1116,6 +1127,7 @@ JOB = _rt.Script(
     function="rp_v0_1_0__work_queue__job",
     read_only=True,
     keys=(4, 4),
+    key_names=("delayed", "leased", "dead", "jobs"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -1188,6 +1200,7 @@ LIST = _rt.Script(
     function="rp_v0_1_0__work_queue__list",
     read_only=True,
     keys=(6, 6),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs"),
     args=(
         _rt.Param("state", "string", "BAD_STATE", choices=("waiting", "delayed", "leased", "dead", "parked")),
         _rt.Param("offset", "uint", "BAD_OFFSET", low=0, high=1000000000),
@@ -1270,6 +1283,7 @@ METRICS = _rt.Script(
     function="rp_v0_1_0__work_queue__metrics",
     read_only=True,
     keys=(7, 7),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "turns"),
     args=(
         _rt.Param("minutes", "uint", "BAD_MINUTES", low=1, high=1440),
     ),
@@ -1359,6 +1373,7 @@ NACK = _rt.Script(
     function="rp_v0_1_0__work_queue__nack",
     read_only=False,
     keys=(9, 9),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "signal", "events"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -1469,6 +1484,7 @@ PAUSE = _rt.Script(
     function="rp_v0_1_0__work_queue__pause",
     read_only=False,
     keys=(1, 1),
+    key_names=("jobs",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_JOBS"),
@@ -1518,6 +1534,7 @@ PAUSED = _rt.Script(
     function="rp_v0_1_0__work_queue__paused",
     read_only=True,
     keys=(1, 1),
+    key_names=("jobs",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_JOBS"),
@@ -1563,6 +1580,7 @@ PROGRESS = _rt.Script(
     function="rp_v0_1_0__work_queue__progress",
     read_only=False,
     keys=(2, 2),
+    key_names=("jobs", "events"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -1631,6 +1649,7 @@ RATE_LIMIT_GROUP = _rt.Script(
     function="rp_v0_1_0__work_queue__rate_limit_group",
     read_only=False,
     keys=(6, 6),
+    key_names=("leased", "parked", "jobs", "groups", "wake", "idle"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("token", "string", "BAD_TOKEN", non_empty=True),
@@ -1716,6 +1735,7 @@ REMOVE = _rt.Script(
     function="rp_v0_1_0__work_queue__remove",
     read_only=False,
     keys=(5, 5),
+    key_names=("waiting", "delayed", "dead", "parked", "jobs"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -1783,6 +1803,7 @@ REMOVE_SCHEDULE = _rt.Script(
     function="rp_v0_1_0__work_queue__remove_schedule",
     read_only=False,
     keys=(2, 2),
+    key_names=("schedules", "due"),
     args=(
         _rt.Param("schedule", "string", "BAD_SCHEDULE", non_empty=True),
     ),
@@ -1833,6 +1854,7 @@ REQUEUE = _rt.Script(
     function="rp_v0_1_0__work_queue__requeue",
     read_only=False,
     keys=(5, 5),
+    key_names=("waiting", "dead", "jobs", "signal", "events"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -1901,6 +1923,7 @@ RESULT = _rt.Script(
     function="rp_v0_1_0__work_queue__result",
     read_only=True,
     keys=(2, 2),
+    key_names=("results", "kept"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
     ),
@@ -1955,6 +1978,7 @@ RESUME = _rt.Script(
     function="rp_v0_1_0__work_queue__resume",
     read_only=False,
     keys=(2, 2),
+    key_names=("jobs", "signal"),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_JOBS"),
@@ -2004,6 +2028,7 @@ RETRY_DEAD = _rt.Script(
     function="rp_v0_1_0__work_queue__retry_dead",
     read_only=False,
     keys=(5, 5),
+    key_names=("waiting", "dead", "jobs", "signal", "events"),
     args=(
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
     ),
@@ -2071,6 +2096,7 @@ SCHEDULE = _rt.Script(
     function="rp_v0_1_0__work_queue__schedule",
     read_only=True,
     keys=(2, 2),
+    key_names=("schedules", "due"),
     args=(
         _rt.Param("schedule", "string", "BAD_SCHEDULE", non_empty=True),
     ),
@@ -2130,6 +2156,7 @@ SCHEDULES = _rt.Script(
     function="rp_v0_1_0__work_queue__schedules",
     read_only=True,
     keys=(2, 2),
+    key_names=("schedules", "due"),
     args=(
         _rt.Param("offset", "uint", "BAD_OFFSET", low=0, high=1000000000),
         _rt.Param("count", "uint", "BAD_COUNT", low=1, high=100),
@@ -2194,6 +2221,7 @@ SET_DELAY = _rt.Script(
     function="rp_v0_1_0__work_queue__set_delay",
     read_only=False,
     keys=(5, 5),
+    key_names=("waiting", "delayed", "parked", "jobs", "signal"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("delay", "ms", "BAD_DELAY", low=0, high=1000000000000),
@@ -2270,6 +2298,7 @@ SET_PRIORITY = _rt.Script(
     function="rp_v0_1_0__work_queue__set_priority",
     read_only=False,
     keys=(3, 3),
+    key_names=("waiting", "parked", "jobs"),
     args=(
         _rt.Param("id", "string", "BAD_ID", non_empty=True),
         _rt.Param("priority", "uint", "BAD_PRIORITY", low=0, high=255),
@@ -2337,6 +2366,7 @@ SET_SCHEDULE = _rt.Script(
     function="rp_v0_1_0__work_queue__set_schedule",
     read_only=False,
     keys=(3, 3),
+    key_names=("schedules", "due", "schedules_wake"),
     args=(
         _rt.Param("schedule", "string", "BAD_SCHEDULE", non_empty=True),
         _rt.Param("every", "ms", "BAD_EVERY", optional=True, low=1, high=1000000000000),
@@ -2456,6 +2486,7 @@ SETTINGS = _rt.Script(
     function="rp_v0_1_0__work_queue__settings",
     read_only=True,
     keys=(1, 1),
+    key_names=("jobs",),
     args=(
     ),
     errors=("BAD_ARGS", "BAD_KEYS", "BAD_JOBS"),
@@ -2504,6 +2535,7 @@ TAKE = _rt.Script(
     function="rp_v0_1_0__work_queue__take",
     read_only=False,
     keys=(14, 14),
+    key_names=("waiting", "delayed", "leased", "dead", "parked", "jobs", "groups", "wake", "idle", "signal", "events", "results", "kept", "turns"),
     args=(
         _rt.Param("lease", "ms", "BAD_LEASE", low=1, high=999999999999999),
         _rt.Param("limit", "uint", "BAD_LIMIT", low=1, high=10),
