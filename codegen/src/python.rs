@@ -322,17 +322,17 @@ fn family_ctx(family: &[&Script], version: &str) -> Result<FamilyCtx, String> {
         .filter(|(_, form)| form.params().iter().all(|p| instance_names.contains(p)))
         .map(|(constant, _)| format!("{constant}, "))
         .collect();
-    let mut fields: Vec<String> = instance
+    let fields: Vec<String> = instance
         .iter()
-        .filter(|i| !i.defaulted)
-        .map(|i| format!("{}: str", py_ident(&i.name)))
+        .map(|i| {
+            let ty = if i.defaulted {
+                "_t.Optional[str] = None"
+            } else {
+                "str"
+            };
+            format!("{}: {ty}", py_ident(&i.name))
+        })
         .collect();
-    fields.extend(
-        instance
-            .iter()
-            .filter(|i| i.defaulted)
-            .map(|i| format!("{}: _t.Optional[str] = None", py_ident(&i.name))),
-    );
     let class_doc = {
         let mut lines = vec![format!(
             "The scripts of `{}/`, on one instance of the pattern.",
@@ -455,7 +455,8 @@ fn instance_params(family: &[&Script]) -> Vec<Instance> {
             }
         }
     }
-    names
+    // The ones with a default last, as the class's fields take them.
+    let mut instance: Vec<Instance> = names
         .into_iter()
         .map(|name| {
             let naming: Vec<&&Script> = family
@@ -465,7 +466,9 @@ fn instance_params(family: &[&Script]) -> Vec<Instance> {
             let defaulted = naming.iter().all(|s| text_default(s, &name).is_some());
             Instance { name, defaulted }
         })
-        .collect()
+        .collect();
+    instance.sort_by_key(|i| i.defaulted);
+    instance
 }
 
 /// Whether a template of `script` names placeholder `name`.

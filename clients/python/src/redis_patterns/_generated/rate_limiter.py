@@ -318,7 +318,7 @@ def sliding_window(
 class RateLimiter:
     """The scripts of `scripts/rate_limiter/`, on one instance of the pattern.
 
-    Built from `prefix`, `uid`, `action`: each method names its keys from their templates with these
+    Built from `uid`, `action`, `prefix`: each method names its keys from their templates with these
     values, and checks them when the instance is built (`InvalidInput`, `BAD_KEYS`, for an empty
     value or stray braces).
 
