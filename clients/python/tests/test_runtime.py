@@ -86,6 +86,14 @@ def test_floats_follow_the_scripts_rule_and_round_trip() -> None:
         assert math.copysign(1, read) == math.copysign(1, value)
 
 
+def test_the_runtimes_examples_hold() -> None:
+    import doctest
+
+    from redis_patterns import _runtime
+
+    assert doctest.testmod(_runtime).failed == 0
+
+
 def test_durations_are_whole_milliseconds_rounded_down() -> None:
     param = rp.Param("ttl", "ms", "BAD_TTL", low=1, high=10)
     assert param.encode(timedelta(microseconds=1500)) == b"1"
