@@ -56,6 +56,59 @@ pub fn fix(dir: &Path) -> ExitCode {
     }
 }
 
+/// Writes the generated files of the Python package in `dist` (its folder, holding
+/// `pyproject.toml`) from the scripts under `dir`, for crate `package` at `version`; with
+/// `check`, writes nothing and fails naming every file that is not current.
+pub fn python(dir: &Path, dist: &Path, package: &str, version: &str, check: bool) -> ExitCode {
+    if let Some(why) = not_a_scripts_folder(dir) {
+        eprintln!("{why}");
+        return ExitCode::FAILURE;
+    }
+    let files = match Config::new().check(dir).and_then(|scripts| {
+        crate::python::render(&scripts, package, version).map_err(crate::Error::Render)
+    }) {
+        Ok(files) => files,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let shown = dist.display();
+    let result = if check {
+        crate::python::stale(dist, &files)
+    } else {
+        crate::python::write(dist, &files)
+    };
+    match result {
+        Ok(paths) if check && !paths.is_empty() => {
+            for path in &paths {
+                eprintln!(
+                    "{shown}/{path}: not what the generator makes of {}",
+                    dir.display()
+                );
+            }
+            eprintln!(
+                "{} stale file(s); regenerate with `redis-patterns-codegen python {} {shown} \
+                 --package {package} --version {version}`",
+                paths.len(),
+                dir.display()
+            );
+            ExitCode::FAILURE
+        }
+        Ok(paths) => {
+            for path in &paths {
+                println!("wrote {shown}/{path}");
+            }
+            println!("{shown}: {} generated files, current", files.len());
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{shown}: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// One line saying why `dir` is no scripts folder, if it is not one: missing, not a
 /// folder, or holding no `<family>/<op>.lua` at all (the problems of each stray `.lua`
 /// file in it would say nothing more useful).

@@ -177,6 +177,7 @@ mod key_check;
 mod lua;
 mod manifest;
 pub mod model;
+pub mod python;
 mod render;
 pub mod shared;
 mod template;

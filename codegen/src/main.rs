@@ -14,10 +14,14 @@ use std::path::Path;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: redis-patterns-codegen check|fix <scripts folder>
+       redis-patterns-codegen python <scripts folder> <python package folder>
+           --package <crate> --version <version> [--check]
 
-  check  reports every problem of every script, as the build does
-  fix    rewrites each script's input checks from its header, and pastes the shared
-         helpers it names from their `_shared.lua` files
+  check   reports every problem of every script, as the build does
+  fix     rewrites each script's input checks from its header, and pastes the shared
+          helpers it names from their `_shared.lua` files
+  python  writes the generated part of the Python client (clients/python) for the
+          crate's version; with --check, writes nothing and names every stale file
 
 The `redis-patterns` command (`cargo install --path . --features cli` in a checkout) has
 the same two subcommands.";
@@ -27,6 +31,19 @@ fn main() -> ExitCode {
     match args.as_slice() {
         [command, dir] if command == "check" => redis_patterns_codegen::cli::check(Path::new(dir)),
         [command, dir] if command == "fix" => redis_patterns_codegen::cli::fix(Path::new(dir)),
+        [command, dir, dist, flags @ ..] if command == "python" => match python_flags(flags) {
+            Some((package, version, check)) => redis_patterns_codegen::cli::python(
+                Path::new(dir),
+                Path::new(dist),
+                package,
+                version,
+                check,
+            ),
+            None => {
+                eprintln!("{USAGE}");
+                ExitCode::from(2)
+            }
+        },
         [flag] if flag == "--help" || flag == "-h" || flag == "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -36,4 +53,19 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `--package <crate> --version <version> [--check]`, in any order.
+fn python_flags(flags: &[String]) -> Option<(&str, &str, bool)> {
+    let (mut package, mut version, mut check) = (None, None, false);
+    let mut flags = flags.iter();
+    while let Some(flag) = flags.next() {
+        match flag.as_str() {
+            "--package" => package = Some(flags.next()?.as_str()),
+            "--version" => version = Some(flags.next()?.as_str()),
+            "--check" => check = true,
+            _ => return None,
+        }
+    }
+    Some((package?, version?, check))
 }

@@ -1,0 +1,66 @@
+"""The Redis patterns of the `redis-patterns` crate, for Python: every pattern is one Lua
+script whose header is its contract, and this package is generated from those headers.
+
+Each family (``identity_lock``, ``work_queue``, ...) is a module with a typed function
+per script and a class built from the pattern instance's name, whose methods name the
+keys as the Rust crate does, so apps in both languages share data. A function or method
+checks its input before any I/O and returns a `Call`; run it on a connection:
+
+    import redis
+    from redis_patterns import IdentityLock
+
+    r = redis.Redis()
+    lock = IdentityLock("report:lock")
+    held = lock.lease("secret").run(r)          # None: not held with that token
+
+`Call.run` takes `redis.Redis` or `redis.cluster.RedisCluster`, `Call.run_async` the
+`redis.asyncio` ones; `Batch` (and the `pipeline` and `transaction` context managers)
+sends several calls in one round trip, and `wait` runs a coordination primitive's call
+until it is granted, blocking on its wake stream in between. A script's declared error
+is raised as `ScriptError` (with ``.code``, ``.script`` and ``.message``); the same
+code, caught before anything was sent, as `InvalidInput`, a `ScriptError` too.
+"""
+
+from ._batch import Batch, Slot, pipeline, pipeline_async, transaction, transaction_async
+from ._errors import InvalidInput, RanOutsideTransaction, ScriptError, UnexpectedReply
+from . import _generated
+from ._generated import *  # noqa: F403 (every family module and class)
+from ._runtime import (
+    NOSCRIPT_ATTEMPTS,
+    Call,
+    Form,
+    Param,
+    Script,
+    float_from_text,
+    functions_library,
+    integer_from_text,
+)
+from ._wait import MAX_BLOCK_MS, Wake, wait, wait_async
+
+__version__ = _generated.VERSION
+
+__all__ = [
+    "MAX_BLOCK_MS",
+    "NOSCRIPT_ATTEMPTS",
+    "Batch",
+    "Call",
+    "Form",
+    "InvalidInput",
+    "Param",
+    "RanOutsideTransaction",
+    "Script",
+    "ScriptError",
+    "Slot",
+    "UnexpectedReply",
+    "Wake",
+    "float_from_text",
+    "functions_library",
+    "integer_from_text",
+    "pipeline",
+    "pipeline_async",
+    "transaction",
+    "transaction_async",
+    "wait",
+    "wait_async",
+]
+__all__ += _generated.__all__

@@ -1,0 +1,151 @@
+"""Waiting on a coordination primitive without missing a wake-up, as the Rust crate's
+`runtime::wait` does.
+
+A script that answers "not yet" (a full semaphore, a held fair lock or read-write lock, a
+closed latch, a barrier still waiting) answers, as the last two items of its reply, the
+last id of the primitive's wake stream (its ``wake`` key) and the most milliseconds to
+block before running again. Every script that frees something appends to that stream,
+so a waiter blocked on ``XREAD BLOCK … STREAMS <wake> <id>`` wakes at once, and one that
+blocks after the append returns at once too. An entry names whom it is for in its field
+``w``: ``*`` for every waiter, or one waiter's token; a waiter that gives its token keeps
+blocking through an entry for another. Every block lasts at most `MAX_BLOCK_MS`, then the
+script runs again; pub/sub is never involved.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple, TypeVar
+
+import redis.exceptions
+
+from ._errors import UnexpectedReply
+from ._runtime import AsyncClient, Call, Execute, Plan, SyncClient, drive, drive_async
+
+R = TypeVar("R")
+
+MAX_BLOCK_MS = 1000
+"""The longest one blocking read lasts before the script runs again, whatever it said:
+a wake-up lost to a failover or a deleted stream costs at most this."""
+
+
+class Wake(NamedTuple):
+    """What a "not yet" reply says to block on: the wake stream `key` after id `after`,
+    for at most `within_ms`; `token`, when given, is the waiter's."""
+
+    key: str
+    after: str
+    within_ms: int
+    token: Optional[str] = None
+
+    def wakes(self, target: str) -> bool:
+        """Whether an entry for `target` (``*``: everyone) ends this waiter's block."""
+        return target == "*" or self.token is None or self.token == target
+
+
+def wake_of(call: Call[Any], reply: Any, token: Optional[str]) -> Wake:
+    """The wake of `call`'s "not yet" `reply`: its wake key, and the reply's last two
+    items (the stream id, the ms to block at most), capped at `MAX_BLOCK_MS`."""
+    after, within = reply[-2], reply[-1]
+    if not isinstance(after, str) or not is_stream_id(after) or not isinstance(within, int):
+        raise UnexpectedReply(f"{call.script.name}: not a wake id and a time: {reply!r}")
+    return Wake(call.key("wake"), after, min(within, MAX_BLOCK_MS), token)
+
+
+def is_stream_id(text: str) -> bool:
+    """``<ms>-<seq>``, as Redis prints a stream id."""
+    ms, dash, seq = text.partition("-")
+    return bool(dash) and all(p.isascii() and p.isdigit() and len(p) <= 20 for p in (ms, seq))
+
+
+def entry_of(reply: Any) -> Optional[Tuple[str, str]]:
+    """The id of the entry an ``XREAD COUNT 1`` answered and whom it is for (its ``w``;
+    ``*`` without one), from RESP2's ``[[key, [[id, fields]]]]`` or RESP3's map; None on
+    a timeout."""
+    if isinstance(reply, dict):
+        streams: List[Any] = list(reply.values())
+    elif isinstance(reply, list):
+        streams = [s[1] for s in reply if isinstance(s, list) and len(s) == 2]
+    else:
+        return None
+    if not streams or not streams[0]:
+        return None
+    entry_id, fields = streams[0][0]
+    pairs = list(fields.items()) if isinstance(fields, dict) else list(zip(fields[::2], fields[1::2]))
+    target = next((v for f, v in pairs if f == b"w"), b"*")
+    return entry_id.decode(), target.decode()
+
+
+def until(
+    attempt: Callable[[Any], Call[R]],
+    ready: Callable[[R], bool],
+    timeout: float,
+    token: Optional[str] = None,
+    functions: bool = False,
+) -> Plan[Optional[R]]:
+    """The wait, without its I/O: runs the call `attempt` builds (from the last reply,
+    None at first) until its reply is `ready`, or `timeout` seconds passed (this process's
+    monotonic clock; every lease is the server's): the ready reply, or None. Between tries
+    it blocks on the wake the reply answered."""
+    deadline = time.monotonic() + timeout
+    reply: Optional[R] = None
+    while True:
+        call = attempt(reply)
+        reply = yield from call.plan(functions)
+        if ready(reply):
+            return reply
+        if time.monotonic() >= deadline:
+            return None
+        wake = wake_of(call, reply, token)
+        retry = time.monotonic() + wake.within_ms / 1000
+        after = wake.after
+        # Block until woken for this waiter, or until it is time to try again; an entry
+        # for another waiter only moves the id read from.
+        while True:
+            left = min(deadline, retry) - time.monotonic()
+            if left <= 0:
+                break
+            block = max(1, int(left * 1000))  # BLOCK 0 would wait for ever
+            read = yield Execute(("XREAD", "COUNT", 1, "BLOCK", block, "STREAMS", wake.key, after))
+            if isinstance(read, redis.exceptions.ResponseError):
+                raise read
+            entry = entry_of(read)
+            if entry is None or wake.wakes(entry[1]):
+                break
+            after = entry[0]
+
+
+def wait(
+    client: SyncClient,
+    attempt: Callable[[Any], Call[R]],
+    ready: Callable[[R], bool],
+    timeout: float,
+    *,
+    token: Optional[str] = None,
+    functions: bool = False,
+) -> Optional[R]:
+    """Runs the call `attempt` builds until its reply is `ready` or `timeout` seconds
+    passed (then None), blocking on the primitive's wake stream between tries; `token`
+    is the waiter's, for primitives that wake one waiter (a fair lock's next in line).
+    The connection is busy while it blocks.
+
+        permits = Semaphore("slots")
+        granted = wait(r, lambda _: permits.acquire(token, 1, 30_000, 10, place=5_000),
+                       lambda reply: reply[0] is not None, timeout=5.0, token=token)
+    """
+    plan = until(attempt, ready, timeout, token, functions)
+    return drive(plan, client)
+
+
+async def wait_async(
+    client: AsyncClient,
+    attempt: Callable[[Any], Call[R]],
+    ready: Callable[[R], bool],
+    timeout: float,
+    *,
+    token: Optional[str] = None,
+    functions: bool = False,
+) -> Optional[R]:
+    """`wait`, on an asyncio connection."""
+    plan = until(attempt, ready, timeout, token, functions)
+    return await drive_async(plan, client)

@@ -1,0 +1,353 @@
+--- Changes the queue's settings that it is given, and keeps the others.
+---
+--- Beyond the books, for operators (BullMQ's group concurrency and `setGlobalConcurrency`,
+--- its worker `limiter`, Sidekiq's dead set caps): the limits, the dead-letter cap, the
+--- metrics window, the events cap, the results' bounds and group turns. They live in
+--- `jobs` (#settings) and `take.lua` reads them on every call, so a worker deployed with
+--- other code applies the same limits, and a change takes effect on the next `take`. An
+--- empty argument leaves its setting as it is: the merge happens here, in one call, so
+--- two operators who change different settings at the same moment both keep their change.
+--- Until this runs the queue has no limits, keeps at most 10,000 dead jobs for at most
+--- 180 days, and keeps no metrics (they cost the scripts that end jobs two hash commands
+--- each). A new queue rate starts its ring of start times anew (the old start times stay,
+--- at most 1,000, until a later ring overwrites them or the queue is deleted). A new
+--- metrics window keeps the totals and the slots of the minutes it still covers (each
+--- slot names its minute, so one of another minute reads as 0); the slots beyond a
+--- smaller window stay, at most 1,440, until the queue is deleted.
+--- When the group limits change, up to 100 groups with parked jobs are woken, so
+--- the next `take` calls start what the new limits allow (the jobs of any further groups
+--- start as their groups' jobs end); idle workers are woken too.
+--- Events (what happened to each job, in `events`) are off until `events_max` is set; the
+--- stream then keeps at most that many, the oldest going first, and a lower cap trims it
+--- here. A result (`ack.lua`, `take.lua`) is kept only when a worker gives one: for
+--- `result_ttl` (1 hour unless set), and one longer than `result_max` bytes (16 KiB unless
+--- set) is refused.
+--- `group_turns` 1 makes the groups with jobs ready take turns (BullMQ Pro's round-robin
+--- between groups; jobs without a group are one group of their own): `add.lua` parks a new
+--- job in its group's range of `parked` and gives its group a turn in `turns`, and
+--- `take.lua` takes one job per turn, the group then waiting behind every other (see its
+--- header). Switching takes nothing from here: with turns on, each `take` moves up to
+--- 2 × `limit` waiting jobs into their groups' turns; with turns off, each `take` hands
+--- the jobs of up to `limit` groups with a turn back to `waiting` (up to `limit` jobs), so
+--- no job is lost either way, and idle workers are woken to do it.
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: the jobs' fields; #settings the queue's settings
+--- @key wake zset {<name>}:wake        group -> when its rate window lets a parked job start (ms)
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @arg group_concurrency uint? 0..=10^6 the most jobs of one group held at once; 0 for no limit
+--- @arg group_rate uint? 0..=1000        the most jobs of one group started per `group_period`; 0 for no limit
+--- @arg group_period ms? 1..=10^10       the window of `group_rate`
+--- @arg queue_concurrency uint? 0..=10^6 the most jobs of the whole queue held at once; 0 for no limit
+--- @arg queue_rate uint? 0..=1000        the most jobs of the whole queue started per `queue_period`; 0 for no limit
+--- @arg queue_period ms? 1..=10^10       the window of `queue_rate`
+--- @arg dead_max uint? 1..=10^7          the most jobs kept dead; the oldest go first
+--- @arg dead_age ms? 1..=10^12           how long a dead job is kept
+--- @arg metrics_minutes uint? 0..=1440  the minutes of per-minute metrics kept; 0 for no metrics
+--- @arg events_max uint? 0..=10^5       the most events `events` keeps; 0 for no events
+--- @arg result_ttl ms? 1..=2592000000   how long a job's result is kept (30 days at most)
+--- @arg result_max uint? 1..=2^14       the longest result kept, in bytes (16 KiB at most)
+--- @arg group_turns uint? 0..=1         1 for groups with jobs ready taking turns (round-robin); 0 for no turns
+--- @return (bool, uint)          whether a setting changed, and how many groups with parked jobs were woken
+--- @error BAD_ARGS               not 5 keys and 13 arguments
+--- @error BAD_GROUP_CONCURRENCY  not an integer within its range (or empty)
+--- @error BAD_GROUP_RATE         not an integer within its range (or empty)
+--- @error BAD_GROUP_PERIOD       not whole milliseconds within its range (or empty)
+--- @error BAD_QUEUE_CONCURRENCY  not an integer within its range (or empty)
+--- @error BAD_QUEUE_RATE         not an integer within its range (or empty)
+--- @error BAD_QUEUE_PERIOD       not whole milliseconds within its range (or empty)
+--- @error BAD_DEAD_MAX           not an integer within its range (or empty)
+--- @error BAD_DEAD_AGE           not whole milliseconds within its range (or empty)
+--- @error BAD_METRICS_MINUTES    not an integer within its range (or empty)
+--- @error BAD_EVENTS_MAX         not an integer within its range (or empty)
+--- @error BAD_RESULT_TTL         not whole milliseconds within its range (or empty)
+--- @error BAD_RESULT_MAX         not an integer within its range (or empty)
+--- @error BAD_GROUP_TURNS        not an integer within its range (or empty)
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings these scripts did not write; nothing was written
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write; nothing was written
+--- @uses settings_of parked_prefix parse_parked wake_workers
+--- @complexity O(G log N + E): G ≤ 100 groups woken, N parked jobs, E ≤ 10^5 events trimmed
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 13 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local parked = KEYS[1]
+local jobs = KEYS[2]
+local wake = KEYS[3]
+local signal = KEYS[4]
+local events = KEYS[5]
+local group_concurrency = nil
+if ARGV[1] ~= '' then
+  group_concurrency = tonumber(string.match(ARGV[1], '^[1-9]%d*$') or string.match(ARGV[1], '^0$'))
+  if not group_concurrency or group_concurrency > 1000000 then
+    return redis.error_reply(
+        'BAD_GROUP_CONCURRENCY group_concurrency must be an integer from 0 to 1000000, or empty, got '
+        .. shown(ARGV[1]))
+  end
+end
+local group_rate = nil
+if ARGV[2] ~= '' then
+  group_rate = tonumber(string.match(ARGV[2], '^[1-9]%d*$') or string.match(ARGV[2], '^0$'))
+  if not group_rate or group_rate > 1000 then
+    return redis.error_reply(
+        'BAD_GROUP_RATE group_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[2]))
+  end
+end
+local group_period = nil
+if ARGV[3] ~= '' then
+  group_period = tonumber(string.match(ARGV[3], '^[1-9]%d*$'))
+  if not group_period or group_period > 10000000000 then
+    return redis.error_reply(
+        'BAD_GROUP_PERIOD group_period must be whole milliseconds from 1 to 10000000000, or empty, got '
+        .. shown(ARGV[3]))
+  end
+end
+local queue_concurrency = nil
+if ARGV[4] ~= '' then
+  queue_concurrency = tonumber(string.match(ARGV[4], '^[1-9]%d*$') or string.match(ARGV[4], '^0$'))
+  if not queue_concurrency or queue_concurrency > 1000000 then
+    return redis.error_reply(
+        'BAD_QUEUE_CONCURRENCY queue_concurrency must be an integer from 0 to 1000000, or empty, got '
+        .. shown(ARGV[4]))
+  end
+end
+local queue_rate = nil
+if ARGV[5] ~= '' then
+  queue_rate = tonumber(string.match(ARGV[5], '^[1-9]%d*$') or string.match(ARGV[5], '^0$'))
+  if not queue_rate or queue_rate > 1000 then
+    return redis.error_reply(
+        'BAD_QUEUE_RATE queue_rate must be an integer from 0 to 1000, or empty, got ' .. shown(ARGV[5]))
+  end
+end
+local queue_period = nil
+if ARGV[6] ~= '' then
+  queue_period = tonumber(string.match(ARGV[6], '^[1-9]%d*$'))
+  if not queue_period or queue_period > 10000000000 then
+    return redis.error_reply(
+        'BAD_QUEUE_PERIOD queue_period must be whole milliseconds from 1 to 10000000000, or empty, got '
+        .. shown(ARGV[6]))
+  end
+end
+local dead_max = nil
+if ARGV[7] ~= '' then
+  dead_max = tonumber(string.match(ARGV[7], '^[1-9]%d*$'))
+  if not dead_max or dead_max > 10000000 then
+    return redis.error_reply(
+        'BAD_DEAD_MAX dead_max must be an integer from 1 to 10000000, or empty, got ' .. shown(ARGV[7]))
+  end
+end
+local dead_age = nil
+if ARGV[8] ~= '' then
+  dead_age = tonumber(string.match(ARGV[8], '^[1-9]%d*$'))
+  if not dead_age or dead_age > 1000000000000 then
+    return redis.error_reply(
+        'BAD_DEAD_AGE dead_age must be whole milliseconds from 1 to 1000000000000, or empty, got ' .. shown(ARGV[8]))
+  end
+end
+local metrics_minutes = nil
+if ARGV[9] ~= '' then
+  metrics_minutes = tonumber(string.match(ARGV[9], '^[1-9]%d*$') or string.match(ARGV[9], '^0$'))
+  if not metrics_minutes or metrics_minutes > 1440 then
+    return redis.error_reply(
+        'BAD_METRICS_MINUTES metrics_minutes must be an integer from 0 to 1440, or empty, got ' .. shown(ARGV[9]))
+  end
+end
+local events_max = nil
+if ARGV[10] ~= '' then
+  events_max = tonumber(string.match(ARGV[10], '^[1-9]%d*$') or string.match(ARGV[10], '^0$'))
+  if not events_max or events_max > 100000 then
+    return redis.error_reply(
+        'BAD_EVENTS_MAX events_max must be an integer from 0 to 100000, or empty, got ' .. shown(ARGV[10]))
+  end
+end
+local result_ttl = nil
+if ARGV[11] ~= '' then
+  result_ttl = tonumber(string.match(ARGV[11], '^[1-9]%d*$'))
+  if not result_ttl or result_ttl > 2592000000 then
+    return redis.error_reply(
+        'BAD_RESULT_TTL result_ttl must be whole milliseconds from 1 to 2592000000, or empty, got ' .. shown(ARGV[11]))
+  end
+end
+local result_max = nil
+if ARGV[12] ~= '' then
+  result_max = tonumber(string.match(ARGV[12], '^[1-9]%d*$'))
+  if not result_max or result_max > 16384 then
+    return redis.error_reply(
+        'BAD_RESULT_MAX result_max must be an integer from 1 to 16384, or empty, got ' .. shown(ARGV[12]))
+  end
+end
+local group_turns = nil
+if ARGV[13] ~= '' then
+  group_turns = tonumber(string.match(ARGV[13], '^[1-9]%d*$') or string.match(ARGV[13], '^0$'))
+  if not group_turns or group_turns > 1 then
+    return redis.error_reply(
+        'BAD_GROUP_TURNS group_turns must be an integer from 0 to 1, or empty, got ' .. shown(ARGV[13]))
+  end
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(parked, '^(.+):parked$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS parked must be {<name>}:parked, but KEYS[1] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in parked, but KEYS[2] is ' .. shown(jobs))
+end
+if wake ~= tag_of_keys .. ':wake' then
+  return redis.error_reply(
+      'BAD_KEYS wake must be {<name>}:wake with <name> as in parked, but KEYS[3] is ' .. shown(wake))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in parked, but KEYS[4] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in parked, but KEYS[5] is ' .. shown(events))
+end
+-- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
+end
+-- A member of `parked` read back: its group, rank and job id; nil for one take.lua did
+-- not write.
+local function parse_parked(member)
+  local length = tonumber(string.match(member, '^%x%x%x%x%x%x%x%x') or '', 16)
+  local rank = length and string.match(string.sub(member, 9 + length, 24 + length), '^' .. string.rep('%d', 16) .. '$')
+  rank = rank and tonumber(rank)
+  if rank and rank >= 1 and rank <= 2559999999999999 and #member > 24 + length then
+    return string.sub(member, 9, 8 + length), rank, string.sub(member, 25 + length)
+  end
+end
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers
+-- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
+-- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
+-- error reply for a value configure.lua does not write.
+local function settings_of(stored)
+  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
+  if stored then
+    -- One pattern match (in C) for the whole text; the bounds of each number after it.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #found == 0 then
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+    end
+    if #found == 0 then
+      found = { string.match(stored, nine .. '$') }
+    end
+    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
+    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
+      2592000000, 16384, 1 }
+    for i = 1, #found do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = #found[i] <= 16 and tonumber(found[i])
+      if not (n and n >= low[i] and n <= high[i]) then
+        found = {}
+        break
+      end
+      v[i] = n
+    end
+    if #found == 0 then
+      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+        .. ', not what configure.lua writes')
+    end
+  end
+  return {
+    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
+    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
+    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
+    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
+  }
+end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ parked, wake, signal }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('XLEN', events)
+local old, bad = settings_of(redis.call('HGET', jobs, '#settings'))
+if bad then
+  return bad
+end
+-- The settings this call names over those the queue has: an empty argument (nil here)
+-- keeps its setting.
+local given = {
+  group_concurrency = group_concurrency, group_rate = group_rate, group_period = group_period,
+  queue_concurrency = queue_concurrency, queue_rate = queue_rate, queue_period = queue_period,
+  dead_max = dead_max, dead_age = dead_age, metrics_minutes = metrics_minutes,
+  events_max = events_max, result_ttl = result_ttl, result_max = result_max, group_turns = group_turns,
+}
+local new = {}
+local changed = false
+for name, value in pairs(old) do
+  if given[name] == nil then
+    new[name] = value
+  else
+    new[name] = given[name]
+  end
+  changed = changed or new[name] ~= value
+end
+
+-- The groups with parked jobs, one lexicographic range each (parked_prefix), read first:
+-- a member take.lua did not write is refused before anything is written.
+local woken = {}
+if old.group_concurrency ~= new.group_concurrency or old.group_rate ~= new.group_rate
+    or old.group_period ~= new.group_period then
+  local from = '-'
+  while #woken < 100 do
+    local member = redis.call('ZRANGE', parked, from, '+', 'BYLEX', 'LIMIT', 0, 1)[1]
+    if not member then
+      break
+    end
+    local group = parse_parked(member)
+    if not group then
+      return redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    woken[#woken + 1] = group
+    -- Past every member of this group: its prefix followed by a rank's digits, all below ':'.
+    from = '[' .. parked_prefix(group) .. ':'
+  end
+end
+
+if changed then
+  if old.queue_rate ~= new.queue_rate then
+    -- The ring starts anew from its first slot: take.lua writes each slot before it reads
+    -- it again, so the old start times (#qs:<i>) are never read, and stay until overwritten.
+    redis.call('HDEL', jobs, '#qn')
+  end
+  redis.call('HSET', jobs, '#settings', string.format('%d %d %d %d %d %d %d %d %d %d %d %d %d',
+    new.group_concurrency, new.group_rate, new.group_period, new.queue_concurrency, new.queue_rate,
+    new.queue_period, new.dead_max, new.dead_age, new.metrics_minutes, new.events_max, new.result_ttl,
+    new.result_max, new.group_turns))
+  if new.events_max > 0 and new.events_max < old.events_max then
+    redis.call('XTRIM', events, 'MAXLEN', new.events_max)
+  end
+end
+for _, group in ipairs(woken) do
+  redis.call('ZADD', wake, 0, group)
+end
+wake_workers(signal)
+return { changed and 1 or 0, #woken }

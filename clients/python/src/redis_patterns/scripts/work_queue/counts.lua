@@ -1,0 +1,64 @@
+#!lua flags=no-writes
+--- Counts the jobs in each state, at one instant.
+---
+--- Beyond the books, for operators and dashboards. A leased job whose lease ran out
+--- counts as leased until a `take.lua` call hands it back.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @return (uint, uint, uint, uint, uint)  waiting, parked, delayed, leased, dead
+--- @error BAD_ARGS               not 5 keys and 0 arguments
+--- @error BAD_KEYS               a key not named as its template says
+--- @complexity O(1)
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 0 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 0 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+-- End of the generated input checks.
+return {
+  redis.call('ZCARD', waiting),
+  redis.call('ZCARD', parked),
+  redis.call('ZCARD', delayed),
+  redis.call('ZCARD', leased),
+  redis.call('ZCARD', dead),
+}

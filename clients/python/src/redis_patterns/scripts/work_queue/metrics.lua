@@ -1,0 +1,295 @@
+#!lua flags=no-writes
+--- Reads the queue's metrics: its counts, its totals, jobs ended per minute, and the age of the next job.
+---
+--- Beyond the books (BullMQ's `getMetrics` and `getJobCounts` in one call). The scripts
+--- that end jobs count them as they do, at no extra round trip: `ack.lua` and `take.lua`'s
+--- acks as completed, `nack.lua` and leases that ran out as failed deliveries (a job
+--- retried three times fails three deliveries), those of them that went to the
+--- dead-letter queue as dead. Per minute of the server's clock they are kept for the
+--- window `configure.lua` sets (none until it sets one, and none when it is 0: then the
+--- totals stand still too, and the window answered is 0). The age is that of the job next
+--- in line, from when it was first ready (its add, or the end of its delay): the head of
+--- `waiting` and, while groups take turns, the first job of the group whose turn comes
+--- first in `turns` (the older of the two when both wait); nil when no job waits, or for a
+--- job that `add.lua` did not stamp (one added before it stamped every job).
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key delayed zset {<name>}:delayed  job id -> when it becomes waiting (ms, server clock)
+--- @key leased zset {<name>}:leased    job id -> lease deadline (ms, server clock)
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key parked zset {<name>}:parked    held-back jobs of groups at their limit, all at score 0 (see take.lua)
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key turns zset {<name>}:turns      group ('' for none) -> its turn, while groups take turns (see take.lua)
+--- @arg minutes uint 1..=1440    how many of the last minutes to return, at most the window kept
+--- @return (uint, uint, uint, uint, uint, uint, uint, uint, uint?, uint, [(uint, uint, uint)]) counts, totals,
+---   age, window, rows: waiting, parked, delayed, leased and dead jobs; completed jobs,
+---   failed deliveries and dead jobs in all; the next job's age in ms; the minutes of
+---   metrics kept (0: metrics are off); a row per minute, newest first: minute (Unix ms /
+---   60,000), completed jobs, failed deliveries
+--- @error BAD_ARGS               not 7 keys and 1 argument
+--- @error BAD_MINUTES            not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds settings or metrics these scripts did not write
+--- @error BAD_PARKED             `parked` holds a member that take.lua did not write
+--- @error BAD_TURNS              `turns` holds a score that is no turn number
+--- @uses settings_of metrics_at slot_counts parked_of turn_number
+--- @clock server
+--- @complexity O(M + log N), M = `minutes`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 7 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 7 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local delayed = KEYS[2]
+local leased = KEYS[3]
+local dead = KEYS[4]
+local parked = KEYS[5]
+local jobs = KEYS[6]
+local turns = KEYS[7]
+local minutes = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not minutes or minutes > 1440 then
+  return redis.error_reply('BAD_MINUTES minutes must be an integer from 1 to 1440, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if delayed ~= tag_of_keys .. ':delayed' then
+  return redis.error_reply(
+      'BAD_KEYS delayed must be {<name>}:delayed with <name> as in waiting, but KEYS[2] is ' .. shown(delayed))
+end
+if leased ~= tag_of_keys .. ':leased' then
+  return redis.error_reply(
+      'BAD_KEYS leased must be {<name>}:leased with <name> as in waiting, but KEYS[3] is ' .. shown(leased))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[4] is ' .. shown(dead))
+end
+if parked ~= tag_of_keys .. ':parked' then
+  return redis.error_reply(
+      'BAD_KEYS parked must be {<name>}:parked with <name> as in waiting, but KEYS[5] is ' .. shown(parked))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[6] is ' .. shown(jobs))
+end
+if turns ~= tag_of_keys .. ':turns' then
+  return redis.error_reply(
+      'BAD_KEYS turns must be {<name>}:turns with <name> as in waiting, but KEYS[7] is ' .. shown(turns))
+end
+-- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- A parked job is the member <8 hex digits: the group's length><group><16-digit rank><id>,
+-- so that one group's parked jobs are one lexicographic range, in rank order.
+local function parked_prefix(of_group)
+  return string.format('%08x', #of_group) .. of_group
+end
+-- Up to n parked jobs of `group` in `parked_set`, first first, each as { member, id, rank };
+-- nil and an error reply for a member that take.lua did not write. Reads only.
+local function parked_of(parked_set, group, n)
+  local prefix = parked_prefix(group)
+  local members = redis.call('ZRANGE', parked_set, '[' .. prefix, '(' .. prefix .. ':', 'BYLEX', 'LIMIT', 0, n)
+  local found = {}
+  for i, member in ipairs(members) do
+    local rank = string.match(string.sub(member, #prefix + 1, #prefix + 16), '^' .. string.rep('%d', 16) .. '$')
+    rank = rank and tonumber(rank)
+    -- A rank as take.lua writes it (from 1 to 2559999999999999), then a job id.
+    if not (rank and rank >= 1 and rank <= 2559999999999999 and #member > #prefix + 16) then
+      return nil, redis.error_reply('BAD_PARKED parked holds ' .. shown(member) .. ', not a parked job')
+    end
+    found[i] = { member = member, id = string.sub(member, #prefix + 17), rank = rank }
+  end
+  return found
+end
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers
+-- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
+-- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
+-- error reply for a value configure.lua does not write.
+local function settings_of(stored)
+  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
+  if stored then
+    -- One pattern match (in C) for the whole text; the bounds of each number after it.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #found == 0 then
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+    end
+    if #found == 0 then
+      found = { string.match(stored, nine .. '$') }
+    end
+    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
+    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
+      2592000000, 16384, 1 }
+    for i = 1, #found do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = #found[i] <= 16 and tonumber(found[i])
+      if not (n and n >= low[i] and n <= high[i]) then
+        found = {}
+        break
+      end
+      v[i] = n
+    end
+    if #found == 0 then
+      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+        .. ', not what configure.lua writes')
+    end
+  end
+  return {
+    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
+    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
+    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
+    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
+  }
+end
+-- The completed and failed counts of the metrics slot `field` (its stored text `slot`, or
+-- false) for `minute`: zeros when it holds another minute's (or none); nil and a
+-- BAD_JOBS error reply for text these scripts do not write.
+local function slot_counts(field, slot, minute)
+  if not slot then
+    return { 0, 0 }
+  end
+  local at_minute, c, f = string.match(slot, '^(%d+) (%d+) (%d+)$')
+  c = c and safe_integer(c, 0, 999999999999999)
+  f = f and safe_integer(f, 0, 999999999999999)
+  if not (at_minute and safe_integer(at_minute, 0, 999999999999999) and c and f) then
+    return nil, redis.error_reply('BAD_JOBS the metrics ' .. field .. ' are ' .. shown(slot)
+      .. ', not what these scripts write')
+  end
+  if tonumber(at_minute) ~= minute then
+    return { 0, 0 }
+  end
+  return { c, f }
+end
+-- The metrics that jobs ending at `at` (ms, server clock) add to, read before any write:
+-- the all-time totals (#totals: completed, failed deliveries, dead) and the slot of that
+-- minute in a ring of `window` minutes (#m:<slot>: minute, completed, failed), both in the
+-- jobs hash; false when `window` is 0 (metrics off); nil and a BAD_JOBS error reply for a
+-- value these scripts do not write.
+local function metrics_at(jobs_hash, at, window)
+  if window == 0 then
+    return false
+  end
+  local minute = math.floor(at / 60000)
+  local field = '#m:' .. (minute % window)
+  local totals, slot = unpack(redis.call('HMGET', jobs_hash, '#totals', field))
+  local m = { field = field, minute = minute, totals = { 0, 0, 0 }, slot = { 0, 0 } }
+  if totals then
+    local c, f, d = string.match(totals, '^(%d+) (%d+) (%d+)$')
+    m.totals = { c and safe_integer(c, 0, 999999999999999), f and safe_integer(f, 0, 999999999999999),
+      d and safe_integer(d, 0, 999999999999999) }
+    if not (m.totals[1] and m.totals[2] and m.totals[3]) then
+      return nil, redis.error_reply('BAD_JOBS the totals #totals are ' .. shown(totals)
+        .. ', not what these scripts write')
+    end
+  end
+  local counts, bad = slot_counts(field, slot, minute)
+  if not counts then
+    return nil, bad
+  end
+  m.slot = counts
+  return m
+end
+-- A turn number in `turns_set` (a group's score) as these scripts write it: a whole number
+-- from 1 to 10^15 - 1; nil and a BAD_TURNS error reply for one they do not write.
+local function turn_number(turns_set, turn_group, turn_score)
+  local n = safe_integer(turn_score, 1, 999999999999999)
+  if not n then
+    return nil, redis.error_reply('BAD_TURNS ' .. turns_set .. ' holds group ' .. shown(turn_group) .. ' at '
+      .. shown(turn_score) .. ', not a turn number')
+  end
+  return n
+end
+-- End of the shared helpers.
+local settings, bad = settings_of(redis.call('HGET', jobs, '#settings'))
+if bad then
+  return bad
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local reply = {}
+for i, zset in ipairs({ waiting, parked, delayed, leased, dead }) do
+  reply[i] = redis.call('ZCARD', zset)
+end
+local kept = math.min(minutes, settings.metrics_minutes)
+local current, bad_metrics = metrics_at(jobs, now, math.max(settings.metrics_minutes, 1))
+if not current then
+  return bad_metrics
+end
+for i = 1, 3 do
+  reply[5 + i] = current.totals[i]
+end
+-- The jobs first in line: the head of `waiting`, and the first job of the group whose
+-- turn comes first (parked in its group's range while groups take turns).
+local heads = { redis.call('ZRANGE', waiting, 0, 0)[1] }
+local first_turn = redis.call('ZRANGE', turns, 0, 0, 'WITHSCORES')
+if first_turn[1] then
+  local _, bad_turn = turn_number(turns, first_turn[1], first_turn[2])
+  if bad_turn then
+    return bad_turn
+  end
+  local found, bad_parked = parked_of(parked, first_turn[1], 1)
+  if not found then
+    return bad_parked
+  end
+  heads[#heads + 1] = found[1] and found[1].id
+end
+local oldest = false
+for _, head in pairs(heads) do
+  local ready = redis.call('HGET', jobs, 'a:' .. head)
+  ready = ready and safe_integer(ready, 0, 999999999999999)
+  if ready and (not oldest or ready < oldest) then
+    oldest = ready
+  end
+end
+reply[9] = oldest and math.max(now - oldest, 0)
+reply[10] = settings.metrics_minutes
+
+local rows = {}
+if kept > 0 then
+  local minute = math.floor(now / 60000)
+  local fields, slots = {}, {}
+  for i = 0, kept - 1 do
+    fields[i + 1] = '#m:' .. ((minute - i) % settings.metrics_minutes)
+  end
+  -- In steps of 1000 fields: Lua unpacks at most about 8000 values into one call.
+  for from = 1, kept, 1000 do
+    local part = redis.call('HMGET', jobs, unpack(fields, from, math.min(from + 999, kept)))
+    for i = 1, #part do
+      slots[from + i - 1] = part[i]
+    end
+  end
+  for i = 0, kept - 1 do
+    -- A slot of another minute holds an older minute's counts: this one had none.
+    local counts, bad_slot = slot_counts(fields[i + 1], slots[i + 1], minute - i)
+    if not counts then
+      return bad_slot
+    end
+    rows[i + 1] = { minute - i, counts[1], counts[2] }
+  end
+end
+reply[11] = rows
+return reply

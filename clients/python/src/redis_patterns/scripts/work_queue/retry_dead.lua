@@ -1,0 +1,189 @@
+--- Moves up to `count` jobs from the dead-letter queue back to waiting, oldest first.
+---
+--- Beyond the books, for operators (Sidekiq's "retry all", BullMQ's `retryJobs`). Each job
+--- goes back as `requeue.lua` sends one: its delivery count reset, behind the jobs waiting
+--- at its priority. The work per call is bounded; call again while it moves `count`.
+--- @key waiting zset {<name>}:waiting  job id -> rank: (255 - priority) × 10^13 + arrival number
+--- @key dead zset {<name>}:dead        job id -> when it died (ms, server clock): the dead-letter queue
+--- @key jobs hash {<name>}:jobs        <x>:<id>: d payload, s state, r rank, n deliveries, g group, t token, e error
+--- @key signal zset {<name>}:signal    one member while a job may be ready: workers wait on it with BZPOPMIN
+--- @key events stream {<name>}:events  what happened to each job: event, job, and an error or progress
+--- @arg count uint 1..=100       the most jobs moved
+--- @return uint                  how many left the dead-letter queue (one without a record is dropped)
+--- @error BAD_ARGS               not 5 keys and 1 argument
+--- @error BAD_COUNT              not an integer within its range
+--- @error BAD_KEYS               a key not named as its template says
+--- @error BAD_JOBS               `jobs` holds a field these scripts did not write; nothing was written
+--- @uses wake_workers next_rank settings_of emit
+--- @complexity O(C × log N), C = `count`, N = the jobs
+-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run
+-- `redis-patterns fix <folder>`). A bad call changes nothing.
+-- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
+-- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
+-- Returns the number.
+local function safe_integer(s, min, max)
+  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
+  if n and n >= min and n <= max then
+    return n
+  end
+end
+-- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
+-- escaped, and its length when it is longer.
+local function shown(s)
+  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
+    return string.format('\\%03d', string.byte(c))
+  end)
+  if #s > 32 then
+    return '"' .. head .. '"... (' .. #s .. ' bytes)'
+  end
+  return '"' .. head .. '"'
+end
+if #KEYS ~= 5 or #ARGV ~= 1 then
+  return redis.error_reply('BAD_ARGS expected 5 keys and 1 argument, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local waiting = KEYS[1]
+local dead = KEYS[2]
+local jobs = KEYS[3]
+local signal = KEYS[4]
+local events = KEYS[5]
+local count = tonumber(string.match(ARGV[1], '^[1-9]%d*$'))
+if not count or count > 100 then
+  return redis.error_reply('BAD_COUNT count must be an integer from 1 to 100, got ' .. shown(ARGV[1]))
+end
+-- The keys, as their templates name them: a value two of them share is the same in both.
+local tag_of_keys = string.match(waiting, '^(.+):waiting$')
+if not tag_of_keys or not string.find(tag_of_keys, '^[^{]*{[^}]+}') then
+  return redis.error_reply('BAD_KEYS waiting must be {<name>}:waiting, but KEYS[1] is ' .. shown(waiting))
+end
+if dead ~= tag_of_keys .. ':dead' then
+  return redis.error_reply(
+      'BAD_KEYS dead must be {<name>}:dead with <name> as in waiting, but KEYS[2] is ' .. shown(dead))
+end
+if jobs ~= tag_of_keys .. ':jobs' then
+  return redis.error_reply(
+      'BAD_KEYS jobs must be {<name>}:jobs with <name> as in waiting, but KEYS[3] is ' .. shown(jobs))
+end
+if signal ~= tag_of_keys .. ':signal' then
+  return redis.error_reply(
+      'BAD_KEYS signal must be {<name>}:signal with <name> as in waiting, but KEYS[4] is ' .. shown(signal))
+end
+if events ~= tag_of_keys .. ':events' then
+  return redis.error_reply(
+      'BAD_KEYS events must be {<name>}:events with <name> as in waiting, but KEYS[5] is ' .. shown(events))
+end
+-- End of the generated input checks.
+-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in
+-- work_queue/_shared.lua of the scripts folder).
+-- Tells workers blocked on `signal_key` (BZPOPMIN) that a job may be ready: the key holds
+-- at most one member, so it stays one member however many jobs wait.
+local function wake_workers(signal_key)
+  redis.call('ZADD', signal_key, 0, 'ready')
+end
+-- The rank of a job of `priority` behind every job of that priority now: the next arrival
+-- number (#seq in the jobs hash, which the caller checked is a count), wrapping after
+-- 10^13 so that a rank stays exact in a double.
+local function next_rank(jobs_hash, job_priority)
+  local seq = redis.call('HINCRBY', jobs_hash, '#seq', 1)
+  if seq >= 10000000000000 then
+    seq = 1
+    redis.call('HSET', jobs_hash, '#seq', seq)
+  end
+  return (255 - job_priority) * 10000000000000 + seq
+end
+-- The queue's settings from `stored`, the field #settings of the jobs hash as the caller
+-- read it (with the other fields it reads there, to save a call): thirteen whole numbers
+-- in the order of configure.lua's arguments (or the first twelve or nine, as earlier
+-- versions wrote them), or false for the defaults (it never ran); nil and a BAD_JOBS
+-- error reply for a value configure.lua does not write.
+local function settings_of(stored)
+  local v = { 0, 0, 1000, 0, 0, 1000, 10000, 15552000000, 0, 0, 3600000, 16384, 0 }
+  if stored then
+    -- One pattern match (in C) for the whole text; the bounds of each number after it.
+    local nine = '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)'
+    local found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+) (%d+)$') }
+    if #found == 0 then
+      found = { string.match(stored, nine .. ' (%d+) (%d+) (%d+)$') }
+    end
+    if #found == 0 then
+      found = { string.match(stored, nine .. '$') }
+    end
+    local low = { 0, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 0 }
+    local high = { 1000000, 1000, 10000000000, 1000000, 1000, 10000000000, 10000000, 1000000000000, 1440, 100000,
+      2592000000, 16384, 1 }
+    for i = 1, #found do
+      -- Digits only (the pattern), at most 16 of them: exact in a Lua number.
+      local n = #found[i] <= 16 and tonumber(found[i])
+      if not (n and n >= low[i] and n <= high[i]) then
+        found = {}
+        break
+      end
+      v[i] = n
+    end
+    if #found == 0 then
+      return nil, redis.error_reply('BAD_JOBS the settings #settings are ' .. shown(stored)
+        .. ', not what configure.lua writes')
+    end
+  end
+  return {
+    group_concurrency = v[1], group_rate = v[2], group_period = v[3],
+    queue_concurrency = v[4], queue_rate = v[5], queue_period = v[6],
+    dead_max = v[7], dead_age = v[8], metrics_minutes = v[9],
+    events_max = v[10], result_ttl = v[11], result_max = v[12], group_turns = v[13],
+  }
+end
+-- Appends what happened to job `job_id` to the queue's events stream, capped at `cap`
+-- entries exactly (the oldest go), and answers the entry's id; false when `cap` is 0
+-- (events off). `detail` (an error or a progress report) goes as a third field when there
+-- is one. The caller checked the stream's type before its first write (XLEN).
+local function emit(events_stream, cap, kind, job_id, detail_name, detail)
+  if cap == 0 then
+    return false
+  end
+  if detail_name then
+    return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id, detail_name, detail)
+  end
+  return redis.call('XADD', events_stream, 'MAXLEN', cap, '*', 'event', kind, 'job', job_id)
+end
+-- End of the shared helpers.
+-- O(1) reads that fail with WRONGTYPE before anything is written (`jobs` is read first).
+for _, zset in ipairs({ waiting, signal }) do
+  redis.call('ZCARD', zset)
+end
+redis.call('XLEN', events)
+local ids = redis.call('ZRANGE', dead, 0, count - 1)
+-- Everything that can be refused is read before the first write.
+local last_seq, stored_settings = unpack(redis.call('HMGET', jobs, '#seq', '#settings'))
+if last_seq and not safe_integer(last_seq, 0, 9999999999999) then
+  return redis.error_reply('BAD_JOBS the arrival counter #seq is ' .. shown(last_seq))
+end
+local settings, bad = settings_of(stored_settings)
+if bad then
+  return bad
+end
+local priorities, moved = {}, 0
+for i, id in ipairs(ids) do
+  local state, rank = unpack(redis.call('HMGET', jobs, 's:' .. id, 'r:' .. id))
+  -- A member without a record (deleted by hand) is dropped: there is nothing to run.
+  if state then
+    if not (rank and safe_integer(rank, 1, 2559999999999999)) then
+      return redis.error_reply('BAD_JOBS job ' .. shown(id) .. ' has the rank ' .. shown(rank or ''))
+    end
+    priorities[i] = 255 - math.floor(tonumber(rank) / 10000000000000)
+  end
+end
+for i, id in ipairs(ids) do
+  if priorities[i] then
+    local rank = next_rank(jobs, priorities[i])
+    redis.call('ZADD', waiting, rank, id)
+    redis.call('HSET', jobs, 's:' .. id, 'waiting', 'r:' .. id, rank, 'n:' .. id, 0)
+    emit(events, settings.events_max, 'retried', id)
+    moved = moved + 1
+  end
+end
+if #ids > 0 then
+  redis.call('ZREM', dead, unpack(ids))
+end
+if moved > 0 then
+  wake_workers(signal)
+end
+return #ids

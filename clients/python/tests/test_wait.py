@@ -1,0 +1,192 @@
+"""Waits on a coordination primitive's wake stream: a semaphore, a fair lock, a
+read-write lock, a latch and a barrier, each waiter blocked on XREAD until another
+client frees what it waits for, sync and asyncio; and a wait that times out."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Callable, List, Optional, Tuple, TypeVar
+
+import pytest
+import redis
+import redis.asyncio
+
+import redis_patterns as rp
+from redis_patterns import Call, wait, wait_async
+from redis_patterns._wait import Wake, entry_of, is_stream_id
+
+from .conftest import Cluster, Server, hex_token, poll
+
+T = TypeVar("T")
+
+
+def blocked_on_xread(r: redis.Redis, clients: int = 1) -> bool:
+    """Whether `clients` connections are blocked in XREAD right now."""
+    listed: List[Any] = r.client_list()
+    return sum(1 for c in listed if c.get("cmd") == "xread" and "b" in c.get("flags", "")) >= clients
+
+
+class Waiter(threading.Thread):
+    """A `wait` on a connection of its own, in a thread."""
+
+    def __init__(self, server: Server, attempt: Callable[[Any], Call[Any]], ready: Callable[[Any], bool],
+                 token: Optional[str] = None, timeout: float = 30.0) -> None:
+        super().__init__(daemon=True)
+        self.client = server.client()
+        self.args = (attempt, ready, timeout, token)
+        self.reply: Any = None
+        self.error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        attempt, ready, timeout, token = self.args
+        try:
+            self.reply = wait(self.client, attempt, ready, timeout, token=token)
+        except BaseException as err:  # reported by result()
+            self.error = err
+        finally:
+            self.client.close()
+
+    def result(self) -> Any:
+        self.join(30)
+        assert not self.is_alive(), "the waiter did not wake"
+        if self.error is not None:
+            raise self.error
+        return self.reply
+
+
+def test_a_semaphore_waiter_wakes_when_a_permit_frees(server: Server, r: redis.Redis) -> None:
+    permits = rp.Semaphore("slots")
+    a, b = hex_token(1), hex_token(2)
+
+    def run(call: Call[T]) -> T:
+        return call.run(r)
+
+    run(permits.set_capacity(1))
+    assert run(permits.acquire(a, 1, 60_000, 10))[0] is not None
+    waiter = Waiter(server, lambda _: permits.acquire(b, 1, 60_000, 10, place=60_000),
+                    lambda reply: reply[0] is not None, token=b)
+    waiter.start()
+    poll(lambda: blocked_on_xread(r), "the waiter blocking on the wake stream")
+    assert run(permits.release(a)) == 1
+    deadline, _, block = waiter.result()
+    assert deadline is not None and block == 0
+    assert run(permits.state())[1] == 1  # b holds the permit
+
+
+def test_a_fair_lock_wakes_its_next_in_line_only(server: Server, r: redis.Redis) -> None:
+    lock = rp.FairLock("printer")
+    a, b, c = hex_token(1), hex_token(2), hex_token(3)
+    first = lock.acquire(a, 60_000, 60_000, 10).run(r)[0]
+    assert first >= 1
+    ready: Callable[[Tuple[int, str, int]], bool] = lambda reply: reply[0] != 0  # noqa: E731
+    second = Waiter(server, lambda _: lock.acquire(b, 60_000, 60_000, 10), ready, token=b)
+    second.start()
+    poll(lambda: blocked_on_xread(r), "b blocking")
+    third = Waiter(server, lambda _: lock.acquire(c, 60_000, 60_000, 10), ready, token=c)
+    third.start()
+    poll(lambda: blocked_on_xread(r, 2), "b and c blocking")
+    # The release wakes b, the first in line; c keeps blocking through b's entry.
+    assert lock.release(a).run(r) is True
+    assert second.result()[0] == first + 1
+    assert third.is_alive()
+    assert lock.release(b).run(r) is True
+    assert third.result()[0] == first + 2
+
+
+def test_a_writer_waits_for_the_readers(server: Server, r: redis.Redis) -> None:
+    lock = rp.RwLock("doc")
+    reader, writer = hex_token(1), hex_token(2)
+    assert lock.acquire_read(reader, 60_000, False, 10).run(r)[0] == 1
+    waiter = Waiter(server, lambda _: lock.acquire_write(writer, 60_000, 10, place_lease=60_000),
+                    lambda reply: reply[0] != 0, token=writer)
+    waiter.start()
+    poll(lambda: blocked_on_xread(r), "the writer blocking")
+    assert lock.release_read(reader).run(r) == 0
+    assert waiter.result()[0] >= 1
+
+
+def test_a_barrier_releases_its_waiting_party(server: Server, r: redis.Redis) -> None:
+    barrier = rp.Barrier("step")
+    a, b = hex_token(1), hex_token(2)
+
+    def arrive(last: Optional[Tuple[str, int, Optional[str], Optional[int]]]) -> Call[Any]:
+        # After the first arrival, the party renews its place in the generation it joined.
+        return barrier.arrive(a, 2, 60_000, generation=None if last is None else last[1])
+
+    waiter = Waiter(server, arrive, lambda reply: reply[0] != "waiting")
+    waiter.start()
+    poll(lambda: blocked_on_xread(r), "a blocking")
+    assert barrier.arrive(b, 2, 60_000).run(r) == ("released", 1, None, None)
+    assert waiter.result() == ("released", 1, None, None)
+
+
+def test_asyncio_latch_waiters_wake_when_it_opens(server: Server, r: redis.Redis) -> None:
+    latch = rp.Latch("ready")
+    assert latch.arm(2).run(r) == (True, 1)
+
+    async def main() -> List[Any]:
+        clients = [redis.asyncio.Redis(host="127.0.0.1", port=server.port) for _ in range(3)]
+        try:
+            def attempt(last: Any) -> Call[Any]:
+                return latch.wait(generation=None if last is None else last[1])
+
+            def opened(reply: Any) -> bool:
+                return bool(reply[0])
+
+            waiters = [asyncio.ensure_future(wait_async(c, attempt, opened, 30.0)) for c in clients[:2]]
+            while not blocked_on_xread(r, 2):
+                await asyncio.sleep(0.01)
+            assert await latch.count_down("w1").run_async(clients[2]) == (1, 1, True)
+            assert not any(w.done() for w in waiters)
+            assert await latch.count_down("w2").run_async(clients[2]) == (1, 0, True)
+            return list(await asyncio.gather(*waiters))
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    assert asyncio.run(main()) == [(True, 1, None, None)] * 2
+
+
+def test_a_wait_gives_up_after_its_timeout(r: redis.Redis) -> None:
+    permits = rp.Semaphore("full")
+    holder, token = hex_token(1), hex_token(2)
+    permits.set_capacity(1).run(r)
+    assert permits.acquire(holder, 1, 60_000, 10).run(r)[0] is not None
+    granted: Callable[[Any], bool] = lambda reply: reply[0] is not None  # noqa: E731
+    assert wait(r, lambda _: permits.acquire(token, 1, 60_000, 10), granted, 0.2) is None
+    # A declared error ends the wait at once: two permits of a capacity of one.
+    with pytest.raises(rp.ScriptError) as refused:
+        wait(r, lambda _: permits.acquire(token, 2, 60_000, 10), granted, 30.0)
+    assert refused.value.code == "BAD_N"
+
+
+def test_wake_entries_name_whom_they_wake() -> None:
+    resp2 = [[b"{x}:wake", [[b"1-0", [b"w", b"abc"]]]]]
+    assert entry_of(resp2) == ("1-0", "abc")
+    assert entry_of([[b"{x}:wake", [[b"2-0", [b"x", b"1"]]]]]) == ("2-0", "*")
+    assert entry_of({b"{x}:wake": [[b"3-1", {b"w": b"*"}]]}) == ("3-1", "*")
+    assert entry_of(None) is None
+    mine = Wake("{x}:wake", "0-0", 10, "me")
+    assert mine.wakes("me") and mine.wakes("*") and not mine.wakes("abc")
+    assert Wake("{x}:wake", "0-0", 10).wakes("abc")
+    assert is_stream_id("0-0") and is_stream_id("1700000000000-12")
+    for bad in ["", "0", "-0", "0-", "1-x", "+1-0", "1-0-0", " 1-0"]:
+        assert not is_stream_id(bad), bad
+
+
+def test_a_wait_on_a_cluster_blocks_on_the_wake_streams_node(cluster: Cluster) -> None:
+    rc = cluster.client()
+    try:
+        latch = rp.Latch("cluster-ready")
+        assert latch.arm(1).run(rc)[0] is True
+
+        def opened(reply: Any) -> bool:
+            return bool(reply[0])
+
+        # Closed: the wait blocks on the latch's wake stream, then gives up.
+        assert wait(rc, lambda _: latch.wait(), opened, 0.2) is None
+        assert latch.count_down("w").run(rc) == (1, 0, True)
+        assert wait(rc, lambda _: latch.wait(), opened, 5.0) == (True, 1, None, None)
+    finally:
+        rc.close()
