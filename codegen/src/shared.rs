@@ -18,38 +18,8 @@ use std::fmt::Write as _;
 use crate::diagnostic::Diagnostic;
 use crate::lua;
 
-/// The name of a file of shared helpers.
-pub const FILE_NAME: &str = "_shared.lua";
-
-/// The first line of the pasted helpers; the file they come from follows on the next line.
-pub const BEGIN: &str =
-    "-- Helpers shared with other scripts, pasted by `redis-patterns fix` (edit them in";
-/// The last line of the pasted helpers.
-pub const END: &str = "-- End of the shared helpers.";
-
-/// A `_shared.lua` file as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedFile {
-    /// The path shown in diagnostics and in the scripts' marker line, relative to the
-    /// scripts folder as given (`scripts/work_queue/_shared.lua`).
-    pub path: String,
-    /// The family it serves, or `None` for the one at the top of the folder.
-    pub family: Option<String>,
-    /// Its text.
-    pub source: String,
-}
-
-impl SharedFile {
-    /// Its path within the scripts folder, which the scripts it is pasted into name, so
-    /// that they read the same wherever the folder is: `work_queue/_shared.lua`, or
-    /// `_shared.lua` for the folder's own.
-    pub fn name(&self) -> String {
-        match &self.family {
-            Some(family) => format!("{family}/{FILE_NAME}"),
-            None => FILE_NAME.to_string(),
-        }
-    }
-}
+pub use crate::layout::{SHARED_BEGIN as BEGIN, SHARED_END as END};
+pub use crate::model::{SHARED_FILE_NAME as FILE_NAME, SharedFile};
 
 /// One helper of a shared file.
 #[derive(Debug, Clone, PartialEq, Eq)]

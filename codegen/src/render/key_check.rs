@@ -24,114 +24,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::contract::Lines;
-use crate::model::{ArgType, Header, Key, KeyForm, KeyPart};
-
-/// The error code of a key that does not follow its template.
-pub const BAD_KEYS: &str = "BAD_KEYS";
-
-/// The helpers the key check may call, in an order where each comes after those it calls.
-pub(crate) const HELPER_NAMES: [&str; 5] = [
-    "key_group",
-    "key_cut",
-    "key_split",
-    "key_content_fits",
-    "key_group_fits",
-];
+use crate::model::{ArgType, BAD_ARGS, BAD_KEYS, Header, Key, KeyForm, KeyPart};
+use crate::render::lines::Lines;
 
 /// A Lua pattern that a key name holding a cluster hash tag matches: a `{` (the first),
 /// then at least one byte up to the first `}`.
 const TAGGED: &str = "'^[^{]*{[^}]+}'";
-
-pub(crate) const KEY_GROUP: &str = "\
--- The hash tag group that a template's `{…}` makes of value `s`: `s` itself when it holds a
--- hash tag (a `{`, then the first `}` after it, with at least one byte between), else `s` in
--- braces; nil for an empty value, or one with a `}` but no hash tag.
-local function key_group(s)
-  if string.find(s, '^[^{]*{[^}]+}') then
-    return s
-  end
-  if s ~= '' and not string.find(s, '}', 1, true) then
-    return '{' .. s .. '}'
-  end
-end
-";
-
-pub(crate) const KEY_CUT: &str = "\
--- What key name `s` holds between `head` and `tail`, when it is `head`, at least one byte,
--- then `tail`; else nil.
-local function key_cut(s, head, tail)
-  local stop = #s - #tail
-  if stop > #head and string.sub(s, 1, #head) == head and string.sub(s, stop + 1) == tail then
-    return string.sub(s, #head + 1, stop)
-  end
-end
-";
-
-pub(crate) const KEY_SPLIT: &str = "\
--- Reads key name `s` as texts[1], a value, texts[2], a value, ..., texts[#texts]: each value
--- at least one byte and as short as it can be, a first value that is a hash tag group
--- (`group` true) up to the `}` of its hash tag at least. Returns the values, or nil when `s`
--- is not of that form.
-local function key_split(s, texts, group)
-  if string.sub(s, 1, #texts[1]) ~= texts[1] then
-    return nil
-  end
-  local values, at = {}, #texts[1] + 1
-  for n = 2, #texts do
-    local least = at
-    if n == 2 and group then
-      local open = string.find(s, '{', at, true)
-      least = open and string.find(s, '}', open + 1, true)
-      if not least or least == open + 1 then
-        return nil
-      end
-    end
-    local stop = #s - #texts[n]
-    if n < #texts then
-      stop = (string.find(s, texts[n], least + 1, true) or 0) - 1
-    end
-    if stop < least or string.sub(s, stop + 1, stop + #texts[n]) ~= texts[n] then
-      return nil
-    end
-    values[n - 1] = string.sub(s, at, stop)
-    at = stop + #texts[n] + 1
-  end
-  return values
-end
-";
-
-pub(crate) const KEY_CONTENT_FITS: &str = "\
--- Whether group content `c` is made of values as `texts` says (see key_split), with its hash
--- tag, when it holds one, inside one value: read with the tag as one byte that no text
--- holds, as a tag across two values would hash by text that neither holds.
-local function key_content_fits(c, texts)
-  local open = string.find(c, '{', 1, true)
-  local close = open and string.find(c, '}', open + 1, true)
-  if close and close > open + 1 then
-    c = string.sub(c, 1, open - 1) .. '\\0' .. string.sub(c, close + 1)
-  end
-  return key_split(c, texts) ~= nil
-end
-";
-
-pub(crate) const KEY_GROUP_FITS: &str = "\
--- Whether hash tag group `g` is made of values as `texts` says (see key_content_fits): the
--- text between its braces, or `g` itself when it holds a hash tag.
-local function key_group_fits(g, texts)
-  local inner = string.match(g, '^{([^}]+)}$')
-  return (inner ~= nil and key_split(inner, texts) ~= nil) or key_content_fits(g, texts)
-end
-";
-
-/// The source of each helper, by name, in [`HELPER_NAMES`] order.
-pub(crate) const HELPER_SOURCES: [&str; 5] = [
-    KEY_GROUP,
-    KEY_CUT,
-    KEY_SPLIT,
-    KEY_CONTENT_FITS,
-    KEY_GROUP_FITS,
-];
 
 /// What a value in a key name stands for.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -652,9 +550,7 @@ impl Emitter<'_, '_> {
                     "  ",
                     &format!(
                         "{} expected one {} per key of {}, got ",
-                        crate::contract::BAD_ARGS,
-                        arg.name,
-                        v.name
+                        BAD_ARGS, arg.name, v.name
                     ),
                     Some(&format!(
                         "(#KEYS - {}) .. ' and ' .. (#ARGV - {})",

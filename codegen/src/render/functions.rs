@@ -7,9 +7,9 @@
 //! library, so the library and every function carry the crate's version: two versions of
 //! an app, mid-deploy, each load and call their own.
 
-use crate::contract::HELPER_SOURCES;
-use crate::model::Script;
-use crate::shared::{self, Helper, SharedFile};
+use crate::helpers::HELPERS;
+use crate::model::{Script, SharedFile};
+use crate::shared::{self, Helper};
 
 /// `0.1.0` → `0_1_0`: the version as it appears in names (letters, digits and `_`).
 pub fn version_tag(version: &str) -> String {
@@ -47,7 +47,7 @@ pub(crate) fn library(scripts: &[Script], version: &str) -> String {
                     .to_owned(),
                 None => source.clone(),
             };
-            for helper in HELPER_SOURCES {
+            for (_, helper) in HELPERS {
                 body = body.replace(helper, "");
             }
             (script, without_shared(&body))
@@ -63,7 +63,7 @@ pub(crate) fn library(scripts: &[Script], version: &str) -> String {
         library = library_name(version),
         prefix = function_prefix(version),
     );
-    for helper in HELPER_SOURCES {
+    for (_, helper) in HELPERS {
         if scripts.iter().any(|s| s.file.source.contains(helper)) {
             out.push('\n');
             out.push_str(helper);

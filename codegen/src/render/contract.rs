@@ -11,43 +11,13 @@
 //! [`fix`] rewrites the block after a header change.
 
 use std::fmt::Write as _;
-use std::ops::Range;
 
-use crate::header::MAX_EXACT;
-use crate::key_check::{self, BAD_KEYS};
-use crate::model::{Arg, ArgType, Count, Header, Rule};
-
-/// The first line of the block.
-pub const BEGIN: &str = "-- Input checks, generated from the header by redis-patterns-codegen (edit the header, then run";
-/// The block's last line.
-pub const END: &str = "-- End of the generated input checks.";
-
-/// luacheck's limit, which the generated lines keep to.
-const MAX_LINE: usize = 120;
-
-/// The names the block's helper functions (and its loop's local) take; no key or argument
-/// may be called so.
-pub const HELPERS: &[&str] = &[
-    "decimal_less",
-    "integer",
-    "safe_integer",
-    "float",
-    "shown",
-    "each",
-    "key_group",
-    "key_cut",
-    "key_split",
-    "key_content_fits",
-    "key_group_fits",
-];
-
-/// The error code of a bad key or argument count.
-pub const BAD_ARGS: &str = "BAD_ARGS";
-
-/// The error code a bad value of `arg` gets: `BAD_` and its name in upper case.
-pub fn error_code(arg: &str) -> String {
-    format!("BAD_{}", arg.to_ascii_uppercase())
-}
+use crate::layout;
+pub use crate::layout::{CHECKS_BEGIN as BEGIN, CHECKS_END as END};
+use crate::model::{Arg, ArgType, BAD_KEYS, Count, Header, Rule, is_exact};
+pub use crate::model::{BAD_ARGS, error_code};
+use crate::render::key_check;
+use crate::render::lines::{Lines, MAX_LINE};
 
 /// The codes the block can raise for `header`, in the order it checks them.
 pub fn raised_codes(header: &Header) -> Vec<String> {
@@ -137,49 +107,13 @@ fn value_words(arg: &Arg, single: bool) -> String {
         (ArgType::Float, _) if single => format!("must be a finite decimal number ({FLOAT_FORMS})"),
         (ArgType::Float, _) => format!("must be finite decimal numbers ({FLOAT_FORMS})"),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
-            let (min, max) = range_of(arg);
+            let (min, max) = arg.range();
             let words = range_words(arg.ty, min, max);
             if single {
                 format!("must be {words}")
             } else {
                 format!("must be {}", words.replace("an integer", "integers"))
             }
-        }
-    }
-}
-
-/// Whether the block accepts `text` as a value of `arg` (for a `@default`, checked at build
-/// time): the same rules, in Rust.
-pub(crate) fn accepts(arg: &Arg, text: &str) -> bool {
-    if arg.optional && text.is_empty() {
-        return true;
-    }
-    match (&arg.ty, &arg.rule) {
-        (_, Rule::NonEmpty) => !text.is_empty(),
-        (_, Rule::OneOf(options)) => options.iter().any(|o| o == text),
-        (_, Rule::Length { min, max }) => {
-            text.len() >= *min as usize && max.is_none_or(|max| text.len() <= max as usize)
-        }
-        (_, Rule::Hex { digits }) => {
-            text.len() == *digits as usize && text.bytes().all(|b| b.is_ascii_hexdigit())
-        }
-        (ArgType::String | ArgType::Bytes | ArgType::Json, _) => true,
-        (ArgType::Bool, _) => text == "1" || text == "0",
-        // Decimal text of a finite number (the block's rule has more to it; a default is
-        // written as a plain number).
-        (ArgType::Float, _) => {
-            text.bytes()
-                .all(|b| b.is_ascii_digit() || b"-.eE+".contains(&b))
-                && text.parse::<f64>().is_ok_and(f64::is_finite)
-        }
-        (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
-            let (min, max) = range_of(arg);
-            let digits = text.strip_prefix('-').unwrap_or(text);
-            let canonical = text == "0"
-                || (!digits.is_empty()
-                    && !digits.starts_with('0')
-                    && digits.bytes().all(|b| b.is_ascii_digit()));
-            canonical && text.parse::<i64>().is_ok_and(|n| (min..=max).contains(&n))
         }
     }
 }
@@ -209,26 +143,6 @@ pub fn range_words(ty: ArgType, min: i64, max: i64) -> String {
         "an integer"
     };
     format!("{unit} from {} to {}", bound(min), bound(max))
-}
-
-/// The range a numeric argument accepts: the declared one, or its type's.
-fn range_of(arg: &Arg) -> (i64, i64) {
-    match arg.rule {
-        Rule::Range { min, max } => (min, max),
-        _ => crate::header::full_range(arg.ty),
-    }
-}
-
-/// Whether the block binds integer argument `arg` as a Lua number (its range is within
-/// ±(2^53 - 1)) rather than as its canonical decimal text.
-pub fn binds_number(arg: &Arg) -> bool {
-    let (min, max) = range_of(arg);
-    is_exact(min, max)
-}
-
-/// Whether a range binds a Lua number (exact) rather than the canonical decimal text.
-fn is_exact(min: i64, max: i64) -> bool {
-    (-MAX_EXACT..=MAX_EXACT).contains(&min) && (-MAX_EXACT..=MAX_EXACT).contains(&max)
 }
 
 /// The block for `header`, lines ending in `\n`. `body_uses` names the helpers the rest
@@ -263,75 +177,6 @@ pub fn render(header: &Header, body_uses: &[&str]) -> String {
     out.text
 }
 
-/// Lines of Lua being written.
-#[derive(Default)]
-pub(crate) struct Lines {
-    text: String,
-}
-
-impl Lines {
-    pub(crate) fn line(&mut self, line: &str) {
-        self.text.push_str(line);
-        self.text.push('\n');
-    }
-
-    /// `<indent>if <a> <joiner> <b> ... then`, wrapped to fit, continuations indented by
-    /// four more.
-    pub(crate) fn condition(&mut self, indent: &str, parts: &[String], joiner: &str) {
-        let mut line = format!("{indent}if ");
-        let last = parts.len().saturating_sub(1);
-        for (i, part) in parts.iter().enumerate() {
-            let piece = if i < last {
-                format!("{part}{joiner}")
-            } else {
-                format!("{part} then")
-            };
-            if line.trim_end().len() + piece.len() > MAX_LINE && line.trim().len() > 2 {
-                self.line(line.trim_end());
-                line = format!("{indent}    ");
-            }
-            line.push_str(&piece);
-        }
-        self.line(&line);
-    }
-
-    /// `<indent>return redis.error_reply('<message>' .. <tail>)`, wrapped to fit.
-    pub(crate) fn error(&mut self, indent: &str, message: &str, tail: Option<&str>) {
-        let tail = tail.map(|t| format!(" .. {t}")).unwrap_or_default();
-        let one = format!("{indent}return redis.error_reply('{message}'{tail})");
-        if one.len() <= MAX_LINE {
-            self.line(&one);
-            return;
-        }
-        // One literal per line, split at spaces, each continuation indented by four more.
-        self.line(&format!("{indent}return redis.error_reply("));
-        let cont = format!("{indent}    ");
-        let words: Vec<&str> = message.split_inclusive(' ').collect();
-        let mut pieces: Vec<String> = Vec::new();
-        let mut piece = String::new();
-        for word in words {
-            // Room for the quotes and the ` ..` that ends every line but the last.
-            if !piece.is_empty() && cont.len() + piece.len() + word.len() + 5 > MAX_LINE {
-                pieces.push(std::mem::take(&mut piece));
-            }
-            piece.push_str(word);
-        }
-        pieces.push(piece);
-        let last = pieces.len() - 1;
-        for (i, piece) in pieces.iter().enumerate() {
-            if i < last {
-                self.line(&format!("{cont}'{piece}' .."));
-            } else if cont.len() + piece.len() + tail.len() + 3 <= MAX_LINE {
-                self.line(&format!("{cont}'{piece}'{tail})"));
-            } else {
-                // The tail does not fit after the last words: it gets a line of its own.
-                self.line(&format!("{cont}'{piece}'"));
-                self.line(&format!("{cont}{})", tail.trim_start()));
-            }
-        }
-    }
-}
-
 /// The helper functions the checks and the body need, and only those (luacheck refuses
 /// unused ones): `keys`, those of the key check, if it is made.
 fn helpers(
@@ -346,7 +191,7 @@ fn helpers(
             .iter()
             .filter(|a| matches!(a.ty, ArgType::Int | ArgType::Uint | ArgType::Ms))
     };
-    let integers = integer_args().any(|a| !binds_number(a)) || body_uses.contains(&"integer");
+    let integers = integer_args().any(|a| !a.binds_number()) || body_uses.contains(&"integer");
     // Arguments read it inline; the script's own code may call it for stored values.
     let safe_integers = body_uses.contains(&"safe_integer");
     let decimals = integers || body_uses.contains(&"decimal_less");
@@ -364,139 +209,24 @@ fn helpers(
             ArgType::Json => false,
             _ => true,
         });
-    if decimals {
-        out.text.push_str(DECIMAL_LESS);
-    }
-    if integers {
-        out.text.push_str(INTEGER);
-    }
-    if safe_integers {
-        out.text.push_str(SAFE_INTEGER);
-    }
-    if floats {
-        out.text.push_str(FLOAT);
-    }
-    if shows {
-        out.text.push_str(SHOWN);
-    }
-    for (name, source) in key_check::HELPER_NAMES
-        .iter()
-        .zip(key_check::HELPER_SOURCES)
-    {
-        if keys.is_some_and(|k| k.contains(name)) || body_uses.contains(name) {
+    for (name, source) in crate::helpers::HELPERS {
+        let wanted = match name {
+            "decimal_less" => decimals,
+            "integer" => integers,
+            "safe_integer" => safe_integers,
+            "float" => floats,
+            "shown" => shows,
+            key => keys.is_some_and(|k| k.contains(key)) || body_uses.contains(&key),
+        };
+        if wanted {
             out.text.push_str(source);
         }
     }
 }
 
-/// The helpers the input checks define, in an order where each comes after those it
-/// calls: the Functions library defines each once for all its functions.
-pub(crate) const HELPER_SOURCES: [&str; 10] = [
-    DECIMAL_LESS,
-    INTEGER,
-    SAFE_INTEGER,
-    FLOAT,
-    SHOWN,
-    key_check::KEY_GROUP,
-    key_check::KEY_CUT,
-    key_check::KEY_SPLIT,
-    key_check::KEY_CONTENT_FITS,
-    key_check::KEY_GROUP_FITS,
-];
-
-const DECIMAL_LESS: &str = "\
--- Whether decimal integer a is less than b, both in the one canonical form below: by sign,
--- then length, then in two parts of at most 10 digits, each exact in Lua's numbers, so that
--- 64-bit values compare exactly (and no locale's collation is involved).
-local function decimal_less(a, b)
-  local a_negative, b_negative = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if a_negative ~= b_negative then
-    return a_negative
-  end
-  if a_negative then
-    a, b = string.sub(b, 2), string.sub(a, 2)
-  end
-  if #a ~= #b then
-    return #a < #b
-  end
-  local a_high, b_high = tonumber(string.sub(a, 1, 10)), tonumber(string.sub(b, 1, 10))
-  if a_high ~= b_high then
-    return a_high < b_high
-  end
-  return (tonumber(string.sub(a, 11)) or 0) < (tonumber(string.sub(b, 11)) or 0)
-end
-";
-
-const INTEGER: &str = "\
--- The one rule for integers: decimal digits, an optional leading '-', no leading zero, and
--- no '+', space, fraction, exponent or hex; within min and max. Returns the text itself.
-local function integer(s, min, max)
-  if s ~= '0' and not string.match(s, '^%-?[1-9]%d*$') then
-    return nil
-  end
-  -- Up to 15 characters a value is exact in a Lua number, and a bound rounded to one
-  -- still falls on the same side of it.
-  if #s <= 15 then
-    local n = tonumber(s)
-    return n >= tonumber(min) and n <= tonumber(max) and s or nil
-  end
-  if decimal_less(s, min) or decimal_less(max, s) then
-    return nil
-  end
-  return s
-end
-";
-
-const SAFE_INTEGER: &str = "\
--- The same rule where min and max are within 2^53 - 1 of 0, on a fast path: there every
--- integer is exact in Lua's numbers, and a longer one rounds to a number out of range.
--- Returns the number.
-local function safe_integer(s, min, max)
-  local n = (s == '0' or string.match(s, '^%-?[1-9]%d*$')) and tonumber(s)
-  if n and n >= min and n <= max then
-    return n
-  end
-end
-";
-
 /// What the float rule accepts, as the messages say it: the forms every language prints
 /// floats in by default.
 pub const FLOAT_FORMS: &str = "such as 1.5, -2, 1e+20, 1e-07 or 1.0E16";
-
-const FLOAT: &str = "\
--- The one rule for floats: decimal digits with an optional leading '-', then an optional
--- fraction and an optional exponent (`e` or `E`, an optional sign, digits), as Python,
--- JavaScript, Java, Go and C print floats (1e+16, 1e-07, 1.0E16); no leading zero, '+'
--- before the number, space, hex, inf or nan.
-local function float(s)
-  local whole, fraction, exponent = string.match(s, '^%-?(%d+)(%.?%d*)(.*)$')
-  if not whole or (#whole > 1 and string.sub(whole, 1, 1) == '0') or fraction == '.' then
-    return nil
-  end
-  if exponent ~= '' and not string.match(exponent, '^[eE][%+%-]?%d+$') then
-    return nil
-  end
-  local n = tonumber(s)
-  if n ~= n or n == math.huge or n == -math.huge then
-    return nil
-  end
-  return n
-end
-";
-
-const SHOWN: &str = "\
--- A bad argument as an error shows it: its first 32 bytes, other than printable ASCII
--- escaped, and its length when it is longer.
-local function shown(s)
-  local head = string.gsub(string.sub(s, 1, 32), '[^%w%p ]', function(c)
-    return string.format('\\\\%03d', string.byte(c))
-  end)
-  if #s > 32 then
-    return '\"' .. head .. '\"... (' .. #s .. ' bytes)'
-  end
-  return '\"' .. head .. '\"'
-end
-";
 
 fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -650,7 +380,7 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
             number(out, arg, &raw, (format!("float({raw})"), vec![]), &words);
         }
         ArgType::Int | ArgType::Uint | ArgType::Ms => {
-            let (min, max) = range_of(arg);
+            let (min, max) = arg.range();
             number(out, arg, &raw, integer_read(&raw, name, min, max), &words);
         }
     }
@@ -752,7 +482,7 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
     };
     let words = value_words(arg, false);
     let shows = if matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms) {
-        let (min, max) = range_of(arg);
+        let (min, max) = arg.range();
         let (expr, out_of_range) = integer_read("ARGV[i]", "each", min, max);
         out.line(&format!("for i = {first}, #ARGV do"));
         out.line(&format!("  local each = {expr}"));
@@ -785,94 +515,13 @@ fn lua_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
-/// Where the block is, or should be, in a script.
-pub(crate) struct Placement {
-    /// The first line after the header (0-based): where the block belongs.
-    pub start: usize,
-    /// The lines of a block found after the header (its first marker to one past its
-    /// last), wherever it stands.
-    pub block: Option<Range<usize>>,
-    /// The line of a first marker with no last marker after it.
-    pub unterminated: Option<usize>,
-    /// The line of a last marker with no first marker before it.
-    pub unopened: Option<usize>,
-    /// The line of a marker after a whole block: what is left of another copy.
-    pub stray: Option<usize>,
-}
-
-/// Finds the block in `lines` (the script's lines without their line ends).
-pub(crate) fn locate(lines: &[&str]) -> Placement {
-    let is = |line: &str, marker: &str| line.trim_end() == marker;
-    let mut start = usize::from(lines.first().is_some_and(|l| l.starts_with("#!")));
-    while lines.get(start).is_some_and(|l| l.starts_with("---")) {
-        start += 1;
-    }
-    let begin = lines[start.min(lines.len())..]
-        .iter()
-        .position(|l| is(l, BEGIN))
-        .map(|n| start + n);
-    let end = begin.and_then(|b| {
-        lines[b..]
-            .iter()
-            .position(|l| is(l, END))
-            .map(|n| b + n + 1)
-    });
-    let unopened = lines[start.min(lines.len())..begin.unwrap_or(lines.len())]
-        .iter()
-        .position(|l| is(l, END))
-        .map(|n| start + n);
-    let stray = end.and_then(|e| {
-        lines[e..]
-            .iter()
-            .position(|l| is(l, BEGIN) || is(l, END))
-            .map(|n| e + n)
-    });
-    match (begin, end) {
-        (Some(b), Some(e)) => Placement {
-            start,
-            block: Some(b..e),
-            unterminated: None,
-            unopened,
-            stray,
-        },
-        (Some(b), None) => Placement {
-            start,
-            block: None,
-            unterminated: Some(b),
-            unopened,
-            stray,
-        },
-        _ => Placement {
-            start,
-            block: None,
-            unterminated: None,
-            unopened,
-            stray,
-        },
-    }
-}
-
-/// The script's code after its block (after the header when it has none), from the
-/// pasted shared helpers on, or past them when `past_shared`: its first line (0-based)
-/// and its text.
-pub(crate) fn code_after_block(source: &str, past_shared: bool) -> (usize, String) {
-    let lines: Vec<&str> = source.lines().collect();
-    let place = locate(&lines);
-    let mut from = place.block.map_or(place.start, |b| b.end);
-    if past_shared {
-        from = shared_range(&lines, from).map_or(from, |r| r.end);
-    }
-    let from = from.min(lines.len());
-    (from, lines[from..].join("\n"))
-}
-
 /// The helpers of the block that `text` (the script outside its block, the shared helpers
 /// it gets included) calls.
 fn body_uses(text: &str) -> Vec<&'static str> {
     let (tokens, _) = crate::lua::tokenize(text);
-    HELPERS
+    crate::helpers::HELPERS
         .iter()
-        .copied()
+        .map(|(name, _)| *name)
         .filter(|helper| {
             tokens.iter().enumerate().any(|(i, t)| {
                 t.is_name(helper)
@@ -882,112 +531,9 @@ fn body_uses(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// The lines of the pasted shared helpers that start at `from`, if any start there.
-fn shared_range(lines: &[&str], from: usize) -> Option<Range<usize>> {
-    if lines.get(from).map(|l| l.trim_end()) != Some(crate::shared::BEGIN) {
-        return None;
-    }
-    let len = lines[from..]
-        .iter()
-        .position(|l| l.trim_end() == crate::shared::END)?;
-    Some(from..from + len + 1)
-}
-
-/// The script's own lines: neither the header, nor the block, nor the pasted helpers.
-fn own_lines<'a>(lines: &[&'a str], place: &Placement) -> Vec<&'a str> {
-    let block = place.block.clone().unwrap_or(place.start..place.start);
-    let after = shared_range(lines, block.end).map_or(block.end, |r| r.end);
-    lines[place.start.min(lines.len())..block.start]
-        .iter()
-        .chain(&lines[after.min(lines.len())..])
-        .copied()
-        .collect()
-}
-
 /// The helpers of the block a script needs, given its own lines and the pasted `shared`.
-fn uses_of(own: &[&str], shared: &str) -> Vec<&'static str> {
+pub(crate) fn uses_of(own: &[&str], shared: &str) -> Vec<&'static str> {
     body_uses(&format!("{}\n{shared}", own.join("\n")))
-}
-
-/// How a script's block differs from the one its header declares; lines are 1-based.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Mismatch {
-    /// No block at all; it belongs at `line`.
-    Missing { line: usize },
-    /// A block starts at `line`, not right after the header.
-    Misplaced { line: usize },
-    /// The block's first marker, at `line`, has no last marker after it.
-    Unterminated { line: usize },
-    /// A last marker, at `line`, has no first marker before it.
-    Unopened { line: usize },
-    /// A marker, at `line`, after a whole block: what is left of another copy.
-    Stray { line: usize },
-    /// The pasted shared helpers at `line` are not those the header names, as their
-    /// files hold them (`expected` or `found` is empty where one has no line).
-    Shared {
-        line: usize,
-        expected: String,
-        found: String,
-    },
-    /// The block's `line` is not what the header gives.
-    Differs {
-        line: usize,
-        expected: String,
-        found: String,
-    },
-}
-
-/// The difference between the block in `source` and the one `header` declares, if any.
-pub(crate) fn mismatch(source: &str, header: &Header, shared: &str) -> Option<Mismatch> {
-    let lines: Vec<&str> = source.lines().collect();
-    let place = locate(&lines);
-    if let Some(line) = place.unopened {
-        return Some(Mismatch::Unopened { line: line + 1 });
-    }
-    if let Some(line) = place.stray {
-        return Some(Mismatch::Stray { line: line + 1 });
-    }
-    if let Some(line) = place.unterminated {
-        return Some(Mismatch::Unterminated { line: line + 1 });
-    }
-    let Some(block) = place.block.clone() else {
-        return Some(Mismatch::Missing {
-            line: place.start + 1,
-        });
-    };
-    if block.start != place.start {
-        return Some(Mismatch::Misplaced {
-            line: block.start + 1,
-        });
-    }
-    let expected = render(header, &uses_of(&own_lines(&lines, &place), shared));
-    let wanted: Vec<&str> = expected.lines().collect();
-    let found = &lines[block.clone()];
-    // Both end with the last marker, so the first difference is within both.
-    if let Some(i) = wanted
-        .iter()
-        .zip(found)
-        .position(|(want, got)| *want != got.trim_end_matches('\r'))
-    {
-        return Some(Mismatch::Differs {
-            line: block.start + i + 1,
-            expected: wanted[i].to_string(),
-            found: found[i].trim_end_matches('\r').to_string(),
-        });
-    }
-    let pasted = shared_range(&lines, block.end).map_or(&[][..], |r| &lines[r]);
-    let wanted: Vec<&str> = shared.lines().collect();
-    let at = (0..wanted.len().max(pasted.len()))
-        .find(|&i| wanted.get(i).copied() != pasted.get(i).map(|l| l.trim_end_matches('\r')))?;
-    Some(Mismatch::Shared {
-        line: block.end + at + 1,
-        expected: wanted.get(at).copied().unwrap_or_default().to_string(),
-        found: pasted
-            .get(at)
-            .or(lines.get(block.end + at))
-            .map(|l| l.trim_end_matches('\r').to_string())
-            .unwrap_or_default(),
-    })
 }
 
 /// `source` with its block replaced by the one `header` declares, right after the header
@@ -1003,7 +549,7 @@ pub fn fix(source: &str, header: &Header) -> Result<String, String> {
 pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, String> {
     let crlf = source.contains("\r\n");
     let lines: Vec<&str> = source.lines().collect();
-    let place = locate(&lines);
+    let place = layout::locate(&lines);
     if let Some(line) = place.unopened {
         return Err(format!(
             "line {}: the input checks end here but never start; delete them from the header \
@@ -1025,7 +571,7 @@ pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, S
             line + 1
         ));
     }
-    let kept_after = own_lines(&lines, &place);
+    let kept_after = layout::own_lines(&lines, &place);
     let uses = uses_of(&kept_after, shared);
     let newline = if crlf { "\r\n" } else { "\n" };
     let mut out = String::with_capacity(source.len() + 2048);
