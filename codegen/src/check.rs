@@ -76,7 +76,7 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
                 report.error(at.line, at.col, problem.message, problem.hint);
             }
         }
-        let shared = shared_section(file, &parsed, &mut report);
+        let shared = shared_section(file, &parsed, header.as_ref(), &mut report);
         let mismatch = header
             .as_ref()
             .and_then(|header| block::mismatch(&file.source, header, &shared));
@@ -88,7 +88,9 @@ pub fn analyze(file: &ScriptFile) -> Result<Script, Vec<Diagnostic>> {
             // cannot be checked: the one error says so, not its consequences.
             block::report_contract(mismatch, &mut report);
         } else {
-            body.check_indexes(&parsed, &mut report);
+            let lines: Vec<&str> = file.source.lines().collect();
+            let block = layout::locate(&lines).block.unwrap_or_default();
+            body.check_indexes(&parsed, &block, &mut report);
             body.check_bindings(&parsed, &mut report);
             check_errors_and_clock(&parsed, &calls, &mut report);
             if let Some(header) = &header {
@@ -680,7 +682,9 @@ impl<'t> Body<'t> {
     }
 
     /// `KEYS[n]`/`ARGV[n]` against the declared keys and arguments, both ways.
-    fn check_indexes(&self, parsed: &Parsed, report: &mut Report) {
+    /// `block`: the lines (0-based) of the input checks, whose loops index `KEYS` and `ARGV`
+    /// within the counts they checked.
+    fn check_indexes(&self, parsed: &Parsed, block: &Range<usize>, report: &mut Report) {
         let keys: Vec<Entry> = parsed
             .keys
             .iter()
@@ -701,11 +705,17 @@ impl<'t> Body<'t> {
                 name_ok: a.name_ok,
             })
             .collect();
-        self.check_table("KEYS", &keys, report);
-        self.check_table("ARGV", &args, report);
+        self.check_table("KEYS", &keys, block, report);
+        self.check_table("ARGV", &args, block, report);
     }
 
-    fn check_table(&self, table: &str, entries: &[Entry], report: &mut Report) {
+    fn check_table(
+        &self,
+        table: &str,
+        entries: &[Entry],
+        block: &Range<usize>,
+        report: &mut Report,
+    ) {
         let is_keys = table == "KEYS";
         let variadic = entries.last().is_some_and(|e| e.variadic);
         let mut used = vec![false; entries.len()];
@@ -722,7 +732,7 @@ impl<'t> Body<'t> {
                     if let Some(u) = used.last_mut() {
                         *u = true;
                     }
-                } else {
+                } else if !block.contains(&(t.line - 1)) {
                     let hint = if is_keys {
                         "index it with a literal (`KEYS[1]`), or make the last key variadic: \
                          `--- @key <name>... <type> <doc>`"
@@ -939,7 +949,7 @@ fn check_errors_and_clock(parsed: &Parsed, calls: &Calls, report: &mut Report) {
 /// The doc of each code the input checks raise must say what their message says, and a
 /// code the script's own code raises too must go on to say when.
 fn check_error_docs(source: &str, parsed: &Parsed, header: &Header, report: &mut Report) {
-    let (_, body) = layout::code_after_block(source, false);
+    let body = layout::code_outside_block(source);
     for e in &parsed.errors {
         let code = &e.error.code;
         let Some(expected) = contract::error_doc(header, code) else {
@@ -983,7 +993,7 @@ fn check_error_docs(source: &str, parsed: &Parsed, header: &Header, report: &mut
 fn check_wide_integers(source: &str, tokens: &[Token], header: &Header, report: &mut Report) {
     const NUMERIC: [&str; 10] = ["<", ">", "<=", ">=", "+", "-", "*", "/", "%", "^"];
     // Lines are 1-based in tokens: the block ends on line `first`.
-    let (first, _) = layout::code_after_block(source, false);
+    let (first, _) = layout::own_code(source);
     for arg in &header.args {
         if arg.variadic
             || !matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms)

@@ -17,21 +17,9 @@ pub(crate) const HELPERS: [(&str, &str); 10] = [
     ("key_group_fits", KEY_GROUP_FITS),
 ];
 
-/// The names a key or argument may not take: the helpers', and the input checks' loop
-/// local, which the bindings would shadow.
-pub(crate) const RESERVED: [&str; 11] = [
-    "decimal_less",
-    "integer",
-    "safe_integer",
-    "float",
-    "shown",
-    "each",
-    "key_group",
-    "key_cut",
-    "key_split",
-    "key_content_fits",
-    "key_group_fits",
-];
+/// The locals of the input checks' loops (an index, and the value at it), which no key or
+/// argument may be named as: inside a loop, its local would hide theirs.
+pub(crate) const LOOP_LOCALS: [&str; 2] = ["i", "each"];
 
 const DECIMAL_LESS: &str = "\
 -- Whether decimal integer a is less than b, both in the one canonical form below: by sign,

@@ -138,7 +138,9 @@
 //! `BAD_ARGS` or `BAD_<NAME>`, a local of the header's name for each key and argument, and,
 //! where keys have templates, a check that the call's keys are named as they say
 //! (`BAD_KEYS`: literal text, one hash tag for the call, and every value two keys, or a key
-//! and the argument of its placeholder's name, share).
+//! and the argument of its placeholder's name, share). The helpers they call (`shown`,
+//! `integer`, …) are pasted before them with the script's shared helpers ([`shared`]), so
+//! the script's own code starts right after their last line.
 //! They live in the file, so that it runs alone (`redis-cli --eval`, any client) and what
 //! Redis runs is what a reader sees; the build refuses a script whose checks differ from
 //! its header. Write the header, then let the command write the checks, and again after
@@ -343,7 +345,7 @@ impl Config {
                 problems.extend(report.diagnostics);
                 continue;
             };
-            let shared = check::shared_section(&file, &parsed, &mut report);
+            let shared = check::shared_section(&file, &parsed, Some(&header), &mut report);
             if !report.diagnostics.is_empty() {
                 problems.extend(report.diagnostics);
                 continue;

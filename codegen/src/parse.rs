@@ -1138,12 +1138,24 @@ fn check_name(
         );
         return false;
     }
-    if crate::helpers::RESERVED.contains(&name) {
+    if crate::helpers::HELPERS
+        .iter()
+        .any(|(helper, _)| *helper == name)
+    {
         report.error(
             line,
             col,
             format!("`{name}` is the name of a helper of the generated input checks"),
             "pick another name: the script binds it to a local of the same name",
+        );
+        return false;
+    }
+    if crate::helpers::LOOP_LOCALS.contains(&name) {
+        report.error(
+            line,
+            col,
+            format!("`{name}` is the name of a loop's local in the generated input checks"),
+            "pick another name: the checks' loops would hide the script's local of that name",
         );
         return false;
     }

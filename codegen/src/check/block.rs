@@ -3,6 +3,7 @@
 
 use crate::diagnostic::Report;
 use crate::layout;
+use crate::lua;
 use crate::model::{Header, ScriptFile};
 use crate::parse::Parsed;
 use crate::render::contract;
@@ -36,7 +37,8 @@ pub(crate) enum Mismatch {
     },
 }
 
-/// The difference between the block in `source` and the one `header` declares, if any.
+/// The difference between the pasted helpers and the block in `source` and those
+/// `header` declares with the pasted helpers `shared`, if any.
 pub(crate) fn mismatch(source: &str, header: &Header, shared: &str) -> Option<Mismatch> {
     let lines: Vec<&str> = source.lines().collect();
     let place = layout::locate(&lines);
@@ -51,18 +53,15 @@ pub(crate) fn mismatch(source: &str, header: &Header, shared: &str) -> Option<Mi
     }
     let Some(block) = place.block.clone() else {
         return Some(Mismatch::Missing {
-            line: place.start + 1,
+            line: place.block_start() + 1,
         });
     };
-    if block.start != place.start {
+    if block.start != place.block_start() {
         return Some(Mismatch::Misplaced {
             line: block.start + 1,
         });
     }
-    let expected = contract::render(
-        header,
-        &contract::uses_of(&layout::own_lines(&lines, &place), shared),
-    );
+    let expected = contract::render(header);
     let wanted: Vec<&str> = expected.lines().collect();
     let found = &lines[block.clone()];
     // Both end with the last marker, so the first difference is within both.
@@ -77,40 +76,46 @@ pub(crate) fn mismatch(source: &str, header: &Header, shared: &str) -> Option<Mi
             found: found[i].trim_end_matches('\r').to_string(),
         });
     }
-    let pasted = layout::shared_range(&lines, block.end).map_or(&[][..], |r| &lines[r]);
+    let pasted = &lines[place.start..block.start];
     let wanted: Vec<&str> = shared.lines().collect();
     let at = (0..wanted.len().max(pasted.len()))
         .find(|&i| wanted.get(i).copied() != pasted.get(i).map(|l| l.trim_end_matches('\r')))?;
     Some(Mismatch::Shared {
-        line: block.end + at + 1,
+        line: place.start + at + 1,
         expected: wanted.get(at).copied().unwrap_or_default().to_string(),
-        found: pasted
-            .get(at)
-            .or(lines.get(block.end + at))
+        found: lines
+            .get(place.start + at)
             .map(|l| l.trim_end_matches('\r').to_string())
             .unwrap_or_default(),
     })
 }
 
-/// The shared helpers `file`'s header names (and those they call), as they are pasted;
-/// reports a name no shared file defines, a name the script never calls, and a shared
+/// The helpers pasted into `file`: those its header names (and those they call), and
+/// those its block calls, as they are pasted. Reports a name no source defines, a name
+/// the script never calls, a helper its own code calls without naming it, and a shared
 /// file that is not a list of helpers.
-pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Report) -> String {
+pub(crate) fn shared_section(
+    file: &ScriptFile,
+    parsed: &Parsed,
+    header: Option<&Header>,
+    report: &mut Report,
+) -> String {
     let mut files = Vec::new();
-    for shared in &file.shared {
-        match shared::helpers(shared) {
-            Ok(helpers) => files.push((shared.clone(), helpers)),
+    for source in std::iter::once(shared::generator_file()).chain(file.shared.iter().cloned()) {
+        match shared::helpers(&source) {
+            Ok(helpers) => files.push((source, helpers)),
             Err(problems) => report.diagnostics.extend(problems),
         }
     }
-    let names: Vec<String> = parsed.uses.iter().map(|(_, n)| n.clone()).collect();
-    let (_, own) = layout::code_after_block(&file.source, true);
-    let called = shared::called(&own, &names);
+    let named: Vec<String> = parsed.uses.iter().map(|(_, n)| n.clone()).collect();
+    let all: Vec<String> = files
+        .iter()
+        .flat_map(|(_, helpers)| helpers.iter().map(|h| h.name.clone()))
+        .collect();
+    let (first, own) = layout::own_code(&file.source);
+    let called = shared::called(&own, &all);
     for (at, name) in &parsed.uses {
-        if !files
-            .iter()
-            .any(|(_, helpers)| helpers.iter().any(|h| h.name == *name))
-        {
+        if !all.contains(name) {
             let places: Vec<&str> = file.shared.iter().map(|f| f.path.as_str()).collect();
             report.error(
                 at.line,
@@ -136,13 +141,27 @@ pub(crate) fn shared_section(file: &ScriptFile, parsed: &Parsed, report: &mut Re
             );
         }
     }
+    let (tokens, _) = lua::tokenize(&own);
+    for name in called.iter().filter(|name| !named.contains(name)) {
+        let at = tokens.iter().find(|t| t.is_name(name));
+        let (line, col) = at.map_or((first + 1, 1), |t| (first + t.line, t.col));
+        report.error(
+            line,
+            col,
+            format!("the script calls the shared helper `{name}` without naming it in `@uses`"),
+            format!(
+                "add it to the header: `--- @uses {name}`; the header names every helper the \
+                 script's own code calls"
+            ),
+        );
+    }
+    let names = header.map_or(named, contract::pasted_names);
     match shared::resolve(&names, &files) {
         Ok(helpers) => shared::render(&helpers),
         // Reported above.
         Err(_) => String::new(),
     }
 }
-
 /// The input checks at the top of the body must be the ones the header declares.
 pub(crate) fn report_contract(mismatch: Option<Mismatch>, report: &mut Report) {
     let fix = "run `redis-patterns fix <scripts folder>` to write them from the header";

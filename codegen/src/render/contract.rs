@@ -12,12 +12,14 @@
 
 use std::fmt::Write as _;
 
+use crate::helpers::HELPERS;
 use crate::layout;
 pub use crate::layout::{CHECKS_BEGIN as BEGIN, CHECKS_END as END};
 use crate::model::{Arg, ArgType, BAD_KEYS, Count, Header, Rule, is_exact};
 pub use crate::model::{BAD_ARGS, error_code};
 use crate::render::key_check;
-use crate::render::lines::{Lines, MAX_LINE};
+use crate::render::lines::{Lines, MAX_LINE, Part};
+use crate::shared;
 
 /// The codes the block can raise for `header`, in the order it checks them.
 pub fn raised_codes(header: &Header) -> Vec<String> {
@@ -84,8 +86,8 @@ pub fn doc_agrees(doc: &str, expected: &str) -> bool {
 }
 
 /// What a value of `arg` must be, as the block's message says it: `must be an integer from
-/// 1 to 10`; of all the values of a variadic one (`single` false), `must be integers …`.
-fn value_words(arg: &Arg, single: bool) -> String {
+/// 1 to 10`.
+fn value_words(arg: &Arg) -> String {
     match (&arg.ty, &arg.rule) {
         (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => {
             "must not be empty".to_string()
@@ -104,16 +106,10 @@ fn value_words(arg: &Arg, single: bool) -> String {
         (_, Rule::Hex { digits }) => format!("must be {digits} hex digits"),
         (ArgType::String | ArgType::Bytes | ArgType::Json, _) => String::new(),
         (ArgType::Bool, _) => "must be 1 or 0".to_string(),
-        (ArgType::Float, _) if single => format!("must be a finite decimal number ({FLOAT_FORMS})"),
-        (ArgType::Float, _) => format!("must be finite decimal numbers ({FLOAT_FORMS})"),
+        (ArgType::Float, _) => format!("must be a finite decimal number ({FLOAT_FORMS})"),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => {
             let (min, max) = arg.range();
-            let words = range_words(arg.ty, min, max);
-            if single {
-                format!("must be {words}")
-            } else {
-                format!("must be {}", words.replace("an integer", "integers"))
-            }
+            format!("must be {}", range_words(arg.ty, min, max))
         }
     }
 }
@@ -145,20 +141,12 @@ pub fn range_words(ty: ArgType, min: i64, max: i64) -> String {
     format!("{unit} from {} to {}", bound(min), bound(max))
 }
 
-/// The block for `header`, lines ending in `\n`. `body_uses` names the helpers the rest
-/// of the script calls too (such as `integer` to check a stored value), which the block
-/// then defines even when no argument needs them.
-pub fn render(header: &Header, body_uses: &[&str]) -> String {
-    // The key check comes last, but decides which helpers come first.
-    let mut keys = Lines::default();
-    let key_helpers = match key_check::analyze(header) {
-        Ok(Some(plan)) => Some(key_check::render(&plan, &mut keys)),
-        _ => None,
-    };
+/// The block for `header`, lines ending in `\n`. It defines no function: the helpers it
+/// calls ([`helpers_called`]) are pasted before it, with the script's shared helpers.
+pub fn render(header: &Header) -> String {
     let mut out = Lines::default();
     out.line(BEGIN);
     out.line("-- `redis-patterns fix <folder>`). A bad call changes nothing.");
-    helpers(header, body_uses, key_helpers.as_ref(), &mut out);
     arity(header, &mut out);
     for (i, key) in header.keys.iter().enumerate() {
         if !key.variadic {
@@ -172,56 +160,29 @@ pub fn render(header: &Header, body_uses: &[&str]) -> String {
             value(arg, i + 1, &mut out);
         }
     }
-    out.text.push_str(&keys.text);
+    if let Ok(Some(plan)) = key_check::analyze(header) {
+        key_check::render(&plan, &mut out);
+    }
     out.line(END);
     out.text
 }
 
-/// The helper functions the checks and the body need, and only those (luacheck refuses
-/// unused ones): `keys`, those of the key check, if it is made.
-fn helpers(
-    header: &Header,
-    body_uses: &[&str],
-    keys: Option<&std::collections::BTreeSet<&'static str>>,
-    out: &mut Lines,
-) {
-    let integer_args = || {
-        header
-            .args
-            .iter()
-            .filter(|a| matches!(a.ty, ArgType::Int | ArgType::Uint | ArgType::Ms))
-    };
-    let integers = integer_args().any(|a| !a.binds_number()) || body_uses.contains(&"integer");
-    // Arguments read it inline; the script's own code may call it for stored values.
-    let safe_integers = body_uses.contains(&"safe_integer");
-    let decimals = integers || body_uses.contains(&"decimal_less");
-    let floats = header.args.iter().any(|a| a.ty == ArgType::Float) || body_uses.contains(&"float");
-    let shows = body_uses.contains(&"shown")
-        || keys.is_some()
-        || header.args.iter().any(|a| match a.ty {
-            ArgType::String | ArgType::Bytes if a.variadic => {
-                matches!(
-                    a.rule,
-                    Rule::OneOf(_) | Rule::Length { .. } | Rule::Hex { .. }
-                )
-            }
-            ArgType::String | ArgType::Bytes => matches!(a.rule, Rule::OneOf(_) | Rule::Hex { .. }),
-            ArgType::Json => false,
-            _ => true,
-        });
-    for (name, source) in crate::helpers::HELPERS {
-        let wanted = match name {
-            "decimal_less" => decimals,
-            "integer" => integers,
-            "safe_integer" => safe_integers,
-            "float" => floats,
-            "shown" => shows,
-            key => keys.is_some_and(|k| k.contains(key)) || body_uses.contains(&key),
-        };
-        if wanted {
-            out.text.push_str(source);
+/// The generator's helpers that the block of `header` calls.
+pub fn helpers_called(header: &Header) -> Vec<String> {
+    let names: Vec<String> = HELPERS.iter().map(|(name, _)| name.to_string()).collect();
+    shared::called(&render(header), &names)
+}
+
+/// The helpers pasted into a script with `header`: those it names in `@uses`, then those
+/// its block calls (and, when pasted, those they call in turn).
+pub(crate) fn pasted_names(header: &Header) -> Vec<String> {
+    let mut names = header.uses.clone();
+    for name in helpers_called(header) {
+        if !names.contains(&name) {
+            names.push(name);
         }
     }
+    names
 }
 
 /// What the float rule accepts, as the messages say it: the forms every language prints
@@ -315,7 +276,7 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
     let name = &arg.name;
     let code = error_code(name);
     let raw = format!("ARGV[{index}]");
-    let words = format!("{code} {name} {}", value_words(arg, true));
+    let words = format!("{code} {}", value_words(arg));
     match arg.ty {
         ArgType::String | ArgType::Bytes | ArgType::Json => {
             out.line(&format!("local {name} = {raw}"));
@@ -366,15 +327,14 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
             }
         }
         ArgType::Bool => {
-            out.line(&format!("local {name} = {raw}"));
-            out.line(&format!("if {name} ~= '1' and {name} ~= '0' then"));
+            out.line(&format!("local {name} = {raw} == '1'"));
+            out.line(&format!("if not {name} and {raw} ~= '0' then"));
             out.error(
                 "  ",
                 &format!("{words}, got "),
-                Some(&format!("shown({name})")),
+                Some(&format!("shown({raw})")),
             );
             out.line("end");
-            out.line(&format!("{name} = {name} == '1'"));
         }
         ArgType::Float => {
             number(out, arg, &raw, (format!("float({raw})"), vec![]), &words);
@@ -417,34 +377,35 @@ fn integer_read(raw: &str, value: &str, min: i64, max: i64) -> (String, Vec<Stri
 
 /// The check and binding of a number: `read` parses `raw` or answers nil, and a value
 /// that makes one of its conditions true is refused too. An optional one is nil when `raw`
-/// is empty.
+/// is empty (which `read` answers nil for).
 fn number(out: &mut Lines, arg: &Arg, raw: &str, read: (String, Vec<String>), words: &str) {
     let name = &arg.name;
-    let shown = format!("shown({raw})");
     let (expr, out_of_range) = read;
     let mut refused = vec![format!("not {name}")];
     refused.extend(out_of_range);
-    if arg.optional {
-        out.line(&format!("local {name} = nil"));
-        out.line(&format!("if {raw} ~= '' then"));
-        out.line(&format!("  {name} = {expr}"));
-        out.condition("  ", &refused, " or ");
-        out.error("    ", &format!("{words}, or empty, got "), Some(&shown));
-        out.line("  end");
-        out.line("end");
+    let words = if arg.optional {
+        // `ARGV[n] ~= '' and (not x or x > max)`, split where it may wrap.
+        if refused.len() == 1 {
+            refused[0] = format!("{raw} ~= '' and not {name}");
+        } else {
+            refused[0] = format!("{raw} ~= '' and (not {name}");
+            let last = refused.len() - 1;
+            refused[last].push(')');
+        }
+        format!("{words}, or empty, got ")
     } else {
-        out.line(&format!("local {name} = {expr}"));
-        out.condition("", &refused, " or ");
-        out.error("  ", &format!("{words}, got "), Some(&shown));
-        out.line("end");
-    }
+        format!("{words}, got ")
+    };
+    out.line(&format!("local {name} = {expr}"));
+    out.condition("", &refused, " or ");
+    out.error("  ", &words, Some(&format!("shown({raw})")));
+    out.line("end");
 }
 
 /// The check of each value of the variadic argument that starts at `ARGV[first]`; the
 /// values stay in `ARGV`.
 fn values(arg: &Arg, first: usize, out: &mut Lines) {
-    let name = &arg.name;
-    let code = error_code(name);
+    let code = error_code(&arg.name);
     // The conditions that refuse a value, how they join, and whether the message shows it.
     let test: Option<(Vec<String>, &str, bool)> = match (&arg.ty, &arg.rule) {
         (ArgType::String | ArgType::Bytes | ArgType::Json, Rule::NonEmpty) => {
@@ -480,7 +441,7 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
         (ArgType::Float, _) => Some((vec!["not float(ARGV[i])".to_string()], " and ", true)),
         (ArgType::Int | ArgType::Uint | ArgType::Ms, _) => None,
     };
-    let words = value_words(arg, false);
+    let words = value_words(arg);
     let shows = if matches!(arg.ty, ArgType::Int | ArgType::Uint | ArgType::Ms) {
         let (min, max) = arg.range();
         let (expr, out_of_range) = integer_read("ARGV[i]", "each", min, max);
@@ -497,15 +458,17 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
     } else {
         return;
     };
-    let (message, tail) = if shows {
-        (
-            format!("{code} {name} {words}; ARGV["),
-            "i .. '] is ' .. shown(ARGV[i])",
-        )
+    let head = format!("{code} ARGV[");
+    let words = if shows {
+        format!("] {words}, got ")
     } else {
-        (format!("{code} {name} {words}, but ARGV["), "i .. '] is'")
+        format!("] {words}")
     };
-    out.error("    ", &message, Some(tail));
+    let mut parts = vec![Part::Text(&head), Part::Code("i"), Part::Text(&words)];
+    if shows {
+        parts.push(Part::Code("shown(ARGV[i])"));
+    }
+    out.error_parts("    ", &parts);
     out.line("  end");
     out.line("end");
 }
@@ -515,37 +478,25 @@ fn lua_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
-/// The helpers of the block that `text` (the script outside its block, the shared helpers
-/// it gets included) calls.
-fn body_uses(text: &str) -> Vec<&'static str> {
-    let (tokens, _) = crate::lua::tokenize(text);
-    crate::helpers::HELPERS
-        .iter()
-        .map(|(name, _)| *name)
-        .filter(|helper| {
-            tokens.iter().enumerate().any(|(i, t)| {
-                t.is_name(helper)
-                    && !(i > 0 && (tokens[i - 1].is_op(".") || tokens[i - 1].is_op(":")))
-            })
-        })
-        .collect()
-}
-
-/// The helpers of the block a script needs, given its own lines and the pasted `shared`.
-pub(crate) fn uses_of(own: &[&str], shared: &str) -> Vec<&'static str> {
-    body_uses(&format!("{}\n{shared}", own.join("\n")))
-}
-
-/// `source` with its block replaced by the one `header` declares, right after the header
-/// (a block elsewhere is moved there; a script without one gets one). Line ends follow the
-/// file's own (`\r\n` when it uses them). Fails when a block has no last marker, since
-/// where it ends cannot be known.
+/// `source` with the helpers its block calls (and the generator's that `header` names in
+/// `@uses`) pasted right after the header, and its block, as `header` declares it, right
+/// after them (a block elsewhere is moved there; a script without one gets one). Line ends
+/// follow the file's own (`\r\n` when it uses them). Fails when a block has no last
+/// marker, since where it ends cannot be known, or when `@uses` names a helper that the
+/// generator does not have: [`crate::Config::fix`] pastes those of `_shared.lua` files.
 pub fn fix(source: &str, header: &Header) -> Result<String, String> {
-    fix_with(source, header, "")
+    let generator = shared::generator_file();
+    let files = [(
+        generator.clone(),
+        shared::helpers(&generator).expect("the generator's helpers are a shared file"),
+    )];
+    let helpers = shared::resolve(&pasted_names(header), &files)
+        .map_err(|name| format!("no helper of the input checks is called `{name}`"))?;
+    fix_with(source, header, &shared::render(&helpers))
 }
 
-/// [`fix`], with `shared` (the helpers the header names, as [`crate::shared::render`]
-/// gives them) pasted right after the block in place of any pasted before.
+/// [`fix`], with `shared` (the helpers the script gets, as [`crate::shared::render`]
+/// gives them) pasted in place of any pasted before.
 pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, String> {
     let crlf = source.contains("\r\n");
     let lines: Vec<&str> = source.lines().collect();
@@ -572,7 +523,6 @@ pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, S
         ));
     }
     let kept_after = layout::own_lines(&lines, &place);
-    let uses = uses_of(&kept_after, shared);
     let newline = if crlf { "\r\n" } else { "\n" };
     let mut out = String::with_capacity(source.len() + 2048);
     let mut head: Vec<String> = lines[..place.start.min(lines.len())]
@@ -583,8 +533,8 @@ pub fn fix_with(source: &str, header: &Header, shared: &str) -> Result<String, S
     for line in head
         .iter()
         .map(String::as_str)
-        .chain(render(header, &uses).lines())
         .chain(shared.lines())
+        .chain(render(header).lines())
         .chain(kept_after.iter().copied())
     {
         let _ = write!(out, "{line}{newline}");

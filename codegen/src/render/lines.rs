@@ -35,39 +35,94 @@ impl Lines {
         self.line(&line);
     }
 
+    /// `<head><item>, <item>, ...<tail>`, wrapped to fit after an item, continuations
+    /// indented by four.
+    pub(crate) fn list(&mut self, head: &str, items: &[String], tail: &str) {
+        let mut line = head.to_string();
+        let last = items.len().saturating_sub(1);
+        for (i, item) in items.iter().enumerate() {
+            let piece = if i < last {
+                format!("{item}, ")
+            } else {
+                format!("{item}{tail}")
+            };
+            if line.trim_end().len() + piece.trim_end().len() > MAX_LINE && line.len() > 4 {
+                self.line(line.trim_end());
+                line = "    ".to_string();
+            }
+            line.push_str(&piece);
+        }
+        self.line(&line);
+    }
+
     /// `<indent>return redis.error_reply('<message>' .. <tail>)`, wrapped to fit.
     pub(crate) fn error(&mut self, indent: &str, message: &str, tail: Option<&str>) {
-        let tail = tail.map(|t| format!(" .. {t}")).unwrap_or_default();
-        let one = format!("{indent}return redis.error_reply('{message}'{tail})");
+        let mut parts = vec![Part::Text(message)];
+        parts.extend(tail.map(Part::Code));
+        self.error_parts(indent, &parts);
+    }
+
+    /// `<indent>return redis.error_reply(<part> .. <part> ...)`: on one line when it fits,
+    /// else from the next line on, indented by four more, as many parts a line as fit
+    /// (texts split at spaces where they must), each line but the last ending in ` ..`.
+    pub(crate) fn error_parts(&mut self, indent: &str, parts: &[Part]) {
+        let whole: Vec<String> = parts.iter().map(Part::lua).collect();
+        let one = format!("{indent}return redis.error_reply({})", whole.join(" .. "));
         if one.len() <= MAX_LINE {
             self.line(&one);
             return;
         }
-        // One literal per line, split at spaces, each continuation indented by four more.
         self.line(&format!("{indent}return redis.error_reply("));
         let cont = format!("{indent}    ");
-        let words: Vec<&str> = message.split_inclusive(' ').collect();
+        // Room on a line for a piece and the ` ..` or `)` after it.
+        let room = MAX_LINE - cont.len() - 3;
         let mut pieces: Vec<String> = Vec::new();
-        let mut piece = String::new();
-        for word in words {
-            // Room for the quotes and the ` ..` that ends every line but the last.
-            if !piece.is_empty() && cont.len() + piece.len() + word.len() + 5 > MAX_LINE {
-                pieces.push(std::mem::take(&mut piece));
+        for part in parts {
+            match part {
+                Part::Code(code) => pieces.push(code.to_string()),
+                Part::Text(text) => {
+                    let mut piece = String::new();
+                    for word in text.split_inclusive(' ') {
+                        if !piece.is_empty() && lua_text(&format!("{piece}{word}")).len() > room {
+                            pieces.push(lua_text(&std::mem::take(&mut piece)));
+                        }
+                        piece.push_str(word);
+                    }
+                    pieces.push(lua_text(&piece));
+                }
             }
-            piece.push_str(word);
         }
-        pieces.push(piece);
-        let last = pieces.len() - 1;
-        for (i, piece) in pieces.iter().enumerate() {
-            if i < last {
-                self.line(&format!("{cont}'{piece}' .."));
-            } else if cont.len() + piece.len() + tail.len() + 3 <= MAX_LINE {
-                self.line(&format!("{cont}'{piece}'{tail})"));
-            } else {
-                // The tail does not fit after the last words: it gets a line of its own.
-                self.line(&format!("{cont}'{piece}'"));
-                self.line(&format!("{cont}{})", tail.trim_start()));
+        let mut line = String::new();
+        for piece in pieces {
+            if !line.is_empty() && line.len() + 4 + piece.len() > room {
+                self.line(&format!("{cont}{line} .."));
+                line.clear();
             }
+            if !line.is_empty() {
+                line.push_str(" .. ");
+            }
+            line.push_str(&piece);
+        }
+        self.line(&format!("{cont}{line})"));
+    }
+}
+
+/// A part of an error message: text, or Lua code that gives some.
+pub(crate) enum Part<'a> {
+    Text(&'a str),
+    Code(&'a str),
+}
+
+impl Part<'_> {
+    fn lua(&self) -> String {
+        match self {
+            Part::Text(text) => lua_text(text),
+            Part::Code(code) => code.to_string(),
         }
     }
+}
+
+/// `s` as a single-quoted Lua string.
+pub(crate) fn lua_text(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
