@@ -18,7 +18,7 @@ pub use crate::layout::{CHECKS_BEGIN as BEGIN, CHECKS_END as END};
 use crate::model::{Arg, ArgType, BAD_KEYS, Count, Header, Rule, is_exact};
 pub use crate::model::{BAD_ARGS, error_code};
 use crate::render::key_check;
-use crate::render::lines::{Lines, MAX_LINE, Part};
+use crate::render::lines::{Lines, MAX_LINE, Part, lua_text};
 use crate::shared;
 
 /// The codes the block can raise for `header`, in the order it checks them.
@@ -289,7 +289,7 @@ fn value(arg: &Arg, index: usize, out: &mut Lines) {
                 Rule::OneOf(options) => {
                     let test: Vec<String> = options
                         .iter()
-                        .map(|o| format!("{name} ~= '{}'", lua_escape(o)))
+                        .map(|o| format!("{name} ~= {}", lua_text(o)))
                         .collect();
                     out.condition("", &test, " and ");
                     out.error(
@@ -414,7 +414,7 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
         (ArgType::String, Rule::OneOf(options)) => Some((
             options
                 .iter()
-                .map(|o| format!("ARGV[i] ~= '{}'", lua_escape(o)))
+                .map(|o| format!("ARGV[i] ~= {}", lua_text(o)))
                 .collect(),
             " and ",
             true,
@@ -471,11 +471,6 @@ fn values(arg: &Arg, first: usize, out: &mut Lines) {
     out.error_parts("    ", &parts);
     out.line("  end");
     out.line("end");
-}
-
-/// `s` inside a single-quoted Lua string.
-fn lua_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
 /// `source` with the helpers its block calls (and the generator's that `header` names in

@@ -476,11 +476,6 @@ struct Known {
     from: String,
 }
 
-/// `s` as a single-quoted Lua string.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-}
-
 /// The check of one key against one form.
 #[derive(Clone, Copy)]
 struct Step<'a> {
@@ -869,13 +864,13 @@ impl Emitter<'_, '_> {
                         format!(
                             "string.match({}, {})",
                             s.key,
-                            quote(&format!("^{}(.+){}$", escape(&head), escape(&tail)))
+                            lua_text(&format!("^{}(.+){}$", escape(&head), escape(&tail)))
                         )
                     } else {
                         format!(
                             "string.find({}, {})",
                             s.key,
-                            quote(&format!("^{}.+{}$", escape(&head), escape(&tail)))
+                            lua_text(&format!("^{}.+{}$", escape(&head), escape(&tail)))
                         )
                     }
                 } else {
@@ -906,7 +901,11 @@ impl Emitter<'_, '_> {
                 }
             }
             pattern.push('$');
-            conds.push(format!("not string.find({}, {})", s.key, quote(&pattern)));
+            conds.push(format!(
+                "not string.find({}, {})",
+                s.key,
+                lua_text(&pattern)
+            ));
         } else {
             // Several values unknown: the key is read in one pass.
             let parts = format!("{}_parts", s.name);
@@ -1160,14 +1159,14 @@ fn concat(pieces: &[Piece], known: &BTreeMap<Slot, Known>) -> String {
             Piece::Text(t) => text.push_str(t),
             Piece::Slot(slot) => {
                 if !text.is_empty() {
-                    parts.push(quote(&std::mem::take(&mut text)));
+                    parts.push(lua_text(&std::mem::take(&mut text)));
                 }
                 parts.push(known[slot].expr.clone());
             }
         }
     }
     if !text.is_empty() {
-        parts.push(quote(&text));
+        parts.push(lua_text(&text));
     }
     if parts.is_empty() {
         "''".to_string()
@@ -1201,7 +1200,7 @@ fn escape(text: &str) -> String {
 
 /// `{ 'a', 'b' }`.
 fn lua_list(texts: &[String]) -> String {
-    let items: Vec<String> = texts.iter().map(|t| quote(t)).collect();
+    let items: Vec<String> = texts.iter().map(|t| lua_text(t)).collect();
     format!("{{ {} }}", items.join(", "))
 }
 

@@ -18,39 +18,30 @@ impl Lines {
     /// `<indent>if <a> <joiner> <b> ... then`, wrapped to fit, continuations indented by
     /// four more.
     pub(crate) fn condition(&mut self, indent: &str, parts: &[String], joiner: &str) {
-        let mut line = format!("{indent}if ");
-        let last = parts.len().saturating_sub(1);
-        for (i, part) in parts.iter().enumerate() {
-            let piece = if i < last {
-                format!("{part}{joiner}")
-            } else {
-                format!("{part} then")
-            };
-            if line.trim_end().len() + piece.len() > MAX_LINE && line.trim().len() > 2 {
-                self.line(line.trim_end());
-                line = format!("{indent}    ");
-            }
-            line.push_str(&piece);
-        }
-        self.line(&line);
+        let head = format!("{indent}if ");
+        self.wrapped(&head, &format!("{indent}    "), parts, joiner, " then");
     }
 
     /// `<head><item>, <item>, ...<tail>`, wrapped to fit after an item, continuations
     /// indented by four.
     pub(crate) fn list(&mut self, head: &str, items: &[String], tail: &str) {
+        self.wrapped(head, "    ", items, ", ", tail);
+    }
+
+    /// `<head><item><sep><item>...<tail>`, wrapped to fit after a `sep`, each continuation
+    /// starting with `cont`.
+    fn wrapped(&mut self, head: &str, cont: &str, items: &[String], sep: &str, tail: &str) {
         let mut line = head.to_string();
+        let mut first = true;
         let last = items.len().saturating_sub(1);
         for (i, item) in items.iter().enumerate() {
-            let piece = if i < last {
-                format!("{item}, ")
-            } else {
-                format!("{item}{tail}")
-            };
-            if line.trim_end().len() + piece.trim_end().len() > MAX_LINE && line.len() > 4 {
+            let piece = format!("{item}{}", if i < last { sep } else { tail });
+            if !first && line.trim_end().len() + piece.trim_end().len() > MAX_LINE {
                 self.line(line.trim_end());
-                line = "    ".to_string();
+                line = cont.to_string();
             }
             line.push_str(&piece);
+            first = false;
         }
         self.line(&line);
     }
