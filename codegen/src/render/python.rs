@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use handlebars::Handlebars;
 use serde::Serialize;
 
-use crate::render::{contract, functions};
 use crate::model::{
     Arg, ArgType, Count, Key, KeyForm, KeyPart, PresetValue, ReturnType, Rule, Script,
 };
 use crate::render::rust::{arg_type_name, return_type_name};
+use crate::render::{contract, functions};
 
 const FAMILY_TEMPLATE: &str = include_str!("../../templates/python/family.py.hbs");
 const INIT_TEMPLATE: &str = include_str!("../../templates/python/init.py.hbs");
@@ -85,7 +85,9 @@ pub fn render(scripts: &[Script], package: &str, version: &str) -> Result<Vec<Fi
         ),
         version: py_str(version),
         library: py_str(&functions::library_name(version)),
-        manifest_sha1: py_str(&sha1(&crate::render::manifest::manifest(scripts, package, version))),
+        manifest_sha1: py_str(&sha1(&crate::render::manifest::manifest(
+            scripts, package, version,
+        ))),
         families: Vec::new(),
         scripts: Vec::new(),
         all: Vec::new(),
