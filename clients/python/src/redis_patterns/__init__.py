@@ -36,26 +36,52 @@ from ._runtime import (
     integer_from_text,
 )
 from ._wait import MAX_BLOCK_MS, Wake, wait, wait_async
+from ._machine import is_transient
+from ._worker import (
+    MAX_CONCURRENCY,
+    MAX_TAKE,
+    Backoff,
+    EvictingServer,
+    Job,
+    JobError,
+    MemoryPolicy,
+    RateLimitGroup,
+    Unrecoverable,
+    Worker,
+    WorkReport,
+)
 
 __version__ = _generated.VERSION
 
 __all__ = [
     "MAX_BLOCK_MS",
+    "MAX_CONCURRENCY",
+    "MAX_TAKE",
     "NOSCRIPT_ATTEMPTS",
+    "Backoff",
     "Batch",
     "Call",
+    "EvictingServer",
     "Form",
     "InvalidInput",
+    "Job",
+    "JobError",
+    "MemoryPolicy",
     "Param",
+    "RateLimitGroup",
     "RanOutsideTransaction",
     "Script",
     "ScriptError",
     "Slot",
     "UnexpectedReply",
+    "Unrecoverable",
     "Wake",
+    "WorkReport",
+    "Worker",
     "float_from_text",
     "functions_library",
     "integer_from_text",
+    "is_transient",
     "pipeline",
     "pipeline_async",
     "transaction",
