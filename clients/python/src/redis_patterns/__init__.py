@@ -50,6 +50,7 @@ from ._worker import (
     Worker,
     WorkReport,
 )
+from ._scheduler import ScheduleReport, Scheduler
 
 __version__ = _generated.VERSION
 
@@ -70,6 +71,8 @@ __all__ = [
     "Param",
     "RateLimitGroup",
     "RanOutsideTransaction",
+    "ScheduleReport",
+    "Scheduler",
     "Script",
     "ScriptError",
     "Slot",
