@@ -51,6 +51,7 @@ from ._worker import (
     WorkReport,
 )
 from ._scheduler import ScheduleReport, Scheduler
+from ._events import Event, Events, JobEnd, wait_for_job, wait_for_job_async
 
 __version__ = _generated.VERSION
 
@@ -62,10 +63,13 @@ __all__ = [
     "Backoff",
     "Batch",
     "Call",
+    "Event",
+    "Events",
     "EvictingServer",
     "Form",
     "InvalidInput",
     "Job",
+    "JobEnd",
     "JobError",
     "MemoryPolicy",
     "Param",
@@ -91,5 +95,7 @@ __all__ = [
     "transaction_async",
     "wait",
     "wait_async",
+    "wait_for_job",
+    "wait_for_job_async",
 ]
 __all__ += _generated.__all__
