@@ -52,6 +52,7 @@ from ._worker import (
 )
 from ._scheduler import ScheduleReport, Scheduler
 from ._events import Event, Events, JobEnd, wait_for_job, wait_for_job_async
+from ._redlock import Held, QuorumLock
 
 __version__ = _generated.VERSION
 
@@ -67,12 +68,14 @@ __all__ = [
     "Events",
     "EvictingServer",
     "Form",
+    "Held",
     "InvalidInput",
     "Job",
     "JobEnd",
     "JobError",
     "MemoryPolicy",
     "Param",
+    "QuorumLock",
     "RateLimitGroup",
     "RanOutsideTransaction",
     "ScheduleReport",
