@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import asdict
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import pytest
 import redis
@@ -32,20 +32,11 @@ from redis.retry import Retry
 import redis_patterns as rp
 from redis_patterns import Job, Worker, WorkReport
 
+from ._loops import blocked_in, counts, drained
 from .conftest import Server, poll
 
 LEASE = 1_500
 """The killed workers' jobs go back to the queue this long (ms) after their last renewal."""
-
-
-def counts(r: redis.Redis, name: str) -> Dict[str, int]:
-    waiting, parked, delayed, leased, dead = rp.WorkQueue(name).counts().run(r)
-    return {"waiting": waiting, "parked": parked, "delayed": delayed, "leased": leased, "dead": dead}
-
-
-def drained(r: redis.Redis, name: str) -> bool:
-    c = counts(r, name)
-    return c["waiting"] + c["parked"] + c["delayed"] + c["leased"] == 0
 
 
 # Worker processes killed mid-job.
@@ -210,8 +201,7 @@ def the_primary_async(ports: List[int]) -> Callable[[], Any]:
 
 def blocked_workers(port: int) -> int:
     with redis.Redis(host="127.0.0.1", port=port) as c:
-        listed: List[Any] = c.client_list()
-    return sum(1 for x in listed if x.get("cmd") == "bzpopmin" and "b" in x.get("flags", ""))
+        return blocked_in(c, "bzpopmin")
 
 
 @pytest.fixture
