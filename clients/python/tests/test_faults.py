@@ -52,6 +52,11 @@ def runs_key(name: str) -> str:
     return f"{{{name}}}:test:runs"
 
 
+def ready_key(name: str) -> str:
+    """The worker processes (pids) that stop on SIGTERM: their handler of it is set."""
+    return f"{{{name}}}:test:ready"
+
+
 def worker_process(port: int, name: str) -> None:
     """A worker process of concurrency 2 until SIGTERM; prints its report. Each handler
     notes the job it runs, in Redis, and takes a moment."""
@@ -59,6 +64,7 @@ def worker_process(port: int, name: str) -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     pid = str(os.getpid())
+    r.sadd(ready_key(name), pid)
 
     def handler(job: Job) -> None:
         r.rpush(runs_key(name), job.id)
@@ -97,6 +103,9 @@ class Processes:
 
     def stop(self) -> List[WorkReport]:
         """SIGTERM to every live process: each finishes its jobs in hand and reports."""
+        with self.server.client() as r:
+            for child in self.live:
+                poll(lambda: bool(r.sismember(ready_key(self.name), str(child.pid))), "a worker process to start")
         for child in self.live:
             child.send_signal(signal.SIGTERM)
         reports = []
