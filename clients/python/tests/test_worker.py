@@ -24,7 +24,7 @@ from redis_patterns import _machine, _worker
 from redis_patterns._machine import Failed, Pause, Run
 from redis_patterns._worker import _AwaitEnd, _Hold, _Release, _Renewals, _Start, _Working
 
-from ._loops import Running, counts, drained
+from ._loops import Running, blocked_in, counts, drained
 from .conftest import Cluster, Server, poll
 
 LEASE = 1_500
@@ -229,6 +229,19 @@ def test_an_asyncio_worker_runs_n_handlers_at_once(server: Server, r: redis.Redi
 
     report = asyncio.run(main())
     assert (report.acked, report.lost, peak[0]) == (n, 0, n), report
+
+
+def test_an_added_job_wakes_an_idle_worker(server: Server, r: redis.Redis) -> None:
+    stop, started = threading.Event(), threading.Event()
+    # With the fallback poll a minute long, only the wake-up can start the job in time.
+    run = Running(lambda: Worker("idle", poll=60_000).run(server.client(), lambda job: started.set(), stop))
+    poll(lambda: blocked_in(r, "bzpopmin") == 1, "the worker to wait for work")
+    add(r, "idle", "one")
+    poll(started.is_set, "the job to start", seconds=5)
+    poll(lambda: drained(r, "idle") and blocked_in(r, "bzpopmin") == 1, "the worker to wait again")
+    stop.set()
+    r.zadd(rp.work_queue.KEY_SIGNAL.build(name="idle"), {"ready": 0})  # to see the flag now
+    assert run.result().acked == 1
 
 
 def test_a_stopped_worker_finishes_and_acks_the_job_in_hand(server: Server, r: redis.Redis) -> None:
