@@ -111,8 +111,8 @@ class QuorumLock:
         """Takes the lock for `ttl` (ms or a timedelta) on a majority of `servers`, asked
         at once (a thread each): what is held, or None when every attempt failed (held
         elsewhere, or the attempts took longer than the lease). Raises the first server's
-        error when fewer than a majority answered at all (a server that granted keeps its
-        share until the lease runs out)."""
+        error when fewer than a majority answered at all, once the servers that granted
+        are freed again."""
         self._check(servers, ttl)
         return drive_each(_Acquire(self, len(servers), _ms(ttl)), servers, self.functions)
 
@@ -223,6 +223,8 @@ class _Acquire:
         self.fence = 0
         self.held: Optional[Held] = None
         self.over = False
+        # Why the acquisition fails, raised once the servers that granted are freed.
+        self.failure: Optional[BaseException] = None
 
     def step(self) -> Union[Run, Pause, Done[Optional[Held]]]:
         if self.over:
@@ -245,7 +247,11 @@ class _Acquire:
 
     def feed(self, answers: List[Any]) -> None:
         if self.at == "asked":
-            self.granted = self.lock._granted(answers)
+            try:
+                self.granted = self.lock._granted(answers)
+            except Exception as err:  # too few answered: release, then raise this
+                self.failure = err
+                self.granted = []
             if self.granted:
                 self.fence = max(n for _, n in self.granted)
                 self.at = "raise"
@@ -260,6 +266,8 @@ class _Acquire:
                 self.over = True
             else:
                 self.at = "release"
+        elif self.failure is not None:
+            raise self.failure
         elif self.attempts_left == 0:
             self.over = True
         else:
