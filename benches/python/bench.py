@@ -14,12 +14,11 @@ variables; README.md lists them.
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
-
-import harness
 
 SECTIONS = ("queues", "calls", "locks")
 
@@ -39,24 +38,26 @@ def main() -> None:
     unknown = [s for s in wanted if s not in SECTIONS]
     if unknown:
         sys.exit(f"unknown section {', '.join(unknown)}: pick from {', '.join(SECTIONS)}")
-    try:
-        import bullmq, pottery, rq  # noqa: F401, E401
-    except ImportError as err:
-        sys.exit(f"{err.name} is not installed here: run `sh benches/python/fetch.sh`, then this "
-                 f"bench with benches/peers/python/venv/bin/python")
+    missing = [p for p in ("redis", "bullmq", "rq", "pottery") if importlib.util.find_spec(p) is None]
+    if missing:
+        sys.exit(f"{', '.join(missing)} not installed here: run `sh benches/python/fetch.sh`, then "
+                 "this bench with benches/peers/python/venv/bin/python")
+    import harness
+
     server = harness.Server()
     pool = harness.Pool()
     began = time.monotonic()
     print(f"python {platform.python_version()}, redis-server {server.version()}, {versions()}", flush=True)
     try:
         for section in wanted:
-            module = __import__(section)
+            module, started = __import__(section), time.monotonic()
             print(f"\n== {section}", flush=True)
-            print(module.run(server, pool), flush=True)
+            table = module.run(server, pool)
+            print(f"{table}\n({time.monotonic() - started:.0f} s)", flush=True)
     finally:
         pool.close()
         server.stop()
-    print(f"\n{time.monotonic() - began:.0f} s", flush=True)
+    print(f"\nin all {time.monotonic() - began:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

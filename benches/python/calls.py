@@ -8,9 +8,13 @@ its method (which checks every argument and names the keys from their templates)
 writes without the package: the script loaded once (`SCRIPT LOAD` of the file), then per
 call the key names formatted by hand and `r.evalsha(sha, numkeys, *keys, *args)`, the
 reply as redis-py parses it. Both on one connection to the bench's server, taking turns
-round after round (CALLS calls each), each script on a fresh keyspace. A third row,
-*build only*, is the generated method without the run: the part of the cost that is the
-checks and the key names.
+round after round (CALL_ROUNDS rounds of CALLS calls each), each round on a fresh
+keyspace. A third row, *build only*, is the generated method without the run: the part
+of the cost that is the checks and the key names.
+
+The table gives each side's best round, as `timeit` advises: on a machine shared with
+other work, a slower round measures the interference (another process evicting this
+one's caches, its core's other thread busy), not the code; the medians are printed too.
 """
 
 from __future__ import annotations
@@ -89,8 +93,8 @@ def measure(call: Callable[[int], Any], calls: int) -> Tuple[float, float]:
 
 
 def run(server: harness.Server, pool: harness.Pool) -> str:
-    rounds = harness.env_int("ROUNDS", 3)
-    calls = harness.env_int("CALLS", 5000)
+    rounds = harness.env_int("CALL_ROUNDS", 15)
+    calls = harness.env_int("CALLS", 1000)
     r = server.client()
     r.flushall()
     rows = []
@@ -107,14 +111,19 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
                 r.flushall()  # every side finds the same keyspace; the scripts stay
                 case.setup()
                 got[side].append(measure(call, calls))
-        cpu = {side: harness.median(c for c, _ in runs) for side, runs in got.items()}
-        wall = {side: harness.median(w for _, w in runs) for side, runs in got.items()}
-        worst = max(worst, cpu["generated"] / cpu["bare"])
-        rows.append([case.label, "generated", harness.shown(cpu["generated"], 1), harness.shown(wall["generated"], 1),
-                     harness.ratio(cpu["generated"], cpu["bare"])])
-        rows.append(["", "bare evalsha", harness.shown(cpu["bare"], 1), harness.shown(wall["bare"], 1), ""])
-        rows.append(["", "build only", harness.shown(cpu["build"], 1), harness.shown(wall["build"], 1),
-                     harness.ratio(cpu["build"], cpu["bare"])])
+        best = {side: min(c for c, _ in runs) for side, runs in got.items()}
+        middle = {side: harness.median(c for c, _ in runs) for side, runs in got.items()}
+        wall = {side: min(w for _, w in runs) for side, runs in got.items()}
+        worst = max(worst, best["generated"] / best["bare"])
+        for side, label in (("generated", case.label), ("bare", ""), ("build", "")):
+            versus = "" if side == "bare" else harness.ratio(best[side], best["bare"])
+            rows.append([label, NAMES[side], harness.shown(best[side], 1), harness.shown(middle[side], 1),
+                         harness.shown(wall[side], 1), versus,
+                         "" if side == "bare" else harness.ratio(middle[side], middle["bare"])])
     r.close()
-    out = harness.table(["script", "side", "CPU µs/call", "wall µs/call", "÷ bare, CPU"], rows)
-    return out + f"\n\nthe largest ratio, generated ÷ bare (client CPU): {worst:.2f}× (the goal: at most 1.15×)"
+    header = ["script", "side", "CPU µs/call", "median", "wall µs/call", "÷ bare, CPU", "medians"]
+    out = harness.table(header, rows)
+    return out + f"\n\nthe largest ratio, generated ÷ bare (client CPU, best rounds): {worst:.2f}× (the goal: at most 1.15×)"
+
+
+NAMES = {"generated": "generated", "bare": "bare evalsha", "build": "build only"}

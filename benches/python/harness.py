@@ -27,7 +27,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 import redis
 
@@ -42,8 +42,8 @@ REDIS_SERVER_BIN = os.environ.get("REDIS_SERVER_BIN", "redis-server")
 
 def env_int(name: str, default: int) -> int:
     """The environment's whole number `name`, or `default`."""
-    value = os.environ.get(name)
-    return default if value in (None, "") else int(value)  # type: ignore[arg-type]
+    value = os.environ.get(name, "")
+    return int(value) if value else default
 
 
 def env_list(name: str, default: str) -> List[str]:
@@ -263,10 +263,15 @@ class Pool:
         return Cell(self.shared, pipes, pids)
 
     def close(self) -> None:
+        """Ends every process: a task still waiting for the go or the stop (after a
+        failure) gets both, then its process is told to end, or killed after 10 s."""
+        self.shared.go.set()
+        self.shared.stop.set()
         for pipe in self._pipes:
             pipe.send(None)
+        deadline = time.monotonic() + 10
         for process in self._processes:
-            process.join(10)
+            process.join(max(0.0, deadline - time.monotonic()))
             if process.is_alive():
                 process.kill()
 
@@ -360,7 +365,10 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line(header), *(line(row) for row in rows)])
 
 
-def turns(sides: Sequence[str], round_no: int) -> List[str]:
+S = TypeVar("S")
+
+
+def turns(sides: Sequence[S], round_no: int) -> List[S]:
     """The sides in the order round `round_no` runs them: as given, then reversed, and so
     on, so that a noisy moment on the machine hits every side alike."""
     return list(sides) if round_no % 2 == 0 else list(reversed(sides))

@@ -174,14 +174,15 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, contenders: 
     commands = harness.commandstats(probe)
     probe.close()
     base = cell.start_ns
-    holds = [tuple((t - base) // 1000 for t in h) for res in results for h in res["holds"]]
+    holds = [((start - base) // 1000, (acquired - base) // 1000, (released - base) // 1000)
+             for res in results for start, acquired, released in res["holds"]]
     done = len(holds)
     secs = (max(res["end_ns"] for res in results) - base) / 1e9
     return {
         "rate": done / secs if secs > 0 else float("nan"),
         "server_us": server_us / done if done else float("nan"),
         "client_us": client_s * 1e6 / done if done else float("nan"),
-        "wake_us": wake_ups(holds, 1),  # type: ignore[arg-type]
+        "wake_us": wake_ups(holds, 1),
         "ops": done,
         "commands": {k: v / done for k, v in commands.items() if k not in ("info", "config|resetstat")} if done else {},
     }

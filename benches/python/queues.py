@@ -29,8 +29,7 @@ worker, so its workers are those of the one-job cells.
 `jobId` and `removeOnComplete` (the crate's ack deletes the job, and its add takes an
 id); rq's with a custom `job_id` and `result_ttl=0` (nothing kept once done), its worker
 logging at WARNING (INFO prints a line per job). Every cell runs on a fresh keyspace
-(`FLUSHALL` between cells, untimed). Without a crate `Worker` in the client (it lives in
-`redis_patterns.Worker`), the crate's rows are left out, and the run says so.
+(`FLUSHALL` between cells, untimed).
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ import secrets
 import signal
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import redis
 
@@ -63,6 +62,43 @@ def mine(p: int, workers: int, jobs: int) -> List[int]:
 
 def chunks(items: List[int], per: int) -> List[List[int]]:
     return [items[i:i + per] for i in range(0, len(items), per)]
+
+
+# ---------------------------------------------------------------------------------------
+# The crate.
+
+
+def crate_producer(url: str, queue: str, p: int, workers: int, jobs: int, per: int) -> Dict[str, Any]:
+    from redis_patterns import WorkQueue, pipeline
+
+    r = redis.Redis.from_url(url)
+    q = WorkQueue(queue)
+    r.ping()
+    harness.ready()
+    for chunk in chunks(mine(p, workers, jobs), per):
+        if per == 1:
+            q.add(f"j-{chunk[0]}", PAYLOAD, 0, 0, "").run(r)
+        else:
+            with pipeline(r) as batch:
+                for n in chunk:
+                    batch.add(q.add(f"j-{n}", PAYLOAD, 0, 0, ""))
+    last = time.perf_counter_ns()
+    r.close()
+    return {"last_add_ns": last}
+
+
+def crate_worker(url: str, queue: str, per: int) -> Dict[str, Any]:
+    from redis_patterns import Worker
+
+    def handle(job: Any) -> None:
+        harness.SHARED.job_done()
+
+    r = redis.Redis.from_url(url)
+    r.ping()
+    harness.ready(wait_for_go=False)
+    report = Worker(queue, concurrency=per).run(r, handle, harness.SHARED.stop)
+    r.close()
+    return {"acked": report.acked, "lost": report.lost}
 
 
 # ---------------------------------------------------------------------------------------
@@ -141,10 +177,11 @@ def rq_worker(url: str, queue: str, per: int) -> Dict[str, Any]:
     # rq stops on SIGTERM (a warm shutdown: the job in hand finishes), sent to the main
     # thread, whose blocking read it interrupts.
     main = threading.main_thread().ident
+    assert main is not None  # this code runs on it
 
     def stop() -> None:
         harness.SHARED.stop.wait()
-        signal.pthread_kill(main, signal.SIGTERM)  # type: ignore[arg-type]
+        signal.pthread_kill(main, signal.SIGTERM)
 
     threading.Thread(target=stop, daemon=True).start()
     harness.ready(wait_for_go=False)
@@ -162,11 +199,11 @@ def rq_worker(url: str, queue: str, per: int) -> Dict[str, Any]:
 # The driver.
 
 SIDES: Dict[str, Tuple[str, str]] = {
+    "crate": ("crate_producer", "crate_worker"),
     "bullmq": ("bullmq_producer", "bullmq_worker"),
     "rq": ("rq_producer", "rq_worker"),
 }
-"""Each side's producer and worker tasks, in the table's order (the crate's first, when
-the client has a Worker)."""
+"""Each side's producer and worker tasks, in the table's order."""
 
 
 def run_side(server: harness.Server, pool: harness.Pool, side: str, workers: int, per: int,
@@ -195,6 +232,9 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, workers: int
     probe.close()
     secs = (end_ns - cell.start_ns) / 1e9
     last_add = max(r["last_add_ns"] for r in results if "last_add_ns" in r)
+    acked = sum(r.get("acked", 0) for r in results)
+    if side == "crate" and finished and acked != jobs:
+        raise RuntimeError(f"the crate's workers acked {acked} of {jobs} jobs")
     return {
         "rate": done / secs,
         "server_us": server_us / max(1, done),
@@ -237,10 +277,7 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
                 row += [harness.ratio(m["rate"], med[p]["rate"]) if mine_ else "" for p in peers]
                 row += [harness.ratio(m["server_us"], med[p]["server_us"]) if mine_ else "" for p in peers]
             rows.append(row)
-    out = harness.table(header, rows)
-    if "crate" not in SIDES:
-        out += "\n\n(the crate's rows are left out: this checkout's client has no Worker yet)"
-    return out
+    return harness.table(header, rows)
 
 
 def label(workers: int, per: int) -> str:
