@@ -5,7 +5,8 @@ client processes' CPU per job.
 **The flow**, as `benches/bullmq.rs` runs it: every job goes add -> take -> ack. W
 producer processes add JOBS jobs between them, one per call (a batch per call in the
 batch cells), while W worker processes take and handle them, a connection each (the
-peers' workers add a blocking one, as BullMQ's do). The workers are started first and
+crate's `Worker` adds one for its lease renewals, bullmq's a blocking one, rq's one for
+its commands' pub/sub). The workers are started first and
 the clock starts once the server shows every one of them blocked, waiting for work
 (`INFO clients`: blocked_clients); then the producers get the go. Timed from the go to
 the handler of the last job (every handler counts its job in a counter the processes
@@ -20,12 +21,14 @@ and acks it in the call that takes the next; bullmq's `Worker` with `concurrency
 `SimpleWorker` (it runs the job in its own process: rq's default `Worker` forks a child
 per job, which no fast setup keeps). Batches: the producers add a batch per round trip
 (the crate's `Batch` pipeline, bullmq's `addBulk`, rq's `enqueue_many` in one
-pipeline); the crate's workers ack a batch and take the next in one call, bullmq's run
-with `concurrency: 10` (it has no batched take in its open-source package, so it holds
-as many jobs at once as a crate take); rq has no batched take nor concurrency in one
-worker, so its workers are those of the one-job cells.
+pipeline); the crate's `Worker` runs with `concurrency=10` (its handlers on 10 threads;
+it acks the jobs that ended and takes as many as are free, up to 10, in one call),
+bullmq's with `concurrency: 10` (it has no batched take in its open-source package, so
+it holds as many jobs at once as the crate's); rq has no batched take nor concurrency in
+one worker, so its workers are those of the one-job cells.
 
-**The settings**, every side at its defaults but for these: bullmq's jobs with a custom
+**The settings**, every side at its defaults (the crate's: a 30 s lease, a wait for
+work of up to 200 ms) but for these: bullmq's jobs with a custom
 `jobId` and `removeOnComplete` (the crate's ack deletes the job, and its add takes an
 id); rq's with a custom `job_id` and `result_ttl=0` (nothing kept once done), its worker
 logging at WARNING (INFO prints a line per job). Every cell runs on a fresh keyspace
@@ -232,9 +235,9 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, workers: int
     probe.close()
     secs = (end_ns - cell.start_ns) / 1e9
     last_add = max(r["last_add_ns"] for r in results if "last_add_ns" in r)
-    acked = sum(r.get("acked", 0) for r in results)
-    if side == "crate" and finished and acked != jobs:
-        raise RuntimeError(f"the crate's workers acked {acked} of {jobs} jobs")
+    acked, lost = (sum(r.get(k, 0) for r in results) for k in ("acked", "lost"))
+    if side == "crate" and finished and (acked != jobs or lost):
+        raise RuntimeError(f"the crate's workers acked {acked} of {jobs} jobs, and lost {lost}")
     return {
         "rate": done / secs,
         "server_us": server_us / max(1, done),
@@ -273,9 +276,9 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
                    harness.shown(m["rate"]), harness.shown(m["server_us"], 1),
                    harness.shown(m["client_us"], 1), f"{m['adds']:.0%}"]
             if "crate" in sides:
-                mine_ = side == "crate"
-                row += [harness.ratio(m["rate"], med[p]["rate"]) if mine_ else "" for p in peers]
-                row += [harness.ratio(m["server_us"], med[p]["server_us"]) if mine_ else "" for p in peers]
+                is_crate = side == "crate"
+                row += [harness.ratio(m["rate"], med[p]["rate"]) if is_crate else "" for p in peers]
+                row += [harness.ratio(m["server_us"], med[p]["server_us"]) if is_crate else "" for p in peers]
             rows.append(row)
     return harness.table(header, rows)
 
