@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, List
 
 import redis
 import redis.asyncio
@@ -15,6 +15,7 @@ import redis.asyncio
 import redis_patterns as rp
 from redis_patterns import Events, JobEnd, wait_for_job, wait_for_job_async
 
+from ._loops import Running, blocked_in
 from .conftest import Server, poll
 
 
@@ -29,45 +30,18 @@ def take(r: redis.Redis, family: rp.WorkQueue) -> rp.Job:
     return rp.Job(*row)
 
 
-def blocked_on_xread(r: redis.Redis) -> bool:
-    listed: List[Any] = r.client_list()
-    return any(c.get("cmd") == "xread" and "b" in c.get("flags", "") for c in listed)
-
-
-class Waiter(threading.Thread):
-    def __init__(self, wait: Callable[[], Optional[JobEnd]]) -> None:
-        super().__init__(daemon=True)
-        self.wait = wait
-        self.end: Optional[JobEnd] = None
-        self.error: Optional[BaseException] = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.end = self.wait()
-        except BaseException as err:
-            self.error = err
-
-    def result(self) -> Optional[JobEnd]:
-        self.join(30)
-        assert not self.is_alive(), "the waiter did not wake"
-        if self.error is not None:
-            raise self.error
-        return self.end
-
-
 def test_a_waiter_sees_a_completion_and_a_death_as_they_happen(server: Server, r: redis.Redis) -> None:
     family = queue(r, "ends")
     family.add("done", b"x", 0, 0, "").run(r)
-    waiter = Waiter(lambda: wait_for_job(server.client(), "ends", "done", 30.0))
-    poll(lambda: blocked_on_xread(r), "the waiter to block on the events")
+    waiter = Running(lambda: wait_for_job(server.client(), "ends", "done", 30.0))
+    poll(lambda: blocked_in(r, "xread") == 1, "the waiter to block on the events")
     job = take(r, family)
     family.ack(job.id, job.token, b"the result").run(r)
     assert waiter.result() == JobEnd("completed", result=b"the result")
 
     family.add("doomed", b"x", 0, 0, "").run(r)
-    waiter = Waiter(lambda: wait_for_job(server.client(), family, "doomed", 30.0))
-    poll(lambda: blocked_on_xread(r), "the waiter to block on the events")
+    waiter = Running(lambda: wait_for_job(server.client(), family, "doomed", 30.0))
+    poll(lambda: blocked_in(r, "xread") == 1, "the waiter to block on the events")
     job = take(r, family)
     family.nack(job.id, job.token, 0, b"boom", max_deliveries=1).run(r)
     assert waiter.result() == JobEnd("dead", error=b"boom")
@@ -114,7 +88,7 @@ def test_a_reader_follows_the_events_from_where_it_stopped(server: Server, r: re
     reader = threading.Thread(target=lambda: seen.extend(events.next(server.client(), 30.0)), daemon=True)
     seen: List[rp.Event] = []
     reader.start()
-    poll(lambda: blocked_on_xread(r), "the reader to block on the events")
+    poll(lambda: blocked_in(r, "xread") == 1, "the reader to block on the events")
     family.ack(job.id, job.token, b"").run(r)
     reader.join(30)
     assert [(e.kind, e.job) for e in seen] == [("completed", "one")]
@@ -127,7 +101,7 @@ def test_asyncio_waits_and_reads(server: Server, r: redis.Redis) -> None:
     family.add("done", b"x", 0, 0, "").run(r)
 
     def finish() -> None:
-        poll(lambda: blocked_on_xread(r), "the waiter to block on the events")
+        poll(lambda: blocked_in(r, "xread") == 1, "the waiter to block on the events")
         job = take(r, family)
         family.ack(job.id, job.token, b"async result").run(r)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, List, Optional
 
 import pytest
 import redis
@@ -15,6 +15,7 @@ import redis.asyncio
 import redis_patterns as rp
 from redis_patterns import ScheduleReport, Scheduler
 
+from ._loops import Running, blocked_in
 from .conftest import Server, poll
 
 
@@ -32,28 +33,6 @@ def job_ids(r: redis.Redis, queue: str) -> List[str]:
     """The ids of the jobs waiting in `queue`."""
     members: List[Any] = r.zrange(rp.work_queue.KEY_WAITING.build(name=queue), 0, -1)
     return sorted(m.decode() for m in members)
-
-
-class Running(threading.Thread):
-    def __init__(self, work: Callable[[], Any]) -> None:
-        super().__init__(daemon=True)
-        self.work = work
-        self.answer: Any = None
-        self.error: Optional[BaseException] = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.answer = self.work()
-        except BaseException as err:
-            self.error = err
-
-    def result(self) -> Any:
-        self.join(30)
-        assert not self.is_alive(), "still running"
-        if self.error is not None:
-            raise self.error
-        return self.answer
 
 
 def test_three_schedulers_add_each_run_once(server: Server, r: redis.Redis) -> None:
@@ -79,7 +58,7 @@ def test_a_sleeping_scheduler_wakes_when_a_schedule_is_set(server: Server, r: re
     stop = threading.Event()
     # Nothing due and nothing scheduled: it sleeps a minute, a step at a time.
     run = Running(lambda: Scheduler("wake", max_wait=60_000).run(server.client(), stop))
-    poll(lambda: any(c.get("cmd") == "xread" for c in r.client_list()), "the scheduler to sleep")
+    poll(lambda: blocked_in(r, "xread") == 1, "the scheduler to sleep")
     every(r, "wake", "hourly", 3_600_000, first=server_ms(r))
     poll(lambda: job_ids(r, "wake") != [], "the first run, well before the minute", seconds=5)
     stop.set()

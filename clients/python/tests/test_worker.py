@@ -11,7 +11,7 @@ import doctest
 import threading
 import time
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import pytest
 import redis
@@ -24,6 +24,7 @@ from redis_patterns import _machine, _worker
 from redis_patterns._machine import Failed, Pause, Run
 from redis_patterns._worker import _AwaitEnd, _Hold, _Release, _Renewals, _Start, _Working
 
+from ._loops import Running, blocked_in, counts, drained
 from .conftest import Cluster, Server, poll
 
 LEASE = 1_500
@@ -31,11 +32,6 @@ LEASE = 1_500
 running for up to a second on a loaded machine still renews in time."""
 SLOW = 1.6
 """How long the job "slow" runs (s): past its first lease, which only renewals let it outlive."""
-
-
-def counts(r: redis.Redis, name: str) -> Dict[str, int]:
-    waiting, parked, delayed, leased, dead = rp.WorkQueue(name).counts().run(r)
-    return {"waiting": waiting, "parked": parked, "delayed": delayed, "leased": leased, "dead": dead}
 
 
 def add(r: redis.Redis, name: str, *ids: str, group: str = "") -> None:
@@ -86,7 +82,7 @@ def handle(seen: Seen) -> Callable[[Job], None]:
 
 def stop_when_drained(r: redis.Redis, name: str, stop: threading.Event) -> None:
     """Raises `stop` once only dead letters are left."""
-    poll(lambda: sum(n for k, n in counts(r, name).items() if k != "dead") == 0, "the queue to drain")
+    poll(lambda: drained(r, name), "the queue to drain")
     stop.set()
 
 
@@ -100,30 +96,6 @@ def assert_loop_outcome(r: redis.Redis, name: str, reports: List[WorkReport], se
     dead = rp.WorkQueue(name).job("fail").run(r)
     assert dead is not None and dead[0] == "dead" and dead[4] == b"boom"
     assert counts(r, name) == {"waiting": 0, "parked": 0, "delayed": 0, "leased": 0, "dead": 1}
-
-
-class Running(threading.Thread):
-    """`work` on a thread of its own; its answer, or its error raised, from `result`."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        super().__init__(daemon=True)
-        self.work = work
-        self.answer: Any = None
-        self.error: Optional[BaseException] = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.answer = self.work()
-        except BaseException as err:
-            self.error = err
-
-    def result(self) -> Any:
-        self.join(30)
-        assert not self.is_alive(), "still running"
-        if self.error is not None:
-            raise self.error
-        return self.answer
 
 
 def test_two_workers_drain_the_queue_renew_a_long_job_and_kill_a_failing_one(server: Server, r: redis.Redis) -> None:
@@ -257,6 +229,19 @@ def test_an_asyncio_worker_runs_n_handlers_at_once(server: Server, r: redis.Redi
 
     report = asyncio.run(main())
     assert (report.acked, report.lost, peak[0]) == (n, 0, n), report
+
+
+def test_an_added_job_wakes_an_idle_worker(server: Server, r: redis.Redis) -> None:
+    stop, started = threading.Event(), threading.Event()
+    # With the fallback poll a minute long, only the wake-up can start the job in time.
+    run = Running(lambda: Worker("idle", poll=60_000).run(server.client(), lambda job: started.set(), stop))
+    poll(lambda: blocked_in(r, "bzpopmin") == 1, "the worker to wait for work")
+    add(r, "idle", "one")
+    poll(started.is_set, "the job to start", seconds=5)
+    poll(lambda: drained(r, "idle") and blocked_in(r, "bzpopmin") == 1, "the worker to wait again")
+    stop.set()
+    r.zadd(rp.work_queue.KEY_SIGNAL.build(name="idle"), {"ready": 0})  # to see the flag now
+    assert run.result().acked == 1
 
 
 def test_a_stopped_worker_finishes_and_acks_the_job_in_hand(server: Server, r: redis.Redis) -> None:

@@ -19,6 +19,10 @@ sends several calls in one round trip, and `wait` runs a coordination primitive'
 until it is granted, blocking on its wake stream in between. A script's declared error
 is raised as `ScriptError` (with ``.code``, ``.script`` and ``.message``); the same
 code, caught before anything was sent, as `InvalidInput`, a `ScriptError` too.
+
+The loops some patterns run on the client, sync and asyncio, are here too: the work
+queue's `Worker` and `Scheduler`, `wait_for_job` (and an `Events` reader), and Redlock
+across independent servers, `QuorumLock`.
 """
 
 from ._batch import Batch, Slot, pipeline, pipeline_async, transaction, transaction_async

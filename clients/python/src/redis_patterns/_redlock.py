@@ -71,10 +71,11 @@ class QuorumLock:
     """Redlock: the lock `name` (its key on each server; the fencing counter is
     ``{name}:fence``) taken on a majority of independent masters, not replicas of one
     another. Each server is a client: ``redis.Redis``, or ``RedisCluster`` (the keys of
-    one server share a hash slot); give each a socket timeout, so that a server that
-    hangs does not eat the lease.
+    one server share a hash slot); give each a socket timeout and no retries of
+    redis-py's own, so that a server that hangs or is down does not eat the lease.
 
-        servers = [redis.Redis(host=h, socket_timeout=0.05) for h in ("a", "b", "c")]
+        servers = [redis.Redis(host=h, socket_timeout=0.05, retry=Retry(NoBackoff(), 0))
+                   for h in ("a", "b", "c")]
         lock = QuorumLock("invoice:42")
         held = lock.acquire(servers, 10_000)
         if held is not None:

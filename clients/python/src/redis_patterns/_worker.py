@@ -27,7 +27,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import (
     Any,
@@ -44,7 +44,6 @@ from typing import (
     Union,
 )
 
-from ._errors import ScriptError
 from ._generated import work_queue as _wq
 from ._machine import (
     AsyncLink,
@@ -62,7 +61,7 @@ from ._machine import (
     is_connection_failure,
     lazy,
 )
-from ._runtime import Call, Ms, Param, Script
+from ._runtime import Ms, Param, Script
 
 logger = logging.getLogger("redis_patterns")
 
