@@ -230,6 +230,11 @@ Task = Tuple[str, str, Dict[str, Any]]
 """A bench module, the name of one of its functions, and its keyword arguments."""
 
 
+ANSWER_S = 60.0
+"""How long a task has to say `ready` once sent, and to return once told to stop; a
+process that does not is killed, and a new one takes its place."""
+
+
 class Pool:
     """Processes spawned on demand and kept for every later cell."""
 
@@ -239,28 +244,53 @@ class Pool:
         self._processes: List[Any] = []
         self._pipes: List[multiprocessing.connection.Connection] = []
 
+    def _spawn(self) -> Tuple[Any, multiprocessing.connection.Connection]:
+        mine, theirs = self._ctx.Pipe()
+        process = self._ctx.Process(target=_serve, args=(theirs, self.shared), daemon=True)
+        process.start()
+        theirs.close()  # the child's now: a child that dies closes it, and `recv` says so
+        return process, mine
+
     def _grow(self, n: int) -> None:
         while len(self._processes) < n:
-            mine, theirs = self._ctx.Pipe()
-            process = self._ctx.Process(target=_serve, args=(theirs, self.shared), daemon=True)
-            process.start()
+            process, pipe = self._spawn()
             self._processes.append(process)
-            self._pipes.append(mine)
+            self._pipes.append(pipe)
+
+    def answer(self, i: int, task: Task, seconds: float) -> Tuple[str, Any]:
+        """The next message of process `i`, which runs `task`: an error when it died, or
+        said nothing within `seconds` (then it is killed and replaced)."""
+        what = f"the process running {task[0]}.{task[1]}"
+        try:
+            if self._pipes[i].poll(seconds):
+                kind, value = self._pipes[i].recv()
+                return kind, value
+            why = f"{what} did not answer within {seconds:.0f} s"
+        except EOFError:
+            why = f"{what} died"
+        self._processes[i].kill()
+        self._processes[i].join()
+        self._processes[i], self._pipes[i] = self._spawn()
+        return "error", why
 
     def cell(self, tasks: Sequence[Task], total: int) -> "Cell":
         """Sends `tasks` (one per process) for a cell of `total` jobs or operations, and
         returns once each said `ready`."""
         self._grow(len(tasks))
         self.shared.reset(total)
-        pipes = self._pipes[: len(tasks)]
-        for pipe, task in zip(pipes, tasks):
+        for pipe, task in zip(self._pipes, tasks):
             pipe.send(task)
-        for pipe in pipes:
-            kind, value = pipe.recv()
+        cell = Cell(self, tasks)
+        for i, task in enumerate(tasks):
+            kind, value = self.answer(i, task, ANSWER_S)
             if kind == "error":
+                cell.owed.remove(i)
+                try:
+                    cell.finish()  # the others go on to their end
+                except TaskFailed:
+                    pass
                 raise TaskFailed(value)
-        pids = [p.pid for p in self._processes[: len(tasks)]]
-        return Cell(self.shared, pipes, pids)
+        return cell
 
     def close(self) -> None:
         """Ends every process: a task still waiting for the go or the stop (after a
@@ -268,7 +298,10 @@ class Pool:
         self.shared.go.set()
         self.shared.stop.set()
         for pipe in self._pipes:
-            pipe.send(None)
+            try:
+                pipe.send(None)
+            except OSError:  # its process died
+                pass
         deadline = time.monotonic() + 10
         for process in self._processes:
             process.join(max(0.0, deadline - time.monotonic()))
@@ -279,10 +312,12 @@ class Pool:
 class Cell:
     """One cell running in the pool: `start` gives the go, `finish` stops it and collects."""
 
-    def __init__(self, shared: Shared, pipes: List[multiprocessing.connection.Connection], pids: List[int]) -> None:
-        self.shared = shared
-        self.pipes = pipes
-        self.pids = pids
+    def __init__(self, pool: Pool, tasks: Sequence[Task]) -> None:
+        self.pool = pool
+        self.shared = pool.shared
+        self.tasks = tasks
+        self.pids = [p.pid for p in pool._processes[: len(tasks)]]
+        self.owed = list(range(len(tasks)))  # the processes that owe their task's answer
         self.start_ns = 0
         self._cpu_before = 0.0
 
@@ -304,15 +339,18 @@ class Cell:
         return bool(self.shared.done.wait(seconds))
 
     def finish(self) -> List[Any]:
-        """Tells the tasks to stop, and returns what each returned."""
+        """Tells the tasks to stop (and to start, those that never got the go), and
+        returns what each returned; `TaskFailed` when one failed."""
+        self.shared.go.set()
         self.shared.stop.set()
         results: List[Any] = []
         failed: List[str] = []
-        for pipe in self.pipes:
-            kind, value = pipe.recv()
+        for i in self.owed:
+            kind, value = self.pool.answer(i, self.tasks[i], ANSWER_S)
             if kind == "error":
                 failed.append(value)
             results.append(value)
+        self.owed = []
         if failed:
             raise TaskFailed("\n".join(failed))
         return results
@@ -320,6 +358,13 @@ class Cell:
 
 # ---------------------------------------------------------------------------------------
 # Statistics and tables.
+
+
+def peer_failure(section: str, side: str, cell: str, err: Exception) -> None:
+    """Says that a peer's side of a cell failed this round (a peer's bug or hiccup does not
+    end the run: its round counts no result, and the table marks it)."""
+    detail = "\n".join("      " + line for line in str(err).strip().splitlines()[-6:])
+    print(f"  {section}: {side}, {cell}: failed, this round counts no result:\n{detail}", flush=True)
 
 
 def median(values: Iterable[float]) -> float:
@@ -344,6 +389,11 @@ def shown(value: Optional[float], decimals: int = 0) -> str:
     if value is None or value != value or value in (float("inf"), float("-inf")):
         return "-"
     return f"{value:.{decimals}f}"
+
+
+def percent(share: float) -> str:
+    """`share` as a whole percentage, or `-`."""
+    return "-" if share != share else f"{share:.0%}"
 
 
 def ratio(ours: Optional[float], theirs: Optional[float]) -> str:

@@ -188,6 +188,11 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, contenders: 
     }
 
 
+FAILED: Dict[str, Any] = {"rate": float("nan"), "server_us": float("nan"), "client_us": float("nan"),
+                          "wake_us": [], "ops": 0, "commands": {}}
+"""A peer's round that failed: no numbers (the medians leave it out)."""
+
+
 def run(server: harness.Server, pool: harness.Pool) -> str:
     """Every cell of the section, ROUNDS rounds; the table."""
     rounds = harness.env_int("ROUNDS", 3)
@@ -199,7 +204,14 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
     for c in counts:
         for round_no in range(rounds):
             for side in harness.turns(sides, round_no):
-                tallies.setdefault((c, side), []).append(run_side(server, pool, side, c, ops, max_ms))
+                try:
+                    result = run_side(server, pool, side, c, ops, max_ms)
+                except harness.TaskFailed as err:
+                    if side.startswith("crate"):
+                        raise
+                    harness.peer_failure("locks", side, f"{c} contenders", err)
+                    result = FAILED
+                tallies.setdefault((c, side), []).append(result)
         print(f"  locks: {c} contender{'s' if c > 1 else ''} done", flush=True)
     peers = [s for s in sides if not s.startswith("crate")]
     header = ["mutex, contenders, side", "ops/s", "server µs/op", "client µs/op", "waited",
@@ -214,7 +226,9 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
             waited = len(wakes) / max(1, sum(r["ops"] for r in runs))
             versus = [harness.ratio(rates[side], rates[p]) if side.startswith("crate") else ""
                       for p in peers]
-            label = f"×{c:<3} {side}" if side == sides[0] else f"     {side}"
+            failed = sum(r is FAILED for r in runs)
+            name = side + (f" (failed {failed}×)" if failed else "")
+            label = f"×{c:<3} {name}" if side == sides[0] else f"     {name}"
             rows.append([label, harness.shown(rates[side]),
                          harness.shown(harness.median(r["server_us"] for r in runs), 1),
                          harness.shown(harness.median(r["client_us"] for r in runs), 1),

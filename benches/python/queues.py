@@ -222,8 +222,12 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, workers: int
                                     "jobs": jobs, "per": per}) for p in range(workers)]
     cell = pool.cell(tasks, jobs)
     if not harness.poll(lambda: harness.blocked_clients(probe) >= workers, 30.0):
-        cell.finish()
-        raise RuntimeError(f"{side}: its {workers} workers did not block waiting for work")
+        why = f"its {workers} workers did not block waiting for work within 30 s"
+        try:
+            cell.finish()
+        except harness.TaskFailed as err:
+            why += f"; {err}"
+        raise harness.TaskFailed(why)
     server_before = harness.server_cpu_us(probe)
     cell.start()
     finished = cell.wait_done(max_s)
@@ -247,6 +251,10 @@ def run_side(server: harness.Server, pool: harness.Pool, side: str, workers: int
     }
 
 
+FAILED: Dict[str, Any] = {k: float("nan") for k in ("rate", "server_us", "client_us", "adds")}
+"""A peer's round that failed: no numbers (the medians leave it out)."""
+
+
 def run(server: harness.Server, pool: harness.Pool) -> str:
     """Every cell of the section, ROUNDS rounds; the table."""
     rounds = harness.env_int("ROUNDS", 3)
@@ -257,8 +265,14 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
     for workers, per in CELLS:
         for round_no in range(rounds):
             for side in harness.turns(sides, round_no):
-                tallies.setdefault((workers, per, side), []).append(
-                    run_side(server, pool, side, workers, per, jobs, max_s))
+                try:
+                    result = run_side(server, pool, side, workers, per, jobs, max_s)
+                except harness.TaskFailed as err:
+                    if side == "crate":
+                        raise
+                    harness.peer_failure("queues", side, label(workers, per), err)
+                    result = FAILED
+                tallies.setdefault((workers, per, side), []).append(result)
         print(f"  queues: {label(workers, per)} done", flush=True)
     header = ["cell, side", "jobs/s", "server µs/job", "client µs/job", "last add"]
     peers = [s for s in sides if s != "crate"]
@@ -270,11 +284,13 @@ def run(server: harness.Server, pool: harness.Pool) -> str:
                       for k in ("rate", "server_us", "client_us", "adds")} for side in sides}
         for side in sides:
             runs = tallies[(workers, per, side)]
-            capped = "" if all(r["finished"] for r in runs) else " (capped)"
+            capped = "" if all(r["finished"] for r in runs if r is not FAILED) else " (capped)"
+            failed = sum(r is FAILED for r in runs)
+            capped += f" (failed {failed}×)" if failed else ""
             m = med[side]
             row = [f"{label(workers, per)}: {side}{capped}" if side == sides[0] else f"    {side}{capped}",
                    harness.shown(m["rate"]), harness.shown(m["server_us"], 1),
-                   harness.shown(m["client_us"], 1), f"{m['adds']:.0%}"]
+                   harness.shown(m["client_us"], 1), harness.percent(m["adds"])]
             if "crate" in sides:
                 is_crate = side == "crate"
                 row += [harness.ratio(m["rate"], med[p]["rate"]) if is_crate else "" for p in peers]
