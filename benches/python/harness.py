@@ -218,12 +218,12 @@ def _serve(pipe: multiprocessing.connection.Connection, shared: Shared) -> None:
         try:
             result = getattr(importlib.import_module(module), name)(**kwargs)
             pipe.send(("result", result))
-        except BaseException:  # noqa: BLE001 (the driver shows it and stops)
+        except BaseException:  # noqa: BLE001 (the driver shows it)
             pipe.send(("error", traceback.format_exc()))
 
 
 class TaskFailed(Exception):
-    """A task raised in its process; the message is its traceback."""
+    """A task raised (the message is its traceback), or its process died or hung."""
 
 
 Task = Tuple[str, str, Dict[str, Any]]
