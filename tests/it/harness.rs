@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use redis_patterns::Error;
 use serde::Serialize;
 
+use crate::recorder;
 use crate::server::{RedisCluster, RedisProcess};
 
 /// Enough databases that every test of the binary gets its own.
@@ -485,14 +486,25 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
 }
 
 /// The server's clock (`TIME`), in milliseconds: the clock leases and windows run on.
+///
+/// A recorded scenario ([`recorder`](crate::recorder)) counts its waits and the clock
+/// readings it sends from here.
 pub fn server_ms(con: &mut dyn redis::ConnectionLike) -> u64 {
-    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(con).expect("TIME");
-    secs * 1000 + micros / 1000
+    let (secs, micros): (u64, u64) =
+        recorder::quietly(|| redis::cmd("TIME").query(con).expect("TIME"));
+    let ms = secs * 1000 + micros / 1000;
+    recorder::clock_read(ms);
+    ms
 }
 
 /// Waits until `key` has expired, polling every 10 ms, up to 10 s: a wait that lasts as
 /// long as the server needs, where a fixed sleep would race a loaded machine.
 pub fn wait_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
+    recorder::wait_gone(key);
+    recorder::quietly(|| poll_until_gone(con, key));
+}
+
+fn poll_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let exists: bool = redis::cmd("EXISTS").arg(key).query(con).expect("EXISTS");
@@ -509,9 +521,12 @@ pub fn wait_until_gone(con: &mut dyn redis::ConnectionLike, key: &str) {
 
 /// Waits until the server's clock has reached `ms` (see [`server_ms`]).
 pub fn wait_until_server_ms(con: &mut dyn redis::ConnectionLike, ms: u64) {
-    while server_ms(con) < ms {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    recorder::wait_server_ms(ms);
+    recorder::quietly(|| {
+        while server_ms(con) < ms {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    });
 }
 
 /// Waits until the server's clock has moved on by more than `d`.

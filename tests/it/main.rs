@@ -2,6 +2,7 @@
 //! tests share one server and one cluster.
 
 mod harness;
+mod recorder;
 mod server;
 
 mod acl;
