@@ -78,6 +78,10 @@ struct Step {
     command: Option<Vec<Json>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reply: Option<Json>,
+    /// Sent in one round trip with the next step (a pipeline, a transaction): the
+    /// keyspace is written after the last.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pipelined: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     keyspace: Option<Changes>,
 }
@@ -244,6 +248,21 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 pub struct Recording<C> {
     inner: C,
     state: Arc<Mutex<State>>,
+}
+
+impl<C> Recording<C> {
+    /// `inner`, of the same type as a recorded connection but not recorded: one of
+    /// several servers a scenario runs on, when the recording is of one.
+    pub fn unrecorded(inner: C) -> Recording<C> {
+        let state = State {
+            stopped: true,
+            ..State::default()
+        };
+        Recording {
+            inner,
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
 }
 
 impl<C: redis::ConnectionLike> redis::ConnectionLike for Recording<C> {
@@ -442,7 +461,7 @@ impl State {
         assert_eq!(commands.len(), replies.len(), "a reply per command");
         let now = server_now(con);
         let after_block = std::mem::take(&mut self.after_block);
-        let mut recorded = false;
+        let first = self.steps.len();
         for (args, reply) in commands.iter().zip(replies) {
             if is_missing(reply) {
                 continue;
@@ -514,9 +533,16 @@ impl State {
             step.reply = Some(written);
             self.steps.push(step);
             self.replies.push(Some(reply.clone()));
-            recorded = true;
         }
-        if recorded {
+        let last = self.steps.len();
+        for step in self
+            .steps
+            .get_mut(first..last.saturating_sub(1))
+            .unwrap_or_default()
+        {
+            step.pipelined = true;
+        }
+        if last > first {
             let changes = self.keyspace_changes(con, now);
             let unchanged = changes.set.is_empty() && changes.del.is_empty();
             let n = self.steps.len();
