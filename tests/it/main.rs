@@ -60,6 +60,7 @@ mod runtime;
 mod rw_lock;
 mod semaphore;
 mod session;
+mod sharing;
 mod short_url;
 mod stack;
 mod stats;
