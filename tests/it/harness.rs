@@ -413,21 +413,7 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
         return items.iter().try_for_each(|item| reply_matches(inner, item));
     }
     if let Some(inner) = ty.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
-        // The commas outside brackets: a tuple may hold lists and rows.
-        let mut types = Vec::new();
-        let (mut depth, mut start) = (0, 0);
-        for (i, c) in inner.char_indices() {
-            match c {
-                '(' | '[' => depth += 1,
-                ')' | ']' => depth -= 1,
-                ',' if depth == 0 => {
-                    types.push(&inner[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        types.push(&inner[start..]);
+        let types = tuple_types(inner);
         let Value::Array(items) = reply else {
             return Err("not an array".into());
         };
@@ -483,6 +469,26 @@ pub fn reply_matches(ty: &str, reply: &redis::Value) -> Result<(), String> {
         "nil" | "bool" | "int" | "uint" => Err(format!("{reply:?} is not a {ty}")),
         other => Err(format!("the type `{other}` is not in the header grammar")),
     }
+}
+
+/// The element types of a header tuple type's inside (`string,[int],(int,bool)`), split
+/// at the commas outside brackets: a tuple may hold lists and rows.
+pub fn tuple_types(inner: &str) -> Vec<&str> {
+    let mut types = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                types.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    types.push(&inner[start..]);
+    types
 }
 
 /// The server's clock (`TIME`), in milliseconds: the clock leases and windows run on.

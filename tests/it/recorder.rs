@@ -1070,29 +1070,10 @@ fn unordered_lists(ty: &str, json: &mut Json) {
     } else if let Some(inner) = ty.strip_prefix('(').and_then(|t| t.strip_suffix(')'))
         && let Json::Array(items) = json
     {
-        for (ty, item) in tuple_types(inner).into_iter().zip(items) {
+        for (ty, item) in crate::harness::tuple_types(inner).into_iter().zip(items) {
             unordered_lists(ty, item);
         }
     }
-}
-
-/// The element types of a tuple type's inside, split at its top-level commas.
-fn tuple_types(inner: &str) -> Vec<&str> {
-    let mut types = Vec::new();
-    let (mut depth, mut start) = (0, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                types.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    types.push(&inner[start..]);
-    types
 }
 
 /// The keys of a script call as they were before it ran: each key's `DUMP` and absolute
